@@ -1,0 +1,50 @@
+// Admin console JWT: HS256 only (alg pinned), `exp`, `sub` and `tid` required.
+import { SignJWT, errors as joseErrors, jwtVerify } from "jose";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Clock } from "../lib/clock.js";
+import { errors } from "../lib/errors.js";
+import { ALL_CAPABILITIES, type Principal } from "./principal.js";
+
+const enc = new TextEncoder();
+
+export async function signAdminToken(opts: {
+  secret: string;
+  tenantId: string;
+  subject?: string;
+  ttlSeconds: number;
+  now?: Date;
+}): Promise<string> {
+  const iat = Math.floor((opts.now ?? new Date()).getTime() / 1000);
+  return new SignJWT({ tid: opts.tenantId })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(opts.subject ?? "admin")
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + opts.ttlSeconds)
+    .sign(enc.encode(opts.secret));
+}
+
+export async function authenticateAdminToken(
+  prisma: PrismaClient,
+  token: string,
+  secret: string,
+  clock: Clock,
+): Promise<Principal> {
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token, enc.encode(secret), {
+      algorithms: ["HS256"],
+      requiredClaims: ["exp", "sub", "tid"],
+      currentDate: clock.now(),
+    }));
+  } catch (err) {
+    const expired = err instanceof joseErrors.JWTExpired;
+    throw errors.unauthenticated(expired ? "The admin token has expired." : "The admin token is not valid.");
+  }
+  const tid = payload.tid;
+  if (typeof tid !== "string" || typeof payload.sub !== "string") {
+    throw errors.unauthenticated("The admin token is not valid.");
+  }
+  const tenant = await prisma.tenant.findUnique({ where: { id: tid }, select: { id: true } });
+  if (!tenant) throw errors.unauthenticated("The admin token names an unknown tenant.");
+  return { kind: "admin", tenantId: tid, subject: payload.sub, capabilities: ALL_CAPABILITIES };
+}

@@ -1,0 +1,51 @@
+// API keys: `ek_` + 64 hex from a CSPRNG. Only the sha256 is stored and looked up; a 256-bit random
+// key needs no slow hash, and lookup by hash is constant-time with respect to the secret.
+import { createHash, randomBytes } from "node:crypto";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Clock } from "../lib/clock.js";
+import { errors } from "../lib/errors.js";
+import { isCapability, type Capability } from "./capabilities.js";
+import type { Principal } from "./principal.js";
+
+const KEY_RE = /^ek_[0-9a-f]{64}$/;
+/** lastUsedAt is written at most this often per key, to keep reads off the write path. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function generateApiKey(): { raw: string; hash: string; prefix: string } {
+  const raw = `ek_${randomBytes(32).toString("hex")}`;
+  return { raw, hash: hashApiKey(raw), prefix: raw.slice(0, 12) };
+}
+
+export function hashApiKey(raw: string): string {
+  return createHash("sha256").update(raw).digest("hex");
+}
+
+export type KeyState = "active" | "expired" | "revoked";
+
+export function keyState(k: { revokedAt: Date | null; expiresAt: Date | null }, now: Date): KeyState {
+  if (k.revokedAt) return "revoked";
+  if (k.expiresAt && k.expiresAt.getTime() <= now.getTime()) return "expired";
+  return "active";
+}
+
+export async function authenticateApiKey(prisma: PrismaClient, raw: string, clock: Clock): Promise<Principal> {
+  if (!KEY_RE.test(raw)) throw errors.unauthenticated("The API key is not valid.");
+  const key = await prisma.apiKey.findUnique({ where: { keyHash: hashApiKey(raw) } });
+  if (!key) throw errors.unauthenticated("The API key is not valid.");
+  const now = clock.now();
+  const state = keyState(key, now);
+  if (state === "revoked") throw errors.keyRevoked();
+  if (state === "expired") throw errors.keyExpired();
+  if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+    // Best effort and off the request path: a failed bookkeeping write must not fail the request.
+    void prisma.apiKey
+      .updateMany({ where: { id: key.id }, data: { lastUsedAt: now } })
+      .catch(() => undefined);
+  }
+  return {
+    kind: "key",
+    tenantId: key.tenantId,
+    keyId: key.id,
+    capabilities: new Set(key.capabilities.filter(isCapability) as Capability[]),
+  };
+}

@@ -1,0 +1,60 @@
+// One typed config object from the environment, validated once; every error is reported together.
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+
+const flag = z
+  .enum(["1", "0", "true", "false", ""])
+  .optional()
+  .transform((v) => v === "1" || v === "true");
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().min(1).default("./data"),
+  REDIS_URL: z.string().url().optional(),
+  ADMIN_JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  SECRET_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  ALLOW_HTTP_WEBHOOKS: flag,
+  WEBHOOK_ALLOWLIST: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  TOKEN_SUNSET: z.string().default("Tue, 30 Jun 2027 00:00:00 GMT"),
+  MAX_STREAMS_PER_INSTANCE: z.coerce.number().int().min(1).default(20_000),
+  RUN_WEBHOOK_WORKER: z
+    .enum(["1", "0", "true", "false"])
+    .optional()
+    .transform((v) => v === undefined || v === "1" || v === "true"),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config extends Omit<Env, "DATA_DIR"> {
+  DATA_DIR: string;
+  embedded: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const dataDir = isAbsolute(e.DATA_DIR) ? e.DATA_DIR : resolve(process.cwd(), e.DATA_DIR);
+  if (e.DATABASE_URL && !e.ADMIN_JWT_SECRET) {
+    throw new ConfigError(["ADMIN_JWT_SECRET: required when DATABASE_URL is set (instances must share it)"]);
+  }
+  return { ...e, DATA_DIR: dataDir, embedded: !e.DATABASE_URL };
+}

@@ -1,0 +1,69 @@
+// One factory for the Prisma client: PostgreSQL through adapter-pg when DATABASE_URL is set, else
+// the embedded PGlite database in DATA_DIR. Same schema, same migrations, same code paths.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../generated/prisma/client.js";
+import { applyMigrationsWith, migratePostgres, type MigrationResult } from "./migrate.js";
+import { acquireDataDirLock } from "./data-dir-lock.js";
+
+export type Prisma = PrismaClient;
+
+export interface Database {
+  prisma: PrismaClient;
+  kind: "postgres" | "embedded";
+  /** Applies pending migrations. */
+  migrate(): Promise<MigrationResult>;
+  /** Cheap liveness query for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const url = opts.databaseUrl;
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5_000 }),
+    });
+    return {
+      prisma,
+      kind: "postgres",
+      migrate: () => migratePostgres(url),
+      ping: async () => {
+        await prisma.$queryRaw`SELECT 1`;
+      },
+      close: () => prisma.$disconnect(),
+    };
+  }
+  mkdirSync(opts.dataDir, { recursive: true });
+  const releaseLock = acquireDataDirLock(opts.dataDir);
+  try {
+    const pglite = new PGlite(join(opts.dataDir, "pgdata"));
+    await pglite.waitReady;
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    return {
+      prisma,
+      kind: "embedded",
+      migrate: () => applyMigrationsWith(new PrismaPGlite(pglite)),
+      ping: async () => {
+        await prisma.$queryRaw`SELECT 1`;
+      },
+      close: async () => {
+        await prisma.$disconnect();
+        await pglite.close();
+        releaseLock();
+      },
+    };
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+}

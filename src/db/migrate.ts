@@ -1,0 +1,35 @@
+// Applies the committed migrations (prisma/migrations) with the WASM schema engine. Used at start-up,
+// by `engagement migrate` and by the test setup. Keeps Prisma's own _prisma_migrations table, so
+// `prisma migrate status/deploy` stay compatible wherever the native binary exists.
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { emptySchemaFilter, readMigrationList, withSchemaEngine } from "./schema-engine.js";
+import { migrationsDir } from "./paths.js";
+
+/** Our own advisory lock (not the engine's) so concurrently starting instances migrate one at a time. */
+const MIGRATION_LOCK_ID = 4_207_311_877;
+
+export interface MigrationResult {
+  applied: string[];
+}
+
+export async function applyMigrationsWith(adapter: SqlMigrationAwareDriverAdapterFactory): Promise<MigrationResult> {
+  const migrationsList = await readMigrationList(migrationsDir);
+  const out = await withSchemaEngine(adapter, (engine) =>
+    engine.applyMigrations({ migrationsList, filters: emptySchemaFilter }),
+  );
+  return { applied: out.appliedMigrationNames };
+}
+
+export async function migratePostgres(databaseUrl: string): Promise<MigrationResult> {
+  const lockClient = new pg.Client({ connectionString: databaseUrl });
+  await lockClient.connect();
+  try {
+    await lockClient.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
+    return await applyMigrationsWith(new PrismaPg({ connectionString: databaseUrl, max: 2 }));
+  } finally {
+    await lockClient.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await lockClient.end();
+  }
+}

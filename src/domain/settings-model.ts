@@ -1,0 +1,104 @@
+// Tenant settings: the defaults, the shape, and how a stored partial override resolves.
+import { z } from "zod";
+
+export const DeliverySchema = z
+  .object({
+    maxAttempts: z.number().int().min(1).max(20),
+    backoffBaseMs: z.number().int().min(1).max(3_600_000),
+    attemptTimeoutMs: z.number().int().min(100).max(60_000),
+    breakerThreshold: z.number().int().min(1).max(1000),
+    breakerCooldownMs: z.number().int().min(1).max(86_400_000),
+    disableThreshold: z.number().int().min(1).max(100_000),
+  })
+  .strict();
+
+export type DeliveryTunables = z.infer<typeof DeliverySchema>;
+
+const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
+
+export const SettingsSchema = z
+  .object({
+    moderation: z.enum(["post", "pre"]),
+    editWindowSeconds: z.number().int().min(0).max(31_536_000),
+    reactionKinds: z
+      .array(reactionKind)
+      .min(1)
+      .max(32)
+      .refine((a) => new Set(a).size === a.length, "must not repeat a kind"),
+    maxBodyLength: z.number().int().min(1).max(10_000),
+    delivery: DeliverySchema,
+    replay: z.object({ maxEvents: z.number().int().min(0).max(100_000), maxAgeSeconds: z.number().int().min(0).max(2_592_000) }).strict(),
+    rateLimits: z
+      .object({
+        requestsPerMinute: z.number().int().min(1).max(1_000_000),
+        streamConnections: z.number().int().min(1).max(1_000_000),
+      })
+      .strict(),
+    stream: z
+      .object({
+        maxConnectionSeconds: z.number().int().min(1).max(86_400),
+        heartbeatSeconds: z.number().int().min(1).max(3_600),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type Settings = z.infer<typeof SettingsSchema>;
+
+export const DEFAULT_SETTINGS: Settings = {
+  moderation: "post",
+  editWindowSeconds: 900,
+  reactionKinds: ["like", "love", "laugh", "wow", "sad", "angry"],
+  maxBodyLength: 10_000,
+  delivery: {
+    maxAttempts: 3,
+    backoffBaseMs: 1000,
+    attemptTimeoutMs: 10_000,
+    breakerThreshold: 10,
+    breakerCooldownMs: 60_000,
+    disableThreshold: 50,
+  },
+  replay: { maxEvents: 1000, maxAgeSeconds: 86_400 },
+  rateLimits: { requestsPerMinute: 6000, streamConnections: 10_000 },
+  stream: { maxConnectionSeconds: 1800, heartbeatSeconds: 15 },
+};
+
+/** A PATCH: any top-level field, and any subset of the nested objects' fields. */
+export const SettingsPatchSchema = z
+  .object({
+    moderation: SettingsSchema.shape.moderation,
+    editWindowSeconds: SettingsSchema.shape.editWindowSeconds,
+    reactionKinds: SettingsSchema.shape.reactionKinds,
+    maxBodyLength: SettingsSchema.shape.maxBodyLength,
+    delivery: DeliverySchema.partial(),
+    replay: SettingsSchema.shape.replay.partial(),
+    rateLimits: SettingsSchema.shape.rateLimits.partial(),
+    stream: SettingsSchema.shape.stream.partial(),
+  })
+  .partial()
+  .strict();
+
+export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function deepMerge<T>(base: T, over: unknown): T {
+  if (!isObject(base) || !isObject(over)) return (over === undefined ? base : over) as T;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    out[k] = isObject(out[k]) && isObject(v) ? deepMerge(out[k], v) : v;
+  }
+  return out as T;
+}
+
+/** Stored overrides (JSON column) → full settings. Unknown or invalid stored values fall back to defaults. */
+export function resolveSettings(stored: unknown): Settings {
+  const merged = deepMerge(DEFAULT_SETTINGS, stored ?? {});
+  const parsed = SettingsSchema.safeParse(merged);
+  return parsed.success ? parsed.data : DEFAULT_SETTINGS;
+}
+
+export function applySettingsPatch(stored: unknown, patch: SettingsPatch): Record<string, unknown> {
+  return deepMerge(isObject(stored) ? stored : {}, patch) as Record<string, unknown>;
+}

@@ -1,0 +1,295 @@
+/**
+ * Redis pub/sub bus: one channel per tenant AND discussion, `${prefix}:ev:${tenant}:${discussion}`
+ * (ids URI-encoded, so `:` in an id cannot make two channels collide).
+ *
+ * Two connections: one publishes, one subscribes. Local listeners are reference-counted per
+ * channel: the first one SUBSCRIBEs, the last one leaving UNSUBSCRIBEs. Redis commands for one
+ * channel are serialized by a reconcile loop that drives the Redis state ("subscribed or not")
+ * toward the local state ("has listeners or not") one acknowledged command at a time, so any
+ * interleaving of subscribe/unsubscribe calls ends with exactly one Redis subscription when
+ * there are listeners and none when there are not.
+ *
+ * On a lost subscriber connection ioredis reconnects and re-subscribes by itself
+ * (`autoResubscribe`); once the re-subscriptions are acknowledged the bus fires `onReconnect`.
+ */
+import { randomBytes } from "node:crypto";
+import { Redis, type RedisOptions } from "ioredis";
+import {
+  BusClosedError,
+  dispatchSafely,
+  parseBusMessage,
+  serializeBusMessage,
+  toError,
+  type BusListener,
+  type EventBus,
+} from "./bus-shared.js";
+
+export interface RedisBusOptions {
+  url: string;
+  /** Namespace of the channels. Default "eng". */
+  channelPrefix?: string;
+  /**
+   * Base of the Redis client names (CLIENT SETNAME): the connections are `${name}:pub` and
+   * `${name}:sub`. Default `${channelPrefix}-bus-${pid}-${random}`.
+   */
+  connectionName?: string;
+  /**
+   * Upper bound in ms for `publish()` and for `subscribe()` to become live, so a Redis outage
+   * surfaces as an error (503) instead of a hang. Default 5000; 0 = no bound.
+   */
+  operationTimeoutMs?: number;
+  /** Connection errors, listener errors, malformed messages. Default: console.error. */
+  onError?: (err: Error) => void;
+  /** Extra ioredis options for both connections (e.g. `retryStrategy`). */
+  redisOptions?: RedisOptions;
+}
+
+export interface RedisEventBus extends EventBus {
+  /** The CLIENT SETNAME names of the two connections. */
+  readonly connectionNames: { readonly publisher: string; readonly subscriber: string };
+  /** Channel name used for a discussion (exposed for diagnostics and tests). */
+  channelFor(tenantId: string, discussionId: string): string;
+}
+
+export class BusTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`event bus: ${what} did not complete within ${ms} ms`);
+    this.name = "BusTimeoutError";
+  }
+}
+
+interface Registration {
+  listener: BusListener;
+}
+
+interface ChannelState {
+  regs: Set<Registration>;
+  /** Redis acknowledged SUBSCRIBE and no UNSUBSCRIBE since. */
+  subscribed: boolean;
+  /** The running reconcile loop, if any. */
+  sync: Promise<void> | null;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+
+export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
+  const prefix = opts.channelPrefix ?? "eng";
+  const timeoutMs = opts.operationTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const onError = opts.onError ?? ((err: Error) => console.error("[event-bus]", err));
+  const report = (err: unknown) => {
+    try {
+      onError(toError(err));
+    } catch {
+      // a throwing reporter must not break the bus
+    }
+  };
+  const baseName = clientName(
+    opts.connectionName ?? `${prefix}-bus-${process.pid}-${randomBytes(4).toString("hex")}`,
+  );
+  const connectionNames = { publisher: `${baseName}:pub`, subscriber: `${baseName}:sub` } as const;
+
+  const pub = new Redis(opts.url, { ...opts.redisOptions, connectionName: connectionNames.publisher });
+  const sub = new Redis(opts.url, {
+    ...opts.redisOptions,
+    connectionName: connectionNames.subscriber,
+    autoResubscribe: true,
+    autoResendUnfulfilledCommands: true,
+  });
+  pub.on("error", report);
+  sub.on("error", report);
+
+  const channels = new Map<string, ChannelState>();
+  const reconnectListeners = new Set<() => void>();
+  let closed = false;
+
+  const channelFor = (tenantId: string, discussionId: string) =>
+    `${prefix}:ev:${encodeURIComponent(tenantId)}:${encodeURIComponent(discussionId)}`;
+
+  sub.on("message", (channel: string, raw: string) => {
+    const st = channels.get(channel);
+    if (!st || st.regs.size === 0) return;
+    const msg = parseBusMessage(raw);
+    if (!msg) {
+      report(new Error(`event bus: malformed message on ${channel}`));
+      return;
+    }
+    if (channelFor(msg.tenantId, msg.discussionId) !== channel) {
+      report(new Error(`event bus: message for another discussion on ${channel}`));
+      return;
+    }
+    dispatchSafely(
+      [...st.regs].map((r) => r.listener),
+      msg,
+      report,
+    );
+  });
+
+  function forget(channel: string, st: ChannelState) {
+    if (st.regs.size === 0 && !st.subscribed && !st.sync && channels.get(channel) === st) channels.delete(channel);
+  }
+
+  /** Drives Redis toward "subscribed iff there are local listeners"; one loop per channel. */
+  function reconcile(channel: string, st: ChannelState): Promise<void> {
+    if (st.sync) return st.sync; // the running loop re-reads the wanted state after each command
+    if (closed || st.regs.size > 0 === st.subscribed) {
+      forget(channel, st);
+      return Promise.resolve();
+    }
+    const loop = (async () => {
+      try {
+        while (!closed) {
+          const want = st.regs.size > 0;
+          if (want === st.subscribed) return;
+          if (want) {
+            await sub.subscribe(channel);
+            st.subscribed = true;
+          } else {
+            await sub.unsubscribe(channel);
+            st.subscribed = false;
+          }
+        }
+      } finally {
+        st.sync = null;
+        forget(channel, st);
+      }
+    })();
+    st.sync = loop;
+    return loop;
+  }
+
+  // Reconnect detection: a `ready` after the connection was lost (not the first `ready`).
+  let everReady = false;
+  let lost = false;
+  let readyGeneration = 0;
+  const markLost = () => {
+    if (everReady) lost = true;
+  };
+  sub.on("close", markLost);
+  sub.on("end", markLost);
+  sub.on("reconnecting", markLost);
+  sub.on("ready", () => {
+    if (!everReady) {
+      everReady = true;
+      return;
+    }
+    if (!lost || closed) return;
+    lost = false;
+    const generation = ++readyGeneration;
+    // ioredis queued the re-SUBSCRIBE (and any offline commands) before emitting `ready`; replies
+    // come in order, so once this PING is answered the subscriptions are live again.
+    sub.ping().then(
+      () => {
+        if (closed || generation !== readyGeneration || sub.status !== "ready") return;
+        for (const [channel, st] of channels) reconcile(channel, st).catch(report);
+        for (const listener of [...reconnectListeners]) {
+          try {
+            listener();
+          } catch (err) {
+            report(err);
+          }
+        }
+      },
+      (err: unknown) => {
+        // Lost again before the subscriptions came back: the next `ready` retries.
+        if (!closed) report(err);
+      },
+    );
+  });
+
+  return {
+    connectionNames,
+    channelFor,
+
+    async publish(msg) {
+      if (closed) throw new BusClosedError();
+      const payload = serializeBusMessage(msg);
+      await withTimeout(pub.publish(channelFor(msg.tenantId, msg.discussionId), payload), timeoutMs, "publish");
+    },
+
+    async subscribe(tenantId, discussionId, listener) {
+      if (closed) throw new BusClosedError();
+      if (typeof listener !== "function") throw new TypeError("listener must be a function");
+      const channel = channelFor(tenantId, discussionId);
+      let st = channels.get(channel);
+      if (!st) {
+        st = { regs: new Set(), subscribed: false, sync: null };
+        channels.set(channel, st);
+      }
+      const state = st;
+      const reg: Registration = { listener };
+      state.regs.add(reg);
+      try {
+        await withTimeout(reconcile(channel, state), timeoutMs, "subscribe");
+        if (closed) throw new BusClosedError();
+      } catch (err) {
+        // Leave no trace: the loop (still running, or a new one) UNSUBSCRIBEs if we were the last.
+        state.regs.delete(reg);
+        reconcile(channel, state).catch(report);
+        throw err;
+      }
+      let done = false;
+      return async () => {
+        if (done) return;
+        done = true;
+        state.regs.delete(reg);
+        if (closed) return;
+        try {
+          await reconcile(channel, state);
+        } catch (err) {
+          // Still subscribed in Redis (harmless: no listener gets it); fixed after the reconnect.
+          if (!closed) report(err);
+        }
+      };
+    },
+
+    onReconnect(listener) {
+      reconnectListeners.add(listener);
+      return () => {
+        reconnectListeners.delete(listener);
+      };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      reconnectListeners.clear();
+      channels.clear();
+      await Promise.allSettled([shutdown(pub), shutdown(sub)]);
+    },
+  };
+}
+
+/** CLIENT SETNAME accepts no spaces or newlines; keep printable ASCII only. */
+function clientName(name: string): string {
+  return name.replace(/[^!-~]/g, "_") || "bus";
+}
+
+async function shutdown(redis: Redis): Promise<void> {
+  if (redis.status === "end") return;
+  if (redis.status === "ready") {
+    try {
+      await withTimeout(redis.quit(), 1000, "quit");
+      return;
+    } catch {
+      // fall through to a hard disconnect
+    }
+  }
+  redis.disconnect();
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  if (!(ms > 0) || !Number.isFinite(ms)) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new BusTimeoutError(what, ms)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(toError(err));
+      },
+    );
+  });
+}

@@ -1,0 +1,102 @@
+/** Types and helpers shared by the bus implementations; import them from "./bus.js". */
+export interface BusMessage {
+  tenantId: string;
+  discussionId: string;
+  /** Per-discussion sequence number of the event (section 4 "Stream"). */
+  seq: number;
+  eventId: string;
+  /**
+   * The full event envelope (section 5), as JSON-compatible data, so the common case needs no
+   * database read. Absent when the publisher chose not to include it (e.g. very large events):
+   * read the event row by `eventId` then. Travels as JSON, also on the in-memory bus.
+   */
+  envelope?: unknown;
+}
+
+export type BusListener = (msg: BusMessage) => void;
+
+export interface EventBus {
+  /** Notify every subscriber of `msg.tenantId` + `msg.discussionId`, on every instance. */
+  publish(msg: BusMessage): Promise<void>;
+  /**
+   * Resolves once the subscription is live (on Redis: after SUBSCRIBE was acknowledged), so a
+   * message published after it resolves reaches `listener`. Resolves to the unsubscribe
+   * function (idempotent). Subscribing the same function twice registers it twice.
+   */
+  subscribe(tenantId: string, discussionId: string, listener: BusListener): Promise<() => Promise<void>>;
+  /**
+   * Fired after the underlying subscriber connection was lost and re-established, once the
+   * subscriptions are live again: messages published meanwhile may be lost, so listeners
+   * catch up from the event log. Never fired by the in-process bus. Returns a remover.
+   */
+  onReconnect(listener: () => void): () => void;
+  /** Stops delivery and releases connections; later publish/subscribe calls reject. */
+  close(): Promise<void>;
+}
+
+export class BusClosedError extends Error {
+  constructor() {
+    super("event bus is closed");
+    this.name = "BusClosedError";
+  }
+}
+
+/** Parses and checks a message that came over the wire; null when it is not a BusMessage. */
+export function parseBusMessage(raw: string): BusMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null) return null;
+  const v = value as Record<string, unknown>;
+  if (
+    typeof v.tenantId !== "string" ||
+    typeof v.discussionId !== "string" ||
+    typeof v.seq !== "number" ||
+    !Number.isFinite(v.seq) ||
+    typeof v.eventId !== "string"
+  ) {
+    return null;
+  }
+  const msg: BusMessage = { tenantId: v.tenantId, discussionId: v.discussionId, seq: v.seq, eventId: v.eventId };
+  if (v.envelope !== undefined) msg.envelope = v.envelope;
+  return msg;
+}
+
+/** Serializes a message for the wire; throws a TypeError on an invalid one (a programming error). */
+export function serializeBusMessage(msg: BusMessage): string {
+  if (typeof msg.tenantId !== "string" || msg.tenantId === "") throw new TypeError("BusMessage.tenantId is required");
+  if (typeof msg.discussionId !== "string" || msg.discussionId === "") {
+    throw new TypeError("BusMessage.discussionId is required");
+  }
+  if (typeof msg.seq !== "number" || !Number.isFinite(msg.seq)) throw new TypeError("BusMessage.seq must be a number");
+  if (typeof msg.eventId !== "string") throw new TypeError("BusMessage.eventId must be a string");
+  const wire: BusMessage = { tenantId: msg.tenantId, discussionId: msg.discussionId, seq: msg.seq, eventId: msg.eventId };
+  if (msg.envelope !== undefined) wire.envelope = msg.envelope;
+  return JSON.stringify(wire);
+}
+
+/** Calls each listener; one that throws is reported and does not stop the others. */
+export function dispatchSafely(
+  listeners: Iterable<BusListener>,
+  msg: BusMessage,
+  onError: (err: Error) => void,
+): void {
+  for (const listener of listeners) {
+    try {
+      listener(msg);
+    } catch (err) {
+      try {
+        onError(toError(err));
+      } catch {
+        // an error reporter that throws must not break delivery either
+      }
+    }
+  }
+}
+
+export function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,63 @@
+// The event log: appended in the same transaction as the change it describes. The discussion row's
+// `seq` counter is incremented under its row lock, so seq order is commit order per discussion.
+import type { Prisma } from "../generated/prisma/client.js";
+import type { ScopedTx } from "../db/tenant-scope.js";
+import { uuid } from "../lib/ids.js";
+import type { Audience, EventEnvelope, EventType, StoredEvent } from "./types.js";
+
+export type Tx = ScopedTx;
+
+export interface NewEvent {
+  tenantId: string;
+  discussionId: string;
+  type: EventType;
+  data: Record<string, unknown>;
+  audience?: Audience;
+  readerId?: string | null;
+  occurredAt: Date;
+}
+
+/** Hooks run inside the same transaction after an event row is written (e.g. webhook job creation). */
+export type AppendHook = (tx: Tx, event: StoredEvent) => Promise<void>;
+const appendHooks: AppendHook[] = [];
+export function onEventAppended(hook: AppendHook): void {
+  appendHooks.push(hook);
+}
+
+export async function appendEvent(tx: Tx, e: NewEvent): Promise<StoredEvent> {
+  const rows = await tx.$queryRaw<{ seq: number }[]>`
+    UPDATE discussions SET seq = seq + 1 WHERE tenant_id = ${e.tenantId} AND id = ${e.discussionId} RETURNING seq`;
+  const seq = rows[0]?.seq;
+  if (seq === undefined) throw new Error(`appendEvent: discussion ${e.tenantId}/${e.discussionId} does not exist`);
+  const envelope: EventEnvelope = {
+    id: uuid(),
+    seq,
+    type: e.type,
+    tenantId: e.tenantId,
+    discussionId: e.discussionId,
+    occurredAt: e.occurredAt.toISOString(),
+    data: e.data,
+  };
+  const audience = e.audience ?? "all";
+  const readerId = e.readerId ?? null;
+  await tx.event.create({
+    data: {
+      id: envelope.id,
+      tenantId: e.tenantId,
+      discussionId: e.discussionId,
+      seq,
+      type: e.type,
+      audience,
+      readerId,
+      payload: envelope as unknown as Prisma.InputJsonValue,
+      occurredAt: e.occurredAt,
+    },
+  });
+  const stored: StoredEvent = { envelope, audience, readerId };
+  for (const hook of appendHooks) await hook(tx, stored);
+  return stored;
+}
+
+export function storedEventFromRow(row: { payload: unknown; audience: string; readerId: string | null }): StoredEvent {
+  return { envelope: row.payload as EventEnvelope, audience: row.audience as Audience, readerId: row.readerId };
+}

@@ -1,0 +1,50 @@
+// The HTTP framework set-up: JSON parsing with the body limit, and every framework error as a
+// problem document (malformed JSON 400, too large 413, wrong content type 415, unknown route 404).
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { AppError, errors } from "../lib/errors.js";
+import { internalError, sendProblem } from "../rest/problem.js";
+
+export function createFastify(opts: { log: Logger; bodyLimit: number }): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: opts.log,
+    bodyLimit: opts.bodyLimit,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  }) as unknown as FastifyInstance;
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: "string" }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(errors.malformedJson(), undefined);
+    }
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    sendProblem(reply, errors.notFound(`Route ${req.method} ${req.url.split("?")[0]}`));
+  });
+
+  app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
+    if (err instanceof AppError) return sendProblem(reply, err);
+    switch (err.code) {
+      case "FST_ERR_CTP_BODY_TOO_LARGE":
+        return sendProblem(reply, errors.payloadTooLarge(opts.bodyLimit));
+      case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+        return sendProblem(reply, errors.unsupportedMediaType());
+      case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      case "FST_ERR_CTP_INVALID_JSON_BODY":
+        return sendProblem(reply, errors.malformedJson());
+    }
+    if (err.statusCode === 413) return sendProblem(reply, errors.payloadTooLarge(opts.bodyLimit));
+    if (err.statusCode === 415) return sendProblem(reply, errors.unsupportedMediaType());
+    if (err.statusCode === 400) return sendProblem(reply, new AppError(400, "bad_request", err.message));
+    req.log.error({ err }, "unhandled error");
+    return sendProblem(reply, internalError());
+  });
+  return app;
+}

@@ -1,0 +1,116 @@
+// Errors with a stable `code` and HTTP status. They extend GraphQLError so GraphQL answers carry
+// `extensions.code` (yoga does not mask them), and REST turns them into RFC 9457 problem documents.
+import { GraphQLError } from "graphql";
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  detail?: string;
+  errors?: FieldError[];
+  /** Extra public members of the problem document (e.g. `required`). */
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Content",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+
+export class AppError extends GraphQLError {
+  readonly status: number;
+  readonly code: string;
+  readonly detail: string;
+  readonly fieldErrors: FieldError[] | undefined;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, detail: string, opts: Omit<AppErrorOptions, "detail"> = {}) {
+    super(detail, {
+      extensions: {
+        code,
+        status,
+        ...(opts.errors ? { errors: opts.errors } : {}),
+        ...(opts.extra ?? {}),
+      },
+    });
+    this.status = status;
+    this.code = code;
+    this.detail = detail;
+    this.fieldErrors = opts.errors;
+    this.extra = opts.extra ?? {};
+    this.headers = opts.headers ?? {};
+  }
+
+  get title(): string {
+    return TITLES[this.status] ?? "Error";
+  }
+
+  toProblem(): Record<string, unknown> {
+    return {
+      type: `https://engagement.dev/problems/${this.code.replace(/_/g, "-")}`,
+      title: this.title,
+      status: this.status,
+      code: this.code,
+      detail: this.detail,
+      ...(this.fieldErrors ? { errors: this.fieldErrors } : {}),
+      ...this.extra,
+    };
+  }
+}
+
+export const errors = {
+  malformedJson: (detail = "The request body is not valid JSON.") => new AppError(400, "malformed_json", detail),
+  invalidParameter: (errs: FieldError[]) =>
+    new AppError(400, "invalid_parameter", errs.map((e) => `${e.path}: ${e.message}`).join("; "), { errors: errs }),
+  unauthenticated: (detail = "Authentication required: send X-API-Key or an admin Bearer token.") =>
+    new AppError(401, "unauthenticated", detail, { headers: { "WWW-Authenticate": 'Bearer realm="engagement"' } }),
+  keyExpired: () => new AppError(401, "key_expired", "This API key has expired."),
+  keyRevoked: () => new AppError(401, "key_revoked", "This API key has been revoked."),
+  invalidIdentity: (detail: string) => new AppError(401, "invalid_identity", detail),
+  missingCapability: (required: string) =>
+    new AppError(403, "missing_capability", `This operation needs the '${required}' capability.`, {
+      extra: { required },
+    }),
+  notAuthor: (detail = "Only the author may do this.") => new AppError(403, "not_author", detail),
+  capabilityEscalation: (missing: string[]) =>
+    new AppError(403, "capability_escalation", `A key may only grant capabilities it holds: ${missing.join(", ")}.`, {
+      extra: { capabilities: missing },
+    }),
+  notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
+  conflict: (code: string, detail: string) => new AppError(409, code, detail),
+  payloadTooLarge: (limit: number) =>
+    new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),
+  unsupportedMediaType: () =>
+    new AppError(415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."),
+  validation: (errs: FieldError[]) =>
+    new AppError(422, "validation_failed", errs.map((e) => `${e.path}: ${e.message}`).join("; "), { errors: errs }),
+  rateLimited: (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
+    new AppError(429, "rate_limited", `Too many requests; retry in ${retryAfterSeconds} s.`, {
+      headers: { "Retry-After": String(retryAfterSeconds), ...headers },
+    }),
+  unavailable: (detail = "A dependency is unavailable; try again shortly.") =>
+    new AppError(503, "unavailable", detail, { headers: { "Retry-After": "1" } }),
+};
+
+/** Turns a zod error into our 422 (or 400 for parameters) with every problem listed. */
+export function fieldErrorsFromZod(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, prefix?: string): FieldError[] {
+  return issues.map((i) => {
+    const p = i.path
+      .map((s, idx) => (typeof s === "number" ? `[${s}]` : `${idx > 0 ? "." : ""}${String(s)}`))
+      .join("");
+    return { path: prefix ? (p ? `${prefix}.${p}` : prefix) : p || "body", message: i.message };
+  });
+}

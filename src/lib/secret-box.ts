@@ -1,0 +1,27 @@
+// AES-256-GCM for secrets the service must read back (identity secrets, webhook secrets).
+// Key: SECRET_ENCRYPTION_KEY, else derived from ADMIN_JWT_SECRET with HKDF.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+
+export interface SecretBox {
+  seal(plain: string): string;
+  open(sealed: string): string;
+}
+
+export function createSecretBox(keyMaterial: string): SecretBox {
+  const key = Buffer.from(hkdfSync("sha256", keyMaterial, "engagement", "secret-box/v1", 32));
+  return {
+    seal(plain) {
+      const iv = randomBytes(12);
+      const c = createCipheriv("aes-256-gcm", key, iv);
+      const ct = Buffer.concat([c.update(plain, "utf8"), c.final()]);
+      return `v1.${iv.toString("base64url")}.${ct.toString("base64url")}.${c.getAuthTag().toString("base64url")}`;
+    },
+    open(sealed) {
+      const [v, iv, ct, tag] = sealed.split(".");
+      if (v !== "v1" || !iv || !ct || !tag) throw new Error("Unrecognised sealed secret");
+      const d = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
+      d.setAuthTag(Buffer.from(tag, "base64url"));
+      return Buffer.concat([d.update(Buffer.from(ct, "base64url")), d.final()]).toString("utf8");
+    },
+  };
+}

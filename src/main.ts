@@ -1,0 +1,33 @@
+// Process entry: config → app → listen; SIGTERM/SIGINT drain and stop.
+import { buildApp } from "./app.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { DataDirInUseError } from "./db/data-dir-lock.js";
+
+async function main() {
+  const config = loadConfig();
+  const app = await buildApp(config);
+  const url = await app.start();
+  const log = app.runtime.services.log;
+  log.info({ url, mode: config.embedded ? `embedded (${config.DATA_DIR})` : "postgresql" }, "engagement service listening");
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await app.stop();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof DataDirInUseError) {
+    console.error(err.message);
+  } else {
+    console.error(err);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,310 @@
+/**
+ * Outbound HTTP for webhook deliveries and handshakes.
+ *
+ * One POST, no retries (the delivery queue owns retrying), no redirects (a 3xx is returned as
+ * a status, which the caller counts as a failure), non-2xx returned rather than thrown.
+ *
+ * SSRF / DNS rebinding: the URL policy of url-guard is enforced again at send time. IP-literal
+ * hosts are checked before any connection; hostnames go through a custom `dnsLookup` that
+ * resolves and refuses the connection if ANY resolved address is refused by `isAddressAllowed`,
+ * so the address actually connected to is the one that was checked. Plain http is only allowed
+ * under the development flag and only to loopback addresses.
+ *
+ * The response body is read as a stream and the download is aborted once it exceeds
+ * `maxResponseBytes` (nothing unbounded is buffered). Decompressed bytes are counted.
+ *
+ * Errors: `post` resolves for every HTTP response (any status) and rejects only with a
+ * `DeliveryError` whose `kind` is:
+ *   - "timeout"            — no complete response within `timeoutMs`;
+ *   - "network"            — connection/DNS/TLS/protocol failure, or aborted via `signal`;
+ *   - "blocked_address"    — the URL or a resolved address is refused by the policy
+ *                            (nothing was sent);
+ *   - "response_too_large" — the body exceeded `maxResponseBytes`; `statusCode` and `headers`
+ *                            of the response are on the error, so a caller may still treat a
+ *                            2xx as delivered.
+ */
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import type { IncomingHttpHeaders } from "node:http";
+import type { LookupFunction } from "node:net";
+import { performance } from "node:perf_hooks";
+import got, { type Got } from "got";
+import { checkAddress, classifyAddress, isLoopbackHost, type AddressPolicy } from "./url-guard.js";
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+export const DEFAULT_USER_AGENT = "engagement-service-webhooks/1";
+
+export type DeliveryErrorKind = "timeout" | "network" | "blocked_address" | "response_too_large";
+
+export class DeliveryError extends Error {
+  override readonly name = "DeliveryError";
+  readonly kind: DeliveryErrorKind;
+  /** Time from the start of `post` until the failure. */
+  readonly durationMs: number;
+  /** Only for "response_too_large": the status line and headers that did arrive. */
+  readonly statusCode?: number;
+  readonly headers?: IncomingHttpHeaders;
+
+  constructor(
+    kind: DeliveryErrorKind,
+    message: string,
+    extra: { durationMs?: number; statusCode?: number; headers?: IncomingHttpHeaders; cause?: unknown } = {},
+  ) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.kind = kind;
+    this.durationMs = extra.durationMs ?? 0;
+    if (extra.statusCode !== undefined) this.statusCode = extra.statusCode;
+    if (extra.headers !== undefined) this.headers = extra.headers;
+  }
+}
+
+/** Resolves a hostname to all its addresses (injectable for tests / custom DNS). */
+export type HostLookup = (hostname: string) => Promise<LookupAddress[]>;
+
+export interface WebhookHttpClientOptions extends AddressPolicy {
+  /** Response bodies above this many bytes abort the request. Default 64 KiB. */
+  maxResponseBytes?: number;
+  /** Defaults to dns.lookup(hostname, { all: true }). */
+  lookup?: HostLookup;
+  /** Keep-alive sockets per origin. Default 16. */
+  maxSocketsPerHost?: number;
+}
+
+export interface WebhookRequest {
+  url: string | URL;
+  headers: Readonly<Record<string, string>>;
+  body: string | Buffer;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface WebhookResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  /** The body as UTF-8 text (at most maxResponseBytes bytes). */
+  body: string;
+  durationMs: number;
+}
+
+export interface WebhookHttpClient {
+  post(request: WebhookRequest): Promise<WebhookResponse>;
+  /** Destroys the keep-alive sockets. */
+  close(): void;
+}
+
+const BLOCKED_CODE = "ERR_WEBHOOK_BLOCKED_ADDRESS";
+const TOO_LARGE_CODE = "ERR_WEBHOOK_RESPONSE_TOO_LARGE";
+
+class CodedError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function defaultHostLookup(hostname: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
+      if (err) reject(err);
+      else resolve(addresses);
+    });
+  });
+}
+
+/**
+ * A net `lookup` that resolves, then refuses the connection unless every address passes the
+ * policy (and, for plain http, is loopback).
+ */
+function guardedLookup(policy: AddressPolicy, requireLoopback: boolean, resolveHost: HostLookup): LookupFunction {
+  return (hostname, options, callback) => {
+    resolveHost(hostname).then(
+      (all) => {
+        const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
+        const addresses = wanted === 0 ? all : all.filter((a) => a.family === wanted);
+        if (addresses.length === 0) {
+          const err = new CodedError("ENOTFOUND", `no addresses for ${hostname}`);
+          callback(err as NodeJS.ErrnoException, "", 0);
+          return;
+        }
+        for (const { address } of addresses) {
+          const verdict = checkAddress(address, { ...policy, hostname });
+          if (!verdict.allowed || (requireLoopback && verdict.category !== "loopback")) {
+            const err = new CodedError(
+              BLOCKED_CODE,
+              `${hostname} resolves to ${address} (${verdict.category}), which is not allowed`,
+            );
+            callback(err as NodeJS.ErrnoException, "", 0);
+            return;
+          }
+        }
+        if (options.all) {
+          callback(null, addresses);
+        } else {
+          const first = addresses[0] as LookupAddress;
+          callback(null, first.address, first.family);
+        }
+      },
+      (err: unknown) => {
+        callback((err instanceof Error ? err : new Error(String(err))) as NodeJS.ErrnoException, "", 0);
+      },
+    );
+  };
+}
+
+function errorCode(err: unknown): string | undefined {
+  if (typeof err === "object" && err !== null && "code" in err) {
+    const code = (err as { code: unknown }).code;
+    return typeof code === "string" ? code : undefined;
+  }
+  return undefined;
+}
+
+function findInChain(err: unknown, code: string): Error | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (errorCode(current) === code) return current;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+function hasHeader(headers: Readonly<Record<string, string>>, name: string): boolean {
+  return Object.keys(headers).some((k) => k.toLowerCase() === name);
+}
+
+export function createWebhookHttpClient(options: WebhookHttpClientOptions): WebhookHttpClient {
+  const policy: AddressPolicy = { allowHttpLoopback: options.allowHttpLoopback, allowList: [...options.allowList] };
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const resolveHost = options.lookup ?? defaultHostLookup;
+  const maxSockets = options.maxSocketsPerHost ?? 16;
+  const agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets }),
+    https: new https.Agent({ keepAlive: true, maxSockets }),
+  };
+
+  const client: Got = got.extend({
+    agent: agents,
+    retry: { limit: 0 },
+    followRedirect: false,
+    throwHttpErrors: false,
+    http2: false,
+    cache: false,
+  });
+
+  async function post(request: WebhookRequest): Promise<WebhookResponse> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const blocked = (message: string) => new DeliveryError("blocked_address", message, { durationMs: elapsed() });
+
+    let url: URL;
+    try {
+      url = new URL(String(request.url));
+    } catch {
+      throw blocked("invalid url");
+    }
+    if (url.username !== "" || url.password !== "") throw blocked("url must not contain credentials");
+    const isHttp = url.protocol === "http:";
+    if (url.protocol !== "https:" && !isHttp) throw blocked(`unsupported scheme ${url.protocol}`);
+    if (isHttp && !(policy.allowHttpLoopback && isLoopbackHost(url.hostname))) {
+      throw blocked("plain http is only allowed to loopback hosts in development mode");
+    }
+    // IP literals never reach dnsLookup, so check them here.
+    const literal = url.hostname.replace(/^\[|\]$/g, "");
+    if (classifyAddress(literal) !== "invalid") {
+      const verdict = checkAddress(literal, policy);
+      if (!verdict.allowed || (isHttp && verdict.category !== "loopback")) {
+        throw blocked(`address ${literal} (${verdict.category}) is not allowed`);
+      }
+    }
+
+    const headers: Record<string, string> = { ...request.headers };
+    if (!hasHeader(headers, "user-agent")) headers["user-agent"] = DEFAULT_USER_AGENT;
+
+    const stream = client.stream(url, {
+      method: "POST",
+      body: request.body,
+      headers,
+      timeout: { request: request.timeoutMs },
+      dnsLookup: guardedLookup(policy, isHttp, resolveHost),
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
+
+    let statusCode: number | undefined;
+    let responseHeaders: IncomingHttpHeaders = {};
+    stream.once("response", (res: http.IncomingMessage) => {
+      statusCode = res.statusCode;
+      responseHeaders = res.headers;
+      const declared = Number(res.headers["content-length"]);
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        stream.destroy(new CodedError(TOO_LARGE_CODE, `response declares ${declared} bytes`));
+      }
+    });
+
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          tooLarge = true;
+          break; // leaving the loop destroys the stream and its socket
+        }
+        chunks.push(chunk);
+      }
+    } catch (err) {
+      if (findInChain(err, TOO_LARGE_CODE)) {
+        tooLarge = true;
+      } else {
+        throw toDeliveryError(err, elapsed(), request.signal);
+      }
+    }
+    if (tooLarge) {
+      stream.destroy();
+      throw new DeliveryError("response_too_large", `response body exceeds ${maxBytes} bytes`, {
+        durationMs: elapsed(),
+        ...(statusCode === undefined ? {} : { statusCode }),
+        headers: responseHeaders,
+      });
+    }
+    if (statusCode === undefined) {
+      throw new DeliveryError("network", "no response", { durationMs: elapsed() });
+    }
+    return {
+      statusCode,
+      headers: responseHeaders,
+      body: Buffer.concat(chunks).toString("utf8"),
+      durationMs: elapsed(),
+    };
+  }
+
+  return {
+    post,
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+function toDeliveryError(err: unknown, durationMs: number, signal: AbortSignal | undefined): DeliveryError {
+  if (err instanceof DeliveryError) return err;
+  const blockedErr = findInChain(err, BLOCKED_CODE);
+  if (blockedErr) return new DeliveryError("blocked_address", blockedErr.message, { durationMs, cause: err });
+  const name = err instanceof Error ? err.name : "";
+  const message = err instanceof Error ? err.message : String(err);
+  if (name === "TimeoutError" || errorCode(err) === "ETIMEDOUT") {
+    return new DeliveryError("timeout", message, { durationMs, cause: err });
+  }
+  if (signal?.aborted || name === "AbortError") {
+    return new DeliveryError("network", "request aborted", { durationMs, cause: err });
+  }
+  const code = errorCode(err);
+  return new DeliveryError("network", code && !message.includes(code) ? `${code}: ${message}` : message, {
+    durationMs,
+    cause: err,
+  });
+}
