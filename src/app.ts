@@ -20,7 +20,7 @@ export interface App {
   stop(): Promise<void>;
 }
 
-export async function buildApp(config: Config, opts: { clock?: Clock; log?: Logger } = {}): Promise<App> {
+export async function buildApp(config: Config, opts: { clock?: Clock; log?: Logger; migrate?: boolean } = {}): Promise<App> {
   const runtime = await createRuntime(config, opts);
   const { services } = runtime;
   const fastify = createFastify({ log: services.log, bodyLimit: config.BODY_LIMIT_BYTES });

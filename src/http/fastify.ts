@@ -1,6 +1,6 @@
 // The HTTP framework set-up: JSON parsing with the body limit, and every framework error as a
 // problem document (malformed JSON 400, too large 413, wrong content type 415, unknown route 404).
-import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
 import { internalError, sendProblem } from "../rest/problem.js";
@@ -9,6 +9,7 @@ export function createFastify(opts: { log: Logger; bodyLimit: number }): Fastify
   const app = Fastify({
     loggerInstance: opts.log,
     bodyLimit: opts.bodyLimit,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: true,
   }) as unknown as FastifyInstance;

@@ -1,4 +1,36 @@
-// Filled in with the per-run database once the migration applier exists.
-export default async function setup() {
-  return async () => {};
+// One PostgreSQL database per test run, migrated once, dropped at the end. Tests share it and
+// isolate themselves by tenant (every test makes its own tenants).
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { migratePostgres } from "../../src/db/migrate.js";
+
+const ADMIN_URL = process.env.TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    redisUrl: string;
+    adminDatabaseUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const name = `eng_test_${Date.now()}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  await migratePostgres(url.toString());
+  project.provide("databaseUrl", url.toString());
+  project.provide("adminDatabaseUrl", ADMIN_URL);
+  project.provide("redisUrl", process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379");
+
+  return async () => {
+    const c = new pg.Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+  };
 }

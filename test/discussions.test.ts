@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { TestUpsertDiscussionDocument } from "./generated/operations.js";
+
+let server: TestServer;
+let t: TestTenant;
+let other: TestTenant;
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await createTestTenant(server);
+  other = await createTestTenant(server);
+});
+afterAll(() => server?.stop());
+
+describe("discussions", () => {
+  it("upserts: 201 on create, 200 on update, fields merged", async () => {
+    const a = await t.api.put("/api/v1/discussions/article-1", { title: "Hello", url: "https://example.com/a" });
+    expect(a.status).toBe(201);
+    expect(a.body).toMatchObject({ id: "article-1", title: "Hello", url: "https://example.com/a", state: "open", commentCount: 0 });
+    const b = await t.api.put("/api/v1/discussions/article-1", { title: "Hello again" });
+    expect(b.status).toBe(200);
+    expect(b.body).toMatchObject({ title: "Hello again", url: "https://example.com/a" });
+    const g = await t.api.get("/api/v1/discussions/article-1");
+    expect(g.status).toBe(200);
+    expect(g.body.counts).toEqual({ comments: 0 });
+    expect(g.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it("rejects bad ids (400) and bad fields (422, all listed)", async () => {
+    const bad = await t.api.put("/api/v1/discussions/has%20space", { title: "x" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe("invalid_parameter");
+    expect(bad.headers.get("content-type")).toContain("application/problem+json");
+    const invalid = await t.api.put("/api/v1/discussions/ok-id", { title: 5, url: "not a url" });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.code).toBe("validation_failed");
+    expect(invalid.body.errors.map((e: any) => e.path)).toContain("title");
+  });
+
+  it("lists with a cursor, newest first, stable across pages", async () => {
+    for (let i = 0; i < 5; i++) await t.api.put(`/api/v1/discussions/list-${i}`, {});
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r: any = await t.api.get(`/api/v1/discussions?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(r.status).toBe(200);
+      expect(r.body.items.length).toBeLessThanOrEqual(2);
+      seen.push(...r.body.items.map((d: any) => d.id));
+      cursor = r.body.nextCursor;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => id.startsWith("list-"))).toEqual(["list-4", "list-3", "list-2", "list-1", "list-0"]);
+    expect((await t.api.get("/api/v1/discussions?limit=101")).status).toBe(400);
+    expect((await t.api.get("/api/v1/discussions?cursor=garbage")).status).toBe(400);
+  });
+
+  it("lock / unlock / archive with moderate_content, and events in seq order", async () => {
+    await t.api.put("/api/v1/discussions/mod-1", {});
+    const locked = await t.api.post("/api/v1/discussions/mod-1/lock");
+    expect(locked.status).toBe(200);
+    expect(locked.body.state).toBe("locked");
+    expect((await t.api.post("/api/v1/discussions/mod-1/unlock")).body.state).toBe("open");
+    expect((await t.api.post("/api/v1/discussions/mod-1/archive")).body.state).toBe("archived");
+    const again = await t.api.post("/api/v1/discussions/mod-1/unlock");
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("discussion_archived");
+    const events = await server.app.runtime.services.prisma.event.findMany({
+      where: { tenantId: t.tenantId, discussionId: "mod-1" },
+      orderBy: { seq: "asc" },
+    });
+    expect(events.map((e) => [e.seq, e.type])).toEqual([
+      [1, "discussion_locked"],
+      [2, "discussion_unlocked"],
+      [3, "discussion_archived"],
+    ]);
+    const env = events[0]!.payload as any;
+    expect(env).toMatchObject({ seq: 1, type: "discussion_locked", tenantId: t.tenantId, discussionId: "mod-1" });
+    expect(env.data.discussion).toMatchObject({ id: "mod-1", state: "locked" });
+  });
+
+  it("is invisible across tenants (404, never 403)", async () => {
+    await t.api.put("/api/v1/discussions/private-1", { title: "mine" });
+    expect((await other.api.get("/api/v1/discussions/private-1")).status).toBe(404);
+    expect((await other.api.post("/api/v1/discussions/private-1/lock")).status).toBe(404);
+    const list = await other.api.get("/api/v1/discussions?limit=100");
+    expect(list.body.items.map((d: any) => d.id)).not.toContain("private-1");
+  });
+
+  it("serves the same operation over GraphQL with extensions.code", async () => {
+    const ok = await t.api.gql(TestUpsertDiscussionDocument, { id: "gql-1", input: { title: "G" } });
+    expect(ok.data?.upsertDiscussion).toMatchObject({ created: true, discussion: { id: "gql-1", title: "G", state: "open" } });
+    const anon = await t.as({}).gql(TestUpsertDiscussionDocument, { id: "gql-2" });
+    expect(anon.errors?.[0]?.extensions?.code).toBe("unauthenticated");
+  });
+});

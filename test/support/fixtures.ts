@@ -1,0 +1,51 @@
+// Fixture chain: tenant → keys → identity assertions, made through the same code the CLI uses.
+import { SignJWT } from "jose";
+import { createTenant } from "../../src/domain/tenants.js";
+import { signAdminToken } from "../../src/auth/admin-jwt.js";
+import type { TestServer } from "./server.js";
+import { client, type Creds } from "./client.js";
+
+export interface TestTenant {
+  tenantId: string;
+  apiKey: string;
+  adminToken: string;
+  identitySecret: string;
+  /** client authenticated with the all-capabilities key */
+  api: ReturnType<typeof client>;
+  /** client authenticated with the admin JWT */
+  admin: ReturnType<typeof client>;
+  as(creds: Creds): ReturnType<typeof client>;
+  identity(sub: string, claims?: { name?: string; avatarUrl?: string; ttlSeconds?: number; iat?: number }): Promise<string>;
+}
+
+let counter = 0;
+
+export async function createTestTenant(server: TestServer, name = `t${++counter}`): Promise<TestTenant> {
+  const s = server.app.runtime.services;
+  const t = await createTenant(s, name);
+  const adminToken = await signAdminToken({ secret: s.adminJwtSecret, tenantId: t.tenantId, ttlSeconds: 3600 });
+  return {
+    tenantId: t.tenantId,
+    apiKey: t.apiKey,
+    adminToken,
+    identitySecret: t.identitySecret,
+    api: client(server.url, { key: t.apiKey }),
+    admin: client(server.url, { admin: adminToken }),
+    as: (creds) => client(server.url, creds),
+    identity: (sub, claims = {}) => signIdentity(t.identitySecret, sub, claims),
+  };
+}
+
+export async function signIdentity(
+  secret: string,
+  sub: string,
+  claims: { name?: string; avatarUrl?: string; ttlSeconds?: number; iat?: number } = {},
+): Promise<string> {
+  const iat = claims.iat ?? Math.floor(Date.now() / 1000);
+  return new SignJWT({ name: claims.name ?? `Reader ${sub}`, ...(claims.avatarUrl ? { avatarUrl: claims.avatarUrl } : {}) })
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + (claims.ttlSeconds ?? 600))
+    .sign(new TextEncoder().encode(secret));
+}
