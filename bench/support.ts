@@ -1,0 +1,64 @@
+// Shared bench plumbing: a throwaway PostgreSQL database and a running app with a tenant.
+import pg from "pg";
+import { buildApp, type App } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
+import { migratePostgres } from "../src/db/migrate.js";
+import { createTenant } from "../src/domain/tenants.js";
+
+export const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+export interface BenchEnv {
+  app: App;
+  url: string;
+  apiKey: string;
+  identitySecret: string;
+  close(): Promise<void>;
+}
+
+export async function startBenchApp(env: Record<string, string> = {}): Promise<BenchEnv> {
+  const name = `eng_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const dbUrl = new URL(PG_ADMIN_URL);
+  dbUrl.pathname = `/${name}`;
+  await migratePostgres(dbUrl.toString());
+  const app = await buildApp(
+    loadConfig({
+      PORT: "0",
+      DATABASE_URL: dbUrl.toString(),
+      DATABASE_POOL_SIZE: "20",
+      REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+      ADMIN_JWT_SECRET: "bench-admin-secret-0123456789abcdef0123456789",
+      LOG_LEVEL: "error",
+      ALLOW_HTTP_WEBHOOKS: "1",
+      ...env,
+    }),
+    { migrate: false },
+  );
+  const url = await app.start();
+  const t = await createTenant(app.runtime.services, "bench");
+  // A budget no bench run reaches: we measure the service, not the limiter's refusals.
+  await app.runtime.services.prisma.tenant.update({
+    where: { id: t.tenantId },
+    data: { settings: { rateLimits: { requestsPerMinute: 1_000_000 } } },
+  });
+  return {
+    app,
+    url,
+    apiKey: t.apiKey,
+    identitySecret: t.identitySecret,
+    async close() {
+      await app.stop();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+export function fmtTable(header: string[], rows: (string | number)[][]): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  return [line(cells[0]!), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...cells.slice(1).map(line)].join("\n");
+}
