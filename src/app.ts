@@ -5,52 +5,68 @@ import type { Config } from "./config.js";
 import { createRuntime, type Runtime } from "./services.js";
 import type { Clock } from "./lib/clock.js";
 import type { Logger } from "pino";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
 import { schema } from "./schema/index.js";
 import { createGraphQLServer } from "./graphql/yoga.js";
 import { mountRoutes } from "./rest/router.js";
 import { restRoutes } from "./rest/routes/index.js";
 import { mountHealth } from "./http/health.js";
+import { StreamHub, type HubOptions } from "./stream/hub.js";
+import { attachStreamHub } from "./stream/registry.js";
+import { mountStreamRoute } from "./stream/route.js";
+import type { WebhookOptions } from "./webhooks/runtime.js";
 
 export interface App {
   runtime: Runtime;
   /** base URL once started, e.g. http://127.0.0.1:3000 */
   url: string;
+  /** the instance's SSE streams and GraphQL subscriptions (src/stream/hub.ts) */
+  streams: StreamHub;
   start(): Promise<string>;
   stop(): Promise<void>;
 }
 
-export async function buildApp(config: Config, opts: { clock?: Clock; log?: Logger; migrate?: boolean } = {}): Promise<App> {
+export async function buildApp(
+  config: Config,
+  opts: { clock?: Clock; log?: Logger; migrate?: boolean; stream?: Partial<HubOptions>; webhooks?: Partial<WebhookOptions> } = {},
+): Promise<App> {
   const runtime = await createRuntime(config, opts);
   const { services } = runtime;
   const fastify = createFastify({ log: services.log, bodyLimit: config.BODY_LIMIT_BYTES });
 
   const yoga = createGraphQLServer(services, schema);
-  fastify.route({
-    url: "/graphql",
-    method: ["GET", "POST", "OPTIONS"],
-    handler: async (req, reply) => {
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
-      response.headers.forEach((value, key) => void reply.header(key, value));
-      reply.status(response.status);
-      reply.send(response.body);
-      return reply;
-    },
-  });
+  const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+    response.headers.forEach((value, key) => void reply.header(key, value));
+    reply.status(response.status);
+    reply.send(response.body);
+    return reply;
+  };
+  fastify.route({ url: "/graphql", method: ["GET", "POST", "OPTIONS"], handler: graphqlHandler });
+  // graphql-sse single-connection mode (PUT reserves a stream, GET opens it, POST/DELETE operations)
+  fastify.route({ url: "/graphql/stream", method: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], handler: graphqlHandler });
   mountRoutes(fastify, services, schema, restRoutes);
+  // --- streams (issue 3)
+  const streams = new StreamHub({ app: services, bus: runtime.bus, redis: runtime.redis, options: opts.stream });
+  attachStreamHub(services, streams);
+  mountStreamRoute(fastify, services, streams);
   mountHealth(fastify, runtime);
 
   const app: App = {
     runtime,
+    streams,
     url: "",
     async start() {
       await fastify.listen({ port: config.PORT, host: config.HOST });
       const addr = fastify.server.address() as AddressInfo;
       const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
       app.url = `http://${host}:${addr.port}`;
+      if (config.RUN_WEBHOOK_WORKER) runtime.webhooks.worker.start(); // webhooks (issue 4)
       return app.url;
     },
     async stop() {
+      await streams.shutdown(); // every stream gets connection-timeout before the server closes
       await fastify.close();
       await runtime.close();
     },

@@ -14,11 +14,15 @@ import { createSecretBox } from "./lib/secret-box.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPublisher } from "./events/publisher.js";
+import { busMessageOf } from "./events/fanout.js";
+import { attachWebhooks, type WebhookOptions, type WebhookRuntime } from "./webhooks/runtime.js"; // webhooks (issue 4)
 
 export interface Runtime {
   services: AppServices;
   bus: EventBus;
   redis: Redis | undefined;
+  /** webhooks (issue 4): outbound client, delivery worker (started by the app), handshakes */
+  webhooks: WebhookRuntime;
   close(): Promise<void>;
 }
 
@@ -43,7 +47,10 @@ export function createLogger(config: Config): Logger {
   });
 }
 
-export async function createRuntime(config: Config, opts: { clock?: Clock; log?: Logger; migrate?: boolean } = {}): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  opts: { clock?: Clock; log?: Logger; migrate?: boolean; webhooks?: Partial<WebhookOptions> } = {},
+): Promise<Runtime> {
   const log = opts.log ?? createLogger(config);
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE });
   try {
@@ -65,24 +72,21 @@ export async function createRuntime(config: Config, opts: { clock?: Clock; log?:
       log,
       secretBox: createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret),
       adminJwtSecret,
-      events: createEventPublisher(
-        (e) =>
-          bus.publish({
-            tenantId: e.envelope.tenantId,
-            discussionId: e.envelope.discussionId,
-            seq: e.envelope.seq,
-            eventId: e.envelope.id,
-          }),
-        log,
-      ),
+      // --- stream fan-out (issue 3): the message carries the envelope and its audience, so
+      // listeners need no database read in the common case (src/events/fanout.ts).
+      events: createEventPublisher((e) => bus.publish(busMessageOf(e)), log),
       rateLimiter: createRateLimiter({ prisma: db.prisma, redis }),
       scoped: createScopeCache(db.prisma),
     };
+    // --- webhooks (issue 4): job hook on the event log, post-commit worker nudge, outbound client
+    const webhooks = attachWebhooks(services, opts.webhooks);
     return {
       services,
       bus,
       redis,
+      webhooks,
       async close() {
+        await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));
         await bus.close().catch(() => undefined);
         redis?.disconnect();
         await db.close();

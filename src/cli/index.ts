@@ -72,7 +72,16 @@ program
     process.stdout.write(applied.length ? `Applied: ${applied.join(", ")}\n` : "Database is up to date.\n");
   });
 
-program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`engagement: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+/**
+ * Exit once stdout is flushed. A finished command exits at once rather than when the event loop
+ * drains: the migration step's connection pool would otherwise keep the process alive ~10 s.
+ */
+const exit = (code: number) => process.stdout.write("", () => process.exit(code));
+
+program.parseAsync(process.argv).then(
+  () => exit(0),
+  (err: unknown) => {
+    process.stderr.write(`engagement: ${err instanceof Error ? err.message : String(err)}\n`);
+    exit(1);
+  },
+);

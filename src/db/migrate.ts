@@ -27,7 +27,12 @@ export async function migratePostgres(databaseUrl: string): Promise<MigrationRes
   await lockClient.connect();
   try {
     await lockClient.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
-    return await applyMigrationsWith(new PrismaPg({ connectionString: databaseUrl, max: 2 }));
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    try {
+      return await applyMigrationsWith(new PrismaPg(pool));
+    } finally {
+      await pool.end();
+    }
   } finally {
     await lockClient.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_ID]).catch(() => undefined);
     await lockClient.end();

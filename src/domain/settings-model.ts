@@ -94,9 +94,13 @@ function deepMerge<T>(base: T, over: unknown): T {
 
 /** Stored overrides (JSON column) → full settings. Unknown or invalid stored values fall back to defaults. */
 export function resolveSettings(stored: unknown): Settings {
-  const merged = deepMerge(DEFAULT_SETTINGS, stored ?? {});
-  const parsed = SettingsSchema.safeParse(merged);
+  const parsed = checkSettings(stored);
   return parsed.success ? parsed.data : DEFAULT_SETTINGS;
+}
+
+/** Stored overrides merged over the defaults and validated: the full settings, or every problem. */
+export function checkSettings(stored: unknown) {
+  return SettingsSchema.safeParse(deepMerge(DEFAULT_SETTINGS, stored ?? {}));
 }
 
 export function applySettingsPatch(stored: unknown, patch: SettingsPatch): Record<string, unknown> {

@@ -11,6 +11,10 @@ export interface BusMessage {
    * read the event row by `eventId` then. Travels as JSON, also on the in-memory bus.
    */
   envelope?: unknown;
+  /** Who may see the event (src/events/types.ts `Audience`); sent with the envelope. */
+  audience?: string;
+  /** The reader a "reader"-audience event is for; sent with the envelope. */
+  readerId?: string | null;
 }
 
 export type BusListener = (msg: BusMessage) => void;
@@ -62,6 +66,8 @@ export function parseBusMessage(raw: string): BusMessage | null {
   }
   const msg: BusMessage = { tenantId: v.tenantId, discussionId: v.discussionId, seq: v.seq, eventId: v.eventId };
   if (v.envelope !== undefined) msg.envelope = v.envelope;
+  if (typeof v.audience === "string") msg.audience = v.audience;
+  if (typeof v.readerId === "string" || v.readerId === null) msg.readerId = v.readerId;
   return msg;
 }
 
@@ -75,6 +81,8 @@ export function serializeBusMessage(msg: BusMessage): string {
   if (typeof msg.eventId !== "string") throw new TypeError("BusMessage.eventId must be a string");
   const wire: BusMessage = { tenantId: msg.tenantId, discussionId: msg.discussionId, seq: msg.seq, eventId: msg.eventId };
   if (msg.envelope !== undefined) wire.envelope = msg.envelope;
+  if (msg.audience !== undefined) wire.audience = msg.audience;
+  if (msg.readerId !== undefined) wire.readerId = msg.readerId;
   return JSON.stringify(wire);
 }
 

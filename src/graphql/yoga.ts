@@ -1,5 +1,7 @@
 // graphql-yoga serving the Pothos schema at /graphql, with the same request context as REST.
 import { createYoga, type YogaServerInstance } from "graphql-yoga";
+import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
+import { useSubscribeErrorsWithData } from "../stream/graphql-sse-errors.js";
 import type { GraphQLSchema } from "graphql";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { createRequestContext, type AppServices, type RequestContext } from "../context.js";
@@ -13,6 +15,8 @@ export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): Yo
     graphqlEndpoint: "/graphql",
     logging: false,
     landingPage: false,
+    // subscriptions: graphql-sse distinct connections at /graphql (built in), single connection at /graphql/stream
+    plugins: [useSubscribeErrorsWithData(), useGraphQLSSE({ endpoint: "/graphql/stream" })],
     maskedErrors: {
       maskError: (error, message) => {
         const original = (error as { originalError?: unknown }).originalError;

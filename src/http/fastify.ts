@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance } from 
 import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
 import { internalError, sendProblem } from "../rest/problem.js";
+import { isDependencyDown } from "../rest/execute.js";
 
 export function createFastify(opts: { log: Logger; bodyLimit: number }): FastifyInstance {
   const app = Fastify({
@@ -15,7 +16,8 @@ export function createFastify(opts: { log: Logger; bodyLimit: number }): Fastify
   }) as unknown as FastifyInstance;
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: "string" }, (_req, body, done) => {
+  // fastify tests the regex against the whole header, parameters included (`; charset=utf-8`)
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: "string" }, (_req, body, done) => {
     const text = String(body);
     if (text.trim() === "") return done(null, undefined);
     try {
@@ -31,6 +33,7 @@ export function createFastify(opts: { log: Logger; bodyLimit: number }): Fastify
 
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
     if (err instanceof AppError) return sendProblem(reply, err);
+    if (isDependencyDown(err)) return sendProblem(reply, errors.unavailable("The database is unavailable; try again shortly."));
     switch (err.code) {
       case "FST_ERR_CTP_BODY_TOO_LARGE":
         return sendProblem(reply, errors.payloadTooLarge(opts.bodyLimit));

@@ -9,16 +9,44 @@ import type { RequestContext } from "../context.js";
 export type ExecOutcome<T> = { ok: true; data: T } | { ok: false; error: AppError | GraphQLError };
 
 const COERCION_RE = /^Variable "\$(\w+)" (?:got invalid value .*?(?: at "([^"]+)")?;\s*(.*)|of required type .* was not provided\.|of non-null type .* must not be null\.)$/s;
+/** Object-level problems name the field in the message: unknown fields and missing required ones. */
+const FIELD_RE = /^Field "([^"]+)" (?:(is not defined by type)|of required type "[^"]*" was not provided)/;
 
-/** Maps a variable coercion message to a field error, `path` relative to the REST body or parameter. */
+/**
+ * Maps a variable coercion message to a field error with `path` relative to the REST body (the
+ * `input` variable) or naming the parameter: `Variable "$input" got invalid value {...} at
+ * "input.delivery"; Field "bogus" is not defined…` → `delivery.bogus`.
+ */
 function coercionFieldError(e: GraphQLError): { variable: string; field: FieldError } | null {
   const m = COERCION_RE.exec(e.message);
   if (!m?.[1]) return null;
   const variable = m[1];
-  const at = m[2] ? m[2].split(".").slice(1).join(".") : "";
-  const path = at || variable;
-  const message = m[3] ?? (e.message.includes("not provided") ? "is required" : "must not be null");
-  return { variable, field: { path: path.replace(/^input\.?/, "") || variable, message } };
+  // the path below the variable: "input.delivery.maxAttempts" → ".delivery.maxAttempts", "ids[2]" → "[2]"
+  let below = m[2]?.startsWith(variable) ? m[2].slice(variable.length) : "";
+  let message = m[3] ?? (e.message.includes("not provided") ? "is required" : "must not be null");
+  const f = FIELD_RE.exec(message);
+  if (f?.[1]) {
+    below = `${below}.${f[1]}`;
+    message = f[2] ? "is not a known field" : "is required";
+  }
+  const path = variable === "input" ? below.replace(/^\./, "") || "body" : `${variable}${below}`;
+  return { variable, field: { path, message } };
+}
+
+/** Prisma error codes and driver-adapter error kinds that mean "the database cannot be reached". */
+const DB_DOWN_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+const DB_DOWN_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "TlsConnectionError"]);
+
+/** True when an error says a dependency (the database) is unreachable: answered 503 `unavailable`. */
+export function isDependencyDown(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const { code, meta, cause } = e as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown } } }; cause?: unknown };
+    if (typeof code === "string" && DB_DOWN_CODES.has(code)) return true;
+    const kind = meta?.driverAdapterError?.cause?.kind;
+    if (typeof kind === "string" && DB_DOWN_KINDS.has(kind)) return true;
+    e = cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return false;
 }
 
 export function toAppError(errs: readonly GraphQLError[], paramVars: ReadonlySet<string>): AppError | null {
@@ -26,6 +54,7 @@ export function toAppError(errs: readonly GraphQLError[], paramVars: ReadonlySet
   if (!first) return null;
   if (first.originalError instanceof AppError) return paramise(first.originalError, paramVars);
   if (first instanceof AppError) return paramise(first, paramVars);
+  if (errs.some((e) => isDependencyDown(e.originalError))) return errors.unavailable("The database is unavailable; try again shortly.");
   const fields = errs.map(coercionFieldError);
   if (fields.length && fields.every((f) => f !== null)) {
     const all = fields as { variable: string; field: FieldError }[];

@@ -194,7 +194,25 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
     cache: false,
   });
 
+  /**
+   * got keeps its abort listener on the signal after a request has finished; aborting that signal
+   * later destroys the finished stream with an error nobody listens to (an uncaught exception).
+   * So got gets a per-request signal, linked to the caller's only while the request runs.
+   */
   async function post(request: WebhookRequest): Promise<WebhookResponse> {
+    const parent = request.signal;
+    if (!parent || parent.aborted) return postOnce(request);
+    const own = new AbortController();
+    const forward = () => own.abort(parent.reason);
+    parent.addEventListener("abort", forward, { once: true });
+    try {
+      return await postOnce({ ...request, signal: own.signal });
+    } finally {
+      parent.removeEventListener("abort", forward);
+    }
+  }
+
+  async function postOnce(request: WebhookRequest): Promise<WebhookResponse> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const blocked = (message: string) => new DeliveryError("blocked_address", message, { durationMs: elapsed() });

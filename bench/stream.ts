@@ -1,0 +1,390 @@
+/**
+ * Stream benchmark (not a test): `npm run bench:stream [-- --clients 1000,5000,10000 --writes 20]`.
+ *
+ * Starts the real server as a child process (src/main.ts) on a fresh PostgreSQL database and the
+ * local Redis, then for each N in --clients:
+ *   - N SSE clients on ONE discussion, and N clients spread over 1,000 discussions;
+ *   - RSS per idle stream (server RSS growth / N after the connections settle), server CPU while
+ *     idle (heartbeats only) and while events are written;
+ *   - write→receive latency p50/p99 over every (client, event): t0 is taken right before the
+ *     write's HTTP request leaves (POST /discussions/{id}/lock|unlock), t1 when the client reads
+ *     the frame's `id:` line;
+ * and the time to replay 1,000 events after a Last-Event-ID. Prints a table against the targets
+ * of issue 3: 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream,
+ * replay of 1,000 events ≤ 200 ms.
+ *
+ * Options (or env): --clients / BENCH_CLIENTS (default 1000,2000: a couple of minutes),
+ * --writes / BENCH_WRITES (events per scenario, default 20), --gap-ms (between writes, default 250),
+ * --replay / BENCH_REPLAY (events to replay, default 1000). PostgreSQL from BENCH_PG_URL (admin URL,
+ * default postgresql://postgres@127.0.0.1:5432/postgres; a database is created and dropped),
+ * Redis from BENCH_REDIS_URL (default redis://127.0.0.1:6379). Clients and server each hold one
+ * socket per stream: the npm script raises the open-file limit (`ulimit -n`) for both processes.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { migratePostgres } from "../src/db/migrate.js";
+import { openDatabase } from "../src/db/client.js";
+import { createTenant } from "../src/domain/tenants.js";
+import { createSecretBox } from "../src/lib/secret-box.js";
+
+const { values: opt } = parseArgs({
+  options: {
+    clients: { type: "string" },
+    writes: { type: "string" },
+    "gap-ms": { type: "string" },
+    replay: { type: "string" },
+  },
+});
+const CLIENT_COUNTS = (opt.clients ?? process.env.BENCH_CLIENTS ?? "1000,2000").split(",").map((s) => Number(s.trim()));
+const WRITES = Number(opt.writes ?? process.env.BENCH_WRITES ?? 20);
+const GAP_MS = Number(opt["gap-ms"] ?? 250);
+const REPLAY = Number(opt.replay ?? process.env.BENCH_REPLAY ?? 1000);
+const SPREAD = 1000;
+const PG_ADMIN = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+const ADMIN_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
+const CONNECT_BATCH = 500;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const now = () => performance.now();
+
+// ---------------------------------------------------------------- server process
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function procStat(pid: number): { rssKb: number; cpuTicks: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { rssKb, cpuTicks: Number(fields[11]) + Number(fields[12]) }; // utime + stime
+}
+const TICKS_PER_SECOND = 100;
+
+async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      ADMIN_JWT_SECRET: ADMIN_SECRET,
+      LOG_LEVEL: "warn",
+      MAX_STREAMS_PER_INSTANCE: "1000000",
+    },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error("server exited during start-up");
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
+    } catch {
+      /* not yet */
+    }
+    await sleep(100);
+  }
+  throw new Error("server did not start");
+}
+
+async function stopServer(server: { child: ChildProcess }): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((r) => server.child.once("exit", r));
+  server.child.kill("SIGTERM");
+  await exited;
+}
+
+// ---------------------------------------------------------------- SSE clients
+
+interface Client {
+  req: http.ClientRequest;
+  close(): void;
+}
+
+type OnEvent = (discussion: string, seq: number, at: number) => void;
+
+/** A minimal SSE reader: resolves once `connected` arrives; reports each `id:` line. */
+function connect(url: string, discussion: string, key: string, onEvent: OnEvent, headers: Record<string, string> = {}): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}/api/v1/stream/${discussion}`, { agent: false, headers: { "x-api-key": key, ...headers } });
+    const client: Client = { req, close: () => req.destroy() };
+    let rest = "";
+    let connected = false;
+    req.on("response", (res) => {
+      if (res.statusCode !== 200) {
+        reject(new Error(`stream answered ${res.statusCode}`));
+        res.resume();
+        return;
+      }
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        const at = now();
+        const text = rest + chunk;
+        const end = text.lastIndexOf("\n");
+        rest = text.slice(end + 1);
+        const lines = text.slice(0, end);
+        if (!connected && lines.includes("event: connected")) {
+          connected = true;
+          resolve(client);
+        }
+        let i = lines.indexOf("id: ");
+        while (i !== -1) {
+          if (i === 0 || lines[i - 1] === "\n") {
+            const eol = lines.indexOf("\n", i);
+            onEvent(discussion, Number(lines.slice(i + 4, eol === -1 ? undefined : eol)), at);
+          }
+          i = lines.indexOf("id: ", i + 4);
+        }
+      });
+    });
+    req.on("error", (err) => (connected ? undefined : reject(err)));
+    req.end();
+  });
+}
+
+async function connectAll(url: string, key: string, discussions: string[], n: number, onEvent: OnEvent): Promise<Client[]> {
+  const clients: Client[] = [];
+  for (let i = 0; i < n; i += CONNECT_BATCH) {
+    const batch = Array.from({ length: Math.min(CONNECT_BATCH, n - i) }, (_, j) =>
+      connect(url, discussions[(i + j) % discussions.length]!, key, onEvent),
+    );
+    clients.push(...(await Promise.all(batch)));
+  }
+  return clients;
+}
+
+// ---------------------------------------------------------------- measurements
+
+const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+
+interface Row {
+  scenario: string;
+  clients: number;
+  discussions: number;
+  connectS: number;
+  rssPerStreamKb: number;
+  cpuIdlePct: number;
+  cpuWritePct: number;
+  /** the write request's own round trip (auth, transaction, commit), part of the latency */
+  writeP50: number;
+  p50: number;
+  p99: number;
+  max: number;
+  samples: number;
+  missing: number;
+}
+
+async function scenario(
+  name: string,
+  server: { url: string; child: ChildProcess },
+  key: string,
+  n: number,
+  discussions: string[],
+  seqs: Map<string, number>,
+): Promise<Row> {
+  const pid = server.child.pid!;
+  const t0 = new Map<string, number>();
+  const latencies: number[] = [];
+  const perDiscussion = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const d = discussions[i % discussions.length]!;
+    perDiscussion.set(d, (perDiscussion.get(d) ?? 0) + 1);
+  }
+  const onEvent: OnEvent = (d, seq, at) => {
+    const sent = t0.get(`${d}#${seq}`);
+    if (sent !== undefined) latencies.push(at - sent);
+  };
+
+  // warm-up (JIT, pools, heap) so the RSS growth measured below is the streams' own
+  const warm = await connectAll(server.url, key, discussions, Math.min(200, n), () => {});
+  for (const c of warm) c.close();
+  await sleep(2000);
+  const base = procStat(pid);
+  const c0 = now();
+  const clients = await connectAll(server.url, key, discussions, n, onEvent);
+  const connectS = (now() - c0) / 1000;
+  await sleep(3000); // settle
+  const idleStart = procStat(pid);
+  const i0 = now();
+  await sleep(3000);
+  const idleEnd = procStat(pid);
+  const cpuIdlePct = ((idleEnd.cpuTicks - idleStart.cpuTicks) / TICKS_PER_SECOND / ((now() - i0) / 1000)) * 100;
+  const rssPerStreamKb = (idleEnd.rssKb - base.rssKb) / n;
+
+  // writes: one discussion → every write reaches all N clients; spread → each round writes to 10
+  // discussions at once (twice the rounds), so writes do not queue behind each other much
+  const perRound = discussions.length === 1 ? 1 : Math.min(10, discussions.length);
+  const rounds = discussions.length === 1 ? WRITES : WRITES * 2;
+  const writeRtts: number[] = [];
+  let expected = 0;
+  const w0 = procStat(pid);
+  const wStart = now();
+  for (let r = 0; r < rounds; r++) {
+    const targets = Array.from({ length: perRound }, (_, j) => discussions[(r * perRound + j) % discussions.length]!);
+    await Promise.all(
+      targets.map(async (d) => {
+        const seq = (seqs.get(d) ?? 0) + 1;
+        seqs.set(d, seq);
+        expected += perDiscussion.get(d) ?? 0;
+        t0.set(`${d}#${seq}`, now());
+        const action = seq % 2 === 1 ? "lock" : "unlock";
+        const sent = now();
+        const res = await fetch(`${server.url}/api/v1/discussions/${d}/${action}`, { method: "POST", headers: { "x-api-key": key } });
+        writeRtts.push(now() - sent);
+        if (res.status !== 200) throw new Error(`write answered ${res.status}`);
+      }),
+    );
+    await sleep(GAP_MS);
+  }
+  for (let i = 0; i < 100 && latencies.length < expected; i++) await sleep(100);
+  const w1 = procStat(pid);
+  const cpuWritePct = ((w1.cpuTicks - w0.cpuTicks) / TICKS_PER_SECOND / ((now() - wStart) / 1000)) * 100;
+
+  for (const c of clients) c.close();
+  await sleep(1000);
+  const sorted = latencies.sort((a, b) => a - b);
+  return {
+    writeP50: pct(writeRtts.sort((a, b) => a - b), 50),
+    scenario: name,
+    clients: n,
+    discussions: discussions.length,
+    connectS,
+    rssPerStreamKb,
+    cpuIdlePct,
+    cpuWritePct,
+    p50: pct(sorted, 50),
+    p99: pct(sorted, 99),
+    max: sorted.at(-1) ?? NaN,
+    samples: sorted.length,
+    missing: expected - sorted.length,
+  };
+}
+
+async function replayBench(url: string, key: string, discussion: string, seqs: Map<string, number>): Promise<number[]> {
+  // REPLAY events through the API (lock/unlock alternately)
+  for (let i = 0; i < REPLAY; i++) {
+    const seq = (seqs.get(discussion) ?? 0) + 1;
+    seqs.set(discussion, seq);
+    await fetch(`${url}/api/v1/discussions/${discussion}/${seq % 2 === 1 ? "lock" : "unlock"}`, { method: "POST", headers: { "x-api-key": key } });
+  }
+  const last = seqs.get(discussion)!;
+  const from = last - REPLAY;
+  const runs: number[] = [];
+  for (let r = 0; r < 7; r++) {
+    let done: () => void = () => {};
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const start = now();
+    let end = 0;
+    const c = await connect(url, discussion, key, (_d, seq, at) => {
+      if (seq === last) {
+        end = at;
+        done();
+      }
+    }, { "last-event-id": String(from) });
+    await finished;
+    runs.push(end - start);
+    c.close();
+  }
+  return runs.sort((a, b) => a - b);
+}
+
+// ---------------------------------------------------------------- main
+
+function table(rows: Row[], replay: number[]) {
+  const cols: [string, (r: Row) => string][] = [
+    ["scenario", (r) => r.scenario],
+    ["clients", (r) => String(r.clients)],
+    ["discussions", (r) => String(r.discussions)],
+    ["connect s", (r) => r.connectS.toFixed(1)],
+    ["RSS/idle stream KB", (r) => r.rssPerStreamKb.toFixed(1)],
+    ["CPU idle %", (r) => r.cpuIdlePct.toFixed(0)],
+    ["CPU writes %", (r) => r.cpuWritePct.toFixed(0)],
+    ["write RTT p50 ms", (r) => r.writeP50.toFixed(1)],
+    ["p50 ms", (r) => r.p50.toFixed(1)],
+    ["p99 ms", (r) => r.p99.toFixed(1)],
+    ["max ms", (r) => r.max.toFixed(1)],
+    ["samples", (r) => String(r.samples)],
+    ["missing", (r) => String(r.missing)],
+    ["p99≤250", (r) => (r.p99 <= 250 ? "yes" : "NO")],
+    ["≤20KB", (r) => (r.rssPerStreamKb <= 20 ? "yes" : "NO")],
+  ];
+  const cells = [cols.map(([h]) => h), ...rows.map((r) => cols.map(([, f]) => f(r)))];
+  const widths = cols.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  console.log();
+  console.log(line(cells[0]!));
+  console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+  for (const row of cells.slice(1)) console.log(line(row));
+  const med = pct(replay, 50);
+  console.log();
+  console.log(
+    `replay of ${REPLAY} events after Last-Event-ID (connect → last frame), ${replay.length} runs: ` +
+      `median ${med.toFixed(1)} ms, min ${replay[0]!.toFixed(1)} ms, max ${replay.at(-1)!.toFixed(1)} ms ` +
+      `— target ≤ 200 ms: ${med <= 200 ? "yes" : "NO"}`,
+  );
+  console.log(
+    "targets (issue 3): 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream, replay of 1,000 events ≤ 200 ms.",
+  );
+  console.log("note: clients and server share this machine's CPUs; latency includes the clients' own read loop.");
+}
+
+async function main() {
+  const dbName = `eng_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const dbUrl = new URL(PG_ADMIN);
+  dbUrl.pathname = `/${dbName}`;
+  let server: { url: string; child: ChildProcess } | undefined;
+  try {
+    await migratePostgres(dbUrl.toString());
+    const db = await openDatabase({ databaseUrl: dbUrl.toString(), dataDir: "/tmp" });
+    const tenant = await createTenant({ prisma: db.prisma, secretBox: createSecretBox(ADMIN_SECRET) }, "bench");
+    await db.prisma.tenant.update({
+      where: { id: tenant.tenantId },
+      data: { settings: { rateLimits: { requestsPerMinute: 1_000_000, streamConnections: 1_000_000 }, replay: { maxEvents: Math.max(1000, REPLAY) } } },
+    });
+    const ids = ["one", ...Array.from({ length: SPREAD }, (_, i) => `spread-${i}`), "replay"];
+    await db.prisma.discussion.createMany({ data: ids.map((id) => ({ tenantId: tenant.tenantId, id })) });
+    await db.close();
+
+    const seqs = new Map<string, number>();
+    const rows: Row[] = [];
+    const spread = ids.filter((id) => id.startsWith("spread-"));
+    console.log(`clients ${CLIENT_COUNTS.join(", ")}; ${WRITES} writes per scenario; a fresh server process per scenario`);
+    for (const n of CLIENT_COUNTS) {
+      for (const [name, set] of [["one discussion", ["one"]], [`${SPREAD} discussions`, spread]] as const) {
+        console.log(`… ${n} clients, ${name}`);
+        server = await startServer(dbUrl.toString());
+        rows.push(await scenario(name, server, tenant.apiKey, n, [...set], seqs));
+        await stopServer(server);
+      }
+    }
+    console.log(`… replay of ${REPLAY} events`);
+    server = await startServer(dbUrl.toString());
+    const replay = await replayBench(server.url, tenant.apiKey, "replay", seqs);
+    table(rows, replay);
+  } finally {
+    if (server) await stopServer(server);
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

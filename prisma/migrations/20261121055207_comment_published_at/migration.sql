@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "comments" ADD COLUMN     "published_at" TIMESTAMPTZ(3);

@@ -1,0 +1,95 @@
+// Reads of the event log by seq: the current head of a discussion, events after a seq (catch-up
+// after a missed bus message), and the replay window after a Last-Event-ID (contract section 4).
+// These are system reads across the request boundary, so every query names the tenant itself.
+import type { PrismaClient } from "../generated/prisma/client.js";
+import { storedEventFromRow } from "./log.js";
+import type { StoredEvent } from "./types.js";
+
+export interface ReplayWindow {
+  /** at most this many of the newest events are kept for replay */
+  maxEvents: number;
+  /** and only those younger than this */
+  maxAgeSeconds: number;
+}
+
+export interface ReplayResult {
+  events: StoredEvent[];
+  /** the requested id is older than what the window keeps: some events were skipped */
+  truncated: boolean;
+}
+
+export interface DiscussionKey {
+  tenantId: string;
+  discussionId: string;
+}
+
+export interface EventLogReader {
+  /** The discussion's last seq (every event up to it has committed), or null when it does not exist. */
+  head(tenantId: string, discussionId: string): Promise<number | null>;
+  /** Events with seq > afterSeq in seq order, at most `limit`. */
+  after(tenantId: string, discussionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+  /** The events a client that last saw `after` missed, up to `head`, within the window. */
+  replay(key: DiscussionKey, after: number, head: number, window: ReplayWindow, now: Date): Promise<ReplayResult>;
+  /** Heads of many discussions in one query (missing ones are left out). */
+  heads(keys: DiscussionKey[]): Promise<Map<string, number>>;
+}
+
+export const headKey = (tenantId: string, discussionId: string): string => JSON.stringify([tenantId, discussionId]);
+
+const EVENT_COLUMNS = { seq: true, payload: true, audience: true, readerId: true, occurredAt: true } as const;
+
+export function createEventLogReader(prisma: PrismaClient): EventLogReader {
+  return {
+    async head(tenantId, discussionId) {
+      const d = await prisma.discussion.findUnique({
+        where: { tenantId_id: { tenantId, id: discussionId } },
+        select: { seq: true },
+      });
+      return d ? d.seq : null;
+    },
+
+    async after(tenantId, discussionId, afterSeq, limit) {
+      const rows = await prisma.event.findMany({
+        where: { tenantId, discussionId, seq: { gt: afterSeq } },
+        orderBy: { seq: "asc" },
+        take: limit,
+        select: EVENT_COLUMNS,
+      });
+      return rows.map(storedEventFromRow);
+    },
+
+    async replay({ tenantId, discussionId }, after, head, window, now) {
+      if (after >= head) return { events: [], truncated: false };
+      // The window: the newest maxEvents events, from the first one younger than maxAgeSeconds on
+      // (occurredAt comes from each writer's clock, so it is only roughly ordered by seq: cut once).
+      const lower = Math.max(after, head - window.maxEvents);
+      const rows =
+        lower >= head
+          ? []
+          : await prisma.event.findMany({
+              where: { tenantId, discussionId, seq: { gt: lower, lte: head } },
+              orderBy: { seq: "asc" },
+              select: EVENT_COLUMNS,
+            });
+      const cutoff = now.getTime() - window.maxAgeSeconds * 1000;
+      const start = rows.findIndex((r) => r.occurredAt.getTime() >= cutoff);
+      const kept = start < 0 ? [] : rows.slice(start);
+      const first = kept[0]?.seq;
+      return { events: kept.map(storedEventFromRow), truncated: first === undefined || first > after + 1 };
+    },
+
+    async heads(keys) {
+      const out = new Map<string, number>();
+      if (keys.length === 0) return out;
+      const tenants = keys.map((k) => k.tenantId);
+      const ids = keys.map((k) => k.discussionId);
+      const rows = await prisma.$queryRaw<{ tenant_id: string; id: string; seq: number }[]>`
+        SELECT d.tenant_id, d.id, d.seq
+        FROM discussions d
+        JOIN unnest(${tenants}::text[], ${ids}::text[]) AS k(tenant_id, id)
+          ON d.tenant_id = k.tenant_id AND d.id = k.id`;
+      for (const r of rows) out.set(headKey(r.tenant_id, r.id), Number(r.seq));
+      return out;
+    },
+  };
+}

@@ -1,0 +1,247 @@
+// The instance's streams: one Channel per discussion with local sessions (created with the first,
+// dropped with the last, so the bus subscription is held exactly while needed), connection caps,
+// catch-up after a bus reconnect, a periodic head check against the log, and graceful shutdown.
+import type { Redis } from "ioredis";
+import type { AppServices } from "../context.js";
+import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
+import { LiveEvent } from "../events/fanout.js";
+import { createEventLogReader, headKey, type EventLogReader } from "../events/replay.js";
+import type { Settings } from "../domain/settings-model.js";
+import { errors } from "../lib/errors.js";
+import { Channel } from "./channel.js";
+import { createStreamSlots, type StreamSlots } from "./limits.js";
+import { tenantSettings } from "./auth.js";
+import { Session, type StreamSink } from "./session.js";
+import { deleteStaleTickets } from "./tickets.js";
+import type { Viewer } from "./visibility.js";
+
+export interface HubOptions {
+  /** how long a gap in bus messages may last before the log is read */
+  gapGraceMs: number;
+  /** how often the heads of the open channels are compared with the log */
+  headCheckMs: number;
+  /** SSE writer bound per client (bytes) */
+  maxBufferedBytes: number;
+  /** how long shutdown waits for the final frames to flush */
+  shutdownFlushMs: number;
+  /** then a moment for transports that stream through async pipes (GraphQL over SSE) */
+  shutdownLingerMs: number;
+}
+
+export const DEFAULT_HUB_OPTIONS: HubOptions = {
+  gapGraceMs: 50,
+  headCheckMs: 5_000,
+  maxBufferedBytes: 1024 * 1024,
+  shutdownFlushMs: 2_000,
+  shutdownLingerMs: 100,
+};
+
+export interface OpenRequest {
+  tenantId: string;
+  discussionId: string;
+  viewer: Viewer;
+  /** Last-Event-ID / `after`; null = live only */
+  after: number | null;
+  settings: Settings;
+}
+
+export interface StreamHubDeps {
+  app: AppServices;
+  bus: EventBus;
+  /** the command connection, for the cross-instance connection count (absent: this instance only) */
+  redis?: Redis | undefined;
+  /** defaults to the database's event log */
+  log?: EventLogReader;
+  options?: Partial<HubOptions>;
+}
+
+export interface HubStats {
+  sessions: number;
+  channels: number;
+  /** clients cut off for falling behind their buffer bound */
+  overflows: number;
+  /** catch-up reads of the event log (missed or envelope-less bus messages, reconnects, head checks) */
+  logReads: number;
+}
+
+const TICKET_CLEANUP_MS = 10 * 60_000;
+/** Settings changes reach new streams of an instance within this time. */
+const SETTINGS_TTL_MS = 5_000;
+
+export class StreamHub {
+  readonly options: HubOptions;
+  private readonly channels = new Map<string, Channel>();
+  private readonly sessions = new Map<Session, StreamSink>();
+  private readonly log: EventLogReader;
+  private readonly slots: StreamSlots;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly offReconnect: () => void;
+  private stopping = false;
+  private checking = false;
+  private readonly settingsCache = new Map<string, { settings: Settings; at: number }>();
+  private overflows = 0;
+  private logReads = 0;
+
+  private readonly app: AppServices;
+  private readonly bus: EventBus;
+
+  constructor(deps: StreamHubDeps) {
+    const { app, bus } = deps;
+    this.app = app;
+    this.bus = bus;
+    this.options = { ...DEFAULT_HUB_OPTIONS, ...deps.options };
+    this.log = deps.log ?? createEventLogReader(app.prisma);
+    this.slots = createStreamSlots({ maxPerInstance: app.config.MAX_STREAMS_PER_INSTANCE, redis: deps.redis, log: app.log });
+    this.offReconnect = bus.onReconnect(() => {
+      app.log.info({ channels: this.channels.size }, "event bus reconnected; streams catch up from the log");
+      for (const ch of this.channels.values()) ch.catchUp();
+    });
+    this.timers.push(
+      setInterval(() => void this.checkHeads(), this.options.headCheckMs).unref(),
+      setInterval(() => void deleteStaleTickets(app).catch(() => undefined), TICKET_CLEANUP_MS).unref(),
+    );
+  }
+
+  /** The tenant's settings, cached for SETTINGS_TTL_MS (a reconnect storm reads them once). */
+  async settingsOf(tenantId: string): Promise<Settings> {
+    const hit = this.settingsCache.get(tenantId);
+    const at = Date.now();
+    if (hit && at - hit.at < SETTINGS_TTL_MS) return hit.settings;
+    const settings = await tenantSettings(this.app, tenantId);
+    if (this.settingsCache.size > 10_000) this.settingsCache.clear();
+    this.settingsCache.set(tenantId, { settings, at });
+    return settings;
+  }
+
+  stats(): HubStats {
+    return { sessions: this.sessions.size, channels: this.channels.size, overflows: this.overflows, logReads: this.logReads };
+  }
+
+  noteOverflow(): void {
+    this.overflows++;
+  }
+
+  /**
+   * Opens a session: 404 for an unknown discussion, 429 past a connection cap, 503 while stopping
+   * or when the bus is down. On success the sink has been opened (`connected`, then the replay).
+   */
+  async open(req: OpenRequest, sink: StreamSink): Promise<Session> {
+    if (this.stopping) throw errors.unavailable("This instance is shutting down; reconnect.");
+    const { tenantId, discussionId, settings } = req;
+    // a live channel proves the discussion exists (discussions are never deleted): skip the query
+    if (!this.channels.has(headKey(tenantId, discussionId)) && (await this.log.head(tenantId, discussionId)) === null) {
+      throw errors.notFound("Discussion");
+    }
+    const release = await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
+    const session = new Session(tenantId, discussionId, req.viewer, sink);
+    const channel = this.channelFor(tenantId, discussionId);
+    channel.joining++;
+    try {
+      await channel.ready;
+    } catch (err) {
+      release();
+      throw unavailableOr(err);
+    } finally {
+      channel.joining--;
+    }
+    channel.add(session);
+    this.sessions.set(session, sink);
+    session.onClose(() => {
+      channel.remove(session);
+      this.sessions.delete(session);
+      release();
+      this.dropIfIdle(channel);
+    });
+    try {
+      const head = channel.head;
+      const after = req.after === null ? null : Math.min(req.after, head);
+      const { events, truncated } =
+        after === null || session.closed
+          ? { events: [], truncated: false }
+          : await this.log.replay({ tenantId, discussionId }, after, head, settings.replay, this.app.clock.now());
+      session.start({
+        after,
+        head,
+        replay: events.map((e) => LiveEvent.fromStored(e)),
+        truncated,
+        heartbeatSeconds: settings.stream.heartbeatSeconds,
+        maxConnectionSeconds: settings.stream.maxConnectionSeconds,
+      });
+      if (this.stopping) session.end("shutdown");
+      return session;
+    } catch (err) {
+      session.close();
+      throw err;
+    }
+  }
+
+  /** Every stream gets `connection-timeout` and is closed; then the bus subscriptions go. */
+  async shutdown(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    this.offReconnect();
+    const sinks = [...this.sessions.values()];
+    for (const session of [...this.sessions.keys()]) session.end("shutdown");
+    await Promise.race([
+      Promise.all(sinks.map((s) => s.flushed())),
+      new Promise((resolve) => setTimeout(resolve, this.options.shutdownFlushMs).unref()),
+    ]);
+    if (sinks.length > 0) await new Promise((resolve) => setTimeout(resolve, this.options.shutdownLingerMs).unref());
+    await Promise.all([...this.channels.values()].map((ch) => ch.close()));
+    this.channels.clear();
+    await this.slots.close();
+  }
+
+  private channelFor(tenantId: string, discussionId: string): Channel {
+    const key = headKey(tenantId, discussionId);
+    let ch = this.channels.get(key);
+    if (!ch) {
+      const created = new Channel(tenantId, discussionId, {
+        bus: this.bus,
+        log: this.log,
+        gapGraceMs: this.options.gapGraceMs,
+        onLogRead: () => void this.logReads++,
+        onError: (err, what) => this.app.log.warn({ err, tenantId, discussionId }, `stream channel: ${what} failed`),
+      });
+      created.ready.catch(() => {
+        if (this.channels.get(key) === created) this.channels.delete(key);
+      });
+      this.channels.set(key, created);
+      ch = created;
+    }
+    return ch;
+  }
+
+  private dropIfIdle(ch: Channel): void {
+    if (!ch.idle) return;
+    const key = headKey(ch.tenantId, ch.discussionId);
+    if (this.channels.get(key) === ch) this.channels.delete(key);
+    void ch.close();
+  }
+
+  /** Safety net for a lost publish with no later event to reveal the gap. */
+  private async checkHeads(): Promise<void> {
+    if (this.checking || this.channels.size === 0) return;
+    this.checking = true;
+    try {
+      const chans = [...this.channels.values()];
+      const heads = await this.log.heads(chans.map((c) => ({ tenantId: c.tenantId, discussionId: c.discussionId })));
+      for (const c of chans) {
+        const seq = heads.get(headKey(c.tenantId, c.discussionId));
+        if (seq !== undefined) c.noteHead(seq);
+      }
+    } catch (err) {
+      this.app.log.warn({ err }, "stream head check failed");
+    } finally {
+      this.checking = false;
+    }
+  }
+}
+
+function unavailableOr(err: unknown): unknown {
+  if (err instanceof BusTimeoutError || err instanceof BusClosedError) {
+    return errors.unavailable("The event bus is unavailable; retry shortly.");
+  }
+  return err;
+}

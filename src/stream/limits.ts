@@ -1,0 +1,139 @@
+// Connection caps for streams: per instance (config MAX_STREAMS_PER_INSTANCE) and per tenant across
+// all instances (setting rateLimits.streamConnections), 429 rate_limited past either.
+//
+// Across instances (Redis): each instance keeps its own count per tenant in a key with a TTL,
+// `eng:sc:{tenant}:n:<instance>`, listed in the set `eng:sc:{tenant}:i`; a Lua script sums the
+// live counters and increments ours atomically. The instance re-writes its counters (and their
+// TTL) every ttl/3, so a crashed instance's streams stop counting after at most the TTL, and any
+// drift heals. If Redis is unreachable the check falls back to this instance's own count.
+import { randomBytes } from "node:crypto";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { AppError } from "../lib/errors.js";
+
+export interface StreamSlots {
+  /** Takes a slot or throws 429; the returned function gives it back (idempotent). */
+  acquire(tenantId: string, tenantLimit: number): Promise<() => void>;
+  /** streams open on this instance */
+  readonly local: number;
+  close(): Promise<void>;
+}
+
+export interface StreamSlotOptions {
+  maxPerInstance: number;
+  redis?: Redis | undefined;
+  log: Logger;
+  ttlSeconds?: number;
+}
+
+const RETRY_AFTER_SECONDS = 5;
+
+const ACQUIRE = `
+local total = 0
+for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local v = redis.call('GET', ARGV[4] .. m)
+  if v then total = total + tonumber(v) else redis.call('SREM', KEYS[1], m) end
+end
+if total >= tonumber(ARGV[1]) then return -1 end
+redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return total + 1`;
+
+export function tooManyStreams(detail: string, limit: number): AppError {
+  return new AppError(429, "rate_limited", detail, {
+    headers: {
+      "Retry-After": String(RETRY_AFTER_SECONDS),
+      "RateLimit-Limit": String(limit),
+      "RateLimit-Remaining": "0",
+      "RateLimit-Reset": String(RETRY_AFTER_SECONDS),
+    },
+  });
+}
+
+export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
+  const ttl = opts.ttlSeconds ?? 60;
+  const instance = randomBytes(8).toString("hex");
+  const perTenant = new Map<string, number>();
+  let local = 0;
+  const { redis } = opts;
+
+  const setKey = (t: string) => `eng:sc:{${encodeURIComponent(t)}}:i`;
+  const counterPrefix = (t: string) => `eng:sc:{${encodeURIComponent(t)}}:n:`;
+
+  const bump = (tenantId: string, by: number) => {
+    const n = (perTenant.get(tenantId) ?? 0) + by;
+    if (n <= 0) perTenant.delete(tenantId);
+    else perTenant.set(tenantId, n);
+    local += by;
+  };
+
+  /** true = allowed (and counted in Redis), false = over the limit, null = Redis unavailable */
+  async function acquireShared(tenantId: string, limit: number): Promise<boolean | null> {
+    if (!redis) return null;
+    try {
+      const prefix = counterPrefix(tenantId);
+      const r = await redis.eval(ACQUIRE, 2, setKey(tenantId), prefix + instance, limit, instance, ttl, prefix);
+      return Number(r) >= 0;
+    } catch (err) {
+      opts.log.warn({ err: (err as Error).message }, "stream connection count unavailable; counting this instance only");
+      return null;
+    }
+  }
+
+  async function refresh(): Promise<void> {
+    if (!redis || redis.status !== "ready") return;
+    const pipe = redis.pipeline();
+    for (const [tenantId, n] of perTenant) {
+      pipe.set(counterPrefix(tenantId) + instance, n, "EX", ttl);
+      pipe.sadd(setKey(tenantId), instance);
+      pipe.expire(setKey(tenantId), ttl);
+    }
+    await pipe.exec();
+  }
+
+  const timer = redis
+    ? setInterval(() => void refresh().catch(() => undefined), (ttl * 1000) / 3).unref()
+    : undefined;
+
+  return {
+    get local() {
+      return local;
+    },
+
+    async acquire(tenantId, tenantLimit) {
+      if (local >= opts.maxPerInstance) {
+        throw tooManyStreams("This instance has no room for more streams; retry shortly.", opts.maxPerInstance);
+      }
+      bump(tenantId, 1); // reserve first, so concurrent acquires see each other
+      const shared = await acquireShared(tenantId, tenantLimit);
+      const ownCount = perTenant.get(tenantId) ?? 0;
+      if (shared === false || (shared === null && ownCount > tenantLimit)) {
+        bump(tenantId, -1);
+        throw tooManyStreams(`The tenant has reached its limit of ${tenantLimit} open streams.`, tenantLimit);
+      }
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        bump(tenantId, -1);
+        if (shared && redis) {
+          const key = counterPrefix(tenantId) + instance;
+          redis
+            .decr(key)
+            .then((n) => (n <= 0 ? redis.del(key) : 0))
+            .catch(() => undefined); // the periodic refresh re-writes the true count
+        }
+      };
+    },
+
+    async close() {
+      clearInterval(timer);
+      if (!redis || redis.status !== "ready") return;
+      const pipe = redis.pipeline();
+      for (const tenantId of perTenant.keys()) pipe.del(counterPrefix(tenantId) + instance);
+      await pipe.exec().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,128 @@
+// A session's GraphQL transport: an async iterator the subscription resolver returns. Bounded: a
+// consumer that falls more than `maxQueued` live items behind is cut off (the subscription
+// completes). Replayed items (at most replay.maxEvents) do not count against the bound.
+import type { LiveEvent } from "../events/fanout.js";
+import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
+
+export type StreamItem =
+  | ({ kind: "connected" } & ConnectedInfo)
+  | { kind: "event"; event: LiveEvent }
+  | { kind: "timeout"; reason: EndReason };
+
+export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> {
+  private queue: StreamItem[] = [];
+  private head = 0;
+  private live = false;
+  /** replayed items still queued (they are at the front) */
+  private replayQueued = 0;
+  private waiter: ((r: IteratorResult<StreamItem>) => void) | null = null;
+  /** no more items will be queued (the queue may still hold some) */
+  private ended = false;
+  private isClosed = false;
+  private readonly closeCallbacks: (() => void)[] = [];
+  private drainedResolve!: () => void;
+  private readonly drained = new Promise<void>((resolve) => (this.drainedResolve = resolve));
+
+  constructor(private readonly maxQueued: number) {}
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  onClose(cb: () => void): void {
+    if (this.isClosed) cb();
+    else this.closeCallbacks.push(cb);
+  }
+
+  flushed(): Promise<void> {
+    return this.drained;
+  }
+
+  open(info: ConnectedInfo): void {
+    this.push({ kind: "connected", ...info });
+  }
+
+  beginLive(): void {
+    this.live = true;
+  }
+
+  event(ev: LiveEvent): boolean {
+    if (this.ended) return false;
+    if (this.live && this.queued - this.replayQueued >= this.maxQueued) {
+      this.abort();
+      return false;
+    }
+    if (!this.live && !this.waiter) this.replayQueued++;
+    this.push({ kind: "event", event: ev });
+    return true;
+  }
+
+  end(reason: EndReason): void {
+    this.push({ kind: "timeout", reason });
+    this.ended = true;
+    this.finish();
+  }
+
+  next(): Promise<IteratorResult<StreamItem>> {
+    if (this.queued > 0) {
+      const item = this.queue[this.head++] as StreamItem;
+      if (this.replayQueued > 0 && item.kind === "event") this.replayQueued--;
+      if (this.queued === 0) {
+        this.queue = [];
+        this.head = 0;
+      }
+      return Promise.resolve({ value: item, done: false });
+    }
+    if (this.ended) {
+      this.settle();
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  /** The consumer stopped (client unsubscribed or disconnected). */
+  return(): Promise<IteratorResult<StreamItem>> {
+    this.abort();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private get queued(): number {
+    return this.queue.length - this.head;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private push(item: StreamItem): void {
+    if (this.ended) return;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = null;
+      w({ value: item, done: false });
+    } else {
+      this.queue.push(item);
+    }
+  }
+
+  private abort(): void {
+    this.ended = true;
+    this.queue = [];
+    this.head = 0;
+    this.finish();
+    this.settle();
+  }
+
+  private settle(): void {
+    const w = this.waiter;
+    this.waiter = null;
+    w?.({ value: undefined, done: true });
+    this.drainedResolve();
+  }
+
+  private finish(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    for (const cb of this.closeCallbacks.splice(0)) cb();
+  }
+}

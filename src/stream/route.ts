@@ -1,0 +1,88 @@
+// GET /api/v1/stream/:discussionId — the per-discussion SSE stream (contract section 4, "Stream").
+// Everything that can fail (auth, 404, caps, the replay query) happens before the response head
+// is written, so those errors are problem documents; after that the stream only ends.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { createRequestContext, type AppServices } from "../context.js";
+import { DISCUSSION_ID_RE } from "../domain/discussions.js";
+import { AppError, errors } from "../lib/errors.js";
+import { str, type Query } from "../rest/params.js";
+import { internalError, sendProblem } from "../rest/problem.js";
+import { streamCaller } from "./auth.js";
+import type { StreamHub } from "./hub.js";
+import { SseSink } from "./sse-sink.js";
+import { sseHeaders } from "./sse-writer.js";
+
+/**
+ * Browsers open the stream from the tenant's own pages (another origin) with a ticket: no cookies,
+ * no credentials mode, so any origin may read it. The ticket (or key) is the credential.
+ */
+const CORS = { "Access-Control-Allow-Origin": "*" };
+
+export function mountStreamRoute(fastify: FastifyInstance, app: AppServices, hub: StreamHub): void {
+  fastify.options("/api/v1/stream/:discussionId", async (_req, reply) =>
+    reply
+      .status(204)
+      .headers({
+        ...CORS,
+        "Access-Control-Allow-Methods": "GET",
+        "Access-Control-Allow-Headers": "Last-Event-ID, Cache-Control, X-API-Key, X-Service-Identity",
+        "Access-Control-Max-Age": "600",
+      })
+      .send(),
+  );
+  fastify.get("/api/v1/stream/:discussionId", async (req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      await openStream(app, hub, req, reply);
+    } catch (err) {
+      if (reply.raw.headersSent) {
+        req.log.error({ err }, "stream failed after it started");
+        reply.raw.destroy();
+        return;
+      }
+      if (err instanceof AppError) return sendProblem(reply, err);
+      req.log.error({ err }, "stream failed to start");
+      return sendProblem(reply, internalError());
+    }
+  });
+}
+
+async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.headers(CORS); // on problem documents too
+  const discussionId = (req.params as { discussionId?: string }).discussionId ?? "";
+  if (!DISCUSSION_ID_RE.test(discussionId)) {
+    throw errors.invalidParameter([{ path: "discussionId", message: "must be 1–128 characters of A-Z a-z 0-9 . _ : -" }]);
+  }
+  const query = req.query as Query;
+  const ticket = str(query, "ticket");
+  const token = str(query, "token");
+  const after = lastEventId(req.headers["last-event-id"], str(query, "lastEventId"));
+
+  const headerAuth = Boolean(req.headers["x-api-key"] || req.headers.authorization);
+  // ?token= is an API key in the query string: deprecated (it ends up in logs and histories).
+  const viaToken = !headerAuth && !ticket && token !== undefined;
+  const extra: Record<string, string> = viaToken ? { ...CORS, Deprecation: "true", Sunset: app.config.TOKEN_SUNSET } : { ...CORS };
+  reply.headers(extra);
+
+  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers);
+  const caller = await streamCaller(ctx, { discussionId, ticket: headerAuth ? undefined : ticket });
+  const settings = await hub.settingsOf(caller.tenantId);
+  const sink = new SseSink(reply.raw, {
+    headers: sseHeaders(extra),
+    maxBufferedBytes: hub.options.maxBufferedBytes,
+    begin: () => reply.hijack(),
+    onOverflow: () => {
+      hub.noteOverflow();
+      req.log.info({ discussionId }, "stream client fell behind its buffer bound; disconnected");
+    },
+  });
+  await hub.open({ tenantId: caller.tenantId, discussionId, viewer: caller.viewer, after, settings }, sink);
+}
+
+/** `Last-Event-ID` (set by EventSource on reconnect) wins over `?lastEventId=`; absent = live only. */
+function lastEventId(header: string | string[] | undefined, param: string | undefined): number | null {
+  const h = Array.isArray(header) ? header[0] : header;
+  const [raw, path] = h !== undefined && h.trim() !== "" ? [h.trim(), "Last-Event-ID"] : [param, "lastEventId"];
+  if (raw === undefined) return null;
+  if (!/^\d{1,15}$/.test(raw)) throw errors.invalidParameter([{ path, message: "must be a non-negative integer (an event seq)" }]);
+  return Number(raw);
+}

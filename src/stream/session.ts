@@ -1,0 +1,138 @@
+// One open stream (an SSE connection or a GraphQL subscription): what it has seen (lastSeq), who
+// it is for (Viewer), and the transport it writes to (StreamSink).
+//
+// Ordering: the channel delivers events in seq order without gaps. While the replay query runs
+// the session buffers what the channel delivers; `start` sends the replay, then the buffer, and
+// drops anything at or below the last seq it processed. So replay + live never repeat or skip.
+import type { LiveEvent } from "../events/fanout.js";
+import { canSee, type Viewer } from "./visibility.js";
+
+export interface ConnectedInfo {
+  discussionId: string;
+  replayed: number;
+  truncated: boolean;
+  heartbeatSeconds: number;
+}
+
+/** Why the server ends a stream: the maximum connection time passed, or the instance stops. */
+export type EndReason = "max-connection-time" | "shutdown";
+
+export interface StreamSink {
+  /** The stream is accepted: send the response head and the `connected` frame. */
+  open(info: ConnectedInfo): void;
+  /** A visible event, in seq order. False when the sink could not take it (closed, over its bound). */
+  event(ev: LiveEvent): boolean;
+  /** A keep-alive, for transports that need one. */
+  heartbeat?(): void;
+  /** Replay is done: from now on events are live and count against the sink's bound. */
+  beginLive?(): void;
+  /** Sends `connection-timeout` and closes. */
+  end(reason: EndReason): void;
+  /** Called once when the sink closes, whatever the cause. */
+  onClose(cb: () => void): void;
+  readonly closed: boolean;
+  /** Resolves once what was written has been handed off (used to let shutdown frames out). */
+  flushed(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Last-Event-ID / `after`: null = live only */
+  after: number | null;
+  /** the channel's head when the session joined: the replay covers (after, head] */
+  head: number;
+  replay: LiveEvent[];
+  truncated: boolean;
+  heartbeatSeconds: number;
+  maxConnectionSeconds: number;
+}
+
+/** More events than this arriving during the replay query close the session. */
+export const MAX_STARTUP_BUFFER = 10_000;
+
+export class Session {
+  lastSeq = 0;
+  private startup: LiveEvent[] | null = [];
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private maxTimer: NodeJS.Timeout | undefined;
+  private isClosed = false;
+  private readonly closeHooks: (() => void)[] = [];
+
+  constructor(
+    readonly tenantId: string,
+    readonly discussionId: string,
+    readonly viewer: Viewer,
+    private readonly sink: StreamSink,
+  ) {
+    sink.onClose(() => this.close());
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Runs once when the session closes (leave the channel, release the connection slot). */
+  onClose(hook: () => void): void {
+    if (this.isClosed) hook();
+    else this.closeHooks.push(hook);
+  }
+
+  /** From the channel: every event, in seq order. */
+  deliver(ev: LiveEvent): void {
+    if (this.isClosed) return;
+    if (this.startup) {
+      this.startup.push(ev);
+      if (this.startup.length > MAX_STARTUP_BUFFER) this.close();
+      return;
+    }
+    this.forward(ev);
+  }
+
+  start(o: StartOptions): void {
+    if (this.isClosed || !this.startup) return;
+    this.lastSeq = o.after === null ? o.head : Math.min(o.after, o.head);
+    const visible = o.replay.filter((ev) => ev.seq > this.lastSeq && canSee(this.viewer, ev));
+    this.sink.open({
+      discussionId: this.discussionId,
+      replayed: visible.length,
+      truncated: o.truncated,
+      heartbeatSeconds: o.heartbeatSeconds,
+    });
+    for (const ev of o.replay) this.forward(ev);
+    // events at or below head that the replay left out are outside the window
+    this.lastSeq = Math.max(this.lastSeq, o.head);
+    this.sink.beginLive?.();
+    const buffered = this.startup;
+    this.startup = null;
+    for (const ev of buffered) this.forward(ev);
+    if (this.isClosed || this.sink.closed) return this.close();
+    if (this.sink.heartbeat) {
+      const hb = () => this.sink.heartbeat?.();
+      this.heartbeatTimer = setInterval(hb, o.heartbeatSeconds * 1000);
+    }
+    this.maxTimer = setTimeout(() => this.end("max-connection-time"), o.maxConnectionSeconds * 1000);
+  }
+
+  /** The server ends the stream (`connection-timeout`, then close). */
+  end(reason: EndReason): void {
+    if (this.isClosed) return;
+    if (this.startup) return this.close();
+    this.sink.end(reason);
+    this.close();
+  }
+
+  close(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.startup = null;
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.maxTimer);
+    for (const hook of this.closeHooks.splice(0)) hook();
+  }
+
+  private forward(ev: LiveEvent): void {
+    if (this.isClosed || ev.seq <= this.lastSeq) return;
+    this.lastSeq = ev.seq;
+    if (!canSee(this.viewer, ev)) return;
+    if (!this.sink.event(ev)) this.close();
+  }
+}

@@ -1,0 +1,151 @@
+// A session's SSE transport: writes the contract's frames to the HTTP response through the
+// bounded SseWriter.
+//
+// Pacing: while the socket asks us to wait (a write returned false), frames queue here and go out
+// on 'drain'. Replayed frames (read deliberately, at most replay.maxEvents) do not count against
+// the bound; live frames do: when the client's lag — bytes the socket holds plus live frames
+// queued here — passes maxBufferedBytes, the client is cut off. Memory per slow client is bounded.
+import type { ServerResponse } from "node:http";
+import type { LiveEvent } from "../events/fanout.js";
+import { SseWriter, formatEvent } from "./sse-writer.js";
+import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
+
+export interface SseSinkOptions {
+  headers: Record<string, string>;
+  maxBufferedBytes: number;
+  /** Called right before the response head is written (the route hands the response over). */
+  begin(): void;
+  onOverflow(): void;
+}
+
+export class SseSink implements StreamSink {
+  private writer: SseWriter | undefined;
+  private isClosed = false;
+  private live = false;
+  private queue: string[] = [];
+  /** index of the next frame to send in `queue` (a shift() per frame would be quadratic) */
+  private head = 0;
+  /** queued frames at the head of the queue that are replay (not counted against the bound) */
+  private replayQueued = 0;
+  private liveQueuedBytes = 0;
+  private endAfterDrain = false;
+  private readonly closeCallbacks: (() => void)[] = [];
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly opts: SseSinkOptions,
+  ) {
+    this.done = new Promise((resolve) => {
+      res.once("close", () => {
+        resolve();
+        this.finish(); // the client went away (also before the stream started)
+      });
+      res.once("finish", resolve);
+    });
+    if (res.destroyed) this.finish();
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  onClose(cb: () => void): void {
+    if (this.isClosed) cb();
+    else this.closeCallbacks.push(cb);
+  }
+
+  flushed(): Promise<void> {
+    return this.done;
+  }
+
+  open(info: ConnectedInfo): void {
+    if (this.isClosed) return;
+    this.opts.begin();
+    this.res.writeHead(200, this.opts.headers);
+    this.writer = new SseWriter(this.res, {
+      maxBufferedBytes: this.opts.maxBufferedBytes,
+      onOverflow: () => this.opts.onOverflow(),
+      onClose: () => this.finish(),
+    });
+    this.res.on("drain", () => this.pump());
+    this.writer.send(formatEvent({ event: "connected", data: JSON.stringify(info) }));
+  }
+
+  beginLive(): void {
+    this.live = true;
+  }
+
+  event(ev: LiveEvent): boolean {
+    return this.enqueue(ev.sseFrame);
+  }
+
+  heartbeat(): void {
+    // a heartbeat only matters on an idle connection; a backlog keeps it alive anyway
+    if (this.writer && this.queued === 0 && !this.writer.backpressured) this.writer.heartbeat("heartbeat");
+  }
+
+  end(reason: EndReason): void {
+    if (!this.writer || this.writer.closed) return this.finish();
+    const frame = formatEvent({ event: "connection-timeout", data: JSON.stringify({ reason }) });
+    if (this.queued === 0 && !this.writer.backpressured) {
+      this.writer.send(frame);
+      this.writer.close();
+      return;
+    }
+    // let the backlog out first, then say goodbye (the bound still applies meanwhile)
+    this.queue.push(frame);
+    this.liveQueuedBytes += Buffer.byteLength(frame);
+    this.endAfterDrain = true;
+  }
+
+  private enqueue(frame: string): boolean {
+    const w = this.writer;
+    if (!w || w.closed || this.endAfterDrain) return false;
+    if (this.queued === 0 && !w.backpressured) return w.send(frame);
+    this.queue.push(frame);
+    if (!this.live) {
+      this.replayQueued++;
+      return true;
+    }
+    this.liveQueuedBytes += Buffer.byteLength(frame);
+    if (w.bufferedBytes + this.liveQueuedBytes > this.opts.maxBufferedBytes) {
+      this.opts.onOverflow();
+      this.res.destroy();
+      this.finish();
+      return false;
+    }
+    return true;
+  }
+
+  private get queued(): number {
+    return this.queue.length - this.head;
+  }
+
+  private pump(): void {
+    const w = this.writer;
+    if (!w) return;
+    while (this.queued > 0 && !w.backpressured && !w.closed) {
+      const frame = this.queue[this.head++] as string;
+      if (this.replayQueued > 0) this.replayQueued--;
+      else this.liveQueuedBytes -= Buffer.byteLength(frame);
+      w.send(frame);
+    }
+    if (this.queued === 0) {
+      this.queue = [];
+      this.head = 0;
+      if (this.endAfterDrain) w.close();
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private finish(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.queue = [];
+    this.head = 0;
+    for (const cb of this.closeCallbacks.splice(0)) cb();
+  }
+}

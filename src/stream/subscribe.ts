@@ -1,0 +1,29 @@
+// Opens a GraphQL subscription on a discussion: same auth, caps, replay and visibility as SSE.
+import type { RequestContext } from "../context.js";
+import { checkDiscussionId } from "../domain/discussions.js";
+import { errors } from "../lib/errors.js";
+import { streamCaller } from "./auth.js";
+import { QueueSink } from "./queue-sink.js";
+import { streamHubOf } from "./registry.js";
+
+/** A subscriber more than this many items behind is cut off. */
+export const MAX_QUEUED_ITEMS = 1_000;
+
+export async function openDiscussionSubscription(
+  ctx: RequestContext,
+  args: { discussionId: string; after?: number | null; ticket?: string | null },
+): Promise<QueueSink> {
+  checkDiscussionId(args.discussionId, "discussionId");
+  if (args.after !== undefined && args.after !== null && args.after < 0) {
+    throw errors.validation([{ path: "after", message: "must be a non-negative seq" }]);
+  }
+  const hub = streamHubOf(ctx.app);
+  const caller = await streamCaller(ctx, { discussionId: args.discussionId, ticket: args.ticket });
+  const settings = await hub.settingsOf(caller.tenantId);
+  const sink = new QueueSink(MAX_QUEUED_ITEMS);
+  await hub.open(
+    { tenantId: caller.tenantId, discussionId: args.discussionId, viewer: caller.viewer, after: args.after ?? null, settings },
+    sink,
+  );
+  return sink;
+}

@@ -1,0 +1,166 @@
+/**
+ * One delivery attempt of a claimed job (API.md §0 "Delivery", "Signature", "Delivery rules"):
+ * gate on the endpoint's breaker, sign the stored envelope, POST it, then record the attempt, the
+ * job's next state (retry with backoff + jitter, Retry-After, or final) and the breaker outcome.
+ */
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Clock } from "../lib/clock.js";
+import type { SecretBox } from "../lib/secret-box.js";
+import { parseRetryAfter, retryDelayMs } from "./backoff.js";
+import { claimTrial, recordFailure, recordSuccess } from "./endpoint-state.js";
+import { DeliveryError, type WebhookHttpClient } from "./http-client.js";
+import type { CompletionWriter } from "./completions.js";
+import { releaseJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
+import { currentSigningKey } from "./secrets.js";
+import { signPayload } from "./signature.js";
+import type { BatchContext } from "./job-context.js";
+
+export interface DeliveryDeps {
+  prisma: PrismaClient;
+  clock: Clock;
+  http: WebhookHttpClient;
+  secretBox: SecretBox;
+  log: Logger;
+  random: () => number;
+  /** Writes attempt outcomes (batched). */
+  completions: CompletionWriter;
+  /** Attempts are cut to this so an attempt never outlives the claim's lease. */
+  maxAttemptTimeoutMs: number;
+}
+
+export type DeliveryResult = "delivered" | "retry" | "failed" | "held" | "released" | "lost_claim";
+
+interface Attempt {
+  ok: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  retryAfter: string | string[] | undefined;
+}
+
+const isOk = (status: number | undefined) => status !== undefined && status >= 200 && status < 300;
+
+async function send(deps: DeliveryDeps, req: { url: string; body: string; headers: Record<string, string>; timeoutMs: number }, signal: AbortSignal): Promise<Attempt | "aborted"> {
+  try {
+    const res = await deps.http.post({ ...req, signal });
+    const ok = isOk(res.statusCode);
+    return {
+      ok,
+      statusCode: res.statusCode,
+      durationMs: res.durationMs,
+      error: ok ? null : `HTTP ${res.statusCode}`,
+      retryAfter: res.headers["retry-after"],
+    };
+  } catch (err) {
+    if (signal.aborted) return "aborted";
+    if (!(err instanceof DeliveryError)) throw err;
+    // A 2xx whose body is too large to read was still accepted by the receiver.
+    if (err.kind === "response_too_large" && isOk(err.statusCode)) {
+      return { ok: true, statusCode: err.statusCode ?? null, durationMs: err.durationMs, error: null, retryAfter: undefined };
+    }
+    const what = err.kind === "timeout" ? `no response within ${req.timeoutMs} ms` : err.message;
+    return {
+      ok: false,
+      statusCode: err.statusCode ?? null,
+      durationMs: err.durationMs,
+      error: `${err.kind}: ${what}`.slice(0, 500),
+      retryAfter: err.headers?.["retry-after"],
+    };
+  }
+}
+
+/**
+ * Runs one claimed job. `answered` is called once the HTTP attempt is over (the worker frees its
+ * concurrency slot then; recording the outcome needs no HTTP slot).
+ */
+export async function deliverJob(
+  deps: DeliveryDeps,
+  job: ClaimedJob,
+  batch: BatchContext,
+  signal: AbortSignal,
+  answered: () => void = () => undefined,
+): Promise<DeliveryResult> {
+  const endpoint = batch.endpoints.get(job.endpointId);
+  const event = batch.events.get(job.eventId);
+  if (!endpoint || !event || !endpoint.verified || endpoint.state === "disabled") {
+    // Deleted, unverified (url changed) or disabled since the claim: the job waits, untouched.
+    await releaseJob(deps.prisma, job);
+    return "released";
+  }
+  const tunables = endpoint.tunables;
+  const start = deps.clock.now();
+  if (endpoint.state === "circuit_open" && !(await claimTrial(deps.prisma, endpoint.id, start, tunables))) {
+    await releaseJob(deps.prisma, job); // held while open: no attempt, nothing counted, nothing dropped
+    return "held";
+  }
+  const key = currentSigningKey(deps.secretBox, endpoint.secrets);
+  if (!key) throw new Error(`webhook endpoint ${endpoint.id} has no signing secret`);
+
+  const body = JSON.stringify(event.payload);
+  const signed = signPayload({ secret: key.secret, timestamp: start, rawBody: body, kid: key.kid });
+  const deliveryId = randomUUID();
+  const idempotencyKey = `${event.type}:${event.id}`;
+  const timeoutMs = Math.min(tunables.attemptTimeoutMs, deps.maxAttemptTimeoutMs);
+  const result = await send(
+    deps,
+    {
+      url: endpoint.url,
+      body,
+      timeoutMs,
+      headers: {
+        "content-type": "application/json",
+        "x-service-signature": signed.header,
+        "x-service-timestamp": signed.timestampIso,
+        "x-service-event": event.type,
+        "x-service-delivery-id": deliveryId,
+        "x-service-idempotency-key": idempotencyKey,
+      },
+    },
+    signal,
+  );
+  answered();
+  if (result === "aborted") {
+    await releaseJob(deps.prisma, job); // worker stopping: give the job back for another worker
+    return "released";
+  }
+
+  const attempt = job.attempts + 1;
+  const done = deps.clock.now();
+  let outcome: JobOutcome;
+  if (result.ok) {
+    outcome = { status: "succeeded", nextAttemptAt: done, lastError: null };
+  } else if (attempt >= tunables.maxAttempts) {
+    outcome = { status: "failed", nextAttemptAt: done, lastError: result.error };
+  } else {
+    const backoff = retryDelayMs(attempt, tunables.backoffBaseMs, deps.random);
+    const honoured =
+      result.statusCode === 429 || result.statusCode === 503
+        ? parseRetryAfter(result.retryAfter, done, tunables.breakerCooldownMs)
+        : null;
+    outcome = { status: "pending", nextAttemptAt: new Date(done.getTime() + Math.max(backoff, honoured ?? 0)), lastError: result.error };
+  }
+
+  const record = {
+    deliveryId,
+    eventType: event.type,
+    idempotencyKey,
+    attempt,
+    statusCode: result.statusCode,
+    durationMs: result.durationMs,
+    error: result.error,
+    at: start,
+  };
+  const clean = endpoint.state === "active" && endpoint.consecutiveFailures === 0;
+  const [kept] = await Promise.all([
+    deps.completions.complete(job, record, outcome),
+    result.ok
+      ? clean
+        ? Promise.resolve()
+        : recordSuccess(deps.prisma, endpoint.id, done)
+      : recordFailure(deps.prisma, endpoint.id, done, tunables, result.statusCode === 410),
+  ]);
+  if (!kept) return "lost_claim";
+  return result.ok ? "delivered" : outcome.status === "failed" ? "failed" : "retry";
+}

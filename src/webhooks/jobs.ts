@@ -1,0 +1,163 @@
+/**
+ * The delivery queue: one `webhook_deliveries` row per (endpoint, event), in the service's own
+ * database.
+ *
+ * Why not pg-boss, graphile-worker or BullMQ: the service has two storage modes with one code path,
+ * PostgreSQL and the embedded PGlite database (DATABASE_URL unset), and Redis is optional.
+ *  - BullMQ needs Redis, which embedded mode (and a PostgreSQL-only deployment) does not have.
+ *  - pg-boss and graphile-worker open their own `pg` pools, install their own schemas and rely on
+ *    LISTEN/NOTIFY and advisory locks across connections; PGlite is an in-process, single-connection
+ *    database they cannot connect to, so embedded mode would still need a second queue.
+ *  - Jobs must be created in the SAME transaction as the event (an interactive Prisma transaction),
+ *    so an event can never commit without its jobs or the reverse; a library with its own
+ *    connection cannot join that transaction.
+ *  - The claim must skip jobs of endpoints whose circuit is open or that are disabled/unverified
+ *    (a join on the endpoint row); with a library those jobs would be fetched and re-scheduled
+ *    over and over.
+ * What remains is small and standard: claim with
+ *   UPDATE … FROM (SELECT … FOR UPDATE SKIP LOCKED LIMIT n) SET locked_until = now + lease RETURNING
+ * which works on PostgreSQL and PGlite alike. Any number of workers (processes or instances) can
+ * claim at once without ever holding the same job: SKIP LOCKED makes concurrent claimers take
+ * disjoint rows, and a claimed row carries a lease (`locked_until`) and a `claim_token`. A worker
+ * killed mid-delivery simply stops renewing nothing: its lease expires and another worker claims
+ * the job again (same idempotency key, new delivery id). Completing a job requires the claim
+ * token, so a worker that lost its lease cannot overwrite the newer claim's outcome.
+ */
+import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
+import { onEventAppended, type Tx } from "../events/log.js";
+import type { StoredEvent } from "../events/types.js";
+
+export interface ClaimedJob {
+  id: string;
+  tenantId: string;
+  endpointId: string;
+  eventId: string;
+  /** attempts recorded so far (the next one is attempts + 1) */
+  attempts: number;
+  claimToken: string;
+}
+
+/** Event ids whose transaction created jobs; the publisher (after commit) turns them into a nudge. */
+const eventsWithJobs = new Set<string>();
+const EVENTS_WITH_JOBS_MAX = 10_000;
+
+/** True once per event whose transaction created at least one delivery job. */
+export function takeJobsCreated(eventId: string): boolean {
+  return eventsWithJobs.delete(eventId);
+}
+
+/**
+ * Inside the event's transaction: one job for every verified, non-disabled endpoint of the tenant
+ * subscribed to the event's type (or to "*"). Endpoints with an open circuit get jobs too (nothing
+ * is dropped; the claim holds them until the circuit admits a trial). Reader-private events
+ * (notification_reply) never go to webhooks.
+ */
+export async function enqueueForEvent(tx: Tx, event: StoredEvent): Promise<number> {
+  if (event.audience === "reader" || event.envelope.type === "notification_reply") return 0;
+  const e = event.envelope;
+  const at = new Date(e.occurredAt);
+  const created = await tx.$executeRaw`
+    INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+    SELECT gen_random_uuid(), w.tenant_id, w.id, ${e.id}::uuid, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      FROM webhook_endpoints w
+     WHERE w.tenant_id = ${e.tenantId} AND w.verified AND w.state <> 'disabled'
+       AND (w.events @> ARRAY[${e.type}]::text[] OR w.events @> ARRAY['*']::text[])
+    ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
+  if (created > 0) {
+    if (eventsWithJobs.size >= EVENTS_WITH_JOBS_MAX) eventsWithJobs.clear();
+    eventsWithJobs.add(e.id);
+  }
+  return created;
+}
+
+let hookInstalled = false;
+/** Registers the job-creating hook on the event log once per process. */
+export function installJobHook(): void {
+  if (hookInstalled) return;
+  hookInstalled = true;
+  onEventAppended(async (tx, event) => {
+    await enqueueForEvent(tx, event);
+  });
+}
+
+/**
+ * Claims up to `limit` due jobs whose endpoint may receive now (verified, not disabled, circuit
+ * closed or its cooldown over). Times come from the worker's clock, not the database's, so an
+ * injected clock drives scheduling end to end.
+ */
+export async function claimJobs(
+  prisma: PrismaClient,
+  opts: { now: Date; leaseUntil: Date; limit: number; workerId: string },
+): Promise<ClaimedJob[]> {
+  const { now, leaseUntil, limit, workerId } = opts;
+  return prisma.$queryRaw<ClaimedJob[]>`
+    WITH picked AS (
+      SELECT d.id
+        FROM webhook_deliveries d
+        JOIN webhook_endpoints w ON w.id = d.endpoint_id
+       WHERE d.status = 'pending'
+         AND d.next_attempt_at <= ${now}::timestamptz
+         AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
+         AND w.verified AND w.state <> 'disabled'
+         AND (w.state = 'active' OR w.circuit_open_until IS NULL OR w.circuit_open_until <= ${now}::timestamptz)
+       ORDER BY d.next_attempt_at
+       LIMIT ${limit}
+       FOR UPDATE OF d SKIP LOCKED
+    )
+    UPDATE webhook_deliveries d
+       SET locked_until = ${leaseUntil}::timestamptz, claim_token = gen_random_uuid(), locked_by = ${workerId}
+      FROM picked
+     WHERE d.id = picked.id
+    RETURNING d.id, d.tenant_id AS "tenantId", d.endpoint_id AS "endpointId", d.event_id::text AS "eventId",
+              d.attempts, d.claim_token::text AS "claimToken"`;
+}
+
+/** Gives a claimed job back untouched (not attempted): another claim may take it at once. */
+export async function releaseJob(prisma: PrismaClient, job: ClaimedJob): Promise<void> {
+  await prisma.$executeRaw`
+    UPDATE webhook_deliveries SET locked_until = NULL, claim_token = NULL, locked_by = NULL
+     WHERE id = ${job.id}::uuid AND claim_token = ${job.claimToken}::uuid`;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  eventType: string;
+  idempotencyKey: string;
+  attempt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  at: Date;
+}
+
+export interface JobOutcome {
+  status: "pending" | "succeeded" | "failed";
+  nextAttemptAt: Date;
+  lastError: string | null;
+}
+
+/**
+ * Queues events for one endpoint again (redelivery): a new job, or the existing one reset to
+ * pending with a fresh attempt budget. The idempotency key derives from the event, so it is the
+ * same as before. Returns how many jobs were queued.
+ */
+export async function requeueEvents(
+  db: PrismaClient | Tx,
+  opts: { tenantId: string; endpointId: string; now: Date; eventIds?: string[]; since?: Date; types: string[] | "*"; max: number },
+): Promise<number> {
+  const { tenantId, endpointId, now } = opts;
+  const byIds = opts.eventIds?.length ? Prisma.sql`AND ev.id IN (${Prisma.join(opts.eventIds)})` : Prisma.empty;
+  const bySince = opts.since ? Prisma.sql`AND ev.occurred_at >= ${opts.since}::timestamptz` : Prisma.empty;
+  const byType = opts.types === "*" ? Prisma.empty : Prisma.sql`AND ev.type IN (${Prisma.join(opts.types)})`;
+  return db.$executeRaw`
+    INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+    SELECT gen_random_uuid(), ${tenantId}, ${endpointId}, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+      FROM (SELECT id FROM events ev
+             WHERE ev.tenant_id = ${tenantId} AND ev.audience <> 'reader' AND ev.type <> 'notification_reply'
+                   ${byIds} ${bySince} ${byType}
+             ORDER BY ev.occurred_at, ev.id
+             LIMIT ${opts.max}) ev
+    ON CONFLICT (endpoint_id, event_id) DO UPDATE
+       SET status = 'pending', attempts = 0, next_attempt_at = EXCLUDED.next_attempt_at, last_error = NULL,
+           locked_until = NULL, claim_token = NULL, locked_by = NULL, updated_at = EXCLUDED.updated_at`;
+}

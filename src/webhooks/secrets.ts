@@ -1,0 +1,45 @@
+/**
+ * Endpoint signing secrets at rest: sealed with the app's SecretBox (AES-256-GCM), each with an
+ * 8-hex `kid`. The newest secret (validUntil = null) signs; after a rotation the previous one
+ * carries `validUntil` (24 h later) and is only listed, never used to sign (API.md §0 "Signature").
+ */
+import type { SecretBox } from "../lib/secret-box.js";
+
+/** How long the previous secret stays valid after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export interface SealedSecret {
+  kid: string;
+  secretEnc: string;
+  validUntil: Date | null;
+}
+
+export interface SigningKey {
+  kid: string;
+  secret: string;
+}
+
+/** Decrypting on every delivery is cheap but pointless: per box, sealed value → plain secret, bounded. */
+const openCaches = new WeakMap<SecretBox, Map<string, string>>();
+const OPEN_CACHE_MAX = 10_000;
+
+export function openSecret(box: SecretBox, sealed: string): string {
+  let openCache = openCaches.get(box);
+  if (!openCache) {
+    openCache = new Map();
+    openCaches.set(box, openCache);
+  }
+  let plain = openCache.get(sealed);
+  if (plain === undefined) {
+    plain = box.open(sealed);
+    if (openCache.size >= OPEN_CACHE_MAX) openCache.clear();
+    openCache.set(sealed, plain);
+  }
+  return plain;
+}
+
+/** The key that signs now: the one secret without `validUntil`. */
+export function currentSigningKey(box: SecretBox, secrets: readonly SealedSecret[]): SigningKey | null {
+  const current = secrets.find((s) => s.validUntil === null);
+  return current ? { kid: current.kid, secret: openSecret(box, current.secretEnc) } : null;
+}

@@ -1,0 +1,235 @@
+/**
+ * The delivery worker: claims due jobs (jobs.ts), runs up to `concurrency` deliveries at once
+ * (deliver.ts) and sleeps until nudged (a local commit created jobs), a slot frees up while it is
+ * saturated, or `pollIntervalMs` passes (retries coming due, jobs created by other instances).
+ * Any number of workers may run against one database (see jobs.ts for why claims never collide).
+ *
+ * Time comes from the injected clock; `runOnce()` processes everything due now and returns, so
+ * tests can drive a worker step by step with a manual clock.
+ */
+import { setMaxListeners } from "node:events";
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Clock } from "../lib/clock.js";
+import type { SecretBox } from "../lib/secret-box.js";
+import { createCompletionWriter } from "./completions.js";
+import { deliverJob, type DeliveryResult } from "./deliver.js";
+import type { WebhookHttpClient } from "./http-client.js";
+import { loadBatchContext } from "./job-context.js";
+import { claimJobs, releaseJob, type ClaimedJob } from "./jobs.js";
+
+export interface WorkerOptions {
+  /**
+   * HTTP attempts in flight at once. Default 64. A slot frees as soon as the receiver has answered;
+   * recording the outcome continues in the background (at most 4 × concurrency outcomes pending).
+   */
+  concurrency: number;
+  /** Most jobs taken per claim. Default 64. */
+  batchSize: number;
+  /** Longest sleep between claims when nothing nudges the worker. Default 250 ms. */
+  pollIntervalMs: number;
+  /**
+   * How long a claim holds a job. A crashed worker's jobs come back after this. Attempts are cut
+   * to leaseMs minus a margin, so a lease never expires while its attempt is in flight.
+   * Default 90 s (the longest attemptTimeoutMs the settings allow is 60 s).
+   */
+  leaseMs: number;
+  /** On stop, how long in-flight attempts may finish before they are aborted and given back. Default 10 s. */
+  stopGraceMs: number;
+  /** Shown in `locked_by` for operators. Default host:pid:random. */
+  workerId: string;
+  /** Jitter source for backoff. */
+  random: () => number;
+}
+
+export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, "workerId"> = {
+  concurrency: 64,
+  batchSize: 64,
+  pollIntervalMs: 250,
+  leaseMs: 90_000,
+  stopGraceMs: 10_000,
+  random: Math.random,
+};
+
+export interface WorkerDeps {
+  prisma: PrismaClient;
+  clock: Clock;
+  log: Logger;
+  http: WebhookHttpClient;
+  secretBox: SecretBox;
+}
+
+export interface WebhookWorker {
+  readonly id: string;
+  readonly running: boolean;
+  start(): void;
+  stop(): Promise<void>;
+  /** New jobs may be due: claim now instead of at the next poll. */
+  nudge(): void;
+  /** Processes every job due now (in batches) and waits for them; returns how many were claimed. */
+  runOnce(): Promise<number>;
+  /** Called after each job with its result (tests and the benchmark observe the worker with it). */
+  onResult?: (job: ClaimedJob, result: DeliveryResult | "error") => void;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOptions> = {}): WebhookWorker {
+  const o: WorkerOptions = {
+    ...DEFAULT_WORKER_OPTIONS,
+    workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
+    ...options,
+  };
+  const margin = Math.min(5_000, Math.floor(o.leaseMs / 2));
+  const deliveryDeps = {
+    ...deps,
+    random: o.random,
+    completions: createCompletionWriter(deps.prisma),
+    maxAttemptTimeoutMs: Math.max(100, o.leaseMs - margin),
+  };
+  /** While saturated, claim again only once this many slots are free (not one claim per finished job). */
+  const refillAt = Math.max(1, Math.floor(Math.min(o.concurrency, o.batchSize) / 4));
+  /** every claimed job until its outcome is recorded (stop() waits for these) */
+  const inflight = new Set<Promise<void>>();
+  /** jobs holding a concurrency slot: claimed, not yet answered */
+  let sending = 0;
+  let abort = new AbortController();
+  setMaxListeners(0, abort.signal);
+  let running = false;
+  let loopDone: Promise<void> = Promise.resolve();
+  let wakeRequested = false;
+  let wake: (() => void) | null = null;
+  let waitingForSlot = false;
+
+  function nudge(): void {
+    wakeRequested = true;
+    wake?.();
+  }
+
+  function waitForWake(ms: number): Promise<void> {
+    if (wakeRequested) {
+      wakeRequested = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        wake = null;
+        wakeRequested = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      wake = done;
+    });
+  }
+
+  /** Free slots, or 0 while too many outcomes wait to be recorded (backpressure from the database). */
+  function canClaim(): number {
+    if (inflight.size - sending >= 4 * o.concurrency) return 0;
+    return o.concurrency - sending;
+  }
+
+  function claim(limit: number): Promise<ClaimedJob[]> {
+    const now = deps.clock.now();
+    return claimJobs(deps.prisma, { now, leaseUntil: new Date(now.getTime() + o.leaseMs), limit, workerId: o.workerId });
+  }
+
+  /** Starts the jobs' deliveries; each one is tracked in `inflight` until it has been recorded. */
+  function dispatch(jobs: ClaimedJob[]): Promise<void>[] {
+    const batch = loadBatchContext(deps.prisma, jobs);
+    const signal = abort.signal;
+    return jobs.map((job) => {
+      sending++;
+      let slotHeld = true;
+      const freeSlot = () => {
+        if (!slotHeld) return;
+        slotHeld = false;
+        sending--;
+        if (waitingForSlot && canClaim() >= refillAt) nudge();
+      };
+      const p: Promise<void> = (async () => {
+        let result: DeliveryResult | "error";
+        try {
+          result = await deliverJob(deliveryDeps, job, await batch, signal, freeSlot);
+        } catch (err) {
+          result = "error";
+          deps.log.error({ err, jobId: job.id, endpointId: job.endpointId }, "webhook delivery failed unexpectedly");
+          await releaseJob(deps.prisma, job).catch(() => undefined); // else the lease brings it back
+        }
+        worker.onResult?.(job, result);
+      })().finally(() => {
+        inflight.delete(p);
+        freeSlot();
+        if (waitingForSlot && canClaim() >= refillAt) nudge();
+      });
+      inflight.add(p);
+      return p;
+    });
+  }
+
+  async function loop(): Promise<void> {
+    let errorBackoffMs = 0;
+    while (running) {
+      const free = canClaim();
+      waitingForSlot = free < refillAt;
+      if (waitingForSlot) {
+        await waitForWake(o.pollIntervalMs);
+        continue;
+      }
+      const limit = Math.min(free, o.batchSize);
+      let jobs: ClaimedJob[];
+      try {
+        jobs = await claim(limit);
+        errorBackoffMs = 0;
+      } catch (err) {
+        if (!running) break;
+        errorBackoffMs = Math.min(5_000, Math.max(100, errorBackoffMs * 2));
+        deps.log.warn({ err, retryInMs: errorBackoffMs }, "webhook worker could not claim jobs");
+        await sleep(errorBackoffMs);
+        continue;
+      }
+      if (jobs.length) dispatch(jobs);
+      if (jobs.length === limit) continue; // a full batch: more are probably due
+      await waitForWake(o.pollIntervalMs);
+    }
+  }
+
+  const worker: WebhookWorker = {
+    id: o.workerId,
+    get running() {
+      return running;
+    },
+    start() {
+      if (running) return;
+      running = true;
+      abort = new AbortController();
+      setMaxListeners(0, abort.signal); // one listener per attempt in flight
+      loopDone = loop();
+    },
+    async stop() {
+      running = false;
+      nudge();
+      await loopDone;
+      if (inflight.size) {
+        const grace = new Promise<void>((r) => setTimeout(r, o.stopGraceMs).unref());
+        await Promise.race([Promise.allSettled([...inflight]), grace]);
+      }
+      abort.abort(); // attempts still running are cut and their jobs given back
+      await Promise.allSettled([...inflight]);
+    },
+    nudge,
+    async runOnce() {
+      let claimed = 0;
+      for (let round = 0; round < 100; round++) {
+        const jobs = await claim(o.batchSize);
+        if (!jobs.length) break;
+        claimed += jobs.length;
+        await Promise.all(dispatch(jobs));
+      }
+      return claimed;
+    },
+  };
+  return worker;
+}

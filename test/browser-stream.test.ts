@@ -1,0 +1,90 @@
+// A real browser: headless Chromium (Debian's `chromium`, driven by playwright-core) loads a small
+// page served by the test on loopback. The page mints nothing: the test mints a stream ticket (with
+// the reader's identity) and hands it to the page, whose EventSource opens the stream cross-origin;
+// a comment posted through the API, and a reply notification to that reader, appear in the page.
+import { existsSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { createKey } from "./support/sse.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const missing = !existsSync(CHROMIUM);
+if (missing) console.warn(`browser test skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
+
+const PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>stream</title></head>
+<body>
+<p id="state">idle</p>
+<ul id="events"></ul>
+<script>
+  // the page is handed a ready stream URL (with its ticket); it never sees an API key
+  window.openStream = (url) => {
+    const es = new EventSource(url);
+    const state = document.getElementById("state");
+    es.addEventListener("connected", () => (state.textContent = "connected"));
+    es.onerror = () => (state.textContent = "error");
+    for (const name of ["comment_created", "notification_reply"]) {
+      es.addEventListener(name, (e) => {
+        const env = JSON.parse(e.data);
+        const li = document.createElement("li");
+        li.dataset.seq = e.lastEventId;
+        li.textContent = name + ": " + (env.data.comment ? env.data.comment.body : env.data.notification.commentId);
+        document.getElementById("events").append(li);
+      });
+    }
+  };
+</script>
+</body></html>`;
+
+let server: TestServer;
+let t: TestTenant;
+let pages: http.Server;
+let pageUrl: string;
+let browser: Browser | undefined;
+
+describe.skipIf(missing)(`in headless Chromium (${CHROMIUM})`, () => {
+  beforeAll(async () => {
+    server = await startServer();
+    t = await createTestTenant(server);
+    pages = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE));
+    await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
+    pageUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}/`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => pages?.close(resolve));
+    await server?.stop();
+  });
+
+  it("an EventSource with a ticket shows a comment posted through the API, and the reader's reply notification", async () => {
+    const publisherKey = await createKey(server, t.tenantId, []);
+    const alice = t.as({ key: publisherKey, identity: await t.identity("alice", { name: "Alice" }) });
+    const bob = t.as({ key: publisherKey, identity: await t.identity("bob", { name: "Bob" }) });
+    const id = "browser-article";
+    await t.api.put(`/api/v1/discussions/${id}`, { title: "Browser" });
+
+    // the tenant's backend mints the ticket for Alice and renders it into her page
+    const minted = await alice.post("/api/v1/stream/ticket", { discussionId: id });
+    expect(minted.status).toBe(201);
+    const page = await browser!.newPage();
+    await page.goto(pageUrl);
+    await page.evaluate((u) => (window as any).openStream(u), `${server.url}/api/v1/stream/${id}?ticket=${minted.body.ticket}`);
+    await page.waitForFunction(() => document.getElementById("state")?.textContent === "connected", undefined, { timeout: 10_000 });
+
+    const posted = await alice.post(`/api/v1/discussions/${id}/comments`, { body: "Hello from the API" });
+    expect(posted.status).toBe(201);
+    await page.waitForSelector("li >> text=comment_created: Hello from the API", { timeout: 10_000 });
+    const reply = await bob.post(`/api/v1/discussions/${id}/comments`, { body: "Hi Alice", parentId: posted.body.id });
+    expect(reply.status).toBe(201);
+    await page.waitForSelector(`li >> text=notification_reply: ${reply.body.id}`, { timeout: 10_000 });
+    const items = await page.locator("#events li").allTextContents();
+    expect(items).toEqual(["comment_created: Hello from the API", "comment_created: Hi Alice", `notification_reply: ${reply.body.id}`]);
+    await page.close();
+  }, 60_000);
+});

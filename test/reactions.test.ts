@@ -1,0 +1,142 @@
+// Reactions: toggling, allowed kinds, state rules, exact counts under concurrency, and gap-free
+// per-discussion event sequences under concurrent writers.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { TestToggleReactionDocument } from "./generated/operations.js";
+
+let server: TestServer;
+let t: TestTenant;
+
+const prisma = () => server.app.runtime.services.prisma;
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await createTestTenant(server);
+});
+afterAll(() => server?.stop());
+
+async function as(tt: TestTenant, sub: string) {
+  return tt.as({ key: tt.apiKey, identity: await tt.identity(sub) });
+}
+
+async function post(tt: TestTenant, discussionId: string, sub = "author"): Promise<string> {
+  const r = await (await as(tt, sub)).post(`/api/v1/discussions/${discussionId}/comments`, { body: "react to me" });
+  expect(r.status).toBe(201);
+  return r.body.id;
+}
+
+describe("POST /comments/{id}/reactions", () => {
+  it("toggles the reader's reaction and answers the counts", async () => {
+    const id = await post(t, "re-1");
+    const a = await as(t, "ra");
+    const b = await as(t, "rb");
+    const on = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" });
+    expect(on.status).toBe(200);
+    expect(on.body).toEqual({ kind: "like", active: true, counts: { like: 1 } });
+    expect((await b.post(`/api/v1/comments/${id}/reactions`, { kind: "like" })).body.counts).toEqual({ like: 2 });
+    expect((await b.post(`/api/v1/comments/${id}/reactions`, { kind: "wow" })).body.counts).toEqual({ like: 2, wow: 1 });
+    const off = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" });
+    expect(off.body).toEqual({ kind: "like", active: false, counts: { like: 1, wow: 1 } });
+    expect((await t.api.get(`/api/v1/comments/${id}`)).body.reactions).toEqual({ like: 1, wow: 1 });
+    const row = await prisma().comment.findUnique({ where: { id } });
+    expect(row?.reactionTotal).toBe(2);
+
+    const events = await prisma().event.findMany({ where: { tenantId: t.tenantId, discussionId: "re-1", type: "reaction_toggled" }, orderBy: { seq: "asc" } });
+    expect(events).toHaveLength(4);
+    expect(events.every((e) => e.audience === "all")).toBe(true);
+    expect((events[3]!.payload as any).data).toEqual({
+      reaction: { commentId: id, readerId: "ra", kind: "like", active: false, counts: { like: 1, wow: 1 } },
+    });
+
+    const gql = await b.gql(TestToggleReactionDocument, { commentId: id, input: { kind: "wow" } });
+    expect(gql.data?.toggleReaction).toEqual({ commentId: id, readerId: "rb", kind: "wow", active: false, counts: { like: 1 } });
+  });
+
+  it("accepts only the tenant's reactionKinds (422) and needs identity (401)", async () => {
+    const tt = await createTestTenant(server);
+    const id = await post(tt, "kinds-1");
+    const a = await as(tt, "k");
+    const bad = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "thumbsup" });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors).toEqual([{ path: "kind", message: expect.stringContaining("like") }]);
+    expect((await a.post(`/api/v1/comments/${id}/reactions`, {})).body.errors[0]).toEqual({ path: "kind", message: "is required" });
+    expect((await a.post(`/api/v1/comments/${id}/reactions`, { kind: 3 })).status).toBe(422);
+    await prisma().tenant.update({ where: { id: tt.tenantId }, data: { settings: { reactionKinds: ["up", "down"] } } });
+    expect((await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" })).status).toBe(422);
+    expect((await a.post(`/api/v1/comments/${id}/reactions`, { kind: "up" })).body).toEqual({ kind: "up", active: true, counts: { up: 1 } });
+    expect((await tt.api.post(`/api/v1/comments/${id}/reactions`, { kind: "up" })).body.code).toBe("invalid_identity");
+    expect((await a.post("/api/v1/comments/cmt_nope/reactions", { kind: "up" })).status).toBe(404);
+  });
+
+  it("refuses deleted comments and locked/archived discussions (409)", async () => {
+    const id = await post(t, "re-lock");
+    const gone = await post(t, "re-lock");
+    await (await as(t, "author")).del(`/api/v1/comments/${gone}`);
+    const a = await as(t, "rl");
+    expect((await a.post(`/api/v1/comments/${gone}/reactions`, { kind: "like" })).status).toBe(409);
+    await t.api.post("/api/v1/discussions/re-lock/lock");
+    const locked = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" });
+    expect([locked.status, locked.body.code]).toEqual([409, "discussion_locked"]);
+    await t.api.post("/api/v1/discussions/re-lock/archive");
+    const archived = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" });
+    expect([archived.status, archived.body.code]).toEqual([409, "discussion_archived"]);
+  });
+});
+
+describe("concurrency", () => {
+  it("keeps exact counts: 50 readers at once, and one reader toggling concurrently", async () => {
+    const id = await post(t, "conc-1");
+    const readers = await Promise.all(Array.from({ length: 50 }, (_, i) => as(t, `c${i}`)));
+    const results = await Promise.all(readers.map((r) => r.post(`/api/v1/comments/${id}/reactions`, { kind: "like" })));
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    expect(results.every((r) => r.body.active)).toBe(true);
+    expect(results.map((r) => r.body.counts.like).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+
+    const same = await as(t, "same");
+    const toggles = await Promise.all(Array.from({ length: 11 }, () => same.post(`/api/v1/comments/${id}/reactions`, { kind: "like" })));
+    expect(toggles.map((r) => r.status)).toEqual(toggles.map(() => 200));
+    expect(toggles.filter((r) => r.body.active)).toHaveLength(6); // on, off, on, … : 11 toggles end on
+
+    const comment = await prisma().comment.findUnique({ where: { id } });
+    const rows = await prisma().reaction.findMany({ where: { commentId: id } });
+    expect(rows).toHaveLength(51);
+    expect(rows.filter((r) => r.readerId === "same")).toHaveLength(1);
+    expect(comment?.reactionCounts).toEqual({ like: 51 });
+    expect(comment?.reactionTotal).toBe(51);
+    expect((await t.api.get(`/api/v1/comments/${id}`)).body.reactions).toEqual({ like: 51 });
+    const toggled = await prisma().event.count({ where: { tenantId: t.tenantId, discussionId: "conc-1", type: "reaction_toggled" } });
+    expect(toggled).toBe(61);
+  });
+
+  it("gives one event per change with a gap-free seq per discussion under 20 concurrent writers", async () => {
+    const target = await post(t, "seq-1");
+    const writers = await Promise.all(Array.from({ length: 20 }, (_, i) => as(t, `w${i}`)));
+    const results = await Promise.all(
+      writers.flatMap((w, i) => [
+        w.post("/api/v1/discussions/seq-1/comments", { body: `hello ${i}` }),
+        w.post(`/api/v1/comments/${target}/reactions`, { kind: i % 2 ? "like" : "love" }),
+      ]),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([...Array(20).fill(200), ...Array(20).fill(201)]);
+    // Writers racing to create a discussion on first post.
+    const firsts = await Promise.all(writers.map((w, i) => w.post("/api/v1/discussions/seq-2/comments", { body: `first ${i}` })));
+    expect(firsts.every((r) => r.status === 201)).toBe(true);
+
+    for (const [discussionId, expected] of [
+      ["seq-1", { comment_created: 21, reaction_toggled: 20 }],
+      ["seq-2", { comment_created: 20 }],
+    ] as const) {
+      const events = await prisma().event.findMany({ where: { tenantId: t.tenantId, discussionId }, orderBy: { seq: "asc" } });
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      const counts: Record<string, number> = {};
+      for (const e of events) counts[e.type] = (counts[e.type] ?? 0) + 1;
+      expect(counts).toEqual(expected);
+      const d = await prisma().discussion.findUnique({ where: { tenantId_id: { tenantId: t.tenantId, id: discussionId } } });
+      expect(d?.seq).toBe(events.length);
+      expect(d?.commentCount).toBe(expected.comment_created);
+    }
+    const final = await prisma().comment.findUnique({ where: { id: target } });
+    expect(final?.reactionCounts).toEqual({ like: 10, love: 10 });
+  });
+});

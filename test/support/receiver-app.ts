@@ -1,0 +1,80 @@
+// Webhook test helpers: a server with webhook tunables (short handshake timeout, fast polling),
+// verified endpoints, keys with chosen capabilities, and events from discussion lock/unlock.
+import { inject } from "vitest";
+import { buildApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import type { Clock } from "../../src/lib/clock.js";
+import type { WebhookOptions } from "../../src/webhooks/runtime.js";
+import { generateApiKey } from "../../src/auth/api-keys.js";
+import { newId } from "../../src/lib/ids.js";
+import type { Capability } from "../../src/auth/capabilities.js";
+import { TEST_ADMIN_SECRET, type TestServer } from "./server.js";
+import type { TestTenant } from "./fixtures.js";
+import { eventually, type Receiver } from "./receiver.js";
+
+export const WEBHOOK_TEST_OPTIONS: Partial<WebhookOptions> = {
+  handshakeTimeoutMs: 1_000,
+  worker: { pollIntervalMs: 20, stopGraceMs: 0 },
+};
+
+export function testEnv(env: Record<string, string> = {}): Record<string, string> {
+  return {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATABASE_URL: inject("databaseUrl"),
+    REDIS_URL: inject("redisUrl"),
+    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    ALLOW_HTTP_WEBHOOKS: "1",
+    ...env,
+  };
+}
+
+/** Like startServer, with webhook options (and RUN_WEBHOOK_WORKER as given in env). */
+export async function startWebhookServer(
+  env: Record<string, string> = {},
+  opts: { clock?: Clock; webhooks?: Partial<WebhookOptions> } = {},
+): Promise<TestServer> {
+  const config = loadConfig(testEnv(env));
+  const webhooks = { ...WEBHOOK_TEST_OPTIONS, ...opts.webhooks, worker: { ...WEBHOOK_TEST_OPTIONS.worker, ...opts.webhooks?.worker } };
+  const app = await buildApp(config, { ...(opts.clock ? { clock: opts.clock } : {}), webhooks, migrate: false });
+  const url = await app.start();
+  return { url, app, stop: () => app.stop() };
+}
+
+/** Creates an endpoint for `receiver` and waits for the background handshake to verify it. */
+export async function createVerifiedEndpoint(
+  t: TestTenant,
+  receiver: Receiver,
+  body: Record<string, unknown> = {},
+): Promise<{ webhookId: string; secret: string; kid: string; body: any }> {
+  const res = await t.api.post("/api/v1/webhooks", { url: receiver.url, events: ["*"], ...body });
+  if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${JSON.stringify(res.body)}`);
+  const id = res.body.webhookId as string;
+  await eventually(async () => (await t.api.get(`/api/v1/webhooks/${id}`)).body.verified === true, 5_000);
+  return { webhookId: id, secret: res.body.secret, kid: res.body.kid, body: res.body };
+}
+
+/** A key holding exactly `capabilities`. */
+export async function keyWith(server: TestServer, tenantId: string, capabilities: Capability[]): Promise<string> {
+  const key = generateApiKey();
+  await server.app.runtime.services.prisma.apiKey.create({
+    data: { id: newId("key"), tenantId, label: "test", keyHash: key.hash, prefix: key.prefix, capabilities },
+  });
+  return key.raw;
+}
+
+/** Appends `n` events (discussion_locked / discussion_unlocked alternately) and returns their ids in order. */
+export async function makeEvents(server: TestServer, t: TestTenant, discussionId: string, n: number): Promise<string[]> {
+  await t.api.put(`/api/v1/discussions/${discussionId}`, {});
+  const prisma = server.app.runtime.services.prisma;
+  const before = await prisma.event.count({ where: { tenantId: t.tenantId, discussionId } });
+  for (let i = 0; i < n; i++) {
+    const current = await t.api.get(`/api/v1/discussions/${discussionId}`);
+    const action = current.body.state === "locked" ? "unlock" : "lock";
+    const r = await t.api.post(`/api/v1/discussions/${discussionId}/${action}`);
+    if (r.status !== 200) throw new Error(`${action}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  const events = await prisma.event.findMany({ where: { tenantId: t.tenantId, discussionId }, orderBy: { seq: "asc" }, skip: before });
+  return events.map((e) => e.id);
+}

@@ -1,0 +1,24 @@
+// A child process for the crash test: builds the runtime against the test database and runs ONLY
+// the webhook delivery worker. Prints "ready <workerId>" once it polls. Killed with SIGKILL by the test.
+//   env: DATABASE_URL, ADMIN_JWT_SECRET (same secret box as the server), CLOCK_OFFSET_MS, WORKER_LEASE_MS
+import { createRuntime } from "../../src/services.js";
+import { loadConfig } from "../../src/config.js";
+
+const offset = Number(process.env.CLOCK_OFFSET_MS ?? 0);
+const config = loadConfig({ ...process.env, RUN_WEBHOOK_WORKER: "1" });
+const runtime = await createRuntime(config, {
+  migrate: false,
+  clock: { now: () => new Date(Date.now() + offset) },
+  webhooks: {
+    worker: {
+      pollIntervalMs: 5,
+      leaseMs: Number(process.env.WORKER_LEASE_MS ?? 2000),
+      workerId: `crash-child:${process.pid}`,
+    },
+  },
+});
+runtime.webhooks.worker.start();
+process.stdout.write(`ready ${runtime.webhooks.worker.id}\n`);
+process.on("SIGTERM", () => {
+  void runtime.close().then(() => process.exit(0));
+});
