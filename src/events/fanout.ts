@@ -30,6 +30,7 @@ export function busMessageOf(e: StoredEvent): BusMessage {
 export class LiveEvent {
   private jsonText: string | undefined;
   private frame: string | undefined;
+  private frameBytes: Buffer | undefined;
 
   constructor(
     readonly envelope: EventEnvelope,
@@ -66,6 +67,12 @@ export class LiveEvent {
   get sseFrame(): string {
     this.frame ??= formatEvent({ id: this.seq, event: this.type, data: this.json });
     return this.frame;
+  }
+
+  /** The frame's UTF-8 bytes, encoded once and written as is to every stream. */
+  get sseBytes(): Buffer {
+    this.frameBytes ??= Buffer.from(this.sseFrame, "utf8");
+    return this.frameBytes;
   }
 
   static fromStored(e: StoredEvent): LiveEvent {

@@ -168,6 +168,9 @@ export class StreamHub {
         maxConnectionSeconds: settings.stream.maxConnectionSeconds,
       });
       if (this.stopping) session.end("shutdown");
+      // closed before it could start while the client is still there (shutdown, or more live
+      // events during the replay than a session may buffer): tell it to come back
+      if (session.closed && !sink.closed) throw errors.unavailable("The stream could not start; reconnect.");
       return session;
     } catch (err) {
       session.close();

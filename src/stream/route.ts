@@ -69,13 +69,20 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   const sink = new SseSink(reply.raw, {
     headers: sseHeaders(extra),
     maxBufferedBytes: hub.options.maxBufferedBytes,
-    begin: () => reply.hijack(),
-    onOverflow: () => {
-      hub.noteOverflow();
-      req.log.info({ discussionId }, "stream client fell behind its buffer bound; disconnected");
-    },
+    begin: hijacker(reply),
+    onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
   });
   await hub.open({ tenantId: caller.tenantId, discussionId, viewer: caller.viewer, after, settings }, sink);
+}
+
+// Closures made outside openStream, so a long-lived stream does not keep its request's objects alive.
+const hijacker = (reply: FastifyReply) => () => void reply.hijack();
+
+function overflowReporter(app: AppServices, hub: StreamHub, tenantId: string, discussionId: string) {
+  return () => {
+    hub.noteOverflow();
+    app.log.info({ tenantId, discussionId }, "stream client fell behind its buffer bound; disconnected");
+  };
 }
 
 /** `Last-Event-ID` (set by EventSource on reconnect) wins over `?lastEventId=`; absent = live only. */

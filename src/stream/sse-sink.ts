@@ -1,5 +1,8 @@
-// A session's SSE transport: writes the contract's frames to the HTTP response through the
-// bounded SseWriter.
+// A session's SSE transport: writes the contract's frames through the bounded SseWriter.
+//
+// The response body is close-delimited (HTTP/1.1 without chunked encoding: a stream only ever ends
+// by closing its connection), so after the head each frame is one plain socket write of bytes that
+// are encoded once per event and shared by every stream — no per-client encoding or chunk framing.
 //
 // Pacing: while the socket asks us to wait (a write returned false), frames queue here and go out
 // on 'drain'. Replayed frames (read deliberately, at most replay.maxEvents) do not count against
@@ -7,7 +10,7 @@
 // queued here — passes maxBufferedBytes, the client is cut off. Memory per slow client is bounded.
 import type { ServerResponse } from "node:http";
 import type { LiveEvent } from "../events/fanout.js";
-import { SseWriter, formatEvent } from "./sse-writer.js";
+import { SseWriter, formatComment, formatEvent } from "./sse-writer.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
 
 export interface SseSinkOptions {
@@ -18,11 +21,16 @@ export interface SseSinkOptions {
   onOverflow(): void;
 }
 
+type Frame = string | Buffer;
+const HEARTBEAT = Buffer.from(formatComment("heartbeat"), "utf8");
+const noop = () => {};
+const byteLength = (f: Frame) => (typeof f === "string" ? Buffer.byteLength(f) : f.byteLength);
+
 export class SseSink implements StreamSink {
   private writer: SseWriter | undefined;
   private isClosed = false;
   private live = false;
-  private queue: string[] = [];
+  private queue: Frame[] = [];
   /** index of the next frame to send in `queue` (a shift() per frame would be quadratic) */
   private head = 0;
   /** queued frames at the head of the queue that are replay (not counted against the bound) */
@@ -31,17 +39,16 @@ export class SseSink implements StreamSink {
   private endAfterDrain = false;
   private readonly closeCallbacks: (() => void)[] = [];
   private readonly done: Promise<void>;
+  private flushedResolve!: () => void;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly opts: SseSinkOptions,
   ) {
-    this.done = new Promise((resolve) => {
-      res.once("close", () => {
-        resolve();
-        this.finish(); // the client went away (also before the stream started)
-      });
-      res.once("finish", resolve);
+    this.done = new Promise((resolve) => (this.flushedResolve = resolve));
+    res.once("close", () => {
+      this.flushedResolve();
+      this.finish(); // the client went away (also before the stream started)
     });
     if (res.destroyed) this.finish();
   }
@@ -62,13 +69,20 @@ export class SseSink implements StreamSink {
   open(info: ConnectedInfo): void {
     if (this.isClosed) return;
     this.opts.begin();
-    this.res.writeHead(200, this.opts.headers);
-    this.writer = new SseWriter(this.res, {
+    this.opts.begin = noop; // do not keep the framework's request objects alive for the stream's life
+    this.res.useChunkedEncodingByDefault = false;
+    this.res.writeHead(200, { ...this.opts.headers, Connection: "close" });
+    this.res.flushHeaders();
+    const socket = this.res.socket;
+    if (!socket || socket.destroyed) return this.finish();
+    socket.setNoDelay(true);
+    socket.once("finish", () => this.flushedResolve()); // our end() reached the kernel
+    this.writer = new SseWriter(socket, {
       maxBufferedBytes: this.opts.maxBufferedBytes,
       onOverflow: () => this.opts.onOverflow(),
       onClose: () => this.finish(),
     });
-    this.res.on("drain", () => this.pump());
+    socket.on("drain", () => this.pump());
     this.writer.send(formatEvent({ event: "connected", data: JSON.stringify(info) }));
   }
 
@@ -77,12 +91,12 @@ export class SseSink implements StreamSink {
   }
 
   event(ev: LiveEvent): boolean {
-    return this.enqueue(ev.sseFrame);
+    return this.enqueue(ev.sseBytes);
   }
 
   heartbeat(): void {
     // a heartbeat only matters on an idle connection; a backlog keeps it alive anyway
-    if (this.writer && this.queued === 0 && !this.writer.backpressured) this.writer.heartbeat("heartbeat");
+    if (this.writer && this.queued === 0 && !this.writer.backpressured) this.writer.send(HEARTBEAT);
   }
 
   end(reason: EndReason): void {
@@ -95,11 +109,15 @@ export class SseSink implements StreamSink {
     }
     // let the backlog out first, then say goodbye (the bound still applies meanwhile)
     this.queue.push(frame);
-    this.liveQueuedBytes += Buffer.byteLength(frame);
+    this.liveQueuedBytes += byteLength(frame);
     this.endAfterDrain = true;
   }
 
-  private enqueue(frame: string): boolean {
+  private get queued(): number {
+    return this.queue.length - this.head;
+  }
+
+  private enqueue(frame: Frame): boolean {
     const w = this.writer;
     if (!w || w.closed || this.endAfterDrain) return false;
     if (this.queued === 0 && !w.backpressured) return w.send(frame);
@@ -108,7 +126,7 @@ export class SseSink implements StreamSink {
       this.replayQueued++;
       return true;
     }
-    this.liveQueuedBytes += Buffer.byteLength(frame);
+    this.liveQueuedBytes += byteLength(frame);
     if (w.bufferedBytes + this.liveQueuedBytes > this.opts.maxBufferedBytes) {
       this.opts.onOverflow();
       this.res.destroy();
@@ -118,17 +136,13 @@ export class SseSink implements StreamSink {
     return true;
   }
 
-  private get queued(): number {
-    return this.queue.length - this.head;
-  }
-
   private pump(): void {
     const w = this.writer;
     if (!w) return;
     while (this.queued > 0 && !w.backpressured && !w.closed) {
-      const frame = this.queue[this.head++] as string;
+      const frame = this.queue[this.head++] as Frame;
       if (this.replayQueued > 0) this.replayQueued--;
-      else this.liveQueuedBytes -= Buffer.byteLength(frame);
+      else this.liveQueuedBytes -= byteLength(frame);
       w.send(frame);
     }
     if (this.queued === 0) {

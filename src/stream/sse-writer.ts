@@ -66,7 +66,7 @@ export function sseHeaders(extra: Record<string, string> = {}): Record<string, s
 
 /** What the writer needs from its target: an `http.ServerResponse` fits, so does a `net.Socket`. */
 export interface SseTarget {
-  write(chunk: string): boolean;
+  write(chunk: string | Uint8Array): boolean;
   readonly writableLength: number;
   end(): unknown;
   destroy(error?: Error): unknown;
@@ -135,12 +135,13 @@ export class SseWriter {
   }
 
   /**
-   * Writes a formatted frame. Returns true when it was written, false when the writer is closed
+   * Writes a formatted frame (a string, or its UTF-8 bytes — a Buffer shared by many writers is
+   * written without copying). Returns true when it was written, false when the writer is closed
    * or the frame overflowed the bound (the connection is then destroyed).
    */
-  send(frame: string): boolean {
+  send(frame: string | Uint8Array): boolean {
     if (this.isClosed) return false;
-    const frameBytes = Buffer.byteLength(frame, "utf8");
+    const frameBytes = typeof frame === "string" ? Buffer.byteLength(frame, "utf8") : frame.byteLength;
     const buffered = this.target.writableLength;
     if (buffered > 0 && buffered + frameBytes > this.maxBufferedBytes) {
       this.overflow(buffered, frameBytes);

@@ -8,7 +8,7 @@
  * so a worker whose lease ran out cannot overwrite a newer claim's outcome; its log row is kept
  * either way (the attempt did happen).
  */
-import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
+import type { PrismaClient } from "../generated/prisma/client.js";
 import type { AttemptRecord, ClaimedJob, JobOutcome } from "./jobs.js";
 
 interface Pending {
@@ -19,7 +19,7 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-/** Rows per statement (16 parameters each, well under PostgreSQL's 65,535). */
+/** Rows per statement. */
 const MAX_BATCH = 500;
 
 export interface CompletionWriter {
@@ -27,25 +27,44 @@ export interface CompletionWriter {
   complete(job: ClaimedJob, a: AttemptRecord, outcome: JobOutcome): Promise<boolean>;
 }
 
-function row(p: Pending): Prisma.Sql {
+/** One row of the batch; the whole batch travels as ONE jsonb parameter (cheap to encode). */
+function row(p: Pending) {
   const { job, a, outcome } = p;
-  return Prisma.sql`(${job.id}::uuid, ${job.claimToken}::uuid, ${job.tenantId}::text, ${job.endpointId}::text,
-    ${job.eventId}::text, ${a.eventType}::text, ${a.idempotencyKey}::text, ${a.deliveryId}::uuid, ${a.attempt}::int,
-    ${a.statusCode}::int, ${a.durationMs}::int, ${a.error}::text, ${a.at}::timestamptz,
-    ${outcome.status}::"DeliveryStatus", ${outcome.nextAttemptAt}::timestamptz, ${outcome.lastError}::text)`;
+  return {
+    job_id: job.id,
+    claim_token: job.claimToken,
+    tenant_id: job.tenantId,
+    endpoint_id: job.endpointId,
+    event_id: job.eventId,
+    event_type: a.eventType,
+    idempotency_key: a.idempotencyKey,
+    delivery_id: a.deliveryId,
+    attempt: a.attempt,
+    status_code: a.statusCode,
+    duration_ms: a.durationMs,
+    error: a.error,
+    at: a.at.toISOString(),
+    status: outcome.status,
+    next_attempt_at: outcome.nextAttemptAt.toISOString(),
+    last_error: outcome.lastError,
+  };
 }
 
 async function write(prisma: PrismaClient, batch: Pending[]): Promise<Set<string>> {
+  const rows = JSON.stringify(batch.map(row));
   const kept = await prisma.$queryRaw<{ id: string }[]>`
-    WITH v (job_id, claim_token, tenant_id, endpoint_id, event_id, event_type, idempotency_key, delivery_id, attempt,
-            status_code, duration_ms, error, at, status, next_attempt_at, last_error) AS (
-      VALUES ${Prisma.join(batch.map(row))}
+    WITH v AS (
+      SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS x(
+        job_id uuid, claim_token uuid, tenant_id text, endpoint_id text, event_id text, event_type text,
+        idempotency_key text, delivery_id uuid, attempt int, status_code int, duration_ms int, error text,
+        at timestamptz, status "DeliveryStatus", next_attempt_at timestamptz, last_error text)
     ), logged AS (
       INSERT INTO webhook_attempts (id, tenant_id, endpoint_id, job_id, event_id, event_type, idempotency_key,
                                     delivery_id, attempt, status_code, duration_ms, error, created_at)
       SELECT gen_random_uuid(), tenant_id, endpoint_id, job_id, event_id, event_type, idempotency_key,
              delivery_id, attempt, status_code, duration_ms, error, at
         FROM v
+       WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = v.endpoint_id) -- deleted meanwhile: no log
     )
     UPDATE webhook_deliveries d
        SET status = v.status, attempts = v.attempt, next_attempt_at = v.next_attempt_at, last_error = v.last_error,
@@ -71,7 +90,19 @@ export function createCompletionWriter(prisma: PrismaClient): CompletionWriter {
           const kept = await write(prisma, batch);
           for (const p of batch) p.resolve(kept.has(p.job.id));
         } catch (err) {
-          for (const p of batch) p.reject(err);
+          if (batch.length === 1) {
+            batch[0]!.reject(err);
+            continue;
+          }
+          // one bad row must not fail the others: write them one by one
+          await Promise.all(
+            batch.map((p) =>
+              write(prisma, [p]).then(
+                (kept) => p.resolve(kept.has(p.job.id)),
+                (e: unknown) => p.reject(e),
+              ),
+            ),
+          );
         }
       }
     } finally {

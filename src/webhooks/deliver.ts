@@ -30,7 +30,12 @@ export interface DeliveryDeps {
   maxAttemptTimeoutMs: number;
 }
 
-export type DeliveryResult = "delivered" | "retry" | "failed" | "held" | "released" | "lost_claim";
+/**
+ * "lost_claim": the lease had passed to another claim before the outcome was written;
+ * "unrecorded": the attempt was made but its outcome could not be written: the job stays claimed
+ * until its lease expires and is then attempted again (never re-sent at once in a tight loop).
+ */
+export type DeliveryResult = "delivered" | "retry" | "failed" | "held" | "released" | "lost_claim" | "unrecorded";
 
 interface Attempt {
   ok: boolean;
@@ -153,14 +158,18 @@ export async function deliverJob(
     at: start,
   };
   const clean = endpoint.state === "active" && endpoint.consecutiveFailures === 0;
-  const [kept] = await Promise.all([
-    deps.completions.complete(job, record, outcome),
-    result.ok
-      ? clean
-        ? Promise.resolve()
-        : recordSuccess(deps.prisma, endpoint.id, done)
-      : recordFailure(deps.prisma, endpoint.id, done, tunables, result.statusCode === 410),
-  ]);
+  const breaker = result.ok
+    ? clean
+      ? Promise.resolve()
+      : recordSuccess(deps.prisma, endpoint.id, done)
+    : recordFailure(deps.prisma, endpoint.id, done, tunables, result.statusCode === 410);
+  let kept: boolean;
+  try {
+    [kept] = await Promise.all([deps.completions.complete(job, record, outcome), breaker]);
+  } catch (err) {
+    deps.log.error({ err, jobId: job.id, endpointId: endpoint.id }, "webhook outcome not recorded; the job is retried after its lease");
+    return "unrecorded";
+  }
   if (!kept) return "lost_claim";
   return result.ok ? "delivered" : outcome.status === "failed" ? "failed" : "retry";
 }

@@ -1,10 +1,9 @@
 /**
- * What a batch of claimed jobs needs, loaded with three queries per batch (not per job): the
- * endpoints with their secrets and resolved tunables, and the events' stored envelopes.
+ * What a batch of claimed jobs needs, taken from the claim's own rows (jobs.ts claimJobs reads the
+ * endpoint, its signing secret, the event and the tenant's settings in the same statement).
  */
-import type { PrismaClient } from "../generated/prisma/client.js";
 import type { EndpointState } from "./breaker.js";
-import type { ClaimedJob } from "./jobs.js";
+import type { ClaimedJob, ClaimedRow } from "./jobs.js";
 import type { SealedSecret } from "./secrets.js";
 import { resolveTunables, type DeliveryTunables } from "./tunables.js";
 
@@ -30,43 +29,24 @@ export interface BatchContext {
   events: Map<string, EventSnapshot>;
 }
 
-export async function loadBatchContext(prisma: PrismaClient, jobs: readonly ClaimedJob[]): Promise<BatchContext> {
-  const endpointIds = [...new Set(jobs.map((j) => j.endpointId))];
-  const eventIds = [...new Set(jobs.map((j) => j.eventId))];
-  const tenantIds = [...new Set(jobs.map((j) => j.tenantId))];
-  const [endpoints, events, tenants] = await Promise.all([
-    prisma.webhookEndpoint.findMany({
-      where: { id: { in: endpointIds } },
-      select: {
-        id: true,
-        tenantId: true,
-        url: true,
-        verified: true,
-        state: true,
-        consecutiveFailures: true,
-        delivery: true,
-        secrets: { where: { validUntil: null }, select: { kid: true, secretEnc: true, validUntil: true } },
-      },
-    }),
-    prisma.event.findMany({ where: { id: { in: eventIds } }, select: { id: true, type: true, payload: true } }),
-    prisma.tenant.findMany({ where: { id: { in: tenantIds } }, select: { id: true, settings: true } }),
-  ]);
-  const settings = new Map(tenants.map((t) => [t.id, t.settings]));
-  return {
-    endpoints: new Map(
-      endpoints.map((e) => [
-        e.id,
-        {
-          id: e.id,
-          url: e.url,
-          verified: e.verified,
-          state: e.state,
-          consecutiveFailures: e.consecutiveFailures,
-          secrets: e.secrets,
-          tunables: resolveTunables(settings.get(e.tenantId), e.delivery),
-        },
-      ]),
-    ),
-    events: new Map(events.map((e) => [e.id, e])),
-  };
+export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[]; context: BatchContext } {
+  const endpoints = new Map<string, EndpointSnapshot>();
+  const events = new Map<string, EventSnapshot>();
+  const jobs: ClaimedJob[] = [];
+  for (const r of rows) {
+    jobs.push({ id: r.id, tenantId: r.tenantId, endpointId: r.endpointId, eventId: r.eventId, attempts: r.attempts, claimToken: r.claimToken });
+    if (!endpoints.has(r.endpointId)) {
+      endpoints.set(r.endpointId, {
+        id: r.endpointId,
+        url: r.url,
+        verified: r.verified,
+        state: r.state,
+        consecutiveFailures: r.consecutiveFailures,
+        secrets: r.kid !== null && r.secretEnc !== null ? [{ kid: r.kid, secretEnc: r.secretEnc, validUntil: null }] : [],
+        tunables: resolveTunables(r.tenantSettings, r.delivery),
+      });
+    }
+    events.set(r.eventId, { id: r.eventId, type: r.eventType, payload: r.payload });
+  }
+  return { jobs, context: { endpoints, events } };
 }

@@ -18,10 +18,10 @@
  *   UPDATE … FROM (SELECT … FOR UPDATE SKIP LOCKED LIMIT n) SET locked_until = now + lease RETURNING
  * which works on PostgreSQL and PGlite alike. Any number of workers (processes or instances) can
  * claim at once without ever holding the same job: SKIP LOCKED makes concurrent claimers take
- * disjoint rows, and a claimed row carries a lease (`locked_until`) and a `claim_token`. A worker
- * killed mid-delivery simply stops renewing nothing: its lease expires and another worker claims
- * the job again (same idempotency key, new delivery id). Completing a job requires the claim
- * token, so a worker that lost its lease cannot overwrite the newer claim's outcome.
+ * disjoint rows, and a claimed row carries a lease (`locked_until`) and a `claim_token`. If a worker
+ * is killed mid-delivery, its lease simply expires and another worker claims the job again (same
+ * idempotency key, new delivery id). Recording an outcome requires the claim token, so a worker
+ * that lost its lease cannot overwrite the newer claim's outcome (completions.ts).
  */
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
 import { onEventAppended, type Tx } from "../events/log.js";
@@ -80,17 +80,35 @@ export function installJobHook(): void {
   });
 }
 
+/** A claimed job with what delivering it needs, read in the same statement as the claim. */
+export interface ClaimedRow extends ClaimedJob {
+  url: string;
+  verified: boolean;
+  state: "active" | "circuit_open" | "disabled";
+  consecutiveFailures: number;
+  /** the endpoint's delivery overrides */
+  delivery: unknown;
+  tenantSettings: unknown;
+  /** the secret that signs now (null only if the endpoint has none) */
+  kid: string | null;
+  secretEnc: string | null;
+  eventType: string;
+  /** the stored envelope (API.md §5) */
+  payload: unknown;
+}
+
 /**
  * Claims up to `limit` due jobs whose endpoint may receive now (verified, not disabled, circuit
- * closed or its cooldown over). Times come from the worker's clock, not the database's, so an
- * injected clock drives scheduling end to end.
+ * closed or its cooldown over), and returns them with their endpoint, signing secret, event and
+ * tenant settings: one round trip per batch. Times come from the worker's clock, not the
+ * database's, so an injected clock drives scheduling end to end.
  */
 export async function claimJobs(
   prisma: PrismaClient,
   opts: { now: Date; leaseUntil: Date; limit: number; workerId: string },
-): Promise<ClaimedJob[]> {
+): Promise<ClaimedRow[]> {
   const { now, leaseUntil, limit, workerId } = opts;
-  return prisma.$queryRaw<ClaimedJob[]>`
+  return prisma.$queryRaw<ClaimedRow[]>`
     WITH picked AS (
       SELECT d.id
         FROM webhook_deliveries d
@@ -103,13 +121,26 @@ export async function claimJobs(
        ORDER BY d.next_attempt_at
        LIMIT ${limit}
        FOR UPDATE OF d SKIP LOCKED
+    ), claimed AS (
+      UPDATE webhook_deliveries d
+         SET locked_until = ${leaseUntil}::timestamptz, claim_token = gen_random_uuid(), locked_by = ${workerId}
+        FROM picked
+       WHERE d.id = picked.id
+      RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_id, d.attempts, d.claim_token
     )
-    UPDATE webhook_deliveries d
-       SET locked_until = ${leaseUntil}::timestamptz, claim_token = gen_random_uuid(), locked_by = ${workerId}
-      FROM picked
-     WHERE d.id = picked.id
-    RETURNING d.id, d.tenant_id AS "tenantId", d.endpoint_id AS "endpointId", d.event_id::text AS "eventId",
-              d.attempts, d.claim_token::text AS "claimToken"`;
+    SELECT c.id::text AS id, c.tenant_id AS "tenantId", c.endpoint_id AS "endpointId", c.event_id::text AS "eventId",
+           c.attempts, c.claim_token::text AS "claimToken",
+           w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures", w.delivery,
+           t.settings AS "tenantSettings", s.kid, s.secret_enc AS "secretEnc", ev.type AS "eventType", ev.payload
+      FROM claimed c
+      JOIN webhook_endpoints w ON w.id = c.endpoint_id
+      JOIN events ev ON ev.id = c.event_id
+      JOIN tenants t ON t.id = c.tenant_id
+      LEFT JOIN LATERAL (
+        SELECT kid, secret_enc FROM webhook_secrets
+         WHERE endpoint_id = w.id AND valid_until IS NULL
+         ORDER BY created_at DESC LIMIT 1
+      ) s ON true`;
 }
 
 /** Gives a claimed job back untouched (not attempted): another claim may take it at once. */

@@ -17,8 +17,8 @@ import type { SecretBox } from "../lib/secret-box.js";
 import { createCompletionWriter } from "./completions.js";
 import { deliverJob, type DeliveryResult } from "./deliver.js";
 import type { WebhookHttpClient } from "./http-client.js";
-import { loadBatchContext } from "./job-context.js";
-import { claimJobs, releaseJob, type ClaimedJob } from "./jobs.js";
+import { batchContext } from "./job-context.js";
+import { claimJobs, releaseJob, type ClaimedRow } from "./jobs.js";
 
 export interface WorkerOptions {
   /**
@@ -70,8 +70,6 @@ export interface WebhookWorker {
   nudge(): void;
   /** Processes every job due now (in batches) and waits for them; returns how many were claimed. */
   runOnce(): Promise<number>;
-  /** Called after each job with its result (tests and the benchmark observe the worker with it). */
-  onResult?: (job: ClaimedJob, result: DeliveryResult | "error") => void;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -131,14 +129,14 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     return o.concurrency - sending;
   }
 
-  function claim(limit: number): Promise<ClaimedJob[]> {
+  function claim(limit: number): Promise<ClaimedRow[]> {
     const now = deps.clock.now();
     return claimJobs(deps.prisma, { now, leaseUntil: new Date(now.getTime() + o.leaseMs), limit, workerId: o.workerId });
   }
 
   /** Starts the jobs' deliveries; each one is tracked in `inflight` until it has been recorded. */
-  function dispatch(jobs: ClaimedJob[]): Promise<void>[] {
-    const batch = loadBatchContext(deps.prisma, jobs);
+  function dispatch(rows: ClaimedRow[]): Promise<void>[] {
+    const { jobs, context } = batchContext(rows);
     const signal = abort.signal;
     return jobs.map((job) => {
       sending++;
@@ -150,15 +148,13 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         if (waitingForSlot && canClaim() >= refillAt) nudge();
       };
       const p: Promise<void> = (async () => {
-        let result: DeliveryResult | "error";
         try {
-          result = await deliverJob(deliveryDeps, job, await batch, signal, freeSlot);
+          const result: DeliveryResult = await deliverJob(deliveryDeps, job, context, signal, freeSlot);
+          deps.log.debug({ jobId: job.id, endpointId: job.endpointId, result }, "webhook job done");
         } catch (err) {
-          result = "error";
           deps.log.error({ err, jobId: job.id, endpointId: job.endpointId }, "webhook delivery failed unexpectedly");
           await releaseJob(deps.prisma, job).catch(() => undefined); // else the lease brings it back
         }
-        worker.onResult?.(job, result);
       })().finally(() => {
         inflight.delete(p);
         freeSlot();
@@ -179,7 +175,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         continue;
       }
       const limit = Math.min(free, o.batchSize);
-      let jobs: ClaimedJob[];
+      let jobs: ClaimedRow[];
       try {
         jobs = await claim(limit);
         errorBackoffMs = 0;
@@ -221,6 +217,10 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     },
     nudge,
     async runOnce() {
+      if (!running && abort.signal.aborted) {
+        abort = new AbortController(); // stopped before: attempts must not start aborted
+        setMaxListeners(0, abort.signal);
+      }
       let claimed = 0;
       for (let round = 0; round < 100; round++) {
         const jobs = await claim(o.batchSize);

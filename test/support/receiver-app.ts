@@ -1,14 +1,11 @@
 // Webhook test helpers: a server with webhook tunables (short handshake timeout, fast polling),
 // verified endpoints, keys with chosen capabilities, and events from discussion lock/unlock.
-import { inject } from "vitest";
-import { buildApp } from "../../src/app.js";
-import { loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/lib/clock.js";
 import type { WebhookOptions } from "../../src/webhooks/runtime.js";
 import { generateApiKey } from "../../src/auth/api-keys.js";
 import { newId } from "../../src/lib/ids.js";
 import type { Capability } from "../../src/auth/capabilities.js";
-import { TEST_ADMIN_SECRET, type TestServer } from "./server.js";
+import { startServer, type TestServer } from "./server.js";
 import type { TestTenant } from "./fixtures.js";
 import { eventually, type Receiver } from "./receiver.js";
 
@@ -17,29 +14,13 @@ export const WEBHOOK_TEST_OPTIONS: Partial<WebhookOptions> = {
   worker: { pollIntervalMs: 20, stopGraceMs: 0 },
 };
 
-export function testEnv(env: Record<string, string> = {}): Record<string, string> {
-  return {
-    PORT: "0",
-    HOST: "127.0.0.1",
-    DATABASE_URL: inject("databaseUrl"),
-    REDIS_URL: inject("redisUrl"),
-    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
-    ALLOW_HTTP_WEBHOOKS: "1",
-    ...env,
-  };
-}
-
-/** Like startServer, with webhook options (and RUN_WEBHOOK_WORKER as given in env). */
+/** startServer with the webhook test tunables; the worker runs unless env says RUN_WEBHOOK_WORKER=0. */
 export async function startWebhookServer(
   env: Record<string, string> = {},
   opts: { clock?: Clock; webhooks?: Partial<WebhookOptions> } = {},
 ): Promise<TestServer> {
-  const config = loadConfig(testEnv(env));
   const webhooks = { ...WEBHOOK_TEST_OPTIONS, ...opts.webhooks, worker: { ...WEBHOOK_TEST_OPTIONS.worker, ...opts.webhooks?.worker } };
-  const app = await buildApp(config, { ...(opts.clock ? { clock: opts.clock } : {}), webhooks, migrate: false });
-  const url = await app.start();
-  return { url, app, stop: () => app.stop() };
+  return startServer({ RUN_WEBHOOK_WORKER: "1", ...env }, { ...opts, webhooks });
 }
 
 /** Creates an endpoint for `receiver` and waits for the background handshake to verify it. */

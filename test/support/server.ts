@@ -3,6 +3,7 @@ import { inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/lib/clock.js";
+import type { WebhookOptions } from "../../src/webhooks/runtime.js";
 
 export const TEST_ADMIN_SECRET = "test-admin-secret-0123456789abcdef0123456789";
 
@@ -12,8 +13,9 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(env: Record<string, string> = {}, opts: { clock?: Clock } = {}): Promise<TestServer> {
-  const config = loadConfig({
+/** The environment of a test server; the webhook worker is off unless a test turns it on. */
+export function testEnv(env: Record<string, string> = {}): Record<string, string> {
+  return {
     PORT: "0",
     HOST: "127.0.0.1",
     DATABASE_URL: inject("databaseUrl"),
@@ -21,9 +23,20 @@ export async function startServer(env: Record<string, string> = {}, opts: { cloc
     ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     ALLOW_HTTP_WEBHOOKS: "1",
+    RUN_WEBHOOK_WORKER: "0",
     ...env,
+  };
+}
+
+export async function startServer(
+  env: Record<string, string> = {},
+  opts: { clock?: Clock; webhooks?: Partial<WebhookOptions> } = {},
+): Promise<TestServer> {
+  const app = await buildApp(loadConfig(testEnv(env)), {
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
+    migrate: false,
   });
-  const app = await buildApp(config, { ...opts, migrate: false });
   const url = await app.start();
   return { url, app, stop: () => app.stop() };
 }
