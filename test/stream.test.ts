@@ -82,6 +82,26 @@ describe("stream framing", () => {
   });
 });
 
+describe("browsers on other origins", () => {
+  it("answers the CORS preflight and lets any origin read the stream (the ticket is the credential)", async () => {
+    const id = await discussion();
+    const pre = await fetch(streamUrl(id), {
+      method: "OPTIONS",
+      headers: { origin: "https://news.example", "access-control-request-method": "GET", "access-control-request-headers": "last-event-id" },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    expect(pre.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("last-event-id");
+    const { ticket } = await mint(id);
+    const s = await rawSse(streamUrl(id, `?ticket=${ticket}`), { origin: "https://news.example" });
+    expect(s.headers.get("access-control-allow-origin")).toBe("*");
+    await s.close();
+    const denied = await fetch(streamUrl(id), { headers: { origin: "https://news.example" } });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get("access-control-allow-origin")).toBe("*");
+  });
+});
+
 describe("stream errors before the stream starts are problem documents", () => {
   it("401 without credentials or with a bad key, 404 for unknown and other tenants' discussions, 400 for a bad id", async () => {
     const id = await discussion();

@@ -1,15 +1,17 @@
-// The circuit breaker and auto-disable, driven step by step: a manual clock (set in 2099, so the
-// other test servers' workers, on the real clock, never find these jobs due) and worker.runOnce().
+// The circuit breaker and auto-disable, driven step by step with a manual clock and worker.runOnce(),
+// on a database of its own: a far-future worker would treat other files' job leases as expired.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 import { client } from "./support/client.js";
 import { startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
+import { isolatedDatabase } from "./support/database.js";
 import { manualClock } from "../src/lib/clock.js";
 import { signAdminToken } from "../src/auth/admin-jwt.js";
 
 const clock = manualClock(new Date("2099-01-01T00:00:00.000Z"));
+let databaseUrl: string;
 let server: TestServer;
 let t: TestTenant;
 let receiver: Receiver;
@@ -28,7 +30,8 @@ async function step(ms: number): Promise<number> {
 const endpointRow = (id: string) => prisma().webhookEndpoint.findUniqueOrThrow({ where: { id } });
 
 beforeAll(async () => {
-  server = await startWebhookServer({ RUN_WEBHOOK_WORKER: "0" }, { clock });
+  databaseUrl = await isolatedDatabase("breaker");
+  server = await startWebhookServer({ RUN_WEBHOOK_WORKER: "0", DATABASE_URL: databaseUrl }, { clock });
   t = await createTestTenant(server);
   receiver = await startReceiver((req) =>
     req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { status },
@@ -122,7 +125,7 @@ describe("circuit breaker", () => {
 
   it("a commit wakes a running worker at once (no waiting for the poll)", async () => {
     status = 200;
-    const s = await startWebhookServer({}, { clock, webhooks: { worker: { pollIntervalMs: 60_000 } } });
+    const s = await startWebhookServer({ DATABASE_URL: databaseUrl }, { clock, webhooks: { worker: { pollIntervalMs: 60_000 } } });
     try {
       const tt = await createTestTenant(s);
       const r = await startReceiver();

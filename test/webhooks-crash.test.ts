@@ -3,12 +3,12 @@
 // arrives, with the same idempotency key and a new delivery id.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { inject } from "vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
+import { isolatedDatabase } from "./support/database.js";
 
 // The whole test runs ~73 years ahead (server and child alike), so the workers of other test
 // files, on the real clock, never find these jobs due and cannot take them from the child.
@@ -18,6 +18,7 @@ const LEASE_MS = 2_000;
 
 let server: TestServer;
 let t: TestTenant;
+let databaseUrl: string;
 let receiver: Receiver;
 let child: ChildProcess | undefined;
 
@@ -26,7 +27,7 @@ function startChildWorker(): Promise<{ proc: ChildProcess; workerId: string }> {
   const proc = spawn(process.execPath, ["--import", "tsx", script], {
     env: {
       ...process.env,
-      DATABASE_URL: inject("databaseUrl"),
+      DATABASE_URL: databaseUrl,
       ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
       ALLOW_HTTP_WEBHOOKS: "1",
       LOG_LEVEL: "silent",
@@ -51,7 +52,8 @@ function startChildWorker(): Promise<{ proc: ChildProcess; workerId: string }> {
 }
 
 beforeAll(async () => {
-  server = await startWebhookServer({ RUN_WEBHOOK_WORKER: "0" }, { clock });
+  databaseUrl = await isolatedDatabase("crash");
+  server = await startWebhookServer({ RUN_WEBHOOK_WORKER: "0", DATABASE_URL: databaseUrl }, { clock });
   t = await createTestTenant(server);
   const first = new Set<string>();
   receiver = await startReceiver((req) => {
