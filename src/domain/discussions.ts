@@ -98,10 +98,12 @@ export async function listDiscussions(
  * event seq follows commit order.
  */
 export async function lockDiscussionRow(tx: ScopedTx, tenantId: string, id: string): Promise<Discussion | null> {
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    SELECT id FROM discussions WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
-  if (rows.length === 0) return null;
-  return tx.discussion.findUniqueOrThrow({ where: { tenantId_id: { tenantId, id } } });
+  // One statement on every write path: lock and read the row together.
+  const rows = await tx.$queryRaw<Discussion[]>`
+    SELECT tenant_id AS "tenantId", id, title, url, state::text AS state, seq, comment_count AS "commentCount",
+           created_at AS "createdAt", updated_at AS "updatedAt"
+      FROM discussions WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
+  return rows[0] ?? null;
 }
 
 /** Refuses writes to locked or archived discussions (409). */
