@@ -5,7 +5,7 @@ import { db, requirePrincipal, tenantIdOf, type RequestContext } from "../contex
 import type { ApiKey } from "../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
-import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type Page, type SortKey } from "../lib/pagination.js";
+import { newestFirstPage, type Page } from "../lib/pagination.js";
 import { writeTx } from "../events/write-tx.js";
 import { generateApiKey } from "../auth/api-keys.js";
 import { CAPABILITIES, type Capability } from "../auth/capabilities.js";
@@ -91,24 +91,13 @@ export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput
   });
 }
 
-const LIST_ORDER: SortKey[] = [
-  { field: "createdAt", dir: "desc" },
-  { field: "id", dir: "desc" },
-];
 
 /** The tenant's keys, newest first, every state. */
 export async function listApiKeys(
   ctx: RequestContext,
   args: { limit?: number | null; cursor?: string | null },
 ): Promise<Page<ApiKey>> {
-  const limit = checkLimit(args.limit);
-  const after = args.cursor ? decodeCursor(args.cursor, 2) : null;
-  const rows = await db(ctx).apiKey.findMany({
-    where: after ? keysetAfter(LIST_ORDER, [new Date(after[0] as number), after[1]]) : {},
-    orderBy: orderByOf(LIST_ORDER),
-    take: limit + 1,
-  });
-  return toPage(rows, limit, (k) => [k.createdAt.getTime(), k.id]);
+  return newestFirstPage(args, (q) => db(ctx).apiKey.findMany(q));
 }
 
 /** Revokes a key (idempotent: an already revoked key keeps its revocation time). Effective on the next request. */

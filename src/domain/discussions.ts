@@ -3,7 +3,7 @@ import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../context.js";
 import type { Discussion } from "../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../lib/errors.js";
-import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type Page, type SortKey } from "../lib/pagination.js";
+import { newestFirstPage, type Page } from "../lib/pagination.js";
 import { writeTx, type ScopedTx } from "../events/write-tx.js";
 import type { EventType } from "../events/types.js";
 
@@ -73,23 +73,12 @@ export async function getDiscussion(ctx: RequestContext, id: string): Promise<Di
   return d;
 }
 
-const LIST_ORDER: SortKey[] = [
-  { field: "createdAt", dir: "desc" },
-  { field: "id", dir: "desc" },
-];
 
 export async function listDiscussions(
   ctx: RequestContext,
   args: { limit?: number | null; cursor?: string | null },
 ): Promise<Page<Discussion>> {
-  const limit = checkLimit(args.limit);
-  const after = args.cursor ? decodeCursor(args.cursor, 2) : null;
-  const rows = await db(ctx).discussion.findMany({
-    where: after ? keysetAfter(LIST_ORDER, [new Date(after[0] as number), after[1]]) : {},
-    orderBy: orderByOf(LIST_ORDER),
-    take: limit + 1,
-  });
-  return toPage(rows, limit, (d) => [d.createdAt.getTime(), d.id]);
+  return newestFirstPage(args, (q) => db(ctx).discussion.findMany(q));
 }
 
 /**

@@ -5,7 +5,7 @@ import { db, tenantIdOf, type RequestContext } from "../context.js";
 import type { Prisma, WebhookEndpoint } from "../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
-import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type Page, type SortKey } from "../lib/pagination.js";
+import { newestFirstPage, type Page } from "../lib/pagination.js";
 import { writeTx } from "../events/write-tx.js";
 import { generateKid, generateSecret } from "../webhooks/signature.js";
 import { checkWebhookUrl } from "../webhooks/url-guard.js";
@@ -70,20 +70,9 @@ export async function createWebhook(ctx: RequestContext, input: unknown): Promis
   return { endpoint, secret };
 }
 
-const LIST_ORDER: SortKey[] = [
-  { field: "createdAt", dir: "desc" },
-  { field: "id", dir: "desc" },
-];
 
 export async function listWebhooks(ctx: RequestContext, args: { limit?: number | null; cursor?: string | null }): Promise<Page<WebhookEndpoint>> {
-  const limit = checkLimit(args.limit);
-  const after = args.cursor ? decodeCursor(args.cursor, 2) : null;
-  const rows = await db(ctx).webhookEndpoint.findMany({
-    where: after ? keysetAfter(LIST_ORDER, [new Date(after[0] as number), after[1]]) : {},
-    orderBy: orderByOf(LIST_ORDER),
-    take: limit + 1,
-  });
-  return toPage(rows, limit, (e) => [e.createdAt.getTime(), e.id]);
+  return newestFirstPage(args, (q) => db(ctx).webhookEndpoint.findMany(q));
 }
 
 /**

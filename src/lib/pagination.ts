@@ -72,3 +72,32 @@ export function toPage<T>(rows: T[], limit: number, cursorOf: (row: T) => Cursor
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(cursorOf(last)) : null };
 }
+
+const NEWEST_FIRST: SortKey[] = [
+  { field: "createdAt", dir: "desc" },
+  { field: "id", dir: "desc" },
+];
+
+export interface FindManyPage {
+  where: Record<string, unknown>;
+  orderBy: Record<string, "asc" | "desc">[];
+  take: number;
+}
+
+/** A newest-first page of any table with `createdAt` and `id`: `findMany` runs the query given. */
+export async function newestFirstPage<T extends { createdAt: Date; id: string }>(
+  args: { limit?: number | null; cursor?: string | null },
+  findMany: (q: FindManyPage) => Promise<T[]>,
+): Promise<Page<T>> {
+  const limit = checkLimit(args.limit);
+  const after = args.cursor ? decodeCursor(args.cursor, 2) : null;
+  if (after && (typeof after[0] !== "number" || typeof after[1] !== "string")) {
+    throw errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
+  }
+  const rows = await findMany({
+    where: after ? keysetAfter(NEWEST_FIRST, [new Date(after[0] as number), after[1]]) : {},
+    orderBy: orderByOf(NEWEST_FIRST),
+    take: limit + 1,
+  });
+  return toPage(rows, limit, (r) => [r.createdAt.getTime(), r.id]);
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "../../src/lib/errors.js";
+import { checkLimit, decodeCursor, encodeCursor, keysetAfter, toPage } from "../../src/lib/pagination.js";
+
+describe("cursor codec", () => {
+  it("round-trips the sort key of the last item", () => {
+    const c = encodeCursor([1_795_000_000_000, "cmt_abc", true, null]);
+    expect(c).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(decodeCursor(c, 4)).toEqual([1_795_000_000_000, "cmt_abc", true, null]);
+  });
+
+  it.each([
+    ["not base64 json", "%%%"],
+    ["json of the wrong shape", Buffer.from('{"a":1}').toString("base64url")],
+    ["wrong arity", encodeCursor([1, "x", 3])],
+    ["nested values", Buffer.from('[[1],"x"]').toString("base64url")],
+  ])("refuses %s with a validation error on `cursor`", (_name, cursor) => {
+    try {
+      decodeCursor(cursor, 2);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).fieldErrors?.[0]?.path).toBe("cursor");
+    }
+  });
+});
+
+describe("limits and pages", () => {
+  it("defaults to 20 and accepts 1–100 only", () => {
+    expect(checkLimit(undefined)).toBe(20);
+    expect(checkLimit(100)).toBe(100);
+    for (const bad of [0, 101, 2.5, -1]) expect(() => checkLimit(bad)).toThrow(AppError);
+  });
+
+  it("returns `limit` items and a cursor only when there are more", () => {
+    const rows = [1, 2, 3].map((n) => ({ n }));
+    const more = toPage(rows, 2, (r) => [r.n]);
+    expect(more.items).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(decodeCursor(more.nextCursor!, 1)).toEqual([2]);
+    expect(toPage(rows, 3, (r) => [r.n]).nextCursor).toBeNull();
+  });
+
+  it("builds the strict-after condition for a compound order", () => {
+    expect(
+      keysetAfter(
+        [
+          { field: "createdAt", dir: "desc" },
+          { field: "id", dir: "asc" },
+        ],
+        [5, "b"],
+      ),
+    ).toEqual({ OR: [{ createdAt: { lt: 5 } }, { createdAt: 5, id: { gt: "b" } }] });
+  });
+});
