@@ -48,23 +48,36 @@ function header(h: HeaderBag, name: string): string | null {
   return (Array.isArray(v) ? v[0] : v) || null;
 }
 
-/** Resolves the caller from X-API-Key or Authorization: Bearer. Invalid credentials fail the request. */
-export async function resolvePrincipal(app: AppServices, headers: HeaderBag): Promise<Principal | null> {
+/**
+ * Resolves the caller from X-API-Key or Authorization: Bearer. Invalid credentials fail the
+ * request. An API key lookup also yields the tenant row, which seeds the request's cache.
+ */
+export async function resolvePrincipal(
+  app: AppServices,
+  headers: HeaderBag,
+): Promise<{ principal: Principal; tenant?: Tenant } | null> {
   const apiKey = header(headers, "x-api-key");
   if (apiKey) return authenticateApiKey(app.prisma, apiKey.trim(), app.clock);
   const authz = header(headers, "authorization");
   if (authz) {
     const m = /^Bearer\s+(\S+)$/i.exec(authz.trim());
     if (!m?.[1]) throw errors.unauthenticated("Authorization must be 'Bearer <admin JWT>'.");
-    return authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock);
+    return { principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock) };
   }
   return null;
 }
 
 export async function createRequestContext(app: AppServices, headers: HeaderBag): Promise<RequestContext> {
-  const principal = await resolvePrincipal(app, headers);
+  const caller = await resolvePrincipal(app, headers);
+  const principal = caller?.principal ?? null;
   const rateLimit = principal ? await app.rateLimiter.consume(principal) : undefined;
-  return { app, principal, identityToken: header(headers, "x-service-identity"), cache: {}, ...(rateLimit ? { rateLimit } : {}) };
+  return {
+    app,
+    principal,
+    identityToken: header(headers, "x-service-identity"),
+    cache: caller?.tenant ? { tenant: Promise.resolve(caller.tenant) } : {},
+    ...(rateLimit ? { rateLimit } : {}),
+  };
 }
 
 export function requirePrincipal(ctx: RequestContext): Principal {

@@ -1,7 +1,7 @@
 // API keys: `ek_` + 64 hex from a CSPRNG. Only the sha256 is stored and looked up; a 256-bit random
 // key needs no slow hash, and lookup by hash is constant-time with respect to the secret.
 import { createHash, randomBytes } from "node:crypto";
-import type { PrismaClient } from "../generated/prisma/client.js";
+import type { PrismaClient, Tenant } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { isCapability, type Capability } from "./capabilities.js";
@@ -35,15 +35,29 @@ interface KeyRow {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  tenantName: string;
+  identitySecretEnc: string;
+  settings: Tenant["settings"];
+  tenantCreatedAt: Date;
 }
 
-export async function authenticateApiKey(prisma: PrismaClient, raw: string, clock: Clock): Promise<Principal> {
+/**
+ * The caller of X-API-Key and its tenant's row (settings, sealed identity secret), read in one
+ * statement: nearly every request needs both.
+ */
+export async function authenticateApiKey(
+  prisma: PrismaClient,
+  raw: string,
+  clock: Clock,
+): Promise<{ principal: Principal; tenant: Tenant }> {
   if (!KEY_RE.test(raw)) throw errors.unauthenticated("The API key is not valid.");
   // Raw SQL on the hottest path of every request: one indexed lookup, no query-plan building.
   const [key] = await prisma.$queryRaw<KeyRow[]>`
-    SELECT id, tenant_id AS "tenantId", capabilities, expires_at AS "expiresAt", revoked_at AS "revokedAt",
-           last_used_at AS "lastUsedAt"
-      FROM api_keys WHERE key_hash = ${hashApiKey(raw)}`;
+    SELECT k.id, k.tenant_id AS "tenantId", k.capabilities, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
+           k.last_used_at AS "lastUsedAt", t.name AS "tenantName", t.identity_secret_enc AS "identitySecretEnc",
+           t.settings, t.created_at AS "tenantCreatedAt"
+      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+     WHERE k.key_hash = ${hashApiKey(raw)}`;
   if (!key) throw errors.unauthenticated("The API key is not valid.");
   const now = clock.now();
   const state = keyState(key, now);
@@ -56,9 +70,18 @@ export async function authenticateApiKey(prisma: PrismaClient, raw: string, cloc
       .catch(() => undefined);
   }
   return {
-    kind: "key",
-    tenantId: key.tenantId,
-    keyId: key.id,
-    capabilities: new Set(key.capabilities.filter(isCapability) as Capability[]),
+    principal: {
+      kind: "key",
+      tenantId: key.tenantId,
+      keyId: key.id,
+      capabilities: new Set(key.capabilities.filter(isCapability) as Capability[]),
+    },
+    tenant: {
+      id: key.tenantId,
+      name: key.tenantName,
+      identitySecretEnc: key.identitySecretEnc,
+      settings: key.settings,
+      createdAt: key.tenantCreatedAt,
+    },
   };
 }

@@ -70,11 +70,13 @@ export async function upsertReader(tx: ScopedTx, tenantId: string, r: ReaderIden
  * with +1 / -1 on every transition into / out of visibility, under the discussion lock.
  */
 export async function shiftVisibility(tx: ScopedTx, tenantId: string, c: Comment, delta: 1 | -1): Promise<void> {
-  await tx.discussion.update({
-    where: { tenantId_id: { tenantId, id: c.discussionId } },
-    data: { commentCount: { increment: delta } },
-  });
-  if (c.parentId) await tx.comment.update({ where: { id: c.parentId }, data: { replyCount: { increment: delta } } });
+  await tx.$executeRaw`
+    UPDATE discussions SET comment_count = comment_count + ${delta}, updated_at = now()
+     WHERE tenant_id = ${tenantId} AND id = ${c.discussionId}`;
+  if (c.parentId) {
+    await tx.$executeRaw`
+      UPDATE comments SET reply_count = reply_count + ${delta} WHERE tenant_id = ${tenantId} AND id = ${c.parentId}`;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import { errors, fieldErrorsFromZod } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
 import { writeTx } from "../events/write-tx.js";
 import { resolveSettings } from "./settings-model.js";
-import { assertWritable, checkDiscussionId, lockDiscussionRow } from "./discussions.js";
+import { assertWritable, checkDiscussionId, createAndLockDiscussionRow } from "./discussions.js";
 import { commentDto, WITH_AUTHOR, type CommentWithAuthor } from "./comment-dto.js";
 import {
   announce,
@@ -59,11 +59,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   );
   const tenantId = tenantIdOf(ctx);
   return writeTx(ctx.app, tenantId, async (tx, events) => {
-    await tx.$executeRaw`
-      INSERT INTO discussions (tenant_id, id, updated_at) VALUES (${tenantId}, ${discussionId}, now())
-      ON CONFLICT (tenant_id, id) DO NOTHING`;
-    const discussion = await lockDiscussionRow(tx, tenantId, discussionId);
-    if (!discussion) throw errors.notFound("Discussion");
+    const discussion = await createAndLockDiscussionRow(tx, tenantId, discussionId);
     assertWritable(discussion);
     const parent = data.parentId ? await tx.comment.findUnique({ where: { id: data.parentId } }) : null;
     if (data.parentId && (!parent || parent.discussionId !== discussionId || !isVisible(parent))) {

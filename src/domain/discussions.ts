@@ -1,7 +1,7 @@
 // Discussions: a comment thread per tenant-chosen id (e.g. an article slug).
 import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../context.js";
-import type { Discussion } from "../generated/prisma/client.js";
+import { Prisma, type Discussion } from "../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../lib/errors.js";
 import { newestFirstPage, type Page } from "../lib/pagination.js";
 import { writeTx, type ScopedTx } from "../events/write-tx.js";
@@ -86,13 +86,24 @@ export async function listDiscussions(
  * takes this lock first, so writers of one discussion serialise in one order (no deadlocks) and the
  * event seq follows commit order.
  */
+const DISCUSSION_COLUMNS = Prisma.sql`tenant_id AS "tenantId", id, title, url, state::text AS state, seq,
+  comment_count AS "commentCount", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
 export async function lockDiscussionRow(tx: ScopedTx, tenantId: string, id: string): Promise<Discussion | null> {
   // One statement on every write path: lock and read the row together.
   const rows = await tx.$queryRaw<Discussion[]>`
-    SELECT tenant_id AS "tenantId", id, title, url, state::text AS state, seq, comment_count AS "commentCount",
-           created_at AS "createdAt", updated_at AS "updatedAt"
-      FROM discussions WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
+    SELECT ${DISCUSSION_COLUMNS} FROM discussions WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
   return rows[0] ?? null;
+}
+
+/** lockDiscussionRow for writes that create the discussion on first use (posting a comment). */
+export async function createAndLockDiscussionRow(tx: ScopedTx, tenantId: string, id: string): Promise<Discussion> {
+  // ON CONFLICT DO UPDATE locks the existing row like FOR UPDATE does; the no-op SET changes nothing.
+  const rows = await tx.$queryRaw<Discussion[]>`
+    INSERT INTO discussions (tenant_id, id, updated_at) VALUES (${tenantId}, ${id}, now())
+    ON CONFLICT (tenant_id, id) DO UPDATE SET seq = discussions.seq
+    RETURNING ${DISCUSSION_COLUMNS}`;
+  return rows[0]!;
 }
 
 /** Refuses writes to locked or archived discussions (409). */

@@ -1,6 +1,5 @@
 // The event log: appended in the same transaction as the change it describes. The discussion row's
 // `seq` counter is incremented under its row lock, so seq order is commit order per discussion.
-import type { Prisma } from "../generated/prisma/client.js";
 import type { ScopedTx } from "../db/tenant-scope.js";
 import { uuid } from "../lib/ids.js";
 import type { Audience, EventEnvelope, EventType, StoredEvent } from "./types.js";
@@ -40,19 +39,10 @@ export async function appendEvent(tx: Tx, e: NewEvent): Promise<StoredEvent> {
   };
   const audience = e.audience ?? "all";
   const readerId = e.readerId ?? null;
-  await tx.event.create({
-    data: {
-      id: envelope.id,
-      tenantId: e.tenantId,
-      discussionId: e.discussionId,
-      seq,
-      type: e.type,
-      audience,
-      readerId,
-      payload: envelope as unknown as Prisma.InputJsonValue,
-      occurredAt: e.occurredAt,
-    },
-  });
+  await tx.$executeRaw`
+    INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, payload, occurred_at)
+    VALUES (${envelope.id}::uuid, ${e.tenantId}, ${e.discussionId}, ${seq}, ${e.type}, ${audience}, ${readerId},
+            ${JSON.stringify(envelope)}::jsonb, ${e.occurredAt})`;
   const stored: StoredEvent = { envelope, audience, readerId };
   for (const hook of appendHooks) await hook(tx, stored);
   return stored;
