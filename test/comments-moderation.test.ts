@@ -205,7 +205,7 @@ describe("event payloads", () => {
     expect(byType("comment_pinned")[0]).toStrictEqual(pinned.body);
     const fetched = await t.api.get(`/api/v1/comments/${posted.body.id}`);
     expect(fetched.body).toStrictEqual(pinned.body);
-    expect(fetched.body).toMatchObject({ reactions: { love: 1 }, author: { avatarUrl: "https://img.example/d.png" }, depth: 1 });
+    expect(fetched.body).toMatchObject({ reactions: { love: 1 }, author: { avatarUrl: "https://img.example/d.png" } });
 
     const env = events[0]!.payload as any;
     expect(env).toEqual({

@@ -53,7 +53,6 @@ describe("POST /discussions/{id}/comments", () => {
       id: expect.stringMatching(/^cmt_/),
       discussionId: "post-1",
       parentId: null,
-      depth: 0,
       author: { id: "alice", name: "Alice", avatarUrl: "https://img.example/a.png" },
       body: "First!",
       status: "approved",
@@ -82,19 +81,22 @@ describe("POST /discussions/{id}/comments", () => {
     const root = (await a.post("/api/v1/discussions/thread-1/comments", { body: "root" })).body;
     const r1 = await b.post("/api/v1/discussions/thread-1/comments", { body: "reply", parentId: root.id });
     expect(r1.status).toBe(201);
-    expect(r1.body).toMatchObject({ parentId: root.id, depth: 1 });
+    expect(r1.body).toMatchObject({ parentId: root.id });
     const r2 = await a.post("/api/v1/discussions/thread-1/comments", { body: "reply 2", parentId: r1.body.id });
-    expect(r2.body).toMatchObject({ parentId: r1.body.id, depth: 2 });
+    expect(r2.body).toMatchObject({ parentId: r1.body.id });
+    // depth is stored (and selectable over GraphQL); REST shows the contract's fields only
+    const depths = await prisma().comment.findMany({ where: { id: { in: [root.id, r1.body.id, r2.body.id] } }, select: { id: true, depth: true } });
+    expect(Object.fromEntries(depths.map((c) => [c.id, c.depth]))).toEqual({ [root.id]: 0, [r1.body.id]: 1, [r2.body.id]: 2 });
     expect((await t.api.get(`/api/v1/comments/${root.id}`)).body.replyCount).toBe(1);
     expect((await t.api.get(`/api/v1/comments/${r1.body.id}`)).body.replyCount).toBe(1);
 
     const direct = await t.api.get(`/api/v1/discussions/thread-1/comments?parentId=${root.id}`);
     expect(direct.body.items.map((c: any) => c.id)).toEqual([r1.body.id]);
     const flat = await t.api.get("/api/v1/discussions/thread-1/comments?sort=oldest");
-    expect(flat.body.items.map((c: any) => [c.id, c.parentId, c.depth])).toEqual([
-      [root.id, null, 0],
-      [r1.body.id, root.id, 1],
-      [r2.body.id, r1.body.id, 2],
+    expect(flat.body.items.map((c: any) => [c.id, c.parentId])).toEqual([
+      [root.id, null],
+      [r1.body.id, root.id],
+      [r2.body.id, r1.body.id],
     ]);
 
     // Unknown parent, and a parent of another discussion: 422 on parentId.

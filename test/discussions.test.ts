@@ -39,6 +39,15 @@ describe("discussions", () => {
     expect(invalid.body.errors.map((e: any) => e.path)).toContain("title");
   });
 
+  it("accepts ids of up to 128 chars; longer ones are a 400 problem, however long", async () => {
+    expect((await t.api.put(`/api/v1/discussions/${"a".repeat(128)}`, {})).status).toBe(201);
+    const over = await t.api.put(`/api/v1/discussions/${"a".repeat(129)}`, {});
+    expect(over).toMatchObject({ status: 400, body: { code: "invalid_parameter" } });
+    const huge = await t.api.get(`/api/v1/discussions/${"a".repeat(5000)}`);
+    expect(huge.status).toBe(400);
+    expect(huge.headers.get("content-type")).toContain("application/problem+json");
+  });
+
   it("lists with a cursor, newest first, stable across pages", async () => {
     for (let i = 0; i < 5; i++) await t.api.put(`/api/v1/discussions/list-${i}`, {});
     const seen: string[] = [];

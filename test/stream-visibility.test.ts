@@ -1,5 +1,6 @@
-// Who sees what on a stream: audience "all" to everyone, "moderators" only to streams whose key
-// (or whose ticket's minting key) holds moderate_content, "reader" only to streams bound to that
+// Who sees what on a stream: audience "all" to everyone, "moderators" only to a backend's own
+// stream (X-API-Key header holding moderate_content, no reader identity) — never to tickets or
+// ?token= (browsers) nor to streams bound to a reader — and "reader" only to streams bound to that
 // reader (ticket minted with an identity, or X-API-Key + X-Service-Identity). Replay filters the same.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
@@ -29,7 +30,7 @@ async function ticket(id: string, key: string, sub?: string): Promise<string> {
   return r.body.ticket;
 }
 
-/** The six kinds of stream, all on one discussion. */
+/** The kinds of stream, all on one discussion. */
 async function streams(id: string, lastEventId?: string) {
   const extra: Record<string, string> = lastEventId ? { "last-event-id": lastEventId } : {};
   const s: Record<string, SseClient> = {
@@ -39,6 +40,8 @@ async function streams(id: string, lastEventId?: string) {
     aliceTicket: openSse(url(id, `?ticket=${await ticket(id, plainKey, "alice")}`), extra),
     bobTicket: openSse(url(id, `?ticket=${await ticket(id, plainKey, "bob")}`), extra),
     moderatorTicket: openSse(url(id, `?ticket=${await ticket(id, modKey)}`), extra),
+    moderatorKeyAsAlice: openSse(url(id), { "x-api-key": modKey, "x-service-identity": await t.identity("alice"), ...extra }),
+    moderatorToken: openSse(url(id, `?token=${modKey}`), extra),
   };
   await Promise.all(Object.values(s).map((c) => c.waitFor((f) => f.some((x) => x.event === "connected"))));
   return s;
@@ -71,7 +74,9 @@ describe("stream visibility", () => {
       aliceHeader: ["1", "3", "5"],
       aliceTicket: ["1", "3", "5"],
       bobTicket: ["1", "4", "5"],
-      moderatorTicket: ["1", "2", "5"],
+      moderatorTicket: ["1", "5"],
+      moderatorKeyAsAlice: ["1", "3", "5"],
+      moderatorToken: ["1", "5"],
     };
     expect(await seen(live, (f) => f.id)).toEqual(expected);
 
@@ -109,9 +114,11 @@ describe("stream visibility", () => {
     expect(got.plain).toEqual(publicEvents);
     expect(got.bobTicket).toEqual(publicEvents);
     expect(got.moderator).toEqual(withRejection);
-    expect(got.moderatorTicket).toEqual(withRejection);
+    expect(got.moderatorTicket).toEqual(publicEvents);
+    expect(got.moderatorToken).toEqual(publicEvents);
     const forAlice = ["comment_created(pending)", ...publicEvents.slice(0, 3), "notification_reply", ...publicEvents.slice(3)];
     expect(got.aliceHeader).toEqual(forAlice);
     expect(got.aliceTicket).toEqual(forAlice);
+    expect(got.moderatorKeyAsAlice).toEqual(forAlice);
   });
 });

@@ -32,7 +32,6 @@ export function commentDto(c: CommentWithAuthor) {
     id: c.id,
     discussionId: c.discussionId,
     parentId: c.parentId,
-    depth: c.depth,
     author: authorDto(c.author),
     body: c.body,
     status: c.status,

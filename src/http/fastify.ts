@@ -10,6 +10,12 @@ export function createFastify(opts: { log: Logger; bodyLimit: number }): Fastify
   const app = Fastify({
     loggerInstance: opts.log,
     bodyLimit: opts.bodyLimit,
+    // Ids reach 128 chars (discussion ids); longer ones get the domain's 400/404 problem, not the router's 414.
+    maxParamLength: 1024,
+    // Router errors (undecodable URL, a parameter past that length) as problem documents too.
+    frameworkErrors: (_err, _req, reply) => {
+      sendProblem(reply, errors.invalidParameter([{ path: "url", message: "a path parameter is too long or not valid URL encoding" }]));
+    },
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: true,

@@ -13,36 +13,41 @@ export interface StreamCaller {
   viewer: Viewer;
 }
 
-/** The caller of a stream: the request's principal when it has one, else the ticket (redeemed now). */
+/**
+ * The caller of a stream: the request's principal when it has one, else the ticket (redeemed now).
+ *
+ * Moderator visibility (pending/rejected content) only goes to a backend's own stream: X-API-Key
+ * in the header, a key holding moderate_content, and no reader identity. Tickets and the
+ * deprecated ?token= are how browsers connect, and a stream bound to a reader is a reader's:
+ * those are reader streams, which never see pending or rejected comments (contract §4 Stream),
+ * whatever the capabilities of the key behind them.
+ */
 export async function streamCaller(
   ctx: RequestContext,
-  opts: { discussionId: string; ticket?: string | null | undefined },
+  opts: { discussionId: string; ticket?: string | null | undefined; viaQueryToken?: boolean },
 ): Promise<StreamCaller> {
   if (ctx.principal) {
     const reader = await currentReader(ctx);
-    return {
-      tenantId: ctx.principal.tenantId,
-      viewer: { moderator: hasCapability(ctx.principal, "moderate_content"), readerId: reader?.id ?? null },
-    };
+    const moderator = !reader && !opts.viaQueryToken && hasCapability(ctx.principal, "moderate_content");
+    return { tenantId: ctx.principal.tenantId, viewer: { moderator, readerId: reader?.id ?? null } };
   }
   if (opts.ticket) {
     const t = await redeemStreamTicket(ctx.app, opts.ticket, opts.discussionId);
-    const moderator = t.apiKeyId ? await keyMayModerate(ctx.app, t.tenantId, t.apiKeyId) : false;
-    return { tenantId: t.tenantId, viewer: { moderator, readerId: t.readerId } };
+    if (t.apiKeyId) await assertMinterActive(ctx.app, t.tenantId, t.apiKeyId);
+    return { tenantId: t.tenantId, viewer: { moderator: false, readerId: t.readerId } };
   }
   throw errors.unauthenticated(
     "A stream needs X-API-Key, ?ticket= (from POST /api/v1/stream/ticket) or the deprecated ?token=.",
   );
 }
 
-/** A ticket sees what the key that minted it sees, as of now: a revoked or expired key's tickets fail. */
-async function keyMayModerate(app: AppServices, tenantId: string, apiKeyId: string): Promise<boolean> {
+/** A ticket is only as good as the key that minted it, as of now: a revoked or expired key's tickets fail. */
+async function assertMinterActive(app: AppServices, tenantId: string, apiKeyId: string): Promise<void> {
   const key = await app.prisma.apiKey.findFirst({ where: { id: apiKeyId, tenantId } });
   if (!key) throw errors.unauthenticated("The key that minted this ticket no longer exists.");
   const state = keyState(key, app.clock.now());
   if (state === "revoked") throw errors.keyRevoked();
   if (state === "expired") throw errors.keyExpired();
-  return key.capabilities.includes("moderate_content");
 }
 
 export async function tenantSettings(app: AppServices, tenantId: string): Promise<Settings> {

@@ -64,7 +64,7 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   reply.headers(extra);
 
   const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers);
-  const caller = await streamCaller(ctx, { discussionId, ticket: headerAuth ? undefined : ticket });
+  const caller = await streamCaller(ctx, { discussionId, ticket: headerAuth ? undefined : ticket, viaQueryToken: viaToken });
   const settings = await hub.settingsOf(caller.tenantId);
   const sink = new SseSink(reply.raw, {
     headers: sseHeaders(extra),
