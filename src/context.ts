@@ -70,7 +70,7 @@ export async function resolvePrincipal(
 export async function createRequestContext(app: AppServices, headers: HeaderBag): Promise<RequestContext> {
   const caller = await resolvePrincipal(app, headers);
   const principal = caller?.principal ?? null;
-  const rateLimit = principal ? await app.rateLimiter.consume(principal) : undefined;
+  const rateLimit = principal ? await app.rateLimiter.consume(principal, caller?.tenant?.settings) : undefined;
   return {
     app,
     principal,

@@ -15,8 +15,11 @@ export interface RateLimitInfo {
 }
 
 export interface RateLimiter {
-  /** Counts one request; throws 429 rate_limited past the budget. */
-  consume(principal: Principal): Promise<RateLimitInfo>;
+  /**
+   * Counts one request; throws 429 rate_limited past the budget. `storedSettings` (the tenant row's
+   * settings, when the caller already has it) saves the limiter its own cached lookup.
+   */
+  consume(principal: Principal, storedSettings?: unknown): Promise<RateLimitInfo>;
   /** Forget cached settings of a tenant (after a settings change on this instance). */
   invalidate(tenantId: string): void;
 }
@@ -56,8 +59,9 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
   };
 
   return {
-    async consume(p) {
-      const limit = await limitOf(p.tenantId);
+    async consume(p, storedSettings) {
+      const limit =
+        storedSettings !== undefined ? resolveSettings(storedSettings).rateLimits.requestsPerMinute : await limitOf(p.tenantId);
       const key = p.kind === "key" ? `${p.tenantId}:k:${p.keyId}` : `${p.tenantId}:a:${p.subject}`;
       try {
         const r = await limiterFor(limit).consume(key);
