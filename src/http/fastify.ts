@@ -11,7 +11,7 @@ export function createFastify(opts: { log: Logger; bodyLimit: number }): Fastify
     loggerInstance: opts.log,
     bodyLimit: opts.bodyLimit,
     // Ids reach 128 chars (discussion ids); longer ones get the domain's 400/404 problem, not the router's 414.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     // Router errors (undecodable URL, a parameter past that length) as problem documents too.
     frameworkErrors: (_err, _req, reply) => {
       sendProblem(reply, errors.invalidParameter([{ path: "url", message: "a path parameter is too long or not valid URL encoding" }]));
