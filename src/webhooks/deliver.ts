@@ -158,14 +158,13 @@ export async function deliverJob(
     at: start,
   };
   const clean = endpoint.state === "active" && endpoint.consecutiveFailures === 0;
-  const breaker = result.ok
-    ? clean
-      ? Promise.resolve()
-      : recordSuccess(deps.prisma, endpoint.id, done)
-    : recordFailure(deps.prisma, endpoint.id, done, tunables, result.statusCode === 410);
   let kept: boolean;
   try {
-    [kept] = await Promise.all([deps.completions.complete(job, record, outcome), breaker]);
+    // The endpoint's new state (circuit open, disabled on 410) is written BEFORE the job is released:
+    // released first, another worker could claim and send it again in between.
+    if (!result.ok) await recordFailure(deps.prisma, endpoint.id, done, tunables, result.statusCode === 410);
+    else if (!clean) await recordSuccess(deps.prisma, endpoint.id, done);
+    kept = await deps.completions.complete(job, record, outcome);
   } catch (err) {
     deps.log.error({ err, jobId: job.id, endpointId: endpoint.id }, "webhook outcome not recorded; the job is retried after its lease");
     return "unrecorded";
