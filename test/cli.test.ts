@@ -1,16 +1,10 @@
 // The operator CLI, run as a real child process against the run's test database.
-import { spawn } from "node:child_process";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { client } from "./support/client.js";
 import { signIdentity } from "./support/fixtures.js";
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { runProcess } from "./support/process.js";
 
 /** The environment of an operator's shell: the test database, the shared secret, default logging. */
 function cliEnv(): NodeJS.ProcessEnv {
@@ -19,19 +13,7 @@ function cliEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function run(command: string, args: string[], env = cliEnv()): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: process.cwd(), env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const cli = (...args: string[]) => run(process.execPath, ["bin/engagement.js", ...args]);
+const cli = (...args: string[]) => runProcess(process.execPath, ["bin/engagement.js", ...args], cliEnv());
 
 let server: TestServer;
 beforeAll(async () => {
@@ -64,7 +46,7 @@ describe("engagement CLI", { timeout: 120_000 }, () => {
   });
 
   it("npm run cli -- tenant create --json: still nothing but the JSON on stdout", async () => {
-    const r = await run("npm", ["run", "--silent", "cli", "--", "tenant", "create", "--name", "Via npm", "--json"]);
+    const r = await runProcess("npm", ["run", "--silent", "cli", "--", "tenant", "create", "--name", "Via npm", "--json"], cliEnv());
     expect(r.code, r.stderr).toBe(0);
     expect(Object.keys(JSON.parse(r.stdout))).toEqual(["tenantId", "adminToken", "apiKey", "identitySecret"]);
   });

@@ -3,6 +3,7 @@
 // completes). Replayed items (at most replay.maxEvents) do not count against the bound.
 import type { LiveEvent } from "../events/fanout.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
+import { CloseSignal } from "./close-signal.js";
 
 export type StreamItem =
   | ({ kind: "connected" } & ConnectedInfo)
@@ -18,20 +19,18 @@ export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> 
   private waiter: ((r: IteratorResult<StreamItem>) => void) | null = null;
   /** no more items will be queued (the queue may still hold some) */
   private ended = false;
-  private isClosed = false;
-  private readonly closeCallbacks: (() => void)[] = [];
+  private readonly closing = new CloseSignal();
   private drainedResolve!: () => void;
   private readonly drained = new Promise<void>((resolve) => (this.drainedResolve = resolve));
 
   constructor(private readonly maxQueued: number) {}
 
   get closed(): boolean {
-    return this.isClosed;
+    return this.closing.closed;
   }
 
   onClose(cb: () => void): void {
-    if (this.isClosed) cb();
-    else this.closeCallbacks.push(cb);
+    this.closing.onClose(cb);
   }
 
   flushed(): Promise<void> {
@@ -121,8 +120,6 @@ export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> 
   }
 
   private finish(): void {
-    if (this.isClosed) return;
-    this.isClosed = true;
-    for (const cb of this.closeCallbacks.splice(0)) cb();
+    this.closing.fire();
   }
 }

@@ -6,6 +6,7 @@
 // drops anything at or below the last seq it processed. So replay + live never repeat or skip.
 import type { LiveEvent } from "../events/fanout.js";
 import { canSee, type Viewer } from "./visibility.js";
+import { CloseSignal } from "./close-signal.js";
 
 export interface ConnectedInfo {
   discussionId: string;
@@ -54,8 +55,7 @@ export class Session {
   private startup: LiveEvent[] | null = [];
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private maxTimer: NodeJS.Timeout | undefined;
-  private isClosed = false;
-  private readonly closeHooks: (() => void)[] = [];
+  private readonly closing = new CloseSignal();
 
   constructor(
     readonly tenantId: string,
@@ -67,18 +67,17 @@ export class Session {
   }
 
   get closed(): boolean {
-    return this.isClosed;
+    return this.closing.closed;
   }
 
   /** Runs once when the session closes (leave the channel, release the connection slot). */
   onClose(hook: () => void): void {
-    if (this.isClosed) hook();
-    else this.closeHooks.push(hook);
+    this.closing.onClose(hook);
   }
 
   /** From the channel: every event, in seq order. */
   deliver(ev: LiveEvent): void {
-    if (this.isClosed) return;
+    if (this.closing.closed) return;
     if (this.startup) {
       this.startup.push(ev);
       if (this.startup.length > MAX_STARTUP_BUFFER) this.close();
@@ -88,7 +87,7 @@ export class Session {
   }
 
   start(o: StartOptions): void {
-    if (this.isClosed || !this.startup) return;
+    if (this.closing.closed || !this.startup) return;
     this.lastSeq = o.after === null ? o.head : Math.min(o.after, o.head);
     const visible = o.replay.filter((ev) => ev.seq > this.lastSeq && canSee(this.viewer, ev));
     this.sink.open({
@@ -104,7 +103,7 @@ export class Session {
     const buffered = this.startup;
     this.startup = null;
     for (const ev of buffered) this.forward(ev);
-    if (this.isClosed || this.sink.closed) return this.close();
+    if (this.closing.closed || this.sink.closed) return this.close();
     if (this.sink.heartbeat) {
       const hb = () => this.sink.heartbeat?.();
       this.heartbeatTimer = setInterval(hb, o.heartbeatSeconds * 1000);
@@ -114,23 +113,22 @@ export class Session {
 
   /** The server ends the stream (`connection-timeout`, then close). */
   end(reason: EndReason): void {
-    if (this.isClosed) return;
+    if (this.closing.closed) return;
     if (this.startup) return this.close();
     this.sink.end(reason);
     this.close();
   }
 
   close(): void {
-    if (this.isClosed) return;
-    this.isClosed = true;
+    if (this.closing.closed) return;
     this.startup = null;
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.maxTimer);
-    for (const hook of this.closeHooks.splice(0)) hook();
+    this.closing.fire();
   }
 
   private forward(ev: LiveEvent): void {
-    if (this.isClosed || ev.seq <= this.lastSeq) return;
+    if (this.closing.closed || ev.seq <= this.lastSeq) return;
     this.lastSeq = ev.seq;
     if (!canSee(this.viewer, ev)) return;
     if (!this.sink.event(ev)) this.close();

@@ -12,6 +12,7 @@ import type { ServerResponse } from "node:http";
 import type { LiveEvent } from "../events/fanout.js";
 import { SseWriter, formatComment, formatEvent } from "./sse-writer.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
+import { CloseSignal } from "./close-signal.js";
 
 export interface SseSinkOptions {
   headers: Record<string, string>;
@@ -28,7 +29,7 @@ const byteLength = (f: Frame) => (typeof f === "string" ? Buffer.byteLength(f) :
 
 export class SseSink implements StreamSink {
   private writer: SseWriter | undefined;
-  private isClosed = false;
+  private readonly closing = new CloseSignal();
   private live = false;
   private queue: Frame[] = [];
   /** index of the next frame to send in `queue` (a shift() per frame would be quadratic) */
@@ -37,7 +38,6 @@ export class SseSink implements StreamSink {
   private replayQueued = 0;
   private liveQueuedBytes = 0;
   private endAfterDrain = false;
-  private readonly closeCallbacks: (() => void)[] = [];
   private readonly done: Promise<void>;
   private flushedResolve!: () => void;
 
@@ -54,12 +54,11 @@ export class SseSink implements StreamSink {
   }
 
   get closed(): boolean {
-    return this.isClosed;
+    return this.closing.closed;
   }
 
   onClose(cb: () => void): void {
-    if (this.isClosed) cb();
-    else this.closeCallbacks.push(cb);
+    this.closing.onClose(cb);
   }
 
   flushed(): Promise<void> {
@@ -67,7 +66,7 @@ export class SseSink implements StreamSink {
   }
 
   open(info: ConnectedInfo): void {
-    if (this.isClosed) return;
+    if (this.closing.closed) return;
     this.opts.begin();
     this.opts.begin = noop; // do not keep the framework's request objects alive for the stream's life
     this.res.useChunkedEncodingByDefault = false;
@@ -156,10 +155,9 @@ export class SseSink implements StreamSink {
   }
 
   private finish(): void {
-    if (this.isClosed) return;
-    this.isClosed = true;
+    if (this.closing.closed) return;
     this.queue = [];
     this.head = 0;
-    for (const cb of this.closeCallbacks.splice(0)) cb();
+    this.closing.fire();
   }
 }

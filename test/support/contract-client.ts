@@ -1,12 +1,14 @@
 // Black-box helpers for test/contract.test.ts: written from the contract alone (nothing from src/ is
 // imported): a CLI runner, an HTTP client, problem/shape expectations, an SSE reader and a loopback
 // webhook receiver.
-import { spawn } from "node:child_process";
+import { runProcess } from "./process.js";
 import { createHmac } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { expect, inject } from "vitest";
+
+export { runProcess, type Run } from "./process.js";
 
 export const ADMIN_JWT_SECRET = "contract-suite-admin-secret-0123456789abc"; // 40+ chars
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -56,24 +58,6 @@ export function freePort(): Promise<number> {
       const { port } = s.address() as AddressInfo;
       s.close(() => resolve(port));
     });
-  });
-}
-
-export interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export function runProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: process.cwd(), env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
 
