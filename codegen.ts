@@ -1,4 +1,4 @@
-// GraphQL Code Generator: typed documents for the REST route table (src/rest/operations) and for
+// GraphQL Code Generator: typed documents for the REST route table (src/modules/*/operations.graphql) and for
 // the tests (test/operations). Run `npm run codegen` after changing schema.graphql or a document.
 import type { CodegenConfig } from "@graphql-codegen/cli";
 
@@ -12,7 +12,7 @@ const config: CodegenConfig = {
     avoidOptionals: { field: true, inputValue: false, object: true, defaultValue: false },
   },
   generates: {
-    "src/generated/operations.ts": { documents: "src/rest/operations/**/*.graphql", plugins },
+    "src/generated/operations.ts": { documents: "src/modules/**/operations.graphql", plugins },
     "test/generated/operations.ts": { documents: "test/operations/**/*.graphql", plugins },
   },
 };

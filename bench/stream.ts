@@ -29,7 +29,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { migratePostgres } from "../src/db/migrate.js";
 import { openDatabase } from "../src/db/client.js";
-import { createTenant } from "../src/domain/tenants.js";
+import { createTenant } from "../src/modules/tenants/tenants.js";
 import { createSecretBox } from "../src/lib/secret-box.js";
 
 const { values: opt } = parseArgs({

@@ -3,7 +3,7 @@ import pg from "pg";
 import { buildApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { migratePostgres } from "../src/db/migrate.js";
-import { createTenant } from "../src/domain/tenants.js";
+import { createTenant } from "../src/modules/tenants/tenants.js";
 
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 

@@ -18,7 +18,7 @@ import https from "node:https";
 import { performance } from "node:perf_hooks";
 import got from "got";
 import { fmtTable, startBenchApp } from "./support.js";
-import { DEFAULT_WORKER_OPTIONS } from "../src/webhooks/worker.js";
+import { DEFAULT_WORKER_OPTIONS } from "../src/delivery/worker.js";
 import type { StoredEvent } from "../src/events/types.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);

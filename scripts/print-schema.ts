@@ -1,7 +1,7 @@
 // npm run schema:print — writes schema.graphql from the Pothos schema; `--check` fails on drift (CI).
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { printSchema } from "graphql";
-import { schema } from "../src/schema/index.js";
+import { schema } from "../src/modules/schema.js";
 import { repoRoot } from "../src/db/paths.js";
 
 const path = `${repoRoot}schema.graphql`;

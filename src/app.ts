@@ -2,20 +2,20 @@
 // Returns { start, stop } so tests and main.ts run it the same way.
 import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
-import { createRuntime, type Runtime } from "./services.js";
+import { createRuntime, type Runtime } from "./runtime.js";
 import type { Clock } from "./lib/clock.js";
 import type { Logger } from "pino";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
-import { schema } from "./schema/index.js";
-import { createGraphQLServer } from "./graphql/yoga.js";
-import { mountRoutes } from "./rest/router.js";
-import { restRoutes } from "./rest/routes/index.js";
+import { schema } from "./modules/schema.js";
+import { createGraphQLServer } from "./http/graphql.js";
+import { mountRoutes } from "./http/rest/router.js";
+import { restRoutes } from "./modules/routes.js";
 import { mountHealth } from "./http/health.js";
 import { StreamHub, type HubOptions } from "./stream/hub.js";
 import { attachStreamHub } from "./stream/registry.js";
 import { mountStreamRoute } from "./stream/route.js";
-import type { WebhookOptions } from "./webhooks/runtime.js";
+import type { WebhookOptions } from "./delivery/runtime.js";
 
 export interface App {
   runtime: Runtime;

@@ -5,7 +5,7 @@ import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { client } from "./support/client.js";
 import { manualClock } from "../src/lib/clock.js";
 import { CAPABILITIES } from "../src/auth/capabilities.js";
-import { ACTIVE_KEY_LIMIT } from "../src/domain/api-keys.js";
+import { ACTIVE_KEY_LIMIT } from "../src/modules/keys/keys.js";
 
 const clock = manualClock(new Date());
 let server: TestServer;

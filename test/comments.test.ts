@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { generateApiKey } from "../src/auth/api-keys.js";
+import { generateApiKey } from "../src/auth/key-auth.js";
 import { newId } from "../src/lib/ids.js";
 import { manualClock } from "../src/lib/clock.js";
 import { TestCommentsDocument, TestPostCommentDocument } from "./generated/operations.js";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { TestCreateApiKeyDocument, TestListApiKeysDocument, TestRevokeApiKeyDocument } from "./generated/operations.js";
-import { ACTIVE_KEY_LIMIT } from "../src/domain/api-keys.js";
+import { ACTIVE_KEY_LIMIT } from "../src/modules/keys/keys.js";
 
 let server: TestServer;
 let t: TestTenant;

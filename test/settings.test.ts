@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, signIdentity } from "./support/fixtures.js";
 import { TestGetSettingsDocument, TestRotateIdentitySecretDocument, TestUpdateSettingsDocument } from "./generated/operations.js";
-import { DEFAULT_SETTINGS } from "../src/domain/settings-model.js";
-import { createRequestContext, currentReader } from "../src/context.js";
+import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";
+import { createRequestContext, currentReader } from "../src/context/request.js";
 
 let server: TestServer;
 

@@ -7,7 +7,7 @@ import { createMemoryBus, type BusMessage, type EventBus } from "../src/events/b
 import { busMessageOf, type LiveEvent } from "../src/events/fanout.js";
 import type { EventLogReader } from "../src/events/replay.js";
 import type { Audience, StoredEvent } from "../src/events/types.js";
-import { DEFAULT_SETTINGS } from "../src/domain/settings-model.js";
+import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";
 import { StreamHub } from "../src/stream/hub.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "../src/stream/session.js";
 

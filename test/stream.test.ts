@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { createKey, openSse, rawSse, writeEvent, WAIT } from "./support/sse.js";
-import { hashApiKey } from "../src/auth/api-keys.js";
+import { hashApiKey } from "../src/auth/key-auth.js";
 
 let server: TestServer;
 let t: TestTenant;

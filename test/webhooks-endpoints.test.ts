@@ -6,7 +6,7 @@ import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 import { eventually, okResponder, startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, keyWith, makeEvents, startWebhookServer } from "./support/receiver-app.js";
-import { webhooksOf } from "../src/webhooks/runtime.js";
+import { webhooksOf } from "../src/delivery/runtime.js";
 import { manualClock } from "../src/lib/clock.js";
 import { TestEnableWebhookDocument, TestWebhooksDocument } from "./generated/operations.js";
 

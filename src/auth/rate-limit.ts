@@ -5,7 +5,7 @@ import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
-import { resolveSettings } from "../domain/settings-model.js";
+import { resolveSettings } from "../tenancy/settings-model.js";
 import type { Principal } from "./principal.js";
 
 export interface RateLimitInfo {

@@ -1,8 +1,8 @@
 // The `engagement` CLI: tenant bootstrap, admin tokens, migrations.
 import { Command, InvalidArgumentError } from "commander";
 import { loadConfig } from "../config.js";
-import { createRuntime } from "../services.js";
-import { createTenant } from "../domain/tenants.js";
+import { createRuntime } from "../runtime.js";
+import { createTenant } from "../modules/tenants/tenants.js";
 import { signAdminToken } from "../auth/admin-jwt.js";
 import { parseDuration } from "../lib/duration.js";
 import { pino } from "pino";

@@ -1,6 +1,6 @@
 // The one way domain code changes state: a tenant-scoped transaction that may append events; the
 // events are published only after the commit succeeds.
-import type { AppServices } from "../context.js";
+import type { AppServices } from "../context/request.js";
 import type { ScopedTx } from "../db/tenant-scope.js";
 import { appendEvent, type NewEvent } from "./log.js";
 import type { StoredEvent } from "./types.js";

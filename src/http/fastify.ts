@@ -3,8 +3,8 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
-import { internalError, sendProblem } from "../rest/problem.js";
-import { isDependencyDown } from "../rest/execute.js";
+import { internalError, sendProblem } from "./problem.js";
+import { isDependencyDown } from "./rest/execute.js";
 
 export function createFastify(opts: { log: Logger; bodyLimit: number }): FastifyInstance {
   const app = Fastify({

@@ -1,6 +1,6 @@
 // GET /healthz: the process is up. GET /readyz: database and Redis reachable (200) or not (503).
 import type { FastifyInstance } from "fastify";
-import type { Runtime } from "../services.js";
+import type { Runtime } from "../runtime.js";
 
 const withTimeout = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error("timeout")), ms).unref())]);

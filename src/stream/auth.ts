@@ -1,9 +1,9 @@
 // Who is opening a stream, and what it may see: an API key (X-API-Key, or the deprecated
 // ?token=) optionally with X-Service-Identity, or a ticket minted by POST /api/v1/stream/ticket.
-import { currentReader, type AppServices, type RequestContext } from "../context.js";
-import { keyState } from "../auth/api-keys.js";
+import { currentReader, type AppServices, type RequestContext } from "../context/request.js";
+import { keyState } from "../auth/key-auth.js";
 import { hasCapability } from "../auth/principal.js";
-import { resolveSettings, type Settings } from "../domain/settings-model.js";
+import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { errors } from "../lib/errors.js";
 import { redeemStreamTicket } from "./tickets.js";
 import type { Viewer } from "./visibility.js";

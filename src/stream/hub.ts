@@ -2,11 +2,11 @@
 // dropped with the last, so the bus subscription is held exactly while needed), connection caps,
 // catch-up after a bus reconnect, a periodic head check against the log, and graceful shutdown.
 import type { Redis } from "ioredis";
-import type { AppServices } from "../context.js";
+import type { AppServices } from "../context/request.js";
 import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
 import { LiveEvent } from "../events/fanout.js";
 import { createEventLogReader, headKey, type EventLogReader } from "../events/replay.js";
-import type { Settings } from "../domain/settings-model.js";
+import type { Settings } from "../tenancy/settings-model.js";
 import { errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";

@@ -1,5 +1,5 @@
 // The instance's StreamHub, found from the app's services (GraphQL resolvers only see the context).
-import type { AppServices } from "../context.js";
+import type { AppServices } from "../context/request.js";
 import { errors } from "../lib/errors.js";
 import type { StreamHub } from "./hub.js";
 

@@ -2,11 +2,11 @@
 // Everything that can fail (auth, 404, caps, the replay query) happens before the response head
 // is written, so those errors are problem documents; after that the stream only ends.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { createRequestContext, type AppServices } from "../context.js";
-import { DISCUSSION_ID_RE } from "../domain/discussions.js";
+import { createRequestContext, type AppServices } from "../context/request.js";
+import { DISCUSSION_ID_RE } from "../modules/discussions/discussions.js";
 import { AppError, errors } from "../lib/errors.js";
-import { str, type Query } from "../rest/params.js";
-import { internalError, sendProblem } from "../rest/problem.js";
+import { str, type Query } from "../http/rest/params.js";
+import { internalError, sendProblem } from "../http/problem.js";
 import { streamCaller } from "./auth.js";
 import type { StreamHub } from "./hub.js";
 import { SseSink } from "./sse-sink.js";

@@ -1,6 +1,6 @@
 // Opens a GraphQL subscription on a discussion: same auth, caps, replay and visibility as SSE.
-import type { RequestContext } from "../context.js";
-import { checkDiscussionId } from "../domain/discussions.js";
+import type { RequestContext } from "../context/request.js";
+import { checkDiscussionId } from "../modules/discussions/discussions.js";
 import { errors } from "../lib/errors.js";
 import { streamCaller } from "./auth.js";
 import { QueueSink } from "./queue-sink.js";

@@ -3,8 +3,8 @@
 // Single use, valid 60 s, bound to tenant + discussion (+ reader when minted with an identity),
 // stored hashed; redeemed by one atomic UPDATE ... RETURNING, so exactly once across instances.
 import { createHash, randomBytes } from "node:crypto";
-import { currentReader, db, requirePrincipal, tenantIdOf, type AppServices, type RequestContext } from "../context.js";
-import { checkDiscussionId, getDiscussion } from "../domain/discussions.js";
+import { currentReader, db, requirePrincipal, tenantIdOf, type AppServices, type RequestContext } from "../context/request.js";
+import { checkDiscussionId, getDiscussion } from "../modules/discussions/discussions.js";
 import { errors } from "../lib/errors.js";
 
 export const TICKET_TTL_SECONDS = 60;

@@ -1,8 +1,8 @@
 // Webhook test helpers: a server with webhook tunables (short handshake timeout, fast polling),
 // verified endpoints, keys with chosen capabilities, and events from discussion lock/unlock.
 import type { Clock } from "../../src/lib/clock.js";
-import type { WebhookOptions } from "../../src/webhooks/runtime.js";
-import { generateApiKey } from "../../src/auth/api-keys.js";
+import type { WebhookOptions } from "../../src/delivery/runtime.js";
+import { generateApiKey } from "../../src/auth/key-auth.js";
 import { newId } from "../../src/lib/ids.js";
 import type { Capability } from "../../src/auth/capabilities.js";
 import { startServer, type TestServer } from "./server.js";

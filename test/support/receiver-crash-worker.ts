@@ -1,7 +1,7 @@
 // A child process for the crash test: builds the runtime against the test database and runs ONLY
 // the webhook delivery worker. Prints "ready <workerId>" once it polls. Killed with SIGKILL by the test.
 //   env: DATABASE_URL, ADMIN_JWT_SECRET (same secret box as the server), CLOCK_OFFSET_MS, WORKER_LEASE_MS
-import { createRuntime } from "../../src/services.js";
+import { createRuntime } from "../../src/runtime.js";
 import { loadConfig } from "../../src/config.js";
 
 const offset = Number(process.env.CLOCK_OFFSET_MS ?? 0);

@@ -3,7 +3,7 @@ import { inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/lib/clock.js";
-import type { WebhookOptions } from "../../src/webhooks/runtime.js";
+import type { WebhookOptions } from "../../src/delivery/runtime.js";
 
 export const TEST_ADMIN_SECRET = "test-admin-secret-0123456789abcdef0123456789";
 

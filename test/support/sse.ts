@@ -4,8 +4,8 @@ import { EventSource } from "eventsource";
 import { vi } from "vitest";
 import { STREAM_EVENT_TYPES, type Audience, type EventType } from "../../src/events/types.js";
 import { writeTx } from "../../src/events/write-tx.js";
-import { lockDiscussionRow } from "../../src/domain/discussions.js";
-import { generateApiKey } from "../../src/auth/api-keys.js";
+import { lockDiscussionRow } from "../../src/modules/discussions/discussions.js";
+import { generateApiKey } from "../../src/auth/key-auth.js";
 import { newId } from "../../src/lib/ids.js";
 import type { TestServer } from "./server.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRetryAfter, retryDelayMs } from "../../src/webhooks/backoff.js";
+import { parseRetryAfter, retryDelayMs } from "../../src/delivery/backoff.js";
 
 const almostOne = () => 0.9999999;
 

@@ -5,7 +5,7 @@ import {
   DeliveryError,
   createWebhookHttpClient,
   type WebhookHttpClient,
-} from "../../src/webhooks/http-client.js";
+} from "../../src/delivery/http-client.js";
 
 interface Seen {
   method: string;

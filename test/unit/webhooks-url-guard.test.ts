@@ -4,7 +4,7 @@ import {
   classifyAddress,
   isAddressAllowed,
   type UrlGuardOptions,
-} from "../../src/webhooks/url-guard.js";
+} from "../../src/delivery/url-guard.js";
 
 const dnsTable: Record<string, string[]> = {
   "hooks.example.com": ["93.184.216.34"],

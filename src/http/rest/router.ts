@@ -1,0 +1,85 @@
+// Mounts REST routes. Each route is data: an HTTP method and path, the GraphQL operation it runs,
+// how path/query/body become variables, and which part of the result is the response.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
+import type { GraphQLSchema } from "graphql";
+import { createRequestContext, type AppServices } from "../../context/request.js";
+import { AppError, errors } from "../../lib/errors.js";
+import { rateLimitHeaders } from "../../auth/rate-limit.js";
+import { runOperation, toAppError } from "./execute.js";
+import { internalError, sendProblem } from "../problem.js";
+import type { Query } from "./params.js";
+
+export interface RestInput {
+  params: Record<string, string>;
+  query: Query;
+  body: unknown;
+}
+
+export interface Route<TData, TVars> {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** below /api/v1, fastify syntax: /discussions/:id */
+  path: string;
+  document: TypedDocumentNode<TData, TVars>;
+  variables: (input: RestInput) => TVars;
+  /** variables that come from the path or query string: their errors are 400 invalid_parameter */
+  paramVars?: string[];
+  /** the response body; `undefined` answers 204 */
+  respond: (data: TData) => unknown;
+  status?: number | ((data: TData) => number);
+  /** /api/v1/admin/* routes: the admin console's JWT only */
+  adminOnly?: boolean;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of routes of different shapes
+export type AnyRoute = Route<any, any>;
+
+export const route = <TData, TVars>(r: Route<TData, TVars>): Route<TData, TVars> => r;
+
+/** The JSON body as an object, or 422 when it is something else. Absent body = {}. */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== "object" || Array.isArray(body)) {
+    throw errors.validation([{ path: "body", message: "must be a JSON object" }]);
+  }
+  return body as Record<string, unknown>;
+}
+
+export function mountRoutes(fastify: FastifyInstance, app: AppServices, schema: GraphQLSchema, routes: AnyRoute[]) {
+  for (const r of routes) {
+    const paramVars = new Set(r.paramVars ?? []);
+    fastify.route({
+      method: r.method,
+      url: `/api/v1${r.path}`,
+      handler: async (req: FastifyRequest, reply: FastifyReply) => {
+        try {
+          const ctx = await createRequestContext(app, req.headers);
+          if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
+          if (r.adminOnly && ctx.principal?.kind !== "admin") {
+            throw errors.unauthenticated("This route takes the admin console's JWT (Authorization: Bearer).");
+          }
+          const variables = r.variables({
+            params: req.params as Record<string, string>,
+            query: req.query as Query,
+            body: req.body,
+          });
+          const result = await runOperation({ schema, document: r.document, variables, context: ctx });
+          if (result.errors.length) {
+            const appErr = toAppError(result.errors, paramVars);
+            if (appErr) return sendProblem(reply, appErr);
+            req.log.error({ errors: result.errors.map((e) => ({ message: e.message, stack: e.originalError?.stack })) }, "operation failed");
+            return sendProblem(reply, internalError());
+          }
+          const data = result.data as Parameters<typeof r.respond>[0];
+          const payload = r.respond(data);
+          const status = typeof r.status === "function" ? r.status(data) : (r.status ?? 200);
+          if (payload === undefined) return reply.status(204).send();
+          return reply.status(status).send(payload);
+        } catch (err) {
+          if (err instanceof AppError) return sendProblem(reply, err);
+          throw err;
+        }
+      },
+    });
+  }
+}

@@ -1,0 +1,46 @@
+// The one serializer of a comment: what the REST API returns and what comment events carry as
+// `data.comment`. The GraphQL Comment type (src/schema/comment.ts) exposes the same fields from the
+// same row, and the REST fragment (src/rest/operations/comments.graphql) selects them in this order,
+// so an event's data.comment and the REST response are the same JSON (checked by a test).
+import type { Comment, Reader } from "../../generated/prisma/client.js";
+
+export type CommentWithAuthor = Comment & { author: Reader };
+
+/** The include that turns a Comment row into a CommentWithAuthor. */
+export const WITH_AUTHOR = { author: true } as const;
+
+export type ReactionCounts = Record<string, number>;
+
+/** The stored reaction counts, as a clean `{kind: n}` map of positive integers. */
+export function reactionCountsOf(c: Pick<Comment, "reactionCounts">): ReactionCounts {
+  const raw = c.reactionCounts;
+  const out: ReactionCounts = {};
+  if (raw && typeof raw === "object" && !Array.isArray(raw)) {
+    for (const [kind, n] of Object.entries(raw)) {
+      if (typeof n === "number" && Number.isInteger(n) && n > 0) out[kind] = n;
+    }
+  }
+  return out;
+}
+
+export function authorDto(r: Reader) {
+  return { id: r.id, name: r.name, avatarUrl: r.avatarUrl };
+}
+
+export function commentDto(c: CommentWithAuthor) {
+  return {
+    id: c.id,
+    discussionId: c.discussionId,
+    parentId: c.parentId,
+    author: authorDto(c.author),
+    body: c.body,
+    status: c.status,
+    pinned: c.pinned,
+    editedAt: c.editedAt ? c.editedAt.toISOString() : null,
+    createdAt: c.createdAt.toISOString(),
+    reactions: reactionCountsOf(c),
+    replyCount: c.replyCount,
+  };
+}
+
+export type CommentDto = ReturnType<typeof commentDto>;

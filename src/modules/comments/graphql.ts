@@ -1,0 +1,120 @@
+// GraphQL for comments and their moderation. Resolvers only call the domain; capabilities are
+// declared with authScopes. Comment is a prismaObject whose author relation loads in the same
+// findMany as the page (queryFromInfo) — no query per row.
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { builder } from "../../graphql/builder.js";
+import { definePage } from "../../graphql/page.js";
+import { reactionCountsOf } from "./dto.js";
+import { postComment, editComment, deleteComment } from "./write.js";
+import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments } from "./read.js";
+import { setCommentPinned, setCommentStatus } from "../moderation/moderation.js";
+
+export const CommentStatus = builder.enumType("CommentStatus", {
+  values: ["approved", "pending", "rejected", "deleted"] as const,
+});
+const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
+const CommentListStatus = builder.enumType("CommentListStatus", { values: LIST_STATUSES });
+
+export const ReaderType = builder.prismaObject("Reader", {
+  description: "A reader of the tenant's site (the `sub` of an identity assertion).",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    avatarUrl: t.exposeString("avatarUrl", { nullable: true }),
+  }),
+});
+
+// Field order = commentDto (src/domain/comment-dto.ts), so REST responses and events match.
+export const CommentType = builder.prismaObject("Comment", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    discussionId: t.exposeString("discussionId"),
+    parentId: t.exposeString("parentId", { nullable: true }),
+    depth: t.exposeInt("depth"),
+    author: t.relation("author"),
+    body: t.exposeString("body", { description: "Empty for deleted comments (tombstones)." }),
+    status: t.expose("status", { type: CommentStatus }),
+    pinned: t.exposeBoolean("pinned"),
+    editedAt: t.expose("editedAt", { type: "DateTime", nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    reactions: t.field({ type: "JSON", description: "Reaction counts by kind, e.g. {\"like\": 3}.", resolve: (c) => reactionCountsOf(c) }),
+    replyCount: t.exposeInt("replyCount"),
+  }),
+});
+
+const CommentPage = definePage("CommentPage", CommentType);
+
+const PostCommentInput = builder.inputType("PostCommentInput", {
+  fields: (t) => ({
+    body: t.string({ required: false, description: "1..maxBodyLength characters (setting, default 10,000)." }),
+    parentId: t.string({ required: false, description: "Reply to this comment of the same discussion." }),
+  }),
+});
+
+const EditCommentInput = builder.inputType("EditCommentInput", {
+  fields: (t) => ({ body: t.string({ required: false }) }),
+});
+
+builder.queryFields((t) => ({
+  comments: t.field({
+    type: CommentPage,
+    // Listing pending or rejected comments is moderation: it needs moderate_content.
+    authScopes: (_root, args) =>
+      args.status === "pending" || args.status === "rejected" ? { capability: "moderate_content" } : { authenticated: true },
+    args: {
+      discussionId: t.arg.string({ required: true }),
+      sort: t.arg({ type: CommentSort }),
+      parentId: t.arg.string(),
+      status: t.arg({ type: CommentListStatus }),
+      limit: t.arg.int(),
+      cursor: t.arg.string(),
+    },
+    resolve: (_root, args, ctx, info) =>
+      listComments(ctx, args.discussionId, args, queryFromInfo({ context: ctx, info, path: ["items"] }).include),
+  }),
+  comment: t.prismaField({
+    type: "Comment",
+    authScopes: { authenticated: true },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_query, _root, { id }, ctx) => getComment(ctx, id),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  postComment: t.prismaField({
+    type: "Comment",
+    description: "Posts as the reader of X-Service-Identity; creates the discussion when unknown.",
+    authScopes: { authenticated: true },
+    args: { discussionId: t.arg.string({ required: true }), input: t.arg({ type: PostCommentInput, required: true }) },
+    resolve: (_query, _root, { discussionId, input }, ctx) => postComment(ctx, discussionId, input),
+  }),
+  editComment: t.prismaField({
+    type: "Comment",
+    description: "The author (X-Service-Identity) edits the body within the edit window.",
+    authScopes: { authenticated: true },
+    args: { id: t.arg.string({ required: true }), input: t.arg({ type: EditCommentInput, required: true }) },
+    resolve: (_query, _root, { id, input }, ctx) => editComment(ctx, id, input),
+  }),
+  deleteComment: t.prismaField({
+    type: "Comment",
+    description: "Soft delete by the author (X-Service-Identity) or with moderate_content; returns the tombstone.",
+    authScopes: { authenticated: true },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_query, _root, { id }, ctx) => deleteComment(ctx, id),
+  }),
+}));
+
+const moderation = (name: string, run: Parameters<typeof setCommentStatus>[2] | "pin" | "unpin") =>
+  builder.mutationField(name, (t) =>
+    t.prismaField({
+      type: "Comment",
+      authScopes: { capability: "moderate_content" },
+      args: { id: t.arg.string({ required: true }) },
+      resolve: (_query, _root, { id }, ctx) =>
+        run === "pin" || run === "unpin" ? setCommentPinned(ctx, id, run === "pin") : setCommentStatus(ctx, id, run),
+    }),
+  );
+moderation("approveComment", "approved");
+moderation("rejectComment", "rejected");
+moderation("pinComment", "pin");
+moderation("unpinComment", "unpin");

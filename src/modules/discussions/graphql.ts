@@ -1,0 +1,82 @@
+import { builder } from "../../graphql/builder.js";
+import { definePage } from "../../graphql/page.js";
+import {
+  changeDiscussionState,
+  getDiscussion,
+  listDiscussions,
+  upsertDiscussion,
+} from "./discussions.js";
+
+export const DiscussionState = builder.enumType("DiscussionState", { values: ["open", "locked", "archived"] as const });
+
+const DiscussionCounts = builder.objectRef<{ comments: number }>("DiscussionCounts").implement({
+  fields: (t) => ({ comments: t.exposeInt("comments") }),
+});
+
+export const DiscussionType = builder.prismaObject("Discussion", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    title: t.exposeString("title", { nullable: true }),
+    url: t.exposeString("url", { nullable: true }),
+    state: t.expose("state", { type: DiscussionState }),
+    commentCount: t.exposeInt("commentCount"),
+    counts: t.field({ type: DiscussionCounts, resolve: (d) => ({ comments: d.commentCount }) }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+const DiscussionPage = definePage("DiscussionPage", DiscussionType);
+
+const DiscussionInput = builder.inputType("DiscussionInput", {
+  fields: (t) => ({
+    title: t.string({ required: false }),
+    url: t.string({ required: false }),
+  }),
+});
+
+const UpsertDiscussionPayload = builder
+  .objectRef<{ created: boolean; discussion: Awaited<ReturnType<typeof getDiscussion>> }>("UpsertDiscussionPayload")
+  .implement({
+    fields: (t) => ({
+      created: t.exposeBoolean("created"),
+      discussion: t.field({ type: DiscussionType, resolve: (p) => p.discussion }),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  discussion: t.field({
+    type: DiscussionType,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_r, { id }, ctx) => getDiscussion(ctx, id),
+  }),
+  discussions: t.field({
+    type: DiscussionPage,
+    authScopes: { authenticated: true },
+    args: { limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_r, args, ctx) => listDiscussions(ctx, args),
+  }),
+}));
+
+const stateMutation = (action: "lock" | "unlock" | "archive") =>
+  builder.mutationField(`${action}Discussion`, (t) =>
+    t.field({
+      type: DiscussionType,
+      authScopes: { capability: "moderate_content" },
+      args: { id: t.arg.string({ required: true }) },
+      resolve: (_r, { id }, ctx) => changeDiscussionState(ctx, id, action),
+    }),
+  );
+stateMutation("lock");
+stateMutation("unlock");
+stateMutation("archive");
+
+builder.mutationField("upsertDiscussion", (t) =>
+  t.field({
+    type: UpsertDiscussionPayload,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.string({ required: true }), input: t.arg({ type: DiscussionInput }) },
+    resolve: (_r, { id, input }, ctx) => upsertDiscussion(ctx, id, input ?? {}),
+  }),
+);

@@ -1,0 +1,112 @@
+// API keys of a tenant: creation (admin console and keys holding manage_api_keys alike), listing and
+// revocation. The raw key exists only in the creation answer; the database keeps its sha256.
+import { z } from "zod";
+import { db, requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
+import type { ApiKey } from "../../generated/prisma/client.js";
+import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
+import { newId } from "../../lib/ids.js";
+import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { writeTx } from "../../events/write-tx.js";
+import { generateApiKey } from "../../auth/key-auth.js";
+import { CAPABILITIES, type Capability } from "../../auth/capabilities.js";
+
+/** Active (not revoked, not expired) keys a tenant may hold at once. */
+export const ACTIVE_KEY_LIMIT = 50;
+
+const CreateInput = z
+  .object({
+    label: z.string().trim().min(1, "must be 1–100 characters").max(100, "must be 1–100 characters"),
+    capabilities: z.array(z.enum(CAPABILITIES, { message: `must be one of ${CAPABILITIES.join(", ")}` })).nullish(),
+    expiresAt: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp or null" }).nullish(),
+  })
+  .strict();
+
+/** As received: checked by CreateInput (every problem listed in one 422). */
+export interface CreateApiKeyInput {
+  label: string;
+  capabilities?: string[] | null | undefined;
+  expiresAt?: string | null | undefined;
+}
+
+export interface CreatedApiKey {
+  /** the raw key: returned here and never again */
+  key: string;
+  apiKey: ApiKey;
+}
+
+function parseCreateInput(ctx: RequestContext, input: CreateApiKeyInput) {
+  const parsed = CreateInput.safeParse(input ?? {});
+  const problems = parsed.success ? [] : fieldErrorsFromZod(parsed.error.issues);
+  // checked even when other fields are invalid, so one answer lists every problem
+  const expiry = CreateInput.shape.expiresAt.safeParse(input?.expiresAt);
+  const expiresAt = expiry.success && expiry.data ? new Date(expiry.data) : null;
+  if (expiresAt && expiresAt.getTime() <= ctx.app.clock.now().getTime()) {
+    problems.push({ path: "expiresAt", message: "must be in the future" });
+  }
+  if (!parsed.success || problems.length) throw errors.validation(problems);
+  const capabilities = [...new Set(parsed.data.capabilities ?? [])] as Capability[];
+  return { label: parsed.data.label, capabilities, expiresAt };
+}
+
+/**
+ * Creates a key. The caller may only grant capabilities it holds itself (the admin JWT holds all),
+ * and the tenant's active keys stay within ACTIVE_KEY_LIMIT even under concurrent creation: the
+ * tenant row is locked while counting and inserting.
+ */
+export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+  const principal = requirePrincipal(ctx);
+  const { label, capabilities, expiresAt } = parseCreateInput(ctx, input);
+  const missing = capabilities.filter((c) => !principal.capabilities.has(c));
+  if (missing.length) throw errors.capabilityEscalation(missing);
+
+  const tenantId = tenantIdOf(ctx);
+  const generated = generateApiKey();
+  return writeTx(ctx.app, tenantId, async (tx) => {
+    // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
+    // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
+    await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
+    const now = ctx.app.clock.now();
+    const active = await tx.apiKey.count({
+      where: { revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
+    });
+    if (active >= ACTIVE_KEY_LIMIT) {
+      throw errors.conflict(
+        "active_key_limit",
+        `The tenant already has ${active} active API keys (limit ${ACTIVE_KEY_LIMIT}); revoke one first.`,
+      );
+    }
+    const apiKey = await tx.apiKey.create({
+      data: {
+        id: newId("key"),
+        tenantId,
+        label,
+        keyHash: generated.hash,
+        prefix: generated.prefix,
+        capabilities,
+        expiresAt,
+        createdAt: now,
+      },
+    });
+    return { key: generated.raw, apiKey };
+  });
+}
+
+
+/** The tenant's keys, newest first, every state. */
+export async function listApiKeys(
+  ctx: RequestContext,
+  args: { limit?: number | null; cursor?: string | null },
+): Promise<Page<ApiKey>> {
+  return newestFirstPage(args, (q) => db(ctx).apiKey.findMany(q));
+}
+
+/** Revokes a key (idempotent: an already revoked key keeps its revocation time). Effective on the next request. */
+export async function revokeApiKey(ctx: RequestContext, id: string): Promise<ApiKey> {
+  const tenantId = tenantIdOf(ctx);
+  return writeTx(ctx.app, tenantId, async (tx) => {
+    await tx.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: ctx.app.clock.now() } });
+    const key = await tx.apiKey.findUnique({ where: { id } });
+    if (!key) throw errors.notFound("API key");
+    return key;
+  });
+}

@@ -1,0 +1,14 @@
+// The whole schema: importing a type's module registers it on the builder.
+import { lexicographicSortSchema } from "graphql";
+import { builder } from "../graphql/builder.js";
+import "./discussions/graphql.js";
+import "./comments/graphql.js";
+import "./reactions/graphql.js";
+import "./keys/graphql.js";
+import "./settings/graphql.js";
+import "./analytics/graphql.js";
+import "./streams/graphql.js";
+import "./streams/subscription.js";
+import "./webhooks/graphql.js"; // webhooks (issue 4)
+
+export const schema = lexicographicSortSchema(builder.toSchema());

@@ -1,0 +1,114 @@
+// Tenant settings as typed objects (manage_settings): read, patch, identity-secret rotation.
+import { builder } from "../../graphql/builder.js";
+import type { Settings } from "../../tenancy/settings-model.js";
+import { getSettings, rotateIdentitySecret, updateSettings } from "./settings.js";
+
+const Moderation = builder.enumType("Moderation", { values: ["post", "pre"] as const });
+
+const DeliverySettings = builder.objectRef<Settings["delivery"]>("DeliverySettings").implement({
+  fields: (t) => ({
+    maxAttempts: t.exposeInt("maxAttempts"),
+    backoffBaseMs: t.exposeInt("backoffBaseMs"),
+    attemptTimeoutMs: t.exposeInt("attemptTimeoutMs"),
+    breakerThreshold: t.exposeInt("breakerThreshold"),
+    breakerCooldownMs: t.exposeInt("breakerCooldownMs"),
+    disableThreshold: t.exposeInt("disableThreshold"),
+  }),
+});
+
+const ReplaySettings = builder.objectRef<Settings["replay"]>("ReplaySettings").implement({
+  fields: (t) => ({ maxEvents: t.exposeInt("maxEvents"), maxAgeSeconds: t.exposeInt("maxAgeSeconds") }),
+});
+
+const RateLimitSettings = builder.objectRef<Settings["rateLimits"]>("RateLimitSettings").implement({
+  fields: (t) => ({
+    requestsPerMinute: t.exposeInt("requestsPerMinute"),
+    streamConnections: t.exposeInt("streamConnections"),
+  }),
+});
+
+const StreamSettings = builder.objectRef<Settings["stream"]>("StreamSettings").implement({
+  fields: (t) => ({
+    maxConnectionSeconds: t.exposeInt("maxConnectionSeconds"),
+    heartbeatSeconds: t.exposeInt("heartbeatSeconds"),
+  }),
+});
+
+export const SettingsType = builder.objectRef<Settings>("Settings").implement({
+  fields: (t) => ({
+    moderation: t.expose("moderation", { type: Moderation }),
+    editWindowSeconds: t.exposeInt("editWindowSeconds"),
+    reactionKinds: t.exposeStringList("reactionKinds"),
+    maxBodyLength: t.exposeInt("maxBodyLength"),
+    delivery: t.expose("delivery", { type: DeliverySettings }),
+    replay: t.expose("replay", { type: ReplaySettings }),
+    rateLimits: t.expose("rateLimits", { type: RateLimitSettings }),
+    stream: t.expose("stream", { type: StreamSettings }),
+  }),
+});
+
+// Patch inputs: every field optional. Values are checked by the domain (SettingsPatchSchema), so one
+// 422 lists every problem; `moderation` is a String here for that reason.
+const DeliveryPatch = builder.inputType("DeliverySettingsPatch", {
+  fields: (t) => ({
+    maxAttempts: t.int(),
+    backoffBaseMs: t.int(),
+    attemptTimeoutMs: t.int(),
+    breakerThreshold: t.int(),
+    breakerCooldownMs: t.int(),
+    disableThreshold: t.int(),
+  }),
+});
+
+const ReplayPatch = builder.inputType("ReplaySettingsPatch", {
+  fields: (t) => ({ maxEvents: t.int(), maxAgeSeconds: t.int() }),
+});
+
+const RateLimitPatch = builder.inputType("RateLimitSettingsPatch", {
+  fields: (t) => ({ requestsPerMinute: t.int(), streamConnections: t.int() }),
+});
+
+const StreamPatch = builder.inputType("StreamSettingsPatch", {
+  fields: (t) => ({ maxConnectionSeconds: t.int(), heartbeatSeconds: t.int() }),
+});
+
+const SettingsPatch = builder.inputType("SettingsPatch", {
+  fields: (t) => ({
+    moderation: t.string({ description: "post | pre" }),
+    editWindowSeconds: t.int(),
+    reactionKinds: t.stringList(),
+    maxBodyLength: t.int(),
+    delivery: t.field({ type: DeliveryPatch }),
+    replay: t.field({ type: ReplayPatch }),
+    rateLimits: t.field({ type: RateLimitPatch }),
+    stream: t.field({ type: StreamPatch }),
+  }),
+});
+
+const IdentitySecretPayload = builder.objectRef<{ identitySecret: string }>("IdentitySecretPayload").implement({
+  fields: (t) => ({
+    identitySecret: t.exposeString("identitySecret", { description: "The new secret: shown here once." }),
+  }),
+});
+
+builder.queryField("settings", (t) =>
+  t.field({
+    type: SettingsType,
+    authScopes: { capability: "manage_settings" },
+    resolve: (_r, _a, ctx) => getSettings(ctx),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  updateSettings: t.field({
+    type: SettingsType,
+    authScopes: { capability: "manage_settings" },
+    args: { input: t.arg({ type: SettingsPatch, required: true }) },
+    resolve: (_r, { input }, ctx) => updateSettings(ctx, input),
+  }),
+  rotateIdentitySecret: t.field({
+    type: IdentitySecretPayload,
+    authScopes: { capability: "manage_settings" },
+    resolve: async (_r, _a, ctx) => ({ identitySecret: await rotateIdentitySecret(ctx) }),
+  }),
+}));

@@ -1,0 +1,49 @@
+// Tenant settings: read, patch (merging only the named fields) and identity-secret rotation.
+// The model (defaults, shape, merge rules) lives in settings-model.ts.
+import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
+import type { Prisma } from "../../generated/prisma/client.js";
+import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
+import { writeTx } from "../../events/write-tx.js";
+import { generateIdentitySecret } from "../tenants/tenants.js";
+import { applySettingsPatch, checkSettings, resolveSettings, SettingsPatchSchema, type Settings } from "../../tenancy/settings-model.js";
+
+export async function getSettings(ctx: RequestContext): Promise<Settings> {
+  return resolveSettings((await loadTenant(ctx)).settings);
+}
+
+/**
+ * Applies a PATCH: top-level fields replace, nested objects (delivery, replay, rateLimits, stream)
+ * merge field by field. Only the overrides are stored, so tenants follow future default changes for
+ * what they never set. Concurrent patches serialise on the tenant row: none is lost.
+ */
+export async function updateSettings(ctx: RequestContext, patch: unknown): Promise<Settings> {
+  const parsed = SettingsPatchSchema.safeParse(patch ?? {});
+  if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
+  const tenantId = tenantIdOf(ctx);
+  const settings = await writeTx(ctx.app, tenantId, async (tx) => {
+    // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
+    // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
+    await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
+    const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { settings: true } });
+    const next = applySettingsPatch(tenant.settings, parsed.data);
+    const full = checkSettings(next);
+    if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
+    await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
+    return full.data;
+  });
+  delete ctx.cache.tenant;
+  ctx.app.rateLimiter.invalidate(tenantId);
+  return settings;
+}
+
+/** Replaces the tenant's identity secret; assertions signed with the old one stop verifying at once. */
+export async function rotateIdentitySecret(ctx: RequestContext): Promise<string> {
+  const tenantId = tenantIdOf(ctx);
+  const secret = generateIdentitySecret();
+  await writeTx(ctx.app, tenantId, (tx) =>
+    tx.tenant.update({ where: { id: tenantId }, data: { identitySecretEnc: ctx.app.secretBox.seal(secret) } }),
+  );
+  delete ctx.cache.tenant;
+  delete ctx.cache.reader;
+  return secret;
+}

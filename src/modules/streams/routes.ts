@@ -1,0 +1,14 @@
+// POST /api/v1/stream/ticket {"discussionId"} → 201 {"ticket","expiresAt"} (the stream itself: src/stream/route.ts).
+import { bodyObject, route } from "../../http/rest/router.js";
+import { RestCreateStreamTicketDocument } from "../../generated/operations.js";
+
+export const streamTicketRoutes = [
+  route({
+    method: "POST",
+    path: "/stream/ticket",
+    document: RestCreateStreamTicketDocument,
+    variables: ({ body }) => ({ discussionId: bodyObject(body).discussionId as string }),
+    respond: (d) => d.createStreamTicket,
+    status: 201,
+  }),
+];

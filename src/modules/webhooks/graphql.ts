@@ -1,0 +1,162 @@
+// Webhook endpoints (manage_webhooks or the admin JWT; re-enable: admin JWT only). Resolvers call
+// the domain (src/domain/webhooks*.ts); the REST routes run these fields.
+import { builder } from "../../graphql/builder.js";
+import { definePage } from "../../graphql/page.js";
+import { createWebhook, deleteWebhook, enableWebhook, findEndpoint, listWebhooks, updateWebhook } from "./endpoints.js";
+import { verifyEndpoint } from "./verify.js";
+import { rotateWebhookSecret, type RotatedSecret } from "./secret-rotation.js";
+import { listAttempts, redeliver } from "./deliveries.js";
+import type { HandshakeResult } from "../../delivery/handshake.js";
+import { CreateWebhookInput, RedeliverInput, UpdateWebhookInput } from "./graphql-inputs.js";
+
+const WebhookState = builder.enumType("WebhookState", { values: ["active", "circuit_open", "disabled"] as const });
+
+const PreviousKid = builder.objectRef<{ kid: string; validUntil: Date | null }>("WebhookPreviousKid").implement({
+  description: "A replaced secret, still valid for verification until validUntil.",
+  fields: (t) => ({
+    kid: t.exposeString("kid"),
+    validUntil: t.field({ type: "DateTime", resolve: (s) => s.validUntil ?? new Date(0) }),
+  }),
+});
+
+export const WebhookEndpointType = builder.prismaObject("WebhookEndpoint", {
+  fields: (t) => ({
+    webhookId: t.exposeID("id"),
+    url: t.exposeString("url"),
+    events: t.exposeStringList("events"),
+    description: t.exposeString("description", { nullable: true }),
+    verified: t.exposeBoolean("verified"),
+    state: t.expose("state", { type: WebhookState }),
+    kid: t.string({
+      description: "kid of the secret that signs deliveries now",
+      select: { secrets: { where: { validUntil: null }, select: { kid: true } } },
+      resolve: (e) => e.secrets[0]?.kid ?? "",
+    }),
+    previousKids: t.field({
+      type: [PreviousKid],
+      description: "secrets replaced by a rotation that are still valid",
+      select: (_args, ctx) => ({
+        secrets: {
+          where: { validUntil: { gt: ctx.app.clock.now() } },
+          orderBy: { validUntil: "desc" },
+          select: { kid: true, validUntil: true },
+        },
+      }),
+      resolve: (e) => e.secrets,
+    }),
+    delivery: t.field({ type: "JSON", description: "this endpoint's overrides of the tenant's delivery settings", resolve: (e) => e.delivery }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+const WebhookAttemptType = builder.prismaObject("WebhookAttempt", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    eventId: t.exposeString("eventId"),
+    eventType: t.exposeString("eventType"),
+    idempotencyKey: t.exposeString("idempotencyKey"),
+    deliveryId: t.exposeString("deliveryId"),
+    attempt: t.exposeInt("attempt"),
+    statusCode: t.exposeInt("statusCode", { nullable: true }),
+    durationMs: t.exposeInt("durationMs"),
+    error: t.exposeString("error", { nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+const WebhookEndpointPage = definePage("WebhookEndpointPage", WebhookEndpointType);
+const WebhookAttemptPage = definePage("WebhookAttemptPage", WebhookAttemptType);
+
+const CreatedWebhook = builder.objectRef<Awaited<ReturnType<typeof createWebhook>>>("CreatedWebhook").implement({
+  fields: (t) => ({
+    endpoint: t.field({ type: WebhookEndpointType, resolve: (c) => c.endpoint }),
+    secret: t.exposeString("secret", { description: "shown only here and at rotation" }),
+  }),
+});
+
+const WebhookVerification = builder.objectRef<HandshakeResult>("WebhookVerification").implement({
+  fields: (t) => ({
+    verified: t.exposeBoolean("verified"),
+    error: t.string({ nullable: true, resolve: (r) => r.error ?? null }),
+  }),
+});
+
+const RotatedWebhookSecret = builder.objectRef<RotatedSecret>("RotatedWebhookSecret").implement({
+  fields: (t) => ({
+    secret: t.exposeString("secret"),
+    kid: t.exposeString("kid"),
+    previousKidValidUntil: t.expose("previousKidValidUntil", { type: "DateTime" }),
+  }),
+});
+
+const RedeliverResult = builder.objectRef<{ queued: number }>("WebhookRedelivery").implement({
+  fields: (t) => ({ queued: t.exposeInt("queued") }),
+});
+
+const manage = { capability: "manage_webhooks" } as const;
+
+builder.queryFields((t) => ({
+  webhooks: t.field({
+    type: WebhookEndpointPage,
+    authScopes: manage,
+    args: { limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_r, args, ctx) => listWebhooks(ctx, args),
+  }),
+  webhook: t.field({
+    type: WebhookEndpointType,
+    authScopes: manage,
+    args: { webhookId: t.arg.string({ required: true }) },
+    resolve: (_r, { webhookId }, ctx) => findEndpoint(ctx, webhookId),
+  }),
+  webhookDeliveries: t.field({
+    type: WebhookAttemptPage,
+    authScopes: manage,
+    args: { webhookId: t.arg.string({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_r, { webhookId, ...page }, ctx) => listAttempts(ctx, webhookId, page),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createWebhook: t.field({
+    type: CreatedWebhook,
+    authScopes: manage,
+    args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createWebhook(ctx, input),
+  }),
+  updateWebhook: t.field({
+    type: WebhookEndpointType,
+    authScopes: manage,
+    args: { webhookId: t.arg.string({ required: true }), input: t.arg({ type: UpdateWebhookInput, required: true }) },
+    resolve: (_r, { webhookId, input }, ctx) => updateWebhook(ctx, webhookId, input),
+  }),
+  deleteWebhook: t.boolean({
+    authScopes: manage,
+    args: { webhookId: t.arg.string({ required: true }) },
+    resolve: (_r, { webhookId }, ctx) => deleteWebhook(ctx, webhookId),
+  }),
+  verifyWebhookEndpoint: t.field({
+    type: WebhookVerification,
+    authScopes: manage,
+    args: { webhookId: t.arg.string({ required: true }) },
+    resolve: (_r, { webhookId }, ctx) => verifyEndpoint(ctx, webhookId),
+  }),
+  rotateWebhookSecret: t.field({
+    type: RotatedWebhookSecret,
+    authScopes: manage,
+    args: { webhookId: t.arg.string({ required: true }) },
+    resolve: (_r, { webhookId }, ctx) => rotateWebhookSecret(ctx, webhookId),
+  }),
+  redeliverWebhook: t.field({
+    type: RedeliverResult,
+    authScopes: manage,
+    args: { webhookId: t.arg.string({ required: true }), input: t.arg({ type: RedeliverInput, required: true }) },
+    resolve: (_r, { webhookId, input }, ctx) => redeliver(ctx, webhookId, input),
+  }),
+  enableWebhook: t.field({
+    type: WebhookEndpointType,
+    description: "Console only (admin JWT): re-enables a disabled endpoint and resets its failure count.",
+    authScopes: { admin: true },
+    args: { webhookId: t.arg.string({ required: true }) },
+    resolve: (_r, { webhookId }, ctx) => enableWebhook(ctx, webhookId),
+  }),
+}));
