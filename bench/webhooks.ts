@@ -68,13 +68,14 @@ const epochNow = () => performance.timeOrigin + performance.now();
 
 const env = await startBenchApp({ RUN_WEBHOOK_WORKER: "0" });
 const services = env.app.runtime.services;
-const worker = env.app.runtime.webhooks.worker;
+const worker = env.app.runtime.services.webhooks.worker;
 const headers = { "content-type": "application/json", "x-api-key": env.apiKey };
 
 // commit times: the publisher runs right after each transaction commits
 const committed = new Map<string, number>();
 const publisher = services.events;
 services.events = {
+  ...publisher,
   publish(events: StoredEvent[]) {
     const now = epochNow();
     for (const e of events) committed.set(e.envelope.id, now);

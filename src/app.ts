@@ -12,9 +12,8 @@ import { createGraphQLServer } from "./http/graphql.js";
 import { mountRoutes } from "./http/rest/router.js";
 import { restRoutes } from "./modules/routes.js";
 import { mountHealth } from "./http/health.js";
-import { StreamHub, type HubOptions } from "./stream/hub.js";
-import { attachStreamHub } from "./stream/registry.js";
-import { mountStreamRoute } from "./stream/route.js";
+import type { StreamHub, HubOptions } from "./stream/hub.js";
+import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import type { WebhookOptions } from "./delivery/runtime.js";
 
 export interface App {
@@ -48,10 +47,9 @@ export async function buildApp(
   fastify.route({ url: "/graphql/stream", method: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], handler: graphqlHandler });
   mountRoutes(fastify, services, schema, restRoutes);
   // --- streams (issue 3)
-  const streams = new StreamHub({ app: services, bus: runtime.bus, redis: runtime.redis, options: opts.stream });
-  attachStreamHub(services, streams);
+  const { streams, webhooks } = services;
   mountStreamRoute(fastify, services, streams);
-  mountHealth(fastify, runtime);
+  mountHealth(fastify, { db: services.db, redis: runtime.redis });
 
   const app: App = {
     runtime,
@@ -62,7 +60,7 @@ export async function buildApp(
       const addr = fastify.server.address() as AddressInfo;
       const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
       app.url = `http://${host}:${addr.port}`;
-      if (config.RUN_WEBHOOK_WORKER) runtime.webhooks.worker.start(); // webhooks (issue 4)
+      if (config.RUN_WEBHOOK_WORKER) webhooks.worker.start();
       return app.url;
     },
     async stop() {

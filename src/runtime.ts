@@ -1,28 +1,28 @@
-// Builds the app's long-lived services from the config: database (migrated), Redis, event bus,
-// rate limiter, secret box. Shared by the server and the CLI.
+// The composition root: builds every long-lived service once from the config — database (migrated),
+// Redis, event bus, event pipeline, rate limiter, secret box, stream hub, webhook runtime — and
+// hands each to what needs it. Shared by the server (src/app.ts) and the CLI.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { pino, type Logger } from "pino";
 import type { Config } from "./config.js";
-import type { AppServices } from "./context/request.js";
+import type { AppServices } from "./context/services.js";
 import { openDatabase } from "./db/client.js";
 import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createBus, type EventBus } from "./events/bus.js";
-import { createEventPublisher } from "./events/publisher.js";
+import { createEventPipeline } from "./events/pipeline.js";
 import { busMessageOf } from "./events/fanout.js";
-import { attachWebhooks, type WebhookOptions, type WebhookRuntime } from "./delivery/runtime.js"; // webhooks (issue 4)
+import { createWebhookRuntime, type WebhookOptions } from "./delivery/runtime.js";
+import { StreamHub, type HubOptions } from "./stream/hub.js";
 
 export interface Runtime {
   services: AppServices;
   bus: EventBus;
   redis: Redis | undefined;
-  /** webhooks (issue 4): outbound client, delivery worker (started by the app), handshakes */
-  webhooks: WebhookRuntime;
   close(): Promise<void>;
 }
 
@@ -49,7 +49,7 @@ export function createLogger(config: Config): Logger {
 
 export async function createRuntime(
   config: Config,
-  opts: { clock?: Clock; log?: Logger; migrate?: boolean; webhooks?: Partial<WebhookOptions> } = {},
+  opts: { clock?: Clock; log?: Logger; migrate?: boolean; stream?: Partial<HubOptions>; webhooks?: Partial<WebhookOptions> } = {},
 ): Promise<Runtime> {
   const log = opts.log ?? createLogger(config);
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE });
@@ -64,28 +64,29 @@ export async function createRuntime(
       : undefined;
     redis?.on("error", (err) => log.warn({ err: err.message }, "redis error"));
     const bus = createBus({ ...(config.REDIS_URL ? { redisUrl: config.REDIS_URL } : {}), onError: (err) => log.warn({ err: err.message }, "bus error") });
+    const clock = opts.clock ?? systemClock;
+    const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret);
+    const base = { config, prisma: db.prisma, clock, log, secretBox };
+    const webhooks = createWebhookRuntime(base, opts.webhooks);
+    const streams = new StreamHub({ app: base, bus, redis, options: opts.stream });
     const services: AppServices = {
-      config,
+      ...base,
       db,
-      prisma: db.prisma,
-      clock: opts.clock ?? systemClock,
-      log,
-      secretBox: createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret),
       adminJwtSecret,
-      // --- stream fan-out (issue 3): the message carries the envelope and its audience, so
-      // listeners need no database read in the common case (src/events/fanout.ts).
-      events: createEventPublisher((e) => bus.publish(busMessageOf(e)), log),
+      // The bus message carries the envelope and its audience, so listeners need no database read
+      // in the common case (src/events/fanout.ts).
+      events: createEventPipeline({ steps: [webhooks.enqueueJobs], publishOne: (e) => bus.publish(busMessageOf(e)), log }),
       rateLimiter: createRateLimiter({ prisma: db.prisma, redis }),
       scoped: createScopeCache(db.prisma),
+      streams,
+      webhooks,
     };
-    // --- webhooks (issue 4): job hook on the event log, post-commit worker nudge, outbound client
-    const webhooks = attachWebhooks(services, opts.webhooks);
     return {
       services,
       bus,
       redis,
-      webhooks,
       async close() {
+        await streams.shutdown();
         await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));
         await bus.close().catch(() => undefined);
         redis?.disconnect();

@@ -4,7 +4,8 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryBus, type BusMessage, type EventBus } from "../src/events/bus.js";
-import { busMessageOf, type LiveEvent } from "../src/events/fanout.js";
+import { busMessageOf } from "../src/events/fanout.js";
+import type { LiveEvent } from "../src/stream/live-event.js";
 import type { EventLogReader } from "../src/events/replay.js";
 import type { Audience, StoredEvent } from "../src/events/types.js";
 import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";

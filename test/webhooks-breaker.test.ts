@@ -17,7 +17,7 @@ let t: TestTenant;
 let receiver: Receiver;
 let status = 500;
 
-const worker = () => server.app.runtime.webhooks.worker;
+const worker = () => server.app.runtime.services.webhooks.worker;
 const prisma = () => server.app.runtime.services.prisma;
 const sent = () => receiver.deliveries().length;
 /** Moves the clock and runs the worker once; returns how many attempts went out. */

@@ -87,7 +87,7 @@ describe("worker crash", () => {
     await exited;
     child = undefined;
 
-    server.app.runtime.webhooks.worker.start();
+    server.app.runtime.services.webhooks.worker.start();
     await eventually(async () => {
       const done = await prisma.webhookDelivery.count({ where: { endpointId: ep.webhookId, status: "succeeded" } });
       return done === n;

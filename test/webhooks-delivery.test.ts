@@ -206,7 +206,7 @@ describe("several workers", () => {
     const r = await startReceiver();
     const ep = await createVerifiedEndpoint(t, r);
     const s = server.app.runtime.services;
-    const http = server.app.runtime.webhooks.http;
+    const http = server.app.runtime.services.webhooks.http;
     const extra = [1, 2].map((i) =>
       createWebhookWorker(
         { prisma: s.prisma, clock: s.clock, log: s.log, http, secretBox: s.secretBox },

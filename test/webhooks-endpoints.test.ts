@@ -6,7 +6,6 @@ import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 import { eventually, okResponder, startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, keyWith, makeEvents, startWebhookServer } from "./support/receiver-app.js";
-import { webhooksOf } from "../src/delivery/runtime.js";
 import { manualClock } from "../src/lib/clock.js";
 import { TestEnableWebhookDocument, TestWebhooksDocument } from "./generated/operations.js";
 
@@ -18,7 +17,7 @@ let t: TestTenant;
 let other: TestTenant;
 let receiver: Receiver;
 
-const settled = () => webhooksOf(server.app.runtime.services).settled();
+const settled = () => server.app.runtime.services.webhooks.settled();
 
 beforeAll(async () => {
   server = await startWebhookServer();

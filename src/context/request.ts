@@ -1,33 +1,15 @@
 // The per-request context shared by GraphQL resolvers, REST routes and the stream: who is calling,
-// for which tenant, and the app's services (db, clock, logger, bus).
-import type { Logger } from "pino";
-import type { Config } from "../config.js";
-import type { Database } from "../db/client.js";
-import type { PrismaClient, Tenant } from "../generated/prisma/client.js";
-import type { Clock } from "../lib/clock.js";
-import type { SecretBox } from "../lib/secret-box.js";
+// for which tenant, and the app's services (src/context/services.ts).
+import type { Tenant } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
 import type { Principal } from "../auth/principal.js";
-import { authenticateApiKey } from "../auth/key-auth.js";
-import { authenticateAdminToken } from "../auth/admin-jwt.js";
 import { verifyIdentity, type ReaderIdentity } from "../auth/identity.js";
-import type { EventPublisher } from "../events/publisher.js";
-import type { RateLimiter, RateLimitInfo } from "../auth/rate-limit.js";
+import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
+import type { AppServices } from "./services.js";
+import { header, resolvePrincipal, type HeaderBag } from "./principal.js";
 
-export interface AppServices {
-  config: Config;
-  db: Database;
-  prisma: PrismaClient;
-  clock: Clock;
-  log: Logger;
-  secretBox: SecretBox;
-  adminJwtSecret: string;
-  events: EventPublisher;
-  rateLimiter: RateLimiter;
-  /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */
-  scoped: (tenantId: string) => ScopedPrisma;
-}
+export type { AppServices };
 
 export interface RequestContext {
   app: AppServices;
@@ -36,35 +18,6 @@ export interface RequestContext {
   rateLimit?: RateLimitInfo;
   /** memoised lookups */
   cache: { tenant?: Promise<Tenant>; reader?: Promise<ReaderIdentity | null> };
-}
-
-type HeaderBag = { get(name: string): string | null | undefined } | Record<string, string | string[] | undefined>;
-
-function header(h: HeaderBag, name: string): string | null {
-  if (typeof (h as { get?: unknown }).get === "function") {
-    return ((h as { get(n: string): string | null | undefined }).get(name) ?? null) || null;
-  }
-  const v = (h as Record<string, string | string[] | undefined>)[name];
-  return (Array.isArray(v) ? v[0] : v) || null;
-}
-
-/**
- * Resolves the caller from X-API-Key or Authorization: Bearer. Invalid credentials fail the
- * request. An API key lookup also yields the tenant row, which seeds the request's cache.
- */
-export async function resolvePrincipal(
-  app: AppServices,
-  headers: HeaderBag,
-): Promise<{ principal: Principal; tenant?: Tenant } | null> {
-  const apiKey = header(headers, "x-api-key");
-  if (apiKey) return authenticateApiKey(app.prisma, apiKey.trim(), app.clock);
-  const authz = header(headers, "authorization");
-  if (authz) {
-    const m = /^Bearer\s+(\S+)$/i.exec(authz.trim());
-    if (!m?.[1]) throw errors.unauthenticated("Authorization must be 'Bearer <admin JWT>'.");
-    return { principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock) };
-  }
-  return null;
 }
 
 export async function createRequestContext(app: AppServices, headers: HeaderBag): Promise<RequestContext> {

@@ -24,7 +24,7 @@
  * that lost its lease cannot overwrite the newer claim's outcome (completions.ts).
  */
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
-import { onEventAppended, type Tx } from "../events/log.js";
+import type { Tx } from "../events/log.js";
 import type { StoredEvent } from "../events/types.js";
 
 export interface ClaimedJob {
@@ -35,15 +35,6 @@ export interface ClaimedJob {
   /** attempts recorded so far (the next one is attempts + 1) */
   attempts: number;
   claimToken: string;
-}
-
-/** Event ids whose transaction created jobs; the publisher (after commit) turns them into a nudge. */
-const eventsWithJobs = new Set<string>();
-const EVENTS_WITH_JOBS_MAX = 10_000;
-
-/** True once per event whose transaction created at least one delivery job. */
-export function takeJobsCreated(eventId: string): boolean {
-  return eventsWithJobs.delete(eventId);
 }
 
 /**
@@ -63,21 +54,7 @@ export async function enqueueForEvent(tx: Tx, event: StoredEvent): Promise<numbe
      WHERE w.tenant_id = ${e.tenantId} AND w.verified AND w.state <> 'disabled'
        AND (w.events @> ARRAY[${e.type}]::text[] OR w.events @> ARRAY['*']::text[])
     ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
-  if (created > 0) {
-    if (eventsWithJobs.size >= EVENTS_WITH_JOBS_MAX) eventsWithJobs.clear();
-    eventsWithJobs.add(e.id);
-  }
   return created;
-}
-
-let hookInstalled = false;
-/** Registers the job-creating hook on the event log once per process. */
-export function installJobHook(): void {
-  if (hookInstalled) return;
-  hookInstalled = true;
-  onEventAppended(async (tx, event) => {
-    await enqueueForEvent(tx, event);
-  });
 }
 
 /** A claimed job with what delivering it needs, read in the same statement as the claim. */

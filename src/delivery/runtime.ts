@@ -1,15 +1,20 @@
 /**
  * The webhook machinery of one app instance: the outbound HTTP client (keep-alive agents, URL
- * policy from ALLOW_HTTP_WEBHOOKS / WEBHOOK_ALLOWLIST), the delivery worker, background handshakes
- * and the post-commit nudge. Attached to the app's services (createRuntime) and looked up with
- * `webhooksOf(ctx.app)`.
+ * policy from ALLOW_HTTP_WEBHOOKS / WEBHOOK_ALLOWLIST), the delivery worker, background handshakes,
+ * and the event step that creates delivery jobs in the event's transaction and wakes the worker
+ * after the commit. Built once by the composition root (src/runtime.ts) and handed out as
+ * `services.webhooks`.
  */
 import { setMaxListeners } from "node:events";
-import type { AppServices } from "../context/request.js";
-import type { StoredEvent } from "../events/types.js";
+import type { Logger } from "pino";
+import type { Config } from "../config.js";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { InTransactionStep } from "../events/pipeline.js";
+import type { Clock } from "../lib/clock.js";
+import type { SecretBox } from "../lib/secret-box.js";
 import { createWebhookHttpClient, type WebhookHttpClient } from "./http-client.js";
 import { HANDSHAKE_TIMEOUT_MS } from "./handshake.js";
-import { installJobHook, takeJobsCreated } from "./jobs.js";
+import { enqueueForEvent } from "./jobs.js";
 import type { AddressPolicy } from "./url-guard.js";
 import { createWebhookWorker, type WebhookWorker, type WorkerOptions } from "./worker.js";
 
@@ -28,21 +33,23 @@ export interface WebhookRuntime {
   readonly closing: AbortSignal;
   /** Runs a background task (a handshake) that close() waits for. */
   background(task: () => Promise<void>): void;
+  /** The event step: delivery jobs in the event's transaction, a worker wake-up after the commit. */
+  readonly enqueueJobs: InTransactionStep;
   /** Resolves once no background task is running (tests). */
   settled(): Promise<void>;
   close(): Promise<void>;
 }
 
-const registry = new WeakMap<AppServices, WebhookRuntime>();
-
-export function webhooksOf(app: AppServices): WebhookRuntime {
-  const rt = registry.get(app);
-  if (!rt) throw new Error("webhooks are not attached to these services (createRuntime does it)");
-  return rt;
+/** What the webhook machinery needs of the app's services. */
+export interface WebhookServices {
+  config: Pick<Config, "ALLOW_HTTP_WEBHOOKS" | "WEBHOOK_ALLOWLIST">;
+  prisma: PrismaClient;
+  clock: Clock;
+  log: Logger;
+  secretBox: SecretBox;
 }
 
-export function attachWebhooks(services: AppServices, options: Partial<WebhookOptions> = {}): WebhookRuntime {
-  installJobHook();
+export function createWebhookRuntime(services: WebhookServices, options: Partial<WebhookOptions> = {}): WebhookRuntime {
   const policy: AddressPolicy = {
     allowHttpLoopback: services.config.ALLOW_HTTP_WEBHOOKS,
     allowList: services.config.WEBHOOK_ALLOWLIST,
@@ -55,17 +62,7 @@ export function attachWebhooks(services: AppServices, options: Partial<WebhookOp
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
   const tasks = new Set<Promise<void>>();
-
-  // After a commit, events whose transaction created jobs wake the local worker at once.
-  const publisher = services.events;
-  services.events = {
-    publish(events: StoredEvent[]) {
-      publisher.publish(events);
-      let created = false;
-      for (const e of events) created = takeJobsCreated(e.envelope.id) || created;
-      if (created) worker.nudge();
-    },
-  };
+  const wakeWorker = () => worker.nudge();
 
   const rt: WebhookRuntime = {
     http,
@@ -73,6 +70,7 @@ export function attachWebhooks(services: AppServices, options: Partial<WebhookOp
     options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: options.worker ?? {} },
     worker,
     closing: closer.signal,
+    enqueueJobs: async (tx, event) => ((await enqueueForEvent(tx, event)) > 0 ? wakeWorker : undefined),
     background(task) {
       const p = task()
         .catch((err: unknown) => services.log.warn({ err }, "webhook background task failed"))
@@ -89,6 +87,5 @@ export function attachWebhooks(services: AppServices, options: Partial<WebhookOp
       http.close();
     },
   };
-  registry.set(services, rt);
   return rt;
 }

@@ -16,13 +16,6 @@ export interface NewEvent {
   occurredAt: Date;
 }
 
-/** Hooks run inside the same transaction after an event row is written (e.g. webhook job creation). */
-export type AppendHook = (tx: Tx, event: StoredEvent) => Promise<void>;
-const appendHooks: AppendHook[] = [];
-export function onEventAppended(hook: AppendHook): void {
-  appendHooks.push(hook);
-}
-
 export async function appendEvent(tx: Tx, e: NewEvent): Promise<StoredEvent> {
   const rows = await tx.$queryRaw<{ seq: number }[]>`
     UPDATE discussions SET seq = seq + 1 WHERE tenant_id = ${e.tenantId} AND id = ${e.discussionId} RETURNING seq`;
@@ -43,9 +36,7 @@ export async function appendEvent(tx: Tx, e: NewEvent): Promise<StoredEvent> {
     INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, payload, occurred_at)
     VALUES (${envelope.id}::uuid, ${e.tenantId}, ${e.discussionId}, ${seq}, ${e.type}, ${audience}, ${readerId},
             ${JSON.stringify(envelope)}::jsonb, ${e.occurredAt})`;
-  const stored: StoredEvent = { envelope, audience, readerId };
-  for (const hook of appendHooks) await hook(tx, stored);
-  return stored;
+  return { envelope, audience, readerId };
 }
 
 export function storedEventFromRow(row: { payload: unknown; audience: string; readerId: string | null }): StoredEvent {

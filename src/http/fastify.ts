@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance } from 
 import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
 import { internalError, sendProblem } from "./problem.js";
-import { isDependencyDown } from "./rest/execute.js";
+import { isDependencyDown } from "../db/errors.js";
 
 export function createFastify(opts: { log: Logger; bodyLimit: number }): FastifyInstance {
   const app = Fastify({

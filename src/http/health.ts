@@ -1,23 +1,24 @@
 // GET /healthz: the process is up. GET /readyz: database and Redis reachable (200) or not (503).
 import type { FastifyInstance } from "fastify";
-import type { Runtime } from "../runtime.js";
+import type { Redis } from "ioredis";
+import type { Database } from "../db/client.js";
 
 const withTimeout = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error("timeout")), ms).unref())]);
 
-export function mountHealth(fastify: FastifyInstance, runtime: Runtime) {
+export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redis: Redis | undefined }) {
   fastify.get("/healthz", async (_req, reply) => reply.send({ status: "ok" }));
   fastify.get("/readyz", async (_req, reply) => {
     const checks: Record<string, "ok" | "down"> = {};
     try {
-      await withTimeout(runtime.services.db.ping(), 2000);
+      await withTimeout(deps.db.ping(), 2000);
       checks.database = "ok";
     } catch {
       checks.database = "down";
     }
-    if (runtime.redis) {
+    if (deps.redis) {
       try {
-        await withTimeout(runtime.redis.ping(), 2000);
+        await withTimeout(deps.redis.ping(), 2000);
         checks.redis = "ok";
       } catch {
         checks.redis = "down";

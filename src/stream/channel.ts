@@ -7,7 +7,7 @@
 // reconnect (`catchUp`) and the hub's periodic head check (`noteHead`) read the log the same way,
 // so delivery never depends on pub/sub alone. Messages at or below head are duplicates: dropped.
 import type { BusMessage, EventBus } from "../events/bus.js";
-import { LiveEvent } from "../events/fanout.js";
+import { LiveEvent } from "./live-event.js";
 import type { EventLogReader } from "../events/replay.js";
 
 export interface ChannelDeps {

@@ -2,15 +2,17 @@
 // dropped with the last, so the bus subscription is held exactly while needed), connection caps,
 // catch-up after a bus reconnect, a periodic head check against the log, and graceful shutdown.
 import type { Redis } from "ioredis";
-import type { AppServices } from "../context/request.js";
+import type { Logger } from "pino";
+import type { Config } from "../config.js";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Clock } from "../lib/clock.js";
 import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
-import { LiveEvent } from "../events/fanout.js";
+import { LiveEvent } from "./live-event.js";
 import { createEventLogReader, headKey, type EventLogReader } from "../events/replay.js";
-import type { Settings } from "../tenancy/settings-model.js";
+import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";
-import { tenantSettings } from "./auth.js";
 import { Session, type StreamSink } from "./session.js";
 import { deleteStaleTickets } from "./tickets.js";
 import type { Viewer } from "./visibility.js";
@@ -45,8 +47,16 @@ export interface OpenRequest {
   settings: Settings;
 }
 
+/** What the hub needs of the app's services. */
+export interface StreamHubServices {
+  prisma: PrismaClient;
+  config: Pick<Config, "MAX_STREAMS_PER_INSTANCE">;
+  clock: Clock;
+  log: Logger;
+}
+
 export interface StreamHubDeps {
-  app: AppServices;
+  app: StreamHubServices;
   bus: EventBus;
   /** the command connection, for the cross-instance connection count (absent: this instance only) */
   redis?: Redis | undefined;
@@ -82,7 +92,7 @@ export class StreamHub {
   private overflows = 0;
   private logReads = 0;
 
-  private readonly app: AppServices;
+  private readonly app: StreamHubServices;
   private readonly bus: EventBus;
 
   constructor(deps: StreamHubDeps) {
@@ -102,12 +112,18 @@ export class StreamHub {
     );
   }
 
+  private async readSettings(tenantId: string): Promise<Settings> {
+    const t = await this.app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { settings: true } });
+    if (!t) throw errors.unauthenticated();
+    return resolveSettings(t.settings);
+  }
+
   /** The tenant's settings, cached for SETTINGS_TTL_MS (a reconnect storm reads them once). */
   async settingsOf(tenantId: string): Promise<Settings> {
     const hit = this.settingsCache.get(tenantId);
     const at = Date.now();
     if (hit && at - hit.at < SETTINGS_TTL_MS) return hit.settings;
-    const settings = await tenantSettings(this.app, tenantId);
+    const settings = await this.readSettings(tenantId);
     if (this.settingsCache.size > 10_000) this.settingsCache.clear();
     this.settingsCache.set(tenantId, { settings, at });
     return settings;

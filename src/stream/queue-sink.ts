@@ -1,7 +1,7 @@
 // A session's GraphQL transport: an async iterator the subscription resolver returns. Bounded: a
 // consumer that falls more than `maxQueued` live items behind is cut off (the subscription
 // completes). Replayed items (at most replay.maxEvents) do not count against the bound.
-import type { LiveEvent } from "../events/fanout.js";
+import type { LiveEvent } from "./live-event.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
 import { CloseSignal } from "./close-signal.js";
 

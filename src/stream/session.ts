@@ -4,7 +4,7 @@
 // Ordering: the channel delivers events in seq order without gaps. While the replay query runs
 // the session buffers what the channel delivers; `start` sends the replay, then the buffer, and
 // drops anything at or below the last seq it processed. So replay + live never repeat or skip.
-import type { LiveEvent } from "../events/fanout.js";
+import type { LiveEvent } from "./live-event.js";
 import { canSee, type Viewer } from "./visibility.js";
 import { CloseSignal } from "./close-signal.js";
 

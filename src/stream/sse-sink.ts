@@ -9,7 +9,7 @@
 // the bound; live frames do: when the client's lag — bytes the socket holds plus live frames
 // queued here — passes maxBufferedBytes, the client is cut off. Memory per slow client is bounded.
 import type { ServerResponse } from "node:http";
-import type { LiveEvent } from "../events/fanout.js";
+import type { LiveEvent } from "./live-event.js";
 import { SseWriter, formatComment, formatEvent } from "./sse-writer.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
 import { CloseSignal } from "./close-signal.js";

@@ -17,8 +17,8 @@ const runtime = await createRuntime(config, {
     },
   },
 });
-runtime.webhooks.worker.start();
-process.stdout.write(`ready ${runtime.webhooks.worker.id}\n`);
+runtime.services.webhooks.worker.start();
+process.stdout.write(`ready ${runtime.services.webhooks.worker.id}\n`);
 process.on("SIGTERM", () => {
   void runtime.close().then(() => process.exit(0));
 });

@@ -23,7 +23,7 @@ import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
-import { DISCUSSION_ID_RE } from "../discussions/discussions.js";
+import { DISCUSSION_ID_RE } from "../../lib/ids.js";
 
 export type AnalyticsInterval = "day" | "hour";
 

@@ -4,7 +4,7 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Comment, Prisma } from "../../generated/prisma/client.js";
 import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type CursorValue, type Page, type SortKey } from "../../lib/pagination.js";
-import { checkDiscussionId } from "../discussions/discussions.js";
+import { checkDiscussionId } from "../../lib/ids.js";
 import { WITH_AUTHOR, type CommentWithAuthor } from "./dto.js";
 import { visibleTo } from "./shared.js";
 

@@ -6,7 +6,8 @@ import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { writeTx } from "../../events/write-tx.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import { assertWritable, checkDiscussionId, createAndLockDiscussionRow } from "../discussions/discussions.js";
+import { assertWritable, createAndLockDiscussionRow } from "../discussions/discussions.js";
+import { checkDiscussionId } from "../../lib/ids.js";
 import { commentDto, WITH_AUTHOR, type CommentWithAuthor } from "./dto.js";
 import {
   announce,

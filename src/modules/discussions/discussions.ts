@@ -3,18 +3,10 @@ import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { Prisma, type Discussion } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
+import { checkDiscussionId } from "../../lib/ids.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx, type ScopedTx } from "../../events/write-tx.js";
 import type { EventType } from "../../events/types.js";
-
-export const DISCUSSION_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export function checkDiscussionId(id: string, path = "discussionId"): string {
-  if (!DISCUSSION_ID_RE.test(id)) {
-    throw errors.validation([{ path, message: "must be 1–128 characters of A-Z a-z 0-9 . _ : -" }]);
-  }
-  return id;
-}
 
 const UpsertInput = z
   .object({
@@ -72,7 +64,6 @@ export async function getDiscussion(ctx: RequestContext, id: string): Promise<Di
   if (!d) throw errors.notFound("Discussion");
   return d;
 }
-
 
 export async function listDiscussions(
   ctx: RequestContext,

@@ -1,4 +1,4 @@
-// POST /api/v1/stream/ticket {"discussionId"} → 201 {"ticket","expiresAt"} (the stream itself: src/stream/route.ts).
+// POST /api/v1/stream/ticket {"discussionId"} → 201 {"ticket","expiresAt"} (the stream itself: src/http/stream-route.ts).
 import { bodyObject, route } from "../../http/rest/router.js";
 import { RestCreateStreamTicketDocument } from "../../generated/operations.js";
 

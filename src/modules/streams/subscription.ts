@@ -1,7 +1,7 @@
 // GraphQL subscriptions, served over the graphql-sse protocol (/graphql distinct connections,
 // /graphql/stream single connection). Fed by the same hub, replay and visibility as the SSE route.
 import { builder } from "../../graphql/builder.js";
-import { openDiscussionSubscription } from "../../stream/subscribe.js";
+import { openDiscussionSubscription } from "./subscribe.js";
 import type { StreamItem } from "../../stream/queue-sink.js";
 
 type Connected = Extract<StreamItem, { kind: "connected" }>;

@@ -4,7 +4,6 @@ import type { WebhookAttempt } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type Page, type SortKey } from "../../lib/pagination.js";
 import { requeueEvents } from "../../delivery/jobs.js";
-import { webhooksOf } from "../../delivery/runtime.js";
 import { findEndpoint } from "./endpoints.js";
 import { RedeliverSchema } from "./input.js";
 
@@ -72,6 +71,6 @@ export async function redeliver(ctx: RequestContext, endpointId: string, input: 
     ...(eventIds ? { eventIds } : {}),
     ...(since ? { since } : {}),
   });
-  webhooksOf(ctx.app).worker.nudge();
+  ctx.app.webhooks.worker.nudge();
   return { queued };
 }

@@ -9,7 +9,6 @@ import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateKid, generateSecret } from "../../delivery/signature.js";
 import { checkWebhookUrl } from "../../delivery/url-guard.js";
-import { webhooksOf } from "../../delivery/runtime.js";
 import { CreateWebhookSchema, mergeOverrides, UpdateWebhookSchema } from "./input.js";
 import { newChallenge, startHandshake } from "./verify.js";
 
@@ -23,7 +22,7 @@ function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | 
 
 /** The SSRF guard (src/webhooks/url-guard.ts) with the operator's policy; refusals are 422 on `url`. */
 async function checkUrl(ctx: RequestContext, url: string): Promise<string> {
-  const verdict = await checkWebhookUrl(url, webhooksOf(ctx.app).policy);
+  const verdict = await checkWebhookUrl(url, ctx.app.webhooks.policy);
   if (!verdict.ok) throw errors.validation([{ path: "url", message: verdict.message }]);
   return url; // kept as given (it parsed and passed)
 }
@@ -120,6 +119,6 @@ export async function enableWebhook(ctx: RequestContext, id: string): Promise<We
     data: { state: "active", consecutiveFailures: 0, circuitOpenUntil: null, disabledAt: null },
   });
   if (count === 0) throw errors.notFound("Webhook");
-  webhooksOf(ctx.app).worker.nudge();
+  ctx.app.webhooks.worker.nudge();
   return findEndpoint(ctx, id);
 }

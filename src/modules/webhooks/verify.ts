@@ -13,7 +13,6 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { AppServices } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { newChallenge, performHandshake, type HandshakeResult } from "../../delivery/handshake.js";
-import { webhooksOf } from "../../delivery/runtime.js";
 import { currentSigningKey } from "../../delivery/secrets.js";
 
 export { newChallenge };
@@ -25,7 +24,7 @@ async function runEndpointHandshake(
   challenge: string,
   signal?: AbortSignal,
 ): Promise<HandshakeResult> {
-  const rt = webhooksOf(app);
+  const rt = app.webhooks;
   const scoped = app.scoped(tenantId);
   const endpoint = await scoped.webhookEndpoint.findUnique({
     where: { id: endpointId },
@@ -53,7 +52,7 @@ async function runEndpointHandshake(
 
 /** Runs the handshake for `challenge` after the current request, without holding it up. */
 export function startHandshake(app: AppServices, tenantId: string, endpointId: string, challenge: string): void {
-  const rt = webhooksOf(app);
+  const rt = app.webhooks;
   rt.background(async () => {
     const result = await runEndpointHandshake(app, tenantId, endpointId, challenge, rt.closing);
     app.log.info({ tenantId, webhookId: endpointId, ...result }, "webhook handshake finished");

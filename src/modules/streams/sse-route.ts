@@ -2,15 +2,15 @@
 // Everything that can fail (auth, 404, caps, the replay query) happens before the response head
 // is written, so those errors are problem documents; after that the stream only ends.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { createRequestContext, type AppServices } from "../context/request.js";
-import { DISCUSSION_ID_RE } from "../modules/discussions/discussions.js";
-import { AppError, errors } from "../lib/errors.js";
-import { str, type Query } from "../http/rest/params.js";
-import { internalError, sendProblem } from "../http/problem.js";
-import { streamCaller } from "./auth.js";
-import type { StreamHub } from "./hub.js";
-import { SseSink } from "./sse-sink.js";
-import { sseHeaders } from "./sse-writer.js";
+import { createRequestContext, type AppServices } from "../../context/request.js";
+import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
+import { AppError, errors } from "../../lib/errors.js";
+import { str, type Query } from "../../http/rest/params.js";
+import { internalError, sendProblem } from "../../http/problem.js";
+import { streamCaller } from "./access.js";
+import type { StreamHub } from "../../stream/hub.js";
+import { SseSink } from "../../stream/sse-sink.js";
+import { sseHeaders } from "../../stream/sse-writer.js";
 
 /**
  * Browsers open the stream from the tenant's own pages (another origin) with a ticket: no cookies,
@@ -50,7 +50,7 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   reply.headers(CORS); // on problem documents too
   const discussionId = (req.params as { discussionId?: string }).discussionId ?? "";
   if (!DISCUSSION_ID_RE.test(discussionId)) {
-    throw errors.invalidParameter([{ path: "discussionId", message: "must be 1–128 characters of A-Z a-z 0-9 . _ : -" }]);
+    throw errors.invalidParameter([{ path: "discussionId", message: DISCUSSION_ID_RULE }]);
   }
   const query = req.query as Query;
   const ticket = str(query, "ticket");

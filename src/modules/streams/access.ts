@@ -1,12 +1,11 @@
 // Who is opening a stream, and what it may see: an API key (X-API-Key, or the deprecated
 // ?token=) optionally with X-Service-Identity, or a ticket minted by POST /api/v1/stream/ticket.
-import { currentReader, type AppServices, type RequestContext } from "../context/request.js";
-import { keyState } from "../auth/key-auth.js";
-import { hasCapability } from "../auth/principal.js";
-import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
-import { errors } from "../lib/errors.js";
-import { redeemStreamTicket } from "./tickets.js";
-import type { Viewer } from "./visibility.js";
+import { currentReader, type AppServices, type RequestContext } from "../../context/request.js";
+import { keyState } from "../../auth/key-auth.js";
+import { hasCapability } from "../../auth/principal.js";
+import { errors } from "../../lib/errors.js";
+import { redeemStreamTicket } from "../../stream/tickets.js";
+import type { Viewer } from "../../stream/visibility.js";
 
 export interface StreamCaller {
   tenantId: string;
@@ -48,10 +47,4 @@ async function assertMinterActive(app: AppServices, tenantId: string, apiKeyId: 
   const state = keyState(key, app.clock.now());
   if (state === "revoked") throw errors.keyRevoked();
   if (state === "expired") throw errors.keyExpired();
-}
-
-export async function tenantSettings(app: AppServices, tenantId: string): Promise<Settings> {
-  const t = await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { settings: true } });
-  if (!t) throw errors.unauthenticated();
-  return resolveSettings(t.settings);
 }

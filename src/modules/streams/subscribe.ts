@@ -1,10 +1,9 @@
 // Opens a GraphQL subscription on a discussion: same auth, caps, replay and visibility as SSE.
-import type { RequestContext } from "../context/request.js";
-import { checkDiscussionId } from "../modules/discussions/discussions.js";
-import { errors } from "../lib/errors.js";
-import { streamCaller } from "./auth.js";
-import { QueueSink } from "./queue-sink.js";
-import { streamHubOf } from "./registry.js";
+import type { RequestContext } from "../../context/request.js";
+import { checkDiscussionId } from "../../lib/ids.js";
+import { errors } from "../../lib/errors.js";
+import { streamCaller } from "./access.js";
+import { QueueSink } from "../../stream/queue-sink.js";
 
 /** A subscriber more than this many items behind is cut off. */
 export const MAX_QUEUED_ITEMS = 1_000;
@@ -17,7 +16,7 @@ export async function openDiscussionSubscription(
   if (args.after !== undefined && args.after !== null && args.after < 0) {
     throw errors.validation([{ path: "after", message: "must be a non-negative seq" }]);
   }
-  const hub = streamHubOf(ctx.app);
+  const hub = ctx.app.streams;
   const caller = await streamCaller(ctx, { discussionId: args.discussionId, ticket: args.ticket });
   const settings = await hub.settingsOf(caller.tenantId);
   const sink = new QueueSink(MAX_QUEUED_ITEMS);

@@ -1,0 +1,37 @@
+// Who is calling: X-API-Key (an API key, with its tenant row) or Authorization: Bearer (the admin
+// console's JWT). Invalid credentials fail the request; no credentials at all is null.
+import type { Tenant } from "../generated/prisma/client.js";
+import { errors } from "../lib/errors.js";
+import type { Principal } from "../auth/principal.js";
+import { authenticateApiKey } from "../auth/key-auth.js";
+import { authenticateAdminToken } from "../auth/admin-jwt.js";
+import type { AppServices } from "./services.js";
+
+export type HeaderBag = { get(name: string): string | null | undefined } | Record<string, string | string[] | undefined>;
+
+export function header(h: HeaderBag, name: string): string | null {
+  if (typeof (h as { get?: unknown }).get === "function") {
+    return ((h as { get(n: string): string | null | undefined }).get(name) ?? null) || null;
+  }
+  const v = (h as Record<string, string | string[] | undefined>)[name];
+  return (Array.isArray(v) ? v[0] : v) || null;
+}
+
+/**
+ * Resolves the caller from X-API-Key or Authorization: Bearer. Invalid credentials fail the
+ * request. An API key lookup also yields the tenant row, which seeds the request's cache.
+ */
+export async function resolvePrincipal(
+  app: AppServices,
+  headers: HeaderBag,
+): Promise<{ principal: Principal; tenant?: Tenant } | null> {
+  const apiKey = header(headers, "x-api-key");
+  if (apiKey) return authenticateApiKey(app.prisma, apiKey.trim(), app.clock);
+  const authz = header(headers, "authorization");
+  if (authz) {
+    const m = /^Bearer\s+(\S+)$/i.exec(authz.trim());
+    if (!m?.[1]) throw errors.unauthenticated("Authorization must be 'Bearer <admin JWT>'.");
+    return { principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock) };
+  }
+  return null;
+}

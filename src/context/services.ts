@@ -1,0 +1,33 @@
+// The app's long-lived services, built once by the composition root (src/runtime.ts) and handed to
+// every request through its context (ctx.app). Infrastructure below this room takes only the
+// narrow part it needs (e.g. WriteServices, StreamHubServices, WebhookServices).
+import type { Logger } from "pino";
+import type { Config } from "../config.js";
+import type { Database } from "../db/client.js";
+import type { ScopedPrisma } from "../db/tenant-scope.js";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Clock } from "../lib/clock.js";
+import type { SecretBox } from "../lib/secret-box.js";
+import type { RateLimiter } from "../auth/rate-limit.js";
+import type { EventPipeline } from "../events/pipeline.js";
+import type { StreamHub } from "../stream/hub.js";
+import type { WebhookRuntime } from "../delivery/runtime.js";
+
+export interface AppServices {
+  config: Config;
+  db: Database;
+  prisma: PrismaClient;
+  clock: Clock;
+  log: Logger;
+  secretBox: SecretBox;
+  adminJwtSecret: string;
+  /** what follows an event: in-transaction steps (webhook jobs) and the fan-out after commit */
+  events: EventPipeline;
+  rateLimiter: RateLimiter;
+  /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */
+  scoped: (tenantId: string) => ScopedPrisma;
+  /** the instance's SSE streams and GraphQL subscriptions */
+  streams: StreamHub;
+  /** outbound webhooks: client, URL policy, delivery worker, handshakes */
+  webhooks: WebhookRuntime;
+}
