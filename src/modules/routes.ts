@@ -2,10 +2,11 @@
 import type { AnyRoute } from "../http/rest/router.js";
 import { discussionRoutes } from "./discussions/routes.js";
 import { commentRoutes } from "./comments/routes.js";
+import { moderationRoutes } from "./moderation/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { settingsRoutes } from "./settings/routes.js";
 import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
 import { webhookRoutes } from "./webhooks/routes.js"; // webhooks (issue 4)
 
-export const restRoutes: AnyRoute[] = [...discussionRoutes, ...commentRoutes, ...keyRoutes, ...settingsRoutes, ...analyticsRoutes, ...streamTicketRoutes, ...webhookRoutes];
+export const restRoutes: AnyRoute[] = [...discussionRoutes, ...commentRoutes, ...moderationRoutes, ...keyRoutes, ...settingsRoutes, ...analyticsRoutes, ...streamTicketRoutes, ...webhookRoutes];

@@ -14,6 +14,9 @@ export const DeliverySchema = z
 
 export type DeliveryTunables = z.infer<typeof DeliverySchema>;
 
+/** The delivery tunables' names: the one list every GraphQL type of them is built from. */
+export const DELIVERY_TUNABLES = Object.keys(DeliverySchema.shape) as (keyof DeliveryTunables)[];
+
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
 export const SettingsSchema = z

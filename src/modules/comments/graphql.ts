@@ -1,4 +1,4 @@
-// GraphQL for comments and their moderation. Resolvers only call the domain; capabilities are
+// GraphQL for comments (moderation mutations: src/modules/moderation/graphql.ts). Resolvers only call the domain; capabilities are
 // declared with authScopes. Comment is a prismaObject whose author relation loads in the same
 // findMany as the page (queryFromInfo) — no query per row.
 import { queryFromInfo } from "@pothos/plugin-prisma";
@@ -7,7 +7,6 @@ import { definePage } from "../../graphql/page.js";
 import { reactionCountsOf } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments } from "./read.js";
-import { setCommentPinned, setCommentStatus } from "../moderation/moderation.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", {
   values: ["approved", "pending", "rejected", "deleted"] as const,
@@ -103,18 +102,3 @@ builder.mutationFields((t) => ({
     resolve: (_query, _root, { id }, ctx) => deleteComment(ctx, id),
   }),
 }));
-
-const moderation = (name: string, run: Parameters<typeof setCommentStatus>[2] | "pin" | "unpin") =>
-  builder.mutationField(name, (t) =>
-    t.prismaField({
-      type: "Comment",
-      authScopes: { capability: "moderate_content" },
-      args: { id: t.arg.string({ required: true }) },
-      resolve: (_query, _root, { id }, ctx) =>
-        run === "pin" || run === "unpin" ? setCommentPinned(ctx, id, run === "pin") : setCommentStatus(ctx, id, run),
-    }),
-  );
-moderation("approveComment", "approved");
-moderation("rejectComment", "rejected");
-moderation("pinComment", "pin");
-moderation("unpinComment", "unpin");

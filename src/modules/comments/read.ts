@@ -6,7 +6,7 @@ import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type CursorValue, type Page, type SortKey } from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import { WITH_AUTHOR, type CommentWithAuthor } from "./dto.js";
-import { visibleTo } from "./shared.js";
+import { visibleTo } from "./visibility.js";
 
 export const COMMENT_SORTS = ["newest", "oldest", "top"] as const;
 export type CommentSort = (typeof COMMENT_SORTS)[number];

@@ -1,22 +1,18 @@
-// REST routes of comments, their moderation and reactions (contract section 4).
+// REST routes of comments and reactions (contract section 4); moderation: src/modules/moderation/routes.ts.
 import { bodyObject, route } from "../../http/rest/router.js";
 import { int, str } from "../../http/rest/params.js";
 import {
-  RestApproveCommentDocument,
   RestDeleteCommentDocument,
   RestEditCommentDocument,
   RestGetCommentDocument,
   RestListCommentsDocument,
-  RestPinCommentDocument,
   RestPostCommentDocument,
-  RestRejectCommentDocument,
   RestToggleReactionDocument,
-  RestUnpinCommentDocument,
   type CommentListStatus,
   type CommentSort,
 } from "../../generated/operations.js";
 
-const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
+export const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
 
 /**
  * The named fields of the JSON body. Other members are ignored; the values go to GraphQL as they
@@ -29,24 +25,6 @@ function fields<K extends string>(body: unknown, names: readonly K[]): Partial<R
   for (const n of names) if (b[n] !== undefined) out[n] = b[n] as string;
   return out;
 }
-
-const moderationRoutes = (
-  [
-    ["approve", RestApproveCommentDocument, "approveComment"],
-    ["reject", RestRejectCommentDocument, "rejectComment"],
-    ["pin", RestPinCommentDocument, "pinComment"],
-    ["unpin", RestUnpinCommentDocument, "unpinComment"],
-  ] as const
-).map(([action, document, field]) =>
-  route({
-    method: "POST",
-    path: `/comments/:id/${action}`,
-    document: document as typeof RestApproveCommentDocument,
-    variables: ({ params }) => byId(params),
-    paramVars: ["id"],
-    respond: (d) => (d as unknown as Record<string, unknown>)[field],
-  }),
-);
 
 export const commentRoutes = [
   route({
@@ -97,7 +75,6 @@ export const commentRoutes = [
     paramVars: ["id"],
     respond: () => undefined,
   }),
-  ...moderationRoutes,
   route({
     method: "POST",
     path: "/comments/:id/reactions",

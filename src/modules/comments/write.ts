@@ -1,25 +1,16 @@
 // Comments: posting (threaded), editing within the edit window, soft deletion. Reads are in
-// comments-read.ts, moderation in moderation.ts, reactions in reactions.ts.
+// read.ts; moderation and reactions are modules of their own.
 import { z } from "zod";
 import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { writeTx } from "../../events/write-tx.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import { assertWritable, createAndLockDiscussionRow } from "../discussions/discussions.js";
+import { assertNotArchived, assertWritable, createAndLockDiscussionRow } from "../discussions/discussions.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import { commentDto, WITH_AUTHOR, type CommentWithAuthor } from "./dto.js";
-import {
-  announce,
-  assertNotArchived,
-  audienceOf,
-  canModerate,
-  isVisible,
-  lockComment,
-  shiftVisibility,
-  upsertReader,
-  visibleTo,
-} from "./shared.js";
+import { announce, lockComment, shiftVisibility, upsertReader } from "./bookkeeping.js";
+import { audienceOf, canModerate, isVisible, visibleTo } from "./visibility.js";
 
 /** Body rules: 1..max characters (code points), not blank, no NUL (PostgreSQL text refuses it). */
 const bodySchema = (max: number) =>

@@ -97,9 +97,14 @@ export async function createAndLockDiscussionRow(tx: ScopedTx, tenantId: string,
   return rows[0]!;
 }
 
-/** Refuses writes to locked or archived discussions (409). */
-export function assertWritable(d: Discussion): void {
+/** Archived discussions are read-only for good: no new content, moderation, deletion or state change (409). */
+export function assertNotArchived(d: Discussion): void {
   if (d.state === "archived") throw errors.conflict("discussion_archived", "The discussion is archived and read-only.");
+}
+
+/** Refuses new content in locked or archived discussions (409). */
+export function assertWritable(d: Discussion): void {
+  assertNotArchived(d);
   if (d.state === "locked") throw errors.conflict("discussion_locked", "The discussion is locked.");
 }
 
@@ -120,7 +125,7 @@ export async function changeDiscussionState(
   return writeTx(ctx.app, tenantId, async (tx, events) => {
     const d = await lockDiscussionRow(tx, tenantId, id);
     if (!d) throw errors.notFound("Discussion");
-    if (d.state === "archived") throw errors.conflict("discussion_archived", "The discussion is archived and read-only.");
+    assertNotArchived(d);
     if (d.state === t.to) return d; // idempotent: no change, no event
     const updated = await tx.discussion.update({ where: { tenantId_id: { tenantId, id } }, data: { state: t.to } });
     await events.append({ discussionId: id, type: t.event, data: { discussion: discussionDto(updated) } });

@@ -5,7 +5,9 @@ import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { writeTx } from "../../events/write-tx.js";
 import { commentDto, WITH_AUTHOR, type CommentWithAuthor } from "../comments/dto.js";
-import { announce, assertNotArchived, audienceOf, isVisible, lockComment, shiftVisibility } from "../comments/shared.js";
+import { announce, lockComment, shiftVisibility } from "../comments/bookkeeping.js";
+import { audienceOf, isVisible } from "../comments/visibility.js";
+import { assertNotArchived } from "../discussions/discussions.js";
 
 /**
  * pending|rejected → approved makes the comment visible (counts, comment_approved to all) and, the

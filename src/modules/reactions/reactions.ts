@@ -10,7 +10,8 @@ import { writeTx } from "../../events/write-tx.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { assertWritable } from "../discussions/discussions.js";
 import { reactionCountsOf, type ReactionCounts } from "../comments/dto.js";
-import { lockComment, upsertReader, visibleTo } from "../comments/shared.js";
+import { lockComment, upsertReader } from "../comments/bookkeeping.js";
+import { visibleTo } from "../comments/visibility.js";
 
 export interface ReactionToggle {
   commentId: string;

@@ -1,19 +1,13 @@
 // Tenant settings as typed objects (manage_settings): read, patch, identity-secret rotation.
 import { builder } from "../../graphql/builder.js";
-import type { Settings } from "../../tenancy/settings-model.js";
+import { DELIVERY_TUNABLES, type Settings } from "../../tenancy/settings-model.js";
+import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 import { getSettings, rotateIdentitySecret, updateSettings } from "./settings.js";
 
 const Moderation = builder.enumType("Moderation", { values: ["post", "pre"] as const });
 
 const DeliverySettings = builder.objectRef<Settings["delivery"]>("DeliverySettings").implement({
-  fields: (t) => ({
-    maxAttempts: t.exposeInt("maxAttempts"),
-    backoffBaseMs: t.exposeInt("backoffBaseMs"),
-    attemptTimeoutMs: t.exposeInt("attemptTimeoutMs"),
-    breakerThreshold: t.exposeInt("breakerThreshold"),
-    breakerCooldownMs: t.exposeInt("breakerCooldownMs"),
-    disableThreshold: t.exposeInt("disableThreshold"),
-  }),
+  fields: (t) => Object.fromEntries(DELIVERY_TUNABLES.map((name) => [name, t.exposeInt(name)])),
 });
 
 const ReplaySettings = builder.objectRef<Settings["replay"]>("ReplaySettings").implement({
@@ -49,16 +43,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
 
 // Patch inputs: every field optional. Values are checked by the domain (SettingsPatchSchema), so one
 // 422 lists every problem; `moderation` is a String here for that reason.
-const DeliveryPatch = builder.inputType("DeliverySettingsPatch", {
-  fields: (t) => ({
-    maxAttempts: t.int(),
-    backoffBaseMs: t.int(),
-    attemptTimeoutMs: t.int(),
-    breakerThreshold: t.int(),
-    breakerCooldownMs: t.int(),
-    disableThreshold: t.int(),
-  }),
-});
+const DeliveryPatch = deliveryTunablesInput("DeliverySettingsPatch");
 
 const ReplayPatch = builder.inputType("ReplaySettingsPatch", {
   fields: (t) => ({ maxEvents: t.int(), maxAgeSeconds: t.int() }),

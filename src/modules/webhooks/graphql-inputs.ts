@@ -1,18 +1,12 @@
 // Webhook inputs. Fields are optional at the GraphQL level and checked by the domain
 // (src/domain/webhooks-input.ts), so one 422 lists every problem with its field path.
 import { builder } from "../../graphql/builder.js";
+import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 
-const DeliveryOverridesInput = builder.inputType("WebhookDeliveryInput", {
-  description: "Overrides of the tenant's delivery settings for one endpoint; null removes an override.",
-  fields: (t) => ({
-    maxAttempts: t.int(),
-    backoffBaseMs: t.int(),
-    attemptTimeoutMs: t.int(),
-    breakerThreshold: t.int(),
-    breakerCooldownMs: t.int(),
-    disableThreshold: t.int(),
-  }),
-});
+const DeliveryOverridesInput = deliveryTunablesInput(
+  "WebhookDeliveryInput",
+  "Overrides of the tenant's delivery settings for one endpoint; null removes an override.",
+);
 
 export const CreateWebhookInput = builder.inputType("CreateWebhookInput", {
   fields: (t) => ({

@@ -1,43 +1,12 @@
-// What the comment, moderation and reaction modules share: who may see a comment, the locked read
-// of a comment for a write, the reader upsert, the visibility bookkeeping (counts) and the events
-// of a comment becoming visible for the first time.
-import { currentReader, type RequestContext } from "../../context/request.js";
+// The write-side bookkeeping of a comment, shared by comments, moderation and reactions: the locked
+// read of a comment for a write, the reader upsert, the visible counts, and the events of a comment
+// becoming visible for the first time.
 import type { Comment, Discussion } from "../../generated/prisma/client.js";
 import type { ReaderIdentity } from "../../auth/identity.js";
-import { hasCapability } from "../../auth/principal.js";
 import { errors } from "../../lib/errors.js";
 import type { EventSink, ScopedTx } from "../../events/write-tx.js";
-import type { Audience } from "../../events/types.js";
 import { lockDiscussionRow } from "../discussions/discussions.js";
 import { commentDto, WITH_AUTHOR, type CommentWithAuthor } from "./dto.js";
-
-/**
- * Whether the caller may see pending/rejected content. This is a visibility rule on data (what a
- * read returns, who may delete), not an authorization gate: operations that *require*
- * moderate_content declare it with `authScopes` in src/schema/comment.ts.
- */
-export function canModerate(ctx: RequestContext): boolean {
-  return hasCapability(ctx.principal, "moderate_content");
-}
-
-/** Visible to readers: counted in Discussion.commentCount / parent.replyCount. */
-export const isVisible = (c: Pick<Comment, "status">): boolean => c.status === "approved";
-
-/**
- * Whether the caller may see this comment at all: approved ones and tombstones of once-published
- * ones to everybody; pending, rejected and never-published deleted ones to moderators and to
- * their author (identity assertion).
- */
-export async function visibleTo(ctx: RequestContext, c: Comment): Promise<boolean> {
-  if (c.status === "approved") return true;
-  if (c.status === "deleted" && c.publishedAt) return true;
-  if (canModerate(ctx)) return true;
-  const reader = ctx.identityToken ? await currentReader(ctx) : null;
-  return !!reader && reader.id === c.authorId;
-}
-
-/** Audience of an event about this comment (src/events/types.ts). */
-export const audienceOf = (c: Pick<Comment, "status">): Audience => (isVisible(c) ? "all" : "moderators");
 
 /**
  * The comment and its discussion for a write: the discussion row is locked first (the one lock
@@ -97,9 +66,4 @@ export async function announce(tx: ScopedTx, events: EventSink, c: CommentWithAu
       notification: { readerId: parent.authorId, commentId: c.id, parentId: c.parentId, discussionId: c.discussionId },
     },
   });
-}
-
-/** Refuses moderation and deletion in archived discussions (read-only for good). */
-export function assertNotArchived(d: Discussion): void {
-  if (d.state === "archived") throw errors.conflict("discussion_archived", "The discussion is archived and read-only.");
 }

@@ -1,0 +1,34 @@
+// Who may see a comment: approved ones and tombstones of once-published ones to everybody;
+// pending, rejected and never-published deleted ones to moderators and to their author.
+import { currentReader, type RequestContext } from "../../context/request.js";
+import type { Comment } from "../../generated/prisma/client.js";
+import { hasCapability } from "../../auth/principal.js";
+import type { Audience } from "../../events/types.js";
+
+/**
+ * Whether the caller may see pending/rejected content. This is a visibility rule on data (what a
+ * read returns, who may delete), not an authorization gate: operations that *require*
+ * moderate_content declare it with `authScopes` in src/schema/comment.ts.
+ */
+export function canModerate(ctx: RequestContext): boolean {
+  return hasCapability(ctx.principal, "moderate_content");
+}
+
+/** Visible to readers: counted in Discussion.commentCount / parent.replyCount. */
+export const isVisible = (c: Pick<Comment, "status">): boolean => c.status === "approved";
+
+/**
+ * Whether the caller may see this comment at all: approved ones and tombstones of once-published
+ * ones to everybody; pending, rejected and never-published deleted ones to moderators and to
+ * their author (identity assertion).
+ */
+export async function visibleTo(ctx: RequestContext, c: Comment): Promise<boolean> {
+  if (c.status === "approved") return true;
+  if (c.status === "deleted" && c.publishedAt) return true;
+  if (canModerate(ctx)) return true;
+  const reader = ctx.identityToken ? await currentReader(ctx) : null;
+  return !!reader && reader.id === c.authorId;
+}
+
+/** Audience of an event about this comment (src/events/types.ts). */
+export const audienceOf = (c: Pick<Comment, "status">): Audience => (isVisible(c) ? "all" : "moderators");
