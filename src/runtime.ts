@@ -75,7 +75,12 @@ export async function createRuntime(
       adminJwtSecret,
       // The bus message carries the envelope and its audience, so listeners need no database read
       // in the common case (src/events/fanout.ts).
-      events: createEventPipeline({ steps: [webhooks.enqueueJobs], publishOne: (e) => bus.publish(busMessageOf(e)), log }),
+      sql: db.sql,
+      events: createEventPipeline({
+        publishOne: (e) => bus.publish(busMessageOf(e)),
+        onJobsQueued: () => webhooks.worker.nudge(),
+        log,
+      }),
       rateLimiter: createRateLimiter({ prisma: db.prisma, redis }),
       scoped: createScopeCache(db.prisma),
       streams,

@@ -4,6 +4,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
+import type { Sql } from "../db/sql.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
@@ -21,7 +22,9 @@ export interface AppServices {
   log: Logger;
   secretBox: SecretBox;
   adminJwtSecret: string;
-  /** what follows an event: in-transaction steps (webhook jobs) and the fan-out after commit */
+  /** plain SQL on the database's connections: the hot paths' single statements */
+  sql: Sql;
+  /** what follows a committed event: fan-out, and a webhook worker wake-up when jobs were queued */
   events: EventPipeline;
   rateLimiter: RateLimiter;
   /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */

@@ -3,16 +3,20 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { applyMigrationsWith, migratePostgres, type MigrationResult } from "./migrate.js";
 import { acquireDataDirLock } from "./data-dir-lock.js";
+import { pgliteSql, pgSql, type Sql } from "./sql.js";
 
 export type Prisma = PrismaClient;
 
 export interface Database {
   prisma: PrismaClient;
+  /** plain SQL on the same connections (hot paths) */
+  sql: Sql;
   kind: "postgres" | "embedded";
   /** Applies pending migrations. */
   migrate(): Promise<MigrationResult>;
@@ -30,17 +34,21 @@ export interface DatabaseOptions {
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
-    const prisma = new PrismaClient({
-      adapter: new PrismaPg({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5_000 }),
-    });
+    // One pool for Prisma and the plain-SQL hot paths.
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5_000 });
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     return {
       prisma,
+      sql: pgSql(pool),
       kind: "postgres",
       migrate: () => migratePostgres(url),
       ping: async () => {
         await prisma.$queryRaw`SELECT 1`;
       },
-      close: () => prisma.$disconnect(),
+      close: async () => {
+        await prisma.$disconnect();
+        await pool.end();
+      },
     };
   }
   mkdirSync(opts.dataDir, { recursive: true });
@@ -51,6 +59,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     return {
       prisma,
+      sql: pgliteSql(pglite),
       kind: "embedded",
       migrate: () => applyMigrationsWith(new PrismaPGlite(pglite)),
       ping: async () => {

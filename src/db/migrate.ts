@@ -22,6 +22,33 @@ export async function applyMigrationsWith(adapter: SqlMigrationAwareDriverAdapte
   return { applied: out.appliedMigrationNames };
 }
 
+/**
+ * adapter-pg runs a migration script by splitting it on every ";", which breaks function bodies
+ * ($$ … $$) and comments. Send each script whole instead: PostgreSQL's simple query protocol runs
+ * a multi-statement script as it is (PGlite's adapter already does).
+ */
+function wholeScripts(factory: PrismaPg): SqlMigrationAwareDriverAdapterFactory {
+  type Adapter = Awaited<ReturnType<PrismaPg["connect"]>>;
+  type Internals = { client: pg.Pool; onError(err: unknown): never };
+  const patch = (adapter: Adapter): Adapter => {
+    const internals = adapter as unknown as Internals;
+    adapter.executeScript = async (script: string) => {
+      try {
+        await internals.client.query(script);
+      } catch (err) {
+        internals.onError(err);
+      }
+    };
+    return adapter;
+  };
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => patch(await factory.connect()),
+    connectToShadowDb: async () => patch(await factory.connectToShadowDb()),
+  };
+}
+
 export async function migratePostgres(databaseUrl: string): Promise<MigrationResult> {
   const lockClient = new pg.Client({ connectionString: databaseUrl });
   await lockClient.connect();
@@ -29,7 +56,7 @@ export async function migratePostgres(databaseUrl: string): Promise<MigrationRes
     await lockClient.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     try {
-      return await applyMigrationsWith(new PrismaPg(pool));
+      return await applyMigrationsWith(wholeScripts(new PrismaPg(pool)));
     } finally {
       await pool.end();
     }

@@ -24,8 +24,6 @@
  * that lost its lease cannot overwrite the newer claim's outcome (completions.ts).
  */
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
-import type { Tx } from "../events/log.js";
-import type { StoredEvent } from "../events/types.js";
 
 export interface ClaimedJob {
   id: string;
@@ -35,26 +33,6 @@ export interface ClaimedJob {
   /** attempts recorded so far (the next one is attempts + 1) */
   attempts: number;
   claimToken: string;
-}
-
-/**
- * Inside the event's transaction: one job for every verified, non-disabled endpoint of the tenant
- * subscribed to the event's type (or to "*"). Endpoints with an open circuit get jobs too (nothing
- * is dropped; the claim holds them until the circuit admits a trial). Reader-private events
- * (notification_reply) never go to webhooks.
- */
-export async function enqueueForEvent(tx: Tx, event: StoredEvent): Promise<number> {
-  if (event.audience === "reader" || event.envelope.type === "notification_reply") return 0;
-  const e = event.envelope;
-  const at = new Date(e.occurredAt);
-  const created = await tx.$executeRaw`
-    INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-    SELECT gen_random_uuid(), w.tenant_id, w.id, ${e.id}::uuid, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-      FROM webhook_endpoints w
-     WHERE w.tenant_id = ${e.tenantId} AND w.verified AND w.state <> 'disabled'
-       AND (w.events @> ARRAY[${e.type}]::text[] OR w.events @> ARRAY['*']::text[])
-    ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
-  return created;
 }
 
 /** A claimed job with what delivering it needs, read in the same statement as the claim. */
@@ -150,7 +128,7 @@ export interface JobOutcome {
  * same as before. Returns how many jobs were queued.
  */
 export async function requeueEvents(
-  db: PrismaClient | Tx,
+  db: PrismaClient | Prisma.TransactionClient,
   opts: { tenantId: string; endpointId: string; now: Date; eventIds?: string[]; since?: Date; types: string[] | "*"; max: number },
 ): Promise<number> {
   const { tenantId, endpointId, now } = opts;

@@ -1,20 +1,18 @@
 /**
  * The webhook machinery of one app instance: the outbound HTTP client (keep-alive agents, URL
- * policy from ALLOW_HTTP_WEBHOOKS / WEBHOOK_ALLOWLIST), the delivery worker, background handshakes,
- * and the event step that creates delivery jobs in the event's transaction and wakes the worker
- * after the commit. Built once by the composition root (src/runtime.ts) and handed out as
+ * policy from ALLOW_HTTP_WEBHOOKS / WEBHOOK_ALLOWLIST), the delivery worker and background
+ * handshakes. Delivery jobs are created by the write statements themselves, in the event's own
+ * transaction (src/events/statement.ts); the event pipeline wakes the worker after such a commit. Built once by the composition root (src/runtime.ts) and handed out as
  * `services.webhooks`.
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
-import type { InTransactionStep } from "../events/pipeline.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import { createWebhookHttpClient, type WebhookHttpClient } from "./http-client.js";
 import { HANDSHAKE_TIMEOUT_MS } from "./handshake.js";
-import { enqueueForEvent } from "./jobs.js";
 import type { AddressPolicy } from "./url-guard.js";
 import { createWebhookWorker, type WebhookWorker, type WorkerOptions } from "./worker.js";
 
@@ -33,8 +31,6 @@ export interface WebhookRuntime {
   readonly closing: AbortSignal;
   /** Runs a background task (a handshake) that close() waits for. */
   background(task: () => Promise<void>): void;
-  /** The event step: delivery jobs in the event's transaction, a worker wake-up after the commit. */
-  readonly enqueueJobs: InTransactionStep;
   /** Resolves once no background task is running (tests). */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -62,7 +58,6 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
   const tasks = new Set<Promise<void>>();
-  const wakeWorker = () => worker.nudge();
 
   const rt: WebhookRuntime = {
     http,
@@ -70,7 +65,6 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: options.worker ?? {} },
     worker,
     closing: closer.signal,
-    enqueueJobs: async (tx, event) => ((await enqueueForEvent(tx, event)) > 0 ? wakeWorker : undefined),
     background(task) {
       const p = task()
         .catch((err: unknown) => services.log.warn({ err }, "webhook background task failed"))

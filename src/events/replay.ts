@@ -2,8 +2,7 @@
 // after a missed bus message), and the replay window after a Last-Event-ID (contract section 4).
 // These are system reads across the request boundary, so every query names the tenant itself.
 import type { PrismaClient } from "../generated/prisma/client.js";
-import { storedEventFromRow } from "./log.js";
-import type { StoredEvent } from "./types.js";
+import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
 
 export interface ReplayWindow {
   /** at most this many of the newest events are kept for replay */
@@ -92,4 +91,8 @@ export function createEventLogReader(prisma: PrismaClient): EventLogReader {
       return out;
     },
   };
+}
+
+function storedEventFromRow(row: { payload: unknown; audience: string; readerId: string | null }): StoredEvent {
+  return { envelope: row.payload as EventEnvelope, audience: row.audience as Audience, readerId: row.readerId };
 }

@@ -3,8 +3,7 @@
 import { EventSource } from "eventsource";
 import { vi } from "vitest";
 import { STREAM_EVENT_TYPES, type Audience, type EventType } from "../../src/events/types.js";
-import { writeTx } from "../../src/events/write-tx.js";
-import { lockDiscussionRow } from "../../src/modules/discussions/discussions.js";
+import { appendEvent } from "../../src/events/statement.js";
 import { generateApiKey } from "../../src/auth/key-auth.js";
 import { newId } from "../../src/lib/ids.js";
 import type { TestServer } from "./server.js";
@@ -110,7 +109,7 @@ export async function rawSse(url: string, headers: Record<string, string> = {}) 
   };
 }
 
-/** Appends an event through the domain's write path (row lock, seq, publish after commit). */
+/** Appends events as the domain's write functions do (row lock, seq, jobs, publish after commit). */
 export async function writeEvent(
   server: TestServer,
   tenantId: string,
@@ -118,19 +117,19 @@ export async function writeEvent(
   e: { type?: EventType; data?: Record<string, unknown>; audience?: Audience; readerId?: string | null; count?: number } = {},
 ): Promise<number[]> {
   const seqs: number[] = [];
-  await writeTx(server.app.runtime.services, tenantId, async (tx, events) => {
-    await lockDiscussionRow(tx, tenantId, discussionId);
-    for (let i = 0; i < (e.count ?? 1); i++) {
-      const stored = await events.append({
-        discussionId,
-        type: e.type ?? "discussion_locked",
-        data: e.data ?? { discussion: { id: discussionId, n: i } },
-        ...(e.audience ? { audience: e.audience } : {}),
-        ...(e.readerId !== undefined ? { readerId: e.readerId } : {}),
-      });
-      seqs.push(stored.envelope.seq);
-    }
-  });
+  const services = server.app.runtime.services;
+  for (let i = 0; i < (e.count ?? 1); i++) {
+    const stored = await appendEvent(services, {
+      tenantId,
+      discussionId,
+      type: e.type ?? "discussion_locked",
+      data: e.data ?? { discussion: { id: discussionId, n: i } },
+      ...(e.audience ? { audience: e.audience } : {}),
+      ...(e.readerId !== undefined ? { readerId: e.readerId } : {}),
+      at: services.clock.now(),
+    });
+    seqs.push(stored.envelope.seq);
+  }
   return seqs;
 }
 

@@ -44,3 +44,25 @@ export function commentDto(c: CommentWithAuthor) {
 }
 
 export type CommentDto = ReturnType<typeof commentDto>;
+
+/** A comment with its author as the write functions return it (eng_comment_row): dates as ISO strings. */
+export type CommentRow = Omit<CommentWithAuthor, "editedAt" | "deletedAt" | "createdAt" | "publishedAt" | "author"> & {
+  editedAt: string | null;
+  deletedAt: string | null;
+  createdAt: string;
+  publishedAt: string | null;
+  author: Omit<Reader, "createdAt" | "updatedAt"> & { createdAt: string; updatedAt: string };
+};
+
+const dateOrNull = (s: string | null) => (s === null ? null : new Date(s));
+
+export function commentFromRow(r: CommentRow): CommentWithAuthor {
+  return {
+    ...r,
+    editedAt: dateOrNull(r.editedAt),
+    deletedAt: dateOrNull(r.deletedAt),
+    createdAt: new Date(r.createdAt),
+    publishedAt: dateOrNull(r.publishedAt),
+    author: { ...r.author, createdAt: new Date(r.author.createdAt), updatedAt: new Date(r.author.updatedAt) },
+  };
+}

@@ -1,11 +1,12 @@
 // Discussions: a comment thread per tenant-chosen id (e.g. an article slug).
 import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
-import { Prisma, type Discussion } from "../../generated/prisma/client.js";
+import type { Discussion } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
-import { writeTx, type ScopedTx } from "../../events/write-tx.js";
+import { writeTx } from "../../events/write-tx.js";
+import { runWrite } from "../../events/statement.js";
 import type { EventType } from "../../events/types.js";
 
 const UpsertInput = z
@@ -72,48 +73,18 @@ export async function listDiscussions(
   return newestFirstPage(args, (q) => db(ctx).discussion.findMany(q));
 }
 
-/**
- * Locks the discussion row for the rest of the transaction. Every write that touches a discussion
- * takes this lock first, so writers of one discussion serialise in one order (no deadlocks) and the
- * event seq follows commit order.
- */
-const DISCUSSION_COLUMNS = Prisma.sql`tenant_id AS "tenantId", id, title, url, state::text AS state, seq,
-  comment_count AS "commentCount", created_at AS "createdAt", updated_at AS "updatedAt"`;
-
-export async function lockDiscussionRow(tx: ScopedTx, tenantId: string, id: string): Promise<Discussion | null> {
-  // One statement on every write path: lock and read the row together.
-  const rows = await tx.$queryRaw<Discussion[]>`
-    SELECT ${DISCUSSION_COLUMNS} FROM discussions WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
-  return rows[0] ?? null;
-}
-
-/** lockDiscussionRow for writes that create the discussion on first use (posting a comment). */
-export async function createAndLockDiscussionRow(tx: ScopedTx, tenantId: string, id: string): Promise<Discussion> {
-  // ON CONFLICT DO UPDATE locks the existing row like FOR UPDATE does; the no-op SET changes nothing.
-  const rows = await tx.$queryRaw<Discussion[]>`
-    INSERT INTO discussions (tenant_id, id, updated_at) VALUES (${tenantId}, ${id}, now())
-    ON CONFLICT (tenant_id, id) DO UPDATE SET seq = discussions.seq
-    RETURNING ${DISCUSSION_COLUMNS}`;
-  return rows[0]!;
-}
-
-/** Archived discussions are read-only for good: no new content, moderation, deletion or state change (409). */
-export function assertNotArchived(d: Discussion): void {
-  if (d.state === "archived") throw errors.conflict("discussion_archived", "The discussion is archived and read-only.");
-}
-
-/** Refuses new content in locked or archived discussions (409). */
-export function assertWritable(d: Discussion): void {
-  assertNotArchived(d);
-  if (d.state === "locked") throw errors.conflict("discussion_locked", "The discussion is locked.");
-}
-
 const TRANSITIONS: Record<"lock" | "unlock" | "archive", { to: Discussion["state"]; event: EventType }> = {
   lock: { to: "locked", event: "discussion_locked" },
   unlock: { to: "open", event: "discussion_unlocked" },
   archive: { to: "archived", event: "discussion_archived" },
 };
 
+type DiscussionJson = ReturnType<typeof discussionDto>;
+
+/**
+ * Lock, unlock or archive: one statement (database function eng_set_discussion_state). Archived is
+ * read-only for good (409); a transition to the current state changes nothing and appends no event.
+ */
 export async function changeDiscussionState(
   ctx: RequestContext,
   id: string,
@@ -122,13 +93,16 @@ export async function changeDiscussionState(
   checkDiscussionId(id, "id");
   const tenantId = tenantIdOf(ctx);
   const t = TRANSITIONS[action];
-  return writeTx(ctx.app, tenantId, async (tx, events) => {
-    const d = await lockDiscussionRow(tx, tenantId, id);
-    if (!d) throw errors.notFound("Discussion");
-    assertNotArchived(d);
-    if (d.state === t.to) return d; // idempotent: no change, no event
-    const updated = await tx.discussion.update({ where: { tenantId_id: { tenantId, id } }, data: { state: t.to } });
-    await events.append({ discussionId: id, type: t.event, data: { discussion: discussionDto(updated) } });
-    return updated;
-  });
+  const d = await runWrite<DiscussionJson>(ctx.app, "eng_set_discussion_state", [tenantId, id, t.to, t.event, ctx.app.clock.now()]);
+  return {
+    tenantId,
+    id: d.id,
+    title: d.title,
+    url: d.url,
+    state: d.state,
+    seq: 0,
+    commentCount: d.commentCount,
+    createdAt: new Date(d.createdAt),
+    updatedAt: new Date(d.updatedAt),
+  };
 }

@@ -1,17 +1,14 @@
 // Reactions: a reader toggles one reaction of a kind on a comment. Exact under concurrency: the
-// toggle runs under the discussion row lock (one writer per discussion at a time), the primary key
-// (comment, reader, kind) allows one row, and the counts on the comment are updated in the same
-// transaction.
+// toggle (database function eng_toggle_reaction, one statement) runs under the discussion row lock
+// (one writer per discussion at a time), the primary key (comment, reader, kind) allows one row,
+// and the counts on the comment are updated in the same statement.
 import { z } from "zod";
 import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
-import type { Prisma } from "../../generated/prisma/client.js";
 import { errors } from "../../lib/errors.js";
-import { writeTx } from "../../events/write-tx.js";
+import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import { assertWritable } from "../discussions/discussions.js";
-import { reactionCountsOf, type ReactionCounts } from "../comments/dto.js";
-import { lockComment, upsertReader } from "../comments/bookkeeping.js";
-import { visibleTo } from "../comments/visibility.js";
+import type { ReactionCounts } from "../comments/dto.js";
+import { canModerate } from "../comments/visibility.js";
 
 export interface ReactionToggle {
   commentId: string;
@@ -46,29 +43,14 @@ export async function toggleReaction(ctx: RequestContext, commentId: string, inp
     throw errors.validation(parsed.error.issues.map((i) => ({ path: String(i.path[0] ?? "kind"), message: i.message })));
   }
   const { kind } = parsed.data;
-  const tenantId = tenantIdOf(ctx);
-  return writeTx(ctx.app, tenantId, async (tx, events) => {
-    const { discussion, comment } = await lockComment(tx, tenantId, commentId);
-    if (!(await visibleTo(ctx, comment))) throw errors.notFound("Comment");
-    if (comment.status !== "approved") throw errors.conflict("comment_not_approved", "Only approved comments take reactions.");
-    assertWritable(discussion);
-    await upsertReader(tx, tenantId, reader);
-    const removed = await tx.reaction.deleteMany({ where: { commentId, readerId: reader.id, kind } });
-    const active = removed.count === 0;
-    if (active) await tx.reaction.create({ data: { tenantId, commentId, readerId: reader.id, kind } });
-    const counts = reactionCountsOf(comment);
-    const n = (counts[kind] ?? 0) + (active ? 1 : -1);
-    if (n > 0) counts[kind] = n;
-    else delete counts[kind];
-    await tx.comment.update({
-      where: { id: commentId },
-      data: {
-        reactionCounts: counts as Prisma.InputJsonObject,
-        reactionTotal: Object.values(counts).reduce((a, b) => a + b, 0),
-      },
-    });
-    const result: ReactionToggle = { commentId, readerId: reader.id, kind, active, counts };
-    await events.append({ discussionId: comment.discussionId, type: "reaction_toggled", data: { reaction: result } });
-    return result;
-  });
+  return runWrite<ReactionToggle>(ctx.app, "eng_toggle_reaction", [
+    tenantIdOf(ctx),
+    commentId,
+    reader.id,
+    reader.name,
+    reader.avatarUrl,
+    canModerate(ctx),
+    kind,
+    ctx.app.clock.now(),
+  ]);
 }

@@ -1,0 +1,96 @@
+// The domain's event-appending writes: each is ONE SQL statement calling a database function
+// (prisma/migrations/*_write_functions) that locks the discussion row, changes the rows, appends
+// the events with their seq and their webhook jobs, and returns the changed object with the events.
+// The discussion lock is held for that one statement. After it commits, the events are published
+// and the webhook worker is woken when jobs were queued.
+import type { Sql } from "../db/sql.js";
+import { AppError, errors } from "../lib/errors.js";
+import type { EventPipeline } from "./pipeline.js";
+import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
+
+export interface StatementServices {
+  sql: Sql;
+  events: EventPipeline;
+}
+
+interface AppendedEvent {
+  envelope: EventEnvelope;
+  audience: Audience;
+  readerId: string | null;
+  jobs: number;
+}
+
+/** The write functions and how many arguments each takes. */
+export const WRITE_FUNCTIONS = {
+  eng_post_comment: 10,
+  eng_edit_comment: 7,
+  eng_delete_comment: 5,
+  eng_set_comment_status: 4,
+  eng_set_comment_pinned: 4,
+  eng_toggle_reaction: 8,
+  eng_set_discussion_state: 5,
+  eng_append_event: 7,
+} as const;
+export type WriteFunction = keyof typeof WRITE_FUNCTIONS;
+
+const TEXT = Object.fromEntries(
+  Object.entries(WRITE_FUNCTIONS).map(([fn, n]) => [
+    fn,
+    `SELECT ${fn}(${Array.from({ length: n }, (_, i) => `$${i + 1}`).join(", ")}) AS r`,
+  ]),
+) as Record<WriteFunction, string>;
+
+/** A refusal raised by a write function: SQLSTATE EN<status>, MESSAGE = problem code, DETAIL = text. */
+function refusal(err: unknown): AppError | null {
+  const e = err as { code?: unknown; message?: unknown; detail?: unknown };
+  if (typeof e.code !== "string" || !/^EN\d{3}$/.test(e.code)) return null;
+  const code = String(e.message);
+  const detail = typeof e.detail === "string" ? e.detail : "";
+  switch (e.code) {
+    case "EN404":
+      return new AppError(404, "not_found", detail);
+    case "EN403":
+      return errors.notAuthor(detail);
+    case "EN422":
+      return errors.validation([{ path: code, message: detail }]);
+    default:
+      return errors.conflict(code, detail);
+  }
+}
+
+/** Runs one write function; returns its `row`. Events are published after the commit. */
+export async function runWrite<Row>(app: StatementServices, fn: WriteFunction, args: unknown[]): Promise<Row> {
+  if (args.length !== WRITE_FUNCTIONS[fn]) throw new Error(`${fn} takes ${WRITE_FUNCTIONS[fn]} arguments`);
+  let result: { row: Row; events: AppendedEvent[] };
+  try {
+    const rows = await app.sql.query<{ r: { row: Row; events: AppendedEvent[] } }>(TEXT[fn], args, fn);
+    result = rows[0]!.r;
+  } catch (err) {
+    throw refusal(err) ?? err;
+  }
+  afterCommit(app, result.events);
+  return result.row;
+}
+
+/** Appends one event as the write functions do (tests and tools); returns it. */
+export async function appendEvent(
+  app: StatementServices,
+  e: { tenantId: string; discussionId: string; type: string; audience?: Audience; readerId?: string | null; data: unknown; at: Date },
+): Promise<StoredEvent> {
+  const rows = await app.sql.query<{ r: AppendedEvent }>(
+    TEXT.eng_append_event,
+    [e.tenantId, e.discussionId, e.type, e.audience ?? "all", e.readerId ?? null, JSON.stringify(e.data), e.at],
+    "eng_append_event",
+  );
+  const appended = rows[0]!.r;
+  afterCommit(app, [appended]);
+  return toStored(appended);
+}
+
+const toStored = (a: AppendedEvent): StoredEvent => ({ envelope: a.envelope, audience: a.audience, readerId: a.readerId });
+
+function afterCommit(app: StatementServices, appended: AppendedEvent[]): void {
+  if (!appended.length) return;
+  app.events.publish(appended.map(toStored));
+  if (appended.some((a) => a.jobs > 0)) app.events.jobsQueued();
+}
