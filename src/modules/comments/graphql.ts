@@ -1,10 +1,11 @@
-// GraphQL for comments (moderation mutations: src/modules/moderation/graphql.ts). Resolvers only call the domain; capabilities are
-// declared with authScopes. Comment is a prismaObject whose author relation loads in the same
-// findMany as the page (queryFromInfo) — no query per row.
-import { queryFromInfo } from "@pothos/plugin-prisma";
+// GraphQL for comments (moderation mutations: src/modules/moderation/graphql.ts). Resolvers only
+// call the domain; capabilities are declared with authScopes. Comment and Reader are plain object
+// types over the rows the domain returns: a page or a comment comes with its authors from ONE SQL
+// statement (read.ts), and a write returns the row its statement produced — nothing is re-read.
 import { builder } from "../../graphql/builder.js";
+import type { Reader } from "../../generated/prisma/client.js";
 import { definePage } from "../../graphql/page.js";
-import { reactionCountsOf } from "./dto.js";
+import { reactionCountsOf, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments } from "./read.js";
 
@@ -14,7 +15,7 @@ export const CommentStatus = builder.enumType("CommentStatus", {
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
 const CommentListStatus = builder.enumType("CommentListStatus", { values: LIST_STATUSES });
 
-export const ReaderType = builder.prismaObject("Reader", {
+export const ReaderType = builder.objectRef<Reader>("Reader").implement({
   description: "A reader of the tenant's site (the `sub` of an identity assertion).",
   fields: (t) => ({
     id: t.exposeID("id"),
@@ -24,13 +25,13 @@ export const ReaderType = builder.prismaObject("Reader", {
 });
 
 // Field order = commentDto (src/domain/comment-dto.ts), so REST responses and events match.
-export const CommentType = builder.prismaObject("Comment", {
+export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").implement({
   fields: (t) => ({
     id: t.exposeID("id"),
     discussionId: t.exposeString("discussionId"),
     parentId: t.exposeString("parentId", { nullable: true }),
     depth: t.exposeInt("depth"),
-    author: t.relation("author"),
+    author: t.field({ type: ReaderType, resolve: (c) => c.author }),
     body: t.exposeString("body", { description: "Empty for deleted comments (tombstones)." }),
     status: t.expose("status", { type: CommentStatus }),
     pinned: t.exposeBoolean("pinned"),
@@ -68,37 +69,36 @@ builder.queryFields((t) => ({
       limit: t.arg.int(),
       cursor: t.arg.string(),
     },
-    resolve: (_root, args, ctx, info) =>
-      listComments(ctx, args.discussionId, args, queryFromInfo({ context: ctx, info, path: ["items"] }).include),
+    resolve: (_root, args, ctx) => listComments(ctx, args.discussionId, args),
   }),
-  comment: t.prismaField({
-    type: "Comment",
+  comment: t.field({
+    type: CommentType,
     authScopes: { authenticated: true },
     args: { id: t.arg.string({ required: true }) },
-    resolve: (_query, _root, { id }, ctx) => getComment(ctx, id),
+    resolve: (_root, { id }, ctx) => getComment(ctx, id),
   }),
 }));
 
 builder.mutationFields((t) => ({
-  postComment: t.prismaField({
-    type: "Comment",
+  postComment: t.field({
+    type: CommentType,
     description: "Posts as the reader of X-Service-Identity; creates the discussion when unknown.",
     authScopes: { authenticated: true },
     args: { discussionId: t.arg.string({ required: true }), input: t.arg({ type: PostCommentInput, required: true }) },
-    resolve: (_query, _root, { discussionId, input }, ctx) => postComment(ctx, discussionId, input),
+    resolve: (_root, { discussionId, input }, ctx) => postComment(ctx, discussionId, input),
   }),
-  editComment: t.prismaField({
-    type: "Comment",
+  editComment: t.field({
+    type: CommentType,
     description: "The author (X-Service-Identity) edits the body within the edit window.",
     authScopes: { authenticated: true },
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: EditCommentInput, required: true }) },
-    resolve: (_query, _root, { id, input }, ctx) => editComment(ctx, id, input),
+    resolve: (_root, { id, input }, ctx) => editComment(ctx, id, input),
   }),
-  deleteComment: t.prismaField({
-    type: "Comment",
+  deleteComment: t.field({
+    type: CommentType,
     description: "Soft delete by the author (X-Service-Identity) or with moderate_content; returns the tombstone.",
     authScopes: { authenticated: true },
     args: { id: t.arg.string({ required: true }) },
-    resolve: (_query, _root, { id }, ctx) => deleteComment(ctx, id),
+    resolve: (_root, { id }, ctx) => deleteComment(ctx, id),
   }),
 }));

@@ -1,11 +1,12 @@
-// Reading comments: one by id (with the visibility rules of comments-shared.ts) and the keyset-
-// paginated list of a discussion or of one comment's direct replies.
-import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
-import type { Comment, Prisma } from "../../generated/prisma/client.js";
+// Reading comments: one by id (with the visibility rules of visibility.ts) and the keyset-paginated
+// list of a discussion or of one comment's direct replies. Each is ONE SQL statement after auth:
+// the comments with their authors (a join), reaction and reply counts (columns kept by the writes),
+// and for a list the discussion's existence in the same statement.
+import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type CursorValue, type Page, type SortKey } from "../../lib/pagination.js";
+import { checkLimit, decodeCursor, toPage, type CursorValue, type Page } from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { WITH_AUTHOR, type CommentWithAuthor } from "./dto.js";
+import type { CommentWithAuthor } from "./dto.js";
 import { visibleTo } from "./visibility.js";
 
 export const COMMENT_SORTS = ["newest", "oldest", "top"] as const;
@@ -13,50 +14,97 @@ export type CommentSort = (typeof COMMENT_SORTS)[number];
 export const LIST_STATUSES = ["approved", "pending", "rejected"] as const;
 export type ListStatus = (typeof LIST_STATUSES)[number];
 
+/** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
+const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.status::text AS status,
+  c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
+  r.name AS author_name, r.avatar_url AS author_avatar_url, r.created_at AS author_created_at, r.updated_at AS author_updated_at`;
+
+interface CommentSqlRow {
+  id: string;
+  tenant_id: string;
+  discussion_id: string;
+  parent_id: string | null;
+  depth: number;
+  author_id: string;
+  body: string;
+  status: CommentWithAuthor["status"];
+  pinned: boolean;
+  edited_at: Date | null;
+  deleted_at: Date | null;
+  created_at: Date;
+  reaction_counts: CommentWithAuthor["reactionCounts"];
+  reaction_total: number;
+  reply_count: number;
+  published_at: Date | null;
+  author_name: string;
+  author_avatar_url: string | null;
+  author_created_at: Date;
+  author_updated_at: Date;
+}
+
+function rowToComment(r: CommentSqlRow): CommentWithAuthor {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    discussionId: r.discussion_id,
+    parentId: r.parent_id,
+    depth: r.depth,
+    authorId: r.author_id,
+    body: r.body,
+    status: r.status,
+    pinned: r.pinned,
+    editedAt: r.edited_at,
+    deletedAt: r.deleted_at,
+    createdAt: r.created_at,
+    reactionCounts: r.reaction_counts,
+    reactionTotal: r.reaction_total,
+    replyCount: r.reply_count,
+    publishedAt: r.published_at,
+    author: {
+      tenantId: r.tenant_id,
+      id: r.author_id,
+      name: r.author_name,
+      avatarUrl: r.author_avatar_url,
+      createdAt: r.author_created_at,
+      updatedAt: r.author_updated_at,
+    },
+  };
+}
+
+const GET_COMMENT = `SELECT ${COMMENT_COLUMNS} FROM comments c
+  JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+ WHERE c.tenant_id = $1 AND c.id = $2`;
+
 export async function getComment(ctx: RequestContext, id: string): Promise<CommentWithAuthor> {
-  const c = await db(ctx).comment.findUnique({ where: { id }, include: WITH_AUTHOR });
+  const rows = await ctx.app.sql.query<CommentSqlRow>(GET_COMMENT, [tenantIdOf(ctx), id], "comment_get");
+  const c = rows[0] ? rowToComment(rows[0]) : null;
   if (!c || !(await visibleTo(ctx, c))) throw errors.notFound("Comment");
   return c;
 }
 
-/** Pinned first, then the sort's own keys; `id` breaks ties so the order is total. */
-const ORDERS: Record<CommentSort, SortKey[]> = {
-  newest: [
-    { field: "createdAt", dir: "desc" },
-    { field: "id", dir: "desc" },
-  ],
-  oldest: [
-    { field: "createdAt", dir: "asc" },
-    { field: "id", dir: "asc" },
-  ],
-  top: [
-    { field: "reactionTotal", dir: "desc" },
-    { field: "createdAt", dir: "desc" },
-    { field: "id", dir: "desc" },
-  ],
+/** Pinned first, then the sort's own keys (all in one direction); `id` breaks ties so the order is total. */
+const ORDERS: Record<CommentSort, { columns: string[]; fields: ("createdAt" | "id" | "reactionTotal")[]; dir: "asc" | "desc" }> = {
+  newest: { columns: ["c.created_at", "c.id"], fields: ["createdAt", "id"], dir: "desc" },
+  oldest: { columns: ["c.created_at", "c.id"], fields: ["createdAt", "id"], dir: "asc" },
+  top: { columns: ["c.reaction_total", "c.created_at", "c.id"], fields: ["reactionTotal", "createdAt", "id"], dir: "desc" },
 };
 
-function cursorOf(sort: CommentSort, c: Comment): CursorValue[] {
-  const rest = ORDERS[sort].map((k) => {
-    const v = c[k.field as "createdAt" | "id" | "reactionTotal"];
+function cursorOf(sort: CommentSort, c: CommentWithAuthor): CursorValue[] {
+  const rest = ORDERS[sort].fields.map((f) => {
+    const v = c[f];
     return v instanceof Date ? v.getTime() : v;
   });
   return [sort, c.pinned, ...rest];
 }
 
-/**
- * Rows strictly after the cursor in the order (pinned desc, ...keys). Prisma has no `lt` on
- * booleans, so the pinned step is spelled out: after a pinned row come the later pinned rows and
- * every unpinned one; after an unpinned row only later unpinned rows.
- */
-function afterCursor(sort: CommentSort, cursor: string): Prisma.CommentWhereInput {
-  const keys = ORDERS[sort];
-  const values = decodeCursor(cursor, keys.length + 2);
-  const [tag, pinned, ...rest] = values;
+/** The cursor's values: pinned, then the sort's keys (createdAt as a Date). */
+function decodeAfter(sort: CommentSort, cursor: string): unknown[] {
+  const { fields } = ORDERS[sort];
+  const [tag, pinned, ...rest] = decodeCursor(cursor, fields.length + 2);
   const bad = () => errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
   if (tag !== sort || typeof pinned !== "boolean") throw bad();
-  const restValues = rest.map((v, i) => {
-    const field = keys[i]!.field;
+  const values = rest.map((v, i) => {
+    const field = fields[i]!;
     if (field === "createdAt") {
       if (typeof v !== "number" || !Number.isFinite(v)) throw bad();
       return new Date(v);
@@ -64,8 +112,44 @@ function afterCursor(sort: CommentSort, cursor: string): Prisma.CommentWhereInpu
     if (field === "reactionTotal" ? typeof v !== "number" : typeof v !== "string") throw bad();
     return v;
   });
-  const samePinned = { pinned, ...keysetAfter(keys, restValues) } as Prisma.CommentWhereInput;
-  return pinned ? { OR: [samePinned, { pinned: false }] } : samePinned;
+  return [pinned, ...values];
+}
+
+/**
+ * The list statement for one shape of request (sort × status × parent × cursor), built once and run
+ * as a named prepared statement. $1 tenant, $2 discussion, $3 limit + 1, then the parent id, then the
+ * cursor's pinned flag and keys. Rows after the cursor in the order (pinned desc, keys): after a
+ * pinned row come the later pinned rows and every unpinned one; after an unpinned row only later
+ * unpinned rows. No row at all: the discussion does not exist; one row with a null id: an empty page.
+ */
+const statements = new Map<string, { name: string; text: string }>();
+
+function listStatement(sort: CommentSort, status: ListStatus, byParent: boolean, after: boolean): { name: string; text: string } {
+  const name = `comments_list_${sort}_${status}_${byParent ? "p" : "d"}_${after ? "a" : "f"}`;
+  let statement = statements.get(name);
+  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, byParent, after) }));
+  return statement;
+}
+
+function listText(sort: CommentSort, status: ListStatus, byParent: boolean, after: boolean): string {
+  const o = ORDERS[sort];
+  const params: string[] = [];
+  let n = 4;
+  const parent = byParent ? `AND c.parent_id = $${n++}` : "";
+  let keyset = "";
+  if (after) {
+    const pinned = `$${n++}`;
+    for (let i = 0; i < o.columns.length; i++) params.push(`$${n++}`);
+    const cmp = `(${o.columns.join(", ")}) ${o.dir === "desc" ? "<" : ">"} (${params.join(", ")})`;
+    keyset = `AND ((c.pinned = ${pinned} AND ${cmp}) OR (${pinned} AND NOT c.pinned))`;
+  }
+  const visibility = status === "approved" ? "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))" : `c.status = '${status}'`;
+  const order = ["c.pinned DESC", ...o.columns.map((col) => `${col} ${o.dir.toUpperCase()}`)].join(", ");
+  return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
+      SELECT ${COMMENT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+       WHERE c.tenant_id = d.tenant_id AND c.discussion_id = d.id AND ${visibility} ${parent} ${keyset}
+       ORDER BY ${order} LIMIT $3) x ON true
+     WHERE d.tenant_id = $1 AND d.id = $2`;
 }
 
 export interface ListCommentsArgs {
@@ -80,16 +164,9 @@ export interface ListCommentsArgs {
  * A discussion's comments, flat (each carries parentId and depth), or with `parentId` the direct
  * replies of that comment (an id that is no comment of this discussion simply matches nothing).
  * Default status: approved ones plus tombstones of deleted ones that still have visible replies.
- * `status: pending|rejected` lists those instead — the GraphQL field requires moderate_content for
- * it. `include` is the relation selection of the caller (the GraphQL layer passes what the query
- * asks for, so authors come in the same findMany); by default the author.
+ * `status: pending|rejected` lists those instead — the GraphQL field requires moderate_content for it.
  */
-export async function listComments(
-  ctx: RequestContext,
-  discussionId: string,
-  args: ListCommentsArgs,
-  include: Prisma.CommentInclude = WITH_AUTHOR,
-): Promise<Page<Comment>> {
+export async function listComments(ctx: RequestContext, discussionId: string, args: ListCommentsArgs): Promise<Page<CommentWithAuthor>> {
   checkDiscussionId(discussionId, "discussionId");
   const sort = args.sort ?? "newest";
   const status = args.status ?? "approved";
@@ -99,24 +176,11 @@ export async function listComments(
   ];
   if (problems.length) throw errors.validation(problems);
   const limit = checkLimit(args.limit);
-  const after = args.cursor ? afterCursor(sort, args.cursor) : null;
-  const scoped = db(ctx);
-  const discussion = await scoped.discussion.findUnique({
-    where: { tenantId_id: { tenantId: tenantIdOf(ctx), id: discussionId } },
-    select: { id: true },
-  });
-  if (!discussion) throw errors.notFound("Discussion");
-  const visibility: Prisma.CommentWhereInput =
-    status === "approved" ? { OR: [{ status: "approved" }, { status: "deleted", replyCount: { gt: 0 } }] } : { status };
-  const rows = await scoped.comment.findMany({
-    where: {
-      discussionId,
-      ...(args.parentId ? { parentId: args.parentId } : {}),
-      AND: [visibility, ...(after ? [after] : [])],
-    },
-    orderBy: [{ pinned: "desc" }, ...(orderByOf(ORDERS[sort]) as Prisma.CommentOrderByWithRelationInput[])],
-    take: limit + 1,
-    include,
-  });
-  return toPage(rows, limit, (c) => cursorOf(sort, c));
+  const after = args.cursor ? decodeAfter(sort, args.cursor) : null;
+  const { name, text } = listStatement(sort, status, !!args.parentId, !!after);
+  const values: unknown[] = [tenantIdOf(ctx), discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(after ?? [])];
+  const rows = await ctx.app.sql.query<CommentSqlRow>(text, values, name);
+  if (rows.length === 0) throw errors.notFound("Discussion");
+  const comments = rows.filter((r) => r.id !== null).map(rowToComment);
+  return toPage(comments, limit, (c) => cursorOf(sort, c));
 }
