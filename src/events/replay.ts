@@ -96,3 +96,24 @@ export function createEventLogReader(prisma: PrismaClient): EventLogReader {
 function storedEventFromRow(row: { payload: unknown; audience: string; readerId: string | null }): StoredEvent {
   return { envelope: row.payload as EventEnvelope, audience: row.audience as Audience, readerId: row.readerId };
 }
+
+/**
+ * Identical replays that are in flight at the same time share one query: after a deploy, thousands
+ * of clients of one discussion reconnect with the same Last-Event-ID at once (a reconnect storm),
+ * and each would otherwise read the same rows. Keyed by discussion, range and window.
+ */
+export function coalescingReplays(reader: EventLogReader): EventLogReader {
+  const inFlight = new Map<string, Promise<ReplayResult>>();
+  return {
+    ...reader,
+    replay(key, after, head, window, now) {
+      const id = JSON.stringify([key.tenantId, key.discussionId, after, head, window.maxEvents, window.maxAgeSeconds]);
+      let p = inFlight.get(id);
+      if (!p) {
+        p = reader.replay(key, after, head, window, now).finally(() => inFlight.delete(id));
+        inFlight.set(id, p);
+      }
+      return p;
+    },
+  };
+}

@@ -8,7 +8,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
 import { LiveEvent } from "./live-event.js";
-import { createEventLogReader, headKey, type EventLogReader } from "../events/replay.js";
+import { coalescingReplays, createEventLogReader, headKey, type EventLogReader } from "../events/replay.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
@@ -100,7 +100,7 @@ export class StreamHub {
     this.app = app;
     this.bus = bus;
     this.options = { ...DEFAULT_HUB_OPTIONS, ...deps.options };
-    this.log = deps.log ?? createEventLogReader(app.prisma);
+    this.log = coalescingReplays(deps.log ?? createEventLogReader(app.prisma));
     this.slots = createStreamSlots({ maxPerInstance: app.config.MAX_STREAMS_PER_INSTANCE, redis: deps.redis, log: app.log });
     this.offReconnect = bus.onReconnect(() => {
       app.log.info({ channels: this.channels.size }, "event bus reconnected; streams catch up from the log");
