@@ -10,6 +10,10 @@ export interface ReaderIdentity {
 }
 
 const MAX_LIFETIME_SECONDS = 3600;
+/** Clock skew tolerated for `iat` in the future (contract section 9). */
+const MAX_IAT_SKEW_SECONDS = 60;
+/** PostgreSQL text cannot hold NUL, and no id or name needs control characters. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
 const enc = new TextEncoder();
 
 export async function verifyIdentity(token: string, secret: string, clock: Clock): Promise<ReaderIdentity> {
@@ -29,12 +33,30 @@ export async function verifyIdentity(token: string, secret: string, clock: Clock
   }
   const { sub, name, avatarUrl, exp, iat } = payload as Record<string, unknown>;
   const problems: string[] = [];
-  if (typeof sub !== "string" || sub.length === 0 || sub.length > 255) problems.push("'sub' must be a string of 1–255 chars");
-  if (typeof name !== "string" || name.length === 0 || name.length > 200) problems.push("'name' must be a string of 1–200 chars");
-  if (avatarUrl !== undefined && avatarUrl !== null && typeof avatarUrl !== "string") problems.push("'avatarUrl' must be a string");
+  if (typeof sub !== "string" || sub.length === 0 || sub.length > 255 || CONTROL.test(sub)) {
+    problems.push("'sub' must be a string of 1–255 chars without control characters");
+  }
+  if (typeof name !== "string" || name.length === 0 || name.length > 200 || CONTROL.test(name)) {
+    problems.push("'name' must be a string of 1–200 chars without control characters");
+  }
+  if (avatarUrl !== undefined && avatarUrl !== null && !isHttpUrl(avatarUrl)) {
+    problems.push("'avatarUrl' must be an http(s) URL of at most 2048 chars");
+  }
   const nowSec = Math.floor(clock.now().getTime() / 1000);
+  if (typeof iat === "number" && iat > nowSec + MAX_IAT_SKEW_SECONDS) problems.push("'iat' must not be in the future");
   const start = typeof iat === "number" ? iat : nowSec;
   if (typeof exp === "number" && exp - start > MAX_LIFETIME_SECONDS) problems.push("'exp' must be at most 1 h after 'iat'");
   if (problems.length) throw errors.invalidIdentity(`The identity assertion is invalid: ${problems.join("; ")}.`);
   return { id: sub as string, name: name as string, avatarUrl: typeof avatarUrl === "string" ? avatarUrl : null };
+}
+
+/** Avatars are shown in pages: only http(s) URLs, so `javascript:` or `data:` never reach an <img>. */
+function isHttpUrl(v: unknown): v is string {
+  if (typeof v !== "string" || v.length > 2048 || CONTROL.test(v)) return false;
+  try {
+    const u = new URL(v);
+    return u.protocol === "https:" || u.protocol === "http:";
+  } catch {
+    return false;
+  }
 }

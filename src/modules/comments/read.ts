@@ -2,6 +2,7 @@
 // list of a discussion or of one comment's direct replies. Each is ONE SQL statement after auth:
 // the comments with their authors (a join), reaction and reply counts (columns kept by the writes),
 // and for a list the discussion's existence in the same statement.
+import { createHash } from "node:crypto";
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, toPage, type CursorValue, type Page } from "../../lib/pagination.js";
@@ -89,20 +90,28 @@ const ORDERS: Record<CommentSort, { columns: string[]; fields: ("createdAt" | "i
   top: { columns: ["c.reaction_total", "c.created_at", "c.id"], fields: ["reactionTotal", "createdAt", "id"], dir: "desc" },
 };
 
-function cursorOf(sort: CommentSort, c: CommentWithAuthor): CursorValue[] {
+/**
+ * A cursor is only good for the list that issued it: the same discussion, sort, status and parent.
+ * Its first value names that list (a short hash, so cursors stay short).
+ */
+function listTag(discussionId: string, sort: CommentSort, status: ListStatus, parentId: string | null | undefined): string {
+  return createHash("sha256").update(JSON.stringify([discussionId, sort, status, parentId ?? null])).digest("base64url").slice(0, 12);
+}
+
+function cursorOf(tag: string, sort: CommentSort, c: CommentWithAuthor): CursorValue[] {
   const rest = ORDERS[sort].fields.map((f) => {
     const v = c[f];
     return v instanceof Date ? v.getTime() : v;
   });
-  return [sort, c.pinned, ...rest];
+  return [tag, c.pinned, ...rest];
 }
 
 /** The cursor's values: pinned, then the sort's keys (createdAt as a Date). */
-function decodeAfter(sort: CommentSort, cursor: string): unknown[] {
+function decodeAfter(tag: string, sort: CommentSort, cursor: string): unknown[] {
   const { fields } = ORDERS[sort];
-  const [tag, pinned, ...rest] = decodeCursor(cursor, fields.length + 2);
+  const [issuedBy, pinned, ...rest] = decodeCursor(cursor, fields.length + 2);
   const bad = () => errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
-  if (tag !== sort || typeof pinned !== "boolean") throw bad();
+  if (issuedBy !== tag || typeof pinned !== "boolean") throw bad();
   const values = rest.map((v, i) => {
     const field = fields[i]!;
     if (field === "createdAt") {
@@ -176,11 +185,12 @@ export async function listComments(ctx: RequestContext, discussionId: string, ar
   ];
   if (problems.length) throw errors.validation(problems);
   const limit = checkLimit(args.limit);
-  const after = args.cursor ? decodeAfter(sort, args.cursor) : null;
+  const tag = listTag(discussionId, sort, status, args.parentId);
+  const after = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
   const { name, text } = listStatement(sort, status, !!args.parentId, !!after);
   const values: unknown[] = [tenantIdOf(ctx), discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(after ?? [])];
   const rows = await ctx.app.sql.query<CommentSqlRow>(text, values, name);
   if (rows.length === 0) throw errors.notFound("Discussion");
   const comments = rows.filter((r) => r.id !== null).map(rowToComment);
-  return toPage(comments, limit, (c) => cursorOf(sort, c));
+  return toPage(comments, limit, (c) => cursorOf(tag, sort, c));
 }

@@ -1,0 +1,69 @@
+// Bad input gets a clear 4xx problem, never a 500 (contract sections 1, 3 and 9): identity
+// assertions from the future or with control characters or non-http(s) avatars, and cursors
+// carried over from another list.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+
+let server: TestServer;
+let t: TestTenant;
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await createTestTenant(server);
+});
+afterAll(() => server?.stop());
+
+const post = async (identity: string, discussion = "hard-1") =>
+  t.as({ key: t.apiKey, identity }).post(`/api/v1/discussions/${discussion}/comments`, { body: "hi" });
+
+describe("identity assertions", () => {
+  it("refuses iat more than 60 s ahead (the 1 h lifetime cap cannot be dodged) but allows small skew", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const future = await post(await t.identity("fut", { iat: now + 10 * 365 * 86_400 }));
+    expect(future.status).toBe(401);
+    expect(future.body.code).toBe("invalid_identity");
+    expect(future.body.detail).toContain("iat");
+    expect((await post(await t.identity("skew", { iat: now + 30 }))).status).toBe(201);
+  });
+
+  it("refuses control characters in sub and name", async () => {
+    for (const id of [await t.identity("a\u0000b"), await t.identity("ok", { name: "Bo\u0000b" }), await t.identity("ok2", { name: "x\ny" })]) {
+      const r = await post(id);
+      expect(r.status).toBe(401);
+      expect(r.body.code).toBe("invalid_identity");
+    }
+  });
+
+  it("accepts only http(s) avatar URLs", async () => {
+    for (const avatarUrl of ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "not a url", "ftp://x.example/a.png"]) {
+      const r = await post(await t.identity("av", { avatarUrl }));
+      expect(r.status, avatarUrl).toBe(401);
+      expect(r.body.detail).toContain("avatarUrl");
+    }
+    const ok = await post(await t.identity("av", { avatarUrl: "https://img.example/a.png" }));
+    expect(ok.status).toBe(201);
+    expect(ok.body.author.avatarUrl).toBe("https://img.example/a.png");
+  });
+});
+
+describe("cursors", () => {
+  it("are only good for the list that issued them: another discussion, sort, status or parent → 400", async () => {
+    const id = await t.identity("cur");
+    for (const d of ["cur-a", "cur-b"]) for (let i = 0; i < 3; i++) expect((await post(id, d)).status).toBe(201);
+    const first = await t.api.get("/api/v1/discussions/cur-a/comments?limit=1");
+    const cursor = first.body.nextCursor as string;
+    expect(cursor).toBeTruthy();
+    expect((await t.api.get(`/api/v1/discussions/cur-a/comments?limit=1&cursor=${cursor}`)).status).toBe(200);
+    for (const q of [
+      `/api/v1/discussions/cur-b/comments?limit=1&cursor=${cursor}`,
+      `/api/v1/discussions/cur-a/comments?limit=1&sort=oldest&cursor=${cursor}`,
+      `/api/v1/discussions/cur-a/comments?limit=1&parentId=${first.body.items[0].id}&cursor=${cursor}`,
+    ]) {
+      const r = await t.api.get(q);
+      expect(r.status, q).toBe(400);
+      expect(r.body.code).toBe("invalid_parameter");
+      expect(r.body.errors[0].path).toBe("cursor");
+    }
+  });
+});
