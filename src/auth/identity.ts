@@ -13,6 +13,7 @@ const MAX_LIFETIME_SECONDS = 3600;
 /** Clock skew tolerated for `iat` in the future (contract section 9). */
 const MAX_IAT_SKEW_SECONDS = 60;
 /** PostgreSQL text cannot hold NUL, and no id or name needs control characters. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const enc = new TextEncoder();
 
