@@ -67,3 +67,21 @@ describe("cursors", () => {
     }
   });
 });
+
+describe("webhook URLs", () => {
+  it("are stored in WHATWG serialisation; whitespace or control characters → 422 on url", async () => {
+    const create = (url: string) => t.api.post("/api/v1/webhooks", { url, events: ["*"] });
+    const stored = async (url: string) => {
+      const r = await create(url);
+      expect(r.status, url).toBe(201);
+      return r.body.url as string;
+    };
+    expect(await stored("http://１２７.０.０.１:9/hook")).toBe("http://127.0.0.1:9/hook");
+    expect(await stored("HTTP://LOCALHOST:9/a/../b")).toBe("http://localhost:9/b");
+    for (const bad of ["http://127.0.0.1:9/a\r\nX-Injected: 1", " http://127.0.0.1:9/x", "http://127.0.0.1:9/a b", "http://127.0.0.1:9/\u0000"]) {
+      const r = await create(bad);
+      expect(r.status, JSON.stringify(bad)).toBe(422);
+      expect(r.body.errors.map((e: any) => e.path)).toContain("url");
+    }
+  });
+});

@@ -9,7 +9,19 @@ const required = (what: string) => ({
   error: (iss: { input?: unknown }) => (iss.input === undefined ? "is required" : `must be ${what}`),
 });
 
-const url = z.string(required("a string")).min(1, "is required").max(2048, "must be at most 2048 characters");
+/**
+ * Webhook URLs are stored as the WHATWG URL serialisation (host lower-cased and ASCII, fullwidth
+ * digits folded, default port dropped), never as sent; whitespace or control characters anywhere
+ * are refused rather than silently stripped. Whether the address may be called is the URL guard's
+ * (src/delivery/url-guard.ts).
+ */
+const url = z
+  .string(required("a string"))
+  .min(1, "is required")
+  .max(2048, "must be at most 2048 characters")
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  .refine((u) => !/[\s\u0000-\u001f\u007f]/.test(u), "must not contain whitespace or control characters")
+  .transform((u) => (URL.canParse(u) ? new URL(u).href : u));
 
 const events = z
   .array(
