@@ -60,21 +60,55 @@ export interface ClaimedRow extends ClaimedJob {
  */
 export async function claimJobs(
   prisma: PrismaClient,
-  opts: { now: Date; leaseUntil: Date; limit: number; workerId: string },
+  opts: {
+    now: Date;
+    leaseUntil: Date;
+    limit: number;
+    workerId: string;
+    /** fairness: at most this many of one endpoint's / one tenant's jobs in flight in this worker */
+    maxPerEndpoint?: number;
+    maxPerTenant?: number;
+    /** what this worker already has in flight, by endpoint and by tenant */
+    busyEndpoints?: Map<string, number>;
+    busyTenants?: Map<string, number>;
+  },
 ): Promise<ClaimedRow[]> {
   const { now, leaseUntil, limit, workerId } = opts;
+  const perEndpoint = opts.maxPerEndpoint ?? limit;
+  const perTenant = opts.maxPerTenant ?? limit;
+  const [epIds, epBusy] = unzip(opts.busyEndpoints);
+  const [tIds, tBusy] = unzip(opts.busyTenants);
+  // The candidates are ranked per endpoint and per tenant (oldest due first) so that one batch takes
+  // no more of an endpoint's or a tenant's jobs than its remaining share; then they are locked with
+  // SKIP LOCKED (a window function cannot be combined with FOR UPDATE in one SELECT).
   return prisma.$queryRaw<ClaimedRow[]>`
-    WITH picked AS (
-      SELECT d.id
+    WITH ep_busy AS (
+      SELECT * FROM unnest(${epIds}::text[], ${epBusy}::int[]) AS b(endpoint_id, n)
+    ), t_busy AS (
+      SELECT * FROM unnest(${tIds}::text[], ${tBusy}::int[]) AS b(tenant_id, n)
+    ), ranked AS (
+      SELECT d.id, d.next_attempt_at,
+             row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at) + COALESCE(eb.n, 0) AS ep_load,
+             row_number() OVER (PARTITION BY d.tenant_id ORDER BY d.next_attempt_at) + COALESCE(tb.n, 0) AS t_load
         FROM webhook_deliveries d
         JOIN webhook_endpoints w ON w.id = d.endpoint_id
+        LEFT JOIN ep_busy eb ON eb.endpoint_id = d.endpoint_id
+        LEFT JOIN t_busy tb ON tb.tenant_id = d.tenant_id
        WHERE d.status = 'pending'
          AND d.next_attempt_at <= ${now}::timestamptz
          AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
          AND w.verified AND w.state <> 'disabled'
          AND (w.state = 'active' OR w.circuit_open_until IS NULL OR w.circuit_open_until <= ${now}::timestamptz)
-       ORDER BY d.next_attempt_at
+    ), candidates AS (
+      SELECT id FROM ranked
+       WHERE ep_load <= ${perEndpoint} AND t_load <= ${perTenant}
+       ORDER BY next_attempt_at
        LIMIT ${limit}
+    ), picked AS (
+      SELECT d.id
+        FROM webhook_deliveries d
+        JOIN candidates USING (id)
+       WHERE d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
        FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
       UPDATE webhook_deliveries d
@@ -96,6 +130,11 @@ export async function claimJobs(
          WHERE endpoint_id = w.id AND valid_until IS NULL
          ORDER BY created_at DESC LIMIT 1
       ) s ON true`;
+}
+
+function unzip(m: Map<string, number> | undefined): [string[], number[]] {
+  const entries = [...(m ?? new Map<string, number>()).entries()].filter(([, n]) => n > 0);
+  return [entries.map(([k]) => k), entries.map(([, n]) => n)];
 }
 
 /** Gives a claimed job back untouched (not attempted): another claim may take it at once. */

@@ -28,6 +28,13 @@ export interface WorkerOptions {
   concurrency: number;
   /** Most jobs taken per claim. Default 64. */
   batchSize: number;
+  /**
+   * Fairness: at most this many attempts in flight at once for one endpoint (default 8) and for one
+   * tenant (default 32) in this worker, so an endpoint that never answers, or a tenant with a
+   * backlog, cannot take every slot from the others.
+   */
+  maxPerEndpoint: number;
+  maxPerTenant: number;
   /** Longest sleep between claims when nothing nudges the worker. Default 250 ms. */
   pollIntervalMs: number;
   /**
@@ -47,6 +54,8 @@ export interface WorkerOptions {
 export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, "workerId"> = {
   concurrency: 64,
   batchSize: 64,
+  maxPerEndpoint: 8,
+  maxPerTenant: 32,
   pollIntervalMs: 250,
   leaseMs: 90_000,
   stopGraceMs: 10_000,
@@ -91,8 +100,15 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
   const refillAt = Math.max(1, Math.floor(Math.min(o.concurrency, o.batchSize) / 4));
   /** every claimed job until its outcome is recorded (stop() waits for these) */
   const inflight = new Set<Promise<void>>();
-  /** jobs holding a concurrency slot: claimed, not yet answered */
+  /** jobs holding a concurrency slot: claimed, not yet answered; and how many per endpoint / tenant */
   let sending = 0;
+  const busyEndpoints = new Map<string, number>();
+  const busyTenants = new Map<string, number>();
+  const shift = (m: Map<string, number>, k: string, d: number) => {
+    const n = (m.get(k) ?? 0) + d;
+    if (n > 0) m.set(k, n);
+    else m.delete(k);
+  };
   let abort = new AbortController();
   setMaxListeners(0, abort.signal);
   let running = false;
@@ -131,7 +147,16 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
 
   function claim(limit: number): Promise<ClaimedRow[]> {
     const now = deps.clock.now();
-    return claimJobs(deps.prisma, { now, leaseUntil: new Date(now.getTime() + o.leaseMs), limit, workerId: o.workerId });
+    return claimJobs(deps.prisma, {
+      now,
+      leaseUntil: new Date(now.getTime() + o.leaseMs),
+      limit,
+      workerId: o.workerId,
+      maxPerEndpoint: o.maxPerEndpoint,
+      maxPerTenant: o.maxPerTenant,
+      busyEndpoints,
+      busyTenants,
+    });
   }
 
   /** Starts the jobs' deliveries; each one is tracked in `inflight` until it has been recorded. */
@@ -140,11 +165,15 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     const signal = abort.signal;
     return jobs.map((job) => {
       sending++;
+      shift(busyEndpoints, job.endpointId, 1);
+      shift(busyTenants, job.tenantId, 1);
       let slotHeld = true;
       const freeSlot = () => {
         if (!slotHeld) return;
         slotHeld = false;
         sending--;
+        shift(busyEndpoints, job.endpointId, -1);
+        shift(busyTenants, job.tenantId, -1);
         if (waitingForSlot && canClaim() >= refillAt) nudge();
       };
       const p: Promise<void> = (async () => {

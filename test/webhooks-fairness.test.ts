@@ -1,0 +1,53 @@
+// Fair delivery: one tenant's endpoint that never answers, with a backlog of 1,000 jobs, does not
+// delay another tenant's deliveries (per-endpoint and per-tenant caps in the worker).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestTenant } from "./support/fixtures.js";
+import type { TestServer } from "./support/server.js";
+import { startReceiver, type Receiver } from "./support/receiver.js";
+import { createVerifiedEndpoint, startWebhookServer } from "./support/receiver-app.js";
+
+let server: TestServer;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  server = await startWebhookServer();
+});
+afterAll(async () => {
+  for (const r of receivers) r.release();
+  await server?.stop();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+describe("webhook fairness", () => {
+  it("tenant B's delivery arrives within 1 s of commit while tenant A has 1,000 jobs for a receiver that never answers", async () => {
+    const a = await createTestTenant(server);
+    const b = await createTestTenant(server);
+    // A's receiver verifies, then hangs every delivery.
+    const stuck = await startReceiver((req) =>
+      req.event === "verification" ? { status: 200, body: { challenge: req.json?.challenge } } : { hang: true },
+    );
+    const fine = await startReceiver();
+    receivers.push(stuck, fine);
+    await createVerifiedEndpoint(a, stuck);
+    await createVerifiedEndpoint(b, fine);
+
+    // 1,000 events (and so 1,000 jobs) for A in one statement, through the write functions.
+    const services = server.app.runtime.services;
+    expect((await a.api.put("/api/v1/discussions/backlog", {})).status).toBe(201);
+    await services.sql.query(
+      `SELECT eng_append_event($1, 'backlog', 'discussion_locked', 'all', NULL, json_build_object('n', i), now()) FROM generate_series(1, 1000) i`,
+      [a.tenantId],
+    );
+    services.webhooks.worker.nudge();
+    await stuck.waitFor((reqs) => reqs.filter((r) => r.event !== "verification").length >= 8, 5_000);
+
+    const committed = Date.now();
+    expect((await b.api.put("/api/v1/discussions/fair", {})).status).toBe(201);
+    expect((await b.api.post("/api/v1/discussions/fair/lock")).status).toBe(200);
+    await fine.waitFor((reqs) => reqs.some((r) => r.event === "discussion_locked"), 5_000);
+    const arrived = fine.deliveries().find((r) => r.event === "discussion_locked")!.at;
+    expect(arrived - committed).toBeLessThan(1_000);
+    // and A never held more than its endpoint's share of the worker's slots
+    expect(stuck.deliveries().length).toBeLessThanOrEqual(8);
+  });
+});
