@@ -32,7 +32,12 @@ export async function buildApp(
 ): Promise<App> {
   const runtime = await createRuntime(config, opts);
   const { services } = runtime;
-  const fastify = createFastify({ log: services.log, bodyLimit: config.BODY_LIMIT_BYTES });
+  const fastify = createFastify({
+    log: services.log,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  });
 
   const yoga = createGraphQLServer(services, schema);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -12,6 +12,8 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** a stalled database answers 503 within this (statement, connect and pool-acquire timeouts) */
+  DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(4_000),
   DATA_DIR: z.string().min(1).default("./data"),
   REDIS_URL: z.string().url().optional(),
   ADMIN_JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
@@ -23,6 +25,9 @@ const EnvSchema = z.object({
     .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  /** the whole request (headers and body) must arrive within this; slow-drip clients are cut */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(72_000),
   TOKEN_SUNSET: z.string().default("Tue, 30 Jun 2027 00:00:00 GMT"),
   MAX_STREAMS_PER_INSTANCE: z.coerce.number().int().min(1).default(20_000),
   RUN_WEBHOOK_WORKER: z

@@ -52,7 +52,12 @@ export async function createRuntime(
   opts: { clock?: Clock; log?: Logger; migrate?: boolean; stream?: Partial<HubOptions>; webhooks?: Partial<WebhookOptions> } = {},
 ): Promise<Runtime> {
   const log = opts.log ?? createLogger(config);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE });
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
+    timeoutMs: config.DATABASE_TIMEOUT_MS,
+  });
   try {
     if (opts.migrate !== false) {
       const { applied } = await db.migrate();

@@ -85,3 +85,64 @@ describe("webhook URLs", () => {
     }
   });
 });
+
+describe("NUL bytes", () => {
+  it("in ids, query parameters and GraphQL arguments give a 4xx problem, never a 500", async () => {
+    const id = await t.identity("nul");
+    const as = t.as({ key: t.apiKey, identity: id });
+    const calls: [string, () => Promise<any>][] = [
+      ["GET comment", () => t.api.get("/api/v1/comments/a%00b")],
+      ["PATCH comment", () => as.patch("/api/v1/comments/a%00b", { body: "x" })],
+      ["DELETE comment", () => as.del("/api/v1/comments/a%00b")],
+      ["react", () => as.post("/api/v1/comments/a%00b/reactions", { kind: "like" })],
+      ["approve", () => t.api.post("/api/v1/comments/a%00b/approve")],
+      ["webhook", () => t.api.get("/api/v1/webhooks/a%00b")],
+      ["webhook deliveries", () => t.api.get("/api/v1/webhooks/a%00b/deliveries")],
+      ["DELETE key", () => t.api.del("/api/v1/keys/a%00b")],
+      ["list with parentId", () => t.api.get("/api/v1/discussions/nul-d/comments?parentId=a%00b")],
+      ["post with parentId", () => as.post("/api/v1/discussions/nul-d/comments", { body: "x", parentId: "a\u0000b" })],
+    ];
+    for (const [what, call] of calls) {
+      const r = await call();
+      expect(r.status, what).toBeGreaterThanOrEqual(400);
+      expect(r.status, what).toBeLessThan(500);
+      expect(r.headers.get?.("content-type") ?? "application/problem+json", what).toContain("json");
+      expect(typeof r.body.code, what).toBe("string");
+    }
+    for (const query of ['{ comment(id: "a\\u0000b") { id } }', '{ webhook(webhookId: "a\\u0000b") { id } }', 'mutation { revokeApiKey(id: "a\\u0000b") { id } }']) {
+      const res = await fetch(`${server.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": t.apiKey },
+        body: JSON.stringify({ query }),
+      });
+      const body: any = await res.json();
+      expect(res.status, query).toBeLessThan(500);
+      expect(body.errors?.[0]?.extensions?.code, query).toBeDefined();
+      expect(body.errors[0].extensions.code, query).not.toBe("internal_error");
+    }
+  });
+});
+
+describe("slow clients", () => {
+  it("a client dripping its request body is cut once HTTP_REQUEST_TIMEOUT_MS has passed", async () => {
+    const { connect } = await import("node:net");
+    const s = await startServer({ HTTP_REQUEST_TIMEOUT_MS: "1000" });
+    try {
+      const { port } = new URL(s.url);
+      const sock = connect(Number(port), "127.0.0.1");
+      await new Promise((r) => sock.once("connect", r));
+      const started = Date.now();
+      let answer = "";
+      sock.on("data", (d) => (answer += d.toString()));
+      const closed = new Promise<number>((r) => sock.once("close", () => r(Date.now() - started)));
+      sock.write("POST /api/v1/discussions/drip/comments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{");
+      const drip = setInterval(() => !sock.destroyed && sock.write(" "), 100);
+      const ms = await closed;
+      clearInterval(drip);
+      expect(ms).toBeLessThan(4_000);
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      await s.stop();
+    }
+  });
+});

@@ -29,13 +29,24 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
   poolSize?: number;
+  /** statement, connect and pool-acquire timeout (ms): a stalled database fails fast, never hangs */
+  timeoutMs?: number;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
     // One pool for Prisma and the plain-SQL hot paths.
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5_000 });
+    const timeoutMs = opts.timeoutMs ?? 4_000;
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.poolSize ?? 10,
+      // waiting for a connection (new or from the pool), then the server's and the client's limits
+      connectionTimeoutMillis: timeoutMs,
+      statement_timeout: timeoutMs,
+      query_timeout: timeoutMs + 500,
+      keepAlive: true,
+    });
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     return {
       prisma,

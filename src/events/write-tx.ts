@@ -10,5 +10,6 @@ export interface WriteServices {
 }
 
 export async function writeTx<T>(app: WriteServices, tenantId: string, fn: (tx: ScopedTx) => Promise<T>): Promise<T> {
-  return app.scoped(tenantId).$transaction(fn, { timeout: 15_000, maxWait: 10_000 });
+  // short limits: a stalled database answers 503 in seconds (src/db/errors.ts), never a hang
+  return app.scoped(tenantId).$transaction(fn, { timeout: 5_000, maxWait: 4_000 });
 }

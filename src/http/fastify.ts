@@ -1,13 +1,34 @@
 // The HTTP framework set-up: JSON parsing with the body limit, and every framework error as a
 // problem document (malformed JSON 400, too large 413, wrong content type 415, unknown route 404).
+import { createServer } from "node:http";
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
-import { internalError, sendProblem } from "./problem.js";
-import { isDependencyDown } from "../db/errors.js";
+import { internalError, knownFailure, sendProblem } from "./problem.js";
 
-export function createFastify(opts: { log: Logger; bodyLimit: number }): FastifyInstance {
+
+export interface HttpLimits {
+  bodyLimit: number;
+  /** the whole request must arrive within this (a client dripping its body is cut) */
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+}
+
+export function createFastify(opts: { log: Logger } & HttpLimits): FastifyInstance {
   const app = Fastify({
+    // Node's own server with its timeouts, checked every second (Node's default check runs every 30 s,
+    // so a slow client would keep its socket up to 30 s past its deadline). Responses are not limited:
+    // streams stay open for as long as they need.
+    serverFactory: (handler) =>
+      createServer(
+        {
+          requestTimeout: opts.requestTimeoutMs,
+          headersTimeout: Math.min(opts.requestTimeoutMs, 15_000),
+          keepAliveTimeout: opts.keepAliveTimeoutMs,
+          connectionsCheckingInterval: Math.min(1_000, opts.requestTimeoutMs),
+        },
+        handler,
+      ),
     loggerInstance: opts.log,
     bodyLimit: opts.bodyLimit,
     // Ids reach 128 chars (discussion ids); longer ones get the domain's 400/404 problem, not the router's 414.
@@ -39,7 +60,8 @@ export function createFastify(opts: { log: Logger; bodyLimit: number }): Fastify
 
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
     if (err instanceof AppError) return sendProblem(reply, err);
-    if (isDependencyDown(err)) return sendProblem(reply, errors.unavailable("The database is unavailable; try again shortly."));
+    const known = knownFailure(err);
+    if (known) return sendProblem(reply, known);
     switch (err.code) {
       case "FST_ERR_CTP_BODY_TOO_LARGE":
         return sendProblem(reply, errors.payloadTooLarge(opts.bodyLimit));

@@ -6,6 +6,7 @@ import type { GraphQLSchema } from "graphql";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { createRequestContext, type AppServices, type RequestContext } from "../context/request.js";
 import { AppError } from "../lib/errors.js";
+import { knownFailure } from "./problem.js";
 
 type ServerContext = { req: FastifyRequest; reply: FastifyReply };
 
@@ -21,6 +22,8 @@ export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): Yo
       maskError: (error, message) => {
         const original = (error as { originalError?: unknown }).originalError;
         if (error instanceof AppError || original instanceof AppError) return error as Error;
+        const known = knownFailure(original);
+        if (known) return known;
         if ((error as { extensions?: { code?: string } }).extensions?.code === undefined && !original) return error as Error;
         app.log.error({ err: original ?? error }, "graphql resolver error");
         return new AppError(500, "internal_error", message);
@@ -30,9 +33,10 @@ export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): Yo
       try {
         return { ...(await createRequestContext(app, request.headers)) };
       } catch (err) {
-        if (err instanceof AppError) {
-          throw new AppError(err.status, err.code, err.detail, {
-            extra: { http: { status: err.status, headers: err.headers } },
+        const known = knownFailure(err);
+        if (known) {
+          throw new AppError(known.status, known.code, known.detail, {
+            extra: { http: { status: known.status, headers: known.headers } },
           });
         }
         throw err;

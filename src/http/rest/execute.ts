@@ -5,7 +5,7 @@ import { execute, type DocumentNode, type GraphQLError, type GraphQLSchema } fro
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { AppError, errors, type FieldError } from "../../lib/errors.js";
 import type { RequestContext } from "../../context/request.js";
-import { isDependencyDown } from "../../db/errors.js";
+import { knownFailure } from "../problem.js";
 
 export type ExecOutcome<T> = { ok: true; data: T } | { ok: false; error: AppError | GraphQLError };
 
@@ -39,7 +39,10 @@ export function toAppError(errs: readonly GraphQLError[], paramVars: ReadonlySet
   if (!first) return null;
   if (first.originalError instanceof AppError) return paramise(first.originalError, paramVars);
   if (first instanceof AppError) return paramise(first, paramVars);
-  if (errs.some((e) => isDependencyDown(e.originalError))) return errors.unavailable("The database is unavailable; try again shortly.");
+  for (const e of errs) {
+    const known = e.originalError ? knownFailure(e.originalError) : null;
+    if (known) return known;
+  }
   const fields = errs.map(coercionFieldError);
   if (fields.length && fields.every((f) => f !== null)) {
     const all = fields as { variable: string; field: FieldError }[];

@@ -4,9 +4,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createRequestContext, type AppServices } from "../../context/request.js";
 import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
-import { AppError, errors } from "../../lib/errors.js";
+import { errors } from "../../lib/errors.js";
 import { str, type Query } from "../../http/rest/params.js";
-import { internalError, sendProblem } from "../../http/problem.js";
+import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
 import { streamCaller } from "./access.js";
 import type { StreamHub } from "../../stream/hub.js";
 import { SseSink } from "../../stream/sse-sink.js";
@@ -39,7 +39,8 @@ export function mountStreamRoute(fastify: FastifyInstance, app: AppServices, hub
         reply.raw.destroy();
         return;
       }
-      if (err instanceof AppError) return sendProblem(reply, err);
+      const known = knownFailure(err);
+      if (known) return sendProblem(reply, known);
       req.log.error({ err }, "stream failed to start");
       return sendProblem(reply, internalError());
     }

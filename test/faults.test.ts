@@ -1,0 +1,105 @@
+// Dependencies that stall or die: the service answers 503 `unavailable` within 5 s on every route
+// (never a hang or a 500) and recovers when they come back (contract section 9). The PostgreSQL
+// here is the test's own process on a free port, paused with SIGSTOP and crashed like
+// `pg_ctl stop -m immediate` — never the machine's own database.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp, type App } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
+import { migratePostgres } from "../src/db/migrate.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { startOwnPostgres, type OwnPostgres } from "./support/own-services.js";
+import type { TestServer } from "./support/server.js";
+
+let pg: OwnPostgres;
+let app: App;
+let server: TestServer;
+let t: TestTenant;
+
+beforeAll(async () => {
+  pg = await startOwnPostgres();
+  await migratePostgres(pg.url);
+  app = await buildApp(
+    loadConfig({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATABASE_URL: pg.url,
+      ADMIN_JWT_SECRET: "fault-test-admin-secret-0123456789abcdef012",
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+      RUN_WEBHOOK_WORKER: "0",
+      DATABASE_TIMEOUT_MS: "1500",
+    }),
+    { migrate: false },
+  );
+  const url = await app.start();
+  server = { url, app, stop: () => app.stop() };
+  t = await createTestTenant(server);
+}, 60_000);
+
+afterAll(async () => {
+  pg?.resume();
+  await app?.stop().catch(() => undefined);
+  await pg?.stop();
+});
+
+/** Every kind of route: REST read and write (plain SQL and Prisma paths), GraphQL, the stream. */
+async function everyRoute(): Promise<{ what: string; status: number; ms: number; code: unknown }[]> {
+  const id = await t.identity("fault");
+  const as = t.as({ key: t.apiKey, identity: id });
+  const calls: [string, () => Promise<{ status: number; body: any }>][] = [
+    ["list comments", () => t.api.get("/api/v1/discussions/f1/comments")],
+    ["post comment", () => as.post("/api/v1/discussions/f1/comments", { body: "hello" })],
+    ["list discussions", () => t.api.get("/api/v1/discussions")],
+    ["settings", () => t.api.get("/api/v1/settings")],
+    [
+      "graphql",
+      async () => {
+        const r = await fetch(`${server.url}/graphql`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": t.apiKey },
+          body: JSON.stringify({ query: '{ comments(discussionId: "f1") { items { id } } }' }),
+        });
+        const body: any = await r.json();
+        return { status: body.errors?.[0]?.extensions?.http?.status ?? r.status, body: { code: body.errors?.[0]?.extensions?.code } };
+      },
+    ],
+  ];
+  return Promise.all(
+    calls.map(async ([what, call]) => {
+      const started = Date.now();
+      const r = await call();
+      return { what, status: r.status, ms: Date.now() - started, code: r.body?.code };
+    }),
+  );
+}
+
+describe("PostgreSQL", () => {
+  it("stalled (SIGSTOP): every route answers 503 unavailable within 5 s, and all is well once it resumes", async () => {
+    expect((await t.api.get("/api/v1/discussions")).status).toBe(200);
+    pg.pause();
+    try {
+      const results = await everyRoute();
+      for (const r of results) {
+        expect(r.status, r.what).toBe(503);
+        expect(r.code, r.what).toBe("unavailable");
+        expect(r.ms, r.what).toBeLessThan(5_000);
+      }
+    } finally {
+      pg.resume();
+    }
+    await expect.poll(async () => (await t.api.get("/api/v1/discussions")).status, { timeout: 10_000 }).toBe(200);
+  });
+
+  it("crashed (stop -m immediate) and restarted: 503 meanwhile, never 500; acknowledged writes survive", async () => {
+    const as = t.as({ key: t.apiKey, identity: await t.identity("crash") });
+    const before = await as.post("/api/v1/discussions/f2/comments", { body: "before the crash" });
+    expect(before.status).toBe(201);
+    await pg.crash();
+    for (const r of await everyRoute()) {
+      expect(r.status, r.what).toBe(503);
+      expect(r.ms, r.what).toBeLessThan(5_000);
+    }
+    await pg.start();
+    await expect.poll(async () => (await t.api.get(`/api/v1/comments/${before.body.id}`)).status, { timeout: 15_000 }).toBe(200);
+    expect((await as.post("/api/v1/discussions/f2/comments", { body: "after" })).status).toBe(201);
+  });
+});
