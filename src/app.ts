@@ -50,7 +50,7 @@ export async function buildApp(
   fastify.route({ url: "/graphql", method: ["GET", "POST", "OPTIONS"], handler: graphqlHandler });
   // graphql-sse single-connection mode (PUT reserves a stream, GET opens it, POST/DELETE operations)
   fastify.route({ url: "/graphql/stream", method: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], handler: graphqlHandler });
-  mountRoutes(fastify, services, schema, restRoutes);
+  mountRoutes(fastify, services, yoga, restRoutes);
   // --- streams (issue 3)
   const { streams, webhooks } = services;
   mountStreamRoute(fastify, services, streams);

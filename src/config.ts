@@ -30,6 +30,10 @@ const EnvSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(72_000),
   TOKEN_SUNSET: z.string().default("Tue, 30 Jun 2027 00:00:00 GMT"),
   MAX_STREAMS_PER_INSTANCE: z.coerce.number().int().min(1).default(20_000),
+  /** stream tickets are valid this long (contract: 60 s; tests shorten it) */
+  STREAM_TICKET_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** how long an instance's streams keep a tenant's settings before reading them again */
+  STREAM_SETTINGS_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   RUN_WEBHOOK_WORKER: z
     .enum(["1", "0", "true", "false"])
     .optional()

@@ -73,7 +73,12 @@ export async function createRuntime(
     const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret);
     const base = { config, prisma: db.prisma, clock, log, secretBox };
     const webhooks = createWebhookRuntime(base, opts.webhooks);
-    const streams = new StreamHub({ app: base, bus, redis, options: opts.stream });
+    const streams = new StreamHub({
+      app: base,
+      bus,
+      redis,
+      options: { settingsCacheMs: config.STREAM_SETTINGS_CACHE_MS, ...opts.stream },
+    });
     const services: AppServices = {
       ...base,
       db,

@@ -146,3 +146,27 @@ describe("slow clients", () => {
     }
   });
 });
+
+describe("unknown body fields", () => {
+  it("are refused with 422 on every route family (contract section 7)", async () => {
+    const as = t.as({ key: t.apiKey, identity: await t.identity("unk") });
+    const c = await as.post("/api/v1/discussions/unk-1/comments", { body: "hi" });
+    expect(c.status).toBe(201);
+    const calls: [string, () => Promise<any>][] = [
+      ["post comment", () => as.post("/api/v1/discussions/unk-1/comments", { body: "x", colour: "red" })],
+      ["edit comment", () => as.patch(`/api/v1/comments/${c.body.id}`, { body: "x", colour: "red" })],
+      ["react", () => as.post(`/api/v1/comments/${c.body.id}/reactions`, { kind: "like", colour: "red" })],
+      ["ticket", () => t.api.post("/api/v1/stream/ticket", { discussionId: "unk-1", colour: "red" })],
+      ["discussion", () => t.api.put("/api/v1/discussions/unk-1", { title: "t", colour: "red" })],
+      ["settings", () => t.api.patch("/api/v1/settings", { colour: "red" })],
+      ["key", () => t.api.post("/api/v1/keys", { label: "k", colour: "red" })],
+      ["webhook", () => t.api.post("/api/v1/webhooks", { url: "http://127.0.0.1:9/h", events: ["*"], colour: "red" })],
+    ];
+    for (const [what, call] of calls) {
+      const r = await call();
+      expect(r.status, what).toBe(422);
+      expect(r.body.code, what).toBe("validation_failed");
+      expect(r.body.errors, what).toContainEqual({ path: "colour", message: "is not a known field" });
+    }
+  });
+});

@@ -29,7 +29,10 @@ export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): Yo
         return new AppError(500, "internal_error", message);
       },
     },
-    context: async ({ request }) => {
+    context: async (initial) => {
+      // REST routes run through this server's envelope with the context they already built
+      if ("principal" in initial) return initial as unknown as RequestContext;
+      const { request } = initial;
       try {
         return { ...(await createRequestContext(app, request.headers)) };
       } catch (err) {

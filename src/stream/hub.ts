@@ -28,6 +28,8 @@ export interface HubOptions {
   shutdownFlushMs: number;
   /** then a moment for transports that stream through async pipes (GraphQL over SSE) */
   shutdownLingerMs: number;
+  /** settings changes reach new streams of an instance within this time */
+  settingsCacheMs: number;
 }
 
 export const DEFAULT_HUB_OPTIONS: HubOptions = {
@@ -36,6 +38,7 @@ export const DEFAULT_HUB_OPTIONS: HubOptions = {
   maxBufferedBytes: 1024 * 1024,
   shutdownFlushMs: 2_000,
   shutdownLingerMs: 100,
+  settingsCacheMs: 5_000,
 };
 
 export interface OpenRequest {
@@ -75,8 +78,6 @@ export interface HubStats {
 }
 
 const TICKET_CLEANUP_MS = 10 * 60_000;
-/** Settings changes reach new streams of an instance within this time. */
-const SETTINGS_TTL_MS = 5_000;
 
 export class StreamHub {
   readonly options: HubOptions;
@@ -118,11 +119,11 @@ export class StreamHub {
     return resolveSettings(t.settings);
   }
 
-  /** The tenant's settings, cached for SETTINGS_TTL_MS (a reconnect storm reads them once). */
+  /** The tenant's settings, cached for settingsCacheMs (a reconnect storm reads them once). */
   async settingsOf(tenantId: string): Promise<Settings> {
     const hit = this.settingsCache.get(tenantId);
     const at = Date.now();
-    if (hit && at - hit.at < SETTINGS_TTL_MS) return hit.settings;
+    if (hit && at - hit.at < this.options.settingsCacheMs) return hit.settings;
     const settings = await this.readSettings(tenantId);
     if (this.settingsCache.size > 10_000) this.settingsCache.clear();
     this.settingsCache.set(tenantId, { settings, at });

@@ -7,7 +7,6 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 
-export const TICKET_TTL_SECONDS = 60;
 const TICKET_RE = /^st_[0-9a-f]{64}$/;
 /** Used and expired tickets are kept this long (for support questions), then deleted. */
 const KEEP_MS = 60 * 60_000;

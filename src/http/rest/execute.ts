@@ -1,38 +1,18 @@
-// Runs a REST route's GraphQL operation against the one schema and maps the outcome: data → the
-// route's JSON, AppError → its problem document, variable coercion errors → 422 (or 400 when the
-// variable came from the path or query string).
-import { execute, type DocumentNode, type GraphQLError, type GraphQLSchema } from "graphql";
+// Runs a REST route's GraphQL operation through yoga's envelope — the same plugins as /graphql
+// (error masking, limits, metrics) — and maps the outcome: data → the route's JSON, AppError → its
+// problem document, variable problems → 422 (or 400 when every one is about a path or query
+// parameter). Variables are checked first (./coerce.ts), so no error message is ever parsed.
+import type { DocumentNode, ExecutionResult, GraphQLError } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
-import { AppError, errors, type FieldError } from "../../lib/errors.js";
+import type { YogaServerInstance } from "graphql-yoga";
+import { AppError, errors } from "../../lib/errors.js";
 import type { RequestContext } from "../../context/request.js";
 import { knownFailure } from "../problem.js";
+import { variableProblems } from "./coerce.js";
 
-export type ExecOutcome<T> = { ok: true; data: T } | { ok: false; error: AppError | GraphQLError };
-
-const COERCION_RE = /^Variable "\$(\w+)" (?:got invalid value .*?(?: at "([^"]+)")?;\s*(.*)|of required type .* was not provided\.|of non-null type .* must not be null\.)$/s;
-/** Object-level problems name the field in the message: unknown fields and missing required ones. */
-const FIELD_RE = /^Field "([^"]+)" (?:(is not defined by type)|of required type "[^"]*" was not provided)/;
-
-/**
- * Maps a variable coercion message to a field error with `path` relative to the REST body (the
- * `input` variable) or naming the parameter: `Variable "$input" got invalid value {...} at
- * "input.delivery"; Field "bogus" is not defined…` → `delivery.bogus`.
- */
-function coercionFieldError(e: GraphQLError): { variable: string; field: FieldError } | null {
-  const m = COERCION_RE.exec(e.message);
-  if (!m?.[1]) return null;
-  const variable = m[1];
-  // the path below the variable: "input.delivery.maxAttempts" → ".delivery.maxAttempts", "ids[2]" → "[2]"
-  let below = m[2]?.startsWith(variable) ? m[2].slice(variable.length) : "";
-  let message = m[3] ?? (e.message.includes("not provided") ? "is required" : "must not be null");
-  const f = FIELD_RE.exec(message);
-  if (f?.[1]) {
-    below = `${below}.${f[1]}`;
-    message = f[2] ? "is not a known field" : "is required";
-  }
-  const path = variable === "input" ? below.replace(/^\./, "") || "body" : `${variable}${below}`;
-  return { variable, field: { path, message } };
-}
+/** The yoga server REST runs through (its envelope: parse/validate/execute with every plugin). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- yoga's server context type does not matter here
+export type Yoga = YogaServerInstance<any, RequestContext>;
 
 export function toAppError(errs: readonly GraphQLError[], paramVars: ReadonlySet<string>): AppError | null {
   const first = errs[0];
@@ -42,13 +22,6 @@ export function toAppError(errs: readonly GraphQLError[], paramVars: ReadonlySet
   for (const e of errs) {
     const known = e.originalError ? knownFailure(e.originalError) : null;
     if (known) return known;
-  }
-  const fields = errs.map(coercionFieldError);
-  if (fields.length && fields.every((f) => f !== null)) {
-    const all = fields as { variable: string; field: FieldError }[];
-    return all.every((f) => paramVars.has(f.variable))
-      ? errors.invalidParameter(all.map((f) => f.field))
-      : errors.validation(all.map((f) => f.field));
   }
   return null;
 }
@@ -61,17 +34,34 @@ function paramise(err: AppError, paramVars: ReadonlySet<string>): AppError {
   return err;
 }
 
+/** Documents that passed the envelope's validation once (REST documents are fixed). */
+const validated = new WeakSet<DocumentNode>();
+
 export async function runOperation<TData, TVars extends Record<string, unknown>>(opts: {
-  schema: GraphQLSchema;
+  yoga: Yoga;
   document: TypedDocumentNode<TData, TVars> | DocumentNode;
   variables: TVars;
   context: RequestContext;
+  paramVars: ReadonlySet<string>;
 }): Promise<{ data: TData | null; errors: readonly GraphQLError[] }> {
-  const result = await execute({
-    schema: opts.schema,
-    document: opts.document as DocumentNode,
+  const document = opts.document as DocumentNode;
+  const { schema, validate, execute, contextFactory } = opts.yoga.getEnveloped(opts.context);
+  const problems = variableProblems(schema, document, opts.variables);
+  if (problems.length) {
+    throw problems.every((p) => opts.paramVars.has(p.variable))
+      ? errors.invalidParameter(problems.map((p) => p.field))
+      : errors.validation(problems.map((p) => p.field));
+  }
+  if (!validated.has(document)) {
+    const invalid = validate(schema, document);
+    if (invalid.length) return { data: null, errors: invalid };
+    validated.add(document);
+  }
+  const result = (await execute({
+    schema,
+    document,
     variableValues: opts.variables,
-    contextValue: opts.context,
-  });
+    contextValue: await contextFactory(),
+  })) as ExecutionResult;
   return { data: (result.data as TData | null | undefined) ?? null, errors: result.errors ?? [] };
 }

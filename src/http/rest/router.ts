@@ -2,11 +2,10 @@
 // how path/query/body become variables, and which part of the result is the response.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
-import type { GraphQLSchema } from "graphql";
 import { createRequestContext, type AppServices } from "../../context/request.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
-import { runOperation, toAppError } from "./execute.js";
+import { runOperation, toAppError, type Yoga } from "./execute.js";
 import { internalError, sendProblem } from "../problem.js";
 import type { Query } from "./params.js";
 
@@ -36,16 +35,26 @@ export type AnyRoute = Route<any, any>;
 
 export const route = <TData, TVars>(r: Route<TData, TVars>): Route<TData, TVars> => r;
 
-/** The JSON body as an object, or 422 when it is something else. Absent body = {}. */
-export function bodyObject(body: unknown): Record<string, unknown> {
+/**
+ * The JSON body as an object, or 422 when it is something else. Absent body = {}. With `allowed`,
+ * members not named there are refused (422 "is not a known field"): unknown body fields are never
+ * silently ignored (contract section 7). Bodies that become a GraphQL input object are checked
+ * against that input type instead (./coerce.ts), with the same message.
+ */
+export function bodyObject(body: unknown, allowed?: readonly string[]): Record<string, unknown> {
   if (body === undefined || body === null) return {};
   if (typeof body !== "object" || Array.isArray(body)) {
     throw errors.validation([{ path: "body", message: "must be a JSON object" }]);
   }
-  return body as Record<string, unknown>;
+  const b = body as Record<string, unknown>;
+  if (allowed) {
+    const unknown = Object.keys(b).filter((k) => !allowed.includes(k));
+    if (unknown.length) throw errors.validation(unknown.map((path) => ({ path, message: "is not a known field" })));
+  }
+  return b;
 }
 
-export function mountRoutes(fastify: FastifyInstance, app: AppServices, schema: GraphQLSchema, routes: AnyRoute[]) {
+export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yoga, routes: AnyRoute[]) {
   for (const r of routes) {
     const paramVars = new Set(r.paramVars ?? []);
     fastify.route({
@@ -63,7 +72,7 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, schema: 
             query: req.query as Query,
             body: req.body,
           });
-          const result = await runOperation({ schema, document: r.document, variables, context: ctx });
+          const result = await runOperation({ yoga, document: r.document, variables, context: ctx, paramVars });
           if (result.errors.length) {
             const appErr = toAppError(result.errors, paramVars);
             if (appErr) return sendProblem(reply, appErr);

@@ -14,24 +14,13 @@ import {
 
 export const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
 
-/**
- * The named fields of the JSON body. Other members are ignored; the values go to GraphQL as they
- * are, so a wrong type is reported by input coercion (422 with the field's path) and a missing one
- * by the domain's validation.
- */
-function fields<K extends string>(body: unknown, names: readonly K[]): Partial<Record<K, string>> {
-  const b = bodyObject(body);
-  const out: Partial<Record<K, string>> = {};
-  for (const n of names) if (b[n] !== undefined) out[n] = b[n] as string;
-  return out;
-}
 
 export const commentRoutes = [
   route({
     method: "POST",
     path: "/discussions/:id/comments",
     document: RestPostCommentDocument,
-    variables: ({ params, body }) => ({ discussionId: params.id ?? "", input: fields(body, ["body", "parentId"] as const) }),
+    variables: ({ params, body }) => ({ discussionId: params.id ?? "", input: bodyObject(body) }),
     paramVars: ["discussionId"],
     respond: (d) => d.postComment,
     status: 201,
@@ -63,7 +52,7 @@ export const commentRoutes = [
     method: "PATCH",
     path: "/comments/:id",
     document: RestEditCommentDocument,
-    variables: ({ params, body }) => ({ ...byId(params), input: fields(body, ["body"] as const) }),
+    variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
     respond: (d) => d.editComment,
   }),
@@ -79,7 +68,7 @@ export const commentRoutes = [
     method: "POST",
     path: "/comments/:id/reactions",
     document: RestToggleReactionDocument,
-    variables: ({ params, body }) => ({ commentId: params.id ?? "", input: fields(body, ["kind"] as const) }),
+    variables: ({ params, body }) => ({ commentId: params.id ?? "", input: bodyObject(body) }),
     paramVars: ["commentId"],
     respond: (d) => d.toggleReaction,
   }),

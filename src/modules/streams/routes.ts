@@ -7,7 +7,7 @@ export const streamTicketRoutes = [
     method: "POST",
     path: "/stream/ticket",
     document: RestCreateStreamTicketDocument,
-    variables: ({ body }) => ({ discussionId: bodyObject(body).discussionId as string }),
+    variables: ({ body }) => ({ discussionId: bodyObject(body, ["discussionId"]).discussionId as string }),
     respond: (d) => d.createStreamTicket,
     status: 201,
   }),

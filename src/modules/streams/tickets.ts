@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { currentReader, db, requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { hashTicket, TICKET_TTL_SECONDS } from "../../stream/tickets.js";
+import { hashTicket } from "../../stream/tickets.js";
 import { getDiscussion } from "../discussions/discussions.js";
 
 export interface MintedTicket {
@@ -18,7 +18,7 @@ export async function mintStreamTicket(ctx: RequestContext, discussionId: string
   await getDiscussion(ctx, discussionId); // 404 for an unknown (or another tenant's) discussion
   const reader = await currentReader(ctx); // optional; an invalid assertion is 401
   const raw = `st_${randomBytes(32).toString("hex")}`;
-  const expiresAt = new Date(ctx.app.clock.now().getTime() + TICKET_TTL_SECONDS * 1000);
+  const expiresAt = new Date(ctx.app.clock.now().getTime() + ctx.app.config.STREAM_TICKET_TTL_SECONDS * 1000);
   await db(ctx).streamTicket.create({
     data: {
       id: hashTicket(raw),
