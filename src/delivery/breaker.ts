@@ -1,7 +1,10 @@
 /**
  * Circuit breaker for one webhook endpoint (API.md §0 "Delivery rules", §4 "Webhooks").
  *
- * Pure functions over a small state record the caller persists with the endpoint:
+ * Pure functions over a small state record persisted with the endpoint: the one source of the rules.
+ * The delivery path decides with canAttempt (deliver.ts) and writes what startTrial, onSuccess,
+ * onFailure and onGone return (endpoint-state.ts); the console's re-enable writes enable()
+ * (src/modules/webhooks/endpoints.ts); the claim's SQL only pre-filters what canAttempt would hold.
  *
  *   active ──(breakerThreshold consecutive failures)──▶ circuit_open (until now + cooldown)
  *   circuit_open ──(cooldown passed)──▶ one trial attempt
@@ -102,6 +105,6 @@ export function onGone(state: BreakerState): BreakerState {
 }
 
 /** Console (admin JWT) re-enable: back to active with the failure count reset. */
-export function enable(_state: BreakerState): BreakerState {
+export function enable(): BreakerState {
   return initialBreakerState();
 }

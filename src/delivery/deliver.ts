@@ -10,6 +10,7 @@ import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import { parseRetryAfter, retryDelayMs } from "./backoff.js";
 import { claimTrial, recordFailure, recordSuccess } from "./endpoint-state.js";
+import { canAttempt } from "./breaker.js";
 import { DeliveryError, type WebhookHttpClient } from "./http-client.js";
 import type { CompletionWriter } from "./completions.js";
 import { releaseJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
@@ -89,14 +90,15 @@ export async function deliverJob(
 ): Promise<DeliveryResult> {
   const endpoint = batch.endpoints.get(job.endpointId);
   const event = batch.events.get(job.eventId);
-  if (!endpoint || !event || !endpoint.verified || endpoint.state === "disabled") {
-    // Deleted, unverified (url changed) or disabled since the claim: the job waits, untouched.
+  const start = deps.clock.now();
+  const decision = endpoint ? canAttempt(endpoint.breaker, start) : "no";
+  if (!endpoint || !event || !endpoint.verified || decision === "no") {
+    // Deleted, unverified (url changed), disabled or held since the claim: the job waits, untouched.
     await releaseJob(deps.prisma, job);
     return "released";
   }
   const tunables = endpoint.tunables;
-  const start = deps.clock.now();
-  if (endpoint.state === "circuit_open" && !(await claimTrial(deps.prisma, endpoint.id, start, tunables))) {
+  if (decision === "trial" && !(await claimTrial(deps.prisma, endpoint.id, start, tunables))) {
     await releaseJob(deps.prisma, job); // held while open: no attempt, nothing counted, nothing dropped
     return "held";
   }
@@ -157,7 +159,7 @@ export async function deliverJob(
     error: result.error,
     at: start,
   };
-  const clean = endpoint.state === "active" && endpoint.consecutiveFailures === 0;
+  const clean = endpoint.breaker.state === "active" && endpoint.breaker.consecutiveFailures === 0;
   let kept: boolean;
   try {
     // The endpoint's new state (circuit open, disabled on 410) is written BEFORE the job is released:

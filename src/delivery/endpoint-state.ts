@@ -13,6 +13,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import {
   onFailure,
   onGone,
+  onSuccess,
   startTrial,
   type BreakerState,
   type BreakerTunables,
@@ -41,13 +42,19 @@ export async function claimTrial(prisma: PrismaClient, endpointId: string, now: 
   return won === 1;
 }
 
-/** A 2xx: closes the circuit and resets the count (breaker.onSuccess); a disabled endpoint stays disabled. */
+/**
+ * A 2xx: writes what breaker.onSuccess makes of any state that is not disabled (a disabled endpoint
+ * stays disabled: onSuccess returns it unchanged, so the row is left alone), and nothing when the
+ * row is already clean — the hot path costs no extra write.
+ */
 export async function recordSuccess(prisma: PrismaClient, endpointId: string, now: Date): Promise<void> {
+  const closed = onSuccess({ state: "circuit_open", consecutiveFailures: 1, openedUntil: now });
   await prisma.$executeRaw`
     UPDATE webhook_endpoints
-       SET state = 'active', consecutive_failures = 0, circuit_open_until = NULL, updated_at = ${now}::timestamptz
+       SET state = ${closed.state}::"WebhookState", consecutive_failures = ${closed.consecutiveFailures},
+           circuit_open_until = ${closed.openedUntil}::timestamptz, updated_at = ${now}::timestamptz
      WHERE id = ${endpointId} AND state <> 'disabled'
-       AND (consecutive_failures <> 0 OR state <> 'active' OR circuit_open_until IS NOT NULL)`;
+       AND (consecutive_failures <> ${closed.consecutiveFailures} OR state <> ${closed.state}::"WebhookState" OR circuit_open_until IS NOT NULL)`;
 }
 
 /** A failed attempt (or 410 Gone): counts it and applies the breaker's transition. Returns the new state. */

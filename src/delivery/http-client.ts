@@ -6,7 +6,7 @@
  *
  * SSRF / DNS rebinding: the URL policy of url-guard is enforced again at send time. IP-literal
  * hosts are checked before any connection; hostnames go through a custom `dnsLookup` that
- * resolves and refuses the connection if ANY resolved address is refused by `isAddressAllowed`,
+ * resolves and refuses the connection if ANY resolved address is refused by `checkAddress`,
  * so the address actually connected to is the one that was checked. Plain http is only allowed
  * under the development flag and only to loopback addresses.
  *
@@ -30,7 +30,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { LookupFunction } from "node:net";
 import { performance } from "node:perf_hooks";
 import got, { type Got } from "got";
-import { checkAddress, classifyAddress, isLoopbackHost, type AddressPolicy } from "./url-guard.js";
+import { checkAddress, checkUrlShape, classifyAddress, type AddressPolicy } from "./url-guard.js";
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 export const DEFAULT_USER_AGENT = "engagement-service-webhooks/1";
@@ -217,18 +217,10 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
     const elapsed = () => Math.round(performance.now() - started);
     const blocked = (message: string) => new DeliveryError("blocked_address", message, { durationMs: elapsed() });
 
-    let url: URL;
-    try {
-      url = new URL(String(request.url));
-    } catch {
-      throw blocked("invalid url");
-    }
-    if (url.username !== "" || url.password !== "") throw blocked("url must not contain credentials");
-    const isHttp = url.protocol === "http:";
-    if (url.protocol !== "https:" && !isHttp) throw blocked(`unsupported scheme ${url.protocol}`);
-    if (isHttp && !(policy.allowHttpLoopback && isLoopbackHost(url.hostname))) {
-      throw blocked("plain http is only allowed to loopback hosts in development mode");
-    }
+    // the same URL rules as at registration (url-guard.ts), then the address at connect time
+    const shape = checkUrlShape(request.url, policy);
+    if (!shape.ok) throw blocked(shape.message);
+    const { url, isHttp } = shape;
     // IP literals never reach dnsLookup, so check them here.
     const literal = url.hostname.replace(/^\[|\]$/g, "");
     if (classifyAddress(literal) !== "invalid") {

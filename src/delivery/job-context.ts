@@ -2,7 +2,7 @@
  * What a batch of claimed jobs needs, taken from the claim's own rows (jobs.ts claimJobs reads the
  * endpoint, its signing secret, the event and the tenant's settings in the same statement).
  */
-import type { EndpointState } from "./breaker.js";
+import type { BreakerState } from "./breaker.js";
 import type { ClaimedJob, ClaimedRow } from "./jobs.js";
 import type { SealedSecret } from "./secrets.js";
 import { resolveTunables, type DeliveryTunables } from "./tunables.js";
@@ -11,8 +11,8 @@ export interface EndpointSnapshot {
   id: string;
   url: string;
   verified: boolean;
-  state: EndpointState;
-  consecutiveFailures: number;
+  /** the circuit breaker's state as claimed */
+  breaker: BreakerState;
   secrets: SealedSecret[];
   tunables: DeliveryTunables;
 }
@@ -40,8 +40,7 @@ export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[];
         id: r.endpointId,
         url: r.url,
         verified: r.verified,
-        state: r.state,
-        consecutiveFailures: r.consecutiveFailures,
+        breaker: { state: r.state, consecutiveFailures: r.consecutiveFailures, openedUntil: r.circuitOpenUntil },
         secrets: r.kid !== null && r.secretEnc !== null ? [{ kid: r.kid, secretEnc: r.secretEnc, validUntil: null }] : [],
         tunables: resolveTunables(r.tenantSettings, r.delivery),
       });

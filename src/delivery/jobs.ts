@@ -41,6 +41,7 @@ export interface ClaimedRow extends ClaimedJob {
   verified: boolean;
   state: "active" | "circuit_open" | "disabled";
   consecutiveFailures: number;
+  circuitOpenUntil: Date | null;
   /** the endpoint's delivery overrides */
   delivery: unknown;
   tenantSettings: unknown;
@@ -97,6 +98,7 @@ export async function claimJobs(
        WHERE d.status = 'pending'
          AND d.next_attempt_at <= ${now}::timestamptz
          AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
+         -- a pre-filter mirroring breaker.canAttempt (the decision is canAttempt's, in deliver.ts)
          AND w.verified AND w.state <> 'disabled'
          AND (w.state = 'active' OR w.circuit_open_until IS NULL OR w.circuit_open_until <= ${now}::timestamptz)
     ), candidates AS (
@@ -119,7 +121,8 @@ export async function claimJobs(
     )
     SELECT c.id::text AS id, c.tenant_id AS "tenantId", c.endpoint_id AS "endpointId", c.event_id::text AS "eventId",
            c.attempts, c.claim_token::text AS "claimToken",
-           w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures", w.delivery,
+           w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures",
+           w.circuit_open_until AS "circuitOpenUntil", w.delivery,
            t.settings AS "tenantSettings", s.kid, s.secret_enc AS "secretEnc", ev.type AS "eventType", ev.payload
       FROM claimed c
       JOIN webhook_endpoints w ON w.id = c.endpoint_id

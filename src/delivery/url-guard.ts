@@ -16,7 +16,7 @@
  *   hostname entry.
  *
  * Resolution happens again when a delivery connects (http-client's dnsLookup calls
- * `isAddressAllowed`), so a DNS answer that changes after registration (rebinding) is caught.
+ * `checkAddress`), so a DNS answer that changes after registration (rebinding) is caught.
  */
 import { promises as dnsPromises } from "node:dns";
 import { isIP } from "node:net";
@@ -180,6 +180,18 @@ function normalizeHost(host: string): string {
   return h;
 }
 
+/** Each policy's allow-list is compiled once (policies are built once, by the webhook runtime). */
+const compiledLists = new WeakMap<readonly string[], CompiledAllowList>();
+
+function allowListOf(list: readonly string[] | undefined): CompiledAllowList {
+  if (!list) return EMPTY_ALLOW_LIST;
+  let compiled = compiledLists.get(list);
+  if (!compiled) compiledLists.set(list, (compiled = compileAllowList(list)));
+  return compiled;
+}
+
+const EMPTY_ALLOW_LIST: CompiledAllowList = { exactIps: [], cidrs: [], hosts: new Set(), suffixes: [] };
+
 function compileAllowList(list: readonly string[]): CompiledAllowList {
   const compiled: CompiledAllowList = { exactIps: [], cidrs: [], hosts: new Set(), suffixes: [] };
   for (const raw of list) {
@@ -242,7 +254,7 @@ export function checkAddress(address: string, opts: AddressPolicy & { hostname?:
   if (category === "public") return { allowed: true, category };
   if (category === "loopback" && opts.allowHttpLoopback) return { allowed: true, category };
 
-  const allow = compileAllowList(opts.allowList ?? []);
+  const allow = allowListOf(opts.allowList);
   if (allow.exactIps.some((a) => sameAddress(a, ip))) return { allowed: true, category };
   if (category === "metadata") return { allowed: false, category };
   if (allow.cidrs.some((c) => inCidr(ip, c))) return { allowed: true, category };
@@ -250,10 +262,6 @@ export function checkAddress(address: string, opts: AddressPolicy & { hostname?:
   return { allowed: false, category };
 }
 
-/** True when a delivery may connect to `address` (re-checked at connect time against rebinding). */
-export function isAddressAllowed(address: string, opts: AddressPolicy & { hostname?: string }): boolean {
-  return checkAddress(address, opts).allowed;
-}
 
 /** `localhost` or a loopback IP literal (127.0.0.0/8, ::1, or their IPv4-mapped forms). */
 export function isLoopbackHost(hostname: string): boolean {
@@ -281,34 +289,42 @@ function describe(category: AddressCategory): string {
 }
 
 /**
- * Validates a webhook URL at registration / URL change. Never throws.
- * The messages are meant for a 422 `validation_failed` error on the `url` field.
+ * The checks of a URL that need no DNS: an absolute http(s) URL with a host and no credentials,
+ * plain http only to a loopback host and only under ALLOW_HTTP_WEBHOOKS. Registration
+ * (checkWebhookUrl) and every delivery (http-client.ts) apply the same rules.
  */
-export async function checkWebhookUrl(input: string | URL, opts: UrlGuardOptions): Promise<UrlCheckResult> {
+export function checkUrlShape(
+  input: string | URL,
+  policy: AddressPolicy,
+): { ok: true; url: URL; hostname: string; isHttp: boolean } | { ok: false; message: string } {
   let url: URL;
   try {
     url = new URL(String(input));
   } catch {
     return { ok: false, message: "url is not a valid absolute URL" };
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return { ok: false, message: "url must use https" };
-  }
-  if (url.username !== "" || url.password !== "") {
-    return { ok: false, message: "url must not contain credentials" };
-  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return { ok: false, message: "url must use https" };
+  if (url.username !== "" || url.password !== "") return { ok: false, message: "url must not contain credentials" };
   const hostname = normalizeHost(url.hostname);
   if (hostname === "") return { ok: false, message: "url has no host" };
-
   const isHttp = url.protocol === "http:";
-  if (isHttp && !(opts.allowHttpLoopback && isLoopbackHost(hostname))) {
+  if (isHttp && !(policy.allowHttpLoopback && isLoopbackHost(hostname))) {
     return {
       ok: false,
-      message: opts.allowHttpLoopback
-        ? "url must use https (plain http is only allowed to loopback hosts)"
-        : "url must use https",
+      message: policy.allowHttpLoopback ? "url must use https (plain http is only allowed to loopback hosts)" : "url must use https",
     };
   }
+  return { ok: true, url, hostname, isHttp };
+}
+
+/**
+ * Validates a webhook URL at registration / URL change. Never throws.
+ * The messages are meant for a 422 `validation_failed` error on the `url` field.
+ */
+export async function checkWebhookUrl(input: string | URL, opts: UrlGuardOptions): Promise<UrlCheckResult> {
+  const shape = checkUrlShape(input, opts);
+  if (!shape.ok) return shape;
+  const { url, hostname, isHttp } = shape;
 
   let addresses: string[];
   if (classifyAddress(hostname) !== "invalid") {

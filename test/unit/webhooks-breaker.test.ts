@@ -98,7 +98,7 @@ describe("breaker", () => {
     expect(onSuccess(s).state).toBe("disabled");
     expect(onFailure(s, clock.now(), tunables).state).toBe("disabled");
 
-    s = enable(s);
+    s = enable();
     expect(s).toEqual({ consecutiveFailures: 0, state: "active", openedUntil: null });
     expect(canAttempt(s, clock.now())).toBe("yes");
   });
@@ -121,7 +121,7 @@ describe("breaker", () => {
     expect(s.state).toBe("disabled");
     expect(canAttempt(s, clock.now())).toBe("no");
     expect(onGone(failTimes(initialBreakerState(), 10, clock.now())).state).toBe("disabled");
-    expect(enable(s).state).toBe("active");
+    expect(enable().state).toBe("active");
   });
 
   it("does not mutate its input", () => {

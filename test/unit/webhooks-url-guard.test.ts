@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
+  checkAddress,
   checkWebhookUrl,
   classifyAddress,
-  isAddressAllowed,
   type UrlGuardOptions,
 } from "../../src/delivery/url-guard.js";
 
@@ -165,7 +165,7 @@ describe("checkWebhookUrl", () => {
   });
 });
 
-describe("isAddressAllowed / classifyAddress", () => {
+describe("checkAddress / classifyAddress", () => {
   const policy = { allowHttpLoopback: false, allowList: [] as string[] };
 
   it("classifies", () => {
@@ -182,17 +182,17 @@ describe("isAddressAllowed / classifyAddress", () => {
   });
 
   it("re-checks delivery-time addresses", () => {
-    expect(isAddressAllowed("93.184.216.34", policy)).toBe(true);
-    expect(isAddressAllowed("127.0.0.1", policy)).toBe(false);
-    expect(isAddressAllowed("127.0.0.1", { ...policy, allowHttpLoopback: true })).toBe(true);
-    expect(isAddressAllowed("::1", { ...policy, allowHttpLoopback: true })).toBe(true);
-    expect(isAddressAllowed("10.0.0.1", { ...policy, allowList: ["10.0.0.0/8"] })).toBe(true);
-    expect(isAddressAllowed("::ffff:10.0.0.1", { ...policy, allowList: ["10.0.0.0/8"] })).toBe(true);
-    expect(isAddressAllowed("10.0.0.1", { ...policy, allowList: ["svc.internal"], hostname: "svc.internal" })).toBe(
+    expect(checkAddress("93.184.216.34", policy).allowed).toBe(true);
+    expect(checkAddress("127.0.0.1", policy).allowed).toBe(false);
+    expect(checkAddress("127.0.0.1", { ...policy, allowHttpLoopback: true }).allowed).toBe(true);
+    expect(checkAddress("::1", { ...policy, allowHttpLoopback: true }).allowed).toBe(true);
+    expect(checkAddress("10.0.0.1", { ...policy, allowList: ["10.0.0.0/8"] }).allowed).toBe(true);
+    expect(checkAddress("::ffff:10.0.0.1", { ...policy, allowList: ["10.0.0.0/8"] }).allowed).toBe(true);
+    expect(checkAddress("10.0.0.1", { ...policy, allowList: ["svc.internal"], hostname: "svc.internal" }).allowed).toBe(
       true,
     );
-    expect(isAddressAllowed("10.0.0.1", { ...policy, allowList: ["svc.internal"], hostname: "other" })).toBe(false);
-    expect(isAddressAllowed("not-an-ip", policy)).toBe(false);
-    expect(isAddressAllowed("10.0.0.1", { ...policy, allowList: ["garbage/99", ""] })).toBe(false);
+    expect(checkAddress("10.0.0.1", { ...policy, allowList: ["svc.internal"], hostname: "other" }).allowed).toBe(false);
+    expect(checkAddress("not-an-ip", policy).allowed).toBe(false);
+    expect(checkAddress("10.0.0.1", { ...policy, allowList: ["garbage/99", ""] }).allowed).toBe(false);
   });
 });

@@ -8,6 +8,7 @@ import { newId } from "../../lib/ids.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateKid, generateSecret } from "../../delivery/signature.js";
+import { enable } from "../../delivery/breaker.js";
 import { checkWebhookUrl } from "../../delivery/url-guard.js";
 import { CreateWebhookSchema, mergeOverrides, UpdateWebhookSchema } from "./input.js";
 import { newChallenge, startHandshake } from "./verify.js";
@@ -112,11 +113,16 @@ export async function deleteWebhook(ctx: RequestContext, id: string): Promise<bo
   return true;
 }
 
-/** Console (admin JWT) re-enable: active again, failure count and circuit reset; held jobs resume. */
+const enabledState = () => {
+  const s = enable();
+  return { state: s.state, consecutiveFailures: s.consecutiveFailures, circuitOpenUntil: s.openedUntil };
+};
+
+/** Console (admin JWT) re-enable: active again (breaker.enable), failure count and circuit reset; held jobs resume. */
 export async function enableWebhook(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
   const { count } = await db(ctx).webhookEndpoint.updateMany({
     where: { id },
-    data: { state: "active", consecutiveFailures: 0, circuitOpenUntil: null, disabledAt: null },
+    data: { ...enabledState(), disabledAt: null },
   });
   if (count === 0) throw errors.notFound("Webhook");
   ctx.app.webhooks.worker.nudge();
