@@ -46,6 +46,17 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
   },
+  {
+    // type-aware rules: promises are awaited or handled, and never passed where a void callback goes
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false, attributes: false } }],
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/require-await": "off",
+    },
+  },
+  { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
   ...boundaries,
   {
     // tests read loosely-typed JSON responses

@@ -215,7 +215,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         await sleep(errorBackoffMs);
         continue;
       }
-      if (jobs.length) dispatch(jobs);
+      if (jobs.length) void dispatch(jobs); // tracked in `inflight` until recorded
       if (jobs.length === limit) continue; // a full batch: more are probably due
       await waitForWake(o.pollIntervalMs);
     }
