@@ -26,9 +26,17 @@ const boundaries = LAYERS.map((dirs, i) => {
         {
           patterns: [
             ...(higher.length
-              ? [{ regex: `(^|/)(${higher.join("|")})/`, message: `src/${dirs.join(", src/")} may not import a higher layer (${higher.join(", ")}).` }]
+              ? [
+                  {
+                    regex: `(^|/)(${higher.join("|")})/`,
+                    message: `src/${dirs.join(", src/")} may not import a higher layer (${higher.join(", ")}).`,
+                  },
+                ]
               : []),
-            { regex: `${TOP_FILES}|(^|/)cli/`, message: "Only the composition root and the CLI import src/app.ts, src/runtime.ts or src/cli." },
+            {
+              regex: `${TOP_FILES}|(^|/)cli/`,
+              message: "Only the composition root and the CLI import src/app.ts, src/runtime.ts or src/cli.",
+            },
           ],
         },
       ],

@@ -133,7 +133,9 @@ function connect(url: string, discussion: string, key: string, onEvent: OnEvent,
     let connected = false;
     let first = true;
     let tail: Buffer = Buffer.alloc(0);
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("");
     socket.setNoDelay(true);
     socket.write(`GET /api/v1/stream/${discussion} HTTP/1.1\r\nHost: ${hostname}\r\nX-API-Key: ${key}\r\n${extra}\r\n`);
     socket.on("data", (chunk: Buffer) => {
@@ -180,7 +182,8 @@ async function connectAll(url: string, key: string, discussions: string[], n: nu
 
 // ---------------------------------------------------------------- measurements
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 
 interface Row {
   scenario: string;
@@ -278,7 +281,10 @@ async function scenario(
   const sorted = latencies.sort((a, b) => a - b);
   const spreads = [...firstLast.values()].map(([f, l]) => l - f).sort((a, b) => a - b);
   return {
-    writeP50: pct(writeRtts.sort((a, b) => a - b), 50),
+    writeP50: pct(
+      writeRtts.sort((a, b) => a - b),
+      50,
+    ),
     spreadP50: pct(spreads, 50),
     scenario: name,
     clients: n,
@@ -300,7 +306,10 @@ async function replayBench(url: string, key: string, discussion: string, seqs: M
   for (let i = 0; i < REPLAY; i++) {
     const seq = (seqs.get(discussion) ?? 0) + 1;
     seqs.set(discussion, seq);
-    await fetch(`${url}/api/v1/discussions/${discussion}/${seq % 2 === 1 ? "lock" : "unlock"}`, { method: "POST", headers: { "x-api-key": key } });
+    await fetch(`${url}/api/v1/discussions/${discussion}/${seq % 2 === 1 ? "lock" : "unlock"}`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+    });
   }
   const last = seqs.get(discussion)!;
   const from = last - REPLAY;
@@ -310,12 +319,18 @@ async function replayBench(url: string, key: string, discussion: string, seqs: M
     const finished = new Promise<void>((resolve) => (done = resolve));
     const start = now();
     let end = 0;
-    const c = await connect(url, discussion, key, (_d, seq, at) => {
-      if (seq === last) {
-        end = at;
-        done();
-      }
-    }, { "last-event-id": String(from) });
+    const c = await connect(
+      url,
+      discussion,
+      key,
+      (_d, seq, at) => {
+        if (seq === last) {
+          end = at;
+          done();
+        }
+      },
+      { "last-event-id": String(from) },
+    );
     await finished;
     runs.push(end - start);
     c.close();
@@ -379,7 +394,12 @@ async function main() {
     const tenant = await createTenant({ prisma: db.prisma, secretBox: createSecretBox(ADMIN_SECRET) }, "bench");
     await db.prisma.tenant.update({
       where: { id: tenant.tenantId },
-      data: { settings: { rateLimits: { requestsPerMinute: 1_000_000, streamConnections: 1_000_000 }, replay: { maxEvents: Math.max(1000, REPLAY) } } },
+      data: {
+        settings: {
+          rateLimits: { requestsPerMinute: 1_000_000, streamConnections: 1_000_000 },
+          replay: { maxEvents: Math.max(1000, REPLAY) },
+        },
+      },
     });
     const ids = ["one", ...Array.from({ length: SPREAD }, (_, i) => `spread-${i}`), "replay"];
     await db.prisma.discussion.createMany({ data: ids.map((id) => ({ tenantId: tenant.tenantId, id })) });
@@ -390,7 +410,10 @@ async function main() {
     const spread = ids.filter((id) => id.startsWith("spread-"));
     console.log(`clients ${CLIENT_COUNTS.join(", ")}; ${WRITES} writes per scenario; a fresh server process per scenario`);
     for (const n of CLIENT_COUNTS) {
-      for (const [name, set] of [["one discussion", ["one"]], [`${SPREAD} discussions`, spread]] as const) {
+      for (const [name, set] of [
+        ["one discussion", ["one"]],
+        [`${SPREAD} discussions`, spread],
+      ] as const) {
         console.log(`… ${n} clients, ${name}`);
         server = await startServer(dbUrl.toString());
         rows.push(await scenario(name, server, tenant.apiKey, n, [...set], seqs));

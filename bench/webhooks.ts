@@ -141,7 +141,26 @@ try {
   }
 
   // 1. bare got loop with a body the size of a real envelope
-  const sample = JSON.stringify({ id: crypto.randomUUID(), seq: 1, type: "discussion_locked", tenantId: "ten_x", discussionId: "bench-0", occurredAt: new Date().toISOString(), data: { discussion: { id: "bench-0", title: null, url: null, state: "locked", commentCount: 0, counts: { comments: 0 }, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() } } });
+  const sample = JSON.stringify({
+    id: crypto.randomUUID(),
+    seq: 1,
+    type: "discussion_locked",
+    tenantId: "ten_x",
+    discussionId: "bench-0",
+    occurredAt: new Date().toISOString(),
+    data: {
+      discussion: {
+        id: "bench-0",
+        title: null,
+        url: null,
+        state: "locked",
+        commentCount: 0,
+        counts: { comments: 0 },
+        createdAt: new Date().toISOString(),
+        updatedAt: new Date().toISOString(),
+      },
+    },
+  });
   const bareBefore = await bareGotLoop(sample);
 
   // 2. drain a queue of EVENTS jobs
@@ -183,7 +202,9 @@ try {
 
   const ratio = signed / bare;
   const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
-  console.log(`\nwebhook delivery, one instance, concurrency ${CONCURRENCY}, ${EVENTS} queued events (${fmt(seedRate)} events/s committed while seeding)\n`);
+  console.log(
+    `\nwebhook delivery, one instance, concurrency ${CONCURRENCY}, ${EVENTS} queued events (${fmt(seedRate)} events/s committed while seeding)\n`,
+  );
   console.log(
     fmtTable(
       ["metric", "value", "target", "met"],

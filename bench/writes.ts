@@ -51,18 +51,31 @@ try {
     await fetch(`${env.url}/api/v1/discussions/bench-${i}`, { method: "PUT", headers, body: "{}" });
   }
   for (let i = 0; i < 100; i++) {
-    await fetch(`${env.url}/api/v1/discussions/bench-list/comments`, { method: "POST", headers, body: JSON.stringify({ body: `seed ${i}` }) });
+    await fetch(`${env.url}/api/v1/discussions/bench-list/comments`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ body: `seed ${i}` }),
+    });
   }
   let n = 0;
   const nextDiscussion = () => `bench-${n++ % DISCUSSIONS}`;
   const body = JSON.stringify({ body: "A comment from the benchmark." });
 
   const rows: Row[] = [];
-  rows.push(await run("bare yoga { hello }", { url: `${bare.url}/graphql`, method: "POST", headers: { "content-type": "application/json" }, body: '{"query":"{ hello }"}' }));
+  rows.push(
+    await run("bare yoga { hello }", {
+      url: `${bare.url}/graphql`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"query":"{ hello }"}',
+    }),
+  );
   rows.push(
     await run("REST POST comment", {
       url: env.url,
-      requests: [{ method: "POST", headers, setupRequest: (req) => ({ ...req, path: `/api/v1/discussions/${nextDiscussion()}/comments`, body }) }],
+      requests: [
+        { method: "POST", headers, setupRequest: (req) => ({ ...req, path: `/api/v1/discussions/${nextDiscussion()}/comments`, body }) },
+      ],
     }),
   );
   rows.push(

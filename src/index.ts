@@ -8,11 +8,4 @@ export {
   TIMESTAMP_HEADER,
   DEFAULT_TOLERANCE_SECONDS,
 } from "./delivery/signature.js";
-export type {
-  HeadersLike,
-  PlainHeaders,
-  VerifyFailureReason,
-  VerifyOptions,
-  VerifyResult,
-  WebhookSecret,
-} from "./delivery/signature.js";
+export type { HeadersLike, PlainHeaders, VerifyFailureReason, VerifyOptions, VerifyResult, WebhookSecret } from "./delivery/signature.js";

@@ -41,7 +41,15 @@ export function createLogger(config: Config): Logger {
   return pino({
     level: config.LOG_LEVEL,
     redact: {
-      paths: ["req.headers.authorization", 'req.headers["x-api-key"]', 'req.headers["x-service-identity"]', "secret", "*.secret", "key", "*.key"],
+      paths: [
+        "req.headers.authorization",
+        'req.headers["x-api-key"]',
+        'req.headers["x-service-identity"]',
+        "secret",
+        "*.secret",
+        "key",
+        "*.key",
+      ],
       censor: "[redacted]",
     },
   });
@@ -68,7 +76,10 @@ export async function createRuntime(
       ? new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: false, connectionName: "eng-cmd" })
       : undefined;
     redis?.on("error", (err) => log.warn({ err: err.message }, "redis error"));
-    const bus = createBus({ ...(config.REDIS_URL ? { redisUrl: config.REDIS_URL } : {}), onError: (err) => log.warn({ err: err.message }, "bus error") });
+    const bus = createBus({
+      ...(config.REDIS_URL ? { redisUrl: config.REDIS_URL } : {}),
+      onError: (err) => log.warn({ err: err.message }, "bus error"),
+    });
     const clock = opts.clock ?? systemClock;
     const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret);
     const base = { config, prisma: db.prisma, clock, log, secretBox };

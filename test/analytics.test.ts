@@ -31,7 +31,9 @@ async function react(sub: string, commentId: string, kind: string, active: boole
 async function attempts(rows: { at: string; status: number | null; error?: string; eventId?: string; type?: string }[]) {
   const prisma = server.app.runtime.services.prisma;
   const endpointId = `wh_${randomUUID()}`;
-  await prisma.webhookEndpoint.create({ data: { id: endpointId, tenantId: t.tenantId, url: "https://hooks.example.com/x", events: ["*"] } });
+  await prisma.webhookEndpoint.create({
+    data: { id: endpointId, tenantId: t.tenantId, url: "https://hooks.example.com/x", events: ["*"] },
+  });
   await prisma.webhookAttempt.createMany({
     data: rows.map((r, i) => ({
       id: randomUUID(),

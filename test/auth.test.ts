@@ -34,22 +34,69 @@ interface Gated {
 }
 
 const GATED: Gated[] = [
-  { cap: "manage_api_keys", label: "/api/v1/keys", method: "POST", path: () => "/api/v1/keys", body: { label: "m", capabilities: [] }, ok: 201 },
+  {
+    cap: "manage_api_keys",
+    label: "/api/v1/keys",
+    method: "POST",
+    path: () => "/api/v1/keys",
+    body: { label: "m", capabilities: [] },
+    ok: 201,
+  },
   { cap: "manage_api_keys", label: "/api/v1/keys", method: "GET", path: () => "/api/v1/keys", ok: 200 },
-  { cap: "manage_api_keys", label: "/api/v1/keys/{id}", method: "DELETE", path: async () => `/api/v1/keys/${(await keyWith(t, [])).id}`, ok: 204 },
+  {
+    cap: "manage_api_keys",
+    label: "/api/v1/keys/{id}",
+    method: "DELETE",
+    path: async () => `/api/v1/keys/${(await keyWith(t, [])).id}`,
+    ok: 204,
+  },
   { cap: "manage_settings", label: "/api/v1/settings", method: "GET", path: () => "/api/v1/settings", ok: 200 },
-  { cap: "manage_settings", label: "/api/v1/settings", method: "PATCH", path: () => "/api/v1/settings", body: { editWindowSeconds: 600 }, ok: 200 },
-  { cap: "manage_settings", label: "/api/v1/settings/identity-secret/rotate", method: "POST", path: () => "/api/v1/settings/identity-secret/rotate", ok: 200 },
+  {
+    cap: "manage_settings",
+    label: "/api/v1/settings",
+    method: "PATCH",
+    path: () => "/api/v1/settings",
+    body: { editWindowSeconds: 600 },
+    ok: 200,
+  },
+  {
+    cap: "manage_settings",
+    label: "/api/v1/settings/identity-secret/rotate",
+    method: "POST",
+    path: () => "/api/v1/settings/identity-secret/rotate",
+    ok: 200,
+  },
   { cap: "view_analytics", label: "/api/v1/analytics", method: "GET", path: () => "/api/v1/analytics", ok: 200 },
-  { cap: "moderate_content", label: "/api/v1/discussions/auth-d/lock", method: "POST", path: () => "/api/v1/discussions/auth-d/lock", ok: 200 },
-  { cap: "moderate_content", label: "/api/v1/discussions/auth-d/unlock", method: "POST", path: () => "/api/v1/discussions/auth-d/unlock", ok: 200 },
-  { cap: "moderate_content", label: "/api/v1/discussions/auth-d/archive", method: "POST", path: () => "/api/v1/discussions/auth-d/archive", ok: 200 },
+  {
+    cap: "moderate_content",
+    label: "/api/v1/discussions/auth-d/lock",
+    method: "POST",
+    path: () => "/api/v1/discussions/auth-d/lock",
+    ok: 200,
+  },
+  {
+    cap: "moderate_content",
+    label: "/api/v1/discussions/auth-d/unlock",
+    method: "POST",
+    path: () => "/api/v1/discussions/auth-d/unlock",
+    ok: 200,
+  },
+  {
+    cap: "moderate_content",
+    label: "/api/v1/discussions/auth-d/archive",
+    method: "POST",
+    path: () => "/api/v1/discussions/auth-d/archive",
+    ok: 200,
+  },
 ];
 
 describe("capability matrix", () => {
   for (const g of GATED) {
     it(`${g.method} ${g.label} (${g.cap}): 403 without it, success with it`, async () => {
-      const without = await keyWith(t, CAPABILITIES.filter((c) => c !== g.cap));
+      const without = await keyWith(
+        t,
+        CAPABILITIES.filter((c) => c !== g.cap),
+      );
       const denied = await t.as({ key: without.key }).raw(g.method, await g.path(), g.body);
       expect(denied.status).toBe(403);
       expect(denied.body).toMatchObject({ code: "missing_capability", required: g.cap, status: 403 });
@@ -93,22 +140,76 @@ const nowSec = () => Math.floor(clock.now().getTime() / 1000);
 describe("admin JWT", () => {
   const claims = () => ({ tid: t.tenantId });
   const cases: [string, () => Promise<string> | string][] = [
-    ["wrong signature", () => new SignJWT(claims()).setProtectedHeader({ alg: "HS256" }).setSubject("a").setExpirationTime(nowSec() + 600).sign(enc("another-secret-another-secret-0123456789"))],
+    [
+      "wrong signature",
+      () =>
+        new SignJWT(claims())
+          .setProtectedHeader({ alg: "HS256" })
+          .setSubject("a")
+          .setExpirationTime(nowSec() + 600)
+          .sign(enc("another-secret-another-secret-0123456789")),
+    ],
     ["alg: none", () => `${b64({ alg: "none", typ: "JWT" })}.${b64({ ...claims(), sub: "a", exp: nowSec() + 600 })}.`],
-    ["HS512", () => new SignJWT(claims()).setProtectedHeader({ alg: "HS512" }).setSubject("a").setExpirationTime(nowSec() + 600).sign(enc(TEST_ADMIN_SECRET))],
+    [
+      "HS512",
+      () =>
+        new SignJWT(claims())
+          .setProtectedHeader({ alg: "HS512" })
+          .setSubject("a")
+          .setExpirationTime(nowSec() + 600)
+          .sign(enc(TEST_ADMIN_SECRET)),
+    ],
     [
       "RS256",
       async () => {
         const { privateKey } = await generateKeyPair("RS256");
-        return new SignJWT(claims()).setProtectedHeader({ alg: "RS256" }).setSubject("a").setExpirationTime(nowSec() + 600).sign(privateKey);
+        return new SignJWT(claims())
+          .setProtectedHeader({ alg: "RS256" })
+          .setSubject("a")
+          .setExpirationTime(nowSec() + 600)
+          .sign(privateKey);
       },
     ],
-    ["HS256 header over an RS256-style forged body", () => `${b64({ alg: "RS256" })}.${b64({ ...claims(), sub: "a", exp: nowSec() + 600 })}.c2ln`],
+    [
+      "HS256 header over an RS256-style forged body",
+      () => `${b64({ alg: "RS256" })}.${b64({ ...claims(), sub: "a", exp: nowSec() + 600 })}.c2ln`,
+    ],
     ["missing exp", () => new SignJWT(claims()).setProtectedHeader({ alg: "HS256" }).setSubject("a").sign(enc(TEST_ADMIN_SECRET))],
-    ["past exp", () => new SignJWT(claims()).setProtectedHeader({ alg: "HS256" }).setSubject("a").setExpirationTime(nowSec() - 10).sign(enc(TEST_ADMIN_SECRET))],
-    ["missing tid", () => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("a").setExpirationTime(nowSec() + 600).sign(enc(TEST_ADMIN_SECRET))],
-    ["missing sub", () => new SignJWT(claims()).setProtectedHeader({ alg: "HS256" }).setExpirationTime(nowSec() + 600).sign(enc(TEST_ADMIN_SECRET))],
-    ["unknown tenant", () => new SignJWT({ tid: "ten_unknown" }).setProtectedHeader({ alg: "HS256" }).setSubject("a").setExpirationTime(nowSec() + 600).sign(enc(TEST_ADMIN_SECRET))],
+    [
+      "past exp",
+      () =>
+        new SignJWT(claims())
+          .setProtectedHeader({ alg: "HS256" })
+          .setSubject("a")
+          .setExpirationTime(nowSec() - 10)
+          .sign(enc(TEST_ADMIN_SECRET)),
+    ],
+    [
+      "missing tid",
+      () =>
+        new SignJWT({})
+          .setProtectedHeader({ alg: "HS256" })
+          .setSubject("a")
+          .setExpirationTime(nowSec() + 600)
+          .sign(enc(TEST_ADMIN_SECRET)),
+    ],
+    [
+      "missing sub",
+      () =>
+        new SignJWT(claims())
+          .setProtectedHeader({ alg: "HS256" })
+          .setExpirationTime(nowSec() + 600)
+          .sign(enc(TEST_ADMIN_SECRET)),
+    ],
+    [
+      "unknown tenant",
+      () =>
+        new SignJWT({ tid: "ten_unknown" })
+          .setProtectedHeader({ alg: "HS256" })
+          .setSubject("a")
+          .setExpirationTime(nowSec() + 600)
+          .sign(enc(TEST_ADMIN_SECRET)),
+    ],
     ["garbage", () => "not-a-jwt"],
     ["three garbage parts", () => "a.b.c"],
   ];
@@ -128,7 +229,11 @@ describe("admin JWT", () => {
   }
 
   it("a valid one works; a malformed Authorization header is 401", async () => {
-    const token = await new SignJWT(claims()).setProtectedHeader({ alg: "HS256" }).setSubject("ops").setExpirationTime(nowSec() + 600).sign(enc(TEST_ADMIN_SECRET));
+    const token = await new SignJWT(claims())
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject("ops")
+      .setExpirationTime(nowSec() + 600)
+      .sign(enc(TEST_ADMIN_SECRET));
     expect((await client(server.url, { admin: token }).get("/api/v1/keys")).status).toBe(200);
     const basic = await client(server.url, { headers: { authorization: "Basic dXNlcjpwYXNz" } }).get("/api/v1/discussions");
     expect(basic.status).toBe(401);

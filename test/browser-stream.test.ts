@@ -12,7 +12,16 @@ import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { createKey } from "./support/sse.js";
 
 const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const missing = !existsSync(CHROMIUM);
 // Under CI the browser test must run: a missing Chromium fails the run instead of skipping quietly.
 const required = process.env.CI === "true" || process.env.CI === "1";

@@ -34,7 +34,12 @@ describe("sort orders", () => {
         c.push((await a.post("/api/v1/discussions/sort-1/comments", { body })).body.id);
         clock.advance(1000);
       }
-      for (const [sub, id] of [["r1", c[0]], ["r2", c[0]], ["r1", c[2]], ["r2", c[3]]] as const) {
+      for (const [sub, id] of [
+        ["r1", c[0]],
+        ["r2", c[0]],
+        ["r1", c[2]],
+        ["r2", c[3]],
+      ] as const) {
         expect((await (await as(sub)).post(`/api/v1/comments/${id}/reactions`, { kind: "like" })).status).toBe(200);
       }
       const get = (q: string) => tt.api.get(`/api/v1/discussions/sort-1/comments${q}`);

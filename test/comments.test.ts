@@ -85,7 +85,10 @@ describe("POST /discussions/{id}/comments", () => {
     const r2 = await a.post("/api/v1/discussions/thread-1/comments", { body: "reply 2", parentId: r1.body.id });
     expect(r2.body).toMatchObject({ parentId: r1.body.id });
     // depth is stored (and selectable over GraphQL); REST shows the contract's fields only
-    const depths = await prisma().comment.findMany({ where: { id: { in: [root.id, r1.body.id, r2.body.id] } }, select: { id: true, depth: true } });
+    const depths = await prisma().comment.findMany({
+      where: { id: { in: [root.id, r1.body.id, r2.body.id] } },
+      select: { id: true, depth: true },
+    });
     expect(Object.fromEntries(depths.map((c) => [c.id, c.depth]))).toEqual({ [root.id]: 0, [r1.body.id]: 1, [r2.body.id]: 2 });
     expect((await t.api.get(`/api/v1/comments/${root.id}`)).body.replyCount).toBe(1);
     expect((await t.api.get(`/api/v1/comments/${r1.body.id}`)).body.replyCount).toBe(1);
@@ -334,8 +337,15 @@ describe("tenants and GraphQL", () => {
 
   it("serves the same operations over GraphQL", async () => {
     const identity = await t.identity("gql-a", { name: "G" });
-    const posted = await t.as({ key: plainKey, identity }).gql(TestPostCommentDocument, { discussionId: "gql-c", input: { body: "hello" } });
-    expect(posted.data?.postComment).toMatchObject({ discussionId: "gql-c", status: "approved", depth: 0, author: { id: "gql-a", name: "G" } });
+    const posted = await t
+      .as({ key: plainKey, identity })
+      .gql(TestPostCommentDocument, { discussionId: "gql-c", input: { body: "hello" } });
+    expect(posted.data?.postComment).toMatchObject({
+      discussionId: "gql-c",
+      status: "approved",
+      depth: 0,
+      author: { id: "gql-a", name: "G" },
+    });
     const list = await t.as({ key: plainKey }).gql(TestCommentsDocument, { discussionId: "gql-c" });
     expect(list.data?.comments.items.map((c) => c.id)).toEqual([posted.data?.postComment.id]);
     const noIdentity = await t.as({ key: plainKey }).gql(TestPostCommentDocument, { discussionId: "gql-c", input: { body: "x" } });

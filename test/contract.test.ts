@@ -275,11 +275,15 @@ describe("API keys", { timeout: 60_000 }, () => {
     }
     for (const raw of [A.apiKey, modKey, plainKey, mgrKey]) expect(res.text).not.toContain(raw);
     // the bootstrap key has been used: its lastUsedAt gets recorded
-    await eventually(async () => {
-      const r = await api.get("/keys?limit=100", { admin: A.adminToken });
-      const first = r.body.items.find((k: any) => A.apiKey.startsWith(k.prefix));
-      expect(first?.lastUsedAt).toMatch(ISO_MS);
-    }, 15_000, 500);
+    await eventually(
+      async () => {
+        const r = await api.get("/keys?limit=100", { admin: A.adminToken });
+        const first = r.body.items.find((k: any) => A.apiKey.startsWith(k.prefix));
+        expect(first?.lastUsedAt).toMatch(ISO_MS);
+      },
+      15_000,
+      500,
+    );
   });
 
   it("DELETE /keys/{id} → 204, then the key is refused with 401 key_revoked and listed as revoked", async () => {
@@ -326,11 +330,17 @@ describe("API keys", { timeout: 60_000 }, () => {
 
 describe("discussions", () => {
   it("PUT /discussions/{id} → 201 on create, 200 on update", async () => {
-    const created = await api.put("/discussions/d-main", { key: A.apiKey, json: { title: "Launch day", url: "https://example.com/launch" } });
+    const created = await api.put("/discussions/d-main", {
+      key: A.apiKey,
+      json: { title: "Launch day", url: "https://example.com/launch" },
+    });
     expectStatus(created, 201);
     expect(created.body.id).toBe("d-main");
     expect(created.body.state).toBe("open");
-    const updated = await api.put("/discussions/d-main", { key: A.apiKey, json: { title: "Launch day!", url: "https://example.com/launch" } });
+    const updated = await api.put("/discussions/d-main", {
+      key: A.apiKey,
+      json: { title: "Launch day!", url: "https://example.com/launch" },
+    });
     expectStatus(updated, 200);
     expect(updated.body.title).toBe("Launch day!");
   });
@@ -407,9 +417,21 @@ describe("discussions", () => {
     expect(locked.body.state).toBe("locked");
     expect((await api.get("/discussions/d-lock", { key: A.apiKey })).body.state).toBe("locked");
 
-    expectProblem(await api.post("/discussions/d-lock/comments", { key: A.apiKey, identity: ada, json: { body: "x" } }), 409, "discussion_locked");
-    expectProblem(await api.patch(`/comments/${c0.body.id}`, { key: A.apiKey, identity: ada, json: { body: "edited" } }), 409, "discussion_locked");
-    expectProblem(await api.post(`/comments/${c0.body.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "like" } }), 409, "discussion_locked");
+    expectProblem(
+      await api.post("/discussions/d-lock/comments", { key: A.apiKey, identity: ada, json: { body: "x" } }),
+      409,
+      "discussion_locked",
+    );
+    expectProblem(
+      await api.patch(`/comments/${c0.body.id}`, { key: A.apiKey, identity: ada, json: { body: "edited" } }),
+      409,
+      "discussion_locked",
+    );
+    expectProblem(
+      await api.post(`/comments/${c0.body.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "like" } }),
+      409,
+      "discussion_locked",
+    );
 
     const unlocked = await api.post("/discussions/d-lock/unlock", { key: modKey });
     expectStatus(unlocked, 200);
@@ -421,7 +443,11 @@ describe("discussions", () => {
     const archived = await api.post("/discussions/d-lock/archive", { key: modKey });
     expectStatus(archived, 200);
     expect(archived.body.state).toBe("archived");
-    expectProblem(await api.post("/discussions/d-lock/comments", { key: A.apiKey, identity: ada, json: { body: "x" } }), 409, "discussion_archived");
+    expectProblem(
+      await api.post("/discussions/d-lock/comments", { key: A.apiKey, identity: ada, json: { body: "x" } }),
+      409,
+      "discussion_archived",
+    );
     const reopen = await api.post("/discussions/d-lock/unlock", { key: modKey });
     expectProblem(reopen, 409, "discussion_archived");
     expect((await api.get("/discussions/d-lock", { key: A.apiKey })).body.state).toBe("archived");
@@ -515,7 +541,11 @@ describe("comments", { timeout: 30_000 }, () => {
   });
 
   it("a reply carries parentId and counts in the parent's replyCount", async () => {
-    const res = await api.post("/discussions/d-c/comments", { key: A.apiKey, identity: bob, json: { body: "Reply to Ada", parentId: c1.id } });
+    const res = await api.post("/discussions/d-c/comments", {
+      key: A.apiKey,
+      identity: bob,
+      json: { body: "Reply to Ada", parentId: c1.id },
+    });
     expectStatus(res, 201);
     expectComment(res.body);
     expect(res.body.parentId).toBe(c1.id);
@@ -582,7 +612,10 @@ describe("comments", { timeout: 30_000 }, () => {
         expectCollection(page);
         seen.push(...page.body.items.map((c: any) => c.id));
         // someone posts between two pages
-        expectStatus(await api.post("/discussions/d-page/comments", { key: A.apiKey, identity: bob, json: { body: `during ${sort} ${i}` } }), 201);
+        expectStatus(
+          await api.post("/discussions/d-page/comments", { key: A.apiKey, identity: bob, json: { body: `during ${sort} ${i}` } }),
+          201,
+        );
         cursor = page.body.nextCursor;
         if (!cursor) break;
       }
@@ -720,14 +753,22 @@ describe("reactions", () => {
   });
 
   it("unknown kind → 422 validation_failed; no identity → 401 invalid_identity", async () => {
-    expectProblem(await api.post(`/comments/${target.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "meh" } }), 422, "validation_failed");
+    expectProblem(
+      await api.post(`/comments/${target.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "meh" } }),
+      422,
+      "validation_failed",
+    );
     expectProblem(await api.post(`/comments/${target.id}/reactions`, { key: A.apiKey, json: { kind: "like" } }), 401, "invalid_identity");
   });
 
   it("concurrent toggles of ten readers count ten", async () => {
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        api.post(`/comments/${target.id}/reactions`, { key: A.apiKey, identity: identity(A.identitySecret, `u-many-${i}`, `R${i}`), json: { kind: "wow" } }),
+        api.post(`/comments/${target.id}/reactions`, {
+          key: A.apiKey,
+          identity: identity(A.identitySecret, `u-many-${i}`, `R${i}`),
+          json: { kind: "wow" },
+        }),
       ),
     );
     for (const r of results) expectStatus(r, 200);
@@ -736,7 +777,9 @@ describe("reactions", () => {
 
   it("one reaction per reader, kind and comment, even under concurrent toggles", async () => {
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => api.post(`/comments/${target.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "love" } })),
+      Array.from({ length: 8 }, () =>
+        api.post(`/comments/${target.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "love" } }),
+      ),
     );
     for (const r of results) expectStatus(r, 200);
     const got = await api.get(`/comments/${target.id}`, { key: A.apiKey });
@@ -804,7 +847,11 @@ describe("settings", { timeout: 30_000 }, () => {
     expectStatus(c, 201);
     // editWindowSeconds is 1 here (set above): wait until the window has passed, then edit once
     await sleep(Math.max(0, Date.parse(c.body.createdAt) + 1_150 - Date.now()));
-    expectProblem(await api.patch(`/comments/${c.body.id}`, { key: A.apiKey, identity: ada, json: { body: "late" } }), 409, "edit_window_closed");
+    expectProblem(
+      await api.patch(`/comments/${c.body.id}`, { key: A.apiKey, identity: ada, json: { body: "late" } }),
+      409,
+      "edit_window_closed",
+    );
     expectStatus(await api.patch("/settings", { key: A.apiKey, json: { editWindowSeconds: 900 } }), 200);
   });
 
@@ -813,26 +860,26 @@ describe("settings", { timeout: 30_000 }, () => {
     expectStatus(set, 200);
     expect(set.body.moderation).toBe("pre");
     try {
-    const c = await api.post("/discussions/d-c/comments", { key: plainKey, identity: ada, json: { body: "needs review" } });
-    expectStatus(c, 201);
-    expectComment(c.body);
-    expect(c.body.status).toBe("pending");
+      const c = await api.post("/discussions/d-c/comments", { key: plainKey, identity: ada, json: { body: "needs review" } });
+      expectStatus(c, 201);
+      expectComment(c.body);
+      expect(c.body.status).toBe("pending");
 
-    const list = await api.get("/discussions/d-c/comments?limit=100", { key: plainKey });
-    expect(list.body.items.map((x: any) => x.id)).not.toContain(c.body.id);
-    const asOther = await api.get(`/comments/${c.body.id}`, { key: plainKey, identity: bob });
-    expect([403, 404], asOther.text).toContain(asOther.status);
-    const asAuthor = await api.get(`/comments/${c.body.id}`, { key: plainKey, identity: ada });
-    expectStatus(asAuthor, 200);
-    const asMod = await api.get(`/comments/${c.body.id}`, { key: modKey });
-    expectStatus(asMod, 200);
-    const pending = await api.get("/discussions/d-c/comments?status=pending", { key: modKey });
-    expectCollection(pending);
-    expect(pending.body.items.map((x: any) => x.id)).toContain(c.body.id);
+      const list = await api.get("/discussions/d-c/comments?limit=100", { key: plainKey });
+      expect(list.body.items.map((x: any) => x.id)).not.toContain(c.body.id);
+      const asOther = await api.get(`/comments/${c.body.id}`, { key: plainKey, identity: bob });
+      expect([403, 404], asOther.text).toContain(asOther.status);
+      const asAuthor = await api.get(`/comments/${c.body.id}`, { key: plainKey, identity: ada });
+      expectStatus(asAuthor, 200);
+      const asMod = await api.get(`/comments/${c.body.id}`, { key: modKey });
+      expectStatus(asMod, 200);
+      const pending = await api.get("/discussions/d-c/comments?status=pending", { key: modKey });
+      expectCollection(pending);
+      expect(pending.body.items.map((x: any) => x.id)).toContain(c.body.id);
 
-    expectStatus(await api.post(`/comments/${c.body.id}/approve`, { key: modKey }), 200);
-    const after = await api.get("/discussions/d-c/comments?limit=100", { key: plainKey });
-    expect(after.body.items.map((x: any) => x.id)).toContain(c.body.id);
+      expectStatus(await api.post(`/comments/${c.body.id}/approve`, { key: modKey }), 200);
+      const after = await api.get("/discussions/d-c/comments?limit=100", { key: plainKey });
+      expect(after.body.items.map((x: any) => x.id)).toContain(c.body.id);
     } finally {
       expectStatus(await api.patch("/settings", { key: A.apiKey, json: { moderation: "post" } }), 200);
     }
@@ -842,7 +889,11 @@ describe("settings", { timeout: 30_000 }, () => {
     expectStatus(await api.patch("/settings", { key: A.apiKey, json: { maxBodyLength: 10 } }), 200);
     try {
       expectStatus(await api.post("/discussions/d-c/comments", { key: A.apiKey, identity: ada, json: { body: "0123456789" } }), 201);
-      expectProblem(await api.post("/discussions/d-c/comments", { key: A.apiKey, identity: ada, json: { body: "0123456789X" } }), 422, "validation_failed");
+      expectProblem(
+        await api.post("/discussions/d-c/comments", { key: A.apiKey, identity: ada, json: { body: "0123456789X" } }),
+        422,
+        "validation_failed",
+      );
     } finally {
       expectStatus(await api.patch("/settings", { key: A.apiKey, json: { maxBodyLength: 10_000 } }), 200);
     }
@@ -852,7 +903,11 @@ describe("settings", { timeout: 30_000 }, () => {
     const c = await api.post("/discussions/d-c/comments", { key: A.apiKey, identity: ada, json: { body: "kinds" } });
     expectStatus(await api.patch("/settings", { key: A.apiKey, json: { reactionKinds: ["like", "fire"] } }), 200);
     expectStatus(await api.post(`/comments/${c.body.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "fire" } }), 200);
-    expectProblem(await api.post(`/comments/${c.body.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "love" } }), 422, "validation_failed");
+    expectProblem(
+      await api.post(`/comments/${c.body.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "love" } }),
+      422,
+      "validation_failed",
+    );
     expectStatus(await api.patch("/settings", { key: A.apiKey, json: { reactionKinds: DEFAULT_KINDS } }), 200);
   });
 
@@ -866,7 +921,11 @@ describe("settings", { timeout: 30_000 }, () => {
     expectStatus(await api.post("/discussions/b-d/comments", { key: B.apiKey, identity: fresh, json: { body: "new secret" } }), 201);
     // README: no grace period (the contract is silent)
     expectProblem(
-      await api.post("/discussions/b-d/comments", { key: B.apiKey, identity: identity(B.identitySecret, "b-1", "Bea"), json: { body: "old" } }),
+      await api.post("/discussions/b-d/comments", {
+        key: B.apiKey,
+        identity: identity(B.identitySecret, "b-1", "Bea"),
+        json: { body: "old" },
+      }),
       401,
       "invalid_identity",
     );
@@ -948,12 +1007,16 @@ describe("webhooks", { timeout: 60_000 }, () => {
     expect(h.json.type).toBe("verification");
     expect(h.json.challenge).toMatch(/^[0-9a-f]{64}$/);
     expect(h.json.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
-    await eventually(async () => {
-      const g = await api.get(`/webhooks/${hook.webhookId}`, { key: A.apiKey });
-      expectStatus(g, 200);
-      expect(g.body.verified).toBe(true);
-      expect(g.body).not.toHaveProperty("secret");
-    }, 15_000, 200);
+    await eventually(
+      async () => {
+        const g = await api.get(`/webhooks/${hook.webhookId}`, { key: A.apiKey });
+        expectStatus(g, 200);
+        expect(g.body.verified).toBe(true);
+        expect(g.body).not.toHaveProperty("secret");
+      },
+      15_000,
+      200,
+    );
   });
 
   it("a new comment arrives signed, with the contract's headers and the event envelope as body", async () => {
@@ -997,7 +1060,11 @@ describe("webhooks", { timeout: 60_000 }, () => {
     const c = await api.post("/discussions/d-wh/comments", { key: A.apiKey, identity: bob, json: { body: "after rotation" } });
     expectStatus(c, 201);
     await eventually(() => expect(rx.deliveries().some((d) => d.json?.data?.comment?.id === c.body.id)).toBe(true), 15_000);
-    verifySignature(rx.deliveries().find((x) => x.json?.data?.comment?.id === c.body.id)!, secret, kid);
+    verifySignature(
+      rx.deliveries().find((x) => x.json?.data?.comment?.id === c.body.id)!,
+      secret,
+      kid,
+    );
   });
 
   it("GET /webhooks/{id}/deliveries lists the attempts", async () => {
@@ -1025,7 +1092,10 @@ describe("webhooks", { timeout: 60_000 }, () => {
     const c = await api.post("/discussions/d-wh/comments", { key: A.apiKey, identity: ada, json: { body: "short-lived" } });
     expectStatus(await api.post(`/comments/${c.body.id}/reactions`, { key: A.apiKey, identity: bob, json: { kind: "like" } }), 200);
     expectStatus(await api.del(`/comments/${c.body.id}`, { key: A.apiKey, identity: ada }), 204);
-    await eventually(() => expect(rx.deliveries().some((d) => d.event === "comment_deleted" && d.json?.data?.comment?.id === c.body.id)).toBe(true), 15_000);
+    await eventually(
+      () => expect(rx.deliveries().some((d) => d.event === "comment_deleted" && d.json?.data?.comment?.id === c.body.id)).toBe(true),
+      15_000,
+    );
     const d = rx.deliveries().find((x) => x.event === "comment_deleted" && x.json?.data?.comment?.id === c.body.id)!;
     expectEnvelope(d.json, "comment_deleted", "d-wh", A.tenantId);
     expect(d.json.data.comment.status).toBe("deleted");
@@ -1038,7 +1108,9 @@ describe("webhooks", { timeout: 60_000 }, () => {
 
   it("redeliver {eventIds} queues the event again: same idempotency key, new delivery id", async () => {
     const first = rx.deliveries().find((x) => x.event === "comment_created")!;
-    const before = rx.deliveries().filter((x) => x.headers["x-service-idempotency-key"] === first.headers["x-service-idempotency-key"]).length;
+    const before = rx
+      .deliveries()
+      .filter((x) => x.headers["x-service-idempotency-key"] === first.headers["x-service-idempotency-key"]).length;
     const res = await api.post(`/webhooks/${hook.webhookId}/redeliver`, { key: A.apiKey, json: { eventIds: [first.json.id] } });
     expect(res.status, res.text).toBeGreaterThanOrEqual(200);
     expect(res.status, res.text).toBeLessThan(300);
@@ -1046,7 +1118,10 @@ describe("webhooks", { timeout: 60_000 }, () => {
       const same = rx.deliveries().filter((x) => x.headers["x-service-idempotency-key"] === first.headers["x-service-idempotency-key"]);
       expect(same.length).toBe(before + 1);
     }, 15_000);
-    const again = rx.deliveries().filter((x) => x.headers["x-service-idempotency-key"] === first.headers["x-service-idempotency-key"]).at(-1)!;
+    const again = rx
+      .deliveries()
+      .filter((x) => x.headers["x-service-idempotency-key"] === first.headers["x-service-idempotency-key"])
+      .at(-1)!;
     expect(again.headers["x-service-delivery-id"]).not.toBe(first.headers["x-service-delivery-id"]);
     expect(again.json).toEqual(first.json);
     verifySignature(again, secret, kid);
@@ -1057,7 +1132,11 @@ describe("webhooks", { timeout: 60_000 }, () => {
     receivers.push(flaky);
     const w = await api.post("/webhooks", { key: A.apiKey, json: { url: flaky.url, events: ["comment_created"] } });
     expectStatus(w, 201);
-    await eventually(async () => expect((await api.get(`/webhooks/${w.body.webhookId}`, { key: A.apiKey })).body.verified).toBe(true), 15_000, 200);
+    await eventually(
+      async () => expect((await api.get(`/webhooks/${w.body.webhookId}`, { key: A.apiKey })).body.verified).toBe(true),
+      15_000,
+      200,
+    );
     const c = await api.post("/discussions/d-wh-retry/comments", { key: A.apiKey, identity: ada, json: { body: "retry me" } });
     expectStatus(c, 201);
     const mine = () => flaky.deliveries().filter((d) => d.json?.data?.comment?.id === c.body.id);
@@ -1119,14 +1198,22 @@ describe("webhooks", { timeout: 60_000 }, () => {
   it("PATCH of url → unverified, and a new handshake goes to the new url", async () => {
     const w = await api.post("/webhooks", { key: A.apiKey, json: { url: rx.url, events: ["discussion_locked"] } });
     expectStatus(w, 201);
-    await eventually(async () => expect((await api.get(`/webhooks/${w.body.webhookId}`, { key: A.apiKey })).body.verified).toBe(true), 15_000, 200);
+    await eventually(
+      async () => expect((await api.get(`/webhooks/${w.body.webhookId}`, { key: A.apiKey })).body.verified).toBe(true),
+      15_000,
+      200,
+    );
     const rx3 = await startReceiver();
     receivers.push(rx3);
     const p = await api.patch(`/webhooks/${w.body.webhookId}`, { key: A.apiKey, json: { url: rx3.url } });
     expectStatus(p, 200);
     expect(p.body.url).toBe(rx3.url);
     await eventually(() => expect(rx3.handshakes()).toHaveLength(1), 15_000);
-    await eventually(async () => expect((await api.get(`/webhooks/${w.body.webhookId}`, { key: A.apiKey })).body.verified).toBe(true), 15_000, 200);
+    await eventually(
+      async () => expect((await api.get(`/webhooks/${w.body.webhookId}`, { key: A.apiKey })).body.verified).toBe(true),
+      15_000,
+      200,
+    );
     expectStatus(await api.del(`/webhooks/${w.body.webhookId}`, { key: A.apiKey }), 204);
   });
 
@@ -1152,11 +1239,20 @@ describe("webhooks", { timeout: 60_000 }, () => {
   });
 
   it("private, link-local, metadata and plain-http public URLs → 422; bad event names → 422", async () => {
-    for (const url of ["https://10.0.0.5/x", "https://192.168.1.10/x", "https://169.254.169.254/latest/meta-data", "http://example.com/hook"]) {
+    for (const url of [
+      "https://10.0.0.5/x",
+      "https://192.168.1.10/x",
+      "https://169.254.169.254/latest/meta-data",
+      "http://example.com/hook",
+    ]) {
       const res = await api.post("/webhooks", { key: A.apiKey, json: { url, events: ["*"] } });
       expectProblem(res, 422, "validation_failed");
     }
-    expectProblem(await api.post("/webhooks", { key: A.apiKey, json: { url: rx.url, events: ["notification_reply"] } }), 422, "validation_failed");
+    expectProblem(
+      await api.post("/webhooks", { key: A.apiKey, json: { url: rx.url, events: ["notification_reply"] } }),
+      422,
+      "validation_failed",
+    );
     expectProblem(await api.post("/webhooks", { key: A.apiKey, json: { url: rx.url, events: ["bogus"] } }), 422, "validation_failed");
   });
 
@@ -1328,7 +1424,11 @@ describe("stream", { timeout: 60_000 }, () => {
     await adaStream.waitFor((f) => f[0]?.event === "connected");
     await anon.waitFor((f) => f[0]?.event === "connected");
 
-    const child = await api.post("/discussions/d-s/comments", { key: A.apiKey, identity: bob, json: { body: "hi Ada", parentId: parent.body.id } });
+    const child = await api.post("/discussions/d-s/comments", {
+      key: A.apiKey,
+      identity: bob,
+      json: { body: "hi Ada", parentId: parent.body.id },
+    });
     expectStatus(child, 201);
     await adaStream.waitFor((f) => f.some((x) => x.event === "notification_reply"));
     const n = adaStream.frames.find((x) => x.event === "notification_reply")!;
@@ -1366,9 +1466,15 @@ describe("stream", { timeout: 60_000 }, () => {
       expect(anon.frames.some((x) => x.event === "comment_created" && x.data?.data?.comment?.id === pending.body.id)).toBe(false);
       // a reader's stream: nothing at all about another reader's pending / rejected comment
       const leakedPlain = plainReader.frames.filter((x) => JSON.stringify(x.data).includes(pendingByOther.body.id));
-      expect(leakedPlain.map((x) => [x.event, x.data?.data?.comment?.status]), "pending/rejected on a reader stream (plain-key ticket)").toEqual([]);
+      expect(
+        leakedPlain.map((x) => [x.event, x.data?.data?.comment?.status]),
+        "pending/rejected on a reader stream (plain-key ticket)",
+      ).toEqual([]);
       const leaked = reader.frames.filter((x) => JSON.stringify(x.data).includes(pendingByOther.body.id));
-      expect(leaked.map((x) => [x.event, x.data?.data?.comment?.status]), "pending/rejected on a reader stream").toEqual([]);
+      expect(
+        leaked.map((x) => [x.event, x.data?.data?.comment?.status]),
+        "pending/rejected on a reader stream",
+      ).toEqual([]);
     } finally {
       await api.patch("/settings", { key: A.apiKey, json: { moderation: "post" } });
       await api.post("/discussions/d-s/unlock", { key: modKey });
@@ -1542,7 +1648,9 @@ describe("GraphQL", () => {
     const ok = await post({ "x-api-key": A.apiKey, "x-service-identity": ada });
     expect(ok.body.errors, JSON.stringify(ok.body)).toBeUndefined();
     expect(ok.body.data.postComment).toMatchObject({ body: "via GraphQL", author: { name: "Ada" } });
-    const esc = await gql('mutation { createApiKey(input: { label: "x", capabilities: ["moderate_content"] }) { key } }', { "x-api-key": mgrKey });
+    const esc = await gql('mutation { createApiKey(input: { label: "x", capabilities: ["moderate_content"] }) { key } }', {
+      "x-api-key": mgrKey,
+    });
     expect(esc.body.errors?.[0]?.extensions?.code).toBe("capability_escalation");
     const lock = await gql('mutation { lockDiscussion(id: "d-gql") { state } }', { "x-api-key": plainKey });
     expect(lock.body.errors?.[0]?.extensions?.code).toBe("missing_capability");
@@ -1554,7 +1662,11 @@ describe("GraphQL", () => {
   it("subscriptions over SSE (graphql-sse, distinct connections on /graphql) carry the same events", async () => {
     const query =
       'subscription { discussionEvents(discussionId: "d-gql") { __typename ... on StreamConnected { replayed truncated } ... on StreamEvent { type seq data } } }';
-    const s = await openStream("/graphql", { "x-api-key": A.apiKey, "content-type": "application/json" }, { method: "POST", body: JSON.stringify({ query }) });
+    const s = await openStream(
+      "/graphql",
+      { "x-api-key": A.apiKey, "content-type": "application/json" },
+      { method: "POST", body: JSON.stringify({ query }) },
+    );
     try {
       expect(s.res.status).toBe(200);
       expect(s.res.headers.get("content-type")).toMatch(/^text\/event-stream/);
@@ -1562,7 +1674,8 @@ describe("GraphQL", () => {
       expect(s.frames.find((x) => x.event === "next")!.data.data.discussionEvents.__typename).toBe("StreamConnected");
       const c = await api.post("/discussions/d-gql/comments", { key: A.apiKey, identity: bob, json: { body: "to the subscription" } });
       await s.waitFor((f) => f.some((x) => x.event === "next" && x.data?.data?.discussionEvents?.type === "comment_created"));
-      const ev = s.frames.find((x) => x.event === "next" && x.data?.data?.discussionEvents?.type === "comment_created")!.data.data.discussionEvents;
+      const ev = s.frames.find((x) => x.event === "next" && x.data?.data?.discussionEvents?.type === "comment_created")!.data.data
+        .discussionEvents;
       expect(ev.data.comment.id).toBe(c.body.id);
     } finally {
       s.close();
@@ -1615,7 +1728,11 @@ describe("errors", { timeout: 60_000 }, () => {
 
   it("an unknown route → 404 not_found problem; JSON with a charset parameter is accepted", async () => {
     expectProblem(await api.get("/no-such-route", { key: A.apiKey }), 404, "not_found");
-    const res = await api.put("/discussions/d-charset", { key: A.apiKey, json: { title: "utf-8 ✓" }, contentType: "application/json; charset=utf-8" });
+    const res = await api.put("/discussions/d-charset", {
+      key: A.apiKey,
+      json: { title: "utf-8 ✓" },
+      contentType: "application/json; charset=utf-8",
+    });
     expectStatus(res, 201);
     expect(res.body.title).toBe("utf-8 ✓");
   });
@@ -1625,7 +1742,11 @@ describe("errors", { timeout: 60_000 }, () => {
     expectProblem(await api.get("/discussions/never-created", { key: A.apiKey }), 404, "not_found");
     expectProblem(await api.get("/webhooks/wh_does_not_exist", { key: A.apiKey }), 404, "not_found");
     expectProblem(await api.del("/keys/key_does_not_exist", { key: A.apiKey }), 404, "not_found");
-    expectProblem(await api.post("/comments/cmt_does_not_exist/reactions", { key: A.apiKey, identity: ada, json: { kind: "like" } }), 404, "not_found");
+    expectProblem(
+      await api.post("/comments/cmt_does_not_exist/reactions", { key: A.apiKey, identity: ada, json: { kind: "like" } }),
+      404,
+      "not_found",
+    );
   });
 
   it("another tenant's ids → 404 (never 403)", async () => {
@@ -1642,7 +1763,11 @@ describe("errors", { timeout: 60_000 }, () => {
     expectProblem(await api.patch(`/comments/${mine.body.id}`, { key: B.apiKey, identity: bId, json: { body: "x" } }), 404, "not_found");
     expectProblem(await api.del(`/comments/${mine.body.id}`, { key: B.apiKey }), 404, "not_found");
     expectProblem(await api.post(`/comments/${mine.body.id}/approve`, { key: B.apiKey }), 404, "not_found");
-    expectProblem(await api.post(`/comments/${mine.body.id}/reactions`, { key: B.apiKey, identity: bId, json: { kind: "like" } }), 404, "not_found");
+    expectProblem(
+      await api.post(`/comments/${mine.body.id}/reactions`, { key: B.apiKey, identity: bId, json: { kind: "like" } }),
+      404,
+      "not_found",
+    );
     expectProblem(await api.del(`/keys/${aKeyId}`, { key: B.apiKey }), 404, "not_found");
     expectProblem(await api.del(`/admin/keys/${aKeyId}`, { admin: B.adminToken }), 404, "not_found");
 
@@ -1671,11 +1796,19 @@ describe("errors", { timeout: 60_000 }, () => {
     expect(typeof page.body.nextCursor).toBe("string");
     expectStatus(await api.del(`/admin/keys/${ids[0]}`, { admin: C.adminToken }), 204);
     const soon = new Date(Date.now() + 1_000).toISOString();
-    expectStatus(await api.post("/admin/keys", { admin: C.adminToken, json: { label: "expiring", capabilities: [], expiresAt: soon } }), 201);
-    expectProblem(await api.post("/admin/keys", { admin: C.adminToken, json: { label: "full", capabilities: [] } }), 409, "active_key_limit");
+    expectStatus(
+      await api.post("/admin/keys", { admin: C.adminToken, json: { label: "expiring", capabilities: [], expiresAt: soon } }),
+      201,
+    );
+    expectProblem(
+      await api.post("/admin/keys", { admin: C.adminToken, json: { label: "full", capabilities: [] } }),
+      409,
+      "active_key_limit",
+    );
     // an expired key stops counting against the budget
     await eventually(
-      async () => expectStatus(await api.post("/admin/keys", { admin: C.adminToken, json: { label: "after expiry", capabilities: [] } }), 201),
+      async () =>
+        expectStatus(await api.post("/admin/keys", { admin: C.adminToken, json: { label: "after expiry", capabilities: [] } }), 201),
       5_000,
       100,
     );

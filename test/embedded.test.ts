@@ -75,7 +75,10 @@ async function startServer(): Promise<{ proc: Proc; url: string }> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`server exited (${exitCode}):\n${proc.output()}`);
-    const ready = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (ready === 200) return { proc, url };
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -18,7 +18,13 @@ afterAll(() => server?.stop());
 function expectProblem(r: Res, status: number, code: string) {
   expect(r.status).toBe(status);
   expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-  expect(r.body).toMatchObject({ status, code, type: expect.stringMatching(/^https:\/\//), title: expect.any(String), detail: expect.any(String) });
+  expect(r.body).toMatchObject({
+    status,
+    code,
+    type: expect.stringMatching(/^https:\/\//),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
 }
 
 async function freePort(): Promise<number> {
@@ -63,12 +69,18 @@ describe("problem documents", () => {
     expect(none.status).toBe(415);
     expect(none.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     // JSON with a charset or a +json type is fine
-    const ok = await t.api.raw("PUT", "/api/v1/discussions/err-d", '{"title":"ok"}', { headers: { "content-type": "application/json; charset=utf-8" } });
+    const ok = await t.api.raw("PUT", "/api/v1/discussions/err-d", '{"title":"ok"}', {
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
     expect(ok.status).toBe(200);
   });
 
   it("422 validation_failed lists every bad field, by field name", async () => {
-    const keys = await t.api.post("/api/v1/keys", { label: "", capabilities: ["root", "view_analytics", "sudo"], expiresAt: "2000-01-01T00:00:00Z" });
+    const keys = await t.api.post("/api/v1/keys", {
+      label: "",
+      capabilities: ["root", "view_analytics", "sudo"],
+      expiresAt: "2000-01-01T00:00:00Z",
+    });
     expectProblem(keys, 422, "validation_failed");
     expect(keys.body.errors.map((e: any) => e.path).sort()).toEqual(["capabilities[0]", "capabilities[2]", "expiresAt", "label"]);
     for (const e of keys.body.errors) expect(e.message).toEqual(expect.any(String));

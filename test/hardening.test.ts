@@ -28,7 +28,11 @@ describe("identity assertions", () => {
   });
 
   it("refuses control characters in sub and name", async () => {
-    for (const id of [await t.identity("a\u0000b"), await t.identity("ok", { name: "Bo\u0000b" }), await t.identity("ok2", { name: "x\ny" })]) {
+    for (const id of [
+      await t.identity("a\u0000b"),
+      await t.identity("ok", { name: "Bo\u0000b" }),
+      await t.identity("ok2", { name: "x\ny" }),
+    ]) {
       const r = await post(id);
       expect(r.status).toBe(401);
       expect(r.body.code).toBe("invalid_identity");
@@ -78,7 +82,12 @@ describe("webhook URLs", () => {
     };
     expect(await stored("http://１２７.０.０.１:9/hook")).toBe("http://127.0.0.1:9/hook");
     expect(await stored("HTTP://LOCALHOST:9/a/../b")).toBe("http://localhost:9/b");
-    for (const bad of ["http://127.0.0.1:9/a\r\nX-Injected: 1", " http://127.0.0.1:9/x", "http://127.0.0.1:9/a b", "http://127.0.0.1:9/\u0000"]) {
+    for (const bad of [
+      "http://127.0.0.1:9/a\r\nX-Injected: 1",
+      " http://127.0.0.1:9/x",
+      "http://127.0.0.1:9/a b",
+      "http://127.0.0.1:9/\u0000",
+    ]) {
       const r = await create(bad);
       expect(r.status, JSON.stringify(bad)).toBe(422);
       expect(r.body.errors.map((e: any) => e.path)).toContain("url");
@@ -109,7 +118,11 @@ describe("NUL bytes", () => {
       expect(r.headers.get?.("content-type") ?? "application/problem+json", what).toContain("json");
       expect(typeof r.body.code, what).toBe("string");
     }
-    for (const query of ['{ comment(id: "a\\u0000b") { id } }', '{ webhook(webhookId: "a\\u0000b") { id } }', 'mutation { revokeApiKey(id: "a\\u0000b") { id } }']) {
+    for (const query of [
+      '{ comment(id: "a\\u0000b") { id } }',
+      '{ webhook(webhookId: "a\\u0000b") { id } }',
+      'mutation { revokeApiKey(id: "a\\u0000b") { id } }',
+    ]) {
       const res = await fetch(`${server.url}/graphql`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": t.apiKey },
@@ -135,7 +148,9 @@ describe("slow clients", () => {
       let answer = "";
       sock.on("data", (d) => (answer += d.toString()));
       const closed = new Promise<number>((r) => sock.once("close", () => r(Date.now() - started)));
-      sock.write("POST /api/v1/discussions/drip/comments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{");
+      sock.write(
+        "POST /api/v1/discussions/drip/comments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+      );
       const drip = setInterval(() => !sock.destroyed && sock.write(" "), 100);
       const ms = await closed;
       clearInterval(drip);

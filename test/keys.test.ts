@@ -38,7 +38,11 @@ describe("creating keys", () => {
   });
 
   it("POST /admin/keys takes the admin JWT only, and creates through the same rules", async () => {
-    const r = await t.admin.post("/api/v1/admin/keys", { label: "console", capabilities: ["view_analytics", "manage_settings"], expiresAt: null });
+    const r = await t.admin.post("/api/v1/admin/keys", {
+      label: "console",
+      capabilities: ["view_analytics", "manage_settings"],
+      expiresAt: null,
+    });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ label: "console", capabilities: ["view_analytics", "manage_settings"], expiresAt: null });
     const withKey = await t.api.post("/api/v1/admin/keys", { label: "x", capabilities: [] });
@@ -95,7 +99,15 @@ describe("listing and revoking", () => {
     const r = await t.api.get("/api/v1/keys?limit=100");
     expect(r.status).toBe(200);
     const item = r.body.items.find((k: any) => k.id === created.id);
-    expect(item).toMatchObject({ id: created.id, prefix: created.prefix, label: "k", capabilities: ["view_analytics"], state: "active", lastUsedAt: null, revokedAt: null });
+    expect(item).toMatchObject({
+      id: created.id,
+      prefix: created.prefix,
+      label: "k",
+      capabilities: ["view_analytics"],
+      state: "active",
+      lastUsedAt: null,
+      revokedAt: null,
+    });
     expect(Object.keys(item)).not.toContain("key");
     const text = JSON.stringify(r.body);
     expect(text).not.toContain(created.key);

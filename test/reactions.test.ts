@@ -42,7 +42,10 @@ describe("POST /comments/{id}/reactions", () => {
     const row = await prisma().comment.findUnique({ where: { id } });
     expect(row?.reactionTotal).toBe(2);
 
-    const events = await prisma().event.findMany({ where: { tenantId: t.tenantId, discussionId: "re-1", type: "reaction_toggled" }, orderBy: { seq: "asc" } });
+    const events = await prisma().event.findMany({
+      where: { tenantId: t.tenantId, discussionId: "re-1", type: "reaction_toggled" },
+      orderBy: { seq: "asc" },
+    });
     expect(events).toHaveLength(4);
     expect(events.every((e) => e.audience === "all")).toBe(true);
     expect((events[3]!.payload as any).data).toEqual({
@@ -64,7 +67,11 @@ describe("POST /comments/{id}/reactions", () => {
     expect((await a.post(`/api/v1/comments/${id}/reactions`, { kind: 3 })).status).toBe(422);
     await prisma().tenant.update({ where: { id: tt.tenantId }, data: { settings: { reactionKinds: ["up", "down"] } } });
     expect((await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" })).status).toBe(422);
-    expect((await a.post(`/api/v1/comments/${id}/reactions`, { kind: "up" })).body).toEqual({ kind: "up", active: true, counts: { up: 1 } });
+    expect((await a.post(`/api/v1/comments/${id}/reactions`, { kind: "up" })).body).toEqual({
+      kind: "up",
+      active: true,
+      counts: { up: 1 },
+    });
     expect((await tt.api.post(`/api/v1/comments/${id}/reactions`, { kind: "up" })).body.code).toBe("invalid_identity");
     expect((await a.post("/api/v1/comments/cmt_nope/reactions", { kind: "up" })).status).toBe(404);
   });

@@ -22,7 +22,10 @@ describe("engagement-service/webhooks from plain Node", () => {
   it("verifies a signature computed with node:crypto and refuses a tampered body, without tsx or Prisma", () => {
     if (!existsSync("dist/receiver/index.js")) execFileSync("npm", ["run", "-s", "build:receiver"], { stdio: "ignore" });
     // plain `node`: no --import tsx, no loader; resolution by package name through "exports"
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e", SCRIPT], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", SCRIPT], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "" },
+    });
     const r = JSON.parse(out.trim().split("\n").pop()!);
     expect(r.good).toEqual({ ok: true, kid: "k1" });
     expect(r.tampered).toEqual({ ok: false, reason: "signature_mismatch" });
@@ -37,7 +40,7 @@ describe("engagement-service/webhooks from plain Node", () => {
       { encoding: "utf8" },
     );
     expect(out.trim()).toBe("ok");
-    const deps = execFileSync("grep", ["-rhoE", "from \"[^\"]+\"", "dist/receiver"], { encoding: "utf8" }).split("\n").filter(Boolean);
+    const deps = execFileSync("grep", ["-rhoE", 'from "[^"]+"', "dist/receiver"], { encoding: "utf8" }).split("\n").filter(Boolean);
     expect(new Set(deps)).toEqual(new Set(['from "./delivery/signature.js"', 'from "node:crypto"']));
   });
 });

@@ -18,7 +18,15 @@ const WAIT = { timeout: 2000, interval: 2 };
 
 function stored(seq: number, audience: Audience = "all", readerId: string | null = null): StoredEvent {
   return {
-    envelope: { id: `ev-${seq}`, seq, type: "discussion_locked", tenantId: T, discussionId: D, occurredAt: new Date().toISOString(), data: { n: seq } },
+    envelope: {
+      id: `ev-${seq}`,
+      seq,
+      type: "discussion_locked",
+      tenantId: T,
+      discussionId: D,
+      occurredAt: new Date().toISOString(),
+      data: { n: seq },
+    },
     audience,
     readerId,
   };

@@ -27,11 +27,27 @@ const SUBSCRIPTION = /* GraphQL */ `
   subscription Events($d: String!, $after: Int, $ticket: String) {
     discussionEvents(discussionId: $d, after: $after, ticket: $ticket) {
       __typename
-      ... on StreamConnected { discussionId replayed truncated heartbeatSeconds }
-      ... on StreamEvent { id seq type tenantId discussionId occurredAt data }
-      ... on StreamConnectionTimeout { reason }
+      ... on StreamConnected {
+        discussionId
+        replayed
+        truncated
+        heartbeatSeconds
+      }
+      ... on StreamEvent {
+        id
+        seq
+        type
+        tenantId
+        discussionId
+        occurredAt
+        data
+      }
+      ... on StreamConnectionTimeout {
+        reason
+      }
     }
-  }`;
+  }
+`;
 
 const MODES = [
   { name: "distinct connections (/graphql)", path: "/graphql", singleConnection: false },
@@ -88,7 +104,13 @@ describe.each(MODES)("discussionEvents over graphql-sse, $name", (mode) => {
     const id = await discussion();
     const sub = subscribe(gqlClient(mode, { "x-api-key": t.apiKey }), { d: id });
     await sub.until(1);
-    expect(sub.items()[0]).toEqual({ __typename: "StreamConnected", discussionId: id, replayed: 0, truncated: false, heartbeatSeconds: 15 });
+    expect(sub.items()[0]).toEqual({
+      __typename: "StreamConnected",
+      discussionId: id,
+      replayed: 0,
+      truncated: false,
+      heartbeatSeconds: 15,
+    });
     await t.api.post(`/api/v1/discussions/${id}/lock`);
     await writeEvent(server, t.tenantId, id, { count: 2 });
     await sub.until(4);

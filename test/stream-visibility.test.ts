@@ -109,7 +109,14 @@ describe("stream visibility", () => {
     await mod.post(`/api/v1/discussions/${id}/unlock`);
 
     const got = await seen(s, (f) => `${f.event}${f.data.data.comment?.status === "pending" ? "(pending)" : ""}`);
-    const publicEvents = ["comment_approved", "comment_created", "comment_created", "comment_created", "discussion_locked", "discussion_unlocked"];
+    const publicEvents = [
+      "comment_approved",
+      "comment_created",
+      "comment_created",
+      "comment_created",
+      "discussion_locked",
+      "discussion_unlocked",
+    ];
     const withRejection = [...publicEvents.slice(0, 4), "comment_rejected", ...publicEvents.slice(4)];
     expect(got.plain).toEqual(publicEvents);
     expect(got.bobTicket).toEqual(publicEvents);

@@ -87,7 +87,11 @@ describe("browsers on other origins", () => {
     const id = await discussion();
     const pre = await fetch(streamUrl(id), {
       method: "OPTIONS",
-      headers: { origin: "https://news.example", "access-control-request-method": "GET", "access-control-request-headers": "last-event-id" },
+      headers: {
+        origin: "https://news.example",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "last-event-id",
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");

@@ -92,7 +92,12 @@ describe("circuit breaker", () => {
   it("disables at disableThreshold; only the console re-enables it; its queued jobs then go out", async () => {
     status = 500;
     const t = await createTestTenant(server);
-    const token = await signAdminToken({ secret: server.app.runtime.services.adminJwtSecret, tenantId: t.tenantId, ttlSeconds: 7 * 86_400, now: clock.now() });
+    const token = await signAdminToken({
+      secret: server.app.runtime.services.adminJwtSecret,
+      tenantId: t.tenantId,
+      ttlSeconds: 7 * 86_400,
+      now: clock.now(),
+    });
     const admin = client(server.url, { admin: token });
     const ep = await createVerifiedEndpoint(t, receiver, {
       delivery: { maxAttempts: 20, backoffBaseMs: 1000, breakerThreshold: 2, breakerCooldownMs: 10_000, disableThreshold: 4 },

@@ -49,7 +49,10 @@ describe("delivery request", () => {
     const v1 = createHmac("sha256", Buffer.from(ep.secret, "utf8")).update(`${ts}.`).update(Buffer.from(d.raw, "utf8")).digest("hex");
     expect(d.headers["x-service-signature"]).toBe(`t=${Math.floor(Date.parse(ts) / 1000)},v1=${v1},kid=${ep.kid}`);
     expect(verifyWebhook(d.headers, d.raw, [{ kid: ep.kid, secret: ep.secret }])).toEqual({ ok: true, kid: ep.kid });
-    expect(verifyWebhook(d.headers, `${d.raw} `, [{ kid: ep.kid, secret: ep.secret }])).toEqual({ ok: false, reason: "signature_mismatch" });
+    expect(verifyWebhook(d.headers, `${d.raw} `, [{ kid: ep.kid, secret: ep.secret }])).toEqual({
+      ok: false,
+      reason: "signature_mismatch",
+    });
 
     const log = await eventually(async () => {
       const res = await t.api.get(`/api/v1/webhooks/${ep.webhookId}/deliveries`);
@@ -73,7 +76,9 @@ describe("delivery request", () => {
 
 describe("retries", () => {
   it("retries up to maxAttempts, delay before attempt n+1 = base × 2^(n−1) plus at most 50 % jitter", async () => {
-    const r = await startReceiver((req) => (req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { status: 500 }));
+    const r = await startReceiver((req) =>
+      req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { status: 500 },
+    );
     const base = 100;
     const ep = await createVerifiedEndpoint(t, r, { delivery: { maxAttempts: 4, backoffBaseMs: base } });
     const [eventId] = await makeEvents(server, t, "retry-1", 1);
@@ -106,7 +111,9 @@ describe("retries", () => {
   });
 
   it("counts a timeout (attemptTimeoutMs) as a failure", async () => {
-    const r = await startReceiver((req) => (req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { hang: true }));
+    const r = await startReceiver((req) =>
+      req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { hang: true },
+    );
     const ep = await createVerifiedEndpoint(t, r, { delivery: { maxAttempts: 2, backoffBaseMs: 10, attemptTimeoutMs: 200 } });
     await makeEvents(server, t, "timeout-1", 1);
     const job = await eventually(async () => {
@@ -142,7 +149,9 @@ describe("retries", () => {
   });
 
   it("410 Gone disables the endpoint; the console re-enables it and the held job goes out", async () => {
-    const r = await startReceiver((req) => (req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { status: 410 }));
+    const r = await startReceiver((req) =>
+      req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { status: 410 },
+    );
     const ep = await createVerifiedEndpoint(t, r, { delivery: { backoffBaseMs: 10 } });
     const [first] = await makeEvents(server, t, "gone-1", 1);
     await eventually(async () => (await t.api.get(`/api/v1/webhooks/${ep.webhookId}`)).body.state === "disabled", 5_000);
@@ -185,13 +194,22 @@ describe("redelivery", () => {
     expect(all.body).toEqual({ queued: 3 });
     await r.waitFor(() => r.deliveries().length === 7);
     const keys = r.deliveries().map((d) => d.headers["x-service-idempotency-key"]);
-    for (const id of ids) expect(keys.filter((k) => k === `discussion_unlocked:${id}` || k === `discussion_locked:${id}`)).toHaveLength(id === ids[1] ? 3 : 2);
+    for (const id of ids)
+      expect(keys.filter((k) => k === `discussion_unlocked:${id}` || k === `discussion_locked:${id}`)).toHaveLength(id === ids[1] ? 3 : 2);
 
-    for (const body of [{}, { since: before, eventIds: [ids[0]] }, { eventIds: ["not-a-uuid"] }, { eventIds: [] }, { since: "yesterday" }]) {
+    for (const body of [
+      {},
+      { since: before, eventIds: [ids[0]] },
+      { eventIds: ["not-a-uuid"] },
+      { eventIds: [] },
+      { since: "yesterday" },
+    ]) {
       const res = await t.api.post(`/api/v1/webhooks/${ep.webhookId}/redeliver`, body);
       expect(res.status, JSON.stringify(body)).toBe(422);
     }
-    const unknown = await t.api.post(`/api/v1/webhooks/${ep.webhookId}/redeliver`, { eventIds: [ids[0], "00000000-0000-4000-8000-000000000000"] });
+    const unknown = await t.api.post(`/api/v1/webhooks/${ep.webhookId}/redeliver`, {
+      eventIds: [ids[0], "00000000-0000-4000-8000-000000000000"],
+    });
     expect(unknown.status).toBe(422);
     expect(unknown.body.errors).toEqual([{ path: "eventIds[1]", message: "no such event" }]);
     const narrow = await createVerifiedEndpoint(t, r, { events: ["comment_created"] });

@@ -38,7 +38,14 @@ describe("webhook registration and handshake", () => {
     expect(Object.keys(res.body)).toEqual(
       expect.arrayContaining(["webhookId", "url", "events", "verified", "state", "secret", "kid", "createdAt", "description", "delivery"]),
     );
-    expect(res.body).toMatchObject({ url: r.url, events: ["comment_created", "discussion_locked"], verified: false, state: "active", description: "CMS", delivery: {} });
+    expect(res.body).toMatchObject({
+      url: r.url,
+      events: ["comment_created", "discussion_locked"],
+      verified: false,
+      state: "active",
+      description: "CMS",
+      delivery: {},
+    });
     expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     expect(res.body.kid).toMatch(/^[0-9a-f]{8}$/);
     expect(res.body.createdAt).toMatch(ISO);
@@ -48,7 +55,11 @@ describe("webhook registration and handshake", () => {
     expect(hs.method).toBe("POST");
     expect(hs.headers["content-type"]).toBe("application/json");
     expect(hs.headers["x-service-event"]).toBe("verification");
-    expect(hs.json).toEqual({ type: "verification", challenge: expect.stringMatching(/^[0-9a-f]{64}$/), timestamp: expect.stringMatching(ISO) });
+    expect(hs.json).toEqual({
+      type: "verification",
+      challenge: expect.stringMatching(/^[0-9a-f]{64}$/),
+      timestamp: expect.stringMatching(ISO),
+    });
     const ts = hs.headers["x-service-timestamp"] as string;
     const sig = hs.headers["x-service-signature"] as string;
     expect(sig).toBe(`t=${Math.floor(Date.parse(ts) / 1000)},v1=${hmac(res.body.secret, ts, hs.raw)},kid=${res.body.kid}`);
@@ -125,9 +136,16 @@ describe("webhook registration and handshake", () => {
 
     // other fields do not touch verification; a same-url PATCH runs no handshake
     const handshakes = b.handshakes().length;
-    const same = await t.api.patch(`/api/v1/webhooks/${webhookId}`, { url: `${b.url}?v=2`, events: ["comment_created"], delivery: { maxAttempts: 5 } });
+    const same = await t.api.patch(`/api/v1/webhooks/${webhookId}`, {
+      url: `${b.url}?v=2`,
+      events: ["comment_created"],
+      delivery: { maxAttempts: 5 },
+    });
     expect(same.body).toMatchObject({ verified: true, events: ["comment_created"], delivery: { maxAttempts: 5 } });
-    const cleared = await t.api.patch(`/api/v1/webhooks/${webhookId}`, { delivery: { maxAttempts: null, backoffBaseMs: 10 }, description: null });
+    const cleared = await t.api.patch(`/api/v1/webhooks/${webhookId}`, {
+      delivery: { maxAttempts: null, backoffBaseMs: 10 },
+      description: null,
+    });
     expect(cleared.body).toMatchObject({ delivery: { backoffBaseMs: 10 }, description: null });
     await settled();
     expect(b.handshakes().length).toBe(handshakes);
@@ -227,7 +245,10 @@ describe("secrets", () => {
       const d1 = r.deliveries()[0]!;
       expect(d1.headers["x-service-signature"]).toMatch(new RegExp(`,kid=${first.kid}$`));
       const at1 = new Date(d1.headers["x-service-timestamp"] as string);
-      expect(verifyWebhook(d1.headers, d1.raw, [{ kid: first.kid, secret: first.secret }], { now: at1 })).toEqual({ ok: true, kid: first.kid });
+      expect(verifyWebhook(d1.headers, d1.raw, [{ kid: first.kid, secret: first.secret }], { now: at1 })).toEqual({
+        ok: true,
+        kid: first.kid,
+      });
 
       const rot = await tt.api.post(`/api/v1/webhooks/${first.webhookId}/rotate-secret`);
       expect(rot.status).toBe(200);
@@ -244,7 +265,9 @@ describe("secrets", () => {
       await r.waitFor(() => r.deliveries().length === 2);
       const d2 = r.deliveries()[1]!;
       const ts2 = d2.headers["x-service-timestamp"] as string;
-      expect(d2.headers["x-service-signature"]).toBe(`t=${Math.floor(Date.parse(ts2) / 1000)},v1=${hmac(rot.body.secret, ts2, d2.raw)},kid=${rot.body.kid}`);
+      expect(d2.headers["x-service-signature"]).toBe(
+        `t=${Math.floor(Date.parse(ts2) / 1000)},v1=${hmac(rot.body.secret, ts2, d2.raw)},kid=${rot.body.kid}`,
+      );
       const both = [
         { kid: first.kid, secret: first.secret },
         { kid: rot.body.kid, secret: rot.body.secret },

@@ -23,12 +23,7 @@ export async function signAdminToken(opts: {
     .sign(enc.encode(opts.secret));
 }
 
-export async function authenticateAdminToken(
-  prisma: PrismaClient,
-  token: string,
-  secret: string,
-  clock: Clock,
-): Promise<Principal> {
+export async function authenticateAdminToken(prisma: PrismaClient, token: string, secret: string, clock: Clock): Promise<Principal> {
   let payload;
   try {
     ({ payload } = await jwtVerify(token, enc.encode(secret), {

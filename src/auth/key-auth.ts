@@ -65,9 +65,7 @@ export async function authenticateApiKey(
   if (state === "expired") throw errors.keyExpired();
   if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
     // Best effort and off the request path: a failed bookkeeping write must not fail the request.
-    void prisma.apiKey
-      .updateMany({ where: { id: key.id }, data: { lastUsedAt: now } })
-      .catch(() => undefined);
+    void prisma.apiKey.updateMany({ where: { id: key.id }, data: { lastUsedAt: now } }).catch(() => undefined);
   }
   return {
     principal: {

@@ -60,8 +60,7 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
 
   return {
     async consume(p, storedSettings) {
-      const limit =
-        storedSettings !== undefined ? resolveSettings(storedSettings).rateLimits.requestsPerMinute : await limitOf(p.tenantId);
+      const limit = storedSettings !== undefined ? resolveSettings(storedSettings).rateLimits.requestsPerMinute : await limitOf(p.tenantId);
       const key = p.kind === "key" ? `${p.tenantId}:k:${p.keyId}` : `${p.tenantId}:a:${p.subject}`;
       try {
         const r = await limiterFor(limit).consume(key);

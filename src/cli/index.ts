@@ -19,10 +19,7 @@ async function withRuntime<T>(fn: (rt: Awaited<ReturnType<typeof createRuntime>>
   }
 }
 
-const program = new Command()
-  .name("engagement")
-  .description("Operator CLI of the engagement service")
-  .showHelpAfterError();
+const program = new Command().name("engagement").description("Operator CLI of the engagement service").showHelpAfterError();
 
 const tenant = program.command("tenant").description("Manage tenants");
 tenant

@@ -21,10 +21,7 @@ export function header(h: HeaderBag, name: string): string | null {
  * Resolves the caller from X-API-Key or Authorization: Bearer. Invalid credentials fail the
  * request. An API key lookup also yields the tenant row, which seeds the request's cache.
  */
-export async function resolvePrincipal(
-  app: AppServices,
-  headers: HeaderBag,
-): Promise<{ principal: Principal; tenant?: Tenant } | null> {
+export async function resolvePrincipal(app: AppServices, headers: HeaderBag): Promise<{ principal: Principal; tenant?: Tenant } | null> {
   const apiKey = header(headers, "x-api-key");
   if (apiKey) return authenticateApiKey(app.prisma, apiKey.trim(), app.clock);
   const authz = header(headers, "authorization");

@@ -10,7 +10,8 @@ const DB_DOWN_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "Sock
  */
 const DB_DOWN_SQLSTATES = new Set(["57014", "57P01", "57P02", "57P03", "53300"]);
 /** What pg and pg-pool say when a connection stalls or dies (they carry no code). */
-const DB_DOWN_MESSAGES = /Query read timeout|timeout exceeded when trying to connect|Connection terminated|connection timeout|ECONNREFUSED|ECONNRESET|Client has encountered a connection error|Transaction API error: Unable to start a transaction in the given time/i;
+const DB_DOWN_MESSAGES =
+  /Query read timeout|timeout exceeded when trying to connect|Connection terminated|connection timeout|ECONNREFUSED|ECONNRESET|Client has encountered a connection error|Transaction API error: Unable to start a transaction in the given time/i;
 
 type Walkable = {
   code?: unknown;

@@ -16,9 +16,7 @@ export interface MigrationResult {
 
 export async function applyMigrationsWith(adapter: SqlMigrationAwareDriverAdapterFactory): Promise<MigrationResult> {
   const migrationsList = await readMigrationList(migrationsDir);
-  const out = await withSchemaEngine(adapter, (engine) =>
-    engine.applyMigrations({ migrationsList, filters: emptySchemaFilter }),
-  );
+  const out = await withSchemaEngine(adapter, (engine) => engine.applyMigrations({ migrationsList, filters: emptySchemaFilter }));
   return { applied: out.appliedMigrationNames };
 }
 

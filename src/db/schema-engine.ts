@@ -4,10 +4,7 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import {
-  bindMigrationAwareSqlAdapterFactory,
-  type SqlMigrationAwareDriverAdapterFactory,
-} from "@prisma/driver-adapter-utils";
+import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type { MigrationList, SchemaEngine } from "@prisma/schema-engine-wasm/schema_engine_bg";
 
 type EngineModule = typeof import("@prisma/schema-engine-wasm/schema_engine_bg");
@@ -43,11 +40,7 @@ export async function withSchemaEngine<T>(
   fn: (engine: SchemaEngine) => Promise<T>,
 ): Promise<T> {
   const runtime = await loadEngineModule();
-  const engine = await runtime.SchemaEngine.new(
-    { datamodels: undefined },
-    () => {},
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
-  );
+  const engine = await runtime.SchemaEngine.new({ datamodels: undefined }, () => {}, bindMigrationAwareSqlAdapterFactory(adapterFactory));
   try {
     return await fn(engine);
   } finally {
@@ -58,7 +51,10 @@ export async function withSchemaEngine<T>(
 /** The committed migrations (prisma/migrations/<name>/migration.sql) as the engine expects them. */
 export async function readMigrationList(dir: string): Promise<MigrationList> {
   const names = existsSync(dir)
-    ? (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort()
+    ? (await readdir(dir, { withFileTypes: true }))
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort()
     : [];
   const migrationDirectories = await Promise.all(
     names.map(async (name) => ({
@@ -81,7 +77,10 @@ export async function readMigrationList(dir: string): Promise<MigrationList> {
 export async function readSchemaFiles(schemaPath: string) {
   const isDir = (await stat(schemaPath)).isDirectory();
   const paths = isDir
-    ? (await readdir(schemaPath)).filter((f) => f.endsWith(".prisma")).sort().map((f) => join(schemaPath, f))
+    ? (await readdir(schemaPath))
+        .filter((f) => f.endsWith(".prisma"))
+        .sort()
+        .map((f) => join(schemaPath, f))
     : [schemaPath];
   return Promise.all(paths.map(async (path) => ({ path, content: await readFile(path, "utf8") })));
 }

@@ -37,11 +37,7 @@ const DELTA_SECONDS = /^\d+$/;
  *
  * @returns milliseconds to wait, capped at `capMs`, or null when the value is absent or invalid
  */
-export function parseRetryAfter(
-  headerValue: string | readonly string[] | null | undefined,
-  now: Date,
-  capMs: number,
-): number | null {
+export function parseRetryAfter(headerValue: string | readonly string[] | null | undefined, now: Date, capMs: number): number | null {
   const raw = Array.isArray(headerValue) ? headerValue[0] : headerValue;
   if (typeof raw !== "string") return null;
   const value = raw.trim();

@@ -48,7 +48,11 @@ interface Attempt {
 
 const isOk = (status: number | undefined) => status !== undefined && status >= 200 && status < 300;
 
-async function send(deps: DeliveryDeps, req: { url: string; body: string; headers: Record<string, string>; timeoutMs: number }, signal: AbortSignal): Promise<Attempt | "aborted"> {
+async function send(
+  deps: DeliveryDeps,
+  req: { url: string; body: string; headers: Record<string, string>; timeoutMs: number },
+  signal: AbortSignal,
+): Promise<Attempt | "aborted"> {
   try {
     const res = await deps.http.post({ ...req, signal });
     const ok = isOk(res.statusCode);
@@ -143,9 +147,7 @@ export async function deliverJob(
   } else {
     const backoff = retryDelayMs(attempt, tunables.backoffBaseMs, deps.random);
     const honoured =
-      result.statusCode === 429 || result.statusCode === 503
-        ? parseRetryAfter(result.retryAfter, done, tunables.breakerCooldownMs)
-        : null;
+      result.statusCode === 429 || result.statusCode === 503 ? parseRetryAfter(result.retryAfter, done, tunables.breakerCooldownMs) : null;
     outcome = { status: "pending", nextAttemptAt: new Date(done.getTime() + Math.max(backoff, honoured ?? 0)), lastError: result.error };
   }
 

@@ -10,15 +10,7 @@
  *    which keeps the hot path at zero extra writes).
  */
 import type { PrismaClient } from "../generated/prisma/client.js";
-import {
-  onFailure,
-  onGone,
-  onSuccess,
-  startTrial,
-  type BreakerState,
-  type BreakerTunables,
-  type EndpointState,
-} from "./breaker.js";
+import { onFailure, onGone, onSuccess, startTrial, type BreakerState, type BreakerTunables, type EndpointState } from "./breaker.js";
 
 interface Row {
   state: EndpointState;

@@ -132,10 +132,7 @@ function guardedLookup(policy: AddressPolicy, requireLoopback: boolean, resolveH
         for (const { address } of addresses) {
           const verdict = checkAddress(address, { ...policy, hostname });
           if (!verdict.allowed || (requireLoopback && verdict.category !== "loopback")) {
-            const err = new CodedError(
-              BLOCKED_CODE,
-              `${hostname} resolves to ${address} (${verdict.category}), which is not allowed`,
-            );
+            const err = new CodedError(BLOCKED_CODE, `${hostname} resolves to ${address} (${verdict.category}), which is not allowed`);
             callback(err as NodeJS.ErrnoException, "", 0);
             return;
           }

@@ -34,7 +34,14 @@ export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[];
   const events = new Map<string, EventSnapshot>();
   const jobs: ClaimedJob[] = [];
   for (const r of rows) {
-    jobs.push({ id: r.id, tenantId: r.tenantId, endpointId: r.endpointId, eventId: r.eventId, attempts: r.attempts, claimToken: r.claimToken });
+    jobs.push({
+      id: r.id,
+      tenantId: r.tenantId,
+      endpointId: r.endpointId,
+      eventId: r.eventId,
+      attempts: r.attempts,
+      claimToken: r.claimToken,
+    });
     if (!endpoints.has(r.endpointId)) {
       endpoints.set(r.endpointId, {
         id: r.endpointId,

@@ -227,8 +227,7 @@ function verifyUnsafe(
   const entries = secrets
     .map((s) => (typeof s === "string" ? { kid: null, secret: s } : { kid: s.kid, secret: s.secret }))
     .filter((s): s is { kid: string | null; secret: string } => typeof s.secret === "string" && s.secret !== "");
-  const candidates =
-    parsed.kid === null ? entries : entries.filter((s) => s.kid === null || s.kid === parsed.kid);
+  const candidates = parsed.kid === null ? entries : entries.filter((s) => s.kid === null || s.kid === parsed.kid);
   if (candidates.length === 0) {
     return { ok: false, reason: entries.length === 0 ? "no_secrets" : "unknown_kid" };
   }

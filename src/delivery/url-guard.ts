@@ -36,21 +36,10 @@ export interface UrlGuardOptions extends AddressPolicy {
   resolve?: Resolver;
 }
 
-export type UrlCheckResult =
-  | { ok: true; url: URL; addresses: string[] }
-  | { ok: false; message: string };
+export type UrlCheckResult = { ok: true; url: URL; addresses: string[] } | { ok: false; message: string };
 
 export type AddressCategory =
-  | "public"
-  | "private"
-  | "loopback"
-  | "link_local"
-  | "metadata"
-  | "unspecified"
-  | "cgnat"
-  | "multicast"
-  | "reserved"
-  | "invalid";
+  "public" | "private" | "loopback" | "link_local" | "metadata" | "unspecified" | "cgnat" | "multicast" | "reserved" | "invalid";
 
 export type AddressVerdict = { allowed: true; category: AddressCategory } | { allowed: false; category: AddressCategory };
 
@@ -261,7 +250,6 @@ export function checkAddress(address: string, opts: AddressPolicy & { hostname?:
   if (hostAllowListed(opts.hostname, allow)) return { allowed: true, category };
   return { allowed: false, category };
 }
-
 
 /** `localhost` or a loopback IP literal (127.0.0.0/8, ::1, or their IPv4-mapped forms). */
 export function isLoopbackHost(hostname: string): boolean {

@@ -5,14 +5,7 @@
  * that were subscribed when it was published and still are when it is delivered, and the
  * order of publishes is kept.
  */
-import {
-  BusClosedError,
-  dispatchSafely,
-  parseBusMessage,
-  serializeBusMessage,
-  type BusListener,
-  type EventBus,
-} from "./bus-shared.js";
+import { BusClosedError, dispatchSafely, parseBusMessage, serializeBusMessage, type BusListener, type EventBus } from "./bus-shared.js";
 
 export interface MemoryBusOptions {
   /** Errors thrown by listeners. Default: console.error. */

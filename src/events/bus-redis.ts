@@ -83,9 +83,7 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
       // a throwing reporter must not break the bus
     }
   };
-  const baseName = clientName(
-    opts.connectionName ?? `${prefix}-bus-${process.pid}-${randomBytes(4).toString("hex")}`,
-  );
+  const baseName = clientName(opts.connectionName ?? `${prefix}-bus-${process.pid}-${randomBytes(4).toString("hex")}`);
   const connectionNames = { publisher: `${baseName}:pub`, subscriber: `${baseName}:sub` } as const;
 
   const pub = new Redis(opts.url, { ...opts.redisOptions, connectionName: connectionNames.publisher });

@@ -87,11 +87,7 @@ export function serializeBusMessage(msg: BusMessage): string {
 }
 
 /** Calls each listener; one that throws is reported and does not stop the others. */
-export function dispatchSafely(
-  listeners: Iterable<BusListener>,
-  msg: BusMessage,
-  onError: (err: Error) => void,
-): void {
+export function dispatchSafely(listeners: Iterable<BusListener>, msg: BusMessage, onError: (err: Error) => void): void {
   for (const listener of listeners) {
     try {
       listener(msg);

@@ -20,9 +20,11 @@ export function createEventPipeline(opts: {
   return {
     publish(events) {
       for (const e of events) {
-        opts.publishOne(e).catch((err: unknown) =>
-          opts.log.warn({ err, eventId: e.envelope.id }, "event publish failed; streams will catch up from the log"),
-        );
+        opts
+          .publishOne(e)
+          .catch((err: unknown) =>
+            opts.log.warn({ err, eventId: e.envelope.id }, "event publish failed; streams will catch up from the log"),
+          );
       }
     },
     jobsQueued: opts.onJobsQueued,

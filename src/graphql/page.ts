@@ -1,7 +1,6 @@
 import { builder } from "./builder.js";
 import type { Page } from "../lib/pagination.js";
 
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Pothos refs are invariant in their shape
 type AnyRef<T> = import("@pothos/core").ObjectRef<any, T>;
 

@@ -6,7 +6,6 @@ import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "./problem.js";
 
-
 export interface HttpLimits {
   bodyLimit: number;
   /** the whole request must arrive within this (a client dripping its body is cut) */

@@ -21,5 +21,4 @@ export function knownFailure(err: unknown): AppError | null {
   return null;
 }
 
-export const internalError = () =>
-  new AppError(500, "internal_error", "Something went wrong on our side; it has been logged.");
+export const internalError = () => new AppError(500, "internal_error", "Something went wrong on our side; it has been logged.");

@@ -91,10 +91,8 @@ export const errors = {
     }),
   notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
   conflict: (code: string, detail: string) => new AppError(409, code, detail),
-  payloadTooLarge: (limit: number) =>
-    new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),
-  unsupportedMediaType: () =>
-    new AppError(415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."),
+  payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),
+  unsupportedMediaType: () => new AppError(415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."),
   validation: (errs: FieldError[]) =>
     new AppError(422, "validation_failed", errs.map((e) => `${e.path}: ${e.message}`).join("; "), { errors: errs }),
   rateLimited: (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
@@ -106,11 +104,12 @@ export const errors = {
 };
 
 /** Turns a zod error into our 422 (or 400 for parameters) with every problem listed. */
-export function fieldErrorsFromZod(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, prefix?: string): FieldError[] {
+export function fieldErrorsFromZod(
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,
+  prefix?: string,
+): FieldError[] {
   return issues.map((i) => {
-    const p = i.path
-      .map((s, idx) => (typeof s === "number" ? `[${s}]` : `${idx > 0 ? "." : ""}${String(s)}`))
-      .join("");
+    const p = i.path.map((s, idx) => (typeof s === "number" ? `[${s}]` : `${idx > 0 ? "." : ""}${String(s)}`)).join("");
     return { path: prefix ? (p ? `${prefix}.${p}` : prefix) : p || "body", message: i.message };
   });
 }

@@ -9,4 +9,13 @@ import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
 import { webhookRoutes } from "./webhooks/routes.js"; // webhooks (issue 4)
 
-export const restRoutes: AnyRoute[] = [...discussionRoutes, ...commentRoutes, ...moderationRoutes, ...keyRoutes, ...settingsRoutes, ...analyticsRoutes, ...streamTicketRoutes, ...webhookRoutes];
+export const restRoutes: AnyRoute[] = [
+  ...discussionRoutes,
+  ...commentRoutes,
+  ...moderationRoutes,
+  ...keyRoutes,
+  ...settingsRoutes,
+  ...analyticsRoutes,
+  ...streamTicketRoutes,
+  ...webhookRoutes,
+];

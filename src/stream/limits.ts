@@ -93,9 +93,7 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
     await pipe.exec();
   }
 
-  const timer = redis
-    ? setInterval(() => void refresh().catch(() => undefined), (ttl * 1000) / 3).unref()
-    : undefined;
+  const timer = redis ? setInterval(() => void refresh().catch(() => undefined), (ttl * 1000) / 3).unref() : undefined;
 
   return {
     get local() {

@@ -6,9 +6,7 @@ import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
 import { CloseSignal } from "./close-signal.js";
 
 export type StreamItem =
-  | ({ kind: "connected" } & ConnectedInfo)
-  | { kind: "event"; event: LiveEvent }
-  | { kind: "timeout"; reason: EndReason };
+  ({ kind: "connected" } & ConnectedInfo) | { kind: "event"; event: LiveEvent } | { kind: "timeout"; reason: EndReason };
 
 export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> {
   private queue: StreamItem[] = [];

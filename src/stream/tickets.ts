@@ -21,7 +21,11 @@ export interface RedeemedTicket {
 export const hashTicket = (raw: string) => createHash("sha256").update(raw).digest("hex");
 
 /** Marks the ticket used and returns what it is bound to; 401 when unknown, used, expired or for another discussion. */
-export async function redeemStreamTicket(app: { prisma: PrismaClient; clock: Clock }, raw: string, discussionId: string): Promise<RedeemedTicket> {
+export async function redeemStreamTicket(
+  app: { prisma: PrismaClient; clock: Clock },
+  raw: string,
+  discussionId: string,
+): Promise<RedeemedTicket> {
   const invalid = () => errors.unauthenticated("The stream ticket is unknown, expired, already used or for another discussion.");
   if (!TICKET_RE.test(raw)) throw invalid();
   const now = app.clock.now();

@@ -191,9 +191,7 @@ export function expectComment(c: any, exact = false) {
 
 /** The event envelope of section 5. */
 export function expectEnvelope(e: any, type: string, discussionId: string, tenantId: string) {
-  expect(Object.keys(e).sort(), JSON.stringify(e)).toEqual(
-    ["data", "discussionId", "id", "occurredAt", "seq", "tenantId", "type"].sort(),
-  );
+  expect(Object.keys(e).sort(), JSON.stringify(e)).toEqual(["data", "discussionId", "id", "occurredAt", "seq", "tenantId", "type"].sort());
   expect(typeof e.id).toBe("string");
   expect(Number.isInteger(e.seq)).toBe(true);
   expect(e.type).toBe(type);
@@ -232,7 +230,11 @@ export interface Stream {
 }
 
 /** `path` is under /api/v1 unless it starts with /graphql; `init` for POST (graphql-sse). */
-export async function openStream(path: string, headers: Record<string, string> = {}, init: { method?: string; body?: string } = {}): Promise<Stream> {
+export async function openStream(
+  path: string,
+  headers: Record<string, string> = {},
+  init: { method?: string; body?: string } = {},
+): Promise<Stream> {
   const ctrl = new AbortController();
   const url = path.startsWith("/graphql") ? `${BASE}${path}` : `${BASE}/api/v1${path}`;
   const res = await fetch(url, { ...init, headers: { accept: "text/event-stream", ...headers }, signal: ctrl.signal });
@@ -370,4 +372,3 @@ export async function startReceiver(answerHandshake = true, deliveryStatus: (n: 
       }),
   };
 }
-

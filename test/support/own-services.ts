@@ -30,7 +30,10 @@ const asPostgres = (cmd: string, args: string[]): [string, string[]] =>
 
 function childrenOf(pid: number): number[] {
   try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -80,17 +83,30 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     port,
     async start() {
       const [cmd, args] = asPostgres(join(bin, "postgres"), [
-        "-D", dir, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+        "-D",
+        dir,
+        "-p",
+        String(port),
+        "-k",
+        dir,
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "fsync=off",
       ]);
       child = spawn(cmd, args, { stdio: "ignore" });
-      await waitFor(() => {
-        try {
-          execFileSync(join(bin, "pg_isready"), ["-q", "-h", "127.0.0.1", "-p", String(port)]);
-          return true;
-        } catch {
-          return false;
-        }
-      }, 15_000, "own PostgreSQL");
+      await waitFor(
+        () => {
+          try {
+            execFileSync(join(bin, "pg_isready"), ["-q", "-h", "127.0.0.1", "-p", String(port)]);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        15_000,
+        "own PostgreSQL",
+      );
     },
     pause() {
       for (const pid of pids()) process.kill(pid, "SIGSTOP");
@@ -127,14 +143,20 @@ export interface OwnRedis {
 
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  await waitFor(() => {
-    try {
-      return execFileSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).trim() === "PONG";
-    } catch {
-      return false;
-    }
-  }, 10_000, "own Redis");
+  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    stdio: "ignore",
+  });
+  await waitFor(
+    () => {
+      try {
+        return execFileSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).trim() === "PONG";
+      } catch {
+        return false;
+      }
+    },
+    10_000,
+    "own Redis",
+  );
   return {
     url: `redis://127.0.0.1:${port}`,
     pause: () => child.kill("SIGSTOP"),

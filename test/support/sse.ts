@@ -44,9 +44,12 @@ export function openSse(url: string, headers: Record<string, string> = {}): SseC
     errors: [],
     opens: 0,
     async waitFor(pred, timeout = WAIT.timeout) {
-      await vi.waitFor(() => {
-        if (!pred(frames)) throw new Error(`condition not met; frames: ${JSON.stringify(frames.map((f) => [f.event, f.id]))}`);
-      }, { timeout, interval: WAIT.interval });
+      await vi.waitFor(
+        () => {
+          if (!pred(frames)) throw new Error(`condition not met; frames: ${JSON.stringify(frames.map((f) => [f.event, f.id]))}`);
+        },
+        { timeout, interval: WAIT.interval },
+      );
     },
     async waitForEvents(n, timeout) {
       await c.waitFor(() => c.events().length >= n, timeout);
@@ -61,7 +64,10 @@ export function openSse(url: string, headers: Record<string, string> = {}): SseC
     });
   }
   es.addEventListener("open", () => void c.opens++);
-  es.addEventListener("error", (e) => void c.errors.push({ code: (e as { code?: number }).code, message: (e as { message?: string }).message }));
+  es.addEventListener(
+    "error",
+    (e) => void c.errors.push({ code: (e as { code?: number }).code, message: (e as { message?: string }).message }),
+  );
   return c;
 }
 
@@ -93,14 +99,20 @@ export async function rawSse(url: string, headers: Record<string, string> = {}) 
     text: () => text,
     ended: () => ended,
     async waitForText(pred: (t: string) => boolean, timeout = WAIT.timeout) {
-      await vi.waitFor(() => {
-        if (!pred(text)) throw new Error(`not yet: ${JSON.stringify(text.slice(-500))}`);
-      }, { timeout, interval: WAIT.interval });
+      await vi.waitFor(
+        () => {
+          if (!pred(text)) throw new Error(`not yet: ${JSON.stringify(text.slice(-500))}`);
+        },
+        { timeout, interval: WAIT.interval },
+      );
     },
     async waitForEnd(timeout = WAIT.timeout) {
-      await vi.waitFor(() => {
-        if (!ended) throw new Error("stream still open");
-      }, { timeout, interval: WAIT.interval });
+      await vi.waitFor(
+        () => {
+          if (!ended) throw new Error("stream still open");
+        },
+        { timeout, interval: WAIT.interval },
+      );
     },
     close: async () => {
       ctrl.abort();

@@ -210,7 +210,7 @@ describe.each(implementations)("EventBus contract: $name", ({ make }) => {
     const { t, d } = ids();
     // Deterministic pseudo-random interleaving.
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 
     type Entry = { c: ReturnType<typeof collector>; off?: () => Promise<void>; removed: boolean };
     const entries: Entry[] = [];
@@ -256,12 +256,8 @@ describe.each(implementations)("EventBus contract: $name", ({ make }) => {
   it("rejects invalid messages and any use after close()", async () => {
     h = make();
     const { t, d } = ids();
-    await expect(h.publisher.publish({ tenantId: "", discussionId: d, seq: 1, eventId: "e" })).rejects.toThrow(
-      TypeError,
-    );
-    await expect(h.publisher.publish({ tenantId: t, discussionId: d, seq: Number.NaN, eventId: "e" })).rejects.toThrow(
-      TypeError,
-    );
+    await expect(h.publisher.publish({ tenantId: "", discussionId: d, seq: 1, eventId: "e" })).rejects.toThrow(TypeError);
+    await expect(h.publisher.publish({ tenantId: t, discussionId: d, seq: Number.NaN, eventId: "e" })).rejects.toThrow(TypeError);
     const off = await h.subscriber.subscribe(t, d, () => {});
     await h.close();
     await h.close(); // idempotent

@@ -193,7 +193,7 @@ describe("Redis bus", () => {
 
     // Random churn over several channels, then check Redis against the local listeners.
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const discs = ["x", "y", "z"].map((s) => `${d}-${s}`);
     const live = new Map<string, (() => Promise<void>)[]>(discs.map((x) => [x, []]));
     for (let round = 0; round < 10; round++) {

@@ -10,7 +10,8 @@ const schema = buildSchema(`
   type Mutation { create(input: Create!, limit: Int, ids: [String!]): Int }
 `);
 const doc = parse(`mutation ($input: Create!, $limit: Int, $ids: [String!]) { create(input: $input, limit: $limit, ids: $ids) }`);
-const problems = (vars: Record<string, unknown>) => variableProblems(schema, doc, vars).map((p) => [p.variable, p.field.path, p.field.message]);
+const problems = (vars: Record<string, unknown>) =>
+  variableProblems(schema, doc, vars).map((p) => [p.variable, p.field.path, p.field.message]);
 
 describe("variableProblems", () => {
   it("accepts good variables", () => {
@@ -19,7 +20,9 @@ describe("variableProblems", () => {
 
   it("names missing, unknown and mistyped fields with paths relative to the body", () => {
     const got = problems({ input: { events: ["a", 7], delivery: { maxAttempts: "x", retries: 1 }, colour: "red" } });
-    expect(got.map(([, path, message]) => [path, message === "is required" || message === "is not a known field" ? message : "type"])).toEqual(
+    expect(
+      got.map(([, path, message]) => [path, message === "is required" || message === "is not a known field" ? message : "type"]),
+    ).toEqual(
       expect.arrayContaining([
         ["colour", "is not a known field"],
         ["url", "is required"],

@@ -17,17 +17,13 @@ const WAIT = { timeout: 10_000, interval: 5 };
 
 describe("SSE framing", () => {
   it("frames id, event and data", () => {
-    expect(formatEvent({ id: 42, event: "comment_created", data: '{"a":1}' })).toBe(
-      'id: 42\nevent: comment_created\ndata: {"a":1}\n\n',
-    );
+    expect(formatEvent({ id: 42, event: "comment_created", data: '{"a":1}' })).toBe('id: 42\nevent: comment_created\ndata: {"a":1}\n\n');
     expect(formatEvent({ event: "connected", data: "{}" })).toBe("event: connected\ndata: {}\n\n");
     expect(formatEvent({ id: "7", event: "x", data: "", retry: 3000 })).toBe("id: 7\nevent: x\nretry: 3000\ndata: \n\n");
   });
 
   it("splits multi-line data on LF, CRLF and lone CR into several data lines", () => {
-    expect(formatEvent({ event: "m", data: "a\nb\r\nc\rd\n" })).toBe(
-      "event: m\ndata: a\ndata: b\ndata: c\ndata: d\ndata: \n\n",
-    );
+    expect(formatEvent({ event: "m", data: "a\nb\r\nc\rd\n" })).toBe("event: m\ndata: a\ndata: b\ndata: c\ndata: d\ndata: \n\n");
     // Data can never end the frame early or inject fields.
     const frame = formatEvent({ event: "m", data: "x\n\nevent: evil\nid: 999" });
     expect(frame).toBe("event: m\ndata: x\ndata: \ndata: event: evil\ndata: id: 999\n\n");

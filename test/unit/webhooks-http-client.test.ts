@@ -1,11 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DeliveryError,
-  createWebhookHttpClient,
-  type WebhookHttpClient,
-} from "../../src/delivery/http-client.js";
+import { DeliveryError, createWebhookHttpClient, type WebhookHttpClient } from "../../src/delivery/http-client.js";
 
 interface Seen {
   method: string;
@@ -91,8 +87,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-const devClient = (): WebhookHttpClient =>
-  createWebhookHttpClient({ allowHttpLoopback: true, allowList: [], maxResponseBytes: 1024 });
+const devClient = (): WebhookHttpClient => createWebhookHttpClient({ allowHttpLoopback: true, allowList: [], maxResponseBytes: 1024 });
 
 async function expectDeliveryError(p: Promise<unknown>, kind: DeliveryError["kind"]): Promise<DeliveryError> {
   const err = await p.then(

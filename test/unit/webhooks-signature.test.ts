@@ -92,9 +92,7 @@ describe("verifyWebhook", () => {
     const future = new Date(at.getTime() + 301_000);
     expect(verifyWebhook(headersFor(SECRET, KID, future), body, secrets, { now: at }).ok).toBe(false);
     // Within a custom tolerance.
-    expect(verifyWebhook(headersFor(SECRET, KID, old), body, secrets, { now: at, toleranceSeconds: 600 }).ok).toBe(
-      true,
-    );
+    expect(verifyWebhook(headersFor(SECRET, KID, old), body, secrets, { now: at, toleranceSeconds: 600 }).ok).toBe(true);
   });
 
   it("rejects a t= that disagrees with X-Service-Timestamp", () => {

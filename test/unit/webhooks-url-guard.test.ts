@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  checkAddress,
-  checkWebhookUrl,
-  classifyAddress,
-  type UrlGuardOptions,
-} from "../../src/delivery/url-guard.js";
+import { checkAddress, checkWebhookUrl, classifyAddress, type UrlGuardOptions } from "../../src/delivery/url-guard.js";
 
 const dnsTable: Record<string, string[]> = {
   "hooks.example.com": ["93.184.216.34"],
@@ -140,9 +135,7 @@ describe("checkWebhookUrl", () => {
   it("admits metadata only with an exact-IP allow-list entry", async () => {
     const opts = { ...prod, allowList: ["169.254.169.254"] };
     expect((await checkWebhookUrl("https://169.254.169.254/", opts)).ok).toBe(true);
-    expect((await checkWebhookUrl("https://meta.example.com/", { ...prod, allowList: ["meta.example.com"] })).ok).toBe(
-      false,
-    );
+    expect((await checkWebhookUrl("https://meta.example.com/", { ...prod, allowList: ["meta.example.com"] })).ok).toBe(false);
   });
 
   it("admits a private host named in the allow-list", async () => {
@@ -188,9 +181,7 @@ describe("checkAddress / classifyAddress", () => {
     expect(checkAddress("::1", { ...policy, allowHttpLoopback: true }).allowed).toBe(true);
     expect(checkAddress("10.0.0.1", { ...policy, allowList: ["10.0.0.0/8"] }).allowed).toBe(true);
     expect(checkAddress("::ffff:10.0.0.1", { ...policy, allowList: ["10.0.0.0/8"] }).allowed).toBe(true);
-    expect(checkAddress("10.0.0.1", { ...policy, allowList: ["svc.internal"], hostname: "svc.internal" }).allowed).toBe(
-      true,
-    );
+    expect(checkAddress("10.0.0.1", { ...policy, allowList: ["svc.internal"], hostname: "svc.internal" }).allowed).toBe(true);
     expect(checkAddress("10.0.0.1", { ...policy, allowList: ["svc.internal"], hostname: "other" }).allowed).toBe(false);
     expect(checkAddress("not-an-ip", policy).allowed).toBe(false);
     expect(checkAddress("10.0.0.1", { ...policy, allowList: ["garbage/99", ""] }).allowed).toBe(false);

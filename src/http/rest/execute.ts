@@ -28,7 +28,11 @@ export function toAppError(errs: readonly GraphQLError[], paramVars: ReadonlySet
 
 /** A validation error about path/query parameters only is a 400 invalid_parameter. */
 function paramise(err: AppError, paramVars: ReadonlySet<string>): AppError {
-  if (err.code === "validation_failed" && err.fieldErrors?.length && err.fieldErrors.every((f) => paramVars.has(f.path.split(/[.[]/)[0]!))) {
+  if (
+    err.code === "validation_failed" &&
+    err.fieldErrors?.length &&
+    err.fieldErrors.every((f) => paramVars.has(f.path.split(/[.[]/)[0]!))
+  ) {
     return errors.invalidParameter(err.fieldErrors);
   }
   return err;

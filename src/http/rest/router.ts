@@ -76,7 +76,10 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
           if (result.errors.length) {
             const appErr = toAppError(result.errors, paramVars);
             if (appErr) return sendProblem(reply, appErr);
-            req.log.error({ errors: result.errors.map((e) => ({ message: e.message, stack: e.originalError?.stack })) }, "operation failed");
+            req.log.error(
+              { errors: result.errors.map((e) => ({ message: e.message, stack: e.originalError?.stack })) },
+              "operation failed",
+            );
             return sendProblem(reply, internalError());
           }
           const data = result.data as Parameters<typeof r.respond>[0];

@@ -10,7 +10,9 @@ const WebhookDeliveryCounts = builder.objectRef<AnalyticsMetrics["webhookDeliver
 
 const AnalyticsMetricsRef = builder.interfaceRef<AnalyticsMetrics>("AnalyticsMetrics").implement({
   fields: (t) => ({
-    comments: t.exposeInt("comments", { description: "Comments published (at posting, or at first approval under pre-moderation), replies included." }),
+    comments: t.exposeInt("comments", {
+      description: "Comments published (at posting, or at first approval under pre-moderation), replies included.",
+    }),
     replies: t.exposeInt("replies", { description: "Of which replies." }),
     reactions: t.field({ type: "JSON", description: 'Reactions added, by kind: {"like": 3}.', resolve: (m) => m.reactions }),
     activeReaders: t.exposeInt("activeReaders", { description: "Distinct readers who commented, edited or reacted." }),

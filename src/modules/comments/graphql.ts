@@ -37,7 +37,7 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
     pinned: t.exposeBoolean("pinned"),
     editedAt: t.expose("editedAt", { type: "DateTime", nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
-    reactions: t.field({ type: "JSON", description: "Reaction counts by kind, e.g. {\"like\": 3}.", resolve: (c) => reactionCountsOf(c) }),
+    reactions: t.field({ type: "JSON", description: 'Reaction counts by kind, e.g. {"like": 3}.', resolve: (c) => reactionCountsOf(c) }),
     replyCount: t.exposeInt("replyCount"),
   }),
 });

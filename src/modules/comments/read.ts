@@ -95,7 +95,10 @@ const ORDERS: Record<CommentSort, { columns: string[]; fields: ("createdAt" | "i
  * Its first value names that list (a short hash, so cursors stay short).
  */
 function listTag(discussionId: string, sort: CommentSort, status: ListStatus, parentId: string | null | undefined): string {
-  return createHash("sha256").update(JSON.stringify([discussionId, sort, status, parentId ?? null])).digest("base64url").slice(0, 12);
+  return createHash("sha256")
+    .update(JSON.stringify([discussionId, sort, status, parentId ?? null]))
+    .digest("base64url")
+    .slice(0, 12);
 }
 
 function cursorOf(tag: string, sort: CommentSort, c: CommentWithAuthor): CursorValue[] {
@@ -152,7 +155,8 @@ function listText(sort: CommentSort, status: ListStatus, byParent: boolean, afte
     const cmp = `(${o.columns.join(", ")}) ${o.dir === "desc" ? "<" : ">"} (${params.join(", ")})`;
     keyset = `AND ((c.pinned = ${pinned} AND ${cmp}) OR (${pinned} AND NOT c.pinned))`;
   }
-  const visibility = status === "approved" ? "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))" : `c.status = '${status}'`;
+  const visibility =
+    status === "approved" ? "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))" : `c.status = '${status}'`;
   const order = ["c.pinned DESC", ...o.columns.map((col) => `${col} ${o.dir.toUpperCase()}`)].join(", ");
   return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
       SELECT ${COMMENT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id

@@ -14,7 +14,6 @@ import {
 
 export const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
 
-
 export const commentRoutes = [
   route({
     method: "POST",

@@ -45,10 +45,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   checkDiscussionId(discussionId, "discussionId");
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
-  const data = parse(
-    z.object({ body: bodySchema(settings.maxBodyLength), parentId: z.string().min(1).max(64).nullish() }),
-    input,
-  );
+  const data = parse(z.object({ body: bodySchema(settings.maxBodyLength), parentId: z.string().min(1).max(64).nullish() }), input);
   const status = settings.moderation === "pre" ? "pending" : "approved";
   const row = await runWrite<CommentRow>(ctx.app, "eng_post_comment", [
     tenantIdOf(ctx),

@@ -85,11 +85,7 @@ type DiscussionJson = ReturnType<typeof discussionDto>;
  * Lock, unlock or archive: one statement (database function eng_set_discussion_state). Archived is
  * read-only for good (409); a transition to the current state changes nothing and appends no event.
  */
-export async function changeDiscussionState(
-  ctx: RequestContext,
-  id: string,
-  action: "lock" | "unlock" | "archive",
-): Promise<Discussion> {
+export async function changeDiscussionState(ctx: RequestContext, id: string, action: "lock" | "unlock" | "archive"): Promise<Discussion> {
   checkDiscussionId(id, "id");
   const tenantId = tenantIdOf(ctx);
   const t = TRANSITIONS[action];

@@ -1,11 +1,6 @@
 import { builder } from "../../graphql/builder.js";
 import { definePage } from "../../graphql/page.js";
-import {
-  changeDiscussionState,
-  getDiscussion,
-  listDiscussions,
-  upsertDiscussion,
-} from "./discussions.js";
+import { changeDiscussionState, getDiscussion, listDiscussions, upsertDiscussion } from "./discussions.js";
 
 export const DiscussionState = builder.enumType("DiscussionState", { values: ["open", "locked", "archived"] as const });
 

@@ -91,12 +91,8 @@ export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput
   });
 }
 
-
 /** The tenant's keys, newest first, every state. */
-export async function listApiKeys(
-  ctx: RequestContext,
-  args: { limit?: number | null; cursor?: string | null },
-): Promise<Page<ApiKey>> {
+export async function listApiKeys(ctx: RequestContext, args: { limit?: number | null; cursor?: string | null }): Promise<Page<ApiKey>> {
   return newestFirstPage(args, (q) => db(ctx).apiKey.findMany(q));
 }
 

@@ -35,9 +35,7 @@ export async function streamCaller(
     if (t.apiKeyId) await assertMinterActive(ctx.app, t.tenantId, t.apiKeyId);
     return { tenantId: t.tenantId, viewer: { moderator: false, readerId: t.readerId } };
   }
-  throw errors.unauthenticated(
-    "A stream needs X-API-Key, ?ticket= (from POST /api/v1/stream/ticket) or the deprecated ?token=.",
-  );
+  throw errors.unauthenticated("A stream needs X-API-Key, ?ticket= (from POST /api/v1/stream/ticket) or the deprecated ?token=.");
 }
 
 /** A ticket is only as good as the key that minted it, as of now: a revoked or expired key's tickets fail. */

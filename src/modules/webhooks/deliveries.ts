@@ -51,9 +51,7 @@ export async function redeliver(ctx: RequestContext, endpointId: string, input: 
       where: { id: { in: eventIds } },
       select: { id: true, type: true, audience: true },
     });
-    const deliverable = new Set(
-      found.filter((e) => e.audience !== "reader" && (types === "*" || types.includes(e.type))).map((e) => e.id),
-    );
+    const deliverable = new Set(found.filter((e) => e.audience !== "reader" && (types === "*" || types.includes(e.type))).map((e) => e.id));
     const known = new Set(found.map((e) => e.id));
     const problems: FieldError[] = [];
     eventIds.forEach((id, i) => {

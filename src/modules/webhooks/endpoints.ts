@@ -15,7 +15,12 @@ import { newChallenge, startHandshake } from "./verify.js";
 
 export type { WebhookEndpoint };
 
-function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, input: unknown): T {
+function parse<T>(
+  schema: {
+    safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  input: unknown,
+): T {
   const r = schema.safeParse(input ?? {});
   if (!r.success) throw errors.validation(fieldErrorsFromZod(r.error.issues));
   return r.data;
@@ -70,8 +75,10 @@ export async function createWebhook(ctx: RequestContext, input: unknown): Promis
   return { endpoint, secret };
 }
 
-
-export async function listWebhooks(ctx: RequestContext, args: { limit?: number | null; cursor?: string | null }): Promise<Page<WebhookEndpoint>> {
+export async function listWebhooks(
+  ctx: RequestContext,
+  args: { limit?: number | null; cursor?: string | null },
+): Promise<Page<WebhookEndpoint>> {
   return newestFirstPage(args, (q) => db(ctx).webhookEndpoint.findMany(q));
 }
 

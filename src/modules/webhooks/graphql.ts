@@ -44,7 +44,11 @@ export const WebhookEndpointType = builder.prismaObject("WebhookEndpoint", {
       }),
       resolve: (e) => e.secrets,
     }),
-    delivery: t.field({ type: "JSON", description: "this endpoint's overrides of the tenant's delivery settings", resolve: (e) => e.delivery }),
+    delivery: t.field({
+      type: "JSON",
+      description: "this endpoint's overrides of the tenant's delivery settings",
+      resolve: (e) => e.delivery,
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
   }),
 });

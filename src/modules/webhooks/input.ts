@@ -30,7 +30,7 @@ const events = z
     }),
     required("a list of event types"),
   )
-  .min(1, "must name at least one event type, or [\"*\"]")
+  .min(1, 'must name at least one event type, or ["*"]')
   .max(EVENT_NAMES.length)
   .refine((a) => !a.includes("*") || a.length === 1, { message: 'use ["*"] alone for every event type' })
   .refine((a) => new Set(a).size === a.length, { message: "must not repeat an event type" });
@@ -46,9 +46,7 @@ const deliveryPatch = z
   )
   .strict();
 
-export const CreateWebhookSchema = z
-  .object({ url, events, description, delivery: deliveryPatch.nullish() })
-  .strict();
+export const CreateWebhookSchema = z.object({ url, events, description, delivery: deliveryPatch.nullish() }).strict();
 
 export const UpdateWebhookSchema = z
   .object({ url: url.optional(), events: events.optional(), description, delivery: deliveryPatch.nullish() })

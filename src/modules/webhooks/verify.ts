@@ -28,7 +28,11 @@ async function runEndpointHandshake(
   const scoped = app.scoped(tenantId);
   const endpoint = await scoped.webhookEndpoint.findUnique({
     where: { id: endpointId },
-    select: { url: true, handshakeChallenge: true, secrets: { where: { validUntil: null }, select: { kid: true, secretEnc: true, validUntil: true } } },
+    select: {
+      url: true,
+      handshakeChallenge: true,
+      secrets: { where: { validUntil: null }, select: { kid: true, secretEnc: true, validUntil: true } },
+    },
   });
   if (!endpoint) return { verified: false, error: "the endpoint was deleted" };
   if (endpoint.handshakeChallenge !== challenge) return { verified: false, error: "a newer handshake replaced this one" };
