@@ -142,6 +142,26 @@ BEGIN
   RETURN d;
 END $$;
 
+-- The comment for a write: its discussion locked first, then the comment read under that lock.
+-- Unknown, or not visible to this caller (moderators see every comment) → 404.
+CREATE FUNCTION eng_locked_comment(p_tenant text, p_id text, p_moderator boolean, p_reader text) RETURNS comments
+LANGUAGE plpgsql AS $$
+DECLARE
+  c comments;
+BEGIN
+  PERFORM eng_lock_discussion_of(p_tenant, p_id);
+  SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
+  IF c.id IS NULL OR NOT eng_visible_to(c, p_moderator, p_reader) THEN
+    PERFORM eng_refuse('404', 'not_found', 'Comment not found.');
+  END IF;
+  RETURN c;
+END $$;
+
+-- The (already locked) discussion row of a comment.
+CREATE FUNCTION eng_discussion(p_tenant text, p_id text) RETURNS discussions LANGUAGE sql STABLE AS $$
+  SELECT * FROM discussions WHERE tenant_id = p_tenant AND id = p_id
+$$;
+
 -- Who may see a comment (src/modules/comments/visibility.ts visibleTo).
 CREATE FUNCTION eng_visible_to(c comments, p_moderator boolean, p_reader text) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
   SELECT c.status = 'approved' OR (c.status = 'deleted' AND c.published_at IS NOT NULL) OR p_moderator
@@ -193,12 +213,9 @@ DECLARE
   d discussions;
   c comments;
 BEGIN
-  d := eng_lock_discussion_of(p_tenant, p_id);
-  SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
-  IF c.id IS NULL THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
-  IF c.status = 'deleted' OR NOT eng_visible_to(c, p_moderator, p_reader) THEN
-    PERFORM eng_refuse('404', 'not_found', 'Comment not found.');
-  END IF;
+  c := eng_locked_comment(p_tenant, p_id, p_moderator, p_reader);
+  d := eng_discussion(p_tenant, c.discussion_id);
+  IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
   IF c.author_id IS DISTINCT FROM p_reader THEN PERFORM eng_refuse('403', 'not_author', 'Only the comment''s author may edit it.'); END IF;
   PERFORM eng_assert_writable(d);
   IF p_window_seconds > 0 AND p_at - c.created_at > make_interval(secs => p_window_seconds) THEN
@@ -217,10 +234,8 @@ DECLARE
   c comments;
   v_was_visible boolean;
 BEGIN
-  d := eng_lock_discussion_of(p_tenant, p_id);
-  SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
-  IF c.id IS NULL THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
-  IF NOT eng_visible_to(c, p_moderator, p_reader) THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  c := eng_locked_comment(p_tenant, p_id, p_moderator, p_reader);
+  d := eng_discussion(p_tenant, c.discussion_id);
   IF NOT p_moderator AND c.author_id IS DISTINCT FROM p_reader THEN
     PERFORM eng_refuse('403', 'not_author', 'Only the author or a moderator may delete this comment.');
   END IF;
@@ -244,9 +259,8 @@ DECLARE
   v_first boolean;
   v_events json[];
 BEGIN
-  d := eng_lock_discussion_of(p_tenant, p_id);
-  SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
-  IF c.id IS NULL THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  c := eng_locked_comment(p_tenant, p_id, true, NULL);
+  d := eng_discussion(p_tenant, c.discussion_id);
   IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
   PERFORM eng_assert_not_archived(d);
   IF c.status::text = p_to THEN RETURN eng_result(c, ARRAY[]::json[]); END IF;
@@ -273,9 +287,8 @@ DECLARE
   d discussions;
   c comments;
 BEGIN
-  d := eng_lock_discussion_of(p_tenant, p_id);
-  SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
-  IF c.id IS NULL THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  c := eng_locked_comment(p_tenant, p_id, true, NULL);
+  d := eng_discussion(p_tenant, c.discussion_id);
   IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
   PERFORM eng_assert_not_archived(d);
   IF c.pinned = p_pinned THEN RETURN eng_result(c, ARRAY[]::json[]); END IF;
@@ -296,10 +309,8 @@ DECLARE
   v_counts jsonb;
   v_result json;
 BEGIN
-  d := eng_lock_discussion_of(p_tenant, p_comment);
-  SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_comment;
-  IF c.id IS NULL THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
-  IF NOT eng_visible_to(c, p_moderator, p_reader) THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  c := eng_locked_comment(p_tenant, p_comment, p_moderator, p_reader);
+  d := eng_discussion(p_tenant, c.discussion_id);
   IF c.status <> 'approved' THEN PERFORM eng_refuse('409', 'comment_not_approved', 'Only approved comments take reactions.'); END IF;
   PERFORM eng_assert_writable(d);
   PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
