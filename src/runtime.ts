@@ -13,6 +13,7 @@ import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
+import { createAuthCache } from "./auth/auth-cache.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
 import { busMessageOf } from "./events/fanout.js";
@@ -84,6 +85,7 @@ export async function createRuntime(
     const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret);
     const base = { config, prisma: db.prisma, clock, log, secretBox };
     const webhooks = createWebhookRuntime(base, opts.webhooks);
+    const authCache = createAuthCache({ redisUrl: config.REDIS_URL, redis, log });
     const streams = new StreamHub({
       app: base,
       bus,
@@ -103,6 +105,7 @@ export async function createRuntime(
         log,
       }),
       rateLimiter: createRateLimiter({ prisma: db.prisma, redis }),
+      authCache,
       scoped: createScopeCache(db.prisma),
       streams,
       webhooks,
@@ -113,6 +116,7 @@ export async function createRuntime(
       redis,
       async close() {
         await streams.shutdown();
+        await authCache.close();
         await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));
         await bus.close().catch(() => undefined);
         redis?.disconnect();

@@ -20,8 +20,10 @@ async function keyWith(tenantId: string, capabilities: string[]): Promise<string
   return k.raw;
 }
 
-const setSettings = (tenantId: string, settings: Record<string, number | string | string[]>) =>
-  prisma().tenant.update({ where: { id: tenantId }, data: { settings } });
+const setSettings = async (tenantId: string, settings: Record<string, number | string | string[]>) => {
+  await prisma().tenant.update({ where: { id: tenantId }, data: { settings } });
+  server.app.runtime.services.authCache.invalidateTenant(tenantId); // written behind the API's back
+};
 
 const eventsOf = (tenantId: string, discussionId: string) =>
   prisma().event.findMany({ where: { tenantId, discussionId }, orderBy: { seq: "asc" } });

@@ -24,6 +24,7 @@ async function keyWith(s: TestServer, tenantId: string, capabilities: string[]):
 
 async function setSettings(s: TestServer, tenantId: string, settings: Record<string, number | string | string[]>) {
   await s.app.runtime.services.prisma.tenant.update({ where: { id: tenantId }, data: { settings } });
+  s.app.runtime.services.authCache.invalidateTenant(tenantId); // written behind the API's back
 }
 
 /** A client acting as reader `sub` through a key with no capabilities (a plain publisher key). */

@@ -4,6 +4,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { ALL_CAPABILITIES, type Principal } from "./principal.js";
+import type { AuthCache } from "./auth-cache.js";
 
 const enc = new TextEncoder();
 
@@ -23,7 +24,13 @@ export async function signAdminToken(opts: {
     .sign(enc.encode(opts.secret));
 }
 
-export async function authenticateAdminToken(prisma: PrismaClient, token: string, secret: string, clock: Clock): Promise<Principal> {
+export async function authenticateAdminToken(
+  prisma: PrismaClient,
+  token: string,
+  secret: string,
+  clock: Clock,
+  cache?: AuthCache,
+): Promise<Principal> {
   let payload;
   try {
     ({ payload } = await jwtVerify(token, enc.encode(secret), {
@@ -39,7 +46,8 @@ export async function authenticateAdminToken(prisma: PrismaClient, token: string
   if (typeof tid !== "string" || typeof payload.sub !== "string") {
     throw errors.unauthenticated("The admin token is not valid.");
   }
-  const tenant = await prisma.tenant.findUnique({ where: { id: tid }, select: { id: true } });
+  const tenant = cache?.tenant(tid) ?? (await prisma.tenant.findUnique({ where: { id: tid } }));
   if (!tenant) throw errors.unauthenticated("The admin token names an unknown tenant.");
+  cache?.putTenant(tenant);
   return { kind: "admin", tenantId: tid, subject: payload.sub, capabilities: ALL_CAPABILITIES };
 }

@@ -5,6 +5,7 @@ import type { PrismaClient, Tenant } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { isCapability, type Capability } from "./capabilities.js";
+import type { AuthCache, CachedKey } from "./auth-cache.js";
 import type { Principal } from "./principal.js";
 
 const KEY_RE = /^ek_[0-9a-f]{64}$/;
@@ -49,21 +50,18 @@ export async function authenticateApiKey(
   prisma: PrismaClient,
   raw: string,
   clock: Clock,
+  cache?: AuthCache,
 ): Promise<{ principal: Principal; tenant: Tenant }> {
   if (!KEY_RE.test(raw)) throw errors.unauthenticated("The API key is not valid.");
-  // Raw SQL on the hottest path of every request: one indexed lookup, no query-plan building.
-  const [key] = await prisma.$queryRaw<KeyRow[]>`
-    SELECT k.id, k.tenant_id AS "tenantId", k.capabilities, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
-           k.last_used_at AS "lastUsedAt", t.name AS "tenantName", t.identity_secret_enc AS "identitySecretEnc",
-           t.settings, t.created_at AS "tenantCreatedAt"
-      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-     WHERE k.key_hash = ${hashApiKey(raw)}`;
+  const hash = hashApiKey(raw);
+  const key = cache?.key(hash) ?? (await lookupKey(prisma, hash, cache));
   if (!key) throw errors.unauthenticated("The API key is not valid.");
   const now = clock.now();
-  const state = keyState(key, now);
+  const state = keyState(key, now); // to the second, cached or not
   if (state === "revoked") throw errors.keyRevoked();
   if (state === "expired") throw errors.keyExpired();
   if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+    key.lastUsedAt = now; // the cached entry too: one bookkeeping write per key per resolution
     // Best effort and off the request path: a failed bookkeeping write must not fail the request.
     void prisma.apiKey.updateMany({ where: { id: key.id }, data: { lastUsedAt: now } }).catch(() => undefined);
   }
@@ -74,6 +72,26 @@ export async function authenticateApiKey(
       keyId: key.id,
       capabilities: new Set(key.capabilities.filter(isCapability) as Capability[]),
     },
+    tenant: key.tenant,
+  };
+}
+
+/** One indexed lookup of the key with its tenant's row (raw SQL: no query-plan building). */
+async function lookupKey(prisma: PrismaClient, hash: string, cache: AuthCache | undefined): Promise<CachedKey | undefined> {
+  const [key] = await prisma.$queryRaw<KeyRow[]>`
+    SELECT k.id, k.tenant_id AS "tenantId", k.capabilities, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
+           k.last_used_at AS "lastUsedAt", t.name AS "tenantName", t.identity_secret_enc AS "identitySecretEnc",
+           t.settings, t.created_at AS "tenantCreatedAt"
+      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+     WHERE k.key_hash = ${hash}`;
+  if (!key) return undefined;
+  const cached: CachedKey = {
+    id: key.id,
+    tenantId: key.tenantId,
+    capabilities: key.capabilities,
+    expiresAt: key.expiresAt,
+    revokedAt: key.revokedAt,
+    lastUsedAt: key.lastUsedAt,
     tenant: {
       id: key.tenantId,
       name: key.tenantName,
@@ -82,4 +100,6 @@ export async function authenticateApiKey(
       createdAt: key.tenantCreatedAt,
     },
   };
+  cache?.putKey(hash, cached);
+  return cached;
 }

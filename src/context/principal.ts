@@ -23,12 +23,12 @@ export function header(h: HeaderBag, name: string): string | null {
  */
 export async function resolvePrincipal(app: AppServices, headers: HeaderBag): Promise<{ principal: Principal; tenant?: Tenant } | null> {
   const apiKey = header(headers, "x-api-key");
-  if (apiKey) return authenticateApiKey(app.prisma, apiKey.trim(), app.clock);
+  if (apiKey) return authenticateApiKey(app.prisma, apiKey.trim(), app.clock, app.authCache);
   const authz = header(headers, "authorization");
   if (authz) {
     const m = /^Bearer\s+(\S+)$/i.exec(authz.trim());
     if (!m?.[1]) throw errors.unauthenticated("Authorization must be 'Bearer <admin JWT>'.");
-    return { principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock) };
+    return { principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock, app.authCache) };
   }
   return null;
 }

@@ -49,7 +49,13 @@ export function db(ctx: RequestContext): ScopedPrisma {
 
 export function loadTenant(ctx: RequestContext): Promise<Tenant> {
   const tenantId = tenantIdOf(ctx);
-  ctx.cache.tenant ??= ctx.app.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId } });
+  ctx.cache.tenant ??= (async () => {
+    const cached = ctx.app.authCache.tenant(tenantId);
+    if (cached) return cached;
+    const tenant = await ctx.app.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId } });
+    ctx.app.authCache.putTenant(tenant);
+    return tenant;
+  })();
   return ctx.cache.tenant;
 }
 

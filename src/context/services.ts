@@ -10,6 +10,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { RateLimiter } from "../auth/rate-limit.js";
+import type { AuthCache } from "../auth/auth-cache.js";
 import type { EventPipeline } from "../events/pipeline.js";
 import type { StreamHub } from "../stream/hub.js";
 import type { WebhookRuntime } from "../delivery/runtime.js";
@@ -27,6 +28,8 @@ export interface AppServices {
   /** what follows a committed event: fan-out, and a webhook worker wake-up when jobs were queued */
   events: EventPipeline;
   rateLimiter: RateLimiter;
+  /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
+  authCache: AuthCache;
   /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */
   scoped: (tenantId: string) => ScopedPrisma;
   /** the instance's SSE streams and GraphQL subscriptions */

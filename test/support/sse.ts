@@ -156,6 +156,7 @@ export async function patchSettings(server: TestServer, tenantId: string, patch:
     merged[k] = v && typeof v === "object" && cur && typeof cur === "object" ? { ...cur, ...v } : v;
   }
   await prisma.tenant.update({ where: { id: tenantId }, data: { settings: merged as any } });
+  server.app.runtime.services.authCache.invalidateTenant(tenantId); // written behind the API's back
 }
 
 /** An API key with exactly these capabilities (made in the database, as `POST /keys` would). */

@@ -104,5 +104,5 @@ export async function revokeApiKey(ctx: RequestContext, id: string): Promise<Api
     const key = await tx.apiKey.findUnique({ where: { id } });
     if (!key) throw errors.notFound("API key");
     return key;
-  });
+  }).finally(() => ctx.app.authCache.invalidateTenant(tenantId));
 }

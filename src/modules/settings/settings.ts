@@ -32,6 +32,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     return full.data;
   });
   delete ctx.cache.tenant;
+  ctx.app.authCache.invalidateTenant(tenantId);
   ctx.app.rateLimiter.invalidate(tenantId);
   return settings;
 }
@@ -45,5 +46,6 @@ export async function rotateIdentitySecret(ctx: RequestContext): Promise<string>
   );
   delete ctx.cache.tenant;
   delete ctx.cache.reader;
+  ctx.app.authCache.invalidateTenant(tenantId);
   return secret;
 }

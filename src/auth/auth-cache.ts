@@ -1,0 +1,140 @@
+// Authentication without a database round trip in steady state: API keys (by the sha256 of the raw
+// key, with their tenant's row) and tenant rows (admin JWTs, settings, identity secrets) are kept in
+// process. Expiry is checked against the clock on every use, cached or not; revocation, settings
+// changes and identity-secret rotation drop the tenant's entries on this instance at once and on
+// every other instance through a Redis message (within milliseconds). Entries also expire after
+// `ttlMs` (60 s) as a safety net, and while the invalidation channel is not connected nothing is
+// served from the cache at all, so a lost message can never keep a revoked key alive. Unknown keys
+// are never cached, so random keys cannot grow memory; the cache holds at most `maxEntries`.
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { Tenant } from "../generated/prisma/client.js";
+
+export interface CachedKey {
+  id: string;
+  tenantId: string;
+  capabilities: string[];
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  tenant: Tenant;
+}
+
+export interface AuthCache {
+  key(hash: string): CachedKey | undefined;
+  putKey(hash: string, key: CachedKey): void;
+  tenant(id: string): Tenant | undefined;
+  putTenant(tenant: Tenant): void;
+  /** Drops everything cached for the tenant here, and tells every other instance to do the same. */
+  invalidateTenant(tenantId: string): void;
+  close(): Promise<void>;
+}
+
+export const AUTH_INVALIDATION_CHANNEL = "eng:auth:invalidate";
+
+interface Entry<T> {
+  value: T;
+  at: number;
+}
+
+export function createAuthCache(opts: {
+  /** a Redis URL when several instances share the database; absent = one instance */
+  redisUrl?: string | undefined;
+  /** the command connection, for publishing invalidations */
+  redis?: Redis | undefined;
+  log: Logger;
+  ttlMs?: number;
+  maxEntries?: number;
+  now?: () => number;
+}): AuthCache {
+  const ttlMs = opts.ttlMs ?? 60_000;
+  const maxEntries = opts.maxEntries ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const keys = new Map<string, Entry<CachedKey>>();
+  const tenants = new Map<string, Entry<Tenant>>();
+  const keysOfTenant = new Map<string, Set<string>>();
+  let listening = !opts.redisUrl; // without Redis this is the only instance
+
+  let subscriber: Redis | undefined;
+  if (opts.redisUrl) {
+    const sub = new Redis(opts.redisUrl, { connectionName: "eng-auth-invalidate", maxRetriesPerRequest: null });
+    subscriber = sub;
+    sub.on("error", (err: Error) => opts.log.warn({ err: err.message }, "auth cache: invalidation channel error"));
+    sub.on("ready", () => {
+      sub.subscribe(AUTH_INVALIDATION_CHANNEL).then(
+        () => {
+          clearAll(); // anything may have changed while we were not listening
+          listening = true;
+        },
+        (err: unknown) => opts.log.warn({ err }, "auth cache: could not subscribe"),
+      );
+    });
+    sub.on("close", () => {
+      listening = false;
+      clearAll();
+    });
+    sub.on("message", (_channel: string, tenantId: string) => dropTenant(tenantId));
+  }
+
+  function clearAll(): void {
+    keys.clear();
+    tenants.clear();
+    keysOfTenant.clear();
+  }
+
+  function dropTenant(tenantId: string): void {
+    tenants.delete(tenantId);
+    for (const hash of keysOfTenant.get(tenantId) ?? []) keys.delete(hash);
+    keysOfTenant.delete(tenantId);
+  }
+
+  function fresh<T>(map: Map<string, Entry<T>>, id: string): T | undefined {
+    if (!listening) return undefined;
+    const e = map.get(id);
+    if (!e) return undefined;
+    if (now() - e.at >= ttlMs) {
+      map.delete(id);
+      return undefined;
+    }
+    return e.value;
+  }
+
+  function bound<T>(map: Map<string, Entry<T>>): void {
+    while (map.size > maxEntries) {
+      const oldest = map.keys().next().value;
+      if (oldest === undefined) break;
+      map.delete(oldest);
+    }
+  }
+
+  return {
+    key: (hash) => fresh(keys, hash),
+    putKey(hash, key) {
+      if (!listening) return;
+      keys.delete(hash);
+      keys.set(hash, { value: key, at: now() });
+      let set = keysOfTenant.get(key.tenantId);
+      if (!set) keysOfTenant.set(key.tenantId, (set = new Set()));
+      set.add(hash);
+      bound(keys);
+    },
+    tenant: (id) => fresh(tenants, id),
+    putTenant(tenant) {
+      if (!listening) return;
+      tenants.delete(tenant.id);
+      tenants.set(tenant.id, { value: tenant, at: now() });
+      bound(tenants);
+    },
+    invalidateTenant(tenantId) {
+      dropTenant(tenantId);
+      opts.redis?.publish(AUTH_INVALIDATION_CHANNEL, tenantId).catch((err: unknown) => {
+        opts.log.warn({ err, tenantId }, "auth cache: invalidation not published; other instances drop it within their TTL");
+      });
+    },
+    async close() {
+      listening = false;
+      clearAll();
+      subscriber?.disconnect();
+    },
+  };
+}
