@@ -1,0 +1,187 @@
+// The floor: a minimal hand-written server doing the same durable work as the service's hot paths
+// (issue "hot paths"), to measure the service against in the same run. Fastify + pg + jose +
+// ioredis, its own tables in its own database: API-key lookup by sha256 (one SELECT, no cache),
+// the identity JWT verified with jose, then ONE SQL statement per write (the discussion upserted
+// with its seq bumped, the reader upserted only if it changed, the comment and the event row
+// inserted), then PUBLISH. Reads are one SELECT. `synchronous_commit` stays on.
+// Env: DATABASE_URL (a database of its own), REDIS_URL, PORT. Prints `ready <json>` when listening.
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import Fastify from "fastify";
+import pg from "pg";
+import { jwtVerify } from "jose";
+import { Redis } from "ioredis";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
+const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+
+await pool.query(`
+  CREATE TABLE IF NOT EXISTS f_tenants (id text PRIMARY KEY, identity_secret text NOT NULL);
+  CREATE TABLE IF NOT EXISTS f_keys (hash text PRIMARY KEY, tenant_id text NOT NULL REFERENCES f_tenants);
+  CREATE TABLE IF NOT EXISTS f_discussions (tenant_id text, id text, seq int NOT NULL DEFAULT 0,
+    comment_count int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, id));
+  CREATE TABLE IF NOT EXISTS f_readers (tenant_id text, id text, name text NOT NULL, avatar_url text, PRIMARY KEY (tenant_id, id));
+  CREATE TABLE IF NOT EXISTS f_comments (id text PRIMARY KEY, tenant_id text NOT NULL, discussion_id text NOT NULL,
+    author_id text NOT NULL, body text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL,
+    reaction_counts jsonb NOT NULL DEFAULT '{}', reaction_total int NOT NULL DEFAULT 0, reply_count int NOT NULL DEFAULT 0);
+  CREATE INDEX IF NOT EXISTS f_comments_list ON f_comments (tenant_id, discussion_id, created_at DESC, id DESC);
+  CREATE TABLE IF NOT EXISTS f_reactions (comment_id text, reader_id text, kind text, PRIMARY KEY (comment_id, reader_id, kind));
+  CREATE TABLE IF NOT EXISTS f_events (id uuid PRIMARY KEY, tenant_id text NOT NULL, discussion_id text NOT NULL, seq int NOT NULL,
+    type text NOT NULL, payload jsonb NOT NULL, occurred_at timestamptz NOT NULL, UNIQUE (tenant_id, discussion_id, seq));
+`);
+const tenantId = "ten_floor";
+const apiKey = `ek_${randomBytes(32).toString("hex")}`;
+const identitySecret = randomBytes(24).toString("hex");
+await pool.query("INSERT INTO f_tenants VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET identity_secret = EXCLUDED.identity_secret", [
+  tenantId,
+  identitySecret,
+]);
+await pool.query("INSERT INTO f_keys VALUES ($1, $2)", [sha256(apiKey), tenantId]);
+
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(code);
+  }
+}
+
+async function auth(headers: Record<string, unknown>): Promise<{ tenantId: string; identitySecret: string }> {
+  const key = headers["x-api-key"];
+  if (typeof key !== "string") throw new Refusal(401, "unauthenticated");
+  const { rows } = await pool.query({
+    name: "f_key",
+    text: "SELECT k.tenant_id, t.identity_secret FROM f_keys k JOIN f_tenants t ON t.id = k.tenant_id WHERE k.hash = $1",
+    values: [sha256(key)],
+  });
+  if (!rows[0]) throw new Refusal(401, "unauthenticated");
+  return { tenantId: rows[0].tenant_id, identitySecret: rows[0].identity_secret };
+}
+
+async function reader(headers: Record<string, unknown>, secret: string) {
+  const token = headers["x-service-identity"];
+  if (typeof token !== "string") throw new Refusal(401, "invalid_identity");
+  const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ["HS256"] });
+  return { id: String(payload.sub), name: String(payload.name), avatarUrl: (payload.avatarUrl as string | undefined) ?? null };
+}
+
+const POST = `
+  WITH d AS (
+    INSERT INTO f_discussions AS x (tenant_id, id, seq, comment_count) VALUES ($1, $2, 1, 1)
+    ON CONFLICT (tenant_id, id) DO UPDATE SET seq = x.seq + 1, comment_count = x.comment_count + 1
+    RETURNING seq
+  ), r AS (
+    INSERT INTO f_readers AS x (tenant_id, id, name, avatar_url) VALUES ($1, $4, $5, $6)
+    ON CONFLICT (tenant_id, id) DO UPDATE SET name = EXCLUDED.name, avatar_url = EXCLUDED.avatar_url
+      WHERE x.name IS DISTINCT FROM EXCLUDED.name OR x.avatar_url IS DISTINCT FROM EXCLUDED.avatar_url
+  ), c AS (
+    INSERT INTO f_comments (id, tenant_id, discussion_id, author_id, body, status, created_at)
+    VALUES ($3, $1, $2, $4, $7, 'approved', now()) RETURNING created_at
+  ), e AS (
+    INSERT INTO f_events (id, tenant_id, discussion_id, seq, type, payload, occurred_at)
+    SELECT $8::uuid, $1, $2, d.seq, 'comment_created', $9::jsonb || jsonb_build_object('seq', d.seq), now() FROM d
+  )
+  SELECT d.seq, c.created_at FROM d, c`;
+
+const TOGGLE = `
+  WITH cm AS (SELECT discussion_id FROM f_comments WHERE tenant_id = $1 AND id = $2),
+  d AS (
+    UPDATE f_discussions SET seq = seq + 1 WHERE tenant_id = $1 AND id = (SELECT discussion_id FROM cm) RETURNING id, seq
+  ), del AS (
+    DELETE FROM f_reactions WHERE comment_id = $2 AND reader_id = $3 AND kind = $4 AND EXISTS (SELECT 1 FROM d) RETURNING 1
+  ), ins AS (
+    INSERT INTO f_reactions SELECT $2, $3, $4 FROM d WHERE NOT EXISTS (SELECT 1 FROM del) ON CONFLICT DO NOTHING RETURNING 1
+  ), c AS (
+    UPDATE f_comments SET
+      reaction_counts = jsonb_set(reaction_counts, ARRAY[$4::text],
+        to_jsonb(COALESCE((reaction_counts ->> $4)::int, 0) + CASE WHEN EXISTS (SELECT 1 FROM ins) THEN 1 ELSE -1 END)),
+      reaction_total = reaction_total + CASE WHEN EXISTS (SELECT 1 FROM ins) THEN 1 ELSE -1 END
+    WHERE id = $2 AND EXISTS (SELECT 1 FROM d) RETURNING reaction_counts
+  ), e AS (
+    INSERT INTO f_events (id, tenant_id, discussion_id, seq, type, payload, occurred_at)
+    SELECT $5::uuid, $1, d.id, d.seq, 'reaction_toggled', jsonb_build_object('commentId', $2::text, 'kind', $4::text), now() FROM d
+  )
+  SELECT d.id AS discussion_id, d.seq, c.reaction_counts, EXISTS (SELECT 1 FROM ins) AS active FROM d, c`;
+
+const COLUMNS = `c.id, c.discussion_id, c.body, c.status, c.created_at, c.reaction_counts, c.reply_count, r.id AS author_id, r.name, r.avatar_url`;
+const LIST = `SELECT ${COLUMNS} FROM f_comments c JOIN f_readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+  WHERE c.tenant_id = $1 AND c.discussion_id = $2 ORDER BY c.created_at DESC, c.id DESC LIMIT $3`;
+const ONE = `SELECT ${COLUMNS} FROM f_comments c JOIN f_readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+  WHERE c.tenant_id = $1 AND c.id = $2`;
+
+const dto = (r: Record<string, unknown>) => ({
+  id: r.id,
+  discussionId: r.discussion_id,
+  parentId: null,
+  author: { id: r.author_id, name: r.name, avatarUrl: r.avatar_url },
+  body: r.body,
+  status: r.status,
+  pinned: false,
+  editedAt: null,
+  createdAt: (r.created_at as Date).toISOString(),
+  reactions: r.reaction_counts,
+  replyCount: r.reply_count,
+});
+
+const app = Fastify({ logger: false });
+app.setErrorHandler((err, _req, reply) => {
+  const status = err instanceof Refusal ? err.status : 500;
+  void reply.status(status).send({ code: err instanceof Refusal ? err.code : "internal_error" });
+});
+
+app.post<{ Params: { id: string }; Body: { body?: string } }>("/api/v1/discussions/:id/comments", async (req, reply) => {
+  const t = await auth(req.headers);
+  const r = await reader(req.headers, t.identitySecret);
+  const body = req.body?.body;
+  if (typeof body !== "string" || body.trim() === "") throw new Refusal(422, "validation_failed");
+  const id = `cmt_${randomBytes(12).toString("base64url")}`;
+  const eventId = randomUUID();
+  const comment = { id, discussionId: req.params.id, parentId: null, author: r, body, status: "approved", pinned: false };
+  const envelope = { id: eventId, type: "comment_created", tenantId: t.tenantId, discussionId: req.params.id, data: { comment } };
+  const { rows } = await pool.query({
+    name: "f_post",
+    text: POST,
+    values: [t.tenantId, req.params.id, id, r.id, r.name, r.avatarUrl, body, eventId, JSON.stringify(envelope)],
+  });
+  const seq = rows[0].seq as number;
+  void redis.publish(`f:${t.tenantId}:${req.params.id}`, JSON.stringify({ ...envelope, seq }));
+  return reply
+    .status(201)
+    .send({ ...comment, editedAt: null, createdAt: (rows[0].created_at as Date).toISOString(), reactions: {}, replyCount: 0 });
+});
+
+app.post<{ Params: { id: string }; Body: { kind?: string } }>("/api/v1/comments/:id/reactions", async (req) => {
+  const t = await auth(req.headers);
+  const r = await reader(req.headers, t.identitySecret);
+  const kind = req.body?.kind;
+  if (typeof kind !== "string") throw new Refusal(422, "validation_failed");
+  const { rows } = await pool.query({ name: "f_toggle", text: TOGGLE, values: [t.tenantId, req.params.id, r.id, kind, randomUUID()] });
+  if (!rows[0]) throw new Refusal(404, "not_found");
+  const result = { commentId: req.params.id, readerId: r.id, kind, active: rows[0].active, counts: rows[0].reaction_counts };
+  void redis.publish(
+    `f:${t.tenantId}:${rows[0].discussion_id}`,
+    JSON.stringify({ seq: rows[0].seq, type: "reaction_toggled", data: result }),
+  );
+  return result;
+});
+
+app.get<{ Params: { id: string }; Querystring: { limit?: string } }>("/api/v1/discussions/:id/comments", async (req) => {
+  const t = await auth(req.headers);
+  const limit = Math.min(100, Number(req.query.limit ?? 20));
+  const { rows } = await pool.query({ name: "f_list", text: LIST, values: [t.tenantId, req.params.id, limit + 1] });
+  const items = rows.slice(0, limit).map(dto);
+  return { items, nextCursor: rows.length > limit ? Buffer.from(JSON.stringify([items.at(-1)?.id])).toString("base64url") : null };
+});
+
+app.get<{ Params: { id: string } }>("/api/v1/comments/:id", async (req) => {
+  const t = await auth(req.headers);
+  const { rows } = await pool.query({ name: "f_one", text: ONE, values: [t.tenantId, req.params.id] });
+  if (!rows[0]) throw new Refusal(404, "not_found");
+  return dto(rows[0]);
+});
+
+const { rows: sc } = await pool.query("SHOW synchronous_commit");
+await app.listen({ port: Number(process.env.PORT ?? 0), host: "127.0.0.1" });
+const address = app.server.address() as { port: number };
+console.log(`ready ${JSON.stringify({ port: address.port, apiKey, identitySecret, synchronousCommit: sc[0].synchronous_commit })}`);

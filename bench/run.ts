@@ -1,0 +1,262 @@
+// npm run bench — the hot paths beside a hand-written floor doing the same durable work, measured in
+// the same run (issue "hot paths"). Starts three processes: a bare graphql-yoga `{hello}`, the floor
+// (bench/floor/server.ts, its own database) and the service (src/main.ts, its own database), warms
+// each up, then runs autocannon per path, floor then service back to back, and prints a table with
+// the service/floor ratios. Compare ratios, never absolute numbers: these machines are noisy.
+// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all).
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import autocannon from "autocannon";
+import pg from "pg";
+import { SignJWT } from "jose";
+import { fmtTable, PG_ADMIN_URL } from "./support.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const PATHS = (process.env.BENCH_PATHS ?? "post-hot,post-spread,reaction,list-rest,list-graphql,get-one").split(",");
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
+
+const children: ChildProcess[] = [];
+const databases: string[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function createDatabase(tag: string): Promise<string> {
+  const name = `eng_bench_${tag}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  databases.push(name);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Starts `node --import tsx <script>` and resolves with the JSON after its `ready ` line. */
+function startReady(script: string, env: Record<string, string>): Promise<Record<string, unknown>> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /ready (\{.*\})/.exec(out);
+      if (m) resolve(JSON.parse(m[1]!) as Record<string, unknown>);
+    });
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+async function startService(): Promise<{ url: string; apiKey: string; identitySecret: string; synchronousCommit: string }> {
+  const databaseUrl = await createDatabase("svc");
+  const port = await freePort();
+  const env = { DATABASE_URL: databaseUrl, REDIS_URL, ADMIN_JWT_SECRET, PORT: String(port), LOG_LEVEL: "error", RUN_WEBHOOK_WORKER: "1" };
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      if (i > 300) throw new Error("the service did not start");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
+  const tenant = JSON.parse(out.trim().split("\n").pop()!) as { tenantId: string; apiKey: string; identitySecret: string };
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  // a budget no bench run reaches: we measure the service, not the limiter's refusals
+  await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 100000000}}' WHERE id = $1`, [tenant.tenantId]);
+  const sc = (await db.query("SHOW synchronous_commit")).rows[0].synchronous_commit as string;
+  await db.end();
+  return { url, apiKey: tenant.apiKey, identitySecret: tenant.identitySecret, synchronousCommit: sc };
+}
+
+interface Target {
+  name: "floor" | "service";
+  url: string;
+  apiKey: string;
+  identities: string[];
+  commentId?: string;
+}
+
+async function identities(secret: string): Promise<string[]> {
+  const now = Math.floor(Date.now() / 1000);
+  return Promise.all(
+    Array.from({ length: 100 }, (_, i) =>
+      new SignJWT({ name: `Reader ${i}` })
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject(`r${i}`)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 3000)
+        .sign(new TextEncoder().encode(secret)),
+    ),
+  );
+}
+
+const GRAPHQL_LIST = JSON.stringify({
+  query: `{ comments(discussionId: "hot", limit: 20) { items { id discussionId parentId author { id name avatarUrl } body status pinned editedAt createdAt reactions replyCount } nextCursor } }`,
+});
+
+/** The autocannon options of one path against one target. */
+function pathOptions(path: string, t: Target): autocannon.Options {
+  const base = { url: t.url, connections: CONNECTIONS, duration: SECONDS };
+  const json = { "content-type": "application/json", "x-api-key": t.apiKey };
+  const pick = <T>(a: T[]) => a[Math.floor(Math.random() * a.length)]!;
+  switch (path) {
+    case "post-hot":
+    case "post-spread":
+      return {
+        ...base,
+        requests: [
+          {
+            method: "POST",
+            path: "/api/v1/discussions/hot/comments",
+            body: JSON.stringify({ body: "hello from the bench" }),
+            setupRequest: (req) => ({
+              ...req,
+              path:
+                path === "post-hot"
+                  ? "/api/v1/discussions/hot/comments"
+                  : `/api/v1/discussions/d${Math.floor(Math.random() * 1000)}/comments`,
+              headers: { ...json, "x-service-identity": pick(t.identities) },
+            }),
+          },
+        ],
+      };
+    case "reaction":
+      return {
+        ...base,
+        requests: [
+          {
+            method: "POST",
+            path: `/api/v1/comments/${t.commentId}/reactions`,
+            body: JSON.stringify({ kind: "like" }),
+            setupRequest: (req) => ({ ...req, headers: { ...json, "x-service-identity": pick(t.identities) } }),
+          },
+        ],
+      };
+    case "list-rest":
+      return { ...base, url: `${t.url}/api/v1/discussions/hot/comments?limit=20`, method: "GET", headers: { "x-api-key": t.apiKey } };
+    case "list-graphql":
+      // the floor has no GraphQL: its REST list is the floor for the GraphQL list too
+      return t.name === "floor"
+        ? pathOptions("list-rest", t)
+        : { ...base, url: `${t.url}/graphql`, method: "POST", headers: json, body: GRAPHQL_LIST };
+    case "get-one":
+      return { ...base, url: `${t.url}/api/v1/comments/${t.commentId}`, method: "GET", headers: { "x-api-key": t.apiKey } };
+    default:
+      throw new Error(`unknown path ${path}`);
+  }
+}
+
+interface Measured {
+  rps: number;
+  p50: number;
+  p99: number;
+  bad: number;
+}
+
+async function measure(opts: autocannon.Options): Promise<Measured> {
+  const r = await autocannon(opts);
+  const bad = r.non2xx + r.errors + r.timeouts;
+  if (bad > 0)
+    console.warn(`${String(opts.url)}: non-2xx by status ${JSON.stringify(r.statusCodeStats)}, errors ${r.errors}, timeouts ${r.timeouts}`);
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad };
+}
+
+async function seedComment(t: Target): Promise<string> {
+  const res = await fetch(`${t.url}/api/v1/discussions/hot/comments`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": t.apiKey, "x-service-identity": t.identities[0]! },
+    body: JSON.stringify({ body: "the reacted-to comment" }),
+  });
+  if (res.status !== 201) throw new Error(`${t.name}: seeding a comment answered ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+async function main() {
+  const yoga = await startReady("bench/floor/bare-yoga.ts", { PORT: String(await freePort()) });
+  const floorInfo = await startReady("bench/floor/server.ts", { DATABASE_URL: await createDatabase("floor"), REDIS_URL, PORT: "0" });
+  const svc = await startService();
+  const floor: Target = {
+    name: "floor",
+    url: `http://127.0.0.1:${floorInfo.port as number}`,
+    apiKey: floorInfo.apiKey as string,
+    identities: await identities(floorInfo.identitySecret as string),
+  };
+  const service: Target = { name: "service", url: svc.url, apiKey: svc.apiKey, identities: await identities(svc.identitySecret) };
+  floor.commentId = await seedComment(floor);
+  service.commentId = await seedComment(service);
+
+  const warm = Math.min(3, SECONDS);
+  for (const t of [floor, service]) {
+    for (const p of ["post-hot", "list-rest"]) await measure({ ...pathOptions(p, t), duration: warm });
+  }
+  const bare = await measure({
+    url: `http://127.0.0.1:${yoga.port as number}/graphql?query=%7Bhello%7D`,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+  });
+
+  const rows: (string | number)[][] = [];
+  for (const path of PATHS) {
+    const f = await measure(pathOptions(path, floor));
+    const s = await measure(pathOptions(path, service));
+    rows.push([
+      path,
+      f.rps,
+      s.rps,
+      `${Math.round((100 * s.rps) / Math.max(1, f.rps))} %`,
+      `${f.p50} / ${f.p99}`,
+      `${s.p50} / ${s.p99}`,
+      `${(s.p99 / Math.max(1, f.p99)).toFixed(1)}×`,
+      `${f.bad} / ${s.bad}`,
+    ]);
+  }
+  console.log(
+    `\n${CONNECTIONS} connections, ${SECONDS} s per run; bare graphql-yoga {hello}: ${bare.rps} rps (p99 ${bare.p99} ms); ` +
+      `synchronous_commit: floor ${String(floorInfo.synchronousCommit)}, service ${svc.synchronousCommit}\n`,
+  );
+  console.log(
+    fmtTable(
+      ["path", "floor rps", "service rps", "service/floor", "floor p50/p99 ms", "service p50/p99 ms", "p99 ratio", "non-2xx floor/service"],
+      rows,
+    ),
+  );
+}
+
+async function cleanup() {
+  for (const c of children) c.kill("SIGTERM");
+  await new Promise((r) => setTimeout(r, 500));
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+}
+
+try {
+  await main();
+} finally {
+  await cleanup();
+}
