@@ -86,7 +86,7 @@ async function startService(): Promise<{ url: string; apiKey: string; identitySe
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   // a budget no bench run reaches: we measure the service, not the limiter's refusals
-  await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 100000000}}' WHERE id = $1`, [tenant.tenantId]);
+  await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [tenant.tenantId]);
   const sc = (await db.query("SHOW synchronous_commit")).rows[0].synchronous_commit as string;
   await db.end();
   return { url, apiKey: tenant.apiKey, identitySecret: tenant.identitySecret, synchronousCommit: sc };

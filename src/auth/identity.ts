@@ -17,7 +17,27 @@ const MAX_IAT_SKEW_SECONDS = 60;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const enc = new TextEncoder();
 
+/**
+ * Verified assertions, by secret and token: a page sends the same assertion with every request for
+ * up to an hour, so each is verified once. A hit is still checked against `exp` (to the second).
+ */
+const verified = new Map<string, { identity: ReaderIdentity; exp: number }>();
+const MAX_VERIFIED = 10_000;
+
 export async function verifyIdentity(token: string, secret: string, clock: Clock): Promise<ReaderIdentity> {
+  const cacheKey = `${secret}\n${token}`;
+  const hit = verified.get(cacheKey);
+  if (hit) {
+    if (clock.now().getTime() < hit.exp * 1000) return hit.identity;
+    verified.delete(cacheKey);
+  }
+  const identity = await verifyUncached(token, secret, clock);
+  if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
+  verified.set(cacheKey, { identity, exp: identity.exp });
+  return identity;
+}
+
+async function verifyUncached(token: string, secret: string, clock: Clock): Promise<ReaderIdentity & { exp: number }> {
   let payload;
   try {
     ({ payload } = await jwtVerify(token, enc.encode(secret), {
@@ -48,7 +68,7 @@ export async function verifyIdentity(token: string, secret: string, clock: Clock
   const start = typeof iat === "number" ? iat : nowSec;
   if (typeof exp === "number" && exp - start > MAX_LIFETIME_SECONDS) problems.push("'exp' must be at most 1 h after 'iat'");
   if (problems.length) throw errors.invalidIdentity(`The identity assertion is invalid: ${problems.join("; ")}.`);
-  return { id: sub as string, name: name as string, avatarUrl: typeof avatarUrl === "string" ? avatarUrl : null };
+  return { id: sub as string, name: name as string, avatarUrl: typeof avatarUrl === "string" ? avatarUrl : null, exp: exp as number };
 }
 
 /** Avatars are shown in pages: only http(s) URLs, so `javascript:` or `data:` never reach an <img>. */

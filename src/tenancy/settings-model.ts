@@ -95,10 +95,22 @@ function deepMerge<T>(base: T, over: unknown): T {
   return out as T;
 }
 
-/** Stored overrides (JSON column) → full settings. Unknown or invalid stored values fall back to defaults. */
+/** Resolved settings per stored JSON object: a cached tenant row's settings are parsed once. */
+const resolved = new WeakMap<object, Settings>();
+
+/**
+ * Stored overrides (JSON column) → full settings. Unknown or invalid stored values fall back to
+ * defaults. The result is shared and must not be changed by the caller.
+ */
 export function resolveSettings(stored: unknown): Settings {
+  if (stored !== null && typeof stored === "object") {
+    const hit = resolved.get(stored);
+    if (hit) return hit;
+  }
   const parsed = checkSettings(stored);
-  return parsed.success ? parsed.data : DEFAULT_SETTINGS;
+  const settings = parsed.success ? parsed.data : DEFAULT_SETTINGS;
+  if (stored !== null && typeof stored === "object") resolved.set(stored, settings);
+  return settings;
 }
 
 /** Stored overrides merged over the defaults and validated: the full settings, or every problem. */

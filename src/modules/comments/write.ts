@@ -29,6 +29,22 @@ export interface EditCommentInput {
   body?: string | null | undefined;
 }
 
+/** The input schemas per maxBodyLength (a tenant setting): built once, not per request. */
+const postSchemas = new Map<number, z.ZodType<{ body: string; parentId?: string | null | undefined }>>();
+const editSchemas = new Map<number, z.ZodType<{ body: string }>>();
+
+function postSchema(max: number) {
+  let schema = postSchemas.get(max);
+  if (!schema) postSchemas.set(max, (schema = z.object({ body: bodySchema(max), parentId: z.string().min(1).max(64).nullish() })));
+  return schema;
+}
+
+function editSchema(max: number) {
+  let schema = editSchemas.get(max);
+  if (!schema) editSchemas.set(max, (schema = z.object({ body: bodySchema(max) })));
+  return schema;
+}
+
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const parsed = schema.safeParse(input ?? {});
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
@@ -45,7 +61,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   checkDiscussionId(discussionId, "discussionId");
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
-  const data = parse(z.object({ body: bodySchema(settings.maxBodyLength), parentId: z.string().min(1).max(64).nullish() }), input);
+  const data = parse(postSchema(settings.maxBodyLength), input);
   const status = settings.moderation === "pre" ? "pending" : "approved";
   const row = await runWrite<CommentRow>(ctx.app, "eng_post_comment", [
     tenantIdOf(ctx),
@@ -70,7 +86,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
 export async function editComment(ctx: RequestContext, id: string, input: EditCommentInput): Promise<CommentWithAuthor> {
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
-  const data = parse(z.object({ body: bodySchema(settings.maxBodyLength) }), input);
+  const data = parse(editSchema(settings.maxBodyLength), input);
   const row = await runWrite<CommentRow>(ctx.app, "eng_edit_comment", [
     tenantIdOf(ctx),
     id,

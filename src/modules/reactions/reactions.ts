@@ -18,6 +18,22 @@ export interface ReactionToggle {
   counts: ReactionCounts;
 }
 
+/** The input schema per list of reaction kinds (a tenant setting): built once, not per request. */
+const kindSchemas = new WeakMap<readonly string[], z.ZodType<{ kind: string }>>();
+
+function kindSchema(kinds: readonly string[]) {
+  let schema = kindSchemas.get(kinds);
+  if (!schema) {
+    schema = z.object({
+      kind: z
+        .string({ error: (i) => (i.input === undefined || i.input === null ? "is required" : "must be a string") })
+        .refine((k) => kinds.includes(k), `must be one of ${kinds.join(", ")}`),
+    });
+    kindSchemas.set(kinds, schema);
+  }
+  return schema;
+}
+
 export interface ToggleReactionInput {
   kind?: string | null | undefined;
 }
@@ -31,14 +47,7 @@ export interface ToggleReactionInput {
 export async function toggleReaction(ctx: RequestContext, commentId: string, input: ToggleReactionInput): Promise<ReactionToggle> {
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
-  const kinds = settings.reactionKinds;
-  const parsed = z
-    .object({
-      kind: z
-        .string({ error: (i) => (i.input === undefined || i.input === null ? "is required" : "must be a string") })
-        .refine((k) => kinds.includes(k), `must be one of ${kinds.join(", ")}`),
-    })
-    .safeParse(input ?? {});
+  const parsed = kindSchema(settings.reactionKinds).safeParse(input ?? {});
   if (!parsed.success) {
     throw errors.validation(parsed.error.issues.map((i) => ({ path: String(i.path[0] ?? "kind"), message: i.message })));
   }
