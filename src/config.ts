@@ -30,6 +30,11 @@ const EnvSchema = z.object({
             .filter(Boolean)
         : [],
     ),
+  NODE_ENV: z.string().default("development"),
+  /** production: introspection and "did you mean" suggestions are off unless this is 1 */
+  GRAPHQL_INTROSPECTION: flag,
+  /** GraphiQL at /graphql (off unless 1) */
+  GRAPHIQL: flag,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: z.coerce
     .number()

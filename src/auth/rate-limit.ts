@@ -16,10 +16,11 @@ export interface RateLimitInfo {
 
 export interface RateLimiter {
   /**
-   * Counts one request; throws 429 rate_limited past the budget. `storedSettings` (the tenant row's
+   * Counts one request (or `points` units of work: each root field of a GraphQL operation is one);
+   * throws 429 rate_limited past the budget. `storedSettings` (the tenant row's
    * settings, when the caller already has it) saves the limiter its own cached lookup.
    */
-  consume(principal: Principal, storedSettings?: unknown): Promise<RateLimitInfo>;
+  consume(principal: Principal, storedSettings?: unknown, points?: number): Promise<RateLimitInfo>;
   /** Forget cached settings of a tenant (after a settings change on this instance). */
   invalidate(tenantId: string): void;
 }
@@ -59,11 +60,11 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
   };
 
   return {
-    async consume(p, storedSettings) {
+    async consume(p, storedSettings, points = 1) {
       const limit = storedSettings !== undefined ? resolveSettings(storedSettings).rateLimits.requestsPerMinute : await limitOf(p.tenantId);
       const key = p.kind === "key" ? `${p.tenantId}:k:${p.keyId}` : `${p.tenantId}:a:${p.subject}`;
       try {
-        const r = await limiterFor(limit).consume(key);
+        const r = await limiterFor(limit).consume(key, points);
         return { limit, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
       } catch (err) {
         if (err instanceof RateLimiterRes) {

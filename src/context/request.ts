@@ -16,6 +16,8 @@ export interface RequestContext {
   principal: Principal | null;
   identityToken: string | null;
   rateLimit?: RateLimitInfo;
+  /** told when the request's rate-limit state changes (GraphQL: more root fields counted) */
+  onRateLimit?: (info: RateLimitInfo) => void;
   /** memoised lookups */
   cache: { tenant?: Promise<Tenant>; reader?: Promise<ReaderIdentity | null> };
 }

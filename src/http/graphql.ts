@@ -1,30 +1,130 @@
-// graphql-yoga serving the Pothos schema at /graphql, with the same request context as REST.
-import { createYoga, type YogaServerInstance } from "graphql-yoga";
+// graphql-yoga serving the Pothos schema at /graphql, with the same request context as REST. The
+// envelope carries every protection once, for /graphql and REST alike: document limits
+// (graphql-limits.ts), per-root-field rate limiting, production defaults (no introspection or
+// suggestions, no GraphiQL), and request errors with specific codes (never internal_error).
+import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
-import { useSubscribeErrorsWithData } from "./graphql-sse-errors.js";
-import type { GraphQLSchema } from "graphql";
+import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, getOperationAST, type GraphQLSchema, type SelectionSetNode } from "graphql";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { useSubscribeErrorsWithData } from "./graphql-sse-errors.js";
 import { createRequestContext, type AppServices, type RequestContext } from "../context/request.js";
+import { rateLimitHeaders } from "../auth/rate-limit.js";
 import { AppError } from "../lib/errors.js";
 import { knownFailure } from "./problem.js";
+import { useGraphQLLimits } from "./graphql-limits.js";
 
 type ServerContext = { req: FastifyRequest; reply: FastifyReply };
 
+/** graphql-yoga's request-error codes → ours (the HTTP status yoga chose stays). */
+const YOGA_CODES: Record<string, string> = {
+  BAD_REQUEST: "bad_request",
+  GRAPHQL_PARSE_FAILED: "syntax_error",
+  GRAPHQL_VALIDATION_FAILED: "invalid_query",
+  OPERATION_RESOLUTION_FAILURE: "unknown_operation",
+  PERSISTED_QUERY_NOT_FOUND: "bad_request",
+};
+
+/** Root fields of the operation, aliases and fragments included: each is one unit of the rate limit. */
+function rootFields(set: SelectionSetNode, fragments: Map<string, SelectionSetNode>, seen = new Set<string>()): number {
+  let n = 0;
+  for (const sel of set.selections) {
+    if (sel.kind === Kind.FIELD) n += sel.name.value.startsWith("__") ? 0 : 1;
+    else if (sel.kind === Kind.INLINE_FRAGMENT) n += rootFields(sel.selectionSet, fragments, seen);
+    else if (!seen.has(sel.name.value)) {
+      seen.add(sel.name.value);
+      const f = fragments.get(sel.name.value);
+      if (f) n += rootFields(f, fragments, seen);
+    }
+  }
+  return n;
+}
+
+/** Each root field beyond the first (counted when the context was made) costs one more unit. */
+function useRootFieldRateLimit(): Plugin<RequestContext> {
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue;
+      if (!ctx.principal) return;
+      const op = getOperationAST(args.document, args.operationName);
+      if (!op) return;
+      const fragments = new Map<string, SelectionSetNode>();
+      for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d.selectionSet);
+      const extra = rootFields(op.selectionSet, fragments) - 1;
+      if (extra <= 0) return;
+      try {
+        const tenant = ctx.cache.tenant ? await ctx.cache.tenant : undefined;
+        ctx.rateLimit = await ctx.app.rateLimiter.consume(ctx.principal, tenant?.settings, extra);
+        ctx.onRateLimit?.(ctx.rateLimit);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        setResultAndStopExecution({ errors: [withHttp(err)] });
+      }
+    },
+  };
+}
+
+const withHttp = (err: AppError) =>
+  new AppError(err.status, err.code, err.detail, { extra: { http: { status: err.status, headers: err.headers } }, headers: err.headers });
+
+/** Document validation errors (unknown fields, introspection in production…) get our code too. */
+function useValidationCodes(): Plugin {
+  return {
+    onValidate:
+      () =>
+      ({ valid, result, setResult }) => {
+        if (valid) return;
+        setResult(
+          result.map((e) =>
+            e instanceof AppError
+              ? e
+              : new GraphQLError(e.message, {
+                  nodes: e.nodes,
+                  extensions: { ...e.extensions, code: "invalid_query", http: { status: 400, spec: true } },
+                }),
+          ),
+        );
+      },
+  };
+}
+
 export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): YogaServerInstance<ServerContext, RequestContext> {
+  const production = app.config.NODE_ENV === "production";
+  const introspection = !production || app.config.GRAPHQL_INTROSPECTION;
+  const plugins: Plugin[] = [
+    useGraphQLLimits(),
+    useValidationCodes(),
+    useRootFieldRateLimit() as Plugin,
+    useSubscribeErrorsWithData(),
+    useGraphQLSSE({ endpoint: "/graphql/stream" }),
+  ];
+  if (!introspection) {
+    plugins.push(
+      { onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) },
+      blockFieldSuggestionsPlugin() as Plugin,
+    );
+  }
   return createYoga<ServerContext, RequestContext>({
     schema,
     graphqlEndpoint: "/graphql",
     logging: false,
     landingPage: false,
-    // subscriptions: graphql-sse distinct connections at /graphql (built in), single connection at /graphql/stream
-    plugins: [useSubscribeErrorsWithData(), useGraphQLSSE({ endpoint: "/graphql/stream" })],
+    graphiql: app.config.GRAPHIQL,
+    plugins,
     maskedErrors: {
       maskError: (error, message) => {
         const original = (error as { originalError?: unknown }).originalError;
         if (error instanceof AppError || original instanceof AppError) return error as Error;
         const known = knownFailure(original);
         if (known) return known;
-        if ((error as { extensions?: { code?: string } }).extensions?.code === undefined && !original) return error as Error;
+        // graphql-yoga's own request errors (bad body, syntax, validation, GET mutation): keep their
+        // message and HTTP status, give them our code; they are the client's, not ours to log
+        if (error instanceof GraphQLError) {
+          const yogaCode = error.extensions.code;
+          const code = typeof yogaCode === "string" ? YOGA_CODES[yogaCode] : undefined;
+          if (code) return new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code } });
+          if (error.extensions.code === undefined && !original) return error;
+        }
         app.log.error({ err: original ?? error }, "graphql resolver error");
         return new AppError(500, "internal_error", message);
       },
@@ -32,16 +132,16 @@ export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): Yo
     context: async (initial) => {
       // REST routes run through this server's envelope with the context they already built
       if ("principal" in initial) return initial as unknown as RequestContext;
-      const { request } = initial;
+      const { request, reply } = initial;
       try {
-        return { ...(await createRequestContext(app, request.headers)) };
+        const ctx = await createRequestContext(app, request.headers);
+        // /graphql answers carry the same RateLimit-* headers as REST
+        const setHeaders = (info: NonNullable<RequestContext["rateLimit"]>) => void reply?.headers(rateLimitHeaders(info));
+        if (ctx.rateLimit) setHeaders(ctx.rateLimit);
+        return { ...ctx, onRateLimit: setHeaders };
       } catch (err) {
         const known = knownFailure(err);
-        if (known) {
-          throw new AppError(known.status, known.code, known.detail, {
-            extra: { http: { status: known.status, headers: known.headers } },
-          });
-        }
+        if (known) throw withHttp(known);
         throw err;
       }
     },
