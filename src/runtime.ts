@@ -74,7 +74,15 @@ export async function createRuntime(
     }
     const adminJwtSecret = resolveAdminSecret(config);
     const redis = config.REDIS_URL
-      ? new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: false, connectionName: "eng-cmd" })
+      ? new Redis(config.REDIS_URL, {
+          lazyConnect: false,
+          maxRetriesPerRequest: 2,
+          enableOfflineQueue: false,
+          // a stalled Redis must not stall requests: commands fail fast and their users fall back
+          // (rate limits in process, stream caps per instance; src/auth/rate-limit.ts, src/stream/limits.ts)
+          commandTimeout: 500,
+          connectionName: "eng-cmd",
+        })
       : undefined;
     redis?.on("error", (err) => log.warn({ err: err.message }, "redis error"));
     const bus = createBus({

@@ -106,3 +106,39 @@ describe("PostgreSQL", () => {
     expect((await as.post("/api/v1/discussions/f2/comments", { body: "after" })).status).toBe(201);
   });
 });
+
+describe("Redis", () => {
+  it("stalled (SIGSTOP): reads and writes still answer quickly (rate limits in process), /readyz says so; all is well after", async () => {
+    const { startOwnRedis } = await import("./support/own-services.js");
+    const { startServer } = await import("./support/server.js");
+    const redis = await startOwnRedis();
+    const s = await startServer({ REDIS_URL: redis.url });
+    try {
+      const tt = await createTestTenant(s);
+      const as = tt.as({ key: tt.apiKey, identity: await tt.identity("redis-stall") });
+      expect((await as.post("/api/v1/discussions/r1/comments", { body: "before" })).status).toBe(201);
+      redis.pause();
+      try {
+        const started = Date.now();
+        const [list, post, ready] = await Promise.all([
+          tt.api.get("/api/v1/discussions/r1/comments"),
+          as.post("/api/v1/discussions/r1/comments", { body: "while Redis is stalled" }),
+          fetch(`${s.url}/readyz`).then(async (r) => ({ status: r.status, body: (await r.json()) as any })),
+        ]);
+        expect(list.status).toBe(200);
+        expect(post.status).toBe(201);
+        expect(Date.now() - started).toBeLessThan(4_000);
+        expect(ready.status).toBe(503);
+        expect(ready.body.checks.redis).toBe("down");
+      } finally {
+        redis.resume();
+      }
+      await expect.poll(async () => (await fetch(`${s.url}/readyz`)).status, { timeout: 10_000 }).toBe(200);
+      const items = (await tt.api.get("/api/v1/discussions/r1/comments")).body.items.map((c: any) => c.body);
+      expect(items).toEqual(expect.arrayContaining(["before", "while Redis is stalled"]));
+    } finally {
+      await s.stop();
+      await redis.stop();
+    }
+  });
+});

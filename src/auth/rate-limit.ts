@@ -43,7 +43,15 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
     let l = limiters.get(points);
     if (!l) {
       l = opts.redis
-        ? new RateLimiterRedis({ storeClient: opts.redis, points, duration: 60, keyPrefix: `eng:rl:${points}` })
+        ? new RateLimiterRedis({
+            storeClient: opts.redis,
+            points,
+            duration: 60,
+            keyPrefix: `eng:rl:${points}`,
+            // Redis down or stalled (commands time out): count in process until it is back
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
+          })
         : new RateLimiterMemory({ points, duration: 60 });
       limiters.set(points, l);
     }
