@@ -12,6 +12,7 @@ import { createGraphQLServer } from "./http/graphql.js";
 import { mountRoutes } from "./http/rest/router.js";
 import { restRoutes } from "./modules/routes.js";
 import { mountHealth } from "./http/health.js";
+import { createCorsPolicy, mountRestCors } from "./http/cors.js";
 import type { StreamHub, HubOptions } from "./stream/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import type { WebhookOptions } from "./delivery/runtime.js";
@@ -39,7 +40,8 @@ export async function buildApp(
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
 
-  const yoga = createGraphQLServer(services, schema);
+  const cors = createCorsPolicy(config.CORS_ORIGINS);
+  const yoga = createGraphQLServer(services, schema, cors);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
     response.headers.forEach((value, key) => void reply.header(key, value));
@@ -50,6 +52,7 @@ export async function buildApp(
   fastify.route({ url: "/graphql", method: ["GET", "POST", "OPTIONS"], handler: graphqlHandler });
   // graphql-sse single-connection mode (PUT reserves a stream, GET opens it, POST/DELETE operations)
   fastify.route({ url: "/graphql/stream", method: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], handler: graphqlHandler });
+  mountRestCors(fastify, cors);
   mountRoutes(fastify, services, yoga, restRoutes);
   // --- streams (issue 3)
   const { streams, webhooks } = services;

@@ -33,6 +33,18 @@ const EnvSchema = z.object({
   NODE_ENV: z.string().default("development"),
   /** production: introspection and "did you mean" suggestions are off unless this is 1 */
   GRAPHQL_INTROSPECTION: flag,
+  /** origins (comma-separated) whose browsers may call the browser-facing routes (CORS) */
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      v
+        ? v
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [],
+    ),
   /** GraphiQL at /graphql (off unless 1) */
   GRAPHIQL: flag,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

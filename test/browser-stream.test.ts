@@ -66,11 +66,12 @@ let browser: Browser | undefined;
 
 describe.skipIf(missing)(`in headless Chromium (${CHROMIUM})`, () => {
   beforeAll(async () => {
-    server = await startServer();
-    t = await createTestTenant(server);
     pages = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE));
     await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
     pageUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}/`;
+    // the page's origin is an allowed browser origin (CORS_ORIGINS)
+    server = await startServer({ CORS_ORIGINS: new URL(pageUrl).origin });
+    t = await createTestTenant(server);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
   }, 60_000);
   afterAll(async () => {

@@ -83,26 +83,49 @@ describe("stream framing", () => {
 });
 
 describe("browsers on other origins", () => {
-  it("answers the CORS preflight and lets any origin read the stream (the ticket is the credential)", async () => {
-    const id = await discussion();
-    const pre = await fetch(streamUrl(id), {
-      method: "OPTIONS",
-      headers: {
-        origin: "https://news.example",
-        "access-control-request-method": "GET",
-        "access-control-request-headers": "last-event-id",
-      },
-    });
-    expect(pre.status).toBe(204);
-    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
-    expect(pre.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("last-event-id");
-    const { ticket } = await mint(id);
-    const s = await rawSse(streamUrl(id, `?ticket=${ticket}`), { origin: "https://news.example" });
-    expect(s.headers.get("access-control-allow-origin")).toBe("*");
-    await s.close();
-    const denied = await fetch(streamUrl(id), { headers: { origin: "https://news.example" } });
-    expect(denied.status).toBe(401);
-    expect(denied.headers.get("access-control-allow-origin")).toBe("*");
+  it("answers CORS (preflight, stream, problem documents) for allowed origins only, never reflecting another (the ticket is the credential)", async () => {
+    // the hardening issue: browser-facing routes answer only the allow-list (CORS_ORIGINS), never `*`
+    const s2 = await startServer({ CORS_ORIGINS: "https://news.example" });
+    try {
+      const t2 = await createTestTenant(s2);
+      const id = "cors-d";
+      await t2.api.put(`/api/v1/discussions/${id}`, {});
+      const url = (q = "") => `${s2.url}/api/v1/stream/${id}${q}`;
+      const preflight = (origin: string) =>
+        fetch(url(), {
+          method: "OPTIONS",
+          headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "last-event-id" },
+        });
+      const pre = await preflight("https://news.example");
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get("access-control-allow-origin")).toBe("https://news.example");
+      expect(pre.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("last-event-id");
+      expect(pre.headers.get("access-control-allow-credentials")).toBeNull();
+      const other = await preflight("https://evil.example");
+      expect(other.headers.get("access-control-allow-origin")).toBeNull();
+      const { ticket } = (await t2.api.post("/api/v1/stream/ticket", { discussionId: id })).body;
+      const s = await rawSse(url(`?ticket=${ticket}`), { origin: "https://news.example" });
+      expect(s.headers.get("access-control-allow-origin")).toBe("https://news.example");
+      await s.close();
+      const denied = await fetch(url(), { headers: { origin: "https://news.example" } });
+      expect(denied.status).toBe(401);
+      expect(denied.headers.get("access-control-allow-origin")).toBe("https://news.example");
+      const elsewhere = await fetch(url(), { headers: { origin: "https://evil.example" } });
+      expect(elsewhere.headers.get("access-control-allow-origin")).toBeNull();
+      const gql = await fetch(`${s2.url}/graphql`, {
+        method: "OPTIONS",
+        headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+      });
+      expect(gql.headers.get("access-control-allow-origin")).toBeNull();
+      const gqlOk = await fetch(`${s2.url}/graphql`, {
+        method: "OPTIONS",
+        headers: { origin: "https://news.example", "access-control-request-method": "POST" },
+      });
+      expect(gqlOk.headers.get("access-control-allow-origin")).toBe("https://news.example");
+      expect(gqlOk.headers.get("access-control-allow-credentials")).toBeNull();
+    } finally {
+      await s2.stop();
+    }
   });
 });
 

@@ -13,6 +13,7 @@ import { rateLimitHeaders } from "../auth/rate-limit.js";
 import { AppError } from "../lib/errors.js";
 import { knownFailure } from "./problem.js";
 import { useGraphQLLimits } from "./graphql-limits.js";
+import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "./cors.js";
 
 type ServerContext = { req: FastifyRequest; reply: FastifyReply };
 
@@ -88,7 +89,11 @@ function useValidationCodes(): Plugin {
   };
 }
 
-export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): YogaServerInstance<ServerContext, RequestContext> {
+export function createGraphQLServer(
+  app: AppServices,
+  schema: GraphQLSchema,
+  cors: CorsPolicy,
+): YogaServerInstance<ServerContext, RequestContext> {
   const production = app.config.NODE_ENV === "production";
   const introspection = !production || app.config.GRAPHQL_INTROSPECTION;
   const plugins: Plugin[] = [
@@ -110,6 +115,20 @@ export function createGraphQLServer(app: AppServices, schema: GraphQLSchema): Yo
     logging: false,
     landingPage: false,
     graphiql: app.config.GRAPHIQL,
+    // only the allowed origins, never with credentials (src/http/cors.ts)
+    cors: (request) => {
+      const origin = request.headers.get("origin");
+      return cors.allows(origin)
+        ? {
+            origin,
+            credentials: false,
+            methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+            allowedHeaders: BROWSER_REQUEST_HEADERS,
+            exposedHeaders: BROWSER_EXPOSED_HEADERS,
+            maxAge: 600,
+          }
+        : false;
+    },
     plugins,
     maskedErrors: {
       maskError: (error, message) => {

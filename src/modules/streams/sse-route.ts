@@ -13,23 +13,11 @@ import { SseSink } from "../../stream/sse-sink.js";
 import { sseHeaders } from "../../stream/sse-writer.js";
 
 /**
- * Browsers open the stream from the tenant's own pages (another origin) with a ticket: no cookies,
- * no credentials mode, so any origin may read it. The ticket (or key) is the credential.
+ * Browsers open the stream from the tenant's own pages (another origin) with a ticket, without
+ * credentials mode: CORS (preflights included) is the /api/v1 policy of src/http/cors.ts, answered
+ * for the allowed origins only. The ticket (or key) is the credential.
  */
-const CORS = { "Access-Control-Allow-Origin": "*" };
-
 export function mountStreamRoute(fastify: FastifyInstance, app: AppServices, hub: StreamHub): void {
-  fastify.options("/api/v1/stream/:discussionId", async (_req, reply) =>
-    reply
-      .status(204)
-      .headers({
-        ...CORS,
-        "Access-Control-Allow-Methods": "GET",
-        "Access-Control-Allow-Headers": "Last-Event-ID, Cache-Control, X-API-Key, X-Service-Identity",
-        "Access-Control-Max-Age": "600",
-      })
-      .send(),
-  );
   fastify.get("/api/v1/stream/:discussionId", async (req: FastifyRequest, reply: FastifyReply) => {
     try {
       await openStream(app, hub, req, reply);
@@ -48,7 +36,6 @@ export function mountStreamRoute(fastify: FastifyInstance, app: AppServices, hub
 }
 
 async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  reply.headers(CORS); // on problem documents too
   const discussionId = (req.params as { discussionId?: string }).discussionId ?? "";
   if (!DISCUSSION_ID_RE.test(discussionId)) {
     throw errors.invalidParameter([{ path: "discussionId", message: DISCUSSION_ID_RULE }]);
@@ -61,14 +48,17 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   const headerAuth = Boolean(req.headers["x-api-key"] || req.headers.authorization);
   // ?token= is an API key in the query string: deprecated (it ends up in logs and histories).
   const viaToken = !headerAuth && !ticket && token !== undefined;
-  const extra: Record<string, string> = viaToken ? { ...CORS, Deprecation: "true", Sunset: app.config.TOKEN_SUNSET } : { ...CORS };
-  reply.headers(extra);
+  if (viaToken) reply.headers({ Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
 
   const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers);
   const caller = await streamCaller(ctx, { discussionId, ticket: headerAuth ? undefined : ticket, viaQueryToken: viaToken });
   const settings = await hub.settingsOf(caller.tenantId);
   const sink = new SseSink(reply.raw, {
-    headers: sseHeaders(extra),
+    // what the reply already carries (CORS for an allowed origin, Deprecation/Sunset) goes out with
+    // the stream's own head, which is written on the raw socket
+    headers: sseHeaders(
+      Object.fromEntries(Object.entries(reply.getHeaders()).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))),
+    ),
     maxBufferedBytes: hub.options.maxBufferedBytes,
     begin: hijacker(reply),
     onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
