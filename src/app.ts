@@ -13,6 +13,7 @@ import { mountRoutes } from "./http/rest/router.js";
 import { restRoutes } from "./modules/routes.js";
 import { mountHealth } from "./http/health.js";
 import { createCorsPolicy, mountRestCors } from "./http/cors.js";
+import { mountObservability } from "./http/observability.js";
 import type { StreamHub, HubOptions } from "./stream/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import type { WebhookOptions } from "./delivery/runtime.js";
@@ -52,6 +53,7 @@ export async function buildApp(
   fastify.route({ url: "/graphql", method: ["GET", "POST", "OPTIONS"], handler: graphqlHandler });
   // graphql-sse single-connection mode (PUT reserves a stream, GET opens it, POST/DELETE operations)
   fastify.route({ url: "/graphql/stream", method: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], handler: graphqlHandler });
+  mountObservability(fastify, { metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
   mountRestCors(fastify, cors);
   mountRoutes(fastify, services, yoga, restRoutes);
   // --- streams (issue 3)

@@ -45,6 +45,8 @@ const EnvSchema = z.object({
             .filter(Boolean)
         : [],
     ),
+  /** GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` when set; open otherwise */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** GraphiQL at /graphql (off unless 1) */
   GRAPHIQL: flag,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

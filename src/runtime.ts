@@ -14,6 +14,7 @@ import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createAuthCache } from "./auth/auth-cache.js";
+import { createMetrics } from "./lib/metrics.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
 import { busMessageOf } from "./events/fanout.js";
@@ -56,6 +57,33 @@ export function createLogger(config: Config): Logger {
   });
 }
 
+/** Gauges read on scrape: open streams, the webhook queue, breaker states, database connections. */
+function registerGauges(s: AppServices): void {
+  s.metrics.gauge("streams_open", "Open SSE streams and GraphQL subscriptions on this instance", [], (set) =>
+    set({}, s.streams.stats().sessions),
+  );
+  s.metrics.gauge("webhook_queue_depth", "Pending webhook deliveries", [], async (set) => {
+    const [r] = await s.prisma.$queryRaw<{ n: bigint; oldest: Date | null }[]>`
+      SELECT count(*) AS n, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'`;
+    set({}, Number(r?.n ?? 0));
+    oldestAge = r?.oldest ? (s.clock.now().getTime() - r.oldest.getTime()) / 1000 : 0;
+  });
+  let oldestAge = 0;
+  s.metrics.gauge("webhook_oldest_job_age_seconds", "Age of the oldest pending webhook delivery", [], (set) => set({}, oldestAge));
+  s.metrics.gauge("webhook_endpoints", "Webhook endpoints by breaker state", ["state"], async (set) => {
+    const rows = await s.prisma.$queryRaw<{ state: string; n: bigint }[]>`
+      SELECT state::text AS state, count(*) AS n FROM webhook_endpoints GROUP BY state`;
+    for (const st of ["active", "circuit_open", "disabled"]) set({ state: st }, Number(rows.find((r) => r.state === st)?.n ?? 0));
+  });
+  s.metrics.gauge("db_pool_connections", "Database pool connections by state", ["state"], (set) => {
+    const p = s.db.poolStats();
+    if (!p) return;
+    set({ state: "total" }, p.total);
+    set({ state: "idle" }, p.idle);
+    set({ state: "waiting" }, p.waiting);
+  });
+}
+
 export async function createRuntime(
   config: Config,
   opts: { clock?: Clock; log?: Logger; migrate?: boolean; stream?: Partial<HubOptions>; webhooks?: Partial<WebhookOptions> } = {},
@@ -91,7 +119,8 @@ export async function createRuntime(
     });
     const clock = opts.clock ?? systemClock;
     const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret);
-    const base = { config, prisma: db.prisma, clock, log, secretBox };
+    const metrics = createMetrics();
+    const base = { config, prisma: db.prisma, clock, log, secretBox, metrics };
     const webhooks = createWebhookRuntime(base, opts.webhooks);
     const authCache = createAuthCache({ redisUrl: config.REDIS_URL, redis, log });
     const streams = new StreamHub({
@@ -99,6 +128,7 @@ export async function createRuntime(
       bus,
       redis,
       options: { settingsCacheMs: config.STREAM_SETTINGS_CACHE_MS, ...opts.stream },
+      onBusEvent: (ev) => metrics.fanoutLag.observe(Math.max(0, Date.now() - Date.parse(ev.envelope.occurredAt)) / 1000),
     });
     const services: AppServices = {
       ...base,
@@ -108,16 +138,24 @@ export async function createRuntime(
       // in the common case (src/events/fanout.ts).
       sql: db.sql,
       events: createEventPipeline({
-        publishOne: (e) => bus.publish(busMessageOf(e)),
+        publishOne: (e) =>
+          bus.publish(busMessageOf(e)).then(
+            () => void metrics.eventsPublished.inc({ outcome: "ok" }),
+            (err: unknown) => {
+              metrics.eventsPublished.inc({ outcome: "failed" });
+              throw err;
+            },
+          ),
         onJobsQueued: () => webhooks.worker.nudge(),
         log,
       }),
-      rateLimiter: createRateLimiter({ prisma: db.prisma, redis }),
+      rateLimiter: createRateLimiter({ prisma: db.prisma, redis, onRefusal: () => metrics.rateLimitRefusals.inc() }),
       authCache,
       scoped: createScopeCache(db.prisma),
       streams,
       webhooks,
     };
+    registerGauges(services);
     return {
       services,
       bus,

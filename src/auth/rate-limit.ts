@@ -35,7 +35,7 @@ export function rateLimitHeaders(i: RateLimitInfo): Record<string, string> {
   };
 }
 
-export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | undefined }): RateLimiter {
+export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | undefined; onRefusal?: () => void }): RateLimiter {
   const limiters = new Map<number, RateLimiterAbstract>();
   const limits = new Map<string, { value: number; at: number }>();
 
@@ -76,6 +76,7 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
         return { limit, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
       } catch (err) {
         if (err instanceof RateLimiterRes) {
+          opts.onRefusal?.();
           const reset = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
           throw errors.rateLimited(reset, rateLimitHeaders({ limit, remaining: 0, resetSeconds: reset }));
         }

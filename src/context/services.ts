@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import type { Sql } from "../db/sql.js";
+import type { Metrics } from "../lib/metrics.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
@@ -30,6 +31,8 @@ export interface AppServices {
   rateLimiter: RateLimiter;
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
+  /** Prometheus metrics (src/lib/metrics.ts) */
+  metrics: Metrics;
   /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */
   scoped: (tenantId: string) => ScopedPrisma;
   /** the instance's SSE streams and GraphQL subscriptions */

@@ -20,6 +20,8 @@ export interface Database {
   kind: "postgres" | "embedded";
   /** Applies pending migrations. */
   migrate(): Promise<MigrationResult>;
+  /** Connections of the pool (PostgreSQL only), for the metrics. */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
   /** Cheap liveness query for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -51,6 +53,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     return {
       prisma,
       sql: pgSql(pool),
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       kind: "postgres",
       migrate: () => migratePostgres(url),
       ping: async () => {
@@ -71,6 +74,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     return {
       prisma,
       sql: pgliteSql(pglite),
+      poolStats: () => null,
       kind: "embedded",
       migrate: () => applyMigrationsWith(new PrismaPGlite(pglite)),
       ping: async () => {

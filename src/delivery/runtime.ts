@@ -11,6 +11,7 @@ import type { Config } from "../config.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
+import type { Metrics } from "../lib/metrics.js";
 import { createWebhookHttpClient, type WebhookHttpClient } from "./http-client.js";
 import { HANDSHAKE_TIMEOUT_MS } from "./handshake.js";
 import type { AddressPolicy } from "./url-guard.js";
@@ -38,6 +39,7 @@ export interface WebhookRuntime {
 
 /** What the webhook machinery needs of the app's services. */
 export interface WebhookServices {
+  metrics?: Pick<Metrics, "webhookDeliveries" | "webhookLatency">;
   config: Pick<Config, "ALLOW_HTTP_WEBHOOKS" | "WEBHOOK_ALLOWLIST">;
   prisma: PrismaClient;
   clock: Clock;
@@ -52,7 +54,17 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
   };
   const http = createWebhookHttpClient({ ...policy, maxSocketsPerHost: 64 });
   const worker = createWebhookWorker(
-    { prisma: services.prisma, clock: services.clock, log: services.log, http, secretBox: services.secretBox },
+    {
+      prisma: services.prisma,
+      clock: services.clock,
+      log: services.log,
+      http,
+      secretBox: services.secretBox,
+      onResult: (result, seconds) => {
+        services.metrics?.webhookDeliveries.inc({ outcome: result });
+        services.metrics?.webhookLatency.observe(seconds);
+      },
+    },
     options.worker,
   );
   const closer = new AbortController();

@@ -63,6 +63,8 @@ export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, "workerId"> = {
 };
 
 export interface WorkerDeps {
+  /** told of every delivery's result and how long it took (metrics) */
+  onResult?: (result: DeliveryResult, seconds: number) => void;
   prisma: PrismaClient;
   clock: Clock;
   log: Logger;
@@ -178,7 +180,9 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       };
       const p: Promise<void> = (async () => {
         try {
+          const started = performance.now();
           const result: DeliveryResult = await deliverJob(deliveryDeps, job, context, signal, freeSlot);
+          deps.onResult?.(result, (performance.now() - started) / 1000);
           deps.log.debug({ jobId: job.id, endpointId: job.endpointId, result }, "webhook job done");
         } catch (err) {
           deps.log.error({ err, jobId: job.id, endpointId: job.endpointId }, "webhook delivery failed unexpectedly");

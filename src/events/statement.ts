@@ -4,6 +4,7 @@
 // The discussion lock is held for that one statement. After it commits, the events are published
 // and the webhook worker is woken when jobs were queued.
 import type { Sql } from "../db/sql.js";
+import type { Metrics } from "../lib/metrics.js";
 import { AppError, errors } from "../lib/errors.js";
 import type { EventPipeline } from "./pipeline.js";
 import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
@@ -11,6 +12,7 @@ import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
 export interface StatementServices {
   sql: Sql;
   events: EventPipeline;
+  metrics?: Pick<Metrics, "eventsAppended">;
 }
 
 interface AppendedEvent {
@@ -91,6 +93,7 @@ const toStored = (a: AppendedEvent): StoredEvent => ({ envelope: a.envelope, aud
 
 function afterCommit(app: StatementServices, appended: AppendedEvent[]): void {
   if (!appended.length) return;
+  app.metrics?.eventsAppended.inc(appended.length);
   app.events.publish(appended.map(toStored));
   if (appended.some((a) => a.jobs > 0)) app.events.jobsQueued();
 }

@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance } from 
 import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "./problem.js";
+import { requestIdOf } from "./observability.js";
 
 export interface HttpLimits {
   bodyLimit: number;
@@ -37,6 +38,9 @@ export function createFastify(opts: { log: Logger } & HttpLimits): FastifyInstan
       sendProblem(reply, errors.invalidParameter([{ path: "url", message: "a path parameter is too long or not valid URL encoding" }]));
     },
     logController: new LogController({ disableRequestLogging: true }),
+    // X-Request-Id: the caller's when it is safe, else a new one (observability.ts logs and echoes it)
+    requestIdHeader: false,
+    genReqId: (req) => requestIdOf(req.headers["x-request-id"]),
     return503OnClosing: true,
     forceCloseConnections: true,
   }) as unknown as FastifyInstance;

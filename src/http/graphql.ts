@@ -68,6 +68,26 @@ function useRootFieldRateLimit(): Plugin<RequestContext> {
 const withHttp = (err: AppError) =>
   new AppError(err.status, err.code, err.detail, { extra: { http: { status: err.status, headers: err.headers } }, headers: err.headers });
 
+/** graphql_operations_total by operation name (at most 200 distinct names; the rest count as "other"). */
+function useOperationMetrics(metrics: AppServices["metrics"]): Plugin {
+  const names = new Set<string>();
+  return {
+    onExecute({ args }) {
+      let name = args.operationName ?? getOperationAST(args.document, args.operationName)?.name?.value ?? "anonymous";
+      if (!names.has(name)) {
+        if (names.size < 200) names.add(name);
+        else name = "other";
+      }
+      return {
+        onExecuteDone({ result }) {
+          const outcome = "errors" in result && result.errors?.length ? "error" : "ok";
+          metrics.graphqlOperations.inc({ operation: name, outcome });
+        },
+      };
+    },
+  };
+}
+
 /** Document validation errors (unknown fields, introspection in production…) get our code too. */
 function useValidationCodes(): Plugin {
   return {
@@ -99,6 +119,7 @@ export function createGraphQLServer(
   const plugins: Plugin[] = [
     useGraphQLLimits(),
     useValidationCodes(),
+    useOperationMetrics(app.metrics),
     useRootFieldRateLimit() as Plugin,
     useSubscribeErrorsWithData(),
     useGraphQLSSE({ endpoint: "/graphql/stream" }),

@@ -5,7 +5,8 @@ import { isBadTextError, isDependencyDown } from "../db/errors.js";
 
 export function sendProblem(reply: FastifyReply, err: AppError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  return reply.status(err.status).type("application/problem+json").send(JSON.stringify(err.toProblem()));
+  const problem = { ...err.toProblem(), requestId: reply.request.id };
+  return reply.status(err.status).type("application/problem+json").send(JSON.stringify(problem));
 }
 
 /**

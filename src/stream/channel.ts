@@ -17,6 +17,8 @@ export interface ChannelDeps {
   onError(err: unknown, what: string): void;
   /** a catch-up read of the log (for the hub's stats) */
   onLogRead?(): void;
+  /** an event arrived with its envelope on the bus (for the fan-out lag metric) */
+  onBusEvent?(event: LiveEvent): void;
 }
 
 export interface ChannelMember {
@@ -106,6 +108,7 @@ export class Channel {
     if (this.closed || m.seq <= this.head) return;
     this.target = Math.max(this.target, m.seq);
     const ev = LiveEvent.fromBus(m);
+    if (ev) this.deps.onBusEvent?.(ev);
     if (ev && this.held.size < MAX_HELD) this.held.set(m.seq, ev);
     // without the envelope there is nothing to wait for: read the log now
     this.pump(!ev);

@@ -63,6 +63,8 @@ export interface StreamHubDeps {
   bus: EventBus;
   /** the command connection, for the cross-instance connection count (absent: this instance only) */
   redis?: Redis | undefined;
+  /** every event that arrives on the bus with its envelope (the fan-out lag metric) */
+  onBusEvent?: (event: LiveEvent) => void;
   /** defaults to the database's event log */
   log?: EventLogReader;
   options?: Partial<HubOptions>;
@@ -96,8 +98,11 @@ export class StreamHub {
   private readonly app: StreamHubServices;
   private readonly bus: EventBus;
 
+  private readonly onBusEvent: ((event: LiveEvent) => void) | undefined;
+
   constructor(deps: StreamHubDeps) {
     const { app, bus } = deps;
+    this.onBusEvent = deps.onBusEvent;
     this.app = app;
     this.bus = bus;
     this.options = { ...DEFAULT_HUB_OPTIONS, ...deps.options };
@@ -222,6 +227,7 @@ export class StreamHub {
         log: this.log,
         gapGraceMs: this.options.gapGraceMs,
         onLogRead: () => void this.logReads++,
+        onBusEvent: (ev) => this.onBusEvent?.(ev),
         onError: (err, what) => this.app.log.warn({ err, tenantId, discussionId }, `stream channel: ${what} failed`),
       });
       created.ready.catch(() => {

@@ -1,0 +1,100 @@
+// The service's Prometheus metrics (prom-client), one registry per app: built by the composition
+// root and handed to what records into it. GET /metrics serves `registry.metrics()`.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<"route" | "method" | "status">;
+  httpDuration: Histogram<"route" | "method">;
+  graphqlOperations: Counter<"operation" | "outcome">;
+  eventsAppended: Counter;
+  eventsPublished: Counter<"outcome">;
+  fanoutLag: Histogram;
+  webhookDeliveries: Counter<"outcome">;
+  webhookLatency: Histogram;
+  rateLimitRefusals: Counter;
+  retentionDeleted: Counter<"what">;
+  /** gauges read on scrape: open streams, queue depth and oldest job age, breaker states, pool use */
+  gauge(
+    name: string,
+    help: string,
+    labelNames: string[],
+    collect: (set: (labels: Record<string, string>, value: number) => void) => Promise<void> | void,
+  ): void;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const seconds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: "http_requests_total",
+      help: "HTTP requests by route, method and status",
+      labelNames: ["route", "method", "status"],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: "http_request_duration_seconds",
+      help: "HTTP request latency",
+      labelNames: ["route", "method"],
+      buckets: seconds,
+      registers: [registry],
+    }),
+    graphqlOperations: new Counter({
+      name: "graphql_operations_total",
+      help: "GraphQL operations by name and outcome",
+      labelNames: ["operation", "outcome"],
+      registers: [registry],
+    }),
+    eventsAppended: new Counter({ name: "events_appended_total", help: "Events written to the log", registers: [registry] }),
+    eventsPublished: new Counter({
+      name: "events_published_total",
+      help: "Events published to the bus, by outcome",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    fanoutLag: new Histogram({
+      name: "fanout_lag_seconds",
+      help: "From an event's commit to its arrival on this instance's bus",
+      buckets: seconds,
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: "webhook_deliveries_total",
+      help: "Webhook delivery attempts by outcome",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    webhookLatency: new Histogram({
+      name: "webhook_delivery_duration_seconds",
+      help: "Webhook attempt latency",
+      buckets: seconds,
+      registers: [registry],
+    }),
+    rateLimitRefusals: new Counter({
+      name: "rate_limit_refusals_total",
+      help: "Requests refused with 429 by the rate limiter",
+      registers: [registry],
+    }),
+    retentionDeleted: new Counter({
+      name: "retention_deleted_total",
+      help: "Rows deleted by the retention job",
+      labelNames: ["what"],
+      registers: [registry],
+    }),
+    gauge(name, help, labelNames, collect) {
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        async collect() {
+          this.reset();
+          await collect((labels, value) => this.set(labels, value));
+        },
+      });
+    },
+  };
+}
