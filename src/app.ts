@@ -71,6 +71,7 @@ export async function buildApp(
       const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
       app.url = `http://${host}:${addr.port}`;
       if (config.RUN_WEBHOOK_WORKER) webhooks.worker.start();
+      if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
       return app.url;
     },
     async stop() {

@@ -47,6 +47,12 @@ const EnvSchema = z.object({
     ),
   /** GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` when set; open otherwise */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** how often the retention job runs (one instance at a time); 0 = never */
+  RETENTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10 * 60_000),
   /** GraphiQL at /graphql (off unless 1) */
   GRAPHIQL: flag,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

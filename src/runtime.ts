@@ -15,6 +15,7 @@ import { createSecretBox } from "./lib/secret-box.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createAuthCache } from "./auth/auth-cache.js";
 import { createMetrics } from "./lib/metrics.js";
+import { createRetentionJob, type RetentionJob } from "./events/retention.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
 import { busMessageOf } from "./events/fanout.js";
@@ -25,6 +26,8 @@ export interface Runtime {
   services: AppServices;
   bus: EventBus;
   redis: Redis | undefined;
+  /** bounded storage (src/events/retention.ts); started by the app */
+  retention: RetentionJob;
   close(): Promise<void>;
 }
 
@@ -156,11 +159,14 @@ export async function createRuntime(
       webhooks,
     };
     registerGauges(services);
+    const retention = createRetentionJob({ prisma: db.prisma, clock, log, metrics });
     return {
       services,
       bus,
       redis,
+      retention,
       async close() {
+        retention.stop();
         await streams.shutdown();
         await authCache.close();
         await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));

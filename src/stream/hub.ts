@@ -14,7 +14,6 @@ import { errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";
 import { Session, type StreamSink } from "./session.js";
-import { deleteStaleTickets } from "./tickets.js";
 import type { Viewer } from "./visibility.js";
 
 export interface HubOptions {
@@ -79,8 +78,6 @@ export interface HubStats {
   logReads: number;
 }
 
-const TICKET_CLEANUP_MS = 10 * 60_000;
-
 export class StreamHub {
   readonly options: HubOptions;
   private readonly channels = new Map<string, Channel>();
@@ -112,10 +109,7 @@ export class StreamHub {
       app.log.info({ channels: this.channels.size }, "event bus reconnected; streams catch up from the log");
       for (const ch of this.channels.values()) ch.catchUp();
     });
-    this.timers.push(
-      setInterval(() => void this.checkHeads(), this.options.headCheckMs).unref(),
-      setInterval(() => void deleteStaleTickets(app).catch(() => undefined), TICKET_CLEANUP_MS).unref(),
-    );
+    this.timers.push(setInterval(() => void this.checkHeads(), this.options.headCheckMs).unref());
   }
 
   private async readSettings(tenantId: string): Promise<Settings> {

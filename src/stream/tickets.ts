@@ -8,8 +8,6 @@ import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 
 const TICKET_RE = /^st_[0-9a-f]{64}$/;
-/** Used and expired tickets are kept this long (for support questions), then deleted. */
-const KEEP_MS = 60 * 60_000;
 
 export interface RedeemedTicket {
   tenantId: string;
@@ -36,10 +34,4 @@ export async function redeemStreamTicket(
   const row = rows[0];
   if (!row) throw invalid();
   return row;
-}
-
-export async function deleteStaleTickets(app: { prisma: PrismaClient; clock: Clock }): Promise<number> {
-  const before = new Date(app.clock.now().getTime() - KEEP_MS);
-  const { count } = await app.prisma.streamTicket.deleteMany({ where: { expiresAt: { lt: before } } });
-  return count;
 }

@@ -43,6 +43,8 @@ export const SettingsSchema = z
         heartbeatSeconds: z.number().int().min(1).max(3_600),
       })
       .strict(),
+    /** how long the webhook delivery log (attempts) is kept */
+    retention: z.object({ deliveryLogDays: z.number().int().min(1).max(3_650) }).strict(),
   })
   .strict();
 
@@ -64,6 +66,7 @@ export const DEFAULT_SETTINGS: Settings = {
   replay: { maxEvents: 1000, maxAgeSeconds: 86_400 },
   rateLimits: { requestsPerMinute: 6000, streamConnections: 10_000 },
   stream: { maxConnectionSeconds: 1800, heartbeatSeconds: 15 },
+  retention: { deliveryLogDays: 30 },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -77,6 +80,7 @@ export const SettingsPatchSchema = z
     replay: SettingsSchema.shape.replay.partial(),
     rateLimits: SettingsSchema.shape.rateLimits.partial(),
     stream: SettingsSchema.shape.stream.partial(),
+    retention: SettingsSchema.shape.retention.partial(),
   })
   .partial()
   .strict();

@@ -80,6 +80,10 @@ export type ReplaySettingsPatch = {
   maxEvents?: number | null | undefined;
 };
 
+export type RetentionSettingsPatch = {
+  deliveryLogDays?: number | null | undefined;
+};
+
 export type SettingsPatch = {
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
@@ -89,6 +93,7 @@ export type SettingsPatch = {
   rateLimits?: RateLimitSettingsPatch | null | undefined;
   reactionKinds?: Array<string> | null | undefined;
   replay?: ReplaySettingsPatch | null | undefined;
+  retention?: RetentionSettingsPatch | null | undefined;
   stream?: StreamSettingsPatch | null | undefined;
 };
 

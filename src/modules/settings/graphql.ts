@@ -28,6 +28,12 @@ const StreamSettings = builder.objectRef<Settings["stream"]>("StreamSettings").i
   }),
 });
 
+const RetentionSettings = builder.objectRef<Settings["retention"]>("RetentionSettings").implement({
+  fields: (t) => ({
+    deliveryLogDays: t.exposeInt("deliveryLogDays", { description: "Days the webhook delivery log is kept (default 30)." }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -38,6 +44,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     replay: t.expose("replay", { type: ReplaySettings }),
     rateLimits: t.expose("rateLimits", { type: RateLimitSettings }),
     stream: t.expose("stream", { type: StreamSettings }),
+    retention: t.expose("retention", { type: RetentionSettings }),
   }),
 });
 
@@ -57,6 +64,10 @@ const StreamPatch = builder.inputType("StreamSettingsPatch", {
   fields: (t) => ({ maxConnectionSeconds: t.int(), heartbeatSeconds: t.int() }),
 });
 
+const RetentionPatch = builder.inputType("RetentionSettingsPatch", {
+  fields: (t) => ({ deliveryLogDays: t.int() }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -67,6 +78,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     replay: t.field({ type: ReplayPatch }),
     rateLimits: t.field({ type: RateLimitPatch }),
     stream: t.field({ type: StreamPatch }),
+    retention: t.field({ type: RetentionPatch }),
   }),
 });
 

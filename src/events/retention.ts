@@ -1,0 +1,84 @@
+// Bounded storage: a periodic job, on one instance at a time (a transaction-scoped advisory lock),
+// deletes
+//  - event rows outside every replay window (older than the tenant's replay.maxAgeSeconds, or
+//    beyond the newest replay.maxEvents of their discussion) that no pending delivery still needs,
+//  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30),
+//  - spent or expired stream tickets, an hour after their expiry.
+// Time comes from the injectable clock; each pass's deletions show in retention_deleted_total.
+import type { Logger } from "pino";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Clock } from "../lib/clock.js";
+import type { Metrics } from "../lib/metrics.js";
+import { DEFAULT_SETTINGS } from "../tenancy/settings-model.js";
+
+const LOCK_ID = 4_207_311_878;
+const TICKET_KEEP_MS = 60 * 60_000;
+
+export interface RetentionResult {
+  events: number;
+  attempts: number;
+  tickets: number;
+}
+
+export interface RetentionJob {
+  /** One pass; null when another instance holds the lock. */
+  runOnce(): Promise<RetentionResult | null>;
+  start(intervalMs: number): void;
+  stop(): void;
+}
+
+export function createRetentionJob(deps: {
+  prisma: PrismaClient;
+  clock: Clock;
+  log: Logger;
+  metrics?: Pick<Metrics, "retentionDeleted">;
+}): RetentionJob {
+  const { prisma, clock } = deps;
+  const d = DEFAULT_SETTINGS;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function runOnce(): Promise<RetentionResult | null> {
+    const now = clock.now();
+    const result = await prisma.$transaction(
+      async (tx) => {
+        const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(${LOCK_ID}::bigint) AS locked`;
+        if (!lock?.locked) return null;
+        const events = await tx.$executeRaw`
+          DELETE FROM events e
+           USING discussions ds, tenants t
+           WHERE ds.tenant_id = e.tenant_id AND ds.id = e.discussion_id AND t.id = e.tenant_id
+             AND (e.occurred_at < ${now}::timestamptz
+                    - make_interval(secs => COALESCE((t.settings -> 'replay' ->> 'maxAgeSeconds')::int, ${d.replay.maxAgeSeconds}))
+                  OR e.seq <= ds.seq - COALESCE((t.settings -> 'replay' ->> 'maxEvents')::int, ${d.replay.maxEvents}))
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries w WHERE w.event_id = e.id AND w.status = 'pending')`;
+        const attempts = await tx.$executeRaw`
+          DELETE FROM webhook_attempts a USING tenants t
+           WHERE t.id = a.tenant_id
+             AND a.created_at < ${now}::timestamptz
+                 - make_interval(days => COALESCE((t.settings -> 'retention' ->> 'deliveryLogDays')::int, ${d.retention.deliveryLogDays}))`;
+        const tickets = await tx.$executeRaw`
+          DELETE FROM stream_tickets WHERE expires_at < ${new Date(now.getTime() - TICKET_KEEP_MS)}::timestamptz`;
+        return { events, attempts, tickets };
+      },
+      { timeout: 60_000, maxWait: 5_000 },
+    );
+    if (result) {
+      for (const [what, n] of Object.entries(result)) if (n > 0) deps.metrics?.retentionDeleted.inc({ what }, n);
+      if (result.events + result.attempts + result.tickets > 0) deps.log.info(result, "retention: old rows deleted");
+    }
+    return result;
+  }
+
+  return {
+    runOnce,
+    start(intervalMs) {
+      if (timer) return;
+      timer = setInterval(() => void runOnce().catch((err: unknown) => deps.log.warn({ err }, "retention pass failed")), intervalMs);
+      timer.unref();
+    },
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}
