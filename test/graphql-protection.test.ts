@@ -121,3 +121,22 @@ describe("production defaults", () => {
     }
   });
 });
+
+describe("GraphiQL", () => {
+  it("is off unless GRAPHIQL=1, and then served whole by the service (no CDN)", async () => {
+    const html = (s: TestServer) => fetch(`${s.url}/graphql`, { headers: { accept: "text/html" } });
+    expect((await html(server)).headers.get("content-type") ?? "").not.toContain("text/html");
+    const on = await startServer({ GRAPHIQL: "1" });
+    try {
+      const res = await html(on);
+      expect(res.status).toBe(200);
+      const page = await res.text();
+      expect(page).toContain("<html");
+      // every script and stylesheet is inline or from this origin
+      const external = [...page.matchAll(/<(?:script|link)[^>]+(?:src|href)="(https?:)?\/\/[^"]+"/g)].map((m) => m[0]);
+      expect(external).toEqual([]);
+    } finally {
+      await on.stop();
+    }
+  });
+});

@@ -4,6 +4,7 @@
 // suggestions, no GraphiQL), and request errors with specific codes (never internal_error).
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, getOperationAST, type GraphQLSchema, type SelectionSetNode } from "graphql";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -136,6 +137,8 @@ export function createGraphQLServer(
     logging: false,
     landingPage: false,
     graphiql: app.config.GRAPHIQL,
+    // GraphiQL's scripts and styles inlined from @graphql-yoga/render-graphiql: nothing from a CDN
+    renderGraphiQL,
     // only the allowed origins, never with credentials (src/http/cors.ts)
     cors: (request) => {
       const origin = request.headers.get("origin");
