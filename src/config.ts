@@ -1,6 +1,7 @@
 // One typed config object from the environment, validated once; every error is reported together.
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { parseDuration } from "./lib/duration.js";
 
 const flag = z
   .enum(["1", "0", "true", "false", ""])
@@ -53,6 +54,18 @@ const EnvSchema = z.object({
     .int()
     .min(0)
     .default(10 * 60_000),
+  /** admin JWTs living longer than this (exp − iat, or exp − now without iat) are refused */
+  ADMIN_JWT_MAX_TTL: z
+    .string()
+    .default("24h")
+    .transform((v, ctx) => {
+      try {
+        return parseDuration(v);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** GraphiQL at /graphql (off unless 1) */
   GRAPHIQL: flag,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

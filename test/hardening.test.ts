@@ -185,3 +185,24 @@ describe("unknown body fields", () => {
     }
   });
 });
+
+describe("admin JWT lifetime", () => {
+  it("a token living longer than ADMIN_JWT_MAX_TTL (default 24h) is refused, with or without iat", async () => {
+    const { SignJWT } = await import("jose");
+    const { TEST_ADMIN_SECRET } = await import("./support/server.js");
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (claims: { iat?: number; exp: number }) => {
+      const jwt = new SignJWT({ tid: t.tenantId }).setProtectedHeader({ alg: "HS256" }).setSubject("ops").setExpirationTime(claims.exp);
+      if (claims.iat !== undefined) jwt.setIssuedAt(claims.iat);
+      return jwt.sign(new TextEncoder().encode(TEST_ADMIN_SECRET));
+    };
+    const use = async (token: string) => t.as({ admin: token }).get("/api/v1/keys");
+    expect((await use(await sign({ iat: now, exp: now + 3600 }))).status).toBe(200);
+    expect((await use(await sign({ iat: now, exp: now + 24 * 3600 }))).status).toBe(200);
+    for (const claims of [{ iat: now, exp: now + 24 * 3600 + 60 }, { exp: 1e11 }, { iat: now + 3600, exp: now + 7200 }]) {
+      const r = await use(await sign(claims));
+      expect(r.status, JSON.stringify(claims)).toBe(401);
+      expect(r.body.code).toBe("unauthenticated");
+    }
+  });
+});

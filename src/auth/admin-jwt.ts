@@ -30,6 +30,7 @@ export async function authenticateAdminToken(
   secret: string,
   clock: Clock,
   cache?: AuthCache,
+  maxTtlSeconds = 86_400,
 ): Promise<Principal> {
   let payload;
   try {
@@ -41,6 +42,13 @@ export async function authenticateAdminToken(
   } catch (err) {
     const expired = err instanceof joseErrors.JWTExpired;
     throw errors.unauthenticated(expired ? "The admin token has expired." : "The admin token is not valid.");
+  }
+  // a lifetime cap: exp − iat (or exp − now without iat), so a token minted "forever" is refused
+  const now = Math.floor(clock.now().getTime() / 1000);
+  const exp = payload.exp ?? 0;
+  const lifetime = exp - (typeof payload.iat === "number" ? payload.iat : now);
+  if (lifetime > maxTtlSeconds || (typeof payload.iat === "number" && payload.iat > now + 60)) {
+    throw errors.unauthenticated(`The admin token lives longer than ADMIN_JWT_MAX_TTL (${maxTtlSeconds} s) or is issued in the future.`);
   }
   const tid = payload.tid;
   if (typeof tid !== "string" || typeof payload.sub !== "string") {

@@ -54,6 +54,11 @@ program
   .action(async (opts: { tenant: string; ttl: string; subject: string }) => {
     const ttlSeconds = parseDuration(opts.ttl);
     const token = await withRuntime(async ({ services }) => {
+      if (ttlSeconds > services.config.ADMIN_JWT_MAX_TTL) {
+        throw new InvalidArgumentError(
+          `--ttl ${opts.ttl} is longer than ADMIN_JWT_MAX_TTL (${services.config.ADMIN_JWT_MAX_TTL} s): the service would refuse it`,
+        );
+      }
       const t = await services.prisma.tenant.findUnique({ where: { id: opts.tenant }, select: { id: true } });
       if (!t) throw new InvalidArgumentError(`No tenant with id ${opts.tenant}`);
       return signAdminToken({ secret: services.adminJwtSecret, tenantId: t.id, subject: opts.subject, ttlSeconds });

@@ -28,7 +28,9 @@ export async function resolvePrincipal(app: AppServices, headers: HeaderBag): Pr
   if (authz) {
     const m = /^Bearer\s+(\S+)$/i.exec(authz.trim());
     if (!m?.[1]) throw errors.unauthenticated("Authorization must be 'Bearer <admin JWT>'.");
-    return { principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock, app.authCache) };
+    return {
+      principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock, app.authCache, app.config.ADMIN_JWT_MAX_TTL),
+    };
   }
   return null;
 }
