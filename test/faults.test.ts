@@ -117,6 +117,9 @@ describe("Redis", () => {
       const tt = await createTestTenant(s);
       const as = tt.as({ key: tt.apiKey, identity: await tt.identity("redis-stall") });
       expect((await as.post("/api/v1/discussions/r1/comments", { body: "before" })).status).toBe(201);
+      const { openSse } = await import("./support/sse.js");
+      const live = openSse(`${s.url}/api/v1/stream/r1`, { "x-api-key": tt.apiKey });
+      await live.waitFor((f) => f.some((x) => x.event === "connected"));
       redis.pause();
       try {
         const started = Date.now();
@@ -130,10 +133,20 @@ describe("Redis", () => {
         expect(Date.now() - started).toBeLessThan(4_000);
         expect(ready.status).toBe(503);
         expect(ready.body.checks.redis).toBe("down");
+        // a new stream opens too: the cross-instance connection count degrades to this instance's
+        const during = openSse(`${s.url}/api/v1/stream/r1`, { "x-api-key": tt.apiKey });
+        await during.waitFor((f) => f.some((x) => x.event === "connected"), 5_000);
+        during.es.close();
       } finally {
         redis.resume();
       }
       await expect.poll(async () => (await fetch(`${s.url}/readyz`)).status, { timeout: 10_000 }).toBe(200);
+      // the stream that was open all along gets what was written while Redis stalled (from the log)
+      await live.waitFor(
+        (f) => f.some((x) => x.event === "comment_created" && x.data?.data?.comment?.body === "while Redis is stalled"),
+        15_000,
+      );
+      live.es.close();
       const items = (await tt.api.get("/api/v1/discussions/r1/comments")).body.items.map((c: any) => c.body);
       expect(items).toEqual(expect.arrayContaining(["before", "while Redis is stalled"]));
     } finally {
