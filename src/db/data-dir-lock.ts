@@ -27,10 +27,14 @@ export function acquireDataDirLock(dataDir: string): () => void {
     try {
       writeFileSync(path, String(process.pid), { flag: "wx" });
       let released = false;
-      return () => {
+      const release = () => {
         if (!released) rmSync(path, { force: true });
         released = true;
+        process.removeListener("exit", release);
       };
+      // a forced exit (the shutdown deadline of main.ts) still leaves no lock behind
+      process.once("exit", release);
+      return release;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const pid = Number(readFileSync(path, "utf8").trim());

@@ -159,7 +159,7 @@ describe("Redis bus", () => {
     expect(await numsub(channel)).toBe(1);
 
     const offOther = await other.subscribe(t, d, () => {});
-    expect(await numsub(channel)).toBe(2);
+    await expect.poll(() => numsub(channel), { timeout: 2_000, interval: 20 }).toBe(2);
     await offOther();
     expect(await numsub(channel)).toBe(1);
 
