@@ -39,7 +39,8 @@ describe("webhook fairness", () => {
       [a.tenantId],
     );
     services.webhooks.worker.nudge();
-    await stuck.waitFor((reqs) => reqs.filter((r) => r.event !== "verification").length >= 8, 5_000);
+    // A's endpoint is busy with hanging attempts (up to its share of the worker's slots)
+    await stuck.waitFor((reqs) => reqs.filter((r) => r.event !== "verification").length >= 4, 10_000);
 
     const committed = Date.now();
     expect((await b.api.put("/api/v1/discussions/fair", {})).status).toBe(201);
