@@ -8,6 +8,19 @@ const flag = z
   .optional()
   .transform((v) => v === "1" || v === "true");
 
+/** "a, b,c" → ["a", "b", "c"]; unset → []. */
+const commaList = z
+  .string()
+  .optional()
+  .transform((v) =>
+    v
+      ? v
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [],
+  );
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -20,32 +33,12 @@ const EnvSchema = z.object({
   ADMIN_JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   SECRET_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   ALLOW_HTTP_WEBHOOKS: flag,
-  WEBHOOK_ALLOWLIST: z
-    .string()
-    .optional()
-    .transform((v) =>
-      v
-        ? v
-            .split(",")
-            .map((s) => s.trim())
-            .filter(Boolean)
-        : [],
-    ),
+  WEBHOOK_ALLOWLIST: commaList,
   NODE_ENV: z.string().default("development"),
   /** production: introspection and "did you mean" suggestions are off unless this is 1 */
   GRAPHQL_INTROSPECTION: flag,
   /** origins (comma-separated) whose browsers may call the browser-facing routes (CORS) */
-  CORS_ORIGINS: z
-    .string()
-    .optional()
-    .transform((v) =>
-      v
-        ? v
-            .split(",")
-            .map((s) => s.trim())
-            .filter(Boolean)
-        : [],
-    ),
+  CORS_ORIGINS: commaList,
   /** GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` when set; open otherwise */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** how often the retention job runs (one instance at a time); 0 = never */

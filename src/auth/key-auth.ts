@@ -29,13 +29,8 @@ export function keyState(k: { revokedAt: Date | null; expiresAt: Date | null }, 
   return "active";
 }
 
-interface KeyRow {
-  id: string;
-  tenantId: string;
-  capabilities: string[];
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
+/** The key lookup's row: the cached key's own columns, then its tenant's. */
+interface KeyRow extends Omit<CachedKey, "tenant"> {
   tenantName: string;
   identitySecretEnc: string;
   settings: Tenant["settings"];
