@@ -74,6 +74,13 @@ const EnvSchema = z.object({
   MAX_STREAMS_PER_INSTANCE: z.coerce.number().int().min(1).default(20_000),
   /** stream tickets are valid this long (contract: 60 s; tests shorten it) */
   STREAM_TICKET_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** once redeemed, a ticket's own EventSource may reconnect with it (Last-Event-ID) this long after its last connect */
+  STREAM_TICKET_RESUME_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400)
+    .default(86_400),
   /** how long an instance's streams keep a tenant's settings before reading them again */
   STREAM_SETTINGS_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   RUN_WEBHOOK_WORKER: z

@@ -130,6 +130,7 @@ export async function createRuntime(
       app: base,
       bus,
       redis,
+      redisUrl: config.REDIS_URL,
       options: { settingsCacheMs: config.STREAM_SETTINGS_CACHE_MS, ...opts.stream },
       onBusEvent: (ev) => metrics.fanoutLag.observe(Math.max(0, Date.now() - Date.parse(ev.envelope.occurredAt)) / 1000),
     });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { createKey } from "./support/sse.js";
+import { client } from "./support/client.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
@@ -43,7 +44,10 @@ const PAGE = `<!doctype html>
   window.openStream = (url) => {
     const es = new EventSource(url);
     const state = document.getElementById("state");
-    es.addEventListener("connected", () => (state.textContent = "connected"));
+    window.connects = 0;
+    window.timeouts = 0;
+    es.addEventListener("connected", () => ((state.textContent = "connected"), window.connects++));
+    es.addEventListener("connection-timeout", () => window.timeouts++);
     es.onerror = () => (state.textContent = "error");
     for (const name of ["comment_created", "notification_reply"]) {
       es.addEventListener(name, (e) => {
@@ -59,6 +63,7 @@ const PAGE = `<!doctype html>
 </body></html>`;
 
 let server: TestServer;
+let serverEnv: Record<string, string>;
 let t: TestTenant;
 let pages: http.Server;
 let pageUrl: string;
@@ -70,7 +75,8 @@ describe.skipIf(missing)(`in headless Chromium (${CHROMIUM})`, () => {
     await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
     pageUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}/`;
     // the page's origin is an allowed browser origin (CORS_ORIGINS)
-    server = await startServer({ CORS_ORIGINS: new URL(pageUrl).origin });
+    serverEnv = { CORS_ORIGINS: new URL(pageUrl).origin, STREAM_SETTINGS_CACHE_MS: "0" };
+    server = await startServer(serverEnv);
     t = await createTestTenant(server);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
   }, 60_000);
@@ -105,4 +111,47 @@ describe.skipIf(missing)(`in headless Chromium (${CHROMIUM})`, () => {
     expect(items).toEqual(["comment_created: Hello from the API", "comment_created: Hi Alice", `notification_reply: ${reply.body.id}`]);
     await page.close();
   }, 60_000);
+
+  it("a ticket stream resumes by itself (Last-Event-ID) after connection-timeout and a server restart: what was posted meanwhile arrives once, in order", async () => {
+    const key = await createKey(server, t.tenantId, []);
+    const identity = await t.identity("carol", { name: "Carol" });
+    const id = "browser-resume";
+    await t.api.put(`/api/v1/discussions/${id}`, { title: "Resume" });
+    await t.api.patch("/api/v1/settings", { stream: { maxConnectionSeconds: 2 } });
+    const minted = await t.as({ key, identity }).post("/api/v1/stream/ticket", { discussionId: id });
+    const port = new URL(server.url).port;
+    const page = await browser!.newPage();
+    await page.goto(pageUrl);
+    await page.evaluate((u) => (window as any).openStream(u), `${server.url}/api/v1/stream/${id}?ticket=${minted.body.ticket}`);
+    await page.waitForFunction(() => (window as any).connects === 1, undefined, { timeout: 10_000 });
+    // another instance of the service, sharing the database and Redis, takes writes while this one restarts
+    const writer = await startServer(serverEnv);
+    const post = (body: string) => client(writer.url, { key, identity }).post(`/api/v1/discussions/${id}/comments`, { body });
+    const shown = () => page.locator("#events li").allTextContents();
+    try {
+      expect((await post("one")).status).toBe(201);
+      await page.waitForSelector("li >> text=comment_created: one", { timeout: 10_000 });
+
+      // the server ends the connection; the browser waits its retry delay, then comes back with Last-Event-ID
+      await page.waitForFunction(() => (window as any).timeouts >= 1, undefined, { timeout: 10_000 });
+      expect((await post("two")).status).toBe(201);
+      await page.waitForSelector("li >> text=comment_created: two", { timeout: 15_000 });
+      expect(await page.evaluate(() => (window as any).connects)).toBeGreaterThanOrEqual(2);
+
+      // a restart: the instance goes away, comments are written elsewhere, the instance comes back on its port
+      await server.stop();
+      expect((await post("three")).status).toBe(201);
+      expect((await post("four")).status).toBe(201);
+      server = await startServer({ ...serverEnv, PORT: port });
+      await page.waitForSelector("li >> text=comment_created: four", { timeout: 20_000 });
+      await new Promise((r) => setTimeout(r, 500)); // a duplicate would arrive right behind
+      expect(await shown()).toEqual(["one", "two", "three", "four"].map((b) => `comment_created: ${b}`));
+      const seqs = await page.locator("#events li").evaluateAll((lis) => lis.map((li) => Number((li as HTMLElement).dataset.seq)));
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    } finally {
+      await page.close();
+      await writer.stop();
+      await t.api.patch("/api/v1/settings", { stream: { maxConnectionSeconds: 1800 } });
+    }
+  }, 90_000);
 });

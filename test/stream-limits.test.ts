@@ -32,7 +32,7 @@ describe("heartbeat and maximum connection time", () => {
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(1900);
     const frames = s.text().split("\n\n").filter(Boolean);
-    expect(frames[0]).toBe(`event: connected\ndata: {"discussionId":"${id}","replayed":0,"truncated":false,"heartbeatSeconds":1}`);
+    expect(frames[0]).toBe(`id: 0\nevent: connected\ndata: {"discussionId":"${id}","replayed":0,"truncated":false,"heartbeatSeconds":1}`);
     expect(frames.filter((f) => f === ": heartbeat").length).toBeGreaterThanOrEqual(1);
     expect(frames.at(-1)).toBe('event: connection-timeout\ndata: {"reason":"max-connection-time"}');
     expect(server.app.streams.stats().sessions).toBe(0);

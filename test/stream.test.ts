@@ -12,7 +12,7 @@ let other: TestTenant;
 let n = 0;
 
 beforeAll(async () => {
-  server = await startServer({ TOKEN_SUNSET: "Wed, 30 Jun 2027 00:00:00 GMT" });
+  server = await startServer({ TOKEN_SUNSET: "Wed, 30 Jun 2027 00:00:00 GMT", STREAM_SETTINGS_CACHE_MS: "0" });
   t = await createTestTenant(server);
   other = await createTestTenant(server);
 });
@@ -42,7 +42,7 @@ describe("stream framing", () => {
     expect(s.headers.get("x-accel-buffering")).toBe("no");
     await s.waitForText((x) => x.includes("\n\n"));
     expect(s.text()).toBe(
-      `event: connected\ndata: ${JSON.stringify({ discussionId: id, replayed: 0, truncated: false, heartbeatSeconds: 15 })}\n\n`,
+      `id: 0\nevent: connected\ndata: ${JSON.stringify({ discussionId: id, replayed: 0, truncated: false, heartbeatSeconds: 15 })}\n\n`,
     );
     const lock = await t.api.post(`/api/v1/discussions/${id}/lock`);
     expect(lock.status).toBe(200);
@@ -191,7 +191,7 @@ describe("stream tickets", () => {
     expect(badIdentity.status).toBe(401);
   });
 
-  it("opens a stream once: the second use, and a use after expiry, are 401", async () => {
+  it("serves one connection at a time: reused without Last-Event-ID, or first used after expiry, it is 401", async () => {
     const id = await discussion();
     const { ticket } = await mint(id);
     const es = openSse(streamUrl(id, `?ticket=${ticket}`));
@@ -200,6 +200,7 @@ describe("stream tickets", () => {
     await es.waitForEvents(1);
     es.close();
 
+    // a page that copies the URL is not an EventSource resuming its own stream
     const again = await fetch(streamUrl(id, `?ticket=${ticket}`));
     expect(again.status).toBe(401);
     expect(await again.json()).toMatchObject({ code: "unauthenticated" });
@@ -210,6 +211,78 @@ describe("stream tickets", () => {
       data: { expiresAt: new Date(Date.now() - 1000) },
     });
     expect((await fetch(streamUrl(id, `?ticket=${late.ticket}`))).status).toBe(401);
+    expect((await fetch(streamUrl(id, `?ticket=${late.ticket}`), { headers: { "last-event-id": "0" } })).status).toBe(401);
+  });
+
+  it("resumes: once redeemed, a reconnect with Last-Event-ID replays what it missed and supersedes the previous connection", async () => {
+    const id = await discussion();
+    const { ticket } = await mint(id);
+    const first = await rawSse(streamUrl(id, `?ticket=${ticket}`));
+    expect(first.status).toBe(200);
+    await first.waitForText((x) => x.includes("event: connected"));
+    await t.api.post(`/api/v1/discussions/${id}/lock`);
+    await first.waitForText((x) => x.includes("event: discussion_locked"));
+    await t.api.post(`/api/v1/discussions/${id}/unlock`);
+    await first.waitForText((x) => x.includes("event: discussion_unlocked"));
+
+    // the connection is still open (as a half-open socket would look) when the browser reconnects
+    const second = await rawSse(streamUrl(id, `?ticket=${ticket}`), { "last-event-id": "1" });
+    expect(second.status).toBe(200);
+    await second.waitForText((x) => x.includes("event: discussion_unlocked"));
+    expect(second.text()).toMatch(/^id: 2\nevent: connected\ndata: \{"discussionId":"[^"]+","replayed":1,/);
+    expect(second.text()).not.toContain("discussion_locked");
+    // the ticket never serves two connections at once: the earlier one is told and closed
+    await first.waitForEnd();
+    expect(first.text()).toContain('event: connection-timeout\ndata: {"reason":"superseded"}');
+    await second.close();
+    await first.close();
+
+    // past the resume lifetime the ticket is spent
+    await server.app.runtime.services.prisma.streamTicket.update({
+      where: { id: createHash("sha256").update(ticket).digest("hex") },
+      data: { resumeUntil: new Date(Date.now() - 1000) },
+    });
+    expect((await fetch(streamUrl(id, `?ticket=${ticket}`), { headers: { "last-event-id": "2" } })).status).toBe(401);
+  });
+
+  it("a reconnect on another instance supersedes the connection held by the first (the takeover crosses Redis)", async () => {
+    const id = await discussion();
+    const { ticket } = await mint(id);
+    const other = await startServer();
+    try {
+      const first = await rawSse(streamUrl(id, `?ticket=${ticket}`));
+      await first.waitForText((x) => x.includes("event: connected"));
+      const second = await rawSse(`${other.url}/api/v1/stream/${id}?ticket=${ticket}`, { "last-event-id": "0" });
+      expect(second.status).toBe(200);
+      await first.waitForEnd();
+      expect(first.text()).toContain('"reason":"superseded"');
+      await t.api.post(`/api/v1/discussions/${id}/lock`);
+      await second.waitForText((x) => x.includes("event: discussion_locked"));
+      expect(second.ended()).toBe(false);
+      await second.close();
+      await first.close();
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it("the eventsource client resumes by itself after connection-timeout, with `connected` carrying the head seq", async () => {
+    const id = await discussion();
+    await t.api.post(`/api/v1/discussions/${id}/lock`);
+    await t.api.patch("/api/v1/settings", { stream: { maxConnectionSeconds: 1 } });
+    try {
+      const { ticket } = await mint(id);
+      const es = openSse(streamUrl(id, `?ticket=${ticket}`));
+      await es.waitFor((f) => f.some((x) => x.event === "connected"));
+      expect(es.frames[0]).toMatchObject({ event: "connected", id: "1", data: { replayed: 0 } });
+      await es.waitFor((f) => f.some((x) => x.event === "connection-timeout"));
+      await t.api.post(`/api/v1/discussions/${id}/unlock`); // while it reconnects, or just after
+      await es.waitFor((f) => f.filter((x) => x.event === "connected").length >= 2 && f.some((x) => x.event === "discussion_unlocked"));
+      expect(es.events().map((f) => [f.event, f.id])).toEqual([["discussion_unlocked", "2"]]);
+      es.close();
+    } finally {
+      await t.api.patch("/api/v1/settings", { stream: { maxConnectionSeconds: 1800 } });
+    }
   });
 
   it("is bound to its discussion: another discussion's stream refuses it, and it still works for its own", async () => {
@@ -259,7 +332,7 @@ describe("?token= (deprecated)", () => {
     expect(s.headers.get("deprecation")).toBe("true");
     expect(s.headers.get("sunset")).toBe("Wed, 30 Jun 2027 00:00:00 GMT");
     expect(new Date(s.headers.get("sunset")!).toISOString()).toBe("2027-06-30T00:00:00.000Z");
-    await s.waitForText((x) => x.startsWith("event: connected"));
+    await s.waitForText((x) => /^id: \d+\nevent: connected/.test(x));
     await s.close();
 
     const keyed = await rawSse(streamUrl(id), { "x-api-key": t.apiKey });

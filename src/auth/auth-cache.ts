@@ -6,7 +6,8 @@
 // `ttlMs` (60 s) as a safety net, and while the invalidation channel is not connected nothing is
 // served from the cache at all, so a lost message can never keep a revoked key alive. Unknown keys
 // are never cached, so random keys cannot grow memory; the cache holds at most `maxEntries`.
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { createControlChannel } from "../lib/control-channel.js";
 import type { Logger } from "pino";
 import type { Tenant } from "../generated/prisma/client.js";
 
@@ -53,28 +54,19 @@ export function createAuthCache(opts: {
   const keys = new Map<string, Entry<CachedKey>>();
   const tenants = new Map<string, Entry<Tenant>>();
   const keysOfTenant = new Map<string, Set<string>>();
-  let listening = !opts.redisUrl; // without Redis this is the only instance
+  let listening = false;
 
-  let subscriber: Redis | undefined;
-  if (opts.redisUrl) {
-    const sub = new Redis(opts.redisUrl, { connectionName: "eng-auth-invalidate", maxRetriesPerRequest: null });
-    subscriber = sub;
-    sub.on("error", (err: Error) => opts.log.warn({ err: err.message }, "auth cache: invalidation channel error"));
-    sub.on("ready", () => {
-      sub.subscribe(AUTH_INVALIDATION_CHANNEL).then(
-        () => {
-          clearAll(); // anything may have changed while we were not listening
-          listening = true;
-        },
-        (err: unknown) => opts.log.warn({ err }, "auth cache: could not subscribe"),
-      );
-    });
-    sub.on("close", () => {
-      listening = false;
-      clearAll();
-    });
-    sub.on("message", (_channel: string, tenantId: string) => dropTenant(tenantId));
-  }
+  const control = createControlChannel({
+    channel: AUTH_INVALIDATION_CHANNEL,
+    redisUrl: opts.redisUrl,
+    publisher: opts.redis,
+    log: opts.log,
+    onMessage: (tenantId) => dropTenant(tenantId),
+    onListening(now) {
+      clearAll(); // anything may have changed while we were not listening
+      listening = now;
+    },
+  });
 
   function clearAll(): void {
     keys.clear();
@@ -126,15 +118,13 @@ export function createAuthCache(opts: {
       bound(tenants);
     },
     invalidateTenant(tenantId) {
-      dropTenant(tenantId);
-      opts.redis?.publish(AUTH_INVALIDATION_CHANNEL, tenantId).catch((err: unknown) => {
-        opts.log.warn({ err, tenantId }, "auth cache: invalidation not published; other instances drop it within their TTL");
-      });
+      dropTenant(tenantId); // here at once; every instance (this one too) again when the message arrives
+      control.publish(tenantId);
     },
     async close() {
       listening = false;
       clearAll();
-      subscriber?.disconnect();
+      control.close();
     },
   };
 }

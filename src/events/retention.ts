@@ -57,7 +57,8 @@ export function createRetentionJob(deps: {
              AND a.created_at < ${now}::timestamptz
                  - make_interval(days => COALESCE((t.settings -> 'retention' ->> 'deliveryLogDays')::int, ${d.retention.deliveryLogDays}))`;
         const tickets = await tx.$executeRaw`
-          DELETE FROM stream_tickets WHERE expires_at < ${new Date(now.getTime() - TICKET_KEEP_MS)}::timestamptz`;
+          DELETE FROM stream_tickets
+           WHERE GREATEST(expires_at, resume_until) < ${new Date(now.getTime() - TICKET_KEEP_MS)}::timestamptz`;
         return { events, attempts, tickets };
       },
       { timeout: 60_000, maxWait: 5_000 },

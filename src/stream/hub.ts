@@ -15,6 +15,7 @@ import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";
 import { Session, type StreamSink } from "./session.js";
 import type { Viewer } from "./visibility.js";
+import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
 
 export interface HubOptions {
   /** how long a gap in bus messages may last before the log is read */
@@ -47,7 +48,12 @@ export interface OpenRequest {
   /** Last-Event-ID / `after`; null = live only */
   after: number | null;
   settings: Settings;
+  /** a stream opened with a ticket: a later connection with the same ticket supersedes this one */
+  ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
 }
+
+/** Where instances tell each other that a ticket's connection was superseded (`<hash> <connectionId>`). */
+export const TICKET_TAKEOVER_CHANNEL = "eng:stream:ticket-takeover";
 
 /** What the hub needs of the app's services. */
 export interface StreamHubServices {
@@ -62,6 +68,8 @@ export interface StreamHubDeps {
   bus: EventBus;
   /** the command connection, for the cross-instance connection count (absent: this instance only) */
   redis?: Redis | undefined;
+  /** with `redis`: where ticket takeovers reach the other instances */
+  redisUrl?: string | undefined;
   /** every event that arrives on the bus with its envelope (the fan-out lag metric) */
   onBusEvent?: (event: LiveEvent) => void;
   /** defaults to the database's event log */
@@ -82,6 +90,9 @@ export class StreamHub {
   readonly options: HubOptions;
   private readonly channels = new Map<string, Channel>();
   private readonly sessions = new Map<Session, StreamSink>();
+  /** sessions opened with a ticket, by ticket hash, with their connection id */
+  private readonly ticketed = new Map<string, Map<Session, string>>();
+  private readonly takeovers: ControlChannel;
   private readonly log: EventLogReader;
   private readonly slots: StreamSlots;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -110,6 +121,28 @@ export class StreamHub {
       for (const ch of this.channels.values()) ch.catchUp();
     });
     this.timers.push(setInterval(() => void this.checkHeads(), this.options.headCheckMs).unref());
+    this.takeovers = createControlChannel({
+      channel: TICKET_TAKEOVER_CHANNEL,
+      redisUrl: deps.redisUrl,
+      publisher: deps.redis,
+      log: app.log,
+      onMessage: (msg) => {
+        const [hash = "", connectionId] = msg.split(" ");
+        for (const [session, conn] of this.ticketed.get(hash) ?? []) if (conn !== connectionId) session.end("superseded");
+      },
+    });
+  }
+
+  private trackTicket(session: Session, ticket: NonNullable<OpenRequest["ticket"]>): void {
+    let byConn = this.ticketed.get(ticket.hash);
+    if (!byConn) this.ticketed.set(ticket.hash, (byConn = new Map()));
+    byConn.set(session, ticket.connectionId);
+    session.onClose(() => {
+      byConn.delete(session);
+      if (byConn.size === 0 && this.ticketed.get(ticket.hash) === byConn) this.ticketed.delete(ticket.hash);
+    });
+    // a reconnect: whichever instance still holds the ticket's previous connection ends it
+    if (ticket.resumed) this.takeovers.publish(`${ticket.hash} ${ticket.connectionId}`);
   }
 
   private async readSettings(tenantId: string): Promise<Settings> {
@@ -168,6 +201,7 @@ export class StreamHub {
       release();
       this.dropIfIdle(channel);
     });
+    if (req.ticket) this.trackTicket(session, req.ticket);
     try {
       const head = channel.head;
       const after = req.after === null ? null : Math.min(req.after, head);
@@ -209,6 +243,7 @@ export class StreamHub {
     if (sinks.length > 0) await new Promise((resolve) => setTimeout(resolve, this.options.shutdownLingerMs).unref());
     await Promise.all([...this.channels.values()].map((ch) => ch.close()));
     this.channels.clear();
+    this.takeovers.close();
     await this.slots.close();
   }
 

@@ -15,12 +15,18 @@ export interface ConnectedInfo {
   heartbeatSeconds: number;
 }
 
-/** Why the server ends a stream: the maximum connection time passed, or the instance stops. */
-export type EndReason = "max-connection-time" | "shutdown";
+/**
+ * Why the server ends a stream: the maximum connection time passed, the instance stops, or a
+ * reconnect with the same ticket took over (a ticket never serves two connections at once).
+ */
+export type EndReason = "max-connection-time" | "shutdown" | "superseded";
 
 export interface StreamSink {
-  /** The stream is accepted: send the response head and the `connected` frame. */
-  open(info: ConnectedInfo): void;
+  /**
+   * The stream is accepted: send the response head and the `connected` frame, whose SSE id is the
+   * discussion's head seq, so a client that has seen no event yet still resumes exactly.
+   */
+  open(info: ConnectedInfo, headSeq: number): void;
   /** A visible event, in seq order. False when the sink could not take it (closed, over its bound). */
   event(ev: LiveEvent): boolean;
   /** A keep-alive, for transports that need one. */
@@ -90,12 +96,15 @@ export class Session {
     if (this.closing.closed || !this.startup) return;
     this.lastSeq = o.after === null ? o.head : Math.min(o.after, o.head);
     const visible = o.replay.filter((ev) => ev.seq > this.lastSeq && canSee(this.viewer, ev));
-    this.sink.open({
-      discussionId: this.discussionId,
-      replayed: visible.length,
-      truncated: o.truncated,
-      heartbeatSeconds: o.heartbeatSeconds,
-    });
+    this.sink.open(
+      {
+        discussionId: this.discussionId,
+        replayed: visible.length,
+        truncated: o.truncated,
+        heartbeatSeconds: o.heartbeatSeconds,
+      },
+      o.head,
+    );
     for (const ev of o.replay) this.forward(ev);
     // events at or below head that the replay left out are outside the window
     this.lastSeq = Math.max(this.lastSeq, o.head);

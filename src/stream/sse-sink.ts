@@ -65,7 +65,7 @@ export class SseSink implements StreamSink {
     return this.done;
   }
 
-  open(info: ConnectedInfo): void {
+  open(info: ConnectedInfo, headSeq: number): void {
     if (this.closing.closed) return;
     this.opts.begin();
     this.opts.begin = noop; // do not keep the framework's request objects alive for the stream's life
@@ -82,7 +82,7 @@ export class SseSink implements StreamSink {
       onClose: () => this.finish(),
     });
     socket.on("drain", () => this.pump());
-    this.writer.send(formatEvent({ event: "connected", data: JSON.stringify(info) }));
+    this.writer.send(formatEvent({ id: headSeq, event: "connected", data: JSON.stringify(info) }));
   }
 
   beginLive(): void {

@@ -1,8 +1,12 @@
 // Redeeming stream tickets (contract section 4, "Stream"); minting is the streams module's
-// (src/modules/streams/tickets.ts). Single use, bound to tenant + discussion (+ reader when minted
-// with an identity), stored hashed; redeemed by one atomic UPDATE ... RETURNING, so exactly once
-// across instances.
-import { createHash } from "node:crypto";
+// (src/modules/streams/tickets.ts). Bound to tenant + discussion (+ reader when minted with an
+// identity), stored hashed. The first redemption must come within the ticket's TTL (60 s); after
+// that the browser's own EventSource may reconnect with the same URL and a Last-Event-ID for the
+// resume lifetime (STREAM_TICKET_RESUME_SECONDS after its latest connect). Each redemption is one
+// atomic UPDATE ... RETURNING that names the connection now holding the ticket: a reconnect
+// supersedes the connection before it (the hub closes that one, on whichever instance it is), so
+// a ticket never serves two connections at once.
+import { createHash, randomUUID } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
@@ -14,24 +18,42 @@ export interface RedeemedTicket {
   discussionId: string;
   readerId: string | null;
   apiKeyId: string | null;
+  /** sha256 of the ticket: what a superseding connection names */
+  hash: string;
+  /** this connection's id; a later redemption supersedes it */
+  connectionId: string;
+  /** true when this redemption is a reconnect (the ticket had served a connection before) */
+  resumed: boolean;
 }
 
 export const hashTicket = (raw: string) => createHash("sha256").update(raw).digest("hex");
 
-/** Marks the ticket used and returns what it is bound to; 401 when unknown, used, expired or for another discussion. */
+/**
+ * Redeems the ticket for one connection; 401 when unknown, expired, for another discussion, or
+ * already redeemed and either past its resume lifetime or presented without a Last-Event-ID
+ * (only an EventSource resuming its own stream reconnects with one).
+ */
 export async function redeemStreamTicket(
   app: { prisma: PrismaClient; clock: Clock },
   raw: string,
-  discussionId: string,
+  opts: { discussionId: string; resuming: boolean; resumeSeconds: number },
 ): Promise<RedeemedTicket> {
   const invalid = () => errors.unauthenticated("The stream ticket is unknown, expired, already used or for another discussion.");
   if (!TICKET_RE.test(raw)) throw invalid();
   const now = app.clock.now();
-  const rows = await app.prisma.$queryRaw<RedeemedTicket[]>`
-    UPDATE stream_tickets SET used_at = ${now}
-    WHERE id = ${hashTicket(raw)} AND discussion_id = ${discussionId} AND used_at IS NULL AND expires_at > ${now}
-    RETURNING tenant_id AS "tenantId", discussion_id AS "discussionId", reader_id AS "readerId", api_key_id AS "apiKeyId"`;
+  const hash = hashTicket(raw);
+  const connectionId = randomUUID();
+  const resumeUntil = new Date(now.getTime() + opts.resumeSeconds * 1000);
+  const rows = await app.prisma.$queryRaw<Omit<RedeemedTicket, "hash" | "connectionId">[]>`
+    UPDATE stream_tickets t
+       SET used_at = COALESCE(t.used_at, ${now}), connection_id = ${connectionId}, resume_until = ${resumeUntil}
+      FROM (SELECT id, used_at FROM stream_tickets WHERE id = ${hash} FOR UPDATE) before
+     WHERE t.id = before.id AND t.discussion_id = ${opts.discussionId}
+       AND ((before.used_at IS NULL AND t.expires_at > ${now})
+         OR (${opts.resuming} AND before.used_at IS NOT NULL AND t.resume_until > ${now}))
+    RETURNING t.tenant_id AS "tenantId", t.discussion_id AS "discussionId", t.reader_id AS "readerId",
+              t.api_key_id AS "apiKeyId", before.used_at IS NOT NULL AS resumed`;
   const row = rows[0];
   if (!row) throw invalid();
-  return row;
+  return { ...row, hash, connectionId };
 }

@@ -10,6 +10,8 @@ import type { Viewer } from "../../stream/visibility.js";
 export interface StreamCaller {
   tenantId: string;
   viewer: Viewer;
+  /** opened with a ticket: what the hub needs to let a reconnect supersede this connection */
+  ticket?: { hash: string; connectionId: string; resumed: boolean };
 }
 
 /**
@@ -23,7 +25,7 @@ export interface StreamCaller {
  */
 export async function streamCaller(
   ctx: RequestContext,
-  opts: { discussionId: string; ticket?: string | null | undefined; viaQueryToken?: boolean },
+  opts: { discussionId: string; ticket?: string | null | undefined; viaQueryToken?: boolean; lastEventId?: number | null },
 ): Promise<StreamCaller> {
   if (ctx.principal) {
     const reader = await currentReader(ctx);
@@ -31,9 +33,17 @@ export async function streamCaller(
     return { tenantId: ctx.principal.tenantId, viewer: { moderator, readerId: reader?.id ?? null } };
   }
   if (opts.ticket) {
-    const t = await redeemStreamTicket(ctx.app, opts.ticket, opts.discussionId);
+    const t = await redeemStreamTicket(ctx.app, opts.ticket, {
+      discussionId: opts.discussionId,
+      resuming: opts.lastEventId !== undefined && opts.lastEventId !== null,
+      resumeSeconds: ctx.app.config.STREAM_TICKET_RESUME_SECONDS,
+    });
     if (t.apiKeyId) await assertMinterActive(ctx.app, t.tenantId, t.apiKeyId);
-    return { tenantId: t.tenantId, viewer: { moderator: false, readerId: t.readerId } };
+    return {
+      tenantId: t.tenantId,
+      viewer: { moderator: false, readerId: t.readerId },
+      ticket: { hash: t.hash, connectionId: t.connectionId, resumed: t.resumed },
+    };
   }
   throw errors.unauthenticated("A stream needs X-API-Key, ?ticket= (from POST /api/v1/stream/ticket) or the deprecated ?token=.");
 }

@@ -51,7 +51,12 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   if (viaToken) reply.headers({ Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
 
   const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers);
-  const caller = await streamCaller(ctx, { discussionId, ticket: headerAuth ? undefined : ticket, viaQueryToken: viaToken });
+  const caller = await streamCaller(ctx, {
+    discussionId,
+    ticket: headerAuth ? undefined : ticket,
+    viaQueryToken: viaToken,
+    lastEventId: after,
+  });
   const settings = await hub.settingsOf(caller.tenantId);
   const sink = new SseSink(reply.raw, {
     // what the reply already carries (CORS for an allowed origin, Deprecation/Sunset) goes out with
@@ -63,7 +68,7 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
     begin: hijacker(reply),
     onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
   });
-  await hub.open({ tenantId: caller.tenantId, discussionId, viewer: caller.viewer, after, settings }, sink);
+  await hub.open({ tenantId: caller.tenantId, discussionId, viewer: caller.viewer, after, settings, ticket: caller.ticket }, sink);
 }
 
 // Closures made outside openStream, so a long-lived stream does not keep its request's objects alive.

@@ -21,7 +21,14 @@ export async function openDiscussionSubscription(
   const settings = await hub.settingsOf(caller.tenantId);
   const sink = new QueueSink(MAX_QUEUED_ITEMS);
   await hub.open(
-    { tenantId: caller.tenantId, discussionId: args.discussionId, viewer: caller.viewer, after: args.after ?? null, settings },
+    {
+      tenantId: caller.tenantId,
+      discussionId: args.discussionId,
+      viewer: caller.viewer,
+      after: args.after ?? null,
+      settings,
+      ticket: caller.ticket,
+    },
     sink,
   );
   return sink;
