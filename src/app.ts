@@ -41,7 +41,7 @@ export async function buildApp(
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
 
-  const cors = createCorsPolicy(config.CORS_ORIGINS);
+  const cors = createCorsPolicy(services.origins);
   const yoga = createGraphQLServer(services, schema, cors);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });

@@ -14,6 +14,7 @@ import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createAuthCache } from "./auth/auth-cache.js";
+import { createOriginIndex } from "./auth/origins.js";
 import { createMetrics } from "./lib/metrics.js";
 import { createRetentionJob, type RetentionJob } from "./events/retention.js";
 import { createBus, type EventBus } from "./events/bus.js";
@@ -126,6 +127,7 @@ export async function createRuntime(
     const base = { config, prisma: db.prisma, clock, log, secretBox, metrics };
     const webhooks = createWebhookRuntime(base, opts.webhooks);
     const authCache = createAuthCache({ redisUrl: config.REDIS_URL, redis, log });
+    const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({
       app: base,
       bus,
@@ -155,6 +157,7 @@ export async function createRuntime(
       }),
       rateLimiter: createRateLimiter({ prisma: db.prisma, redis, onRefusal: () => metrics.rateLimitRefusals.inc() }),
       authCache,
+      origins,
       scoped: createScopeCache(db.prisma),
       streams,
       webhooks,
@@ -170,6 +173,7 @@ export async function createRuntime(
         retention.stop();
         await streams.shutdown();
         await authCache.close();
+        origins.close();
         await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));
         await bus.close().catch(() => undefined);
         redis?.disconnect();

@@ -15,6 +15,7 @@ export interface CachedKey {
   id: string;
   tenantId: string;
   capabilities: string[];
+  kind: "secret" | "publishable";
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;

@@ -1,4 +1,4 @@
-// API keys: `ek_` + 64 hex from a CSPRNG. Only the sha256 is stored and looked up; a 256-bit random
+// API keys: `ek_` (secret, for backends) or `pk_` (publishable, for browsers) + 64 hex from a CSPRNG. Only the sha256 is stored and looked up; a 256-bit random
 // key needs no slow hash, and lookup by hash is constant-time with respect to the secret.
 import { createHash, randomBytes } from "node:crypto";
 import type { PrismaClient, Tenant } from "../generated/prisma/client.js";
@@ -8,18 +8,21 @@ import { isCapability, type Capability } from "./capabilities.js";
 import type { AuthCache, CachedKey } from "./auth-cache.js";
 import type { Principal } from "./principal.js";
 
-const KEY_RE = /^ek_[0-9a-f]{64}$/;
+const KEY_RE = /^(ek|pk)_[0-9a-f]{64}$/;
+const PREFIX_OF_KIND = { secret: "ek_", publishable: "pk_" } as const;
 /** lastUsedAt is written at most this often per key, to keep reads off the write path. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export function generateApiKey(): { raw: string; hash: string; prefix: string } {
-  const raw = `ek_${randomBytes(32).toString("hex")}`;
+export function generateApiKey(kind: "secret" | "publishable" = "secret"): { raw: string; hash: string; prefix: string } {
+  const raw = `${PREFIX_OF_KIND[kind]}${randomBytes(32).toString("hex")}`;
   return { raw, hash: hashApiKey(raw), prefix: raw.slice(0, 12) };
 }
 
 export function hashApiKey(raw: string): string {
   return createHash("sha256").update(raw).digest("hex");
 }
+
+const NO_CAPABILITIES: ReadonlySet<Capability> = new Set();
 
 export type KeyState = "active" | "expired" | "revoked";
 
@@ -50,7 +53,7 @@ export async function authenticateApiKey(
   if (!KEY_RE.test(raw)) throw errors.unauthenticated("The API key is not valid.");
   const hash = hashApiKey(raw);
   const key = cache?.key(hash) ?? (await lookupKey(prisma, hash, cache));
-  if (!key) throw errors.unauthenticated("The API key is not valid.");
+  if (!key || !raw.startsWith(PREFIX_OF_KIND[key.kind])) throw errors.unauthenticated("The API key is not valid.");
   const now = clock.now();
   const state = keyState(key, now); // to the second, cached or not
   if (state === "revoked") throw errors.keyRevoked();
@@ -61,12 +64,15 @@ export async function authenticateApiKey(
     void prisma.apiKey.updateMany({ where: { id: key.id }, data: { lastUsedAt: now } }).catch(() => undefined);
   }
   return {
-    principal: {
-      kind: "key",
-      tenantId: key.tenantId,
-      keyId: key.id,
-      capabilities: new Set(key.capabilities.filter(isCapability) as Capability[]),
-    },
+    principal:
+      key.kind === "publishable"
+        ? { kind: "publishable", tenantId: key.tenantId, keyId: key.id, capabilities: NO_CAPABILITIES }
+        : {
+            kind: "key",
+            tenantId: key.tenantId,
+            keyId: key.id,
+            capabilities: new Set(key.capabilities.filter(isCapability) as Capability[]),
+          },
     tenant: key.tenant,
   };
 }
@@ -74,7 +80,7 @@ export async function authenticateApiKey(
 /** One indexed lookup of the key with its tenant's row (raw SQL: no query-plan building). */
 async function lookupKey(prisma: PrismaClient, hash: string, cache: AuthCache | undefined): Promise<CachedKey | undefined> {
   const [key] = await prisma.$queryRaw<KeyRow[]>`
-    SELECT k.id, k.tenant_id AS "tenantId", k.capabilities, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
+    SELECT k.id, k.tenant_id AS "tenantId", k.capabilities, k.kind::text AS kind, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
            k.last_used_at AS "lastUsedAt", t.name AS "tenantName", t.identity_secret_enc AS "identitySecretEnc",
            t.settings, t.created_at AS "tenantCreatedAt"
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
@@ -84,6 +90,7 @@ async function lookupKey(prisma: PrismaClient, hash: string, cache: AuthCache | 
     id: key.id,
     tenantId: key.tenantId,
     capabilities: key.capabilities,
+    kind: key.kind,
     expiresAt: key.expiresAt,
     revokedAt: key.revokedAt,
     lastUsedAt: key.lastUsedAt,

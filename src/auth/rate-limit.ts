@@ -1,11 +1,11 @@
-// Per-caller request budget (per API key, or per admin subject), fixed one-minute windows, shared by
-// every instance through Redis (rate-limiter-flexible), in process without Redis. The budget is the
-// tenant's `rateLimits.requestsPerMinute` setting.
+// Per-caller request budget (per API key, per admin subject; per publishable key and per reader behind
+// it), fixed one-minute windows, shared by every instance through Redis (rate-limiter-flexible), in
+// process without Redis. The budgets are the tenant's `rateLimits` settings.
 import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
-import { resolveSettings } from "../tenancy/settings-model.js";
+import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import type { Principal } from "./principal.js";
 
 export interface RateLimitInfo {
@@ -21,6 +21,11 @@ export interface RateLimiter {
    * settings, when the caller already has it) saves the limiter its own cached lookup.
    */
   consume(principal: Principal, storedSettings?: unknown, points?: number): Promise<RateLimitInfo>;
+  /**
+   * Counts one request of a reader acting through a publishable key (per identity `sub`, on top of
+   * the key's own budget: one reader cannot spend a whole site's budget).
+   */
+  consumeReader(tenantId: string, readerId: string, storedSettings?: unknown): Promise<RateLimitInfo>;
   /** Forget cached settings of a tenant (after a settings change on this instance). */
   invalidate(tenantId: string): void;
 }
@@ -37,7 +42,7 @@ export function rateLimitHeaders(i: RateLimitInfo): Record<string, string> {
 
 export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | undefined; onRefusal?: () => void }): RateLimiter {
   const limiters = new Map<number, RateLimiterAbstract>();
-  const limits = new Map<string, { value: number; at: number }>();
+  const limits = new Map<string, { value: Settings["rateLimits"]; at: number }>();
 
   const limiterFor = (points: number): RateLimiterAbstract => {
     let l = limiters.get(points);
@@ -58,30 +63,40 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
     return l;
   };
 
-  const limitOf = async (tenantId: string): Promise<number> => {
+  const limitsOf = async (tenantId: string, storedSettings: unknown): Promise<Settings["rateLimits"]> => {
+    if (storedSettings !== undefined) return resolveSettings(storedSettings).rateLimits;
     const hit = limits.get(tenantId);
     if (hit && Date.now() - hit.at < SETTINGS_TTL_MS) return hit.value;
     const t = await opts.prisma.tenant.findUnique({ where: { id: tenantId }, select: { settings: true } });
-    const value = resolveSettings(t?.settings).rateLimits.requestsPerMinute;
+    const value = resolveSettings(t?.settings).rateLimits;
     limits.set(tenantId, { value, at: Date.now() });
     return value;
   };
 
+  const take = async (bucket: string, limit: number, points: number): Promise<RateLimitInfo> => {
+    try {
+      const r = await limiterFor(limit).consume(bucket, points);
+      return { limit, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
+    } catch (err) {
+      if (err instanceof RateLimiterRes) {
+        opts.onRefusal?.();
+        const reset = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+        throw errors.rateLimited(reset, rateLimitHeaders({ limit, remaining: 0, resetSeconds: reset }));
+      }
+      throw errors.unavailable("The rate limiter's store is unavailable.");
+    }
+  };
+
   return {
     async consume(p, storedSettings, points = 1) {
-      const limit = storedSettings !== undefined ? resolveSettings(storedSettings).rateLimits.requestsPerMinute : await limitOf(p.tenantId);
-      const key = p.kind === "key" ? `${p.tenantId}:k:${p.keyId}` : `${p.tenantId}:a:${p.subject}`;
-      try {
-        const r = await limiterFor(limit).consume(key, points);
-        return { limit, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
-      } catch (err) {
-        if (err instanceof RateLimiterRes) {
-          opts.onRefusal?.();
-          const reset = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-          throw errors.rateLimited(reset, rateLimitHeaders({ limit, remaining: 0, resetSeconds: reset }));
-        }
-        throw errors.unavailable("The rate limiter's store is unavailable.");
-      }
+      const limits = await limitsOf(p.tenantId, storedSettings);
+      if (p.kind === "admin") return take(`${p.tenantId}:a:${p.subject}`, limits.requestsPerMinute, points);
+      if (p.kind === "key") return take(`${p.tenantId}:k:${p.keyId}`, limits.requestsPerMinute, points);
+      return take(`${p.tenantId}:k:${p.keyId}`, limits.publishableKeyRequestsPerMinute, points);
+    },
+    async consumeReader(tenantId, readerId, storedSettings) {
+      const limits = await limitsOf(tenantId, storedSettings);
+      return take(`${tenantId}:r:${readerId}`, limits.readerRequestsPerMinute, 1);
     },
     invalidate(tenantId) {
       limits.delete(tenantId);

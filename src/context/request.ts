@@ -8,6 +8,7 @@ import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { AppServices } from "./services.js";
 import { header, resolvePrincipal, type HeaderBag } from "./principal.js";
+import { resolveSettings } from "../tenancy/settings-model.js";
 
 export type { AppServices };
 
@@ -26,13 +27,27 @@ export async function createRequestContext(app: AppServices, headers: HeaderBag)
   const caller = await resolvePrincipal(app, headers);
   const principal = caller?.principal ?? null;
   const rateLimit = principal ? await app.rateLimiter.consume(principal, caller?.tenant?.settings) : undefined;
-  return {
+  const ctx: RequestContext = {
     app,
     principal,
     identityToken: header(headers, "x-service-identity"),
     cache: caller?.tenant ? { tenant: Promise.resolve(caller.tenant) } : {},
     ...(rateLimit ? { rateLimit } : {}),
   };
+  if (principal?.kind === "publishable") await admitBrowser(ctx, header(headers, "origin"));
+  return ctx;
+}
+
+/**
+ * A publishable key is used from the tenant's pages: from a browser (an Origin header) only on an
+ * origin its tenant allows, and each reader behind it has a budget of its own.
+ */
+async function admitBrowser(ctx: RequestContext, origin: string | null): Promise<void> {
+  const tenant = await loadTenant(ctx);
+  if (origin && !ctx.app.origins.tenantAllows(resolveSettings(tenant.settings), origin)) throw errors.originNotAllowed(origin);
+  // an invalid assertion is refused by whatever needs the reader; it counts against the key only
+  const reader = await currentReader(ctx).catch(() => null);
+  if (reader) await ctx.app.rateLimiter.consumeReader(tenant.id, reader.id, tenant.settings);
 }
 
 export function requirePrincipal(ctx: RequestContext): Principal {

@@ -12,6 +12,7 @@ import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { RateLimiter } from "../auth/rate-limit.js";
 import type { AuthCache } from "../auth/auth-cache.js";
+import type { OriginIndex } from "../auth/origins.js";
 import type { EventPipeline } from "../events/pipeline.js";
 import type { StreamHub } from "../stream/hub.js";
 import type { WebhookRuntime } from "../delivery/runtime.js";
@@ -31,6 +32,8 @@ export interface AppServices {
   rateLimiter: RateLimiter;
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
+  /** browser origins allowed by CORS_ORIGINS and the tenants' allowedOrigins (src/auth/origins.ts) */
+  origins: OriginIndex;
   /** Prometheus metrics (src/lib/metrics.ts) */
   metrics: Metrics;
   /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */

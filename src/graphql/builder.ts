@@ -12,8 +12,10 @@ import { db, type RequestContext } from "../context/request.js";
 import { errors } from "../lib/errors.js";
 
 export interface AuthScopes {
-  /** any valid API key or admin JWT */
+  /** a backend's API key or the admin JWT (not a publishable key) */
   authenticated: boolean;
+  /** any caller, a browser's publishable key included: reads, reader actions, stream tickets (contract section 7) */
+  browser: boolean;
   /** the admin console's JWT only */
   admin: boolean;
   /** admin JWT, or a key holding this capability */
@@ -84,12 +86,15 @@ export const builder = new SchemaBuilder<{
   },
   scopeAuth: {
     authScopes: (ctx) => ({
-      authenticated: !!ctx.principal,
+      authenticated: !!ctx.principal && ctx.principal.kind !== "publishable",
+      browser: !!ctx.principal,
       admin: ctx.principal?.kind === "admin",
       capability: (cap: Capability) => hasCapability(ctx.principal, cap),
     }),
     unauthorizedError: (_parent, ctx, _info, result) => {
       if (!ctx.principal) return errors.unauthenticated();
+      // a publishable key may do only what browsers do: anything else is a missing capability
+      if (ctx.principal.kind === "publishable") return errors.missingCapability(requiredCapability(result.failure) ?? "secret_key");
       if (needsAdmin(result.failure)) {
         return errors.unauthenticated("This operation takes the admin console's JWT (Authorization: Bearer).");
       }

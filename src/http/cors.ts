@@ -1,8 +1,9 @@
 // CORS for the browser-facing surface (contract section 7): answered only for the allowed origins
-// (CORS_ORIGINS now; per-tenant allowedOrigins build on this), never reflecting an arbitrary
+// (CORS_ORIGINS and the tenants' allowedOrigins, src/auth/origins.ts), never reflecting an arbitrary
 // origin, never with credentials (browsers authenticate with keys, tickets and assertions, not
 // cookies). One policy serves /graphql, the REST routes and the stream.
 import type { FastifyInstance } from "fastify";
+import type { OriginIndex } from "../auth/origins.js";
 
 export const BROWSER_REQUEST_HEADERS = [
   "Content-Type",
@@ -11,6 +12,7 @@ export const BROWSER_REQUEST_HEADERS = [
   "Last-Event-ID",
   "Cache-Control",
   "X-Request-Id",
+  "If-None-Match",
 ];
 export const BROWSER_EXPOSED_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "ETag", "X-Request-Id"];
 const METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -21,24 +23,13 @@ export interface CorsPolicy {
   headers(origin: string | null | undefined): Record<string, string> | null;
 }
 
-/** Origins as the browser sends them (scheme://host[:port]); malformed entries are ignored. */
-export function parseOrigins(list: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const raw of list) {
-    try {
-      const u = new URL(raw.trim());
-      if (u.protocol === "http:" || u.protocol === "https:") out.push(u.origin);
-    } catch {
-      // not an origin
-    }
-  }
-  return out;
-}
-
-export function createCorsPolicy(origins: readonly string[]): CorsPolicy {
-  const allowed = new Set(parseOrigins(origins));
+/**
+ * CORS answers go to origins that CORS_ORIGINS or some tenant's `allowedOrigins` lists; whether the
+ * caller's own tenant lists it is checked once the caller is known (src/auth/origins.ts).
+ */
+export function createCorsPolicy(origins: Pick<OriginIndex, "anyAllows">): CorsPolicy {
   const policy: CorsPolicy = {
-    allows: (origin): origin is string => typeof origin === "string" && allowed.has(origin),
+    allows: (origin): origin is string => origins.anyAllows(origin),
     headers(origin) {
       if (!policy.allows(origin)) return null;
       return {

@@ -84,6 +84,8 @@ export const errors = {
     new AppError(403, "missing_capability", `This operation needs the '${required}' capability.`, {
       extra: { required },
     }),
+  originNotAllowed: (origin: string) =>
+    new AppError(403, "origin_not_allowed", `The origin ${origin} is not in this tenant's allowedOrigins (nor CORS_ORIGINS).`),
   notAuthor: (detail = "Only the author may do this.") => new AppError(403, "not_author", detail),
   capabilityEscalation: (missing: string[]) =>
     new AppError(403, "capability_escalation", `A key may only grant capabilities it holds: ${missing.join(", ")}.`, {

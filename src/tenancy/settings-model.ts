@@ -17,6 +17,16 @@ export type DeliveryTunables = z.infer<typeof DeliverySchema>;
 /** The delivery tunables' names: the one list every GraphQL type of them is built from. */
 export const DELIVERY_TUNABLES = Object.keys(DeliverySchema.shape) as (keyof DeliveryTunables)[];
 
+/** An origin as a browser sends it: http(s)://host[:port], nothing else. */
+const origin = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === "https:" || u.protocol === "http:") && u.origin === v;
+  } catch {
+    return false;
+  }
+}, "must be an origin such as https://news.example (scheme, host and optional port; no path or trailing slash)");
+
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
 export const SettingsSchema = z
@@ -35,6 +45,10 @@ export const SettingsSchema = z
       .object({
         requestsPerMinute: z.number().int().min(1).max(1_000_000),
         streamConnections: z.number().int().min(1).max(1_000_000),
+        /** per publishable key: every browser of the tenant's pages shares it */
+        publishableKeyRequestsPerMinute: z.number().int().min(1).max(10_000_000),
+        /** per reader (identity assertion `sub`) behind a publishable key */
+        readerRequestsPerMinute: z.number().int().min(1).max(1_000_000),
       })
       .strict(),
     stream: z
@@ -43,6 +57,11 @@ export const SettingsSchema = z
         heartbeatSeconds: z.number().int().min(1).max(3_600),
       })
       .strict(),
+    /** browser origins (scheme://host[:port]) whose pages may call the browser-facing surface (contract section 7) */
+    allowedOrigins: z
+      .array(origin)
+      .max(100)
+      .refine((a) => new Set(a).size === a.length, "must not repeat an origin"),
     /** how long the webhook delivery log (attempts) is kept */
     retention: z.object({ deliveryLogDays: z.number().int().min(1).max(3_650) }).strict(),
   })
@@ -64,8 +83,9 @@ export const DEFAULT_SETTINGS: Settings = {
     disableThreshold: 50,
   },
   replay: { maxEvents: 1000, maxAgeSeconds: 86_400 },
-  rateLimits: { requestsPerMinute: 6000, streamConnections: 10_000 },
+  rateLimits: { requestsPerMinute: 6000, streamConnections: 10_000, publishableKeyRequestsPerMinute: 60_000, readerRequestsPerMinute: 300 },
   stream: { maxConnectionSeconds: 1800, heartbeatSeconds: 15 },
+  allowedOrigins: [],
   retention: { deliveryLogDays: 30 },
 };
 
@@ -80,6 +100,7 @@ export const SettingsPatchSchema = z
     replay: SettingsSchema.shape.replay.partial(),
     rateLimits: SettingsSchema.shape.rateLimits.partial(),
     stream: SettingsSchema.shape.stream.partial(),
+    allowedOrigins: SettingsSchema.shape.allowedOrigins,
     retention: SettingsSchema.shape.retention.partial(),
   })
   .partial()

@@ -71,6 +71,8 @@ export type PostCommentInput = {
 };
 
 export type RateLimitSettingsPatch = {
+  publishableKeyRequestsPerMinute?: number | null | undefined;
+  readerRequestsPerMinute?: number | null | undefined;
   requestsPerMinute?: number | null | undefined;
   streamConnections?: number | null | undefined;
 };
@@ -85,6 +87,7 @@ export type RetentionSettingsPatch = {
 };
 
 export type SettingsPatch = {
+  allowedOrigins?: Array<string> | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   maxBodyLength?: number | null | undefined;

@@ -1,5 +1,6 @@
 // Mounts REST routes. Each route is data: an HTTP method and path, the GraphQL operation it runs,
 // how path/query/body become variables, and which part of the result is the response.
+import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { createRequestContext, type AppServices } from "../../context/request.js";
@@ -28,6 +29,8 @@ export interface Route<TData, TVars> {
   status?: number | ((data: TData) => number);
   /** /api/v1/admin/* routes: the admin console's JWT only */
   adminOnly?: boolean;
+  /** cacheable answers: ETag, Cache-Control: public, max-age, and 304 for a matching If-None-Match */
+  cache?: { maxAgeSeconds: number };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of routes of different shapes
@@ -86,6 +89,7 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
           const payload = r.respond(data);
           const status = typeof r.status === "function" ? r.status(data) : (r.status ?? 200);
           if (payload === undefined) return reply.status(204).send();
+          if (r.cache) return sendCacheable(req, reply, payload, r.cache.maxAgeSeconds);
           return reply.status(status).send(payload);
         } catch (err) {
           if (err instanceof AppError) return sendProblem(reply, err);
@@ -94,4 +98,16 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
       },
     });
   }
+}
+
+/** A strong ETag of the JSON answer; a matching If-None-Match gets 304 with no body. */
+function sendCacheable(req: FastifyRequest, reply: FastifyReply, payload: unknown, maxAgeSeconds: number) {
+  const body = JSON.stringify(payload);
+  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 32)}"`;
+  // the answer depends on the caller's tenant (its key) and, for CORS, on the origin
+  reply.headers({ ETag: etag, "Cache-Control": `public, max-age=${maxAgeSeconds}`, Vary: "Origin, X-API-Key" });
+  const match = req.headers["if-none-match"];
+  const tags = (Array.isArray(match) ? match.join(",") : (match ?? "")).split(",").map((t) => t.trim().replace(/^W\//, ""));
+  if (tags.includes(etag) || tags.includes("*")) return reply.status(304).send();
+  return reply.status(200).type("application/json; charset=utf-8").send(body);
 }

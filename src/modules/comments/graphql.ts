@@ -60,7 +60,7 @@ builder.queryFields((t) => ({
     type: CommentPage,
     // Listing pending or rejected comments is moderation: it needs moderate_content.
     authScopes: (_root, args) =>
-      args.status === "pending" || args.status === "rejected" ? { capability: "moderate_content" } : { authenticated: true },
+      args.status === "pending" || args.status === "rejected" ? { capability: "moderate_content" } : { browser: true },
     args: {
       discussionId: t.arg.string({ required: true }),
       sort: t.arg({ type: CommentSort }),
@@ -73,7 +73,7 @@ builder.queryFields((t) => ({
   }),
   comment: t.field({
     type: CommentType,
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { id: t.arg.string({ required: true }) },
     resolve: (_root, { id }, ctx) => getComment(ctx, id),
   }),
@@ -83,21 +83,21 @@ builder.mutationFields((t) => ({
   postComment: t.field({
     type: CommentType,
     description: "Posts as the reader of X-Service-Identity; creates the discussion when unknown.",
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { discussionId: t.arg.string({ required: true }), input: t.arg({ type: PostCommentInput, required: true }) },
     resolve: (_root, { discussionId, input }, ctx) => postComment(ctx, discussionId, input),
   }),
   editComment: t.field({
     type: CommentType,
     description: "The author (X-Service-Identity) edits the body within the edit window.",
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: EditCommentInput, required: true }) },
     resolve: (_root, { id, input }, ctx) => editComment(ctx, id, input),
   }),
   deleteComment: t.field({
     type: CommentType,
     description: "Soft delete by the author (X-Service-Identity) or with moderate_content; returns the tombstone.",
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { id: t.arg.string({ required: true }) },
     resolve: (_root, { id }, ctx) => deleteComment(ctx, id),
   }),

@@ -11,6 +11,7 @@ import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { commentFromRow, type CommentRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
+import { getDiscussion } from "../discussions/discussions.js";
 
 /** Body rules: 1..max characters (code points), not blank, no NUL (PostgreSQL text refuses it). */
 const bodySchema = (max: number) =>
@@ -60,6 +61,8 @@ function parse<T>(schema: z.ZodType<T>, input: unknown): T {
 export async function postComment(ctx: RequestContext, discussionId: string, input: PostCommentInput): Promise<CommentWithAuthor> {
   checkDiscussionId(discussionId, "discussionId");
   const reader = await requireReader(ctx);
+  // browsers comment on the tenant's discussions; only its backend creates them
+  if (ctx.principal?.kind === "publishable") await getDiscussion(ctx, discussionId);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(postSchema(settings.maxBodyLength), input);
   const status = settings.moderation === "pre" ? "pending" : "approved";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
-import { checkDiscussionId } from "../../lib/ids.js";
+import { checkDiscussionId, DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { runWrite } from "../../events/statement.js";
@@ -101,4 +101,23 @@ export async function changeDiscussionState(ctx: RequestContext, id: string, act
     createdAt: new Date(d.createdAt),
     updatedAt: new Date(d.updatedAt),
   };
+}
+
+/** At most this many ids per counts request. */
+export const MAX_COUNT_IDS = 100;
+
+/**
+ * Visible (approved, not deleted) comment counts of up to 100 discussions, in the order asked;
+ * unknown ids count 0 (a teaser list may name articles nobody commented on yet). One statement.
+ */
+export async function discussionCounts(ctx: RequestContext, ids: readonly string[]): Promise<{ discussionId: string; comments: number }[]> {
+  const unique = [...new Set(ids)];
+  const problems = [];
+  if (unique.length < 1 || unique.length > MAX_COUNT_IDS)
+    problems.push({ path: "ids", message: `must name 1–${MAX_COUNT_IDS} discussions` });
+  for (const [i, id] of unique.entries()) if (!DISCUSSION_ID_RE.test(id)) problems.push({ path: `ids[${i}]`, message: DISCUSSION_ID_RULE });
+  if (problems.length) throw errors.validation(problems);
+  const rows = await db(ctx).discussion.findMany({ where: { id: { in: unique } }, select: { id: true, commentCount: true } });
+  const found = new Map(rows.map((r) => [r.id, r.commentCount]));
+  return unique.map((discussionId) => ({ discussionId, comments: found.get(discussionId) ?? 0 }));
 }

@@ -1,6 +1,6 @@
 import { builder } from "../../graphql/builder.js";
 import { definePage } from "../../graphql/page.js";
-import { changeDiscussionState, getDiscussion, listDiscussions, upsertDiscussion } from "./discussions.js";
+import { changeDiscussionState, discussionCounts, getDiscussion, listDiscussions, upsertDiscussion } from "./discussions.js";
 
 export const DiscussionState = builder.enumType("DiscussionState", { values: ["open", "locked", "archived"] as const });
 
@@ -39,16 +39,28 @@ const UpsertDiscussionPayload = builder
     }),
   });
 
+const DiscussionCommentCount = builder.objectRef<{ discussionId: string; comments: number }>("DiscussionCommentCount").implement({
+  description: "Visible (approved, not deleted) comments of a discussion; 0 for an unknown id.",
+  fields: (t) => ({ discussionId: t.exposeString("discussionId"), comments: t.exposeInt("comments") }),
+});
+
 builder.queryFields((t) => ({
+  discussionCounts: t.field({
+    type: [DiscussionCommentCount],
+    description: "Comment counts of 1–100 discussions in one request (article teasers), in the order asked.",
+    authScopes: { browser: true },
+    args: { ids: t.arg.stringList({ required: true }) },
+    resolve: (_r, { ids }, ctx) => discussionCounts(ctx, ids),
+  }),
   discussion: t.field({
     type: DiscussionType,
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { id: t.arg.string({ required: true }) },
     resolve: (_r, { id }, ctx) => getDiscussion(ctx, id),
   }),
   discussions: t.field({
     type: DiscussionPage,
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { limit: t.arg.int(), cursor: t.arg.string() },
     resolve: (_r, args, ctx) => listDiscussions(ctx, args),
   }),

@@ -2,6 +2,7 @@ import { bodyObject, route } from "../../http/rest/router.js";
 import { int, str } from "../../http/rest/params.js";
 import {
   RestArchiveDiscussionDocument,
+  RestDiscussionCountsDocument,
   RestGetDiscussionDocument,
   RestListDiscussionsDocument,
   RestLockDiscussionDocument,
@@ -11,7 +12,20 @@ import {
 
 const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
 
+/** How long browsers and shared caches may reuse a counts answer (then they revalidate with its ETag). */
+export const COUNTS_MAX_AGE_SECONDS = 30;
+
 export const discussionRoutes = [
+  // before /discussions/:id (a static segment wins in the router anyway)
+  route({
+    method: "GET",
+    path: "/discussions/counts",
+    document: RestDiscussionCountsDocument,
+    variables: ({ query }) => ({ ids: (str(query, "ids") ?? "").split(",").filter((id) => id !== "") }),
+    paramVars: ["ids"],
+    respond: (d) => ({ counts: Object.fromEntries(d.discussionCounts.map((c) => [c.discussionId, c.comments])) }),
+    cache: { maxAgeSeconds: COUNTS_MAX_AGE_SECONDS },
+  }),
   route({
     method: "PUT",
     path: "/discussions/:id",

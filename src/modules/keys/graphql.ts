@@ -3,7 +3,7 @@ import { builder } from "../../graphql/builder.js";
 import { definePage } from "../../graphql/page.js";
 import { CAPABILITIES, isCapability } from "../../auth/capabilities.js";
 import { keyState } from "../../auth/key-auth.js";
-import { createApiKey, listApiKeys, revokeApiKey, type CreatedApiKey } from "./keys.js";
+import { createApiKey, createPublishableKey, listApiKeys, revokeApiKey, type CreatedApiKey } from "./keys.js";
 
 export const CapabilityEnum = builder.enumType("Capability", { values: CAPABILITIES });
 const ApiKeyState = builder.enumType("ApiKeyState", { values: ["active", "expired", "revoked"] as const });
@@ -61,5 +61,58 @@ builder.mutationFields((t) => ({
     authScopes: { capability: "manage_api_keys" },
     args: { id: t.arg.string({ required: true }) },
     resolve: (_r, { id }, ctx) => revokeApiKey(ctx, id),
+  }),
+}));
+
+/** A publishable key (`pk_`, contract section 7): for browsers, no capability, no expiry. */
+export const PublishableKeyType = builder.prismaObject("ApiKey", {
+  variant: "PublishableKey",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    label: t.exposeString("label"),
+    prefix: t.exposeString("prefix", { description: "The first 12 characters of the key." }),
+    state: t.field({ type: ApiKeyState, resolve: (k, _a, ctx) => keyState(k, ctx.app.clock.now()) }),
+    revokedAt: t.expose("revokedAt", { type: "DateTime", nullable: true }),
+    lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+const PublishableKeyPage = definePage("PublishableKeyPage", PublishableKeyType);
+
+const CreatePublishableKeyInput = builder.inputType("CreatePublishableKeyInput", {
+  fields: (t) => ({ label: t.string({ required: true, description: "1–100 characters." }) }),
+});
+
+const CreatePublishableKeyPayload = builder.objectRef<CreatedApiKey>("CreatePublishableKeyPayload").implement({
+  fields: (t) => ({
+    key: t.exposeString("key", {
+      description: "The raw `pk_` key: shown here once (it is meant for pages, but is still not listed again).",
+    }),
+    publishableKey: t.field({ type: PublishableKeyType, resolve: (p) => p.apiKey }),
+  }),
+});
+
+builder.queryField("publishableKeys", (t) =>
+  t.field({
+    type: PublishableKeyPage,
+    authScopes: { capability: "manage_api_keys" },
+    args: { limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_r, args, ctx) => listApiKeys(ctx, args, "publishable"),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  createPublishableKey: t.field({
+    type: CreatePublishableKeyPayload,
+    authScopes: { capability: "manage_api_keys" },
+    args: { input: t.arg({ type: CreatePublishableKeyInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createPublishableKey(ctx, input),
+  }),
+  revokePublishableKey: t.field({
+    type: PublishableKeyType,
+    authScopes: { capability: "manage_api_keys" },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_r, { id }, ctx) => revokeApiKey(ctx, id, "publishable"),
   }),
 }));

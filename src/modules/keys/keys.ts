@@ -10,8 +10,10 @@ import { writeTx } from "../../events/write-tx.js";
 import { generateApiKey } from "../../auth/key-auth.js";
 import { CAPABILITIES, type Capability } from "../../auth/capabilities.js";
 
-/** Active (not revoked, not expired) keys a tenant may hold at once. */
+/** Active (not revoked, not expired) keys a tenant may hold at once, of each kind (secret, publishable). */
 export const ACTIVE_KEY_LIMIT = 50;
+
+export type KeyKind = "secret" | "publishable";
 
 const CreateInput = z
   .object({
@@ -58,31 +60,51 @@ export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput
   const { label, capabilities, expiresAt } = parseCreateInput(ctx, input);
   const missing = capabilities.filter((c) => !principal.capabilities.has(c));
   if (missing.length) throw errors.capabilityEscalation(missing);
+  return insertKey(ctx, "secret", { label, capabilities, expiresAt });
+}
 
+const PublishableInput = CreateInput.pick({ label: true });
+
+/**
+ * Creates a publishable key (`pk_`, contract section 7): for the tenant's pages, with no capability
+ * and no expiry; what it may do is fixed (reads, reader actions, stream tickets).
+ */
+export async function createPublishableKey(ctx: RequestContext, input: { label: string }): Promise<CreatedApiKey> {
+  const parsed = PublishableInput.safeParse(input ?? {});
+  if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
+  return insertKey(ctx, "publishable", { label: parsed.data.label, capabilities: [], expiresAt: null });
+}
+
+async function insertKey(
+  ctx: RequestContext,
+  kind: KeyKind,
+  { label, capabilities, expiresAt }: { label: string; capabilities: Capability[]; expiresAt: Date | null },
+): Promise<CreatedApiKey> {
   const tenantId = tenantIdOf(ctx);
-  const generated = generateApiKey();
+  const generated = generateApiKey(kind);
   return writeTx(ctx.app, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
     const now = ctx.app.clock.now();
     const active = await tx.apiKey.count({
-      where: { revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
+      where: { kind, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
     });
     if (active >= ACTIVE_KEY_LIMIT) {
       throw errors.conflict(
         "active_key_limit",
-        `The tenant already has ${active} active API keys (limit ${ACTIVE_KEY_LIMIT}); revoke one first.`,
+        `The tenant already has ${active} active ${kind === "secret" ? "API" : "publishable"} keys (limit ${ACTIVE_KEY_LIMIT}); revoke one first.`,
       );
     }
     const apiKey = await tx.apiKey.create({
       data: {
-        id: newId("key"),
+        id: newId(kind === "secret" ? "key" : "pkey"),
         tenantId,
         label,
         keyHash: generated.hash,
         prefix: generated.prefix,
         capabilities,
+        kind,
         expiresAt,
         createdAt: now,
       },
@@ -91,18 +113,22 @@ export async function createApiKey(ctx: RequestContext, input: CreateApiKeyInput
   });
 }
 
-/** The tenant's keys, newest first, every state. */
-export async function listApiKeys(ctx: RequestContext, args: { limit?: number | null; cursor?: string | null }): Promise<Page<ApiKey>> {
-  return newestFirstPage(args, (q) => db(ctx).apiKey.findMany(q));
+/** The tenant's keys of one kind, newest first, every state. */
+export async function listApiKeys(
+  ctx: RequestContext,
+  args: { limit?: number | null; cursor?: string | null },
+  kind: KeyKind = "secret",
+): Promise<Page<ApiKey>> {
+  return newestFirstPage(args, (q) => db(ctx).apiKey.findMany({ ...q, where: { ...q.where, kind } }));
 }
 
 /** Revokes a key (idempotent: an already revoked key keeps its revocation time). Effective on the next request. */
-export async function revokeApiKey(ctx: RequestContext, id: string): Promise<ApiKey> {
+export async function revokeApiKey(ctx: RequestContext, id: string, kind: KeyKind = "secret"): Promise<ApiKey> {
   const tenantId = tenantIdOf(ctx);
   return writeTx(ctx.app, tenantId, async (tx) => {
-    await tx.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: ctx.app.clock.now() } });
-    const key = await tx.apiKey.findUnique({ where: { id } });
-    if (!key) throw errors.notFound("API key");
+    await tx.apiKey.updateMany({ where: { id, kind, revokedAt: null }, data: { revokedAt: ctx.app.clock.now() } });
+    const key = await tx.apiKey.findFirst({ where: { id, kind } });
+    if (!key) throw errors.notFound(kind === "secret" ? "API key" : "Publishable key");
     return key;
   }).finally(() => ctx.app.authCache.invalidateTenant(tenantId));
 }

@@ -4,9 +4,13 @@ import { bodyObject, route } from "../../http/rest/router.js";
 import { int, str } from "../../http/rest/params.js";
 import {
   RestCreateApiKeyDocument,
+  RestCreatePublishableKeyDocument,
   RestListApiKeysDocument,
+  RestListPublishableKeysDocument,
   RestRevokeApiKeyDocument,
+  RestRevokePublishableKeyDocument,
   type CreateApiKeyInput,
+  type CreatePublishableKeyInput,
 } from "../../generated/operations.js";
 
 const createKey = (path: string, adminOnly: boolean) =>
@@ -52,4 +56,35 @@ export const keyRoutes = [
   }),
   revokeKey("/admin/keys/:id", true),
   revokeKey("/keys/:id", false),
+  // publishable keys (contract section 7): manage_api_keys or the admin JWT
+  route({
+    method: "POST",
+    path: "/publishable-keys",
+    document: RestCreatePublishableKeyDocument,
+    variables: ({ body }) => ({ input: bodyObject(body) as CreatePublishableKeyInput }),
+    respond: ({ createPublishableKey: { key, publishableKey: k } }) => ({
+      id: k.id,
+      key,
+      prefix: k.prefix,
+      label: k.label,
+      createdAt: k.createdAt,
+    }),
+    status: 201,
+  }),
+  route({
+    method: "GET",
+    path: "/publishable-keys",
+    document: RestListPublishableKeysDocument,
+    variables: ({ query }) => ({ limit: int(query, "limit"), cursor: str(query, "cursor") }),
+    paramVars: ["limit", "cursor"],
+    respond: (d) => d.publishableKeys,
+  }),
+  route({
+    method: "DELETE",
+    path: "/publishable-keys/:id",
+    document: RestRevokePublishableKeyDocument,
+    variables: ({ params }) => ({ id: params.id ?? "" }),
+    paramVars: ["id"],
+    respond: () => undefined,
+  }),
 ];

@@ -20,7 +20,7 @@ const ToggleReactionInput = builder.inputType("ToggleReactionInput", {
 builder.mutationField("toggleReaction", (t) =>
   t.field({
     type: ReactionToggleType,
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { commentId: t.arg.string({ required: true }), input: t.arg({ type: ToggleReactionInput, required: true }) },
     resolve: (_root, { commentId, input }, ctx) => toggleReaction(ctx, commentId, input),
   }),

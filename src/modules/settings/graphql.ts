@@ -18,6 +18,8 @@ const RateLimitSettings = builder.objectRef<Settings["rateLimits"]>("RateLimitSe
   fields: (t) => ({
     requestsPerMinute: t.exposeInt("requestsPerMinute"),
     streamConnections: t.exposeInt("streamConnections"),
+    publishableKeyRequestsPerMinute: t.exposeInt("publishableKeyRequestsPerMinute"),
+    readerRequestsPerMinute: t.exposeInt("readerRequestsPerMinute"),
   }),
 });
 
@@ -44,6 +46,9 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     replay: t.expose("replay", { type: ReplaySettings }),
     rateLimits: t.expose("rateLimits", { type: RateLimitSettings }),
     stream: t.expose("stream", { type: StreamSettings }),
+    allowedOrigins: t.exposeStringList("allowedOrigins", {
+      description: "Browser origins whose pages may use publishable keys and tickets (CORS).",
+    }),
     retention: t.expose("retention", { type: RetentionSettings }),
   }),
 });
@@ -57,7 +62,12 @@ const ReplayPatch = builder.inputType("ReplaySettingsPatch", {
 });
 
 const RateLimitPatch = builder.inputType("RateLimitSettingsPatch", {
-  fields: (t) => ({ requestsPerMinute: t.int(), streamConnections: t.int() }),
+  fields: (t) => ({
+    requestsPerMinute: t.int(),
+    streamConnections: t.int(),
+    publishableKeyRequestsPerMinute: t.int(),
+    readerRequestsPerMinute: t.int(),
+  }),
 });
 
 const StreamPatch = builder.inputType("StreamSettingsPatch", {
@@ -78,6 +88,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     replay: t.field({ type: ReplayPatch }),
     rateLimits: t.field({ type: RateLimitPatch }),
     stream: t.field({ type: StreamPatch }),
+    allowedOrigins: t.stringList(),
     retention: t.field({ type: RetentionPatch }),
   }),
 });

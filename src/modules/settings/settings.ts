@@ -34,6 +34,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   delete ctx.cache.tenant;
   ctx.app.authCache.invalidateTenant(tenantId);
   ctx.app.rateLimiter.invalidate(tenantId);
+  if (parsed.data.allowedOrigins) await ctx.app.origins.refresh();
   return settings;
 }
 

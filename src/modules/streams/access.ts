@@ -25,7 +25,14 @@ export interface StreamCaller {
  */
 export async function streamCaller(
   ctx: RequestContext,
-  opts: { discussionId: string; ticket?: string | null | undefined; viaQueryToken?: boolean; lastEventId?: number | null },
+  opts: {
+    discussionId: string;
+    ticket?: string | null | undefined;
+    viaQueryToken?: boolean;
+    lastEventId?: number | null;
+    /** the browser's Origin header: a ticket works only on an origin its tenant allows */
+    origin?: string | null | undefined;
+  },
 ): Promise<StreamCaller> {
   if (ctx.principal) {
     const reader = await currentReader(ctx);
@@ -39,6 +46,9 @@ export async function streamCaller(
       resumeSeconds: ctx.app.config.STREAM_TICKET_RESUME_SECONDS,
     });
     if (t.apiKeyId) await assertMinterActive(ctx.app, t.tenantId, t.apiKeyId);
+    if (opts.origin && !ctx.app.origins.tenantAllows(await ctx.app.streams.settingsOf(t.tenantId), opts.origin)) {
+      throw errors.originNotAllowed(opts.origin);
+    }
     return {
       tenantId: t.tenantId,
       viewer: { moderator: false, readerId: t.readerId },

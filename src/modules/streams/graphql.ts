@@ -14,7 +14,7 @@ builder.mutationField("createStreamTicket", (t) =>
   t.field({
     type: StreamTicketType,
     description: "Mints a stream ticket bound to the tenant, the discussion and, with X-Service-Identity, the reader.",
-    authScopes: { authenticated: true },
+    authScopes: { browser: true },
     args: { discussionId: t.arg.string({ required: true }) },
     resolve: (_r, { discussionId }, ctx) => mintStreamTicket(ctx, discussionId),
   }),

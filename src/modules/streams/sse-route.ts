@@ -56,6 +56,7 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
     ticket: headerAuth ? undefined : ticket,
     viaQueryToken: viaToken,
     lastEventId: after,
+    origin: req.headers.origin,
   });
   const settings = await hub.settingsOf(caller.tenantId);
   const sink = new SseSink(reply.raw, {

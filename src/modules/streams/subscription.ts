@@ -63,7 +63,7 @@ builder.subscriptionField("discussionEvents", (t) =>
       after: t.arg.int({ required: false }),
       ticket: t.arg.string({ required: false }),
     },
-    authScopes: (_parent, args) => (args.ticket ? true : { authenticated: true }),
+    authScopes: (_parent, args) => (args.ticket ? true : { browser: true }),
     subscribe: (_root, args, ctx) => openDiscussionSubscription(ctx, args),
     resolve: (item: StreamItem) => item,
   }),

@@ -1,0 +1,71 @@
+// Which browser origins may call the browser-facing surface (contract section 7): the server-level
+// CORS_ORIGINS for every tenant, plus each tenant's `allowedOrigins` setting.
+//
+// Two questions, asked at two moments:
+//  - before we know the tenant (a preflight carries no X-API-Key; CORS headers are set as a request
+//    arrives): does any tenant list this origin? Answered from an in-process set of every tenant's
+//    origins, read again every `refreshMs` and at once after a settings change on this instance.
+//  - once the caller is known: does *its* tenant list the origin? A publishable key (or a stream
+//    ticket) used from an origin its tenant does not list is refused with 403 origin_not_allowed,
+//    so a page on another tenant's origin gets nothing either.
+import type { Logger } from "pino";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Settings } from "../tenancy/settings-model.js";
+
+export interface OriginIndex {
+  /** CORS_ORIGINS or some tenant lists the origin: CORS headers may go out; the tenant decides later. */
+  anyAllows(origin: string | null | undefined): origin is string;
+  /** CORS_ORIGINS or this tenant lists the origin. */
+  tenantAllows(settings: Pick<Settings, "allowedOrigins">, origin: string): boolean;
+  /** Reads every tenant's origins again (after a settings change here). */
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+/** Origins as the browser sends them (scheme://host[:port]); malformed entries are ignored. */
+export function parseOrigins(list: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const raw of list) {
+    try {
+      const u = new URL(raw.trim());
+      if (u.protocol === "http:" || u.protocol === "https:") out.push(u.origin);
+    } catch {
+      // not an origin
+    }
+  }
+  return out;
+}
+
+export function createOriginIndex(opts: {
+  prisma: PrismaClient;
+  /** CORS_ORIGINS */
+  serverOrigins: readonly string[];
+  log: Logger;
+  refreshMs?: number;
+}): OriginIndex {
+  const server = new Set(parseOrigins(opts.serverOrigins));
+  let tenants = new Set<string>();
+  let running: Promise<void> | null = null;
+
+  const load = async (): Promise<void> => {
+    const rows = await opts.prisma.$queryRaw<{ origin: string }[]>`
+      SELECT DISTINCT jsonb_array_elements_text(settings -> 'allowedOrigins') AS origin
+        FROM tenants WHERE jsonb_typeof(settings -> 'allowedOrigins') = 'array'`;
+    tenants = new Set(rows.map((r) => r.origin));
+  };
+  const refresh = (): Promise<void> => {
+    running ??= load()
+      .catch((err: unknown) => opts.log.warn({ err }, "allowed origins: could not read the tenants' origins"))
+      .finally(() => (running = null));
+    return running;
+  };
+  void refresh();
+  const timer = setInterval(() => void refresh(), opts.refreshMs ?? 5_000).unref();
+
+  return {
+    anyAllows: (origin): origin is string => typeof origin === "string" && (server.has(origin) || tenants.has(origin)),
+    tenantAllows: (settings, origin) => server.has(origin) || settings.allowedOrigins.includes(origin),
+    refresh,
+    close: () => clearInterval(timer),
+  };
+}
