@@ -2,35 +2,20 @@
 // page served by the test on loopback. The page mints nothing: the test mints a stream ticket (with
 // the reader's identity) and hands it to the page, whose EventSource opens the stream cross-origin;
 // a comment posted through the API, and a reply notification to that reader, appear in the page.
-import { existsSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { createKey } from "./support/sse.js";
 import { client } from "./support/client.js";
+import { CHROMIUM, chromiumMissing, chromiumRequired, launchChromium, servePage } from "./support/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const missing = !existsSync(CHROMIUM);
-// Under CI the browser test must run: a missing Chromium fails the run instead of skipping quietly.
-const required = process.env.CI === "true" || process.env.CI === "1";
-if (missing && !required) console.warn(`browser test skipped: ${CHROMIUM} is missing (install it with: apt-get install -y chromium)`);
+const missing = chromiumMissing;
+const required = chromiumRequired;
 
 describe.runIf(missing && required)("headless Chromium under CI", () => {
   it(`is installed at ${CHROMIUM} (apt-get install -y chromium)`, () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: CI must run the browser tests`).toBe(true);
+    expect(missing, `${CHROMIUM} is missing: CI must run the browser tests`).toBe(false);
   });
 });
 
@@ -65,24 +50,23 @@ const PAGE = `<!doctype html>
 let server: TestServer;
 let serverEnv: Record<string, string>;
 let t: TestTenant;
-let pages: http.Server;
+let pages: Awaited<ReturnType<typeof servePage>>;
 let pageUrl: string;
 let browser: Browser | undefined;
 
 describe.skipIf(missing)(`in headless Chromium (${CHROMIUM})`, () => {
   beforeAll(async () => {
-    pages = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE));
-    await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
-    pageUrl = `http://127.0.0.1:${(pages.address() as AddressInfo).port}/`;
+    pages = await servePage(PAGE);
+    pageUrl = pages.url;
     // the page's origin is an allowed browser origin (CORS_ORIGINS)
     serverEnv = { CORS_ORIGINS: new URL(pageUrl).origin, STREAM_SETTINGS_CACHE_MS: "0" };
     server = await startServer(serverEnv);
     t = await createTestTenant(server);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => pages?.close(resolve));
+    await pages?.close();
     await server?.stop();
   });
 
