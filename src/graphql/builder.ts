@@ -3,6 +3,7 @@
 import SchemaBuilder from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from "@pothos/plugin-scope-auth";
+import RelayPlugin from "@pothos/plugin-relay";
 import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
 import type PrismaTypes from "../generated/pothos-prisma-types.js";
 import { getDatamodel } from "../generated/pothos-prisma-types.js";
@@ -10,6 +11,15 @@ import type { Capability } from "../auth/capabilities.js";
 import { hasCapability } from "../auth/principal.js";
 import { db, type RequestContext } from "../context/request.js";
 import { errors } from "../lib/errors.js";
+
+/** The GraphQL type an id names, by its prefix (discussion ids are the tenant's own, unprefixed). */
+export function typenameOfId(id: string): string {
+  if (id.startsWith("cmt_")) return "Comment";
+  if (id.startsWith("wh_")) return "WebhookEndpoint";
+  if (id.startsWith("key_")) return "ApiKey";
+  if (id.startsWith("pkey_")) return "PublishableKey";
+  return "Discussion";
+}
 
 export interface AuthScopes {
   /** a backend's API key or the admin JWT (not a publishable key) */
@@ -71,13 +81,28 @@ export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   AuthScopes: AuthScopes;
   DefaultFieldNullability: false;
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
+  // Relay connections and global object identification. Our ids are already unique and typed by
+  // their prefix (cmt_, wh_, key_, pkey_; anything else is a discussion id), so a global id is the
+  // id itself: REST and GraphQL name every object alike. `node(id:)` is src/modules/node.ts.
+  relay: {
+    clientMutationId: "omit",
+    cursorType: "String",
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+    encodeGlobalID: (_typename, id) => String(id),
+    decodeGlobalID: (globalID) => ({ typename: typenameOfId(globalID), id: globalID }),
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+  },
   prisma: {
     client: (ctx) => db(ctx) as unknown as RequestContext["app"]["prisma"],
     dmmf: getDatamodel(),

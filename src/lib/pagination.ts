@@ -64,13 +64,19 @@ export function orderByOf(keys: SortKey[]): Record<string, "asc" | "desc">[] {
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
+  /** the cursor after one item of the page (Relay edges carry one per item) */
+  cursorOf: (item: T) => string;
 }
 
 /** Fetch limit+1 rows, return limit of them and a cursor when there are more. */
 export function toPage<T>(rows: T[], limit: number, cursorOf: (row: T) => CursorValue[]): Page<T> {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(cursorOf(last)) : null };
+  return {
+    items,
+    nextCursor: rows.length > limit && last ? encodeCursor(cursorOf(last)) : null,
+    cursorOf: (item) => encodeCursor(cursorOf(item)),
+  };
 }
 
 const NEWEST_FIRST: SortKey[] = [

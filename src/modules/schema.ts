@@ -11,5 +11,6 @@ import "./analytics/graphql.js";
 import "./streams/graphql.js";
 import "./streams/subscription.js";
 import "./webhooks/graphql.js"; // webhooks (issue 4)
+import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

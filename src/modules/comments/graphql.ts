@@ -4,7 +4,7 @@
 // statement (read.ts), and a write returns the row its statement produced — nothing is re-read.
 import { builder } from "../../graphql/builder.js";
 import type { Reader } from "../../generated/prisma/client.js";
-import { definePage } from "../../graphql/page.js";
+import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { reactionCountsOf, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments } from "./read.js";
@@ -26,6 +26,7 @@ export const ReaderType = builder.objectRef<Reader>("Reader").implement({
 
 // Field order = commentDto (src/domain/comment-dto.ts), so REST responses and events match.
 export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").implement({
+  interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
     id: t.exposeID("id"),
     discussionId: t.exposeString("discussionId"),
@@ -42,7 +43,7 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
   }),
 });
 
-const CommentPage = definePage("CommentPage", CommentType);
+export const CommentConnection = defineConnection("Comment", CommentType);
 
 const PostCommentInput = builder.inputType("PostCommentInput", {
   fields: (t) => ({
@@ -56,21 +57,23 @@ const EditCommentInput = builder.inputType("EditCommentInput", {
 });
 
 builder.queryFields((t) => ({
-  comments: t.field({
-    type: CommentPage,
-    // Listing pending or rejected comments is moderation: it needs moderate_content.
-    authScopes: (_root, args) =>
-      args.status === "pending" || args.status === "rejected" ? { capability: "moderate_content" } : { browser: true },
-    args: {
-      discussionId: t.arg.string({ required: true }),
-      sort: t.arg({ type: CommentSort }),
-      parentId: t.arg.string(),
-      status: t.arg({ type: CommentListStatus }),
-      limit: t.arg.int(),
-      cursor: t.arg.string(),
+  comments: t.connection(
+    {
+      type: CommentType,
+      // Listing pending or rejected comments is moderation: it needs moderate_content.
+      authScopes: (_root, args) =>
+        args.status === "pending" || args.status === "rejected" ? { capability: "moderate_content" } : { browser: true },
+      args: {
+        discussionId: t.arg.string({ required: true }),
+        sort: t.arg({ type: CommentSort }),
+        parentId: t.arg.string(),
+        status: t.arg({ type: CommentListStatus }),
+        ...legacyPageArgs(t.arg),
+      },
+      resolve: (_root, args, ctx) => connectionPage(args, (page) => listComments(ctx, args.discussionId, { ...args, ...page })),
     },
-    resolve: (_root, args, ctx) => listComments(ctx, args.discussionId, args),
-  }),
+    CommentConnection,
+  ),
   comment: t.field({
     type: CommentType,
     authScopes: { browser: true },

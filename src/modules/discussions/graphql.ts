@@ -1,5 +1,5 @@
 import { builder } from "../../graphql/builder.js";
-import { definePage } from "../../graphql/page.js";
+import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { changeDiscussionState, discussionCounts, getDiscussion, listDiscussions, upsertDiscussion } from "./discussions.js";
 
 export const DiscussionState = builder.enumType("DiscussionState", { values: ["open", "locked", "archived"] as const });
@@ -9,6 +9,7 @@ const DiscussionCounts = builder.objectRef<{ comments: number }>("DiscussionCoun
 });
 
 export const DiscussionType = builder.prismaObject("Discussion", {
+  interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
     id: t.exposeID("id"),
     title: t.exposeString("title", { nullable: true }),
@@ -21,7 +22,7 @@ export const DiscussionType = builder.prismaObject("Discussion", {
   }),
 });
 
-const DiscussionPage = definePage("DiscussionPage", DiscussionType);
+const DiscussionConnection = defineConnection("Discussion", DiscussionType);
 
 const DiscussionInput = builder.inputType("DiscussionInput", {
   fields: (t) => ({
@@ -58,12 +59,15 @@ builder.queryFields((t) => ({
     args: { id: t.arg.string({ required: true }) },
     resolve: (_r, { id }, ctx) => getDiscussion(ctx, id),
   }),
-  discussions: t.field({
-    type: DiscussionPage,
-    authScopes: { browser: true },
-    args: { limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_r, args, ctx) => listDiscussions(ctx, args),
-  }),
+  discussions: t.connection(
+    {
+      type: DiscussionType,
+      authScopes: { browser: true },
+      args: legacyPageArgs(t.arg),
+      resolve: (_r, args, ctx) => connectionPage(args, (page) => listDiscussions(ctx, page)),
+    },
+    DiscussionConnection,
+  ),
 }));
 
 const stateMutation = (action: "lock" | "unlock" | "archive") =>

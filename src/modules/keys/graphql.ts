@@ -1,6 +1,6 @@
 // API keys: create (manage_api_keys; the admin JWT holds every capability), list, revoke.
 import { builder } from "../../graphql/builder.js";
-import { definePage } from "../../graphql/page.js";
+import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { CAPABILITIES, isCapability } from "../../auth/capabilities.js";
 import { keyState } from "../../auth/key-auth.js";
 import { createApiKey, createPublishableKey, listApiKeys, revokeApiKey, type CreatedApiKey } from "./keys.js";
@@ -10,6 +10,7 @@ const ApiKeyState = builder.enumType("ApiKeyState", { values: ["active", "expire
 
 /** A key as listed: never the raw value nor its hash. */
 export const ApiKeyType = builder.prismaObject("ApiKey", {
+  interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
     id: t.exposeID("id"),
     label: t.exposeString("label"),
@@ -23,7 +24,7 @@ export const ApiKeyType = builder.prismaObject("ApiKey", {
   }),
 });
 
-const ApiKeyPage = definePage("ApiKeyPage", ApiKeyType);
+const ApiKeyConnection = defineConnection("ApiKey", ApiKeyType);
 
 const CreateApiKeyInput = builder.inputType("CreateApiKeyInput", {
   fields: (t) => ({
@@ -41,12 +42,15 @@ const CreateApiKeyPayload = builder.objectRef<CreatedApiKey>("CreateApiKeyPayloa
 });
 
 builder.queryField("apiKeys", (t) =>
-  t.field({
-    type: ApiKeyPage,
-    authScopes: { capability: "manage_api_keys" },
-    args: { limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_r, args, ctx) => listApiKeys(ctx, args),
-  }),
+  t.connection(
+    {
+      type: ApiKeyType,
+      authScopes: { capability: "manage_api_keys" },
+      args: legacyPageArgs(t.arg),
+      resolve: (_r, args, ctx) => connectionPage(args, (page) => listApiKeys(ctx, page)),
+    },
+    ApiKeyConnection,
+  ),
 );
 
 builder.mutationFields((t) => ({
@@ -67,6 +71,7 @@ builder.mutationFields((t) => ({
 /** A publishable key (`pk_`, contract section 7): for browsers, no capability, no expiry. */
 export const PublishableKeyType = builder.prismaObject("ApiKey", {
   variant: "PublishableKey",
+  interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
     id: t.exposeID("id"),
     label: t.exposeString("label"),
@@ -78,7 +83,7 @@ export const PublishableKeyType = builder.prismaObject("ApiKey", {
   }),
 });
 
-const PublishableKeyPage = definePage("PublishableKeyPage", PublishableKeyType);
+const PublishableKeyConnection = defineConnection("PublishableKey", PublishableKeyType);
 
 const CreatePublishableKeyInput = builder.inputType("CreatePublishableKeyInput", {
   fields: (t) => ({ label: t.string({ required: true, description: "1–100 characters." }) }),
@@ -94,12 +99,15 @@ const CreatePublishableKeyPayload = builder.objectRef<CreatedApiKey>("CreatePubl
 });
 
 builder.queryField("publishableKeys", (t) =>
-  t.field({
-    type: PublishableKeyPage,
-    authScopes: { capability: "manage_api_keys" },
-    args: { limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_r, args, ctx) => listApiKeys(ctx, args, "publishable"),
-  }),
+  t.connection(
+    {
+      type: PublishableKeyType,
+      authScopes: { capability: "manage_api_keys" },
+      args: legacyPageArgs(t.arg),
+      resolve: (_r, args, ctx) => connectionPage(args, (page) => listApiKeys(ctx, page, "publishable")),
+    },
+    PublishableKeyConnection,
+  ),
 );
 
 builder.mutationFields((t) => ({

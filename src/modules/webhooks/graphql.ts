@@ -1,7 +1,7 @@
 // Webhook endpoints (manage_webhooks or the admin JWT; re-enable: admin JWT only). Resolvers call
 // the domain (src/domain/webhooks*.ts); the REST routes run these fields.
 import { builder } from "../../graphql/builder.js";
-import { definePage } from "../../graphql/page.js";
+import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { createWebhook, deleteWebhook, enableWebhook, findEndpoint, listWebhooks, updateWebhook } from "./endpoints.js";
 import { verifyEndpoint } from "./verify.js";
 import { rotateWebhookSecret, type RotatedSecret } from "./secret-rotation.js";
@@ -20,6 +20,7 @@ const PreviousKid = builder.objectRef<{ kid: string; validUntil: Date | null }>(
 });
 
 export const WebhookEndpointType = builder.prismaObject("WebhookEndpoint", {
+  interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
     webhookId: t.exposeID("id"),
     url: t.exposeString("url"),
@@ -68,8 +69,8 @@ const WebhookAttemptType = builder.prismaObject("WebhookAttempt", {
   }),
 });
 
-const WebhookEndpointPage = definePage("WebhookEndpointPage", WebhookEndpointType);
-const WebhookAttemptPage = definePage("WebhookAttemptPage", WebhookAttemptType);
+const WebhookEndpointConnection = defineConnection("WebhookEndpoint", WebhookEndpointType);
+const WebhookAttemptConnection = defineConnection("WebhookAttempt", WebhookAttemptType);
 
 const CreatedWebhook = builder.objectRef<Awaited<ReturnType<typeof createWebhook>>>("CreatedWebhook").implement({
   fields: (t) => ({
@@ -100,24 +101,30 @@ const RedeliverResult = builder.objectRef<{ queued: number }>("WebhookRedelivery
 const manage = { capability: "manage_webhooks" } as const;
 
 builder.queryFields((t) => ({
-  webhooks: t.field({
-    type: WebhookEndpointPage,
-    authScopes: manage,
-    args: { limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_r, args, ctx) => listWebhooks(ctx, args),
-  }),
+  webhooks: t.connection(
+    {
+      type: WebhookEndpointType,
+      authScopes: manage,
+      args: legacyPageArgs(t.arg),
+      resolve: (_r, args, ctx) => connectionPage(args, (page) => listWebhooks(ctx, page)),
+    },
+    WebhookEndpointConnection,
+  ),
   webhook: t.field({
     type: WebhookEndpointType,
     authScopes: manage,
     args: { webhookId: t.arg.string({ required: true }) },
     resolve: (_r, { webhookId }, ctx) => findEndpoint(ctx, webhookId),
   }),
-  webhookDeliveries: t.field({
-    type: WebhookAttemptPage,
-    authScopes: manage,
-    args: { webhookId: t.arg.string({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_r, { webhookId, ...page }, ctx) => listAttempts(ctx, webhookId, page),
-  }),
+  webhookDeliveries: t.connection(
+    {
+      type: WebhookAttemptType,
+      authScopes: manage,
+      args: { webhookId: t.arg.string({ required: true }), ...legacyPageArgs(t.arg) },
+      resolve: (_r, args, ctx) => connectionPage(args, (page) => listAttempts(ctx, args.webhookId, page)),
+    },
+    WebhookAttemptConnection,
+  ),
 }));
 
 builder.mutationFields((t) => ({
