@@ -13,8 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const gql = async (query: string, variables: Record<string, unknown> = {}, creds = { key: t.apiKey }) =>
-  (await t.as(creds).raw("POST", "/graphql", { query, variables })).body;
+const gql = async (
+  query: string,
+  variables: Record<string, unknown> = {},
+  creds: { key?: string; identity?: string } = { key: t.apiKey },
+) => (await t.as(creds).raw("POST", "/graphql", { query, variables })).body;
 
 describe("Relay connections", () => {
   it("page comments with first/after, edges with cursors and pageInfo, matching REST's pages", async () => {
@@ -105,3 +108,58 @@ describe("global object identification", () => {
     expect(foreign.data.node).toBeNull();
   });
 });
+
+describe("typed fields and mutations that return what they changed", () => {
+  it("reactions are typed, viewerReactions are the asserting reader's, and toggleReaction returns the comment", async () => {
+    const d = "relay-reactions";
+    const ann = await t.identity("ann");
+    const ben = await t.identity("ben");
+    const c = await t.as({ key: t.apiKey, identity: ann }).post(`/api/v1/discussions/${d}/comments`, { body: "react" });
+    const toggle = `mutation ($id: String!, $kind: String) { toggleReaction(commentId: $id, input: { kind: $kind }) {
+      kind active counts { kind count } comment { id reactions { kind count } viewerReactions } } }`;
+    await gql(toggle, { id: c.body.id, kind: "like" }, { key: t.apiKey, identity: ben });
+    const r = await gql(toggle, { id: c.body.id, kind: "wow" }, { key: t.apiKey, identity: ben });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.toggleReaction).toEqual({
+      kind: "wow",
+      active: true,
+      counts: [
+        { kind: "like", count: 1 },
+        { kind: "wow", count: 1 },
+      ],
+      comment: {
+        id: c.body.id,
+        reactions: [
+          { kind: "like", count: 1 },
+          { kind: "wow", count: 1 },
+        ],
+        viewerReactions: ["like", "wow"],
+      },
+    });
+    const list = `query ($d: String!) { comments(discussionId: $d, first: 10) { edges { node { id viewerReactions } } } }`;
+    expect((await gql(list, { d }, { key: t.apiKey, identity: ann })).data.comments.edges[0].node.viewerReactions).toEqual([]);
+    expect((await gql(list, { d }, { key: t.apiKey, identity: ben })).data.comments.edges[0].node.viewerReactions).toEqual(["like", "wow"]);
+    expect((await gql(list, { d })).data.comments.edges[0].node.viewerReactions).toEqual([]);
+    // REST keeps its contract shape from the same operation
+    const rest = await t.as({ key: t.apiKey, identity: ben }).post(`/api/v1/comments/${c.body.id}/reactions`, { kind: "wow" });
+    expect(rest.body).toEqual({ kind: "wow", active: false, counts: { like: 1 } });
+    expect((await t.api.get(`/api/v1/comments/${c.body.id}`)).body.reactions).toEqual({ like: 1 });
+  });
+
+  it("a request without credentials refused as a whole is HTTP 401, as over REST; a partial one stays 200", async () => {
+    const anon = await t.as({}).raw("POST", "/graphql", { query: "{ discussions(first: 1) { edges { node { id } } } }" });
+    expect(anon.status).toBe(401);
+    expect(anon.body.errors[0].extensions.code).toBe("unauthenticated");
+    expect(anon.body.extensions?.http).toBeUndefined();
+    const rest = await t.as({}).get("/api/v1/discussions");
+    expect([rest.status, rest.body.code]).toEqual([401, "unauthenticated"]);
+    const bad = await t.as({ key: `ek_${"0".repeat(64)}` }).raw("POST", "/graphql", { query: "{ discussions { edges { node { id } } } }" });
+    expect(bad.status).toBe(401);
+    const denied = await t.as({ key: await createKeyFor([]) }).raw("POST", "/graphql", { query: "{ settings { moderation } }" });
+    expect([denied.status, denied.body.errors[0].extensions.code]).toEqual([200, "missing_capability"]);
+  });
+});
+
+async function createKeyFor(capabilities: string[]): Promise<string> {
+  return (await t.api.post("/api/v1/keys", { label: "k", capabilities })).body.key;
+}

@@ -41,6 +41,28 @@ const SUBSCRIPTION = /* GraphQL */ `
         discussionId
         occurredAt
         data
+        payload {
+          __typename
+          ... on DiscussionEventData {
+            discussion {
+              id
+            }
+          }
+          ... on CommentEventData {
+            comment {
+              id
+              body
+              depth
+              author {
+                name
+              }
+              reactions {
+                kind
+                count
+              }
+            }
+          }
+        }
       }
       ... on StreamConnectionTimeout {
         reason
@@ -118,6 +140,25 @@ describe.each(MODES)("discussionEvents over graphql-sse, $name", (mode) => {
     expect(evs.map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(evs[0]).toMatchObject({ type: "discussion_locked", tenantId: t.tenantId, discussionId: id });
     expect(evs[0].data.discussion).toMatchObject({ id, state: "locked" });
+    expect(evs[0].payload).toEqual({ __typename: "DiscussionEventData", discussion: { id } });
+    await sub.stop();
+  });
+
+  it("types the payload: a comment event carries a Comment", async () => {
+    const id = await discussion();
+    const sub = subscribe(gqlClient(mode, { "x-api-key": t.apiKey }), { d: id });
+    await sub.until(1);
+    const posted = await t
+      .as({ key: t.apiKey, identity: await t.identity("typed", { name: "Typed" }) })
+      .post(`/api/v1/discussions/${id}/comments`, {
+        body: "typed payload",
+      });
+    await sub.until(2);
+    expect(sub.events()[0]).toMatchObject({ type: "comment_created" });
+    expect(sub.events()[0].payload).toEqual({
+      __typename: "CommentEventData",
+      comment: { id: posted.body.id, body: "typed payload", depth: null, author: { name: "Typed" }, reactions: [] },
+    });
     await sub.stop();
   });
 

@@ -42,6 +42,31 @@ function rootFields(set: SelectionSetNode, fragments: Map<string, SelectionSetNo
   return n;
 }
 
+/**
+ * A request without credentials whose every root field was refused for that reason is refused as a
+ * whole: HTTP 401, as REST answers (and as a bad key already is, before execution). Partial
+ * answers, and refusals of an authenticated caller (403, 404), keep GraphQL's 200.
+ */
+function useUnauthenticatedStatus(): Plugin<RequestContext> {
+  return {
+    onExecute({ args }) {
+      if (args.contextValue.principal) return;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result || !result.errors?.length) return;
+          const data = result.data as Record<string, unknown> | null | undefined;
+          if (data && Object.values(data).some((v) => v !== null)) return;
+          const all401 = result.errors.every((e) => {
+            const original = e.originalError;
+            return original instanceof AppError && original.status === 401;
+          });
+          if (all401) setResult({ ...result, extensions: { ...result.extensions, http: { status: 401 } } });
+        },
+      };
+    },
+  };
+}
+
 /** Each root field beyond the first (counted when the context was made) costs one more unit. */
 function useRootFieldRateLimit(): Plugin<RequestContext> {
   return {
@@ -122,6 +147,7 @@ export function createGraphQLServer(
     useValidationCodes(),
     useOperationMetrics(app.metrics),
     useRootFieldRateLimit() as Plugin,
+    useUnauthenticatedStatus() as Plugin,
     useSubscribeErrorsWithData(),
     useGraphQLSSE({ endpoint: "/graphql/stream" }),
   ];

@@ -45,6 +45,26 @@ export function commentDto(c: CommentWithAuthor) {
 
 export type CommentDto = ReturnType<typeof commentDto>;
 
+/**
+ * A comment as an event carries it (the REST shape) back into the row shape the GraphQL type reads.
+ * Events do not carry `depth` (not a REST field): it is null there.
+ */
+export function commentFromDto(d: CommentDto): CommentWithAuthor {
+  return {
+    id: d.id,
+    discussionId: d.discussionId,
+    parentId: d.parentId,
+    author: { ...d.author },
+    body: d.body,
+    status: d.status,
+    pinned: d.pinned,
+    editedAt: d.editedAt ? new Date(d.editedAt) : null,
+    createdAt: new Date(d.createdAt),
+    reactionCounts: d.reactions,
+    replyCount: d.replyCount,
+  } as unknown as CommentWithAuthor;
+}
+
 /** A comment with its author as the write functions return it (eng_comment_row): dates as ISO strings. */
 export type CommentRow = Omit<CommentWithAuthor, "editedAt" | "deletedAt" | "createdAt" | "publishedAt" | "author"> & {
   editedAt: string | null;

@@ -15,6 +15,18 @@ export const CommentStatus = builder.enumType("CommentStatus", {
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
 const CommentListStatus = builder.enumType("CommentListStatus", { values: LIST_STATUSES });
 
+/** How many readers reacted with one kind. */
+export const ReactionCountType = builder.objectRef<{ kind: string; count: number }>("ReactionCount").implement({
+  fields: (t) => ({ kind: t.exposeString("kind"), count: t.exposeInt("count") }),
+});
+
+/** A counts map as a list, largest first (ties by kind), for the typed field. */
+export function reactionCountList(counts: Record<string, number>): { kind: string; count: number }[] {
+  return Object.entries(counts)
+    .map(([kind, count]) => ({ kind, count }))
+    .sort((a, b) => b.count - a.count || a.kind.localeCompare(b.kind));
+}
+
 export const ReaderType = builder.objectRef<Reader>("Reader").implement({
   description: "A reader of the tenant's site (the `sub` of an identity assertion).",
   fields: (t) => ({
@@ -31,14 +43,27 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
     id: t.exposeID("id"),
     discussionId: t.exposeString("discussionId"),
     parentId: t.exposeString("parentId", { nullable: true }),
-    depth: t.exposeInt("depth"),
+    depth: t.int({
+      nullable: true,
+      description: "Nesting depth (0 = top level); null in event payloads, which carry the REST shape.",
+      resolve: (c) => (typeof c.depth === "number" ? c.depth : null),
+    }),
     author: t.field({ type: ReaderType, resolve: (c) => c.author }),
     body: t.exposeString("body", { description: "Empty for deleted comments (tombstones)." }),
     status: t.expose("status", { type: CommentStatus }),
     pinned: t.exposeBoolean("pinned"),
     editedAt: t.expose("editedAt", { type: "DateTime", nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
-    reactions: t.field({ type: "JSON", description: 'Reaction counts by kind, e.g. {"like": 3}.', resolve: (c) => reactionCountsOf(c) }),
+    reactions: t.field({
+      type: [ReactionCountType],
+      description: "Reaction counts by kind (kinds with at least one reaction), most first.",
+      resolve: (c) => reactionCountList(reactionCountsOf(c)),
+    }),
+    reactionMap: t.field({
+      type: "JSON",
+      description: 'The same counts as a map, e.g. {"like": 3}: the shape REST and events use.',
+      resolve: (c) => reactionCountsOf(c),
+    }),
     replyCount: t.exposeInt("replyCount"),
   }),
 });

@@ -3,6 +3,13 @@
 import { builder } from "../../graphql/builder.js";
 import { openDiscussionSubscription } from "./subscribe.js";
 import type { StreamItem } from "../../stream/queue-sink.js";
+import { STREAM_EVENT_TYPES, type EventType } from "../../events/types.js";
+import type { Discussion } from "../../generated/prisma/client.js";
+import { CommentType } from "../comments/graphql.js";
+import { commentFromDto, type CommentDto } from "../comments/dto.js";
+import { DiscussionType } from "../discussions/graphql.js";
+import { ReactionToggleType } from "../reactions/graphql.js";
+import type { ReactionToggle } from "../reactions/reactions.js";
 
 type Connected = Extract<StreamItem, { kind: "connected" }>;
 type EventItem = Extract<StreamItem, { kind: "event" }>;
@@ -18,16 +25,76 @@ const StreamConnected = builder.objectRef<Connected>("StreamConnected").implemen
   }),
 });
 
+export const EventTypeEnum = builder.enumType("EventType", { values: STREAM_EVENT_TYPES });
+
+// The typed payloads (the envelope's `data`, contract section 5), one object type per resource.
+const dataOf = (i: EventItem) => i.event.envelope.data as Record<string, unknown>;
+
+const CommentEventData = builder.objectRef<EventItem>("CommentEventData").implement({
+  description: "comment_* events: the comment as REST returns it.",
+  fields: (t) => ({ comment: t.field({ type: CommentType, resolve: (i) => commentFromDto(dataOf(i).comment as CommentDto) }) }),
+});
+
+const ReactionEventData = builder.objectRef<EventItem>("ReactionEventData").implement({
+  description: "reaction_toggled: who toggled which kind, and the comment's counts.",
+  fields: (t) => ({ reaction: t.field({ type: ReactionToggleType, resolve: (i) => dataOf(i).reaction as ReactionToggle }) }),
+});
+
+const DiscussionEventData = builder.objectRef<EventItem>("DiscussionEventData").implement({
+  description: "discussion_* events: the discussion as REST returns it.",
+  fields: (t) => ({
+    discussion: t.field({ type: DiscussionType, resolve: (i) => dataOf(i).discussion as unknown as Discussion }),
+  }),
+});
+
+const ReplyNotification = builder
+  .objectRef<{ readerId: string; commentId: string; parentId: string; discussionId: string }>("ReplyNotification")
+  .implement({
+    description: "A reply to the reader's comment (notification_reply, only on that reader's streams).",
+    fields: (t) => ({
+      readerId: t.exposeString("readerId"),
+      commentId: t.exposeString("commentId"),
+      parentId: t.exposeString("parentId"),
+      discussionId: t.exposeString("discussionId"),
+    }),
+  });
+
+const NotificationEventData = builder.objectRef<EventItem>("NotificationEventData").implement({
+  fields: (t) => ({
+    notification: t.field({
+      type: ReplyNotification,
+      resolve: (i) => dataOf(i).notification as { readerId: string; commentId: string; parentId: string; discussionId: string },
+    }),
+  }),
+});
+
+const EventPayload = builder.unionType("EventPayload", {
+  description: "The event's `data`, typed by what it carries.",
+  types: [CommentEventData, ReactionEventData, DiscussionEventData, NotificationEventData],
+  resolveType: (i) => {
+    const type = i.event.type;
+    if (type === "reaction_toggled") return ReactionEventData;
+    if (type === "notification_reply") return NotificationEventData;
+    if (type.startsWith("discussion_")) return DiscussionEventData;
+    return CommentEventData;
+  },
+});
+
 const StreamEvent = builder.objectRef<EventItem>("StreamEvent").implement({
   description: "A domain event: the envelope of contract section 5.",
   fields: (t) => ({
     id: t.id({ resolve: (i) => i.event.envelope.id }),
     seq: t.int({ resolve: (i) => i.event.seq }),
-    type: t.string({ resolve: (i) => i.event.type }),
+    type: t.field({ type: EventTypeEnum, resolve: (i) => i.event.type as EventType }),
     tenantId: t.string({ resolve: (i) => i.event.envelope.tenantId }),
     discussionId: t.string({ resolve: (i) => i.event.envelope.discussionId }),
     occurredAt: t.field({ type: "DateTime", resolve: (i) => i.event.envelope.occurredAt }),
-    data: t.field({ type: "JSON", resolve: (i) => i.event.envelope.data }),
+    data: t.field({
+      type: "JSON",
+      description: "The envelope's data as JSON, exactly as SSE and webhooks carry it.",
+      resolve: (i) => i.event.envelope.data,
+    }),
+    payload: t.field({ type: EventPayload, description: "The same data, typed.", resolve: (i) => i }),
   }),
 });
 
