@@ -1048,7 +1048,7 @@ describe("webhooks", { timeout: 60_000 }, () => {
   it("rotate-secret → 200 {secret, kid, previousKidValidUntil}; later deliveries are signed with the new secret and kid", async () => {
     const res = await api.post(`/webhooks/${hook.webhookId}/rotate-secret`, { key: A.apiKey });
     expectStatus(res, 200);
-    expect(Object.keys(res.body).sort()).toEqual(["kid", "previousKidValidUntil", "secret"]);
+    expect(Object.keys(res.body).sort()).toEqual(["kid", "previousKidValidUntil", "secret", "standardWebhooksSecret"]);
     expect(res.body.kid).toMatch(/^[0-9a-f]{8}$/);
     expect(res.body.kid).not.toBe(kid);
     expect(res.body.secret).not.toBe(secret);

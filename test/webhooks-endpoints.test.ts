@@ -252,7 +252,7 @@ describe("secrets", () => {
 
       const rot = await tt.api.post(`/api/v1/webhooks/${first.webhookId}/rotate-secret`);
       expect(rot.status).toBe(200);
-      expect(Object.keys(rot.body).sort()).toEqual(["kid", "previousKidValidUntil", "secret"]);
+      expect(Object.keys(rot.body).sort()).toEqual(["kid", "previousKidValidUntil", "secret", "standardWebhooksSecret"]);
       expect(rot.body.kid).toMatch(/^[0-9a-f]{8}$/);
       expect(rot.body.kid).not.toBe(first.kid);
       expect(rot.body.secret).not.toBe(first.secret);

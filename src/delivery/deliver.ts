@@ -14,8 +14,8 @@ import { canAttempt } from "./breaker.js";
 import { DeliveryError, type WebhookHttpClient } from "./http-client.js";
 import type { CompletionWriter } from "./completions.js";
 import { releaseJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
-import { currentSigningKey } from "./secrets.js";
-import { signPayload } from "./signature.js";
+import { currentSigningKey, validSecrets } from "./secrets.js";
+import { signPayload, standardWebhooksHeaders } from "./signature.js";
 import type { BatchContext } from "./job-context.js";
 
 export interface DeliveryDeps {
@@ -113,6 +113,12 @@ export async function deliverJob(
   const signed = signPayload({ secret: key.secret, timestamp: start, rawBody: body, kid: key.kid });
   const deliveryId = randomUUID();
   const idempotencyKey = `${event.type}:${event.id}`;
+  const standard = standardWebhooksHeaders({
+    id: idempotencyKey,
+    timestamp: start,
+    rawBody: body,
+    secrets: validSecrets(deps.secretBox, endpoint.secrets, start),
+  });
   const timeoutMs = Math.min(tunables.attemptTimeoutMs, deps.maxAttemptTimeoutMs);
   const result = await send(
     deps,
@@ -127,6 +133,7 @@ export async function deliverJob(
         "x-service-event": event.type,
         "x-service-delivery-id": deliveryId,
         "x-service-idempotency-key": idempotencyKey,
+        ...standard,
       },
     },
     signal,

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { DeliveryError, type WebhookHttpClient } from "./http-client.js";
-import { signPayload } from "./signature.js";
+import { signPayload, standardWebhooksHeaders } from "./signature.js";
 import type { SigningKey } from "./secrets.js";
 
 export const HANDSHAKE_TIMEOUT_MS = 30_000;
@@ -22,10 +22,22 @@ export function newChallenge(): string {
 
 export async function performHandshake(
   http: WebhookHttpClient,
-  opts: { url: string; challenge: string; key: SigningKey; now: Date; timeoutMs: number; signal?: AbortSignal },
+  opts: {
+    url: string;
+    challenge: string;
+    key: SigningKey;
+    /** every secret valid now, the signing one first (the Standard Webhooks signature lists each) */
+    secrets: readonly string[];
+    now: Date;
+    timeoutMs: number;
+    signal?: AbortSignal;
+  },
 ): Promise<HandshakeResult> {
   const body = JSON.stringify({ type: "verification", challenge: opts.challenge, timestamp: opts.now.toISOString() });
   const signed = signPayload({ secret: opts.key.secret, timestamp: opts.now, rawBody: body, kid: opts.key.kid });
+  const deliveryId = randomUUID();
+  // a handshake is not an event: its webhook-id names this verification request
+  const standard = standardWebhooksHeaders({ id: `verification:${deliveryId}`, timestamp: opts.now, rawBody: body, secrets: opts.secrets });
   let res;
   try {
     res = await http.post({
@@ -38,7 +50,8 @@ export async function performHandshake(
         "x-service-signature": signed.header,
         "x-service-timestamp": signed.timestampIso,
         "x-service-event": "verification",
-        "x-service-delivery-id": randomUUID(),
+        "x-service-delivery-id": deliveryId,
+        ...standard,
       },
     });
   } catch (err) {

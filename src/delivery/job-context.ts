@@ -48,7 +48,10 @@ export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[];
         url: r.url,
         verified: r.verified,
         breaker: { state: r.state, consecutiveFailures: r.consecutiveFailures, openedUntil: r.circuitOpenUntil },
-        secrets: r.kid !== null && r.secretEnc !== null ? [{ kid: r.kid, secretEnc: r.secretEnc, validUntil: null }] : [],
+        secrets: [
+          ...(r.kid !== null && r.secretEnc !== null ? [{ kid: r.kid, secretEnc: r.secretEnc, validUntil: null }] : []),
+          ...(r.previousSecrets ?? []).map((p) => ({ kid: p.kid, secretEnc: p.secretEnc, validUntil: new Date(p.validUntil) })),
+        ],
         tunables: resolveTunables(r.tenantSettings, r.delivery),
       });
     }

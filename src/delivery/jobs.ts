@@ -48,6 +48,8 @@ export interface ClaimedRow extends ClaimedJob {
   /** the secret that signs now (null only if the endpoint has none) */
   kid: string | null;
   secretEnc: string | null;
+  /** secrets rotated out but still valid (their 24 h overlap): the Standard Webhooks signature lists them too */
+  previousSecrets: { kid: string; secretEnc: string; validUntil: string }[] | null;
   eventType: string;
   /** the stored envelope (API.md §5) */
   payload: unknown;
@@ -123,7 +125,8 @@ export async function claimJobs(
            c.attempts, c.claim_token::text AS "claimToken",
            w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures",
            w.circuit_open_until AS "circuitOpenUntil", w.delivery,
-           t.settings AS "tenantSettings", s.kid, s.secret_enc AS "secretEnc", ev.type AS "eventType", ev.payload
+           t.settings AS "tenantSettings", s.kid, s.secret_enc AS "secretEnc", p.previous AS "previousSecrets",
+           ev.type AS "eventType", ev.payload
       FROM claimed c
       JOIN webhook_endpoints w ON w.id = c.endpoint_id
       JOIN events ev ON ev.id = c.event_id
@@ -132,7 +135,12 @@ export async function claimJobs(
         SELECT kid, secret_enc FROM webhook_secrets
          WHERE endpoint_id = w.id AND valid_until IS NULL
          ORDER BY created_at DESC LIMIT 1
-      ) s ON true`;
+      ) s ON true
+      LEFT JOIN LATERAL (
+        SELECT json_agg(json_build_object('kid', kid, 'secretEnc', secret_enc, 'validUntil', valid_until) ORDER BY valid_until DESC) AS previous
+          FROM webhook_secrets
+         WHERE endpoint_id = w.id AND valid_until > ${now}::timestamptz
+      ) p ON true`;
 }
 
 function unzip(m: Map<string, number> | undefined): [string[], number[]] {

@@ -38,6 +38,17 @@ export function openSecret(box: SecretBox, sealed: string): string {
   return plain;
 }
 
+/**
+ * Every secret valid at `now`, the signing one first: the Standard Webhooks signature carries one
+ * entry per secret during a rotation's overlap.
+ */
+export function validSecrets(box: SecretBox, secrets: readonly SealedSecret[], now: Date): string[] {
+  return [...secrets]
+    .filter((s) => s.validUntil === null || s.validUntil.getTime() > now.getTime())
+    .sort((a, b) => (a.validUntil === null ? -1 : b.validUntil === null ? 1 : b.validUntil.getTime() - a.validUntil.getTime()))
+    .map((s) => openSecret(box, s.secretEnc));
+}
+
 /** The key that signs now: the one secret without `validUntil`. */
 export function currentSigningKey(box: SecretBox, secrets: readonly SealedSecret[]): SigningKey | null {
   const current = secrets.find((s) => s.validUntil === null);

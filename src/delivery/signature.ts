@@ -63,6 +63,37 @@ export function signPayload({ secret, timestamp, rawBody, kid }: SignPayloadInpu
   return { header: `t=${t},v1=${v1},kid=${kid}`, timestampIso, v1 };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Standard Webhooks (API.md §8, https://www.standardwebhooks.com): the same secret, other headers
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The Standard Webhooks form of an endpoint secret: `whsec_` + base64 of the HMAC key bytes. The key
+ * bytes are the same as for X-Service-Signature (the UTF-8 bytes of the secret string), so one secret
+ * serves both schemes, and the `standardwebhooks`/`svix` libraries take this value as it is.
+ */
+export function standardWebhooksSecret(secret: string): string {
+  return SECRET_PREFIX + Buffer.from(secret, "utf8").toString("base64");
+}
+
+/**
+ * `webhook-id`, `webhook-timestamp` (unix seconds of the same instant as X-Service-Timestamp) and
+ * `webhook-signature`: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one space-separated
+ * entry per secret valid now (the newest first; the previous one during its 24 h rotation overlap).
+ */
+export function standardWebhooksHeaders(opts: { id: string; timestamp: Date; rawBody: string | Uint8Array; secrets: readonly string[] }): {
+  "webhook-id": string;
+  "webhook-timestamp": string;
+  "webhook-signature": string;
+} {
+  const ts = String(Math.floor(opts.timestamp.getTime() / 1000));
+  const signed = Buffer.concat([Buffer.from(`${opts.id}.${ts}.`, "utf8"), toBytes(opts.rawBody)]);
+  const signature = opts.secrets
+    .map((secret) => `v1,${createHmac("sha256", Buffer.from(secret, "utf8")).update(signed).digest("base64")}`)
+    .join(" ");
+  return { "webhook-id": opts.id, "webhook-timestamp": ts, "webhook-signature": signature };
+}
+
 /** A fresh endpoint secret: `whsec_` + base64url of 32 CSPRNG bytes (43 chars). */
 export function generateSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString("base64url");

@@ -8,6 +8,7 @@ import { rotateWebhookSecret, type RotatedSecret } from "./secret-rotation.js";
 import { listAttempts, redeliver } from "./deliveries.js";
 import type { HandshakeResult } from "../../delivery/handshake.js";
 import { CreateWebhookInput, RedeliverInput, UpdateWebhookInput } from "./graphql-inputs.js";
+import { standardWebhooksSecret } from "../../delivery/signature.js";
 
 const WebhookState = builder.enumType("WebhookState", { values: ["active", "circuit_open", "disabled"] as const });
 
@@ -76,6 +77,11 @@ const CreatedWebhook = builder.objectRef<Awaited<ReturnType<typeof createWebhook
   fields: (t) => ({
     endpoint: t.field({ type: WebhookEndpointType, resolve: (c) => c.endpoint }),
     secret: t.exposeString("secret", { description: "shown only here and at rotation" }),
+    standardWebhooksSecret: t.string({
+      description:
+        "The same secret for Standard Webhooks receivers (`whsec_<base64 key>`, as the standardwebhooks and svix libraries take it).",
+      resolve: (c) => standardWebhooksSecret(c.secret),
+    }),
   }),
 });
 
@@ -89,6 +95,7 @@ const WebhookVerification = builder.objectRef<HandshakeResult>("WebhookVerificat
 const RotatedWebhookSecret = builder.objectRef<RotatedSecret>("RotatedWebhookSecret").implement({
   fields: (t) => ({
     secret: t.exposeString("secret"),
+    standardWebhooksSecret: t.string({ resolve: (r) => standardWebhooksSecret(r.secret) }),
     kid: t.exposeString("kid"),
     previousKidValidUntil: t.expose("previousKidValidUntil", { type: "DateTime" }),
   }),

@@ -27,9 +27,9 @@ export const webhookRoutes = [
     path: "/webhooks",
     document: RestCreateWebhookDocument,
     variables: ({ body }) => ({ input: bodyObject(body) as CreateWebhookInput }),
-    respond: ({ createWebhook: { endpoint, secret } }) => {
+    respond: ({ createWebhook: { endpoint, secret, standardWebhooksSecret } }) => {
       const { webhookId, url, events, description, verified, state, kid, ...rest } = endpoint;
-      return { webhookId, url, events, description, verified, state, secret, kid, ...rest };
+      return { webhookId, url, events, description, verified, state, secret, standardWebhooksSecret, kid, ...rest };
     },
     status: 201,
   }),

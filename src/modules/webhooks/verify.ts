@@ -13,7 +13,7 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { AppServices } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { newChallenge, performHandshake, type HandshakeResult } from "../../delivery/handshake.js";
-import { currentSigningKey } from "../../delivery/secrets.js";
+import { currentSigningKey, validSecrets } from "../../delivery/secrets.js";
 
 export { newChallenge };
 
@@ -31,18 +31,20 @@ async function runEndpointHandshake(
     select: {
       url: true,
       handshakeChallenge: true,
-      secrets: { where: { validUntil: null }, select: { kid: true, secretEnc: true, validUntil: true } },
+      secrets: { select: { kid: true, secretEnc: true, validUntil: true } },
     },
   });
   if (!endpoint) return { verified: false, error: "the endpoint was deleted" };
   if (endpoint.handshakeChallenge !== challenge) return { verified: false, error: "a newer handshake replaced this one" };
   const key = currentSigningKey(app.secretBox, endpoint.secrets);
   if (!key) return { verified: false, error: "the endpoint has no signing secret" };
+  const now = app.clock.now();
   const result = await performHandshake(rt.http, {
     url: endpoint.url,
     challenge,
     key,
-    now: app.clock.now(),
+    secrets: validSecrets(app.secretBox, endpoint.secrets, now),
+    now,
     timeoutMs: rt.options.handshakeTimeoutMs,
     ...(signal ? { signal } : {}),
   });
