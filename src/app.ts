@@ -16,6 +16,7 @@ import { createCorsPolicy, mountRestCors } from "./http/cors.js";
 import { mountObservability } from "./http/observability.js";
 import type { StreamHub, HubOptions } from "./stream/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
+import { mountConsoleAuth } from "./modules/console/auth-routes.js";
 import type { WebhookOptions } from "./delivery/runtime.js";
 
 export interface App {
@@ -59,6 +60,7 @@ export async function buildApp(
   // --- streams (issue 3)
   const { streams, webhooks } = services;
   mountStreamRoute(fastify, services, streams);
+  mountConsoleAuth(fastify, services);
   mountHealth(fastify, { db: services.db, redis: runtime.redis });
 
   const app: App = {

@@ -75,6 +75,22 @@ const EnvSchema = z.object({
   /** stream tickets are valid this long (contract: 60 s; tests shorten it) */
   STREAM_TICKET_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   /** once redeemed, a ticket's own EventSource may reconnect with it (Last-Event-ID) this long after its last connect */
+  /** the console's public address, for the links `engagement console-link` prints (default http://HOST:PORT) */
+  PUBLIC_URL: z.string().url().optional(),
+  /** a console session ends after this long without a request */
+  CONSOLE_SESSION_IDLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 86_400)
+    .default(2 * 3600),
+  /** and after this long in any case */
+  CONSOLE_SESSION_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(12 * 3600),
   STREAM_TICKET_RESUME_SECONDS: z.coerce
     .number()
     .int()

@@ -6,6 +6,8 @@ import { createTenant } from "../modules/tenants/tenants.js";
 import { signAdminToken } from "../auth/admin-jwt.js";
 import { parseDuration } from "../lib/duration.js";
 import { pino } from "pino";
+import { AppError } from "../lib/errors.js";
+import { createConsoleLink, createOperator } from "../modules/console/operators.js";
 
 const quietLog = pino({ level: "silent" });
 
@@ -66,6 +68,55 @@ program
     process.stdout.write(`${token}\n`);
   });
 
+const operator = program.command("operator").description("Manage console operators");
+operator
+  .command("create")
+  .description("Create a console operator; prints a generated password once (or set it with --password-stdin)")
+  .requiredOption("--tenant <id>", "tenant id")
+  .requiredOption("--email <email>", "the operator's email")
+  .option("--role <role>", "owner (every capability) or moderator (moderation and analytics)", "owner")
+  .option("--password-stdin", "read the password (at least 12 characters) from standard input")
+  .option("--json", "print exactly one JSON object")
+  .action(async (opts: { tenant: string; email: string; role: string; passwordStdin?: boolean; json?: boolean }) => {
+    if (opts.role !== "owner" && opts.role !== "moderator") throw new InvalidArgumentError("--role must be owner or moderator");
+    const role = opts.role;
+    const given = opts.passwordStdin ? (await readStdin()).replace(/\r?\n$/, "") : undefined;
+    const out = await withRuntime(async ({ services }) => {
+      const created = await createOperator(services, {
+        tenantId: opts.tenant,
+        email: opts.email,
+        role,
+        ...(given ? { password: given } : {}),
+      });
+      return {
+        operatorId: created.operator.id,
+        tenantId: created.operator.tenantId,
+        email: created.operator.email,
+        role,
+        password: given ? undefined : created.password,
+      };
+    }).catch(cliError);
+    if (opts.json) process.stdout.write(`${JSON.stringify(out)}\n`);
+    else {
+      process.stdout.write(`Operator created: ${out.email} (${out.role}) in ${out.tenantId}\n`);
+      if (out.password) process.stdout.write(`Password (shown once):\n  ${out.password}\n`);
+    }
+  });
+
+program
+  .command("console-link")
+  .description("Print a single-use console sign-in URL, valid 15 minutes (last line)")
+  .requiredOption("--tenant <id>", "tenant id")
+  .option("--email <email>", "the operator to sign in as (default: the tenant's first owner, created when there is none)")
+  .action(async (opts: { tenant: string; email?: string }) => {
+    const link = await withRuntime(({ services }) => {
+      const config = services.config;
+      const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+      return createConsoleLink(services, { tenantId: opts.tenant, ...(opts.email ? { email: opts.email } : {}), baseUrl });
+    }).catch(cliError);
+    process.stdout.write(`Sign in as ${link.operator.email} (${link.operator.role}) until ${link.expiresAt.toISOString()}:\n${link.url}\n`);
+  });
+
 program
   .command("migrate")
   .description("Apply pending database migrations")
@@ -73,6 +124,18 @@ program
     const applied = await withRuntime(async ({ services }) => (await services.db.migrate()).applied, false);
     process.stdout.write(applied.length ? `Applied: ${applied.join(", ")}\n` : "Database is up to date.\n");
   });
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Domain refusals as CLI errors: their message, not a stack. */
+function cliError(err: unknown): never {
+  if (err instanceof AppError) throw new InvalidArgumentError(err.detail);
+  throw err;
+}
 
 /**
  * Exit once stdout is flushed. A finished command exits at once rather than when the event loop

@@ -1,7 +1,9 @@
-// Who is calling: X-API-Key (an API key, with its tenant row) or Authorization: Bearer (the admin
-// console's JWT). Invalid credentials fail the request; no credentials at all is null.
+// Who is calling: X-API-Key (an API key, with its tenant row), Authorization: Bearer (the admin
+// JWT) or the console's session cookie (an operator). Invalid credentials fail the request; no
+// credentials at all is null.
 import type { Tenant } from "../generated/prisma/client.js";
-import { errors } from "../lib/errors.js";
+import { AppError, errors } from "../lib/errors.js";
+import { authenticateSession, csrfMatches, CSRF_HEADER, sessionCookieOf, sessionPolicy } from "../auth/console-session.js";
 import type { Principal } from "../auth/principal.js";
 import { authenticateApiKey } from "../auth/key-auth.js";
 import { authenticateAdminToken } from "../auth/admin-jwt.js";
@@ -21,7 +23,11 @@ export function header(h: HeaderBag, name: string): string | null {
  * Resolves the caller from X-API-Key or Authorization: Bearer. Invalid credentials fail the
  * request. An API key lookup also yields the tenant row, which seeds the request's cache.
  */
-export async function resolvePrincipal(app: AppServices, headers: HeaderBag): Promise<{ principal: Principal; tenant?: Tenant } | null> {
+export async function resolvePrincipal(
+  app: AppServices,
+  headers: HeaderBag,
+  opts: { method?: string } = {},
+): Promise<{ principal: Principal; tenant?: Tenant } | null> {
   const apiKey = header(headers, "x-api-key");
   if (apiKey) return authenticateApiKey(app.prisma, apiKey.trim(), app.clock, app.authCache);
   const authz = header(headers, "authorization");
@@ -31,6 +37,17 @@ export async function resolvePrincipal(app: AppServices, headers: HeaderBag): Pr
     return {
       principal: await authenticateAdminToken(app.prisma, m[1], app.adminJwtSecret, app.clock, app.authCache, app.config.ADMIN_JWT_MAX_TTL),
     };
+  }
+  const session = sessionCookieOf(header(headers, "cookie"));
+  if (session) {
+    const s = await authenticateSession(app.prisma, session, app.clock, sessionPolicy(app));
+    // a cookie is sent by the browser on its own: a request that may change something must also
+    // prove it comes from the console's page (CSRF), which alone can read the token
+    const safe = opts.method === "GET" || opts.method === "HEAD";
+    if (!safe && !csrfMatches(header(headers, CSRF_HEADER), s.csrfToken)) {
+      throw new AppError(403, "csrf_failed", "This request needs the console's X-CSRF-Token.");
+    }
+    return { principal: s.principal };
   }
   return null;
 }

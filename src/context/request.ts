@@ -23,8 +23,8 @@ export interface RequestContext {
   cache: { tenant?: Promise<Tenant>; reader?: Promise<ReaderIdentity | null> };
 }
 
-export async function createRequestContext(app: AppServices, headers: HeaderBag): Promise<RequestContext> {
-  const caller = await resolvePrincipal(app, headers);
+export async function createRequestContext(app: AppServices, headers: HeaderBag, opts: { method?: string } = {}): Promise<RequestContext> {
+  const caller = await resolvePrincipal(app, headers, opts);
   const principal = caller?.principal ?? null;
   const rateLimit = principal ? await app.rateLimiter.consume(principal, caller?.tenant?.settings) : undefined;
   const ctx: RequestContext = {

@@ -15,6 +15,10 @@ const TENANT_MODELS = new Set([
   "WebhookEndpoint",
   "WebhookDelivery",
   "WebhookAttempt",
+  "Operator",
+  "ConsoleSession",
+  "ConsoleLink",
+  "AuditEntry",
 ]);
 
 const FILTERED = new Set([

@@ -18,6 +18,8 @@ export interface RetentionResult {
   events: number;
   attempts: number;
   tickets: number;
+  /** ended console sessions and expired sign-in links */
+  sessions: number;
 }
 
 export interface RetentionJob {
@@ -59,13 +61,16 @@ export function createRetentionJob(deps: {
         const tickets = await tx.$executeRaw`
           DELETE FROM stream_tickets
            WHERE GREATEST(expires_at, resume_until) < ${new Date(now.getTime() - TICKET_KEEP_MS)}::timestamptz`;
-        return { events, attempts, tickets };
+        const sessions =
+          (await tx.$executeRaw`DELETE FROM console_sessions WHERE expires_at < ${now}::timestamptz`) +
+          (await tx.$executeRaw`DELETE FROM console_links WHERE expires_at < ${now}::timestamptz`);
+        return { events, attempts, tickets, sessions };
       },
       { timeout: 60_000, maxWait: 5_000 },
     );
     if (result) {
       for (const [what, n] of Object.entries(result)) if (n > 0) deps.metrics?.retentionDeleted.inc({ what }, n);
-      if (result.events + result.attempts + result.tickets > 0) deps.log.info(result, "retention: old rows deleted");
+      if (result.events + result.attempts + result.tickets + result.sessions > 0) deps.log.info(result, "retention: old rows deleted");
     }
     return result;
   }

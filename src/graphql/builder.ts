@@ -8,7 +8,7 @@ import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
 import type PrismaTypes from "../generated/pothos-prisma-types.js";
 import { getDatamodel } from "../generated/pothos-prisma-types.js";
 import type { Capability } from "../auth/capabilities.js";
-import { hasCapability } from "../auth/principal.js";
+import { hasCapability, isAdmin } from "../auth/principal.js";
 import { db, type RequestContext } from "../context/request.js";
 import { errors } from "../lib/errors.js";
 
@@ -113,13 +113,15 @@ export const builder = new SchemaBuilder<{
     authScopes: (ctx) => ({
       authenticated: !!ctx.principal && ctx.principal.kind !== "publishable",
       browser: !!ctx.principal,
-      admin: ctx.principal?.kind === "admin",
+      admin: isAdmin(ctx.principal),
       capability: (cap: Capability) => hasCapability(ctx.principal, cap),
     }),
     unauthorizedError: (_parent, ctx, _info, result) => {
       if (!ctx.principal) return errors.unauthenticated();
       // a publishable key may do only what browsers do: anything else is a missing capability
       if (ctx.principal.kind === "publishable") return errors.missingCapability(requiredCapability(result.failure) ?? "secret_key");
+      // a console moderator is signed in, just not an owner
+      if (ctx.principal.kind === "operator" && needsAdmin(result.failure)) return errors.missingCapability("owner");
       if (needsAdmin(result.failure)) {
         return errors.unauthenticated("This operation takes the admin console's JWT (Authorization: Bearer).");
       }

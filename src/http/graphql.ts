@@ -203,7 +203,7 @@ export function createGraphQLServer(
       if ("principal" in initial) return initial as unknown as RequestContext;
       const { request, reply } = initial;
       try {
-        const ctx = await createRequestContext(app, request.headers);
+        const ctx = await createRequestContext(app, request.headers, { method: request.method });
         // /graphql answers carry the same RateLimit-* headers as REST
         const setHeaders = (info: NonNullable<RequestContext["rateLimit"]>) => void reply?.headers(rateLimitHeaders(info));
         if (ctx.rateLimit) setHeaders(ctx.rateLimit);

@@ -8,6 +8,7 @@ import { settingsRoutes } from "./settings/routes.js";
 import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
 import { webhookRoutes } from "./webhooks/routes.js"; // webhooks (issue 4)
+import { auditRoutes } from "./audit/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
@@ -18,4 +19,5 @@ export const restRoutes: AnyRoute[] = [
   ...analyticsRoutes,
   ...streamTicketRoutes,
   ...webhookRoutes,
+  ...auditRoutes,
 ];

@@ -11,6 +11,7 @@ import "./analytics/graphql.js";
 import "./streams/graphql.js";
 import "./streams/subscription.js";
 import "./webhooks/graphql.js"; // webhooks (issue 4)
+import "./audit/graphql.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

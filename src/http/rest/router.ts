@@ -6,6 +6,7 @@ import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { createRequestContext, type AppServices } from "../../context/request.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
+import { isAdmin } from "../../auth/principal.js";
 import { runOperation, toAppError, type Yoga } from "./execute.js";
 import { internalError, sendProblem } from "../problem.js";
 import type { Query } from "./params.js";
@@ -65,9 +66,9 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
       url: `/api/v1${r.path}`,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         try {
-          const ctx = await createRequestContext(app, req.headers);
+          const ctx = await createRequestContext(app, req.headers, { method: req.method });
           if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
-          if (r.adminOnly && ctx.principal?.kind !== "admin") {
+          if (r.adminOnly && !isAdmin(ctx.principal)) {
             throw errors.unauthenticated("This route takes the admin console's JWT (Authorization: Bearer).");
           }
           const variables = r.variables({

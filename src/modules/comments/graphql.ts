@@ -7,13 +7,15 @@ import type { Reader } from "../../generated/prisma/client.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { reactionCountsOf, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
-import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments } from "./read.js";
+import { COMMENT_SORTS, LIST_STATUSES, QUEUE_SORTS, QUEUE_STATUSES, getComment, listComments, listQueue } from "./read.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", {
   values: ["approved", "pending", "rejected", "deleted"] as const,
 });
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
 const CommentListStatus = builder.enumType("CommentListStatus", { values: LIST_STATUSES });
+const QueueStatus = builder.enumType("ModerationQueueStatus", { values: QUEUE_STATUSES });
+const QueueSort = builder.enumType("ModerationQueueSort", { values: QUEUE_SORTS });
 
 /** How many readers reacted with one kind. */
 export const ReactionCountType = builder.objectRef<{ kind: string; count: number }>("ReactionCount").implement({
@@ -96,6 +98,16 @@ builder.queryFields((t) => ({
         ...legacyPageArgs(t.arg),
       },
       resolve: (_root, args, ctx) => connectionPage(args, (page) => listComments(ctx, args.discussionId, { ...args, ...page })),
+    },
+    CommentConnection,
+  ),
+  moderationQueue: t.connection(
+    {
+      type: CommentType,
+      description: "Pending (or rejected) comments across every discussion, oldest first by default.",
+      authScopes: { capability: "moderate_content" },
+      args: { status: t.arg({ type: QueueStatus }), sort: t.arg({ type: QueueSort }), ...legacyPageArgs(t.arg) },
+      resolve: (_root, args, ctx) => connectionPage(args, (page) => listQueue(ctx, { status: args.status, sort: args.sort, ...page })),
     },
     CommentConnection,
   ),

@@ -198,3 +198,48 @@ export async function listComments(ctx: RequestContext, discussionId: string, ar
   const comments = rows.filter((r) => r.id !== null).map(rowToComment);
   return toPage(comments, limit, (c) => cursorOf(tag, sort, c));
 }
+
+export const QUEUE_STATUSES = ["pending", "rejected"] as const;
+export type QueueStatus = (typeof QUEUE_STATUSES)[number];
+export const QUEUE_SORTS = ["oldest", "newest"] as const;
+export type QueueSort = (typeof QUEUE_SORTS)[number];
+
+function queueStatement(status: QueueStatus, sort: QueueSort, after: boolean): { name: string; text: string } {
+  const name = `comments_queue_${status}_${sort}_${after ? "a" : "f"}`;
+  let statement = statements.get(name);
+  if (!statement) {
+    const dir = sort === "newest" ? "DESC" : "ASC";
+    const keyset = after ? `AND (c.created_at, c.id) ${sort === "newest" ? "<" : ">"} ($3, $4)` : "";
+    const text = `SELECT ${COMMENT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+       WHERE c.tenant_id = $1 AND c.status = '${status}' ${keyset}
+       ORDER BY c.created_at ${dir}, c.id ${dir} LIMIT $2`;
+    statements.set(name, (statement = { name, text }));
+  }
+  return statement;
+}
+
+/**
+ * The moderation queue across every discussion of the tenant (contract section 10): pending (or
+ * rejected) comments, oldest first by default. One statement; cursors are bound to status and sort.
+ * Callers need moderate_content (the GraphQL field declares it).
+ */
+export async function listQueue(
+  ctx: RequestContext,
+  args: { status?: QueueStatus | null; sort?: QueueSort | null; limit?: number | null; cursor?: string | null },
+): Promise<Page<CommentWithAuthor>> {
+  const status = args.status ?? "pending";
+  const sort = args.sort ?? "oldest";
+  const limit = checkLimit(args.limit);
+  const tag = `queue:${status}:${sort}`;
+  let after: [Date, string] | null = null;
+  if (args.cursor) {
+    const [issuedBy, at, id] = decodeCursor(args.cursor, 3);
+    if (issuedBy !== tag || typeof at !== "number" || typeof id !== "string") {
+      throw errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
+    }
+    after = [new Date(at), id];
+  }
+  const { name, text } = queueStatement(status, sort, !!after);
+  const rows = await ctx.app.sql.query<CommentSqlRow>(text, [tenantIdOf(ctx), limit + 1, ...(after ?? [])], name);
+  return toPage(rows.map(rowToComment), limit, (c) => [tag, c.createdAt.getTime(), c.id]);
+}

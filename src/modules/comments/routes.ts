@@ -6,9 +6,12 @@ import {
   RestEditCommentDocument,
   RestGetCommentDocument,
   RestListCommentsDocument,
+  RestModerationQueueDocument,
   RestPostCommentDocument,
   RestToggleReactionDocument,
   type CommentListStatus,
+  type ModerationQueueSort,
+  type ModerationQueueStatus,
   type CommentSort,
 } from "../../generated/operations.js";
 
@@ -38,6 +41,20 @@ export const commentRoutes = [
     }),
     paramVars: ["discussionId", "sort", "parentId", "status", "limit", "cursor"],
     respond: (d) => d.comments,
+  }),
+  // the moderation queue across discussions (contract section 10)
+  route({
+    method: "GET",
+    path: "/comments",
+    document: RestModerationQueueDocument,
+    variables: ({ query }) => ({
+      status: str(query, "status") as ModerationQueueStatus | undefined,
+      sort: str(query, "sort") as ModerationQueueSort | undefined,
+      limit: int(query, "limit"),
+      cursor: str(query, "cursor"),
+    }),
+    paramVars: ["status", "sort", "limit", "cursor"],
+    respond: (d) => d.moderationQueue,
   }),
   route({
     method: "GET",

@@ -12,6 +12,7 @@ import { resolveSettings } from "../../tenancy/settings-model.js";
 import { commentFromRow, type CommentRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
 import { getDiscussion } from "../discussions/discussions.js";
+import { recordAudit } from "../audit/audit.js";
 
 /** Body rules: 1..max characters (code points), not blank, no NUL (PostgreSQL text refuses it). */
 const bodySchema = (max: number) =>
@@ -117,5 +118,7 @@ export async function deleteComment(ctx: RequestContext, id: string): Promise<Co
     moderator,
     ctx.app.clock.now(),
   ]);
+  // a moderator's removal is an action to account for; an author deleting their own comment is not
+  if (moderator) await recordAudit(ctx, "comment.delete", { type: "comment", id }, { discussionId: row.discussionId });
   return commentFromRow(row);
 }

@@ -8,6 +8,7 @@ import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { runWrite } from "../../events/statement.js";
 import type { EventType } from "../../events/types.js";
+import { recordAudit } from "../audit/audit.js";
 
 const UpsertInput = z
   .object({
@@ -90,6 +91,7 @@ export async function changeDiscussionState(ctx: RequestContext, id: string, act
   const tenantId = tenantIdOf(ctx);
   const t = TRANSITIONS[action];
   const d = await runWrite<DiscussionJson>(ctx.app, "eng_set_discussion_state", [tenantId, id, t.to, t.event, ctx.app.clock.now()]);
+  await recordAudit(ctx, `discussion.${action}`, { type: "discussion", id });
   return {
     tenantId,
     id: d.id,

@@ -9,6 +9,7 @@ import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateApiKey } from "../../auth/key-auth.js";
 import { CAPABILITIES, type Capability } from "../../auth/capabilities.js";
+import { recordAudit } from "../audit/audit.js";
 
 /** Active (not revoked, not expired) keys a tenant may hold at once, of each kind (secret, publishable). */
 export const ACTIVE_KEY_LIMIT = 50;
@@ -82,7 +83,7 @@ async function insertKey(
 ): Promise<CreatedApiKey> {
   const tenantId = tenantIdOf(ctx);
   const generated = generateApiKey(kind);
-  return writeTx(ctx.app, tenantId, async (tx) => {
+  const created = await writeTx(ctx.app, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
@@ -111,6 +112,16 @@ async function insertKey(
     });
     return { key: generated.raw, apiKey };
   });
+  await recordAudit(
+    ctx,
+    `${kind === "secret" ? "api_key" : "publishable_key"}.create`,
+    { type: "api_key", id: created.apiKey.id },
+    {
+      label,
+      capabilities,
+    },
+  );
+  return created;
 }
 
 /** The tenant's keys of one kind, newest first, every state. */
@@ -125,10 +136,12 @@ export async function listApiKeys(
 /** Revokes a key (idempotent: an already revoked key keeps its revocation time). Effective on the next request. */
 export async function revokeApiKey(ctx: RequestContext, id: string, kind: KeyKind = "secret"): Promise<ApiKey> {
   const tenantId = tenantIdOf(ctx);
-  return writeTx(ctx.app, tenantId, async (tx) => {
+  const key = await writeTx(ctx.app, tenantId, async (tx) => {
     await tx.apiKey.updateMany({ where: { id, kind, revokedAt: null }, data: { revokedAt: ctx.app.clock.now() } });
-    const key = await tx.apiKey.findFirst({ where: { id, kind } });
-    if (!key) throw errors.notFound(kind === "secret" ? "API key" : "Publishable key");
-    return key;
+    const found = await tx.apiKey.findFirst({ where: { id, kind } });
+    if (!found) throw errors.notFound(kind === "secret" ? "API key" : "Publishable key");
+    return found;
   }).finally(() => ctx.app.authCache.invalidateTenant(tenantId));
+  await recordAudit(ctx, `${kind === "secret" ? "api_key" : "publishable_key"}.revoke`, { type: "api_key", id });
+  return key;
 }

@@ -6,6 +6,7 @@
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { runWrite } from "../../events/statement.js";
 import { commentFromRow, type CommentRow, type CommentWithAuthor } from "../comments/dto.js";
+import { recordAudit } from "../audit/audit.js";
 
 /**
  * pending|rejected → approved makes the comment visible (counts, comment_approved to all) and, the
@@ -14,10 +15,17 @@ import { commentFromRow, type CommentRow, type CommentWithAuthor } from "../comm
  */
 export async function setCommentStatus(ctx: RequestContext, id: string, to: "approved" | "rejected"): Promise<CommentWithAuthor> {
   const row = await runWrite<CommentRow>(ctx.app, "eng_set_comment_status", [tenantIdOf(ctx), id, to, ctx.app.clock.now()]);
+  await recordAudit(
+    ctx,
+    to === "approved" ? "comment.approve" : "comment.reject",
+    { type: "comment", id },
+    { discussionId: row.discussionId },
+  );
   return commentFromRow(row);
 }
 
 export async function setCommentPinned(ctx: RequestContext, id: string, pinned: boolean): Promise<CommentWithAuthor> {
   const row = await runWrite<CommentRow>(ctx.app, "eng_set_comment_pinned", [tenantIdOf(ctx), id, pinned, ctx.app.clock.now()]);
+  await recordAudit(ctx, pinned ? "comment.pin" : "comment.unpin", { type: "comment", id }, { discussionId: row.discussionId });
   return commentFromRow(row);
 }

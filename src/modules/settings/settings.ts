@@ -6,6 +6,7 @@ import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateIdentitySecret } from "../tenants/tenants.js";
 import { applySettingsPatch, checkSettings, resolveSettings, SettingsPatchSchema, type Settings } from "../../tenancy/settings-model.js";
+import { recordAudit } from "../audit/audit.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
   return resolveSettings((await loadTenant(ctx)).settings);
@@ -35,6 +36,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   ctx.app.authCache.invalidateTenant(tenantId);
   ctx.app.rateLimiter.invalidate(tenantId);
   if (parsed.data.allowedOrigins) await ctx.app.origins.refresh();
+  await recordAudit(ctx, "settings.update", { type: "settings", id: null }, { patch: parsed.data });
   return settings;
 }
 
@@ -48,5 +50,6 @@ export async function rotateIdentitySecret(ctx: RequestContext): Promise<string>
   delete ctx.cache.tenant;
   delete ctx.cache.reader;
   ctx.app.authCache.invalidateTenant(tenantId);
+  await recordAudit(ctx, "settings.rotate_identity_secret", { type: "settings", id: null });
   return secret;
 }

@@ -50,7 +50,7 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   const viaToken = !headerAuth && !ticket && token !== undefined;
   if (viaToken) reply.headers({ Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
 
-  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers);
+  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET" });
   const caller = await streamCaller(ctx, {
     discussionId,
     ticket: headerAuth ? undefined : ticket,

@@ -25,7 +25,7 @@ export async function mintStreamTicket(ctx: RequestContext, discussionId: string
       tenantId: tenantIdOf(ctx),
       discussionId,
       readerId: reader?.id ?? null,
-      apiKeyId: principal.kind === "admin" ? null : principal.keyId,
+      apiKeyId: principal.kind === "key" || principal.kind === "publishable" ? principal.keyId : null,
       expiresAt,
     },
   });

@@ -12,6 +12,7 @@ import { enable } from "../../delivery/breaker.js";
 import { checkWebhookUrl } from "../../delivery/url-guard.js";
 import { CreateWebhookSchema, mergeOverrides, UpdateWebhookSchema } from "./input.js";
 import { newChallenge, startHandshake } from "./verify.js";
+import { recordAudit } from "../audit/audit.js";
 
 export type { WebhookEndpoint };
 
@@ -72,6 +73,7 @@ export async function createWebhook(ctx: RequestContext, input: unknown): Promis
     return created;
   });
   startHandshake(ctx.app, tenantId, id, challenge);
+  await recordAudit(ctx, "webhook.create", { type: "webhook", id }, { url, events: data.events });
   return { endpoint, secret };
 }
 
@@ -110,6 +112,7 @@ export async function updateWebhook(ctx: RequestContext, id: string, input: unkn
     return { endpoint: updated, urlChanged };
   });
   if (urlChanged) startHandshake(ctx.app, tenantId, id, challenge);
+  await recordAudit(ctx, "webhook.update", { type: "webhook", id }, { fields: Object.keys(data) });
   return endpoint;
 }
 
@@ -117,6 +120,7 @@ export async function updateWebhook(ctx: RequestContext, id: string, input: unkn
 export async function deleteWebhook(ctx: RequestContext, id: string): Promise<boolean> {
   const { count } = await db(ctx).webhookEndpoint.deleteMany({ where: { id } });
   if (count === 0) throw errors.notFound("Webhook");
+  await recordAudit(ctx, "webhook.delete", { type: "webhook", id });
   return true;
 }
 
@@ -133,5 +137,6 @@ export async function enableWebhook(ctx: RequestContext, id: string): Promise<We
   });
   if (count === 0) throw errors.notFound("Webhook");
   ctx.app.webhooks.worker.nudge();
+  await recordAudit(ctx, "webhook.enable", { type: "webhook", id });
   return findEndpoint(ctx, id);
 }

@@ -6,6 +6,7 @@ import { newId } from "../../lib/ids.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateKid, generateSecret } from "../../delivery/signature.js";
 import { ROTATION_OVERLAP_MS } from "../../delivery/secrets.js";
+import { recordAudit } from "../audit/audit.js";
 
 export interface RotatedSecret {
   secret: string;
@@ -33,5 +34,6 @@ export async function rotateWebhookSecret(ctx: RequestContext, id: string): Prom
     });
     return next;
   });
+  await recordAudit(ctx, "webhook.rotate_secret", { type: "webhook", id }, { kid });
   return { secret, kid, previousKidValidUntil };
 }

@@ -14,6 +14,7 @@ import type { AppServices } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { newChallenge, performHandshake, type HandshakeResult } from "../../delivery/handshake.js";
 import { currentSigningKey, validSecrets } from "../../delivery/secrets.js";
+import { recordAudit } from "../audit/audit.js";
 
 export { newChallenge };
 
@@ -73,5 +74,7 @@ export async function verifyEndpoint(ctx: RequestContext, endpointId: string): P
     data: { verified: false, handshakeChallenge: challenge },
   });
   if (count === 0) throw errors.notFound("Webhook");
-  return runEndpointHandshake(ctx.app, tenantIdOf(ctx), endpointId, challenge);
+  const result = await runEndpointHandshake(ctx.app, tenantIdOf(ctx), endpointId, challenge);
+  await recordAudit(ctx, "webhook.verify", { type: "webhook", id: endpointId }, { verified: result.verified });
+  return result;
 }

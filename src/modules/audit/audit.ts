@@ -1,0 +1,79 @@
+// The audit trail (contract section 10): who (operator, API key or admin JWT subject) did what to
+// which resource, when. Recorded by the domain operations themselves right after their change
+// commits, for REST, GraphQL and the console alike; listed newest first, filterable by actor and
+// action, for the admin JWT and console owners.
+import type { AuditEntry, Prisma } from "../../generated/prisma/client.js";
+import { db, requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { newId } from "../../lib/ids.js";
+import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import type { Principal } from "../../auth/principal.js";
+
+export const AUDIT_ACTIONS = [
+  "api_key.create",
+  "api_key.revoke",
+  "publishable_key.create",
+  "publishable_key.revoke",
+  "webhook.create",
+  "webhook.update",
+  "webhook.delete",
+  "webhook.verify",
+  "webhook.rotate_secret",
+  "webhook.enable",
+  "settings.update",
+  "settings.rotate_identity_secret",
+  "comment.approve",
+  "comment.reject",
+  "comment.pin",
+  "comment.unpin",
+  "comment.delete",
+  "discussion.lock",
+  "discussion.unlock",
+  "discussion.archive",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export function actorOf(p: Principal): { actorType: string; actorId: string; actorLabel: string | null } {
+  switch (p.kind) {
+    case "operator":
+      return { actorType: "operator", actorId: p.operatorId, actorLabel: p.email };
+    case "admin":
+      return { actorType: "admin", actorId: p.subject, actorLabel: null };
+    default:
+      return { actorType: "key", actorId: p.keyId, actorLabel: null };
+  }
+}
+
+/** Records one action of the request's caller. */
+export async function recordAudit(
+  ctx: RequestContext,
+  action: AuditAction,
+  resource: { type: string; id: string | null },
+  details?: Record<string, unknown>,
+): Promise<void> {
+  const principal = requirePrincipal(ctx);
+  await ctx.app.prisma.auditEntry.create({
+    data: {
+      id: newId("aud"),
+      tenantId: principal.tenantId,
+      createdAt: ctx.app.clock.now(),
+      ...actorOf(principal),
+      action,
+      resourceType: resource.type,
+      resourceId: resource.id,
+      ...(details ? { details: details as Prisma.InputJsonValue } : {}),
+    },
+  });
+}
+
+/** Newest first; `actor` matches the actor id or label, `action` an action or a prefix such as `webhook.`. */
+export async function listAudit(
+  ctx: RequestContext,
+  args: { limit?: number | null; cursor?: string | null; actor?: string | null; action?: string | null },
+): Promise<Page<AuditEntry>> {
+  tenantIdOf(ctx);
+  const where: Prisma.AuditEntryWhereInput = {
+    ...(args.actor ? { OR: [{ actorId: args.actor }, { actorLabel: args.actor }] } : {}),
+    ...(args.action ? (args.action.endsWith(".") ? { action: { startsWith: args.action } } : { action: args.action }) : {}),
+  };
+  return newestFirstPage(args, (q) => db(ctx).auditEntry.findMany({ ...q, where: { AND: [where, q.where] } }));
+}

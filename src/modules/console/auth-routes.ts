@@ -1,0 +1,117 @@
+// Console sign-in (contract section 10): the single-use link printed by `engagement console-link`,
+// email + password, sign-out and the current session. The session is an HttpOnly, SameSite=Strict
+// cookie (Secure behind https); the console reads its CSRF token from GET /console/auth/session and
+// sends it in X-CSRF-Token. Sign-in attempts are rate-limited and every failure has one message.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { serialize } from "cookie";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import type { AppServices } from "../../context/services.js";
+import { createRequestContext } from "../../context/request.js";
+import { AppError, errors } from "../../lib/errors.js";
+import { sendProblem, knownFailure, internalError } from "../../http/problem.js";
+import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../auth/console-session.js";
+import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
+
+const ATTEMPT_WINDOW_SECONDS = 15 * 60;
+
+export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): void {
+  // per client address and per account: 20 and 10 failed attempts per 15 minutes (this instance)
+  const byAddress = new RateLimiterMemory({ points: 20, duration: ATTEMPT_WINDOW_SECONDS });
+  const byAccount = new RateLimiterMemory({ points: 10, duration: ATTEMPT_WINDOW_SECONDS });
+  const secure = (req: FastifyRequest) => req.protocol === "https" || (app.config.PUBLIC_URL ?? "").startsWith("https:");
+
+  const setSession = (req: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number) =>
+    reply.header(
+      "Set-Cookie",
+      serialize(SESSION_COOKIE, value, { httpOnly: true, sameSite: "strict", secure: secure(req), path: "/", maxAge: maxAgeSeconds }),
+    );
+
+  const handle =
+    (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return await fn(req, reply);
+      } catch (err) {
+        const known = err instanceof AppError ? err : knownFailure(err);
+        if (known) return sendProblem(reply, known);
+        req.log.error({ err }, "console auth failed");
+        return sendProblem(reply, internalError());
+      }
+    };
+
+  fastify.get(
+    "/console/auth/link",
+    handle(async (req, reply) => {
+      const token = String((req.query as Record<string, unknown>).token ?? "");
+      const redeemed = await redeemConsoleLink(app, token);
+      if (!redeemed) return reply.redirect("/console/?signin=link-expired", 303);
+      const session = await openSession(
+        app,
+        { id: redeemed.operatorId, tenantId: redeemed.tenantId },
+        app.config.CONSOLE_SESSION_MAX_SECONDS,
+      );
+      setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
+      return reply.header("Cache-Control", "no-store").redirect("/console/", 303);
+    }),
+  );
+
+  fastify.post(
+    "/console/auth/sign-in",
+    handle(async (req, reply) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const tenantId = typeof body.tenantId === "string" ? body.tenantId : "";
+      const email = typeof body.email === "string" ? body.email : "";
+      const password = typeof body.password === "string" ? body.password : "";
+      const account = `${tenantId}:${email.trim().toLowerCase()}`;
+      try {
+        const [a, b] = await Promise.all([byAddress.get(req.ip), byAccount.get(account)]);
+        if ((a && a.remainingPoints <= 0) || (b && b.remainingPoints <= 0)) {
+          const wait = Math.max(a?.msBeforeNext ?? 0, b?.msBeforeNext ?? 0);
+          throw errors.rateLimited(Math.max(1, Math.ceil(wait / 1000)));
+        }
+      } catch (err) {
+        if (err instanceof RateLimiterRes) throw errors.rateLimited(Math.ceil(err.msBeforeNext / 1000));
+        throw err;
+      }
+      const operator = await checkPassword(app, tenantId, email, password);
+      if (!operator) {
+        await Promise.all([byAddress.penalty(req.ip, 1), byAccount.penalty(account, 1)]);
+        throw new AppError(401, "invalid_credentials", "The tenant, email or password is not right.");
+      }
+      await byAccount.delete(account);
+      const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
+      setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
+      return reply.header("Cache-Control", "no-store").send({
+        tenantId: operator.tenantId,
+        operator: { id: operator.id, email: operator.email, role: operator.role },
+        csrfToken: session.csrfToken,
+      });
+    }),
+  );
+
+  fastify.get(
+    "/console/auth/session",
+    handle(async (req, reply) => {
+      const cookie = sessionCookieOf(req.headers.cookie);
+      if (!cookie) throw errors.unauthenticated("Not signed in to the console.");
+      const { principal: p, csrfToken } = await authenticateSession(app.prisma, cookie, app.clock, sessionPolicy(app));
+      if (p.kind !== "operator") throw errors.unauthenticated("Not signed in to the console.");
+      return reply.header("Cache-Control", "no-store").send({
+        tenantId: p.tenantId,
+        operator: { id: p.operatorId, email: p.email, role: p.role },
+        csrfToken,
+      });
+    }),
+  );
+
+  fastify.post(
+    "/console/auth/sign-out",
+    handle(async (req, reply) => {
+      // the CSRF check of an operator's POST applies (X-CSRF-Token)
+      const ctx = await createRequestContext(app, req.headers, { method: "POST" });
+      const cookie = sessionCookieOf(req.headers.cookie);
+      if (ctx.principal?.kind === "operator" && cookie) await closeSession(app, cookie);
+      setSession(req, reply, "", 0);
+      return reply.status(204).send();
+    }),
+  );
+}
