@@ -10,6 +10,8 @@ import { createFastify } from "./http/fastify.js";
 import { schema } from "./modules/schema.js";
 import { createGraphQLServer } from "./http/graphql.js";
 import { mountRoutes } from "./http/rest/router.js";
+import { buildOpenApi } from "./http/rest/openapi.js";
+import { SERVICE_VERSION } from "./lib/version.js";
 import { restRoutes } from "./modules/routes.js";
 import { mountHealth } from "./http/health.js";
 import { createCorsPolicy, mountRestCors } from "./http/cors.js";
@@ -57,6 +59,11 @@ export async function buildApp(
   mountObservability(fastify, { metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
   mountRestCors(fastify, cors);
   mountRoutes(fastify, services, yoga, restRoutes);
+  // the OpenAPI document, generated once from the route table and the schema (src/http/rest/openapi.ts)
+  const openapi = JSON.stringify(buildOpenApi({ schema, routes: restRoutes, version: SERVICE_VERSION }));
+  fastify.get("/api/v1/openapi.json", (_req, reply) =>
+    reply.header("Cache-Control", "public, max-age=300").type("application/json; charset=utf-8").send(openapi),
+  );
   // --- streams (issue 3)
   const { streams, webhooks } = services;
   mountStreamRoute(fastify, services, streams);

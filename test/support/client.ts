@@ -1,6 +1,7 @@
 // A small HTTP client for tests: REST calls and typed GraphQL operations, over real HTTP.
 import { print } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
+import { checkResponse } from "./openapi-check.js";
 
 export interface Creds {
   key?: string;
@@ -41,6 +42,8 @@ export function client(baseUrl: string, creds: Creds = {}) {
     } catch {
       /* not JSON */
     }
+    // every REST answer must be what the OpenAPI document says (test/support/openapi-check.ts)
+    checkResponse(method, `${baseUrl}${path}`, res.status, res.headers.get("content-type"), parsed);
     return { status: res.status, headers: res.headers, body: parsed as T };
   };
   return {

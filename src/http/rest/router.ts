@@ -10,6 +10,7 @@ import { isAdmin } from "../../auth/principal.js";
 import { runOperation, toAppError, type Yoga } from "./execute.js";
 import { internalError, sendProblem } from "../problem.js";
 import type { Query } from "./params.js";
+import type { JsonSchema, ResponseShapes } from "./openapi.js";
 
 export interface RestInput {
   params: Record<string, string>;
@@ -23,8 +24,15 @@ export interface Route<TData, TVars> {
   path: string;
   document: TypedDocumentNode<TData, TVars>;
   variables: (input: RestInput) => TVars;
-  /** variables that come from the path or query string: their errors are 400 invalid_parameter */
+  /**
+   * variables that come from the path or query string: their errors are 400 invalid_parameter.
+   * Path-bound ones first, then the query's (the OpenAPI document reads the query's from here).
+   */
   paramVars?: string[];
+  /** body fields that become variables of their own name (when the body is not the `input` variable) */
+  body?: string[];
+  /** for the OpenAPI document: the answer's schema when `respond` reshapes the result (default: the root field) */
+  response?: (s: ResponseShapes) => JsonSchema;
   /** the response body; `undefined` answers 204 */
   respond: (data: TData) => unknown;
   status?: number | ((data: TData) => number);

@@ -24,6 +24,7 @@ export const discussionRoutes = [
     variables: ({ query }) => ({ ids: (str(query, "ids") ?? "").split(",").filter((id) => id !== "") }),
     paramVars: ["ids"],
     respond: (d) => ({ counts: Object.fromEntries(d.discussionCounts.map((c) => [c.discussionId, c.comments])) }),
+    response: (s) => s.object({ counts: s.map(s.at("discussionCounts.comments")) }),
     cache: { maxAgeSeconds: COUNTS_MAX_AGE_SECONDS },
   }),
   route({
@@ -33,6 +34,7 @@ export const discussionRoutes = [
     variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
     respond: (d) => d.upsertDiscussion.discussion,
+    response: (s) => s.at("upsertDiscussion.discussion"),
     status: (d) => (d.upsertDiscussion.created ? 201 : 200),
   }),
   route({

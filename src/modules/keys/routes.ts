@@ -28,6 +28,7 @@ const createKey = (path: string, adminOnly: boolean) =>
       expiresAt: apiKey.expiresAt,
       createdAt: apiKey.createdAt,
     }),
+    response: (s) => s.merge(s.object({ key: s.at("createApiKey.key") }), s.at("createApiKey.apiKey")),
     status: 201,
     adminOnly,
   });
@@ -69,6 +70,7 @@ export const keyRoutes = [
       label: k.label,
       createdAt: k.createdAt,
     }),
+    response: (s) => s.merge(s.object({ key: s.at("createPublishableKey.key") }), s.at("createPublishableKey.publishableKey")),
     status: 201,
   }),
   route({

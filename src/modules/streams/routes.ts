@@ -8,6 +8,7 @@ export const streamTicketRoutes = [
     path: "/stream/ticket",
     document: RestCreateStreamTicketDocument,
     variables: ({ body }) => ({ discussionId: bodyObject(body, ["discussionId"]).discussionId as string }),
+    body: ["discussionId"],
     respond: (d) => d.createStreamTicket,
     status: 201,
   }),

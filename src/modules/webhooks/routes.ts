@@ -31,6 +31,11 @@ export const webhookRoutes = [
       const { webhookId, url, events, description, verified, state, kid, ...rest } = endpoint;
       return { webhookId, url, events, description, verified, state, secret, standardWebhooksSecret, kid, ...rest };
     },
+    response: (s) =>
+      s.merge(
+        s.at("createWebhook.endpoint"),
+        s.object({ secret: s.at("createWebhook.secret"), standardWebhooksSecret: s.at("createWebhook.standardWebhooksSecret") }),
+      ),
     status: 201,
   }),
   route({

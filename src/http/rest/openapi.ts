@@ -1,0 +1,393 @@
+// GET /api/v1/openapi.json (contract section 7): an OpenAPI 3.1 document of every REST route,
+// generated at start-up from the route table itself and the GraphQL schema its operations run on —
+// never kept by hand. For each route:
+//  - path parameters come from the path, query parameters from the route's paramVars (path-bound
+//    variables first, then the query's, by the table's convention), typed by the operation's
+//    variables;
+//  - the request body is the `input` variable's input type (or the variables a route names in
+//    `body`);
+//  - the response is the operation's selection set over the schema's output types (aliases
+//    included), picked or reshaped the way the route's `respond` does (`response`), 204 for DELETE;
+//  - errors are RFC 9457 problem documents; auth is X-API-Key, the admin JWT or the console session.
+import {
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  isUnionType,
+  GraphQLNonNull,
+  Kind,
+  typeFromAST,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import type { AnyRoute } from "./router.js";
+
+export type JsonSchema = Record<string, unknown>;
+
+/** Known shapes of JSON scalar fields, by `Type.field`; any other JSON field is any JSON. */
+const JSON_FIELDS: Record<string, JsonSchema> = {
+  "Comment.reactionMap": { type: "object", additionalProperties: { type: "integer", minimum: 1 } },
+  "ReactionToggle.countMap": { type: "object", additionalProperties: { type: "integer", minimum: 1 } },
+  "WebhookEndpoint.delivery": { type: "object", additionalProperties: { type: "integer" } },
+  "AnalyticsTotals.reactions": { type: "object", additionalProperties: { type: "integer" } },
+  "AnalyticsBucket.reactions": { type: "object", additionalProperties: { type: "integer" } },
+  "AuditEntry.details": { type: ["object", "null"] },
+};
+
+function scalarSchema(name: string): JsonSchema {
+  switch (name) {
+    case "Int":
+      return { type: "integer" };
+    case "Float":
+      return { type: "number" };
+    case "Boolean":
+      return { type: "boolean" };
+    case "DateTime":
+      return { type: "string", format: "date-time" };
+    case "JSON":
+      return {};
+    default:
+      return { type: "string" };
+  }
+}
+
+const nullable = (s: JsonSchema): JsonSchema => {
+  if (typeof s.type === "string") return { ...s, type: [s.type, "null"] };
+  if (s.$ref) return { anyOf: [s, { type: "null" }] };
+  if (Object.keys(s).length === 0) return s;
+  return { anyOf: [s, { type: "null" }] };
+};
+
+/** An input type as JSON Schema (request bodies and query parameters). */
+export function inputSchema(type: GraphQLInputType): JsonSchema {
+  const required = isNonNullType(type);
+  const t = getNullableType(type) as GraphQLInputType;
+  let s: JsonSchema;
+  if (isListType(t)) s = { type: "array", items: inputSchema(t.ofType as GraphQLInputType) };
+  else if (isInputObjectType(t)) {
+    const fields = t.getFields();
+    s = {
+      type: "object",
+      additionalProperties: false,
+      properties: Object.fromEntries(
+        Object.values(fields).map((f) => [f.name, { ...inputSchema(f.type), ...(f.description ? { description: f.description } : {}) }]),
+      ),
+      required: Object.values(fields)
+        .filter((f) => isNonNullType(f.type) && f.defaultValue === undefined)
+        .map((f) => f.name),
+    };
+    if ((s.required as string[]).length === 0) delete s.required;
+  } else if (isEnumType(t)) s = { type: "string", enum: t.getValues().map((v) => v.value as string) };
+  else s = scalarSchema(getNamedType(t).name);
+  return required ? s : nullable(s);
+}
+
+/** A selection set over an output type as JSON Schema: exactly the fields (and aliases) selected. */
+function selectionSchema(
+  type: GraphQLOutputType,
+  selection: SelectionSetNode | undefined,
+  fragments: Map<string, FragmentDefinitionNode>,
+  schema: GraphQLSchema,
+  parentField?: string,
+): JsonSchema {
+  const nonNull = isNonNullType(type);
+  const t = getNullableType(type) as GraphQLOutputType;
+  let s: JsonSchema;
+  if (isListType(t))
+    s = { type: "array", items: selectionSchema(t.ofType as GraphQLOutputType, selection, fragments, schema, parentField) };
+  else if (isObjectType(t) || isInterfaceType(t) || isUnionType(t)) {
+    const properties: Record<string, JsonSchema> = {};
+    const required: string[] = [];
+    const visit = (set: SelectionSetNode, on: GraphQLOutputType) => {
+      for (const sel of set.selections) {
+        if (sel.kind === Kind.FIELD) addField(sel, on);
+        else if (sel.kind === Kind.INLINE_FRAGMENT)
+          visit(sel.selectionSet, sel.typeCondition ? (schema.getType(sel.typeCondition.name.value) as GraphQLOutputType) : on);
+        else {
+          const f = fragments.get(sel.name.value);
+          if (f) visit(f.selectionSet, schema.getType(f.typeCondition.name.value) as GraphQLOutputType);
+        }
+      }
+    };
+    const addField = (node: FieldNode, on: GraphQLOutputType) => {
+      const key = node.alias?.value ?? node.name.value;
+      if (node.name.value === "__typename") {
+        properties[key] = { type: "string" };
+        required.push(key);
+        return;
+      }
+      const owner = getNamedType(on);
+      if (!isObjectType(owner) && !isInterfaceType(owner)) return;
+      const field = owner.getFields()[node.name.value];
+      if (!field) return;
+      const known = JSON_FIELDS[`${owner.name}.${field.name}`];
+      const fieldSchema = known
+        ? isNonNullType(field.type)
+          ? known
+          : nullable(known)
+        : selectionSchema(field.type, node.selectionSet, fragments, schema, `${owner.name}.${field.name}`);
+      properties[key] = field.description ? { ...fieldSchema, description: field.description } : fieldSchema;
+      // nullable fields may also be left out (REST omits some, e.g. a verification's `error`)
+      if (isNonNullType(field.type)) required.push(key);
+    };
+    if (selection) visit(selection, t);
+    s = { type: "object", properties, ...(required.length ? { required } : {}) };
+  } else if (isEnumType(t)) s = { type: "string", enum: t.getValues().map((v) => v.value as string) };
+  else if (isScalarType(t)) s = (parentField ? JSON_FIELDS[parentField] : undefined) ?? scalarSchema(t.name);
+  else s = {};
+  return nonNull ? s : nullable(s);
+}
+
+/** What a route's `response` reshaping works with: the schema of any path of the operation's result. */
+export interface ResponseShapes {
+  /** the schema at a dotted path of the result, e.g. "createApiKey.apiKey" or "discussionCounts.comments" (through lists) */
+  at(path: string): JsonSchema;
+  /** an object with these properties, all required */
+  object(props: Record<string, JsonSchema>, optional?: string[]): JsonSchema;
+  /** the properties of several object schemas as one (later ones win) */
+  merge(...objects: JsonSchema[]): JsonSchema;
+  /** a map (JSON object) whose values have this schema */
+  map(values: JsonSchema): JsonSchema;
+}
+
+function shapesFor(result: JsonSchema): ResponseShapes {
+  const at = (path: string): JsonSchema => {
+    let s: JsonSchema = result;
+    for (const key of path.split(".")) {
+      while (s.type === "array" || (Array.isArray(s.type) && s.type.includes("array"))) s = s.items as JsonSchema;
+      if (s.anyOf) s = (s.anyOf as JsonSchema[])[0]!;
+      const next = (s.properties as Record<string, JsonSchema> | undefined)?.[key];
+      if (!next) throw new Error(`openapi: no field ${path} in the operation's result`);
+      s = next;
+    }
+    return s;
+  };
+  return {
+    at,
+    object: (props, optional = []) => ({
+      type: "object",
+      properties: props,
+      required: Object.keys(props).filter((k) => !optional.includes(k)),
+    }),
+    merge: (...objects) => ({
+      type: "object",
+      properties: Object.assign({}, ...objects.map((o) => o.properties)),
+      required: [...new Set(objects.flatMap((o) => (o.required as string[] | undefined) ?? []))],
+    }),
+    map: (values) => ({ type: "object", additionalProperties: values }),
+  };
+}
+
+const PROBLEM: JsonSchema = {
+  type: "object",
+  description: "An RFC 9457 problem document.",
+  properties: {
+    type: { type: "string" },
+    title: { type: "string" },
+    status: { type: "integer" },
+    code: { type: "string", description: "Stable, snake_case." },
+    detail: { type: "string" },
+    errors: {
+      type: "array",
+      items: { type: "object", properties: { path: { type: "string" }, message: { type: "string" } }, required: ["path", "message"] },
+    },
+    requestId: { type: "string" },
+    required: { type: "string", description: "missing_capability: the capability needed" },
+  },
+  required: ["type", "title", "status", "code", "detail"],
+};
+
+const RATE_HEADERS = {
+  "RateLimit-Limit": { schema: { type: "integer" } },
+  "RateLimit-Remaining": { schema: { type: "integer" } },
+  "RateLimit-Reset": { schema: { type: "integer" } },
+};
+
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+});
+
+const ERRORS: Record<string, string> = {
+  "400": "Malformed JSON or a bad path or query parameter",
+  "401": "No, unknown, expired or revoked credentials, or a bad identity assertion",
+  "403": "Authenticated but not allowed (missing capability, not the author, origin not allowed, CSRF)",
+  "404": "Unknown id (or another tenant's)",
+  "409": "The resource's state forbids the change",
+  "413": "Body over the limit",
+  "415": "A write without a JSON content type",
+  "422": "Well-formed but invalid fields; `errors` lists them all",
+  "429": "Over the rate limit (Retry-After)",
+  "503": "A dependency is down; retry",
+};
+
+function operationOf(doc: DocumentNode): { op: OperationDefinitionNode; fragments: Map<string, FragmentDefinitionNode> } {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  let op: OperationDefinitionNode | undefined;
+  for (const d of doc.definitions) {
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+    if (d.kind === Kind.OPERATION_DEFINITION) op = d;
+  }
+  if (!op) throw new Error("openapi: a route's document has no operation");
+  return { op, fragments };
+}
+
+export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly AnyRoute[]; version: string }): JsonSchema {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of opts.routes) {
+    const { op, fragments } = operationOf(r.document as DocumentNode);
+    const root = op.operation === "mutation" ? opts.schema.getMutationType()! : opts.schema.getQueryType()!;
+    const result = selectionSchema(root as GraphQLOutputType, op.selectionSet, fragments, opts.schema);
+    const variables = new Map(
+      (op.variableDefinitions ?? []).map((v) => [v.variable.name.value, typeFromAST(opts.schema, v.type as never) as GraphQLInputType]),
+    );
+
+    const pathParams = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+    const queryParams = r.method === "GET" ? (r.paramVars ?? []).slice(pathParams.length) : [];
+    const parameters = [
+      ...pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
+      ...queryParams.map((name) => {
+        const v = variables.get(name);
+        const named = v ? getNullableType(v) : undefined;
+        // a list travels as one comma-separated value
+        const schema = !v
+          ? { type: "string" }
+          : isListType(named)
+            ? { type: "string", description: "comma-separated" }
+            : inputSchema(new GraphQLNonNull(getNullableType(v) as GraphQLInputType));
+        return { name, in: "query", required: false, schema };
+      }),
+    ];
+
+    const input = variables.get("input");
+    const bodySchema = input
+      ? inputSchema(getNullableType(input) as GraphQLInputType)
+      : r.body
+        ? {
+            type: "object",
+            additionalProperties: false,
+            properties: Object.fromEntries(r.body.map((n) => [n, inputSchema(variables.get(n)!)])),
+            required: r.body.filter((n) => isNonNullType(variables.get(n)!)),
+          }
+        : null;
+
+    const rootField = op.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD)!;
+    const responseSchema =
+      r.method === "DELETE"
+        ? null
+        : r.response
+          ? r.response(shapesFor(result))
+          : (result.properties as Record<string, JsonSchema>)[rootField.alias?.value ?? rootField.name.value]!;
+    const status = String(typeof r.status === "number" ? r.status : r.method === "DELETE" ? 204 : 200);
+    const success =
+      responseSchema === null
+        ? { [status]: { description: "Done", headers: RATE_HEADERS } }
+        : typeof r.status === "function"
+          ? Object.fromEntries(
+              ["200", "201"].map((s) => [
+                s,
+                {
+                  description: s === "201" ? "Created" : "OK",
+                  headers: RATE_HEADERS,
+                  content: { "application/json": { schema: responseSchema } },
+                },
+              ]),
+            )
+          : {
+              [status]: {
+                description: "OK",
+                headers: {
+                  ...RATE_HEADERS,
+                  ...(r.cache ? { ETag: { schema: { type: "string" } }, "Cache-Control": { schema: { type: "string" } } } : {}),
+                },
+                content: { "application/json": { schema: responseSchema } },
+              },
+              ...(r.cache ? { "304": { description: "Not modified (If-None-Match)" } } : {}),
+            };
+    const errorsOf = [
+      "400",
+      "401",
+      "403",
+      "404",
+      "429",
+      "503",
+      ...(bodySchema ? ["413", "415", "422"] : []),
+      ...(r.method !== "GET" ? ["409"] : []),
+    ];
+    const path = `/api/v1${r.path.replace(/:(\w+)/g, "{$1}")}`;
+    paths[path] ??= {};
+    paths[path][r.method.toLowerCase()] = {
+      operationId: op.name!.value.replace(/^Rest/, "").replace(/^./, (c) => c.toLowerCase()),
+      ...(rootField && rootDescription(opts.schema, op, rootField) ? { description: rootDescription(opts.schema, op, rootField) } : {}),
+      security: r.adminOnly ? [{ adminJwt: [] }, { consoleSession: [] }] : [{ apiKey: [] }, { adminJwt: [] }, { consoleSession: [] }],
+      ...(parameters.length ? { parameters } : {}),
+      ...(bodySchema ? { requestBody: { required: true, content: { "application/json": { schema: bodySchema } } } } : {}),
+      responses: { ...success, ...Object.fromEntries(errorsOf.sort().map((c) => [c, problem(ERRORS[c]!)])) },
+    };
+  }
+  paths["/api/v1/stream/{discussionId}"] = {
+    get: {
+      operationId: "stream",
+      description:
+        "Server-Sent Events of one discussion: `connected` (id: head seq), then every event as id: <seq> / event: <name> / data: <envelope>; Last-Event-ID resumes. Auth: X-API-Key, ?ticket= or the deprecated ?token=.",
+      security: [{ apiKey: [] }, {}],
+      parameters: [
+        { name: "discussionId", in: "path", required: true, schema: { type: "string" } },
+        { name: "ticket", in: "query", required: false, schema: { type: "string" } },
+        { name: "token", in: "query", required: false, deprecated: true, schema: { type: "string" } },
+        { name: "lastEventId", in: "query", required: false, schema: { type: "string" } },
+        { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
+      ],
+      responses: {
+        "200": { description: "The event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+        ...Object.fromEntries(["400", "401", "403", "404", "429", "503"].map((c) => [c, problem(ERRORS[c]!)])),
+      },
+    },
+  };
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Engagement service",
+      version: opts.version,
+      description: "Comments, reactions, moderation and reply notifications. The same operations are served over GraphQL at /graphql.",
+    },
+    servers: [{ url: "/" }],
+    paths,
+    components: {
+      schemas: { Problem: PROBLEM },
+      securitySchemes: {
+        apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "An API key (ek_…) or a publishable key (pk_…)." },
+        adminJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "The admin JWT (HS256)." },
+        consoleSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: "eng_console",
+          description: "The console's session (plus X-CSRF-Token on writes).",
+        },
+        identity: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Service-Identity",
+          description: "The reader's identity assertion, for reader actions.",
+        },
+      },
+    },
+  };
+}
+
+function rootDescription(schema: GraphQLSchema, op: OperationDefinitionNode, field: FieldNode): string | undefined {
+  const root = op.operation === "mutation" ? schema.getMutationType() : schema.getQueryType();
+  return root?.getFields()[field.name.value]?.description ?? undefined;
+}

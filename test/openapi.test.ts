@@ -1,0 +1,81 @@
+// GET /api/v1/openapi.json (contract section 7): OpenAPI 3.1, generated from the route table,
+// valid by an independent validator, naming every route; and the checker every test's REST answers
+// go through (test/support/openapi-check.ts) really refuses what the document does not describe.
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { checkResponse } from "./support/openapi-check.js";
+import { restRoutes } from "../src/modules/routes.js";
+
+let server: TestServer;
+let t: TestTenant;
+let doc: any;
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await createTestTenant(server);
+  const res = await fetch(`${server.url}/api/v1/openapi.json`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  doc = await res.json();
+});
+afterAll(() => server?.stop());
+
+describe("the OpenAPI document", () => {
+  it("is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator)", async () => {
+    expect(doc.openapi).toBe("3.1.0");
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it("documents every REST route with its parameters, body, answers and problem documents", () => {
+    for (const r of restRoutes) {
+      const path = `/api/v1${r.path.replace(/:(\w+)/g, "{$1}")}`;
+      const op = doc.paths[path]?.[r.method.toLowerCase()];
+      expect(op, `${r.method} ${path}`).toBeDefined();
+      expect(op.responses["401"].content["application/problem+json"]).toBeDefined();
+    }
+    expect(doc.paths["/api/v1/stream/{discussionId}"].get).toBeDefined();
+    const list = doc.paths["/api/v1/discussions/{id}/comments"].get;
+    expect(list.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual([
+      "path:id",
+      "query:sort",
+      "query:parentId",
+      "query:status",
+      "query:limit",
+      "query:cursor",
+    ]);
+    expect(list.parameters[1].schema.enum).toEqual(["newest", "oldest", "top"]);
+    const post = doc.paths["/api/v1/discussions/{id}/comments"].post;
+    expect(post.requestBody.content["application/json"].schema.properties).toHaveProperty("body");
+    const comment = post.responses["201"].content["application/json"].schema;
+    expect(comment.required).toEqual(expect.arrayContaining(["id", "discussionId", "author", "body", "status", "reactions", "replyCount"]));
+    expect(comment.properties.reactions).toMatchObject({ type: "object", additionalProperties: { type: "integer", minimum: 1 } });
+    expect(doc.paths["/api/v1/keys/{id}"].delete.responses["204"]).toBeDefined();
+    const counts = doc.paths["/api/v1/discussions/counts"].get;
+    expect(counts.responses["200"].content["application/json"].schema).toMatchObject({
+      properties: { counts: { additionalProperties: { type: "integer" } } },
+    });
+    expect(counts.responses["304"]).toBeDefined();
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKey", "adminJwt"]));
+  });
+
+  it("matches real answers (the shared client checks every one) and its checker refuses what it does not describe", async () => {
+    const r = await t.api.put("/api/v1/discussions/oa-1", { title: "OpenAPI" });
+    expect(r.status).toBe(201);
+    const good = r.body;
+    expect(() => checkResponse("PUT", `${server.url}/api/v1/discussions/oa-1`, 201, "application/json", good)).not.toThrow();
+    expect(() =>
+      checkResponse("PUT", `${server.url}/api/v1/discussions/oa-1`, 201, "application/json", { ...good, state: "closed" }),
+    ).toThrow(/does not match/);
+    expect(() => checkResponse("PUT", `${server.url}/api/v1/discussions/oa-1`, 201, "application/json", { id: "x" })).toThrow(
+      /does not match/,
+    );
+    expect(() => checkResponse("PUT", `${server.url}/api/v1/discussions/oa-1`, 418, "application/json", good)).toThrow(/does not list/);
+    expect(() =>
+      checkResponse("GET", `${server.url}/api/v1/discussions/oa-1`, 404, "application/problem+json", { code: "not_found" }),
+    ).toThrow(/does not match/);
+  });
+});
