@@ -22,6 +22,13 @@ const config: CodegenConfig = {
       documents: "test/operations/client/**/*.graphql",
       config: { scalars: { DateTime: "string", JSON: "unknown" }, enumsAsTypes: true, useTypeImports: true },
     },
+    // the admin console's documents (console/src/operations.graphql)
+    "console/src/gql/": {
+      preset: "client",
+      documents: "console/src/**/*.graphql",
+      presetConfig: { fragmentMasking: false },
+      config: { scalars: { DateTime: "string", JSON: "unknown" }, enumsAsTypes: true, useTypeImports: true, documentMode: "string" },
+    },
   },
 };
 export default config;

@@ -45,7 +45,7 @@ const boundaries = LAYERS.map((dirs, i) => {
 });
 
 export default tseslint.config(
-  { ignores: ["node_modules", "dist", "data", "src/generated", "test/generated", "coverage"] },
+  { ignores: ["node_modules", "dist", "data", "src/generated", "test/generated", "console/src/gql", "coverage"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

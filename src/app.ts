@@ -19,6 +19,7 @@ import { mountObservability } from "./http/observability.js";
 import type { StreamHub, HubOptions } from "./stream/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import { mountConsoleAuth } from "./modules/console/auth-routes.js";
+import { mountConsole } from "./http/console-static.js";
 import type { WebhookOptions } from "./delivery/runtime.js";
 
 export interface App {
@@ -68,6 +69,7 @@ export async function buildApp(
   const { streams, webhooks } = services;
   mountStreamRoute(fastify, services, streams);
   mountConsoleAuth(fastify, services);
+  await mountConsole(fastify);
   mountHealth(fastify, { db: services.db, redis: runtime.redis });
 
   const app: App = {

@@ -142,3 +142,29 @@ builder.mutationFields((t) => ({
     resolve: (_root, { id }, ctx) => deleteComment(ctx, id),
   }),
 }));
+
+/** How often the moderation feed looks for new pending comments. */
+const QUEUE_POLL_MS = 1_500;
+
+builder.subscriptionField("pendingComments", (t) =>
+  t.field({
+    type: CommentType,
+    description:
+      "New pending comments across every discussion, as they arrive (the console's live moderation queue). " +
+      "Read from the queue every 1.5 s on the server; each comment is sent once.",
+    authScopes: { capability: "moderate_content" },
+    subscribe: async function* (_root, _args, ctx) {
+      const seen = new Set((await listQueue(ctx, { status: "pending", sort: "newest", limit: 100 })).items.map((c) => c.id));
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, QUEUE_POLL_MS));
+        const page = await listQueue(ctx, { status: "pending", sort: "newest", limit: 100 });
+        for (const c of [...page.items].reverse()) {
+          if (seen.has(c.id)) continue;
+          seen.add(c.id);
+          yield c;
+        }
+      }
+    },
+    resolve: (c: CommentWithAuthor) => c,
+  }),
+);

@@ -29,6 +29,8 @@ export const WebhookEndpointType = builder.prismaObject("WebhookEndpoint", {
     description: t.exposeString("description", { nullable: true }),
     verified: t.exposeBoolean("verified"),
     state: t.expose("state", { type: WebhookState }),
+    consecutiveFailures: t.exposeInt("consecutiveFailures", { description: "failed attempts in a row (0 after a success)" }),
+    circuitOpenUntil: t.expose("circuitOpenUntil", { type: "DateTime", nullable: true }),
     kid: t.string({
       description: "kid of the secret that signs deliveries now",
       select: { secrets: { where: { validUntil: null }, select: { kid: true } } },

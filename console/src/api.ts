@@ -1,0 +1,112 @@
+// The console talks to the service like any client: GraphQL at /graphql with its session cookie
+// (same origin) and the session's CSRF token in X-CSRF-Token. Errors become readable messages.
+import { createClient, type Client } from "graphql-sse";
+import type { TypedDocumentString } from "./gql/graphql";
+
+export interface Session {
+  tenantId: string;
+  operator: { id: string; email: string; role: "owner" | "moderator" };
+  csrfToken: string;
+}
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** An API refusal: its message is meant for people; `fields` name the inputs it is about. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly fields: FieldError[] = [],
+  ) {
+    super(message);
+  }
+}
+
+let csrf = "";
+
+export async function loadSession(): Promise<Session | null> {
+  const r = await fetch("/console/auth/session", { credentials: "same-origin" });
+  if (r.status === 401) return null;
+  if (!r.ok) throw new ApiError(`The service answered ${r.status}.`, "unavailable");
+  const s = (await r.json()) as Session;
+  csrf = s.csrfToken;
+  return s;
+}
+
+export async function signIn(tenantId: string, email: string, password: string): Promise<Session> {
+  const r = await fetch("/console/auth/sign-in", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ tenantId, email, password }),
+  });
+  const body = (await r.json()) as Session & { detail?: string; code?: string };
+  if (!r.ok) throw new ApiError(body.detail ?? "Sign-in failed.", body.code ?? "error");
+  csrf = body.csrfToken;
+  return body;
+}
+
+export async function signOut(): Promise<void> {
+  await fetch("/console/auth/sign-out", { method: "POST", credentials: "same-origin", headers: { "x-csrf-token": csrf } });
+  csrf = "";
+}
+
+/** Requests in flight (the browser tests wait for 0 before looking at a screen). */
+const w = window as unknown as { __inflight: number };
+w.__inflight = 0;
+
+export async function gql<TResult, TVariables>(doc: TypedDocumentString<TResult, TVariables>, variables?: TVariables): Promise<TResult> {
+  w.__inflight++;
+  try {
+    return await request(doc, variables);
+  } finally {
+    w.__inflight--;
+  }
+}
+
+async function request<TResult, TVariables>(doc: TypedDocumentString<TResult, TVariables>, variables?: TVariables): Promise<TResult> {
+  let r: Response;
+  try {
+    r = await fetch("/graphql", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "content-type": "application/json", accept: "application/graphql-response+json, application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ query: doc.toString(), variables: variables ?? {} }),
+    });
+  } catch {
+    throw new ApiError("The service cannot be reached. Check your connection and try again.", "network");
+  }
+  const body = (await r.json().catch(() => null)) as {
+    data?: TResult;
+    errors?: { message: string; extensions?: { code?: string; errors?: FieldError[] } }[];
+  } | null;
+  const e = body?.errors?.[0];
+  if (e) throw new ApiError(e.message, e.extensions?.code ?? "error", e.extensions?.errors ?? []);
+  if (!body?.data) throw new ApiError(`The service answered ${r.status}.`, "unavailable");
+  return body.data;
+}
+
+let sse: Client | undefined;
+
+/** A GraphQL subscription over graphql-sse (single connection, same origin, CSRF header). */
+export function subscribe<TResult>(doc: TypedDocumentString<TResult, Record<string, never>>, onData: (d: TResult) => void): () => void {
+  sse ??= createClient({
+    url: "/graphql/stream",
+    headers: () => ({ "x-csrf-token": csrf }),
+    credentials: "same-origin",
+    retryAttempts: 1000,
+  });
+  return sse.subscribe<TResult>(
+    { query: doc.toString() },
+    {
+      next: (r) => r.data && onData(r.data as TResult),
+      error: () => undefined,
+      complete: () => undefined,
+    },
+  );
+}
+
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "—");

@@ -1,0 +1,135 @@
+// The console shell: sign-in, navigation and the screens (hash routes: #/moderation, #/keys, …).
+import { useEffect, useState } from "preact/hooks";
+import { loadSession, signIn, signOut, type Session } from "./api";
+import { ErrorMessage, messageOf } from "./ui";
+import { ModerationScreen } from "./screens/moderation";
+import { DiscussionsScreen } from "./screens/discussions";
+import { KeysScreen } from "./screens/keys";
+import { WebhooksScreen } from "./screens/webhooks";
+import { SettingsScreen } from "./screens/settings";
+import { AnalyticsScreen } from "./screens/analytics";
+import { AuditScreen } from "./screens/audit";
+
+const SCREENS = [
+  { path: "moderation", name: "Moderation", owner: false },
+  { path: "discussions", name: "Discussions", owner: false },
+  { path: "keys", name: "Keys", owner: true },
+  { path: "webhooks", name: "Webhooks", owner: true },
+  { path: "settings", name: "Settings", owner: true },
+  { path: "analytics", name: "Analytics", owner: false },
+  { path: "audit", name: "Audit log", owner: true },
+] as const;
+
+function useHashRoute(): string[] {
+  const read = () => location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const on = () => setRoute(read());
+    window.addEventListener("hashchange", on);
+    return () => window.removeEventListener("hashchange", on);
+  }, []);
+  return route;
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    loadSession().then(setSession, (e: unknown) => {
+      setError(messageOf(e));
+      setSession(null);
+    });
+  }, []);
+  if (session === undefined) return <p class="loading">Loading…</p>;
+  if (!session) return <SignIn onSignedIn={setSession} error={error} />;
+  return <Shell session={session} onSignedOut={() => setSession(null)} />;
+}
+
+function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => void; error: string | null }) {
+  const linkExpired = new URLSearchParams(location.search).get("signin") === "link-expired";
+  const [error, setError] = useState<string | null>(
+    initial ?? (linkExpired ? "That sign-in link has expired or was used already. Ask for a new one." : null),
+  );
+  const [busy, setBusy] = useState(false);
+  return (
+    <main class="signin">
+      <h1>Engagement console</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const f = new FormData(e.currentTarget);
+          setBusy(true);
+          signIn(String(f.get("tenantId")), String(f.get("email")), String(f.get("password")))
+            .then(onSignedIn, (err: unknown) => setError(messageOf(err)))
+            .finally(() => setBusy(false));
+        }}
+      >
+        <label>
+          Tenant
+          <input name="tenantId" autoComplete="organization" required />
+        </label>
+        <label>
+          Email
+          <input name="email" type="email" autoComplete="username" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autoComplete="current-password" required />
+        </label>
+        <ErrorMessage error={error} />
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+      <p class="hint">
+        Or open a sign-in link from <code>engagement console-link --tenant &lt;id&gt;</code>.
+      </p>
+    </main>
+  );
+}
+
+function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
+  const route = useHashRoute();
+  const owner = session.operator.role === "owner";
+  const screens = SCREENS.filter((s) => owner || !s.owner);
+  const current = screens.find((s) => s.path === route[0]) ?? screens[0]!;
+  useEffect(() => {
+    document.title = `${current.name} · Engagement console`;
+  }, [current]);
+  return (
+    <div class="shell">
+      <header>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <span class="brand">Engagement console</span>
+        <nav aria-label="Main">
+          <ul>
+            {screens.map((s) => (
+              <li key={s.path}>
+                <a href={`#/${s.path}`} aria-current={s === current ? "page" : undefined}>
+                  {s.name}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span class="who">
+          {session.operator.email} ({session.operator.role}) · {session.tenantId}
+        </span>
+        <button type="button" onClick={() => void signOut().then(onSignedOut)}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {current.path === "moderation" && <ModerationScreen />}
+        {current.path === "discussions" && <DiscussionsScreen id={route[1]} />}
+        {current.path === "keys" && <KeysScreen />}
+        {current.path === "webhooks" && <WebhooksScreen id={route[1]} />}
+        {current.path === "settings" && <SettingsScreen />}
+        {current.path === "analytics" && <AnalyticsScreen />}
+        {current.path === "audit" && <AuditScreen />}
+      </main>
+    </div>
+  );
+}

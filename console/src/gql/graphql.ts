@@ -1,0 +1,936 @@
+/* eslint-disable */
+/** Internal type. DO NOT USE DIRECTLY. */
+type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+/** Internal type. DO NOT USE DIRECTLY. */
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type AnalyticsInterval =
+  | 'day'
+  | 'hour';
+
+export type ApiKeyState =
+  | 'active'
+  | 'expired'
+  | 'revoked';
+
+export type Capability =
+  | 'manage_api_keys'
+  | 'manage_settings'
+  | 'manage_webhooks'
+  | 'moderate_content'
+  | 'view_analytics';
+
+export type CommentStatus =
+  | 'approved'
+  | 'deleted'
+  | 'pending'
+  | 'rejected';
+
+export type CreateApiKeyInput = {
+  /** Capability names; default none. Only ones the caller holds. */
+  capabilities?: Array<string> | null | undefined;
+  /** ISO 8601, in the future; null = never. */
+  expiresAt?: string | null | undefined;
+  /** 1–100 characters. */
+  label: string;
+};
+
+export type CreateWebhookInput = {
+  delivery?: WebhookDeliveryInput | null | undefined;
+  description?: string | null | undefined;
+  events?: Array<string> | null | undefined;
+  url?: string | null | undefined;
+};
+
+export type DeliverySettingsPatch = {
+  attemptTimeoutMs?: number | null | undefined;
+  backoffBaseMs?: number | null | undefined;
+  breakerCooldownMs?: number | null | undefined;
+  breakerThreshold?: number | null | undefined;
+  disableThreshold?: number | null | undefined;
+  maxAttempts?: number | null | undefined;
+};
+
+export type DiscussionState =
+  | 'archived'
+  | 'locked'
+  | 'open';
+
+export type Moderation =
+  | 'post'
+  | 'pre';
+
+export type ModerationQueueSort =
+  | 'newest'
+  | 'oldest';
+
+export type ModerationQueueStatus =
+  | 'pending'
+  | 'rejected';
+
+export type RateLimitSettingsPatch = {
+  publishableKeyRequestsPerMinute?: number | null | undefined;
+  readerRequestsPerMinute?: number | null | undefined;
+  requestsPerMinute?: number | null | undefined;
+  streamConnections?: number | null | undefined;
+};
+
+export type RedeliverWebhookInput = {
+  eventIds?: Array<string> | null | undefined;
+  since?: string | null | undefined;
+};
+
+export type ReplaySettingsPatch = {
+  maxAgeSeconds?: number | null | undefined;
+  maxEvents?: number | null | undefined;
+};
+
+export type RetentionSettingsPatch = {
+  deliveryLogDays?: number | null | undefined;
+};
+
+export type SettingsPatch = {
+  allowedOrigins?: Array<string> | null | undefined;
+  delivery?: DeliverySettingsPatch | null | undefined;
+  editWindowSeconds?: number | null | undefined;
+  maxBodyLength?: number | null | undefined;
+  /** post | pre */
+  moderation?: string | null | undefined;
+  rateLimits?: RateLimitSettingsPatch | null | undefined;
+  reactionKinds?: Array<string> | null | undefined;
+  replay?: ReplaySettingsPatch | null | undefined;
+  retention?: RetentionSettingsPatch | null | undefined;
+  stream?: StreamSettingsPatch | null | undefined;
+};
+
+export type StreamSettingsPatch = {
+  heartbeatSeconds?: number | null | undefined;
+  maxConnectionSeconds?: number | null | undefined;
+};
+
+export type UpdateWebhookInput = {
+  delivery?: WebhookDeliveryInput | null | undefined;
+  description?: string | null | undefined;
+  events?: Array<string> | null | undefined;
+  url?: string | null | undefined;
+};
+
+/** Overrides of the tenant's delivery settings for one endpoint; null removes an override. */
+export type WebhookDeliveryInput = {
+  attemptTimeoutMs?: number | null | undefined;
+  backoffBaseMs?: number | null | undefined;
+  breakerCooldownMs?: number | null | undefined;
+  breakerThreshold?: number | null | undefined;
+  disableThreshold?: number | null | undefined;
+  maxAttempts?: number | null | undefined;
+};
+
+export type WebhookState =
+  | 'active'
+  | 'circuit_open'
+  | 'disabled';
+
+export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } };
+
+export type ModerationQueueQueryVariables = Exact<{
+  status?: ModerationQueueStatus | null | undefined;
+  sort?: ModerationQueueSort | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type PendingCommentsSubscriptionVariables = Exact<{ [key: string]: never; }>;
+
+
+export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } } };
+
+export type ApproveMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ApproveMutation = { approveComment: { id: string, status: CommentStatus } };
+
+export type RejectMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RejectMutation = { rejectComment: { id: string, status: CommentStatus } };
+
+export type PinMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type PinMutation = { pinComment: { id: string, pinned: boolean } };
+
+export type UnpinMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type UnpinMutation = { unpinComment: { id: string, pinned: boolean } };
+
+export type DeleteCommentMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteCommentMutation = { deleteComment: { id: string, status: CommentStatus } };
+
+export type DiscussionsQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type DiscussionsQuery = { discussions: { edges: Array<{ node: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type DiscussionThreadQueryVariables = Exact<{
+  id: string;
+  after?: string | null | undefined;
+}>;
+
+
+export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number }, comments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type LockDiscussionMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type LockDiscussionMutation = { lockDiscussion: { id: string, state: DiscussionState } };
+
+export type UnlockDiscussionMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type UnlockDiscussionMutation = { unlockDiscussion: { id: string, state: DiscussionState } };
+
+export type ArchiveDiscussionMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ArchiveDiscussionMutation = { archiveDiscussion: { id: string, state: DiscussionState } };
+
+export type KeysQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type KeysQuery = { apiKeys: { edges: Array<{ node: { id: string, label: string, prefix: string, capabilities: Array<Capability>, state: ApiKeyState, expiresAt: string | null, lastUsedAt: string | null, createdAt: string } }> }, publishableKeys: { edges: Array<{ node: { id: string, label: string, prefix: string, state: ApiKeyState, lastUsedAt: string | null, createdAt: string } }> } };
+
+export type CreateKeyMutationVariables = Exact<{
+  input: CreateApiKeyInput;
+}>;
+
+
+export type CreateKeyMutation = { createApiKey: { key: string, apiKey: { id: string } } };
+
+export type CreatePublishableKeyMutationVariables = Exact<{
+  label: string;
+}>;
+
+
+export type CreatePublishableKeyMutation = { createPublishableKey: { key: string, publishableKey: { id: string } } };
+
+export type RevokeKeyMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RevokeKeyMutation = { revokeApiKey: { id: string, state: ApiKeyState } };
+
+export type RevokePublishableKeyMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RevokePublishableKeyMutation = { revokePublishableKey: { id: string, state: ApiKeyState } };
+
+export type EndpointFragment = { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string };
+
+export type WebhooksQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WebhooksQuery = { webhooks: { edges: Array<{ node: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } }> } };
+
+export type CreateWebhookMutationVariables = Exact<{
+  input: CreateWebhookInput;
+}>;
+
+
+export type CreateWebhookMutation = { createWebhook: { secret: string, standardWebhooksSecret: string, endpoint: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } } };
+
+export type UpdateWebhookMutationVariables = Exact<{
+  id: string;
+  input: UpdateWebhookInput;
+}>;
+
+
+export type UpdateWebhookMutation = { updateWebhook: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } };
+
+export type VerifyWebhookMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type VerifyWebhookMutation = { verifyWebhookEndpoint: { verified: boolean, error: string | null } };
+
+export type RotateWebhookSecretMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RotateWebhookSecretMutation = { rotateWebhookSecret: { secret: string, standardWebhooksSecret: string, kid: string, previousKidValidUntil: string } };
+
+export type EnableWebhookMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type EnableWebhookMutation = { enableWebhook: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } };
+
+export type RedeliverWebhookMutationVariables = Exact<{
+  id: string;
+  input: RedeliverWebhookInput;
+}>;
+
+
+export type RedeliverWebhookMutation = { redeliverWebhook: { queued: number } };
+
+export type DeliveriesQueryVariables = Exact<{
+  id: string;
+  after?: string | null | undefined;
+}>;
+
+
+export type DeliveriesQuery = { webhookDeliveries: { edges: Array<{ node: { id: string, eventId: string, eventType: string, attempt: number, statusCode: number | null, durationMs: number, error: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number } };
+
+export type SettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number } } };
+
+export type UpdateSettingsMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number } } };
+
+export type RotateIdentitySecretMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type RotateIdentitySecretMutation = { rotateIdentitySecret: { identitySecret: string } };
+
+export type AnalyticsQueryVariables = Exact<{
+  from?: string | null | undefined;
+  to?: string | null | undefined;
+  interval?: AnalyticsInterval | null | undefined;
+}>;
+
+
+export type AnalyticsQuery = { analytics: { from: string, to: string, interval: AnalyticsInterval, totals: { comments: number, replies: number, reactions: unknown, activeReaders: number, moderationActions: number, webhookDeliveries: { ok: number, failed: number } }, buckets: Array<{ start: string, comments: number, replies: number, reactions: unknown, activeReaders: number, moderationActions: number, webhookDeliveries: { ok: number, failed: number } }> } };
+
+export type AuditLogQueryVariables = Exact<{
+  actor?: string | null | undefined;
+  action?: string | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type AuditLogQuery = { auditLog: { edges: Array<{ node: { id: string, at: string, action: string, actor: { type: string, id: string, label: string | null }, resource: { type: string, id: string | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export class TypedDocumentString<TResult, TVariables>
+  extends String
+  implements DocumentTypeDecoration<TResult, TVariables>
+{
+  __apiType?: NonNullable<DocumentTypeDecoration<TResult, TVariables>['__apiType']>;
+  private value: string;
+  public __meta__?: Record<string, any> | undefined;
+
+  constructor(value: string, __meta__?: Record<string, any> | undefined) {
+    super(value);
+    this.value = value;
+    this.__meta__ = __meta__;
+  }
+
+  override toString(): string & DocumentTypeDecoration<TResult, TVariables> {
+    return this.value;
+  }
+}
+export const QueueCommentFragmentDoc = new TypedDocumentString(`
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+}
+    `, {"fragmentName":"QueueComment"}) as unknown as TypedDocumentString<QueueCommentFragment, unknown>;
+export const EndpointFragmentDoc = new TypedDocumentString(`
+    fragment Endpoint on WebhookEndpoint {
+  webhookId
+  url
+  events
+  description
+  verified
+  state
+  consecutiveFailures
+  circuitOpenUntil
+  kid
+  delivery
+  createdAt
+}
+    `, {"fragmentName":"Endpoint"}) as unknown as TypedDocumentString<EndpointFragment, unknown>;
+export const AllSettingsFragmentDoc = new TypedDocumentString(`
+    fragment AllSettings on Settings {
+  moderation
+  editWindowSeconds
+  reactionKinds
+  maxBodyLength
+  delivery {
+    maxAttempts
+    backoffBaseMs
+    attemptTimeoutMs
+    breakerThreshold
+    breakerCooldownMs
+    disableThreshold
+  }
+  replay {
+    maxEvents
+    maxAgeSeconds
+  }
+  rateLimits {
+    requestsPerMinute
+    streamConnections
+    publishableKeyRequestsPerMinute
+    readerRequestsPerMinute
+  }
+  stream {
+    maxConnectionSeconds
+    heartbeatSeconds
+  }
+  allowedOrigins
+  retention {
+    deliveryLogDays
+  }
+}
+    `, {"fragmentName":"AllSettings"}) as unknown as TypedDocumentString<AllSettingsFragment, unknown>;
+export const ModerationQueueDocument = new TypedDocumentString(`
+    query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
+  moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
+    edges {
+      node {
+        ...QueueComment
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+}`) as unknown as TypedDocumentString<ModerationQueueQuery, ModerationQueueQueryVariables>;
+export const PendingCommentsDocument = new TypedDocumentString(`
+    subscription PendingComments {
+  pendingComments {
+    ...QueueComment
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+}`) as unknown as TypedDocumentString<PendingCommentsSubscription, PendingCommentsSubscriptionVariables>;
+export const ApproveDocument = new TypedDocumentString(`
+    mutation Approve($id: String!) {
+  approveComment(id: $id) {
+    id
+    status
+  }
+}
+    `) as unknown as TypedDocumentString<ApproveMutation, ApproveMutationVariables>;
+export const RejectDocument = new TypedDocumentString(`
+    mutation Reject($id: String!) {
+  rejectComment(id: $id) {
+    id
+    status
+  }
+}
+    `) as unknown as TypedDocumentString<RejectMutation, RejectMutationVariables>;
+export const PinDocument = new TypedDocumentString(`
+    mutation Pin($id: String!) {
+  pinComment(id: $id) {
+    id
+    pinned
+  }
+}
+    `) as unknown as TypedDocumentString<PinMutation, PinMutationVariables>;
+export const UnpinDocument = new TypedDocumentString(`
+    mutation Unpin($id: String!) {
+  unpinComment(id: $id) {
+    id
+    pinned
+  }
+}
+    `) as unknown as TypedDocumentString<UnpinMutation, UnpinMutationVariables>;
+export const DeleteCommentDocument = new TypedDocumentString(`
+    mutation DeleteComment($id: String!) {
+  deleteComment(id: $id) {
+    id
+    status
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteCommentMutation, DeleteCommentMutationVariables>;
+export const DiscussionsDocument = new TypedDocumentString(`
+    query Discussions($first: Int, $after: String) {
+  discussions(first: $first, after: $after) {
+    edges {
+      node {
+        id
+        title
+        url
+        state
+        commentCount
+        createdAt
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DiscussionsQuery, DiscussionsQueryVariables>;
+export const DiscussionThreadDocument = new TypedDocumentString(`
+    query DiscussionThread($id: String!, $after: String) {
+  discussion(id: $id) {
+    id
+    title
+    url
+    state
+    commentCount
+  }
+  comments(discussionId: $id, sort: oldest, first: 100, after: $after) {
+    edges {
+      node {
+        ...QueueComment
+        depth
+        replyCount
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+}`) as unknown as TypedDocumentString<DiscussionThreadQuery, DiscussionThreadQueryVariables>;
+export const LockDiscussionDocument = new TypedDocumentString(`
+    mutation LockDiscussion($id: String!) {
+  lockDiscussion(id: $id) {
+    id
+    state
+  }
+}
+    `) as unknown as TypedDocumentString<LockDiscussionMutation, LockDiscussionMutationVariables>;
+export const UnlockDiscussionDocument = new TypedDocumentString(`
+    mutation UnlockDiscussion($id: String!) {
+  unlockDiscussion(id: $id) {
+    id
+    state
+  }
+}
+    `) as unknown as TypedDocumentString<UnlockDiscussionMutation, UnlockDiscussionMutationVariables>;
+export const ArchiveDiscussionDocument = new TypedDocumentString(`
+    mutation ArchiveDiscussion($id: String!) {
+  archiveDiscussion(id: $id) {
+    id
+    state
+  }
+}
+    `) as unknown as TypedDocumentString<ArchiveDiscussionMutation, ArchiveDiscussionMutationVariables>;
+export const KeysDocument = new TypedDocumentString(`
+    query Keys {
+  apiKeys(first: 100) {
+    edges {
+      node {
+        id
+        label
+        prefix
+        capabilities
+        state
+        expiresAt
+        lastUsedAt
+        createdAt
+      }
+    }
+  }
+  publishableKeys(first: 100) {
+    edges {
+      node {
+        id
+        label
+        prefix
+        state
+        lastUsedAt
+        createdAt
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<KeysQuery, KeysQueryVariables>;
+export const CreateKeyDocument = new TypedDocumentString(`
+    mutation CreateKey($input: CreateApiKeyInput!) {
+  createApiKey(input: $input) {
+    key
+    apiKey {
+      id
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<CreateKeyMutation, CreateKeyMutationVariables>;
+export const CreatePublishableKeyDocument = new TypedDocumentString(`
+    mutation CreatePublishableKey($label: String!) {
+  createPublishableKey(input: {label: $label}) {
+    key
+    publishableKey {
+      id
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<CreatePublishableKeyMutation, CreatePublishableKeyMutationVariables>;
+export const RevokeKeyDocument = new TypedDocumentString(`
+    mutation RevokeKey($id: String!) {
+  revokeApiKey(id: $id) {
+    id
+    state
+  }
+}
+    `) as unknown as TypedDocumentString<RevokeKeyMutation, RevokeKeyMutationVariables>;
+export const RevokePublishableKeyDocument = new TypedDocumentString(`
+    mutation RevokePublishableKey($id: String!) {
+  revokePublishableKey(id: $id) {
+    id
+    state
+  }
+}
+    `) as unknown as TypedDocumentString<RevokePublishableKeyMutation, RevokePublishableKeyMutationVariables>;
+export const WebhooksDocument = new TypedDocumentString(`
+    query Webhooks {
+  webhooks(first: 100) {
+    edges {
+      node {
+        ...Endpoint
+      }
+    }
+  }
+}
+    fragment Endpoint on WebhookEndpoint {
+  webhookId
+  url
+  events
+  description
+  verified
+  state
+  consecutiveFailures
+  circuitOpenUntil
+  kid
+  delivery
+  createdAt
+}`) as unknown as TypedDocumentString<WebhooksQuery, WebhooksQueryVariables>;
+export const CreateWebhookDocument = new TypedDocumentString(`
+    mutation CreateWebhook($input: CreateWebhookInput!) {
+  createWebhook(input: $input) {
+    secret
+    standardWebhooksSecret
+    endpoint {
+      ...Endpoint
+    }
+  }
+}
+    fragment Endpoint on WebhookEndpoint {
+  webhookId
+  url
+  events
+  description
+  verified
+  state
+  consecutiveFailures
+  circuitOpenUntil
+  kid
+  delivery
+  createdAt
+}`) as unknown as TypedDocumentString<CreateWebhookMutation, CreateWebhookMutationVariables>;
+export const UpdateWebhookDocument = new TypedDocumentString(`
+    mutation UpdateWebhook($id: String!, $input: UpdateWebhookInput!) {
+  updateWebhook(webhookId: $id, input: $input) {
+    ...Endpoint
+  }
+}
+    fragment Endpoint on WebhookEndpoint {
+  webhookId
+  url
+  events
+  description
+  verified
+  state
+  consecutiveFailures
+  circuitOpenUntil
+  kid
+  delivery
+  createdAt
+}`) as unknown as TypedDocumentString<UpdateWebhookMutation, UpdateWebhookMutationVariables>;
+export const VerifyWebhookDocument = new TypedDocumentString(`
+    mutation VerifyWebhook($id: String!) {
+  verifyWebhookEndpoint(webhookId: $id) {
+    verified
+    error
+  }
+}
+    `) as unknown as TypedDocumentString<VerifyWebhookMutation, VerifyWebhookMutationVariables>;
+export const RotateWebhookSecretDocument = new TypedDocumentString(`
+    mutation RotateWebhookSecret($id: String!) {
+  rotateWebhookSecret(webhookId: $id) {
+    secret
+    standardWebhooksSecret
+    kid
+    previousKidValidUntil
+  }
+}
+    `) as unknown as TypedDocumentString<RotateWebhookSecretMutation, RotateWebhookSecretMutationVariables>;
+export const EnableWebhookDocument = new TypedDocumentString(`
+    mutation EnableWebhook($id: String!) {
+  enableWebhook(webhookId: $id) {
+    ...Endpoint
+  }
+}
+    fragment Endpoint on WebhookEndpoint {
+  webhookId
+  url
+  events
+  description
+  verified
+  state
+  consecutiveFailures
+  circuitOpenUntil
+  kid
+  delivery
+  createdAt
+}`) as unknown as TypedDocumentString<EnableWebhookMutation, EnableWebhookMutationVariables>;
+export const RedeliverWebhookDocument = new TypedDocumentString(`
+    mutation RedeliverWebhook($id: String!, $input: RedeliverWebhookInput!) {
+  redeliverWebhook(webhookId: $id, input: $input) {
+    queued
+  }
+}
+    `) as unknown as TypedDocumentString<RedeliverWebhookMutation, RedeliverWebhookMutationVariables>;
+export const DeliveriesDocument = new TypedDocumentString(`
+    query Deliveries($id: String!, $after: String) {
+  webhookDeliveries(webhookId: $id, first: 20, after: $after) {
+    edges {
+      node {
+        id
+        eventId
+        eventType
+        attempt
+        statusCode
+        durationMs
+        error
+        createdAt
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DeliveriesQuery, DeliveriesQueryVariables>;
+export const SettingsDocument = new TypedDocumentString(`
+    query Settings {
+  settings {
+    ...AllSettings
+  }
+}
+    fragment AllSettings on Settings {
+  moderation
+  editWindowSeconds
+  reactionKinds
+  maxBodyLength
+  delivery {
+    maxAttempts
+    backoffBaseMs
+    attemptTimeoutMs
+    breakerThreshold
+    breakerCooldownMs
+    disableThreshold
+  }
+  replay {
+    maxEvents
+    maxAgeSeconds
+  }
+  rateLimits {
+    requestsPerMinute
+    streamConnections
+    publishableKeyRequestsPerMinute
+    readerRequestsPerMinute
+  }
+  stream {
+    maxConnectionSeconds
+    heartbeatSeconds
+  }
+  allowedOrigins
+  retention {
+    deliveryLogDays
+  }
+}`) as unknown as TypedDocumentString<SettingsQuery, SettingsQueryVariables>;
+export const UpdateSettingsDocument = new TypedDocumentString(`
+    mutation UpdateSettings($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    ...AllSettings
+  }
+}
+    fragment AllSettings on Settings {
+  moderation
+  editWindowSeconds
+  reactionKinds
+  maxBodyLength
+  delivery {
+    maxAttempts
+    backoffBaseMs
+    attemptTimeoutMs
+    breakerThreshold
+    breakerCooldownMs
+    disableThreshold
+  }
+  replay {
+    maxEvents
+    maxAgeSeconds
+  }
+  rateLimits {
+    requestsPerMinute
+    streamConnections
+    publishableKeyRequestsPerMinute
+    readerRequestsPerMinute
+  }
+  stream {
+    maxConnectionSeconds
+    heartbeatSeconds
+  }
+  allowedOrigins
+  retention {
+    deliveryLogDays
+  }
+}`) as unknown as TypedDocumentString<UpdateSettingsMutation, UpdateSettingsMutationVariables>;
+export const RotateIdentitySecretDocument = new TypedDocumentString(`
+    mutation RotateIdentitySecret {
+  rotateIdentitySecret {
+    identitySecret
+  }
+}
+    `) as unknown as TypedDocumentString<RotateIdentitySecretMutation, RotateIdentitySecretMutationVariables>;
+export const AnalyticsDocument = new TypedDocumentString(`
+    query Analytics($from: String, $to: String, $interval: AnalyticsInterval) {
+  analytics(from: $from, to: $to, interval: $interval) {
+    from
+    to
+    interval
+    totals {
+      comments
+      replies
+      reactions
+      activeReaders
+      moderationActions
+      webhookDeliveries {
+        ok
+        failed
+      }
+    }
+    buckets {
+      start
+      comments
+      replies
+      reactions
+      activeReaders
+      moderationActions
+      webhookDeliveries {
+        ok
+        failed
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<AnalyticsQuery, AnalyticsQueryVariables>;
+export const AuditLogDocument = new TypedDocumentString(`
+    query AuditLog($actor: String, $action: String, $after: String) {
+  auditLog(actor: $actor, action: $action, first: 25, after: $after) {
+    edges {
+      node {
+        id
+        at
+        actor {
+          type
+          id
+          label
+        }
+        action
+        resource {
+          type
+          id
+        }
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<AuditLogQuery, AuditLogQueryVariables>;

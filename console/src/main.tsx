@@ -1,0 +1,5 @@
+import { render } from "preact";
+import "./styles.css";
+import { App } from "./app";
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,238 @@
+// The admin console in headless Chromium (contract section 10): sign in through `engagement
+// console-link`; create a key, see it once, use it, revoke it and see the API refuse it; approve a
+// pending comment that arrived live and see it reach a reader's SSE stream; bring a webhook endpoint
+// disabled by failures back with "Enable"; no serious or critical axe-core violation on any screen,
+// at 1280 px and 390 px. Screenshots of each screen go to docs/console/.
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { chromiumMissing, launchChromium } from "./support/chromium.js";
+import { runProcess } from "./support/process.js";
+import { openSse } from "./support/sse.js";
+import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
+import { startWebhookServer } from "./support/receiver-app.js";
+
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+const SHOTS = new URL("../docs/console/", import.meta.url);
+
+let server: TestServer;
+let t: TestTenant;
+let browser: Browser | undefined;
+let page: Page;
+let receiver: Receiver;
+
+async function consoleLink(tenantId: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: inject("databaseUrl"),
+    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
+    PUBLIC_URL: server.url,
+  };
+  for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
+  const r = await runProcess(process.execPath, ["bin/engagement.js", "console-link", "--tenant", tenantId], env);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.trim().split("\n").at(-1)!;
+}
+
+/** No serious or critical axe-core violation on what the page shows now. */
+async function expectAccessible(p: Page, screen: string): Promise<void> {
+  await p.addScriptTag({ path: AXE });
+  const violations = await p.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+    return r.violations
+      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
+      .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join(", ")})`);
+  });
+  expect(violations, `axe on ${screen}`).toEqual([]);
+}
+
+/** The screen's data has arrived: no request of the page's own is in flight (streams aside). */
+async function settled(p: Page): Promise<void> {
+  await p.waitForFunction(() => (window as any).__inflight === 0, undefined, { timeout: 10_000 });
+}
+
+async function shoot(p: Page, name: string): Promise<void> {
+  await p.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
+}
+
+describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    receiver = await startReceiver((req) =>
+      req.event === "verification" ? { status: 200, body: { challenge: req.json?.challenge } } : { status: 500, body: "down" },
+    );
+    server = await startWebhookServer();
+    t = await createTestTenant(server);
+    await t.api.patch("/api/v1/settings", { moderation: "pre" });
+    browser = await launchChromium();
+    // axe-core is injected by the test; the console's own CSP allows no inline script
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    await page.goto(await consoleLink(t.tenantId));
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await receiver?.close();
+  });
+
+  it("signs in through console-link and shows every screen, accessible at 1280 px and 390 px", async () => {
+    expect(new URL(page.url()).pathname).toBe("/console/");
+    const nav = page.getByRole("navigation", { name: "Main" });
+    for (const name of ["Moderation", "Discussions", "Keys", "Webhooks", "Settings", "Analytics", "Audit log"]) {
+      await nav.getByRole("link", { name, exact: true }).click();
+      await page.getByRole("heading", { level: 1 }).first().waitFor();
+      await settled(page);
+      await expectAccessible(page, name);
+      await shoot(page, name.toLowerCase().replace(" ", "-"));
+    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const name of ["Moderation", "Keys", "Settings"]) {
+      await nav.getByRole("link", { name, exact: true }).click();
+      await settled(page);
+      await expectAccessible(page, `${name} at 390 px`);
+      const overflow = await page.evaluate(() => {
+        const width = document.documentElement.clientWidth;
+        // what sticks out of the page itself (a wide table scrolls inside its own region)
+        const wide = [...document.querySelectorAll("body *")].filter(
+          (el) => !el.parentElement?.closest(".table-wrap") && el.getBoundingClientRect().right > width + 1,
+        );
+        return [
+          document.documentElement.scrollWidth - width,
+          ...wide.slice(0, 6).map((el) => `${el.tagName}.${el.className}:${Math.round(el.getBoundingClientRect().right)}`),
+        ];
+      });
+      expect(overflow, `${name} fits 390 px`).toEqual([0]);
+    }
+    await shoot(page, "settings-390");
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it("creates a key, shows it once, the API takes it; revoking it makes the API refuse it", async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Keys" }).click();
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByLabel("Label").fill("from the console");
+    await page.getByLabel("moderate_content").check();
+    await page.getByRole("button", { name: "Create", exact: true }).click();
+    const region = page.getByRole("region", { name: "Your new API key" });
+    const raw = (await region.locator("code").textContent())!;
+    expect(raw).toMatch(/^ek_[0-9a-f]{64}$/);
+    await expect.poll(() => region.getByRole("button", { name: "Copy" }).count()).toBe(1);
+    await shoot(page, "keys-created");
+
+    const use = () => fetch(`${server.url}/api/v1/comments?status=pending`, { headers: { "x-api-key": raw } });
+    expect((await use()).status).toBe(200);
+    await region.getByRole("button", { name: "Done" }).click();
+    expect(await page.content()).not.toContain(raw); // shown once
+
+    const row = page.getByRole("row", { name: /from the console/ });
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await row.getByRole("button", { name: "Confirm revoke" }).click();
+    await row.getByRole("cell", { name: "revoked" }).waitFor();
+    const refused = await use();
+    expect(refused.status).toBe(401);
+    expect((await refused.json()).code).toBe("key_revoked");
+  });
+
+  it("shows a new pending comment live; Approve sends it to a reader's stream", async () => {
+    await t.api.put("/api/v1/discussions/console-d", { title: "Console" });
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Moderation" }).click();
+    await page.getByText("Nothing to moderate.").waitFor();
+    const reader = openSse(`${server.url}/api/v1/stream/console-d`, {
+      "x-api-key": t.apiKey,
+      "x-service-identity": await t.identity("watcher"),
+    });
+    await reader.waitFor((f) => f.some((x) => x.event === "connected"));
+
+    const posted = await t
+      .as({ key: t.apiKey, identity: await t.identity("ann", { name: "Ann" }) })
+      .post("/api/v1/discussions/console-d/comments", {
+        body: "Please approve me",
+      });
+    expect(posted.body.status).toBe("pending");
+    const item = page.getByRole("listitem", { name: "Comment by Ann in console-d" });
+    await item.waitFor({ timeout: 15_000 }); // arrived without a reload
+    await expect.poll(() => item.textContent()).toContain("Please approve me");
+    await shoot(page, "moderation-pending");
+    await item.getByRole("button", { name: "Approve" }).click();
+    await reader.waitFor((f) => f.some((x) => x.event === "comment_created" && x.data.data.comment.id === posted.body.id));
+    await item.waitFor({ state: "detached" });
+    reader.close();
+
+    // the keyboard: j/k move, r rejects
+    const second = await t
+      .as({ key: t.apiKey, identity: await t.identity("bo", { name: "Bo" }) })
+      .post("/api/v1/discussions/console-d/comments", {
+        body: "Reject me",
+      });
+    const other = page.getByRole("listitem", { name: "Comment by Bo in console-d" });
+    await other.waitFor({ timeout: 15_000 });
+    await other.focus();
+    await page.keyboard.press("r");
+    await other.waitFor({ state: "detached" });
+    expect((await t.api.get(`/api/v1/comments/${second.body.id}`)).body.status).toBe("rejected");
+  });
+
+  it("brings an endpoint disabled by failures back with Enable", async () => {
+    const created = await t.api.post("/api/v1/webhooks", {
+      url: receiver.url,
+      events: ["*"],
+      delivery: { maxAttempts: 1, breakerThreshold: 100, disableThreshold: 1 },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.webhookId as string;
+    await eventually(async () => (await t.api.get(`/api/v1/webhooks/${id}`)).body.verified === true, 5_000);
+    await t.api.post("/api/v1/discussions/console-d/lock");
+    await eventually(async () => (await t.api.get(`/api/v1/webhooks/${id}`)).body.state === "disabled", 10_000);
+
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click();
+    await page.getByRole("link", { name: receiver.url }).click();
+    await page.getByRole("heading", { name: receiver.url }).waitFor();
+    await page.getByRole("cell", { name: "discussion_locked" }).first().waitFor();
+    await expectAccessible(page, "an endpoint");
+    await shoot(page, "webhook-disabled");
+    await page.getByRole("button", { name: "Enable" }).click();
+    await page.getByRole("status").filter({ hasText: "Enabled again" }).waitFor();
+    expect((await t.api.get(`/api/v1/webhooks/${id}`)).body.state).toBe("active");
+  });
+
+  it("shows the problem document's errors beside the settings they name", async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
+    await page.getByLabel("Maximum body length").fill("0");
+    await page.getByLabel("Allowed origins (one per line)").fill("not an origin");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByRole("alert").waitFor();
+    const body = page.getByLabel("Maximum body length");
+    await expect.poll(() => body.getAttribute("aria-invalid")).toBe("true");
+    const describedBy = (await body.getAttribute("aria-describedby"))!;
+    expect(await page.locator(`#${describedBy.replace(".", "\\.")}`).textContent()).toMatch(/\d/);
+    expect(await page.getByLabel("Allowed origins (one per line)").getAttribute("aria-invalid")).toBe("true");
+    await shoot(page, "settings-errors");
+  });
+
+  it("lists what was done in the audit log, filterable by action", async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("cell", { name: "api_key.create" }).first().waitFor();
+    await page.getByLabel("Action").fill("webhook.");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByRole("cell", { name: "webhook.enable" }).waitFor();
+    await expect.poll(() => page.getByRole("cell", { name: "api_key.create" }).count()).toBe(0);
+    await shoot(page, "audit-log");
+    // by now there is something to chart
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Analytics" }).click();
+    await settled(page);
+    await expect.poll(() => page.locator("canvas").count()).toBe(5);
+    await shoot(page, "analytics");
+  });
+
+  it("signs out", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    await expectAccessible(page, "sign-in");
+    await shoot(page, "sign-in");
+    expect(await page.evaluate(() => fetch("/console/auth/session").then((r) => r.status))).toBe(401);
+  });
+});
