@@ -90,7 +90,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
       await shoot(page, name.toLowerCase().replace(" ", "-"));
     }
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const name of ["Moderation", "Keys", "Settings"]) {
+    for (const name of ["Moderation", "Discussions", "Keys", "Webhooks", "Settings", "Analytics", "Audit log"]) {
       await nav.getByRole("link", { name, exact: true }).click();
       await settled(page);
       await expectAccessible(page, `${name} at 390 px`);
@@ -114,6 +114,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
   it("creates a key, shows it once, the API takes it; revoking it makes the API refuse it", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Keys" }).click();
     await page.getByRole("button", { name: "Create key" }).click();
+    await expectAccessible(page, "the new key form");
     await page.getByLabel("Label").fill("from the console");
     await page.getByLabel("moderate_content").check();
     await page.getByRole("button", { name: "Create", exact: true }).click();
@@ -162,6 +163,15 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     await item.waitFor({ state: "detached" });
     reader.close();
 
+    // the discussion's own page: its thread, with the approved comment
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Discussions" }).click();
+    await page.getByRole("link", { name: "console-d" }).click();
+    await page.getByText("Please approve me").waitFor();
+    await expectAccessible(page, "a discussion");
+    await shoot(page, "discussion");
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Moderation" }).click();
+    await settled(page);
+
     // the keyboard: j/k move, r rejects
     const second = await t
       .as({ key: t.apiKey, identity: await t.identity("bo", { name: "Bo" }) })
@@ -194,6 +204,24 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     await page.getByRole("cell", { name: "discussion_locked" }).first().waitFor();
     await expectAccessible(page, "an endpoint");
     await shoot(page, "webhook-disabled");
+
+    // redelivering since a time says how many first (a dry run), and sends only when told
+    const before = (await t.api.get(`/api/v1/webhooks/${id}/deliveries`)).body.items.length;
+    const hourAgo = new Date(Date.now() - 3_600_000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await page.getByLabel("Redeliver since", { exact: true }).fill(hourAgo);
+    await page.getByRole("button", { name: "Redeliver", exact: true }).click();
+    const confirm = page.getByRole("group", { name: "Confirm the redelivery" });
+    await confirm.waitFor();
+    const send = confirm.getByRole("button", { name: /^Send \d+ again$/ });
+    const n = Number((await send.textContent())!.match(/\d+/)![0]);
+    expect(n).toBeGreaterThan(0);
+    const dry = await t.api.post(`/api/v1/webhooks/${id}/redeliver`, {
+      since: new Date(Date.now() - 3_600_000).toISOString(),
+      dryRun: true,
+    });
+    expect(dry.body.queued).toBe(n);
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    expect((await t.api.get(`/api/v1/webhooks/${id}/deliveries`)).body.items.length).toBe(before);
     await page.getByRole("button", { name: "Enable" }).click();
     await page.getByRole("status").filter({ hasText: "Enabled again" }).waitFor();
     expect((await t.api.get(`/api/v1/webhooks/${id}`)).body.state).toBe("active");

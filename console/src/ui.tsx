@@ -79,3 +79,42 @@ export function Copy({ value, label = "Copy" }: { value: string; label?: string 
     </button>
   );
 }
+
+/** Forward paging over a Relay connection: the cursor of the page shown and the way back. */
+export function usePages() {
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [back, setBack] = useState<(string | null)[]>([]);
+  return {
+    cursor,
+    reset: () => {
+      setCursor(null);
+      setBack([]);
+    },
+    pager: (pageInfo: { hasNextPage: boolean; endCursor?: string | null } | undefined) => (
+      <div class="actions">
+        {back.length > 0 && (
+          <button
+            type="button"
+            onClick={() => {
+              setCursor(back[back.length - 1] ?? null);
+              setBack(back.slice(0, -1));
+            }}
+          >
+            Previous page
+          </button>
+        )}
+        {pageInfo?.hasNextPage && (
+          <button
+            type="button"
+            onClick={() => {
+              setBack([...back, cursor]);
+              setCursor(pageInfo.endCursor ?? null);
+            }}
+          >
+            Next page
+          </button>
+        )}
+      </div>
+    ),
+  };
+}

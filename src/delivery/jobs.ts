@@ -177,22 +177,36 @@ export interface JobOutcome {
  * pending with a fresh attempt budget. The idempotency key derives from the event, so it is the
  * same as before. Returns how many jobs were queued.
  */
+/** The events a redelivery takes (oldest first, at most `max`): the one selection queueing and counting share. */
+function redeliverable(opts: { tenantId: string; eventIds?: string[]; since?: Date; types: string[] | "*"; max: number }): Prisma.Sql {
+  const byIds = opts.eventIds?.length ? Prisma.sql`AND ev.id IN (${Prisma.join(opts.eventIds)})` : Prisma.empty;
+  const bySince = opts.since ? Prisma.sql`AND ev.occurred_at >= ${opts.since}::timestamptz` : Prisma.empty;
+  const byType = opts.types === "*" ? Prisma.empty : Prisma.sql`AND ev.type IN (${Prisma.join(opts.types)})`;
+  return Prisma.sql`SELECT id FROM events ev
+             WHERE ev.tenant_id = ${opts.tenantId} AND ev.audience <> 'reader' AND ev.type <> 'notification_reply'
+                   ${byIds} ${bySince} ${byType}
+             ORDER BY ev.occurred_at, ev.id
+             LIMIT ${opts.max}`;
+}
+
+/** How many events a redelivery with these options would queue (the console shows it first). */
+export async function countRedeliverable(
+  db: PrismaClient | Prisma.TransactionClient,
+  opts: { tenantId: string; eventIds?: string[]; since?: Date; types: string[] | "*"; max: number },
+): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${redeliverable(opts)}) ev`;
+  return row?.n ?? 0;
+}
+
 export async function requeueEvents(
   db: PrismaClient | Prisma.TransactionClient,
   opts: { tenantId: string; endpointId: string; now: Date; eventIds?: string[]; since?: Date; types: string[] | "*"; max: number },
 ): Promise<number> {
   const { tenantId, endpointId, now } = opts;
-  const byIds = opts.eventIds?.length ? Prisma.sql`AND ev.id IN (${Prisma.join(opts.eventIds)})` : Prisma.empty;
-  const bySince = opts.since ? Prisma.sql`AND ev.occurred_at >= ${opts.since}::timestamptz` : Prisma.empty;
-  const byType = opts.types === "*" ? Prisma.empty : Prisma.sql`AND ev.type IN (${Prisma.join(opts.types)})`;
   return db.$executeRaw`
     INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
     SELECT gen_random_uuid(), ${tenantId}, ${endpointId}, ev.id, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-      FROM (SELECT id FROM events ev
-             WHERE ev.tenant_id = ${tenantId} AND ev.audience <> 'reader' AND ev.type <> 'notification_reply'
-                   ${byIds} ${bySince} ${byType}
-             ORDER BY ev.occurred_at, ev.id
-             LIMIT ${opts.max}) ev
+      FROM (${redeliverable(opts)}) ev
     ON CONFLICT (endpoint_id, event_id) DO UPDATE
        SET status = 'pending', attempts = 0, next_attempt_at = EXCLUDED.next_attempt_at, last_error = NULL,
            locked_until = NULL, claim_token = NULL, locked_by = NULL, updated_at = EXCLUDED.updated_at`;

@@ -106,6 +106,8 @@ export type RateLimitSettingsPatch = {
 };
 
 export type RedeliverWebhookInput = {
+  /** Only count what would be queued (`queued`), queue nothing. */
+  dryRun?: boolean | null | undefined;
   eventIds?: Array<string> | null | undefined;
   since?: string | null | undefined;
 };

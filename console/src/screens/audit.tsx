@@ -2,12 +2,12 @@
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import { AuditLogDocument } from "../gql/graphql";
-import { ErrorMessage, useLoad } from "../ui";
+import { ErrorMessage, useLoad, usePages } from "../ui";
 
 export function AuditScreen() {
   const [filters, setFilters] = useState({ actor: "", action: "" });
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [pages, setPages] = useState<(string | null)[]>([]);
+  const pages = usePages();
+  const cursor = pages.cursor;
   const log = useLoad(
     () => gql(AuditLogDocument, { actor: filters.actor || null, action: filters.action || null, after: cursor }),
     [filters.actor, filters.action, cursor],
@@ -22,8 +22,7 @@ export function AuditScreen() {
         onSubmit={(e) => {
           e.preventDefault();
           const f = new FormData(e.currentTarget);
-          setPages([]);
-          setCursor(null);
+          pages.reset();
           setFilters({ actor: String(f.get("actor") ?? "").trim(), action: String(f.get("action") ?? "").trim() });
         }}
       >
@@ -67,30 +66,7 @@ export function AuditScreen() {
         </table>
       </div>
       {!log.loading && rows.length === 0 && <p>Nothing recorded yet.</p>}
-      <div class="actions">
-        {pages.length > 0 && (
-          <button
-            type="button"
-            onClick={() => {
-              setCursor(pages[pages.length - 1] ?? null);
-              setPages(pages.slice(0, -1));
-            }}
-          >
-            Previous page
-          </button>
-        )}
-        {log.data?.auditLog.pageInfo.hasNextPage && (
-          <button
-            type="button"
-            onClick={() => {
-              setPages([...pages, cursor]);
-              setCursor(log.data?.auditLog.pageInfo.endCursor ?? null);
-            }}
-          >
-            Next page
-          </button>
-        )}
-      </div>
+      {pages.pager(log.data?.auditLog.pageInfo)}
     </section>
   );
 }

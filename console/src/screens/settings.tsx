@@ -40,6 +40,37 @@ function FieldError({ errors, path }: { errors: Record<string, string>; path: st
 
 const describedBy = (errors: Record<string, string>, path: string) => (errors[path] ? `err-${path}` : undefined);
 
+/** A labelled input with the answer's problem for its path beside it. */
+function Field({
+  label,
+  path,
+  value,
+  errors,
+  type = "number",
+}: {
+  label: string;
+  path: string;
+  value: string;
+  errors: Record<string, string>;
+  type?: string;
+}) {
+  return (
+    <div>
+      <label>
+        {label}
+        <input
+          name={path}
+          type={type}
+          defaultValue={value}
+          aria-describedby={describedBy(errors, path)}
+          aria-invalid={errors[path] ? "true" : undefined}
+        />
+      </label>
+      <FieldError errors={errors} path={path} />
+    </div>
+  );
+}
+
 export function SettingsScreen() {
   const settings = useLoad(() => gql(SettingsDocument));
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -104,61 +135,33 @@ export function SettingsScreen() {
               </select>
             </label>
             <FieldError errors={errors} path="moderation" />
-            <label>
-              Edit window (seconds, 0 = no limit)
-              <input
-                name="editWindowSeconds"
-                type="number"
-                defaultValue={String(s.editWindowSeconds)}
-                aria-describedby={describedBy(errors, "editWindowSeconds")}
-                aria-invalid={errors.editWindowSeconds ? "true" : undefined}
-              />
-            </label>
-            <FieldError errors={errors} path="editWindowSeconds" />
-            <label>
-              Maximum body length
-              <input
-                name="maxBodyLength"
-                type="number"
-                defaultValue={String(s.maxBodyLength)}
-                aria-describedby={describedBy(errors, "maxBodyLength")}
-                aria-invalid={errors.maxBodyLength ? "true" : undefined}
-              />
-            </label>
-            <FieldError errors={errors} path="maxBodyLength" />
-            <label>
-              Reaction kinds (comma-separated)
-              <input
-                name="reactionKinds"
-                defaultValue={s.reactionKinds.join(", ")}
-                aria-describedby={describedBy(errors, "reactionKinds")}
-                aria-invalid={errors.reactionKinds ? "true" : undefined}
-              />
-            </label>
-            <FieldError errors={errors} path="reactionKinds" />
+            <Field
+              label="Edit window (seconds, 0 = no limit)"
+              path="editWindowSeconds"
+              value={String(s.editWindowSeconds)}
+              errors={errors}
+            />
+            <Field label="Maximum body length" path="maxBodyLength" value={String(s.maxBodyLength)} errors={errors} />
+            <Field
+              label="Reaction kinds (comma-separated)"
+              path="reactionKinds"
+              value={s.reactionKinds.join(", ")}
+              errors={errors}
+              type="text"
+            />
           </fieldset>
           {NUMBER_GROUPS.map((g) => (
             <fieldset key={g.group}>
               <legend>{g.title}</legend>
-              {g.fields.map((n) => {
-                const path = `${g.group}.${n}`;
-                const value = (s[g.group] as Record<string, number>)[n];
-                return (
-                  <div key={path}>
-                    <label>
-                      {n}
-                      <input
-                        name={path}
-                        type="number"
-                        defaultValue={String(value)}
-                        aria-describedby={describedBy(errors, path)}
-                        aria-invalid={errors[path] ? "true" : undefined}
-                      />
-                    </label>
-                    <FieldError errors={errors} path={path} />
-                  </div>
-                );
-              })}
+              {g.fields.map((n) => (
+                <Field
+                  key={n}
+                  label={n}
+                  path={`${g.group}.${n}`}
+                  value={String((s[g.group] as Record<string, number>)[n])}
+                  errors={errors}
+                />
+              ))}
             </fieldset>
           ))}
           <fieldset>

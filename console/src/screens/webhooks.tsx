@@ -15,7 +15,7 @@ import {
   type DeliveriesQuery,
   type EndpointFragment,
 } from "../gql/graphql";
-import { Copy, ErrorMessage, Notice, useAction, useLoad } from "../ui";
+import { Copy, ErrorMessage, Notice, useAction, useLoad, usePages } from "../ui";
 
 const TUNABLES = ["maxAttempts", "backoffBaseMs", "attemptTimeoutMs", "breakerThreshold", "breakerCooldownMs", "disableThreshold"] as const;
 const stateLabel = (s: string) => (s === "circuit_open" ? "circuit open" : s);
@@ -142,9 +142,10 @@ function EndpointPage({ endpoint: e, onChange }: { endpoint: EndpointFragment; o
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [rotated, setRotated] = useState<{ secret: string; standard: string; until: string } | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [pages, setPages] = useState<(string | null)[]>([]);
+  const pages = usePages();
+  const cursor = pages.cursor;
   const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [pendingRedelivery, setPending] = useState<{ since: string; count: number } | null>(null);
   const log = useLoad(() => gql(DeliveriesDocument, { id: e.webhookId, after: cursor }), [e.webhookId, cursor]);
   const attempts: Attempt[] = log.data?.webhookDeliveries.edges.map((x) => x.node) ?? [];
   const delivery = (e.delivery ?? {}) as Record<string, number>;
@@ -310,29 +311,8 @@ function EndpointPage({ endpoint: e, onChange }: { endpoint: EndpointFragment; o
         </table>
       </div>
       {attempts.length === 0 && <p>No deliveries yet.</p>}
+      {pages.pager(log.data?.webhookDeliveries.pageInfo)}
       <div class="actions">
-        {pages.length > 0 && (
-          <button
-            type="button"
-            onClick={() => {
-              setCursor(pages[pages.length - 1] ?? null);
-              setPages(pages.slice(0, -1));
-            }}
-          >
-            Previous page
-          </button>
-        )}
-        {log.data?.webhookDeliveries.pageInfo.hasNextPage && (
-          <button
-            type="button"
-            onClick={() => {
-              setPages([...pages, cursor]);
-              setCursor(log.data?.webhookDeliveries.pageInfo.endCursor ?? null);
-            }}
-          >
-            Next page
-          </button>
-        )}
         <button
           type="button"
           disabled={picked.size === 0}
@@ -355,12 +335,11 @@ function EndpointPage({ endpoint: e, onChange }: { endpoint: EndpointFragment; o
           const since = String(new FormData(ev.currentTarget).get("since"));
           if (!since) return;
           const iso = new Date(since).toISOString();
-          const count = new Set(attempts.filter((a) => a.createdAt >= iso).map((a) => a.eventId)).size;
-          if (!window.confirm(`Redeliver every event since ${when(iso)}? (${count} of them are on this page of the log.)`)) return;
-          run(
-            async () =>
-              `Queued ${(await gql(RedeliverWebhookDocument, { id: e.webhookId, input: { since: iso } })).redeliverWebhook.queued} events again.`,
-          );
+          void action.run(async () => {
+            const count = (await gql(RedeliverWebhookDocument, { id: e.webhookId, input: { since: iso, dryRun: true } })).redeliverWebhook
+              .queued;
+            setPending({ since: iso, count });
+          });
         }}
       >
         <label>
@@ -369,6 +348,28 @@ function EndpointPage({ endpoint: e, onChange }: { endpoint: EndpointFragment; o
         </label>
         <button type="submit">Redeliver</button>
       </form>
+      {pendingRedelivery && (
+        <p role="group" aria-label="Confirm the redelivery">
+          {pendingRedelivery.count} events since {when(pendingRedelivery.since)} will be sent again.{" "}
+          <button
+            type="button"
+            disabled={pendingRedelivery.count === 0}
+            onClick={() => {
+              const since = pendingRedelivery.since;
+              setPending(null);
+              run(
+                async () =>
+                  `Queued ${(await gql(RedeliverWebhookDocument, { id: e.webhookId, input: { since } })).redeliverWebhook.queued} events again.`,
+              );
+            }}
+          >
+            Send {pendingRedelivery.count} again
+          </button>{" "}
+          <button type="button" onClick={() => setPending(null)}>
+            Cancel
+          </button>
+        </p>
+      )}
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { WebhookAttempt } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type Page, type SortKey } from "../../lib/pagination.js";
-import { requeueEvents } from "../../delivery/jobs.js";
+import { countRedeliverable, requeueEvents } from "../../delivery/jobs.js";
 import { findEndpoint } from "./endpoints.js";
 import { RedeliverSchema } from "./input.js";
 
@@ -45,7 +45,7 @@ export async function redeliver(ctx: RequestContext, endpointId: string, input: 
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const { since, eventIds } = parsed.data;
   const endpoint = await findEndpoint(ctx, endpointId);
-  const types = endpoint.events.includes("*") ? "*" : endpoint.events;
+  const types: string[] | "*" = endpoint.events.includes("*") ? "*" : endpoint.events;
   if (eventIds) {
     const found = await db(ctx).event.findMany({
       where: { id: { in: eventIds } },
@@ -60,15 +60,16 @@ export async function redeliver(ctx: RequestContext, endpointId: string, input: 
     });
     if (problems.length) throw errors.validation(problems);
   }
-  const queued = await requeueEvents(ctx.app.prisma, {
+  const selection = {
     tenantId: tenantIdOf(ctx),
-    endpointId,
-    now: ctx.app.clock.now(),
     types,
     max: eventIds ? eventIds.length : REDELIVER_MAX,
     ...(eventIds ? { eventIds } : {}),
     ...(since ? { since } : {}),
-  });
+  };
+  // dryRun: how many would go, so a person can see it before they send them
+  if (parsed.data.dryRun) return { queued: await countRedeliverable(ctx.app.prisma, selection) };
+  const queued = await requeueEvents(ctx.app.prisma, { ...selection, endpointId, now: ctx.app.clock.now() });
   ctx.app.webhooks.worker.nudge();
   return { queued };
 }

@@ -30,5 +30,6 @@ export const RedeliverInput = builder.inputType("RedeliverWebhookInput", {
   fields: (t) => ({
     since: t.field({ type: "DateTime" }),
     eventIds: t.stringList(),
+    dryRun: t.boolean({ description: "Only count what would be queued (`queued`), queue nothing." }),
   }),
 });

@@ -58,6 +58,8 @@ export const RedeliverSchema = z
   .object({
     since: z.date().nullish(),
     eventIds: z.array(z.string().regex(UUID_RE, "is not an event id")).min(1).max(100).nullish(),
+    /** count what would be queued, queue nothing */
+    dryRun: z.boolean().nullish(),
   })
   .strict()
   .refine((v) => (v.since != null) !== (v.eventIds != null), {
