@@ -7,7 +7,7 @@ import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/serve
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { runProcess } from "./support/process.js";
 import { manualClock } from "../src/lib/clock.js";
-import { createOperator, createConsoleLink } from "../src/modules/console/operators.js";
+import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -31,7 +31,13 @@ function cookieOf(res: Response): string {
 }
 
 async function signInByLink(email?: string): Promise<{ cookie: string; csrf: string }> {
-  const link = await createConsoleLink(services(), { tenantId: t.tenantId, ...(email ? { email } : {}), baseUrl: server.url });
+  const link = signConsoleLink({
+    secret: services().adminJwtSecret,
+    tenantId: t.tenantId,
+    ...(email ? { email } : {}),
+    now: clock.now(),
+    baseUrl: server.url,
+  });
   const res = await open(link.url);
   const cookie = cookieOf(res);
   const session = await (await fetch(`${server.url}/console/auth/session`, { headers: { cookie } })).json();
@@ -84,7 +90,34 @@ describe("the CLI", { timeout: 120_000 }, () => {
     // a bare console-link signs in as the tenant's first owner (created when there is none)
     const bare = await cli("console-link", "--tenant", t.tenantId);
     expect(bare.code, bare.stderr).toBe(0);
-    expect(bare.stdout).toContain("(owner)");
+    const bareOpen = await open(bare.stdout.trim().split("\n").at(-1)!);
+    const session = await (await fetch(`${server.url}/console/auth/session`, { headers: { cookie: cookieOf(bareOpen) } })).json();
+    expect(session.operator).toMatchObject({ email: "owner@localhost", role: "owner" });
+
+    // forged, expired, foreign-tenant or unknown-operator links sign nobody in
+    const forged = url.replace(/token=([^.]+)\.(.)/, (_m, p: string, c: string) => `token=${p}.${c === "A" ? "B" : "A"}`);
+    for (const bad of [
+      forged,
+      signConsoleLink({
+        secret: services().adminJwtSecret,
+        tenantId: t.tenantId,
+        now: new Date(clock.now().getTime() - 16 * 60_000),
+        baseUrl: server.url,
+      }).url,
+      signConsoleLink({ secret: services().adminJwtSecret, tenantId: "ten_nope", now: clock.now(), baseUrl: server.url }).url,
+      signConsoleLink({
+        secret: services().adminJwtSecret,
+        tenantId: t.tenantId,
+        email: "nobody@example.com",
+        now: clock.now(),
+        baseUrl: server.url,
+      }).url,
+      signConsoleLink({ secret: "another secret", tenantId: t.tenantId, now: clock.now(), baseUrl: server.url }).url,
+    ]) {
+      const r = await open(bad);
+      expect(r.headers.get("set-cookie"), bad).toBeNull();
+      expect(r.headers.get("location")).toContain("signin=link-expired");
+    }
   });
 });
 

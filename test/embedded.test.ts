@@ -136,6 +136,18 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     expect(secondServer.output()).toMatch(/in use by process \d+/);
     expect((await api.get("/api/v1/discussions/embedded-1")).status).toBe(200); // the first still serves
 
+    // the console is served here too, and a console-link can be made while the server holds the data dir
+    const page = await fetch(`${first.url}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const link = await cli("console-link", "--tenant", creds.tenantId);
+    expect(link.code, link.output).toBe(0);
+    const linkUrl = new URL(link.output.trim().split("\n").at(-1)!);
+    const signedIn = await fetch(`${first.url}${linkUrl.pathname}${linkUrl.search}`, { redirect: "manual" });
+    expect(signedIn.status).toBe(303);
+    const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0]!;
+    expect((await fetch(`${first.url}/console/auth/session`, { headers: { cookie } })).status).toBe(200);
+
     await stop(first.proc);
 
     const again = await startServer();

@@ -7,7 +7,8 @@ import { signAdminToken } from "../auth/admin-jwt.js";
 import { parseDuration } from "../lib/duration.js";
 import { pino } from "pino";
 import { AppError } from "../lib/errors.js";
-import { createConsoleLink, createOperator } from "../modules/console/operators.js";
+import { createOperator, signConsoleLink } from "../modules/console/operators.js";
+import { resolveAdminSecret } from "../runtime.js";
 
 const quietLog = pino({ level: "silent" });
 
@@ -109,12 +110,19 @@ program
   .requiredOption("--tenant <id>", "tenant id")
   .option("--email <email>", "the operator to sign in as (default: the tenant's first owner, created when there is none)")
   .action(async (opts: { tenant: string; email?: string }) => {
-    const link = await withRuntime(({ services }) => {
-      const config = services.config;
-      const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
-      return createConsoleLink(services, { tenantId: opts.tenant, ...(opts.email ? { email: opts.email } : {}), baseUrl });
-    }).catch(cliError);
-    process.stdout.write(`Sign in as ${link.operator.email} (${link.operator.role}) until ${link.expiresAt.toISOString()}:\n${link.url}\n`);
+    const config = loadConfig();
+    // signed with the admin JWT secret, so it needs no database: it also works while an embedded
+    // server holds the data directory (the server checks the tenant and operator when it is opened)
+    const secret = resolveAdminSecret(config);
+    const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+    let link: { url: string; expiresAt: Date };
+    try {
+      link = signConsoleLink({ secret, tenantId: opts.tenant, ...(opts.email ? { email: opts.email } : {}), now: new Date(), baseUrl });
+    } catch (err) {
+      cliError(err);
+    }
+    const who = opts.email ? opts.email.trim().toLowerCase() : "the tenant's first owner";
+    process.stdout.write(`Sign in to ${opts.tenant} as ${who} (single use, until ${link.expiresAt.toISOString()}):\n${link.url}\n`);
   });
 
 program

@@ -42,13 +42,9 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
     "/console/auth/link",
     handle(async (req, reply) => {
       const token = String((req.query as Record<string, unknown>).token ?? "");
-      const redeemed = await redeemConsoleLink(app, token);
-      if (!redeemed) return reply.redirect("/console/?signin=link-expired", 303);
-      const session = await openSession(
-        app,
-        { id: redeemed.operatorId, tenantId: redeemed.tenantId },
-        app.config.CONSOLE_SESSION_MAX_SECONDS,
-      );
+      const operator = await redeemConsoleLink(app, app.adminJwtSecret, token);
+      if (!operator) return reply.redirect("/console/?signin=link-expired", 303);
+      const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
       setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
       return reply.header("Cache-Control", "no-store").redirect("/console/", 303);
     }),

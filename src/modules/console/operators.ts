@@ -1,7 +1,7 @@
 // Console operators (contract section 10): accounts per tenant with a role, a password hashed with
 // argon2id (@node-rs/argon2), single-use sign-in links, and sessions. Used by the CLI
 // (`engagement operator create`, `engagement console-link`) and by the console's sign-in routes.
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
 import type { PrismaClient, Operator } from "../../generated/prisma/client.js";
 import type { Clock } from "../../lib/clock.js";
@@ -51,47 +51,64 @@ export async function createOperator(
 }
 
 /**
- * A single-use sign-in link for an operator of the tenant: the one named, else the first owner;
- * a tenant with no operator yet gets its first owner (DEFAULT_OWNER_EMAIL, link sign-in only).
+ * A single-use sign-in link (`engagement console-link`): a token signed with the admin JWT secret
+ * naming the tenant, optionally the operator's email, and its expiry. It needs no database, so the
+ * CLI can print one while an embedded server holds the data directory; the server checks it, finds
+ * the operator and spends it (once) when the browser opens it.
  */
-export async function createConsoleLink(
-  app: Services,
-  opts: { tenantId: string; email?: string; baseUrl: string },
-): Promise<{ url: string; operator: Operator; expiresAt: Date }> {
-  const tenant = await app.prisma.tenant.findUnique({ where: { id: opts.tenantId }, select: { id: true } });
-  if (!tenant) throw errors.notFound("Tenant");
-  let operator: Operator | null;
-  if (opts.email) {
-    operator = await app.prisma.operator.findUnique({
-      where: { tenantId_email: { tenantId: opts.tenantId, email: normaliseEmail(opts.email) } },
-    });
-    if (!operator) throw errors.notFound("Operator");
-  } else {
-    operator =
-      (await app.prisma.operator.findFirst({ where: { tenantId: opts.tenantId, role: "owner" }, orderBy: { createdAt: "asc" } })) ??
-      (await app.prisma.operator.upsert({
-        where: { tenantId_email: { tenantId: opts.tenantId, email: DEFAULT_OWNER_EMAIL } },
-        create: { id: newId("op"), tenantId: opts.tenantId, email: DEFAULT_OWNER_EMAIL, role: "owner", createdAt: app.clock.now() },
-        update: {},
-      }));
-  }
-  const token = newToken();
-  const expiresAt = new Date(app.clock.now().getTime() + LINK_TTL_MS);
-  await app.prisma.consoleLink.create({ data: { id: hashToken(token), tenantId: opts.tenantId, operatorId: operator.id, expiresAt } });
+export function signConsoleLink(opts: { secret: string; tenantId: string; email?: string; now: Date; baseUrl: string }): {
+  url: string;
+  expiresAt: Date;
+} {
+  const expiresAt = new Date(opts.now.getTime() + LINK_TTL_MS);
+  const payload = Buffer.from(
+    JSON.stringify({ t: opts.tenantId, e: opts.email ? normaliseEmail(opts.email) : null, x: expiresAt.getTime(), n: newToken() }),
+  ).toString("base64url");
   const url = new URL("/console/auth/link", opts.baseUrl);
-  url.searchParams.set("token", token);
-  return { url: url.toString(), operator, expiresAt };
+  url.searchParams.set("token", `${payload}.${linkMac(opts.secret, payload)}`);
+  return { url: url.toString(), expiresAt };
 }
 
-/** Redeems a link once (atomically); null when unknown, used or expired. */
-export async function redeemConsoleLink(app: Services, token: string): Promise<{ operatorId: string; tenantId: string } | null> {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+const linkMac = (secret: string, payload: string) => createHmac("sha256", secret).update(`console-link.${payload}`).digest("base64url");
+
+/**
+ * Spends a link once: its operator (the one named, else the tenant's first owner — created as
+ * DEFAULT_OWNER_EMAIL, link sign-in only, when the tenant has none), or null when the token is
+ * forged, expired, already used, or names an unknown tenant or operator.
+ */
+export async function redeemConsoleLink(app: Services, secret: string, token: string): Promise<Operator | null> {
+  const [payload, mac] = token.split(".");
+  if (!payload || !mac || token.length > 2048) return null;
+  const expected = Buffer.from(linkMac(secret, payload));
+  const given = Buffer.from(mac);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+  let claims: { t?: unknown; e?: unknown; x?: unknown };
+  try {
+    claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as typeof claims;
+  } catch {
+    return null;
+  }
   const now = app.clock.now();
-  const rows = await app.prisma.$queryRaw<{ operatorId: string; tenantId: string }[]>`
-    UPDATE console_links SET used_at = ${now}
-     WHERE id = ${hashToken(token)} AND used_at IS NULL AND expires_at > ${now}
-    RETURNING operator_id AS "operatorId", tenant_id AS "tenantId"`;
-  return rows[0] ?? null;
+  if (typeof claims.t !== "string" || typeof claims.x !== "number" || claims.x <= now.getTime()) return null;
+  const tenantId = claims.t;
+  const tenant = await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } });
+  if (!tenant) return null;
+  const operator =
+    typeof claims.e === "string"
+      ? await app.prisma.operator.findUnique({ where: { tenantId_email: { tenantId, email: claims.e } } })
+      : ((await app.prisma.operator.findFirst({ where: { tenantId, role: "owner" }, orderBy: { createdAt: "asc" } })) ??
+        (await app.prisma.operator.upsert({
+          where: { tenantId_email: { tenantId, email: DEFAULT_OWNER_EMAIL } },
+          create: { id: newId("op"), tenantId, email: DEFAULT_OWNER_EMAIL, role: "owner", createdAt: now },
+          update: {},
+        })));
+  if (!operator) return null;
+  // single use: the first redemption records the link; any other finds it there
+  const spent = await app.prisma.$executeRaw`
+    INSERT INTO console_links (id, tenant_id, operator_id, expires_at, used_at, created_at)
+    VALUES (${hashToken(token)}, ${tenantId}, ${operator.id}, ${new Date(claims.x)}, ${now}, ${now})
+    ON CONFLICT (id) DO NOTHING`;
+  return spent === 1 ? operator : null;
 }
 
 /** A hash to verify against when the operator does not exist, so both paths cost the same. */
