@@ -231,19 +231,35 @@ describe("sessions", () => {
     expect((await fetch(`${server.url}/api/v1/audit`, { headers: { cookie: moderator.cookie } })).status).toBe(403);
   });
 
-  it("need the CSRF token on every request that may change something", async () => {
+  it("refuse a cross-site request that may change something (CSRF): the token, or the browser's own same-origin word", async () => {
     const s = await signInByLink();
-    const without = await gql({ cookie: s.cookie }, "{ settings { moderation } }");
-    expect(without.status).toBe(403);
-    expect(without.body.errors[0].extensions.code).toBe("csrf_failed");
-    const wrong = await gql({ cookie: s.cookie, csrf: "x".repeat(43) }, "{ settings { moderation } }");
-    expect(wrong.status).toBe(403);
-    const ok = await gql(s, "{ settings { moderation } }");
-    expect(ok.body.data.settings.moderation).toBe("post");
+    const query = "{ settings { moderation } }";
+    const host = new URL(server.url).host;
+    const as = (headers: Record<string, string>) =>
+      fetch(`${server.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: s.cookie, ...headers },
+        body: JSON.stringify({ query }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    // what another site's page would send
+    const forged: Record<string, string>[] = [
+      { origin: "https://evil.example" },
+      { "sec-fetch-site": "cross-site" },
+      { "sec-fetch-site": "same-site", origin: server.url },
+    ];
+    for (const h of forged) {
+      const r = await as(h);
+      expect([JSON.stringify(h), r.status, r.body.errors[0].extensions.code]).toEqual([JSON.stringify(h), 403, "csrf_failed"]);
+    }
+    expect((await as({ origin: "https://evil.example", "x-csrf-token": "x".repeat(43) })).status).toBe(403);
+    // the console's own page: the token, or the browser saying it is same-origin
+    expect((await as({ origin: "https://evil.example", "x-csrf-token": s.csrf })).body.data.settings.moderation).toBe("post");
+    expect((await as({ "sec-fetch-site": "same-origin" })).body.data.settings.moderation).toBe("post");
+    expect((await as({ origin: `http://${host}` })).body.data.settings.moderation).toBe("post");
     const rest = await fetch(`${server.url}/api/v1/keys`, {
       method: "POST",
-      headers: { cookie: s.cookie, "content-type": "application/json" },
-      body: JSON.stringify({ label: "no csrf" }),
+      headers: { cookie: s.cookie, "content-type": "application/json", origin: "https://evil.example" },
+      body: JSON.stringify({ label: "forged" }),
     });
     expect(rest.status).toBe(403);
   });
