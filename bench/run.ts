@@ -64,7 +64,9 @@ async function startService(): Promise<{ url: string; apiKey: string; identitySe
   const databaseUrl = await createDatabase("svc");
   const port = await freePort();
   const env = { DATABASE_URL: databaseUrl, REDIS_URL, ADMIN_JWT_SECRET, PORT: String(port), LOG_LEVEL: "error", RUN_WEBHOOK_WORKER: "1" };
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  // BENCH_CPU_PROFILE=<dir>: the service writes a V8 CPU profile there when it exits (open it in Chrome DevTools)
+  const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });
@@ -247,8 +249,21 @@ async function main() {
 }
 
 async function cleanup() {
-  for (const c of children) c.kill("SIGTERM");
-  await new Promise((r) => setTimeout(r, 500));
+  // SIGTERM, then wait for each child to finish its graceful stop (a CPU profile is written at exit)
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          const timer = setTimeout(resolve, 20_000);
+          c.once("exit", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          c.kill("SIGTERM");
+        }),
+    ),
+  );
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
