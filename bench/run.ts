@@ -117,7 +117,7 @@ async function identities(secret: string): Promise<string[]> {
 }
 
 const GRAPHQL_LIST = JSON.stringify({
-  query: `{ comments(discussionId: "hot", limit: 20) { items { id discussionId parentId author { id name avatarUrl } body status pinned editedAt createdAt reactions replyCount } nextCursor } }`,
+  query: `{ comments(discussionId: "hot", first: 20) { edges { node { id discussionId parentId author { id name avatarUrl } body status pinned editedAt createdAt reactions { kind count } replyCount } } pageInfo { hasNextPage endCursor } } }`,
 });
 
 /** The autocannon options of one path against one target. */
@@ -210,6 +210,15 @@ async function main() {
   const service: Target = { name: "service", url: svc.url, apiKey: svc.apiKey, identities: await identities(svc.identitySecret) };
   floor.commentId = await seedComment(floor);
   service.commentId = await seedComment(service);
+
+  // a GraphQL answer with `errors` is still HTTP 200: make sure the measured query works
+  const probe = await fetch(`${service.url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": service.apiKey },
+    body: GRAPHQL_LIST,
+  });
+  const probed = (await probe.json()) as { errors?: unknown[] };
+  if (probed.errors) throw new Error(`the GraphQL list query fails: ${JSON.stringify(probed.errors)}`);
 
   const warm = Math.min(3, SECONDS);
   for (const t of [floor, service]) {
