@@ -4,6 +4,9 @@
 // disabled by failures back with "Enable"; no serious or critical axe-core violation on any screen,
 // at 1280 px and 390 px. Screenshots of each screen go to docs/console/.
 import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -16,7 +19,12 @@ import { eventually, startReceiver, type Receiver } from "./support/receiver.js"
 import { startWebhookServer } from "./support/receiver-app.js";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
-const SHOTS = new URL("../docs/console/", import.meta.url);
+// UPDATE_SCREENSHOTS=1 refreshes the README's screenshots in docs/console; otherwise they go to a
+// scratch folder, so a test run leaves the checkout as it was
+const SHOTS =
+  process.env.UPDATE_SCREENSHOTS === "1"
+    ? new URL("../docs/console/", import.meta.url)
+    : pathToFileURL(join(tmpdir(), "engagement-console-shots/"));
 
 let server: TestServer;
 let t: TestTenant;
