@@ -98,16 +98,22 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const r of receivers) await r.close();
-  if (server?.pid && server.exitCode === null) {
-    const exited = new Promise<void>((r) => server!.once("exit", () => r()));
-    try {
-      process.kill(-server.pid, "SIGTERM");
-    } catch {
-      server.kill("SIGTERM");
-    }
-    await Promise.race([exited, sleep(10_000)]);
-  }
+  await terminate(server);
 }, 30_000);
+
+/** SIGTERM to the child's process group; resolves when it has exited (a 10 s guard, never a wait). */
+async function terminate(child: ChildProcess | undefined): Promise<void> {
+  if (!child?.pid || child.exitCode !== null) return;
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    child.kill("SIGTERM");
+  }
+  let guard: NodeJS.Timeout | undefined;
+  await Promise.race([exited, new Promise<void>((r) => (guard = setTimeout(r, 10_000)))]);
+  clearTimeout(guard);
+}
 
 // ───────────────────────────── bootstrap ─────────────────────────────
 
@@ -1564,15 +1570,7 @@ describe("a dependency down (Redis unreachable)", { timeout: 90_000 }, () => {
   let base = "";
   let log = "";
   afterAll(async () => {
-    if (child?.pid && child.exitCode === null) {
-      const exited = new Promise<void>((r) => child!.once("exit", () => r()));
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        child.kill("SIGTERM");
-      }
-      await Promise.race([exited, sleep(10_000)]);
-    }
+    await terminate(child);
   });
 
   it("/healthz 200, /readyz 503, requests answer (503 unavailable or success) without hanging", async () => {

@@ -11,6 +11,7 @@
 import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Settings } from "../tenancy/settings-model.js";
+import { originOf } from "../lib/origin.js";
 
 export interface OriginIndex {
   /** CORS_ORIGINS or some tenant lists the origin: CORS headers may go out; the tenant decides later. */
@@ -24,16 +25,7 @@ export interface OriginIndex {
 
 /** Origins as the browser sends them (scheme://host[:port]); malformed entries are ignored. */
 export function parseOrigins(list: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const raw of list) {
-    try {
-      const u = new URL(raw.trim());
-      if (u.protocol === "http:" || u.protocol === "https:") out.push(u.origin);
-    } catch {
-      // not an origin
-    }
-  }
-  return out;
+  return list.flatMap((raw) => originOf(raw) ?? []);
 }
 
 export function createOriginIndex(opts: {

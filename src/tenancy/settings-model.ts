@@ -1,5 +1,6 @@
 // Tenant settings: the defaults, the shape, and how a stored partial override resolves.
 import { z } from "zod";
+import { originOf } from "../lib/origin.js";
 
 export const DeliverySchema = z
   .object({
@@ -18,14 +19,7 @@ export type DeliveryTunables = z.infer<typeof DeliverySchema>;
 export const DELIVERY_TUNABLES = Object.keys(DeliverySchema.shape) as (keyof DeliveryTunables)[];
 
 /** An origin as a browser sends it: http(s)://host[:port], nothing else. */
-const origin = z.string().refine((v) => {
-  try {
-    const u = new URL(v);
-    return (u.protocol === "https:" || u.protocol === "http:") && u.origin === v;
-  } catch {
-    return false;
-  }
-}, "must be an origin such as https://news.example (scheme, host and optional port; no path or trailing slash)");
+const origin = z.string().refine((v) => originOf(v) === v, "must be an origin such as https://news.example (scheme, host and optional port; no path or trailing slash)");
 
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 

@@ -144,87 +144,74 @@ export function KeysScreen() {
         </form>
       )}
       <h2>API keys</h2>
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Scrollable table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">Capabilities</th>
-              <th scope="col">State</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {apiKeys.map((k) => (
-              <tr key={k.id}>
-                <td>{k.label}</td>
-                <td>
-                  <code>{k.prefix}</code>
-                </td>
-                <td>{k.capabilities.join(", ") || "none"}</td>
-                <td>{k.state}</td>
-                <td>{when(k.expiresAt)}</td>
-                <td>{when(k.lastUsedAt)}</td>
-                <td>
-                  {k.state === "active" && (
-                    <RevokeButton
-                      name={k.label}
-                      onConfirm={() =>
-                        action.run(async () => void (await gql(RevokeKeyDocument, { id: k.id }), keys.reload())).then(() => undefined)
-                      }
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <KeyTable
+        rows={apiKeys}
+        capabilities
+        onRevoke={(id) => action.run(async () => void (await gql(RevokeKeyDocument, { id }), keys.reload())).then(() => undefined)}
+      />
       <h2>Publishable keys</h2>
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Scrollable table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">State</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {publishable.map((k) => (
-              <tr key={k.id}>
-                <td>{k.label}</td>
-                <td>
-                  <code>{k.prefix}</code>
-                </td>
-                <td>{k.state}</td>
-                <td>{when(k.lastUsedAt)}</td>
-                <td>
-                  {k.state === "active" && (
-                    <RevokeButton
-                      name={k.label}
-                      onConfirm={() =>
-                        action
-                          .run(async () => void (await gql(RevokePublishableKeyDocument, { id: k.id }), keys.reload()))
-                          .then(() => undefined)
-                      }
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <KeyTable
+        rows={publishable}
+        onRevoke={(id) =>
+          action.run(async () => void (await gql(RevokePublishableKeyDocument, { id }), keys.reload())).then(() => undefined)
+        }
+      />
     </section>
+  );
+}
+
+interface KeyRow {
+  id: string;
+  label: string;
+  prefix: string;
+  state: string;
+  lastUsedAt?: string | null;
+  capabilities?: string[];
+  expiresAt?: string | null;
+}
+
+/** One table for both kinds of key; API keys add their capabilities and expiry. */
+function KeyTable({
+  rows,
+  capabilities = false,
+  onRevoke,
+}: {
+  rows: KeyRow[];
+  capabilities?: boolean;
+  onRevoke: (id: string) => Promise<void>;
+}) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label="Scrollable table">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Label</th>
+            <th scope="col">Prefix</th>
+            {capabilities && <th scope="col">Capabilities</th>}
+            <th scope="col">State</th>
+            {capabilities && <th scope="col">Expires</th>}
+            <th scope="col">Last used</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((k) => (
+            <tr key={k.id}>
+              <td>{k.label}</td>
+              <td>
+                <code>{k.prefix}</code>
+              </td>
+              {capabilities && <td>{k.capabilities?.join(", ") || "none"}</td>}
+              <td>{k.state}</td>
+              {capabilities && <td>{when(k.expiresAt)}</td>}
+              <td>{when(k.lastUsedAt)}</td>
+              <td>{k.state === "active" && <RevokeButton name={k.label} onConfirm={() => onRevoke(k.id)} />}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -284,6 +284,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
         : null;
 
     const rootField = op.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD)!;
+    const description = root.getFields()[rootField.name.value]?.description;
     const responseSchema =
       r.method === "DELETE"
         ? null
@@ -330,7 +331,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = {
       operationId: op.name!.value.replace(/^Rest/, "").replace(/^./, (c) => c.toLowerCase()),
-      ...(rootField && rootDescription(opts.schema, op, rootField) ? { description: rootDescription(opts.schema, op, rootField) } : {}),
+      ...(description ? { description } : {}),
       security: r.adminOnly ? [{ adminJwt: [] }, { consoleSession: [] }] : [{ apiKey: [] }, { adminJwt: [] }, { consoleSession: [] }],
       ...(parameters.length ? { parameters } : {}),
       ...(bodySchema ? { requestBody: { required: true, content: { "application/json": { schema: bodySchema } } } } : {}),
@@ -385,9 +386,4 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
       },
     },
   };
-}
-
-function rootDescription(schema: GraphQLSchema, op: OperationDefinitionNode, field: FieldNode): string | undefined {
-  const root = op.operation === "mutation" ? schema.getMutationType() : schema.getQueryType();
-  return root?.getFields()[field.name.value]?.description ?? undefined;
 }
