@@ -19,7 +19,12 @@ export type DeliveryTunables = z.infer<typeof DeliverySchema>;
 export const DELIVERY_TUNABLES = Object.keys(DeliverySchema.shape) as (keyof DeliveryTunables)[];
 
 /** An origin as a browser sends it: http(s)://host[:port], nothing else. */
-const origin = z.string().refine((v) => originOf(v) === v, "must be an origin such as https://news.example (scheme, host and optional port; no path or trailing slash)");
+const origin = z
+  .string()
+  .refine(
+    (v) => originOf(v) === v,
+    "must be an origin such as https://news.example (scheme, host and optional port; no path or trailing slash)",
+  );
 
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
