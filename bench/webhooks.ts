@@ -1,5 +1,5 @@
 // npm run bench:webhooks — webhook delivery throughput and latency of one instance against a fast
-// loopback receiver, beside a bare got POST loop with the same concurrency in the same run.
+// loopback receiver, beside a bare got POST loop with the concurrency one endpoint may use (the worker's per-endpoint cap) in the same run.
 // Prints a table against the targets (≥ 1,000 signed deliveries/s, ≥ 50 % of the bare loop). Not a test.
 //
 //  1. bare got: `concurrency` loops POSTing a same-size JSON body to the receiver for BENCH_SECONDS,
@@ -24,7 +24,9 @@ import type { StoredEvent } from "../src/events/types.js";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 const LATENCY_EVENTS = Number(process.env.BENCH_LATENCY_EVENTS ?? 1000);
-const CONCURRENCY = DEFAULT_WORKER_OPTIONS.concurrency;
+// One endpoint gets at most maxPerEndpoint attempts in flight (the worker's fairness cap), so the bare
+// loop runs at that concurrency: the same parallelism the drain of one endpoint may use.
+const CONCURRENCY = Math.min(DEFAULT_WORKER_OPTIONS.concurrency, DEFAULT_WORKER_OPTIONS.maxPerEndpoint);
 const DISCUSSIONS = 200;
 
 // ---- a fast receiver in its own thread (its CPU is not the instance's): answers handshakes,
@@ -203,7 +205,7 @@ try {
   const ratio = signed / bare;
   const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
   console.log(
-    `\nwebhook delivery, one instance, concurrency ${CONCURRENCY}, ${EVENTS} queued events (${fmt(seedRate)} events/s committed while seeding)\n`,
+    `\nwebhook delivery, one instance, one endpoint (${CONCURRENCY} in flight at most; worker concurrency ${DEFAULT_WORKER_OPTIONS.concurrency}), ${EVENTS} queued events (${fmt(seedRate)} events/s committed while seeding)\n`,
   );
   console.log(
     fmtTable(

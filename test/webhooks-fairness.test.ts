@@ -5,6 +5,8 @@ import { createTestTenant } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 import { startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, startWebhookServer } from "./support/receiver-app.js";
+import { DEFAULT_WORKER_OPTIONS } from "../src/delivery/worker.js";
+import { isolatedDatabase } from "./support/database.js";
 
 let server: TestServer;
 const receivers: Receiver[] = [];
@@ -49,6 +51,47 @@ describe("webhook fairness", () => {
     const arrived = fine.deliveries().find((r) => r.event === "discussion_locked")!.at;
     expect(arrived - committed).toBeLessThan(1_000);
     // and A never held more than its endpoint's share of the worker's slots
-    expect(stuck.deliveries().length).toBeLessThanOrEqual(8);
+    expect(stuck.deliveries().length).toBeLessThanOrEqual(DEFAULT_WORKER_OPTIONS.maxPerEndpoint);
   });
+});
+
+describe("webhook drain under the fairness caps", () => {
+  // A worker that polls only once a minute: the backlog below can only drain in time if slots freed
+  // by a capped endpoint (or tenant) wake the worker. Before that, one endpoint drained
+  // maxPerEndpoint jobs per poll interval. On a database of its own: no other file's worker may
+  // claim these jobs.
+  let databaseUrl: string;
+  beforeAll(async () => {
+    databaseUrl = await isolatedDatabase("drain");
+  });
+  for (const caps of [
+    { maxPerEndpoint: 2, maxPerTenant: 32 },
+    { maxPerEndpoint: 8, maxPerTenant: 2 },
+  ]) {
+    it(`one endpoint's backlog of 40 drains without waiting for polls (per endpoint ${caps.maxPerEndpoint}, per tenant ${caps.maxPerTenant})`, async () => {
+      const slow = await startWebhookServer({ DATABASE_URL: databaseUrl }, { webhooks: { worker: { pollIntervalMs: 60_000, ...caps } } });
+      const receiver = await startReceiver();
+      try {
+        const t = await createTestTenant(slow);
+        await createVerifiedEndpoint(t, receiver);
+        expect((await t.api.put("/api/v1/discussions/drain", {})).status).toBe(201);
+        await slow.app.runtime.services.sql.query(
+          `SELECT eng_append_event($1, 'drain', 'discussion_locked', 'all', NULL, json_build_object('n', i), now()) FROM generate_series(1, 40) i`,
+          [t.tenantId],
+        );
+        slow.app.runtime.services.webhooks.worker.nudge();
+        await receiver.waitFor((reqs) => reqs.filter((r) => r.event === "discussion_locked").length >= 40, 15_000);
+        const seen = new Set(
+          receiver
+            .deliveries()
+            .filter((r) => r.event === "discussion_locked")
+            .map((r) => r.json?.data?.n),
+        );
+        expect(seen.size).toBe(40);
+      } finally {
+        await slow.stop();
+        await receiver.close();
+      }
+    });
+  }
 });

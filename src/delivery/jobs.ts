@@ -81,31 +81,41 @@ export async function claimJobs(
   const perTenant = opts.maxPerTenant ?? limit;
   const [epIds, epBusy] = unzip(opts.busyEndpoints);
   const [tIds, tBusy] = unzip(opts.busyTenants);
-  // The candidates are ranked per endpoint and per tenant (oldest due first) so that one batch takes
-  // no more of an endpoint's or a tenant's jobs than its remaining share; then they are locked with
-  // SKIP LOCKED (a window function cannot be combined with FOR UPDATE in one SELECT).
+  // Candidates are taken per endpoint that may receive now, at most its remaining share each, from
+  // the (endpoint_id, status, next_attempt_at) index: the cost follows the number of endpoints, not
+  // the size of the backlog. They are then ranked per tenant (oldest due first) so one batch takes no
+  // more of a tenant's jobs than its remaining share, and locked with SKIP LOCKED (a window function
+  // cannot be combined with FOR UPDATE in one SELECT).
   return prisma.$queryRaw<ClaimedRow[]>`
     WITH ep_busy AS (
       SELECT * FROM unnest(${epIds}::text[], ${epBusy}::int[]) AS b(endpoint_id, n)
     ), t_busy AS (
       SELECT * FROM unnest(${tIds}::text[], ${tBusy}::int[]) AS b(tenant_id, n)
-    ), ranked AS (
-      SELECT d.id, d.next_attempt_at,
-             row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at) + COALESCE(eb.n, 0) AS ep_load,
-             row_number() OVER (PARTITION BY d.tenant_id ORDER BY d.next_attempt_at) + COALESCE(tb.n, 0) AS t_load
-        FROM webhook_deliveries d
-        JOIN webhook_endpoints w ON w.id = d.endpoint_id
-        LEFT JOIN ep_busy eb ON eb.endpoint_id = d.endpoint_id
-        LEFT JOIN t_busy tb ON tb.tenant_id = d.tenant_id
-       WHERE d.status = 'pending'
-         AND d.next_attempt_at <= ${now}::timestamptz
-         AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
-         -- a pre-filter mirroring breaker.canAttempt (the decision is canAttempt's, in deliver.ts)
-         AND w.verified AND w.state <> 'disabled'
+    ), eligible AS (
+      SELECT w.id, w.tenant_id, ${perEndpoint}::int - COALESCE(eb.n, 0) AS room
+        FROM webhook_endpoints w
+        LEFT JOIN ep_busy eb ON eb.endpoint_id = w.id
+       -- a pre-filter mirroring breaker.canAttempt (the decision is canAttempt's, in deliver.ts)
+       WHERE w.verified AND w.state <> 'disabled'
          AND (w.state = 'active' OR w.circuit_open_until IS NULL OR w.circuit_open_until <= ${now}::timestamptz)
+    ), ranked AS (
+      SELECT j.id, j.next_attempt_at,
+             row_number() OVER (PARTITION BY e.tenant_id ORDER BY j.next_attempt_at) + COALESCE(tb.n, 0) AS t_load
+        FROM eligible e
+        CROSS JOIN LATERAL (
+          SELECT d.id, d.next_attempt_at
+            FROM webhook_deliveries d
+           WHERE d.endpoint_id = e.id AND d.status = 'pending'
+             AND d.next_attempt_at <= ${now}::timestamptz
+             AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
+           ORDER BY d.next_attempt_at
+           LIMIT GREATEST(e.room, 0)
+        ) j
+        LEFT JOIN t_busy tb ON tb.tenant_id = e.tenant_id
+       WHERE e.room > 0
     ), candidates AS (
       SELECT id FROM ranked
-       WHERE ep_load <= ${perEndpoint} AND t_load <= ${perTenant}
+       WHERE t_load <= ${perTenant}
        ORDER BY next_attempt_at
        LIMIT ${limit}
     ), picked AS (

@@ -29,7 +29,7 @@ export interface WorkerOptions {
   /** Most jobs taken per claim. Default 64. */
   batchSize: number;
   /**
-   * Fairness: at most this many attempts in flight at once for one endpoint (default 8) and for one
+   * Fairness: at most this many attempts in flight at once for one endpoint (default 16) and for one
    * tenant (default 32) in this worker, so an endpoint that never answers, or a tenant with a
    * backlog, cannot take every slot from the others.
    */
@@ -54,7 +54,7 @@ export interface WorkerOptions {
 export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, "workerId"> = {
   concurrency: 64,
   batchSize: 64,
-  maxPerEndpoint: 8,
+  maxPerEndpoint: 16,
   maxPerTenant: 32,
   pollIntervalMs: 250,
   leaseMs: 90_000,
@@ -100,6 +100,15 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
   };
   /** While saturated, claim again only once this many slots are free (not one claim per finished job). */
   const refillAt = Math.max(1, Math.floor(Math.min(o.concurrency, o.batchSize) / 4));
+  /**
+   * The same for an endpoint (or tenant) that was held back by its fairness cap: when it has this
+   * many slots free again, claim at once rather than at the next poll. Without this, one endpoint's
+   * backlog drains at maxPerEndpoint jobs per poll interval (16 per 250 ms = 64/s).
+   */
+  const endpointRefill = Math.max(1, Math.floor(o.maxPerEndpoint / 4));
+  const tenantRefill = Math.max(1, Math.floor(o.maxPerTenant / 4));
+  /** the last claim left due jobs behind because of a fairness cap (not because none were due) */
+  let capLimited = false;
   /** every claimed job until its outcome is recorded (stop() waits for these) */
   const inflight = new Set<Promise<void>>();
   /** jobs holding a concurrency slot: claimed, not yet answered; and how many per endpoint / tenant */
@@ -147,7 +156,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     return o.concurrency - sending;
   }
 
-  function claim(limit: number): Promise<ClaimedRow[]> {
+  function claim(limit: number, endpoints = busyEndpoints, tenants = busyTenants): Promise<ClaimedRow[]> {
     const now = deps.clock.now();
     return claimJobs(deps.prisma, {
       now,
@@ -156,8 +165,8 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       workerId: o.workerId,
       maxPerEndpoint: o.maxPerEndpoint,
       maxPerTenant: o.maxPerTenant,
-      busyEndpoints,
-      busyTenants,
+      busyEndpoints: endpoints,
+      busyTenants: tenants,
     });
   }
 
@@ -176,7 +185,15 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         sending--;
         shift(busyEndpoints, job.endpointId, -1);
         shift(busyTenants, job.tenantId, -1);
-        if (waitingForSlot && canClaim() >= refillAt) nudge();
+        if (waitingForSlot) {
+          if (canClaim() >= refillAt) nudge();
+        } else if (
+          capLimited &&
+          ((busyEndpoints.get(job.endpointId) ?? 0) <= o.maxPerEndpoint - endpointRefill ||
+            (busyTenants.get(job.tenantId) ?? 0) <= o.maxPerTenant - tenantRefill)
+        ) {
+          nudge(); // this endpoint (or tenant) has room again and may have more due
+        }
       };
       const p: Promise<void> = (async () => {
         try {
@@ -208,9 +225,13 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         continue;
       }
       const limit = Math.min(free, o.batchSize);
+      // what the claim sees as busy (slots keep freeing while it runs)
+      const epAtClaim = new Map(busyEndpoints);
+      const tAtClaim = new Map(busyTenants);
       let jobs: ClaimedRow[];
       try {
-        jobs = await claim(limit);
+        capLimited = false;
+        jobs = await claim(limit, epAtClaim, tAtClaim);
         errorBackoffMs = 0;
       } catch (err) {
         if (!running) break;
@@ -221,6 +242,21 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       }
       if (jobs.length) void dispatch(jobs); // tracked in `inflight` until recorded
       if (jobs.length === limit) continue; // a full batch: more are probably due
+      // A short batch may still have left due jobs behind: those of an endpoint or tenant that the
+      // claim counted at its cap. Their freed slots wake the loop (freeSlot) instead of the poll.
+      for (const j of jobs) {
+        shift(epAtClaim, j.endpointId, 1);
+        shift(tAtClaim, j.tenantId, 1);
+      }
+      const cappedEndpoints = [...epAtClaim].filter(([, n]) => n >= o.maxPerEndpoint).map(([k]) => k);
+      const cappedTenants = [...tAtClaim].filter(([, n]) => n >= o.maxPerTenant).map(([k]) => k);
+      capLimited = cappedEndpoints.length > 0 || cappedTenants.length > 0;
+      // a capped endpoint's slots that came back while the claim ran did not wake the loop: claim now
+      if (
+        cappedEndpoints.some((k) => (busyEndpoints.get(k) ?? 0) <= o.maxPerEndpoint - endpointRefill) ||
+        cappedTenants.some((k) => (busyTenants.get(k) ?? 0) <= o.maxPerTenant - tenantRefill)
+      )
+        continue;
       await waitForWake(o.pollIntervalMs);
     }
   }
