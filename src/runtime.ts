@@ -98,6 +98,7 @@ export async function createRuntime(
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     timeoutMs: config.DATABASE_TIMEOUT_MS,
+    onIdleError: (err) => log.warn({ err: err.message }, "idle database connection failed"),
   });
   try {
     if (opts.migrate !== false) {
@@ -114,6 +115,8 @@ export async function createRuntime(
           // (rate limits in process, stream caps per instance; src/auth/rate-limit.ts, src/stream/limits.ts)
           commandTimeout: 500,
           connectionName: "eng-cmd",
+          // commands issued in the same tick (the rate limits of concurrent requests) go out in one write
+          enableAutoPipelining: true,
         })
       : undefined;
     redis?.on("error", (err) => log.warn({ err: err.message }, "redis error"));
@@ -124,7 +127,7 @@ export async function createRuntime(
     const clock = opts.clock ?? systemClock;
     const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret);
     const metrics = createMetrics();
-    const base = { config, prisma: db.prisma, clock, log, secretBox, metrics };
+    const base = { config, prisma: db.prisma, sql: db.sql, clock, log, secretBox, metrics };
     const webhooks = createWebhookRuntime(base, opts.webhooks);
     const authCache = createAuthCache({ redisUrl: config.REDIS_URL, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });

@@ -2,6 +2,7 @@
 // (never a hang or a 500) and recovers when they come back (contract section 9). The PostgreSQL
 // here is the test's own process on a free port, paused with SIGSTOP and crashed like
 // `pg_ctl stop -m immediate` — never the machine's own database.
+import pg_ from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -104,6 +105,25 @@ describe("PostgreSQL", () => {
     await pg.start();
     await expect.poll(async () => (await t.api.get(`/api/v1/comments/${before.body.id}`)).status, { timeout: 15_000 }).toBe(200);
     expect((await as.post("/api/v1/discussions/f2/comments", { body: "after" })).status).toBe(201);
+  });
+});
+
+describe("PostgreSQL terminates idle connections", () => {
+  it("(a restart of a pooler, pg_terminate_backend): the process stays up and the next request is answered", async () => {
+    // fill the pool with idle connections
+    await Promise.all(Array.from({ length: 6 }, () => t.api.get("/api/v1/discussions")));
+    const admin = new pg_.Client({ connectionString: pg.url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ n: number }>(
+        "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+      );
+      expect(rows[0]!.n).toBeGreaterThan(0);
+    } finally {
+      await admin.end();
+    }
+    // an unhandled idle-connection error would have ended this process before this line
+    await expect.poll(async () => (await t.api.get("/api/v1/discussions")).status, { timeout: 10_000 }).toBe(200);
   });
 });
 

@@ -10,6 +10,7 @@ import { PrismaClient } from "../generated/prisma/client.js";
 import { applyMigrationsWith, migratePostgres, type MigrationResult } from "./migrate.js";
 import { acquireDataDirLock } from "./data-dir-lock.js";
 import { pgliteSql, pgSql, type Sql } from "./sql.js";
+import { fastPgTypes } from "./timestamps.js";
 
 export type Prisma = PrismaClient;
 
@@ -33,6 +34,8 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** statement, connect and pool-acquire timeout (ms): a stalled database fails fast, never hangs */
   timeoutMs?: number;
+  /** an idle pooled connection failed (the database restarted, or terminated it): told, never thrown */
+  onIdleError?: (err: Error) => void;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
@@ -48,7 +51,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       statement_timeout: timeoutMs,
       query_timeout: timeoutMs + 500,
       keepAlive: true,
+      // the plain-SQL hot paths (Prisma passes its own parsers with every query)
+      types: fastPgTypes,
     });
+    // Without a listener an idle connection's error (a restart, pg_terminate_backend) would be an
+    // unhandled 'error' event and end the process; the pool drops that connection by itself.
+    pool.on("error", (err) => opts.onIdleError?.(err));
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     return {
       prisma,
