@@ -4,7 +4,10 @@
 // so an event's data.comment and the REST response are the same JSON (checked by a test).
 import type { Comment, Reader } from "../../generated/prisma/client.js";
 
-export type CommentWithAuthor = Comment & { author: Reader };
+/** A comment's author as every API shows it (the reader row's own timestamps are not read). */
+export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl">;
+
+export type CommentWithAuthor = Comment & { author: Author };
 
 /** The include that turns a Comment row into a CommentWithAuthor. */
 export const WITH_AUTHOR = { author: true } as const;
@@ -23,7 +26,7 @@ export function reactionCountsOf(c: Pick<Comment, "reactionCounts">): ReactionCo
   return out;
 }
 
-export function authorDto(r: Reader) {
+export function authorDto(r: Author) {
   return { id: r.id, name: r.name, avatarUrl: r.avatarUrl };
 }
 
@@ -71,7 +74,7 @@ export type CommentRow = Omit<CommentWithAuthor, "editedAt" | "deletedAt" | "cre
   deletedAt: string | null;
   createdAt: string;
   publishedAt: string | null;
-  author: Omit<Reader, "createdAt" | "updatedAt"> & { createdAt: string; updatedAt: string };
+  author: Author;
 };
 
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s));
@@ -83,6 +86,6 @@ export function commentFromRow(r: CommentRow): CommentWithAuthor {
     deletedAt: dateOrNull(r.deletedAt),
     createdAt: new Date(r.createdAt),
     publishedAt: dateOrNull(r.publishedAt),
-    author: { ...r.author, createdAt: new Date(r.author.createdAt), updatedAt: new Date(r.author.updatedAt) },
+    author: r.author,
   };
 }

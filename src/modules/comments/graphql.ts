@@ -3,9 +3,8 @@
 // types over the rows the domain returns: a page or a comment comes with its authors from ONE SQL
 // statement (read.ts), and a write returns the row its statement produced — nothing is re-read.
 import { builder } from "../../graphql/builder.js";
-import type { Reader } from "../../generated/prisma/client.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
-import { reactionCountsOf, type CommentWithAuthor } from "./dto.js";
+import { reactionCountsOf, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, QUEUE_SORTS, QUEUE_STATUSES, getComment, listComments, listQueue } from "./read.js";
 
@@ -29,7 +28,7 @@ export function reactionCountList(counts: Record<string, number>): { kind: strin
     .sort((a, b) => b.count - a.count || a.kind.localeCompare(b.kind));
 }
 
-export const ReaderType = builder.objectRef<Reader>("Reader").implement({
+export const ReaderType = builder.objectRef<Author>("Reader").implement({
   description: "A reader of the tenant's site (the `sub` of an identity assertion).",
   fields: (t) => ({
     id: t.exposeID("id"),

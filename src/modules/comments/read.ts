@@ -18,7 +18,7 @@ export type ListStatus = (typeof LIST_STATUSES)[number];
 /** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
 const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.status::text AS status,
   c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
-  r.name AS author_name, r.avatar_url AS author_avatar_url, r.created_at AS author_created_at, r.updated_at AS author_updated_at`;
+  r.name AS author_name, r.avatar_url AS author_avatar_url`;
 
 interface CommentSqlRow {
   id: string;
@@ -39,8 +39,6 @@ interface CommentSqlRow {
   published_at: Date | null;
   author_name: string;
   author_avatar_url: string | null;
-  author_created_at: Date;
-  author_updated_at: Date;
 }
 
 function rowToComment(r: CommentSqlRow): CommentWithAuthor {
@@ -66,8 +64,6 @@ function rowToComment(r: CommentSqlRow): CommentWithAuthor {
       id: r.author_id,
       name: r.author_name,
       avatarUrl: r.author_avatar_url,
-      createdAt: r.author_created_at,
-      updatedAt: r.author_updated_at,
     },
   };
 }
