@@ -51,7 +51,13 @@ export async function buildApp(
     const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
     response.headers.forEach((value, key) => void reply.header(key, value));
     reply.status(response.status);
-    reply.send(response.body);
+    const type = response.headers.get("content-type") ?? "";
+    if (response.body && (type.startsWith("text/event-stream") || type.startsWith("multipart/"))) {
+      reply.send(response.body); // a stream (subscriptions, graphql-sse): piped as it comes
+    } else {
+      // a whole answer: one write with Content-Length, not a chunked pipe (about a fifth of the CPU)
+      reply.send(Buffer.from(await response.arrayBuffer()));
+    }
     return reply;
   };
   fastify.route({ url: "/graphql", method: ["GET", "POST", "OPTIONS"], handler: graphqlHandler });

@@ -86,7 +86,8 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
   const baseName = clientName(opts.connectionName ?? `${prefix}-bus-${process.pid}-${randomBytes(4).toString("hex")}`);
   const connectionNames = { publisher: `${baseName}:pub`, subscriber: `${baseName}:sub` } as const;
 
-  const pub = new Redis(opts.url, { ...opts.redisOptions, connectionName: connectionNames.publisher });
+  // publishes of concurrent writes in the same tick go out in one write
+  const pub = new Redis(opts.url, { ...opts.redisOptions, connectionName: connectionNames.publisher, enableAutoPipelining: true });
   const sub = new Redis(opts.url, {
     ...opts.redisOptions,
     connectionName: connectionNames.subscriber,

@@ -82,14 +82,24 @@ export async function connectionPage<T>(
     }
     throw err;
   }
-  const edges = page.items.map((node) => ({ cursor: page.cursorOf(node), node }));
+  // Cursors are encoded only when a client selects them (getters): most pages are read for their nodes.
+  const edges = page.items.map((node) => ({
+    node,
+    get cursor() {
+      return page.cursorOf(node);
+    },
+  }));
   return {
     edges,
     pageInfo: {
       hasNextPage: page.nextCursor !== null,
       hasPreviousPage: false,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: page.nextCursor ?? edges.at(-1)?.cursor ?? null,
+      get startCursor() {
+        return edges[0]?.cursor ?? null;
+      },
+      get endCursor() {
+        return page.nextCursor ?? edges.at(-1)?.cursor ?? null;
+      },
     },
   };
 }
