@@ -9,7 +9,10 @@
  *   - write→receive latency p50/p99 over every (client, event): t0 is taken right before the
  *     write's HTTP request leaves (POST /discussions/{id}/lock|unlock), t1 when the client reads
  *     the frame's `id:` line;
- * and the time to replay 1,000 events after a Last-Event-ID. Prints a table against the targets
+ * the time to replay 1,000 events after a Last-Event-ID, and a reconnect storm: --storm clients
+ * (default 10,000) reconnect to one discussion at once with a Last-Event-ID 5 events back, beside a
+ * bare Node SSE server (node:http, the same head and frames, no auth, no database) in the same run:
+ * the time until every client has its replayed events. Prints a table against the targets
  * of issue 3: 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream,
  * replay of 1,000 events ≤ 200 ms.
  *
@@ -38,12 +41,16 @@ const { values: opt } = parseArgs({
     writes: { type: "string" },
     "gap-ms": { type: "string" },
     replay: { type: "string" },
+    storm: { type: "string" },
   },
 });
 const CLIENT_COUNTS = (opt.clients ?? process.env.BENCH_CLIENTS ?? "1000,2000").split(",").map((s) => Number(s.trim()));
 const WRITES = Number(opt.writes ?? process.env.BENCH_WRITES ?? 20);
 const GAP_MS = Number(opt["gap-ms"] ?? 250);
 const REPLAY = Number(opt.replay ?? process.env.BENCH_REPLAY ?? 1000);
+const STORM = Number(opt.storm ?? process.env.BENCH_STORM ?? 10_000);
+/** In a storm, each client missed this many events (its Last-Event-ID is head − STORM_MISSED). */
+const STORM_MISSED = 5;
 const SPREAD = 1000;
 const PG_ADMIN = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -338,9 +345,74 @@ async function replayBench(url: string, key: string, discussion: string, seqs: M
   return runs.sort((a, b) => a - b);
 }
 
+// ---------------------------------------------------------------- reconnect storm
+
+/** The floor of a storm: node:http answering the stream route with the frames a reconnect gets. */
+const BARE_SSE_JS = `
+const http = require("node:http");
+const server = http.createServer((req, res) => {
+  const last = Number(req.headers["last-event-id"] ?? 0);
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" });
+  let out = "event: connected\\nid: " + (last + ${STORM_MISSED}) + "\\ndata: {}\\n\\n";
+  for (let i = 1; i <= ${STORM_MISSED}; i++) out += "id: " + (last + i) + "\\nevent: discussion_locked\\ndata: {\\"seq\\":" + (last + i) + "}\\n\\n";
+  res.write(out);
+  const hb = setInterval(() => res.write(": hb\\n\\n"), 15000);
+  req.on("close", () => clearInterval(hb));
+});
+server.keepAliveTimeout = 60000;
+server.listen(Number(process.env.PORT), "127.0.0.1", () => console.log("ready"));
+`;
+
+async function startBareSse(): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["-e", BARE_SSE_JS], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+/**
+ * N clients connect to one discussion at once (at most CONNECT_BATCH connects in flight), each with
+ * Last-Event-ID = head − STORM_MISSED; seconds until every client has the event at `head`.
+ */
+async function storm(url: string, key: string, discussion: string, head: number, n: number): Promise<number> {
+  const start = now();
+  const clients: Client[] = [];
+  let next = 0;
+  let caughtUp = 0;
+  let allDone: () => void = () => {};
+  const done = new Promise<void>((r) => (allDone = r));
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      let seen = false;
+      const c = await connect(
+        url,
+        discussion,
+        key,
+        (_d, seq) => {
+          if (!seen && seq >= head) {
+            seen = true;
+            if (++caughtUp === n) allDone();
+          }
+        },
+        { "last-event-id": String(head - STORM_MISSED) },
+      );
+      clients.push(c);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECT_BATCH }, worker));
+  await done;
+  const seconds = (now() - start) / 1000;
+  for (const c of clients) c.close();
+  return seconds;
+}
+
 // ---------------------------------------------------------------- main
 
-function table(rows: Row[], replay: number[]) {
+function table(rows: Row[], replay: number[], storms: { service: number; bare: number } | null) {
   const cols: [string, (r: Row) => string][] = [
     ["scenario", (r) => r.scenario],
     ["clients", (r) => String(r.clients)],
@@ -373,6 +445,13 @@ function table(rows: Row[], replay: number[]) {
       `median ${med.toFixed(1)} ms, min ${replay[0]!.toFixed(1)} ms, max ${replay.at(-1)!.toFixed(1)} ms ` +
       `— target ≤ 200 ms: ${med <= 200 ? "yes" : "NO"}`,
   );
+  if (storms) {
+    const ratio = storms.service / storms.bare;
+    console.log(
+      `reconnect storm: ${STORM} clients, one discussion, Last-Event-ID ${STORM_MISSED} events back, all caught up: ` +
+        `service ${storms.service.toFixed(2)} s, bare Node SSE ${storms.bare.toFixed(2)} s — ${ratio.toFixed(1)}× (target ≤ 2×: ${ratio <= 2 ? "yes" : "NO"})`,
+    );
+  }
   console.log(
     "targets (issue 3): 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream, replay of 1,000 events ≤ 200 ms.",
   );
@@ -423,7 +502,20 @@ async function main() {
     console.log(`… replay of ${REPLAY} events`);
     server = await startServer(dbUrl.toString());
     const replay = await replayBench(server.url, tenant.apiKey, "replay", seqs);
-    table(rows, replay);
+    await stopServer(server);
+    let storms: { service: number; bare: number } | null = null;
+    if (STORM > 0) {
+      // the storm's discussion has its head where the replay scenario left it
+      console.log(`… reconnect storm of ${STORM} clients (service, then bare Node SSE)`);
+      server = await startServer(dbUrl.toString());
+      const head = seqs.get("replay")!;
+      const service = await storm(server.url, tenant.apiKey, "replay", head, STORM);
+      await stopServer(server);
+      server = await startBareSse();
+      const bare = await storm(server.url, tenant.apiKey, "replay", head, STORM);
+      storms = { service, bare };
+    }
+    table(rows, replay, storms);
   } finally {
     if (server) await stopServer(server);
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);

@@ -2,6 +2,7 @@
 // after a missed bus message), and the replay window after a Last-Event-ID (contract section 4).
 // These are system reads across the request boundary, so every query names the tenant itself.
 import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Sql } from "../db/sql.js";
 import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
 
 export interface ReplayWindow {
@@ -37,13 +38,15 @@ export const headKey = (tenantId: string, discussionId: string): string => JSON.
 
 const EVENT_COLUMNS = { seq: true, payload: true, audience: true, readerId: true, occurredAt: true } as const;
 
-export function createEventLogReader(prisma: PrismaClient): EventLogReader {
+/** The replay range as plain SQL (a named prepared statement): a reconnect storm runs it often. */
+const REPLAY_RANGE = `SELECT seq, payload, audience, reader_id AS "readerId", occurred_at AS "occurredAt"
+  FROM events WHERE tenant_id = $1 AND discussion_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`;
+const HEAD = `SELECT seq FROM discussions WHERE tenant_id = $1 AND id = $2`;
+
+export function createEventLogReader(prisma: PrismaClient, sql: Sql): EventLogReader {
   return {
     async head(tenantId, discussionId) {
-      const d = await prisma.discussion.findUnique({
-        where: { tenantId_id: { tenantId, id: discussionId } },
-        select: { seq: true },
-      });
+      const [d] = await sql.query<{ seq: number }>(HEAD, [tenantId, discussionId], "stream_head");
       return d ? d.seq : null;
     },
 
@@ -65,11 +68,11 @@ export function createEventLogReader(prisma: PrismaClient): EventLogReader {
       const rows =
         lower >= head
           ? []
-          : await prisma.event.findMany({
-              where: { tenantId, discussionId, seq: { gt: lower, lte: head } },
-              orderBy: { seq: "asc" },
-              select: EVENT_COLUMNS,
-            });
+          : await sql.query<{ seq: number; payload: unknown; audience: string; readerId: string | null; occurredAt: Date }>(
+              REPLAY_RANGE,
+              [tenantId, discussionId, lower, head],
+              "stream_replay",
+            );
       const cutoff = now.getTime() - window.maxAgeSeconds * 1000;
       const start = rows.findIndex((r) => r.occurredAt.getTime() >= cutoff);
       const kept = start < 0 ? [] : rows.slice(start);
@@ -98,22 +101,38 @@ function storedEventFromRow(row: { payload: unknown; audience: string; readerId:
 }
 
 /**
- * Identical replays that are in flight at the same time share one query: after a deploy, thousands
- * of clients of one discussion reconnect with the same Last-Event-ID at once (a reconnect storm),
- * and each would otherwise read the same rows. Keyed by discussion, range and window.
+ * Identical replays share one read: after a deploy, thousands of clients of one discussion reconnect
+ * with the same Last-Event-ID within a few seconds (a reconnect storm), and each would otherwise
+ * read the same rows. A read is shared while it is in flight and for `keepMs` after it finished
+ * (events up to `head` never change; the age window moves by at most `keepMs`). Keyed by discussion,
+ * range and window; times come from the `now` each caller passes (the injectable clock).
  */
-export function coalescingReplays(reader: EventLogReader): EventLogReader {
-  const inFlight = new Map<string, Promise<ReplayResult>>();
+export function coalescingReplays(reader: EventLogReader, opts: { keepMs?: number; maxKept?: number } = {}): EventLogReader {
+  const keepMs = opts.keepMs ?? 1_000;
+  const maxKept = opts.maxKept ?? 10_000;
+  interface Shared {
+    result: Promise<ReplayResult>;
+    /** when the read was asked for (the caller's clock) */
+    readAt: number;
+    done: boolean;
+  }
+  const shared = new Map<string, Shared>();
+  const fresh = (e: Shared, at: number) => !e.done || at - e.readAt < keepMs;
   return {
     ...reader,
     replay(key, after, head, window, now) {
       const id = JSON.stringify([key.tenantId, key.discussionId, after, head, window.maxEvents, window.maxAgeSeconds]);
-      let p = inFlight.get(id);
-      if (!p) {
-        p = reader.replay(key, after, head, window, now).finally(() => inFlight.delete(id));
-        inFlight.set(id, p);
-      }
-      return p;
+      const at = now.getTime();
+      const hit = shared.get(id);
+      if (hit && fresh(hit, at)) return hit.result;
+      if (shared.size >= maxKept) for (const [k, e] of shared) if (!fresh(e, at)) shared.delete(k);
+      const entry: Shared = { result: reader.replay(key, after, head, window, now), readAt: at, done: false };
+      entry.result.then(
+        () => void (entry.done = true),
+        () => void (shared.get(id) === entry && shared.delete(id)), // a failed read is not kept
+      );
+      if (shared.size < maxKept) shared.set(id, entry);
+      return entry.result;
     },
   };
 }

@@ -8,6 +8,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
 import { LiveEvent } from "./live-event.js";
+import type { Sql } from "../db/sql.js";
 import { coalescingReplays, createEventLogReader, headKey, type EventLogReader } from "../events/replay.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { errors } from "../lib/errors.js";
@@ -58,6 +59,8 @@ export const TICKET_TAKEOVER_CHANNEL = "eng:stream:ticket-takeover";
 /** What the hub needs of the app's services. */
 export interface StreamHubServices {
   prisma: PrismaClient;
+  /** plain SQL for the log reads of a connect (head, replay) */
+  sql: Sql;
   config: Pick<Config, "MAX_STREAMS_PER_INSTANCE">;
   clock: Clock;
   log: Logger;
@@ -114,7 +117,7 @@ export class StreamHub {
     this.app = app;
     this.bus = bus;
     this.options = { ...DEFAULT_HUB_OPTIONS, ...deps.options };
-    this.log = coalescingReplays(deps.log ?? createEventLogReader(app.prisma));
+    this.log = coalescingReplays(deps.log ?? createEventLogReader(app.prisma, app.sql));
     this.slots = createStreamSlots({ maxPerInstance: app.config.MAX_STREAMS_PER_INSTANCE, redis: deps.redis, log: app.log });
     this.offReconnect = bus.onReconnect(() => {
       app.log.info({ channels: this.channels.size }, "event bus reconnected; streams catch up from the log");

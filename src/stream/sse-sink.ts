@@ -70,6 +70,11 @@ export class SseSink implements StreamSink {
     this.opts.begin();
     this.opts.begin = noop; // do not keep the framework's request objects alive for the stream's life
     this.res.useChunkedEncodingByDefault = false;
+    // The head, `connected`, the replay and what arrived meanwhile are written in this tick (the
+    // session's start): corked, they leave in one write instead of one per frame.
+    const corked = this.res.socket;
+    corked?.cork();
+    process.nextTick(() => corked?.uncork());
     this.res.writeHead(200, { ...this.opts.headers, Connection: "close" });
     this.res.flushHeaders();
     const socket = this.res.socket;
