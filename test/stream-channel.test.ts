@@ -36,7 +36,8 @@ function stored(seq: number, audience: Audience = "all", readerId: string | null
 function memoryLog() {
   const events: StoredEvent[] = [];
   let replayGate: Promise<void> | null = null;
-  const calls = { after: 0, replay: 0 };
+  const calls = { after: 0, replay: 0, opening: 0 };
+  const state = { missing: false };
   const reader: EventLogReader = {
     async head() {
       return events.length;
@@ -54,10 +55,21 @@ function memoryLog() {
     async heads() {
       return new Map([[JSON.stringify([T, D]), events.length]]);
     },
+    async opening(_k, after) {
+      calls.opening++;
+      if (state.missing) return { head: null, events: [], truncated: false };
+      const head = events.length;
+      const snapshot = after === null ? [] : events.filter((e) => e.envelope.seq > after && e.envelope.seq <= head);
+      if (replayGate) await replayGate;
+      return { head, events: snapshot, truncated: false };
+    },
   };
   return {
     reader,
     calls,
+    set missing(v: boolean) {
+      state.missing = v;
+    },
     commit(audience: Audience = "all", readerId: string | null = null): StoredEvent {
       const e = stored(events.length + 1, audience, readerId);
       events.push(e);
@@ -151,9 +163,40 @@ afterEach(async () => {
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 
 describe("stream fan-out core", () => {
+  it("opens a discussion with no channel yet in one read of the log, merging live events that commit during it", async () => {
+    const { log, publish, open } = setup();
+    for (let i = 0; i < 5; i++) log.commit();
+    const release = log.holdReplay();
+    const opening = open(2);
+    await vi.waitFor(() => expect(log.calls.opening).toBe(1), WAIT);
+    // committed and published while the opening read (head + replay) is still running
+    for (let i = 0; i < 3; i++) await publish(log.commit());
+    await new Promise((r) => setTimeout(r, 10));
+    release();
+    const sink = await opening;
+    expect(sink.connected).toMatchObject({ replayed: 3, truncated: false });
+    await vi.waitFor(() => expect(sink.seqs).toEqual(range(3, 8)), WAIT);
+    expect(log.calls).toMatchObject({ opening: 1, replay: 0, after: 0 });
+    // a second client: the channel is there, so its one read is the replay
+    const second = await open(6);
+    expect(second.seqs).toEqual([7, 8]);
+    expect(log.calls).toMatchObject({ opening: 1, replay: 1, after: 0 });
+    await publish(log.commit());
+    await vi.waitFor(() => expect(sink.seqs).toEqual(range(3, 9)), WAIT);
+    await vi.waitFor(() => expect(second.seqs).toEqual([7, 8, 9]), WAIT);
+  });
+
+  it("404s an unknown discussion from the opening read and drops the channel", async () => {
+    const { log, hub, open } = setup();
+    log.missing = true;
+    await expect(open(null)).rejects.toMatchObject({ status: 404 });
+    expect(hub.stats()).toMatchObject({ sessions: 0, channels: 0 });
+  });
+
   it("merges replay and live when events commit during the replay query: no duplicate, no gap", async () => {
     const { log, publish, open } = setup();
     for (let i = 0; i < 5; i++) log.commit();
+    await open(null); // the channel exists: the next client's read is the replay alone
     const release = log.holdReplay();
     const opening = open(2);
     await vi.waitFor(() => expect(log.calls.replay).toBe(1), WAIT);

@@ -32,6 +32,15 @@ export interface EventLogReader {
   replay(key: DiscussionKey, after: number, head: number, window: ReplayWindow, now: Date): Promise<ReplayResult>;
   /** Heads of many discussions in one query (missing ones are left out). */
   heads(keys: DiscussionKey[]): Promise<Map<string, number>>;
+  /**
+   * The first read of a stream on a discussion this instance has no channel for, in one statement:
+   * its head (null when it does not exist) and, when `after` is given, the replay up to that head.
+   */
+  opening(key: DiscussionKey, after: number | null, window: ReplayWindow, now: Date): Promise<OpeningRead>;
+}
+
+export interface OpeningRead extends ReplayResult {
+  head: number | null;
 }
 
 export const headKey = (tenantId: string, discussionId: string): string => JSON.stringify([tenantId, discussionId]);
@@ -42,6 +51,37 @@ const EVENT_COLUMNS = { seq: true, payload: true, audience: true, readerId: true
 const REPLAY_RANGE = `SELECT seq, payload, audience, reader_id AS "readerId", occurred_at AS "occurredAt"
   FROM events WHERE tenant_id = $1 AND discussion_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`;
 const HEAD = `SELECT seq FROM discussions WHERE tenant_id = $1 AND id = $2`;
+/** The head and the replay window after $3 (null: none) of at most $4 events, in one statement. */
+const OPENING = `SELECT d.seq AS head, e.seq, e.payload, e.audience, e.reader_id AS "readerId", e.occurred_at AS "occurredAt"
+  FROM discussions d
+  LEFT JOIN LATERAL (
+    SELECT seq, payload, audience, reader_id, occurred_at FROM events
+     WHERE tenant_id = d.tenant_id AND discussion_id = d.id AND seq > GREATEST($3::int, d.seq - $4::int) AND seq <= d.seq
+  ) e ON $3::int IS NOT NULL
+ WHERE d.tenant_id = $1 AND d.id = $2
+ ORDER BY e.seq`;
+
+interface EventRow {
+  seq: number;
+  payload: unknown;
+  audience: string;
+  readerId: string | null;
+  occurredAt: Date;
+}
+
+/**
+ * The replay window applied to the rows of (max(after, head − maxEvents), head]: from the first one
+ * younger than maxAgeSeconds on (occurredAt comes from each writer's clock, so it is only roughly
+ * ordered by seq: cut once). Truncated when the first kept event is not the one right after `after`.
+ */
+function windowed(rows: EventRow[], after: number, head: number, window: ReplayWindow, now: Date): ReplayResult {
+  if (after >= head) return { events: [], truncated: false };
+  const cutoff = now.getTime() - window.maxAgeSeconds * 1000;
+  const start = rows.findIndex((r) => r.occurredAt.getTime() >= cutoff);
+  const kept = start < 0 ? [] : rows.slice(start);
+  const first = kept[0]?.seq;
+  return { events: kept.map(storedEventFromRow), truncated: first === undefined || first > after + 1 };
+}
 
 export function createEventLogReader(prisma: PrismaClient, sql: Sql): EventLogReader {
   return {
@@ -62,22 +102,22 @@ export function createEventLogReader(prisma: PrismaClient, sql: Sql): EventLogRe
 
     async replay({ tenantId, discussionId }, after, head, window, now) {
       if (after >= head) return { events: [], truncated: false };
-      // The window: the newest maxEvents events, from the first one younger than maxAgeSeconds on
-      // (occurredAt comes from each writer's clock, so it is only roughly ordered by seq: cut once).
+      // the newest maxEvents events, then the age cut
       const lower = Math.max(after, head - window.maxEvents);
-      const rows =
-        lower >= head
-          ? []
-          : await sql.query<{ seq: number; payload: unknown; audience: string; readerId: string | null; occurredAt: Date }>(
-              REPLAY_RANGE,
-              [tenantId, discussionId, lower, head],
-              "stream_replay",
-            );
-      const cutoff = now.getTime() - window.maxAgeSeconds * 1000;
-      const start = rows.findIndex((r) => r.occurredAt.getTime() >= cutoff);
-      const kept = start < 0 ? [] : rows.slice(start);
-      const first = kept[0]?.seq;
-      return { events: kept.map(storedEventFromRow), truncated: first === undefined || first > after + 1 };
+      const rows = lower >= head ? [] : await sql.query<EventRow>(REPLAY_RANGE, [tenantId, discussionId, lower, head], "stream_replay");
+      return windowed(rows, after, head, window, now);
+    },
+
+    async opening({ tenantId, discussionId }, after, window, now) {
+      const rows = await sql.query<{ head: number } & ({ seq: null } | EventRow)>(
+        OPENING,
+        [tenantId, discussionId, after, window.maxEvents],
+        "stream_opening",
+      );
+      const head = rows[0]?.head ?? null;
+      if (head === null || after === null) return { head, events: [], truncated: false };
+      const events = rows.filter((r): r is { head: number } & EventRow => r.seq !== null);
+      return { head, ...windowed(events, after, head, window, now) };
     },
 
     async heads(keys) {

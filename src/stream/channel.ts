@@ -9,6 +9,7 @@
 import type { BusMessage, EventBus } from "../events/bus.js";
 import { LiveEvent } from "./live-event.js";
 import type { EventLogReader } from "../events/replay.js";
+import { errors } from "../lib/errors.js";
 
 export interface ChannelDeps {
   bus: EventBus;
@@ -33,8 +34,6 @@ export class Channel {
   /** last seq delivered to the members */
   head = 0;
   readonly members = new Set<ChannelMember>();
-  /** sessions between "asked for the channel" and "added": keep it open meanwhile */
-  joining = 0;
   readonly ready: Promise<void>;
   private initialized = false;
   private closed = false;
@@ -45,16 +44,22 @@ export class Channel {
   private graceTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
 
+  /**
+   * `readHead` is the channel's first read of the log, after it has subscribed (default: the head
+   * alone; the hub reads the first session's replay with it). Null = no such discussion: `ready`
+   * rejects with 404 and the subscription is dropped.
+   */
   constructor(
     readonly tenantId: string,
     readonly discussionId: string,
     private readonly deps: ChannelDeps,
+    readHead: () => Promise<number | null> = () => deps.log.head(tenantId, discussionId),
   ) {
-    this.ready = this.init();
+    this.ready = this.init(readHead);
   }
 
   get idle(): boolean {
-    return this.members.size === 0 && this.joining === 0;
+    return this.members.size === 0;
   }
 
   add(member: ChannelMember): void {
@@ -89,7 +94,7 @@ export class Channel {
     await this.unsubscribe?.().catch((err: unknown) => this.deps.onError(err, "unsubscribe"));
   }
 
-  private async init(): Promise<void> {
+  private async init(readHead: () => Promise<number | null>): Promise<void> {
     // Subscribe first, then read the head: an event committed in between is in both, and the
     // message is dropped as a duplicate; none can fall between the two.
     this.unsubscribe = await this.deps.bus.subscribe(this.tenantId, this.discussionId, (m) => this.onMessage(m));
@@ -97,8 +102,16 @@ export class Channel {
       await this.unsubscribe();
       return;
     }
-    const head = await this.deps.log.head(this.tenantId, this.discussionId);
-    this.head = head ?? 0;
+    let head: number | null;
+    try {
+      head = await readHead();
+      if (head === null) throw errors.notFound("Discussion");
+    } catch (err) {
+      this.closed = true;
+      await this.unsubscribe().catch((e: unknown) => this.deps.onError(e, "unsubscribe"));
+      throw err;
+    }
+    this.head = head;
     this.target = Math.max(this.target, this.head);
     this.initialized = true;
     this.pump(false);

@@ -9,7 +9,7 @@ import type { Clock } from "../lib/clock.js";
 import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
 import { LiveEvent } from "./live-event.js";
 import type { Sql } from "../db/sql.js";
-import { coalescingReplays, createEventLogReader, headKey, type EventLogReader } from "../events/replay.js";
+import { coalescingReplays, createEventLogReader, headKey, type EventLogReader, type OpeningRead } from "../events/replay.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
@@ -180,22 +180,18 @@ export class StreamHub {
   async open(req: OpenRequest, sink: StreamSink): Promise<Session> {
     if (this.stopping) throw errors.unavailable("This instance is shutting down; reconnect.");
     const { tenantId, discussionId, settings } = req;
-    // a live channel proves the discussion exists (discussions are never deleted): skip the query
-    if (!this.channels.has(headKey(tenantId, discussionId)) && (await this.log.head(tenantId, discussionId)) === null) {
-      throw errors.notFound("Discussion");
-    }
     const release = await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
     const session = new Session(tenantId, discussionId, req.viewer, sink);
-    const channel = this.channelFor(tenantId, discussionId);
-    channel.joining++;
-    try {
-      await channel.ready;
-    } catch (err) {
-      release();
-      throw unavailableOr(err);
-    } finally {
-      channel.joining--;
-    }
+    // One database round trip per connect. A live channel proves the discussion exists (they are
+    // never deleted) and knows its head: only the replay is read, shared by identical reconnects.
+    // Without one, the new channel's first read is this session's: existence, head and replay in
+    // one statement (null head: 404).
+    let opening: OpeningRead | undefined;
+    const channel = this.channelFor(tenantId, discussionId, async () => {
+      opening = await this.log.opening({ tenantId, discussionId }, req.after, settings.replay, this.app.clock.now());
+      return opening.head;
+    });
+    // a member from now on: the session buffers what the channel delivers until it starts
     channel.add(session);
     this.sessions.set(session, sink);
     session.onClose(() => {
@@ -204,14 +200,21 @@ export class StreamHub {
       release();
       this.dropIfIdle(channel);
     });
+    try {
+      await channel.ready;
+    } catch (err) {
+      session.close();
+      throw unavailableOr(err);
+    }
     if (req.ticket) this.trackTicket(session, req.ticket);
     try {
-      const head = channel.head;
+      // where the replay ends and the buffer begins: the new channel's first head, or its head now
+      const head = opening?.head ?? channel.head;
       const after = req.after === null ? null : Math.min(req.after, head);
       const { events, truncated } =
         after === null || session.closed
           ? { events: [], truncated: false }
-          : await this.log.replay({ tenantId, discussionId }, after, head, settings.replay, this.app.clock.now());
+          : (opening ?? (await this.log.replay({ tenantId, discussionId }, after, head, settings.replay, this.app.clock.now())));
       session.start({
         after,
         head,
@@ -250,18 +253,24 @@ export class StreamHub {
     await this.slots.close();
   }
 
-  private channelFor(tenantId: string, discussionId: string): Channel {
+  /** The discussion's channel; a new one reads the log first with `readHead`. */
+  private channelFor(tenantId: string, discussionId: string, readHead: () => Promise<number | null>): Channel {
     const key = headKey(tenantId, discussionId);
     let ch = this.channels.get(key);
     if (!ch) {
-      const created = new Channel(tenantId, discussionId, {
-        bus: this.bus,
-        log: this.log,
-        gapGraceMs: this.options.gapGraceMs,
-        onLogRead: () => void this.logReads++,
-        onBusEvent: (ev) => this.onBusEvent?.(ev),
-        onError: (err, what) => this.app.log.warn({ err, tenantId, discussionId }, `stream channel: ${what} failed`),
-      });
+      const created = new Channel(
+        tenantId,
+        discussionId,
+        {
+          bus: this.bus,
+          log: this.log,
+          gapGraceMs: this.options.gapGraceMs,
+          onLogRead: () => void this.logReads++,
+          onBusEvent: (ev) => this.onBusEvent?.(ev),
+          onError: (err, what) => this.app.log.warn({ err, tenantId, discussionId }, `stream channel: ${what} failed`),
+        },
+        readHead,
+      );
       created.ready.catch(() => {
         if (this.channels.get(key) === created) this.channels.delete(key);
       });

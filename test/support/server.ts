@@ -4,6 +4,7 @@ import { buildApp, type App } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/lib/clock.js";
 import type { WebhookOptions } from "../../src/delivery/runtime.js";
+import type { HubOptions } from "../../src/stream/hub.js";
 
 export const TEST_ADMIN_SECRET = "test-admin-secret-0123456789abcdef0123456789";
 
@@ -30,10 +31,11 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
 
 export async function startServer(
   env: Record<string, string> = {},
-  opts: { clock?: Clock; webhooks?: Partial<WebhookOptions> } = {},
+  opts: { clock?: Clock; webhooks?: Partial<WebhookOptions>; stream?: Partial<HubOptions> } = {},
 ): Promise<TestServer> {
   const app = await buildApp(loadConfig(testEnv(env)), {
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.stream ? { stream: opts.stream } : {}),
     ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
     migrate: false,
   });

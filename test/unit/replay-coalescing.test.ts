@@ -11,6 +11,7 @@ function countingReader(): { reader: EventLogReader; calls: () => number; releas
     head: async () => 0,
     after: async () => [],
     heads: async () => new Map(),
+    opening: async () => ({ head: null, events: [], truncated: false }),
     replay: async (_key, after, head): Promise<ReplayResult> => {
       calls++;
       await gate;
@@ -52,6 +53,7 @@ describe("coalescingReplays", () => {
       head: async () => 0,
       after: async () => [],
       heads: async () => new Map(),
+      opening: async () => ({ head: null, events: [], truncated: false }),
       replay: async () => {
         calls++;
         throw new Error("database down");

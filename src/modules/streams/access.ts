@@ -1,10 +1,10 @@
 // Who is opening a stream, and what it may see: an API key (X-API-Key, or the deprecated
 // ?token=) optionally with X-Service-Identity, or a ticket minted by POST /api/v1/stream/ticket.
-import { currentReader, type AppServices, type RequestContext } from "../../context/request.js";
+import { currentReader, type RequestContext } from "../../context/request.js";
 import { keyState } from "../../auth/key-auth.js";
 import { hasCapability } from "../../auth/principal.js";
 import { errors } from "../../lib/errors.js";
-import { redeemStreamTicket } from "../../stream/tickets.js";
+import { redeemStreamTicket, type RedeemedTicket } from "../../stream/tickets.js";
 import type { Viewer } from "../../stream/visibility.js";
 
 export interface StreamCaller {
@@ -45,7 +45,7 @@ export async function streamCaller(
       resuming: opts.lastEventId !== undefined && opts.lastEventId !== null,
       resumeSeconds: ctx.app.config.STREAM_TICKET_RESUME_SECONDS,
     });
-    if (t.apiKeyId) await assertMinterActive(ctx.app, t.tenantId, t.apiKeyId);
+    if (t.apiKeyId) assertMinterActive(t.minter, ctx.app.clock.now());
     if (opts.origin && !ctx.app.origins.tenantAllows(await ctx.app.streams.settingsOf(t.tenantId), opts.origin)) {
       throw errors.originNotAllowed(opts.origin);
     }
@@ -59,10 +59,9 @@ export async function streamCaller(
 }
 
 /** A ticket is only as good as the key that minted it, as of now: a revoked or expired key's tickets fail. */
-async function assertMinterActive(app: AppServices, tenantId: string, apiKeyId: string): Promise<void> {
-  const key = await app.prisma.apiKey.findFirst({ where: { id: apiKeyId, tenantId } });
-  if (!key) throw errors.unauthenticated("The key that minted this ticket no longer exists.");
-  const state = keyState(key, app.clock.now());
+function assertMinterActive(minter: RedeemedTicket["minter"], now: Date): void {
+  if (!minter) throw errors.unauthenticated("The key that minted this ticket no longer exists.");
+  const state = keyState(minter, now);
   if (state === "revoked") throw errors.keyRevoked();
   if (state === "expired") throw errors.keyExpired();
 }
