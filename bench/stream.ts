@@ -44,7 +44,11 @@ const { values: opt } = parseArgs({
     storm: { type: "string" },
   },
 });
-const CLIENT_COUNTS = (opt.clients ?? process.env.BENCH_CLIENTS ?? "1000,2000").split(",").map((s) => Number(s.trim()));
+/** `--clients 0`: no fan-out scenarios (replay and storm only) */
+const CLIENT_COUNTS = (opt.clients ?? process.env.BENCH_CLIENTS ?? "1000,2000")
+  .split(",")
+  .map((s) => Number(s.trim()))
+  .filter((n) => n > 0);
 const WRITES = Number(opt.writes ?? process.env.BENCH_WRITES ?? 20);
 const GAP_MS = Number(opt["gap-ms"] ?? 250);
 const REPLAY = Number(opt.replay ?? process.env.BENCH_REPLAY ?? 1000);

@@ -115,8 +115,8 @@ export async function createRuntime(
           // (rate limits in process, stream caps per instance; src/auth/rate-limit.ts, src/stream/limits.ts)
           commandTimeout: 500,
           connectionName: "eng-cmd",
-          // commands issued in the same tick (the rate limits of concurrent requests) go out in one write
-          enableAutoPipelining: true,
+          // no auto-pipelining: the per-request commands (rate limits, stream slots) are already
+          // batched per event-loop turn by their users, and a pipeline per command costs more CPU
         })
       : undefined;
     redis?.on("error", (err) => log.warn({ err: err.message }, "redis error"));

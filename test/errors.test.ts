@@ -137,6 +137,19 @@ describe("problem documents", () => {
     // the budget is per caller: the admin console is not throttled by the key's use
     expect((await r.admin.get("/api/v1/discussions")).status).toBe(200);
   });
+
+  it("counts simultaneous requests exactly (they are consumed in batches): the budget, then 429", async () => {
+    const r = await createTestTenant(server);
+    expect((await r.api.patch("/api/v1/settings", { rateLimits: { requestsPerMinute: 12 } })).status).toBe(200);
+    // a new budget counts from zero (the PATCH was counted against the old one); 25 at once
+    const all = await Promise.all(Array.from({ length: 25 }, () => r.api.get("/api/v1/discussions")));
+    const ok = all.filter((x) => x.status === 200);
+    expect(ok).toHaveLength(12);
+    expect(all.filter((x) => x.status === 429)).toHaveLength(13);
+    expect(ok.map((x) => Number(x.headers.get("ratelimit-remaining"))).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i),
+    );
+  });
 });
 
 describe("503 unavailable when the database is down", () => {

@@ -5,6 +5,7 @@ import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
+import { keyedBatcher } from "../lib/batcher.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import type { Principal } from "./principal.js";
 
@@ -73,19 +74,38 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
     return value;
   };
 
-  const take = async (bucket: string, limit: number, points: number): Promise<RateLimitInfo> => {
+  /**
+   * Consumes of one bucket are group-committed (src/lib/batcher.ts): a busy key's requests go to
+   * the store as one consume of their summed points instead of one command each. The store
+   * returns the bucket's total after the batch; walking the batch in arrival order from the total
+   * before it, each request is allowed or refused exactly as it would have been alone.
+   */
+  const consumeBatched = keyedBatcher<{ limit: number; bucket: string; points: number }, RateLimitInfo>(async (_key, items) => {
+    const { limit, bucket } = items[0]!.value;
+    const total = items.reduce((n, i) => n + i.value.points, 0);
+    let res: RateLimiterRes;
     try {
-      const r = await limiterFor(limit).consume(bucket, points);
-      return { limit, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
+      res = await limiterFor(limit).consume(bucket, total);
     } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        opts.onRefusal?.();
-        const reset = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-        throw errors.rateLimited(reset, rateLimitHeaders({ limit, remaining: 0, resetSeconds: reset }));
-      }
-      throw errors.unavailable("The rate limiter's store is unavailable.");
+      if (!(err instanceof RateLimiterRes)) throw errors.unavailable("The rate limiter's store is unavailable.");
+      res = err; // over the budget: some (or all) of the batch are refused
     }
-  };
+    const resetSeconds = Math.ceil(res.msBeforeNext / 1000);
+    let used = res.consumedPoints - total;
+    for (const item of items) {
+      used += item.value.points;
+      if (used <= limit) {
+        item.resolve({ limit, remaining: limit - used, resetSeconds });
+        continue;
+      }
+      opts.onRefusal?.();
+      const reset = Math.max(1, resetSeconds);
+      item.reject(errors.rateLimited(reset, rateLimitHeaders({ limit, remaining: 0, resetSeconds: reset })));
+    }
+  });
+
+  const take = (bucket: string, limit: number, points: number): Promise<RateLimitInfo> =>
+    consumeBatched(`${limit} ${bucket}`, { limit, bucket, points });
 
   return {
     async consume(p, storedSettings, points = 1) {

@@ -3,13 +3,14 @@
 //
 // Across instances (Redis): each instance keeps its own count per tenant in a key with a TTL,
 // `eng:sc:{tenant}:n:<instance>`, listed in the set `eng:sc:{tenant}:i`; a Lua script sums the
-// live counters and increments ours atomically. The instance re-writes its counters (and their
-// TTL) every ttl/3, so a crashed instance's streams stop counting after at most the TTL, and any
-// drift heals. If Redis is unreachable the check falls back to this instance's own count.
+// live counters and increments ours atomically (for a batch of acquires at once).
+// The instance re-writes its counters (and their TTL) every ttl/3, so a crashed instance's streams
+// stop counting after at most the TTL, and any drift heals. If Redis is unreachable the check falls back to this instance's own count.
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { AppError } from "../lib/errors.js";
+import { keyedBatcher } from "../lib/batcher.js";
 
 export interface StreamSlots {
   /** Takes a slot or throws 429; the returned function gives it back (idempotent). */
@@ -28,18 +29,36 @@ export interface StreamSlotOptions {
 
 const RETRY_AFTER_SECONDS = 5;
 
+/**
+ * Takes up to ARGV[5] slots at once (the acquires of one event-loop turn): sums the live counters,
+ * grants what the limit leaves room for and counts it on this instance's counter; returns how many.
+ */
 const ACQUIRE = `
 local total = 0
 for _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local v = redis.call('GET', ARGV[4] .. m)
   if v then total = total + tonumber(v) else redis.call('SREM', KEYS[1], m) end
 end
-if total >= tonumber(ARGV[1]) then return -1 end
-redis.call('INCR', KEYS[2])
+local n = math.min(tonumber(ARGV[1]) - total, tonumber(ARGV[5]))
+if n <= 0 then return 0 end
+redis.call('INCRBY', KEYS[2], n)
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('SADD', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
-return total + 1`;
+return n`;
+
+/** The script as an ioredis command: EVALSHA, and the script itself only when Redis lacks it. */
+interface SlotsRedis extends Redis {
+  engAcquireStreamSlots(
+    setKey: string,
+    counterKey: string,
+    limit: number,
+    instance: string,
+    ttl: number,
+    prefix: string,
+    want: number,
+  ): Promise<number>;
+}
 
 export function tooManyStreams(detail: string, limit: number): AppError {
   return new AppError(429, "rate_limited", detail, {
@@ -69,17 +88,33 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
     local += by;
   };
 
-  /** true = allowed (and counted in Redis), false = over the limit, null = Redis unavailable */
-  async function acquireShared(tenantId: string, limit: number): Promise<boolean | null> {
-    if (!redis) return null;
+  const scripted = redis as SlotsRedis | undefined;
+  scripted?.defineCommand("engAcquireStreamSlots", { numberOfKeys: 2, lua: ACQUIRE });
+
+  /**
+   * A tenant's acquires are group-committed (src/lib/batcher.ts): those that arrive while Redis
+   * answers the previous batch go as one script call; the first `granted` of them get a slot.
+   */
+  const acquireBatched = keyedBatcher<{ tenantId: string; limit: number }, boolean | null>(async (_key, items) => {
+    const { tenantId, limit } = items[0]!.value;
+    let granted: number;
     try {
       const prefix = counterPrefix(tenantId);
-      const r = await redis.eval(ACQUIRE, 2, setKey(tenantId), prefix + instance, limit, instance, ttl, prefix);
-      return Number(r) >= 0;
+      granted = Number(
+        await scripted!.engAcquireStreamSlots(setKey(tenantId), prefix + instance, limit, instance, ttl, prefix, items.length),
+      );
     } catch (err) {
       opts.log.warn({ err: (err as Error).message }, "stream connection count unavailable; counting this instance only");
-      return null;
+      for (const item of items) item.resolve(null);
+      return;
     }
+    items.forEach((item, i) => item.resolve(i < granted));
+  });
+
+  /** true = allowed (and counted in Redis), false = over the limit, null = Redis unavailable */
+  function acquireShared(tenantId: string, limit: number): Promise<boolean | null> {
+    if (!scripted) return Promise.resolve(null);
+    return acquireBatched(`${limit} ${tenantId}`, { tenantId, limit });
   }
 
   async function refresh(): Promise<void> {

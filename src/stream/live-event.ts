@@ -6,6 +6,7 @@ import { formatEvent } from "./sse-writer.js";
 
 const AUDIENCES: ReadonlySet<string> = new Set<Audience>(["all", "moderators", "reader"]);
 const TYPES: ReadonlySet<string> = new Set(STREAM_EVENT_TYPES);
+const OF_STORED = new WeakMap<StoredEvent, LiveEvent>();
 
 /** One event as streams deliver it; the JSON and the SSE frame are built once and shared. */
 export class LiveEvent {
@@ -56,8 +57,11 @@ export class LiveEvent {
     return this.frameBytes;
   }
 
+  /** One LiveEvent per stored event: replays shared by many clients encode each event once. */
   static fromStored(e: StoredEvent): LiveEvent {
-    return new LiveEvent(e.envelope, e.audience, e.readerId);
+    let ev = OF_STORED.get(e);
+    if (!ev) OF_STORED.set(e, (ev = new LiveEvent(e.envelope, e.audience, e.readerId)));
+    return ev;
   }
 
   /** The event a bus message carries, or null when it must be read from the log. */

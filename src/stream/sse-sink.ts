@@ -3,6 +3,7 @@
 // The response body is close-delimited (HTTP/1.1 without chunked encoding: a stream only ever ends
 // by closing its connection), so after the head each frame is one plain socket write of bytes that
 // are encoded once per event and shared by every stream — no per-client encoding or chunk framing.
+// The start of a stream (head, `connected`, the replay) is one write: a reconnect storm is mostly that.
 //
 // Pacing: while the socket asks us to wait (a write returned false), frames queue here and go out
 // on 'drain'. Replayed frames (read deliberately, at most replay.maxEvents) do not count against
@@ -31,6 +32,8 @@ export class SseSink implements StreamSink {
   private writer: SseWriter | undefined;
   private readonly closing = new CloseSignal();
   private live = false;
+  /** `connected` and the replayed frames, until they leave with the head in one write */
+  private startup: string[] | null = null;
   private queue: Frame[] = [];
   /** index of the next frame to send in `queue` (a shift() per frame would be quadratic) */
   private head = 0;
@@ -70,13 +73,9 @@ export class SseSink implements StreamSink {
     this.opts.begin();
     this.opts.begin = noop; // do not keep the framework's request objects alive for the stream's life
     this.res.useChunkedEncodingByDefault = false;
-    // The head, `connected`, the replay and what arrived meanwhile are written in this tick (the
-    // session's start): corked, they leave in one write instead of one per frame.
-    const corked = this.res.socket;
-    corked?.cork();
-    process.nextTick(() => corked?.uncork());
+    // The head is only stored here: it goes out with the start-up frames (`connected` and the
+    // replay), all in one socket write, when the session turns live (or at the end of this tick).
     this.res.writeHead(200, { ...this.opts.headers, Connection: "close" });
-    this.res.flushHeaders();
     const socket = this.res.socket;
     if (!socket || socket.destroyed) return this.finish();
     socket.setNoDelay(true);
@@ -87,23 +86,40 @@ export class SseSink implements StreamSink {
       onClose: () => this.finish(),
     });
     socket.on("drain", () => this.pump());
-    this.writer.send(formatEvent({ id: headSeq, event: "connected", data: JSON.stringify(info) }));
+    this.startup = [formatEvent({ id: headSeq, event: "connected", data: JSON.stringify(info) })];
+    process.nextTick(() => this.flushStartup());
+  }
+
+  /** The head and the start-up frames, as one write. */
+  private flushStartup(): void {
+    const frames = this.startup;
+    if (!frames) return;
+    this.startup = null;
+    if (this.closing.closed || !this.writer || this.writer.closed) return;
+    this.res.write(frames.join(""));
   }
 
   beginLive(): void {
+    this.flushStartup();
     this.live = true;
   }
 
   event(ev: LiveEvent): boolean {
+    if (this.startup && !this.closing.closed) {
+      this.startup.push(ev.sseFrame); // a replayed event: the string, joined into the start-up write
+      return true;
+    }
     return this.enqueue(ev.sseBytes);
   }
 
   heartbeat(): void {
+    this.flushStartup();
     // a heartbeat only matters on an idle connection; a backlog keeps it alive anyway
     if (this.writer && this.queued === 0 && !this.writer.backpressured) this.writer.send(HEARTBEAT);
   }
 
   end(reason: EndReason): void {
+    this.flushStartup();
     if (!this.writer || this.writer.closed) return this.finish();
     const frame = formatEvent({ event: "connection-timeout", data: JSON.stringify({ reason }) });
     if (this.queued === 0 && !this.writer.backpressured) {
@@ -161,6 +177,7 @@ export class SseSink implements StreamSink {
 
   private finish(): void {
     if (this.closing.closed) return;
+    this.startup = null;
     this.queue = [];
     this.head = 0;
     this.closing.fire();
