@@ -29,8 +29,10 @@ async function step(ms: number): Promise<number> {
 }
 const endpointRow = (id: string) => prisma().webhookEndpoint.findUniqueOrThrow({ where: { id } });
 
+let isolated: Awaited<ReturnType<typeof isolatedDatabase>> | undefined;
 beforeAll(async () => {
-  databaseUrl = await isolatedDatabase("breaker");
+  isolated = await isolatedDatabase("breaker");
+  databaseUrl = isolated.url;
   server = await startWebhookServer({ RUN_WEBHOOK_WORKER: "0", DATABASE_URL: databaseUrl }, { clock });
   t = await createTestTenant(server);
   receiver = await startReceiver((req) =>
@@ -40,6 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await receiver?.close();
+  await isolated?.drop();
 });
 
 describe("circuit breaker", () => {

@@ -51,8 +51,10 @@ function startChildWorker(): Promise<{ proc: ChildProcess; workerId: string }> {
   });
 }
 
+let isolated: Awaited<ReturnType<typeof isolatedDatabase>> | undefined;
 beforeAll(async () => {
-  databaseUrl = await isolatedDatabase("crash");
+  isolated = await isolatedDatabase("crash");
+  databaseUrl = isolated.url;
   server = await startWebhookServer({ RUN_WEBHOOK_WORKER: "0", DATABASE_URL: databaseUrl }, { clock });
   t = await createTestTenant(server);
   const first = new Set<string>();
@@ -68,6 +70,7 @@ afterAll(async () => {
   child?.kill("SIGKILL");
   await server?.stop();
   await receiver?.close();
+  await isolated?.drop();
 });
 
 describe("worker crash", () => {

@@ -62,7 +62,9 @@ describe("webhook drain under the fairness caps", () => {
   // claim these jobs.
   let databaseUrl: string;
   beforeAll(async () => {
-    databaseUrl = await isolatedDatabase("drain");
+    const isolated = await isolatedDatabase("drain");
+    databaseUrl = isolated.url;
+    return () => isolated.drop(); // after the describe's tests (each stops its own server)
   });
   for (const caps of [
     { maxPerEndpoint: 2, maxPerTenant: 32 },
