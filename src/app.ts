@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
 import { schema } from "./modules/schema.js";
-import { createGraphQLServer } from "./http/graphql.js";
+import { createDirectGraphQL, createGraphQLServer } from "./http/graphql.js";
 import { mountRoutes } from "./http/rest/router.js";
 import { buildOpenApi } from "./http/rest/openapi.js";
 import { SERVICE_VERSION } from "./lib/version.js";
@@ -47,7 +47,11 @@ export async function buildApp(
 
   const cors = createCorsPolicy(services.origins);
   const yoga = createGraphQLServer(services, schema, cors);
+  const direct = createDirectGraphQL(yoga);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const served = await direct(req, reply);
+    services.metrics.graphqlRequests.inc({ path: served ? "direct" : "yoga" });
+    if (served) return reply;
     const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
     response.headers.forEach((value, key) => void reply.header(key, value));
     reply.status(response.status);

@@ -2,7 +2,7 @@
 // envelope carries every protection once, for /graphql and REST alike: document limits
 // (graphql-limits.ts), per-root-field rate limiting, production defaults (no introspection or
 // suggestions, no GraphiQL), and request errors with specific codes (never internal_error).
-import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, processRegularResult, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
@@ -13,6 +13,7 @@ import {
   NoSchemaIntrospectionCustomRule,
   getOperationAST,
   type DocumentNode,
+  type ExecutionResult,
   type GraphQLSchema,
   type SelectionSetNode,
 } from "graphql";
@@ -233,4 +234,49 @@ export function createGraphQLServer(
       }
     },
   });
+}
+
+/** The Accept values the direct path answers (anything else goes through yoga's negotiation). */
+const DIRECT_MEDIA_TYPES: Record<string, string> = {
+  "": "application/json",
+  "*/*": "application/json",
+  "application/json": "application/json",
+  "application/graphql-response+json": "application/graphql-response+json",
+};
+const PARAM_KEYS = new Set(["query", "variables", "operationName"]);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The common `/graphql` request of a backend — POST, a JSON body with `query`, `variables` and
+ * `operationName`, no Origin, Accept JSON — straight into yoga's own operation pipeline
+ * (`getResultForParams`: its parameter checks, parse and validation caches, every plugin, error
+ * masking, the request context) and result processor (`processRegularResult`: status and body).
+ * What it skips is the fetch-API request and response around them, about a quarter of such a
+ * request's CPU. Anything else (browsers and CORS, batches, GET, subscriptions, other media types)
+ * answers `false`: yoga serves it whole.
+ */
+export function createDirectGraphQL(yoga: YogaServerInstance<ServerContext, RequestContext>) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+    if (req.method !== "POST" || req.headers.origin !== undefined || req.url !== "/graphql") return false;
+    if (!(req.headers["content-type"] ?? "").startsWith("application/json")) return false;
+    const mediaType = DIRECT_MEDIA_TYPES[(req.headers.accept ?? "").replace(/\s|;charset=utf-8$/gi, "").toLowerCase()];
+    const params = req.body;
+    if (!mediaType || !isPlainObject(params) || typeof params.query !== "string") return false;
+    for (const key of Object.keys(params)) if (!PARAM_KEYS.has(key)) return false;
+    if (params.variables != null && !isPlainObject(params.variables)) return false;
+    if (params.operationName != null && typeof params.operationName !== "string") return false;
+    // a subscription is an event stream: yoga's (a word check is enough to leave it to yoga)
+    if (params.query.includes("subscription")) return false;
+    // yoga's own operation pipeline, with the server context yoga would pass: the request context
+    // is built by the same `context` function, when yoga would build it (after validation)
+    const result = await yoga.getResultForParams(
+      // what is read of the request here: its method (yoga's parse hook) and headers (our context)
+      { params: params as { query: string }, request: { method: "POST", headers: req.headers } as unknown as Request },
+      { req, reply },
+    );
+    const response = processRegularResult(result as ExecutionResult, yoga.fetchAPI, mediaType);
+    response.headers.forEach((value, key) => void reply.header(key, value));
+    reply.status(response.status).send(Buffer.from(await response.arrayBuffer()));
+    return true;
+  };
 }

@@ -7,6 +7,8 @@ export interface Metrics {
   httpRequests: Counter<"route" | "method" | "status">;
   httpDuration: Histogram<"route" | "method">;
   graphqlOperations: Counter<"operation" | "outcome">;
+  /** /graphql requests by the way they were served: `direct` (a backend's plain POST) or `yoga` */
+  graphqlRequests: Counter<"path">;
   eventsAppended: Counter;
   eventsPublished: Counter<"outcome">;
   fanoutLag: Histogram;
@@ -46,6 +48,12 @@ export function createMetrics(): Metrics {
       name: "graphql_operations_total",
       help: "GraphQL operations by name and outcome",
       labelNames: ["operation", "outcome"],
+      registers: [registry],
+    }),
+    graphqlRequests: new Counter({
+      name: "graphql_requests_total",
+      help: "/graphql requests by path: direct (plain POST from a backend) or yoga (everything else)",
+      labelNames: ["path"],
       registers: [registry],
     }),
     eventsAppended: new Counter({ name: "events_appended_total", help: "Events written to the log", registers: [registry] }),
