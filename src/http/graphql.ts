@@ -274,7 +274,15 @@ export function createDirectGraphQL(yoga: YogaServerInstance<ServerContext, Requ
       { params: params as { query: string }, request: { method: "POST", headers: req.headers } as unknown as Request },
       { req, reply },
     );
-    const response = processRegularResult(result as ExecutionResult, yoga.fetchAPI, mediaType);
+    const done = result as ExecutionResult & { stringify?: (r: ExecutionResult) => string };
+    if (!done.errors && !done.extensions && !(Symbol.asyncIterator in done)) {
+      // data alone: what processRegularResult answers for it (200, the media type, the result as
+      // JSON by graphql-jit's compiled stringifier), without building a fetch-API Response
+      reply.status(200).header("content-type", `${mediaType}; charset=utf-8`);
+      reply.send((done.stringify ?? JSON.stringify)(done));
+      return true;
+    }
+    const response = processRegularResult(done, yoga.fetchAPI, mediaType);
     response.headers.forEach((value, key) => void reply.header(key, value));
     reply.status(response.status).send(Buffer.from(await response.arrayBuffer()));
     return true;
