@@ -163,25 +163,34 @@ afterEach(async () => {
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 
 describe("stream fan-out core", () => {
-  it("opens a discussion with no channel yet in one read of the log, merging live events that commit during it", async () => {
-    const { log, publish, open } = setup();
-    for (let i = 0; i < 5; i++) log.commit();
-    const release = log.holdReplay();
-    const opening = open(2);
-    await vi.waitFor(() => expect(log.calls.opening).toBe(1), WAIT);
-    // committed and published while the opening read (head + replay) is still running
-    for (let i = 0; i < 3; i++) await publish(log.commit());
+  /**
+   * Opens a client with Last-Event-ID 2 over 5 committed events while the log read it waits for
+   * (`read`) is held open, and commits and publishes 3 more meanwhile: it must get 3..8 once each.
+   */
+  async function openDuringCommits(s: ReturnType<typeof setup>, read: "opening" | "replay") {
+    for (let i = 0; i < 5; i++) s.log.commit();
+    if (read === "replay") await s.open(null); // the channel exists: the next client's read is the replay alone
+    const release = s.log.holdReplay();
+    const opening = s.open(2);
+    await vi.waitFor(() => expect(s.log.calls[read]).toBe(1), WAIT);
+    for (let i = 0; i < 3; i++) await s.publish(s.log.commit());
     await new Promise((r) => setTimeout(r, 10));
     release();
     const sink = await opening;
     expect(sink.connected).toMatchObject({ replayed: 3, truncated: false });
     await vi.waitFor(() => expect(sink.seqs).toEqual(range(3, 8)), WAIT);
-    expect(log.calls).toMatchObject({ opening: 1, replay: 0, after: 0 });
+    return sink;
+  }
+
+  it("opens a discussion with no channel yet in one read of the log, merging live events that commit during it", async () => {
+    const s = setup();
+    const sink = await openDuringCommits(s, "opening");
+    expect(s.log.calls).toMatchObject({ opening: 1, replay: 0, after: 0 });
     // a second client: the channel is there, so its one read is the replay
-    const second = await open(6);
+    const second = await s.open(6);
     expect(second.seqs).toEqual([7, 8]);
-    expect(log.calls).toMatchObject({ opening: 1, replay: 1, after: 0 });
-    await publish(log.commit());
+    expect(s.log.calls).toMatchObject({ opening: 1, replay: 1, after: 0 });
+    await s.publish(s.log.commit());
     await vi.waitFor(() => expect(sink.seqs).toEqual(range(3, 9)), WAIT);
     await vi.waitFor(() => expect(second.seqs).toEqual([7, 8, 9]), WAIT);
   });
@@ -194,20 +203,9 @@ describe("stream fan-out core", () => {
   });
 
   it("merges replay and live when events commit during the replay query: no duplicate, no gap", async () => {
-    const { log, publish, open } = setup();
-    for (let i = 0; i < 5; i++) log.commit();
-    await open(null); // the channel exists: the next client's read is the replay alone
-    const release = log.holdReplay();
-    const opening = open(2);
-    await vi.waitFor(() => expect(log.calls.replay).toBe(1), WAIT);
-    // committed and published while the replay query is still running
-    for (let i = 0; i < 3; i++) await publish(log.commit());
-    await new Promise((r) => setTimeout(r, 10));
-    release();
-    const sink = await opening;
-    expect(sink.connected).toMatchObject({ replayed: 3, truncated: false });
-    await vi.waitFor(() => expect(sink.seqs).toEqual(range(3, 8)), WAIT);
-    await publish(log.commit());
+    const s = setup();
+    const sink = await openDuringCommits(s, "replay");
+    await s.publish(s.log.commit());
     await vi.waitFor(() => expect(sink.seqs).toEqual(range(3, 9)), WAIT);
   });
 

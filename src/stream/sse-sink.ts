@@ -33,7 +33,7 @@ export class SseSink implements StreamSink {
   private readonly closing = new CloseSignal();
   private live = false;
   /** `connected` and the replayed frames, until they leave with the head in one write */
-  private startup: string[] | null = null;
+  private startup: Buffer[] | null = null;
   private queue: Frame[] = [];
   /** index of the next frame to send in `queue` (a shift() per frame would be quadratic) */
   private head = 0;
@@ -86,7 +86,7 @@ export class SseSink implements StreamSink {
       onClose: () => this.finish(),
     });
     socket.on("drain", () => this.pump());
-    this.startup = [formatEvent({ id: headSeq, event: "connected", data: JSON.stringify(info) })];
+    this.startup = [Buffer.from(formatEvent({ id: headSeq, event: "connected", data: JSON.stringify(info) }), "utf8")];
     process.nextTick(() => this.flushStartup());
   }
 
@@ -96,7 +96,7 @@ export class SseSink implements StreamSink {
     if (!frames) return;
     this.startup = null;
     if (this.closing.closed || !this.writer || this.writer.closed) return;
-    this.res.write(frames.join(""));
+    this.res.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
   }
 
   beginLive(): void {
@@ -106,7 +106,7 @@ export class SseSink implements StreamSink {
 
   event(ev: LiveEvent): boolean {
     if (this.startup && !this.closing.closed) {
-      this.startup.push(ev.sseFrame); // a replayed event: the string, joined into the start-up write
+      this.startup.push(ev.sseBytes); // a replayed event: its shared bytes, copied into the start-up write
       return true;
     }
     return this.enqueue(ev.sseBytes);
