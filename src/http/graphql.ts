@@ -52,15 +52,43 @@ function rootFields(set: SelectionSetNode, fragments: Map<string, SelectionSetNo
   return n;
 }
 
+interface OperationFacts {
+  /** the operation's name, or null when it has none (or the document does not determine one) */
+  name: string | null;
+  subscription: boolean;
+  /** root fields, aliases and fragments included (0 when no operation is determined) */
+  rootFields: number;
+}
+
+/** What the plugins ask of an operation, once per parsed document (documents come from yoga's parser cache). */
+const factsOf = new WeakMap<DocumentNode, Map<string | null, OperationFacts>>();
+
+function operationFacts(document: DocumentNode, operationName: string | null | undefined): OperationFacts {
+  let byName = factsOf.get(document);
+  if (!byName) factsOf.set(document, (byName = new Map()));
+  const key = operationName ?? null;
+  let facts = byName.get(key);
+  if (!facts) {
+    const op = getOperationAST(document, key ?? undefined);
+    const fragments = new Map<string, SelectionSetNode>();
+    for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d.selectionSet);
+    facts = {
+      name: op?.name?.value ?? null,
+      subscription: op?.operation === "subscription",
+      rootFields: op ? rootFields(op.selectionSet, fragments) : 0,
+    };
+    byName.set(key, facts);
+  }
+  return facts;
+}
+
 /**
  * A request without credentials whose every root field was refused for that reason is refused as a
  * whole: HTTP 401, as REST answers (and as a bad key already is, before execution). Partial
  * answers, and refusals of an authenticated caller (403, 404), keep GraphQL's 200.
  */
-function isSubscription(document: DocumentNode, operationName: string | null | undefined): boolean {
-  const op = getOperationAST(document, operationName ?? undefined);
-  return op?.operation === "subscription";
-}
+const isSubscription = (document: DocumentNode, operationName: string | null | undefined): boolean =>
+  operationFacts(document, operationName).subscription;
 
 function useUnauthenticatedStatus(): Plugin<RequestContext> {
   return {
@@ -85,23 +113,23 @@ function useUnauthenticatedStatus(): Plugin<RequestContext> {
 /** Each root field beyond the first (counted when the context was made) costs one more unit. */
 function useRootFieldRateLimit(): Plugin<RequestContext> {
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
+    // synchronous unless there is something to count: an async hook costs every execution a promise
+    onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue;
       if (!ctx.principal) return;
-      const op = getOperationAST(args.document, args.operationName);
-      if (!op) return;
-      const fragments = new Map<string, SelectionSetNode>();
-      for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d.selectionSet);
-      const extra = rootFields(op.selectionSet, fragments) - 1;
+      const principal = ctx.principal;
+      const extra = operationFacts(args.document, args.operationName).rootFields - 1;
       if (extra <= 0) return;
-      try {
-        const tenant = ctx.cache.tenant ? await ctx.cache.tenant : undefined;
-        ctx.rateLimit = await ctx.app.rateLimiter.consume(ctx.principal, tenant?.settings, extra);
-        ctx.onRateLimit?.(ctx.rateLimit);
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        setResultAndStopExecution({ errors: [withHttp(err)] });
-      }
+      return (async () => {
+        try {
+          const tenant = ctx.cache.tenant ? await ctx.cache.tenant : undefined;
+          ctx.rateLimit = await ctx.app.rateLimiter.consume(principal, tenant?.settings, extra);
+          ctx.onRateLimit?.(ctx.rateLimit);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          setResultAndStopExecution({ errors: [withHttp(err)] });
+        }
+      })();
     },
   };
 }
@@ -114,7 +142,7 @@ function useOperationMetrics(metrics: AppServices["metrics"]): Plugin {
   const names = new Set<string>();
   return {
     onExecute({ args }) {
-      let name = args.operationName ?? getOperationAST(args.document, args.operationName)?.name?.value ?? "anonymous";
+      let name = args.operationName ?? operationFacts(args.document, args.operationName).name ?? "anonymous";
       if (!names.has(name)) {
         if (names.size < 200) names.add(name);
         else name = "other";
