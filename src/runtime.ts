@@ -116,7 +116,8 @@ export async function createRuntime(
           commandTimeout: 500,
           connectionName: "eng-cmd",
           // no auto-pipelining: the per-request commands (rate limits, stream slots) are already
-          // batched per event-loop turn by their users, and a pipeline per command costs more CPU
+          // group-committed per key by their users (src/lib/batcher.ts), and a pipeline per
+          // command costs more CPU than it saves
         })
       : undefined;
     redis?.on("error", (err) => log.warn({ err: err.message }, "redis error"));

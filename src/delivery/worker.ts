@@ -109,6 +109,9 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
   const tenantRefill = Math.max(1, Math.floor(o.maxPerTenant / 4));
   /** the last claim left due jobs behind because of a fairness cap (not because none were due) */
   let capLimited = false;
+  /** an endpoint / tenant that was at its cap has enough slots free again to be worth a claim */
+  const endpointHasRoom = (id: string) => (busyEndpoints.get(id) ?? 0) <= o.maxPerEndpoint - endpointRefill;
+  const tenantHasRoom = (id: string) => (busyTenants.get(id) ?? 0) <= o.maxPerTenant - tenantRefill;
   /** every claimed job until its outcome is recorded (stop() waits for these) */
   const inflight = new Set<Promise<void>>();
   /** jobs holding a concurrency slot: claimed, not yet answered; and how many per endpoint / tenant */
@@ -187,11 +190,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         shift(busyTenants, job.tenantId, -1);
         if (waitingForSlot) {
           if (canClaim() >= refillAt) nudge();
-        } else if (
-          capLimited &&
-          ((busyEndpoints.get(job.endpointId) ?? 0) <= o.maxPerEndpoint - endpointRefill ||
-            (busyTenants.get(job.tenantId) ?? 0) <= o.maxPerTenant - tenantRefill)
-        ) {
+        } else if (capLimited && (endpointHasRoom(job.endpointId) || tenantHasRoom(job.tenantId))) {
           nudge(); // this endpoint (or tenant) has room again and may have more due
         }
       };
@@ -252,11 +251,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       const cappedTenants = [...tAtClaim].filter(([, n]) => n >= o.maxPerTenant).map(([k]) => k);
       capLimited = cappedEndpoints.length > 0 || cappedTenants.length > 0;
       // a capped endpoint's slots that came back while the claim ran did not wake the loop: claim now
-      if (
-        cappedEndpoints.some((k) => (busyEndpoints.get(k) ?? 0) <= o.maxPerEndpoint - endpointRefill) ||
-        cappedTenants.some((k) => (busyTenants.get(k) ?? 0) <= o.maxPerTenant - tenantRefill)
-      )
-        continue;
+      if (cappedEndpoints.some(endpointHasRoom) || cappedTenants.some(tenantHasRoom)) continue;
       await waitForWake(o.pollIntervalMs);
     }
   }

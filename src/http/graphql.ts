@@ -82,14 +82,14 @@ function operationFacts(document: DocumentNode, operationName: string | null | u
   return facts;
 }
 
+const isSubscription = (document: DocumentNode, operationName: string | null | undefined): boolean =>
+  operationFacts(document, operationName).subscription;
+
 /**
  * A request without credentials whose every root field was refused for that reason is refused as a
  * whole: HTTP 401, as REST answers (and as a bad key already is, before execution). Partial
  * answers, and refusals of an authenticated caller (403, 404), keep GraphQL's 200.
  */
-const isSubscription = (document: DocumentNode, operationName: string | null | undefined): boolean =>
-  operationFacts(document, operationName).subscription;
-
 function useUnauthenticatedStatus(): Plugin<RequestContext> {
   return {
     onExecute({ args }) {

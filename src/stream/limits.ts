@@ -3,9 +3,10 @@
 //
 // Across instances (Redis): each instance keeps its own count per tenant in a key with a TTL,
 // `eng:sc:{tenant}:n:<instance>`, listed in the set `eng:sc:{tenant}:i`; a Lua script sums the
-// live counters and increments ours atomically (for a batch of acquires at once).
-// The instance re-writes its counters (and their TTL) every ttl/3, so a crashed instance's streams
-// stop counting after at most the TTL, and any drift heals. If Redis is unreachable the check falls back to this instance's own count.
+// live counters and increments ours atomically, for a batch of acquires at once. The instance
+// re-writes its counters (and their TTL) every ttl/3, so a crashed instance's streams stop counting
+// after at most the TTL, and any drift heals. If Redis is unreachable the check falls back to this
+// instance's own count.
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -30,7 +31,7 @@ export interface StreamSlotOptions {
 const RETRY_AFTER_SECONDS = 5;
 
 /**
- * Takes up to ARGV[5] slots at once (the acquires of one event-loop turn): sums the live counters,
+ * Takes up to ARGV[5] slots at once (a batch of acquires): sums the live counters,
  * grants what the limit leaves room for and counts it on this instance's counter; returns how many.
  */
 const ACQUIRE = `

@@ -3,9 +3,9 @@
 // identity), stored hashed. The first redemption must come within the ticket's TTL (60 s); after
 // that the browser's own EventSource may reconnect with the same URL and a Last-Event-ID for the
 // resume lifetime (STREAM_TICKET_RESUME_SECONDS after its latest connect). Each redemption is one
-// atomic UPDATE ... RETURNING (with the minting key's state) that names the connection now holding the ticket: a reconnect
-// supersedes the connection before it (the hub closes that one, on whichever instance it is), so
-// a ticket never serves two connections at once.
+// atomic UPDATE ... RETURNING (with the minting key's state) that names the connection now holding
+// the ticket: a reconnect supersedes the connection before it (the hub closes that one, on
+// whichever instance it is), so a ticket never serves two connections at once.
 import { createHash, randomUUID } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
