@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { rawSse, writeEvent } from "./support/sse.js";
+import { hashTicket, ticketTenant } from "../src/stream/tickets.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -81,14 +82,87 @@ describe("stream connects", () => {
     expect(server.app.streams.stats()).toMatchObject({ channels: 0, sessions: 0 });
   });
 
-  it("a ticket adds its redemption (with the minting key's state) and nothing else", async () => {
+  it("a ticket is redeemed in the connect's one statement: with the opening read, with the replay, or alone", async () => {
     await t.api.put(`/api/v1/discussions/rt-ticket`, {});
     await writeEvent(server, t.tenantId, "rt-ticket", { count: 3 });
+    expect(server.app.streams.knowsTenant(t.tenantId)).toBe(true); // the first test's streams read its settings
     const minted = await t.api.post("/api/v1/stream/ticket", { discussionId: "rt-ticket" });
     expect(minted.status).toBe(201);
-    const first = await counted(url("rt-ticket", `?ticket=${minted.body.ticket}`), {}, "event: connected");
-    expect(first.sql).toHaveLength(2);
+    const ticketUrl = url("rt-ticket", `?ticket=${minted.body.ticket}`);
+
+    // no channel yet: redemption (with the minting key's state), existence, head and replay
+    const first = await counted(ticketUrl, { "last-event-id": "1" }, "id: 3\n");
+    expect(first.text).toContain('"replayed":2');
+    expect(first.sql).toHaveLength(1);
     expect(first.sql[0]).toMatch(/UPDATE stream_tickets/);
     expect(first.sql[0]).toMatch(/LEFT JOIN api_keys/);
+    expect(first.sql[0]).toMatch(/FROM discussions d\s+LEFT JOIN LATERAL/);
+
+    // the EventSource reconnects while the channel is live: redemption and replay
+    const again = await counted(ticketUrl, { "last-event-id": "2" }, "id: 3\n");
+    expect(again.text).toContain('"replayed":1');
+    expect(again.sql).toHaveLength(1);
+    expect(again.sql[0]).toMatch(/UPDATE stream_tickets[\s\S]*FROM events WHERE/);
+    await open[0]!.waitForText((x) => x.includes("event: connection-timeout")); // superseded
+
+    // a fresh ticket, live only, on the live channel: the redemption alone
+    const other = await t.api.post("/api/v1/stream/ticket", { discussionId: "rt-ticket" });
+    const live = await counted(url("rt-ticket", `?ticket=${other.body.ticket}`), {}, "event: connected");
+    expect(live.text).toContain("id: 3\n");
+    expect(live.sql).toHaveLength(1);
+    expect(live.sql[0]).toMatch(/UPDATE stream_tickets/);
+    expect(live.sql[0]).not.toMatch(/FROM events/);
+  });
+
+  it("a ticket of a tenant the instance has not seen is redeemed first, and then the tenant is known", async () => {
+    const fresh = await createTestTenant(server);
+    expect(server.app.streams.knowsTenant(fresh.tenantId)).toBe(false);
+    await fresh.api.put(`/api/v1/discussions/rt-fresh`, {});
+    await writeEvent(server, fresh.tenantId, "rt-fresh", { count: 2 });
+    const a = await fresh.api.post("/api/v1/stream/ticket", { discussionId: "rt-fresh" });
+    const first = await counted(url("rt-fresh", `?ticket=${a.body.ticket}`), { "last-event-id": "0" }, "id: 2\n");
+    expect(first.text).toContain('"replayed":2');
+    expect(first.sql[0]).toMatch(/UPDATE stream_tickets/);
+    expect(first.sql[0]).not.toMatch(/FROM discussions/);
+    expect(first.sql.length).toBeGreaterThan(1);
+    expect(server.app.streams.knowsTenant(fresh.tenantId)).toBe(true);
+
+    await fresh.api.put(`/api/v1/discussions/rt-other`, {});
+    await writeEvent(server, fresh.tenantId, "rt-other", { count: 1 });
+    const b = await fresh.api.post("/api/v1/stream/ticket", { discussionId: "rt-other" });
+    const next = await counted(url("rt-other", `?ticket=${b.body.ticket}`), { "last-event-id": "0" }, "id: 1\n");
+    expect(next.sql).toHaveLength(1);
+  });
+
+  it("a ticket that names another tenant than its own still opens its own tenant's stream", async () => {
+    // tickets minted before tickets named their tenant are random: whatever tenant they seem to
+    // name, the redemption decides; here one seems to name a known tenant (t) but is fresh's
+    const fresh = await createTestTenant(server);
+    await fresh.api.put(`/api/v1/discussions/rt-ticket`, {}); // the same id as t's, another discussion
+    await writeEvent(server, fresh.tenantId, "rt-ticket", { count: 4 });
+    const raw = `st_${Buffer.from(t.tenantId.slice(4), "base64url").toString("hex")}${"ab".repeat(20)}`;
+    expect(ticketTenant(raw)).toBe(t.tenantId);
+    await server.app.runtime.services.prisma.streamTicket.create({
+      data: { id: hashTicket(raw), tenantId: fresh.tenantId, discussionId: "rt-ticket", expiresAt: new Date(Date.now() + 60_000) },
+    });
+    const s = await rawSse(url("rt-ticket", `?ticket=${raw}`), { "last-event-id": "2" });
+    open.push(s);
+    expect(s.status).toBe(200);
+    await s.waitForText((x) => x.includes("id: 4\n"));
+    expect(s.text()).toContain('"replayed":2');
+    expect(s.text()).toContain(`"tenantId":"${fresh.tenantId}"`);
+    expect(s.text()).not.toContain(`"tenantId":"${t.tenantId}"`);
+  });
+
+  it("an unknown ticket that names a known tenant is a 401 and leaves no channel or slot behind", async () => {
+    await vi.waitFor(() => expect(server.app.streams.stats()).toMatchObject({ channels: 0, sessions: 0 }), {
+      timeout: 5_000,
+      interval: 10,
+    });
+    const raw = `st_${Buffer.from(t.tenantId.slice(4), "base64url").toString("hex")}${"cd".repeat(20)}`;
+    const res = await fetch(url("rt-1", `?ticket=${raw}`), { headers: { "last-event-id": "1" } });
+    expect(res.status).toBe(401);
+    expect((await res.json()).code).toBe("unauthenticated");
+    expect(server.app.streams.stats()).toMatchObject({ channels: 0, sessions: 0 });
   });
 });

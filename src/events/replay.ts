@@ -83,6 +83,63 @@ function windowed(rows: EventRow[], after: number, head: number, window: ReplayW
   return { events: kept.map(storedEventFromRow), truncated: first === undefined || first > after + 1 };
 }
 
+/**
+ * One read of the log as a statement and what its rows become: what the reader runs, and what a
+ * statement with more in it embeds (a ticket's redemption, src/stream/tickets.ts).
+ */
+export interface LogRead<T> {
+  text: string;
+  values: unknown[];
+  /** the prepared statement's name */
+  name: string;
+  result(rows: Record<string, unknown>[]): T;
+}
+
+/** The head and the replay window after `after` (null: none) in one statement; null head: no such discussion. */
+export function openingRead(
+  { tenantId, discussionId }: DiscussionKey,
+  after: number | null,
+  window: ReplayWindow,
+  now: Date,
+): LogRead<OpeningRead> {
+  return {
+    text: OPENING,
+    values: [tenantId, discussionId, after, window.maxEvents],
+    name: "stream_opening",
+    result(rows) {
+      const head = (rows[0]?.head as number | null | undefined) ?? null;
+      if (head === null || after === null) return { head, events: [], truncated: false };
+      const events = (rows as unknown as ({ seq: number | null } & EventRow)[]).filter((r) => r.seq !== null);
+      return { head, ...windowed(events, after, head, window, now) };
+    },
+  };
+}
+
+/** The events after `after` up to `head` within the window; a result without a read when none can be in it. */
+export function replayRead(
+  { tenantId, discussionId }: DiscussionKey,
+  after: number,
+  head: number,
+  window: ReplayWindow,
+  now: Date,
+): LogRead<ReplayResult> | ReplayResult {
+  if (after >= head) return { events: [], truncated: false };
+  // the newest maxEvents events, then the age cut
+  const lower = Math.max(after, head - window.maxEvents);
+  const result = (rows: Record<string, unknown>[]) => windowed(rows as unknown as EventRow[], after, head, window, now);
+  if (lower >= head) return result([]);
+  return { text: REPLAY_RANGE, values: [tenantId, discussionId, lower, head], name: "stream_replay", result };
+}
+
+export const isRead = <T>(r: LogRead<T> | T): r is LogRead<T> =>
+  typeof r === "object" && r !== null && typeof (r as Partial<LogRead<T>>).text === "string";
+
+/** Runs the read, or hands back the result that needed none. */
+export async function runRead<T>(sql: Sql, read: LogRead<T> | T): Promise<T> {
+  if (!isRead(read)) return read;
+  return read.result(await sql.query<Record<string, unknown>>(read.text, read.values, read.name));
+}
+
 export function createEventLogReader(prisma: PrismaClient, sql: Sql): EventLogReader {
   return {
     async head(tenantId, discussionId) {
@@ -100,25 +157,9 @@ export function createEventLogReader(prisma: PrismaClient, sql: Sql): EventLogRe
       return rows.map(storedEventFromRow);
     },
 
-    async replay({ tenantId, discussionId }, after, head, window, now) {
-      if (after >= head) return { events: [], truncated: false };
-      // the newest maxEvents events, then the age cut
-      const lower = Math.max(after, head - window.maxEvents);
-      const rows = lower >= head ? [] : await sql.query<EventRow>(REPLAY_RANGE, [tenantId, discussionId, lower, head], "stream_replay");
-      return windowed(rows, after, head, window, now);
-    },
+    replay: (key, after, head, window, now) => runRead(sql, replayRead(key, after, head, window, now)),
 
-    async opening({ tenantId, discussionId }, after, window, now) {
-      const rows = await sql.query<{ head: number } & ({ seq: null } | EventRow)>(
-        OPENING,
-        [tenantId, discussionId, after, window.maxEvents],
-        "stream_opening",
-      );
-      const head = rows[0]?.head ?? null;
-      if (head === null || after === null) return { head, events: [], truncated: false };
-      const events = rows.filter((r): r is { head: number } & EventRow => r.seq !== null);
-      return { head, ...windowed(events, after, head, window, now) };
-    },
+    opening: (key, after, window, now) => runRead(sql, openingRead(key, after, window, now)),
 
     async heads(keys) {
       const out = new Map<string, number>();

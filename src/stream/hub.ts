@@ -9,7 +9,17 @@ import type { Clock } from "../lib/clock.js";
 import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
 import { LiveEvent } from "./live-event.js";
 import type { Sql } from "../db/sql.js";
-import { coalescingReplays, createEventLogReader, headKey, type EventLogReader, type OpeningRead } from "../events/replay.js";
+import {
+  coalescingReplays,
+  createEventLogReader,
+  headKey,
+  openingRead,
+  replayRead,
+  type EventLogReader,
+  type OpeningRead,
+  type ReplayResult,
+} from "../events/replay.js";
+import { invalidTicket, redeemWith, type RedeemedTicket, type TicketRedemption } from "./tickets.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
@@ -51,6 +61,17 @@ export interface OpenRequest {
   settings: Settings;
   /** a stream opened with a ticket: a later connection with the same ticket supersedes this one */
   ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
+  /**
+   * A ticket that names `tenantId` and is not redeemed yet: the connect's one statement redeems it
+   * and reads the log (src/stream/tickets.ts). `viewer` and `ticket` then come from the redemption.
+   */
+  redeem?: PendingTicket | undefined;
+}
+
+export interface PendingTicket {
+  redemption: Omit<TicketRedemption, "now">;
+  /** Checks the redeemed ticket (its minter, the origin) and says who the stream is for; throws a problem. */
+  accept(ticket: RedeemedTicket, settings: Settings): Viewer;
 }
 
 /** Where instances tell each other that a ticket's connection was superseded (`<hash> <connectionId>`). */
@@ -165,6 +186,11 @@ export class StreamHub {
     return settings;
   }
 
+  /** Whether this instance has read the tenant's settings (a ticket naming it is redeemed with the connect's read). */
+  knowsTenant(tenantId: string): boolean {
+    return this.settingsCache.has(tenantId);
+  }
+
   stats(): HubStats {
     return { sessions: this.sessions.size, channels: this.channels.size, overflows: this.overflows, logReads: this.logReads };
   }
@@ -179,16 +205,26 @@ export class StreamHub {
    */
   async open(req: OpenRequest, sink: StreamSink): Promise<Session> {
     if (this.stopping) throw errors.unavailable("This instance is shutting down; reconnect.");
-    const { tenantId, discussionId, settings } = req;
-    const release = await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
+    const { tenantId, discussionId, settings, redeem } = req;
+    const key = { tenantId, discussionId };
+    // a ticket's connect takes its slot once the ticket is known to be good
+    let release = redeem ? undefined : await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
     const session = new Session(tenantId, discussionId, req.viewer, sink);
     // One database round trip per connect. A live channel proves the discussion exists (they are
     // never deleted) and knows its head: only the replay is read, shared by identical reconnects.
     // Without one, the new channel's first read is this session's: existence, head and replay in
-    // one statement (null head: 404).
+    // one statement (null head: 404). A pending ticket is redeemed in that same statement.
     let opening: OpeningRead | undefined;
+    let redeemed: { ticket: RedeemedTicket | null; replay: ReplayResult } | undefined;
     const channel = this.channelFor(tenantId, discussionId, async () => {
-      opening = await this.log.opening({ tenantId, discussionId }, req.after, settings.replay, this.app.clock.now());
+      const read = openingRead(key, req.after, settings.replay, this.app.clock.now());
+      if (redeem) {
+        const r = await redeemWith(this.app.sql, { ...redeem.redemption, now: this.app.clock.now() }, read);
+        redeemed = { ticket: r.ticket, replay: r.read };
+        opening = r.read;
+      } else {
+        opening = await this.log.opening(key, req.after, settings.replay, this.app.clock.now());
+      }
       return opening.head;
     });
     // a member from now on: the session buffers what the channel delivers until it starts
@@ -197,7 +233,7 @@ export class StreamHub {
     session.onClose(() => {
       channel.remove(session);
       this.sessions.delete(session);
-      release();
+      release?.();
       this.dropIfIdle(channel);
     });
     try {
@@ -206,15 +242,39 @@ export class StreamHub {
       session.close();
       throw unavailableOr(err);
     }
-    if (req.ticket) this.trackTicket(session, req.ticket);
     try {
       // where the replay ends and the buffer begins: the new channel's first head, or its head now
       const head = opening?.head ?? channel.head;
       const after = req.after === null ? null : Math.min(req.after, head);
+      let ticket = req.ticket;
+      if (redeem) {
+        // joined a channel that was there: the redemption goes with the replay read (or alone)
+        redeemed ??= await (async () => {
+          const now = this.app.clock.now();
+          const read = after === null ? { events: [], truncated: false } : replayRead(key, after, head, settings.replay, now);
+          const r = await redeemWith(this.app.sql, { ...redeem.redemption, now }, read);
+          return { ticket: r.ticket, replay: r.read };
+        })();
+        const t = redeemed.ticket;
+        if (!t) throw invalidTicket();
+        if (t.tenantId !== tenantId) {
+          // the ticket named another tenant than its own (minted before tickets named theirs): open
+          // again on the right channel, redeemed already
+          session.close();
+          const own = await this.settingsOf(t.tenantId);
+          return await this.open({ ...req, ...this.redeemed(t, own, redeem), settings: own }, sink);
+        }
+        const own = this.redeemed(t, settings, redeem);
+        session.bind(own.viewer);
+        ticket = own.ticket;
+        release = await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
+        if (session.closed) release();
+      }
+      if (ticket) this.trackTicket(session, ticket);
       const { events, truncated } =
         after === null || session.closed
           ? { events: [], truncated: false }
-          : (opening ?? (await this.log.replay({ tenantId, discussionId }, after, head, settings.replay, this.app.clock.now())));
+          : (redeemed?.replay ?? opening ?? (await this.log.replay(key, after, head, settings.replay, this.app.clock.now())));
       session.start({
         after,
         head,
@@ -232,6 +292,20 @@ export class StreamHub {
       session.close();
       throw err;
     }
+  }
+
+  /** An open request's part that a redeemed ticket decides. */
+  private redeemed(
+    t: RedeemedTicket,
+    settings: Settings,
+    pending: PendingTicket,
+  ): Pick<OpenRequest, "tenantId" | "viewer" | "ticket" | "redeem"> {
+    return {
+      tenantId: t.tenantId,
+      viewer: pending.accept(t, settings),
+      ticket: { hash: t.hash, connectionId: t.connectionId, resumed: t.resumed },
+      redeem: undefined,
+    };
   }
 
   /** Every stream gets `connection-timeout` and is closed; then the bus subscriptions go. */

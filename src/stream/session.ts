@@ -66,10 +66,15 @@ export class Session {
   constructor(
     readonly tenantId: string,
     readonly discussionId: string,
-    readonly viewer: Viewer,
+    private viewer: Viewer,
     private readonly sink: StreamSink,
   ) {
     sink.onClose(() => this.close());
+  }
+
+  /** Who the stream is for, once a ticket redeemed with the connect's read says so (before `start`). */
+  bind(viewer: Viewer): void {
+    this.viewer = viewer;
   }
 
   get closed(): boolean {

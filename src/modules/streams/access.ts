@@ -4,7 +4,8 @@ import { currentReader, type RequestContext } from "../../context/request.js";
 import { keyState } from "../../auth/key-auth.js";
 import { hasCapability } from "../../auth/principal.js";
 import { errors } from "../../lib/errors.js";
-import { redeemStreamTicket, type RedeemedTicket } from "../../stream/tickets.js";
+import { redeemStreamTicket, ticketTenant, type RedeemedTicket } from "../../stream/tickets.js";
+import type { PendingTicket } from "../../stream/hub.js";
 import type { Viewer } from "../../stream/visibility.js";
 
 export interface StreamCaller {
@@ -12,16 +13,24 @@ export interface StreamCaller {
   viewer: Viewer;
   /** opened with a ticket: what the hub needs to let a reconnect supersede this connection */
   ticket?: { hash: string; connectionId: string; resumed: boolean };
+  /** a ticket naming `tenantId`, redeemed by the hub in the connect's own statement */
+  redeem?: PendingTicket;
 }
 
+/** Who a stream with a ticket is for, before the redemption says (the hub binds the real one). */
+const NOBODY: Viewer = { moderator: false, readerId: null };
+
 /**
- * The caller of a stream: the request's principal when it has one, else the ticket (redeemed now).
+ * The caller of a stream: the request's principal when it has one, else the ticket.
  *
  * Moderator visibility (pending/rejected content) only goes to a backend's own stream: X-API-Key
  * in the header, a key holding moderate_content, and no reader identity. Tickets and the
  * deprecated ?token= are how browsers connect, and a stream bound to a reader is a reader's:
  * those are reader streams, which never see pending or rejected comments (contract §4 Stream),
  * whatever the capabilities of the key behind them.
+ *
+ * A ticket naming a tenant this instance knows is redeemed by the hub, in the statement that also
+ * reads the log; any other is redeemed here first.
  */
 export async function streamCaller(
   ctx: RequestContext,
@@ -40,18 +49,27 @@ export async function streamCaller(
     return { tenantId: ctx.principal.tenantId, viewer: { moderator, readerId: reader?.id ?? null } };
   }
   if (opts.ticket) {
-    const t = await redeemStreamTicket(ctx.app, opts.ticket, {
-      discussionId: opts.discussionId,
-      resuming: opts.lastEventId !== undefined && opts.lastEventId !== null,
-      resumeSeconds: ctx.app.config.STREAM_TICKET_RESUME_SECONDS,
-    });
-    if (t.apiKeyId) assertMinterActive(t.minter, ctx.app.clock.now());
-    if (opts.origin && !ctx.app.origins.tenantAllows(await ctx.app.streams.settingsOf(t.tenantId), opts.origin)) {
-      throw errors.originNotAllowed(opts.origin);
-    }
+    const app = ctx.app;
+    const { origin } = opts;
+    const pending: PendingTicket = {
+      redemption: {
+        raw: opts.ticket,
+        discussionId: opts.discussionId,
+        resuming: opts.lastEventId !== undefined && opts.lastEventId !== null,
+        resumeSeconds: app.config.STREAM_TICKET_RESUME_SECONDS,
+      },
+      accept(t, settings) {
+        if (t.apiKeyId) assertMinterActive(t.minter, app.clock.now());
+        if (origin && !app.origins.tenantAllows(settings, origin)) throw errors.originNotAllowed(origin);
+        return { moderator: false, readerId: t.readerId };
+      },
+    };
+    const named = ticketTenant(opts.ticket);
+    if (named && app.streams.knowsTenant(named)) return { tenantId: named, viewer: NOBODY, redeem: pending };
+    const t = await redeemStreamTicket(app.sql, { ...pending.redemption, now: app.clock.now() });
     return {
       tenantId: t.tenantId,
-      viewer: { moderator: false, readerId: t.readerId },
+      viewer: pending.accept(t, await app.streams.settingsOf(t.tenantId)),
       ticket: { hash: t.hash, connectionId: t.connectionId, resumed: t.resumed },
     };
   }

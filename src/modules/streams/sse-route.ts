@@ -69,7 +69,10 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
     begin: hijacker(reply),
     onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
   });
-  await hub.open({ tenantId: caller.tenantId, discussionId, viewer: caller.viewer, after, settings, ticket: caller.ticket }, sink);
+  await hub.open(
+    { tenantId: caller.tenantId, discussionId, viewer: caller.viewer, after, settings, ticket: caller.ticket, redeem: caller.redeem },
+    sink,
+  );
 }
 
 // Closures made outside openStream, so a long-lived stream does not keep its request's objects alive.

@@ -28,6 +28,7 @@ export async function openDiscussionSubscription(
       after: args.after ?? null,
       settings,
       ticket: caller.ticket,
+      redeem: caller.redeem,
     },
     sink,
   );

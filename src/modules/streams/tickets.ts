@@ -1,10 +1,9 @@
 // Minting stream tickets (contract section 4, "Stream"): a browser cannot send X-API-Key on an
 // EventSource, so the tenant's backend mints a short-lived ticket and hands it to the page
 // (`?ticket=`). Redemption is the stream's own (src/stream/tickets.ts).
-import { randomBytes } from "node:crypto";
 import { currentReader, db, requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { hashTicket } from "../../stream/tickets.js";
+import { generateTicket, hashTicket } from "../../stream/tickets.js";
 import { getDiscussion } from "../discussions/discussions.js";
 
 export interface MintedTicket {
@@ -17,7 +16,7 @@ export async function mintStreamTicket(ctx: RequestContext, discussionId: string
   const principal = requirePrincipal(ctx);
   await getDiscussion(ctx, discussionId); // 404 for an unknown (or another tenant's) discussion
   const reader = await currentReader(ctx); // optional; an invalid assertion is 401
-  const raw = `st_${randomBytes(32).toString("hex")}`;
+  const raw = generateTicket(tenantIdOf(ctx));
   const expiresAt = new Date(ctx.app.clock.now().getTime() + ctx.app.config.STREAM_TICKET_TTL_SECONDS * 1000);
   await db(ctx).streamTicket.create({
     data: {
