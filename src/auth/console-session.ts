@@ -2,7 +2,8 @@
 // SameSite=Strict cookie; the database keeps its sha256 with the operator, a CSRF token, the last
 // time it was seen (idle expiry) and an absolute expiry. Every API request made with the cookie and
 // a method that can change something must send the CSRF token in X-CSRF-Token.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { sha256 } from "../lib/sha256.js";
 import { parse as parseCookie } from "cookie";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
@@ -27,7 +28,7 @@ export const sessionPolicy = (app: {
   absoluteMs: app.config.CONSOLE_SESSION_MAX_SECONDS * 1000,
 });
 
-export const hashToken = (raw: string) => createHash("sha256").update(raw).digest("hex");
+export const hashToken = (raw: string) => sha256(raw, "hex");
 export const newToken = () => randomBytes(32).toString("base64url");
 
 export function sessionCookieOf(cookieHeader: string | null | undefined): string | null {

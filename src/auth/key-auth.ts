@@ -1,6 +1,7 @@
 // API keys: `ek_` (secret, for backends) or `pk_` (publishable, for browsers) + 64 hex from a CSPRNG. Only the sha256 is stored and looked up; a 256-bit random
 // key needs no slow hash, and lookup by hash is constant-time with respect to the secret.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { sha256 } from "../lib/sha256.js";
 import type { PrismaClient, Tenant } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
@@ -19,7 +20,7 @@ export function generateApiKey(kind: "secret" | "publishable" = "secret"): { raw
 }
 
 export function hashApiKey(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex");
+  return sha256(raw, "hex");
 }
 
 const NO_CAPABILITIES: ReadonlySet<Capability> = new Set();

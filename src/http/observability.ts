@@ -1,5 +1,6 @@
 // Request ids, one access-log line per request, HTTP metrics and GET /metrics (contract section 9).
-import { randomUUID, timingSafeEqual, createHash } from "node:crypto";
+import { randomUUID, timingSafeEqual } from "node:crypto";
+import { sha256 } from "../lib/sha256.js";
 import type { FastifyInstance } from "fastify";
 import type { Metrics } from "../lib/metrics.js";
 
@@ -11,7 +12,7 @@ export function requestIdOf(header: string | string[] | undefined): string {
   return v && SAFE_REQUEST_ID.test(v) ? v : randomUUID();
 }
 
-const digest = (s: string) => createHash("sha256").update(s).digest();
+const digest = (s: string) => sha256(s, "buffer");
 
 export function mountObservability(fastify: FastifyInstance, opts: { metrics: Metrics; metricsToken?: string | undefined }): void {
   const { metrics } = opts;

@@ -7,7 +7,8 @@
 // read of the log, that names the connection now holding the ticket: a reconnect supersedes the
 // connection before it (the hub closes that one, on whichever instance it is), so a ticket never
 // serves two connections at once.
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import { sha256 } from "../lib/sha256.js";
 import type { Sql } from "../db/sql.js";
 import { isRead, runRead, type LogRead } from "../events/replay.js";
 import { errors } from "../lib/errors.js";
@@ -29,7 +30,7 @@ export interface RedeemedTicket {
   minter: { revokedAt: Date | null; expiresAt: Date | null } | null;
 }
 
-export const hashTicket = (raw: string) => createHash("sha256").update(raw).digest("hex");
+export const hashTicket = (raw: string) => sha256(raw, "hex");
 
 export const invalidTicket = () => errors.unauthenticated("The stream ticket is unknown, expired, already used or for another discussion.");
 

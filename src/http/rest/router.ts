@@ -1,6 +1,6 @@
 // Mounts REST routes. Each route is data: an HTTP method and path, the GraphQL operation it runs,
 // how path/query/body become variables, and which part of the result is the response.
-import { createHash } from "node:crypto";
+import { sha256 } from "../../lib/sha256.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { createRequestContext, type AppServices } from "../../context/request.js";
@@ -112,7 +112,7 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
 /** A strong ETag of the JSON answer; a matching If-None-Match gets 304 with no body. */
 function sendCacheable(req: FastifyRequest, reply: FastifyReply, payload: unknown, maxAgeSeconds: number) {
   const body = JSON.stringify(payload);
-  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 32)}"`;
+  const etag = `"${sha256(body, "base64url").slice(0, 32)}"`;
   // the answer depends on the caller's tenant (its key) and, for CORS, on the origin
   reply.headers({ ETag: etag, "Cache-Control": `public, max-age=${maxAgeSeconds}`, Vary: "Origin, X-API-Key" });
   const match = req.headers["if-none-match"];

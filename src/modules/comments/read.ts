@@ -2,7 +2,7 @@
 // list of a discussion or of one comment's direct replies. Each is ONE SQL statement after auth:
 // the comments with their authors (a join), reaction and reply counts (columns kept by the writes),
 // and for a list the discussion's existence in the same statement.
-import { createHash } from "node:crypto";
+import { sha256 } from "../../lib/sha256.js";
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, toPage, type CursorValue, type Page } from "../../lib/pagination.js";
@@ -91,10 +91,7 @@ const ORDERS: Record<CommentSort, { columns: string[]; fields: ("createdAt" | "i
  * Its first value names that list (a short hash, so cursors stay short).
  */
 function listTag(discussionId: string, sort: CommentSort, status: ListStatus, parentId: string | null | undefined): string {
-  return createHash("sha256")
-    .update(JSON.stringify([discussionId, sort, status, parentId ?? null]))
-    .digest("base64url")
-    .slice(0, 12);
+  return sha256(JSON.stringify([discussionId, sort, status, parentId ?? null]), "base64url").slice(0, 12);
 }
 
 function cursorOf(tag: string, sort: CommentSort, c: CommentWithAuthor): CursorValue[] {
