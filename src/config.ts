@@ -97,8 +97,6 @@ const EnvSchema = z.object({
     .min(1)
     .max(7 * 86_400)
     .default(86_400),
-  /** how long an instance's streams keep a tenant's settings before reading them again */
-  STREAM_SETTINGS_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
   RUN_WEBHOOK_WORKER: z
     .enum(["1", "0", "true", "false"])
     .optional()

@@ -13,7 +13,8 @@ import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
-import { createAuthCache } from "./auth/auth-cache.js";
+import { createAuthCache, tenantRow } from "./auth/auth-cache.js";
+import { resolveSettings } from "./tenancy/settings-model.js";
 import { createOriginIndex } from "./auth/origins.js";
 import { createMetrics } from "./lib/metrics.js";
 import { createRetentionJob, type RetentionJob } from "./events/retention.js";
@@ -137,7 +138,17 @@ export async function createRuntime(
       bus,
       redis,
       redisUrl: config.REDIS_URL,
-      options: { settingsCacheMs: config.STREAM_SETTINGS_CACHE_MS, ...opts.stream },
+      tenantSettings: {
+        cached: (tenantId) => {
+          const t = authCache.tenant(tenantId);
+          return t && resolveSettings(t.settings);
+        },
+        read: async (tenantId) => {
+          const t = await tenantRow({ prisma: base.prisma, authCache }, tenantId);
+          return t && resolveSettings(t.settings);
+        },
+      },
+      options: { ...opts.stream },
       onBusEvent: (ev) => metrics.fanoutLag.observe(Math.max(0, Date.now() - Date.parse(ev.envelope.occurredAt)) / 1000),
     });
     const services: AppServices = {

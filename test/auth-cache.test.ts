@@ -6,6 +6,7 @@ import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { client } from "./support/client.js";
 import { manualClock } from "../src/lib/clock.js";
+import { rawSse } from "./support/sse.js";
 
 let a: TestServer;
 let b: TestServer;
@@ -65,6 +66,25 @@ describe("API key cache", () => {
       })
       .toBe("7");
     await t.api.patch("/api/v1/settings", { rateLimits: { requestsPerMinute: 6000 } });
+  });
+
+  it("streams take their settings from the same tenant rows: a change reaches new streams on the other instance within 1 s", async () => {
+    await t.api.put("/api/v1/discussions/cache-stream", {});
+    const heartbeatOnB = async () => {
+      const s = await rawSse(`${b.url}/api/v1/stream/cache-stream`, { "x-api-key": t.apiKey });
+      try {
+        await s.waitForText((x) => x.includes("event: connected"));
+        return Number(/"heartbeatSeconds":(\d+)/.exec(s.text())?.[1]);
+      } finally {
+        await s.close();
+      }
+    };
+    expect(await heartbeatOnB()).toBe(15); // B has the tenant row cached now
+    expect((await t.api.patch("/api/v1/settings", { stream: { heartbeatSeconds: 7 } })).status).toBe(200);
+    const changedAt = Date.now();
+    await expect.poll(heartbeatOnB, { timeout: 1_000, interval: 20 }).toBe(7);
+    expect(Date.now() - changedAt).toBeLessThan(1_000);
+    await t.api.patch("/api/v1/settings", { stream: { heartbeatSeconds: 15 } });
   });
 
   it("expiry is honoured to the second for a cached key", async () => {

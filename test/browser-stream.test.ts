@@ -59,7 +59,7 @@ describe.skipIf(missing)(`in headless Chromium (${CHROMIUM})`, () => {
     pages = await servePage(PAGE);
     pageUrl = pages.url;
     // the page's origin is an allowed browser origin (CORS_ORIGINS)
-    serverEnv = { CORS_ORIGINS: new URL(pageUrl).origin, STREAM_SETTINGS_CACHE_MS: "0" };
+    serverEnv = { CORS_ORIGINS: new URL(pageUrl).origin };
     server = await startServer(serverEnv);
     t = await createTestTenant(server);
     browser = await launchChromium();

@@ -16,7 +16,7 @@ const ORIGIN = "https://news.example";
 const SERVER_ORIGIN = "https://everyone.example";
 
 beforeAll(async () => {
-  server = await startServer({ CORS_ORIGINS: SERVER_ORIGIN, STREAM_SETTINGS_CACHE_MS: "0" });
+  server = await startServer({ CORS_ORIGINS: SERVER_ORIGIN });
   t = await createTestTenant(server);
   other = await createTestTenant(server);
   expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [ORIGIN] })).status).toBe(200);

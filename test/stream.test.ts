@@ -12,7 +12,7 @@ let other: TestTenant;
 let n = 0;
 
 beforeAll(async () => {
-  server = await startServer({ TOKEN_SUNSET: "Wed, 30 Jun 2027 00:00:00 GMT", STREAM_SETTINGS_CACHE_MS: "0" });
+  server = await startServer({ TOKEN_SUNSET: "Wed, 30 Jun 2027 00:00:00 GMT" });
   t = await createTestTenant(server);
   other = await createTestTenant(server);
 });

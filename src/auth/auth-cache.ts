@@ -9,7 +9,7 @@
 import type { Redis } from "ioredis";
 import { createControlChannel } from "../lib/control-channel.js";
 import type { Logger } from "pino";
-import type { Tenant } from "../generated/prisma/client.js";
+import type { PrismaClient, Tenant } from "../generated/prisma/client.js";
 
 export interface CachedKey {
   id: string;
@@ -33,6 +33,15 @@ export interface AuthCache {
 }
 
 export const AUTH_INVALIDATION_CHANNEL = "eng:auth:invalidate";
+
+/** A tenant's row: the cached one, else read and cached; null when there is no such tenant. */
+export async function tenantRow(deps: { prisma: PrismaClient; authCache: AuthCache }, tenantId: string): Promise<Tenant | null> {
+  const cached = deps.authCache.tenant(tenantId);
+  if (cached) return cached;
+  const tenant = await deps.prisma.tenant.findUnique({ where: { id: tenantId } });
+  if (tenant) deps.authCache.putTenant(tenant);
+  return tenant;
+}
 
 interface Entry<T> {
   value: T;

@@ -9,6 +9,7 @@ import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { AppServices } from "./services.js";
 import { header, resolvePrincipal, type HeaderBag } from "./principal.js";
 import { resolveSettings } from "../tenancy/settings-model.js";
+import { tenantRow } from "../auth/auth-cache.js";
 
 export type { AppServices };
 
@@ -67,10 +68,8 @@ export function db(ctx: RequestContext): ScopedPrisma {
 export function loadTenant(ctx: RequestContext): Promise<Tenant> {
   const tenantId = tenantIdOf(ctx);
   ctx.cache.tenant ??= (async () => {
-    const cached = ctx.app.authCache.tenant(tenantId);
-    if (cached) return cached;
-    const tenant = await ctx.app.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId } });
-    ctx.app.authCache.putTenant(tenant);
+    const tenant = await tenantRow(ctx.app, tenantId);
+    if (!tenant) throw errors.unauthenticated();
     return tenant;
   })();
   return ctx.cache.tenant;

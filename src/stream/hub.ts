@@ -39,8 +39,6 @@ export interface HubOptions {
   shutdownFlushMs: number;
   /** then a moment for transports that stream through async pipes (GraphQL over SSE) */
   shutdownLingerMs: number;
-  /** settings changes reach new streams of an instance within this time */
-  settingsCacheMs: number;
 }
 
 export const DEFAULT_HUB_OPTIONS: HubOptions = {
@@ -49,7 +47,6 @@ export const DEFAULT_HUB_OPTIONS: HubOptions = {
   maxBufferedBytes: 1024 * 1024,
   shutdownFlushMs: 2_000,
   shutdownLingerMs: 100,
-  settingsCacheMs: 5_000,
 };
 
 export interface OpenRequest {
@@ -87,6 +84,13 @@ export interface StreamHubServices {
   log: Logger;
 }
 
+export interface TenantSettings {
+  /** the settings when the tenant's row is cached on this instance */
+  cached(tenantId: string): Settings | undefined;
+  /** the settings, read when not cached; null when there is no such tenant */
+  read(tenantId: string): Promise<Settings | null>;
+}
+
 export interface StreamHubDeps {
   app: StreamHubServices;
   bus: EventBus;
@@ -98,6 +102,11 @@ export interface StreamHubDeps {
   onBusEvent?: (event: LiveEvent) => void;
   /** defaults to the database's event log */
   log?: EventLogReader;
+  /**
+   * A tenant's settings: the instance's cached tenant rows (src/auth/auth-cache.ts), which a
+   * settings change drops on every instance at once. Absent: read from the database every time.
+   */
+  tenantSettings?: TenantSettings;
   options?: Partial<HubOptions>;
 }
 
@@ -123,7 +132,7 @@ export class StreamHub {
   private readonly offReconnect: () => void;
   private stopping = false;
   private checking = false;
-  private readonly settingsCache = new Map<string, { settings: Settings; at: number }>();
+  private readonly tenantSettings: TenantSettings;
   private overflows = 0;
   private logReads = 0;
 
@@ -135,6 +144,13 @@ export class StreamHub {
   constructor(deps: StreamHubDeps) {
     const { app, bus } = deps;
     this.onBusEvent = deps.onBusEvent;
+    this.tenantSettings = deps.tenantSettings ?? {
+      cached: () => undefined,
+      read: async (tenantId) => {
+        const t = await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { settings: true } });
+        return t && resolveSettings(t.settings);
+      },
+    };
     this.app = app;
     this.bus = bus;
     this.options = { ...DEFAULT_HUB_OPTIONS, ...deps.options };
@@ -169,26 +185,16 @@ export class StreamHub {
     if (ticket.resumed) this.takeovers.publish(`${ticket.hash} ${ticket.connectionId}`);
   }
 
-  private async readSettings(tenantId: string): Promise<Settings> {
-    const t = await this.app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { settings: true } });
-    if (!t) throw errors.unauthenticated();
-    return resolveSettings(t.settings);
-  }
-
-  /** The tenant's settings, cached for settingsCacheMs (a reconnect storm reads them once). */
+  /** The tenant's settings (a reconnect storm reads them once); 401 when there is no such tenant. */
   async settingsOf(tenantId: string): Promise<Settings> {
-    const hit = this.settingsCache.get(tenantId);
-    const at = Date.now();
-    if (hit && at - hit.at < this.options.settingsCacheMs) return hit.settings;
-    const settings = await this.readSettings(tenantId);
-    if (this.settingsCache.size > 10_000) this.settingsCache.clear();
-    this.settingsCache.set(tenantId, { settings, at });
+    const settings = this.tenantSettings.cached(tenantId) ?? (await this.tenantSettings.read(tenantId));
+    if (!settings) throw errors.unauthenticated();
     return settings;
   }
 
-  /** Whether this instance has read the tenant's settings (a ticket naming it is redeemed with the connect's read). */
+  /** Whether this instance has the tenant's settings at hand (a ticket naming it is redeemed with the connect's read). */
   knowsTenant(tenantId: string): boolean {
-    return this.settingsCache.has(tenantId);
+    return this.tenantSettings.cached(tenantId) !== undefined;
   }
 
   stats(): HubStats {
