@@ -66,9 +66,11 @@ async function startService(): Promise<{ url: string; apiKey: string; identitySe
   const env = { DATABASE_URL: databaseUrl, REDIS_URL, ADMIN_JWT_SECRET, PORT: String(port), LOG_LEVEL: "error", RUN_WEBHOOK_WORKER: "1" };
   // BENCH_CPU_PROFILE=<dir>: the service writes a V8 CPU profile there when it exits (open it in Chrome DevTools)
   const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
+  // BENCH_SERVICE_NODE_ARGS: more node options for the service (e.g. "--trace-gc")
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, "--import", "tsx", "src/main.ts"], {
     env: { ...process.env, ...env },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", process.env.BENCH_SERVICE_STDOUT ? "inherit" : "ignore", "inherit"],
   });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;

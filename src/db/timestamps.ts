@@ -26,15 +26,18 @@ export function parseTimestamptz(s: string): Date | number | string {
     let i = 19;
     let ms = 0;
     if (s.charCodeAt(i) === 46) {
-      // milliseconds: the first three fraction digits (further digits are dropped, as pg's parser does)
-      let scale = 100;
+      // milliseconds: the first three fraction digits (further digits are dropped, as pg's parser
+      // does), in small-integer arithmetic (no heap numbers)
+      let digits = 0;
       for (i++; i < n; i++) {
         const c = s.charCodeAt(i) - 48;
         if (c < 0 || c > 9) break;
-        ms += c * scale;
-        scale /= 10;
+        if (digits < 3) {
+          ms = ms * 10 + c;
+          digits++;
+        }
       }
-      ms = Math.floor(ms);
+      for (; digits < 3; digits++) ms *= 10;
     }
     const sign = s.charCodeAt(i);
     const hoursOnly = n === i + 3;

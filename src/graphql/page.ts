@@ -82,24 +82,40 @@ export async function connectionPage<T>(
     }
     throw err;
   }
-  // Cursors are encoded only when a client selects them (getters): most pages are read for their nodes.
-  const edges = page.items.map((node) => ({
-    node,
-    get cursor() {
-      return page.cursorOf(node);
-    },
-  }));
-  return {
-    edges,
-    pageInfo: {
-      hasNextPage: page.nextCursor !== null,
-      hasPreviousPage: false,
-      get startCursor() {
-        return edges[0]?.cursor ?? null;
-      },
-      get endCursor() {
-        return page.nextCursor ?? edges.at(-1)?.cursor ?? null;
-      },
-    },
-  };
+  // Cursors are encoded only when a client selects them (getters on the prototypes): most pages
+  // are read for their nodes.
+  const edges = page.items.map((node) => new Edge(node, page));
+  return { edges, pageInfo: new PageInfo(page, edges) };
+}
+
+/** An edge whose cursor is encoded when read (one small object per node, no closure). */
+class Edge<T> {
+  constructor(
+    readonly node: T,
+    private readonly page: Page<T>,
+  ) {}
+
+  get cursor(): string {
+    return this.page.cursorOf(this.node);
+  }
+}
+
+class PageInfo<T> {
+  readonly hasPreviousPage = false;
+  readonly hasNextPage: boolean;
+
+  constructor(
+    private readonly page: Page<T>,
+    private readonly edges: Edge<T>[],
+  ) {
+    this.hasNextPage = page.nextCursor !== null;
+  }
+
+  get startCursor(): string | null {
+    return this.edges[0]?.cursor ?? null;
+  }
+
+  get endCursor(): string | null {
+    return this.page.nextCursor ?? this.edges.at(-1)?.cursor ?? null;
+  }
 }
