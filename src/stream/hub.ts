@@ -268,9 +268,9 @@ export class StreamHub {
           // again on the right channel, redeemed already
           session.close();
           const own = await this.settingsOf(t.tenantId);
-          return await this.open({ ...req, ...this.redeemed(t, own, redeem), settings: own }, sink);
+          return await this.open({ ...req, ...this.openedWith(t, own, redeem), settings: own }, sink);
         }
-        const own = this.redeemed(t, settings, redeem);
+        const own = this.openedWith(t, settings, redeem);
         session.bind(own.viewer);
         ticket = own.ticket;
         release = await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
@@ -301,7 +301,7 @@ export class StreamHub {
   }
 
   /** An open request's part that a redeemed ticket decides. */
-  private redeemed(
+  private openedWith(
     t: RedeemedTicket,
     settings: Settings,
     pending: PendingTicket,
