@@ -170,7 +170,12 @@ export async function createRuntime(
         onJobsQueued: () => webhooks.worker.nudge(),
         log,
       }),
-      rateLimiter: createRateLimiter({ prisma: db.prisma, redis, onRefusal: () => metrics.rateLimitRefusals.inc() }),
+      rateLimiter: createRateLimiter({
+        prisma: db.prisma,
+        redis,
+        onRefusal: () => metrics.rateLimitRefusals.inc(),
+        onStoreCall: () => metrics.rateLimitStoreCalls.inc(),
+      }),
       authCache,
       origins,
       scoped: createScopeCache(db.prisma),

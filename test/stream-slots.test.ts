@@ -3,8 +3,8 @@
 // grant more than the limit between them.
 import { Redis } from "ioredis";
 import pino from "pino";
-import { afterAll, describe, expect, inject, it } from "vitest";
-import { createStreamSlots } from "../src/stream/limits.js";
+import { afterAll, describe, expect, inject, it, vi } from "vitest";
+import { createStreamSlots, slotLease } from "../src/stream/limits.js";
 
 const clients: Redis[] = [];
 afterAll(async () => {
@@ -20,7 +20,7 @@ function instance() {
     sent.push(String(cmd.name).toLowerCase());
     return send(cmd);
   };
-  return { slots: createStreamSlots({ maxPerInstance: 1_000, redis, log: pino({ level: "silent" }) }), sent };
+  return { slots: createStreamSlots({ maxPerInstance: 1_000, redis, log: pino({ level: "silent" }) }), sent, redis };
 }
 
 const settle = (ps: Promise<() => void>[]) =>
@@ -51,6 +51,39 @@ describe("stream slots across instances", () => {
     const again = await settle(Array.from({ length: 5 }, () => b.slots.acquire(tenant, 25)));
     expect(again.granted).toHaveLength(3);
     for (const release of [...granted.slice(3), ...again.granted]) release();
+    await Promise.all([a.slots.close(), b.slots.close()]);
+  });
+
+  it("leases: a script call takes spare slots for the next acquires; the instances never admit more than the limit between them", async () => {
+    const tenant = `slots-lease-${Date.now()}`;
+    const limit = 640; // a lease of 10
+    expect(slotLease(limit)).toBe(10);
+    const a = instance();
+    const b = instance();
+    const granted: (() => void)[] = [];
+    let refused = 0;
+    const scriptCalls = () => [...a.sent, ...b.sent].filter((c) => c === "evalsha" || c === "eval").length;
+    let callsFor600 = 0;
+    for (let i = 0; i < 400; i++) {
+      const { granted: g, refused: r } = await settle([a.slots.acquire(tenant, limit), b.slots.acquire(tenant, limit)]);
+      granted.push(...g);
+      refused += r.length;
+      if (i === 299) callsFor600 = scriptCalls();
+    }
+    expect(granted.length + refused).toBe(800);
+    expect(granted.length).toBeLessThanOrEqual(limit);
+    expect(granted.length).toBeGreaterThanOrEqual(limit - 2 * slotLease(limit));
+    expect(a.slots.local + b.slots.local).toBe(granted.length);
+    // below the limit one script call served about a lease's worth of acquires (past it, each
+    // refusal asks Redis: another instance may have freed slots)
+    expect(callsFor600).toBeLessThan(600 / 5);
+    // closing streams keep at most twice the lease spare per instance; the rest goes back at once
+    for (const release of granted) release();
+    await vi.waitFor(async () => {
+      const keys = await a.redis.keys(`eng:sc:{${tenant}}:n:*`);
+      const counters = keys.length ? await a.redis.mget(keys) : [];
+      expect(counters.reduce((n, v) => n + Number(v ?? 0), 0)).toBeLessThanOrEqual(2 * 2 * slotLease(limit));
+    });
     await Promise.all([a.slots.close(), b.slots.close()]);
   });
 });

@@ -4,8 +4,9 @@
 import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { PrismaClient } from "../generated/prisma/client.js";
-import { errors } from "../lib/errors.js";
+import { errors, type AppError } from "../lib/errors.js";
 import { keyedBatcher } from "../lib/batcher.js";
+import { claimLease, nextLease, refusedByLease, storeAsk, useLease, usedBefore, type Lease } from "./rate-lease.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import type { Principal } from "./principal.js";
 
@@ -32,6 +33,8 @@ export interface RateLimiter {
 }
 
 const SETTINGS_TTL_MS = 10_000;
+/** buckets whose leases are kept (per instance; past it they are dropped, which only costs store calls) */
+const MAX_LEASES = 100_000;
 
 export function rateLimitHeaders(i: RateLimitInfo): Record<string, string> {
   return {
@@ -41,7 +44,12 @@ export function rateLimitHeaders(i: RateLimitInfo): Record<string, string> {
   };
 }
 
-export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | undefined; onRefusal?: () => void }): RateLimiter {
+export function createRateLimiter(opts: {
+  prisma: PrismaClient;
+  redis?: Redis | undefined;
+  onRefusal?: () => void;
+  onStoreCall?: () => void;
+}): RateLimiter {
   const limiters = new Map<number, RateLimiterAbstract>();
   const limits = new Map<string, { value: Settings["rateLimits"]; at: number }>();
 
@@ -79,33 +87,66 @@ export function createRateLimiter(opts: { prisma: PrismaClient; redis?: Redis | 
    * the store as one consume of their summed points instead of one command each. The store
    * returns the bucket's total after the batch; walking the batch in arrival order from the total
    * before it, each request is allowed or refused exactly as it would have been alone.
+   *
+   * A batch also takes a lease (src/auth/rate-lease.ts): a few points more than it needs, which
+   * the next requests of the bucket on this instance use without a store call. On one instance the
+   * count stays exact; across instances a bucket may refuse early by what the others hold unused.
    */
-  const consumeBatched = keyedBatcher<{ limit: number; bucket: string; points: number }, RateLimitInfo>(async (_key, items) => {
+  const leases = new Map<string, Lease>();
+  const refusal = (limit: number, resetSeconds: number): AppError => {
+    opts.onRefusal?.();
+    const reset = Math.max(1, resetSeconds);
+    return errors.rateLimited(reset, rateLimitHeaders({ limit, remaining: 0, resetSeconds: reset }));
+  };
+  const consumeBatched = keyedBatcher<{ limit: number; bucket: string; points: number }, RateLimitInfo>(async (key, items) => {
     const { limit, bucket } = items[0]!.value;
     const total = items.reduce((n, i) => n + i.value.points, 0);
-    let res: RateLimiterRes;
-    try {
-      res = await limiterFor(limit).consume(bucket, total);
-    } catch (err) {
-      if (!(err instanceof RateLimiterRes)) throw errors.unavailable("The rate limiter's store is unavailable.");
-      res = err; // over the budget: some (or all) of the batch are refused
+    const claim = claimLease(leases.get(key), Date.now());
+    const { fromLease, ask, extra } = storeAsk(limit, claim, total);
+    let used: number;
+    let until: number;
+    if (ask === 0) {
+      // the lease covers the batch: no store call
+      used = claim.used;
+      until = claim.until;
+    } else {
+      let res: RateLimiterRes;
+      opts.onStoreCall?.();
+      try {
+        res = await limiterFor(limit).consume(bucket, ask);
+      } catch (err) {
+        if (!(err instanceof RateLimiterRes)) {
+          leases.delete(key);
+          throw errors.unavailable("The rate limiter's store is unavailable.");
+        }
+        res = err; // over the budget: some (or all) of the batch are refused
+      }
+      used = usedBefore(res.consumedPoints, ask, claim.carried);
+      until = Date.now() + res.msBeforeNext;
     }
-    const resetSeconds = Math.ceil(res.msBeforeNext / 1000);
-    let used = res.consumedPoints - total;
+    const resetSeconds = Math.max(0, Math.ceil((until - Date.now()) / 1000));
     for (const item of items) {
       used += item.value.points;
       if (used <= limit) {
         item.resolve({ limit, remaining: limit - used, resetSeconds });
         continue;
       }
-      opts.onRefusal?.();
-      const reset = Math.max(1, resetSeconds);
-      item.reject(errors.rateLimited(reset, rateLimitHeaders({ limit, remaining: 0, resetSeconds: reset })));
+      item.reject(refusal(limit, resetSeconds));
     }
+    if (leases.size >= MAX_LEASES && !leases.has(key)) leases.clear();
+    leases.set(key, nextLease({ limit, used, left: claim.carried - fromLease + extra, until }));
   });
 
-  const take = (bucket: string, limit: number, points: number): Promise<RateLimitInfo> =>
-    consumeBatched(`${limit} ${bucket}`, { limit, bucket, points });
+  const take = (bucket: string, limit: number, points: number): Promise<RateLimitInfo> => {
+    const key = `${limit} ${bucket}`;
+    const lease = leases.get(key);
+    const now = Date.now();
+    if (lease && useLease(lease, points, now)) {
+      return Promise.resolve({ limit, remaining: limit - lease.used, resetSeconds: Math.ceil((lease.until - now) / 1000) });
+    }
+    if (lease && refusedByLease(lease, points, now)) return Promise.reject(refusal(limit, Math.ceil((lease.until - now) / 1000)));
+    return consumeBatched(key, { limit, bucket, points });
+  };
 
   return {
     async consume(p, storedSettings, points = 1) {

@@ -15,6 +15,8 @@ export interface Metrics {
   webhookDeliveries: Counter<"outcome">;
   webhookLatency: Histogram;
   rateLimitRefusals: Counter;
+  /** consumes sent to the rate limiter's store (a batch and its lease is one) */
+  rateLimitStoreCalls: Counter;
   retentionDeleted: Counter<"what">;
   /** gauges read on scrape: open streams, queue depth and oldest job age, breaker states, pool use */
   gauge(
@@ -84,6 +86,11 @@ export function createMetrics(): Metrics {
     rateLimitRefusals: new Counter({
       name: "rate_limit_refusals_total",
       help: "Requests refused with 429 by the rate limiter",
+      registers: [registry],
+    }),
+    rateLimitStoreCalls: new Counter({
+      name: "rate_limit_store_calls_total",
+      help: "Consumes sent to the rate limiter's store (Redis); requests served from a lease make none",
       registers: [registry],
     }),
     retentionDeleted: new Counter({

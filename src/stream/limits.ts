@@ -7,6 +7,12 @@
 // re-writes its counters (and their TTL) every ttl/3, so a crashed instance's streams stop counting
 // after at most the TTL, and any drift heals. If Redis is unreachable the check falls back to this
 // instance's own count.
+//
+// Leases: a script call also takes a few spare slots (1/64 of the limit, at most 64; none for a
+// limit under 64), which the instance's next acquires of the tenant use without a call, and a
+// closing stream's slot becomes spare rather than a DECR (spares beyond twice the lease go back at
+// once, the rest at the next re-write when the tenant has no streams here). A tenant at its limit
+// can therefore refuse early on one instance by what the others hold spare, never admit more.
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -29,6 +35,10 @@ export interface StreamSlotOptions {
 }
 
 const RETRY_AFTER_SECONDS = 5;
+/** the most spare slots a script call takes for one tenant */
+export const MAX_SLOT_LEASE = 64;
+/** Spare slots a script call takes: 1/64 of the limit, at most MAX_SLOT_LEASE (none under 64). */
+export const slotLease = (limit: number): number => Math.min(MAX_SLOT_LEASE, Math.floor(limit / 64));
 
 /**
  * Takes up to ARGV[5] slots at once (a batch of acquires): sums the live counters,
@@ -76,6 +86,8 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
   const ttl = opts.ttlSeconds ?? 60;
   const instance = randomBytes(8).toString("hex");
   const perTenant = new Map<string, number>();
+  /** per tenant: slots counted on this instance's Redis counter that no stream uses */
+  const spare = new Map<string, number>();
   let local = 0;
   const { redis } = opts;
 
@@ -94,23 +106,53 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
 
   /**
    * A tenant's acquires are group-committed (src/lib/batcher.ts): those that arrive while Redis
-   * answers the previous batch go as one script call; the first `granted` of them get a slot.
+   * answers the previous batch go as one script call, which also asks for the lease; the first
+   * `granted` of them get a slot and what is left over is spare.
    */
   const acquireBatched = keyedBatcher<{ tenantId: string; limit: number }, boolean | null>(async (_key, items) => {
     const { tenantId, limit } = items[0]!.value;
     let granted: number;
     try {
       const prefix = counterPrefix(tenantId);
-      granted = Number(
-        await scripted!.engAcquireStreamSlots(setKey(tenantId), prefix + instance, limit, instance, ttl, prefix, items.length),
-      );
+      const want = items.length + slotLease(limit);
+      granted = Number(await scripted!.engAcquireStreamSlots(setKey(tenantId), prefix + instance, limit, instance, ttl, prefix, want));
     } catch (err) {
       opts.log.warn({ err: (err as Error).message }, "stream connection count unavailable; counting this instance only");
       for (const item of items) item.resolve(null);
       return;
     }
+    if (granted > items.length) addSpare(tenantId, granted - items.length);
     items.forEach((item, i) => item.resolve(i < granted));
   });
+
+  const addSpare = (tenantId: string, n: number) => spare.set(tenantId, (spare.get(tenantId) ?? 0) + n);
+
+  /** A spare slot of the tenant, taken (no script call), or false when there is none. */
+  function takeSpare(tenantId: string): boolean {
+    const n = spare.get(tenantId) ?? 0;
+    if (n <= 0) return false;
+    if (n === 1) spare.delete(tenantId);
+    else spare.set(tenantId, n - 1);
+    return true;
+  }
+
+  /** A closed stream's Redis-counted slot: spare, and what is beyond twice the lease back to Redis. */
+  function giveBack(tenantId: string, limit: number): void {
+    const keep = slotLease(limit);
+    const n = (spare.get(tenantId) ?? 0) + 1;
+    if (n <= 2 * keep) {
+      spare.set(tenantId, n);
+      return;
+    }
+    if (keep > 0) spare.set(tenantId, keep);
+    else spare.delete(tenantId);
+    if (!redis) return;
+    const key = counterPrefix(tenantId) + instance;
+    redis
+      .decrby(key, n - keep)
+      .then((left) => (left <= 0 ? redis.del(key) : 0))
+      .catch(() => undefined); // the periodic refresh re-writes the true count
+  }
 
   /** true = allowed (and counted in Redis), false = over the limit, null = Redis unavailable */
   function acquireShared(tenantId: string, limit: number): Promise<boolean | null> {
@@ -121,8 +163,14 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
   async function refresh(): Promise<void> {
     if (!redis || redis.status !== "ready") return;
     const pipe = redis.pipeline();
+    // a tenant with no stream here gives its spares back
+    for (const tenantId of spare.keys()) {
+      if (perTenant.has(tenantId)) continue;
+      spare.delete(tenantId);
+      pipe.del(counterPrefix(tenantId) + instance);
+    }
     for (const [tenantId, n] of perTenant) {
-      pipe.set(counterPrefix(tenantId) + instance, n, "EX", ttl);
+      pipe.set(counterPrefix(tenantId) + instance, n + (spare.get(tenantId) ?? 0), "EX", ttl);
       pipe.sadd(setKey(tenantId), instance);
       pipe.expire(setKey(tenantId), ttl);
     }
@@ -141,7 +189,7 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
         throw tooManyStreams("This instance has no room for more streams; retry shortly.", opts.maxPerInstance);
       }
       bump(tenantId, 1); // reserve first, so concurrent acquires see each other
-      const shared = await acquireShared(tenantId, tenantLimit);
+      const shared = takeSpare(tenantId) || (await acquireShared(tenantId, tenantLimit));
       const ownCount = perTenant.get(tenantId) ?? 0;
       if (shared === false || (shared === null && ownCount > tenantLimit)) {
         bump(tenantId, -1);
@@ -152,13 +200,7 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
         if (released) return;
         released = true;
         bump(tenantId, -1);
-        if (shared && redis) {
-          const key = counterPrefix(tenantId) + instance;
-          redis
-            .decr(key)
-            .then((n) => (n <= 0 ? redis.del(key) : 0))
-            .catch(() => undefined); // the periodic refresh re-writes the true count
-        }
+        if (shared && redis) giveBack(tenantId, tenantLimit);
       };
     },
 
@@ -166,7 +208,7 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
       clearInterval(timer);
       if (!redis || redis.status !== "ready") return;
       const pipe = redis.pipeline();
-      for (const tenantId of perTenant.keys()) pipe.del(counterPrefix(tenantId) + instance);
+      for (const tenantId of new Set([...perTenant.keys(), ...spare.keys()])) pipe.del(counterPrefix(tenantId) + instance);
       await pipe.exec().catch(() => undefined);
     },
   };
