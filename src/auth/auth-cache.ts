@@ -34,13 +34,26 @@ export interface AuthCache {
 
 export const AUTH_INVALIDATION_CHANNEL = "eng:auth:invalidate";
 
-/** A tenant's row: the cached one, else read and cached; null when there is no such tenant. */
-export async function tenantRow(deps: { prisma: PrismaClient; authCache: AuthCache }, tenantId: string): Promise<Tenant | null> {
+/** Reads of tenant rows in flight, by cache and tenant: a burst of misses (a reconnect storm) reads once. */
+const reading = new WeakMap<AuthCache, Map<string, Promise<Tenant | null>>>();
+
+/** A tenant's row: the cached one, else read (once for concurrent callers) and cached; null when there is no such tenant. */
+export function tenantRow(deps: { prisma: PrismaClient; authCache: AuthCache }, tenantId: string): Promise<Tenant | null> {
   const cached = deps.authCache.tenant(tenantId);
-  if (cached) return cached;
-  const tenant = await deps.prisma.tenant.findUnique({ where: { id: tenantId } });
-  if (tenant) deps.authCache.putTenant(tenant);
-  return tenant;
+  if (cached) return Promise.resolve(cached);
+  let inFlight = reading.get(deps.authCache);
+  if (!inFlight) reading.set(deps.authCache, (inFlight = new Map()));
+  const pending = inFlight.get(tenantId);
+  if (pending) return pending;
+  const read = deps.prisma.tenant
+    .findUnique({ where: { id: tenantId } })
+    .then((tenant) => {
+      if (tenant) deps.authCache.putTenant(tenant);
+      return tenant;
+    })
+    .finally(() => inFlight.delete(tenantId));
+  inFlight.set(tenantId, read);
+  return read;
 }
 
 interface Entry<T> {
@@ -119,6 +132,10 @@ export function createAuthCache(opts: {
       if (!set) keysOfTenant.set(key.tenantId, (set = new Set()));
       set.add(hash);
       bound(keys);
+      // the key's tenant row came with it: tenant lookups (stream settings, admin JWTs) use it too
+      tenants.delete(key.tenant.id);
+      tenants.set(key.tenant.id, { value: key.tenant, at: now() });
+      bound(tenants);
     },
     tenant: (id) => fresh(tenants, id),
     putTenant(tenant) {

@@ -1,6 +1,7 @@
 // Who is opening a stream, and what it may see: an API key (X-API-Key, or the deprecated
 // ?token=) optionally with X-Service-Identity, or a ticket minted by POST /api/v1/stream/ticket.
-import { currentReader, type RequestContext } from "../../context/request.js";
+import { currentReader, loadTenant, type RequestContext } from "../../context/request.js";
+import { resolveSettings, type Settings } from "../../tenancy/settings-model.js";
 import { keyState } from "../../auth/key-auth.js";
 import { hasCapability } from "../../auth/principal.js";
 import { errors } from "../../lib/errors.js";
@@ -10,6 +11,8 @@ import type { Viewer } from "../../stream/visibility.js";
 
 export interface StreamCaller {
   tenantId: string;
+  /** the tenant's settings (a key's come with the key's cached row; a ticket's tenant's from the hub) */
+  settings: Settings;
   viewer: Viewer;
   /** opened with a ticket: what the hub needs to let a reconnect supersede this connection */
   ticket?: { hash: string; connectionId: string; resumed: boolean };
@@ -46,7 +49,8 @@ export async function streamCaller(
   if (ctx.principal) {
     const reader = await currentReader(ctx);
     const moderator = !reader && !opts.viaQueryToken && hasCapability(ctx.principal, "moderate_content");
-    return { tenantId: ctx.principal.tenantId, viewer: { moderator, readerId: reader?.id ?? null } };
+    const settings = resolveSettings((await loadTenant(ctx)).settings);
+    return { tenantId: ctx.principal.tenantId, settings, viewer: { moderator, readerId: reader?.id ?? null } };
   }
   if (opts.ticket) {
     const app = ctx.app;
@@ -65,11 +69,15 @@ export async function streamCaller(
       },
     };
     const named = ticketTenant(opts.ticket);
-    if (named && app.streams.knowsTenant(named)) return { tenantId: named, viewer: NOBODY, redeem: pending };
+    if (named && app.streams.knowsTenant(named)) {
+      return { tenantId: named, settings: await app.streams.settingsOf(named), viewer: NOBODY, redeem: pending };
+    }
     const t = await redeemStreamTicket(app.sql, { ...pending.redemption, now: app.clock.now() });
+    const settings = await app.streams.settingsOf(t.tenantId);
     return {
       tenantId: t.tenantId,
-      viewer: pending.accept(t, await app.streams.settingsOf(t.tenantId)),
+      settings,
+      viewer: pending.accept(t, settings),
       ticket: { hash: t.hash, connectionId: t.connectionId, resumed: t.resumed },
     };
   }

@@ -58,7 +58,6 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
     lastEventId: after,
     origin: req.headers.origin,
   });
-  const settings = await hub.settingsOf(caller.tenantId);
   const sink = new SseSink(reply.raw, {
     // what the reply already carries (CORS for an allowed origin, Deprecation/Sunset) goes out with
     // the stream's own head, which is written on the raw socket
@@ -70,7 +69,15 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
     onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
   });
   await hub.open(
-    { tenantId: caller.tenantId, discussionId, viewer: caller.viewer, after, settings, ticket: caller.ticket, redeem: caller.redeem },
+    {
+      tenantId: caller.tenantId,
+      discussionId,
+      viewer: caller.viewer,
+      after,
+      settings: caller.settings,
+      ticket: caller.ticket,
+      redeem: caller.redeem,
+    },
     sink,
   );
 }

@@ -18,7 +18,6 @@ export async function openDiscussionSubscription(
   }
   const hub = ctx.app.streams;
   const caller = await streamCaller(ctx, { discussionId: args.discussionId, ticket: args.ticket });
-  const settings = await hub.settingsOf(caller.tenantId);
   const sink = new QueueSink(MAX_QUEUED_ITEMS);
   await hub.open(
     {
@@ -26,7 +25,7 @@ export async function openDiscussionSubscription(
       discussionId: args.discussionId,
       viewer: caller.viewer,
       after: args.after ?? null,
-      settings,
+      settings: caller.settings,
       ticket: caller.ticket,
       redeem: caller.redeem,
     },
