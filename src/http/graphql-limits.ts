@@ -1,4 +1,4 @@
-// Limits on GraphQL documents, for /graphql and REST alike (REST runs through the same envelope):
+// Limits on GraphQL documents, for /graphql and REST alike (REST documents pass the same envelope):
 // tokens (at parse, so pathological nesting never reaches the recursive parts of graphql-js), depth,
 // aliases, directives, and a cost that multiplies list sizes through nesting — `limit`/`first`
 // arguments count as given, or as the largest page when they come from a variable. Over a limit →

@@ -1,7 +1,8 @@
 // graphql-yoga serving the Pothos schema at /graphql, with the same request context as REST. The
-// envelope carries every protection once, for /graphql and REST alike: document limits
-// (graphql-limits.ts), per-root-field rate limiting, production defaults (no introspection or
-// suggestions, no GraphiQL), and request errors with specific codes (never internal_error).
+// envelope carries every protection once: document limits (graphql-limits.ts) and validation rules
+// — which REST's fixed documents also pass, once each (src/http/rest/execute.ts) — per-root-field
+// rate limiting, production defaults (no introspection or suggestions, no GraphiQL), and request
+// errors with specific codes (never internal_error).
 import { createYoga, processRegularResult, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
@@ -246,8 +247,6 @@ export function createGraphQLServer(
       },
     },
     context: async (initial) => {
-      // REST routes run through this server's envelope with the context they already built
-      if ("principal" in initial) return initial as unknown as RequestContext;
       const { request, reply } = initial;
       try {
         const ctx = await createRequestContext(app, request.headers, { method: request.method });
