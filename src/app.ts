@@ -47,10 +47,10 @@ export async function buildApp(
 
   const cors = createCorsPolicy(services.origins);
   const yoga = createGraphQLServer(services, schema, cors);
-  const direct = createDirectGraphQL(yoga);
+  const direct = createDirectGraphQL(yoga, services);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     const served = await direct(req, reply);
-    services.metrics.graphqlRequests.inc({ path: served ? "direct" : "yoga" });
+    services.metrics.graphqlRequests.inc({ path: served || "yoga" });
     if (served) return reply;
     const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
     response.headers.forEach((value, key) => void reply.header(key, value));

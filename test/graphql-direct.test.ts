@@ -17,10 +17,11 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 /** graphql_requests_total by path, read from the registry */
-async function served(): Promise<{ direct: number; yoga: number }> {
+/** graphql_requests_total by path, read from the registry (compiled and direct both skip the fetch API) */
+async function served(): Promise<{ direct: number; yoga: number; compiled: number }> {
   const m = await server.app.runtime.services.metrics.graphqlRequests.get();
   const of = (path: string) => m.values.find((v) => v.labels.path === path)?.value ?? 0;
-  return { direct: of("direct"), yoga: of("yoga") };
+  return { direct: of("direct") + of("compiled"), yoga: of("yoga"), compiled: of("compiled") };
 }
 
 async function post(body: string, headers: Record<string, string>) {
@@ -43,6 +44,8 @@ describe("direct /graphql", () => {
     ["a variable of the wrong type", { query: COMMENTS, variables: { d: 5 } }, { accept: "application/graphql-response+json" }],
     ["a missing variable", { query: COMMENTS }, {}],
     ["a domain error (404 in the errors)", { query: 'mutation { lockDiscussion(id: "no-such") { id } }' }, {}],
+    ["a query answered with an error (run again by yoga's pipeline)", { query: '{ comment(id: "no-such") { id } }' }, {}],
+    ["a query with two root fields", { query: '{ a: comment(id: "no-such") { id } b: __typename }' }, {}],
     ["no credentials", { query: 'query { comments(discussionId: "direct-1") { edges { node { id } } } }' }, { "x-api-key": "" }],
   ];
 
@@ -51,11 +54,23 @@ describe("direct /graphql", () => {
     if (headers["x-api-key"] === "") delete (headers as Record<string, string>)["x-api-key"];
     const before = await served();
     const direct = await post(JSON.stringify(body), headers);
-    expect(await served()).toEqual({ ...before, direct: before.direct + 1 });
+    const after = await served();
+    expect(after).toMatchObject({ direct: before.direct + 1, yoga: before.yoga });
     const whole = await post(JSON.stringify(body), { ...headers, origin: "https://not-listed.example" });
-    expect(await served()).toEqual({ direct: before.direct + 1, yoga: before.yoga + 1 });
+    expect(await served()).toEqual({ ...after, yoga: before.yoga + 1 });
     expect(direct).toEqual(whole);
     expect(direct.body.length).toBeGreaterThan(2);
+  });
+
+  it("runs a backend's one-root-field query compiled, and anything else through yoga's pipeline", async () => {
+    const key = { "x-api-key": t.apiKey };
+    const before = await served();
+    await post(JSON.stringify({ query: COMMENTS, variables: { d: "direct-1" } }), key); // compiled
+    await post(JSON.stringify({ query: '{ a: discussion(id: "direct-1") { id } b: discussion(id: "direct-1") { id } }' }), key); // two root fields
+    await post(JSON.stringify({ query: COMMENTS, variables: { d: 5 } }), key); // bad variables
+    await post(JSON.stringify({ query: 'mutation { lockDiscussion(id: "no-such") { id } }' }), key); // a mutation
+    await post(JSON.stringify({ query: '{ comment(id: "no-such") { id } }' }), key); // errors: run again by yoga
+    expect(await served()).toEqual({ direct: before.direct + 5, compiled: before.compiled + 1, yoga: before.yoga });
   });
 
   it("serves the data and the RateLimit headers", async () => {
@@ -65,6 +80,22 @@ describe("direct /graphql", () => {
       ["hi", "Reader direct-reader"],
     ]);
     expect(r.limit).toBe("6000");
+  });
+
+  it("a query answered with errors is counted once against the rate limit, though it runs twice", async () => {
+    async function fetchRemaining(query: string) {
+      const res = await fetch(`${server.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": t.apiKey },
+        body: JSON.stringify({ query }),
+      });
+      await res.text();
+      return Number(res.headers.get("ratelimit-remaining"));
+    }
+    const a = await fetchRemaining("{ __typename }");
+    const b = await fetchRemaining('{ comment(id: "no-such") { id } }');
+    const c = await fetchRemaining("{ __typename }");
+    expect([a - b, b - c]).toEqual([1, 1]);
   });
 
   it("leaves batches, GET, subscriptions and other media types to yoga", async () => {

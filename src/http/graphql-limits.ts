@@ -15,6 +15,7 @@ import {
   type SelectionSetNode,
   type ValidationContext,
   type ValueNode,
+  type DocumentNode,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { MAX_LIMIT } from "../lib/pagination.js";
@@ -124,15 +125,22 @@ function assertTokens(source: string | Source, max: number): void {
   }
 }
 
+/** Parses within the token limit (what the plugin's parse does). */
+export function parseWithinLimits(
+  source: Parameters<typeof parse>[0],
+  options?: Parameters<typeof parse>[1],
+  limits: GraphQLLimits = DEFAULT_GRAPHQL_LIMITS,
+): DocumentNode {
+  assertTokens(source, limits.maxTokens);
+  return parse(source, options);
+}
+
 /** The envelop plugin: a token limit at parse, the limits rule at validation. */
 export function useGraphQLLimits(limits: GraphQLLimits = DEFAULT_GRAPHQL_LIMITS): Plugin {
   const rule = limitsRule(limits);
   return {
     onParse({ setParseFn }) {
-      setParseFn((source, options) => {
-        assertTokens(source, limits.maxTokens);
-        return parse(source, options);
-      });
+      setParseFn((source, options) => parseWithinLimits(source, options, limits));
     },
     onValidate({ addValidationRule }) {
       addValidationRule(rule);

@@ -8,15 +8,18 @@ import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { useGraphQlJit } from "@envelop/graphql-jit";
+import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import {
   GraphQLError,
   Kind,
+  getVariableValues,
   NoSchemaIntrospectionCustomRule,
   getOperationAST,
   type DocumentNode,
   type ExecutionResult,
   type GraphQLSchema,
   type SelectionSetNode,
+  type VariableDefinitionNode,
 } from "graphql";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { useSubscribeErrorsWithData } from "./graphql-sse-errors.js";
@@ -24,10 +27,15 @@ import { createRequestContext, type AppServices, type RequestContext } from "../
 import { rateLimitHeaders } from "../auth/rate-limit.js";
 import { AppError } from "../lib/errors.js";
 import { knownFailure } from "./problem.js";
-import { useGraphQLLimits } from "./graphql-limits.js";
+import { parseWithinLimits, useGraphQLLimits } from "./graphql-limits.js";
 import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "./cors.js";
 
-type ServerContext = { req: FastifyRequest; reply: FastifyReply };
+type ServerContext = {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  /** the request context the direct path built already (yoga then uses it rather than build one) */
+  prebuilt?: RequestContext;
+};
 
 /** graphql-yoga's request-error codes → ours (the HTTP status yoga chose stays). */
 const YOGA_CODES: Record<string, string> = {
@@ -138,20 +146,37 @@ function useRootFieldRateLimit(): Plugin<RequestContext> {
 const withHttp = (err: AppError) =>
   new AppError(err.status, err.code, err.detail, { extra: { http: { status: err.status, headers: err.headers } }, headers: err.headers });
 
+type OperationCounter = (name: string, outcome: "ok" | "error") => void;
+const operationCounters = new WeakMap<AppServices["metrics"], OperationCounter>();
+
 /** graphql_operations_total by operation name (at most 200 distinct names; the rest count as "other"). */
-function useOperationMetrics(metrics: AppServices["metrics"]): Plugin {
-  const names = new Set<string>();
-  return {
-    onExecute({ args }) {
-      let name = args.operationName ?? operationFacts(args.document, args.operationName).name ?? "anonymous";
+function operationCounter(metrics: AppServices["metrics"]): OperationCounter {
+  let count = operationCounters.get(metrics);
+  if (!count) {
+    const names = new Set<string>();
+    count = (name, outcome) => {
       if (!names.has(name)) {
         if (names.size < 200) names.add(name);
         else name = "other";
       }
+      metrics.graphqlOperations.inc({ operation: name, outcome });
+    };
+    operationCounters.set(metrics, count);
+  }
+  return count;
+}
+
+const operationName = (document: DocumentNode, name: string | null | undefined): string =>
+  name ?? operationFacts(document, name).name ?? "anonymous";
+
+function useOperationMetrics(metrics: AppServices["metrics"]): Plugin {
+  const count = operationCounter(metrics);
+  return {
+    onExecute({ args }) {
+      const name = operationName(args.document, args.operationName);
       return {
         onExecuteDone({ result }) {
-          const outcome = "errors" in result && result.errors?.length ? "error" : "ok";
-          metrics.graphqlOperations.inc({ operation: name, outcome });
+          count(name, "errors" in result && result.errors?.length ? "error" : "ok");
         },
       };
     },
@@ -247,13 +272,10 @@ export function createGraphQLServer(
       },
     },
     context: async (initial) => {
+      if (initial.prebuilt) return initial.prebuilt;
       const { request, reply } = initial;
       try {
-        const ctx = await createRequestContext(app, request.headers, { method: request.method });
-        // /graphql answers carry the same RateLimit-* headers as REST
-        const setHeaders = (info: NonNullable<RequestContext["rateLimit"]>) => void reply?.headers(rateLimitHeaders(info));
-        if (ctx.rateLimit) setHeaders(ctx.rateLimit);
-        return { ...ctx, onRateLimit: setHeaders };
+        return await graphqlContext(app, request.headers, request.method, reply);
       } catch (err) {
         const known = knownFailure(err);
         if (known) throw withHttp(known);
@@ -261,6 +283,19 @@ export function createGraphQLServer(
       }
     },
   });
+}
+
+/** A /graphql request's context: REST's, and its RateLimit-* headers on the answer as REST's are. */
+async function graphqlContext(
+  app: AppServices,
+  headers: Parameters<typeof createRequestContext>[1],
+  method: string,
+  reply: FastifyReply | undefined,
+): Promise<RequestContext> {
+  const ctx = await createRequestContext(app, headers, { method });
+  const setHeaders = (info: NonNullable<RequestContext["rateLimit"]>) => void reply?.headers(rateLimitHeaders(info));
+  if (ctx.rateLimit) setHeaders(ctx.rateLimit);
+  return { ...ctx, onRateLimit: setHeaders };
 }
 
 /** The Accept values the direct path answers (anything else goes through yoga's negotiation). */
@@ -273,17 +308,83 @@ const DIRECT_MEDIA_TYPES: Record<string, string> = {
 const PARAM_KEYS = new Set(["query", "variables", "operationName"]);
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** A query the direct path runs compiled: validated through the envelope and compiled by graphql-jit once. */
+interface CompiledOperation {
+  query: CompiledQuery;
+  /** for graphql_operations_total */
+  name: string;
+  /** the operation's variable definitions, when it has any (checked before it runs) */
+  variables: readonly VariableDefinitionNode[] | null;
+  schema: GraphQLSchema;
+}
+
+/** By operation name and query text; null = not one the compiled path runs (yoga's pipeline does). */
+const compiledOperations = new Map<string, CompiledOperation | null>();
+const MAX_COMPILED_OPERATIONS = 1_000;
+
+function compiledOperation(
+  yoga: YogaServerInstance<ServerContext, RequestContext>,
+  query: string,
+  operationName: string | undefined,
+): CompiledOperation | null {
+  const key = `${operationName ?? ""}\u0000${query}`;
+  const hit = compiledOperations.get(key);
+  if (hit !== undefined) return hit;
+  const entry = compileOperation(yoga, query, operationName);
+  if (compiledOperations.size >= MAX_COMPILED_OPERATIONS) compiledOperations.clear();
+  compiledOperations.set(key, entry);
+  return entry;
+}
+
+/**
+ * Parsed and validated by the envelope (the document limits, every validation rule, production's
+ * no-introspection), then compiled: only a query with one root field, so nothing the execution
+ * hooks would add applies to it (the root-field rate limit counts fields beyond the first).
+ */
+function compileOperation(
+  yoga: YogaServerInstance<ServerContext, RequestContext>,
+  query: string,
+  operationName: string | undefined,
+): CompiledOperation | null {
+  // parsed here, not by the envelope: a document that fails is yoga's to answer (and to cache)
+  let document: DocumentNode;
+  try {
+    document = parseWithinLimits(query);
+  } catch {
+    return null;
+  }
+  const { validate, schema } = yoga.getEnveloped({} as ServerContext);
+  if (validate(schema, document).length) return null;
+  const op = getOperationAST(document, operationName);
+  if (!op || op.operation !== "query" || operationFacts(document, operationName).rootFields !== 1) return null;
+  const compiled = compileQuery(schema, document, operationName);
+  if (!isCompiledQuery(compiled)) return null;
+  return {
+    query: compiled,
+    name: operationName ?? op.name?.value ?? "anonymous",
+    variables: op.variableDefinitions?.length ? op.variableDefinitions : null,
+    schema,
+  };
+}
+
 /**
  * The common `/graphql` request of a backend — POST, a JSON body with `query`, `variables` and
- * `operationName`, no Origin, Accept JSON — straight into yoga's own operation pipeline
- * (`getResultForParams`: its parameter checks, parse and validation caches, every plugin, error
- * masking, the request context) and result processor (`processRegularResult`: status and body).
- * What it skips is the fetch-API request and response around them, about a quarter of such a
- * request's CPU. Anything else (browsers and CORS, batches, GET, subscriptions, other media types)
- * answers `false`: yoga serves it whole.
+ * `operationName`, no Origin, Accept JSON — without the fetch-API request and response around
+ * yoga's pipeline (about a quarter of such a request's CPU). Anything else (browsers and CORS,
+ * batches, GET, subscriptions, other media types) answers `false`: yoga serves it whole.
+ *
+ * A valid query with one root field and valid variables, from a caller with credentials, runs as
+ * a compiled query (compiled once per query text) and its data is written directly: the envelope's
+ * execution hooks have nothing to add to such an answer. Everything else, and any answer with
+ * errors, goes through yoga's own operation pipeline (`getResultForParams`: parameter checks,
+ * parse and validation caches, every plugin, error masking) and result processor
+ * (`processRegularResult`). A query answered with errors is run again there with the context
+ * already built (it reads only, and its rate-limit unit is not counted twice), so error answers
+ * are exactly yoga's. Answers which path served (graphql_requests_total), or false for yoga's.
  */
-export function createDirectGraphQL(yoga: YogaServerInstance<ServerContext, RequestContext>) {
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+export function createDirectGraphQL(yoga: YogaServerInstance<ServerContext, RequestContext>, app: AppServices) {
+  const countOperation = operationCounter(app.metrics);
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<"compiled" | "direct" | false> => {
     if (req.method !== "POST" || req.headers.origin !== undefined || req.url !== "/graphql") return false;
     if (!(req.headers["content-type"] ?? "").startsWith("application/json")) return false;
     const mediaType = DIRECT_MEDIA_TYPES[(req.headers.accept ?? "").replace(/\s|;charset=utf-8$/gi, "").toLowerCase()];
@@ -294,24 +395,53 @@ export function createDirectGraphQL(yoga: YogaServerInstance<ServerContext, Requ
     if (params.operationName != null && typeof params.operationName !== "string") return false;
     // a subscription is an event stream: yoga's (a word check is enough to leave it to yoga)
     if (params.query.includes("subscription")) return false;
-    // yoga's own operation pipeline, with the server context yoga would pass: the request context
-    // is built by the same `context` function, when yoga would build it (after validation)
-    const result = await yoga.getResultForParams(
-      // what is read of the request here: its method (yoga's parse hook) and headers (our context)
-      { params: params as { query: string }, request: { method: "POST", headers: req.headers } as unknown as Request },
-      { req, reply },
-    );
-    const done = result as ExecutionResult & { stringify?: (r: ExecutionResult) => string };
-    if (!done.errors && !done.extensions && !(Symbol.asyncIterator in done)) {
+    const variables = (params.variables ?? {}) as Record<string, unknown>;
+
+    const write = (result: ExecutionResult, stringify: (r: ExecutionResult) => string) => {
       // data alone: what processRegularResult answers for it (200, the media type, the result as
       // JSON by graphql-jit's compiled stringifier), without building a fetch-API Response
       reply.status(200).header("content-type", `${mediaType}; charset=utf-8`);
-      reply.send((done.stringify ?? JSON.stringify)(done));
-      return true;
+      reply.send(stringify(result));
+    };
+    const throughYoga = async (prebuilt?: RequestContext) => {
+      // yoga's own operation pipeline, with the server context yoga would pass: the request context
+      // is built by the same `context` function, when yoga would build it (after validation)
+      const result = await yoga.getResultForParams(
+        // what is read of the request here: its method (yoga's parse hook) and headers (our context)
+        { params: params as { query: string }, request: { method: "POST", headers: req.headers } as unknown as Request },
+        prebuilt ? { req, reply, prebuilt } : { req, reply },
+      );
+      const done = result as ExecutionResult & { stringify?: (r: ExecutionResult) => string };
+      if (!done.errors && !done.extensions && !(Symbol.asyncIterator in done)) return write(done, done.stringify ?? JSON.stringify);
+      const response = processRegularResult(done, yoga.fetchAPI, mediaType);
+      response.headers.forEach((value, key) => void reply.header(key, value));
+      reply.status(response.status).send(Buffer.from(await response.arrayBuffer()));
+    };
+
+    const op = compiledOperation(yoga, params.query, (params.operationName as string | null | undefined) ?? undefined);
+    if (!op || (op.variables && getVariableValues(op.schema, op.variables, variables).errors)) {
+      await throughYoga();
+      return "direct";
     }
-    const response = processRegularResult(done, yoga.fetchAPI, mediaType);
-    response.headers.forEach((value, key) => void reply.header(key, value));
-    reply.status(response.status).send(Buffer.from(await response.arrayBuffer()));
-    return true;
+    let ctx: RequestContext;
+    try {
+      ctx = await graphqlContext(app, req.headers, "POST", reply);
+    } catch {
+      // a bad key or a refused request: yoga's answer for it (nothing has run)
+      await throughYoga();
+      return "direct";
+    }
+    if (!ctx.principal) {
+      await throughYoga(ctx);
+      return "direct";
+    }
+    const result = (await op.query.query(undefined, ctx, variables)) as ExecutionResult;
+    if (result.errors?.length) {
+      await throughYoga(ctx);
+      return "direct";
+    }
+    countOperation(op.name, "ok");
+    write(result, (r) => op.query.stringify(r));
+    return "compiled";
   };
 }

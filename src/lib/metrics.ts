@@ -7,7 +7,7 @@ export interface Metrics {
   httpRequests: Counter<"route" | "method" | "status">;
   httpDuration: Histogram<"route" | "method">;
   graphqlOperations: Counter<"operation" | "outcome">;
-  /** /graphql requests by the way they were served: `direct` (a backend's plain POST) or `yoga` */
+  /** /graphql requests by the way they were served: `compiled` or `direct` (a backend's plain POST) or `yoga` */
   graphqlRequests: Counter<"path">;
   eventsAppended: Counter;
   eventsPublished: Counter<"outcome">;
@@ -54,7 +54,7 @@ export function createMetrics(): Metrics {
     }),
     graphqlRequests: new Counter({
       name: "graphql_requests_total",
-      help: "/graphql requests by path: direct (plain POST from a backend) or yoga (everything else)",
+      help: "/graphql requests by path: compiled (a backend's query run compiled), direct (its other plain POSTs) or yoga (everything else)",
       labelNames: ["path"],
       registers: [registry],
     }),
