@@ -8,7 +8,7 @@ import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { useGraphQlJit } from "@envelop/graphql-jit";
-import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
+import { compileValidated, operationCounter, type CompiledOperation } from "./compiled-operations.js";
 import {
   GraphQLError,
   Kind,
@@ -19,7 +19,6 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
   type SelectionSetNode,
-  type VariableDefinitionNode,
 } from "graphql";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { useSubscribeErrorsWithData } from "./graphql-sse-errors.js";
@@ -145,26 +144,6 @@ function useRootFieldRateLimit(): Plugin<RequestContext> {
 
 const withHttp = (err: AppError) =>
   new AppError(err.status, err.code, err.detail, { extra: { http: { status: err.status, headers: err.headers } }, headers: err.headers });
-
-type OperationCounter = (name: string, outcome: "ok" | "error") => void;
-const operationCounters = new WeakMap<AppServices["metrics"], OperationCounter>();
-
-/** graphql_operations_total by operation name (at most 200 distinct names; the rest count as "other"). */
-function operationCounter(metrics: AppServices["metrics"]): OperationCounter {
-  let count = operationCounters.get(metrics);
-  if (!count) {
-    const names = new Set<string>();
-    count = (name, outcome) => {
-      if (!names.has(name)) {
-        if (names.size < 200) names.add(name);
-        else name = "other";
-      }
-      metrics.graphqlOperations.inc({ operation: name, outcome });
-    };
-    operationCounters.set(metrics, count);
-  }
-  return count;
-}
 
 const operationName = (document: DocumentNode, name: string | null | undefined): string =>
   name ?? operationFacts(document, name).name ?? "anonymous";
@@ -321,16 +300,6 @@ const DIRECT_MEDIA_TYPES: Record<string, string> = {
 const PARAM_KEYS = new Set(["query", "variables", "operationName"]);
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** A query the direct path runs compiled: validated through the envelope and compiled by graphql-jit once. */
-interface CompiledOperation {
-  query: CompiledQuery;
-  /** for graphql_operations_total */
-  name: string;
-  /** the operation's variable definitions, when it has any (checked before it runs) */
-  variables: readonly VariableDefinitionNode[] | null;
-  schema: GraphQLSchema;
-}
-
 /** By operation name and query text; null = not one the compiled path runs (yoga's pipeline does). */
 const compiledOperations = new Map<string, CompiledOperation | null>();
 const MAX_COMPILED_OPERATIONS = 1_000;
@@ -366,18 +335,9 @@ function compileOperation(
   } catch {
     return null;
   }
-  const { validate, schema } = yoga.getEnveloped({} as ServerContext);
-  if (validate(schema, document).length) return null;
-  const op = getOperationAST(document, operationName);
-  if (!op || op.operation !== "query" || operationFacts(document, operationName).rootFields !== 1) return null;
-  const compiled = compileQuery(schema, document, operationName);
-  if (!isCompiledQuery(compiled)) return null;
-  return {
-    query: compiled,
-    name: operationName ?? op.name?.value ?? "anonymous",
-    variables: op.variableDefinitions?.length ? op.variableDefinitions : null,
-    schema,
-  };
+  const op = compileValidated(yoga, document, operationName);
+  if (!("query" in op) || op.operation?.operation !== "query") return null;
+  return operationFacts(document, operationName).rootFields === 1 ? op : null;
 }
 
 /**
@@ -432,7 +392,8 @@ export function createDirectGraphQL(yoga: YogaServerInstance<ServerContext, Requ
     };
 
     const op = compiledOperation(yoga, params.query, (params.operationName as string | null | undefined) ?? undefined);
-    if (!op || (op.variables && getVariableValues(op.schema, op.variables, variables).errors)) {
+    const varDefs = op?.operation?.variableDefinitions;
+    if (!op || (varDefs?.length && getVariableValues(op.schema, varDefs, variables).errors)) {
       await throughYoga();
       return "direct";
     }

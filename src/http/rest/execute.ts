@@ -11,8 +11,8 @@
 // field (one unit of the rate limit, counted with the request), and graphql_operations_total is
 // counted here. Skipping the envelope's per-request orchestration was about a tenth of a REST
 // read's CPU.
-import { getOperationAST, type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema } from "graphql";
-import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
+import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from "graphql";
+import { compileValidated, operationCounter, type CompiledOperation } from "../compiled-operations.js";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import type { YogaServerInstance } from "graphql-yoga";
 import { AppError, errors } from "../../lib/errors.js";
@@ -48,14 +48,8 @@ function paramise(err: AppError, paramVars: ReadonlySet<string>): AppError {
   return err;
 }
 
-/** A REST document, validated through the envelope and compiled: what each request runs. */
-interface Prepared {
-  query: CompiledQuery;
-  /** the operation's name, for graphql_operations_total */
-  name: string;
-}
-
-const prepared = new WeakMap<DocumentNode, Prepared>();
+/** REST documents validated through the envelope and compiled: what each request runs. */
+const prepared = new WeakMap<DocumentNode, CompiledOperation>();
 /** The schema behind a yoga server (the same for every request). */
 const schemas = new WeakMap<Yoga, GraphQLSchema>();
 
@@ -68,16 +62,11 @@ function schemaOf(yoga: Yoga, context: RequestContext): GraphQLSchema {
 }
 
 /** Validates the document through the envelope and compiles it, once; the errors when it is invalid. */
-function prepare(yoga: Yoga, document: DocumentNode, context: RequestContext): Prepared | readonly GraphQLError[] {
+function prepare(yoga: Yoga, document: DocumentNode): CompiledOperation | readonly GraphQLError[] {
   const hit = prepared.get(document);
   if (hit) return hit;
-  const { schema, validate } = yoga.getEnveloped(context);
-  const invalid = validate(schema, document);
-  if (invalid.length) return invalid;
-  const query = compileQuery(schema, document);
-  if (!isCompiledQuery(query)) return query.errors ?? [];
-  const entry = { query, name: getOperationAST(document)?.name?.value ?? "anonymous" };
-  prepared.set(document, entry);
+  const entry = compileValidated(yoga, document);
+  if ("query" in entry) prepared.set(document, entry);
   return entry;
 }
 
@@ -96,10 +85,10 @@ export async function runOperation<TData, TVars extends Record<string, unknown>>
       ? errors.invalidParameter(problems.map((p) => p.field))
       : errors.validation(problems.map((p) => p.field));
   }
-  const op = prepare(opts.yoga, document, opts.context);
+  const op = prepare(opts.yoga, document);
   if (!("query" in op)) return { data: null, errors: op };
   const result = (await op.query.query(undefined, opts.context, opts.variables)) as ExecutionResult;
   const errs = result.errors ?? [];
-  opts.context.app.metrics.graphqlOperations.inc({ operation: op.name, outcome: errs.length ? "error" : "ok" });
+  operationCounter(opts.context.app.metrics)(op.name, errs.length ? "error" : "ok");
   return { data: (result.data as TData | null | undefined) ?? null, errors: errs };
 }
