@@ -8,13 +8,17 @@ import { testEnv, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 
 const lines: any[] = [];
+const raw: string[] = [];
 let server: TestServer;
 let t: TestTenant;
 
 beforeAll(async () => {
   const sink = new Writable({
     write(chunk, _enc, done) {
-      for (const l of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(l));
+      for (const l of chunk.toString().split("\n").filter(Boolean)) {
+        raw.push(l);
+        lines.push(JSON.parse(l));
+      }
       done();
     },
   });
@@ -53,6 +57,8 @@ describe("request ids", () => {
       ["log-1", 200, 30],
       ["log-2", 404, 30],
     ]);
+    // one reqId key per line (not one from the request's logger and one from the fields)
+    for (const l of raw.filter((r) => r.includes('"log-1"') || r.includes('"log-2"'))) expect(l.match(/"reqId"/g)).toHaveLength(1);
   });
 });
 

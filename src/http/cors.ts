@@ -44,10 +44,13 @@ export function createCorsPolicy(origins: Pick<OriginIndex, "anyAllows">): CorsP
 
 /** CORS on every /api/v1 answer for allowed origins, and their preflights. */
 export function mountRestCors(fastify: FastifyInstance, policy: CorsPolicy): void {
-  fastify.addHook("onRequest", async (req, reply) => {
-    if (!req.url.startsWith("/api/v1/")) return;
-    const headers = policy.headers(req.headers.origin);
-    if (headers) reply.headers(headers);
+  // a callback hook: an async one costs every request a promise
+  fastify.addHook("onRequest", (req, reply, done) => {
+    if (req.url.startsWith("/api/v1/")) {
+      const headers = policy.headers(req.headers.origin);
+      if (headers) reply.headers(headers);
+    }
+    done();
   });
   fastify.options("/api/v1/*", async (req, reply) => {
     if (policy.allows(req.headers.origin)) {

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { AppError, errors } from "../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "./problem.js";
 import { requestIdOf } from "./observability.js";
+import { lazyRequestLogger } from "./request-logger.js";
 
 export interface HttpLimits {
   bodyLimit: number;
@@ -38,6 +39,7 @@ export function createFastify(opts: { log: Logger } & HttpLimits): FastifyInstan
       sendProblem(reply, errors.invalidParameter([{ path: "url", message: "a path parameter is too long or not valid URL encoding" }]));
     },
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     // X-Request-Id: the caller's when it is safe, else a new one (observability.ts logs and echoes it)
     requestIdHeader: false,
     genReqId: (req) => requestIdOf(req.headers["x-request-id"]),

@@ -28,8 +28,9 @@ export function mountObservability(fastify: FastifyInstance, opts: { metrics: Me
     done();
   });
   // the access log's fields are only gathered when its level is on
-  const log = fastify.log as Partial<Logger>;
-  const accessLog = typeof log.isLevelEnabled === "function" ? log.isLevelEnabled("info") : true;
+  const log = fastify.log;
+  const levelCheck = (log as Partial<Logger>).isLevelEnabled;
+  const accessLog = typeof levelCheck === "function" ? levelCheck.call(log, "info") : true;
   const children = new Map<string, { count: Map<number, Counter.Internal>; duration: Histogram.Internal<"route" | "method"> }>();
   const childrenOf = (route: string, method: string) => {
     const key = `${method} ${route}`;
@@ -50,7 +51,8 @@ export function mountObservability(fastify: FastifyInstance, opts: { metrics: Me
     count.inc();
     c.duration.observe(seconds);
     if (accessLog) {
-      req.log.info(
+      // on the app's logger: the request's own (a child bound to reqId) is only made when needed
+      log.info(
         { reqId: req.id, method: req.method, route, path: req.url.split("?")[0], status, ms: Math.round(seconds * 1000) },
         "request",
       );
