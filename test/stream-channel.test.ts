@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryBus, type BusMessage, type EventBus } from "../src/events/bus.js";
 import { busMessageOf } from "../src/events/fanout.js";
 import type { LiveEvent } from "../src/stream/live-event.js";
-import type { EventLogReader } from "../src/events/replay.js";
+import { headKey, type EventLogReader } from "../src/events/replay.js";
 import type { Audience, StoredEvent } from "../src/events/types.js";
 import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";
 import { StreamHub } from "../src/stream/hub.js";
@@ -53,7 +53,7 @@ function memoryLog() {
       return { events: snapshot, truncated: false };
     },
     async heads() {
-      return new Map([[JSON.stringify([T, D]), events.length]]);
+      return new Map([[headKey(T, D), events.length]]);
     },
     async opening(_k, after) {
       calls.opening++;

@@ -43,7 +43,8 @@ export interface OpeningRead extends ReplayResult {
   head: number | null;
 }
 
-export const headKey = (tenantId: string, discussionId: string): string => JSON.stringify([tenantId, discussionId]);
+/** A discussion's key in maps (neither a tenant id nor a discussion id can hold a space). */
+export const headKey = (tenantId: string, discussionId: string): string => `${tenantId} ${discussionId}`;
 
 const EVENT_COLUMNS = { seq: true, payload: true, audience: true, readerId: true, occurredAt: true } as const;
 
@@ -202,7 +203,7 @@ export function coalescingReplays(reader: EventLogReader, opts: { keepMs?: numbe
   return {
     ...reader,
     replay(key, after, head, window, now) {
-      const id = JSON.stringify([key.tenantId, key.discussionId, after, head, window.maxEvents, window.maxAgeSeconds]);
+      const id = `${headKey(key.tenantId, key.discussionId)} ${after} ${head} ${window.maxEvents} ${window.maxAgeSeconds}`;
       const at = now.getTime();
       const hit = shared.get(id);
       if (hit && fresh(hit, at)) return hit.result;

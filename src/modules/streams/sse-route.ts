@@ -61,9 +61,7 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   const sink = new SseSink(reply.raw, {
     // what the reply already carries (CORS for an allowed origin, Deprecation/Sunset) goes out with
     // the stream's own head, which is written on the raw socket
-    headers: sseHeaders(
-      Object.fromEntries(Object.entries(reply.getHeaders()).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]]))),
-    ),
+    headers: sseHeaders(replyHeaders(reply)),
     maxBufferedBytes: hub.options.maxBufferedBytes,
     begin: hijacker(reply),
     onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
@@ -80,6 +78,16 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
     },
     sink,
   );
+}
+
+function replyHeaders(reply: FastifyReply): Record<string, string> {
+  const out: Record<string, string> = {};
+  const headers = reply.getHeaders();
+  for (const k in headers) {
+    const v = headers[k];
+    if (v !== undefined) out[k] = String(v);
+  }
+  return out;
 }
 
 // Closures made outside openStream, so a long-lived stream does not keep its request's objects alive.
