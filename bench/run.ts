@@ -3,13 +3,16 @@
 // (bench/floor/server.ts, its own database) and the service (src/main.ts, its own database), warms
 // each up, then runs autocannon per path, floor then service back to back, and prints a table with
 // the service/floor ratios. Compare ratios, never absolute numbers: these machines are noisy.
+// Each row also has the server processes' CPU time per request (user + system, from /proc): far
+// less noisy than throughput on a shared machine.
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import autocannon from "autocannon";
 import pg from "pg";
 import { SignJWT } from "jose";
-import { fmtTable, PG_ADMIN_URL } from "./support.js";
+import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -42,9 +45,10 @@ async function createDatabase(tag: string): Promise<string> {
   return url.toString();
 }
 
-/** Starts `node --import tsx <script>` and resolves with the JSON after its `ready ` line. */
-function startReady(script: string, env: Record<string, string>): Promise<Record<string, unknown>> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+/** Starts a compiled bench server (`node <script>`) and resolves with the JSON after its `ready ` line. */
+async function startReady(source: string, env: Record<string, string>): Promise<Record<string, unknown>> {
+  const script = await compiledScript(source);
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -54,13 +58,13 @@ function startReady(script: string, env: Record<string, string>): Promise<Record
     child.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
       const m = /ready (\{.*\})/.exec(out);
-      if (m) resolve(JSON.parse(m[1]!) as Record<string, unknown>);
+      if (m) resolve({ ...(JSON.parse(m[1]!) as Record<string, unknown>), pid: child.pid });
     });
     child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
   });
 }
 
-async function startService(): Promise<{ url: string; apiKey: string; identitySecret: string; synchronousCommit: string }> {
+async function startService(): Promise<{ url: string; apiKey: string; identitySecret: string; synchronousCommit: string; pid: number }> {
   const databaseUrl = await createDatabase("svc");
   const port = await freePort();
   const env = { DATABASE_URL: databaseUrl, REDIS_URL, ADMIN_JWT_SECRET, PORT: String(port), LOG_LEVEL: "error", RUN_WEBHOOK_WORKER: "1" };
@@ -68,7 +72,7 @@ async function startService(): Promise<{ url: string; apiKey: string; identitySe
   const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
   // BENCH_SERVICE_NODE_ARGS: more node options for the service (e.g. "--trace-gc")
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(process.execPath, [...profile, ...nodeArgs, "--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, ...serviceEntry()], {
     env: { ...process.env, ...env },
     stdio: ["ignore", process.env.BENCH_SERVICE_STDOUT ? "inherit" : "ignore", "inherit"],
   });
@@ -93,11 +97,13 @@ async function startService(): Promise<{ url: string; apiKey: string; identitySe
   await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [tenant.tenantId]);
   const sc = (await db.query("SHOW synchronous_commit")).rows[0].synchronous_commit as string;
   await db.end();
-  return { url, apiKey: tenant.apiKey, identitySecret: tenant.identitySecret, synchronousCommit: sc };
+  return { url, apiKey: tenant.apiKey, identitySecret: tenant.identitySecret, synchronousCommit: sc, pid: child.pid! };
 }
 
 interface Target {
   name: "floor" | "service";
+  /** the server process (its CPU time is read around each run) */
+  pid: number;
   url: string;
   apiKey: string;
   identities: string[];
@@ -179,14 +185,25 @@ interface Measured {
   p50: number;
   p99: number;
   bad: number;
+  /** the server process's CPU time (user + system) per request, µs */
+  cpuUs: number;
 }
 
-async function measure(opts: autocannon.Options): Promise<Measured> {
+/** A process's CPU time so far (user + system), in clock ticks (100 per second). */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+async function measure(opts: autocannon.Options, pid: number): Promise<Measured> {
+  const cpu0 = cpuTicks(pid);
   const r = await autocannon(opts);
+  const cpuUs = (((cpuTicks(pid) - cpu0) / 100) * 1e6) / Math.max(1, r.requests.total);
   const bad = r.non2xx + r.errors + r.timeouts;
   if (bad > 0)
     console.warn(`${String(opts.url)}: non-2xx by status ${JSON.stringify(r.statusCodeStats)}, errors ${r.errors}, timeouts ${r.timeouts}`);
-  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad };
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad, cpuUs };
 }
 
 async function seedComment(t: Target): Promise<string> {
@@ -205,11 +222,18 @@ async function main() {
   const svc = await startService();
   const floor: Target = {
     name: "floor",
+    pid: floorInfo.pid as number,
     url: `http://127.0.0.1:${floorInfo.port as number}`,
     apiKey: floorInfo.apiKey as string,
     identities: await identities(floorInfo.identitySecret as string),
   };
-  const service: Target = { name: "service", url: svc.url, apiKey: svc.apiKey, identities: await identities(svc.identitySecret) };
+  const service: Target = {
+    name: "service",
+    pid: svc.pid,
+    url: svc.url,
+    apiKey: svc.apiKey,
+    identities: await identities(svc.identitySecret),
+  };
   floor.commentId = await seedComment(floor);
   service.commentId = await seedComment(service);
 
@@ -224,18 +248,21 @@ async function main() {
 
   const warm = Math.min(3, SECONDS);
   for (const t of [floor, service]) {
-    for (const p of ["post-hot", "list-rest"]) await measure({ ...pathOptions(p, t), duration: warm });
+    for (const p of ["post-hot", "list-rest"]) await measure({ ...pathOptions(p, t), duration: warm }, t.pid);
   }
-  const bare = await measure({
-    url: `http://127.0.0.1:${yoga.port as number}/graphql?query=%7Bhello%7D`,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-  });
+  const bare = await measure(
+    {
+      url: `http://127.0.0.1:${yoga.port as number}/graphql?query=%7Bhello%7D`,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+    },
+    yoga.pid as number,
+  );
 
   const rows: (string | number)[][] = [];
   for (const path of PATHS) {
-    const f = await measure(pathOptions(path, floor));
-    const s = await measure(pathOptions(path, service));
+    const f = await measure(pathOptions(path, floor), floor.pid);
+    const s = await measure(pathOptions(path, service), service.pid);
     rows.push([
       path,
       f.rps,
@@ -245,6 +272,8 @@ async function main() {
       `${s.p50} / ${s.p99}`,
       `${(s.p99 / Math.max(1, f.p99)).toFixed(1)}×`,
       `${f.bad} / ${s.bad}`,
+      `${Math.round(f.cpuUs)} / ${Math.round(s.cpuUs)}`,
+      `${(s.cpuUs / Math.max(1, f.cpuUs)).toFixed(2)}×`,
     ]);
   }
   console.log(
@@ -253,7 +282,18 @@ async function main() {
   );
   console.log(
     fmtTable(
-      ["path", "floor rps", "service rps", "service/floor", "floor p50/p99 ms", "service p50/p99 ms", "p99 ratio", "non-2xx floor/service"],
+      [
+        "path",
+        "floor rps",
+        "service rps",
+        "service/floor",
+        "floor p50/p99 ms",
+        "service p50/p99 ms",
+        "p99 ratio",
+        "non-2xx floor/service",
+        "CPU µs/req floor/service",
+        "CPU ratio",
+      ],
       rows,
     ),
   );

@@ -1,9 +1,30 @@
-// Shared bench plumbing: a throwaway PostgreSQL database and a running app with a tenant.
+// Shared bench plumbing: a throwaway PostgreSQL database and a running app with a tenant; the
+// service and the floors built and started the way `npm start` runs the service.
+import { execFileSync } from "node:child_process";
+import { basename } from "node:path";
+import { build } from "esbuild";
 import pg from "pg";
 import { buildApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { migratePostgres } from "../src/db/migrate.js";
 import { createTenant } from "../src/modules/tenants/tenants.js";
+
+/**
+ * The node arguments that start the service as `npm start` does: built by `npm run build` into
+ * dist/ and run as plain JavaScript (no loader in the process).
+ */
+let built = false;
+export function serviceEntry(): string[] {
+  if (!built) execFileSync("npm", ["run", "-s", "build"], { stdio: "inherit" });
+  built = true;
+  return ["dist/main.js"];
+}
+
+/** A bench server (a floor) compiled the same way as the service, so both run as plain JavaScript. */
+export async function compiledScript(script: string): Promise<string> {
+  await build({ entryPoints: [script], outdir: "dist/bench", platform: "node", format: "esm", target: "node20", logLevel: "warning" });
+  return `dist/bench/${basename(script).replace(/\.ts$/, ".js")}`;
+}
 
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 

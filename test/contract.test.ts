@@ -1,6 +1,6 @@
 // Black-box contract suite: written from ../shared/contract/API.md (and the README for how to run
 // the service) alone. It bootstraps tenants with the real CLI, starts the real server as a child
-// process (`npx tsx src/main.ts`, what `npm start` runs) and talks to it with plain `fetch`, a
+// process (`node dist/main.js`, what `npm start` runs after its build) and talks to it with plain `fetch`, a
 // loopback webhook receiver (node:http) and a small SSE reader of its own. Nothing from src/ is
 // imported.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -63,9 +63,9 @@ beforeAll(async () => {
 
   const port = await freePort();
   setBase(`http://127.0.0.1:${port}`);
-  server = spawn("npx", ["tsx", "src/main.ts"], {
+  server = spawn(process.execPath, ["dist/main.js"], {
     cwd: process.cwd(),
-    detached: true, // own process group: npx → tsx → node are all stopped together in afterAll
+    detached: true, // own process group: the server and anything it starts are stopped together in afterAll
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,
@@ -1574,7 +1574,7 @@ describe("a dependency down (Redis unreachable)", { timeout: 90_000 }, () => {
     const port = await freePort();
     const deadRedis = await freePort(); // nothing listens there
     base = `http://127.0.0.1:${port}`;
-    child = spawn("npx", ["tsx", "src/main.ts"], {
+    child = spawn(process.execPath, ["dist/main.js"], {
       cwd: process.cwd(),
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],

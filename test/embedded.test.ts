@@ -36,7 +36,7 @@ interface Proc {
   exited: Promise<number | null>;
 }
 
-/** Spawns in its own process group, so the whole npx → tsx → node chain can be signalled by its id. */
+/** Spawns in its own process group, so the server (or the CLI) and anything it starts can be signalled by its id. */
 function start(command: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   const child = spawn(command, args, { cwd: process.cwd(), env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   running.add(child);
@@ -68,7 +68,7 @@ async function cli(...args: string[]) {
 
 async function startServer(): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
-  const proc = start("npx", ["tsx", "src/main.ts"], embeddedEnv(port));
+  const proc = start(process.execPath, ["dist/main.js"], embeddedEnv(port));
   const url = `http://127.0.0.1:${port}`;
   let exitCode: number | null | undefined;
   void proc.exited.then((c) => (exitCode = c));
@@ -131,7 +131,7 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     const second = await cli("tenant", "create", "--name", "Intruder", "--json");
     expect(second.code).not.toBe(0);
     expect(second.output).toMatch(/in use by process \d+/);
-    const secondServer = start("npx", ["tsx", "src/main.ts"], embeddedEnv(await freePort()));
+    const secondServer = start(process.execPath, ["dist/main.js"], embeddedEnv(await freePort()));
     expect(await secondServer.exited).not.toBe(0);
     expect(secondServer.output()).toMatch(/in use by process \d+/);
     expect((await api.get("/api/v1/discussions/embedded-1")).status).toBe(200); // the first still serves

@@ -1,5 +1,7 @@
 // One PostgreSQL database per test run, migrated once, dropped at the end. Tests share it and
-// isolate themselves by tenant (every test makes its own tenants).
+// isolate themselves by tenant (every test makes its own tenants). The server is built once
+// (`npm run build`, what `npm start` runs first) for the tests that start it as a process.
+import { execFileSync } from "node:child_process";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { migratePostgres } from "../../src/db/migrate.js";
@@ -15,6 +17,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  execFileSync("npm", ["run", "-s", "build"], { stdio: "inherit" });
   const name = `eng_test_${Date.now()}_${process.pid}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
