@@ -7,6 +7,7 @@ import type { Clock } from "./lib/clock.js";
 import type { Logger } from "pino";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
+import { RawRoutes } from "./http/raw-routes.js";
 import { schema } from "./modules/schema.js";
 import { createDirectGraphQL, createGraphQLServer } from "./http/graphql.js";
 import { mountRoutes } from "./http/rest/router.js";
@@ -15,7 +16,7 @@ import { SERVICE_VERSION } from "./lib/version.js";
 import { restRoutes } from "./modules/routes.js";
 import { mountHealth } from "./http/health.js";
 import { createCorsPolicy, mountRestCors } from "./http/cors.js";
-import { mountObservability } from "./http/observability.js";
+import { createRequestRecorder, mountObservability } from "./http/observability.js";
 import type { StreamHub, HubOptions } from "./stream/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import { mountConsoleAuth } from "./modules/console/auth-routes.js";
@@ -38,8 +39,11 @@ export async function buildApp(
 ): Promise<App> {
   const runtime = await createRuntime(config, opts);
   const { services } = runtime;
+  // routes served before fastify's pipeline (the SSE stream: src/http/raw-routes.ts)
+  const raw = new RawRoutes();
   const fastify = createFastify({
     log: services.log,
+    raw,
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
@@ -67,7 +71,8 @@ export async function buildApp(
   fastify.route({ url: "/graphql", method: ["GET", "POST", "OPTIONS"], handler: graphqlHandler });
   // graphql-sse single-connection mode (PUT reserves a stream, GET opens it, POST/DELETE operations)
   fastify.route({ url: "/graphql/stream", method: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], handler: graphqlHandler });
-  mountObservability(fastify, { metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
+  const record = createRequestRecorder(fastify.log, services.metrics);
+  mountObservability(fastify, { record, metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
   mountRestCors(fastify, cors);
   mountRoutes(fastify, services, yoga, restRoutes);
   // the OpenAPI document, generated once from the route table and the schema (src/http/rest/openapi.ts)
@@ -77,7 +82,7 @@ export async function buildApp(
   );
   // --- streams (issue 3)
   const { streams, webhooks } = services;
-  mountStreamRoute(fastify, services, streams);
+  mountStreamRoute(raw, { app: services, hub: streams, cors, record });
   mountConsoleAuth(fastify, services);
   await mountConsole(fastify);
   mountHealth(fastify, { db: services.db, redis: runtime.redis });

@@ -6,6 +6,7 @@ import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { testEnv, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { rawSse } from "./support/sse.js";
 
 const lines: any[] = [];
 const raw: string[] = [];
@@ -59,6 +60,50 @@ describe("request ids", () => {
     ]);
     // one reqId key per line (not one from the request's logger and one from the fields)
     for (const l of raw.filter((r) => r.includes('"log-1"') || r.includes('"log-2"'))) expect(l.match(/"reqId"/g)).toHaveLength(1);
+  });
+});
+
+describe("the stream route (served before fastify's pipeline)", () => {
+  it("echoes X-Request-Id, answers refusals as problem documents, and is counted and logged like any route", async () => {
+    const metrics = async () =>
+      (await fetch(`${server.url}/metrics`, { headers: { authorization: "Bearer metrics-token-0123456789" } })).text();
+    const count = (text: string, status: number) =>
+      Number(
+        new RegExp(`http_requests_total\\{route="/api/v1/stream/:discussionId",method="GET",status="${status}"\\} (\\d+)`).exec(
+          text,
+        )?.[1] ?? 0,
+      );
+    const before = await metrics();
+    expect((await t.api.put("/api/v1/discussions/obs-stream", {})).status).toBe(201);
+
+    const s = await rawSse(`${server.url}/api/v1/stream/obs-stream`, { "x-api-key": t.apiKey, "x-request-id": "stream-1" });
+    expect(s.status).toBe(200);
+    expect(s.headers.get("x-request-id")).toBe("stream-1");
+    await s.waitForText((x) => x.includes("event: connected"));
+
+    const refused = await fetch(`${server.url}/api/v1/stream/obs-stream`, { headers: { "x-request-id": "stream-2" } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("x-request-id")).toBe("stream-2");
+    expect(refused.headers.get("content-type")).toBe("application/problem+json; charset=utf-8");
+    expect(await refused.json()).toMatchObject({ code: "unauthenticated", requestId: "stream-2" });
+    const undecodable = await fetch(`${server.url}/api/v1/stream/%E0%A4%A`, { headers: { "x-api-key": t.apiKey } });
+    expect(undecodable.status).toBe(400);
+    expect(await undecodable.json()).toMatchObject({ code: "invalid_parameter" });
+    // more path segments, or none, are not the stream's: fastify's 404
+    expect((await fetch(`${server.url}/api/v1/stream/obs-stream/x`, { headers: { "x-api-key": t.apiKey } })).status).toBe(404);
+    expect((await fetch(`${server.url}/api/v1/stream/`, { headers: { "x-api-key": t.apiKey } })).status).toBe(404);
+
+    const after = await metrics();
+    expect(count(after, 200)).toBe(count(before, 200) + 1);
+    expect(count(after, 401)).toBe(count(before, 401) + 1);
+    expect(count(after, 400)).toBe(count(before, 400) + 1);
+    await expect
+      .poll(() => lines.filter((l) => l.reqId === "stream-1" || l.reqId === "stream-2").map((l) => [l.route, l.status]))
+      .toEqual([
+        ["/api/v1/stream/:discussionId", 200],
+        ["/api/v1/stream/:discussionId", 401],
+      ]);
+    await s.close();
   });
 });
 

@@ -7,6 +7,7 @@ import { AppError, errors } from "../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "./problem.js";
 import { requestIdOf } from "./observability.js";
 import { lazyRequestLogger } from "./request-logger.js";
+import type { RawRoutes } from "./raw-routes.js";
 
 export interface HttpLimits {
   bodyLimit: number;
@@ -15,7 +16,8 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
 }
 
-export function createFastify(opts: { log: Logger } & HttpLimits): FastifyInstance {
+export function createFastify(opts: { log: Logger; raw?: RawRoutes } & HttpLimits): FastifyInstance {
+  const raw = opts.raw;
   const app = Fastify({
     // Node's own server with its timeouts, checked every second (Node's default check runs every 30 s,
     // so a slow client would keep its socket up to 30 s past its deadline). Responses are not limited:
@@ -28,7 +30,8 @@ export function createFastify(opts: { log: Logger } & HttpLimits): FastifyInstan
           keepAliveTimeout: opts.keepAliveTimeoutMs,
           connectionsCheckingInterval: Math.min(1_000, opts.requestTimeoutMs),
         },
-        handler,
+        // a route served before fastify takes its requests first (src/http/raw-routes.ts)
+        raw ? (req, res) => void (raw.handle(req, res) || handler(req, res)) : handler,
       ),
     loggerInstance: opts.log,
     bodyLimit: opts.bodyLimit,

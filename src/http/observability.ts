@@ -1,7 +1,7 @@
 // Request ids, one access-log line per request, HTTP metrics and GET /metrics (contract section 9).
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import { sha256 } from "../lib/sha256.js";
-import type { FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { Counter, Histogram } from "prom-client";
 import type { Logger } from "pino";
 import type { Metrics } from "../lib/metrics.js";
@@ -19,16 +19,27 @@ const digest = (s: string) => sha256(s, "buffer");
 /** Routes are the app's own (unmatched requests count as one), so this bounds nothing in practice. */
 const MAX_ROUTE_CHILDREN = 1_000;
 
-export function mountObservability(fastify: FastifyInstance, opts: { metrics: Metrics; metricsToken?: string | undefined }): void {
-  const { metrics } = opts;
-  // Callback hooks (an async hook costs every request a promise), and the metric children of a
-  // route and method kept (prom-client hashes the label object on every call otherwise).
-  fastify.addHook("onRequest", (req, reply, done) => {
-    reply.header("X-Request-Id", req.id);
-    done();
-  });
-  // the access log's fields are only gathered when its level is on
-  const log = fastify.log;
+/** What is recorded of an answered request: the metrics and, at info, one access-log line. */
+export interface AnsweredRequest {
+  reqId: string;
+  method: string;
+  /** the route's pattern (`/api/v1/stream/:discussionId`), or "unmatched" */
+  route: string;
+  /** the URL with its query string (only the path is logged) */
+  url: string;
+  status: number;
+  seconds: number;
+}
+
+export type RequestRecorder = (r: AnsweredRequest) => void;
+
+/**
+ * Records answered requests: http_requests_total and http_request_duration_seconds, and the access
+ * log. Shared by fastify's onResponse hook and the routes served before fastify (src/http/raw-routes.ts).
+ * The metric children of a route and method are kept (prom-client hashes the label object on every
+ * call otherwise); the access log's fields are only gathered when its level is on.
+ */
+export function createRequestRecorder(log: FastifyBaseLogger, metrics: Metrics): RequestRecorder {
   const levelCheck = (log as Partial<Logger>).isLevelEnabled;
   const accessLog = typeof levelCheck === "function" ? levelCheck.call(log, "info") : true;
   const children = new Map<string, { count: Map<number, Counter.Internal>; duration: Histogram.Internal<"route" | "method"> }>();
@@ -41,22 +52,38 @@ export function mountObservability(fastify: FastifyInstance, opts: { metrics: Me
     }
     return c;
   };
-  fastify.addHook("onResponse", (req, reply, done) => {
-    const route = req.routeOptions.url ?? "unmatched";
-    const seconds = reply.elapsedTime / 1000;
-    const c = childrenOf(route, req.method);
-    const status = reply.statusCode;
+  return ({ reqId, method, route, url, status, seconds }) => {
+    const c = childrenOf(route, method);
     let count = c.count.get(status);
-    if (!count) c.count.set(status, (count = metrics.httpRequests.labels({ route, method: req.method, status: String(status) })));
+    if (!count) c.count.set(status, (count = metrics.httpRequests.labels({ route, method, status: String(status) })));
     count.inc();
     c.duration.observe(seconds);
     if (accessLog) {
       // on the app's logger: the request's own (a child bound to reqId) is only made when needed
-      log.info(
-        { reqId: req.id, method: req.method, route, path: req.url.split("?")[0], status, ms: Math.round(seconds * 1000) },
-        "request",
-      );
+      log.info({ reqId, method, route, path: url.split("?")[0], status, ms: Math.round(seconds * 1000) }, "request");
     }
+  };
+}
+
+export function mountObservability(
+  fastify: FastifyInstance,
+  opts: { record: RequestRecorder; metrics: Metrics; metricsToken?: string | undefined },
+): void {
+  const { metrics, record } = opts;
+  // callback hooks: an async hook costs every request a promise
+  fastify.addHook("onRequest", (req, reply, done) => {
+    reply.header("X-Request-Id", req.id);
+    done();
+  });
+  fastify.addHook("onResponse", (req, reply, done) => {
+    record({
+      reqId: req.id,
+      method: req.method,
+      route: req.routeOptions.url ?? "unmatched",
+      url: req.url,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
     done();
   });
   fastify.get("/metrics", async (req, reply) => {

@@ -1,12 +1,29 @@
 // RFC 9457 problem documents for every REST error.
+import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
 import { AppError, errors } from "../lib/errors.js";
 import { isBadTextError, isDependencyDown } from "../db/errors.js";
 
+const PROBLEM_TYPE = "application/problem+json";
+
+/** The problem document's body: the error's fields and the request id. */
+const problemBody = (err: AppError, requestId: string) => JSON.stringify({ ...err.toProblem(), requestId });
+
 export function sendProblem(reply: FastifyReply, err: AppError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  const problem = { ...err.toProblem(), requestId: reply.request.id };
-  return reply.status(err.status).type("application/problem+json").send(JSON.stringify(problem));
+  return reply.status(err.status).type(PROBLEM_TYPE).send(problemBody(err, reply.request.id));
+}
+
+/** The same answer on a bare response (routes served before fastify): `headers` go out with it. */
+export function writeProblem(res: ServerResponse, err: AppError, requestId: string, headers: Record<string, string>): void {
+  const body = problemBody(err, requestId);
+  res.writeHead(err.status, {
+    ...headers,
+    ...err.headers,
+    "Content-Type": `${PROBLEM_TYPE}; charset=utf-8`, // as fastify writes it for the other routes
+    "Content-Length": String(Buffer.byteLength(body)),
+  });
+  res.end(body);
 }
 
 /**

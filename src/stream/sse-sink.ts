@@ -18,8 +18,8 @@ import { CloseSignal } from "./close-signal.js";
 export interface SseSinkOptions {
   headers: Record<string, string>;
   maxBufferedBytes: number;
-  /** Called right before the response head is written (the route hands the response over). */
-  begin(): void;
+  /** Called right before the response head is written: the stream is accepted. */
+  onOpen(): void;
   onOverflow(): void;
 }
 
@@ -70,8 +70,8 @@ export class SseSink implements StreamSink {
 
   open(info: ConnectedInfo, headSeq: number): void {
     if (this.closing.closed) return;
-    this.opts.begin();
-    this.opts.begin = noop; // do not keep the framework's request objects alive for the stream's life
+    this.opts.onOpen();
+    this.opts.onOpen = noop; // do not keep the request's objects alive for the stream's life
     this.res.useChunkedEncodingByDefault = false;
     // The head is only stored here: it goes out with the start-up frames (`connected` and the
     // replay), all in one socket write, when the session turns live (or at the end of this tick).

@@ -1,46 +1,94 @@
 // GET /api/v1/stream/:discussionId — the per-discussion SSE stream (contract section 4, "Stream").
 // Everything that can fail (auth, 404, caps, the replay query) happens before the response head
 // is written, so those errors are problem documents; after that the stream only ends.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+//
+// Served before fastify (src/http/raw-routes.ts): a reconnect storm after a deploy opens thousands
+// of streams a second, and fastify's pipeline was a sixth of a connect's CPU. What that pipeline
+// did for this route is done here with the same shared pieces: the request id, the /api/v1 CORS
+// policy, problem documents, and the request recorder (metrics and the access log, written when
+// the stream opens or is refused).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parse as parseQuery } from "fast-querystring";
 import { createRequestContext, type AppServices } from "../../context/request.js";
 import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
 import { errors } from "../../lib/errors.js";
 import { str, type Query } from "../../http/rest/params.js";
-import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { internalError, knownFailure, writeProblem } from "../../http/problem.js";
+import type { CorsPolicy } from "../../http/cors.js";
+import { requestIdOf, type RequestRecorder } from "../../http/observability.js";
+import type { RawRoutes } from "../../http/raw-routes.js";
 import { streamCaller } from "./access.js";
 import type { StreamHub } from "../../stream/hub.js";
 import { SseSink } from "../../stream/sse-sink.js";
 import { sseHeaders } from "../../stream/sse-writer.js";
 
+const PREFIX = "/api/v1/stream/";
+/** The route's pattern, as metrics and the access log name it. */
+export const STREAM_ROUTE = `${PREFIX}:discussionId`;
+
+export interface StreamRouteDeps {
+  app: AppServices;
+  hub: StreamHub;
+  cors: CorsPolicy;
+  record: RequestRecorder;
+}
+
 /**
  * Browsers open the stream from the tenant's own pages (another origin) with a ticket, without
- * credentials mode: CORS (preflights included) is the /api/v1 policy of src/http/cors.ts, answered
- * for the allowed origins only. The ticket (or key) is the credential.
+ * credentials mode: CORS (preflights included, which fastify answers) is the /api/v1 policy of
+ * src/http/cors.ts, answered for the allowed origins only. The ticket (or key) is the credential.
+ * GET only; anything else under the prefix (a preflight, POST /api/v1/stream/ticket, a path with
+ * more segments) is fastify's.
  */
-export function mountStreamRoute(fastify: FastifyInstance, app: AppServices, hub: StreamHub): void {
-  fastify.get("/api/v1/stream/:discussionId", async (req: FastifyRequest, reply: FastifyReply) => {
-    try {
-      await openStream(app, hub, req, reply);
-    } catch (err) {
-      if (reply.raw.headersSent) {
-        req.log.error({ err }, "stream failed after it started");
-        reply.raw.destroy();
-        return;
-      }
-      const known = knownFailure(err);
-      if (known) return sendProblem(reply, known);
-      req.log.error({ err }, "stream failed to start");
-      return sendProblem(reply, internalError());
-    }
+export function mountStreamRoute(raw: RawRoutes, deps: StreamRouteDeps): void {
+  raw.add((req, res) => {
+    const url = req.url ?? "";
+    if (req.method !== "GET" || !url.startsWith(PREFIX)) return false;
+    const q = url.indexOf("?");
+    const segment = url.slice(PREFIX.length, q < 0 ? undefined : q);
+    if (segment === "" || segment.includes("/")) return false;
+    void serve(deps, req, res, segment, q < 0 ? "" : url.slice(q + 1));
+    return true;
   });
 }
 
-async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const discussionId = (req.params as { discussionId?: string }).discussionId ?? "";
+async function serve(deps: StreamRouteDeps, req: IncomingMessage, res: ServerResponse, segment: string, search: string): Promise<void> {
+  const started = performance.now();
+  const reqId = requestIdOf(req.headers["x-request-id"]);
+  // what every answer carries, the stream's head included
+  const headers: Record<string, string> = { "X-Request-Id": reqId, ...deps.cors.headers(req.headers.origin) };
+  const record = (status: number) =>
+    deps.record({ reqId, method: "GET", route: STREAM_ROUTE, url: req.url ?? "", status, seconds: (performance.now() - started) / 1000 });
+  try {
+    await openStream(deps, req, res, segment, search, headers, () => record(200));
+  } catch (err) {
+    if (res.headersSent) {
+      deps.app.log.error({ err, reqId }, "stream failed after it started");
+      res.destroy();
+      return;
+    }
+    const known = knownFailure(err);
+    if (!known) deps.app.log.error({ err, reqId }, "stream failed to start");
+    const problem = known ?? internalError();
+    if (!res.destroyed) writeProblem(res, problem, reqId, headers);
+    record(problem.status);
+  }
+}
+
+async function openStream(
+  { app, hub }: StreamRouteDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  segment: string,
+  search: string,
+  headers: Record<string, string>,
+  onOpen: () => void,
+): Promise<void> {
+  const discussionId = pathParameter(segment);
   if (!DISCUSSION_ID_RE.test(discussionId)) {
     throw errors.invalidParameter([{ path: "discussionId", message: DISCUSSION_ID_RULE }]);
   }
-  const query = req.query as Query;
+  const query = (search === "" ? {} : parseQuery(search)) as Query;
   const ticket = str(query, "ticket");
   const token = str(query, "token");
   const after = lastEventId(req.headers["last-event-id"], str(query, "lastEventId"));
@@ -48,7 +96,7 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   const headerAuth = Boolean(req.headers["x-api-key"] || req.headers.authorization);
   // ?token= is an API key in the query string: deprecated (it ends up in logs and histories).
   const viaToken = !headerAuth && !ticket && token !== undefined;
-  if (viaToken) reply.headers({ Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
+  if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
 
   const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET" });
   const caller = await streamCaller(ctx, {
@@ -58,12 +106,10 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
     lastEventId: after,
     origin: req.headers.origin,
   });
-  const sink = new SseSink(reply.raw, {
-    // what the reply already carries (CORS for an allowed origin, Deprecation/Sunset) goes out with
-    // the stream's own head, which is written on the raw socket
-    headers: sseHeaders(replyHeaders(reply)),
+  const sink = new SseSink(res, {
+    headers: sseHeaders(headers),
     maxBufferedBytes: hub.options.maxBufferedBytes,
-    begin: hijacker(reply),
+    onOpen,
     onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
   });
   await hub.open(
@@ -80,19 +126,16 @@ async function openStream(app: AppServices, hub: StreamHub, req: FastifyRequest,
   );
 }
 
-function replyHeaders(reply: FastifyReply): Record<string, string> {
-  const out: Record<string, string> = {};
-  const headers = reply.getHeaders();
-  for (const k in headers) {
-    const v = headers[k];
-    if (v !== undefined) out[k] = String(v);
+/** The discussion id as sent (URL-encoded); undecodable → the router's 400, as for any route. */
+function pathParameter(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw errors.invalidParameter([{ path: "url", message: "a path parameter is too long or not valid URL encoding" }]);
   }
-  return out;
 }
 
-// Closures made outside openStream, so a long-lived stream does not keep its request's objects alive.
-const hijacker = (reply: FastifyReply) => () => void reply.hijack();
-
+// Made outside openStream, so a long-lived stream does not keep its request's objects alive.
 function overflowReporter(app: AppServices, hub: StreamHub, tenantId: string, discussionId: string) {
   return () => {
     hub.noteOverflow();
