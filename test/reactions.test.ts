@@ -153,4 +153,23 @@ describe("concurrency", () => {
     const final = await prisma().comment.findUnique({ where: { id: target } });
     expect(final?.reactionCounts).toEqual({ like: 10, love: 10 });
   });
+
+  it("takes a reader's row and a discussion's in one order: new and renamed readers posting and reacting at once all succeed", async () => {
+    const target = await post(t, "order-1");
+    // each request asserts a name the reader's row does not have yet, so every write updates (or
+    // inserts) the reader's row as well as locking the discussion's
+    const named = async (sub: string, n: number) => t.as({ key: t.apiKey, identity: await t.identity(sub, { name: `${sub} ${n}` }) });
+    const writes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => `o${i}`).flatMap((sub) =>
+        [0, 1, 2].flatMap((n) => [
+          named(sub, 2 * n).then((c) => c.post("/api/v1/discussions/order-1/comments", { body: `${sub} says ${n}` })),
+          named(sub, 2 * n + 1).then((c) => c.post(`/api/v1/comments/${target}/reactions`, { kind: "like" })),
+        ]),
+      ),
+    );
+    expect(writes.map((r) => r.status).sort()).toEqual([...Array(30).fill(200), ...Array(30).fill(201)]);
+    const events = await prisma().event.findMany({ where: { tenantId: t.tenantId, discussionId: "order-1" }, orderBy: { seq: "asc" } });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events).toHaveLength(1 + 30 + 30);
+  });
 });
