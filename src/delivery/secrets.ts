@@ -19,25 +19,6 @@ export interface SigningKey {
   secret: string;
 }
 
-/** Decrypting on every delivery is cheap but pointless: per box, sealed value → plain secret, bounded. */
-const openCaches = new WeakMap<SecretBox, Map<string, string>>();
-const OPEN_CACHE_MAX = 10_000;
-
-export function openSecret(box: SecretBox, sealed: string): string {
-  let openCache = openCaches.get(box);
-  if (!openCache) {
-    openCache = new Map();
-    openCaches.set(box, openCache);
-  }
-  let plain = openCache.get(sealed);
-  if (plain === undefined) {
-    plain = box.open(sealed);
-    if (openCache.size >= OPEN_CACHE_MAX) openCache.clear();
-    openCache.set(sealed, plain);
-  }
-  return plain;
-}
-
 /**
  * Every secret valid at `now`, the signing one first: the Standard Webhooks signature carries one
  * entry per secret during a rotation's overlap.
@@ -46,11 +27,11 @@ export function validSecrets(box: SecretBox, secrets: readonly SealedSecret[], n
   return [...secrets]
     .filter((s) => s.validUntil === null || s.validUntil.getTime() > now.getTime())
     .sort((a, b) => (a.validUntil === null ? -1 : b.validUntil === null ? 1 : b.validUntil.getTime() - a.validUntil.getTime()))
-    .map((s) => openSecret(box, s.secretEnc));
+    .map((s) => box.open(s.secretEnc));
 }
 
 /** The key that signs now: the one secret without `validUntil`. */
 export function currentSigningKey(box: SecretBox, secrets: readonly SealedSecret[]): SigningKey | null {
   const current = secrets.find((s) => s.validUntil === null);
-  return current ? { kid: current.kid, secret: openSecret(box, current.secretEnc) } : null;
+  return current ? { kid: current.kid, secret: box.open(current.secretEnc) } : null;
 }

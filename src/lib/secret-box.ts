@@ -7,8 +7,14 @@ export interface SecretBox {
   open(sealed: string): string;
 }
 
+const OPENED_MAX = 10_000;
+
 export function createSecretBox(keyMaterial: string): SecretBox {
   const key = Buffer.from(hkdfSync("sha256", keyMaterial, "engagement", "secret-box/v1", 32));
+  // Opening is on hot paths (the identity secret of every request that names a reader, the signing
+  // secret of every delivery): sealed value → plain secret, bounded. Secrets never change in place
+  // (a new secret is a new sealed value), so nothing goes stale.
+  const opened = new Map<string, string>();
   return {
     seal(plain) {
       const iv = randomBytes(12);
@@ -17,11 +23,21 @@ export function createSecretBox(keyMaterial: string): SecretBox {
       return `v1.${iv.toString("base64url")}.${ct.toString("base64url")}.${c.getAuthTag().toString("base64url")}`;
     },
     open(sealed) {
-      const [v, iv, ct, tag] = sealed.split(".");
-      if (v !== "v1" || !iv || !ct || !tag) throw new Error("Unrecognised sealed secret");
-      const d = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
-      d.setAuthTag(Buffer.from(tag, "base64url"));
-      return Buffer.concat([d.update(Buffer.from(ct, "base64url")), d.final()]).toString("utf8");
+      let plain = opened.get(sealed);
+      if (plain === undefined) {
+        plain = decrypt(sealed);
+        if (opened.size >= OPENED_MAX) opened.clear();
+        opened.set(sealed, plain);
+      }
+      return plain;
     },
   };
+
+  function decrypt(sealed: string): string {
+    const [v, iv, ct, tag] = sealed.split(".");
+    if (v !== "v1" || !iv || !ct || !tag) throw new Error("Unrecognised sealed secret");
+    const d = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
+    d.setAuthTag(Buffer.from(tag, "base64url"));
+    return Buffer.concat([d.update(Buffer.from(ct, "base64url")), d.final()]).toString("utf8");
+  }
 }
