@@ -22,21 +22,32 @@ async function as(sub: string, name?: string) {
 }
 
 describe("posts write their comment before the discussion's lock", () => {
-  it("new readers on new discussions at once: every comment and event has its discussion and its author", async () => {
+  it("new readers on new discussions at once: every comment, event and reaction has its discussion and its reader", async () => {
     const posts = await Promise.all(
       Array.from({ length: 24 }, async (_, i) =>
         (await as(`wi-new-${i}`, `New ${i}`)).post(`/api/v1/discussions/wi-new-${i % 4}/comments`, { body: `hello ${i}` }),
       ),
     );
     expect(posts.map((r) => r.status)).toEqual(posts.map(() => 201));
+    // readers seen first by their reaction
+    const target = posts[0]!.body.id as string;
+    const toggles = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) =>
+        (await as(`wi-react-${i}`, `Reacting ${i}`)).post(`/api/v1/comments/${target}/reactions`, { kind: "like" }),
+      ),
+    );
+    expect(toggles.map((r) => r.status)).toEqual(toggles.map(() => 200));
+    expect((await t.api.get(`/api/v1/comments/${target}`)).body.reactions).toEqual({ like: 12 });
 
-    const [orphans] = await prisma().$queryRaw<{ comments: number; events: number }[]>`
-      SELECT (SELECT count(*)::int FROM comments c WHERE c.tenant_id = ${t.tenantId}
+    const [orphans] = await prisma().$queryRaw<{ reactions: number; comments: number; events: number }[]>`
+      SELECT (SELECT count(*)::int FROM reactions x WHERE x.tenant_id = ${t.tenantId}
+                AND NOT EXISTS (SELECT 1 FROM readers r WHERE r.tenant_id = x.tenant_id AND r.id = x.reader_id)) AS reactions,
+             (SELECT count(*)::int FROM comments c WHERE c.tenant_id = ${t.tenantId}
                 AND (NOT EXISTS (SELECT 1 FROM discussions d WHERE d.tenant_id = c.tenant_id AND d.id = c.discussion_id)
                   OR NOT EXISTS (SELECT 1 FROM readers r WHERE r.tenant_id = c.tenant_id AND r.id = c.author_id))) AS comments,
              (SELECT count(*)::int FROM events e WHERE e.tenant_id = ${t.tenantId}
                 AND NOT EXISTS (SELECT 1 FROM discussions d WHERE d.tenant_id = e.tenant_id AND d.id = e.discussion_id)) AS events`;
-    expect(orphans).toEqual({ comments: 0, events: 0 });
+    expect(orphans).toEqual({ reactions: 0, comments: 0, events: 0 });
     for (let d = 0; d < 4; d++) {
       const discussion = await t.api.get(`/api/v1/discussions/wi-new-${d}`);
       expect(discussion.body.commentCount).toBe(6);
@@ -44,10 +55,11 @@ describe("posts write their comment before the discussion's lock", () => {
         where: { tenantId: t.tenantId, discussionId: `wi-new-${d}` },
         orderBy: { seq: "asc" },
       });
-      expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      // six posts each, and the twelve reactions on wi-new-0's first comment: gap-free
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: d === 0 ? 18 : 6 }, (_, i) => i + 1));
     }
-    const readers = await prisma().reader.findMany({ where: { tenantId: t.tenantId, id: { startsWith: "wi-new-" } } });
-    expect(readers).toHaveLength(24);
+    expect(await prisma().reader.count({ where: { tenantId: t.tenantId, id: { startsWith: "wi-new-" } } })).toBe(24);
+    expect(await prisma().reader.count({ where: { tenantId: t.tenantId, id: { startsWith: "wi-react-" } } })).toBe(12);
   });
 
   it("a refused post leaves no comment, no reader change and no event behind; refusals keep their order", async () => {

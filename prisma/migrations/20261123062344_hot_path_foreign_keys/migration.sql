@@ -7,14 +7,18 @@ ALTER TABLE "comments" DROP CONSTRAINT "comments_tenant_id_discussion_id_fkey";
 -- DropForeignKey
 ALTER TABLE "events" DROP CONSTRAINT "events_tenant_id_discussion_id_fkey";
 
+-- DropForeignKey
+ALTER TABLE "reactions" DROP CONSTRAINT "reactions_tenant_id_reader_id_fkey";
+
 -- A post's comment row is written BEFORE the discussion's row lock is taken (issue "hot paths").
 -- Under a hot discussion every post waits for the one before it to commit, so what runs between
 -- taking the discussion's row and committing caps a discussion's posts per second. The foreign keys
 -- dropped above made that impossible or dear: inserting a comment took KEY SHARE on the discussion
 -- row (taken before the update by many posts at once, a MultiXact on the hottest row) and on the
--- reader's row (a lock on the reader for every post). Nothing deletes discussions or readers
+-- reader's row (a lock on the reader for every post; a reaction's foreign key to its reader did the
+-- same on every toggle). Nothing deletes discussions or readers
 -- (comments are soft-deleted; retention deletes old events, the referring side); the write functions,
--- the only writers of comments and events, create the discussion and the reader in the same
+-- the only writers of comments, reactions and events, create the discussion and the reader in the same
 -- statement as the comment, so the references still hold (test/write-integrity.test.ts).
 --
 -- eng_post_comment now runs in this order:
@@ -100,7 +104,7 @@ DECLARE
   v_parent_ok boolean := true;
   v_reader_current boolean;
   v_seq int;
-  v_state text;
+  d discussions;
   p comments;
   c comments;
   v_comment json;
@@ -126,10 +130,10 @@ BEGIN
   ON CONFLICT (tenant_id, id) DO UPDATE
      SET seq = x.seq + 1, comment_count = x.comment_count + v_visible,
          updated_at = CASE WHEN v_visible = 1 THEN now() ELSE x.updated_at END
-  RETURNING x.seq, x.state INTO v_seq, v_state;
+  RETURNING * INTO d;
+  v_seq := d.seq;
   -- 3. under it
-  IF v_state = 'archived' THEN PERFORM eng_refuse('409', 'discussion_archived', 'The discussion is archived and read-only.'); END IF;
-  IF v_state = 'locked' THEN PERFORM eng_refuse('409', 'discussion_locked', 'The discussion is locked.'); END IF;
+  PERFORM eng_assert_writable(d);
   IF p_parent IS NOT NULL THEN
     -- the parent's status can change until the discussion is locked: checked (and counted) here
     IF v_parent_ok AND v_visible = 1 THEN
