@@ -7,6 +7,7 @@ import type { TestServer } from "./support/server.js";
 import { eventually, okResponder, startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, keyWith, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { manualClock } from "../src/lib/clock.js";
+import { isolatedDatabase } from "./support/database.js";
 import { TestEnableWebhookDocument, TestWebhooksDocument } from "./generated/operations.js";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -235,7 +236,10 @@ describe("url rules (SSRF)", () => {
 describe("secrets", () => {
   it("rotation: the new kid signs, the old one stays listed as valid for 24 h (clock)", async () => {
     const clock = manualClock(new Date());
-    const s = await startWebhookServer({}, { clock });
+    // its own database: once this worker's clock is a day ahead, on the shared one it would take
+    // every other file's waiting retries (and expired-looking leases) and send them at once
+    const db = await isolatedDatabase("rotation");
+    const s = await startWebhookServer({ DATABASE_URL: db.url }, { clock });
     const r = await startReceiver();
     try {
       const tt = await createTestTenant(s);
@@ -288,6 +292,7 @@ describe("secrets", () => {
     } finally {
       await s.stop();
       await r.close();
+      await db.drop();
     }
   });
 });
