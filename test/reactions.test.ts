@@ -16,12 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-async function as(tt: TestTenant, sub: string) {
-  return tt.as({ key: tt.apiKey, identity: await tt.identity(sub) });
-}
-
 async function post(tt: TestTenant, discussionId: string, sub = "author"): Promise<string> {
-  const r = await (await as(tt, sub)).post(`/api/v1/discussions/${discussionId}/comments`, { body: "react to me" });
+  const r = await (await tt.reader(sub)).post(`/api/v1/discussions/${discussionId}/comments`, { body: "react to me" });
   expect(r.status).toBe(201);
   return r.body.id;
 }
@@ -29,8 +25,8 @@ async function post(tt: TestTenant, discussionId: string, sub = "author"): Promi
 describe("POST /comments/{id}/reactions", () => {
   it("toggles the reader's reaction and answers the counts", async () => {
     const id = await post(t, "re-1");
-    const a = await as(t, "ra");
-    const b = await as(t, "rb");
+    const a = await t.reader("ra");
+    const b = await t.reader("rb");
     const on = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" });
     expect(on.status).toBe(200);
     expect(on.body).toEqual({ kind: "like", active: true, counts: { like: 1 } });
@@ -65,7 +61,7 @@ describe("POST /comments/{id}/reactions", () => {
   it("accepts only the tenant's reactionKinds (422) and needs identity (401)", async () => {
     const tt = await createTestTenant(server);
     const id = await post(tt, "kinds-1");
-    const a = await as(tt, "k");
+    const a = await tt.reader("k");
     const bad = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "thumbsup" });
     expect(bad.status).toBe(422);
     expect(bad.body.errors).toEqual([{ path: "kind", message: expect.stringContaining("like") }]);
@@ -86,8 +82,8 @@ describe("POST /comments/{id}/reactions", () => {
   it("refuses deleted comments and locked/archived discussions (409)", async () => {
     const id = await post(t, "re-lock");
     const gone = await post(t, "re-lock");
-    await (await as(t, "author")).del(`/api/v1/comments/${gone}`);
-    const a = await as(t, "rl");
+    await (await t.reader("author")).del(`/api/v1/comments/${gone}`);
+    const a = await t.reader("rl");
     expect((await a.post(`/api/v1/comments/${gone}/reactions`, { kind: "like" })).status).toBe(409);
     await t.api.post("/api/v1/discussions/re-lock/lock");
     const locked = await a.post(`/api/v1/comments/${id}/reactions`, { kind: "like" });
@@ -101,13 +97,13 @@ describe("POST /comments/{id}/reactions", () => {
 describe("concurrency", () => {
   it("keeps exact counts: 50 readers at once, and one reader toggling concurrently", async () => {
     const id = await post(t, "conc-1");
-    const readers = await Promise.all(Array.from({ length: 50 }, (_, i) => as(t, `c${i}`)));
+    const readers = await Promise.all(Array.from({ length: 50 }, (_, i) => t.reader(`c${i}`)));
     const results = await Promise.all(readers.map((r) => r.post(`/api/v1/comments/${id}/reactions`, { kind: "like" })));
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     expect(results.every((r) => r.body.active)).toBe(true);
     expect(results.map((r) => r.body.counts.like).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
 
-    const same = await as(t, "same");
+    const same = await t.reader("same");
     const toggles = await Promise.all(Array.from({ length: 11 }, () => same.post(`/api/v1/comments/${id}/reactions`, { kind: "like" })));
     expect(toggles.map((r) => r.status)).toEqual(toggles.map(() => 200));
     expect(toggles.filter((r) => r.body.active)).toHaveLength(6); // on, off, on, … : 11 toggles end on
@@ -125,7 +121,7 @@ describe("concurrency", () => {
 
   it("gives one event per change with a gap-free seq per discussion under 20 concurrent writers", async () => {
     const target = await post(t, "seq-1");
-    const writers = await Promise.all(Array.from({ length: 20 }, (_, i) => as(t, `w${i}`)));
+    const writers = await Promise.all(Array.from({ length: 20 }, (_, i) => t.reader(`w${i}`)));
     const results = await Promise.all(
       writers.flatMap((w, i) => [
         w.post("/api/v1/discussions/seq-1/comments", { body: `hello ${i}` }),
@@ -158,7 +154,7 @@ describe("concurrency", () => {
     const target = await post(t, "order-1");
     // each request asserts a name the reader's row does not have yet, so every write updates (or
     // inserts) the reader's row as well as locking the discussion's
-    const named = async (sub: string, n: number) => t.as({ key: t.apiKey, identity: await t.identity(sub, { name: `${sub} ${n}` }) });
+    const named = (sub: string, n: number) => t.reader(sub, { name: `${sub} ${n}` });
     const writes = await Promise.all(
       Array.from({ length: 10 }, (_, i) => `o${i}`).flatMap((sub) =>
         [0, 1, 2].flatMap((n) => [

@@ -17,15 +17,11 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-async function as(sub: string, name?: string) {
-  return t.as({ key: t.apiKey, identity: await t.identity(sub, name ? { name } : {}) });
-}
-
 describe("posts write their comment before the discussion's lock", () => {
   it("new readers on new discussions at once: every comment, event and reaction has its discussion and its reader", async () => {
     const posts = await Promise.all(
       Array.from({ length: 24 }, async (_, i) =>
-        (await as(`wi-new-${i}`, `New ${i}`)).post(`/api/v1/discussions/wi-new-${i % 4}/comments`, { body: `hello ${i}` }),
+        (await t.reader(`wi-new-${i}`, { name: `New ${i}` })).post(`/api/v1/discussions/wi-new-${i % 4}/comments`, { body: `hello ${i}` }),
       ),
     );
     expect(posts.map((r) => r.status)).toEqual(posts.map(() => 201));
@@ -33,7 +29,7 @@ describe("posts write their comment before the discussion's lock", () => {
     const target = posts[0]!.body.id as string;
     const toggles = await Promise.all(
       Array.from({ length: 12 }, async (_, i) =>
-        (await as(`wi-react-${i}`, `Reacting ${i}`)).post(`/api/v1/comments/${target}/reactions`, { kind: "like" }),
+        (await t.reader(`wi-react-${i}`, { name: `Reacting ${i}` })).post(`/api/v1/comments/${target}/reactions`, { kind: "like" }),
       ),
     );
     expect(toggles.map((r) => r.status)).toEqual(toggles.map(() => 200));
@@ -63,7 +59,7 @@ describe("posts write their comment before the discussion's lock", () => {
   });
 
   it("a refused post leaves no comment, no reader change and no event behind; refusals keep their order", async () => {
-    const a = await as("wi-refused", "Before");
+    const a = await t.reader("wi-refused", { name: "Before" });
     const ok = await a.post("/api/v1/discussions/wi-ref-open/comments", { body: "parent" });
     expect(ok.status).toBe(201);
     const rejected = (await a.post("/api/v1/discussions/wi-ref-open/comments", { body: "to be rejected" })).body.id;
@@ -77,7 +73,7 @@ describe("posts write their comment before the discussion's lock", () => {
     const before = await prisma().comment.count({ where: { tenantId: t.tenantId } });
     const eventsBefore = await prisma().event.count({ where: { tenantId: t.tenantId } });
 
-    const renamed = await as("wi-refused", "After");
+    const renamed = await t.reader("wi-refused", { name: "After" });
     const cases: [string, Record<string, unknown>, number, string][] = [
       ["wi-ref-locked", {}, 409, "discussion_locked"],
       ["wi-ref-archived", {}, 409, "discussion_archived"],
@@ -101,9 +97,9 @@ describe("posts write their comment before the discussion's lock", () => {
   });
 
   it("replies racing their parent's rejection: none is stored after it, every 201 is counted once", async () => {
-    const author = await as("wi-race-author");
+    const author = await t.reader("wi-race-author");
     const parent = (await author.post("/api/v1/discussions/wi-race/comments", { body: "parent" })).body.id;
-    const repliers = await Promise.all(Array.from({ length: 32 }, (_, i) => as(`wi-race-${i}`)));
+    const repliers = await Promise.all(Array.from({ length: 32 }, (_, i) => t.reader(`wi-race-${i}`)));
     // the repliers exist already: their replies go straight to the write
     for (const r of repliers) expect((await r.post("/api/v1/discussions/wi-race-warm/comments", { body: "hi" })).status).toBe(201);
     const replies = repliers.map((r) => r.post("/api/v1/discussions/wi-race/comments", { body: "reply", parentId: parent }));

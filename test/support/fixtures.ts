@@ -5,6 +5,13 @@ import { signAdminToken } from "../../src/auth/admin-jwt.js";
 import type { TestServer } from "./server.js";
 import { client, type Creds } from "./client.js";
 
+export interface IdentityClaims {
+  name?: string;
+  avatarUrl?: string;
+  ttlSeconds?: number;
+  iat?: number;
+}
+
 export interface TestTenant {
   tenantId: string;
   apiKey: string;
@@ -15,7 +22,9 @@ export interface TestTenant {
   /** client authenticated with the admin JWT */
   admin: ReturnType<typeof client>;
   as(creds: Creds): ReturnType<typeof client>;
-  identity(sub: string, claims?: { name?: string; avatarUrl?: string; ttlSeconds?: number; iat?: number }): Promise<string>;
+  /** client with the all-capabilities key and the reader `sub`'s identity assertion */
+  reader(sub: string, claims?: IdentityClaims): Promise<ReturnType<typeof client>>;
+  identity(sub: string, claims?: IdentityClaims): Promise<string>;
 }
 
 let counter = 0;
@@ -32,6 +41,7 @@ export async function createTestTenant(server: TestServer, name = `t${++counter}
     api: client(server.url, { key: t.apiKey }),
     admin: client(server.url, { admin: adminToken }),
     as: (creds) => client(server.url, creds),
+    reader: async (sub, claims = {}) => client(server.url, { key: t.apiKey, identity: await signIdentity(t.identitySecret, sub, claims) }),
     identity: (sub, claims = {}) => signIdentity(t.identitySecret, sub, claims),
   };
 }

@@ -51,22 +51,37 @@ BEGIN
   RETURN eng_comment_row_by(c, r.name, r.avatar_url);
 END $$;
 
--- The reader of an identity assertion: read first (no lock); inserted on first sight, updated only
--- when the assertion changed the name or avatar. An unchanged reader's row is neither written nor
--- locked.
-CREATE OR REPLACE FUNCTION eng_touch_reader(p_tenant text, p_reader text, p_name text, p_avatar text, p_at timestamptz)
-RETURNS void LANGUAGE plpgsql AS $$
+-- Whether the reader of an identity assertion exists with this name and avatar (a read, no lock).
+CREATE FUNCTION eng_reader_current(p_tenant text, p_reader text, p_name text, p_avatar text) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
   r readers;
 BEGIN
   SELECT * INTO r FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
-  IF FOUND AND r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar THEN RETURN; END IF;
+  RETURN FOUND AND r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar;
+END $$;
+
+-- Writes the reader of an assertion that is not current: inserted on first sight, else its name and
+-- avatar updated (a concurrent writer may have made it current meanwhile: then nothing is written).
+CREATE FUNCTION eng_write_reader(p_tenant text, p_reader text, p_name text, p_avatar text, p_at timestamptz)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
   INSERT INTO readers (tenant_id, id, name, avatar_url, created_at, updated_at)
   VALUES (p_tenant, p_reader, p_name, p_avatar, p_at, p_at) ON CONFLICT (tenant_id, id) DO NOTHING;
   IF NOT FOUND THEN
     UPDATE readers SET name = p_name, avatar_url = p_avatar, updated_at = p_at
      WHERE tenant_id = p_tenant AND id = p_reader
        AND (name IS DISTINCT FROM p_name OR avatar_url IS DISTINCT FROM p_avatar);
+  END IF;
+END $$;
+
+-- The reader of an identity assertion, written only when it is new or changed: an unchanged
+-- reader's row is neither written nor locked.
+CREATE OR REPLACE FUNCTION eng_touch_reader(p_tenant text, p_reader text, p_name text, p_avatar text, p_at timestamptz)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT eng_reader_current(p_tenant, p_reader, p_name, p_avatar) THEN
+    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
   END IF;
 END $$;
 
@@ -115,8 +130,7 @@ BEGIN
     SELECT * INTO p FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
     v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
   END IF;
-  SELECT r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar INTO v_reader_current
-    FROM readers r WHERE r.tenant_id = p_tenant AND r.id = p_reader;
+  v_reader_current := eng_reader_current(p_tenant, p_reader, p_name, p_avatar);
   IF v_parent_ok THEN
     INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, status, created_at, published_at)
     VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_status::"CommentStatus",
@@ -146,8 +160,8 @@ BEGIN
       PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
     END IF;
   END IF;
-  IF v_reader_current IS NOT TRUE THEN
-    PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  IF NOT v_reader_current THEN
+    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
   END IF;
   IF v_visible = 1 THEN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
