@@ -7,6 +7,7 @@ import tseslint from "typescript-eslint";
 const LAYERS = [
   ["lib", "generated", "tenancy"],
   ["db"],
+  ["idempotency"],
   ["events", "auth"],
   ["stream", "delivery"],
   ["context"],

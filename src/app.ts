@@ -11,6 +11,7 @@ import { RawRoutes } from "./http/raw-routes.js";
 import { schema } from "./modules/schema.js";
 import { createDirectGraphQL, createGraphQLServer } from "./http/graphql.js";
 import { mountRoutes } from "./http/rest/router.js";
+import { createIdempotentGraphQL } from "./http/graphql-idempotent.js";
 import { buildOpenApi } from "./http/rest/openapi.js";
 import { SERVICE_VERSION } from "./lib/version.js";
 import { restRoutes } from "./modules/routes.js";
@@ -52,7 +53,10 @@ export async function buildApp(
   const cors = createCorsPolicy(services.origins);
   const yoga = createGraphQLServer(services, schema, cors);
   const direct = createDirectGraphQL(yoga, services);
+  const idempotent = createIdempotentGraphQL(yoga, services, cors);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    // a mutation with an Idempotency-Key: claimed first, its answer kept (src/http/graphql-idempotent.ts)
+    if (req.headers["idempotency-key"] !== undefined && (await idempotent(req, reply))) return reply;
     const served = await direct(req, reply);
     services.metrics.graphqlRequests.inc({ path: served || "yoga" });
     if (served) return reply;

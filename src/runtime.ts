@@ -12,6 +12,7 @@ import { openDatabase } from "./db/client.js";
 import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
+import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createAuthCache, tenantRow } from "./auth/auth-cache.js";
 import { resolveSettings } from "./tenancy/settings-model.js";
@@ -158,6 +159,7 @@ export async function createRuntime(
       // The bus message carries the envelope and its audience, so listeners need no database read
       // in the common case (src/events/fanout.ts).
       sql: db.sql,
+      idempotency: createIdempotencyRecords({ sql: db.sql, secretBox, log }),
       events: createEventPipeline({
         publishOne: (e) =>
           bus.publish(busMessageOf(e)).then(

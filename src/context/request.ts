@@ -6,6 +6,7 @@ import type { Principal } from "../auth/principal.js";
 import { verifyIdentity, type ReaderIdentity } from "../auth/identity.js";
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
+import type { IdempotencyScope } from "../idempotency/records.js";
 import type { AppServices } from "./services.js";
 import { header, resolvePrincipal, type HeaderBag } from "./principal.js";
 import { resolveSettings } from "../tenancy/settings-model.js";
@@ -20,6 +21,8 @@ export interface RequestContext {
   rateLimit?: RateLimitInfo;
   /** told when the request's rate-limit state changes (GraphQL: more root fields counted) */
   onRateLimit?: (info: RateLimitInfo) => void;
+  /** the request's Idempotency-Key, claimed (src/http/idempotency.ts): its writes record their results for it */
+  idempotency?: IdempotencyScope | undefined;
   /** memoised lookups */
   cache: { tenant?: Promise<Tenant>; reader?: Promise<ReaderIdentity | null> };
 }

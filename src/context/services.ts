@@ -14,6 +14,7 @@ import type { RateLimiter } from "../auth/rate-limit.js";
 import type { AuthCache } from "../auth/auth-cache.js";
 import type { OriginIndex } from "../auth/origins.js";
 import type { EventPipeline } from "../events/pipeline.js";
+import type { IdempotencyRecords } from "../idempotency/records.js";
 import type { StreamHub } from "../stream/hub.js";
 import type { WebhookRuntime } from "../delivery/runtime.js";
 
@@ -27,6 +28,8 @@ export interface AppServices {
   adminJwtSecret: string;
   /** plain SQL on the database's connections: the hot paths' single statements */
   sql: Sql;
+  /** Idempotency-Key records: claims, the writes' results, kept answers (src/idempotency/records.ts) */
+  idempotency: IdempotencyRecords;
   /** what follows a committed event: fan-out, and a webhook worker wake-up when jobs were queued */
   events: EventPipeline;
   rateLimiter: RateLimiter;

@@ -3,7 +3,8 @@
 //  - event rows outside every replay window (older than the tenant's replay.maxAgeSeconds, or
 //    beyond the newest replay.maxEvents of their discussion) that no pending delivery still needs,
 //  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30),
-//  - spent or expired stream tickets, an hour after their expiry.
+//  - spent or expired stream tickets, an hour after their expiry,
+//  - Idempotency-Keys past their tenant's idempotency.ttlHours (a claim already treats them as new).
 // Time comes from the injectable clock; each pass's deletions show in retention_deleted_total.
 import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
@@ -20,6 +21,8 @@ export interface RetentionResult {
   tickets: number;
   /** ended console sessions and expired sign-in links */
   sessions: number;
+  /** expired Idempotency-Key records */
+  idempotencyKeys: number;
 }
 
 export interface RetentionJob {
@@ -64,13 +67,14 @@ export function createRetentionJob(deps: {
         const sessions =
           (await tx.$executeRaw`DELETE FROM console_sessions WHERE expires_at < ${now}::timestamptz`) +
           (await tx.$executeRaw`DELETE FROM console_links WHERE expires_at < ${now}::timestamptz`);
-        return { events, attempts, tickets, sessions };
+        const idempotencyKeys = await tx.$executeRaw`DELETE FROM idempotency_keys WHERE expires_at <= ${now}::timestamptz`;
+        return { events, attempts, tickets, sessions, idempotencyKeys };
       },
       { timeout: 60_000, maxWait: 5_000 },
     );
     if (result) {
       for (const [what, n] of Object.entries(result)) if (n > 0) deps.metrics?.retentionDeleted.inc({ what }, n);
-      if (result.events + result.attempts + result.tickets + result.sessions > 0) deps.log.info(result, "retention: old rows deleted");
+      if (Object.values(result).some((n) => n > 0)) deps.log.info(result, "retention: old rows deleted");
     }
     return result;
   }

@@ -2,8 +2,11 @@
 // (prisma/migrations/*_write_functions) that locks the discussion row, changes the rows, appends
 // the events with their seq and their webhook jobs, and returns the changed object with the events.
 // The discussion lock is held for that one statement. After it commits, the events are published
-// and the webhook worker is woken when jobs were queued.
+// and the webhook worker is woken when jobs were queued. Under an Idempotency-Key the same statement
+// records the function's result for the key (eng_idempotency_record), and a repeat of a request whose
+// answer was lost gets that result back instead of writing again (src/idempotency/records.ts).
 import type { Sql } from "../db/sql.js";
+import type { IdempotencyScope } from "../idempotency/records.js";
 import type { Metrics } from "../lib/metrics.js";
 import { AppError, errors } from "../lib/errors.js";
 import type { EventPipeline } from "./pipeline.js";
@@ -42,6 +45,21 @@ const TEXT = Object.fromEntries(
   ]),
 ) as Record<WriteFunction, string>;
 
+/** Who writes: the app's services, and the request's Idempotency-Key when it carries one. */
+export interface WriteCaller {
+  app: StatementServices;
+  idempotency?: IdempotencyScope | undefined;
+}
+
+/** The same call, its result recorded for the key in the same statement (the write runs first). */
+const RECORDED_TEXT = Object.fromEntries(
+  Object.entries(WRITE_FUNCTIONS).map(([fn, n]) => [
+    fn,
+    `SELECT eng_idempotency_record($${n + 1}, $${n + 2}, $${n + 3}, w.r) AS r
+       FROM (SELECT ${fn}(${Array.from({ length: n }, (_, i) => `$${i + 1}`).join(", ")}) AS r OFFSET 0) w`,
+  ]),
+) as Record<WriteFunction, string>;
+
 /** A refusal raised by a write function: SQLSTATE EN<status>, MESSAGE = problem code, DETAIL = text. */
 function refusal(err: unknown): AppError | null {
   const e = err as { code?: unknown; message?: unknown; detail?: unknown };
@@ -61,15 +79,26 @@ function refusal(err: unknown): AppError | null {
 }
 
 /** Runs one write function; returns its `row`. Events are published after the commit. */
-export async function runWrite<Row>(app: StatementServices, fn: WriteFunction, args: unknown[]): Promise<Row> {
+export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args: unknown[]): Promise<Row> {
+  const { app, idempotency: scope } = caller;
   if (args.length !== WRITE_FUNCTIONS[fn]) throw new Error(`${fn} takes ${WRITE_FUNCTIONS[fn]} arguments`);
   let result: { row: Row; events: AppendedEvent[] };
+  if (scope && scope.writes < scope.replay.length) {
+    // this request ran before and committed this write, but its answer was lost: the same result,
+    // published again (streams drop a seq they have already sent)
+    result = scope.replay[scope.writes++] as typeof result;
+    afterCommit(app, result.events);
+    return result.row;
+  }
   try {
-    const rows = await app.sql.query<{ r: { row: Row; events: AppendedEvent[] } }>(TEXT[fn], args, fn);
+    const rows = scope
+      ? await app.sql.query<{ r: typeof result }>(RECORDED_TEXT[fn], [...args, scope.tenantId, scope.key, scope.owner], `${fn}_recorded`)
+      : await app.sql.query<{ r: typeof result }>(TEXT[fn], args, fn);
     result = rows[0]!.r;
   } catch (err) {
     throw refusal(err) ?? err;
   }
+  if (scope) scope.writes++;
   afterCommit(app, result.events);
   return result.row;
 }

@@ -13,8 +13,17 @@ export const BROWSER_REQUEST_HEADERS = [
   "Cache-Control",
   "X-Request-Id",
   "If-None-Match",
+  "Idempotency-Key",
 ];
-export const BROWSER_EXPOSED_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "ETag", "X-Request-Id"];
+export const BROWSER_EXPOSED_HEADERS = [
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "Retry-After",
+  "ETag",
+  "X-Request-Id",
+  "Idempotent-Replayed",
+];
 const METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 
 export interface CorsPolicy {

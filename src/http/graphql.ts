@@ -278,7 +278,7 @@ export function createGraphQLServer(
 }
 
 /** A /graphql request's context: REST's, and its RateLimit-* headers on the answer as REST's are. */
-async function graphqlContext(
+export async function graphqlContext(
   app: AppServices,
   headers: Parameters<typeof createRequestContext>[1],
   method: string,

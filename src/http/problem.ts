@@ -4,10 +4,10 @@ import type { FastifyReply } from "fastify";
 import { AppError, errors } from "../lib/errors.js";
 import { isBadTextError, isDependencyDown } from "../db/errors.js";
 
-const PROBLEM_TYPE = "application/problem+json";
+export const PROBLEM_TYPE = "application/problem+json";
 
 /** The problem document's body: the error's fields and the request id. */
-const problemBody = (err: AppError, requestId: string) => JSON.stringify({ ...err.toProblem(), requestId });
+export const problemBody = (err: AppError, requestId: string) => JSON.stringify({ ...err.toProblem(), requestId });
 
 export function sendProblem(reply: FastifyReply, err: AppError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);

@@ -101,6 +101,16 @@ export const errors = {
     new AppError(429, "rate_limited", `Too many requests; retry in ${retryAfterSeconds} s.`, {
       headers: { "Retry-After": String(retryAfterSeconds), ...headers },
     }),
+  idempotencyKeyReused: () =>
+    new AppError(
+      422,
+      "idempotency_key_reused",
+      "This Idempotency-Key was used for a different request (method, path, body or credentials); use a new key for a new request.",
+    ),
+  idempotencyInProgress: (retryAfterSeconds: number) =>
+    new AppError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry shortly.", {
+      headers: { "Retry-After": String(retryAfterSeconds) },
+    }),
   unavailable: (detail = "A dependency is unavailable; try again shortly.") =>
     new AppError(503, "unavailable", detail, { headers: { "Retry-After": "1" } }),
 };

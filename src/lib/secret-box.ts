@@ -4,7 +4,8 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:cr
 
 export interface SecretBox {
   seal(plain: string): string;
-  open(sealed: string): string;
+  /** `remember: false` for values read once (stored answers), which would only crowd the cache */
+  open(sealed: string, opts?: { remember?: boolean }): string;
 }
 
 const OPENED_MAX = 10_000;
@@ -22,7 +23,8 @@ export function createSecretBox(keyMaterial: string): SecretBox {
       const ct = Buffer.concat([c.update(plain, "utf8"), c.final()]);
       return `v1.${iv.toString("base64url")}.${ct.toString("base64url")}.${c.getAuthTag().toString("base64url")}`;
     },
-    open(sealed) {
+    open(sealed, opts) {
+      if (opts?.remember === false) return opened.get(sealed) ?? decrypt(sealed);
       let plain = opened.get(sealed);
       if (plain === undefined) {
         plain = decrypt(sealed);

@@ -63,6 +63,8 @@ export const SettingsSchema = z
       .refine((a) => new Set(a).size === a.length, "must not repeat an origin"),
     /** how long the webhook delivery log (attempts) is kept */
     retention: z.object({ deliveryLogDays: z.number().int().min(1).max(3_650) }).strict(),
+    /** how long an Idempotency-Key and the answer it stands for are kept (contract section 11) */
+    idempotency: z.object({ ttlHours: z.number().int().min(1).max(720) }).strict(),
   })
   .strict();
 
@@ -86,6 +88,7 @@ export const DEFAULT_SETTINGS: Settings = {
   stream: { maxConnectionSeconds: 1800, heartbeatSeconds: 15 },
   allowedOrigins: [],
   retention: { deliveryLogDays: 30 },
+  idempotency: { ttlHours: 24 },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -101,6 +104,7 @@ export const SettingsPatchSchema = z
     stream: SettingsSchema.shape.stream.partial(),
     allowedOrigins: SettingsSchema.shape.allowedOrigins,
     retention: SettingsSchema.shape.retention.partial(),
+    idempotency: SettingsSchema.shape.idempotency.partial(),
   })
   .partial()
   .strict();

@@ -59,6 +59,10 @@ export type DiscussionState =
   | 'locked'
   | 'open';
 
+export type IdempotencySettingsPatch = {
+  ttlHours?: number | null | undefined;
+};
+
 export type Moderation =
   | 'post'
   | 'pre';
@@ -90,6 +94,7 @@ export type SettingsPatch = {
   allowedOrigins?: Array<string> | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
+  idempotency?: IdempotencySettingsPatch | null | undefined;
   maxBodyLength?: number | null | undefined;
   /** post | pre */
   moderation?: string | null | undefined;

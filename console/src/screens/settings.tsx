@@ -12,7 +12,7 @@ import {
 import { ApiError } from "../api";
 import { Copy, ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 
-type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention";
+type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention" | "idempotency";
 const NUMBER_GROUPS: { group: Groups; title: string; fields: string[] }[] = [
   {
     group: "delivery",
@@ -27,6 +27,7 @@ const NUMBER_GROUPS: { group: Groups; title: string; fields: string[] }[] = [
   },
   { group: "stream", title: "Streams", fields: ["maxConnectionSeconds", "heartbeatSeconds"] },
   { group: "retention", title: "Retention", fields: ["deliveryLogDays"] },
+  { group: "idempotency", title: "Idempotency keys", fields: ["ttlHours"] },
 ];
 
 function FieldError({ errors, path }: { errors: Record<string, string>; path: string }) {

@@ -215,6 +215,22 @@ const RATE_HEADERS = {
   "RateLimit-Reset": { schema: { type: "integer" } },
 };
 
+/** Writes take an Idempotency-Key (contract section 11); a repeat's answer says it is one. */
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1–255 visible ASCII characters (e.g. a UUID). A repeat with the same key, method, path, body and credentials within the tenant's idempotency.ttlHours (24 h) answers the first outcome again, with Idempotent-Replayed: true, without doing the work twice; the same key for another request is 422 idempotency_key_reused; a repeat while the first still runs is 409 idempotency_in_progress (Retry-After).",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+};
+const REPLAYED_HEADERS = {
+  "Idempotent-Replayed": {
+    description: "true when this is the stored answer of an earlier request with the same Idempotency-Key",
+    schema: { type: "string", enum: ["true"] },
+  },
+};
+
 const problem = (description: string) => ({
   description,
   content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
@@ -257,6 +273,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
     const pathParams = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     const queryParams = r.method === "GET" ? (r.paramVars ?? []).slice(pathParams.length) : [];
     const parameters = [
+      ...(r.method !== "GET" ? [IDEMPOTENCY_KEY] : []),
       ...pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
       ...queryParams.map((name) => {
         const v = variables.get(name);
@@ -291,17 +308,18 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
         : r.response
           ? r.response(shapesFor(result))
           : (result.properties as Record<string, JsonSchema>)[rootField.alias?.value ?? rootField.name.value]!;
+    const writeHeaders = r.method !== "GET" ? { ...RATE_HEADERS, ...REPLAYED_HEADERS } : RATE_HEADERS;
     const status = String(typeof r.status === "number" ? r.status : r.method === "DELETE" ? 204 : 200);
     const success =
       responseSchema === null
-        ? { [status]: { description: "Done", headers: RATE_HEADERS } }
+        ? { [status]: { description: "Done", headers: writeHeaders } }
         : typeof r.status === "function"
           ? Object.fromEntries(
               ["200", "201"].map((s) => [
                 s,
                 {
                   description: s === "201" ? "Created" : "OK",
-                  headers: RATE_HEADERS,
+                  headers: writeHeaders,
                   content: { "application/json": { schema: responseSchema } },
                 },
               ]),
@@ -310,7 +328,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
               [status]: {
                 description: "OK",
                 headers: {
-                  ...RATE_HEADERS,
+                  ...writeHeaders,
                   ...(r.cache ? { ETag: { schema: { type: "string" } }, "Cache-Control": { schema: { type: "string" } } } : {}),
                 },
                 content: { "application/json": { schema: responseSchema } },
@@ -324,7 +342,8 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
       "404",
       "429",
       "503",
-      ...(bodySchema ? ["413", "415", "422"] : []),
+      ...(bodySchema ? ["413", "415"] : []),
+      ...(bodySchema || r.method !== "GET" ? ["422"] : []),
       ...(r.method !== "GET" ? ["409"] : []),
     ];
     const path = `/api/v1${r.path.replace(/:(\w+)/g, "{$1}")}`;

@@ -3,12 +3,14 @@
 import { sha256 } from "../../lib/sha256.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
-import { createRequestContext, type AppServices } from "../../context/request.js";
+import { createRequestContext, type AppServices, type RequestContext } from "../../context/request.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { isAdmin } from "../../auth/principal.js";
 import { runOperation, toAppError, type Yoga } from "./execute.js";
-import { internalError, sendProblem } from "../problem.js";
+import { internalError, problemBody, PROBLEM_TYPE, sendProblem } from "../problem.js";
+import { beginIdempotent, finishIdempotent, idempotencyKeyOf, REPLAYED_HEADER, replayedFromRecords } from "../idempotency.js";
+import type { IdempotencyScope, StoredAnswer } from "../../idempotency/records.js";
 import type { Query } from "./params.js";
 import type { JsonSchema, ResponseShapes } from "./openapi.js";
 
@@ -45,6 +47,8 @@ export interface Route<TData, TVars> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of routes of different shapes
 export type AnyRoute = Route<any, any>;
 
+const JSON_TYPE = "application/json; charset=utf-8";
+
 export const route = <TData, TVars>(r: Route<TData, TVars>): Route<TData, TVars> => r;
 
 /**
@@ -73,34 +77,32 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
       method: r.method,
       url: `/api/v1${r.path}`,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
+        let ctx: RequestContext | undefined;
+        let scope: IdempotencyScope | undefined;
         try {
-          const ctx = await createRequestContext(app, req.headers, { method: req.method });
+          ctx = await createRequestContext(app, req.headers, { method: req.method });
           if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
           if (r.adminOnly && !isAdmin(ctx.principal)) {
             throw errors.unauthenticated("This route takes the admin console's JWT (Authorization: Bearer).");
           }
-          const variables = r.variables({
-            params: req.params as Record<string, string>,
-            query: req.query as Query,
-            body: req.body,
-          });
-          const result = await runOperation({ yoga, document: r.document, variables, context: ctx, paramVars });
-          if (result.errors.length) {
-            const appErr = toAppError(result.errors, paramVars);
-            if (appErr) return sendProblem(reply, appErr);
-            req.log.error(
-              { errors: result.errors.map((e) => ({ message: e.message, stack: e.originalError?.stack })) },
-              "operation failed",
-            );
-            return sendProblem(reply, internalError());
+          const key = r.method !== "GET" ? idempotencyKeyOf(req.headers) : null;
+          if (key && ctx.principal) {
+            const begun = await beginIdempotent(ctx, key, { method: req.method, url: req.url, body: req.body });
+            if (begun.kind === "answered") return sendAnswer(reply, begun.answer, true);
+            if (begun.kind === "refused") return sendProblem(reply, begun.error);
+            ctx.idempotency = scope = begun.scope;
           }
-          const data = result.data as Parameters<typeof r.respond>[0];
-          const payload = r.respond(data);
-          const status = typeof r.status === "function" ? r.status(data) : (r.status ?? 200);
-          if (payload === undefined) return reply.status(204).send();
-          if (r.cache) return sendCacheable(req, reply, payload, r.cache.maxAgeSeconds);
-          return reply.status(status).send(payload);
+          const answer = await answerOf(r, req, ctx, yoga, paramVars);
+          if (scope) {
+            const s = scope;
+            scope = undefined; // settled here, not again below
+            await finishIdempotent(ctx, s, answer);
+            return sendAnswer(reply, answer, replayedFromRecords(s));
+          }
+          return sendAnswer(reply, answer, false, r.cache);
         } catch (err) {
+          if (ctx && scope)
+            await finishIdempotent(ctx, scope, { status: err instanceof AppError ? err.status : 500, headers: {}, body: "" });
           if (err instanceof AppError) return sendProblem(reply, err);
           throw err;
         }
@@ -109,9 +111,41 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
   }
 }
 
+/** Runs the route's operation: the answer (a problem document for a refusal), not yet sent. */
+async function answerOf(r: AnyRoute, req: FastifyRequest, ctx: RequestContext, yoga: Yoga, paramVars: Set<string>): Promise<StoredAnswer> {
+  const variables = r.variables({
+    params: req.params as Record<string, string>,
+    query: req.query as Query,
+    body: req.body,
+  });
+  const result = await runOperation({ yoga, document: r.document, variables, context: ctx, paramVars });
+  if (result.errors.length) {
+    const appErr = toAppError(result.errors, paramVars);
+    if (!appErr) {
+      req.log.error({ errors: result.errors.map((e) => ({ message: e.message, stack: e.originalError?.stack })) }, "operation failed");
+    }
+    const err = appErr ?? internalError();
+    return { status: err.status, headers: { "content-type": PROBLEM_TYPE, ...err.headers }, body: problemBody(err, req.id) };
+  }
+  const data = result.data as Parameters<typeof r.respond>[0];
+  const payload = r.respond(data);
+  if (payload === undefined) return { status: 204, headers: {}, body: "" };
+  const status = typeof r.status === "function" ? r.status(data) : (r.status ?? 200);
+  return { status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(payload) };
+}
+
+/** Sends an answer (`replayed`: a stored one, or one rebuilt from an earlier run's recorded writes). */
+function sendAnswer(reply: FastifyReply, answer: StoredAnswer, replayed: boolean, cache?: Route<unknown, unknown>["cache"]) {
+  if (replayed) reply.header(REPLAYED_HEADER, "true");
+  if (cache && answer.status === 200) return sendCacheable(reply.request, reply, answer.body, cache.maxAgeSeconds);
+  const { "content-type": type, ...headers } = answer.headers;
+  reply.headers(headers).status(answer.status);
+  if (type) reply.type(type);
+  return answer.status === 204 ? reply.send() : reply.send(answer.body);
+}
+
 /** A strong ETag of the JSON answer; a matching If-None-Match gets 304 with no body. */
-function sendCacheable(req: FastifyRequest, reply: FastifyReply, payload: unknown, maxAgeSeconds: number) {
-  const body = JSON.stringify(payload);
+function sendCacheable(req: FastifyRequest, reply: FastifyReply, body: string, maxAgeSeconds: number) {
   const etag = `"${sha256(body, "base64url").slice(0, 32)}"`;
   // the answer depends on the caller's tenant (its key) and, for CORS, on the origin
   reply.headers({ ETag: etag, "Cache-Control": `public, max-age=${maxAgeSeconds}`, Vary: "Origin, X-API-Key" });

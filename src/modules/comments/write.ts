@@ -67,7 +67,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(postSchema(settings.maxBodyLength), input);
   const status = settings.moderation === "pre" ? "pending" : "approved";
-  const row = await runWrite<CommentRow>(ctx.app, "eng_post_comment", [
+  const row = await runWrite<CommentRow>(ctx, "eng_post_comment", [
     tenantIdOf(ctx),
     discussionId,
     newId("cmt"),
@@ -91,7 +91,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(editSchema(settings.maxBodyLength), input);
-  const row = await runWrite<CommentRow>(ctx.app, "eng_edit_comment", [
+  const row = await runWrite<CommentRow>(ctx, "eng_edit_comment", [
     tenantIdOf(ctx),
     id,
     reader.id,
@@ -111,7 +111,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
 export async function deleteComment(ctx: RequestContext, id: string): Promise<CommentWithAuthor> {
   const moderator = canModerate(ctx);
   const reader = moderator ? null : await requireReader(ctx);
-  const row = await runWrite<CommentRow>(ctx.app, "eng_delete_comment", [
+  const row = await runWrite<CommentRow>(ctx, "eng_delete_comment", [
     tenantIdOf(ctx),
     id,
     reader?.id ?? null,

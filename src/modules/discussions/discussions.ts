@@ -46,7 +46,7 @@ export async function upsertDiscussion(
     ...(parsed.data.url !== undefined ? { url: parsed.data.url } : {}),
   };
   const tenantId = tenantIdOf(ctx);
-  return writeTx(ctx.app, tenantId, async (tx) => {
+  return writeTx(ctx, tenantId, async (tx) => {
     const rows = await tx.$queryRaw<{ created: boolean }[]>`
       INSERT INTO discussions (tenant_id, id, title, url, updated_at)
       VALUES (${tenantId}, ${id}, ${parsed.data.title ?? null}, ${parsed.data.url ?? null}, now())
@@ -90,7 +90,7 @@ export async function changeDiscussionState(ctx: RequestContext, id: string, act
   checkDiscussionId(id, "id");
   const tenantId = tenantIdOf(ctx);
   const t = TRANSITIONS[action];
-  const d = await runWrite<DiscussionJson>(ctx.app, "eng_set_discussion_state", [tenantId, id, t.to, t.event, ctx.app.clock.now()]);
+  const d = await runWrite<DiscussionJson>(ctx, "eng_set_discussion_state", [tenantId, id, t.to, t.event, ctx.app.clock.now()]);
   await recordAudit(ctx, `discussion.${action}`, { type: "discussion", id });
   return {
     tenantId,

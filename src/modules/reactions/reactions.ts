@@ -52,7 +52,7 @@ export async function toggleReaction(ctx: RequestContext, commentId: string, inp
     throw errors.validation(parsed.error.issues.map((i) => ({ path: String(i.path[0] ?? "kind"), message: i.message })));
   }
   const { kind } = parsed.data;
-  return runWrite<ReactionToggle>(ctx.app, "eng_toggle_reaction", [
+  return runWrite<ReactionToggle>(ctx, "eng_toggle_reaction", [
     tenantIdOf(ctx),
     commentId,
     reader.id,

@@ -36,6 +36,14 @@ const RetentionSettings = builder.objectRef<Settings["retention"]>("RetentionSet
   }),
 });
 
+const IdempotencySettings = builder.objectRef<Settings["idempotency"]>("IdempotencySettings").implement({
+  fields: (t) => ({
+    ttlHours: t.exposeInt("ttlHours", {
+      description: "Hours an Idempotency-Key and the answer it stands for are kept (default 24, 1–720).",
+    }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -50,6 +58,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
       description: "Browser origins whose pages may use publishable keys and tickets (CORS).",
     }),
     retention: t.expose("retention", { type: RetentionSettings }),
+    idempotency: t.expose("idempotency", { type: IdempotencySettings }),
   }),
 });
 
@@ -78,6 +87,10 @@ const RetentionPatch = builder.inputType("RetentionSettingsPatch", {
   fields: (t) => ({ deliveryLogDays: t.int() }),
 });
 
+const IdempotencyPatch = builder.inputType("IdempotencySettingsPatch", {
+  fields: (t) => ({ ttlHours: t.int() }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -90,6 +103,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     stream: t.field({ type: StreamPatch }),
     allowedOrigins: t.stringList(),
     retention: t.field({ type: RetentionPatch }),
+    idempotency: t.field({ type: IdempotencyPatch }),
   }),
 });
 

@@ -21,7 +21,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   const parsed = SettingsPatchSchema.safeParse(patch ?? {});
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const tenantId = tenantIdOf(ctx);
-  const settings = await writeTx(ctx.app, tenantId, async (tx) => {
+  const settings = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
@@ -44,7 +44,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
 export async function rotateIdentitySecret(ctx: RequestContext): Promise<string> {
   const tenantId = tenantIdOf(ctx);
   const secret = generateIdentitySecret();
-  await writeTx(ctx.app, tenantId, (tx) =>
+  await writeTx(ctx, tenantId, (tx) =>
     tx.tenant.update({ where: { id: tenantId }, data: { identitySecretEnc: ctx.app.secretBox.seal(secret) } }),
   );
   delete ctx.cache.tenant;

@@ -54,7 +54,7 @@ export async function createWebhook(ctx: RequestContext, input: unknown): Promis
   const challenge = newChallenge();
   const now = ctx.app.clock.now();
   const id = newId("wh");
-  const endpoint = await writeTx(ctx.app, tenantId, async (tx) => {
+  const endpoint = await writeTx(ctx, tenantId, async (tx) => {
     const created = await tx.webhookEndpoint.create({
       data: {
         id,
@@ -93,7 +93,7 @@ export async function updateWebhook(ctx: RequestContext, id: string, input: unkn
   const url = data.url === undefined ? undefined : await checkUrl(ctx, data.url);
   const tenantId = tenantIdOf(ctx);
   const challenge = newChallenge();
-  const { endpoint, urlChanged } = await writeTx(ctx.app, tenantId, async (tx) => {
+  const { endpoint, urlChanged } = await writeTx(ctx, tenantId, async (tx) => {
     await tx.$queryRaw`SELECT id FROM webhook_endpoints WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
     const current = await tx.webhookEndpoint.findUnique({ where: { id } });
     if (!current) throw errors.notFound("Webhook");

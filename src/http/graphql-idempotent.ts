@@ -1,0 +1,102 @@
+// /graphql mutations under an Idempotency-Key (contract section 11): a POST whose operation is a
+// mutation and that carries the header is claimed before it runs (src/http/idempotency.ts), runs
+// through yoga's whole pipeline with the claim in its context, and its answer is kept as it was
+// written (status, media type, body). Queries, subscriptions and requests without the header are
+// not this file's (the header is ignored on them: reads are safe to repeat).
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { parse, type DocumentNode, type OperationDefinitionNode } from "graphql";
+import type { YogaServerInstance } from "graphql-yoga";
+import { AppError } from "../lib/errors.js";
+import type { AppServices, RequestContext } from "../context/request.js";
+import type { StoredAnswer } from "../idempotency/records.js";
+import type { CorsPolicy } from "./cors.js";
+import { graphqlContext } from "./graphql.js";
+import { beginIdempotent, finishIdempotent, idempotencyKeyOf, REPLAYED_HEADER, replayedFromRecords } from "./idempotency.js";
+
+/** True when the body's operation (by operationName, or the only one) is a mutation. */
+function isMutationRequest(body: unknown): boolean {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  const { query, operationName } = body as { query?: unknown; operationName?: unknown };
+  if (typeof query !== "string" || !query.includes("mutation")) return false;
+  let doc: DocumentNode;
+  try {
+    doc = parse(query, { maxTokens: 10_000 });
+  } catch {
+    return false; // yoga answers the syntax error
+  }
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === "OperationDefinition");
+  const op = typeof operationName === "string" ? ops.find((o) => o.name?.value === operationName) : ops.length === 1 ? ops[0] : undefined;
+  return op?.operation === "mutation";
+}
+
+/** A GraphQL answer's errors with no data written: a refusal, not kept. */
+function answeredWithErrors(body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as { errors?: unknown[] };
+    return Array.isArray(parsed.errors) && parsed.errors.length > 0;
+  } catch {
+    return true;
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- yoga's server context type does not matter here
+type Yoga = YogaServerInstance<any, RequestContext>;
+
+/** Serves a /graphql mutation carrying Idempotency-Key; false when the request is not one (or has no caller). */
+export function createIdempotentGraphQL(yoga: Yoga, app: AppServices, cors: CorsPolicy) {
+  const write = (req: FastifyRequest, reply: FastifyReply, answer: StoredAnswer, replayed: boolean) => {
+    const corsHeaders = cors.headers(req.headers.origin);
+    if (corsHeaders) reply.headers(corsHeaders);
+    if (replayed) reply.header(REPLAYED_HEADER, "true");
+    reply.headers(answer.headers).status(answer.status).send(answer.body);
+  };
+  const refusal = (err: AppError): StoredAnswer => ({
+    status: err.status,
+    headers: { ...err.headers, "content-type": "application/json; charset=utf-8" },
+    body: JSON.stringify({ errors: [err.toJSON()] }),
+  });
+
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+    if (req.method !== "POST" || req.url.split("?")[0] !== "/graphql" || !isMutationRequest(req.body)) return false;
+    let ctx: RequestContext;
+    let key: string | null;
+    try {
+      key = idempotencyKeyOf(req.headers);
+      ctx = await graphqlContext(app, req.headers, "POST", reply);
+    } catch (err) {
+      if (err instanceof AppError && err.code === "invalid_parameter") {
+        write(req, reply, refusal(err), false);
+        return true;
+      }
+      return false; // credentials refused: yoga's answer for it
+    }
+    if (!key || !ctx.principal) return false;
+    const begun = await beginIdempotent(ctx, key, { method: "POST", url: req.url, body: req.body });
+    if (begun.kind === "answered") {
+      write(req, reply, begun.answer, true);
+      return true;
+    }
+    if (begun.kind === "refused") {
+      write(req, reply, refusal(begun.error), false);
+      return true;
+    }
+    const scope = begun.scope;
+    let answer: StoredAnswer;
+    try {
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply, prebuilt: { ...ctx, idempotency: scope } });
+      answer = {
+        status: response.status,
+        headers: { "content-type": response.headers.get("content-type") ?? "application/json; charset=utf-8" },
+        body: Buffer.from(await response.arrayBuffer()).toString("utf8"),
+      };
+      response.headers.forEach((value, name) => void reply.header(name, value));
+    } catch (err) {
+      await finishIdempotent(ctx, scope, { status: 500, headers: {}, body: "" });
+      throw err;
+    }
+    await finishIdempotent(ctx, scope, answer, answeredWithErrors(answer.body));
+    if (replayedFromRecords(scope)) reply.header(REPLAYED_HEADER, "true");
+    reply.status(answer.status).send(answer.body);
+    return true;
+  };
+}

@@ -1,0 +1,96 @@
+// The Idempotency-Key header on writes (contract section 11; the IETF Idempotency-Key draft with
+// Stripe's semantics), for the REST router and /graphql alike. `beginIdempotent` reads the header
+// and claims the key for the caller's tenant: a repeat of a request that was answered gets that
+// answer again (`Idempotent-Replayed: true`); the same key for another request is 422
+// `idempotency_key_reused`; a repeat while the first still runs is 409 `idempotency_in_progress`.
+// Otherwise the request runs with the claim in its context (its writes record their results in
+// their own transactions: src/events/statement.ts, src/events/write-tx.ts) and `finishIdempotent`
+// keeps its answer — unless nothing was written and it was refused (4xx) or failed (5xx), which
+// are not kept, so a retry runs again.
+import { sha256 } from "../lib/sha256.js";
+import { errors, type AppError } from "../lib/errors.js";
+import { currentReader, loadTenant, type RequestContext } from "../context/request.js";
+import type { HeaderBag } from "../context/principal.js";
+import { header } from "../context/principal.js";
+import { resolveSettings } from "../tenancy/settings-model.js";
+import type { Principal } from "../auth/principal.js";
+import type { IdempotencyScope, StoredAnswer } from "../idempotency/records.js";
+
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+/** 1–255 visible ASCII characters (the contract's rule; a quoted sf-string of the draft fits it too). */
+const KEY = /^[\x21-\x7e]{1,255}$/;
+/** Headers of an answer a client needs back on a repeat (the others belong to each response). */
+export const KEPT_HEADERS = ["content-type", "location"];
+
+/** The request's Idempotency-Key; null without one; 400 `invalid_parameter` when malformed. */
+export function idempotencyKeyOf(headers: HeaderBag): string | null {
+  const raw = header(headers, "idempotency-key");
+  if (raw === null) return null;
+  const key = raw.trim();
+  if (!KEY.test(key)) {
+    throw errors.invalidParameter([{ path: "Idempotency-Key", message: "must be 1–255 visible ASCII characters" }]);
+  }
+  return key;
+}
+
+const credentialOf = (p: Principal): string =>
+  p.kind === "admin" ? `admin:${p.subject}` : p.kind === "operator" ? `operator:${p.operatorId}` : `${p.kind}:${p.keyId}`;
+
+export type Begun =
+  /** run the request with `ctx.idempotency` set; then finishIdempotent */
+  | { kind: "run"; scope: IdempotencyScope }
+  /** answer this stored answer again */
+  | { kind: "answered"; answer: StoredAnswer }
+  | { kind: "refused"; error: AppError };
+
+/**
+ * Claims `key` for this request (method, path with its query, body, and who is calling: the
+ * credential and, with an identity assertion, the reader). Call it once the caller is known.
+ */
+export async function beginIdempotent(
+  ctx: RequestContext,
+  key: string,
+  request: { method: string; url: string; body: unknown },
+): Promise<Begun> {
+  const principal = ctx.principal!;
+  const tenant = await loadTenant(ctx);
+  // an invalid assertion fails the request itself (401, not kept); it fingerprints as invalid here
+  const reader = ctx.identityToken ? ((await currentReader(ctx).catch(() => null))?.id ?? "!invalid") : "";
+  const fingerprint = sha256(JSON.stringify([request.method, request.url, credentialOf(principal), reader, request.body ?? null]), "hex");
+  const claim = await ctx.app.idempotency.claim({
+    tenantId: tenant.id,
+    key,
+    fingerprint,
+    now: ctx.app.clock.now(),
+    ttlHours: resolveSettings(tenant.settings).idempotency.ttlHours,
+  });
+  switch (claim.kind) {
+    case "run":
+      return claim;
+    case "answered":
+      return claim;
+    case "reused":
+      return { kind: "refused", error: errors.idempotencyKeyReused() };
+    case "in_progress":
+      return { kind: "refused", error: errors.idempotencyInProgress(claim.retryAfterSeconds) };
+  }
+}
+
+/**
+ * After the request ran: keeps its answer, or lets the key go when nothing was written and it was
+ * refused or failed (`failed`: a GraphQL answer with errors and no data). A 5xx is never kept: when
+ * its writes committed (the database answered too late), a retry takes the key over and answers
+ * from what they recorded.
+ */
+export async function finishIdempotent(ctx: RequestContext, scope: IdempotencyScope, answer: StoredAnswer, failed = false): Promise<void> {
+  const now = ctx.app.clock.now();
+  const keep = answer.status < 500 && (scope.writes > 0 || (answer.status < 400 && !failed));
+  if (keep) await ctx.app.idempotency.complete(scope, answer, now);
+  // after a 5xx the database may be what failed: the release is retried in the background rather
+  // than hold up the answer; after a refusal it is done before answering, so a retry finds it gone
+  else if (answer.status >= 500) void ctx.app.idempotency.release(scope, now);
+  else await ctx.app.idempotency.release(scope, now);
+}
+
+/** True when this run answered from an earlier run's recorded writes rather than writing. */
+export const replayedFromRecords = (scope: IdempotencyScope): boolean => scope.replay.length > 0;

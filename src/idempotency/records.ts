@@ -1,0 +1,175 @@
+// Idempotency-Key records (contract section 11), in the idempotency_keys table. A request that
+// carries a key first claims it (claim); while it runs, each of its writes records its result in
+// the write's own transaction (src/events/statement.ts, src/events/write-tx.ts, through
+// eng_idempotency_record, or an UPDATE in the Prisma transaction); its answer is kept when it ends (complete), or the
+// key is let go (release). A repeat of the request finds the answer, or — when the first request
+// committed its writes but its answer was lost (a timeout, a crash) — the recorded results, which
+// its writes then return instead of running again.
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { Sql } from "../db/sql.js";
+import type { SecretBox } from "../lib/secret-box.js";
+
+/** A request running under an Idempotency-Key: its context carries this to every write it makes. */
+export interface IdempotencyScope {
+  tenantId: string;
+  key: string;
+  /** this request's random token: its writes record themselves only while it still owns the key */
+  owner: string;
+  /** results an earlier run of this same request recorded without answering: returned, not redone */
+  replay: unknown[];
+  /** writes made (or answered from `replay`) so far, in order */
+  writes: number;
+}
+
+/** The stored answer of a request. */
+export interface StoredAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Claim =
+  | { kind: "run"; scope: IdempotencyScope }
+  | { kind: "answered"; answer: StoredAnswer }
+  | { kind: "reused" }
+  | { kind: "in_progress"; retryAfterSeconds: number };
+
+export interface IdempotencyRecords {
+  claim(input: { tenantId: string; key: string; fingerprint: string; now: Date; ttlHours: number }): Promise<Claim>;
+  /** Keeps the request's answer (sealed: it may hold a secret shown once). */
+  complete(scope: IdempotencyScope, answer: StoredAnswer, now: Date): Promise<void>;
+  /** Nothing to keep: the key is forgotten when nothing was written, else a retry may take it over at once. */
+  release(scope: IdempotencyScope, now: Date): Promise<void>;
+  /** What the writes of a transaction (Prisma's) record: the result, sealed. */
+  sealResult(result: unknown): unknown;
+  /** A result recorded by `sealResult`, as the write returned it. */
+  openResult(recorded: unknown): unknown;
+}
+
+/**
+ * How long a running request holds its key before a repeat may take it over as abandoned (its
+ * process died). A request that outlives it is fenced: its writes no longer record, so they roll back.
+ */
+export const CLAIM_LEASE_MS = 30_000;
+
+const CLAIM = `
+INSERT INTO idempotency_keys AS i (tenant_id, key, fingerprint, owner, locked_until, results, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, '[]'::jsonb, $6, $7)
+ON CONFLICT (tenant_id, key) DO UPDATE SET
+  owner = EXCLUDED.owner,
+  locked_until = EXCLUDED.locked_until,
+  fingerprint = EXCLUDED.fingerprint,
+  results = CASE WHEN i.expires_at <= EXCLUDED.created_at THEN '[]'::jsonb ELSE i.results END,
+  status = CASE WHEN i.expires_at <= EXCLUDED.created_at THEN NULL ELSE i.status END,
+  response = CASE WHEN i.expires_at <= EXCLUDED.created_at THEN NULL ELSE i.response END,
+  created_at = CASE WHEN i.expires_at <= EXCLUDED.created_at THEN EXCLUDED.created_at ELSE i.created_at END,
+  expires_at = CASE WHEN i.expires_at <= EXCLUDED.created_at THEN EXCLUDED.expires_at ELSE i.expires_at END
+WHERE i.expires_at <= EXCLUDED.created_at
+   OR (i.status IS NULL AND i.locked_until <= EXCLUDED.created_at AND i.fingerprint = EXCLUDED.fingerprint)
+RETURNING i.results`;
+
+const READ = `SELECT fingerprint, status, response, locked_until FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`;
+
+const COMPLETE = `
+UPDATE idempotency_keys SET status = $4, response = $5, locked_until = $6
+ WHERE tenant_id = $1 AND key = $2 AND owner = $3 AND status IS NULL`;
+
+const RELEASE = `
+WITH gone AS (
+  DELETE FROM idempotency_keys
+   WHERE tenant_id = $1 AND key = $2 AND owner = $3 AND status IS NULL AND results = '[]'::jsonb
+  RETURNING 1)
+UPDATE idempotency_keys SET locked_until = $4
+ WHERE tenant_id = $1 AND key = $2 AND owner = $3 AND status IS NULL AND NOT EXISTS (SELECT 1 FROM gone)`;
+
+/** A write's result as JSON text that gives back Dates and BigInts (Prisma rows hold both). */
+function toJsonText(value: unknown): string {
+  return JSON.stringify({ v: value }, function (this: Record<string, unknown>, k: string, v: unknown) {
+    const raw = this[k];
+    if (raw instanceof Date) return { $date: raw.toISOString() };
+    if (typeof raw === "bigint") return { $bigint: raw.toString() };
+    return v;
+  });
+}
+
+function fromJsonText(text: string): unknown {
+  const parsed = JSON.parse(text, (_k, v: unknown) => {
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      const keys = Object.keys(v);
+      const o = v as Record<string, unknown>;
+      if (keys.length === 1 && typeof o.$date === "string") return new Date(o.$date);
+      if (keys.length === 1 && typeof o.$bigint === "string") return BigInt(o.$bigint);
+    }
+    return v;
+  }) as { v?: unknown };
+  return parsed.v;
+}
+
+export function createIdempotencyRecords(deps: { sql: Sql; secretBox: SecretBox; log: Logger }): IdempotencyRecords {
+  const { sql, secretBox, log } = deps;
+
+  /**
+   * complete/release after the answer: when the database cannot be reached just then (the answer
+   * was a 503), tried again in the background for about a minute, so a retry is not kept waiting
+   * for the lease. Both are fenced by the owner token, so a late one changes nothing it should not.
+   */
+  function settle(what: string, run: () => Promise<unknown>, attempt = 0): Promise<void> {
+    return run().then(
+      () => undefined,
+      (err: unknown) => {
+        if (attempt >= 7) {
+          log.warn({ err }, `idempotency key ${what} failed; the lease lets a retry take it over`);
+          return;
+        }
+        setTimeout(() => void settle(what, run, attempt + 1), 500 * 2 ** attempt).unref();
+      },
+    );
+  }
+
+  return {
+    async claim({ tenantId, key, fingerprint, now, ttlHours }) {
+      for (let tries = 0; ; tries++) {
+        const owner = randomUUID();
+        const lockedUntil = new Date(now.getTime() + CLAIM_LEASE_MS);
+        const expiresAt = new Date(now.getTime() + ttlHours * 3_600_000);
+        const claimed = await sql.query<{ results: unknown[] }>(
+          CLAIM,
+          [tenantId, key, fingerprint, owner, lockedUntil, now, expiresAt],
+          "eng_idempotency_claim",
+        );
+        if (claimed[0]) return { kind: "run", scope: { tenantId, key, owner, replay: claimed[0].results, writes: 0 } };
+        const [row] = await sql.query<{ fingerprint: string; status: number | null; response: string | null; locked_until: Date | string }>(
+          READ,
+          [tenantId, key],
+          "eng_idempotency_read",
+        );
+        if (!row) {
+          if (tries < 3) continue; // let go between the two statements: claim it again
+          return { kind: "in_progress", retryAfterSeconds: 1 };
+        }
+        if (row.fingerprint !== fingerprint) return { kind: "reused" };
+        if (row.status !== null && row.response !== null) {
+          return { kind: "answered", answer: JSON.parse(secretBox.open(row.response, { remember: false })) as StoredAnswer };
+        }
+        const left = new Date(row.locked_until).getTime() - now.getTime();
+        return { kind: "in_progress", retryAfterSeconds: Math.max(1, Math.ceil(left / 1000)) };
+      }
+    },
+    complete(scope, answer, now) {
+      const sealed = secretBox.seal(JSON.stringify(answer));
+      return settle("completion", () =>
+        sql.query(COMPLETE, [scope.tenantId, scope.key, scope.owner, answer.status, sealed, now], "eng_idempotency_complete"),
+      );
+    },
+    release(scope, now) {
+      return settle("release", () => sql.query(RELEASE, [scope.tenantId, scope.key, scope.owner, now], "eng_idempotency_release"));
+    },
+    sealResult: (result) => ({ sealed: secretBox.seal(toJsonText(result)) }),
+    openResult(recorded) {
+      const sealed = (recorded as { sealed?: unknown } | null)?.sealed;
+      if (typeof sealed !== "string") throw new Error("not a sealed idempotency result");
+      return fromJsonText(secretBox.open(sealed, { remember: false }));
+    },
+  };
+}
