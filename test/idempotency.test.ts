@@ -119,6 +119,18 @@ describe("REST writes with Idempotency-Key", () => {
     expect(String(rows[0]!.results)).not.toContain(first.body.key);
   });
 
+  it("answers a repeated DELETE with its 204, where a plain repeat is 404", async () => {
+    const created = await t.api.post("/api/v1/webhooks", { url: "http://127.0.0.1:9/hook", events: ["*"] });
+    expect(created.status).toBe(201);
+    const path = `/api/v1/webhooks/${created.body.webhookId}`;
+    const k = key();
+    expect((await t.api.del(path, withKey(k))).status).toBe(204);
+    const again = await t.api.del(path, withKey(k));
+    expect(again.status).toBe(204);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await t.api.del(path)).status).toBe(404);
+  });
+
   it("answers 409 while the first request still runs, on either instance, then the first outcome", async () => {
     const reader = await t.reader("eve");
     await t.api.put("/api/v1/discussions/idem-5", { title: "busy" });

@@ -118,8 +118,11 @@ export async function updateWebhook(ctx: RequestContext, id: string, input: unkn
 
 /** Deletes the endpoint with its secrets, queued jobs and attempt log. */
 export async function deleteWebhook(ctx: RequestContext, id: string): Promise<boolean> {
-  const { count } = await db(ctx).webhookEndpoint.deleteMany({ where: { id } });
-  if (count === 0) throw errors.notFound("Webhook");
+  // a transaction of its own so that, under an Idempotency-Key, a retry after a lost answer is 204 again
+  await writeTx(ctx, tenantIdOf(ctx), async (tx) => {
+    const { count } = await tx.webhookEndpoint.deleteMany({ where: { id } });
+    if (count === 0) throw errors.notFound("Webhook");
+  });
   await recordAudit(ctx, "webhook.delete", { type: "webhook", id });
   return true;
 }
@@ -131,11 +134,10 @@ const enabledState = () => {
 
 /** Console (admin JWT) re-enable: active again (breaker.enable), failure count and circuit reset; held jobs resume. */
 export async function enableWebhook(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
-  const { count } = await db(ctx).webhookEndpoint.updateMany({
-    where: { id },
-    data: { ...enabledState(), disabledAt: null },
+  await writeTx(ctx, tenantIdOf(ctx), async (tx) => {
+    const { count } = await tx.webhookEndpoint.updateMany({ where: { id }, data: { ...enabledState(), disabledAt: null } });
+    if (count === 0) throw errors.notFound("Webhook");
   });
-  if (count === 0) throw errors.notFound("Webhook");
   ctx.app.webhooks.worker.nudge();
   await recordAudit(ctx, "webhook.enable", { type: "webhook", id });
   return findEndpoint(ctx, id);
