@@ -227,7 +227,7 @@ describe("several workers", () => {
     const http = server.app.runtime.services.webhooks.http;
     const extra = [1, 2].map((i) =>
       createWebhookWorker(
-        { prisma: s.prisma, clock: s.clock, log: s.log, http, secretBox: s.secretBox },
+        { prisma: s.prisma, sql: s.sql, clock: s.clock, log: s.log, http, secretBox: s.secretBox },
         { pollIntervalMs: 5, batchSize: 3, concurrency: 4, workerId: `extra-${i}`, stopGraceMs: 0 },
       ),
     );

@@ -27,8 +27,6 @@ export interface DeliveryDeps {
   random: () => number;
   /** Writes attempt outcomes (batched). */
   completions: CompletionWriter;
-  /** Attempts are cut to this so an attempt never outlives the claim's lease. */
-  maxAttemptTimeoutMs: number;
 }
 
 /**
@@ -119,7 +117,7 @@ export async function deliverJob(
     rawBody: body,
     secrets: validSecrets(deps.secretBox, endpoint.secrets, start),
   });
-  const timeoutMs = Math.min(tunables.attemptTimeoutMs, deps.maxAttemptTimeoutMs);
+  const timeoutMs = tunables.attemptTimeoutMs; // the worker renews the lease meanwhile (leases.ts)
   const result = await send(
     deps,
     {

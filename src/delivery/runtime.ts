@@ -9,6 +9,7 @@ import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Sql } from "../db/sql.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { Metrics } from "../lib/metrics.js";
@@ -42,6 +43,7 @@ export interface WebhookServices {
   metrics?: Pick<Metrics, "webhookDeliveries" | "webhookLatency">;
   config: Pick<Config, "ALLOW_HTTP_WEBHOOKS" | "WEBHOOK_ALLOWLIST">;
   prisma: PrismaClient;
+  sql: Sql;
   clock: Clock;
   log: Logger;
   secretBox: SecretBox;
@@ -56,6 +58,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
   const worker = createWebhookWorker(
     {
       prisma: services.prisma,
+      sql: services.sql,
       clock: services.clock,
       log: services.log,
       http,

@@ -14,11 +14,13 @@ import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
+import type { Sql } from "../db/sql.js";
 import { createCompletionWriter } from "./completions.js";
 import { deliverJob, type DeliveryResult } from "./deliver.js";
 import type { WebhookHttpClient } from "./http-client.js";
 import { batchContext } from "./job-context.js";
 import { claimJobs, releaseJob, type ClaimedRow } from "./jobs.js";
+import { createLeaseKeeper } from "./leases.js";
 
 export interface WorkerOptions {
   /**
@@ -38,11 +40,13 @@ export interface WorkerOptions {
   /** Longest sleep between claims when nothing nudges the worker. Default 250 ms. */
   pollIntervalMs: number;
   /**
-   * How long a claim holds a job. A crashed worker's jobs come back after this. Attempts are cut
-   * to leaseMs minus a margin, so a lease never expires while its attempt is in flight.
-   * Default 90 s (the longest attemptTimeoutMs the settings allow is 60 s).
+   * How long a claim holds a job without renewal: a crashed worker's jobs come back after at most
+   * this. A live worker renews the lease of every job it holds every `renewEveryMs` (leases.ts), so
+   * an attempt may run its whole attemptTimeoutMs (up to 60 s) under a shorter lease. Default 10 s.
    */
   leaseMs: number;
+  /** How often held leases are renewed. Default a third of leaseMs. */
+  renewEveryMs?: number;
   /** On stop, how long in-flight attempts may finish before they are aborted and given back. Default 10 s. */
   stopGraceMs: number;
   /** Shown in `locked_by` for operators. Default host:pid:random. */
@@ -57,7 +61,7 @@ export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, "workerId"> = {
   maxPerEndpoint: 16,
   maxPerTenant: 32,
   pollIntervalMs: 250,
-  leaseMs: 90_000,
+  leaseMs: 10_000,
   stopGraceMs: 10_000,
   random: Math.random,
 };
@@ -66,6 +70,8 @@ export interface WorkerDeps {
   /** told of every delivery's result and how long it took (metrics) */
   onResult?: (result: DeliveryResult, seconds: number) => void;
   prisma: PrismaClient;
+  /** plain SQL on the same pool (the hot statements: claims, outcomes, lease renewals) */
+  sql: Sql;
   clock: Clock;
   log: Logger;
   http: WebhookHttpClient;
@@ -91,13 +97,18 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
     ...options,
   };
-  const margin = Math.min(5_000, Math.floor(o.leaseMs / 2));
   const deliveryDeps = {
     ...deps,
     random: o.random,
     completions: createCompletionWriter(deps.prisma),
-    maxAttemptTimeoutMs: Math.max(100, o.leaseMs - margin),
   };
+  const leases = createLeaseKeeper({
+    sql: deps.sql,
+    clock: deps.clock,
+    leaseMs: o.leaseMs,
+    everyMs: o.renewEveryMs ?? Math.max(10, Math.floor(o.leaseMs / 3)),
+    onError: (err) => deps.log.warn({ err }, "webhook worker could not renew its leases"),
+  });
   /** While saturated, claim again only once this many slots are free (not one claim per finished job). */
   const refillAt = Math.max(1, Math.floor(Math.min(o.concurrency, o.batchSize) / 4));
   /**
@@ -179,6 +190,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     const signal = abort.signal;
     return jobs.map((job) => {
       sending++;
+      leases.hold(job.id, job.claimToken);
       shift(busyEndpoints, job.endpointId, 1);
       shift(busyTenants, job.tenantId, 1);
       let slotHeld = true;
@@ -206,6 +218,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         }
       })().finally(() => {
         inflight.delete(p);
+        leases.release(job.id);
         freeSlot();
         if (waitingForSlot && canClaim() >= refillAt) nudge();
       });
@@ -278,6 +291,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       }
       abort.abort(); // attempts still running are cut and their jobs given back
       await Promise.allSettled([...inflight]);
+      leases.stop();
     },
     nudge,
     async runOnce() {

@@ -1,6 +1,7 @@
 // A child process for the crash test: builds the runtime against the test database and runs ONLY
 // the webhook delivery worker. Prints "ready <workerId>" once it polls. Killed with SIGKILL by the test.
-//   env: DATABASE_URL, ADMIN_JWT_SECRET (same secret box as the server), CLOCK_OFFSET_MS, WORKER_LEASE_MS
+//   env: DATABASE_URL, ADMIN_JWT_SECRET (same secret box as the server), CLOCK_OFFSET_MS,
+//   WORKER_LEASE_MS (unset: the worker's default lease and renewal)
 import { createRuntime } from "../../src/runtime.js";
 import { loadConfig } from "../../src/config.js";
 
@@ -12,7 +13,7 @@ const runtime = await createRuntime(config, {
   webhooks: {
     worker: {
       pollIntervalMs: 5,
-      leaseMs: Number(process.env.WORKER_LEASE_MS ?? 2000),
+      ...(process.env.WORKER_LEASE_MS ? { leaseMs: Number(process.env.WORKER_LEASE_MS) } : {}),
       workerId: `crash-child:${process.pid}`,
     },
   },
