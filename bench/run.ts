@@ -5,8 +5,10 @@
 // the service/floor ratios. Compare ratios, never absolute numbers: these machines are noisy.
 // Each row also has the server processes' CPU time per request (user + system, from /proc): far
 // less noisy than throughput on a shared machine.
-// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all).
+// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all). `post-hot-idem` is
+// post-hot with a new Idempotency-Key on every request (the floor ignores the header): what the key costs.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import autocannon from "autocannon";
@@ -16,7 +18,7 @@ import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const PATHS = (process.env.BENCH_PATHS ?? "post-hot,post-spread,reaction,list-rest,list-graphql,get-one").split(",");
+const PATHS = (process.env.BENCH_PATHS ?? "post-hot,post-hot-idem,post-spread,reaction,list-rest,list-graphql,get-one").split(",");
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 
@@ -135,6 +137,7 @@ function pathOptions(path: string, t: Target): autocannon.Options {
   const pick = <T>(a: T[]) => a[Math.floor(Math.random() * a.length)]!;
   switch (path) {
     case "post-hot":
+    case "post-hot-idem":
     case "post-spread":
       return {
         ...base,
@@ -146,10 +149,15 @@ function pathOptions(path: string, t: Target): autocannon.Options {
             setupRequest: (req) => ({
               ...req,
               path:
-                path === "post-hot"
-                  ? "/api/v1/discussions/hot/comments"
-                  : `/api/v1/discussions/d${Math.floor(Math.random() * 1000)}/comments`,
-              headers: { ...json, "x-service-identity": pick(t.identities) },
+                path === "post-spread"
+                  ? `/api/v1/discussions/d${Math.floor(Math.random() * 1000)}/comments`
+                  : "/api/v1/discussions/hot/comments",
+              headers: {
+                ...json,
+                "x-service-identity": pick(t.identities),
+                // a new key per request: what each first try costs (the floor ignores the header)
+                ...(path === "post-hot-idem" ? { "idempotency-key": randomUUID() } : {}),
+              },
             }),
           },
         ],
