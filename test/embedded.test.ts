@@ -126,6 +126,24 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     expect(locked.status).toBe(200);
     expect(locked.body.state).toBe("locked");
     expect((await admin.patch("/api/v1/settings", { moderation: "pre" })).status).toBe(200);
+    // Idempotency-Key on the embedded database, for both kinds of write (a transaction, one statement)
+    for (const [path, k] of [
+      ["/api/v1/discussions/embedded-2", "emb-put"],
+      ["/api/v1/discussions/embedded-2/lock", "emb-lock"],
+    ] as const) {
+      const call = () =>
+        api.raw(k === "emb-put" ? "PUT" : "POST", path, k === "emb-put" ? { title: "Once" } : undefined, {
+          headers: { "idempotency-key": k },
+        });
+      const first = await call();
+      const again = await call();
+      expect([first.status, again.status, again.headers.get("idempotent-replayed")]).toEqual([
+        k === "emb-put" ? 201 : 200,
+        k === "emb-put" ? 201 : 200,
+        "true",
+      ]);
+      expect(again.body).toEqual(first.body);
+    }
 
     // the data dir is locked: the CLI and a second server refuse with a clear message
     const second = await cli("tenant", "create", "--name", "Intruder", "--json");
