@@ -14,6 +14,7 @@ import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
+import { createSignInThrottle, signInKeyPrefix } from "./auth/sign-in-throttle.js";
 import { createAuthCache, tenantRow } from "./auth/auth-cache.js";
 import { resolveSettings } from "./tenancy/settings-model.js";
 import { createOriginIndex } from "./auth/origins.js";
@@ -178,6 +179,7 @@ export async function createRuntime(
         onRefusal: () => metrics.rateLimitRefusals.inc(),
         onStoreCall: () => metrics.rateLimitStoreCalls.inc(),
       }),
+      signInThrottle: createSignInThrottle({ redis, keyPrefix: signInKeyPrefix(config.DATABASE_URL) }),
       authCache,
       origins,
       scoped: createScopeCache(db.prisma),

@@ -11,6 +11,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { RateLimiter } from "../auth/rate-limit.js";
+import type { SignInThrottle } from "../auth/sign-in-throttle.js";
 import type { AuthCache } from "../auth/auth-cache.js";
 import type { OriginIndex } from "../auth/origins.js";
 import type { EventPipeline } from "../events/pipeline.js";
@@ -33,6 +34,8 @@ export interface AppServices {
   /** what follows a committed event: fan-out, and a webhook worker wake-up when jobs were queued */
   events: EventPipeline;
   rateLimiter: RateLimiter;
+  /** console password sign-in attempts, counted across instances through Redis (src/auth/sign-in-throttle.ts) */
+  signInThrottle: SignInThrottle;
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
   /** browser origins allowed by CORS_ORIGINS and the tenants' allowedOrigins (src/auth/origins.ts) */

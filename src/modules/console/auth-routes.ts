@@ -1,10 +1,10 @@
 // Console sign-in (contract section 10): the single-use link printed by `engagement console-link`,
 // email + password, sign-out and the current session. The session is an HttpOnly, SameSite=Strict
 // cookie (Secure behind https); the console reads its CSRF token from GET /console/auth/session and
-// sends it in X-CSRF-Token. Sign-in attempts are rate-limited and every failure has one message.
+// sends it in X-CSRF-Token. Failed sign-in attempts are limited per account and per address, shared by
+// every instance (app.signInThrottle), and every failure has one message.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { serialize } from "cookie";
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { AppServices } from "../../context/services.js";
 import { createRequestContext } from "../../context/request.js";
 import { AppError, errors } from "../../lib/errors.js";
@@ -12,12 +12,7 @@ import { sendProblem, knownFailure, internalError } from "../../http/problem.js"
 import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../auth/console-session.js";
 import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
 
-const ATTEMPT_WINDOW_SECONDS = 15 * 60;
-
 export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): void {
-  // per client address and per account: 20 and 10 failed attempts per 15 minutes (this instance)
-  const byAddress = new RateLimiterMemory({ points: 20, duration: ATTEMPT_WINDOW_SECONDS });
-  const byAccount = new RateLimiterMemory({ points: 10, duration: ATTEMPT_WINDOW_SECONDS });
   const secure = (req: FastifyRequest) => req.protocol === "https" || (app.config.PUBLIC_URL ?? "").startsWith("https:");
 
   const setSession = (req: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number) =>
@@ -57,23 +52,18 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
       const tenantId = typeof body.tenantId === "string" ? body.tenantId : "";
       const email = typeof body.email === "string" ? body.email : "";
       const password = typeof body.password === "string" ? body.password : "";
-      const account = `${tenantId}:${email.trim().toLowerCase()}`;
+      // counted before the password is checked, across instances (src/auth/sign-in-throttle.ts)
+      const attempt = { address: req.ip, tenantId, email };
+      await app.signInThrottle.begin(attempt);
+      let operator: Awaited<ReturnType<typeof checkPassword>>;
       try {
-        const [a, b] = await Promise.all([byAddress.get(req.ip), byAccount.get(account)]);
-        if ((a && a.remainingPoints <= 0) || (b && b.remainingPoints <= 0)) {
-          const wait = Math.max(a?.msBeforeNext ?? 0, b?.msBeforeNext ?? 0);
-          throw errors.rateLimited(Math.max(1, Math.ceil(wait / 1000)));
-        }
+        operator = await checkPassword(app, tenantId, email, password);
       } catch (err) {
-        if (err instanceof RateLimiterRes) throw errors.rateLimited(Math.ceil(err.msBeforeNext / 1000));
+        await app.signInThrottle.abandoned(attempt);
         throw err;
       }
-      const operator = await checkPassword(app, tenantId, email, password);
-      if (!operator) {
-        await Promise.all([byAddress.penalty(req.ip, 1), byAccount.penalty(account, 1)]);
-        throw new AppError(401, "invalid_credentials", "The tenant, email or password is not right.");
-      }
-      await byAccount.delete(account);
+      if (!operator) throw new AppError(401, "invalid_credentials", "The tenant, email or password is not right.");
+      await app.signInThrottle.succeeded(attempt);
       const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
       setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
       return reply.header("Cache-Control", "no-store").send({

@@ -1,0 +1,133 @@
+// Console sign-in throttling: failed password attempts per account (tenant + email) and per client
+// address, counted in fixed windows shared by every instance through Redis (rate-limiter-flexible),
+// so another instance or a restart gives no fresh tries. Without Redis (embedded mode) the counts
+// are in process; with Redis down or stalled each instance counts in process until it is back
+// (the insurance limiter) instead of failing the sign-in or letting every attempt through.
+import { createHash } from "node:crypto";
+import type { Redis } from "ioredis";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { errors } from "../lib/errors.js";
+
+export interface SignInLimits {
+  /** failed attempts per account (tenant + email) in a window */
+  perAccount: number;
+  /** failed attempts per client address in a window */
+  perAddress: number;
+  windowSeconds: number;
+}
+
+export const SIGN_IN_LIMITS: Readonly<SignInLimits> = { perAccount: 10, perAddress: 20, windowSeconds: 15 * 60 };
+
+export interface SignInAttempt {
+  address: string;
+  tenantId: string;
+  email: string;
+}
+
+export interface SignInThrottle {
+  /**
+   * Counts an attempt before the password is checked (atomically, so parallel attempts cannot all
+   * pass one check); throws 429 rate_limited with Retry-After when the account or the address has
+   * no attempts left in its window (a refused attempt is not counted).
+   */
+  begin(attempt: SignInAttempt): Promise<void>;
+  /** The password was right: the account's count starts again and the attempt does not count for the address. */
+  succeeded(attempt: SignInAttempt): Promise<void>;
+  /** The password could not be checked (the database failed): the attempt does not count. */
+  abandoned(attempt: SignInAttempt): Promise<void>;
+}
+
+/**
+ * The Redis key prefix of one deployment (the instances sharing a database): its database's name,
+ * so deployments (and test runs) sharing a Redis keep their counts apart.
+ */
+export function signInKeyPrefix(databaseUrl: string | undefined): string {
+  let database = "embedded";
+  if (databaseUrl) {
+    try {
+      database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || "postgres";
+    } catch {
+      database = "postgres";
+    }
+  }
+  return `eng:signin:${database}`;
+}
+
+/** The account's key: hashed, so no email is stored in Redis and any input makes a short key. */
+const accountKey = (a: SignInAttempt) => createHash("sha256").update(`${a.tenantId}\n${a.email.trim().toLowerCase()}`).digest("base64url");
+
+/** how long an attempt made while the instance first connects to Redis waits for it */
+const FIRST_CONNECTION_WAIT_MS = 1_000;
+
+/**
+ * Resolves once the first connection to Redis is made or has failed (or after a short wait): an
+ * attempt right after start-up is counted in Redis, not in process, so a restart gives no fresh
+ * tries. Later outages fall back at once (the limiter's insurance).
+ */
+function firstConnection(redis: Redis | undefined): () => Promise<void> {
+  if (!redis || redis.status === "ready" || redis.status === "end") return () => Promise.resolve();
+  let settled = false;
+  const outcome = new Promise<void>((resolve) => {
+    const done = () => {
+      settled = true;
+      redis.off("ready", done).off("error", done).off("end", done);
+      resolve();
+    };
+    redis.once("ready", done).once("error", done).once("end", done);
+  });
+  return async () => {
+    if (settled) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([outcome, new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_CONNECTION_WAIT_MS)))]);
+    clearTimeout(timer);
+  };
+}
+
+export function createSignInThrottle(opts: {
+  redis?: Redis | undefined;
+  keyPrefix: string;
+  limits?: Readonly<SignInLimits>;
+}): SignInThrottle {
+  const limits = opts.limits ?? SIGN_IN_LIMITS;
+  const limiter = (points: number, name: string): RateLimiterAbstract => {
+    const duration = limits.windowSeconds;
+    if (!opts.redis) return new RateLimiterMemory({ points, duration });
+    return new RateLimiterRedis({
+      storeClient: opts.redis,
+      points,
+      duration,
+      keyPrefix: `${opts.keyPrefix}:${name}`,
+      // Redis down or not connected: count in process at once; stalled: after the command timeout
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: new RateLimiterMemory({ points, duration }),
+    });
+  };
+  const byAccount = limiter(limits.perAccount, "acct");
+  const byAddress = limiter(limits.perAddress, "addr");
+  const connected = firstConnection(opts.redis);
+
+  return {
+    async begin(attempt) {
+      await connected();
+      const account = accountKey(attempt);
+      const [acct, addr] = await Promise.allSettled([byAccount.consume(account), byAddress.consume(attempt.address)]);
+      const refused = [acct, addr].flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+      if (refused.length === 0) return;
+      // a refused attempt does not count where it was allowed
+      await Promise.all([
+        acct.status === "fulfilled" ? byAccount.reward(account) : undefined,
+        addr.status === "fulfilled" ? byAddress.reward(attempt.address) : undefined,
+      ]);
+      const wait = Math.max(0, ...refused.map((r) => (r instanceof RateLimiterRes ? r.msBeforeNext : 0)));
+      const other = refused.find((r) => !(r instanceof RateLimiterRes));
+      if (other !== undefined) throw other;
+      throw errors.rateLimited(Math.max(1, Math.ceil(wait / 1000)));
+    },
+    async succeeded(attempt) {
+      await Promise.all([byAccount.delete(accountKey(attempt)), byAddress.reward(attempt.address)]);
+    },
+    async abandoned(attempt) {
+      await Promise.all([byAccount.reward(accountKey(attempt)), byAddress.reward(attempt.address)]);
+    },
+  };
+}
