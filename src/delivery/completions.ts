@@ -8,7 +8,7 @@
  * so a worker whose lease ran out cannot overwrite a newer claim's outcome; its log row is kept
  * either way (the attempt did happen).
  */
-import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Sql } from "../db/sql.js";
 import type { AttemptRecord, ClaimedJob, JobOutcome } from "./jobs.js";
 
 interface Pending {
@@ -50,11 +50,14 @@ function row(p: Pending) {
   };
 }
 
-async function write(prisma: PrismaClient, batch: Pending[]): Promise<Set<string>> {
-  const rows = JSON.stringify(batch.map(row));
-  const kept = await prisma.$queryRaw<{ id: string }[]>`
+async function write(sql: Sql, batch: Pending[]): Promise<Set<string>> {
+  const kept = await sql.query<{ id: string }>(WRITE, [JSON.stringify(batch.map(row))], "eng_webhook_complete");
+  return new Set(kept.map((k) => k.id));
+}
+
+const WRITE = `
     WITH v AS (
-      SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS x(
+      SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
         job_id uuid, claim_token uuid, tenant_id text, endpoint_id text, event_id text, event_type text,
         idempotency_key text, delivery_id uuid, attempt int, status_code int, duration_ms int, error text,
         at timestamptz, status "DeliveryStatus", next_attempt_at timestamptz, last_error text)
@@ -72,10 +75,8 @@ async function write(prisma: PrismaClient, batch: Pending[]): Promise<Set<string
       FROM v
      WHERE d.id = v.job_id AND d.claim_token = v.claim_token
     RETURNING d.id::text AS id`;
-  return new Set(kept.map((k) => k.id));
-}
 
-export function createCompletionWriter(prisma: PrismaClient): CompletionWriter {
+export function createCompletionWriter(sql: Sql): CompletionWriter {
   let queue: Pending[] = [];
   let writing = false;
 
@@ -87,7 +88,7 @@ export function createCompletionWriter(prisma: PrismaClient): CompletionWriter {
         const batch = queue.slice(0, MAX_BATCH);
         queue = queue.slice(batch.length);
         try {
-          const kept = await write(prisma, batch);
+          const kept = await write(sql, batch);
           for (const p of batch) p.resolve(kept.has(p.job.id));
         } catch (err) {
           if (batch.length === 1) {
@@ -97,7 +98,7 @@ export function createCompletionWriter(prisma: PrismaClient): CompletionWriter {
           // one bad row must not fail the others: write them one by one
           await Promise.all(
             batch.map((p) =>
-              write(prisma, [p]).then(
+              write(sql, [p]).then(
                 (kept) => p.resolve(kept.has(p.job.id)),
                 (e: unknown) => p.reject(e),
               ),

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Sql } from "../db/sql.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import { parseRetryAfter, retryDelayMs } from "./backoff.js";
@@ -20,6 +21,7 @@ import type { BatchContext } from "./job-context.js";
 
 export interface DeliveryDeps {
   prisma: PrismaClient;
+  sql: Sql;
   clock: Clock;
   http: WebhookHttpClient;
   secretBox: SecretBox;
@@ -96,12 +98,12 @@ export async function deliverJob(
   const decision = endpoint ? canAttempt(endpoint.breaker, start) : "no";
   if (!endpoint || !event || !endpoint.verified || decision === "no") {
     // Deleted, unverified (url changed), disabled or held since the claim: the job waits, untouched.
-    await releaseJob(deps.prisma, job);
+    await releaseJob(deps.sql, job);
     return "released";
   }
   const tunables = endpoint.tunables;
   if (decision === "trial" && !(await claimTrial(deps.prisma, endpoint.id, start, tunables))) {
-    await releaseJob(deps.prisma, job); // held while open: no attempt, nothing counted, nothing dropped
+    await releaseJob(deps.sql, job); // held while open: no attempt, nothing counted, nothing dropped
     return "held";
   }
   const key = currentSigningKey(deps.secretBox, endpoint.secrets);
@@ -138,7 +140,7 @@ export async function deliverJob(
   );
   answered();
   if (result === "aborted") {
-    await releaseJob(deps.prisma, job); // worker stopping: give the job back for another worker
+    await releaseJob(deps.sql, job); // worker stopping: give the job back for another worker
     return "released";
   }
 

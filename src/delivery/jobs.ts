@@ -24,6 +24,7 @@
  * that lost its lease cannot overwrite the newer claim's outcome (completions.ts).
  */
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
+import type { Sql } from "../db/sql.js";
 
 export interface ClaimedJob {
   id: string;
@@ -62,42 +63,50 @@ export interface ClaimedRow extends ClaimedJob {
  * database's, so an injected clock drives scheduling end to end.
  */
 export async function claimJobs(
-  prisma: PrismaClient,
+  sql: Sql,
   opts: {
     now: Date;
     leaseUntil: Date;
     limit: number;
     workerId: string;
-    /** fairness: at most this many of one endpoint's / one tenant's jobs in flight in this worker */
+    /** fairness: at most this many of one endpoint's / one tenant's jobs held by this worker */
     maxPerEndpoint?: number;
     maxPerTenant?: number;
-    /** what this worker already has in flight, by endpoint and by tenant */
+    /** what this worker already holds, by endpoint and by tenant */
     busyEndpoints?: Map<string, number>;
     busyTenants?: Map<string, number>;
   },
 ): Promise<ClaimedRow[]> {
   const { now, leaseUntil, limit, workerId } = opts;
-  const perEndpoint = opts.maxPerEndpoint ?? limit;
-  const perTenant = opts.maxPerTenant ?? limit;
   const [epIds, epBusy] = unzip(opts.busyEndpoints);
   const [tIds, tBusy] = unzip(opts.busyTenants);
-  // Candidates are taken per endpoint that may receive now, at most its remaining share each, from
-  // the (endpoint_id, status, next_attempt_at) index: the cost follows the number of endpoints, not
-  // the size of the backlog. They are then ranked per tenant (oldest due first) so one batch takes no
-  // more of a tenant's jobs than its remaining share, and locked with SKIP LOCKED (a window function
-  // cannot be combined with FOR UPDATE in one SELECT).
-  return prisma.$queryRaw<ClaimedRow[]>`
+  return sql.query<ClaimedRow>(
+    CLAIM,
+    [epIds, epBusy, tIds, tBusy, opts.maxPerEndpoint ?? limit, now, opts.maxPerTenant ?? limit, limit, leaseUntil, workerId],
+    "eng_webhook_claim",
+  );
+}
+
+// Candidates are taken per endpoint that may receive now, at most its remaining share each, from
+// the (endpoint_id, status, next_attempt_at) index: the cost follows the number of endpoints, not
+// the size of the backlog. They are then ranked per tenant (oldest due first) so one batch takes no
+// more of a tenant's jobs than its remaining share, and locked with SKIP LOCKED (a window function
+// cannot be combined with FOR UPDATE in one SELECT). A named prepared statement: parsed and planned
+// once per connection.
+//   $1/$2 endpoint ids / jobs held, $3/$4 tenant ids / jobs held, $5 per-endpoint cap, $6 now,
+//   $7 per-tenant cap, $8 limit, $9 lease end, $10 worker id
+const CLAIM = `
     WITH ep_busy AS (
-      SELECT * FROM unnest(${epIds}::text[], ${epBusy}::int[]) AS b(endpoint_id, n)
+      SELECT * FROM unnest($1::text[], $2::int[]) AS b(endpoint_id, n)
     ), t_busy AS (
-      SELECT * FROM unnest(${tIds}::text[], ${tBusy}::int[]) AS b(tenant_id, n)
+      SELECT * FROM unnest($3::text[], $4::int[]) AS b(tenant_id, n)
     ), eligible AS (
-      SELECT w.id, w.tenant_id, ${perEndpoint}::int - COALESCE(eb.n, 0) AS room
+      SELECT w.id, w.tenant_id, $5::int - COALESCE(eb.n, 0) AS room
         FROM webhook_endpoints w
         LEFT JOIN ep_busy eb ON eb.endpoint_id = w.id
        -- a pre-filter mirroring breaker.canAttempt (the decision is canAttempt's, in deliver.ts)
        WHERE w.verified AND w.state <> 'disabled'
-         AND (w.state = 'active' OR w.circuit_open_until IS NULL OR w.circuit_open_until <= ${now}::timestamptz)
+         AND (w.state = 'active' OR w.circuit_open_until IS NULL OR w.circuit_open_until <= $6::timestamptz)
     ), ranked AS (
       SELECT j.id, j.next_attempt_at,
              row_number() OVER (PARTITION BY e.tenant_id ORDER BY j.next_attempt_at) + COALESCE(tb.n, 0) AS t_load
@@ -106,8 +115,8 @@ export async function claimJobs(
           SELECT d.id, d.next_attempt_at
             FROM webhook_deliveries d
            WHERE d.endpoint_id = e.id AND d.status = 'pending'
-             AND d.next_attempt_at <= ${now}::timestamptz
-             AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
+             AND d.next_attempt_at <= $6::timestamptz
+             AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
            ORDER BY d.next_attempt_at
            LIMIT GREATEST(e.room, 0)
         ) j
@@ -115,18 +124,18 @@ export async function claimJobs(
        WHERE e.room > 0
     ), candidates AS (
       SELECT id FROM ranked
-       WHERE t_load <= ${perTenant}
+       WHERE t_load <= $7::int
        ORDER BY next_attempt_at
-       LIMIT ${limit}
+       LIMIT $8::int
     ), picked AS (
       SELECT d.id
         FROM webhook_deliveries d
         JOIN candidates USING (id)
-       WHERE d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= ${now}::timestamptz)
+       WHERE d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
        FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
       UPDATE webhook_deliveries d
-         SET locked_until = ${leaseUntil}::timestamptz, claim_token = gen_random_uuid(), locked_by = ${workerId}
+         SET locked_until = $9::timestamptz, claim_token = gen_random_uuid(), locked_by = $10::text
         FROM picked
        WHERE d.id = picked.id
       RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_id, d.attempts, d.claim_token
@@ -149,9 +158,8 @@ export async function claimJobs(
       LEFT JOIN LATERAL (
         SELECT json_agg(json_build_object('kid', kid, 'secretEnc', secret_enc, 'validUntil', valid_until) ORDER BY valid_until DESC) AS previous
           FROM webhook_secrets
-         WHERE endpoint_id = w.id AND valid_until > ${now}::timestamptz
+         WHERE endpoint_id = w.id AND valid_until > $6::timestamptz
       ) p ON true`;
-}
 
 function unzip(m: Map<string, number> | undefined): [string[], number[]] {
   const entries = [...(m ?? new Map<string, number>()).entries()].filter(([, n]) => n > 0);
@@ -159,10 +167,13 @@ function unzip(m: Map<string, number> | undefined): [string[], number[]] {
 }
 
 /** Gives a claimed job back untouched (not attempted): another claim may take it at once. */
-export async function releaseJob(prisma: PrismaClient, job: ClaimedJob): Promise<void> {
-  await prisma.$executeRaw`
-    UPDATE webhook_deliveries SET locked_until = NULL, claim_token = NULL, locked_by = NULL
-     WHERE id = ${job.id}::uuid AND claim_token = ${job.claimToken}::uuid`;
+export async function releaseJob(sql: Sql, job: ClaimedJob): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_deliveries SET locked_until = NULL, claim_token = NULL, locked_by = NULL
+      WHERE id = $1::uuid AND claim_token = $2::uuid`,
+    [job.id, job.claimToken],
+    "eng_webhook_release",
+  );
 }
 
 export interface AttemptRecord {

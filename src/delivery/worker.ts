@@ -100,7 +100,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
   const deliveryDeps = {
     ...deps,
     random: o.random,
-    completions: createCompletionWriter(deps.prisma),
+    completions: createCompletionWriter(deps.sql),
   };
   const leases = createLeaseKeeper({
     sql: deps.sql,
@@ -172,7 +172,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
 
   function claim(limit: number, endpoints = busyEndpoints, tenants = busyTenants): Promise<ClaimedRow[]> {
     const now = deps.clock.now();
-    return claimJobs(deps.prisma, {
+    return claimJobs(deps.sql, {
       now,
       leaseUntil: new Date(now.getTime() + o.leaseMs),
       limit,
@@ -214,7 +214,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
           deps.log.debug({ jobId: job.id, endpointId: job.endpointId, result }, "webhook job done");
         } catch (err) {
           deps.log.error({ err, jobId: job.id, endpointId: job.endpointId }, "webhook delivery failed unexpectedly");
-          await releaseJob(deps.prisma, job).catch(() => undefined); // else the lease brings it back
+          await releaseJob(deps.sql, job).catch(() => undefined); // else the lease brings it back
         }
       })().finally(() => {
         inflight.delete(p);
