@@ -29,7 +29,8 @@ describe("replay after Last-Event-ID", () => {
     await writeEvent(server, t.tenantId, id, { count: 5 });
     const es = openSse(url(id), { "x-api-key": t.apiKey, "last-event-id": "2" });
     await es.waitForEvents(3);
-    expect(es.frames[0]).toMatchObject({ event: "connected", data: { discussionId: id, replayed: 3, truncated: false } });
+    // `connected` carries the id the replay starts after: ids on the stream never go backwards
+    expect(es.frames[0]).toMatchObject({ event: "connected", id: "2", data: { discussionId: id, replayed: 3, truncated: false } });
     await writeEvent(server, t.tenantId, id);
     await es.waitForEvents(4);
     expect(seqsOf(es.events())).toEqual([3, 4, 5, 6]);
@@ -55,7 +56,7 @@ describe("replay after Last-Event-ID", () => {
     await writeEvent(server, t.tenantId, id, { count: 3 });
     const es = openSse(url(id), { "x-api-key": t.apiKey });
     await es.waitFor((f) => f.length === 1);
-    expect(es.frames[0]!.data).toMatchObject({ replayed: 0, truncated: false });
+    expect(es.frames[0]).toMatchObject({ id: "3", data: { replayed: 0, truncated: false } }); // the head
     await writeEvent(server, t.tenantId, id);
     await es.waitForEvents(1);
     expect(seqsOf(es.events())).toEqual([4]);
@@ -65,10 +66,12 @@ describe("replay after Last-Event-ID", () => {
   it("an id at or past the head replays nothing and misses nothing after it", async () => {
     const { t, id } = await setup();
     await writeEvent(server, t.tenantId, id, { count: 2 });
-    for (const last of ["2", "999"]) {
+    for (const [i, last] of ["2", "999"].entries()) {
       const es = openSse(url(id), { "x-api-key": t.apiKey, "last-event-id": last });
       await es.waitFor((f) => f.length === 1);
       expect(es.frames[0]!.data).toMatchObject({ replayed: 0, truncated: false });
+      // an id past the head continues after the head (a later position would make the next ids go backwards)
+      expect(es.frames[0]!.id).toBe(String(2 + i)); // the head (each round writes one more event)
       const [seq] = await writeEvent(server, t.tenantId, id);
       await es.waitForEvents(1);
       expect(seqsOf(es.events())).toEqual([seq]);
@@ -83,11 +86,12 @@ describe("replay after Last-Event-ID", () => {
     const old = openSse(url(id), { "x-api-key": t.apiKey, "last-event-id": "1" });
     await old.waitForEvents(3);
     expect(old.frames[0]!.data).toMatchObject({ replayed: 3, truncated: true });
+    expect(old.frames[0]!.id).toBe("3"); // truncated: the seq just before the oldest kept event
     expect(seqsOf(old.events())).toEqual([4, 5, 6]);
     old.close();
     const inside = openSse(url(id), { "x-api-key": t.apiKey, "last-event-id": "3" });
     await inside.waitForEvents(3);
-    expect(inside.frames[0]!.data).toMatchObject({ replayed: 3, truncated: false });
+    expect(inside.frames[0]).toMatchObject({ id: "3", data: { replayed: 3, truncated: false } });
     inside.close();
     const zero = openSse(url(id), { "x-api-key": t.apiKey, "last-event-id": "0" });
     await zero.waitForEvents(3);
@@ -105,7 +109,7 @@ describe("replay after Last-Event-ID", () => {
     });
     const es = openSse(url(id), { "x-api-key": t.apiKey, "last-event-id": "1" });
     await es.waitForEvents(2);
-    expect(es.frames[0]!.data).toMatchObject({ replayed: 2, truncated: true });
+    expect(es.frames[0]).toMatchObject({ id: "3", data: { replayed: 2, truncated: true } });
     expect(seqsOf(es.events())).toEqual([4, 5]);
     es.close();
     const all = openSse(url(id), { "x-api-key": t.apiKey, "last-event-id": "0" });

@@ -229,7 +229,8 @@ describe("stream tickets", () => {
     const second = await rawSse(streamUrl(id, `?ticket=${ticket}`), { "last-event-id": "1" });
     expect(second.status).toBe(200);
     await second.waitForText((x) => x.includes("event: discussion_unlocked"));
-    expect(second.text()).toMatch(/^id: 2\nevent: connected\ndata: \{"discussionId":"[^"]+","replayed":1,/);
+    // `connected` carries the id the replay starts after (the given Last-Event-ID), never the head
+    expect(second.text()).toMatch(/^id: 1\nevent: connected\ndata: \{"discussionId":"[^"]+","replayed":1,/);
     expect(second.text()).not.toContain("discussion_locked");
     // the ticket never serves two connections at once: the earlier one is told and closed
     await first.waitForEnd();
@@ -266,7 +267,7 @@ describe("stream tickets", () => {
     }
   });
 
-  it("the eventsource client resumes by itself after connection-timeout, with `connected` carrying the head seq", async () => {
+  it("the eventsource client resumes by itself after connection-timeout, with `connected` carrying the head seq (no Last-Event-ID yet)", async () => {
     const id = await discussion();
     await t.api.post(`/api/v1/discussions/${id}/lock`);
     await t.api.patch("/api/v1/settings", { stream: { maxConnectionSeconds: 1 } });

@@ -6,7 +6,7 @@ import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
 import { CloseSignal } from "./close-signal.js";
 
 export type StreamItem =
-  ({ kind: "connected" } & ConnectedInfo) | { kind: "event"; event: LiveEvent } | { kind: "timeout"; reason: EndReason };
+  ({ kind: "connected"; position: number } & ConnectedInfo) | { kind: "event"; event: LiveEvent } | { kind: "timeout"; reason: EndReason };
 
 export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> {
   private queue: StreamItem[] = [];
@@ -35,8 +35,8 @@ export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> 
     return this.drained;
   }
 
-  open(info: ConnectedInfo): void {
-    this.push({ kind: "connected", ...info });
+  open(info: ConnectedInfo, position: number): void {
+    this.push({ kind: "connected", ...info, position });
   }
 
   beginLive(): void {

@@ -23,10 +23,12 @@ export type EndReason = "max-connection-time" | "shutdown" | "superseded";
 
 export interface StreamSink {
   /**
-   * The stream is accepted: send the response head and the `connected` frame, whose SSE id is the
-   * discussion's head seq, so a client that has seen no event yet still resumes exactly.
+   * The stream is accepted: send the response head and the `connected` frame, whose SSE id is
+   * `position`, the seq the stream continues after (see `streamPosition`): ids on a stream never go
+   * backwards, so a client that resumes from whatever id it saw last (`connected`'s included) misses
+   * nothing and gets nothing twice.
    */
-  open(info: ConnectedInfo, headSeq: number): void;
+  open(info: ConnectedInfo, position: number): void;
   /** A visible event, in seq order. False when the sink could not take it (closed, over its bound). */
   event(ev: LiveEvent): boolean;
   /** A keep-alive, for transports that need one. */
@@ -55,6 +57,20 @@ export interface StartOptions {
 
 /** More events than this arriving during the replay query close the session. */
 export const MAX_STARTUP_BUFFER = 10_000;
+
+/**
+ * Where a stream continues (contract section 4, "Stream": the `connected` frame's id): with no
+ * Last-Event-ID the head (live only); with one, the id the replay starts after — the given id, or
+ * when the window no longer keeps the event after it (`truncated`), the seq just before the oldest
+ * kept event (the head when it keeps none). An id past the head continues after the head: a
+ * position past it would make the next live ids go backwards.
+ */
+export function streamPosition(after: number | null, head: number, replay: readonly { seq: number }[], truncated: boolean): number {
+  if (after === null) return head;
+  const first = replay[0];
+  if (truncated) return first ? Math.min(first.seq - 1, head) : head;
+  return Math.min(after, head);
+}
 
 export class Session {
   lastSeq = 0;
@@ -99,7 +115,7 @@ export class Session {
 
   start(o: StartOptions): void {
     if (this.closing.closed || !this.startup) return;
-    this.lastSeq = o.after === null ? o.head : Math.min(o.after, o.head);
+    this.lastSeq = streamPosition(o.after, o.head, o.replay, o.truncated);
     const visible = o.replay.filter((ev) => ev.seq > this.lastSeq && canSee(this.viewer, ev));
     this.sink.open(
       {
@@ -108,7 +124,7 @@ export class Session {
         truncated: o.truncated,
         heartbeatSeconds: o.heartbeatSeconds,
       },
-      o.head,
+      this.lastSeq,
     );
     for (const ev of o.replay) this.forward(ev);
     // events at or below head that the replay left out are outside the window

@@ -68,7 +68,7 @@ export class SseSink implements StreamSink {
     return this.done;
   }
 
-  open(info: ConnectedInfo, headSeq: number): void {
+  open(info: ConnectedInfo, position: number): void {
     if (this.closing.closed) return;
     this.opts.onOpen();
     this.opts.onOpen = noop; // do not keep the request's objects alive for the stream's life
@@ -86,7 +86,7 @@ export class SseSink implements StreamSink {
       onClose: () => this.finish(),
     });
     socket.on("drain", () => this.pump());
-    this.startup = [Buffer.from(formatEvent({ id: headSeq, event: "connected", data: JSON.stringify(info) }), "utf8")];
+    this.startup = [Buffer.from(formatEvent({ id: position, event: "connected", data: JSON.stringify(info) }), "utf8")];
     process.nextTick(() => this.flushStartup());
   }
 

@@ -17,7 +17,8 @@ export async function openDiscussionSubscription(
     throw errors.validation([{ path: "after", message: "must be a non-negative seq" }]);
   }
   const hub = ctx.app.streams;
-  const caller = await streamCaller(ctx, { discussionId: args.discussionId, ticket: args.ticket });
+  // `after` plays Last-Event-ID's part, for a ticket's resume as well: a redeemed ticket resubscribes with it
+  const caller = await streamCaller(ctx, { discussionId: args.discussionId, ticket: args.ticket, lastEventId: args.after ?? null });
   const sink = new QueueSink(MAX_QUEUED_ITEMS);
   await hub.open(
     {

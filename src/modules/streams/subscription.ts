@@ -22,6 +22,12 @@ const StreamConnected = builder.objectRef<Connected>("StreamConnected").implemen
     replayed: t.exposeInt("replayed"),
     truncated: t.exposeBoolean("truncated"),
     heartbeatSeconds: t.exposeInt("heartbeatSeconds"),
+    position: t.exposeInt("position", {
+      description:
+        "The seq the subscription continues after (the SSE `connected` frame's id): `after`, or the head without one, or " +
+        "when `truncated` the seq just before the oldest replayed event. Seqs never go backwards: resubscribe with " +
+        "`after` = the last seq seen, this one included.",
+    }),
   }),
 });
 
