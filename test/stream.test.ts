@@ -296,6 +296,44 @@ describe("stream tickets", () => {
     await s.close();
   });
 
+  it("used where it is not bound is the same 401 whether the target discussion exists or not (credentials before resources)", async () => {
+    const a = await discussion();
+    const quiet = await discussion(); // exists, no stream open on it: the connect's first read is the channel's
+    const busy = await discussion(); // exists, with a stream open: the channel is there already
+    const busyStream = await rawSse(streamUrl(busy), { "x-api-key": t.apiKey });
+    await busyStream.waitForText((x) => x.includes("event: connected"));
+    const { ticket } = await mint(a);
+    const refusal = async (target: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(streamUrl(target, `?ticket=${ticket}`), { headers });
+      const { requestId, ...problem } = (await res.json()) as Record<string, unknown>;
+      expect(requestId).toEqual(expect.any(String));
+      return { status: res.status, type: res.headers.get("content-type"), auth: res.headers.get("www-authenticate"), problem };
+    };
+    const expected = await refusal(quiet);
+    expect(expected).toMatchObject({
+      status: 401,
+      type: expect.stringMatching(/^application\/problem\+json/),
+      problem: { code: "unauthenticated" },
+    });
+    for (const target of [busy, "no-such-discussion", "no-such-discussion"]) expect(await refusal(target), target).toEqual(expected);
+    expect(await refusal("no-such-discussion", { "last-event-id": "3" })).toEqual(expected);
+    // the GraphQL subscription answers the same
+    const sub = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({
+        query: "subscription ($d: String!, $t: String) { discussionEvents(discussionId: $d, ticket: $t) { __typename } }",
+        variables: { d: "no-such-discussion", t: ticket },
+      }),
+    });
+    expect(await sub.text()).toContain('"code":"unauthenticated"');
+    // none of it used the ticket up
+    const s = await rawSse(streamUrl(a, `?ticket=${ticket}`));
+    expect(s.status).toBe(200);
+    await s.close();
+    await busyStream.close();
+  });
+
   it("is redeemed exactly once under concurrent use", async () => {
     const id = await discussion();
     const { ticket } = await mint(id);

@@ -21,7 +21,7 @@ import {
 } from "../events/replay.js";
 import { invalidTicket, redeemWith, type RedeemedTicket, type TicketRedemption } from "./tickets.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
-import { errors } from "../lib/errors.js";
+import { AppError, errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";
 import { Session, type StreamSink } from "./session.js";
@@ -206,7 +206,7 @@ export class StreamHub {
   }
 
   /**
-   * Opens a session: 404 for an unknown discussion, 429 past a connection cap, 503 while stopping
+   * Opens a session: 404 for an unknown discussion (401 for a ticket: it is not bound there), 429 past a connection cap, 503 while stopping
    * or when the bus is down. On success the sink has been opened (`connected`, then the replay).
    */
   async open(req: OpenRequest, sink: StreamSink): Promise<Session> {
@@ -246,6 +246,10 @@ export class StreamHub {
       await channel.ready;
     } catch (err) {
       session.close();
+      // Credentials before resources: tickets are only minted for discussions that exist, so a
+      // ticket on a missing one is used where it is not bound — the same 401 as on another
+      // existing discussion, never a 404 that would tell a ticket holder which discussions exist.
+      if (redeem && err instanceof AppError && err.status === 404) throw invalidTicket();
       throw unavailableOr(err);
     }
     try {
