@@ -27,6 +27,7 @@ import { rateLimitHeaders } from "../auth/rate-limit.js";
 import { AppError } from "../lib/errors.js";
 import { knownFailure } from "./problem.js";
 import { parseWithinLimits, useGraphQLLimits } from "./graphql-limits.js";
+import { maskGraphQLError, useRequestErrorCodes } from "./graphql-errors.js";
 import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "./cors.js";
 
 type ServerContext = {
@@ -34,15 +35,6 @@ type ServerContext = {
   reply: FastifyReply;
   /** the request context the direct path built already (yoga then uses it rather than build one) */
   prebuilt?: RequestContext;
-};
-
-/** graphql-yoga's request-error codes → ours (the HTTP status yoga chose stays). */
-const YOGA_CODES: Record<string, string> = {
-  BAD_REQUEST: "bad_request",
-  GRAPHQL_PARSE_FAILED: "syntax_error",
-  GRAPHQL_VALIDATION_FAILED: "invalid_query",
-  OPERATION_RESOLUTION_FAILURE: "unknown_operation",
-  PERSISTED_QUERY_NOT_FOUND: "bad_request",
 };
 
 /** Root fields of the operation, aliases and fragments included: each is one unit of the rate limit. */
@@ -205,6 +197,7 @@ export function createGraphQLServer(
   const plugins: Plugin[] = [
     useGraphQLLimits(),
     useValidationCodes(),
+    useRequestErrorCodes(),
     useOperationMetrics(app.metrics),
     useRootFieldRateLimit() as Plugin,
     useUnauthenticatedStatus() as Plugin,
@@ -245,24 +238,8 @@ export function createGraphQLServer(
         : false;
     },
     plugins,
-    maskedErrors: {
-      maskError: (error, message) => {
-        const original = (error as { originalError?: unknown }).originalError;
-        if (error instanceof AppError || original instanceof AppError) return error as Error;
-        const known = knownFailure(original);
-        if (known) return known;
-        // graphql-yoga's own request errors (bad body, syntax, validation, GET mutation): keep their
-        // message and HTTP status, give them our code; they are the client's, not ours to log
-        if (error instanceof GraphQLError) {
-          const yogaCode = error.extensions.code;
-          const code = typeof yogaCode === "string" ? YOGA_CODES[yogaCode] : undefined;
-          if (code) return new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code } });
-          if (error.extensions.code === undefined && !original) return error;
-        }
-        app.log.error({ err: original ?? error }, "graphql resolver error");
-        return new AppError(500, "internal_error", message);
-      },
-    },
+    // request errors get specific codes, anything unexpected is internal_error (./graphql-errors.ts)
+    maskedErrors: { maskError: maskGraphQLError(app.log) },
     context: async (initial) => {
       if (initial.prebuilt) return initial.prebuilt;
       const { request, reply } = initial;
