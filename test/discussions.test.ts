@@ -103,4 +103,47 @@ describe("discussions", () => {
     const anon = await t.as({}).gql(TestUpsertDiscussionDocument, { id: "gql-2" });
     expect(anon.errors?.[0]?.extensions?.code).toBe("unauthenticated");
   });
+
+  // pages render the url as a link: the rule avatarUrl follows (src/lib/http-url.ts)
+  const NOT_HTTP = [
+    "javascript:alert(1)",
+    "JavaScript:alert(document.cookie)",
+    "data:text/html,<script>alert(1)</script>",
+    "vbscript:msgbox(1)",
+    "ftp://example.com/a",
+    "//example.com/a",
+    "https://example.com/\u0000a",
+    `https://example.com/${"a".repeat(2048)}`,
+  ];
+
+  it("takes only http(s) urls: anything else is a 422 validation_failed problem naming `url`, and nothing is stored", async () => {
+    for (const url of ["https://example.com/a?b=c#d", "http://localhost:8080/x"]) {
+      const ok = await t.api.put("/api/v1/discussions/url-ok", { url });
+      expect([200, 201], url).toContain(ok.status);
+      expect(ok.body.url).toBe(url);
+    }
+    for (const url of NOT_HTTP) {
+      for (const id of ["url-ok", "url-new"]) {
+        const r = await t.api.put(`/api/v1/discussions/${id}`, { title: "t", url });
+        expect(r.status, url).toBe(422);
+        expect(r.headers.get("content-type")).toContain("application/problem+json");
+        expect(r.body).toMatchObject({
+          code: "validation_failed",
+          errors: [{ path: "url", message: "must be an http(s) URL of at most 2048 chars" }],
+        });
+      }
+    }
+    expect((await t.api.get("/api/v1/discussions/url-ok")).body.url).toBe("http://localhost:8080/x");
+    expect((await t.api.get("/api/v1/discussions/url-new")).status).toBe(404);
+  });
+
+  it("takes only http(s) urls over GraphQL too (upsertDiscussion: validation_failed)", async () => {
+    for (const url of NOT_HTTP) {
+      const r = await t.api.gql(TestUpsertDiscussionDocument, { id: "gql-url", input: { url } });
+      expect(r.data?.upsertDiscussion ?? null, url).toBeNull();
+      expect(r.errors?.[0]?.extensions?.code, url).toBe("validation_failed");
+    }
+    const ok = await t.api.gql(TestUpsertDiscussionDocument, { id: "gql-url", input: { url: "https://example.com/ok" } });
+    expect(ok.data?.upsertDiscussion?.created).toBe(true);
+  });
 });

@@ -2,6 +2,7 @@
 import { errors as joseErrors, jwtVerify } from "jose";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
+import { HTTP_URL_RULE, isHttpUrl } from "../lib/http-url.js";
 
 export interface ReaderIdentity {
   id: string;
@@ -61,7 +62,8 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
     problems.push("'name' must be a string of 1–200 chars without control characters");
   }
   if (avatarUrl !== undefined && avatarUrl !== null && !isHttpUrl(avatarUrl)) {
-    problems.push("'avatarUrl' must be an http(s) URL of at most 2048 chars");
+    // avatars are shown in pages: the shared rule keeps `javascript:` or `data:` from an <img>
+    problems.push(`'avatarUrl' ${HTTP_URL_RULE}`);
   }
   const nowSec = Math.floor(clock.now().getTime() / 1000);
   if (typeof iat === "number" && iat > nowSec + MAX_IAT_SKEW_SECONDS) problems.push("'iat' must not be in the future");
@@ -69,15 +71,4 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
   if (typeof exp === "number" && exp - start > MAX_LIFETIME_SECONDS) problems.push("'exp' must be at most 1 h after 'iat'");
   if (problems.length) throw errors.invalidIdentity(`The identity assertion is invalid: ${problems.join("; ")}.`);
   return { id: sub as string, name: name as string, avatarUrl: typeof avatarUrl === "string" ? avatarUrl : null, exp: exp as number };
-}
-
-/** Avatars are shown in pages: only http(s) URLs, so `javascript:` or `data:` never reach an <img>. */
-function isHttpUrl(v: unknown): v is string {
-  if (typeof v !== "string" || v.length > 2048 || CONTROL.test(v)) return false;
-  try {
-    const u = new URL(v);
-    return u.protocol === "https:" || u.protocol === "http:";
-  } catch {
-    return false;
-  }
 }

@@ -4,6 +4,7 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
+import { HTTP_URL_RULE, isHttpUrl } from "../../lib/http-url.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { runWrite } from "../../events/statement.js";
@@ -13,7 +14,8 @@ import { recordAudit } from "../audit/audit.js";
 const UpsertInput = z
   .object({
     title: z.string().max(500).nullish(),
-    url: z.string().url().max(2048).nullish(),
+    // rendered as a link (the console, the tenant's pages): http(s) only, the rule avatarUrl follows
+    url: z.string().refine(isHttpUrl, HTTP_URL_RULE).nullish(),
   })
   .strict();
 
