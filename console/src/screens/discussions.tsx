@@ -11,6 +11,7 @@ import {
   type DiscussionsQuery,
 } from "../gql/graphql";
 import { ErrorMessage, useAction, useLoad } from "../ui";
+import { httpHref } from "../safe-url";
 
 type Row = DiscussionsQuery["discussions"]["edges"][number]["node"];
 
@@ -102,7 +103,7 @@ function DiscussionPage({ id }: { id: string }) {
       {d && (
         <>
           <p>
-            <code>{d.id}</code> · state <strong>{d.state}</strong> · {d.commentCount} comments {d.url && <a href={d.url}>{d.url}</a>}
+            <code>{d.id}</code> · state <strong>{d.state}</strong> · {d.commentCount} comments <DiscussionUrl url={d.url} />
           </p>
           <div class="actions">
             <button type="button" disabled={action.busy || d.state !== "open"} onClick={() => change("lock")}>
@@ -133,4 +134,18 @@ function DiscussionPage({ id }: { id: string }) {
       )}
     </section>
   );
+}
+
+/** The discussion's url: a link only when it is http(s); anything else (stored before the rule) as text. */
+function DiscussionUrl({ url }: { url: string | null | undefined }) {
+  if (!url) return null;
+  const href = httpHref(url);
+  if (href) {
+    return (
+      <a href={href} rel="noopener noreferrer">
+        {url}
+      </a>
+    );
+  }
+  return <span title="Not shown as a link: not an http(s) URL">{url}</span>;
 }
