@@ -49,11 +49,17 @@ describe("document limits", () => {
       query: aliases(13, 'comments(discussionId: "x", limit: 5) { items { id author { id } } }'),
     });
     expect(cheap.body.errors?.[0]?.extensions?.code).not.toBe("query_too_complex");
+    // an ofType chain inside introspection is one level of depth, and itself at most 10 long
     const deep = await gql(server, t.apiKey, {
-      query: `{ ${"__schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } }"} }`,
+      query: "{ __schema { types { fields { args { type { fields { args { type { ofType { enumValues { name } } } } } } } } } } }",
     });
     expect(deep.body.errors[0].extensions.code).toBe("query_too_complex");
     expect(deep.body.errors[0].message).toContain("depth");
+    const ofTypes = await gql(server, t.apiKey, {
+      query: `{ __schema { types { ${"ofType { ".repeat(11)}name${" }".repeat(11)} } } }`,
+    });
+    expect(ofTypes.body.errors[0].extensions.code).toBe("query_too_complex");
+    expect(ofTypes.body.errors[0].message).toContain("ofType");
     const many = await gql(server, t.apiKey, { query: aliases(31, "__typename") });
     expect(many.body.errors[0].message).toContain("aliases");
   });

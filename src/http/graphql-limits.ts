@@ -3,6 +3,16 @@
 // aliases, directives, and a cost that multiplies list sizes through nesting — `limit`/`first`
 // arguments count as given, or as the largest page when they come from a variable. Over a limit →
 // refused before execution with `query_too_complex` (HTTP 400 for application/graphql-response+json).
+//
+// Introspection (where it is on): inside `__schema`/`__type`, a chain of `ofType` — a type
+// reference unwrapped one list or non-null at a time, a single object per step, never a list — is
+// measured on its own: the chain counts as one level of the path's depth, and the chain itself may
+// be at most `maxDepth` long. So graphql-js's getIntrospectionQuery (TypeRef: 9 nested `ofType`
+// below `__schema { types { fields { args { type` …) and the queries GraphiQL, graphql-codegen and
+// schema registries send pass, while a deeper `ofType` chain is still refused, as is everything
+// else over a limit (aliases, tokens, directives, cost and the depth of the rest). What fans out in
+// introspection — `fields`, `inputFields`, `interfaces`, `possibleTypes` re-entering `__Type` — is
+// refused three deep by graphql-js's own MaxIntrospectionDepthRule (a specified validation rule).
 import {
   Kind,
   Lexer,
@@ -51,10 +61,20 @@ interface Measure {
   cost: number;
   aliases: number;
   directives: number;
+  /** the longest `ofType` chain inside `__schema`/`__type` */
+  typeRefDepth: number;
 }
 
-function measure(set: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, seen: Set<string>): Measure {
-  const m: Measure = { depth: 0, cost: 0, aliases: 0, directives: 0 };
+/** Where a selection set is: inside introspection, and how many `ofType` lead to it there. */
+interface Within {
+  introspection: boolean;
+  ofTypeRun: number;
+}
+
+const OUTSIDE: Within = { introspection: false, ofTypeRun: 0 };
+
+function measure(set: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, seen: Set<string>, within = OUTSIDE): Measure {
+  const m: Measure = { depth: 0, cost: 0, aliases: 0, directives: 0, typeRefDepth: within.ofTypeRun };
   for (const sel of set.selections) {
     m.directives += sel.directives?.length ?? 0;
     let child: Measure | null = null;
@@ -62,18 +82,26 @@ function measure(set: SelectionSetNode, fragments: Map<string, FragmentDefinitio
     if (sel.kind === Kind.FIELD) {
       if (sel.alias) m.aliases++;
       const size = listSize(sel);
-      const inner = sel.selectionSet ? measure(sel.selectionSet, fragments, seen) : null;
+      const name = sel.name.value;
+      // an `ofType` chain in introspection is one level of depth, its length measured apart
+      const ofType = within.introspection && name === "ofType";
+      const inner = sel.selectionSet
+        ? measure(sel.selectionSet, fragments, seen, {
+            introspection: within.introspection || name === "__schema" || name === "__type",
+            ofTypeRun: ofType ? within.ofTypeRun + 1 : 0,
+          })
+        : null;
       m.cost += 1 + (inner ? size * inner.cost : 0);
       if (inner) child = { ...inner, cost: 0 };
-      depthAdd = 1;
+      depthAdd = ofType && within.ofTypeRun > 0 ? 0 : 1;
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-      child = measure(sel.selectionSet, fragments, seen);
+      child = measure(sel.selectionSet, fragments, seen, within);
     } else {
       const name = sel.name.value;
       const frag = fragments.get(name);
       if (frag && !seen.has(name)) {
         seen.add(name);
-        child = measure(frag.selectionSet, fragments, seen);
+        child = measure(frag.selectionSet, fragments, seen, within);
         seen.delete(name);
       }
     }
@@ -82,6 +110,7 @@ function measure(set: SelectionSetNode, fragments: Map<string, FragmentDefinitio
       m.aliases += child.aliases;
       m.directives += child.directives;
       m.depth = Math.max(m.depth, child.depth + depthAdd);
+      m.typeRefDepth = Math.max(m.typeRefDepth, child.typeRefDepth);
     } else {
       m.depth = Math.max(m.depth, depthAdd);
     }
@@ -101,6 +130,7 @@ export function limitsRule(limits: GraphQLLimits) {
         const refuse = (what: string, value: number, max: number) =>
           context.reportError(tooComplex(`The ${what} of this operation is ${value}; at most ${max} is allowed.`));
         if (m.depth > limits.maxDepth) refuse("depth", m.depth, limits.maxDepth);
+        if (m.typeRefDepth > limits.maxDepth) refuse("depth of ofType nesting", m.typeRefDepth, limits.maxDepth);
         if (m.aliases > limits.maxAliases) refuse("number of aliases", m.aliases, limits.maxAliases);
         if (m.directives + (op.directives?.length ?? 0) > limits.maxDirectives)
           refuse("number of directives", m.directives, limits.maxDirectives);
