@@ -123,6 +123,38 @@ describe("variable errors", () => {
   });
 });
 
+describe("subscriptions", () => {
+  it("a subscription's bad variables are invalid_parameter too (400, and in the event stream)", async () => {
+    const body = JSON.stringify({
+      query: "subscription($d: String!) { discussionEvents(discussionId: $d) { __typename } }",
+      variables: { d: 5 },
+    });
+    const res = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: SPEC, "x-api-key": t.apiKey },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).errors[0].extensions.code).toBe("invalid_parameter");
+    const ac = new AbortController();
+    const sse = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      signal: ac.signal,
+      headers: { "content-type": "application/json", accept: "text/event-stream", "x-api-key": t.apiKey },
+      body,
+    });
+    const reader = sse.body!.getReader();
+    let text = "";
+    while (!text.includes("invalid_parameter") && !text.includes("internal_error")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    ac.abort();
+    expect(text).toContain('"code":"invalid_parameter"');
+  });
+});
+
 describe("malformed parameters", () => {
   it("a GET whose variables or extensions are not JSON is a bad_request (400 under either media type)", async () => {
     for (const param of ["variables", "extensions"]) {
