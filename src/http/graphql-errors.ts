@@ -1,6 +1,8 @@
-// What /graphql answers for an error, and with which code. Three kinds of request error, each 400
-// for `application/graphql-response+json` (GraphQL over HTTP) and 200 for `application/json`:
-//   bad_request        the HTTP request is not a GraphQL request (body, batch, params, GET mutation)
+// What /graphql answers for an error, and with which code. Three kinds of request error:
+//   bad_request        the HTTP request is not a well-formed GraphQL request (body, batch, params
+//                      that are not JSON; 405 for a GET mutation): 400 under either media type
+// and, 400 under `application/graphql-response+json` (GraphQL over HTTP) but 200 under
+// `application/json`:
 //   syntax_error, invalid_query, unknown_operation, query_too_complex
 //                      the document: it does not parse, fails validation (unknown fields, literal
 //                      arguments of the wrong type or out of range, introspection where it is off),
