@@ -1311,6 +1311,8 @@ describe("stream", { timeout: 60_000 }, () => {
     expect(first.data.replayed).toBe(0);
     expect(first.data.truncated).toBe(false);
     expect(typeof first.data.heartbeatSeconds).toBe("number");
+    // without Last-Event-ID its id is the discussion's latest seq (asserted with the first event below)
+    expect(first.id).toMatch(/^\d+$/);
 
     const second = await openStream(`/stream/d-s?ticket=${encodeURIComponent(t)}`);
     second.close();
@@ -1325,6 +1327,9 @@ describe("stream", { timeout: 60_000 }, () => {
     expectEnvelope(f.data, "comment_created", "d-s", A.tenantId);
     expect(f.id).toBe(String(f.data.seq));
     expect(f.data.data.comment).toEqual(c.body);
+    // the first event since the stream opened: `connected` carried the latest seq before it
+    expect(ticketStream.events()[0]).toBe(f);
+    expect(f.data.seq).toBe(Number(ticketStream.frames[0]!.id) + 1);
     seqs.push(f.data.seq);
   });
 
@@ -1386,7 +1391,7 @@ describe("stream", { timeout: 60_000 }, () => {
     s.close();
   });
 
-  it("X-API-Key works; no credentials / bogus ticket → 401; a ticket for another discussion is refused", async () => {
+  it("X-API-Key works; no credentials / bogus ticket → 401; a ticket for another discussion is 401 whether it exists or not", async () => {
     const s = track(await openStream("/stream/d-s", { "x-api-key": A.apiKey }));
     expect(s.res.status).toBe(200);
     expect(s.res.headers.get("deprecation")).toBeNull();
@@ -1398,8 +1403,14 @@ describe("stream", { timeout: 60_000 }, () => {
     expect(bogus.res.status).toBe(401);
     expectStatus(await api.put("/discussions/d-s2", { key: A.apiKey, json: { title: "Other" } }), 201);
     const t = (await ticket("d-s")).body.ticket;
-    const wrong = await openStream(`/stream/d-s2?ticket=${encodeURIComponent(t)}`);
-    expect([401, 403]).toContain(wrong.res.status);
+    const wrong = await api.get(`/stream/d-s2?ticket=${encodeURIComponent(t)}`);
+    expectProblem(wrong, 401, "unauthenticated");
+    // credentials before resources: a missing discussion answers the same, so a ticket tells nobody which exist
+    const missing = await api.get(`/stream/d-no-such-discussion?ticket=${encodeURIComponent(t)}`);
+    expectProblem(missing, 401, "unauthenticated");
+    const { requestId: _w, ...wrongProblem } = wrong.body;
+    const { requestId: _m, ...missingProblem } = missing.body;
+    expect(missingProblem).toEqual(wrongProblem);
   });
 
   it("Last-Event-ID replays the events after that seq, then goes live", async () => {
@@ -1411,6 +1422,8 @@ describe("stream", { timeout: 60_000 }, () => {
     const expected = seqs.filter((x) => x > after);
     await s.waitFor((f) => f.filter((x) => x.event !== "connected").length >= expected.length);
     expect(s.frames[0]!.event).toBe("connected");
+    // `connected` carries the position the stream continues after: the given id, so ids never go backwards
+    expect(s.frames[0]!.id).toBe(String(after));
     expect(s.frames[0]!.data.replayed).toBe(expected.length);
     expect(s.frames[0]!.data.truncated).toBe(false);
     expect(s.events().map((x) => Number(x.id))).toEqual(expected);
@@ -1506,6 +1519,8 @@ describe("stream", { timeout: 60_000 }, () => {
       expect(s.frames[0]!.data.truncated, seen).toBe(true);
       expect(s.frames[0]!.data.replayed).toBe(2);
       expect(s.events().map((f) => Number(f.id))).toEqual(seq.slice(2));
+      // truncated: `connected` carries the seq just before the oldest kept event
+      expect(s.frames[0]!.id, seen).toBe(String(seq[2]! - 1));
       s.close();
     } finally {
       await api.patch("/settings", { key: A.apiKey, json: { replay: { maxEvents: 1000 } } });
