@@ -8,13 +8,15 @@
 //    on, defaults: one endpoint gets at most maxPerEndpoint = 16 attempts in flight); the floor is
 //    compiled the same way and runs as a process of its own with 16 loops;
 //  - the receiver is a node:http server in a thread of this process: 200 at once, arrival times;
-//  - BENCH_JOBS comments are posted through the API; every one queues a job for each of 2 ×
-//    BENCH_ROUNDS endpoints (all the same receiver, distinct paths), each held by an open circuit;
-//  - each round drains one floor endpoint (the floor process) and one service endpoint (its circuit
-//    closed by SQL, the worker's next poll takes it), in alternating order; a rate is
-//    (jobs − 1) / (last arrival − first arrival), the same for both, so start-up is not counted.
-//    CPU per delivery: the floor's own, and the service process's (from /proc) until every job
-//    of the drain is recorded;
+//  - BENCH_JOBS comments are posted through the API (their jobs go to an endpoint that is then
+//    deleted); their events are the queue: before each drain its endpoint gets one job per event in
+//    one statement, with no other job pending in the table (the issue's case: one endpoint, 3,000
+//    queued comment_created jobs), after a VACUUM and a CHECKPOINT;
+//  - each round drains once with the floor process (its endpoint held by an open circuit, so the
+//    service never takes its jobs) and once with the service (its worker's next poll takes them), in
+//    alternating order; a rate is (jobs − 1) / (last arrival − first arrival), the same for both, so
+//    start-up is not counted. CPU per delivery: the floor's own, and the service process's (from
+//    /proc) until every job of the drain is recorded;
 //  - then the commit → receiver latency: comments posted at a steady pace to one more endpoint,
 //    from the request's start to the delivery's arrival (p50, p99).
 // Env: BENCH_JOBS (3000), BENCH_ROUNDS (2), BENCH_LATENCY_EVENTS (500), BENCH_PG_URL, BENCH_REDIS_URL,
@@ -186,19 +188,32 @@ try {
   const hold = (id: string) =>
     db.query(`UPDATE webhook_endpoints SET state = 'circuit_open', circuit_open_until = 'infinity' WHERE id = $1`, [id]);
 
-  // ---- endpoints held by an open circuit, then the queue ----
-  const rounds: { floor: Awaited<ReturnType<typeof endpoint>>; worker: Awaited<ReturnType<typeof endpoint>> }[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const floor = await endpoint(`F${r}`);
-    const worker = await endpoint(`W${r}`);
-    await hold(floor.id);
-    await hold(worker.id);
-    rounds.push({ floor, worker });
-  }
+  // ---- the queue: JOBS comments posted while one endpoint (held by an open circuit) takes their
+  // jobs; their events are kept and that endpoint deleted. Each drain then starts with exactly JOBS
+  // pending jobs of one endpoint and no other pending job in the table ----
+  const seed = await endpoint("S");
+  await hold(seed.id);
   const seedStart = performance.now();
   await postComments(JOBS, 20);
   const seedRate = JOBS / ((performance.now() - seedStart) / 1000);
+  await db.query(`CREATE TABLE bench_jobs AS SELECT event_id, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = $1`, [seed.id]);
+  await api("DELETE", `/api/v1/webhooks/${seed.id}`);
+  const floorEp = await endpoint("F");
+  await hold(floorEp.id); // the service's worker never takes the floor's jobs
+  const workerEp = await endpoint("W");
   await db.query("VACUUM ANALYZE"); // hint bits set, statistics fresh: the first drain reads no colder pages than the next
+  /** JOBS pending jobs for `endpointId` (its earlier ones and their attempts deleted first), in one statement */
+  async function queue(endpointId: string): Promise<void> {
+    await db.query(`DELETE FROM webhook_attempts WHERE endpoint_id = $1`, [endpointId]);
+    await db.query(`DELETE FROM webhook_deliveries WHERE endpoint_id = $1`, [endpointId]);
+    await db.query("VACUUM ANALYZE webhook_deliveries");
+    await db.query("CHECKPOINT"); // the same start for every drain: no dirty pages of the previous one to write
+    await db.query(
+      `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+       SELECT gen_random_uuid(), $2, $1, event_id, next_attempt_at, now(), now() FROM bench_jobs ORDER BY next_attempt_at`,
+      [endpointId, tenant.tenantId],
+    );
+  }
 
   const rate = (path: string) => {
     const at = arrivals.get(path) ?? [];
@@ -210,9 +225,10 @@ try {
     while ((arrivals.get(path)?.length ?? 0) < JOBS && performance.now() < deadline) await sleep(5);
   };
   const floorScript = await compiledScript("bench/floor/webhook-loop.ts");
-  async function runFloor(r: number): Promise<{ rate: number; cpuMsPer: number }> {
-    const ep = rounds[r]!.floor;
-    await db.query("CHECKPOINT"); // the same start for every drain: no dirty pages of the previous one to write
+  async function runFloor(): Promise<{ rate: number; cpuMsPer: number }> {
+    const ep = floorEp;
+    await queue(ep.id);
+    arrivals.delete("/F");
     const child = spawn(process.execPath, [floorScript], {
       env: {
         ...process.env,
@@ -220,7 +236,7 @@ try {
         ENDPOINT_ID: ep.id,
         SECRET: ep.secret,
         KID: ep.kid,
-        TARGET_URL: `${receiverBase}/F${r}`,
+        TARGET_URL: `${receiverBase}/F`,
         CONCURRENCY: String(CONCURRENCY),
       },
       stdio: ["ignore", "pipe", "inherit"],
@@ -231,18 +247,18 @@ try {
     await new Promise((ok) => child.once("exit", ok));
     const m = /done (\{.*\})/.exec(text);
     if (!m) throw new Error(`the floor failed: ${text}`);
-    await waitArrivals(`/F${r}`, 10);
+    await waitArrivals("/F", 10);
     const { cpuMs: used } = JSON.parse(m[1]!) as { cpuMs: number };
-    return { rate: rate(`/F${r}`), cpuMsPer: used / JOBS };
+    return { rate: rate("/F"), cpuMsPer: used / JOBS };
   }
   async function runWorker(r: number): Promise<{ rate: number; cpuMsPer: number }> {
-    const ep = rounds[r]!.worker;
-    await db.query("CHECKPOINT");
+    const ep = workerEp;
+    arrivals.delete("/W");
     const cpu0 = cpuMs(service.pid!);
     const t0 = process.hrtime.bigint() / 1000n; // µs on the monotonic clock a V8 CPU profile's timestamps use
-    await db.query(`UPDATE webhook_endpoints SET state = 'active', circuit_open_until = NULL WHERE id = $1`, [ep.id]);
-    await waitArrivals(`/W${r}`, 120);
-    const result = rate(`/W${r}`);
+    await queue(ep.id); // the worker's next poll takes them
+    await waitArrivals("/W", 120);
+    const result = rate("/W");
     for (let i = 0; i < 500; i++) {
       const { rows } = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [
         ep.id,
@@ -252,7 +268,6 @@ try {
     }
     const used = cpuMs(service.pid!) - cpu0;
     if (profile.length) console.log(`profile window W${r}: ${t0} ${process.hrtime.bigint() / 1000n} (µs, monotonic)`);
-    await db.query(`UPDATE webhook_endpoints SET state = 'disabled' WHERE id = $1`, [ep.id]); // no jobs from the latency phase
     return { rate: result, cpuMsPer: used / JOBS };
   }
 
@@ -261,9 +276,9 @@ try {
   const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
   for (let r = 0; r < ROUNDS; r++) {
     // alternate which goes first: the machine's load drifts
-    const floor = r % 2 === 0 ? await runFloor(r) : undefined;
+    const floor = r % 2 === 0 ? await runFloor() : undefined;
     const worker = await runWorker(r);
-    const f = floor ?? (await runFloor(r));
+    const f = floor ?? (await runFloor());
     ratios.push(worker.rate / f.rate);
     rows.push([
       `${r + 1} (${r % 2 === 0 ? "floor first" : "worker first"})`,
@@ -277,6 +292,7 @@ try {
   const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
 
   // ---- latency at a steady pace, one more endpoint ----
+  await db.query(`UPDATE webhook_endpoints SET state = 'disabled' WHERE id = $1`, [workerEp.id]); // L's deliveries only
   await endpoint("L");
   const started = new Map<string, number>();
   await postComments(LATENCY_EVENTS, 4, 10, (id, t) => started.set(id, t));

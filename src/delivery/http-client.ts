@@ -192,28 +192,17 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
   });
 
   /**
-   * got keeps its abort listener on the signal after a request has finished; aborting that signal
-   * later destroys the finished stream with an error nobody listens to (an uncaught exception).
-   * So got gets a per-request signal, linked to the caller's only while the request runs.
+   * The caller's signal is not handed to got: got keeps its abort listener on the signal after a
+   * request has finished (aborting it later destroys the finished stream with an error nobody
+   * listens to, an uncaught exception), and its signal handling cost about a fifth of a delivery's
+   * client CPU. Instead, while the request runs, an abort destroys its stream.
    */
   async function post(request: WebhookRequest): Promise<WebhookResponse> {
-    const parent = request.signal;
-    if (!parent || parent.aborted) return postOnce(request);
-    const own = new AbortController();
-    const forward = () => own.abort(parent.reason);
-    parent.addEventListener("abort", forward, { once: true });
-    try {
-      return await postOnce({ ...request, signal: own.signal });
-    } finally {
-      parent.removeEventListener("abort", forward);
-    }
-  }
-
-  async function postOnce(request: WebhookRequest): Promise<WebhookResponse> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
+    const signal = request.signal;
+    if (signal?.aborted) throw new DeliveryError("network", "request aborted", { durationMs: 0 });
     const blocked = (message: string) => new DeliveryError("blocked_address", message, { durationMs: elapsed() });
-
     // the same URL rules as at registration (url-guard.ts), then the address at connect time
     const shape = checkUrlShape(request.url, policy);
     if (!shape.ok) throw blocked(shape.message);
@@ -236,8 +225,9 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
       headers,
       timeout: { request: request.timeoutMs },
       dnsLookup: guardedLookup(policy, isHttp, resolveHost),
-      ...(request.signal ? { signal: request.signal } : {}),
     });
+    const onAbort = () => stream.destroy(new CodedError("ABORT_ERR", "request aborted"));
+    signal?.addEventListener("abort", onAbort, { once: true });
 
     let statusCode: number | undefined;
     let responseHeaders: IncomingHttpHeaders = {};
@@ -266,8 +256,10 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
       if (findInChain(err, TOO_LARGE_CODE)) {
         tooLarge = true;
       } else {
-        throw toDeliveryError(err, elapsed(), request.signal);
+        throw toDeliveryError(err, elapsed(), signal);
       }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
     if (tooLarge) {
       stream.destroy();

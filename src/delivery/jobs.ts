@@ -73,8 +73,8 @@ export async function claimJobs(
     maxPerEndpoint?: number;
     maxPerTenant?: number;
     /** what this worker already holds, by endpoint and by tenant */
-    busyEndpoints?: Map<string, number>;
-    busyTenants?: Map<string, number>;
+    busyEndpoints?: ReadonlyMap<string, number>;
+    busyTenants?: ReadonlyMap<string, number>;
   },
 ): Promise<ClaimedRow[]> {
   const { now, leaseUntil, limit, workerId } = opts;
@@ -161,7 +161,7 @@ const CLAIM = `
          WHERE endpoint_id = w.id AND valid_until > $6::timestamptz
       ) p ON true`;
 
-function unzip(m: Map<string, number> | undefined): [string[], number[]] {
+function unzip(m: ReadonlyMap<string, number> | undefined): [string[], number[]] {
   const entries = [...(m ?? new Map<string, number>()).entries()].filter(([, n]) => n > 0);
   return [entries.map(([k]) => k), entries.map(([, n]) => n)];
 }

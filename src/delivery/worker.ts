@@ -21,6 +21,7 @@ import type { WebhookHttpClient } from "./http-client.js";
 import { batchContext } from "./job-context.js";
 import { claimJobs, releaseJob, type ClaimedRow } from "./jobs.js";
 import { createLeaseKeeper } from "./leases.js";
+import { createSlots } from "./slots.js";
 
 export interface WorkerOptions {
   /**
@@ -33,7 +34,9 @@ export interface WorkerOptions {
   /**
    * Fairness: at most this many attempts in flight at once for one endpoint (default 16) and for one
    * tenant (default 32) in this worker, so an endpoint that never answers, or a tenant with a
-   * backlog, cannot take every slot from the others.
+   * backlog, cannot take every slot from the others. The worker holds up to as many claimed jobs
+   * again, ready to start when a slot frees (slots.ts); a failed attempt gives its endpoint's
+   * ready jobs back.
    */
   maxPerEndpoint: number;
   maxPerTenant: number;
@@ -97,6 +100,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
     ...options,
   };
+  const debug = deps.log.isLevelEnabled("debug");
   const deliveryDeps = {
     ...deps,
     random: o.random,
@@ -109,31 +113,32 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     everyMs: o.renewEveryMs ?? Math.max(10, Math.floor(o.leaseMs / 3)),
     onError: (err) => deps.log.warn({ err }, "webhook worker could not renew its leases"),
   });
-  /** While saturated, claim again only once this many slots are free (not one claim per finished job). */
+  /**
+   * Attempts in flight are capped by concurrency / maxPerEndpoint / maxPerTenant; the worker holds up
+   * to as many claimed jobs again, ready to start the moment a slot frees (slots.ts). Claims count
+   * what is held against these (twice the caps).
+   */
+  const slots = createSlots(o);
+  const maxHeld = 2 * o.concurrency;
+  const endpointHeldCap = 2 * o.maxPerEndpoint;
+  const tenantHeldCap = 2 * o.maxPerTenant;
+  /** While saturated, claim again only once this many jobs may be held again (not one claim per finished job). */
   const refillAt = Math.max(1, Math.floor(Math.min(o.concurrency, o.batchSize) / 4));
   /**
-   * The same for an endpoint (or tenant) that was held back by its fairness cap: when it has this
-   * many slots free again, claim at once rather than at the next poll. Without this, one endpoint's
-   * backlog drains at maxPerEndpoint jobs per poll interval (16 per 250 ms = 64/s).
+   * The same for an endpoint (or tenant) that was held back by its fairness cap: when it may hold
+   * this many more jobs, claim at once rather than at the next poll. Without this, one endpoint's
+   * backlog drains at its cap per poll interval.
    */
   const endpointRefill = Math.max(1, Math.floor(o.maxPerEndpoint / 4));
   const tenantRefill = Math.max(1, Math.floor(o.maxPerTenant / 4));
   /** the last claim left due jobs behind because of a fairness cap (not because none were due) */
   let capLimited = false;
-  /** an endpoint / tenant that was at its cap has enough slots free again to be worth a claim */
-  const endpointHasRoom = (id: string) => (busyEndpoints.get(id) ?? 0) <= o.maxPerEndpoint - endpointRefill;
-  const tenantHasRoom = (id: string) => (busyTenants.get(id) ?? 0) <= o.maxPerTenant - tenantRefill;
+  /** an endpoint / tenant that was at its cap has enough room again to be worth a claim */
+  const endpointHasRoom = (id: string) => (slots.heldEndpoints.get(id) ?? 0) <= endpointHeldCap - endpointRefill;
+  const tenantHasRoom = (id: string) => (slots.heldTenants.get(id) ?? 0) <= tenantHeldCap - tenantRefill;
   /** every claimed job until its outcome is recorded (stop() waits for these) */
   const inflight = new Set<Promise<void>>();
-  /** jobs holding a concurrency slot: claimed, not yet answered; and how many per endpoint / tenant */
-  let sending = 0;
-  const busyEndpoints = new Map<string, number>();
-  const busyTenants = new Map<string, number>();
-  const shift = (m: Map<string, number>, k: string, d: number) => {
-    const n = (m.get(k) ?? 0) + d;
-    if (n > 0) m.set(k, n);
-    else m.delete(k);
-  };
+  const shift = (m: Map<string, number>, k: string, d: number) => m.set(k, (m.get(k) ?? 0) + d);
   let abort = new AbortController();
   setMaxListeners(0, abort.signal);
   let running = false;
@@ -164,42 +169,46 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     });
   }
 
-  /** Free slots, or 0 while too many outcomes wait to be recorded (backpressure from the database). */
+  /** How many more jobs may be held, or 0 while too many outcomes wait to be recorded (backpressure from the database). */
   function canClaim(): number {
-    if (inflight.size - sending >= 4 * o.concurrency) return 0;
-    return o.concurrency - sending;
+    if (inflight.size - slots.held() >= 4 * o.concurrency) return 0;
+    return maxHeld - slots.held();
   }
 
-  function claim(limit: number, endpoints = busyEndpoints, tenants = busyTenants): Promise<ClaimedRow[]> {
+  function claim(
+    limit: number,
+    endpoints: ReadonlyMap<string, number> = slots.heldEndpoints,
+    tenants: ReadonlyMap<string, number> = slots.heldTenants,
+  ): Promise<ClaimedRow[]> {
     const now = deps.clock.now();
     return claimJobs(deps.sql, {
       now,
       leaseUntil: new Date(now.getTime() + o.leaseMs),
       limit,
       workerId: o.workerId,
-      maxPerEndpoint: o.maxPerEndpoint,
-      maxPerTenant: o.maxPerTenant,
+      maxPerEndpoint: endpointHeldCap,
+      maxPerTenant: tenantHeldCap,
       busyEndpoints: endpoints,
       busyTenants: tenants,
     });
   }
 
-  /** Starts the jobs' deliveries; each one is tracked in `inflight` until it has been recorded. */
+  /**
+   * Starts the jobs' deliveries as slots allow (the others wait, ready, in `slots`); each one is
+   * tracked in `inflight` until it has been recorded.
+   */
   function dispatch(rows: ClaimedRow[]): Promise<void>[] {
     const { jobs, context } = batchContext(rows);
     const signal = abort.signal;
     return jobs.map((job) => {
-      sending++;
       leases.hold(job.id, job.claimToken);
-      shift(busyEndpoints, job.endpointId, 1);
-      shift(busyTenants, job.tenantId, 1);
+      const turn = slots.take(job);
       let slotHeld = true;
+      let started = false;
       const freeSlot = () => {
         if (!slotHeld) return;
         slotHeld = false;
-        sending--;
-        shift(busyEndpoints, job.endpointId, -1);
-        shift(busyTenants, job.tenantId, -1);
+        slots.done(job, started);
         if (waitingForSlot) {
           if (canClaim() >= refillAt) nudge();
         } else if (capLimited && (endpointHasRoom(job.endpointId) || tenantHasRoom(job.tenantId))) {
@@ -208,10 +217,19 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       };
       const p: Promise<void> = (async () => {
         try {
-          const started = performance.now();
+          started = await turn;
+          if (!started) {
+            // given back unstarted (the worker is stopping, or its endpoint just failed: a new claim
+            // reads the endpoint's state again)
+            await releaseJob(deps.sql, job);
+            deps.onResult?.("released", 0);
+            return;
+          }
+          const t0 = performance.now();
           const result: DeliveryResult = await deliverJob(deliveryDeps, job, context, signal, freeSlot);
-          deps.onResult?.(result, (performance.now() - started) / 1000);
-          deps.log.debug({ jobId: job.id, endpointId: job.endpointId, result }, "webhook job done");
+          if (result !== "delivered") slots.cancelReady(job.endpointId);
+          deps.onResult?.(result, (performance.now() - t0) / 1000);
+          if (debug) deps.log.debug({ jobId: job.id, endpointId: job.endpointId, result }, "webhook job done");
         } catch (err) {
           deps.log.error({ err, jobId: job.id, endpointId: job.endpointId }, "webhook delivery failed unexpectedly");
           await releaseJob(deps.sql, job).catch(() => undefined); // else the lease brings it back
@@ -237,9 +255,9 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         continue;
       }
       const limit = Math.min(free, o.batchSize);
-      // what the claim sees as busy (slots keep freeing while it runs)
-      const epAtClaim = new Map(busyEndpoints);
-      const tAtClaim = new Map(busyTenants);
+      // what the claim sees as held (slots keep freeing while it runs)
+      const epAtClaim = new Map(slots.heldEndpoints);
+      const tAtClaim = new Map(slots.heldTenants);
       let jobs: ClaimedRow[];
       try {
         capLimited = false;
@@ -260,8 +278,8 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
         shift(epAtClaim, j.endpointId, 1);
         shift(tAtClaim, j.tenantId, 1);
       }
-      const cappedEndpoints = [...epAtClaim].filter(([, n]) => n >= o.maxPerEndpoint).map(([k]) => k);
-      const cappedTenants = [...tAtClaim].filter(([, n]) => n >= o.maxPerTenant).map(([k]) => k);
+      const cappedEndpoints = [...epAtClaim].filter(([, n]) => n >= endpointHeldCap).map(([k]) => k);
+      const cappedTenants = [...tAtClaim].filter(([, n]) => n >= tenantHeldCap).map(([k]) => k);
       capLimited = cappedEndpoints.length > 0 || cappedTenants.length > 0;
       // a capped endpoint's slots that came back while the claim ran did not wake the loop: claim now
       if (cappedEndpoints.some(endpointHasRoom) || cappedTenants.some(tenantHasRoom)) continue;
@@ -285,6 +303,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       running = false;
       nudge();
       await loopDone;
+      slots.cancelReady(); // not started: given back at once
       if (inflight.size) {
         const grace = new Promise<void>((r) => setTimeout(r, o.stopGraceMs).unref());
         await Promise.race([Promise.allSettled([...inflight]), grace]);
