@@ -1,6 +1,9 @@
 // GET /api/v1/openapi.json (contract section 7): OpenAPI 3.1, generated from the route table,
 // valid by an independent validator, naming every route; and the checker every test's REST answers
 // go through (test/support/openapi-check.ts) really refuses what the document does not describe.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
@@ -38,6 +41,10 @@ describe("the OpenAPI document", () => {
       expect(op.responses["401"].content["application/problem+json"]).toBeDefined();
     }
     expect(doc.paths["/api/v1/stream/{discussionId}"].get).toBeDefined();
+    const ids = Object.values(doc.paths).flatMap((ops: any) => Object.values(ops).map((o: any) => o.operationId));
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    expect(doc.paths["/api/v1/admin/keys/{id}"].delete.operationId).toBe("adminRevokeApiKey");
+    expect(doc.paths["/api/v1/keys/{id}"].delete.operationId).toBe("revokeApiKey");
     const list = doc.paths["/api/v1/discussions/{id}/comments"].get;
     expect(list.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual([
       "path:id",
@@ -77,5 +84,48 @@ describe("the OpenAPI document", () => {
     expect(() =>
       checkResponse("GET", `${server.url}/api/v1/discussions/oa-1`, 404, "application/problem+json", { code: "not_found" }),
     ).toThrow(/does not match/);
+  });
+});
+
+describe("clients generated from it (openapi-typescript)", () => {
+  it("type X-Service-Identity as a header of the reader actions (required where it is) and Idempotency-Key on writes", async () => {
+    const { default: openapiTS, astToString } = await import("openapi-typescript");
+    const ts = await import("typescript");
+    const generated = astToString(await openapiTS(doc));
+    const dir = mkdtempSync(join(tmpdir(), "openapi-ts-"));
+    try {
+      writeFileSync(join(dir, "api.ts"), generated);
+      // a client's code: compiles only if the generated types say what the document means
+      writeFileSync(
+        join(dir, "use.ts"),
+        `import type { operations } from "./api";
+type Post = operations["postComment"]["parameters"]["header"];
+type Del = operations["deleteComment"]["parameters"]["header"];
+const post: Post = { "X-Service-Identity": "eyJ…", "Idempotency-Key": "k-1" };
+// @ts-expect-error posting is the reader's: the assertion is required
+const anonymous: Post = {};
+const moderatorDelete: Del = {};
+const authorDelete: Del = { "X-Service-Identity": "eyJ…" };
+export { post, anonymous, moderatorDelete, authorDelete };
+`,
+      );
+      const program = ts.createProgram([join(dir, "use.ts")], {
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        target: ts.ScriptTarget.ES2022,
+      });
+      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      expect(diagnostics).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const post = doc.paths["/api/v1/discussions/{id}/comments"].post;
+    expect(post.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: "X-Service-Identity", in: "header", required: true })]),
+    );
+    expect(doc.paths["/api/v1/discussions/{id}/comments"].get.parameters.map((p: { name: string }) => p.name)).not.toContain(
+      "Idempotency-Key",
+    );
   });
 });

@@ -215,6 +215,17 @@ const RATE_HEADERS = {
   "RateLimit-Reset": { schema: { type: "integer" } },
 };
 
+/** The reader's identity assertion as a header parameter, so generated clients type it per operation. */
+const identityHeader = (required: boolean) => ({
+  name: "X-Service-Identity",
+  in: "header",
+  required,
+  description: required
+    ? "The reader's identity assertion (an HS256 JWT your backend signs with the tenant's identity secret): this action is the reader's."
+    : "The reader's identity assertion, when the caller acts for a reader (an author deleting their own comment, reading their own pending comment, a ticket that also carries their notifications).",
+  schema: { type: "string" },
+});
+
 /** Writes take an Idempotency-Key (contract section 11); a repeat's answer says it is one. */
 const IDEMPOTENCY_KEY = {
   name: "Idempotency-Key",
@@ -262,6 +273,18 @@ function operationOf(doc: DocumentNode): { op: OperationDefinitionNode; fragment
 
 export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly AnyRoute[]; version: string }): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
+  // operationIds are unique (generators name functions and types by them): where two routes run
+  // the same operation (DELETE /keys/{id} and /admin/keys/{id}), the admin-only one is admin…
+  const opName = (r: AnyRoute) =>
+    operationOf(r.document as DocumentNode)
+      .op.name!.value.replace(/^Rest/, "")
+      .replace(/^./, (c) => c.toLowerCase());
+  const shared = new Set(opts.routes.map(opName).filter((id, i, all) => all.indexOf(id) !== i));
+  const uniqueId = (r: AnyRoute): string => {
+    const id = opName(r);
+    return shared.has(id) && r.adminOnly ? `admin${id.replace(/^./, (c) => c.toUpperCase())}` : id;
+  };
+
   for (const r of opts.routes) {
     const { op, fragments } = operationOf(r.document as DocumentNode);
     const root = op.operation === "mutation" ? opts.schema.getMutationType()! : opts.schema.getQueryType()!;
@@ -273,6 +296,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
     const pathParams = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     const queryParams = r.method === "GET" ? (r.paramVars ?? []).slice(pathParams.length) : [];
     const parameters = [
+      ...(r.identity ? [identityHeader(r.identity === "required")] : []),
       ...(r.method !== "GET" ? [IDEMPOTENCY_KEY] : []),
       ...pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
       ...queryParams.map((name) => {
@@ -349,7 +373,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
     const path = `/api/v1${r.path.replace(/:(\w+)/g, "{$1}")}`;
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = {
-      operationId: op.name!.value.replace(/^Rest/, "").replace(/^./, (c) => c.toLowerCase()),
+      operationId: uniqueId(r),
       ...(description ? { description } : {}),
       security: r.adminOnly ? [{ adminJwt: [] }, { consoleSession: [] }] : [{ apiKey: [] }, { adminJwt: [] }, { consoleSession: [] }],
       ...(parameters.length ? { parameters } : {}),

@@ -38,6 +38,12 @@ export interface Route<TData, TVars> {
   /** the response body; `undefined` answers 204 */
   respond: (data: TData) => unknown;
   status?: number | ((data: TData) => number);
+  /**
+   * The reader's identity assertion (X-Service-Identity) this route takes: `required` for reader
+   * actions, `optional` where it changes the answer (an author's own pending comment, a ticket that
+   * also carries the reader's notifications). For the OpenAPI document; the rules enforce it.
+   */
+  identity?: "required" | "optional";
   /** /api/v1/admin/* routes: the admin console's JWT only */
   adminOnly?: boolean;
   /** cacheable answers: ETag, Cache-Control: public, max-age, and 304 for a matching If-None-Match */

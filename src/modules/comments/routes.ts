@@ -21,6 +21,7 @@ export const commentRoutes = [
   route({
     method: "POST",
     path: "/discussions/:id/comments",
+    identity: "required",
     document: RestPostCommentDocument,
     variables: ({ params, body }) => ({ discussionId: params.id ?? "", input: bodyObject(body) }),
     paramVars: ["discussionId"],
@@ -59,6 +60,7 @@ export const commentRoutes = [
   route({
     method: "GET",
     path: "/comments/:id",
+    identity: "optional",
     document: RestGetCommentDocument,
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
@@ -67,6 +69,7 @@ export const commentRoutes = [
   route({
     method: "PATCH",
     path: "/comments/:id",
+    identity: "required",
     document: RestEditCommentDocument,
     variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
@@ -75,6 +78,7 @@ export const commentRoutes = [
   route({
     method: "DELETE",
     path: "/comments/:id",
+    identity: "optional",
     document: RestDeleteCommentDocument,
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
@@ -83,6 +87,7 @@ export const commentRoutes = [
   route({
     method: "POST",
     path: "/comments/:id/reactions",
+    identity: "required",
     document: RestToggleReactionDocument,
     variables: ({ params, body }) => ({ commentId: params.id ?? "", input: bodyObject(body) }),
     paramVars: ["commentId"],

@@ -1,4 +1,4 @@
-// POST /api/v1/stream/ticket {"discussionId"} → 201 {"ticket","expiresAt"} (the stream itself: src/http/stream-route.ts).
+// POST /api/v1/stream/ticket {"discussionId"} → 201 {"ticket","expiresAt"} (the stream itself: src/modules/streams/sse-route.ts).
 import { bodyObject, route } from "../../http/rest/router.js";
 import { RestCreateStreamTicketDocument } from "../../generated/operations.js";
 
@@ -6,6 +6,7 @@ export const streamTicketRoutes = [
   route({
     method: "POST",
     path: "/stream/ticket",
+    identity: "optional",
     document: RestCreateStreamTicketDocument,
     variables: ({ body }) => ({ discussionId: bodyObject(body, ["discussionId"]).discussionId as string }),
     body: ["discussionId"],
