@@ -16,6 +16,7 @@ import { buildOpenApi } from "./http/rest/openapi.js";
 import { SERVICE_VERSION } from "./lib/version.js";
 import { restRoutes } from "./modules/routes.js";
 import { mountHealth } from "./http/health.js";
+import { mountIndex } from "./http/index-route.js";
 import { createCorsPolicy, mountRestCors } from "./http/cors.js";
 import { createRequestRecorder, mountObservability } from "./http/observability.js";
 import type { StreamHub, HubOptions } from "./stream/hub.js";
@@ -90,6 +91,7 @@ export async function buildApp(
   mountConsoleAuth(fastify, services);
   await mountConsole(fastify);
   mountHealth(fastify, { db: services.db, redis: runtime.redis });
+  mountIndex(fastify, config);
 
   const app: App = {
     runtime,

@@ -385,7 +385,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
     get: {
       operationId: "stream",
       description:
-        "Server-Sent Events of one discussion: `connected` (id: head seq), then every event as id: <seq> / event: <name> / data: <envelope>; Last-Event-ID resumes. Auth: X-API-Key, ?ticket= or the deprecated ?token=.",
+        "Server-Sent Events of one discussion: `connected` (id: the seq the stream continues after: the Last-Event-ID, or the head without one), then every event as id: <seq> / event: <name> / data: <envelope>; Last-Event-ID resumes. Auth: X-API-Key, ?ticket= or the deprecated ?token=.",
       security: [{ apiKey: [] }, {}],
       parameters: [
         { name: "discussionId", in: "path", required: true, schema: { type: "string" } },
