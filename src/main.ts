@@ -2,6 +2,7 @@
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { DataDirInUseError } from "./db/data-dir-lock.js";
+import { StartupError } from "./lib/startup-error.js";
 
 async function main() {
   const config = loadConfig();
@@ -24,7 +25,8 @@ async function main() {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof DataDirInUseError) {
+  // what the operator can fix is said in its own words (one line for most), without a stack trace
+  if (err instanceof ConfigError || err instanceof DataDirInUseError || err instanceof StartupError) {
     console.error(err.message);
   } else {
     console.error(err);

@@ -9,6 +9,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { applyMigrationsWith, migratePostgres, type MigrationResult } from "./migrate.js";
 import { acquireDataDirLock } from "./data-dir-lock.js";
+import { ensureDatabase } from "./ensure-database.js";
 import { pgliteSql, pgSql, type Sql } from "./sql.js";
 import { fastPgTypes } from "./timestamps.js";
 
@@ -36,13 +37,17 @@ export interface DatabaseOptions {
   timeoutMs?: number;
   /** an idle pooled connection failed (the database restarted, or terminated it): told, never thrown */
   onIdleError?: (err: Error) => void;
+  /** DATABASE_URL named a database that did not exist, and it was created */
+  onCreated?: (name: string) => void;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
-    // One pool for Prisma and the plain-SQL hot paths.
     const timeoutMs = opts.timeoutMs ?? 4_000;
+    // a database that does not exist yet is created (or one line says how): src/db/ensure-database.ts
+    if ((await ensureDatabase(url, timeoutMs)) === "created") opts.onCreated?.(new URL(url).pathname.slice(1));
+    // One pool for Prisma and the plain-SQL hot paths.
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? 10,
