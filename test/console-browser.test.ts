@@ -242,6 +242,50 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     expect((await t.api.get(`/api/v1/webhooks/${id}`)).body.state).toBe("active");
   });
 
+  it("shows the server's settings and saves only what changed: a tenant on pre stays on pre", async () => {
+    expect((await t.api.get("/api/v1/settings")).body.moderation).toBe("pre");
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
+    const moderation = page.getByLabel("Moderation");
+    await expect.poll(() => moderation.inputValue()).toBe("pre");
+    const windowField = page.getByLabel("Edit window (seconds, 0 = no limit)");
+    await windowField.fill("600");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByRole("status").filter({ hasText: "Settings saved: editWindowSeconds." }).waitFor();
+    const stored = (await t.api.get("/api/v1/settings")).body;
+    expect(stored).toMatchObject({ moderation: "pre", editWindowSeconds: 600 });
+    // the form shows what was stored, still pre; saving it untouched sends nothing
+    await expect.poll(() => page.getByLabel("Moderation").inputValue()).toBe("pre");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByRole("status").filter({ hasText: "Nothing changed" }).waitFor();
+    // the audit entry says what changed, from what to what
+    const entry = (await t.admin.get("/api/v1/audit?action=settings.update")).body.items[0];
+    expect(entry.actor).toMatchObject({ type: "operator", label: "owner@localhost" });
+    expect(entry.details.changes).toEqual([{ field: "editWindowSeconds", from: 900, to: 600 }]);
+  });
+
+  it("edits a webhook endpoint sending only what changed: overrides and url kept", async () => {
+    const created = await t.api.post("/api/v1/webhooks", {
+      url: receiver.url,
+      events: ["comment_created"],
+      description: "before",
+      delivery: { maxAttempts: 2, backoffBaseMs: 500 },
+    });
+    const id = created.body.webhookId as string;
+    await page.goto(`${server.url}/console/#/webhooks/${id}`);
+    const form = page.getByRole("form", { name: "Edit endpoint" });
+    await expect.poll(() => form.getByLabel("maxAttempts").inputValue()).toBe("2");
+    await form.getByLabel("Description").fill("after");
+    await form.getByLabel("backoffBaseMs").fill(""); // emptied: the tenant's value again
+    await form.getByRole("button", { name: "Save endpoint" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const stored = (await t.api.get(`/api/v1/webhooks/${id}`)).body;
+    expect(stored).toMatchObject({ url: receiver.url, events: ["comment_created"], description: "after" });
+    expect(stored.delivery).toEqual({ maxAttempts: 2 });
+    const updates = (await t.admin.get("/api/v1/audit?action=webhook.update")).body.items;
+    expect([...updates[0].details.fields].sort()).toEqual(["delivery", "description"]); // not url, not events
+    await t.api.del(`/api/v1/webhooks/${id}`);
+  });
+
   it("shows the problem document's errors beside the settings they name", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
     await page.getByLabel("Maximum body length").fill("0");

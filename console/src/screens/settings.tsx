@@ -1,5 +1,6 @@
-// Settings: every tenant setting in one form, each problem of the answer's `errors` shown beside the
-// field it names; allowed origins; identity-secret rotation (the new secret shown once).
+// Settings: every tenant setting in one form showing the server's current values; saving sends only
+// the fields the operator changed (form-diff.ts), each problem of the answer's `errors` shown beside
+// the field it names; allowed origins; identity-secret rotation (the new secret shown once).
 import { useState } from "preact/hooks";
 import { gql } from "../api";
 import {
@@ -11,6 +12,7 @@ import {
 } from "../gql/graphql";
 import { ApiError } from "../api";
 import { Copy, ErrorMessage, Notice, messageOf, useLoad } from "../ui";
+import { changedFields } from "../form-diff";
 
 type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention" | "idempotency";
 const NUMBER_GROUPS: { group: Groups; title: string; fields: string[] }[] = [
@@ -38,6 +40,12 @@ function FieldError({ errors, path }: { errors: Record<string, string>; path: st
     </span>
   ) : null;
 }
+
+/** The changed fields' names, nested ones as group.field. */
+const changedNames = (patch: Record<string, unknown>): string[] =>
+  Object.entries(patch).flatMap(([k, v]) =>
+    typeof v === "object" && v !== null && !Array.isArray(v) ? Object.keys(v).map((n) => `${k}.${n}`) : [k],
+  );
 
 const describedBy = (errors: Record<string, string>, path: string) => (errors[path] ? `err-${path}` : undefined);
 
@@ -80,10 +88,10 @@ export function SettingsScreen() {
   const [secret, setSecret] = useState<string | null>(null);
   const s: AllSettingsFragment | undefined = settings.data?.settings;
 
-  const save = (form: HTMLFormElement) => {
+  const save = (form: HTMLFormElement, current: AllSettingsFragment) => {
     const f = new FormData(form);
     const num = (name: string) => Number(String(f.get(name) ?? "").trim());
-    const patch: SettingsPatch = {
+    const edited: SettingsPatch = {
       moderation: String(f.get("moderation")),
       editWindowSeconds: num("editWindowSeconds"),
       maxBodyLength: num("maxBodyLength"),
@@ -96,14 +104,20 @@ export function SettingsScreen() {
         .filter(Boolean),
     };
     for (const g of NUMBER_GROUPS)
-      (patch as Record<string, unknown>)[g.group] = Object.fromEntries(g.fields.map((n) => [n, num(`${g.group}.${n}`)]));
+      (edited as Record<string, unknown>)[g.group] = Object.fromEntries(g.fields.map((n) => [n, num(`${g.group}.${n}`)]));
+    // only what the operator changed: a value shown but left alone is never written back
+    const patch = changedFields(current, edited);
     setErrors({});
     setError(null);
     setNotice(null);
+    if (Object.keys(patch).length === 0) {
+      setNotice("Nothing changed: no setting was saved.");
+      return;
+    }
     gql(UpdateSettingsDocument, { input: patch }).then(
       (d) => {
         settings.setData({ settings: d.updateSettings });
-        setNotice("Settings saved.");
+        setNotice(`Settings saved: ${changedNames(patch).join(", ")}.`);
       },
       (e: unknown) => {
         setError(e instanceof ApiError && e.fields.length ? "Some settings are not valid; see the messages beside them." : messageOf(e));
@@ -123,16 +137,21 @@ export function SettingsScreen() {
           key={JSON.stringify(s)}
           onSubmit={(e) => {
             e.preventDefault();
-            save(e.currentTarget);
+            save(e.currentTarget, s);
           }}
         >
           <fieldset>
             <legend>Comments</legend>
             <label>
               Moderation
-              <select name="moderation" defaultValue={s.moderation} aria-describedby={describedBy(errors, "moderation")}>
-                <option value="post">post (visible at once)</option>
-                <option value="pre">pre (approve first)</option>
+              {/* `selected` on the option: a select has no defaultValue, so the server's value must be marked */}
+              <select name="moderation" aria-describedby={describedBy(errors, "moderation")}>
+                <option value="post" selected={s.moderation === "post"}>
+                  post (visible at once)
+                </option>
+                <option value="pre" selected={s.moderation === "pre"}>
+                  pre (approve first)
+                </option>
               </select>
             </label>
             <FieldError errors={errors} path="moderation" />

@@ -1,6 +1,7 @@
 // Webhooks: endpoints (url, events, verified, state, recent failures), "Add endpoint" (secret shown
 // once), and per endpoint: edit url / events / tunables, "Verify", "Rotate secret", the delivery log
-// (paged) with "Redeliver" for selected events or since a time, and "Enable" when disabled.
+// (paged) with "Redeliver" for selected events or since a time, and "Enable" when disabled. The edit
+// form shows the endpoint's current values and sends only what the operator changed (form-diff.ts).
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import {
@@ -16,6 +17,7 @@ import {
   type EndpointFragment,
 } from "../gql/graphql";
 import { Copy, ErrorMessage, Notice, useAction, useLoad, usePages } from "../ui";
+import { changedFields } from "../form-diff";
 
 const TUNABLES = ["maxAttempts", "backoffBaseMs", "attemptTimeoutMs", "breakerThreshold", "breakerCooldownMs", "disableThreshold"] as const;
 const stateLabel = (s: string) => (s === "circuit_open" ? "circuit open" : s);
@@ -228,20 +230,32 @@ function EndpointPage({ endpoint: e, onChange }: { endpoint: EndpointFragment; o
       <form
         class="panel"
         aria-label="Edit endpoint"
+        key={JSON.stringify(e)}
         onSubmit={(ev) => {
           ev.preventDefault();
           const f = new FormData(ev.currentTarget);
+          // an emptied tunable removes the override (null): the tenant's value applies again
           const tunables = Object.fromEntries(
-            TUNABLES.flatMap((t) => {
+            TUNABLES.map((t) => {
               const v = String(f.get(t) ?? "").trim();
-              return v === "" ? [] : [[t, Number(v)]];
+              return [t, v === "" ? null : Number(v)];
             }),
           );
+          const input = changedFields(
+            { url: e.url, events: e.events, description: e.description ?? null, delivery },
+            {
+              url: String(f.get("url")),
+              events: events(String(f.get("events"))),
+              description: String(f.get("description") ?? "").trim() || null,
+              delivery: tunables,
+            },
+          );
+          if (Object.keys(input).length === 0) {
+            setNotice("Nothing changed: the endpoint was not saved.");
+            return;
+          }
           run(async () => {
-            await gql(UpdateWebhookDocument, {
-              id: e.webhookId,
-              input: { url: String(f.get("url")), events: events(String(f.get("events"))), delivery: tunables },
-            });
+            await gql(UpdateWebhookDocument, { id: e.webhookId, input });
             return "Saved.";
           });
         }}
@@ -254,6 +268,10 @@ function EndpointPage({ endpoint: e, onChange }: { endpoint: EndpointFragment; o
         <label>
           Events (comma-separated, or *)
           <input name="events" required defaultValue={e.events.join(", ")} />
+        </label>
+        <label>
+          Description
+          <input name="description" defaultValue={e.description ?? ""} />
         </label>
         <fieldset>
           <legend>Delivery tunables (empty = the tenant's)</legend>

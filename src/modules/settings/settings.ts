@@ -1,11 +1,19 @@
 // Tenant settings: read, patch (merging only the named fields) and identity-secret rotation.
-// The model (defaults, shape, merge rules) lives in settings-model.ts.
+// The model (defaults, shape, merge rules) lives in settings-model.ts. A patch's audit entry says
+// which fields changed from what to what (settingsChanges).
 import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Prisma } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateIdentitySecret } from "../tenants/tenants.js";
-import { applySettingsPatch, checkSettings, resolveSettings, SettingsPatchSchema, type Settings } from "../../tenancy/settings-model.js";
+import {
+  applySettingsPatch,
+  checkSettings,
+  resolveSettings,
+  SettingsPatchSchema,
+  type Settings,
+  type SettingsPatch,
+} from "../../tenancy/settings-model.js";
 import { recordAudit } from "../audit/audit.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
@@ -21,7 +29,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   const parsed = SettingsPatchSchema.safeParse(patch ?? {});
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const tenantId = tenantIdOf(ctx);
-  const settings = await writeTx(ctx, tenantId, async (tx) => {
+  const { settings, changes } = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
@@ -30,14 +38,36 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
     await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
-    return full.data;
+    return { settings: full.data, changes: settingsChanges(resolveSettings(tenant.settings), full.data, parsed.data) };
   });
   delete ctx.cache.tenant;
   ctx.app.authCache.invalidateTenant(tenantId);
   ctx.app.rateLimiter.invalidate(tenantId);
   if (parsed.data.allowedOrigins) await ctx.app.origins.refresh();
-  await recordAudit(ctx, "settings.update", { type: "settings", id: null }, { patch: parsed.data });
+  await recordAudit(ctx, "settings.update", { type: "settings", id: null }, { patch: parsed.data, changes });
   return settings;
+}
+
+export interface SettingChange {
+  /** `editWindowSeconds`, or `delivery.maxAttempts` for a nested one */
+  field: string;
+  from: unknown;
+  to: unknown;
+}
+
+/** The fields a patch named whose value is now different: what an operator reads in the audit log. */
+export function settingsChanges(before: Settings, after: Settings, patch: SettingsPatch): SettingChange[] {
+  const changes: SettingChange[] = [];
+  const differs = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+  for (const [key, value] of Object.entries(patch)) {
+    const k = key as keyof Settings;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      const was = before[k] as Record<string, unknown>;
+      const now = after[k] as Record<string, unknown>;
+      for (const n of Object.keys(value)) if (differs(was[n], now[n])) changes.push({ field: `${key}.${n}`, from: was[n], to: now[n] });
+    } else if (differs(before[k], after[k])) changes.push({ field: key, from: before[k], to: after[k] });
+  }
+  return changes;
 }
 
 /** Replaces the tenant's identity secret; assertions signed with the old one stop verifying at once. */
