@@ -9,6 +9,7 @@ import { pino, type Logger } from "pino";
 import type { Config } from "./config.js";
 import type { AppServices } from "./context/services.js";
 import { openDatabase } from "./db/client.js";
+import { verifySecretKey } from "./db/key-check.js";
 import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
@@ -32,6 +33,8 @@ export interface Runtime {
   redis: Redis | undefined;
   /** bounded storage (src/events/retention.ts); started by the app */
   retention: RetentionJob;
+  /** migrations applied by this start (empty when none were pending or `migrate: false`) */
+  migrated: string[];
   close(): Promise<void>;
 }
 
@@ -102,13 +105,29 @@ export async function createRuntime(
     poolSize: config.DATABASE_POOL_SIZE,
     timeoutMs: config.DATABASE_TIMEOUT_MS,
     onIdleError: (err) => log.warn({ err: err.message }, "idle database connection failed"),
+    onCreated: (database) => log.info({ database }, "created the database named by DATABASE_URL"),
   });
   try {
+    let migrated: string[] = [];
     if (opts.migrate !== false) {
-      const { applied } = await db.migrate();
-      if (applied.length) log.info({ applied }, "applied database migrations");
+      migrated = (await db.migrate()).applied;
+      if (migrated.length) log.info({ applied: migrated }, "applied database migrations");
     }
     const adminJwtSecret = resolveAdminSecret(config);
+    const keySource = config.SECRET_ENCRYPTION_KEY
+      ? "SECRET_ENCRYPTION_KEY"
+      : config.ADMIN_JWT_SECRET
+        ? "ADMIN_JWT_SECRET"
+        : `ADMIN_JWT_SECRET (generated in ${join(config.DATA_DIR, "admin-jwt-secret")})`;
+    const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret, {
+      onUnreadable: () =>
+        log.error(
+          { keySource },
+          "a stored secret was sealed under another key than this instance's (restored from elsewhere?): requests needing it answer 503 secret_key_mismatch",
+        ),
+    });
+    // the stored secrets were sealed with this key, or one line says which setting differs (src/db/key-check.ts)
+    await verifySecretKey({ prisma: db.prisma, box: secretBox, keySource });
     const redis = config.REDIS_URL
       ? new Redis(config.REDIS_URL, {
           lazyConnect: false,
@@ -129,7 +148,6 @@ export async function createRuntime(
       onError: (err) => log.warn({ err: err.message }, "bus error"),
     });
     const clock = opts.clock ?? systemClock;
-    const secretBox = createSecretBox(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret);
     const metrics = createMetrics();
     const base = { config, prisma: db.prisma, sql: db.sql, clock, log, secretBox, metrics };
     const webhooks = createWebhookRuntime(base, opts.webhooks);
@@ -193,6 +211,7 @@ export async function createRuntime(
       bus,
       redis,
       retention,
+      migrated,
       async close() {
         retention.stop();
         await streams.shutdown();

@@ -111,6 +111,13 @@ export const errors = {
     new AppError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry shortly.", {
       headers: { "Retry-After": String(retryAfterSeconds) },
     }),
+  /** a stored secret sealed under another key (restored from elsewhere, or the key changed): the operator must fix the key */
+  secretKeyMismatch: () =>
+    new AppError(
+      503,
+      "secret_key_mismatch",
+      "A secret this request needs was stored under another encryption key and cannot be read; the service's operator has been told.",
+    ),
   unavailable: (detail = "A dependency is unavailable; try again shortly.") =>
     new AppError(503, "unavailable", detail, { headers: { "Retry-After": "1" } }),
 };
