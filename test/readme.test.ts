@@ -1,0 +1,104 @@
+// The README's walkthrough runs as written: every ```sh walkthrough block, in order, in one bash
+// (set -euo pipefail), against a fresh server process started as `npm start` starts it, with the
+// CLI, curl and the README's own variables. So the README cannot drift from the service again.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { freePort } from "./support/own-services.js";
+import { TEST_ADMIN_SECRET } from "./support/server.js";
+
+/** The README's walkthrough blocks, in order. */
+export function walkthroughBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```sh walkthrough\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "readme-"));
+let server: ReturnType<typeof spawn> | undefined;
+let port = 0;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  port = await freePort();
+  env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATABASE_URL: inject("databaseUrl"),
+    REDIS_URL: inject("redisUrl"),
+    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
+    ALLOW_HTTP_WEBHOOKS: "1",
+    RUN_WEBHOOK_WORKER: "1",
+    LOG_LEVEL: "warn",
+    TMPDIR: tmp,
+  };
+  server = spawn(process.execPath, ["dist/main.js"], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > until) throw new Error("the server did not start");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 60_000);
+
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    server.kill("SIGTERM");
+    await new Promise((r) => server!.once("exit", r));
+  }
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("README walkthrough", () => {
+  it("finds the walkthrough blocks", () => {
+    const blocks = walkthroughBlocks(readFileSync("README.md", "utf8"));
+    expect(blocks.length).toBeGreaterThanOrEqual(8);
+    // one set of names: what a block uses, an earlier block (or the environment) defined
+    const script = blocks.join("\n");
+    for (const name of ["BASE", "KEY", "ADMIN", "TENANT", "IDENTITY", "IDENTITY_SECRET", "WEBHOOK_ID"]) {
+      expect(script, name).toMatch(new RegExp(`^${name}=`, "m"));
+    }
+    expect(script).not.toMatch(/\$ADMIN_JWT\b/);
+  });
+
+  it("runs every block in order against a fresh server", async () => {
+    const blocks = walkthroughBlocks(readFileSync("README.md", "utf8"));
+    const receiverPort = await freePort();
+    const script = `set -euo pipefail\n${blocks.join("\n")}\n`;
+    const bash = spawn("bash", ["-c", script], {
+      cwd: process.cwd(),
+      env: { ...env, RECEIVER_PORT: String(receiverPort) },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true, // its own process group: the receiver it starts in the background ends with it
+    });
+    let out = "";
+    bash.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    bash.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => resolve(-1), 150_000);
+      // "exit", not "close": the receiver the script leaves running keeps its stderr open
+      bash.on("exit", (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    try {
+      process.kill(-bash.pid!, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+    expect(code, out.slice(-4000)).toBe(0);
+    // what the README says the reader will see
+    expect(out).toContain('"kind":"like","active":true');
+    expect(out).toContain('"verified":true');
+    expect(out).toMatch(/^Idempotent-Replayed: true/im);
+    expect(out).toMatch(/^comment_created t=\d+,v1=[0-9a-f]{64},kid=[0-9a-f]{8}$/m);
+    expect(out).toMatch(/https?:\/\/[^\s]+\/console\/[^\s]*/); // the console link
+    expect(out).toContain('"key":"pk_');
+  }, 180_000);
+});
