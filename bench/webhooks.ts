@@ -101,6 +101,26 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** CPU time (ms) of the database's server processes serving connections named / not named `app`. */
+async function backendCpuMs(client: pg.Client, app: string, named: boolean): Promise<Map<number, number>> {
+  const { rows } = await client.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+        AND (application_name = $1) = $2`,
+    [app, named],
+  );
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      out.set(pid, cpuMs(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+const sumDelta = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+
 const dbName = `eng_bench_wh_${Date.now()}`;
 const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
 await admin.connect();
@@ -202,12 +222,15 @@ try {
   await hold(floorEp.id); // the service's worker never takes the floor's jobs
   const workerEp = await endpoint("W");
   await db.query("VACUUM ANALYZE"); // hint bits set, statistics fresh: the first drain reads no colder pages than the next
-  /** JOBS pending jobs for `endpointId` (its earlier ones and their attempts deleted first), in one statement */
-  async function queue(endpointId: string): Promise<void> {
+  /** Deletes the endpoint's earlier jobs and attempts; VACUUM, CHECKPOINT: the same start for every drain. */
+  async function clear(endpointId: string): Promise<void> {
     await db.query(`DELETE FROM webhook_attempts WHERE endpoint_id = $1`, [endpointId]);
     await db.query(`DELETE FROM webhook_deliveries WHERE endpoint_id = $1`, [endpointId]);
     await db.query("VACUUM ANALYZE webhook_deliveries");
-    await db.query("CHECKPOINT"); // the same start for every drain: no dirty pages of the previous one to write
+    await db.query("CHECKPOINT"); // no dirty pages of the previous drain left to write
+  }
+  /** JOBS pending jobs for the endpoint, in one statement. */
+  async function fill(endpointId: string): Promise<void> {
     await db.query(
       `INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
        SELECT gen_random_uuid(), $2, $1, event_id, next_attempt_at, now(), now() FROM bench_jobs ORDER BY next_attempt_at`,
@@ -225,9 +248,10 @@ try {
     while ((arrivals.get(path)?.length ?? 0) < JOBS && performance.now() < deadline) await sleep(5);
   };
   const floorScript = await compiledScript("bench/floor/webhook-loop.ts");
-  async function runFloor(): Promise<{ rate: number; cpuMsPer: number }> {
+  async function runFloor(): Promise<{ rate: number; cpuMsPer: number; dbMsPer: number }> {
     const ep = floorEp;
-    await queue(ep.id);
+    await clear(ep.id);
+    await fill(ep.id);
     arrivals.delete("/F");
     const child = spawn(process.execPath, [floorScript], {
       env: {
@@ -239,24 +263,35 @@ try {
         TARGET_URL: `${receiverBase}/F`,
         CONCURRENCY: String(CONCURRENCY),
       },
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["pipe", "pipe", "inherit"],
     });
     children.push(child);
     let text = "";
-    child.stdout!.on("data", (d: Buffer) => (text += d.toString()));
-    await new Promise((ok) => child.once("exit", ok));
-    const m = /done (\{.*\})/.exec(text);
+    const exited = new Promise((ok) => child.once("exit", ok));
+    const m = await new Promise<RegExpExecArray | null>((resolve) => {
+      child.stdout!.on("data", (d: Buffer) => {
+        text += d.toString();
+        const done = /done (\{.*\})/.exec(text);
+        if (done) resolve(done);
+      });
+      void exited.then(() => resolve(null));
+    });
     if (!m) throw new Error(`the floor failed: ${text}`);
+    const dbUsed = sumDelta(new Map(), await backendCpuMs(db, "eng-floor", true)); // its connections were opened for the drain
+    child.stdin!.end();
+    await exited;
     await waitArrivals("/F", 10);
     const { cpuMs: used } = JSON.parse(m[1]!) as { cpuMs: number };
-    return { rate: rate("/F"), cpuMsPer: used / JOBS };
+    return { rate: rate("/F"), cpuMsPer: used / JOBS, dbMsPer: dbUsed / JOBS };
   }
-  async function runWorker(r: number): Promise<{ rate: number; cpuMsPer: number }> {
+  async function runWorker(r: number): Promise<{ rate: number; cpuMsPer: number; dbMsPer: number }> {
     const ep = workerEp;
     arrivals.delete("/W");
+    await clear(ep.id);
     const cpu0 = cpuMs(service.pid!);
+    const db0 = await backendCpuMs(db, "eng-floor", false);
     const t0 = process.hrtime.bigint() / 1000n; // µs on the monotonic clock a V8 CPU profile's timestamps use
-    await queue(ep.id); // the worker's next poll takes them
+    await fill(ep.id); // the worker's next poll takes them
     await waitArrivals("/W", 120);
     const result = rate("/W");
     for (let i = 0; i < 500; i++) {
@@ -267,8 +302,9 @@ try {
       await sleep(10);
     }
     const used = cpuMs(service.pid!) - cpu0;
+    const dbUsed = sumDelta(db0, await backendCpuMs(db, "eng-floor", false));
     if (profile.length) console.log(`profile window W${r}: ${t0} ${process.hrtime.bigint() / 1000n} (µs, monotonic)`);
-    return { rate: result, cpuMsPer: used / JOBS };
+    return { rate: result, cpuMsPer: used / JOBS, dbMsPer: dbUsed / JOBS };
   }
 
   const rows: string[][] = [];
@@ -285,8 +321,8 @@ try {
       fmt(f.rate),
       fmt(worker.rate),
       `${((worker.rate / f.rate) * 100).toFixed(0)} %`,
-      f.cpuMsPer.toFixed(3),
-      worker.cpuMsPer.toFixed(3),
+      `${f.cpuMsPer.toFixed(2)} + ${f.dbMsPer.toFixed(2)}`,
+      `${worker.cpuMsPer.toFixed(2)} + ${worker.dbMsPer.toFixed(2)}`,
     ]);
   }
   const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
@@ -307,7 +343,14 @@ try {
   );
   console.log(
     fmtTable(
-      ["round", "floor deliveries/s", "worker deliveries/s", "worker / floor", "floor CPU ms/delivery", "service CPU ms/delivery"],
+      [
+        "round",
+        "floor deliveries/s",
+        "worker deliveries/s",
+        "worker / floor",
+        "floor CPU ms/delivery (+ db)",
+        "service CPU ms/delivery (+ db)",
+      ],
       rows,
     ),
   );

@@ -5,7 +5,8 @@
 // over a keep-alive node:http agent, mark it done; until no job is left. No attempt log, no retries,
 // no breaker, no fairness, no URL policy: the least work a delivery can be.
 // Env: DATABASE_URL, ENDPOINT_ID, SECRET, KID, TARGET_URL, CONCURRENCY (16).
-// Prints `done {"delivered","cpuMs"}` (its own CPU time over the loops) and exits.
+// Prints `done {"delivered","cpuMs"}` (its own CPU time over the loops), then keeps its database
+// connections until its stdin closes (the bench reads their CPU time first) and exits.
 import { createHmac, randomUUID } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
@@ -16,7 +17,7 @@ const secret = process.env.SECRET!;
 const kid = process.env.KID!;
 const target = new URL(process.env.TARGET_URL!);
 const key = Buffer.from(secret, "utf8");
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: CONCURRENCY });
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: CONCURRENCY, application_name: "eng-floor" });
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 // ordered as the (endpoint_id, status, next_attempt_at) index is (the order is next_attempt_at's, the
@@ -88,5 +89,7 @@ const cpu = process.cpuUsage();
 await Promise.all(Array.from({ length: CONCURRENCY }, loop));
 const used = process.cpuUsage(cpu);
 process.stdout.write(`done ${JSON.stringify({ delivered, cpuMs: (used.user + used.system) / 1000 })}\n`);
+process.stdin.resume();
+await new Promise((ok) => process.stdin.once("end", ok));
 agent.destroy();
 await pool.end();

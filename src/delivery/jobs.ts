@@ -128,11 +128,16 @@ const CLAIM = `
        ORDER BY next_attempt_at
        LIMIT $8::int
     ), picked AS (
+      -- each candidate locked by its primary key alone, its state checked on the locked row: with the
+      -- state in the locking scan's condition, a planner whose statistics counted few pending jobs
+      -- walked every pending job on the status index once per candidate (80 ms for 32 jobs mid-drain)
       SELECT d.id
-        FROM webhook_deliveries d
-        JOIN candidates USING (id)
+        FROM candidates c
+        CROSS JOIN LATERAL (
+          -- LIMIT: keeps the planner from pushing the state check below into this scan
+          SELECT d.id, d.status, d.locked_until FROM webhook_deliveries d WHERE d.id = c.id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ) d
        WHERE d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
-       FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
       UPDATE webhook_deliveries d
          SET locked_until = $9::timestamptz, claim_token = gen_random_uuid(), locked_by = $10::text
