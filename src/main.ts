@@ -1,8 +1,9 @@
-// Process entry: config → app → listen; SIGTERM/SIGINT drain and stop.
+// Process entry: config → app → listen (and, embedded, the CLI's control socket); SIGTERM/SIGINT drain and stop.
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { DataDirInUseError } from "./db/data-dir-lock.js";
 import { StartupError } from "./lib/startup-error.js";
+import { startControlServer, type ControlServer } from "./cli/control-server.js";
 
 async function main() {
   const config = loadConfig();
@@ -10,6 +11,17 @@ async function main() {
   const url = await app.start();
   const log = app.runtime.services.log;
   log.info({ url, mode: config.embedded ? `embedded (${config.DATA_DIR})` : "postgresql" }, "engagement service listening");
+  // embedded: this process holds DATA_DIR, so the CLI sends its commands here (src/cli/control-server.ts)
+  let control: ControlServer | undefined;
+  if (config.embedded) {
+    const services = app.runtime.services;
+    control = await startControlServer({ dataDir: config.DATA_DIR, services, baseUrl: config.PUBLIC_URL ?? url, log }).catch(
+      (err: unknown) => {
+        log.warn({ err }, "no control socket: the CLI cannot run commands while this server holds DATA_DIR");
+        return undefined;
+      },
+    );
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -17,6 +29,7 @@ async function main() {
     log.info({ signal }, "shutting down");
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
+    await control?.close();
     await app.stop();
     process.exit(0);
   };

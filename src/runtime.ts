@@ -96,7 +96,15 @@ function registerGauges(s: AppServices): void {
 
 export async function createRuntime(
   config: Config,
-  opts: { clock?: Clock; log?: Logger; migrate?: boolean; stream?: Partial<HubOptions>; webhooks?: Partial<WebhookOptions> } = {},
+  opts: {
+    clock?: Clock;
+    log?: Logger;
+    migrate?: boolean;
+    stream?: Partial<HubOptions>;
+    webhooks?: Partial<WebhookOptions>;
+    /** "cli": the CLI opens the embedded data folder (a starting server waits for it) */
+    lockRole?: "server" | "cli";
+  } = {},
 ): Promise<Runtime> {
   const log = opts.log ?? createLogger(config);
   const db = await openDatabase({
@@ -104,6 +112,7 @@ export async function createRuntime(
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     timeoutMs: config.DATABASE_TIMEOUT_MS,
+    ...(opts.lockRole ? { lockRole: opts.lockRole } : {}),
     onIdleError: (err) => log.warn({ err: err.message }, "idle database connection failed"),
     onCreated: (database) => log.info({ database }, "created the database named by DATABASE_URL"),
   });

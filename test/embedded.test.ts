@@ -1,13 +1,17 @@
 // Embedded mode end to end: no DATABASE_URL, no REDIS_URL. The CLI bootstraps a tenant in a fresh
 // DATA_DIR, the server (started as `npm start` does) serves it, and the data survives a restart.
-// PGlite start-up takes seconds, hence the generous timeouts.
+// While the server holds DATA_DIR the CLI's commands run on its control socket (src/cli/control.ts),
+// printing what they print without it. PGlite start-up takes seconds, hence the generous timeouts.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeJwt } from "jose";
 import { client } from "./support/client.js";
+import { signIdentity } from "./support/fixtures.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "engagement-embedded-"));
 const running = new Set<ChildProcess>();
@@ -33,6 +37,7 @@ function freePort(): Promise<number> {
 interface Proc {
   child: ChildProcess;
   output: () => string;
+  stdout: () => string;
   exited: Promise<number | null>;
 }
 
@@ -41,7 +46,11 @@ function start(command: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   const child = spawn(command, args, { cwd: process.cwd(), env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   running.add(child);
   let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  let stdout = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+    stdout += d.toString();
+  });
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) =>
     child.on("close", (code) => {
@@ -49,7 +58,7 @@ function start(command: string, args: string[], env: NodeJS.ProcessEnv): Proc {
       resolve(code);
     }),
   );
-  return { child, output: () => out, exited };
+  return { child, output: () => out, stdout: () => stdout, exited };
 }
 
 const signalGroup = (p: Proc, signal: NodeJS.Signals) => {
@@ -63,12 +72,15 @@ const signalGroup = (p: Proc, signal: NodeJS.Signals) => {
 async function cli(...args: string[]) {
   const p = start(process.execPath, ["bin/engagement.js", ...args], embeddedEnv());
   const code = await p.exited;
-  return { code, output: p.output() };
+  return { code, output: p.output(), stdout: p.stdout() };
 }
 
 async function startServer(): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
-  const proc = start(process.execPath, ["dist/main.js"], embeddedEnv(port));
+  return waitReady(start(process.execPath, ["dist/main.js"], embeddedEnv(port)), port);
+}
+
+async function waitReady(proc: Proc, port: number): Promise<{ proc: Proc; url: string }> {
   const url = `http://127.0.0.1:${port}`;
   let exitCode: number | null | undefined;
   void proc.exited.then((c) => (exitCode = c));
@@ -94,6 +106,24 @@ async function stop(proc: Proc) {
   const deadline = Date.now() + 45_000;
   while (existsSync(join(dataDir, "engagement.lock")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   expect(existsSync(join(dataDir, "engagement.lock")), `the lock outlived the server:\n${proc.output().slice(-2000)}`).toBe(false);
+  expect(existsSync(join(dataDir, "engagement.control"))).toBe(false);
+  expect(existsSync(join(dataDir, "engagement.sock"))).toBe(false);
+}
+
+/** POST /command on the control socket with the given Authorization header. */
+function controlCall(socketPath: string, authorization: string, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { socketPath, path: "/command", method: "POST", headers: { authorization, "content-type": "application/json" } },
+      (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 afterAll(async () => {
@@ -145,10 +175,79 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
       expect(again.body).toEqual(first.body);
     }
 
-    // the data dir is locked: the CLI and a second server refuse with a clear message
-    const second = await cli("tenant", "create", "--name", "Intruder", "--json");
-    expect(second.code).not.toBe(0);
-    expect(second.output).toMatch(/in use by process \d+/);
+    // the server holds the data dir and offers the CLI its control socket: owner-only files
+    const controlPath = join(dataDir, "engagement.control");
+    expect(statSync(controlPath).mode & 0o777).toBe(0o600);
+    const control = JSON.parse(readFileSync(controlPath, "utf8"));
+    expect(control.pid).toBe(first.proc.child.pid);
+    expect(control.socket).toBe(join(dataDir, "engagement.sock"));
+    expect(statSync(control.socket).isSocket()).toBe(true);
+    expect(statSync(control.socket).mode & 0o777).toBe(0o600);
+    // without the token (or with another) nothing runs
+    for (const auth of ["", "Bearer ", `Bearer ${"0".repeat(64)}`, control.token]) {
+      const r = await controlCall(control.socket, auth, { command: "tenant create", name: "Intruder", ttl: "1h" });
+      expect(r.status).toBe(401);
+      expect(r.body.result).toBeUndefined();
+    }
+    const garbage = await controlCall(control.socket, `Bearer ${control.token}`, { command: "drop everything" });
+    expect(garbage.status).toBe(400);
+
+    // the CLI's commands, run by the server: the same output as when the CLI opens the data dir itself
+    const live = await cli("tenant", "create", "--name", "While serving", "--json");
+    expect(live.code, live.output).toBe(0);
+    expect(live.stdout.trim().split("\n")).toHaveLength(1);
+    const liveCreds = JSON.parse(live.stdout);
+    expect(Object.keys(liveCreds)).toEqual(["tenantId", "adminToken", "apiKey", "identitySecret"]);
+    const liveApi = client(first.url, { key: liveCreds.apiKey });
+    expect((await liveApi.put("/api/v1/discussions/live-1", { title: "Made while serving" })).status).toBe(201);
+    expect((await client(first.url, { admin: liveCreds.adminToken }).get("/api/v1/keys")).status).toBe(200);
+    const identity = await signIdentity(liveCreds.identitySecret, "live-reader");
+    expect((await liveApi.post("/api/v1/discussions/live-1/comments", { body: "hello" }, { identity })).status).toBe(201);
+    const human = await cli("tenant", "create", "--name", "Human while serving");
+    expect(human.code, human.output).toBe(0);
+    expect(human.stdout).toMatch(/^Tenant created: ten_[\s\S]*API key \(all capabilities; shown once\):\n {2}ek_[0-9a-f]{64}\n/);
+
+    const op = await cli(
+      "operator",
+      "create",
+      "--tenant",
+      liveCreds.tenantId,
+      "--email",
+      "Mod@Example.com",
+      "--role",
+      "moderator",
+      "--json",
+    );
+    expect(op.code, op.output).toBe(0);
+    const opOut = JSON.parse(op.stdout);
+    expect(Object.keys(opOut)).toEqual(["operatorId", "tenantId", "email", "role", "password"]);
+    expect(opOut).toMatchObject({ tenantId: liveCreds.tenantId, email: "mod@example.com", role: "moderator" });
+    const signIn = await fetch(`${first.url}/console/auth/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tenantId: liveCreds.tenantId, email: "mod@example.com", password: opOut.password }),
+    });
+    expect(signIn.status).toBe(200);
+    const dup = await cli("operator", "create", "--tenant", liveCreds.tenantId, "--email", "mod@example.com", "--json");
+    expect(dup.code).not.toBe(0);
+    expect(dup.stdout).toBe("");
+    expect(dup.output).toMatch(/^engagement: The tenant already has an operator mod@example.com\.\n$/);
+
+    const token = await cli("admin-token", "--tenant", liveCreds.tenantId, "--ttl", "1h");
+    expect(token.code, token.output).toBe(0);
+    expect(token.stdout.trim().split("\n")).toHaveLength(1);
+    expect((await client(first.url, { admin: token.stdout.trim() }).get("/api/v1/settings")).status).toBe(200);
+    const unknown = await cli("admin-token", "--tenant", "ten_does_not_exist");
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.output).toBe("engagement: No tenant with id ten_does_not_exist\n");
+
+    const migrate = await cli("migrate");
+    expect(migrate.code, migrate.output).toBe(0);
+    expect(migrate.stdout).toBe(
+      `Database is up to date: the running server (process ${first.proc.child.pid}) applied the migrations at start-up.\n`,
+    );
+
+    // a second server still refuses with a clear message
     const secondServer = start(process.execPath, ["dist/main.js"], embeddedEnv(await freePort()));
     expect(await secondServer.exited).not.toBe(0);
     expect(secondServer.output()).toMatch(/in use by process \d+/);
@@ -168,7 +267,16 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
 
     await stop(first.proc);
 
-    const again = await startServer();
+    // the README's order with no pause: `npm start`, then at once the CLI, while the server is still
+    // starting (it holds the data dir before it listens): the CLI waits for it, then runs there
+    const port = await freePort();
+    const starting = start(process.execPath, ["dist/main.js"], embeddedEnv(port));
+    const lockDeadline = Date.now() + 60_000;
+    while (!existsSync(join(dataDir, "engagement.lock")) && Date.now() < lockDeadline) await new Promise((r) => setTimeout(r, 20));
+    const early = await cli("admin-token", "--tenant", creds.tenantId);
+    expect(early.code, early.output).toBe(0);
+    expect(decodeJwt(early.stdout.trim()).tid).toBe(creds.tenantId);
+    const again = await waitReady(starting, port);
     const api2 = client(again.url, { key: creds.apiKey });
     const d = await api2.get("/api/v1/discussions/embedded-1");
     expect(d.status).toBe(200);

@@ -1,22 +1,63 @@
-// The `engagement` CLI: tenant bootstrap, admin tokens, migrations.
+// The `engagement` CLI: tenant bootstrap, admin tokens, console operators and links, migrations.
+// Each command is data (src/cli/commands.ts): in embedded mode, while a server holds the data folder,
+// it runs on that server's control socket (src/cli/control.ts); otherwise the CLI opens the database
+// itself. The output is the same either way.
 import { Command, InvalidArgumentError } from "commander";
-import { loadConfig } from "../config.js";
+import { loadConfig, type Config } from "../config.js";
 import { createRuntime } from "../runtime.js";
-import { createTenant } from "../modules/tenants/tenants.js";
-import { signAdminToken } from "../auth/admin-jwt.js";
 import { parseDuration } from "../lib/duration.js";
 import { pino } from "pino";
 import { AppError } from "../lib/errors.js";
-import { createOperator, signConsoleLink } from "../modules/console/operators.js";
+import { signConsoleLink } from "../modules/console/operators.js";
 import { resolveAdminSecret } from "../runtime.js";
+import { DataDirInUseError } from "../db/data-dir-lock.js";
+import { runCommand, type CliCommand, type CliResult } from "./commands.js";
+import { runOnServer } from "./control.js";
 
 const quietLog = pino({ level: "silent" });
+/** how long the CLI waits for a process holding the data folder to offer its control socket (a server starting) */
+const SERVER_WAIT_MS = 90_000;
 
-async function withRuntime<T>(fn: (rt: Awaited<ReturnType<typeof createRuntime>>) => Promise<T>, migrate = true): Promise<T> {
+const baseUrlOf = (config: Config) =>
+  config.PUBLIC_URL ?? `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+
+/** Runs a command on the embedded server holding DATA_DIR when there is one, else here. */
+async function execute<C extends CliCommand>(cmd: C): Promise<CliResult<C>> {
   const config = loadConfig();
-  const rt = await createRuntime(config, { log: quietLog, migrate });
+  for (let attempt = 0; ; attempt++) {
+    if (config.embedded) {
+      const remote = await runOnServer(config.DATA_DIR, cmd, {
+        waitMs: SERVER_WAIT_MS,
+        onWait: (pid) =>
+          process.stderr.write(`engagement: ${config.DATA_DIR} is held by process ${pid}; waiting for it (a server starting?)…\n`),
+      });
+      if (remote) return remote.result;
+    }
+    try {
+      return await runHere(config, cmd);
+    } catch (err) {
+      // a server took the folder between the look and the lock: ask it instead
+      if (err instanceof DataDirInUseError && config.embedded && attempt < 2) continue;
+      throw err;
+    }
+  }
+}
+
+async function runHere<C extends CliCommand>(config: Config, cmd: C): Promise<CliResult<C>> {
+  if (cmd.command === "console-link") {
+    // signed with the admin JWT secret: no database needed
+    const link = signConsoleLink({
+      secret: resolveAdminSecret(config),
+      tenantId: cmd.tenantId,
+      ...(cmd.email ? { email: cmd.email } : {}),
+      now: new Date(),
+      baseUrl: baseUrlOf(config),
+    });
+    return { url: link.url, expiresAt: link.expiresAt.toISOString() } as CliResult<C>;
+  }
+  const rt = await createRuntime(config, { log: quietLog, lockRole: "cli" });
   try {
-    return await fn(rt);
+    return await runCommand({ services: rt.services, migrated: rt.migrated, baseUrl: baseUrlOf(config) }, cmd);
   } finally {
     await rt.close();
   }
@@ -32,12 +73,8 @@ tenant
   .option("--json", "print exactly one JSON object")
   .option("--ttl <duration>", "admin token lifetime (e.g. 1h, 30m, 7d)", "24h")
   .action(async (opts: { name: string; json?: boolean; ttl: string }) => {
-    const ttlSeconds = parseDuration(opts.ttl);
-    const out = await withRuntime(async ({ services }) => {
-      const created = await createTenant(services, opts.name);
-      const adminToken = await signAdminToken({ secret: services.adminJwtSecret, tenantId: created.tenantId, ttlSeconds });
-      return { tenantId: created.tenantId, adminToken, apiKey: created.apiKey, identitySecret: created.identitySecret };
-    });
+    parseDuration(opts.ttl);
+    const out = await execute({ command: "tenant create", name: opts.name, ttl: opts.ttl });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify(out)}\n`);
     } else {
@@ -55,17 +92,8 @@ program
   .option("--ttl <duration>", "lifetime (e.g. 1h, 30m, 7d)", "1h")
   .option("--subject <sub>", "admin user (the JWT's sub)", "admin")
   .action(async (opts: { tenant: string; ttl: string; subject: string }) => {
-    const ttlSeconds = parseDuration(opts.ttl);
-    const token = await withRuntime(async ({ services }) => {
-      if (ttlSeconds > services.config.ADMIN_JWT_MAX_TTL) {
-        throw new InvalidArgumentError(
-          `--ttl ${opts.ttl} is longer than ADMIN_JWT_MAX_TTL (${services.config.ADMIN_JWT_MAX_TTL} s): the service would refuse it`,
-        );
-      }
-      const t = await services.prisma.tenant.findUnique({ where: { id: opts.tenant }, select: { id: true } });
-      if (!t) throw new InvalidArgumentError(`No tenant with id ${opts.tenant}`);
-      return signAdminToken({ secret: services.adminJwtSecret, tenantId: t.id, subject: opts.subject, ttlSeconds });
-    });
+    parseDuration(opts.ttl);
+    const { token } = await execute({ command: "admin-token", tenantId: opts.tenant, ttl: opts.ttl, subject: opts.subject });
     process.stdout.write(`${token}\n`);
   });
 
@@ -80,23 +108,14 @@ operator
   .option("--json", "print exactly one JSON object")
   .action(async (opts: { tenant: string; email: string; role: string; passwordStdin?: boolean; json?: boolean }) => {
     if (opts.role !== "owner" && opts.role !== "moderator") throw new InvalidArgumentError("--role must be owner or moderator");
-    const role = opts.role;
     const given = opts.passwordStdin ? (await readStdin()).replace(/\r?\n$/, "") : undefined;
-    const out = await withRuntime(async ({ services }) => {
-      const created = await createOperator(services, {
-        tenantId: opts.tenant,
-        email: opts.email,
-        role,
-        ...(given ? { password: given } : {}),
-      });
-      return {
-        operatorId: created.operator.id,
-        tenantId: created.operator.tenantId,
-        email: created.operator.email,
-        role,
-        password: given ? undefined : created.password,
-      };
-    }).catch(cliError);
+    const out = await execute({
+      command: "operator create",
+      tenantId: opts.tenant,
+      email: opts.email,
+      role: opts.role,
+      ...(given ? { password: given } : {}),
+    });
     if (opts.json) process.stdout.write(`${JSON.stringify(out)}\n`);
     else {
       process.stdout.write(`Operator created: ${out.email} (${out.role}) in ${out.tenantId}\n`);
@@ -110,27 +129,23 @@ program
   .requiredOption("--tenant <id>", "tenant id")
   .option("--email <email>", "the operator to sign in as (default: the tenant's first owner, created when there is none)")
   .action(async (opts: { tenant: string; email?: string }) => {
-    const config = loadConfig();
-    // signed with the admin JWT secret, so it needs no database: it also works while an embedded
-    // server holds the data directory (the server checks the tenant and operator when it is opened)
-    const secret = resolveAdminSecret(config);
-    const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
-    let link: { url: string; expiresAt: Date };
-    try {
-      link = signConsoleLink({ secret, tenantId: opts.tenant, ...(opts.email ? { email: opts.email } : {}), now: new Date(), baseUrl });
-    } catch (err) {
-      cliError(err);
-    }
+    const link = await execute({ command: "console-link", tenantId: opts.tenant, ...(opts.email ? { email: opts.email } : {}) }).catch(
+      cliError,
+    );
     const who = opts.email ? opts.email.trim().toLowerCase() : "the tenant's first owner";
-    process.stdout.write(`Sign in to ${opts.tenant} as ${who} (single use, until ${link.expiresAt.toISOString()}):\n${link.url}\n`);
+    process.stdout.write(`Sign in to ${opts.tenant} as ${who} (single use, until ${link.expiresAt}):\n${link.url}\n`);
   });
 
 program
   .command("migrate")
   .description("Apply pending database migrations")
   .action(async () => {
-    const applied = await withRuntime(async ({ services }) => (await services.db.migrate()).applied, false);
-    process.stdout.write(applied.length ? `Applied: ${applied.join(", ")}\n` : "Database is up to date.\n");
+    const { applied, server } = await execute({ command: "migrate" });
+    if (server !== undefined) {
+      process.stdout.write(`Database is up to date: the running server (process ${server}) applied the migrations at start-up.\n`);
+    } else {
+      process.stdout.write(applied.length ? `Applied: ${applied.join(", ")}\n` : "Database is up to date.\n");
+    }
   });
 
 async function readStdin(): Promise<string> {

@@ -8,12 +8,15 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { applyMigrationsWith, migratePostgres, type MigrationResult } from "./migrate.js";
-import { acquireDataDirLock } from "./data-dir-lock.js";
+import { acquireDataDirLockWaiting, type LockRole } from "./data-dir-lock.js";
 import { ensureDatabase } from "./ensure-database.js";
 import { pgliteSql, pgSql, type Sql } from "./sql.js";
 import { fastPgTypes } from "./timestamps.js";
 
 export type Prisma = PrismaClient;
+
+/** how long a process waits for a CLI command holding the embedded data folder */
+const CLI_LOCK_WAIT_MS = 60_000;
 
 export interface Database {
   prisma: PrismaClient;
@@ -37,6 +40,8 @@ export interface DatabaseOptions {
   timeoutMs?: number;
   /** an idle pooled connection failed (the database restarted, or terminated it): told, never thrown */
   onIdleError?: (err: Error) => void;
+  /** embedded: who holds the data folder (a server waits for a CLI command holding it; see data-dir-lock.ts) */
+  lockRole?: LockRole;
   /** DATABASE_URL named a database that did not exist, and it was created */
   onCreated?: (name: string) => void;
 }
@@ -79,7 +84,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     };
   }
   mkdirSync(opts.dataDir, { recursive: true });
-  const releaseLock = acquireDataDirLock(opts.dataDir);
+  const releaseLock = await acquireDataDirLockWaiting(opts.dataDir, opts.lockRole ?? "server", CLI_LOCK_WAIT_MS);
   try {
     const pglite = new PGlite(join(opts.dataDir, "pgdata"));
     await pglite.waitReady;

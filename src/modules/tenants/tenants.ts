@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import { newId } from "../../lib/ids.js";
+import { AppError } from "../../lib/errors.js";
 import { generateApiKey } from "../../auth/key-auth.js";
 import { CAPABILITIES } from "../../auth/capabilities.js";
 
@@ -19,7 +20,11 @@ export interface CreatedTenant {
 
 export async function createTenant(deps: { prisma: PrismaClient; secretBox: SecretBox }, name: string): Promise<CreatedTenant> {
   const trimmed = name.trim();
-  if (!trimmed || trimmed.length > 200) throw new Error("--name must be 1–200 characters");
+  if (!trimmed || trimmed.length > 200) {
+    throw new AppError(422, "validation_failed", "--name must be 1–200 characters", {
+      errors: [{ path: "name", message: "must be 1–200 characters" }],
+    });
+  }
   const tenantId = newId("ten");
   const identitySecret = generateIdentitySecret();
   const key = generateApiKey();
