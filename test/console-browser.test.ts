@@ -3,12 +3,6 @@
 // pending comment that arrived live and see it reach a reader's SSE stream; bring a webhook endpoint
 // disabled by failures back with "Enable"; no serious or critical axe-core violation on any screen,
 // at 1280 px and 390 px. Screenshots of each screen go to docs/console/.
-import { readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { createRequire } from "node:module";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
@@ -18,14 +12,7 @@ import { runProcess } from "./support/process.js";
 import { openSse } from "./support/sse.js";
 import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
 import { startWebhookServer } from "./support/receiver-app.js";
-
-const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
-// UPDATE_SCREENSHOTS=1 refreshes the README's screenshots in docs/console; otherwise they go to a
-// scratch folder, so a test run leaves the checkout as it was
-const SHOTS =
-  process.env.UPDATE_SCREENSHOTS === "1"
-    ? new URL("../docs/console/", import.meta.url)
-    : pathToFileURL(join(tmpdir(), "engagement-console-shots/"));
+import { expectAccessible, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -48,31 +35,9 @@ async function consoleLink(tenantId: string): Promise<string> {
   return r.stdout.trim().split("\n").at(-1)!;
 }
 
-/** No serious or critical axe-core violation on what the page shows now. */
-async function expectAccessible(p: Page, screen: string): Promise<void> {
-  // evaluated through the DevTools protocol, which the page's CSP does not govern
-  await p.evaluate(readFileSync(AXE, "utf8"));
-  const violations = await p.evaluate(async () => {
-    const r = await (window as any).axe.run(document, { resultTypes: ["violations"] });
-    return r.violations
-      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
-      .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join(", ")})`);
-  });
-  expect(violations, `axe on ${screen}`).toEqual([]);
-}
-
-/** The screen's data has arrived: no request of the page's own is in flight (streams aside). */
-async function settled(p: Page): Promise<void> {
-  await p.waitForFunction(() => (window as any).__inflight === 0, undefined, { timeout: 10_000 });
-}
-
-async function shoot(p: Page, name: string): Promise<void> {
-  await p.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
-}
-
 describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await mkdir(SHOTS, { recursive: true });
+    await prepareShots();
     receiver = await startReceiver((req) =>
       req.event === "verification" ? { status: 200, body: { challenge: req.json?.challenge } } : { status: 500, body: "down" },
     );
@@ -109,18 +74,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
       await nav.getByRole("link", { name, exact: true }).click();
       await settled(page);
       await expectAccessible(page, `${name} at 390 px`);
-      const overflow = await page.evaluate(() => {
-        const width = document.documentElement.clientWidth;
-        // what sticks out of the page itself (a wide table scrolls inside its own region)
-        const wide = [...document.querySelectorAll("body *")].filter(
-          (el) => !el.parentElement?.closest(".table-wrap") && el.getBoundingClientRect().right > width + 1,
-        );
-        return [
-          document.documentElement.scrollWidth - width,
-          ...wide.slice(0, 6).map((el) => `${el.tagName}.${el.className}:${Math.round(el.getBoundingClientRect().right)}`),
-        ];
-      });
-      expect(overflow, `${name} fits 390 px`).toEqual([0]);
+      expect(await overflow(page), `${name} fits 390 px`).toEqual([0]);
     }
     await shoot(page, "settings-390");
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -169,7 +123,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
         body: "Please approve me",
       });
     expect(posted.body.status).toBe("pending");
-    const item = page.getByRole("listitem", { name: "Comment by Ann in console-d" });
+    const item = page.getByRole("listitem", { name: "Comment by Ann in Console" });
     await item.waitFor({ timeout: 15_000 }); // arrived without a reload
     await expect.poll(() => item.textContent()).toContain("Please approve me");
     await shoot(page, "moderation-pending");
@@ -193,7 +147,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
       .post("/api/v1/discussions/console-d/comments", {
         body: "Reject me",
       });
-    const other = page.getByRole("listitem", { name: "Comment by Bo in console-d" });
+    const other = page.getByRole("listitem", { name: "Comment by Bo in Console" });
     await other.waitFor({ timeout: 15_000 });
     await other.focus();
     await page.keyboard.press("r");
@@ -303,6 +257,10 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
   it("lists what was done in the audit log, filterable by action", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit log" }).click();
     await page.getByRole("cell", { name: "api_key.create" }).first().waitFor();
+    // who by label (the bootstrap key set pre-moderation), and what a settings change changed
+    await page.getByRole("cell", { name: "editWindowSeconds: 900 → 600" }).waitFor();
+    await page.getByRole("cell", { name: "moderation: post → pre" }).waitFor();
+    await expect.poll(() => page.getByRole("cell", { name: /^bootstrap \(key / }).count()).toBeGreaterThan(0);
     await page.getByLabel("Action").fill("webhook.");
     await page.getByRole("button", { name: "Filter" }).click();
     await page.getByRole("cell", { name: "webhook.enable" }).waitFor();

@@ -1,4 +1,6 @@
-// The console shell: sign-in, navigation and the screens (hash routes: #/moderation, #/keys, …).
+// The console shell: sign-in, navigation and the screens (hash routes: #/moderation, #/keys, …). A
+// moderator who opens an owner's screen is told why it is not shown; a sign-in link the server
+// refused says why (?signin=…, set by src/modules/console/auth-routes.ts).
 import { useEffect, useState } from "preact/hooks";
 import { loadSession, signIn, signOut, type Session } from "./api";
 import { ErrorMessage, messageOf } from "./ui";
@@ -45,11 +47,17 @@ export function App() {
   return <Shell session={session} onSignedOut={() => setSession(null)} />;
 }
 
+/** Why the server refused a sign-in link (its redirect's ?signin=). */
+const LINK_REFUSED: Record<string, string> = {
+  "link-expired": "That sign-in link has expired or was used already. Ask for a new one.",
+  "unknown-operator":
+    "That sign-in link names an email that is not an operator of this tenant. Ask an owner to add you (engagement operator create), then for a new link.",
+  "unknown-tenant": "That sign-in link names a tenant that does not exist.",
+};
+
 function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => void; error: string | null }) {
-  const linkExpired = new URLSearchParams(location.search).get("signin") === "link-expired";
-  const [error, setError] = useState<string | null>(
-    initial ?? (linkExpired ? "That sign-in link has expired or was used already. Ask for a new one." : null),
-  );
+  const refused = new URLSearchParams(location.search).get("signin");
+  const [error, setError] = useState<string | null>(initial ?? (refused ? (LINK_REFUSED[refused] ?? LINK_REFUSED["link-expired"]!) : null));
   const [busy, setBusy] = useState(false);
   return (
     <main class="signin">
@@ -92,7 +100,10 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
   const route = useHashRoute();
   const owner = session.operator.role === "owner";
   const screens = SCREENS.filter((s) => owner || !s.owner);
-  const current = screens.find((s) => s.path === route[0]) ?? screens[0]!;
+  const asked = SCREENS.find((s) => s.path === route[0]);
+  // an owner's screen opened by a moderator: say so rather than show another screen silently
+  const denied = asked && !screens.includes(asked) ? asked : undefined;
+  const current = denied ?? screens.find((s) => s.path === route[0]) ?? screens[0]!;
   useEffect(() => {
     document.title = `${current.name} · Engagement console`;
   }, [current]);
@@ -114,22 +125,40 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
             ))}
           </ul>
         </nav>
-        <span class="who">
-          {session.operator.email} ({session.operator.role}) · {session.tenantId}
-        </span>
-        <button type="button" onClick={() => void signOut().then(onSignedOut)}>
-          Sign out
-        </button>
+        <div class="account">
+          <span class="who" title={`${session.operator.email} (${session.operator.role}) · ${session.tenantId}`}>
+            {session.operator.email} ({session.operator.role}) · {session.tenantId}
+          </span>
+          <button type="button" onClick={() => void signOut().then(onSignedOut)}>
+            Sign out
+          </button>
+        </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {current.path === "moderation" && <ModerationScreen />}
-        {current.path === "discussions" && <DiscussionsScreen id={route[1]} />}
-        {current.path === "keys" && <KeysScreen />}
-        {current.path === "webhooks" && <WebhooksScreen id={route[1]} />}
-        {current.path === "settings" && <SettingsScreen />}
-        {current.path === "analytics" && <AnalyticsScreen />}
-        {current.path === "audit" && <AuditScreen />}
+        {denied && <OwnersOnly name={denied.name} />}
+        {!denied && current.path === "moderation" && <ModerationScreen />}
+        {!denied && current.path === "discussions" && <DiscussionsScreen id={route[1]} />}
+        {!denied && current.path === "keys" && <KeysScreen />}
+        {!denied && current.path === "webhooks" && <WebhooksScreen id={route[1]} />}
+        {!denied && current.path === "settings" && <SettingsScreen />}
+        {!denied && current.path === "analytics" && <AnalyticsScreen />}
+        {!denied && current.path === "audit" && <AuditScreen />}
       </main>
     </div>
+  );
+}
+
+function OwnersOnly({ name }: { name: string }) {
+  return (
+    <section aria-labelledby="denied-title">
+      <h1 id="denied-title">{name}</h1>
+      <p class="error" role="alert">
+        {name} is for owners of this tenant. You are signed in as a moderator: you can moderate comments, look after discussions and see
+        analytics. Ask an owner if you need {name.toLowerCase()} changed.
+      </p>
+      <p>
+        <a href="#/moderation">Go to the moderation queue</a>
+      </p>
+    </section>
   );
 }

@@ -137,7 +137,7 @@ export type WebhookState =
   | 'circuit_open'
   | 'disabled';
 
-export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } };
+export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null };
 
 export type ModerationQueueQueryVariables = Exact<{
   status?: ModerationQueueStatus | null | undefined;
@@ -147,12 +147,12 @@ export type ModerationQueueQueryVariables = Exact<{
 }>;
 
 
-export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type PendingCommentsSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
-export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } } };
+export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } };
 
 export type ApproveMutationVariables = Exact<{
   id: string;
@@ -203,7 +203,7 @@ export type DiscussionThreadQueryVariables = Exact<{
 }>;
 
 
-export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number }, comments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, author: { id: string, name: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number }, discussionCommentCounts: { approved: number, pending: number, rejected: number, deleted: number }, discussionComments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type LockDiscussionMutationVariables = Exact<{
   id: string;
@@ -353,7 +353,7 @@ export type AuditLogQueryVariables = Exact<{
 }>;
 
 
-export type AuditLogQuery = { auditLog: { edges: Array<{ node: { id: string, at: string, action: string, actor: { type: string, id: string, label: string | null }, resource: { type: string, id: string | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type AuditLogQuery = { auditLog: { edges: Array<{ node: { id: string, at: string, action: string, actor: { type: string, id: string, label: string | null }, resource: { type: string, id: string | null }, changes: Array<{ field: string, from: unknown, to: unknown }> } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -385,6 +385,16 @@ export const QueueCommentFragmentDoc = new TypedDocumentString(`
   author {
     id
     name
+  }
+  discussionTitle
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
   }
 }
     `, {"fragmentName":"QueueComment"}) as unknown as TypedDocumentString<QueueCommentFragment, unknown>;
@@ -466,6 +476,16 @@ export const ModerationQueueDocument = new TypedDocumentString(`
     id
     name
   }
+  discussionTitle
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
 }`) as unknown as TypedDocumentString<ModerationQueueQuery, ModerationQueueQueryVariables>;
 export const PendingCommentsDocument = new TypedDocumentString(`
     subscription PendingComments {
@@ -484,6 +504,16 @@ export const PendingCommentsDocument = new TypedDocumentString(`
   author {
     id
     name
+  }
+  discussionTitle
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
   }
 }`) as unknown as TypedDocumentString<PendingCommentsSubscription, PendingCommentsSubscriptionVariables>;
 export const ApproveDocument = new TypedDocumentString(`
@@ -555,7 +585,13 @@ export const DiscussionThreadDocument = new TypedDocumentString(`
     state
     commentCount
   }
-  comments(discussionId: $id, sort: oldest, first: 100, after: $after) {
+  discussionCommentCounts(discussionId: $id) {
+    approved
+    pending
+    rejected
+    deleted
+  }
+  discussionComments(discussionId: $id, first: 100, after: $after) {
     edges {
       node {
         ...QueueComment
@@ -580,6 +616,16 @@ export const DiscussionThreadDocument = new TypedDocumentString(`
   author {
     id
     name
+  }
+  discussionTitle
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
   }
 }`) as unknown as TypedDocumentString<DiscussionThreadQuery, DiscussionThreadQueryVariables>;
 export const LockDiscussionDocument = new TypedDocumentString(`
@@ -940,6 +986,11 @@ export const AuditLogDocument = new TypedDocumentString(`
         resource {
           type
           id
+        }
+        changes {
+          field
+          from
+          to
         }
       }
     }

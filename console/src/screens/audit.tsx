@@ -1,8 +1,21 @@
-// The audit log: who did what to which resource, when; paged, filterable by actor and action.
+// The audit log: who (an operator's email, a key's label) did what to which resource, when, and for a
+// settings change which fields changed from what to what; paged, filterable by actor and action.
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import { AuditLogDocument } from "../gql/graphql";
 import { ErrorMessage, useLoad, usePages } from "../ui";
+
+/** A changed value as text: numbers and words as they are, lists joined, anything else as JSON. */
+const shown = (v: unknown): string =>
+  v === null || v === undefined
+    ? "—"
+    : Array.isArray(v)
+      ? v.length === 0
+        ? "(none)"
+        : v.map(String).join(", ")
+      : typeof v === "object"
+        ? JSON.stringify(v)
+        : String(v);
 
 export function AuditScreen() {
   const [filters, setFilters] = useState({ actor: "", action: "" });
@@ -45,6 +58,7 @@ export function AuditScreen() {
               <th scope="col">Actor</th>
               <th scope="col">Action</th>
               <th scope="col">Resource</th>
+              <th scope="col">Changes</th>
             </tr>
           </thead>
           <tbody>
@@ -52,13 +66,33 @@ export function AuditScreen() {
               <tr key={r.id}>
                 <td>{when(r.at)}</td>
                 <td>
-                  {r.actor.label ?? r.actor.id} <span class="muted">({r.actor.type})</span>
+                  {r.actor.label ?? r.actor.id}{" "}
+                  <span class="muted">
+                    (
+                    {r.actor.type === "key"
+                      ? `key ${r.actor.id}`
+                      : r.actor.type === "admin" && r.actor.label === null
+                        ? "admin JWT"
+                        : r.actor.type}
+                    )
+                  </span>
                 </td>
                 <td>
                   <code>{r.action}</code>
                 </td>
                 <td>
                   {r.resource.type} {r.resource.id && <code>{r.resource.id}</code>}
+                </td>
+                <td>
+                  {r.changes.length > 0 && (
+                    <ul class="changes">
+                      {r.changes.map((c) => (
+                        <li key={c.field}>
+                          <code>{c.field}</code>: {shown(c.from)} → {shown(c.to)}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
                 </td>
               </tr>
             ))}

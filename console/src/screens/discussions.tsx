@@ -1,5 +1,6 @@
-// Discussions: the list with state and counts, filtered by id or title; a discussion's page with its
-// thread (pinned first, tombstones as such) and Lock / Unlock / Archive.
+// Discussions: the list with state and counts, filtered by id or title; a discussion's page with
+// Lock / Unlock / Archive, its counts by status and every comment whatever its status (pending,
+// rejected and deleted included) as a thread, each with its status and the actions it allows.
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import {
@@ -8,10 +9,12 @@ import {
   DiscussionsDocument,
   LockDiscussionDocument,
   UnlockDiscussionDocument,
+  type DiscussionThreadQuery,
   type DiscussionsQuery,
 } from "../gql/graphql";
-import { ErrorMessage, useAction, useLoad } from "../ui";
+import { ErrorMessage, Notice, useAction, useLoad } from "../ui";
 import { httpHref } from "../safe-url";
+import { CommentActions, ReaderName, StatusBadge, doneLabel, plural, runCommentAction, type CommentAction } from "../comments";
 
 type Row = DiscussionsQuery["discussions"]["edges"][number]["node"];
 
@@ -52,7 +55,7 @@ function DiscussionList() {
               <th scope="col">Discussion</th>
               <th scope="col">Title</th>
               <th scope="col">State</th>
-              <th scope="col">Comments</th>
+              <th scope="col">Published comments</th>
               <th scope="col">Created</th>
             </tr>
           </thead>
@@ -81,10 +84,45 @@ function DiscussionList() {
   );
 }
 
+type ThreadComment = NonNullable<DiscussionThreadQuery["discussionComments"]>["edges"][number]["node"];
+
+/** Replies under their parent (each list oldest first); a reply whose parent is not loaded yet stays at the top level. */
+function threadOrder(comments: ThreadComment[]): ThreadComment[] {
+  const ids = new Set(comments.map((c) => c.id));
+  const children = new Map<string | null, ThreadComment[]>();
+  for (const c of comments) {
+    const key = c.parentId && ids.has(c.parentId) ? c.parentId : null;
+    children.set(key, [...(children.get(key) ?? []), c]);
+  }
+  const out: ThreadComment[] = [];
+  const walk = (key: string | null) => {
+    for (const c of children.get(key) ?? []) {
+      out.push(c);
+      walk(c.id);
+    }
+  };
+  walk(null);
+  return out;
+}
+
 function DiscussionPage({ id }: { id: string }) {
-  const thread = useLoad(() => gql(DiscussionThreadDocument, { id }), [id]);
+  const [comments, setComments] = useState<ThreadComment[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const thread = useLoad(async () => {
+    const d = await gql(DiscussionThreadDocument, { id });
+    setComments(d.discussionComments.edges.map((e) => e.node));
+    setNext(d.discussionComments.pageInfo.hasNextPage ? (d.discussionComments.pageInfo.endCursor ?? null) : null);
+    return d;
+  }, [id]);
+  const more = async () => {
+    const d = await gql(DiscussionThreadDocument, { id, after: next });
+    setComments((c) => [...c, ...d.discussionComments.edges.map((e) => e.node)]);
+    setNext(d.discussionComments.pageInfo.hasNextPage ? (d.discussionComments.pageInfo.endCursor ?? null) : null);
+  };
   const action = useAction();
+  const [notice, setNotice] = useState<string | null>(null);
   const d = thread.data?.discussion;
+  const counts = thread.data?.discussionCommentCounts;
   const change = (which: "lock" | "unlock" | "archive") =>
     void action.run(async () => {
       if (which === "lock") await gql(LockDiscussionDocument, { id });
@@ -92,7 +130,12 @@ function DiscussionPage({ id }: { id: string }) {
       if (which === "archive") await gql(ArchiveDiscussionDocument, { id });
       thread.reload();
     });
-  const comments = thread.data?.comments.edges.map((e) => e.node) ?? [];
+  const moderate = (c: ThreadComment, a: CommentAction) =>
+    void action.run(async () => {
+      await runCommentAction(c.id, a);
+      setNotice(`${doneLabel(a)} the comment by ${c.author.name}.`);
+      thread.reload();
+    });
   return (
     <section aria-labelledby="discussion-title">
       <p>
@@ -100,11 +143,18 @@ function DiscussionPage({ id }: { id: string }) {
       </p>
       <h1 id="discussion-title">{d?.title ?? id}</h1>
       <ErrorMessage error={thread.error ?? action.error} />
+      {notice && <Notice>{notice}</Notice>}
       {d && (
         <>
           <p>
-            <code>{d.id}</code> · state <strong>{d.state}</strong> · {d.commentCount} comments <DiscussionUrl url={d.url} />
+            <code>{d.id}</code> · state <strong>{d.state}</strong> <DiscussionUrl url={d.url} />
           </p>
+          {counts && (
+            <p class="counts">
+              {plural(counts.approved, "published comment")} · {counts.pending} pending · {counts.rejected} rejected · {counts.deleted}{" "}
+              deleted
+            </p>
+          )}
           <div class="actions">
             <button type="button" disabled={action.busy || d.state !== "open"} onClick={() => change("lock")}>
               Lock
@@ -116,20 +166,31 @@ function DiscussionPage({ id }: { id: string }) {
               Archive
             </button>
           </div>
-          <h2>Thread</h2>
+          <h2>Comments</h2>
           {comments.length === 0 && <p>No comments yet.</p>}
-          <ul class="thread">
-            {comments.map((c) => (
-              <li key={c.id} style={{ marginInlineStart: `${Math.min(c.depth ?? 0, 6) * 1.5}rem` }}>
+          <ul class="thread" aria-label="Every comment, replies under their parent">
+            {threadOrder(comments).map((c) => (
+              <li
+                key={c.id}
+                class={`status-${c.status}`}
+                style={{ marginInlineStart: `${Math.min(c.depth ?? 0, 6) * 1.5}rem` }}
+                aria-label={`Comment by ${c.author.name}, ${c.status === "approved" ? "published" : c.status}`}
+              >
                 <div class="meta">
-                  <strong>{c.author.name}</strong> · <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
-                  {c.pinned && <span class="badge">pinned</span>}
-                  {c.status !== "approved" && <span class="badge">{c.status}</span>}
+                  <StatusBadge status={c.status} />
+                  {c.pinned && <span class="badge">pinned</span>} <ReaderName author={c.author} /> ·{" "}
+                  <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
                 </div>
                 <p class="body">{c.status === "deleted" ? <em>Deleted comment</em> : c.body}</p>
+                <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} />
               </li>
             ))}
           </ul>
+          {next && (
+            <button type="button" onClick={() => void more()}>
+              Load more comments
+            </button>
+          )}
         </>
       )}
     </section>

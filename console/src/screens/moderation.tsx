@@ -1,20 +1,26 @@
 // The moderation queue across discussions: pending (or rejected) comments, oldest or newest first,
-// with Approve / Reject / Pin, keyboard shortcuts (j/k move, a approve, r reject), and new pending
-// comments arriving live (the pendingComments subscription over graphql-sse).
+// each card with the discussion's title, the comment it replies to and the reader; Approve / Reject /
+// Delete per card and for the selected cards at once; keyboard shortcuts handled at document level
+// from the moment the screen shows (j/k move, x selects, a approves, r rejects); new pending comments
+// arrive live (the pendingComments subscription over graphql-sse).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { gql, subscribe, when } from "../api";
-import {
-  ApproveDocument,
-  ModerationQueueDocument,
-  PendingCommentsDocument,
-  PinDocument,
-  RejectDocument,
-  type QueueCommentFragment,
-} from "../gql/graphql";
+import { ModerationQueueDocument, PendingCommentsDocument, type QueueCommentFragment } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf } from "../ui";
+import { CommentActions, ParentExcerpt, ReaderName, doneLabel, plural, runCommentAction, type CommentAction } from "../comments";
 
 type Status = "pending" | "rejected";
 type Sort = "oldest" | "newest";
+
+const where = (c: QueueCommentFragment) => c.discussionTitle ?? c.discussionId;
+const cardName = (c: QueueCommentFragment) => `Comment by ${c.author.name} in ${where(c)}`;
+
+/** Keys typed into a text field are the field's, not shortcuts. */
+const typing = (t: EventTarget | null) =>
+  t instanceof HTMLTextAreaElement ||
+  t instanceof HTMLSelectElement ||
+  (t instanceof HTMLInputElement && t.type !== "checkbox") ||
+  (t instanceof HTMLElement && t.isContentEditable);
 
 export function ModerationScreen() {
   const [status, setStatus] = useState<Status>("pending");
@@ -22,10 +28,20 @@ export function ModerationScreen() {
   const [items, setItems] = useState<QueueCommentFragment[]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [selected, setSelected] = useState(0);
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const listRef = useRef<HTMLUListElement>(null);
+  // what the shortcuts act on, current at once: keys typed faster than a render (j then a) see the move
+  const live = useRef({ items, selected, busy });
+  live.current.items = items;
+  live.current.busy = busy;
+  const select = (i: number) => {
+    live.current.selected = i;
+    setSelected(i);
+  };
 
   const load = async (after: string | null) => {
     setLoading(true);
@@ -43,7 +59,8 @@ export function ModerationScreen() {
   };
 
   useEffect(() => {
-    setSelected(0);
+    select(0);
+    setPicked(new Set());
     void load(null);
   }, [status, sort]);
 
@@ -53,38 +70,68 @@ export function ModerationScreen() {
     return subscribe(PendingCommentsDocument, (d) => {
       const c = d.pendingComments;
       setItems((prev) => (prev.some((x) => x.id === c.id) ? prev : sort === "oldest" ? [...prev, c] : [c, ...prev]));
-      setNotice(`New pending comment by ${c.author.name} in ${c.discussionId}.`);
+      setNotice(`New pending comment by ${c.author.name} in ${where(c)}.`);
     });
   }, [status, sort]);
 
-  const act = async (c: QueueCommentFragment, action: "approve" | "reject" | "pin") => {
-    try {
-      if (action === "approve") await gql(ApproveDocument, { id: c.id });
-      if (action === "reject") await gql(RejectDocument, { id: c.id });
-      if (action === "pin") await gql(PinDocument, { id: c.id });
-      if (action !== "pin") setItems((prev) => prev.filter((x) => x.id !== c.id));
-      else setItems((prev) => prev.map((x) => (x.id === c.id ? { ...x, pinned: true } : x)));
-      setNotice(`${action === "approve" ? "Approved" : action === "reject" ? "Rejected" : "Pinned"} the comment by ${c.author.name}.`);
-      setError(null);
-    } catch (e) {
-      setError(messageOf(e));
-    }
+  /** Runs an action on some cards; those that leave the queue go, failures are reported. */
+  const act = async (targets: QueueCommentFragment[], action: CommentAction) => {
+    if (targets.length === 0) return;
+    live.current.busy = true;
+    setBusy(true);
+    const results = await Promise.allSettled(targets.map((c) => runCommentAction(c.id, action)));
+    live.current.busy = false;
+    setBusy(false);
+    const done = new Set(targets.filter((_c, i) => results[i]!.status === "fulfilled").map((c) => c.id));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    setItems((prev) => prev.filter((x) => !done.has(x.id)));
+    setPicked((prev) => new Set([...prev].filter((id) => !done.has(id))));
+    setError(failed ? `${plural(targets.length - done.size, "comment")} not changed: ${messageOf(failed.reason)}` : null);
+    if (done.size > 0)
+      setNotice(
+        targets.length === 1
+          ? `${doneLabel(action)} the comment by ${targets[0]!.author.name}.`
+          : `${doneLabel(action)} ${plural(done.size, "comment")}.`,
+      );
   };
 
-  const onKey = (e: KeyboardEvent) => {
-    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.altKey || e.ctrlKey || e.metaKey) return;
-    const current = items[selected];
-    if (e.key === "j" || e.key === "k") {
-      e.preventDefault();
-      const i = Math.max(0, Math.min(items.length - 1, selected + (e.key === "j" ? 1 : -1)));
-      setSelected(i);
-      listRef.current?.querySelectorAll<HTMLElement>("li")[i]?.focus();
-    } else if (current && e.key === "a") void act(current, "approve");
-    else if (current && e.key === "r" && status === "pending") void act(current, "reject");
+  const focusCard = (i: number) => {
+    select(i);
+    listRef.current?.querySelectorAll<HTMLElement>(":scope > li")[i]?.focus();
   };
+
+  // shortcuts work as soon as the queue shows, wherever the focus is (text fields aside)
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const { items: shown, selected: at, busy: working } = live.current;
+      if (typing(e.target) || e.altKey || e.ctrlKey || e.metaKey || working) return;
+      const i = Math.min(at, shown.length - 1);
+      const current = shown[i];
+      if (e.key === "j" || e.key === "k") {
+        e.preventDefault();
+        focusCard(Math.max(0, Math.min(shown.length - 1, i + (e.key === "j" ? 1 : -1))));
+      } else if (current && e.key === "x") {
+        e.preventDefault();
+        toggle(current.id);
+      } else if (current && e.key === "a") void act([current], "approve");
+      else if (current && e.key === "r" && status === "pending") void act([current], "reject");
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [status]);
+
+  const toggle = (id: string) =>
+    setPicked((prev) => {
+      const s = new Set(prev);
+      if (s.has(id)) s.delete(id);
+      else s.add(id);
+      return s;
+    });
+  const chosen = items.filter((c) => picked.has(c.id));
+  const all = items.length > 0 && chosen.length === items.length;
 
   return (
-    <section aria-labelledby="moderation-title" onKeyDown={onKey}>
+    <section aria-labelledby="moderation-title">
       <h1 id="moderation-title">Moderation queue</h1>
       <div class="toolbar">
         <label>
@@ -101,8 +148,28 @@ export function ModerationScreen() {
             <option value="newest">Newest first</option>
           </select>
         </label>
-        <span class="hint">Keys: j / k move, a approve, r reject</span>
+        <span class="hint">Keys: j / k move, x select, a approve{status === "pending" ? ", r reject" : ""}</span>
       </div>
+      {items.length > 0 && (
+        <div class="toolbar bulk" role="group" aria-label="Selected comments">
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={all}
+              onChange={(e) => setPicked(e.currentTarget.checked ? new Set(items.map((c) => c.id)) : new Set())}
+            />
+            Select all shown
+          </label>
+          <button type="button" class="btn-approve" disabled={busy || chosen.length === 0} onClick={() => void act(chosen, "approve")}>
+            Approve {plural(chosen.length, "selected comment")}
+          </button>
+          {status === "pending" && (
+            <button type="button" class="btn-reject" disabled={busy || chosen.length === 0} onClick={() => void act(chosen, "reject")}>
+              Reject {plural(chosen.length, "selected comment")}
+            </button>
+          )}
+        </div>
+      )}
       <ErrorMessage error={error} />
       {notice && <Notice>{notice}</Notice>}
       {!loading && items.length === 0 && <p>Nothing to moderate.</p>}
@@ -113,28 +180,20 @@ export function ModerationScreen() {
             tabIndex={i === selected ? 0 : -1}
             aria-current={i === selected ? "true" : undefined}
             class={i === selected ? "selected" : ""}
-            onFocus={() => setSelected(i)}
-            aria-label={`Comment by ${c.author.name} in ${c.discussionId}`}
+            onFocus={() => select(i)}
+            aria-label={cardName(c)}
           >
-            <div class="meta">
-              <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{c.discussionId}</a> · <strong>{c.author.name}</strong> ·{" "}
-              <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
-              {c.pinned && <span class="badge">pinned</span>}
+            <div class="card-head">
+              <input type="checkbox" aria-label={`Select the ${cardName(c)}`} checked={picked.has(c.id)} onChange={() => toggle(c.id)} />
+              <div class="meta">
+                <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{where(c)}</a>
+                {c.discussionTitle && <span class="muted"> ({c.discussionId})</span>} · <ReaderName author={c.author} /> ·{" "}
+                <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+              </div>
             </div>
+            <ParentExcerpt parent={c.parent} />
             <p class="body">{c.body}</p>
-            <div class="actions">
-              <button type="button" onClick={() => void act(c, "approve")}>
-                Approve
-              </button>
-              {status === "pending" && (
-                <button type="button" onClick={() => void act(c, "reject")}>
-                  Reject
-                </button>
-              )}
-              <button type="button" onClick={() => void act(c, "pin")} disabled={c.pinned}>
-                Pin
-              </button>
-            </div>
+            <CommentActions c={c} busy={busy} onAction={(a) => void act([c], a)} />
           </li>
         ))}
       </ul>

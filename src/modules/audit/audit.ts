@@ -1,7 +1,9 @@
 // The audit trail (contract section 10): who (operator, API key or admin JWT subject) did what to
 // which resource, when. Recorded by the domain operations themselves right after their change
 // commits, for REST, GraphQL and the console alike; listed newest first, filterable by actor and
-// action, for the admin JWT and console owners.
+// action, for the admin JWT and console owners. The actor's label is what a person recognises, as
+// it was then: an operator's email, a key's label. A settings change names the fields it changed,
+// from what to what (details.changes, written by settings.ts; `changes` on the GraphQL type).
 import type { AuditEntry, Prisma } from "../../generated/prisma/client.js";
 import { db, requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { newId } from "../../lib/ids.js";
@@ -32,15 +34,22 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export function actorOf(p: Principal): { actorType: string; actorId: string; actorLabel: string | null } {
+export function actorOf(p: Principal, keyLabel: string | null = null): { actorType: string; actorId: string; actorLabel: string | null } {
   switch (p.kind) {
     case "operator":
       return { actorType: "operator", actorId: p.operatorId, actorLabel: p.email };
     case "admin":
       return { actorType: "admin", actorId: p.subject, actorLabel: null };
     default:
-      return { actorType: "key", actorId: p.keyId, actorLabel: null };
+      return { actorType: "key", actorId: p.keyId, actorLabel: keyLabel };
   }
+}
+
+/** The label of the key acting, as it is now (kept in the entry: a later revoke does not change it). */
+async function keyLabelOf(ctx: RequestContext, p: Principal): Promise<string | null> {
+  if (p.kind !== "key" && p.kind !== "publishable") return null;
+  const key = await db(ctx).apiKey.findFirst({ where: { id: p.keyId }, select: { label: true } });
+  return key?.label ?? null;
 }
 
 /** Records one action of the request's caller. */
@@ -51,12 +60,13 @@ export async function recordAudit(
   details?: Record<string, unknown>,
 ): Promise<void> {
   const principal = requirePrincipal(ctx);
+  const keyLabel = await keyLabelOf(ctx, principal);
   await ctx.app.prisma.auditEntry.create({
     data: {
       id: newId("aud"),
       tenantId: principal.tenantId,
       createdAt: ctx.app.clock.now(),
-      ...actorOf(principal),
+      ...actorOf(principal, keyLabel),
       action,
       resourceType: resource.type,
       resourceId: resource.id,

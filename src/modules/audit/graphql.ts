@@ -1,4 +1,5 @@
-// The audit trail over GraphQL: `auditLog` (admin JWT or console owner).
+// The audit trail over GraphQL: `auditLog` (admin JWT or console owner); a settings change's
+// `changes` (field, from, to) typed from the entry's details.
 import { builder } from "../../graphql/builder.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import type { AuditEntry } from "../../generated/prisma/client.js";
@@ -9,7 +10,10 @@ const AuditActor = builder.objectRef<AuditEntry>("AuditActor").implement({
   fields: (t) => ({
     type: t.exposeString("actorType", { description: "operator | key | admin" }),
     id: t.exposeString("actorId", { description: "operator id, API key id or admin `sub`" }),
-    label: t.exposeString("actorLabel", { nullable: true, description: "the operator's email" }),
+    label: t.exposeString("actorLabel", {
+      nullable: true,
+      description: "the operator's email or the key's label, as it was then (null for the admin JWT and entries written before labels)",
+    }),
   }),
 });
 
@@ -20,6 +24,30 @@ const AuditResource = builder.objectRef<AuditEntry>("AuditResource").implement({
   }),
 });
 
+interface AuditChange {
+  field: string;
+  from: unknown;
+  to: unknown;
+}
+
+const AuditChangeType = builder.objectRef<AuditChange>("AuditChange").implement({
+  description: "One field an action changed, from what to what (a settings change names each field it changed).",
+  fields: (t) => ({
+    field: t.exposeString("field", { description: "e.g. `moderation`, or `delivery.maxAttempts` for a nested one" }),
+    from: t.field({ type: "JSON", nullable: true, resolve: (c) => c.from ?? null }),
+    to: t.field({ type: "JSON", nullable: true, resolve: (c) => c.to ?? null }),
+  }),
+});
+
+/** The `changes` the entry's details recorded; none for actions that record none. */
+function changesOf(e: AuditEntry): AuditChange[] {
+  const details = e.details as { changes?: unknown } | null;
+  if (!details || !Array.isArray(details.changes)) return [];
+  return details.changes.filter(
+    (c): c is AuditChange => typeof c === "object" && c !== null && typeof (c as { field?: unknown }).field === "string",
+  );
+}
+
 export const AuditEntryType = builder.objectRef<AuditEntry>("AuditEntry").implement({
   fields: (t) => ({
     id: t.exposeID("id"),
@@ -28,6 +56,11 @@ export const AuditEntryType = builder.objectRef<AuditEntry>("AuditEntry").implem
     action: t.exposeString("action"),
     resource: t.field({ type: AuditResource, resolve: (e) => e }),
     details: t.field({ type: "JSON", nullable: true, resolve: (e) => e.details ?? null }),
+    changes: t.field({
+      type: [AuditChangeType],
+      description: "What the action changed, field by field (settings.update); empty when the action records none.",
+      resolve: changesOf,
+    }),
   }),
 });
 

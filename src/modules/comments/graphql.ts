@@ -2,11 +2,15 @@
 // call the domain; capabilities are declared with authScopes. Comment and Reader are plain object
 // types over the rows the domain returns: a page or a comment comes with its authors from ONE SQL
 // statement (read.ts), and a write returns the row its statement produced — nothing is re-read.
+// For moderators (moderate_content): `discussionComments` (every status), `discussionCommentCounts`
+// and a comment's `discussionTitle` / `parent` (moderation-context.ts).
 import { builder } from "../../graphql/builder.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { reactionCountsOf, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, QUEUE_SORTS, QUEUE_STATUSES, getComment, listComments, listQueue } from "./read.js";
+import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
+import { countDiscussionComments, listDiscussionComments, type CommentStatusCounts } from "./moderation-read.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", {
   values: ["approved", "pending", "rejected", "deleted"] as const,
@@ -37,7 +41,27 @@ export const ReaderType = builder.objectRef<Author>("Reader").implement({
   }),
 });
 
-// Field order = commentDto (src/domain/comment-dto.ts), so REST responses and events match.
+const CommentParentType = builder.objectRef<NonNullable<ModerationContext["parent"]>>("CommentParent").implement({
+  description: "The comment a reply answers, as a moderator sees it beside the reply.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    status: t.expose("status", { type: CommentStatus }),
+    author: t.field({ type: ReaderType, resolve: (p) => p.author }),
+    excerpt: t.exposeString("excerpt", { description: "The start of its body (200 characters); empty when deleted." }),
+  }),
+});
+
+const CommentStatusCountsType = builder.objectRef<CommentStatusCounts>("CommentStatusCounts").implement({
+  description: "How many comments a discussion has of each status.",
+  fields: (t) => ({
+    approved: t.exposeInt("approved"),
+    pending: t.exposeInt("pending"),
+    rejected: t.exposeInt("rejected"),
+    deleted: t.exposeInt("deleted"),
+  }),
+});
+
+// Field order = commentDto (src/modules/comments/dto.ts), so REST responses and events match.
 export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").implement({
   interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
@@ -66,6 +90,19 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
       resolve: (c) => reactionCountsOf(c),
     }),
     replyCount: t.exposeInt("replyCount"),
+    discussionTitle: t.string({
+      nullable: true,
+      description: "The discussion's title (moderate_content): moderation context.",
+      authScopes: { capability: "moderate_content" },
+      resolve: async (c, _a, ctx) => (await moderationContextOf(ctx, c)).discussionTitle,
+    }),
+    parent: t.field({
+      type: CommentParentType,
+      nullable: true,
+      description: "The comment this one replies to, whatever its status (moderate_content); null at the top level.",
+      authScopes: { capability: "moderate_content" },
+      resolve: async (c, _a, ctx) => (await moderationContextOf(ctx, c)).parent,
+    }),
   }),
 });
 
@@ -110,6 +147,23 @@ builder.queryFields((t) => ({
     },
     CommentConnection,
   ),
+  discussionComments: t.connection(
+    {
+      type: CommentType,
+      description: "Every comment of a discussion whatever its status (deleted ones as tombstones), oldest first: what a moderator sees.",
+      authScopes: { capability: "moderate_content" },
+      args: { discussionId: t.arg.string({ required: true }), ...legacyPageArgs(t.arg) },
+      resolve: (_root, args, ctx) => connectionPage(args, (page) => listDiscussionComments(ctx, args.discussionId, page)),
+    },
+    CommentConnection,
+  ),
+  discussionCommentCounts: t.field({
+    type: CommentStatusCountsType,
+    description: "How many comments the discussion has of each status.",
+    authScopes: { capability: "moderate_content" },
+    args: { discussionId: t.arg.string({ required: true }) },
+    resolve: (_root, { discussionId }, ctx) => countDiscussionComments(ctx, discussionId),
+  }),
   comment: t.field({
     type: CommentType,
     authScopes: { browser: true },

@@ -9,6 +9,7 @@ import { checkLimit, decodeCursor, toPage, type CursorValue, type Page } from ".
 import { checkDiscussionId } from "../../lib/ids.js";
 import type { CommentWithAuthor } from "./dto.js";
 import { visibleTo } from "./visibility.js";
+import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 
 export const COMMENT_SORTS = ["newest", "oldest", "top"] as const;
 export type CommentSort = (typeof COMMENT_SORTS)[number];
@@ -16,11 +17,11 @@ export const LIST_STATUSES = ["approved", "pending", "rejected"] as const;
 export type ListStatus = (typeof LIST_STATUSES)[number];
 
 /** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
-const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.status::text AS status,
+export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.status::text AS status,
   c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
   r.name AS author_name, r.avatar_url AS author_avatar_url`;
 
-interface CommentSqlRow {
+export interface CommentSqlRow {
   id: string;
   tenant_id: string;
   discussion_id: string;
@@ -41,7 +42,7 @@ interface CommentSqlRow {
   author_avatar_url: string | null;
 }
 
-function rowToComment(r: CommentSqlRow): CommentWithAuthor {
+export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
   return {
     id: r.id,
     tenantId: r.tenant_id,
@@ -198,12 +199,13 @@ export const QUEUE_SORTS = ["oldest", "newest"] as const;
 export type QueueSort = (typeof QUEUE_SORTS)[number];
 
 function queueStatement(status: QueueStatus, sort: QueueSort, after: boolean): { name: string; text: string } {
-  const name = `comments_queue_${status}_${sort}_${after ? "a" : "f"}`;
+  const name = `comments_queue_ctx_${status}_${sort}_${after ? "a" : "f"}`;
   let statement = statements.get(name);
   if (!statement) {
     const dir = sort === "newest" ? "DESC" : "ASC";
     const keyset = after ? `AND (c.created_at, c.id) ${sort === "newest" ? "<" : ">"} ($3, $4)` : "";
-    const text = `SELECT ${COMMENT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+    const text = `SELECT ${COMMENT_COLUMNS}, ${CONTEXT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+       ${CONTEXT_JOINS}
        WHERE c.tenant_id = $1 AND c.status = '${status}' ${keyset}
        ORDER BY c.created_at ${dir}, c.id ${dir} LIMIT $2`;
     statements.set(name, (statement = { name, text }));
@@ -213,13 +215,14 @@ function queueStatement(status: QueueStatus, sort: QueueSort, after: boolean): {
 
 /**
  * The moderation queue across every discussion of the tenant (contract section 10): pending (or
- * rejected) comments, oldest first by default. One statement; cursors are bound to status and sort.
+ * rejected) comments, oldest first by default, each with its moderation context (moderation-context.ts).
+ * One statement; cursors are bound to status and sort.
  * Callers need moderate_content (the GraphQL field declares it).
  */
 export async function listQueue(
   ctx: RequestContext,
   args: { status?: QueueStatus | null; sort?: QueueSort | null; limit?: number | null; cursor?: string | null },
-): Promise<Page<CommentWithAuthor>> {
+): Promise<Page<CommentInContext>> {
   const status = args.status ?? "pending";
   const sort = args.sort ?? "oldest";
   const limit = checkLimit(args.limit);
@@ -233,6 +236,7 @@ export async function listQueue(
     after = [new Date(at), id];
   }
   const { name, text } = queueStatement(status, sort, !!after);
-  const rows = await ctx.app.sql.query<CommentSqlRow>(text, [tenantIdOf(ctx), limit + 1, ...(after ?? [])], name);
-  return toPage(rows.map(rowToComment), limit, (c) => [tag, c.createdAt.getTime(), c.id]);
+  const rows = await ctx.app.sql.query<CommentSqlRow & ContextSqlRow>(text, [tenantIdOf(ctx), limit + 1, ...(after ?? [])], name);
+  const comments = rows.map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
+  return toPage(comments, limit, (c) => [tag, c.createdAt.getTime(), c.id]);
 }

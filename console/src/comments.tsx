@@ -1,0 +1,124 @@
+// A comment as moderators see it, shared by the queue and a discussion's page: its status badge, the
+// reader (name and id: there is no reader page yet), the comment it replies to, and the actions its
+// status allows — Approve and Reject (distinct colours and labels), Pin / Unpin only on a published
+// (approved) comment, Delete after a confirmation.
+import { useState } from "preact/hooks";
+import { gql } from "./api";
+import {
+  ApproveDocument,
+  DeleteCommentDocument,
+  PinDocument,
+  RejectDocument,
+  UnpinDocument,
+  type QueueCommentFragment,
+} from "./gql/graphql";
+
+export type Moderated = Pick<QueueCommentFragment, "id" | "status" | "pinned" | "author" | "parent">;
+export type CommentAction = "approve" | "reject" | "pin" | "unpin" | "delete";
+
+/** "1 comment", "2 comments". */
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+const DONE: Record<CommentAction, string> = {
+  approve: "Approved",
+  reject: "Rejected",
+  pin: "Pinned",
+  unpin: "Unpinned",
+  delete: "Deleted",
+};
+export const doneLabel = (a: CommentAction) => DONE[a];
+
+export async function runCommentAction(id: string, action: CommentAction): Promise<void> {
+  if (action === "approve") await gql(ApproveDocument, { id });
+  else if (action === "reject") await gql(RejectDocument, { id });
+  else if (action === "pin") await gql(PinDocument, { id });
+  else if (action === "unpin") await gql(UnpinDocument, { id });
+  else await gql(DeleteCommentDocument, { id });
+}
+
+const STATUS_LABEL: Record<string, string> = {
+  approved: "published",
+  pending: "pending",
+  rejected: "rejected",
+  deleted: "deleted",
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge status-${status}`}>{STATUS_LABEL[status] ?? status}</span>;
+}
+
+export function ReaderName({ author }: { author: { id: string; name: string } }) {
+  return (
+    <span class="reader">
+      <strong>{author.name}</strong> <span class="muted">(reader {author.id})</span>
+    </span>
+  );
+}
+
+/** The comment a reply answers: its author and the start of its body. */
+export function ParentExcerpt({ parent }: { parent: Moderated["parent"] }) {
+  if (!parent) return null;
+  return (
+    <blockquote class="parent">
+      <span class="muted">
+        In reply to <strong>{parent.author.name}</strong>
+        {parent.status !== "approved" && (
+          <>
+            {" "}
+            <StatusBadge status={parent.status} />
+          </>
+        )}
+        :
+      </span>{" "}
+      {parent.status === "deleted" ? <em>deleted comment</em> : parent.excerpt}
+    </blockquote>
+  );
+}
+
+/** The actions the comment's status allows; `onAction` runs one (and reports errors). */
+export function CommentActions({ c, onAction, busy }: { c: Moderated; onAction: (a: CommentAction) => void; busy?: boolean }) {
+  const [confirming, setConfirming] = useState(false);
+  if (c.status === "deleted") return null;
+  if (confirming)
+    return (
+      <div class="actions" role="group" aria-label={`Confirm deleting the comment by ${c.author.name}`}>
+        Delete this comment for everyone?{" "}
+        <button
+          type="button"
+          class="btn-delete"
+          disabled={busy}
+          onClick={() => {
+            setConfirming(false);
+            onAction("delete");
+          }}
+        >
+          Confirm delete
+        </button>
+        <button type="button" class="btn-plain" onClick={() => setConfirming(false)}>
+          Cancel
+        </button>
+      </div>
+    );
+  return (
+    <div class="actions">
+      {c.status !== "approved" && (
+        <button type="button" class="btn-approve" disabled={busy} onClick={() => onAction("approve")}>
+          <span aria-hidden="true">✓ </span>Approve
+        </button>
+      )}
+      {c.status !== "rejected" && (
+        <button type="button" class="btn-reject" disabled={busy} onClick={() => onAction("reject")}>
+          <span aria-hidden="true">✕ </span>Reject
+        </button>
+      )}
+      {c.status === "approved" && (
+        <button type="button" class="btn-plain" disabled={busy} onClick={() => onAction(c.pinned ? "unpin" : "pin")}>
+          {c.pinned ? "Unpin" : "Pin"}
+        </button>
+      )}
+      <button type="button" class="btn-delete" disabled={busy} onClick={() => setConfirming(true)}>
+        Delete
+      </button>
+    </div>
+  );
+}

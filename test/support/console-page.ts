@@ -1,0 +1,55 @@
+// Helpers for the console's browser tests: axe-core on what the page shows, waiting for the page's
+// own requests, and screenshots (docs/console with UPDATE_SCREENSHOTS=1, else a scratch folder, so
+// a test run leaves the checkout as it was).
+import { readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
+import type { Page } from "playwright-core";
+import { expect } from "vitest";
+
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+const SHOTS =
+  process.env.UPDATE_SCREENSHOTS === "1"
+    ? new URL("../../docs/console/", import.meta.url)
+    : pathToFileURL(join(tmpdir(), "engagement-console-shots/"));
+
+export const prepareShots = () => mkdir(SHOTS, { recursive: true });
+
+/** No serious or critical axe-core violation on what the page shows now. */
+export async function expectAccessible(p: Page, screen: string): Promise<void> {
+  // evaluated through the DevTools protocol, which the page's CSP does not govern
+  await p.evaluate(readFileSync(AXE, "utf8"));
+  const violations = await p.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+    return r.violations
+      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
+      .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join(", ")})`);
+  });
+  expect(violations, `axe on ${screen}`).toEqual([]);
+}
+
+/** The screen's data has arrived: no request of the page's own is in flight (streams aside). */
+export async function settled(p: Page): Promise<void> {
+  await p.waitForFunction(() => (window as any).__inflight === 0, undefined, { timeout: 10_000 });
+}
+
+export async function shoot(p: Page, name: string): Promise<void> {
+  await p.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
+}
+
+/** What sticks out of the page at its width (a wide table scrolls inside its own region): [0] when nothing. */
+export function overflow(p: Page): Promise<unknown[]> {
+  return p.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const wide = [...document.querySelectorAll("body *")].filter(
+      (el) => !el.parentElement?.closest(".table-wrap") && el.getBoundingClientRect().right > width + 1,
+    );
+    return [
+      document.documentElement.scrollWidth - width,
+      ...wide.slice(0, 6).map((el) => `${el.tagName}.${el.className}:${Math.round(el.getBoundingClientRect().right)}`),
+    ];
+  });
+}
