@@ -94,29 +94,28 @@ describe("the CLI", { timeout: 120_000 }, () => {
     const session = await (await fetch(`${server.url}/console/auth/session`, { headers: { cookie: cookieOf(bareOpen) } })).json();
     expect(session.operator).toMatchObject({ email: "owner@localhost", role: "owner" });
 
-    // forged, expired, foreign-tenant or unknown-operator links sign nobody in
+    // forged, expired, foreign-tenant or unknown-operator links sign nobody in; a genuine link for an
+    // email that is no operator of the tenant (or an unknown tenant) says so rather than "expired"
     const forged = url.replace(/token=([^.]+)\.(.)/, (_m, p: string, c: string) => `token=${p}.${c === "A" ? "B" : "A"}`);
-    for (const bad of [
-      forged,
+    const sign = (o: { tenantId?: string; email?: string; now?: Date; secret?: string }) =>
       signConsoleLink({
-        secret: services().adminJwtSecret,
-        tenantId: t.tenantId,
-        now: new Date(clock.now().getTime() - 16 * 60_000),
+        secret: o.secret ?? services().adminJwtSecret,
+        tenantId: o.tenantId ?? t.tenantId,
+        ...(o.email ? { email: o.email } : {}),
+        now: o.now ?? clock.now(),
         baseUrl: server.url,
-      }).url,
-      signConsoleLink({ secret: services().adminJwtSecret, tenantId: "ten_nope", now: clock.now(), baseUrl: server.url }).url,
-      signConsoleLink({
-        secret: services().adminJwtSecret,
-        tenantId: t.tenantId,
-        email: "nobody@example.com",
-        now: clock.now(),
-        baseUrl: server.url,
-      }).url,
-      signConsoleLink({ secret: "another secret", tenantId: t.tenantId, now: clock.now(), baseUrl: server.url }).url,
-    ]) {
+      }).url;
+    for (const [bad, why] of [
+      [forged, "link-expired"],
+      [sign({ now: new Date(clock.now().getTime() - 16 * 60_000) }), "link-expired"],
+      [sign({ tenantId: "ten_nope" }), "unknown-tenant"],
+      [sign({ email: "nobody@example.com" }), "unknown-operator"],
+      [sign({ email: "nobody@example.com", now: new Date(clock.now().getTime() - 16 * 60_000) }), "link-expired"],
+      [sign({ secret: "another secret" }), "link-expired"],
+    ] as const) {
       const r = await open(bad);
       expect(r.headers.get("set-cookie"), bad).toBeNull();
-      expect(r.headers.get("location")).toContain("signin=link-expired");
+      expect(r.headers.get("location"), bad).toBe(`/console/?signin=${why}`);
     }
   });
 });
@@ -177,6 +176,12 @@ describe("audit trail", () => {
     const create = all.body.items.find((e: any) => e.action === "api_key.create" && e.resource.id === keyId);
     expect(create).toMatchObject({ actor: { type: "operator", label: "owner@localhost" }, resource: { type: "api_key", id: keyId } });
     expect(create.at).toMatch(/Z$/);
+    // a key acting is named by its label; a settings change says what changed, from what to what
+    const settings = all.body.items.find((e: any) => e.action === "settings.update");
+    expect(settings.actor).toMatchObject({ type: "key", label: "bootstrap" });
+    expect(settings.details.changes).toEqual([{ field: "editWindowSeconds", from: 900, to: 600 }]);
+    const typed = await gql(s, '{ auditLog(action: "settings.update", first: 1) { edges { node { changes { field from to } } } } }');
+    expect(typed.body.data.auditLog.edges[0].node.changes).toEqual([{ field: "editWindowSeconds", from: 900, to: 600 }]);
     const revoke = all.body.items.find((e: any) => e.action === "api_key.revoke");
     expect(revoke.actor).toMatchObject({ type: "admin", id: "admin" });
 

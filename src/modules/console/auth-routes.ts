@@ -2,7 +2,8 @@
 // email + password, sign-out and the current session. The session is an HttpOnly, SameSite=Strict
 // cookie (Secure behind https); the console reads its CSRF token from GET /console/auth/session and
 // sends it in X-CSRF-Token. Failed sign-in attempts are limited per account and per address, shared by
-// every instance (app.signInThrottle), and every failure has one message.
+// every instance (app.signInThrottle), and every password failure has one message. A refused link
+// redirects with why (?signin=link-expired | unknown-operator | unknown-tenant; operators.ts decides).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { serialize } from "cookie";
 import type { AppServices } from "../../context/services.js";
@@ -37,8 +38,9 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
     "/console/auth/link",
     handle(async (req, reply) => {
       const token = String((req.query as Record<string, unknown>).token ?? "");
-      const operator = await redeemConsoleLink(app, app.adminJwtSecret, token);
-      if (!operator) return reply.redirect("/console/?signin=link-expired", 303);
+      const redeemed = await redeemConsoleLink(app, app.adminJwtSecret, token);
+      if ("refused" in redeemed) return reply.header("Cache-Control", "no-store").redirect(`/console/?signin=${redeemed.refused}`, 303);
+      const { operator } = redeemed;
       const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
       setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
       return reply.header("Cache-Control", "no-store").redirect("/console/", 303);

@@ -72,27 +72,38 @@ export function signConsoleLink(opts: { secret: string; tenantId: string; email?
 const linkMac = (secret: string, payload: string) => createHmac("sha256", secret).update(`console-link.${payload}`).digest("base64url");
 
 /**
- * Spends a link once: its operator (the one named, else the tenant's first owner — created as
- * DEFAULT_OWNER_EMAIL, link sign-in only, when the tenant has none), or null when the token is
- * forged, expired, already used, or names an unknown tenant or operator.
+ * Why a link signs nobody in: `link-expired` (forged, expired or used already — one answer, as a
+ * forged token tells nothing), or, for a genuine unexpired link, `unknown-tenant` / `unknown-operator`
+ * (its email is no operator of the tenant: the person needs an account, not a new link).
  */
-export async function redeemConsoleLink(app: Services, secret: string, token: string): Promise<Operator | null> {
+export type LinkRefusal = "link-expired" | "unknown-tenant" | "unknown-operator";
+
+/**
+ * Spends a link once: its operator (the one named, else the tenant's first owner — created as
+ * DEFAULT_OWNER_EMAIL, link sign-in only, when the tenant has none), or why it signs nobody in.
+ */
+export async function redeemConsoleLink(
+  app: Services,
+  secret: string,
+  token: string,
+): Promise<{ operator: Operator } | { refused: LinkRefusal }> {
+  const expired = { refused: "link-expired" } as const;
   const [payload, mac] = token.split(".");
-  if (!payload || !mac || token.length > 2048) return null;
+  if (!payload || !mac || token.length > 2048) return expired;
   const expected = Buffer.from(linkMac(secret, payload));
   const given = Buffer.from(mac);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return expired;
   let claims: { t?: unknown; e?: unknown; x?: unknown };
   try {
     claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as typeof claims;
   } catch {
-    return null;
+    return expired;
   }
   const now = app.clock.now();
-  if (typeof claims.t !== "string" || typeof claims.x !== "number" || claims.x <= now.getTime()) return null;
+  if (typeof claims.t !== "string" || typeof claims.x !== "number" || claims.x <= now.getTime()) return expired;
   const tenantId = claims.t;
   const tenant = await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } });
-  if (!tenant) return null;
+  if (!tenant) return { refused: "unknown-tenant" };
   const operator =
     typeof claims.e === "string"
       ? await app.prisma.operator.findUnique({ where: { tenantId_email: { tenantId, email: claims.e } } })
@@ -102,13 +113,13 @@ export async function redeemConsoleLink(app: Services, secret: string, token: st
           create: { id: newId("op"), tenantId, email: DEFAULT_OWNER_EMAIL, role: "owner", createdAt: now },
           update: {},
         })));
-  if (!operator) return null;
+  if (!operator) return { refused: "unknown-operator" };
   // single use: the first redemption records the link; any other finds it there
   const spent = await app.prisma.$executeRaw`
     INSERT INTO console_links (id, tenant_id, operator_id, expires_at, used_at, created_at)
     VALUES (${hashToken(token)}, ${tenantId}, ${operator.id}, ${new Date(claims.x)}, ${now}, ${now})
     ON CONFLICT (id) DO NOTHING`;
-  return spent === 1 ? operator : null;
+  return spent === 1 ? { operator } : expired;
 }
 
 /** A hash to verify against when the operator does not exist, so both paths cost the same. */
