@@ -80,6 +80,17 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it("keeps the navigation on one row with Sign out at 1280 px", async () => {
+    const nav = page.getByRole("navigation", { name: "Main" });
+    const tops = await nav.getByRole("link").evaluateAll((links) => links.map((l) => Math.round(l.getBoundingClientRect().top)));
+    expect(tops.length).toBe(7);
+    expect(new Set(tops).size, "the links wrap").toBe(1);
+    const box = (await nav.boundingBox())!;
+    const out = (await page.getByRole("button", { name: "Sign out" }).boundingBox())!;
+    expect(out.y).toBeLessThan(box.y + box.height);
+    expect(out.y + out.height).toBeGreaterThan(box.y);
+  });
+
   it("creates a key, shows it once, the API takes it; revoking it makes the API refuse it", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Keys" }).click();
     await page.getByRole("button", { name: "Create key" }).click();
@@ -261,11 +272,11 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     await page.getByRole("cell", { name: "editWindowSeconds: 900 → 600" }).waitFor();
     await page.getByRole("cell", { name: "moderation: post → pre" }).waitFor();
     await expect.poll(() => page.getByRole("cell", { name: /^bootstrap \(key / }).count()).toBeGreaterThan(0);
+    await shoot(page, "audit-log");
     await page.getByLabel("Action").fill("webhook.");
     await page.getByRole("button", { name: "Filter" }).click();
     await page.getByRole("cell", { name: "webhook.enable" }).waitFor();
     await expect.poll(() => page.getByRole("cell", { name: "api_key.create" }).count()).toBe(0);
-    await shoot(page, "audit-log");
     // by now there is something to chart
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Analytics" }).click();
     await settled(page);

@@ -119,7 +119,7 @@ describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout:
     expect(await fay.getByRole("button", { name: "Pin" }).count()).toBe(0);
     await page.getByRole("listitem", { name: "Comment by Dee, rejected" }).waitFor();
     await expectAccessible(page, "a discussion for a moderator");
-    await shoot(page, "discussion");
+    await shoot(page, "discussion-moderation");
 
     // the abusive reply was approved by mistake: delete it here
     const bo = page.getByRole("listitem", { name: "Comment by Bo, published" });

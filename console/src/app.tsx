@@ -154,7 +154,7 @@ function OwnersOnly({ name }: { name: string }) {
       <h1 id="denied-title">{name}</h1>
       <p class="error" role="alert">
         {name} is for owners of this tenant. You are signed in as a moderator: you can moderate comments, look after discussions and see
-        analytics. Ask an owner if you need {name.toLowerCase()} changed.
+        analytics. Ask an owner of the tenant if you need something done there.
       </p>
       <p>
         <a href="#/moderation">Go to the moderation queue</a>
