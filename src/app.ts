@@ -85,7 +85,7 @@ export async function buildApp(
   fastify.get("/api/v1/openapi.json", (_req, reply) =>
     reply.header("Cache-Control", "public, max-age=300").type("application/json; charset=utf-8").send(openapi),
   );
-  // --- streams (issue 3)
+  // --- streams
   const { streams, webhooks } = services;
   mountStreamRoute(raw, { app: services, hub: streams, cors, record });
   mountConsoleAuth(fastify, services);

@@ -1,4 +1,4 @@
-// The GraphQL API driven by the clients frontend teams use (issue 10): Apollo Client and urql with
+// The GraphQL API driven by the clients frontend teams use: Apollo Client and urql with
 // their normalised caches, over documents typed by GraphQL Code Generator's client preset. A toggle
 // updates the cached comment by itself (no update function, no manual patching), and the generated
 // types hold no `any`.

@@ -1,4 +1,4 @@
-// GraphQL as clients expect it (issue 10): Relay connections with first/after and pageInfo, global
+// GraphQL as clients expect it: Relay connections with first/after and pageInfo, global
 // object identification, and the same error codes as REST for the same condition.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";

@@ -1,4 +1,4 @@
-// Opening a stream costs at most one database round trip (issue 8): auth comes from the key cache,
+// Opening a stream costs at most one database round trip: auth comes from the key cache,
 // a discussion with a live channel on the instance needs only its replay (none without
 // Last-Event-ID), and one with none is checked, headed and replayed in one statement. Counted on the
 // wire: every statement any pg client of this process sends while the stream opens.

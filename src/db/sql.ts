@@ -1,5 +1,5 @@
 // Plain SQL on the same connections Prisma uses, for the hot paths where Prisma's per-statement
-// cost shows (src/db/statements.ts): the pg pool of adapter-pg, or the embedded PGlite instance.
+// cost shows (src/modules/comments/read.ts, src/events/statement.ts): the pg pool of adapter-pg, or the embedded PGlite instance.
 // Named prepared statements on PostgreSQL (parsed and planned once per connection).
 import type pg from "pg";
 import type { PGlite } from "@electric-sql/pglite";

@@ -1,5 +1,5 @@
 // The domain's event-appending writes: each is ONE SQL statement calling a database function
-// (prisma/migrations/*_write_functions) that locks the discussion row, changes the rows, appends
+// (prisma/functions.sql) that locks the discussion row, changes the rows, appends
 // the events with their seq and their webhook jobs, and returns the changed object with the events.
 // The discussion lock is held for that one statement. After it commits, the events are published
 // and the webhook worker is woken when jobs were queued. Under an Idempotency-Key the same statement
@@ -8,7 +8,7 @@
 import type { Sql } from "../db/sql.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
 import type { Metrics } from "../lib/metrics.js";
-import { AppError, errors } from "../lib/errors.js";
+import { databaseRefusal } from "../lib/errors.js";
 import type { EventPipeline } from "./pipeline.js";
 import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
 
@@ -60,24 +60,6 @@ const RECORDED_TEXT = Object.fromEntries(
   ]),
 ) as Record<WriteFunction, string>;
 
-/** A refusal raised by a write function: SQLSTATE EN<status>, MESSAGE = problem code, DETAIL = text. */
-function refusal(err: unknown): AppError | null {
-  const e = err as { code?: unknown; message?: unknown; detail?: unknown };
-  if (typeof e.code !== "string" || !/^EN\d{3}$/.test(e.code)) return null;
-  const code = String(e.message);
-  const detail = typeof e.detail === "string" ? e.detail : "";
-  switch (e.code) {
-    case "EN404":
-      return new AppError(404, "not_found", detail);
-    case "EN403":
-      return errors.notAuthor(detail);
-    case "EN422":
-      return errors.validation([{ path: code, message: detail }]);
-    default:
-      return errors.conflict(code, detail);
-  }
-}
-
 /** Runs one write function; returns its `row`. Events are published after the commit. */
 export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args: unknown[]): Promise<Row> {
   const { app, idempotency: scope } = caller;
@@ -96,7 +78,7 @@ export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args
       : await app.sql.query<{ r: typeof result }>(TEXT[fn], args, fn);
     result = rows[0]!.r;
   } catch (err) {
-    throw refusal(err) ?? err;
+    throw databaseRefusal(err) ?? err;
   }
   if (scope) scope.writes++;
   afterCommit(app, result.events);

@@ -122,6 +122,37 @@ export const errors = {
     new AppError(503, "unavailable", detail, { headers: { "Retry-After": "1" } }),
 };
 
+/**
+ * The codes the database functions refuse with — `eng_refuse(status, code, detail)` in
+ * prisma/functions.sql raises SQLSTATE EN<status> with MESSAGE = code — and their status. For 422
+ * the code names the field at fault. The functions raise no other (test/unit/error-catalogue.test.ts
+ * reads prisma/functions.sql), and `databaseRefusal` is the one place their errors become ours.
+ */
+export const DATABASE_REFUSALS = {
+  not_found: 404,
+  not_author: 403,
+  discussion_locked: 409,
+  discussion_archived: 409,
+  comment_not_approved: 409,
+  edit_window_closed: 409,
+  idempotency_in_progress: 409,
+  parentId: 422,
+} as const satisfies Record<string, number>;
+
+/** A database function's refusal (SQLSTATE EN…) as the error it stands for; null for any other error. */
+export function databaseRefusal(err: unknown): AppError | null {
+  const e = err as { code?: unknown; message?: unknown; detail?: unknown };
+  if (typeof e.code !== "string" || !/^EN\d{3}$/.test(e.code)) return null;
+  const code = String(e.message);
+  const detail = typeof e.detail === "string" ? e.detail : "";
+  const status = (DATABASE_REFUSALS as Record<string, number>)[code];
+  // a refusal the catalogue lacks is a bug of ours: answered 500 and logged, never guessed at
+  if (status === undefined || `EN${status}` !== e.code) return null;
+  if (status === 422) return errors.validation([{ path: code, message: detail }]);
+  if (code === "idempotency_in_progress") return errors.idempotencyInProgress(1);
+  return new AppError(status, code, detail);
+}
+
 /** Turns a zod error into our 422 (or 400 for parameters) with every problem listed. */
 export function fieldErrorsFromZod(
   issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,

@@ -7,7 +7,7 @@ import { keyRoutes } from "./keys/routes.js";
 import { settingsRoutes } from "./settings/routes.js";
 import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
-import { webhookRoutes } from "./webhooks/routes.js"; // webhooks (issue 4)
+import { webhookRoutes } from "./webhooks/routes.js";
 import { auditRoutes } from "./audit/routes.js";
 
 export const restRoutes: AnyRoute[] = [

@@ -10,7 +10,7 @@ import "./settings/graphql.js";
 import "./analytics/graphql.js";
 import "./streams/graphql.js";
 import "./streams/subscription.js";
-import "./webhooks/graphql.js"; // webhooks (issue 4)
+import "./webhooks/graphql.js";
 import "./audit/graphql.js";
 import "./node.js";
 

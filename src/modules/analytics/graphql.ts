@@ -1,4 +1,4 @@
-// Analytics per day or hour (view_analytics); the shape is documented in src/domain/analytics.ts.
+// Analytics per day or hour (view_analytics); the shape is documented in src/modules/analytics/analytics.ts.
 import { builder } from "../../graphql/builder.js";
 import { getAnalytics, type AnalyticsMetrics, type AnalyticsReport } from "./analytics.js";
 

@@ -1,4 +1,4 @@
-// GET /analytics (view_analytics): per-interval counts; response shape in src/domain/analytics.ts.
+// GET /analytics (view_analytics): per-interval counts; response shape in src/modules/analytics/analytics.ts.
 import { route } from "../../http/rest/router.js";
 import { str } from "../../http/rest/params.js";
 import { RestGetAnalyticsDocument, type AnalyticsInterval } from "../../generated/operations.js";

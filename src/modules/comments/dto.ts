@@ -1,6 +1,6 @@
 // The one serializer of a comment: what the REST API returns and what comment events carry as
-// `data.comment`. The GraphQL Comment type (src/schema/comment.ts) exposes the same fields from the
-// same row, and the REST fragment (src/rest/operations/comments.graphql) selects them in this order,
+// `data.comment`. The GraphQL Comment type (src/modules/comments/graphql.ts) exposes the same fields from the
+// same row, and the REST fragment (src/modules/comments/operations.graphql) selects them in this order,
 // so an event's data.comment and the REST response are the same JSON (checked by a test).
 import type { Comment, Reader } from "../../generated/prisma/client.js";
 

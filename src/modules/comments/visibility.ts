@@ -8,7 +8,7 @@ import type { Audience } from "../../events/types.js";
 /**
  * Whether the caller may see pending/rejected content. This is a visibility rule on data (what a
  * read returns, who may delete), not an authorization gate: operations that *require*
- * moderate_content declare it with `authScopes` in src/schema/comment.ts.
+ * moderate_content declare it with `authScopes` in src/modules/comments/graphql.ts.
  */
 export function canModerate(ctx: RequestContext): boolean {
   return hasCapability(ctx.principal, "moderate_content");

@@ -1,7 +1,7 @@
 // Comments: posting (threaded), editing within the edit window, soft deletion. Reads are in
 // read.ts; moderation and reactions are modules of their own. Each write is one statement calling
 // its database function (eng_post_comment, eng_edit_comment, eng_delete_comment in
-// prisma/migrations/*_write_functions): the rules that need the rows under the discussion lock
+// prisma/functions.sql): the rules that need the rows under the discussion lock
 // (parent, author, window, archived/locked) run there; input rules run here.
 import { z } from "zod";
 import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";

@@ -1,6 +1,6 @@
 // Webhook endpoints (API.md §4 "Webhooks"): register, list, read, change, delete, re-enable.
-// Verification: webhooks-verify.ts; secrets: webhooks-secrets.ts; attempt log and redelivery:
-// webhooks-deliveries.ts; delivery itself: src/webhooks/.
+// Verification: verify.ts; secrets: secret-rotation.ts; attempt log and redelivery: deliveries.ts;
+// delivery itself: src/delivery/.
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Prisma, WebhookEndpoint } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
@@ -27,7 +27,7 @@ function parse<T>(
   return r.data;
 }
 
-/** The SSRF guard (src/webhooks/url-guard.ts) with the operator's policy; refusals are 422 on `url`. */
+/** The SSRF guard (src/delivery/url-guard.ts) with the operator's policy; refusals are 422 on `url`. */
 async function checkUrl(ctx: RequestContext, url: string): Promise<string> {
   const verdict = await checkWebhookUrl(url, ctx.app.webhooks.policy);
   if (!verdict.ok) throw errors.validation([{ path: "url", message: verdict.message }]);

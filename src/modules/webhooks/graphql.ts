@@ -1,5 +1,5 @@
 // Webhook endpoints (manage_webhooks or the admin JWT; re-enable: admin JWT only). Resolvers call
-// the domain (src/domain/webhooks*.ts); the REST routes run these fields.
+// the domain (src/modules/webhooks/*.ts); the REST routes run these fields.
 import { builder } from "../../graphql/builder.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { createWebhook, deleteWebhook, enableWebhook, findEndpoint, listWebhooks, updateWebhook } from "./endpoints.js";

@@ -1,0 +1,42 @@
+// One error catalogue: every code the database functions refuse with (prisma/functions.sql, the live
+// definitions) is declared in src/lib/errors.ts with its status, the catalogue declares none they do
+// not raise, and every raise goes through eng_refuse.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { AppError, DATABASE_REFUSALS, databaseRefusal } from "../../src/lib/errors.js";
+
+const sql = readFileSync("prisma/functions.sql", "utf8");
+const raised = [...sql.matchAll(/eng_refuse\('(\d{3})',\s*'([A-Za-z_]+)'/g)].map((m) => ({ status: Number(m[1]), code: m[2]! }));
+
+describe("the error catalogue", () => {
+  it("declares every code the database functions raise, with its status", () => {
+    expect(raised.length).toBeGreaterThan(0);
+    for (const r of raised) expect((DATABASE_REFUSALS as Record<string, number>)[r.code], r.code).toBe(r.status);
+  });
+
+  it("declares no code the functions do not raise", () => {
+    expect(Object.keys(DATABASE_REFUSALS).sort()).toEqual([...new Set(raised.map((r) => r.code))].sort());
+  });
+
+  it("has every raise go through eng_refuse", () => {
+    const raises = [...sql.matchAll(/RAISE\s+(EXCEPTION|SQLSTATE|'[^']*')/gi)];
+    expect(raises).toHaveLength(1); // the one inside eng_refuse itself
+    expect(sql).toMatch(/FUNCTION public\.eng_refuse[\s\S]*?RAISE EXCEPTION USING ERRCODE = 'EN'/);
+  });
+
+  it("maps a refusal to its problem, and nothing else", () => {
+    const locked = databaseRefusal({ code: "EN409", message: "discussion_locked", detail: "Locked." });
+    expect(locked).toBeInstanceOf(AppError);
+    expect([locked!.status, locked!.code, locked!.detail]).toEqual([409, "discussion_locked", "Locked."]);
+    const parent = databaseRefusal({ code: "EN422", message: "parentId", detail: "must name an approved comment" });
+    expect([parent!.status, parent!.code, parent!.fieldErrors]).toEqual([
+      422,
+      "validation_failed",
+      [{ path: "parentId", message: "must name an approved comment" }],
+    ]);
+    expect(databaseRefusal({ code: "EN409", message: "not_in_the_catalogue" })).toBeNull();
+    expect(databaseRefusal({ code: "EN404", message: "discussion_locked" })).toBeNull(); // status must match
+    expect(databaseRefusal({ code: "23505", message: "duplicate key" })).toBeNull();
+    expect(databaseRefusal(new Error("boom"))).toBeNull();
+  });
+});
