@@ -1,4 +1,4 @@
-// The admin console as a moderator sees it, in headless Chromium (issue 20, "The first hour"): the
+// The admin console as a moderator sees it, in headless Chromium: the
 // queue's shortcuts work on load; cards show the discussion's title, the comment replied to and the
 // reader; Approve, Reject, Pin look different and Pin is only on published comments; bulk approve;
 // a discussion's page lists every comment with its status and actions, counted right; an owner's
