@@ -19,7 +19,8 @@
 //    /proc) until every job of the drain is recorded;
 //  - then the commit → receiver latency: comments posted at a steady pace to one more endpoint,
 //    from the request's start to the delivery's arrival (p50, p99).
-// Env: BENCH_JOBS (3000), BENCH_ROUNDS (2), BENCH_LATENCY_EVENTS (500), BENCH_PG_URL, BENCH_REDIS_URL,
+// Env: BENCH_JOBS (3000), BENCH_ROUNDS (2), BENCH_LATENCY_EVENTS (500), WEBHOOK_MAX_PER_ENDPOINT (16: the
+// service's cap and the floor's loops), BENCH_PG_URL, BENCH_REDIS_URL,
 // BENCH_CPU_PROFILE=<dir> (the service writes a V8 CPU profile there when it exits).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -34,7 +35,8 @@ import { DEFAULT_WORKER_OPTIONS } from "../src/delivery/worker.js";
 const JOBS = Number(process.env.BENCH_JOBS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const LATENCY_EVENTS = Number(process.env.BENCH_LATENCY_EVENTS ?? 500);
-const CONCURRENCY = DEFAULT_WORKER_OPTIONS.maxPerEndpoint;
+// the service's per-endpoint cap (WEBHOOK_MAX_PER_ENDPOINT, default 16) and the floor's loops
+const CONCURRENCY = Number(process.env.WEBHOOK_MAX_PER_ENDPOINT ?? DEFAULT_WORKER_OPTIONS.maxPerEndpoint);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 const DISCUSSIONS = 50;
@@ -133,7 +135,15 @@ const db = new pg.Client({ connectionString: databaseUrl });
 try {
   // ---- the service, as npm start runs it ----
   const port = await freePort();
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL, ADMIN_JWT_SECRET, PORT: String(port), LOG_LEVEL: "error", RUN_WEBHOOK_WORKER: "1" };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    ADMIN_JWT_SECRET,
+    PORT: String(port),
+    LOG_LEVEL: "error",
+    RUN_WEBHOOK_WORKER: "1",
+    WEBHOOK_MAX_PER_ENDPOINT: String(CONCURRENCY),
+  };
   const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
   const service = spawn(process.execPath, [...profile, ...serviceEntry()], {
     env: { ...process.env, ...env, ALLOW_HTTP_WEBHOOKS: "1" },

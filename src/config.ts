@@ -34,6 +34,10 @@ const EnvSchema = z.object({
   SECRET_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   ALLOW_HTTP_WEBHOOKS: flag,
   WEBHOOK_ALLOWLIST: commaList,
+  /** the webhook worker's attempts in flight: in all, for one endpoint, for one tenant (docs/webhooks.md "Fairness") */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
+  WEBHOOK_MAX_PER_ENDPOINT: z.coerce.number().int().min(1).max(1024).default(16),
+  WEBHOOK_MAX_PER_TENANT: z.coerce.number().int().min(1).max(1024).default(32),
   NODE_ENV: z.string().default("development"),
   /** production: introspection and "did you mean" suggestions are off unless this is 1 */
   GRAPHQL_INTROSPECTION: flag,

@@ -97,3 +97,31 @@ describe("webhook drain under the fairness caps", () => {
     });
   }
 });
+
+describe("per-endpoint concurrency", () => {
+  it("WEBHOOK_MAX_PER_ENDPOINT sets how many attempts one endpoint has in flight", async () => {
+    const isolated = await isolatedDatabase("perendpoint");
+    const capped = await startWebhookServer({ DATABASE_URL: isolated.url, WEBHOOK_MAX_PER_ENDPOINT: "3" });
+    const hanging = await startReceiver((req) =>
+      req.event === "verification" ? { status: 200, body: { challenge: req.json?.challenge } } : { hang: true },
+    );
+    try {
+      const t = await createTestTenant(capped);
+      await createVerifiedEndpoint(t, hanging);
+      expect((await t.api.put("/api/v1/discussions/capped", {})).status).toBe(201);
+      await capped.app.runtime.services.sql.query(
+        `SELECT eng_append_event($1, 'capped', 'discussion_locked', 'all', NULL, json_build_object('n', i), now()) FROM generate_series(1, 10) i`,
+        [t.tenantId],
+      );
+      capped.app.runtime.services.webhooks.worker.nudge();
+      await hanging.waitFor((reqs) => reqs.filter((r) => r.event === "discussion_locked").length >= 3, 5_000);
+      await new Promise((ok) => setTimeout(ok, 300)); // polls come and go: no fourth attempt starts
+      expect(hanging.deliveries()).toHaveLength(3);
+    } finally {
+      hanging.release();
+      await capped.stop();
+      await hanging.close();
+      await isolated.drop();
+    }
+  });
+});

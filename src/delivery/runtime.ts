@@ -41,7 +41,10 @@ export interface WebhookRuntime {
 /** What the webhook machinery needs of the app's services. */
 export interface WebhookServices {
   metrics?: Pick<Metrics, "webhookDeliveries" | "webhookLatency">;
-  config: Pick<Config, "ALLOW_HTTP_WEBHOOKS" | "WEBHOOK_ALLOWLIST">;
+  config: Pick<
+    Config,
+    "ALLOW_HTTP_WEBHOOKS" | "WEBHOOK_ALLOWLIST" | "WEBHOOK_CONCURRENCY" | "WEBHOOK_MAX_PER_ENDPOINT" | "WEBHOOK_MAX_PER_TENANT"
+  >;
   prisma: PrismaClient;
   sql: Sql;
   clock: Clock;
@@ -54,7 +57,16 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     allowHttpLoopback: services.config.ALLOW_HTTP_WEBHOOKS,
     allowList: services.config.WEBHOOK_ALLOWLIST,
   };
-  const http = createWebhookHttpClient({ ...policy, maxSocketsPerHost: 64 });
+  const { config } = services;
+  // the operator's caps (env), then what the composition root passes (tests)
+  const workerOptions: Partial<WorkerOptions> = {
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    maxPerEndpoint: config.WEBHOOK_MAX_PER_ENDPOINT,
+    maxPerTenant: config.WEBHOOK_MAX_PER_TENANT,
+    ...options.worker,
+  };
+  // keep-alive sockets per receiver: one per attempt an endpoint may have in flight
+  const http = createWebhookHttpClient({ ...policy, maxSocketsPerHost: Math.max(64, workerOptions.maxPerEndpoint ?? 0) });
   const worker = createWebhookWorker(
     {
       prisma: services.prisma,
@@ -68,7 +80,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
         services.metrics?.webhookLatency.observe(seconds);
       },
     },
-    options.worker,
+    workerOptions,
   );
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
@@ -77,7 +89,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
   const rt: WebhookRuntime = {
     http,
     policy,
-    options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: options.worker ?? {} },
+    options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: workerOptions },
     worker,
     closing: closer.signal,
     background(task) {
