@@ -4,13 +4,20 @@ import { ConfigError, loadConfig } from "./config.js";
 import { DataDirInUseError } from "./db/data-dir-lock.js";
 import { StartupError } from "./lib/startup-error.js";
 import { startControlServer, type ControlServer } from "./cli/control-server.js";
+import { entryPoints } from "./http/index-route.js";
 
 async function main() {
   const config = loadConfig();
   const app = await buildApp(config);
   const url = await app.start();
   const log = app.runtime.services.log;
-  log.info({ url, mode: config.embedded ? `embedded (${config.DATA_DIR})` : "postgresql" }, "engagement service listening");
+  // where a newcomer goes next, as GET / says it (src/http/index-route.ts)
+  const links = entryPoints(config, config.PUBLIC_URL ?? url);
+  log.info(
+    { url, mode: config.embedded ? `embedded (${config.DATA_DIR})` : "postgresql", links },
+    `engagement service listening on ${url} — console ${links.console}, OpenAPI ${links.openapi}` +
+      (links.graphiql ? `, GraphiQL ${links.graphiql}` : `, GraphQL ${links.graphql}`),
+  );
   // embedded: this process holds DATA_DIR, so the CLI sends its commands here (src/cli/control-server.ts)
   let control: ControlServer | undefined;
   if (config.embedded) {

@@ -18,6 +18,7 @@ const tmp = mkdtempSync(join(tmpdir(), "readme-"));
 let server: ReturnType<typeof spawn> | undefined;
 let port = 0;
 let env: NodeJS.ProcessEnv;
+let serverLog = "";
 
 beforeAll(async () => {
   port = await freePort();
@@ -30,10 +31,11 @@ beforeAll(async () => {
     ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
     ALLOW_HTTP_WEBHOOKS: "1",
     RUN_WEBHOOK_WORKER: "1",
-    LOG_LEVEL: "warn",
+    LOG_LEVEL: "info",
     TMPDIR: tmp,
   };
-  server = spawn(process.execPath, ["dist/main.js"], { env, stdio: ["ignore", "ignore", "pipe"] });
+  server = spawn(process.execPath, ["dist/main.js"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  server.stdout!.on("data", (d: Buffer) => (serverLog += d.toString()));
   const until = Date.now() + 30_000;
   for (;;) {
     const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
@@ -55,6 +57,10 @@ afterAll(async () => {
 });
 
 describe("README walkthrough", () => {
+  it("starts with a log line that says where to go next", () => {
+    expect(serverLog).toContain(`console http://127.0.0.1:${port}/console/, OpenAPI http://127.0.0.1:${port}/api/v1/openapi.json`);
+  });
+
   it("finds the walkthrough blocks", () => {
     const blocks = walkthroughBlocks(readFileSync("README.md", "utf8"));
     expect(blocks.length).toBeGreaterThanOrEqual(8);
