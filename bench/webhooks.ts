@@ -1,7 +1,7 @@
 // npm run bench:webhooks — webhook drain of one endpoint by the service's worker beside a
 // hand-written floor loop (bench/floor/webhook-loop.ts: claim one row FOR UPDATE SKIP LOCKED, sign,
 // POST with keep-alive, mark done, 16 at a time), against the same receiver, the same number of
-// queued comment_created jobs, in the same run (issue 19 item 9: the worker ≥ 90 % of the floor).
+// queued comment_created jobs, in the same run (the target: the worker ≥ 90 % of the floor).
 // Not a test: it prints a table.
 //
 //  - the service runs as `npm start` runs it (built into dist/, plain node, its own database, worker

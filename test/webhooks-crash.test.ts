@@ -20,7 +20,7 @@ const OFFSET_MS = Date.parse("2099-06-01T00:00:00.000Z") - Date.now();
 let jumpMs = 0;
 const clock = { now: () => new Date(Date.now() + OFFSET_MS + jumpMs) };
 const LEASE_MS = 2_000;
-/** a dead worker's jobs must be sent again within this of the crash (issue 19 item 7) */
+/** a dead worker's jobs must be sent again within this of the crash */
 const CRASH_BOUND_MS = 15_000;
 
 let server: TestServer;

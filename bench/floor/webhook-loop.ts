@@ -1,4 +1,4 @@
-// The webhook floor (issue 19 item 9): a minimal hand-written delivery loop to measure the worker
+// The webhook floor: a minimal hand-written delivery loop to measure the worker
 // against in the same run (npm run bench:webhooks). CONCURRENCY loops, each: claim ONE queued job
 // of the endpoint with FOR UPDATE SKIP LOCKED (its event's payload read in the same statement),
 // sign it (X-Service-Signature + the Standard Webhooks headers, the service's HMAC scheme), POST it

@@ -1,5 +1,5 @@
 /**
- * Lease renewal for the jobs a worker holds (issue 19 item 7). A claim's lease is short (10 s by
+ * Lease renewal for the jobs a worker holds. A claim's lease is short (10 s by
  * default), so the jobs of a worker that dies (kill -9, a lost machine) come back to the queue
  * within that time; a live worker keeps its leases by renewing every job it still holds — claimed
  * and not yet recorded — every third of a lease, with ONE statement per renewal whatever the number

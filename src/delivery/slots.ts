@@ -4,7 +4,7 @@
  * Attempts in flight are capped (fairness, unchanged): at most `concurrency` in the worker,
  * `maxPerEndpoint` for one endpoint and `maxPerTenant` for one tenant. A worker also holds claimed
  * jobs ready to start: the moment an attempt is answered, the next job of that endpoint starts,
- * without waiting for a claim's round trip (issue 19 item 9: one endpoint's drain kept its 16 slots
+ * without waiting for a claim's round trip (without them, one endpoint's drain kept its 16 slots
  * busy only part of the time). The worker's claims count what is held (in flight + ready) against
  * a multiple of the caps (worker.ts HOLD_FACTOR).
  */
