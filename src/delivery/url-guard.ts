@@ -299,10 +299,22 @@ export function checkUrlShape(
   if (isHttp && !(policy.allowHttpLoopback && isLoopbackHost(hostname))) {
     return {
       ok: false,
-      message: policy.allowHttpLoopback ? "url must use https (plain http is only allowed to loopback hosts)" : "url must use https",
+      message: policy.allowHttpLoopback
+        ? "url must use https (plain http is only allowed to loopback hosts)"
+        : isLoopbackHost(hostname)
+          ? "url must use https (for a plain-http receiver on this machine in development, start the server with ALLOW_HTTP_WEBHOOKS=1)"
+          : "url must use https",
     };
   }
   return { ok: true, url, hostname, isHttp };
+}
+
+/** How an operator may allow an address of this category, for the refusal's message. */
+function allowedBy(category: string): string {
+  if (category === "loopback")
+    return " (allow loopback receivers in development with ALLOW_HTTP_WEBHOOKS=1, or list the host in WEBHOOK_ALLOWLIST)";
+  if (category === "metadata") return "";
+  return " (an operator may allow it by listing the host or its network in WEBHOOK_ALLOWLIST)";
 }
 
 /**
@@ -333,7 +345,7 @@ export async function checkWebhookUrl(input: string | URL, opts: UrlGuardOptions
     if (!verdict.allowed) {
       return {
         ok: false,
-        message: `url resolves to a ${describe(verdict.category)} address (${address}), which is not allowed`,
+        message: `url resolves to a ${describe(verdict.category)} address (${address}), which is not allowed${allowedBy(verdict.category)}`,
       };
     }
     if (isHttp && verdict.category !== "loopback") {

@@ -187,3 +187,26 @@ describe("checkAddress / classifyAddress", () => {
     expect(checkAddress("10.0.0.1", { ...policy, allowList: ["garbage/99", ""] }).allowed).toBe(false);
   });
 });
+
+describe("refusals name the setting that allows them", () => {
+  const strict: UrlGuardOptions = { allowHttpLoopback: false, allowList: [] };
+  it("an http receiver on this machine names ALLOW_HTTP_WEBHOOKS", async () => {
+    const r = await checkWebhookUrl("http://127.0.0.1:4000/hooks", strict);
+    expect(r).toMatchObject({ ok: false, message: expect.stringContaining("ALLOW_HTTP_WEBHOOKS=1") });
+  });
+  it("an https receiver on a loopback address names ALLOW_HTTP_WEBHOOKS and WEBHOOK_ALLOWLIST", async () => {
+    const r = await checkWebhookUrl("https://127.0.0.1/hooks", strict);
+    expect(r).toMatchObject({ ok: false, message: expect.stringMatching(/ALLOW_HTTP_WEBHOOKS=1.*WEBHOOK_ALLOWLIST/) });
+  });
+  it("a private address names WEBHOOK_ALLOWLIST; a metadata address names nothing", async () => {
+    const priv = await checkWebhookUrl("https://10.1.2.3/hooks", strict);
+    expect(priv).toMatchObject({ ok: false, message: expect.stringContaining("WEBHOOK_ALLOWLIST") });
+    const meta = await checkWebhookUrl("https://169.254.169.254/latest", strict);
+    expect(meta.ok).toBe(false);
+    expect((meta as { message: string }).message).not.toMatch(/WEBHOOK_ALLOWLIST|ALLOW_HTTP/);
+  });
+  it("a public http url is told https only", async () => {
+    const r = await checkWebhookUrl("http://hooks.example.com/x", strict);
+    expect(r).toEqual({ ok: false, message: "url must use https" });
+  });
+});
