@@ -9,7 +9,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
 import { RawRoutes } from "./http/raw-routes.js";
 import { schema } from "./modules/schema.js";
-import { createDirectGraphQL, createGraphQLServer } from "./http/graphql.js";
+import { createGraphQLServer } from "./http/graphql-server.js";
+import { createDirectGraphQL } from "./http/graphql-direct.js";
+import { createOperationCounter } from "./http/compiled-operations.js";
 import { mountRoutes } from "./http/rest/router.js";
 import { createIdempotentGraphQL } from "./http/graphql-idempotent.js";
 import { buildOpenApi } from "./http/rest/openapi.js";
@@ -52,8 +54,10 @@ export async function buildApp(
   });
 
   const cors = createCorsPolicy(services.origins);
-  const yoga = createGraphQLServer(services, schema, cors);
-  const direct = createDirectGraphQL(yoga, services);
+  // this app's graphql_operations_total by name: yoga, the direct path and REST count with it
+  const countOperation = createOperationCounter(services.metrics);
+  const yoga = createGraphQLServer(services, schema, cors, countOperation);
+  const direct = createDirectGraphQL(yoga, services, countOperation);
   const idempotent = createIdempotentGraphQL(yoga, services, cors);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     // a mutation with an Idempotency-Key: claimed first, its answer kept (src/http/graphql-idempotent.ts)
@@ -79,7 +83,7 @@ export async function buildApp(
   const record = createRequestRecorder(fastify.log, services.metrics);
   mountObservability(fastify, { record, metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
   mountRestCors(fastify, cors);
-  mountRoutes(fastify, services, yoga, restRoutes);
+  mountRoutes(fastify, services, yoga, restRoutes, countOperation);
   // the OpenAPI document, generated once from the route table and the schema (src/http/rest/openapi.ts)
   const openapi = JSON.stringify(buildOpenApi({ schema, routes: restRoutes, version: SERVICE_VERSION }));
   fastify.get("/api/v1/openapi.json", (_req, reply) =>

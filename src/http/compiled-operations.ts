@@ -1,8 +1,8 @@
 // GraphQL operations run without the envelope's per-request execution hooks: REST's fixed documents
-// (src/http/rest/execute.ts) and a backend's simple /graphql queries (createDirectGraphQL in
-// ./graphql.ts). Both are validated through yoga's envelope (document limits, every validation
-// rule) and compiled by graphql-jit once, here; both count graphql_operations_total as the
-// envelope's metrics plugin does, with the same counter.
+// (src/http/rest/execute.ts) and a backend's simple /graphql queries (src/http/graphql-direct.ts).
+// Both are validated through yoga's envelope (document limits, every validation rule) and compiled
+// by graphql-jit once each, here; both count graphql_operations_total as the envelope's metrics
+// plugin does, with the same counter. Which operations are compiled is kept by each path, per app.
 import { getOperationAST, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import type { YogaServerInstance } from "graphql-yoga";
@@ -34,21 +34,18 @@ export function compileValidated(
 }
 
 export type OperationCounter = (name: string, outcome: "ok" | "error") => void;
-const operationCounters = new WeakMap<AppServices["metrics"], OperationCounter>();
 
-/** graphql_operations_total by operation name (at most 200 distinct names; the rest count as "other"). */
-export function operationCounter(metrics: AppServices["metrics"]): OperationCounter {
-  let count = operationCounters.get(metrics);
-  if (!count) {
-    const names = new Set<string>();
-    count = (name, outcome) => {
-      if (!names.has(name)) {
-        if (names.size < 200) names.add(name);
-        else name = "other";
-      }
-      metrics.graphqlOperations.inc({ operation: name, outcome });
-    };
-    operationCounters.set(metrics, count);
-  }
-  return count;
+/**
+ * graphql_operations_total by operation name (at most 200 distinct names; the rest count as
+ * "other"). Built once per app (src/app.ts) and shared by its yoga server, direct path and REST.
+ */
+export function createOperationCounter(metrics: AppServices["metrics"]): OperationCounter {
+  const names = new Set<string>();
+  return (name, outcome) => {
+    if (!names.has(name)) {
+      if (names.size < 200) names.add(name);
+      else name = "other";
+    }
+    metrics.graphqlOperations.inc({ operation: name, outcome });
+  };
 }

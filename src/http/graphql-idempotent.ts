@@ -10,7 +10,7 @@ import { AppError } from "../lib/errors.js";
 import type { AppServices, RequestContext } from "../context/request.js";
 import type { StoredAnswer } from "../idempotency/records.js";
 import type { CorsPolicy } from "./cors.js";
-import { graphqlContext } from "./graphql.js";
+import { graphqlContext } from "./graphql-context.js";
 import { beginIdempotent, finishIdempotent, idempotencyKeyOf, REPLAYED_HEADER, replayedFromRecords } from "./idempotency.js";
 
 /** True when the body's operation (by operationName, or the only one) is a mutation. */

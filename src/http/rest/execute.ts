@@ -10,9 +10,9 @@
 // are logged and answered 500 internal_error, as masking would), a REST document has one root
 // field (one unit of the rate limit, counted with the request), and graphql_operations_total is
 // counted here. Skipping the envelope's per-request orchestration was about a tenth of a REST
-// read's CPU.
+// read's CPU. The compiled documents belong to the runner each app's router builds once.
 import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from "graphql";
-import { compileValidated, operationCounter, type CompiledOperation } from "../compiled-operations.js";
+import { compileValidated, type CompiledOperation, type OperationCounter } from "../compiled-operations.js";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import type { YogaServerInstance } from "graphql-yoga";
 import { AppError, errors } from "../../lib/errors.js";
@@ -48,47 +48,50 @@ function paramise(err: AppError, paramVars: ReadonlySet<string>): AppError {
   return err;
 }
 
-/** REST documents validated through the envelope and compiled: what each request runs. */
-const prepared = new WeakMap<DocumentNode, CompiledOperation>();
-/** The schema behind a yoga server (the same for every request). */
-const schemas = new WeakMap<Yoga, GraphQLSchema>();
-
-function schemaOf(yoga: Yoga, context: RequestContext): GraphQLSchema {
-  const hit = schemas.get(yoga);
-  if (hit) return hit;
-  const { schema } = yoga.getEnveloped(context);
-  schemas.set(yoga, schema);
-  return schema;
-}
-
-/** Validates the document through the envelope and compiles it, once; the errors when it is invalid. */
-function prepare(yoga: Yoga, document: DocumentNode): CompiledOperation | readonly GraphQLError[] {
-  const hit = prepared.get(document);
-  if (hit) return hit;
-  const entry = compileValidated(yoga, document);
-  if ("query" in entry) prepared.set(document, entry);
-  return entry;
-}
-
-export async function runOperation<TData, TVars extends Record<string, unknown>>(opts: {
-  yoga: Yoga;
+export type RunOperation = <TData, TVars extends Record<string, unknown>>(opts: {
   document: TypedDocumentNode<TData, TVars> | DocumentNode;
   variables: TVars;
   context: RequestContext;
   paramVars: ReadonlySet<string>;
-}): Promise<{ data: TData | null; errors: readonly GraphQLError[] }> {
-  const document = opts.document as DocumentNode;
-  const schema = schemaOf(opts.yoga, opts.context);
-  const problems = variableProblems(schema, document, opts.variables);
-  if (problems.length) {
-    throw problems.every((p) => opts.paramVars.has(p.variable))
-      ? errors.invalidParameter(problems.map((p) => p.field))
-      : errors.validation(problems.map((p) => p.field));
-  }
-  const op = prepare(opts.yoga, document);
-  if (!("query" in op)) return { data: null, errors: op };
-  const result = (await op.query.query(undefined, opts.context, opts.variables)) as ExecutionResult;
-  const errs = result.errors ?? [];
-  operationCounter(opts.context.app.metrics)(op.name, errs.length ? "error" : "ok");
-  return { data: (result.data as TData | null | undefined) ?? null, errors: errs };
+}) => Promise<{ data: TData | null; errors: readonly GraphQLError[] }>;
+
+/**
+ * What runs REST's operations for one app's router (src/http/rest/router.ts): each document is
+ * validated through the envelope and compiled once, and kept here (per app) for every request.
+ */
+export function createOperationRunner(yoga: Yoga, countOperation: OperationCounter): RunOperation {
+  /** REST documents validated through the envelope and compiled: what each request runs. */
+  const prepared = new WeakMap<DocumentNode, CompiledOperation>();
+  /** The schema behind the yoga server (the same for every request). */
+  let schema: GraphQLSchema | undefined;
+
+  /** Validates the document through the envelope and compiles it, once; the errors when it is invalid. */
+  const prepare = (document: DocumentNode): CompiledOperation | readonly GraphQLError[] => {
+    const hit = prepared.get(document);
+    if (hit) return hit;
+    const entry = compileValidated(yoga, document);
+    if ("query" in entry) prepared.set(document, entry);
+    return entry;
+  };
+
+  return async <TData, TVars extends Record<string, unknown>>(opts: {
+    document: TypedDocumentNode<TData, TVars> | DocumentNode;
+    variables: TVars;
+    context: RequestContext;
+    paramVars: ReadonlySet<string>;
+  }): Promise<{ data: TData | null; errors: readonly GraphQLError[] }> => {
+    const document = opts.document as DocumentNode;
+    const problems = variableProblems((schema ??= yoga.getEnveloped(opts.context).schema), document, opts.variables);
+    if (problems.length) {
+      throw problems.every((p) => opts.paramVars.has(p.variable))
+        ? errors.invalidParameter(problems.map((p) => p.field))
+        : errors.validation(problems.map((p) => p.field));
+    }
+    const op = prepare(document);
+    if (!("query" in op)) return { data: null, errors: op };
+    const result = (await op.query.query(undefined, opts.context, opts.variables)) as ExecutionResult;
+    const errs = result.errors ?? [];
+    countOperation(op.name, errs.length ? "error" : "ok");
+    return { data: (result.data as TData | null | undefined) ?? null, errors: errs };
+  };
 }

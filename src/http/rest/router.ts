@@ -7,7 +7,8 @@ import { createRequestContext, type AppServices, type RequestContext } from "../
 import { AppError, errors } from "../../lib/errors.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { isAdmin } from "../../auth/principal.js";
-import { runOperation, toAppError, type Yoga } from "./execute.js";
+import { createOperationRunner, toAppError, type RunOperation, type Yoga } from "./execute.js";
+import type { OperationCounter } from "../compiled-operations.js";
 import { internalError, problemBody, PROBLEM_TYPE, sendProblem } from "../problem.js";
 import { beginIdempotent, finishIdempotent, idempotencyKeyOf, REPLAYED_HEADER, replayedFromRecords } from "../idempotency.js";
 import type { IdempotencyScope, StoredAnswer } from "../../idempotency/records.js";
@@ -76,7 +77,9 @@ export function bodyObject(body: unknown, allowed?: readonly string[]): Record<s
   return b;
 }
 
-export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yoga, routes: AnyRoute[]) {
+/** Mounts the route table; `countOperation` is the app's graphql_operations_total counter. */
+export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yoga, routes: AnyRoute[], countOperation: OperationCounter) {
+  const run = createOperationRunner(yoga, countOperation);
   for (const r of routes) {
     const paramVars = new Set(r.paramVars ?? []);
     fastify.route({
@@ -98,7 +101,7 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
             if (begun.kind === "refused") return sendProblem(reply, begun.error);
             ctx.idempotency = scope = begun.scope;
           }
-          const answer = await answerOf(r, req, ctx, yoga, paramVars);
+          const answer = await answerOf(r, req, ctx, run, paramVars);
           if (scope) {
             const s = scope;
             scope = undefined; // settled here, not again below
@@ -118,13 +121,19 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
 }
 
 /** Runs the route's operation: the answer (a problem document for a refusal), not yet sent. */
-async function answerOf(r: AnyRoute, req: FastifyRequest, ctx: RequestContext, yoga: Yoga, paramVars: Set<string>): Promise<StoredAnswer> {
+async function answerOf(
+  r: AnyRoute,
+  req: FastifyRequest,
+  ctx: RequestContext,
+  run: RunOperation,
+  paramVars: Set<string>,
+): Promise<StoredAnswer> {
   const variables = r.variables({
     params: req.params as Record<string, string>,
     query: req.query as Query,
     body: req.body,
   });
-  const result = await runOperation({ yoga, document: r.document, variables, context: ctx, paramVars });
+  const result = await run({ document: r.document, variables, context: ctx, paramVars });
   if (result.errors.length) {
     const appErr = toAppError(result.errors, paramVars);
     if (!appErr) {

@@ -1,0 +1,198 @@
+// graphql-yoga serving the Pothos schema at /graphql, and its plugins, with the same request context
+// as REST (src/http/graphql-context.ts). The envelope carries every protection once: document
+// limits (graphql-limits.ts) and validation rules — which REST's fixed documents also pass, once
+// each (src/http/rest/execute.ts) — per-root-field rate limiting, production defaults (no
+// introspection or suggestions, no GraphiQL), and request errors with specific codes (never
+// internal_error). A backend's plain POST is served around it by src/http/graphql-direct.ts.
+import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
+import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
+import { useGraphQlJit } from "@envelop/graphql-jit";
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type GraphQLSchema } from "graphql";
+import type { OperationCounter } from "./compiled-operations.js";
+import { useSubscribeErrorsWithData } from "./graphql-sse-errors.js";
+import type { AppServices, RequestContext } from "../context/request.js";
+import { AppError } from "../lib/errors.js";
+import { knownFailure } from "./problem.js";
+import { useGraphQLLimits } from "./graphql-limits.js";
+import { maskGraphQLError, useRequestErrorCodes } from "./graphql-errors.js";
+import { graphqlContext, type ServerContext } from "./graphql-context.js";
+import { createOperationFactsCache, type OperationFactsOf } from "./graphql-operation-facts.js";
+import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "./cors.js";
+
+export type GraphQLServer = YogaServerInstance<ServerContext, RequestContext>;
+
+/**
+ * A request without credentials whose every root field was refused for that reason is refused as a
+ * whole: HTTP 401, as REST answers (and as a bad key already is, before execution). Partial
+ * answers, and refusals of an authenticated caller (403, 404), keep GraphQL's 200.
+ */
+function useUnauthenticatedStatus(): Plugin<RequestContext> {
+  return {
+    onExecute({ args }) {
+      if (args.contextValue.principal) return;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result || !result.errors?.length) return;
+          const data = result.data as Record<string, unknown> | null | undefined;
+          if (data && Object.values(data).some((v) => v !== null)) return;
+          const all401 = result.errors.every((e) => {
+            const original = e.originalError;
+            return original instanceof AppError && original.status === 401;
+          });
+          if (all401) setResult({ ...result, extensions: { ...result.extensions, http: { status: 401 } } });
+        },
+      };
+    },
+  };
+}
+
+/** Each root field beyond the first (counted when the context was made) costs one more unit. */
+function useRootFieldRateLimit(facts: OperationFactsOf): Plugin<RequestContext> {
+  return {
+    // synchronous unless there is something to count: an async hook costs every execution a promise
+    onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue;
+      if (!ctx.principal) return;
+      const principal = ctx.principal;
+      const extra = facts(args.document, args.operationName).rootFields - 1;
+      if (extra <= 0) return;
+      return (async () => {
+        try {
+          const tenant = ctx.cache.tenant ? await ctx.cache.tenant : undefined;
+          ctx.rateLimit = await ctx.app.rateLimiter.consume(principal, tenant?.settings, extra);
+          ctx.onRateLimit?.(ctx.rateLimit);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          setResultAndStopExecution({ errors: [withHttp(err)] });
+        }
+      })();
+    },
+  };
+}
+
+const withHttp = (err: AppError) =>
+  new AppError(err.status, err.code, err.detail, { extra: { http: { status: err.status, headers: err.headers } }, headers: err.headers });
+
+const operationName = (facts: OperationFactsOf, document: DocumentNode, name: string | null | undefined): string =>
+  name ?? facts(document, name).name ?? "anonymous";
+
+function useOperationMetrics(facts: OperationFactsOf, count: OperationCounter): Plugin {
+  return {
+    onExecute({ args }) {
+      const name = operationName(facts, args.document, args.operationName);
+      return {
+        onExecuteDone({ result }) {
+          count(name, "errors" in result && result.errors?.length ? "error" : "ok");
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Results are written with the native `JSON.stringify`, not graphql-jit's compiled stringifier
+ * (which the jit plugin hangs on each result and yoga would prefer): for a comment page it was
+ * about three times slower. The direct path's compiled queries answer the same way.
+ */
+function useNativeStringify(): Plugin {
+  const drop = ({ result }: { result: unknown }) => {
+    if (result && typeof result === "object" && "stringify" in result) delete (result as { stringify?: unknown }).stringify;
+  };
+  return { onExecute: () => ({ onExecuteDone: drop }) };
+}
+
+/** Document validation errors (unknown fields, introspection in production…) get our code too. */
+function useValidationCodes(): Plugin {
+  return {
+    onValidate:
+      () =>
+      ({ valid, result, setResult }) => {
+        if (valid) return;
+        setResult(
+          result.map((e) =>
+            e instanceof AppError
+              ? e
+              : new GraphQLError(e.message, {
+                  nodes: e.nodes,
+                  extensions: { ...e.extensions, code: "invalid_query", http: { status: 400, spec: true } },
+                }),
+          ),
+        );
+      },
+  };
+}
+
+/**
+ * The yoga server of one app. `countOperation` is the app's graphql_operations_total counter,
+ * shared with the direct path and REST; the facts of each parsed document are kept here, per server.
+ */
+export function createGraphQLServer(
+  app: AppServices,
+  schema: GraphQLSchema,
+  cors: CorsPolicy,
+  countOperation: OperationCounter,
+): GraphQLServer {
+  const facts = createOperationFactsCache();
+  const production = app.config.NODE_ENV === "production";
+  const introspection = !production || app.config.GRAPHQL_INTROSPECTION;
+  const plugins: Plugin[] = [
+    useGraphQLLimits(),
+    useValidationCodes(),
+    useRequestErrorCodes(),
+    useOperationMetrics(facts, countOperation),
+    useRootFieldRateLimit(facts) as Plugin,
+    useUnauthenticatedStatus() as Plugin,
+    useSubscribeErrorsWithData(),
+    useGraphQLSSE({ endpoint: "/graphql/stream" }),
+    // Queries and mutations run as compiled JavaScript (graphql-jit), compiled once per document:
+    // the generic executor's per-field work was most of a REST read's CPU. Subscriptions keep the
+    // reference executor.
+    useGraphQlJit({}, { enableIf: (args) => !facts(args.document, args.operationName).subscription }) as Plugin,
+    useNativeStringify(),
+  ];
+  if (!introspection) {
+    plugins.push(
+      { onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) },
+      blockFieldSuggestionsPlugin() as Plugin,
+    );
+  }
+  return createYoga<ServerContext, RequestContext>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    logging: false,
+    landingPage: false,
+    graphiql: app.config.GRAPHIQL,
+    // GraphiQL's scripts and styles inlined from @graphql-yoga/render-graphiql: nothing from a CDN
+    renderGraphiQL,
+    // only the allowed origins, never with credentials (src/http/cors.ts)
+    cors: (request) => {
+      const origin = request.headers.get("origin");
+      return cors.allows(origin)
+        ? {
+            origin,
+            credentials: false,
+            methods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+            allowedHeaders: BROWSER_REQUEST_HEADERS,
+            exposedHeaders: BROWSER_EXPOSED_HEADERS,
+            maxAge: 600,
+          }
+        : false;
+    },
+    plugins,
+    // request errors get specific codes, anything unexpected is internal_error (./graphql-errors.ts)
+    maskedErrors: { maskError: maskGraphQLError(app.log) },
+    context: async (initial) => {
+      if (initial.prebuilt) return initial.prebuilt;
+      const { request, reply } = initial;
+      try {
+        return await graphqlContext(app, request.headers, request.method, reply);
+      } catch (err) {
+        const known = knownFailure(err);
+        if (known) throw withHttp(known);
+        throw err;
+      }
+    },
+  });
+}
