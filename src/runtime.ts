@@ -23,7 +23,6 @@ import { createMetrics } from "./lib/metrics.js";
 import { createRetentionJob, type RetentionJob } from "./events/retention.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
-import { busMessageOf } from "./events/fanout.js";
 import { createWebhookRuntime, type WebhookOptions } from "./delivery/runtime.js";
 import { StreamHub, type HubOptions } from "./stream/hub.js";
 
@@ -184,22 +183,10 @@ export async function createRuntime(
       ...base,
       db,
       adminJwtSecret,
-      // The bus message carries the envelope and its audience, so listeners need no database read
-      // in the common case (src/events/fanout.ts).
       sql: db.sql,
       idempotency: createIdempotencyRecords({ sql: db.sql, secretBox, log }),
-      events: createEventPipeline({
-        publishOne: (e) =>
-          bus.publish(busMessageOf(e)).then(
-            () => void metrics.eventsPublished.inc({ outcome: "ok" }),
-            (err: unknown) => {
-              metrics.eventsPublished.inc({ outcome: "failed" });
-              throw err;
-            },
-          ),
-        onJobsQueued: () => webhooks.worker.nudge(),
-        log,
-      }),
+      // after a write commits: its events on the bus, the webhook worker woken (src/events/pipeline.ts)
+      events: createEventPipeline({ bus, metrics, nudgeWorker: () => webhooks.worker.nudge(), log }),
       rateLimiter: createRateLimiter({
         prisma: db.prisma,
         redis,
