@@ -1,8 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 // Two projects: `npm test` runs unit and integration tests (the default project); the black-box
-// contract suite (test/contract.test.ts: the real CLI and a child server process, nothing imported
-// from src/) is its own project, run by `npm run test:contract`. CI runs both.
+// contract suite (test/contract/*.test.ts: the real CLI and one server process for the run, started
+// by test/support/contract-server.ts; nothing imported from src/) is its own project, run by
+// `npm run test:contract`. CI runs both.
 export default defineConfig({
   resolve: {
     // graphql@16 has no exports map: make Vite load the same CJS build that yoga and graphql-sse load.
@@ -22,11 +23,14 @@ export default defineConfig({
         test: {
           name: "default",
           include: ["test/**/*.test.ts", "src/**/*.test.ts"],
-          exclude: ["test/contract.test.ts"],
+          exclude: ["test/contract/**"],
           globalSetup: ["test/support/global-setup.ts"],
         },
       },
-      { extends: true, test: { name: "contract", include: ["test/contract.test.ts"], globalSetup: ["test/support/global-setup.ts"] } },
+      {
+        extends: true,
+        test: { name: "contract", include: ["test/contract/**/*.test.ts"], globalSetup: ["test/support/contract-server.ts"] },
+      },
     ],
   },
 });

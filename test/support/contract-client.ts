@@ -1,16 +1,16 @@
-// Black-box helpers for test/contract.test.ts: written from the contract alone (nothing from src/ is
-// imported): a CLI runner, an HTTP client, problem/shape expectations, an SSE reader and a loopback
-// webhook receiver.
+// Black-box helpers for the contract suite (test/contract/*.test.ts): written from the contract alone
+// (nothing from src/ is imported): a CLI runner, each file's tenants, keys and readers, an HTTP
+// client, problem/shape expectations, an SSE reader and a loopback webhook receiver. The server
+// they talk to is the one test/support/contract-server.ts starts for the run.
 import { runProcess } from "./process.js";
 import { createHmac } from "node:crypto";
 import http from "node:http";
-import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { expect, inject } from "vitest";
+import { ADMIN_JWT_SECRET } from "./contract-server.js";
 
 export { runProcess, type Run } from "./process.js";
-
-export const ADMIN_JWT_SECRET = "contract-suite-admin-secret-0123456789abc"; // 40+ chars
+export { ADMIN_JWT_SECRET, freePort, startServerProcess, terminate } from "./contract-server.js";
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const COMMENT_FIELDS = [
@@ -50,17 +50,6 @@ export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export function cliEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: inject("databaseUrl"), ADMIN_JWT_SECRET };
   for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY", "PORT"]) delete env[k];
@@ -73,6 +62,52 @@ export async function createTenant(name: string): Promise<Tenant> {
   const r = await cli("tenant", "create", "--name", name, "--json");
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as Tenant;
+}
+
+export interface ContractRun {
+  A: Tenant; // the main tenant
+  B: Tenant; // "the other tenant"
+  ada: string; // A's readers' identities
+  bob: string;
+  modKey: string; // A's keys (raw values): moderate_content only
+  plainKey: string; // no capabilities
+  mgrKey: string; // manage_api_keys only
+}
+
+/** A file's two tenants, made with the CLI (A the main one, B "the other tenant"); points `api` at the run's server. */
+export async function contractTenants(): Promise<Pick<ContractRun, "A" | "B">> {
+  setBase(inject("contractBase"));
+  const [A, B] = await Promise.all([createTenant("Acme"), createTenant("Beta")]);
+  return { A, B };
+}
+
+/** contractTenants, A's readers Ada and Bob, and A's keys made as test/contract/keys.test.ts makes them. */
+export async function contractRun(): Promise<ContractRun> {
+  const { A, B } = await contractTenants();
+  const key = async (res: Promise<Res>) => {
+    const r = await res;
+    expectStatus(r, 201);
+    return r.body.key as string;
+  };
+  const [modKey, plainKey, mgrKey] = await Promise.all([
+    key(
+      api.post("/admin/keys", {
+        admin: A.adminToken,
+        json: { label: "moderation bot", capabilities: ["moderate_content"], expiresAt: null },
+      }),
+    ),
+    key(api.post("/keys", { key: A.apiKey, json: { label: "publisher", capabilities: [], expiresAt: null } })),
+    key(api.post("/keys", { key: A.apiKey, json: { label: "key manager", capabilities: ["manage_api_keys"] } })),
+  ]);
+  const ada = identity(A.identitySecret, "u-ada", "Ada");
+  const bob = identity(A.identitySecret, "u-bob", "Bob");
+  return { A, B, ada, bob, modKey, plainKey, mgrKey };
+}
+
+/** A problem document's `required` (asserted present), as JSON text. */
+export function res_required(res: Res): string {
+  expect(res.body.required, "problem body names `required`").toBeDefined();
+  return JSON.stringify(res.body.required);
 }
 
 export const b64url = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
