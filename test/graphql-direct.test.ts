@@ -111,3 +111,26 @@ describe("direct /graphql", () => {
     expect(await served()).toEqual({ ...before, yoga: before.yoga + 5 });
   });
 });
+
+describe("two apps in one process", () => {
+  it("keep their own compiled operations: one without introspection refuses the query the other ran compiled", async () => {
+    const production = await startServer({ NODE_ENV: "production" });
+    try {
+      const body = JSON.stringify({ query: '{ discussion(id: "direct-1") { id } __schema { queryType { name } } }' });
+      const before = await served();
+      const dev = await post(body, { "x-api-key": t.apiKey });
+      expect(await served()).toMatchObject({ compiled: before.compiled + 1 });
+      expect(JSON.parse(dev.body)).toEqual({ data: { discussion: { id: "direct-1" }, __schema: { queryType: { name: "Query" } } } });
+      const res = await fetch(`${production.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": t.apiKey },
+        body,
+      });
+      const answer = (await res.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
+      expect(answer.data).toBeUndefined();
+      expect(answer.errors?.[0]?.extensions?.code).toBe("invalid_query");
+    } finally {
+      await production.stop();
+    }
+  });
+});
