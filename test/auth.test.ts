@@ -1,7 +1,7 @@
 import { generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { client } from "./support/client.js";
 import { manualClock } from "../src/lib/clock.js";
 import { CAPABILITIES } from "../src/auth/capabilities.js";
@@ -17,12 +17,6 @@ beforeAll(async () => {
   await t.api.put("/api/v1/discussions/auth-d", {});
 });
 afterAll(() => server?.stop());
-
-async function keyWith(tenant: TestTenant, capabilities: readonly string[], expiresAt: string | null = null) {
-  const r = await tenant.admin.post("/api/v1/admin/keys", { label: "test", capabilities, expiresAt });
-  expect(r.status).toBe(201);
-  return r.body as { id: string; key: string };
-}
 
 interface Gated {
   cap: (typeof CAPABILITIES)[number];

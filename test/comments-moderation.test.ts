@@ -2,9 +2,7 @@
 // and the event payload being exactly the REST representation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { generateApiKey } from "../src/auth/key-auth.js";
-import { newId } from "../src/lib/ids.js";
+import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { TestApproveCommentDocument, TestCommentsDocument } from "./generated/operations.js";
 
 let server: TestServer;
@@ -13,12 +11,6 @@ let plainKey: string;
 let modKey: string;
 
 const prisma = () => server.app.runtime.services.prisma;
-
-async function keyWith(tenantId: string, capabilities: string[]): Promise<string> {
-  const k = generateApiKey();
-  await prisma().apiKey.create({ data: { id: newId("key"), tenantId, label: "test", keyHash: k.hash, prefix: k.prefix, capabilities } });
-  return k.raw;
-}
 
 const setSettings = async (tenantId: string, settings: Record<string, number | string | string[]>) => {
   await prisma().tenant.update({ where: { id: tenantId }, data: { settings } });
@@ -35,8 +27,8 @@ async function reader(tt: TestTenant, key: string, sub: string) {
 beforeAll(async () => {
   server = await startServer();
   t = await createTestTenant(server);
-  plainKey = await keyWith(t.tenantId, []);
-  modKey = await keyWith(t.tenantId, ["moderate_content"]);
+  plainKey = (await keyWith(t, [])).key;
+  modKey = (await keyWith(t, ["moderate_content"])).key;
 });
 afterAll(() => server?.stop());
 
@@ -44,8 +36,8 @@ describe("pre-moderation", () => {
   it("keeps pending comments invisible until approved, then announces them once", async () => {
     const tt = await createTestTenant(server);
     await setSettings(tt.tenantId, { moderation: "pre" });
-    const plain = await keyWith(tt.tenantId, []);
-    const mod = await keyWith(tt.tenantId, ["moderate_content"]);
+    const plain = (await keyWith(tt, [])).key;
+    const mod = (await keyWith(tt, ["moderate_content"])).key;
     const alice = await reader(tt, plain, "alice");
     const bob = await reader(tt, plain, "bob");
     const moderator = tt.as({ key: mod });
@@ -132,7 +124,7 @@ describe("pre-moderation", () => {
     ]);
     // A never-published deleted comment is not shown to others as a tombstone.
     expect((await tt.as({ key: tt.apiKey, identity: await tt.identity("other") }).get(`/api/v1/comments/${c.id}`)).status).toBe(200);
-    expect((await tt.as({ key: await keyWith(tt.tenantId, []) }).get(`/api/v1/comments/${c.id}`)).status).toBe(404);
+    expect((await tt.as({ key: (await keyWith(tt, [])).key }).get(`/api/v1/comments/${c.id}`)).status).toBe(404);
   });
 });
 
@@ -140,7 +132,7 @@ describe("moderation routes", () => {
   it("need moderate_content: 403 missing_capability naming it, 401 without a key", async () => {
     const a = await reader(t, plainKey, "cap-a");
     const c = (await a.post("/api/v1/discussions/cap-1/comments", { body: "x" })).body;
-    const others = await keyWith(t.tenantId, ["manage_settings", "manage_api_keys", "manage_webhooks", "view_analytics"]);
+    const others = (await keyWith(t, ["manage_settings", "manage_api_keys", "manage_webhooks", "view_analytics"])).key;
     for (const action of ["approve", "reject", "pin", "unpin"]) {
       for (const key of [plainKey, others]) {
         const r = await t.as({ key, identity: await t.identity("cap-a") }).post(`/api/v1/comments/${c.id}/${action}`);

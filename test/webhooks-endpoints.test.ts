@@ -2,10 +2,10 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "engagement-service";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 import { eventually, okResponder, startReceiver, type Receiver } from "./support/receiver.js";
-import { createVerifiedEndpoint, keyWith, makeEvents, startWebhookServer } from "./support/receiver-app.js";
+import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { manualClock } from "../src/lib/clock.js";
 import { isolatedDatabase } from "./support/database.js";
 import { TestEnableWebhookDocument, TestWebhooksDocument } from "./generated/operations.js";
@@ -300,8 +300,8 @@ describe("secrets", () => {
 describe("access", () => {
   it("needs manage_webhooks (403 missing_capability) or the admin JWT; enable takes the admin JWT only", async () => {
     const { webhookId } = await createVerifiedEndpoint(t, receiver);
-    const weak = t.as({ key: await keyWith(server, t.tenantId, ["moderate_content", "manage_settings"]) });
-    const strong = t.as({ key: await keyWith(server, t.tenantId, ["manage_webhooks"]) });
+    const weak = t.as({ key: (await keyWith(t, ["moderate_content", "manage_settings"])).key });
+    const strong = t.as({ key: (await keyWith(t, ["manage_webhooks"])).key });
     const calls: [string, string, unknown?][] = [
       ["GET", "/api/v1/webhooks"],
       ["POST", "/api/v1/webhooks", { url: receiver.url, events: ["*"] }],

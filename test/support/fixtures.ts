@@ -59,3 +59,14 @@ export async function signIdentity(
     .setExpirationTime(iat + (claims.ttlSeconds ?? 600))
     .sign(new TextEncoder().encode(secret));
 }
+
+/** A key of `tenant` holding exactly `capabilities` (none: a publisher's key), made with the admin API. */
+export async function keyWith(
+  tenant: TestTenant,
+  capabilities: readonly string[],
+  expiresAt: string | null = null,
+): Promise<{ id: string; key: string }> {
+  const r = await tenant.admin.post("/api/v1/admin/keys", { label: "test", capabilities, expiresAt });
+  if (r.status !== 201) throw new Error(`POST /api/v1/admin/keys: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body as { id: string; key: string };
+}

@@ -2,9 +2,6 @@
 // verified endpoints, keys with chosen capabilities, and events from discussion lock/unlock.
 import type { Clock } from "../../src/lib/clock.js";
 import type { WebhookOptions } from "../../src/delivery/runtime.js";
-import { generateApiKey } from "../../src/auth/key-auth.js";
-import { newId } from "../../src/lib/ids.js";
-import type { Capability } from "../../src/auth/capabilities.js";
 import { startServer, type TestServer } from "./server.js";
 import type { TestTenant } from "./fixtures.js";
 import { eventually, type Receiver } from "./receiver.js";
@@ -34,15 +31,6 @@ export async function createVerifiedEndpoint(
   const id = res.body.webhookId as string;
   await eventually(async () => (await t.api.get(`/api/v1/webhooks/${id}`)).body.verified === true, 5_000);
   return { webhookId: id, secret: res.body.secret, kid: res.body.kid, body: res.body };
-}
-
-/** A key holding exactly `capabilities`. */
-export async function keyWith(server: TestServer, tenantId: string, capabilities: Capability[]): Promise<string> {
-  const key = generateApiKey();
-  await server.app.runtime.services.prisma.apiKey.create({
-    data: { id: newId("key"), tenantId, label: "test", keyHash: key.hash, prefix: key.prefix, capabilities },
-  });
-  return key.raw;
 }
 
 /** Appends `n` events (discussion_locked / discussion_unlocked alternately) and returns their ids in order. */
