@@ -14,6 +14,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     fileParallelism: true,
+    // vitest's default is one worker less than the cores: one file at a time on a 2-core machine.
+    // The files mostly wait (on servers, PostgreSQL, Redis, timers and browsers), so three at once.
+    maxWorkers: 3,
     // Test files share their worker's module cache (they isolate by tenant, not by process): the
     // app is imported once per worker instead of once per file — about a third of the suite's time.
     isolate: false,

@@ -56,32 +56,37 @@ describe("secret key check", { timeout: 120_000 }, () => {
     const tenantId = JSON.parse(created.stdout).tenantId as string;
     expect(await keyCheckRows(db.url)).toBe(1);
 
-    // the server, as `npm start` runs it, with the README's "fresh" secret
-    const server = await runProcess(process.execPath, ["dist/main.js"], shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_B }));
-    expect(server.code).toBe(1);
-    const lines = server.stderr.trim().split("\n");
-    expect(lines, server.stderr).toHaveLength(1);
+    // the refusals below change nothing, so their processes run at once: the server, as `npm start`
+    // runs it, with the README's "fresh" secret; every CLI command that opens the database; and the
+    // same admin secret with an encryption key of its own
+    const withB = shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_B });
+    const commands = [["admin-token", "--tenant", tenantId], ["tenant", "create", "--name", "B"], ["migrate"]];
+    const [server, ownKey, ...refused] = await Promise.all([
+      runProcess(process.execPath, ["dist/main.js"], withB),
+      runProcess(
+        process.execPath,
+        ["bin/engagement.js", "admin-token", "--tenant", tenantId],
+        shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A, SECRET_ENCRYPTION_KEY: SECRET_B }),
+      ),
+      ...commands.map((args) => runProcess(process.execPath, ["bin/engagement.js", ...args], withB)),
+    ]);
+    expect(server!.code).toBe(1);
+    const lines = server!.stderr.trim().split("\n");
+    expect(lines, server!.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(/sealed with another key than this process's ADMIN_JWT_SECRET: set ADMIN_JWT_SECRET/);
-    expect(server.stdout).toBe("");
+    expect(server!.stdout).toBe("");
 
-    // every CLI command that opens the database
-    for (const args of [["admin-token", "--tenant", tenantId], ["tenant", "create", "--name", "B"], ["migrate"]]) {
-      const r = await runProcess(process.execPath, ["bin/engagement.js", ...args], shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_B }));
-      expect(r.code, args.join(" ")).not.toBe(0);
+    refused.forEach((r, i) => {
+      expect(r.code, commands[i]!.join(" ")).not.toBe(0);
       expect(r.stdout).toBe("");
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
       expect(r.stderr).toMatch(
         /^engagement: The secrets stored in this database were sealed with another key than this process's ADMIN_JWT_SECRET/,
       );
-    }
-    // the same admin secret but an encryption key of its own: that setting is named
-    const ownKey = await runProcess(
-      process.execPath,
-      ["bin/engagement.js", "admin-token", "--tenant", tenantId],
-      shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A, SECRET_ENCRYPTION_KEY: SECRET_B }),
-    );
-    expect(ownKey.code).not.toBe(0);
-    expect(ownKey.stderr).toMatch(/another key than this process's SECRET_ENCRYPTION_KEY: set SECRET_ENCRYPTION_KEY/);
+    });
+    // the encryption key of its own: that setting is named
+    expect(ownKey!.code).not.toBe(0);
+    expect(ownKey!.stderr).toMatch(/another key than this process's SECRET_ENCRYPTION_KEY: set SECRET_ENCRYPTION_KEY/);
 
     // the right key: the check opens, nothing was changed by the refusals
     const rt = await createRuntime(loadConfig(testEnv({ DATABASE_URL: db.url, ADMIN_JWT_SECRET: SECRET_A })), { log: quiet });
