@@ -5,8 +5,8 @@
 // the service/floor ratios. Compare ratios, never absolute numbers: these machines are noisy.
 // Each row also has the server processes' CPU time per request (user + system, from /proc): far
 // less noisy than throughput on a shared machine.
-// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all). `post-hot-idem` is
-// post-hot with a new Idempotency-Key on every request (the floor ignores the header): what the key costs.
+// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all). `post-hot-idem` and
+// `post-spread-idem` send a new Idempotency-Key with every request (the floor ignores it): what a key costs.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -18,7 +18,9 @@ import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const PATHS = (process.env.BENCH_PATHS ?? "post-hot,post-hot-idem,post-spread,reaction,list-rest,list-graphql,get-one").split(",");
+const PATHS = (
+  process.env.BENCH_PATHS ?? "post-hot,post-hot-idem,post-spread,post-spread-idem,reaction,list-rest,list-graphql,get-one"
+).split(",");
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 
@@ -139,6 +141,7 @@ function pathOptions(path: string, t: Target): autocannon.Options {
     case "post-hot":
     case "post-hot-idem":
     case "post-spread":
+    case "post-spread-idem":
       return {
         ...base,
         requests: [
@@ -148,15 +151,14 @@ function pathOptions(path: string, t: Target): autocannon.Options {
             body: JSON.stringify({ body: "hello from the bench" }),
             setupRequest: (req) => ({
               ...req,
-              path:
-                path === "post-spread"
-                  ? `/api/v1/discussions/d${Math.floor(Math.random() * 1000)}/comments`
-                  : "/api/v1/discussions/hot/comments",
+              path: path.startsWith("post-spread")
+                ? `/api/v1/discussions/d${Math.floor(Math.random() * 1000)}/comments`
+                : "/api/v1/discussions/hot/comments",
               headers: {
                 ...json,
                 "x-service-identity": pick(t.identities),
                 // a new key per request: what each first try costs (the floor ignores the header)
-                ...(path === "post-hot-idem" ? { "idempotency-key": randomUUID() } : {}),
+                ...(path.endsWith("-idem") ? { "idempotency-key": randomUUID() } : {}),
               },
             }),
           },
