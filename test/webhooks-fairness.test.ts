@@ -30,7 +30,9 @@ describe("webhook fairness", () => {
     );
     const fine = await startReceiver();
     receivers.push(stuck, fine);
-    await createVerifiedEndpoint(a, stuck);
+    // attempts that outlast the test (the default 10 s may pass on a loaded machine, freeing slots):
+    // every delivery A's receiver counts below is one still in flight
+    await createVerifiedEndpoint(a, stuck, { delivery: { attemptTimeoutMs: 60_000 } });
     await createVerifiedEndpoint(b, fine);
 
     // 1,000 events (and so 1,000 jobs) for A in one statement, through the write functions.
