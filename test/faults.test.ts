@@ -102,6 +102,13 @@ describe("PostgreSQL", () => {
       expect(r.status, r.what).toBe(503);
       expect(r.ms, r.what).toBeLessThan(5_000);
     }
+    // /readyz says which dependency is down, quickly; /healthz (the process) stays 200
+    const started = Date.now();
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks.database).toBe("down");
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     await pg.start();
     await expect.poll(async () => (await t.api.get(`/api/v1/comments/${before.body.id}`)).status, { timeout: 15_000 }).toBe(200);
     expect((await as.post("/api/v1/discussions/f2/comments", { body: "after" })).status).toBe(201);
