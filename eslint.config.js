@@ -9,7 +9,7 @@ const LAYERS = [
   ["db"],
   ["idempotency"],
   ["events", "auth"],
-  ["stream", "delivery"],
+  ["stream-engine", "webhook-delivery"],
   ["context"],
   ["graphql"],
   ["http"],

@@ -488,9 +488,7 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
     const median = ratios.length % 2 === 1 ? ratios[Math.floor(mid)]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
     console.log(`reconnect storm, median ratio of ${ratios.length}: ${median.toFixed(2)}× (target ≤ 2×: ${median <= 2 ? "yes" : "NO"})`);
   }
-  console.log(
-    "targets: 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream, replay of 1,000 events ≤ 200 ms.",
-  );
+  console.log("targets: 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream, replay of 1,000 events ≤ 200 ms.");
   console.log("note: clients, server, PostgreSQL and Redis share this machine's CPUs; latency includes the clients' own reads.");
   console.log("note: RSS per stream is (RSS growth)/N and includes V8 heap growth: meaningful from a few thousand streams on.");
 }

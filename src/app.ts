@@ -16,22 +16,22 @@ import { mountRoutes } from "./http/rest/router.js";
 import { createIdempotentGraphQL } from "./http/graphql-idempotent.js";
 import { buildOpenApi } from "./http/rest/openapi.js";
 import { SERVICE_VERSION } from "./lib/version.js";
-import { restRoutes } from "./modules/routes.js";
+import { restRoutes } from "./modules/route-table.js";
 import { mountHealth } from "./http/health.js";
 import { mountIndex } from "./http/index-route.js";
 import { createCorsPolicy, mountRestCors } from "./http/cors.js";
 import { createRequestRecorder, mountObservability } from "./http/observability.js";
-import type { StreamHub, HubOptions } from "./stream/hub.js";
+import type { StreamHub, HubOptions } from "./stream-engine/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import { mountConsoleAuth } from "./modules/console/auth-routes.js";
 import { mountConsole } from "./http/console-static.js";
-import type { WebhookOptions } from "./delivery/runtime.js";
+import type { WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
 
 export interface App {
   runtime: Runtime;
   /** base URL once started, e.g. http://127.0.0.1:3000 */
   url: string;
-  /** the instance's SSE streams and GraphQL subscriptions (src/stream/hub.ts) */
+  /** the instance's SSE streams and GraphQL subscriptions (src/stream-engine/hub.ts) */
   streams: StreamHub;
   start(): Promise<string>;
   stop(): Promise<void>;

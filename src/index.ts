@@ -7,5 +7,12 @@ export {
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   DEFAULT_TOLERANCE_SECONDS,
-} from "./delivery/signature.js";
-export type { HeadersLike, PlainHeaders, VerifyFailureReason, VerifyOptions, VerifyResult, WebhookSecret } from "./delivery/signature.js";
+} from "./webhook-delivery/signature.js";
+export type {
+  HeadersLike,
+  PlainHeaders,
+  VerifyFailureReason,
+  VerifyOptions,
+  VerifyResult,
+  WebhookSecret,
+} from "./webhook-delivery/signature.js";

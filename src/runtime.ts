@@ -23,8 +23,8 @@ import { createMetrics } from "./lib/metrics.js";
 import { createRetentionJob, type RetentionJob } from "./events/retention.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
-import { createWebhookRuntime, type WebhookOptions } from "./delivery/runtime.js";
-import { StreamHub, type HubOptions } from "./stream/hub.js";
+import { createWebhookRuntime, type WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
+import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 
 export interface Runtime {
   services: AppServices;
@@ -142,7 +142,7 @@ export async function createRuntime(
           maxRetriesPerRequest: 2,
           enableOfflineQueue: false,
           // a stalled Redis must not stall requests: commands fail fast and their users fall back
-          // (rate limits in process, stream caps per instance; src/auth/rate-limit.ts, src/stream/limits.ts)
+          // (rate limits in process, stream caps per instance; src/auth/rate-limit.ts, src/stream-engine/limits.ts)
           commandTimeout: 500,
           connectionName: "eng-cmd",
           // no auto-pipelining: the per-request commands (rate limits, stream slots) are already

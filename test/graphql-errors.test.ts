@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { schema } from "../src/modules/schema.js";
-import { restRoutes } from "../src/modules/routes.js";
+import { restRoutes } from "../src/modules/route-table.js";
 import { maskGraphQLError } from "../src/http/graphql-errors.js";
 import { testEnv, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";

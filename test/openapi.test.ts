@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { checkResponse } from "./support/openapi-check.js";
-import { restRoutes } from "../src/modules/routes.js";
+import { restRoutes } from "../src/modules/route-table.js";
 
 let server: TestServer;
 let t: TestTenant;

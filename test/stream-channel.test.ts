@@ -5,12 +5,12 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryBus, type BusMessage, type EventBus } from "../src/events/bus.js";
 import { busMessageOf } from "../src/events/fanout.js";
-import type { LiveEvent } from "../src/stream/live-event.js";
+import type { LiveEvent } from "../src/stream-engine/live-event.js";
 import { headKey, type EventLogReader } from "../src/events/replay.js";
 import type { Audience, StoredEvent } from "../src/events/types.js";
 import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";
-import { StreamHub } from "../src/stream/hub.js";
-import type { ConnectedInfo, EndReason, StreamSink } from "../src/stream/session.js";
+import { StreamHub } from "../src/stream-engine/hub.js";
+import type { ConnectedInfo, EndReason, StreamSink } from "../src/stream-engine/session.js";
 
 const T = "ten_1";
 const D = "disc-1";

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { rawSse, writeEvent } from "./support/sse.js";
-import { hashTicket, ticketTenant } from "../src/stream/tickets.js";
+import { hashTicket, ticketTenant } from "../src/stream-engine/ticket-redemption.js";
 
 let server: TestServer;
 let t: TestTenant;

@@ -1,10 +1,10 @@
-// The per-tenant stream cap across instances (src/stream/limits.ts) on the real Redis: acquires
+// The per-tenant stream cap across instances (src/stream-engine/limits.ts) on the real Redis: acquires
 // that arrive together go to Redis as one script call per instance and turn, and still never
 // grant more than the limit between them.
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, describe, expect, inject, it, vi } from "vitest";
-import { createStreamSlots, slotLease } from "../src/stream/limits.js";
+import { createStreamSlots, slotLease } from "../src/stream-engine/limits.js";
 
 const clients: Redis[] = [];
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { isolatedDatabase } from "./support/database.js";
-import { createWebhookWorker } from "../src/delivery/worker.js";
+import { createWebhookWorker } from "../src/webhook-delivery/worker.js";
 
 // The whole test runs ~73 years ahead (server and child alike), so the workers of other test
 // files, on the real clock, never find these jobs due and cannot take them from the child.

@@ -7,7 +7,7 @@ import type { TestServer } from "./support/server.js";
 import { eventually, startReceiver, type Received } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { verifyWebhook } from "../src/index.js";
-import { createWebhookWorker } from "../src/delivery/worker.js";
+import { createWebhookWorker } from "../src/webhook-delivery/worker.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Scheduling slack for the upper bound: the worker polls every 20 ms, plus the request itself. */

@@ -8,7 +8,7 @@ import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
 import type { AppServices } from "./services.js";
-import { header, resolvePrincipal, type HeaderBag } from "./principal.js";
+import { header, resolvePrincipal, type HeaderBag } from "./resolve-principal.js";
 import { resolveSettings } from "../tenancy/settings-model.js";
 import { tenantRow } from "../auth/auth-cache.js";
 

@@ -16,8 +16,8 @@ import type { AuthCache } from "../auth/auth-cache.js";
 import type { OriginIndex } from "../auth/origins.js";
 import type { EventPipeline } from "../events/pipeline.js";
 import type { IdempotencyRecords } from "../idempotency/records.js";
-import type { StreamHub } from "../stream/hub.js";
-import type { WebhookRuntime } from "../delivery/runtime.js";
+import type { StreamHub } from "../stream-engine/hub.js";
+import type { WebhookRuntime } from "../webhook-delivery/webhook-runtime.js";
 
 export interface AppServices {
   config: Config;

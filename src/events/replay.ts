@@ -86,7 +86,7 @@ function windowed(rows: EventRow[], after: number, head: number, window: ReplayW
 
 /**
  * One read of the log as a statement and what its rows become: what the reader runs, and what a
- * statement with more in it embeds (a ticket's redemption, src/stream/tickets.ts).
+ * statement with more in it embeds (a ticket's redemption, src/stream-engine/ticket-redemption.ts).
  */
 export interface LogRead<T> {
   text: string;

@@ -24,7 +24,7 @@ export interface TxCaller {
 export async function writeTx<T>(caller: TxCaller, tenantId: string, fn: (tx: ScopedTx) => Promise<T>): Promise<T> {
   const { app, idempotency: scope } = caller;
   if (scope && scope.writes < scope.replay.length) return app.idempotency.openResult(scope.replay[scope.writes++]) as T;
-  // short limits: a stalled database answers 503 in seconds (src/db/errors.ts), never a hang
+  // short limits: a stalled database answers 503 in seconds (src/db/failures.ts), never a hang
   const result = await app.scoped(tenantId).$transaction(
     async (tx) => {
       const value = await fn(tx);

@@ -10,8 +10,8 @@
 import { sha256 } from "../lib/sha256.js";
 import { errors, type AppError } from "../lib/errors.js";
 import { currentReader, loadTenant, type RequestContext } from "../context/request.js";
-import type { HeaderBag } from "../context/principal.js";
-import { header } from "../context/principal.js";
+import type { HeaderBag } from "../context/resolve-principal.js";
+import { header } from "../context/resolve-principal.js";
 import { resolveSettings } from "../tenancy/settings-model.js";
 import type { Principal } from "../auth/principal.js";
 import type { IdempotencyScope, StoredAnswer } from "../idempotency/records.js";

@@ -2,7 +2,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
 import { AppError, errors } from "../lib/errors.js";
-import { isBadTextError, isDependencyDown } from "../db/errors.js";
+import { isBadTextError, isDependencyDown } from "../db/failures.js";
 
 export const PROBLEM_TYPE = "application/problem+json";
 

@@ -4,7 +4,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { ValidateFunction } from "ajv";
 import { schema } from "../../src/modules/schema.js";
-import { restRoutes } from "../../src/modules/routes.js";
+import { restRoutes } from "../../src/modules/route-table.js";
 import { buildOpenApi } from "../../src/http/rest/openapi.js";
 
 type Doc = {

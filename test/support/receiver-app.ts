@@ -1,7 +1,7 @@
 // Webhook test helpers: a server with webhook tunables (short handshake timeout, fast polling),
 // verified endpoints, keys with chosen capabilities, and events from discussion lock/unlock.
 import type { Clock } from "../../src/lib/clock.js";
-import type { WebhookOptions } from "../../src/delivery/runtime.js";
+import type { WebhookOptions } from "../../src/webhook-delivery/webhook-runtime.js";
 import { startServer, type TestServer } from "./server.js";
 import type { TestTenant } from "./fixtures.js";
 import { eventually, type Receiver } from "./receiver.js";

@@ -3,8 +3,8 @@ import { inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/lib/clock.js";
-import type { WebhookOptions } from "../../src/delivery/runtime.js";
-import type { HubOptions } from "../../src/stream/hub.js";
+import type { WebhookOptions } from "../../src/webhook-delivery/webhook-runtime.js";
+import type { HubOptions } from "../../src/stream-engine/hub.js";
 
 export const TEST_ADMIN_SECRET = "test-admin-secret-0123456789abcdef0123456789";
 

@@ -11,7 +11,7 @@ import {
   sseHeaders,
   type SseCloseReason,
   type SseTarget,
-} from "../../src/stream/sse-writer.js";
+} from "../../src/stream-engine/sse-writer.js";
 
 const WAIT = { timeout: 10_000, interval: 5 };
 

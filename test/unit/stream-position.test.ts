@@ -1,7 +1,7 @@
-// streamPosition (src/stream/session.ts): the id of the `connected` frame, the seq a stream continues
+// streamPosition (src/stream-engine/session.ts): the id of the `connected` frame, the seq a stream continues
 // after (contract section 4, "Stream"), so that ids on a stream never go backwards.
 import { describe, expect, it } from "vitest";
-import { streamPosition } from "../../src/stream/session.js";
+import { streamPosition } from "../../src/stream-engine/session.js";
 
 const seqs = (...s: number[]) => s.map((seq) => ({ seq }));
 

@@ -1,8 +1,8 @@
-// Stream tickets name their tenant (src/stream/tickets.ts): the instance joins the right channel
+// Stream tickets name their tenant (src/stream-engine/ticket-redemption.ts): the instance joins the right channel
 // before the redemption, which confirms the guess.
 import { describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.js";
-import { generateTicket, ticketTenant } from "../../src/stream/tickets.js";
+import { generateTicket, ticketTenant } from "../../src/stream-engine/ticket-redemption.js";
 
 describe("stream tickets", () => {
   it("are st_ and 64 hex digits that name the tenant, with 160 random bits", () => {

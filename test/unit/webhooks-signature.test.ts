@@ -7,7 +7,7 @@ import {
   signPayload,
   verifyWebhook,
   type PlainHeaders,
-} from "../../src/delivery/signature.js";
+} from "../../src/webhook-delivery/signature.js";
 
 /** Independent reference implementation of the contract's formula. */
 function referenceHmac(secret: string, timestampIso: string, body: Buffer): string {

@@ -5,9 +5,9 @@ import { resolveSettings, type Settings } from "../../tenancy/settings-model.js"
 import { keyState } from "../../auth/key-auth.js";
 import { hasCapability } from "../../auth/principal.js";
 import { errors } from "../../lib/errors.js";
-import { redeemStreamTicket, ticketTenant, type RedeemedTicket } from "../../stream/tickets.js";
-import type { PendingTicket } from "../../stream/hub.js";
-import type { Viewer } from "../../stream/visibility.js";
+import { redeemStreamTicket, ticketTenant, type RedeemedTicket } from "../../stream-engine/ticket-redemption.js";
+import type { PendingTicket } from "../../stream-engine/hub.js";
+import type { Viewer } from "../../stream-engine/event-visibility.js";
 
 export interface StreamCaller {
   tenantId: string;

@@ -1,6 +1,6 @@
 // Stream tickets over GraphQL (REST: POST /api/v1/stream/ticket runs this mutation).
 import { builder } from "../../graphql/builder.js";
-import { mintStreamTicket, type MintedTicket } from "./tickets.js";
+import { mintStreamTicket, type MintedTicket } from "./ticket-minting.js";
 
 const StreamTicketType = builder.objectRef<MintedTicket>("StreamTicket").implement({
   description: "A single-use ticket for GET /api/v1/stream/{discussionId}?ticket=… (or the subscription's `ticket`), valid 60 s.",

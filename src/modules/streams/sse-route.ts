@@ -18,9 +18,9 @@ import type { CorsPolicy } from "../../http/cors.js";
 import { requestIdOf, type RequestRecorder } from "../../http/observability.js";
 import type { RawRoutes } from "../../http/raw-routes.js";
 import { streamCaller } from "./access.js";
-import type { StreamHub } from "../../stream/hub.js";
-import { SseSink } from "../../stream/sse-sink.js";
-import { sseHeaders } from "../../stream/sse-writer.js";
+import type { StreamHub } from "../../stream-engine/hub.js";
+import { SseSink } from "../../stream-engine/sse-sink.js";
+import { sseHeaders } from "../../stream-engine/sse-writer.js";
 
 const PREFIX = "/api/v1/stream/";
 /** The route's pattern, as metrics and the access log name it. */

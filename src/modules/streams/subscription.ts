@@ -1,8 +1,8 @@
 // GraphQL subscriptions, served over the graphql-sse protocol (/graphql distinct connections,
 // /graphql/stream single connection). Fed by the same hub, replay and visibility as the SSE route.
 import { builder } from "../../graphql/builder.js";
-import { openDiscussionSubscription } from "./subscribe.js";
-import type { StreamItem } from "../../stream/queue-sink.js";
+import { openDiscussionSubscription } from "./subscription-feed.js";
+import type { StreamItem } from "../../stream-engine/queue-sink.js";
 import { STREAM_EVENT_TYPES, type EventType } from "../../events/types.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { CommentType } from "../comments/graphql.js";

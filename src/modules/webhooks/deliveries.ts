@@ -3,9 +3,9 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { WebhookAttempt } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type Page, type SortKey } from "../../lib/pagination.js";
-import { countRedeliverable, requeueEvents } from "../../delivery/jobs.js";
+import { countRedeliverable, requeueEvents } from "../../webhook-delivery/jobs.js";
 import { findEndpoint } from "./endpoints.js";
-import { RedeliverSchema } from "./input.js";
+import { RedeliverSchema } from "./input-rules.js";
 
 export type { WebhookAttempt };
 

@@ -5,7 +5,7 @@
 // the session buffers what the channel delivers; `start` sends the replay, then the buffer, and
 // drops anything at or below the last seq it processed. So replay + live never repeat or skip.
 import type { LiveEvent } from "./live-event.js";
-import { canSee, type Viewer } from "./visibility.js";
+import { canSee, type Viewer } from "./event-visibility.js";
 import { CloseSignal } from "./close-signal.js";
 
 export interface ConnectedInfo {

@@ -1,5 +1,5 @@
 // Redeeming stream tickets (contract section 4, "Stream"); minting is the streams module's
-// (src/modules/streams/tickets.ts). Bound to tenant + discussion (+ reader when minted with an
+// (src/modules/streams/ticket-minting.ts). Bound to tenant + discussion (+ reader when minted with an
 // identity), stored hashed. The first redemption must come within the ticket's TTL (60 s); after
 // that the browser's own EventSource may reconnect with the same URL and a Last-Event-ID for the
 // resume lifetime (STREAM_TICKET_RESUME_SECONDS after its latest connect). Each redemption is one

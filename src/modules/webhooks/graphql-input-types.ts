@@ -1,5 +1,5 @@
 // Webhook inputs. Fields are optional at the GraphQL level and checked by the domain
-// (src/modules/webhooks/input.ts), so one 422 lists every problem with its field path.
+// (src/modules/webhooks/input-rules.ts), so one 422 lists every problem with its field path.
 import { builder } from "../../graphql/builder.js";
 import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 

@@ -3,7 +3,7 @@ import type { RequestContext } from "../../context/request.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import { errors } from "../../lib/errors.js";
 import { streamCaller } from "./access.js";
-import { QueueSink } from "../../stream/queue-sink.js";
+import { QueueSink } from "../../stream-engine/queue-sink.js";
 
 /** A subscriber more than this many items behind is cut off. */
 export const MAX_QUEUED_ITEMS = 1_000;

@@ -1,9 +1,9 @@
 // Minting stream tickets (contract section 4, "Stream"): a browser cannot send X-API-Key on an
 // EventSource, so the tenant's backend mints a short-lived ticket and hands it to the page
-// (`?ticket=`). Redemption is the stream's own (src/stream/tickets.ts).
+// (`?ticket=`). Redemption is the stream's own (src/stream-engine/ticket-redemption.ts).
 import { currentReader, db, requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { generateTicket, hashTicket } from "../../stream/tickets.js";
+import { generateTicket, hashTicket } from "../../stream-engine/ticket-redemption.js";
 import { getDiscussion } from "../discussions/discussions.js";
 
 export interface MintedTicket {

@@ -19,13 +19,13 @@ import {
   type OpeningRead,
   type ReplayResult,
 } from "../events/replay.js";
-import { invalidTicket, redeemWith, type RedeemedTicket, type TicketRedemption } from "./tickets.js";
+import { invalidTicket, redeemWith, type RedeemedTicket, type TicketRedemption } from "./ticket-redemption.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { AppError, errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";
 import { Session, type StreamSink } from "./session.js";
-import type { Viewer } from "./visibility.js";
+import type { Viewer } from "./event-visibility.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
 
 export interface HubOptions {
@@ -60,7 +60,7 @@ export interface OpenRequest {
   ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
   /**
    * A ticket that names `tenantId` and is not redeemed yet: the connect's one statement redeems it
-   * and reads the log (src/stream/tickets.ts). `viewer` and `ticket` then come from the redemption.
+   * and reads the log (src/stream-engine/ticket-redemption.ts). `viewer` and `ticket` then come from the redemption.
    */
   redeem?: PendingTicket | undefined;
 }
