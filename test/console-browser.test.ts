@@ -4,15 +4,14 @@
 // disabled by failures back with "Enable"; no serious or critical axe-core violation on any screen,
 // at 1280 px and 390 px. Screenshots of each screen go to docs/console/.
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { runProcess } from "./support/process.js";
 import { openSse } from "./support/sse.js";
 import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
 import { startWebhookServer } from "./support/receiver-app.js";
-import { expectAccessible, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
+import { consoleLink, expectAccessible, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -21,19 +20,6 @@ let page: Page;
 let receiver: Receiver;
 /** errors the page logs (a CSP violation among them) */
 const consoleErrors: string[] = [];
-
-async function consoleLink(tenantId: string): Promise<string> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: inject("databaseUrl"),
-    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
-    PUBLIC_URL: server.url,
-  };
-  for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
-  const r = await runProcess(process.execPath, ["bin/engagement.js", "console-link", "--tenant", tenantId], env);
-  expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim().split("\n").at(-1)!;
-}
 
 describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { timeout: 120_000 }, () => {
   beforeAll(async () => {
@@ -50,7 +36,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     page.on("console", (m) => {
       if (m.type() === "error") consoleErrors.push(m.text());
     });
-    await page.goto(await consoleLink(t.tenantId));
+    await page.goto(await consoleLink(server.url, t.tenantId));
     await page.getByRole("button", { name: "Sign out" }).waitFor();
   }, 90_000);
   afterAll(async () => {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { runProcess } from "./support/process.js";
+import { consoleLink } from "./support/console-page.js";
 import { TestUpsertDiscussionDocument } from "./generated/operations.js";
 
 let server: TestServer;
@@ -150,20 +150,6 @@ describe("discussions", () => {
   });
 });
 
-/** A sign-in link for the console, from the CLI (as test/console-browser.test.ts gets one). */
-async function consoleLink(tenantId: string): Promise<string> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: inject("databaseUrl"),
-    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
-    PUBLIC_URL: server.url,
-  };
-  for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
-  const r = await runProcess(process.execPath, ["bin/engagement.js", "console-link", "--tenant", tenantId], env);
-  expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim().split("\n").at(-1)!;
-}
-
 describe.skipIf(chromiumMissing)("the console renders a discussion's url", { timeout: 90_000 }, () => {
   it("as a link only when it is http(s): a javascript: url stored before the rule is shown as text", async () => {
     // stored behind the API's back, as a discussion saved before the url rule existed would be
@@ -176,7 +162,7 @@ describe.skipIf(chromiumMissing)("the console renders a discussion's url", { tim
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();
-      await page.goto(await consoleLink(t.tenantId));
+      await page.goto(await consoleLink(server.url, t.tenantId));
       await page.getByRole("button", { name: "Sign out" }).waitFor();
       const hrefs = async (id: string, text: string) => {
         await page.goto(new URL(`#/discussions/${id}`, page.url()).href);

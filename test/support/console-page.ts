@@ -1,5 +1,5 @@
-// Helpers for the console's browser tests: axe-core on what the page shows, waiting for the page's
-// own requests, and screenshots (docs/console with UPDATE_SCREENSHOTS=1, else a scratch folder, so
+// Helpers for the console's browser tests: a sign-in link from the CLI, axe-core on what the page
+// shows, waiting for the page's own requests, and screenshots (docs/console with UPDATE_SCREENSHOTS=1, else a scratch folder, so
 // a test run leaves the checkout as it was).
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
-import { expect } from "vitest";
+import { expect, inject } from "vitest";
+import { runProcess } from "./process.js";
+import { TEST_ADMIN_SECRET } from "./server.js";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const SHOTS =
@@ -52,4 +54,18 @@ export function overflow(p: Page): Promise<unknown[]> {
       ...wide.slice(0, 6).map((el) => `${el.tagName}.${el.className}:${Math.round(el.getBoundingClientRect().right)}`),
     ];
   });
+}
+
+/** A single-use sign-in link to the console on `serverUrl`, from the CLI as an operator gets one. */
+export async function consoleLink(serverUrl: string, tenantId: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: inject("databaseUrl"),
+    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
+    PUBLIC_URL: serverUrl,
+  };
+  for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
+  const r = await runProcess(process.execPath, ["bin/engagement.js", "console-link", "--tenant", tenantId], env);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.trim().split("\n").at(-1)!;
 }
