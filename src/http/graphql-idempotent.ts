@@ -4,12 +4,13 @@
 // written (status, media type, body). Queries, subscriptions and requests without the header are
 // not this file's (the header is ignored on them: reads are safe to repeat).
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { parse, type DocumentNode, type OperationDefinitionNode } from "graphql";
+import type { DocumentNode, OperationDefinitionNode } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { AppError } from "../lib/errors.js";
 import type { AppServices, RequestContext } from "../context/request.js";
 import type { StoredAnswer } from "../idempotency/records.js";
 import type { CorsPolicy } from "./cors.js";
+import { parseWithinLimits } from "./graphql-limits.js";
 import { graphqlContext } from "./graphql-context.js";
 import { beginIdempotent, finishIdempotent, idempotencyKeyOf, REPLAYED_HEADER, replayedFromRecords } from "./idempotency.js";
 
@@ -20,9 +21,9 @@ function isMutationRequest(body: unknown): boolean {
   if (typeof query !== "string" || !query.includes("mutation")) return false;
   let doc: DocumentNode;
   try {
-    doc = parse(query, { maxTokens: 10_000 });
+    doc = parseWithinLimits(query);
   } catch {
-    return false; // yoga answers the syntax error
+    return false; // yoga answers the syntax error or the refusal
   }
   const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === "OperationDefinition");
   const op = typeof operationName === "string" ? ops.find((o) => o.name?.value === operationName) : ops.length === 1 ? ops[0] : undefined;
