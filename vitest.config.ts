@@ -30,6 +30,25 @@ export default defineConfig({
           globalSetup: ["test/support/global-setup.ts"],
         },
       },
+      // `npm run test:engines`: integration files run again through engines started by the project's
+      // setup — a transaction-mode PgBouncer in front of the run's database (pooler), a 3-master Redis
+      // Cluster (cluster) — plus the tests of those engines' own failure modes (test/engines/).
+      {
+        extends: true,
+        test: {
+          name: "pooler",
+          include: ["test/engines/pooler*.test.ts"],
+          globalSetup: ["test/support/pooler-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "cluster",
+          include: ["test/engines/cluster*.test.ts"],
+          globalSetup: ["test/support/cluster-setup.ts"],
+        },
+      },
       {
         extends: true,
         test: { name: "contract", include: ["test/contract/**/*.test.ts"], globalSetup: ["test/support/contract-server.ts"] },

@@ -28,8 +28,17 @@ const EnvSchema = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** a stalled database answers 503 within this (statement, connect and pool-acquire timeouts) */
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(4_000),
+  /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor): no named
+   *  prepared statements, no startup parameters, timeouts per transaction (docs/scaling.md) */
+  DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
+  /** the database itself, for what needs a session (migrations, session advisory locks); with DATABASE_POOLER=transaction */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   DATA_DIR: z.string().min(1).default("./data"),
   REDIS_URL: z.string().url().optional(),
+  /** a Redis Cluster instead of REDIS_URL: some of its nodes, `host:port,host:port` */
+  REDIS_CLUSTER_NODES: commaList.pipe(
+    z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, "each node is host:port")),
+  ),
   ADMIN_JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   SECRET_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   ALLOW_HTTP_WEBHOOKS: flag,
@@ -132,5 +141,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.DATABASE_URL && !e.ADMIN_JWT_SECRET) {
     throw new ConfigError(["ADMIN_JWT_SECRET: required when DATABASE_URL is set (instances must share it)"]);
   }
+  const problems: string[] = [];
+  if (e.DATABASE_POOLER === "transaction" && !e.DATABASE_URL) problems.push("DATABASE_POOLER: needs DATABASE_URL (the pooler)");
+  if (e.DATABASE_POOLER === "transaction" && !e.DATABASE_DIRECT_URL)
+    problems.push("DATABASE_DIRECT_URL: required with DATABASE_POOLER=transaction (migrations and session locks bypass the pooler)");
+  if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) problems.push("REDIS_CLUSTER_NODES: set either it or REDIS_URL, not both");
+  if (problems.length > 0) throw new ConfigError(problems);
   return { ...e, DATA_DIR: dataDir, embedded: !e.DATABASE_URL };
 }

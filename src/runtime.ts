@@ -108,6 +108,8 @@ export async function createRuntime(
   const log = opts.log ?? createLogger(config);
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
+    pooler: config.DATABASE_POOLER,
+    directUrl: config.DATABASE_DIRECT_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     timeoutMs: config.DATABASE_TIMEOUT_MS,

@@ -34,6 +34,10 @@ export interface Database {
 
 export interface DatabaseOptions {
   databaseUrl?: string | undefined;
+  /** `transaction`: databaseUrl is a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor) */
+  pooler?: "none" | "transaction";
+  /** the database itself, for what needs a session (migrations, session advisory locks); required with a pooler */
+  directUrl?: string | undefined;
   dataDir: string;
   poolSize?: number;
   /** statement, connect and pool-acquire timeout (ms): a stalled database fails fast, never hangs */

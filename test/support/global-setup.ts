@@ -13,6 +13,10 @@ declare module "vitest" {
     databaseUrl: string;
     redisUrl: string;
     adminDatabaseUrl: string;
+    /** set by the pooler project (test/support/pooler-setup.ts): databaseUrl is then a transaction-mode PgBouncer, this the database itself */
+    databaseDirectUrl?: string;
+    /** set by the cluster project (test/support/cluster-setup.ts): REDIS_CLUSTER_NODES of a 3-master cluster */
+    redisClusterNodes?: string;
   }
 }
 

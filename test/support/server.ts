@@ -16,11 +16,15 @@ export interface TestServer {
 
 /** The environment of a test server; the webhook worker is off unless a test turns it on. */
 export function testEnv(env: Record<string, string> = {}): Record<string, string> {
+  const direct = inject("databaseDirectUrl");
+  const clusterNodes = inject("redisClusterNodes");
   return {
     PORT: "0",
     HOST: "127.0.0.1",
     DATABASE_URL: inject("databaseUrl"),
-    REDIS_URL: inject("redisUrl"),
+    // the engines projects (vitest.config.ts): through a transaction-mode pooler, on a Redis Cluster
+    ...(direct ? { DATABASE_POOLER: "transaction", DATABASE_DIRECT_URL: direct } : {}),
+    ...(clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes } : { REDIS_URL: inject("redisUrl") }),
     ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     ALLOW_HTTP_WEBHOOKS: "1",
