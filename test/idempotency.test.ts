@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
+import { writeTx } from "../src/events/write-tx.js";
 
 const POST_COMMENT = `mutation IdemPostComment($discussionId: String!, $body: String!) {
   postComment(discussionId: $discussionId, input: { body: $body }) { id body }
@@ -163,6 +164,28 @@ describe("REST writes with Idempotency-Key", () => {
     expect(replay.status).toBe(201);
     expect(replay.body.id).toBe(done.body.id);
     expect(await commentCount(t.tenantId, "idem-5")).toBe(1);
+  });
+
+  it("rolls back a transaction write whose key another request took over (fenced in eng_idempotency_record)", async () => {
+    const services = a.app.runtime.services;
+    const k = key();
+    const claim = await services.idempotency.claim({ tenantId: t.tenantId, key: k, fingerprint: "f", now: new Date(), ttlHours: 24 });
+    expect(claim.kind).toBe("run");
+    if (claim.kind !== "run") return;
+    const write = (owner: string) =>
+      writeTx({ app: services, idempotency: { ...claim.scope, owner, replay: [], writes: 0 } }, t.tenantId, async (tx) => {
+        await tx.$executeRaw`INSERT INTO discussions (tenant_id, id, updated_at) VALUES (${t.tenantId}, ${owner}, now())`;
+        return { owner };
+      });
+    // a request given up as dead: another one now owns the key, so this write records nothing and rolls back
+    await expect(write("fenced-out")).rejects.toMatchObject({ status: 409, code: "idempotency_in_progress" });
+    // the owner's own write records its result and stays
+    await expect(write(claim.scope.owner)).resolves.toEqual({ owner: claim.scope.owner });
+    const { rows } = await db.query<{ id: string }>("SELECT id FROM discussions WHERE tenant_id = $1 AND id IN ('fenced-out', $2)", [
+      t.tenantId,
+      claim.scope.owner,
+    ]);
+    expect(rows.map((r) => r.id)).toEqual([claim.scope.owner]);
   });
 
   it("lets concurrent retries write once", async () => {

@@ -4,7 +4,7 @@
 // shown once), and a repeat of a request whose answer was lost gets that result back instead of
 // writing again (src/idempotency/records.ts).
 import type { ScopedPrisma, ScopedTx } from "../db/tenant-scope.js";
-import { errors } from "../lib/errors.js";
+import { databaseRefusal } from "../lib/errors.js";
 import type { IdempotencyRecords, IdempotencyScope } from "../idempotency/records.js";
 
 export type { ScopedTx };
@@ -25,21 +25,24 @@ export async function writeTx<T>(caller: TxCaller, tenantId: string, fn: (tx: Sc
   const { app, idempotency: scope } = caller;
   if (scope && scope.writes < scope.replay.length) return app.idempotency.openResult(scope.replay[scope.writes++]) as T;
   // short limits: a stalled database answers 503 in seconds (src/db/failures.ts), never a hang
-  const result = await app.scoped(tenantId).$transaction(
-    async (tx) => {
-      const value = await fn(tx);
-      if (scope) {
-        const recorded = JSON.stringify(app.idempotency.sealResult(value));
-        const n = await tx.$executeRaw`
-          UPDATE idempotency_keys SET results = results || jsonb_build_array(${recorded}::jsonb)
-           WHERE tenant_id = ${scope.tenantId} AND key = ${scope.key} AND owner = ${scope.owner} AND status IS NULL`;
-        // another request took the key over (this one was given up as dead): roll this one back
-        if (n !== 1) throw errors.idempotencyInProgress(1);
-      }
-      return value;
-    },
-    { timeout: 5_000, maxWait: 4_000 },
-  );
+  const result = await app
+    .scoped(tenantId)
+    .$transaction(
+      async (tx) => {
+        const value = await fn(tx);
+        if (scope) {
+          // the same fenced record the one-statement writes make (eng_idempotency_record in
+          // prisma/functions.sql): refused when another request took the key over, rolling this one back
+          const recorded = JSON.stringify(app.idempotency.sealResult(value));
+          await tx.$queryRaw`SELECT eng_idempotency_record(${scope.tenantId}, ${scope.key}, ${scope.owner}, ${recorded}::json)::text AS r`;
+        }
+        return value;
+      },
+      { timeout: 5_000, maxWait: 4_000 },
+    )
+    .catch((err: unknown) => {
+      throw databaseRefusal(err) ?? err;
+    });
   if (scope) scope.writes++;
   return result;
 }

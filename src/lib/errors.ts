@@ -141,7 +141,9 @@ export const DATABASE_REFUSALS = {
 
 /** A database function's refusal (SQLSTATE EN…) as the error it stands for; null for any other error. */
 export function databaseRefusal(err: unknown): AppError | null {
-  const e = err as { code?: unknown; message?: unknown; detail?: unknown };
+  // pg's error as it is, or the same error inside Prisma's (a raw query under a driver adapter: P2010)
+  const wrapped = (err as { meta?: { driverAdapterError?: { cause?: unknown } } } | null)?.meta?.driverAdapterError?.cause;
+  const e = (wrapped ?? err) as { code?: unknown; message?: unknown; detail?: unknown };
   if (typeof e.code !== "string" || !/^EN\d{3}$/.test(e.code)) return null;
   const code = String(e.message);
   const detail = typeof e.detail === "string" ? e.detail : "";

@@ -39,4 +39,12 @@ describe("the error catalogue", () => {
     expect(databaseRefusal({ code: "23505", message: "duplicate key" })).toBeNull();
     expect(databaseRefusal(new Error("boom"))).toBeNull();
   });
+
+  it("finds the refusal inside Prisma's error for a raw query under the driver adapter", () => {
+    const cause = { kind: "postgres", code: "EN409", message: "idempotency_in_progress", detail: "taken over" };
+    const wrapped = Object.assign(new Error("Raw query failed"), { code: "P2010", meta: { driverAdapterError: { cause } } });
+    expect(databaseRefusal(wrapped)).toMatchObject({ status: 409, code: "idempotency_in_progress" });
+    const other = { code: "P2010", meta: { driverAdapterError: { cause: { code: "23505", message: "duplicate key" } } } };
+    expect(databaseRefusal(other)).toBeNull();
+  });
 });

@@ -61,15 +61,10 @@ function check(value: unknown, type: GraphQLInputType, path: Path, report: (path
   coerceInputValue(value, t, (_p, _invalid, error) => report(path, error.message));
 }
 
-const operations = new WeakMap<DocumentNode, OperationDefinitionNode>();
-
+/** A route's document holds one operation and a few fragments: found by a scan, nothing cached. */
 function operationOf(document: DocumentNode): OperationDefinitionNode {
-  let op = operations.get(document);
-  if (!op) {
-    op = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-    if (!op) throw new Error("a REST route's document has no operation");
-    operations.set(document, op);
-  }
+  const op = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (!op) throw new Error("a REST route's document has no operation");
   return op;
 }
 
