@@ -3,25 +3,10 @@
 // Written from ../shared/contract/API.md (and the README) alone: the real CLI, the run's server
 // process (test/support/contract-server.ts) and plain HTTP through test/support/contract-client.ts.
 // Nothing from src/ is imported.
-import { beforeAll, describe, expect, it } from "vitest";
-import {
-  ADMIN_JWT_SECRET,
-  BASE,
-  type Tenant,
-  api,
-  cli,
-  contractRun,
-  expectProblem,
-  expectStatus,
-  jwt,
-  now,
-} from "../support/contract-client.js";
+import { describe, expect, it } from "vitest";
+import { ADMIN_JWT_SECRET, BASE, api, cli, contractRun, expectProblem, expectStatus, jwt, now } from "../support/contract-client.js";
 
-let A: Tenant;
-
-beforeAll(async () => {
-  ({ A } = await contractRun());
-});
+const { A } = await contractRun();
 
 // ───────────────────────────── bootstrap ─────────────────────────────
 

@@ -3,10 +3,9 @@
 // Written from ../shared/contract/API.md (and the README) alone: the real CLI, the run's server
 // process (test/support/contract-server.ts) and plain HTTP through test/support/contract-client.ts.
 // Nothing from src/ is imported.
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ISO_MS,
-  type Tenant,
   api,
   contractRun,
   expectCollection,
@@ -19,16 +18,7 @@ import {
   res_required,
 } from "../support/contract-client.js";
 
-let A: Tenant;
-let B: Tenant;
-let ada = "";
-let bob = "";
-let modKey = "";
-let plainKey = "";
-
-beforeAll(async () => {
-  ({ A, B, ada, bob, modKey, plainKey } = await contractRun());
-});
+const { A, B, ada, bob, modKey, plainKey } = await contractRun();
 
 // ───────────────────────────── comments ─────────────────────────────
 

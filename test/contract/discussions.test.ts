@@ -3,18 +3,10 @@
 // Written from ../shared/contract/API.md (and the README) alone: the real CLI, the run's server
 // process (test/support/contract-server.ts) and plain HTTP through test/support/contract-client.ts.
 // Nothing from src/ is imported.
-import { beforeAll, describe, expect, it } from "vitest";
-import { type Tenant, api, contractRun, expectCollection, expectProblem, expectStatus, openStream } from "../support/contract-client.js";
+import { describe, expect, it } from "vitest";
+import { api, contractRun, expectCollection, expectProblem, expectStatus, openStream } from "../support/contract-client.js";
 
-let A: Tenant;
-let ada = "";
-let bob = "";
-let modKey = "";
-let plainKey = "";
-
-beforeAll(async () => {
-  ({ A, ada, bob, modKey, plainKey } = await contractRun());
-});
+const { A, ada, bob, modKey, plainKey } = await contractRun();
 
 // ───────────────────────────── discussions ─────────────────────────────
 

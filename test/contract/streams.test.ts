@@ -3,11 +3,10 @@
 // Written from ../shared/contract/API.md (and the README) alone: the real CLI, the run's server
 // process (test/support/contract-server.ts) and plain HTTP through test/support/contract-client.ts.
 // Nothing from src/ is imported.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   ISO_MS,
   type Stream,
-  type Tenant,
   api,
   contractRun,
   eventually,
@@ -19,16 +18,7 @@ import {
   sleep,
 } from "../support/contract-client.js";
 
-let A: Tenant;
-let B: Tenant;
-let ada = "";
-let bob = "";
-let modKey = "";
-let plainKey = "";
-
-beforeAll(async () => {
-  ({ A, B, ada, bob, modKey, plainKey } = await contractRun());
-});
+const { A, B, ada, bob, modKey, plainKey } = await contractRun();
 
 // ───────────────────────────── stream ─────────────────────────────
 

@@ -4,12 +4,11 @@
 // process (test/support/contract-server.ts) and plain HTTP through test/support/contract-client.ts.
 // Nothing from src/ is imported.
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   ISO_MS,
   type Received,
   type Receiver,
-  type Tenant,
   UUID,
   api,
   contractRun,
@@ -23,15 +22,7 @@ import {
   startReceiver,
 } from "../support/contract-client.js";
 
-let A: Tenant;
-let B: Tenant;
-let ada = "";
-let bob = "";
-let modKey = "";
-
-beforeAll(async () => {
-  ({ A, B, ada, bob, modKey } = await contractRun());
-});
+const { A, B, ada, bob, modKey } = await contractRun();
 
 const receivers: Receiver[] = [];
 afterAll(async () => {
