@@ -1,5 +1,9 @@
 // One factory for the Prisma client: PostgreSQL through adapter-pg when DATABASE_URL is set, else
 // the embedded PGlite database in DATA_DIR. Same schema, same migrations, same code paths.
+// DATABASE_URL may be a transaction-mode pooler (`pooler: "transaction"`): then its connections use
+// src/db/pooler.ts (no named statements, no startup parameters, the statement timeout per
+// transaction), and what needs a session or the server itself — creating the database, migrations
+// under their advisory lock — goes to `directUrl`.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -9,8 +13,10 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { applyMigrationsWith, migratePostgres, type MigrationResult } from "./migrate.js";
 import { acquireDataDirLockWaiting, type LockRole } from "./data-dir-lock.js";
-import { ensureDatabase } from "./ensure-database.js";
+import { ensureDatabase, probeDatabase } from "./ensure-database.js";
+import { poolerClient } from "./pooler.js";
 import { pgliteSql, pgSql, type Sql } from "./sql.js";
+import { StartupError } from "../lib/startup-error.js";
 import { fastPgTypes } from "./timestamps.js";
 
 export type Prisma = PrismaClient;
@@ -54,15 +60,21 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
     const timeoutMs = opts.timeoutMs ?? 4_000;
+    const pooled = opts.pooler === "transaction";
+    if (pooled && !opts.directUrl) throw new StartupError("DATABASE_POOLER=transaction needs DATABASE_DIRECT_URL, the database itself.");
+    const directUrl = pooled && opts.directUrl ? opts.directUrl : url;
     // a database that does not exist yet is created (or one line says how): src/db/ensure-database.ts
-    if ((await ensureDatabase(url, timeoutMs)) === "created") opts.onCreated?.(new URL(url).pathname.slice(1));
+    const created = await ensureDatabase(directUrl, timeoutMs, pooled ? "DATABASE_DIRECT_URL" : "DATABASE_URL");
+    if (created === "created") opts.onCreated?.(new URL(directUrl).pathname.slice(1));
+    if (pooled) await probeDatabase(url, timeoutMs, "DATABASE_URL");
     // One pool for Prisma and the plain-SQL hot paths.
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? 10,
-      // waiting for a connection (new or from the pool), then the server's and the client's limits
+      // waiting for a connection (new or from the pool), then the server's and the client's limits:
+      // the server's set at connect, or per transaction through a pooler (src/db/pooler.ts)
       connectionTimeoutMillis: timeoutMs,
-      statement_timeout: timeoutMs,
+      ...(pooled ? { Client: poolerClient(timeoutMs) } : { statement_timeout: timeoutMs }),
       query_timeout: timeoutMs + 500,
       keepAlive: true,
       // the plain-SQL hot paths (Prisma passes its own parsers with every query)
@@ -74,10 +86,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     return {
       prisma,
-      sql: pgSql(pool),
+      sql: pgSql(pool, { named: !pooled }),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       kind: "postgres",
-      migrate: () => migratePostgres(url),
+      migrate: () => migratePostgres(directUrl),
       ping: async () => {
         await prisma.$queryRaw`SELECT 1`;
       },

@@ -1,6 +1,8 @@
 // Plain SQL on the same connections Prisma uses, for the hot paths where Prisma's per-statement
 // cost shows (src/modules/comments/read.ts, src/events/statement.ts): the pg pool of adapter-pg, or the embedded PGlite instance.
-// Named prepared statements on PostgreSQL (parsed and planned once per connection).
+// Named prepared statements on PostgreSQL (parsed and planned once per connection), except behind a
+// transaction-mode pooler, where a statement prepared in one server session is missing (or already
+// there) in the next transaction's: there `name` is ignored (src/db/pooler.ts).
 import type pg from "pg";
 import type { PGlite } from "@electric-sql/pglite";
 
@@ -9,10 +11,10 @@ export interface Sql {
   query<R>(text: string, values: unknown[], name?: string): Promise<R[]>;
 }
 
-export function pgSql(pool: pg.Pool): Sql {
+export function pgSql(pool: pg.Pool, opts: { named: boolean } = { named: true }): Sql {
   return {
     async query<R>(text: string, values: unknown[], name?: string) {
-      const res = await pool.query<R & pg.QueryResultRow>(name ? { name, text, values } : { text, values });
+      const res = await pool.query<R & pg.QueryResultRow>(name && opts.named ? { name, text, values } : { text, values });
       return res.rows;
     },
   };

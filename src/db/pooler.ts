@@ -1,0 +1,148 @@
+// The pg client used behind a transaction-mode pooler (DATABASE_POOLER=transaction: PgBouncer, RDS
+// Proxy, Supavisor). There each transaction of one connection may run in another server session and
+// the pooler refuses startup parameters it does not know, so nothing relies on a session: no named
+// prepared statements (a statement's name is dropped: it is parsed each time, unnamed), nothing set
+// at connect, and the server's statement timeout is set per transaction, in the round trip of the
+// statement it limits (one extended-protocol batch, one Sync):
+// - a statement outside a transaction is sent after `SELECT set_config('statement_timeout', '<ms>',
+//   true)`: both run in the batch's implicit transaction, so the setting ends with the statement
+//   (set_config rather than SET LOCAL, which outside a BEGIN warns on every statement);
+// - `BEGIN` is sent followed by `SET LOCAL statement_timeout = <ms>`: the whole transaction has it
+//   (SET takes no snapshot, so SET TRANSACTION ISOLATION LEVEL may still follow);
+// - a statement inside a transaction, COMMIT, ROLLBACK and savepoints are sent as they are.
+// The extra statement costs the server a parse and an execute of its own, never a round trip.
+// Client-side limits (query_timeout, connectionTimeoutMillis) stay: a stalled pooler fails the
+// request within DATABASE_TIMEOUT_MS. Relies on pg's Query and Connection as pg-cursor does.
+import pg from "pg";
+
+/** What this relies on of pg's Query (pg/lib/query.js): the Submittable contract and its message handlers. */
+interface WireQuery {
+  text?: string;
+  queryMode?: string;
+  callback?: ((err: Error | null, result?: unknown) => void) | undefined;
+  submit(connection: pg.Connection): Error | null;
+  handleDataRow(msg: unknown): void;
+  handleCommandComplete(msg: unknown, connection: pg.Connection): void;
+  handleEmptyQuery(connection: pg.Connection): void;
+}
+const WireQueryBase = pg.Query as unknown as new (config: object, values?: unknown, callback?: unknown) => WireQuery;
+
+const TRANSACTION_START = /^\s*(BEGIN|START\s+TRANSACTION)\b/i;
+const TRANSACTION_CONTROL = /^\s*(COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE|PREPARE\s+TRANSACTION)\b/i;
+
+/** Parse, bind and execute a statement without parameters, unnamed, as part of the batch being written. */
+function sendExtra(connection: pg.Connection, text: string): void {
+  connection.parse({ text, name: "", types: [] }, true);
+  connection.bind({ portal: "", statement: "", values: [] }, true);
+  connection.execute({ portal: "" }, true);
+}
+
+/** The statements a query is sent with: before it and after it, in its batch. */
+export function timeoutStatements(
+  text: string | undefined,
+  inTransaction: boolean,
+  timeoutMs: number,
+): { before: string[]; after: string[] } {
+  const ms = Math.max(1, Math.round(timeoutMs));
+  if (inTransaction || typeof text !== "string" || TRANSACTION_CONTROL.test(text)) return { before: [], after: [] };
+  if (TRANSACTION_START.test(text)) return { before: [], after: [`SET LOCAL statement_timeout = ${ms}`] };
+  return { before: [`SELECT set_config('statement_timeout', '${ms}', true)`], after: [] };
+}
+
+/** A query sent with its timeout statements in one batch; their answers are skipped, the query's own are its result. */
+class TimedQuery extends WireQueryBase {
+  /** answers of statements before the query's own still to come */
+  private pendingBefore = 0;
+  private framed = false;
+  private ownDone = false;
+
+  constructor(
+    config: object,
+    values: unknown,
+    callback: unknown,
+    private readonly timeoutMs: number,
+    private readonly inTransaction: () => boolean,
+  ) {
+    super(config, values, callback);
+  }
+
+  override submit(connection: pg.Connection): Error | null {
+    // decided now, not when queued: the previous query's ReadyForQuery said where the session is
+    const { before, after } = timeoutStatements(this.text, this.inTransaction(), this.timeoutMs);
+    if (!before.length && !after.length) return super.submit(connection);
+    this.framed = true;
+    this.pendingBefore = before.length;
+    this.queryMode = "extended"; // the statements and the query under one Sync, whatever the query's values
+    const wire = connection as pg.Connection & { sync(): void };
+    const sync = wire.sync;
+    wire.stream.cork?.();
+    try {
+      for (const text of before) sendExtra(connection, text);
+      // pg's Query ends its batch with sync(): what follows the query goes just before it
+      wire.sync = () => {
+        for (const text of after) sendExtra(connection, text);
+        sync.call(wire);
+      };
+      return super.submit(connection);
+    } finally {
+      Reflect.deleteProperty(wire, "sync");
+      wire.stream.uncork?.();
+    }
+  }
+
+  override handleDataRow(msg: unknown): void {
+    if (this.framed && (this.pendingBefore > 0 || this.ownDone)) return;
+    super.handleDataRow(msg);
+  }
+
+  override handleCommandComplete(msg: unknown, connection: pg.Connection): void {
+    if (this.framed) {
+      if (this.pendingBefore > 0) {
+        this.pendingBefore--;
+        return;
+      }
+      if (this.ownDone) return;
+      this.ownDone = true;
+    }
+    super.handleCommandComplete(msg, connection);
+  }
+
+  override handleEmptyQuery(connection: pg.Connection): void {
+    this.ownDone = true;
+    super.handleEmptyQuery(connection);
+  }
+}
+
+type AnyQuery = (query: unknown, values?: unknown, callback?: unknown) => unknown;
+
+/**
+ * The pg Client class of a pool behind a transaction-mode pooler: every query unnamed, sent with the
+ * statement timeout of its transaction (see the top of this file). Queries given as Submittables
+ * (cursors, streams) are sent as they are.
+ */
+export function poolerClient(timeoutMs: number): typeof pg.Client {
+  return class PoolerClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      const send = this.query.bind(this) as unknown as AnyQuery;
+      const inTransaction = () => {
+        const status = this.getTransactionStatus();
+        return status === "T" || status === "E";
+      };
+      const query: AnyQuery = (config, values, callback) => {
+        if (!config || (typeof config !== "string" && (typeof config !== "object" || "submit" in config))) {
+          return send(config, values, callback);
+        }
+        // a named statement would live in one server session: parsed again by the next transaction's, or missing there
+        const { name: _name, ...unnamed } = typeof config === "string" ? { text: config, name: undefined } : (config as { name?: string });
+        const q = new TimedQuery(unnamed, values, callback, timeoutMs, inTransaction);
+        if (q.callback) return void send(q);
+        return new Promise((resolve, reject) => {
+          q.callback = (err, result) => (err ? reject(err) : resolve(result));
+          send(q);
+        });
+      };
+      this.query = query as unknown as pg.Client["query"];
+    }
+  };
+}
