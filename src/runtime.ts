@@ -4,7 +4,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { pino, type Logger } from "pino";
 import type { Config } from "./config.js";
 import type { AppServices } from "./context/services.js";
@@ -13,6 +12,7 @@ import { verifySecretKey } from "./db/key-check.js";
 import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
+import { createCommandConnection, redisTargetOf, type RedisClient } from "./lib/redis-connection.js";
 import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createSignInThrottle, signInKeyPrefix } from "./auth/sign-in-throttle.js";
@@ -29,7 +29,8 @@ import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 export interface Runtime {
   services: AppServices;
   bus: EventBus;
-  redis: Redis | undefined;
+  /** the command connection (one Redis or a cluster), absent without Redis */
+  redis: RedisClient | undefined;
   /** bounded storage (src/events/retention.ts); started by the app */
   retention: RetentionJob;
   /** migrations applied by this start (empty when none were pending or `migrate: false`) */
@@ -138,36 +139,23 @@ export async function createRuntime(
     });
     // the stored secrets were sealed with this key, or one line says which setting differs (src/db/key-check.ts)
     await verifySecretKey({ prisma: db.prisma, box: secretBox, keySource });
-    const redis = config.REDIS_URL
-      ? new Redis(config.REDIS_URL, {
-          lazyConnect: false,
-          maxRetriesPerRequest: 2,
-          enableOfflineQueue: false,
-          // a stalled Redis must not stall requests: commands fail fast and their users fall back
-          // (rate limits in process, stream caps per instance; src/auth/rate-limit.ts, src/stream-engine/limits.ts)
-          commandTimeout: 500,
-          connectionName: "eng-cmd",
-          // no auto-pipelining: the per-request commands (rate limits, stream slots) are already
-          // group-committed per key by their users (src/lib/batcher.ts), and a pipeline per
-          // command costs more CPU than it saves
-        })
-      : undefined;
-    redis?.on("error", (err) => log.warn({ err: err.message }, "redis error"));
-    const bus = createBus({
-      ...(config.REDIS_URL ? { redisUrl: config.REDIS_URL } : {}),
-      onError: (err) => log.warn({ err: err.message }, "bus error"),
-    });
+    // REDIS_URL or REDIS_CLUSTER_NODES; every connection comes from src/lib/redis-connection.ts.
+    // The command connection fails fast: a stalled or lost Redis (or shard) makes its users fall back.
+    const redisTarget = redisTargetOf(config);
+    const redis = redisTarget && createCommandConnection(redisTarget, { name: "eng-cmd" });
+    redis?.on("error", (err: Error) => log.warn({ err: err.message }, "redis error"));
+    const bus = createBus({ redis: redisTarget, onError: (err) => log.warn({ err: err.message }, "bus error") });
     const clock = opts.clock ?? systemClock;
     const metrics = createMetrics();
     const base = { config, prisma: db.prisma, sql: db.sql, clock, log, secretBox, metrics };
     const webhooks = createWebhookRuntime(base, opts.webhooks);
-    const authCache = createAuthCache({ redisUrl: config.REDIS_URL, redis, log });
+    const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({
       app: base,
       bus,
       redis,
-      redisUrl: config.REDIS_URL,
+      redisTarget,
       tenantSettings: {
         cached: (tenantId) => {
           const t = authCache.tenant(tenantId);

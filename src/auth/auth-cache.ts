@@ -6,8 +6,8 @@
 // `ttlMs` (60 s) as a safety net, and while the invalidation channel is not connected nothing is
 // served from the cache at all, so a lost message can never keep a revoked key alive. Unknown keys
 // are never cached, so random keys cannot grow memory; the cache holds at most `maxEntries`.
-import type { Redis } from "ioredis";
 import { createControlChannel } from "../lib/control-channel.js";
+import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
 import type { Logger } from "pino";
 import type { PrismaClient, Tenant } from "../generated/prisma/client.js";
 
@@ -62,10 +62,10 @@ interface Entry<T> {
 }
 
 export function createAuthCache(opts: {
-  /** a Redis URL when several instances share the database; absent = one instance */
-  redisUrl?: string | undefined;
+  /** where Redis is when several instances share the database; absent = one instance */
+  redisTarget?: RedisTarget | undefined;
   /** the command connection, for publishing invalidations */
-  redis?: Redis | undefined;
+  redis?: RedisClient | undefined;
   log: Logger;
   ttlMs?: number;
   maxEntries?: number;
@@ -81,7 +81,7 @@ export function createAuthCache(opts: {
 
   const control = createControlChannel({
     channel: AUTH_INVALIDATION_CHANNEL,
-    redisUrl: opts.redisUrl,
+    redis: opts.redisTarget,
     publisher: opts.redis,
     log: opts.log,
     onMessage: (tenantId) => dropTenant(tenantId),

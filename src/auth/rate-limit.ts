@@ -1,11 +1,11 @@
 // Per-caller request budget (per API key, per admin subject; per publishable key and per reader behind
 // it), fixed one-minute windows, shared by every instance through Redis (rate-limiter-flexible), in
 // process without Redis. The budgets are the tenant's `rateLimits` settings.
-import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { errors, type AppError } from "../lib/errors.js";
 import { keyedBatcher } from "../lib/batcher.js";
+import type { RedisClient } from "../lib/redis-connection.js";
 import { claimLease, nextLease, refusedByLease, storeAsk, useLease, usedBefore, type Lease } from "./rate-lease.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import type { Principal } from "./principal.js";
@@ -46,7 +46,7 @@ export function rateLimitHeaders(i: RateLimitInfo): Record<string, string> {
 
 export function createRateLimiter(opts: {
   prisma: PrismaClient;
-  redis?: Redis | undefined;
+  redis?: RedisClient | undefined;
   onRefusal?: () => void;
   onStoreCall?: () => void;
 }): RateLimiter {

@@ -4,9 +4,9 @@
 // are in process; with Redis down or stalled each instance counts in process until it is back
 // (the insurance limiter) instead of failing the sign-in or letting every attempt through.
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { errors } from "../lib/errors.js";
+import type { RedisClient } from "../lib/redis-connection.js";
 
 export interface SignInLimits {
   /** failed attempts per account (tenant + email) in a window */
@@ -64,7 +64,7 @@ const FIRST_CONNECTION_WAIT_MS = 1_000;
  * attempt right after start-up is counted in Redis, not in process, so a restart gives no fresh
  * tries. Later outages fall back at once (the limiter's insurance).
  */
-function firstConnection(redis: Redis | undefined): () => Promise<void> {
+function firstConnection(redis: RedisClient | undefined): () => Promise<void> {
   if (!redis || redis.status === "ready" || redis.status === "end") return () => Promise.resolve();
   let settled = false;
   const outcome = new Promise<void>((resolve) => {
@@ -84,7 +84,7 @@ function firstConnection(redis: Redis | undefined): () => Promise<void> {
 }
 
 export function createSignInThrottle(opts: {
-  redis?: Redis | undefined;
+  redis?: RedisClient | undefined;
   keyPrefix: string;
   limits?: Readonly<SignInLimits>;
 }): SignInThrottle {

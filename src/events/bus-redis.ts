@@ -1,19 +1,26 @@
 /**
  * Redis pub/sub bus: one channel per tenant AND discussion, `${prefix}:ev:${tenant}:${discussion}`
- * (ids URI-encoded, so `:` in an id cannot make two channels collide).
+ * (ids URI-encoded, so `:` in an id cannot make two channels collide, nor `{` make a hash tag).
  *
- * Two connections: one publishes, one subscribes. Local listeners are reference-counted per
- * channel: the first one SUBSCRIBEs, the last one leaving UNSUBSCRIBEs. Redis commands for one
- * channel are serialized by a reconcile loop that drives the Redis state ("subscribed or not")
- * toward the local state ("has listeners or not") one acknowledged command at a time, so any
- * interleaving of subscribe/unsubscribe calls ends with exactly one Redis subscription when
- * there are listeners and none when there are not.
+ * Two connections: one publishes, one subscribes. On a Redis Cluster the channels are sharded
+ * (SPUBLISH / SSUBSCRIBE): a discussion's channel lives on the shard serving its slot (no hash tag:
+ * one tenant's discussions spread over the shards), the publisher is a cluster client and the
+ * subscriber a connection per shard that carries channels (src/lib/redis-subscriber.ts).
  *
- * On a lost subscriber connection ioredis reconnects and re-subscribes by itself
- * (`autoResubscribe`); once the re-subscriptions are acknowledged the bus fires `onReconnect`.
+ * Local listeners are reference-counted per channel: the first one SUBSCRIBEs, the last one
+ * leaving UNSUBSCRIBEs. Redis commands for one channel are serialized by a reconcile loop that
+ * drives the Redis state ("subscribed or not") toward the local state ("has listeners or not") one
+ * acknowledged command at a time, so any interleaving of subscribe/unsubscribe calls ends with
+ * exactly one Redis subscription when there are listeners and none when there are not.
+ *
+ * On a lost subscriber connection (on a cluster: one shard's) ioredis reconnects and re-subscribes
+ * by itself (`autoResubscribe`); once the re-subscriptions are acknowledged the bus fires
+ * `onReconnect`.
  */
 import { randomBytes } from "node:crypto";
-import { Redis, type RedisOptions } from "ioredis";
+import type { RedisOptions } from "ioredis";
+import { clientName, closeConnection, createPublisherConnection, isCluster, type RedisTarget } from "../lib/redis-connection.js";
+import { createSubscriber } from "../lib/redis-subscriber.js";
 import {
   BusClosedError,
   dispatchSafely,
@@ -24,8 +31,9 @@ import {
   type EventBus,
 } from "./bus-shared.js";
 
-export interface RedisBusOptions {
-  url: string;
+export type RedisBusOptions = ({ url: string } | { clusterNodes: readonly string[] }) & RedisBusSettings;
+
+export interface RedisBusSettings {
   /** Namespace of the channels. Default "eng". */
   channelPrefix?: string;
   /**
@@ -40,7 +48,7 @@ export interface RedisBusOptions {
   operationTimeoutMs?: number;
   /** Connection errors, listener errors, malformed messages. Default: console.error. */
   onError?: (err: Error) => void;
-  /** Extra ioredis options for both connections (e.g. `retryStrategy`). */
+  /** Extra ioredis options for both connections (e.g. `retryStrategy`; on a cluster, for its nodes). */
   redisOptions?: RedisOptions;
 }
 
@@ -86,16 +94,10 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
   const baseName = clientName(opts.connectionName ?? `${prefix}-bus-${process.pid}-${randomBytes(4).toString("hex")}`);
   const connectionNames = { publisher: `${baseName}:pub`, subscriber: `${baseName}:sub` } as const;
 
-  // publishes of concurrent writes in the same tick go out in one write
-  const pub = new Redis(opts.url, { ...opts.redisOptions, connectionName: connectionNames.publisher, enableAutoPipelining: true });
-  const sub = new Redis(opts.url, {
-    ...opts.redisOptions,
-    connectionName: connectionNames.subscriber,
-    autoResubscribe: true,
-    autoResendUnfulfilledCommands: true,
-  });
+  const target: RedisTarget = "url" in opts ? { url: opts.url } : { clusterNodes: opts.clusterNodes };
+  const pub = createPublisherConnection(target, { name: connectionNames.publisher, redisOptions: opts.redisOptions });
   pub.on("error", report);
-  sub.on("error", report);
+  const sharded = isCluster(pub);
 
   const channels = new Map<string, ChannelState>();
   const reconnectListeners = new Set<() => void>();
@@ -104,7 +106,7 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
   const channelFor = (tenantId: string, discussionId: string) =>
     `${prefix}:ev:${encodeURIComponent(tenantId)}:${encodeURIComponent(discussionId)}`;
 
-  sub.on("message", (channel: string, raw: string) => {
+  const onMessage = (channel: string, raw: string) => {
     const st = channels.get(channel);
     if (!st || st.regs.size === 0) return;
     const msg = parseBusMessage(raw);
@@ -121,6 +123,29 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
       msg,
       report,
     );
+  };
+
+  // Subscriptions live again after a lost connection (or moved to another shard): every channel
+  // is reconciled, and the listeners catch up from the log.
+  const onRestored = () => {
+    if (closed) return;
+    for (const [channel, st] of channels) reconcile(channel, st).catch(report);
+    for (const listener of [...reconnectListeners]) {
+      try {
+        listener();
+      } catch (err) {
+        report(err);
+      }
+    }
+  };
+
+  const sub = createSubscriber(target, {
+    name: connectionNames.subscriber,
+    redisOptions: opts.redisOptions,
+    topology: pub,
+    onMessage,
+    onRestored,
+    onError: report,
   });
 
   function forget(channel: string, st: ChannelState) {
@@ -156,45 +181,6 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
     return loop;
   }
 
-  // Reconnect detection: a `ready` after the connection was lost (not the first `ready`).
-  let everReady = false;
-  let lost = false;
-  let readyGeneration = 0;
-  const markLost = () => {
-    if (everReady) lost = true;
-  };
-  sub.on("close", markLost);
-  sub.on("end", markLost);
-  sub.on("reconnecting", markLost);
-  sub.on("ready", () => {
-    if (!everReady) {
-      everReady = true;
-      return;
-    }
-    if (!lost || closed) return;
-    lost = false;
-    const generation = ++readyGeneration;
-    // ioredis queued the re-SUBSCRIBE (and any offline commands) before emitting `ready`; replies
-    // come in order, so once this PING is answered the subscriptions are live again.
-    sub.ping().then(
-      () => {
-        if (closed || generation !== readyGeneration || sub.status !== "ready") return;
-        for (const [channel, st] of channels) reconcile(channel, st).catch(report);
-        for (const listener of [...reconnectListeners]) {
-          try {
-            listener();
-          } catch (err) {
-            report(err);
-          }
-        }
-      },
-      (err: unknown) => {
-        // Lost again before the subscriptions came back: the next `ready` retries.
-        if (!closed) report(err);
-      },
-    );
-  });
-
   return {
     connectionNames,
     channelFor,
@@ -202,7 +188,8 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
     async publish(msg) {
       if (closed) throw new BusClosedError();
       const payload = serializeBusMessage(msg);
-      await withTimeout(pub.publish(channelFor(msg.tenantId, msg.discussionId), payload), timeoutMs, "publish");
+      const channel = channelFor(msg.tenantId, msg.discussionId);
+      await withTimeout(sharded ? pub.spublish(channel, payload) : pub.publish(channel, payload), timeoutMs, "publish");
     },
 
     async subscribe(tenantId, discussionId, listener) {
@@ -253,27 +240,9 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
       closed = true;
       reconnectListeners.clear();
       channels.clear();
-      await Promise.allSettled([shutdown(pub), shutdown(sub)]);
+      await Promise.allSettled([closeConnection(pub), sub.close()]);
     },
   };
-}
-
-/** CLIENT SETNAME accepts no spaces or newlines; keep printable ASCII only. */
-function clientName(name: string): string {
-  return name.replace(/[^!-~]/g, "_") || "bus";
-}
-
-async function shutdown(redis: Redis): Promise<void> {
-  if (redis.status === "end") return;
-  if (redis.status === "ready") {
-    try {
-      await withTimeout(redis.quit(), 1000, "quit");
-      return;
-    } catch {
-      // fall through to a hard disconnect
-    }
-  }
-  redis.disconnect();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -11,6 +11,7 @@
 import { createMemoryBus } from "./bus-memory.js";
 import { createRedisBus } from "./bus-redis.js";
 import type { EventBus } from "./bus-shared.js";
+import type { RedisTarget } from "../lib/redis-connection.js";
 
 export type { BusListener, BusMessage, EventBus } from "./bus-shared.js";
 export { BusClosedError } from "./bus-shared.js";
@@ -18,18 +19,19 @@ export { createMemoryBus } from "./bus-memory.js";
 export { createRedisBus } from "./bus-redis.js";
 export type { MemoryBusOptions } from "./bus-memory.js";
 export { BusTimeoutError } from "./bus-redis.js";
-export type { RedisBusOptions, RedisEventBus } from "./bus-redis.js";
+export type { RedisBusOptions, RedisBusSettings, RedisEventBus } from "./bus-redis.js";
 
 export interface CreateBusOptions {
-  /** Unset = in-process bus (single instance only), as with `REDIS_URL` unset. */
+  /** Where Redis is (src/lib/redis-connection.ts); unset = in-process bus (single instance only). */
+  redis?: RedisTarget | undefined;
+  /** shorthand for `redis: { url }` */
   redisUrl?: string;
   channelPrefix?: string;
   onError?: (err: Error) => void;
 }
 
 export function createBus(opts: CreateBusOptions = {}): EventBus {
-  if (opts.redisUrl) {
-    return createRedisBus({ url: opts.redisUrl, channelPrefix: opts.channelPrefix, onError: opts.onError });
-  }
+  const target = opts.redis ?? (opts.redisUrl ? { url: opts.redisUrl } : undefined);
+  if (target) return createRedisBus({ ...target, channelPrefix: opts.channelPrefix, onError: opts.onError });
   return createMemoryBus({ onError: opts.onError });
 }

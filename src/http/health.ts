@@ -1,12 +1,13 @@
-// GET /healthz: the process is up. GET /readyz: database and Redis reachable (200) or not (503).
+// GET /healthz: the process is up. GET /readyz: database and Redis reachable (200) or not (503); on a
+// Redis Cluster, Redis is reachable when every master serving slots answers.
 import type { FastifyInstance } from "fastify";
-import type { Redis } from "ioredis";
 import type { Database } from "../db/client.js";
+import { pingAll, type RedisClient } from "../lib/redis-connection.js";
 
 const withTimeout = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error("timeout")), ms).unref())]);
 
-export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redis: Redis | undefined }) {
+export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redis: RedisClient | undefined }) {
   fastify.get("/healthz", async (_req, reply) => reply.send({ status: "ok" }));
   fastify.get("/readyz", async (_req, reply) => {
     const checks: Record<string, "ok" | "down"> = {};
@@ -18,7 +19,7 @@ export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redi
     }
     if (deps.redis) {
       try {
-        await withTimeout(deps.redis.ping(), 2000);
+        await withTimeout(pingAll(deps.redis), 2000);
         checks.redis = "ok";
       } catch {
         checks.redis = "down";

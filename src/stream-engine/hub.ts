@@ -1,7 +1,6 @@
 // The instance's streams: one Channel per discussion with local sessions (created with the first,
 // dropped with the last, so the bus subscription is held exactly while needed), connection caps,
 // catch-up after a bus reconnect, a periodic head check against the log, and graceful shutdown.
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
@@ -27,6 +26,7 @@ import { createStreamSlots, type StreamSlots } from "./limits.js";
 import { Session, type StreamSink } from "./session.js";
 import type { Viewer } from "./event-visibility.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
+import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
 
 export interface HubOptions {
   /** how long a gap in bus messages may last before the log is read */
@@ -95,9 +95,9 @@ export interface StreamHubDeps {
   app: StreamHubServices;
   bus: EventBus;
   /** the command connection, for the cross-instance connection count (absent: this instance only) */
-  redis?: Redis | undefined;
+  redis?: RedisClient | undefined;
   /** with `redis`: where ticket takeovers reach the other instances */
-  redisUrl?: string | undefined;
+  redisTarget?: RedisTarget | undefined;
   /** every event that arrives on the bus with its envelope (the fan-out lag metric) */
   onBusEvent?: (event: LiveEvent) => void;
   /** defaults to the database's event log */
@@ -163,7 +163,7 @@ export class StreamHub {
     this.timers.push(setInterval(() => void this.checkHeads(), this.options.headCheckMs).unref());
     this.takeovers = createControlChannel({
       channel: TICKET_TAKEOVER_CHANNEL,
-      redisUrl: deps.redisUrl,
+      redis: deps.redisTarget,
       publisher: deps.redis,
       log: app.log,
       onMessage: (msg) => {

@@ -3,7 +3,8 @@
 //
 // Across instances (Redis): each instance keeps its own count per tenant in a key with a TTL,
 // `eng:sc:{tenant}:n:<instance>`, listed in the set `eng:sc:{tenant}:i`; a Lua script sums the
-// live counters and increments ours atomically, for a batch of acquires at once. The instance
+// live counters and increments ours atomically, for a batch of acquires at once. The tenant is the
+// keys' hash tag, so on a Redis Cluster the set and every counter the script reads share a slot. The instance
 // re-writes its counters (and their TTL) every ttl/3, so a crashed instance's streams stop counting
 // after at most the TTL, and any drift heals. If Redis is unreachable the check falls back to this
 // instance's own count.
@@ -14,10 +15,10 @@
 // once, the rest at the next re-write when the tenant has no streams here). A tenant at its limit
 // can therefore refuse early on one instance by what the others hold spare, never admit more.
 import { randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { AppError } from "../lib/errors.js";
 import { keyedBatcher } from "../lib/batcher.js";
+import { pipelinesByTag, type RedisClient } from "../lib/redis-connection.js";
 
 export interface StreamSlots {
   /** Takes a slot or throws 429; the returned function gives it back (idempotent). */
@@ -29,7 +30,7 @@ export interface StreamSlots {
 
 export interface StreamSlotOptions {
   maxPerInstance: number;
-  redis?: Redis | undefined;
+  redis?: RedisClient | undefined;
   log: Logger;
   ttlSeconds?: number;
 }
@@ -59,7 +60,7 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return n`;
 
 /** The script as an ioredis command: EVALSHA, and the script itself only when Redis lacks it. */
-interface SlotsRedis extends Redis {
+type SlotsRedis = RedisClient & {
   engAcquireStreamSlots(
     setKey: string,
     counterKey: string,
@@ -69,7 +70,7 @@ interface SlotsRedis extends Redis {
     prefix: string,
     want: number,
   ): Promise<number>;
-}
+};
 
 export function tooManyStreams(detail: string, limit: number): AppError {
   return new AppError(429, "rate_limited", detail, {
@@ -162,19 +163,21 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
 
   async function refresh(): Promise<void> {
     if (!redis || redis.status !== "ready") return;
-    const pipe = redis.pipeline();
+    const pipes = pipelinesByTag(redis);
     // a tenant with no stream here gives its spares back
     for (const tenantId of spare.keys()) {
       if (perTenant.has(tenantId)) continue;
       spare.delete(tenantId);
-      pipe.del(counterPrefix(tenantId) + instance);
+      pipes.for(tenantId).del(counterPrefix(tenantId) + instance);
     }
     for (const [tenantId, n] of perTenant) {
-      pipe.set(counterPrefix(tenantId) + instance, n + (spare.get(tenantId) ?? 0), "EX", ttl);
-      pipe.sadd(setKey(tenantId), instance);
-      pipe.expire(setKey(tenantId), ttl);
+      pipes
+        .for(tenantId)
+        .set(counterPrefix(tenantId) + instance, n + (spare.get(tenantId) ?? 0), "EX", ttl)
+        .sadd(setKey(tenantId), instance)
+        .expire(setKey(tenantId), ttl);
     }
-    await pipe.exec();
+    await pipes.exec();
   }
 
   const timer = redis ? setInterval(() => void refresh().catch(() => undefined), (ttl * 1000) / 3).unref() : undefined;
@@ -207,9 +210,9 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
     async close() {
       clearInterval(timer);
       if (!redis || redis.status !== "ready") return;
-      const pipe = redis.pipeline();
-      for (const tenantId of new Set([...perTenant.keys(), ...spare.keys()])) pipe.del(counterPrefix(tenantId) + instance);
-      await pipe.exec().catch(() => undefined);
+      const pipes = pipelinesByTag(redis);
+      for (const tenantId of new Set([...perTenant.keys(), ...spare.keys()])) pipes.for(tenantId).del(counterPrefix(tenantId) + instance);
+      await pipes.exec().catch(() => undefined);
     },
   };
 }
