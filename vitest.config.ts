@@ -45,7 +45,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: "cluster",
-          include: ["test/engines/cluster*.test.ts"],
+          include: [
+            "test/engines/cluster*.test.ts",
+            "test/{stream,stream-replay,stream-resume,stream-limits,stream-visibility,stream-graphql,auth-cache,errors,graphql-protection}.test.ts",
+          ],
           globalSetup: ["test/support/cluster-setup.ts"],
         },
       },
