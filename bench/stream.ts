@@ -18,6 +18,12 @@
  * of issue 3: 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream,
  * replay of 1,000 events ≤ 200 ms.
  *
+ * `--cluster`: every fan-out scenario runs twice, on the local Redis and on a 3-master Redis Cluster
+ * the bench starts (test/support/redis-cluster.ts; REDIS_CLUSTER_NODES: sharded pub/sub, the
+ * stream-cap script and the rate limits on the cluster), and the table shows them side by side with
+ * the cluster's p99 as a multiple of the single Redis's. The replay and the storm stay on the single
+ * Redis (`--storm 0` skips the storm).
+ *
  * Options (or env): --clients / BENCH_CLIENTS (default 1000,2000: a couple of minutes),
  * --writes / BENCH_WRITES (events per scenario, default 20), --gap-ms (between writes, default 250),
  * --replay / BENCH_REPLAY (events to replay, default 1000). PostgreSQL from BENCH_PG_URL (admin URL,
@@ -37,6 +43,7 @@ import { openDatabase } from "../src/db/client.js";
 import { createTenant } from "../src/modules/tenants/tenants.js";
 import { createSecretBox } from "../src/lib/secret-box.js";
 import { serviceEntry } from "./support.js";
+import { startRedisCluster, type RedisCluster } from "../test/support/redis-cluster.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -46,8 +53,10 @@ const { values: opt } = parseArgs({
     replay: { type: "string" },
     storm: { type: "string" },
     "storm-runs": { type: "string" },
+    cluster: { type: "boolean" },
   },
 });
+const ON_CLUSTER = opt.cluster === true || process.env.BENCH_CLUSTER === "1";
 /** `--clients 0`: no fan-out scenarios (replay and storm only) */
 const CLIENT_COUNTS = (opt.clients ?? process.env.BENCH_CLIENTS ?? "1000,2000")
   .split(",")
@@ -89,6 +98,10 @@ function procStat(pid: number): { rssKb: number; cpuTicks: number } {
 }
 const TICKS_PER_SECOND = 100;
 
+/** Where the server's Redis is: the local one, or the bench's cluster (`host:port,…`). */
+type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
+let redisEnv: RedisEnv = { REDIS_URL };
+
 async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean); // e.g. --cpu-prof
@@ -98,7 +111,7 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
       PORT: String(port),
       HOST: "127.0.0.1",
       DATABASE_URL: databaseUrl,
-      REDIS_URL,
+      ...redisEnv,
       ADMIN_JWT_SECRET: ADMIN_SECRET,
       LOG_LEVEL: "warn",
       MAX_STREAMS_PER_INSTANCE: "1000000",
@@ -204,6 +217,8 @@ const pct = (sorted: number[], p: number) =>
 
 interface Row {
   scenario: string;
+  /** "redis" or "cluster" */
+  redis: string;
   clients: number;
   discussions: number;
   connectS: number;
@@ -304,6 +319,7 @@ async function scenario(
     ),
     spreadP50: pct(spreads, 50),
     scenario: name,
+    redis: "REDIS_CLUSTER_NODES" in redisEnv ? "cluster" : "redis",
     clients: n,
     discussions: discussions.length,
     connectS,
@@ -441,9 +457,17 @@ interface StormPair {
 
 // ---------------------------------------------------------------- main
 
+/** A cluster row's p99 as a multiple of the same scenario's on the single Redis. */
+function p99Ratio(rows: Row[], r: Row): string {
+  if (r.redis !== "cluster") return "";
+  const single = rows.find((x) => x.redis === "redis" && x.scenario === r.scenario && x.clients === r.clients);
+  return single ? `${(r.p99 / single.p99).toFixed(2)}×` : "";
+}
+
 function table(rows: Row[], replay: number[], storms: StormPair[]) {
   const cols: [string, (r: Row) => string][] = [
     ["scenario", (r) => r.scenario],
+    ...(ON_CLUSTER ? ([["redis", (r) => r.redis]] as [string, (r: Row) => string][]) : []),
     ["clients", (r) => String(r.clients)],
     ["discussions", (r) => String(r.discussions)],
     ["connect s", (r) => r.connectS.toFixed(1)],
@@ -454,6 +478,7 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
     ["fan-out spread p50 ms", (r) => r.spreadP50.toFixed(1)],
     ["p50 ms", (r) => r.p50.toFixed(1)],
     ["p99 ms", (r) => r.p99.toFixed(1)],
+    ...(ON_CLUSTER ? ([["p99 vs redis", (r) => p99Ratio(rows, r)]] as [string, (r: Row) => string][]) : []),
     ["max ms", (r) => r.max.toFixed(1)],
     ["samples", (r) => String(r.samples)],
     ["missing", (r) => String(r.missing)],
@@ -501,7 +526,12 @@ async function main() {
   const dbUrl = new URL(PG_ADMIN);
   dbUrl.pathname = `/${dbName}`;
   let server: { url: string; child: ChildProcess } | undefined;
+  let cluster: RedisCluster | undefined;
   try {
+    if (ON_CLUSTER) {
+      cluster = await startRedisCluster();
+      console.log(`Redis Cluster of 3 masters on ${cluster.nodes.join(", ")}`);
+    }
     await migratePostgres(dbUrl.toString());
     const db = await openDatabase({ databaseUrl: dbUrl.toString(), dataDir: "/tmp" });
     const tenant = await createTenant({ prisma: db.prisma, secretBox: createSecretBox(ADMIN_SECRET) }, "bench");
@@ -527,12 +557,17 @@ async function main() {
         ["one discussion", ["one"]],
         [`${SPREAD} discussions`, spread],
       ] as const) {
-        console.log(`… ${n} clients, ${name}`);
-        server = await startServer(dbUrl.toString());
-        rows.push(await scenario(name, server, tenant.apiKey, n, [...set], seqs));
-        await stopServer(server);
+        const targets: RedisEnv[] = [{ REDIS_URL }, ...(cluster ? [{ REDIS_CLUSTER_NODES: cluster.nodes.join(",") }] : [])];
+        for (const target of targets) {
+          redisEnv = target;
+          console.log(`… ${n} clients, ${name}${cluster ? ` (${"REDIS_URL" in target ? "redis" : "cluster"})` : ""}`);
+          server = await startServer(dbUrl.toString());
+          rows.push(await scenario(name, server, tenant.apiKey, n, [...set], seqs));
+          await stopServer(server);
+        }
       }
     }
+    redisEnv = { REDIS_URL };
     console.log(`… replay of ${REPLAY} events`);
     server = await startServer(dbUrl.toString());
     const replay = await replayBench(server.url, tenant.apiKey, "replay", seqs);
@@ -554,6 +589,7 @@ async function main() {
     table(rows, replay, storms);
   } finally {
     if (server) await stopServer(server);
+    await cluster?.stop();
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
     await admin.end();
   }
