@@ -50,6 +50,30 @@ BEGIN
   IF d.state = 'locked' THEN PERFORM eng_refuse('409', 'discussion_locked', 'The discussion is locked.'); END IF;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.eng_change_status(c comments, p_to text, p_reason jsonb, p_at timestamp with time zone)
+ RETURNS json[]
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_was_visible boolean := c.status = 'approved';
+  v_first boolean := p_to = 'approved' AND c.published_at IS NULL;
+  v_events json[] := ARRAY[]::json[];
+BEGIN
+  UPDATE comments SET status = p_to::"CommentStatus", published_at = CASE WHEN v_first THEN p_at ELSE published_at END,
+         moderation_reason = p_reason
+   WHERE tenant_id = c.tenant_id AND id = c.id RETURNING * INTO c;
+  IF v_was_visible <> (p_to = 'approved') THEN PERFORM eng_shift_visibility(c, CASE WHEN v_was_visible THEN -1 ELSE 1 END); END IF;
+  IF p_to = 'approved' THEN
+    v_events := ARRAY[eng_append_event(c.tenant_id, c.discussion_id, 'comment_approved', 'all', NULL,
+                                       json_build_object('comment', eng_comment_json(c)), p_at)];
+    IF v_first THEN v_events := v_events || eng_announce(c, p_at); END IF;
+  ELSIF p_to = 'rejected' THEN
+    v_events := ARRAY[eng_append_event(c.tenant_id, c.discussion_id, 'comment_rejected', 'moderators', NULL,
+                                       json_build_object('comment', eng_comment_json(c)), p_at)];
+  END IF;
+  RETURN v_events;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.eng_comment_json(c comments)
  RETURNS json
  LANGUAGE plpgsql
@@ -98,7 +122,7 @@ AS $function$
     'depth', c.depth, 'authorId', c.author_id, 'body', c.body, 'status', c.status, 'pinned', c.pinned,
     'editedAt', eng_iso(c.edited_at), 'deletedAt', eng_iso(c.deleted_at), 'createdAt', eng_iso(c.created_at),
     'reactionCounts', c.reaction_counts::json, 'reactionTotal', c.reaction_total, 'replyCount', c.reply_count,
-    'publishedAt', eng_iso(c.published_at),
+    'publishedAt', eng_iso(c.published_at), 'moderationReason', c.moderation_reason::json,
     'author', json_build_object('tenantId', c.tenant_id, 'id', c.author_id, 'name', p_name, 'avatarUrl', p_avatar))
 $function$;
 
@@ -149,13 +173,15 @@ AS $function$
     'createdAt', eng_iso(d.created_at), 'updatedAt', eng_iso(d.updated_at))
 $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_window_seconds integer, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   d discussions;
   c comments;
+  v_to text;
+  v_events json[] := ARRAY[]::json[];
 BEGIN
   c := eng_locked_comment(p_tenant, p_id, p_moderator, p_reader);
   d := eng_discussion(p_tenant, c.discussion_id);
@@ -165,9 +191,17 @@ BEGIN
   IF p_window_seconds > 0 AND p_at - c.created_at > make_interval(secs => p_window_seconds) THEN
     PERFORM eng_refuse('409', 'edit_window_closed', format('Comments can be edited for %s s after posting.', p_window_seconds));
   END IF;
-  UPDATE comments SET body = p_body, edited_at = p_at WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
-  RETURN eng_result(c, ARRAY[eng_append_event(p_tenant, c.discussion_id, 'comment_edited',
-    CASE WHEN c.status = 'approved' THEN 'all' ELSE 'moderators' END, NULL, json_build_object('comment', eng_comment_json(c)), p_at)]);
+  v_to := CASE WHEN p_verdict = 'rejected' AND c.status <> 'rejected' THEN 'rejected'
+               WHEN p_verdict = 'pending' AND c.status = 'approved' THEN 'pending' END;
+  UPDATE comments SET body = p_body, edited_at = p_at,
+         moderation_reason = CASE WHEN p_verdict IS NOT NULL AND p_verdict = c.status::text THEN p_reason ELSE moderation_reason END
+   WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
+  IF v_to IS NOT NULL THEN
+    v_events := eng_change_status(c, v_to, p_reason, p_at);
+    SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
+  END IF;
+  RETURN eng_result(c, v_events || eng_append_event(p_tenant, c.discussion_id, 'comment_edited',
+    CASE WHEN c.status = 'approved' THEN 'all' ELSE 'moderators' END, NULL, json_build_object('comment', eng_comment_json(c)), p_at));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_idempotency_record(p_tenant text, p_key text, p_owner text, p_result json)
@@ -240,12 +274,15 @@ BEGIN
   RETURN eng_visible_comment(p_tenant, p_id, p_moderator, p_reader);
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_parent text, p_status text, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-  v_visible int := CASE WHEN p_status = 'approved' THEN 1 ELSE 0 END;
+  v_status text := p_status;
+  v_reason jsonb := p_reason;
+  v_earlier int;
+  v_visible int;
   v_parent_ok boolean := true;
   v_reader_current boolean;
   v_seq int;
@@ -256,15 +293,24 @@ DECLARE
   v_events json[];
 BEGIN
   -- 1. outside the discussion's lock
+  IF p_hold > 0 AND v_reason IS NULL AND v_status <> 'rejected'
+     AND NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND published_at IS NOT NULL) THEN
+    SELECT count(*) INTO v_earlier FROM (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader LIMIT p_hold) x;
+    IF v_earlier < p_hold THEN
+      v_status := 'pending';
+      v_reason := jsonb_build_object('source', 'new_reader', 'newReaderHold', p_hold, 'earlierComments', v_earlier);
+    END IF;
+  END IF;
+  v_visible := CASE WHEN v_status = 'approved' THEN 1 ELSE 0 END;
   IF p_parent IS NOT NULL THEN
     SELECT * INTO p FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
     v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
   END IF;
   v_reader_current := eng_reader_current(p_tenant, p_reader, p_name, p_avatar);
   IF v_parent_ok THEN
-    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, status, created_at, published_at)
-    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_status::"CommentStatus",
-            p_at, CASE WHEN v_visible = 1 THEN p_at END)
+    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, status, created_at, published_at, moderation_reason)
+    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, v_status::"CommentStatus",
+            p_at, CASE WHEN v_visible = 1 THEN p_at END, v_reason)
     RETURNING * INTO c;
   END IF;
   v_comment := eng_comment_json_by(c, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar));
@@ -365,8 +411,6 @@ AS $function$
 DECLARE
   d discussions;
   c comments;
-  v_was_visible boolean;
-  v_first boolean;
   v_events json[];
 BEGIN
   c := eng_locked_comment(p_tenant, p_id, true, NULL);
@@ -374,19 +418,10 @@ BEGIN
   IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
   PERFORM eng_assert_not_archived(d);
   IF c.status::text = p_to THEN RETURN eng_result(c, ARRAY[]::json[]); END IF;
-  v_was_visible := c.status = 'approved';
-  v_first := p_to = 'approved' AND c.published_at IS NULL;
-  UPDATE comments SET status = p_to::"CommentStatus", published_at = CASE WHEN v_first THEN p_at ELSE published_at END
-   WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
-  IF v_was_visible <> (p_to = 'approved') THEN PERFORM eng_shift_visibility(c, CASE WHEN v_was_visible THEN -1 ELSE 1 END); END IF;
-  IF p_to = 'approved' THEN
-    v_events := ARRAY[eng_append_event(p_tenant, c.discussion_id, 'comment_approved', 'all', NULL,
-                                       json_build_object('comment', eng_comment_json(c)), p_at)];
-    IF v_first THEN v_events := v_events || eng_announce(c, p_at); END IF;
-  ELSE
-    v_events := ARRAY[eng_append_event(p_tenant, c.discussion_id, 'comment_rejected', 'moderators', NULL,
-                                       json_build_object('comment', eng_comment_json(c)), p_at)];
-  END IF;
+  v_events := eng_change_status(c, p_to, jsonb_strip_nulls(jsonb_build_object('source', 'moderator', 'decision', p_to,
+    'previous', CASE WHEN c.moderation_reason ->> 'source' = 'moderator' THEN c.moderation_reason -> 'previous'
+                     ELSE c.moderation_reason END)), p_at);
+  SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
   RETURN eng_result(c, v_events);
 END $function$;
 

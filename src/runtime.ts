@@ -12,6 +12,7 @@ import { verifySecretKey } from "./db/key-check.js";
 import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
+import { createSafetyRules } from "./tenancy/safety-rules.js";
 import { createCommandConnection, redisTargetOf, type RedisClient } from "./lib/redis-connection.js";
 import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
@@ -189,6 +190,7 @@ export async function createRuntime(
       scoped: createScopeCache(db.prisma),
       streams,
       webhooks,
+      safety: createSafetyRules(),
     };
     registerGauges(services);
     const retention = createRetentionJob({ prisma: db.prisma, clock, log, metrics });

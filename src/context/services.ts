@@ -18,6 +18,7 @@ import type { EventPipeline } from "../events/pipeline.js";
 import type { IdempotencyRecords } from "../idempotency/records.js";
 import type { StreamHub } from "../stream-engine/hub.js";
 import type { WebhookRuntime } from "../webhook-delivery/webhook-runtime.js";
+import type { SafetyRules } from "../tenancy/safety-rules.js";
 
 export interface AppServices {
   config: Config;
@@ -48,4 +49,6 @@ export interface AppServices {
   streams: StreamHub;
   /** outbound webhooks: client, URL policy, delivery worker, handshakes */
   webhooks: WebhookRuntime;
+  /** the tenants' safety rules, compiled once per settings change (src/tenancy/safety-rules.ts) */
+  safety: SafetyRules;
 }

@@ -27,8 +27,8 @@ interface AppendedEvent {
 
 /** The write functions and how many arguments each takes. */
 export const WRITE_FUNCTIONS = {
-  eng_post_comment: 10,
-  eng_edit_comment: 7,
+  eng_post_comment: 12,
+  eng_edit_comment: 9,
   eng_delete_comment: 5,
   eng_set_comment_status: 4,
   eng_set_comment_pinned: 4,

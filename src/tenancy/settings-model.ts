@@ -1,6 +1,8 @@
 // Tenant settings: the defaults, the shape, and how a stored partial override resolves.
 import { z } from "zod";
 import { originOf } from "../lib/origin.js";
+import { isHttpUrl, HTTP_URL_RULE } from "../lib/http-url.js";
+import { createWordNormalizer, entryProblem } from "../lib/word-matcher.js";
 
 export const DeliverySchema = z
   .object({
@@ -25,6 +27,48 @@ const origin = z
     (v) => originOf(v) === v,
     "must be an origin such as https://news.example (scheme, host and optional port; no path or trailing slash)",
   );
+
+/** A safety word list: up to 2,000 entries, each with a letter or digit once normalised (src/lib/word-matcher.ts). */
+const wordList = z
+  .array(z.string().min(1, "must not be empty").max(100, "must be at most 100 characters"))
+  .max(2000)
+  .superRefine((entries, ctx) => {
+    const normalizer = createWordNormalizer();
+    entries.forEach((entry, i) => {
+      const problem = entry ? entryProblem(normalizer, entry) : null; // an empty one is refused above
+      if (problem) ctx.addIssue({ code: "custom", message: problem, path: [i] });
+    });
+  });
+
+/** The moderation hook (`safety.hook`): validated and stored; not yet called. */
+export const SafetyHookSchema = z
+  .object({
+    url: z.string().refine(isHttpUrl, HTTP_URL_RULE),
+    timeoutMs: z.number().int().min(100).max(5_000).default(1_500),
+    onTimeout: z.enum(["hold", "approve", "reject"]).default("hold"),
+  })
+  .strict();
+
+/** Trust and safety (contract section 12): word and link rules, new readers, reports, the hook. */
+export const SafetySchema = z
+  .object({
+    /** a comment with one of these words is rejected */
+    bannedWords: wordList,
+    /** a comment with one of these words is held (pending) */
+    suspectWords: wordList,
+    /** a comment with more links than this is held; null = no limit */
+    maxLinks: z.number().int().min(0).max(1_000).nullable(),
+    /** a reader's first n comments are held until one of theirs is approved; 0 = off */
+    newReaderHold: z.number().int().min(0).max(100),
+    /** distinct reporters that put a comment in the queue as reported */
+    reportThreshold: z.number().int().min(1).max(1_000),
+    /** queue: stays visible, listed as reported; hold: taken out of public view */
+    reportAction: z.enum(["queue", "hold"]),
+    hook: SafetyHookSchema.nullable(),
+  })
+  .strict();
+
+export type SafetySettings = z.infer<typeof SafetySchema>;
 
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
@@ -65,6 +109,7 @@ export const SettingsSchema = z
     retention: z.object({ deliveryLogDays: z.number().int().min(1).max(3_650) }).strict(),
     /** how long an Idempotency-Key and the answer it stands for are kept (contract section 11) */
     idempotency: z.object({ ttlHours: z.number().int().min(1).max(720) }).strict(),
+    safety: SafetySchema,
   })
   .strict();
 
@@ -89,6 +134,15 @@ export const DEFAULT_SETTINGS: Settings = {
   allowedOrigins: [],
   retention: { deliveryLogDays: 30 },
   idempotency: { ttlHours: 24 },
+  safety: {
+    bannedWords: [],
+    suspectWords: [],
+    maxLinks: null,
+    newReaderHold: 0,
+    reportThreshold: 3,
+    reportAction: "queue",
+    hook: null,
+  },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -105,6 +159,7 @@ export const SettingsPatchSchema = z
     allowedOrigins: SettingsSchema.shape.allowedOrigins,
     retention: SettingsSchema.shape.retention.partial(),
     idempotency: SettingsSchema.shape.idempotency.partial(),
+    safety: SafetySchema.extend({ hook: SafetyHookSchema.partial().nullable() }).partial(),
   })
   .partial()
   .strict();

@@ -95,6 +95,26 @@ export type RetentionSettingsPatch = {
   deliveryLogDays?: number | null | undefined;
 };
 
+export type SafetyHookSettingsPatch = {
+  /** hold | approve | reject */
+  onTimeout?: string | null | undefined;
+  timeoutMs?: number | null | undefined;
+  url?: string | null | undefined;
+};
+
+export type SafetySettingsPatch = {
+  bannedWords?: Array<string> | null | undefined;
+  /** null removes the hook */
+  hook?: SafetyHookSettingsPatch | null | undefined;
+  /** null: no limit */
+  maxLinks?: number | null | undefined;
+  newReaderHold?: number | null | undefined;
+  /** queue | hold */
+  reportAction?: string | null | undefined;
+  reportThreshold?: number | null | undefined;
+  suspectWords?: Array<string> | null | undefined;
+};
+
 export type SettingsPatch = {
   allowedOrigins?: Array<string> | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
@@ -107,6 +127,7 @@ export type SettingsPatch = {
   reactionKinds?: Array<string> | null | undefined;
   replay?: ReplaySettingsPatch | null | undefined;
   retention?: RetentionSettingsPatch | null | undefined;
+  safety?: SafetySettingsPatch | null | undefined;
   stream?: StreamSettingsPatch | null | undefined;
 };
 

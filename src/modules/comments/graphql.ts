@@ -90,6 +90,17 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
       resolve: (c) => reactionCountsOf(c),
     }),
     replyCount: t.exposeInt("replyCount"),
+    moderationReason: t.field({
+      type: "JSON",
+      nullable: true,
+      description:
+        'Why a safety rule or a moderator decided the status (moderate_content; null for other callers): {"source":"rule",' +
+        '"rule":"bannedWords|suspectWords|maxLinks","words":[…] or "links":n,"maxLinks":n}, {"source":"new_reader",…} or ' +
+        '{"source":"moderator","decision":…,"previous":…}; null when none did.',
+      authScopes: { capability: "moderate_content" },
+      unauthorizedResolver: () => null,
+      resolve: (c) => c.moderationReason ?? null,
+    }),
     discussionTitle: t.string({
       nullable: true,
       description: "The discussion's title (moderate_content): moderation context.",

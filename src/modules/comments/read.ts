@@ -19,7 +19,7 @@ export type ListStatus = (typeof LIST_STATUSES)[number];
 /** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
 export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.status::text AS status,
   c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
-  r.name AS author_name, r.avatar_url AS author_avatar_url`;
+  c.moderation_reason, r.name AS author_name, r.avatar_url AS author_avatar_url`;
 
 export interface CommentSqlRow {
   id: string;
@@ -38,6 +38,7 @@ export interface CommentSqlRow {
   reaction_total: number;
   reply_count: number;
   published_at: Date | null;
+  moderation_reason: CommentWithAuthor["moderationReason"];
   author_name: string;
   author_avatar_url: string | null;
 }
@@ -60,6 +61,7 @@ export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
     reactionTotal: r.reaction_total,
     replyCount: r.reply_count,
     publishedAt: r.published_at,
+    moderationReason: r.moderation_reason,
     author: {
       tenantId: r.tenant_id,
       id: r.author_id,

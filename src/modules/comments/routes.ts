@@ -17,6 +17,18 @@ import {
 
 export const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
 
+/**
+ * A comment as REST answers it: `moderationReason` only when there is one and the caller may see it
+ * (moderate_content), so for everyone else it is exactly the JSON events carry.
+ */
+export function restComment<T extends { moderationReason?: unknown }>(c: T): Omit<T, "moderationReason"> | T {
+  if (c.moderationReason !== null && c.moderationReason !== undefined) return c;
+  const { moderationReason: _, ...rest } = c;
+  return rest;
+}
+
+const restPage = <T extends { items: { moderationReason?: unknown }[] }>(page: T) => ({ ...page, items: page.items.map(restComment) });
+
 export const commentRoutes = [
   route({
     method: "POST",
@@ -25,7 +37,7 @@ export const commentRoutes = [
     document: RestPostCommentDocument,
     variables: ({ params, body }) => ({ discussionId: params.id ?? "", input: bodyObject(body) }),
     paramVars: ["discussionId"],
-    respond: (d) => d.postComment,
+    respond: (d) => restComment(d.postComment),
     status: 201,
   }),
   route({
@@ -41,7 +53,7 @@ export const commentRoutes = [
       cursor: str(query, "cursor"),
     }),
     paramVars: ["discussionId", "sort", "parentId", "status", "limit", "cursor"],
-    respond: (d) => d.comments,
+    respond: (d) => restPage(d.comments),
   }),
   // the moderation queue across discussions (contract section 10)
   route({
@@ -55,7 +67,7 @@ export const commentRoutes = [
       cursor: str(query, "cursor"),
     }),
     paramVars: ["status", "sort", "limit", "cursor"],
-    respond: (d) => d.moderationQueue,
+    respond: (d) => restPage(d.moderationQueue),
   }),
   route({
     method: "GET",
@@ -64,7 +76,7 @@ export const commentRoutes = [
     document: RestGetCommentDocument,
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
-    respond: (d) => d.comment,
+    respond: (d) => restComment(d.comment),
   }),
   route({
     method: "PATCH",
@@ -73,7 +85,7 @@ export const commentRoutes = [
     document: RestEditCommentDocument,
     variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
-    respond: (d) => d.editComment,
+    respond: (d) => restComment(d.editComment),
   }),
   route({
     method: "DELETE",

@@ -2,7 +2,9 @@
 // read.ts; moderation and reactions are modules of their own. Each write is one statement calling
 // its database function (eng_post_comment, eng_edit_comment, eng_delete_comment in
 // prisma/functions.sql): the rules that need the rows under the discussion lock
-// (parent, author, window, archived/locked) run there; input rules run here.
+// (parent, author, window, archived/locked) run there; input rules run here, and so do the tenant's
+// safety rules on the body (src/tenancy/safety-rules.ts): their verdict and its reason go to the
+// function, which can only make the status stricter (newReaderHold is applied there).
 import { z } from "zod";
 import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
@@ -66,7 +68,8 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   if (ctx.principal?.kind === "publishable") await getDiscussion(ctx, discussionId);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(postSchema(settings.maxBodyLength), input);
-  const status = settings.moderation === "pre" ? "pending" : "approved";
+  const verdict = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(data.body);
+  const status = verdict?.status ?? (settings.moderation === "pre" ? "pending" : "approved");
   const row = await runWrite<CommentRow>(ctx, "eng_post_comment", [
     tenantIdOf(ctx),
     discussionId,
@@ -77,13 +80,17 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     data.body,
     data.parentId ?? null,
     status,
+    verdict ? JSON.stringify(verdict.reason) : null,
+    settings.safety.newReaderHold,
     ctx.app.clock.now(),
   ]);
   return commentFromRow(row);
 }
 
 /**
- * The author edits the body within the edit window (editWindowSeconds, 0 = no limit). A deleted
+ * The author edits the body within the edit window (editWindowSeconds, 0 = no limit). The safety
+ * rules judge the new body: a published comment they hold or reject leaves the readers' view (as a
+ * moderator's rejection takes it out), and the edit is then told to moderators only. A deleted
  * comment cannot be edited: 404, as it no longer has content to edit (its tombstone is not a
  * comment of its author's any more).
  */
@@ -91,6 +98,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(editSchema(settings.maxBodyLength), input);
+  const verdict = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(data.body);
   const row = await runWrite<CommentRow>(ctx, "eng_edit_comment", [
     tenantIdOf(ctx),
     id,
@@ -98,6 +106,8 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
     canModerate(ctx),
     data.body,
     settings.editWindowSeconds,
+    verdict?.status ?? null,
+    verdict ? JSON.stringify(verdict.reason) : null,
     ctx.app.clock.now(),
   ]);
   return commentFromRow(row);

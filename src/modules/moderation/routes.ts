@@ -6,7 +6,7 @@ import {
   RestRejectCommentDocument,
   RestUnpinCommentDocument,
 } from "../../generated/operations.js";
-import { byId } from "../comments/routes.js";
+import { byId, restComment } from "../comments/routes.js";
 
 export const moderationRoutes = (
   [
@@ -22,6 +22,6 @@ export const moderationRoutes = (
     document: document as typeof RestApproveCommentDocument,
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
-    respond: (d) => (d as unknown as Record<string, unknown>)[field],
+    respond: (d) => restComment((d as unknown as Record<string, { moderationReason?: unknown }>)[field]!),
   }),
 );

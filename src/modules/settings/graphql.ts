@@ -44,6 +44,37 @@ const IdempotencySettings = builder.objectRef<Settings["idempotency"]>("Idempote
   }),
 });
 
+const ReportAction = builder.enumType("ReportAction", { values: ["queue", "hold"] as const });
+const HookFallback = builder.enumType("ModerationHookFallback", { values: ["hold", "approve", "reject"] as const });
+
+const SafetyHookSettings = builder.objectRef<NonNullable<Settings["safety"]["hook"]>>("SafetyHookSettings").implement({
+  description: "The moderation hook: validated and stored (its calls are not made yet).",
+  fields: (t) => ({
+    url: t.exposeString("url"),
+    timeoutMs: t.exposeInt("timeoutMs", { description: "Default 1,500, at most 5,000." }),
+    onTimeout: t.expose("onTimeout", { type: HookFallback, description: "What a timeout or failure decides (default hold)." }),
+  }),
+});
+
+const SafetySettings = builder.objectRef<Settings["safety"]>("SafetySettings").implement({
+  description: "Trust and safety rules (contract section 12); the word and link rules and newReaderHold apply on create and on edit.",
+  fields: (t) => ({
+    bannedWords: t.exposeStringList("bannedWords", {
+      description: "A comment with one of these whole words (Unicode- and evasion-aware) is rejected. At most 2,000.",
+    }),
+    suspectWords: t.exposeStringList("suspectWords", { description: "… is held as pending. At most 2,000." }),
+    maxLinks: t.exposeInt("maxLinks", { nullable: true, description: "A comment with more links than this is held; null: no limit." }),
+    newReaderHold: t.exposeInt("newReaderHold", {
+      description: "A reader's first n comments are held until one of theirs is approved; 0: off.",
+    }),
+    reportThreshold: t.exposeInt("reportThreshold", {
+      description: "Distinct reporters that queue a comment (default 3; reports are not taken yet).",
+    }),
+    reportAction: t.expose("reportAction", { type: ReportAction, description: "queue (default) or hold (reports are not taken yet)." }),
+    hook: t.expose("hook", { type: SafetyHookSettings, nullable: true }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -59,6 +90,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     }),
     retention: t.expose("retention", { type: RetentionSettings }),
     idempotency: t.expose("idempotency", { type: IdempotencySettings }),
+    safety: t.expose("safety", { type: SafetySettings }),
   }),
 });
 
@@ -91,6 +123,22 @@ const IdempotencyPatch = builder.inputType("IdempotencySettingsPatch", {
   fields: (t) => ({ ttlHours: t.int() }),
 });
 
+const SafetyHookPatch = builder.inputType("SafetyHookSettingsPatch", {
+  fields: (t) => ({ url: t.string(), timeoutMs: t.int(), onTimeout: t.string({ description: "hold | approve | reject" }) }),
+});
+
+const SafetyPatch = builder.inputType("SafetySettingsPatch", {
+  fields: (t) => ({
+    bannedWords: t.stringList(),
+    suspectWords: t.stringList(),
+    maxLinks: t.int({ description: "null: no limit" }),
+    newReaderHold: t.int(),
+    reportThreshold: t.int(),
+    reportAction: t.string({ description: "queue | hold" }),
+    hook: t.field({ type: SafetyHookPatch, description: "null removes the hook" }),
+  }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -104,6 +152,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     allowedOrigins: t.stringList(),
     retention: t.field({ type: RetentionPatch }),
     idempotency: t.field({ type: IdempotencyPatch }),
+    safety: t.field({ type: SafetyPatch }),
   }),
 });
 
