@@ -1,6 +1,6 @@
 // The admin console as a moderator sees it, in headless Chromium: the
-// queue's shortcuts work on load; cards show the discussion's title, the comment replied to and the
-// reader; Approve, Reject, Pin look different and Pin is only on published comments; bulk approve;
+// queue's shortcuts work on load; cards show the discussion's title, the comment replied to, the
+// reader and why a safety rule held it; Approve, Reject, Pin look different and Pin is only on published comments; bulk approve;
 // a discussion's page lists every comment with its status and actions, counted right; an owner's
 // screen says why it is not shown; a link for an email that is no operator says so; the navigation
 // keeps Sign out on its row at 1280 px. axe-core at 1280 and 390 px on each.
@@ -37,7 +37,7 @@ describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout:
     await prepareShots();
     server = await startServer();
     t = await createTestTenant(server);
-    await t.api.patch("/api/v1/settings", { moderation: "pre" });
+    await t.api.patch("/api/v1/settings", { moderation: "pre", safety: { suspectWords: ["cheap"] } });
     await t.api.put("/api/v1/discussions/budget", { title: "The council's budget" });
     ids.ann = await post("budget", "Ann", "The library cuts are a mistake.");
     await t.api.post(`/api/v1/comments/${ids.ann}/approve`);
@@ -75,6 +75,10 @@ describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout:
     expect(text).toContain("In reply to Ann");
     expect(text).toContain("The library cuts are a mistake.");
     expect(text).toContain("(reader bo)");
+    expect(text).not.toContain("Why:"); // held by the tenant's pre-moderation, no rule
+    // a comment a safety rule held says which rule and words
+    const dee = (await page.getByRole("listitem", { name: /Comment by Dee/ }).textContent())!;
+    expect(dee).toContain("Why: suspect word: cheap (held by a rule)");
     expect(await bo.getByRole("button", { name: "Pin" }).count()).toBe(0);
     const approve = bo.getByRole("button", { name: "Approve", exact: true });
     const reject = bo.getByRole("button", { name: "Reject", exact: true });

@@ -1,7 +1,8 @@
 // A comment as moderators see it, shared by the queue and a discussion's page: its status badge, the
 // reader (name and id: there is no reader page yet), the comment it replies to, and the actions its
 // status allows — Approve and Reject (distinct colours and labels), Pin / Unpin only on a published
-// (approved) comment, Delete after a confirmation.
+// (approved) comment, Delete after a confirmation — and why a safety rule or a moderator decided its
+// status (moderationReason), in words.
 import { useState } from "preact/hooks";
 import { gql } from "./api";
 import {
@@ -72,6 +73,48 @@ export function ParentExcerpt({ parent }: { parent: Moderated["parent"] }) {
       </span>{" "}
       {parent.status === "deleted" ? <em>deleted comment</em> : parent.excerpt}
     </blockquote>
+  );
+}
+
+type Reason = {
+  source?: string;
+  rule?: string;
+  words?: string[];
+  links?: number;
+  maxLinks?: number;
+  newReaderHold?: number;
+  earlierComments?: number;
+  decision?: string;
+  previous?: Reason;
+};
+
+/** A comment's moderationReason in words ("" when it has none or one this console does not know). */
+export function reasonText(reason: unknown): string {
+  if (!reason || typeof reason !== "object") return "";
+  const r = reason as Reason;
+  const words = (r.words ?? []).join(", ");
+  if (r.source === "rule" && r.rule === "bannedWords")
+    return `banned word${r.words?.length === 1 ? "" : "s"}: ${words} (rejected by a rule)`;
+  if (r.source === "rule" && r.rule === "suspectWords") return `suspect word${r.words?.length === 1 ? "" : "s"}: ${words} (held by a rule)`;
+  if (r.source === "rule" && r.rule === "maxLinks")
+    return `${plural(r.links ?? 0, "link")}, more than the ${r.maxLinks} allowed (held by a rule)`;
+  if (r.source === "new_reader")
+    return `new reader: ${plural(r.earlierComments ?? 0, "earlier comment")}, none approved yet (the first ${r.newReaderHold} are held)`;
+  if (r.source === "moderator") {
+    const before = reasonText(r.previous);
+    return `${r.decision === "approved" ? "approved" : "rejected"} by a moderator${before ? `; before that, ${before}` : ""}`;
+  }
+  return "";
+}
+
+/** Why the comment has its status, when a rule or a moderator decided it. */
+export function ModerationReason({ reason }: { reason: unknown }) {
+  const text = reasonText(reason);
+  if (!text) return null;
+  return (
+    <p class="reason">
+      <strong>Why:</strong> {text}
+    </p>
   );
 }
 

@@ -158,7 +158,7 @@ export type WebhookState =
   | 'circuit_open'
   | 'disabled';
 
-export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null };
+export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null };
 
 export type ModerationQueueQueryVariables = Exact<{
   status?: ModerationQueueStatus | null | undefined;
@@ -168,12 +168,12 @@ export type ModerationQueueQueryVariables = Exact<{
 }>;
 
 
-export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type PendingCommentsSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
-export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } };
+export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } };
 
 export type ApproveMutationVariables = Exact<{
   id: string;
@@ -224,7 +224,7 @@ export type DiscussionThreadQueryVariables = Exact<{
 }>;
 
 
-export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number }, discussionCommentCounts: { approved: number, pending: number, rejected: number, deleted: number }, discussionComments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number }, discussionCommentCounts: { approved: number, pending: number, rejected: number, deleted: number }, discussionComments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type LockDiscussionMutationVariables = Exact<{
   id: string;
@@ -408,6 +408,7 @@ export const QueueCommentFragmentDoc = new TypedDocumentString(`
     name
   }
   discussionTitle
+  moderationReason
   parent {
     id
     status
@@ -498,6 +499,7 @@ export const ModerationQueueDocument = new TypedDocumentString(`
     name
   }
   discussionTitle
+  moderationReason
   parent {
     id
     status
@@ -527,6 +529,7 @@ export const PendingCommentsDocument = new TypedDocumentString(`
     name
   }
   discussionTitle
+  moderationReason
   parent {
     id
     status
@@ -639,6 +642,7 @@ export const DiscussionThreadDocument = new TypedDocumentString(`
     name
   }
   discussionTitle
+  moderationReason
   parent {
     id
     status

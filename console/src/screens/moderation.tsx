@@ -7,7 +7,16 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { gql, subscribe, when } from "../api";
 import { ModerationQueueDocument, PendingCommentsDocument, type QueueCommentFragment } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf } from "../ui";
-import { CommentActions, ParentExcerpt, ReaderName, doneLabel, plural, runCommentAction, type CommentAction } from "../comments";
+import {
+  CommentActions,
+  ModerationReason,
+  ParentExcerpt,
+  ReaderName,
+  doneLabel,
+  plural,
+  runCommentAction,
+  type CommentAction,
+} from "../comments";
 
 type Status = "pending" | "rejected";
 type Sort = "oldest" | "newest";
@@ -193,6 +202,7 @@ export function ModerationScreen() {
             </div>
             <ParentExcerpt parent={c.parent} />
             <p class="body">{c.body}</p>
+            <ModerationReason reason={c.moderationReason} />
             <CommentActions c={c} busy={busy} onAction={(a) => void act([c], a)} />
           </li>
         ))}
