@@ -7,6 +7,13 @@
 // less noisy than throughput on a shared machine.
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all). `post-hot-idem` and
 // `post-spread-idem` send a new Idempotency-Key with every request (the floor ignores it): what a key costs.
+// `post-hot-safety` is post-hot on a second tenant of the service whose safety settings list 2,000 banned
+// and 2,000 suspect words (the floor runs post-hot): what the rules cost, read against the post-hot row.
+// `post-hot-pgbouncer` and `get-one-pgbouncer` are post-hot and get-one through a transaction-mode
+// PgBouncer the bench starts (test/support/pgbouncer.ts: stock settings, pool_mode = transaction),
+// a second floor and a second service in front of it, each with a database of its own: the service
+// with DATABASE_POOLER=transaction (unnamed statements, the statement timeout set per statement or
+// transaction: src/db/pooler.ts), the floor with unnamed statements and, as directly, no timeout.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -15,17 +22,22 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { SignJWT } from "jose";
 import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
+import { pgbouncerVersion, startPgBouncer, type PgBouncer } from "../test/support/pgbouncer.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PATHS = (
-  process.env.BENCH_PATHS ?? "post-hot,post-hot-idem,post-spread,post-spread-idem,reaction,list-rest,list-graphql,get-one"
+  process.env.BENCH_PATHS ??
+  "post-hot,post-hot-safety,post-hot-idem,post-spread,post-spread-idem,reaction,list-rest,list-graphql,get-one,post-hot-pgbouncer,get-one-pgbouncer"
 ).split(",");
+/** rows run against the floor and the service started behind the bench's PgBouncer */
+const POOLED = "-pgbouncer";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 
 const children: ChildProcess[] = [];
 const databases: string[] = [];
+let bouncer: PgBouncer | undefined;
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -68,10 +80,27 @@ async function startReady(source: string, env: Record<string, string>): Promise<
   });
 }
 
-async function startService(): Promise<{ url: string; apiKey: string; identitySecret: string; synchronousCommit: string; pid: number }> {
-  const databaseUrl = await createDatabase("svc");
+async function startService(
+  pooler?: PgBouncer,
+): Promise<{
+  url: string;
+  apiKey: string;
+  identitySecret: string;
+  synchronousCommit: string;
+  pid: number;
+  safety: { apiKey: string; identitySecret: string };
+}> {
+  const databaseUrl = await createDatabase(pooler ? "svcpool" : "svc");
   const port = await freePort();
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL, ADMIN_JWT_SECRET, PORT: String(port), LOG_LEVEL: "error", RUN_WEBHOOK_WORKER: "1" };
+  const env = {
+    DATABASE_URL: pooler ? pooler.urlFor(databaseUrl) : databaseUrl,
+    ...(pooler ? { DATABASE_POOLER: "transaction", DATABASE_DIRECT_URL: databaseUrl } : {}),
+    REDIS_URL,
+    ADMIN_JWT_SECRET,
+    PORT: String(port),
+    LOG_LEVEL: "error",
+    RUN_WEBHOOK_WORKER: "1",
+  };
   // BENCH_CPU_PROFILE=<dir>: the service writes a V8 CPU profile there when it exits (open it in Chrome DevTools)
   const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
   // BENCH_SERVICE_NODE_ARGS: more node options for the service (e.g. "--trace-gc")
@@ -99,19 +128,35 @@ async function startService(): Promise<{ url: string; apiKey: string; identitySe
   await db.connect();
   // a budget no bench run reaches: we measure the service, not the limiter's refusals
   await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [tenant.tenantId]);
+  // post-hot-safety's tenant: 2,000 banned and 2,000 suspect words (distinct words a comment does not contain)
+  const second = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "safety", "--json"], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
+  const safe = JSON.parse(second.trim().split("\n").pop()!) as { tenantId: string; apiKey: string; identitySecret: string };
+  const words = (prefix: string) =>
+    Array.from(
+      { length: 2000 },
+      (_, i) => prefix + [...String(i)].map((d) => "kakekikokumamemimomu".slice(2 * Number(d), 2 * Number(d) + 2)).join(""),
+    );
+  const safetySettings = { rateLimits: { requestsPerMinute: 1000000 }, safety: { bannedWords: words("bad"), suspectWords: words("sus") } };
+  await db.query(`UPDATE tenants SET settings = $2 WHERE id = $1`, [safe.tenantId, JSON.stringify(safetySettings)]);
   const sc = (await db.query("SHOW synchronous_commit")).rows[0].synchronous_commit as string;
   await db.end();
-  return { url, apiKey: tenant.apiKey, identitySecret: tenant.identitySecret, synchronousCommit: sc, pid: child.pid! };
+  const safety = { apiKey: safe.apiKey, identitySecret: safe.identitySecret };
+  return { url, apiKey: tenant.apiKey, identitySecret: tenant.identitySecret, synchronousCommit: sc, pid: child.pid!, safety };
 }
 
 interface Target {
-  name: "floor" | "service";
+  name: "floor" | "service" | "floor via PgBouncer" | "service via PgBouncer";
   /** the server process (its CPU time is read around each run) */
   pid: number;
   url: string;
   apiKey: string;
   identities: string[];
   commentId?: string;
+  /** the service's tenant with the safety word lists (post-hot-safety) */
+  safety?: { apiKey: string; identities: string[] };
 }
 
 async function identities(secret: string): Promise<string[]> {
@@ -137,6 +182,7 @@ function pathOptions(path: string, t: Target): autocannon.Options {
   const base = { url: t.url, connections: CONNECTIONS, duration: SECONDS };
   const json = { "content-type": "application/json", "x-api-key": t.apiKey };
   const pick = <T>(a: T[]) => a[Math.floor(Math.random() * a.length)]!;
+  if (path.endsWith(POOLED)) return pathOptions(path.slice(0, -POOLED.length), t);
   switch (path) {
     case "post-hot":
     case "post-hot-idem":
@@ -164,6 +210,8 @@ function pathOptions(path: string, t: Target): autocannon.Options {
           },
         ],
       };
+    case "post-hot-safety":
+      return pathOptions("post-hot", t.safety ? { ...t, apiKey: t.safety.apiKey, identities: t.safety.identities } : t);
     case "reaction":
       return {
         ...base,
@@ -180,7 +228,7 @@ function pathOptions(path: string, t: Target): autocannon.Options {
       return { ...base, url: `${t.url}/api/v1/discussions/hot/comments?limit=20`, method: "GET", headers: { "x-api-key": t.apiKey } };
     case "list-graphql":
       // the floor has no GraphQL: its REST list is the floor for the GraphQL list too
-      return t.name === "floor"
+      return t.name.startsWith("floor")
         ? pathOptions("list-rest", t)
         : { ...base, url: `${t.url}/graphql`, method: "POST", headers: json, body: GRAPHQL_LIST };
     case "get-one":
@@ -226,6 +274,36 @@ async function seedComment(t: Target): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
+/** The second floor and service, behind a PgBouncer the bench starts (the `-pgbouncer` rows). */
+async function startPooled(): Promise<{ floor: Target; service: Target }> {
+  bouncer = await startPgBouncer({ serverUrl: PG_ADMIN_URL });
+  const floorInfo = await startReady("bench/floor/server.ts", {
+    DATABASE_URL: bouncer.urlFor(await createDatabase("floorpool")),
+    FLOOR_POOLER: "transaction",
+    REDIS_URL,
+    PORT: "0",
+  });
+  const svc = await startService(bouncer);
+  const floor: Target = {
+    name: "floor via PgBouncer",
+    pid: floorInfo.pid as number,
+    url: `http://127.0.0.1:${floorInfo.port as number}`,
+    apiKey: floorInfo.apiKey as string,
+    identities: await identities(floorInfo.identitySecret as string),
+  };
+  const service: Target = {
+    name: "service via PgBouncer",
+    pid: svc.pid,
+    url: svc.url,
+    apiKey: svc.apiKey,
+    identities: await identities(svc.identitySecret),
+  };
+  floor.commentId = await seedComment(floor);
+  service.commentId = await seedComment(service);
+  service.safety = { apiKey: svc.safety.apiKey, identities: await identities(svc.safety.identitySecret) };
+  return { floor, service };
+}
+
 async function main() {
   const yoga = await startReady("bench/floor/bare-yoga.ts", { PORT: String(await freePort()) });
   const floorInfo = await startReady("bench/floor/server.ts", { DATABASE_URL: await createDatabase("floor"), REDIS_URL, PORT: "0" });
@@ -246,6 +324,7 @@ async function main() {
   };
   floor.commentId = await seedComment(floor);
   service.commentId = await seedComment(service);
+  const pooled = PATHS.some((p) => p.endsWith(POOLED)) ? await startPooled() : undefined;
 
   // a GraphQL answer with `errors` is still HTTP 200: make sure the measured query works
   const probe = await fetch(`${service.url}/graphql`, {
@@ -257,7 +336,7 @@ async function main() {
   if (probed.errors) throw new Error(`the GraphQL list query fails: ${JSON.stringify(probed.errors)}`);
 
   const warm = Math.min(3, SECONDS);
-  for (const t of [floor, service]) {
+  for (const t of [floor, service, ...(pooled ? [pooled.floor, pooled.service] : [])]) {
     for (const p of ["post-hot", "list-rest"]) await measure({ ...pathOptions(p, t), duration: warm }, t.pid);
   }
   const bare = await measure(
@@ -270,9 +349,12 @@ async function main() {
   );
 
   const rows: (string | number)[][] = [];
+  const measured = new Map<string, Measured>();
   for (const path of PATHS) {
-    const f = await measure(pathOptions(path, floor), floor.pid);
-    const s = await measure(pathOptions(path, service), service.pid);
+    const [ft, st] = path.endsWith(POOLED) && pooled ? [pooled.floor, pooled.service] : [floor, service];
+    const f = await measure(pathOptions(path, ft), ft.pid);
+    const s = await measure(pathOptions(path, st), st.pid);
+    measured.set(path, s);
     rows.push([
       path,
       f.rps,
@@ -290,6 +372,18 @@ async function main() {
     `\n${CONNECTIONS} connections, ${SECONDS} s per run; bare graphql-yoga {hello}: ${bare.rps} rps (p99 ${bare.p99} ms); ` +
       `synchronous_commit: floor ${String(floorInfo.synchronousCommit)}, service ${svc.synchronousCommit}\n`,
   );
+  const [plain, ruled] = [measured.get("post-hot"), measured.get("post-hot-safety")];
+  if (plain && ruled)
+    console.log(
+      `post-hot-safety against post-hot (service): ${Math.round((100 * ruled.rps) / Math.max(1, plain.rps))} % of its rps, ` +
+        `${(ruled.cpuUs / Math.max(1, plain.cpuUs)).toFixed(2)}× its CPU per request\n`,
+    );
+  if (pooled)
+    console.log(
+      `*${POOLED}: both through one transaction-mode ${pgbouncerVersion()} (stock settings: default_pool_size 20, max_client_conn 100), ` +
+        `each with a database of its own; statements unnamed on both sides; the service also sets its statement timeout ` +
+        `per statement or transaction (src/db/pooler.ts), the floor sets none (as directly)\n`,
+    );
   console.log(
     fmtTable(
       [
@@ -325,6 +419,7 @@ async function cleanup() {
         }),
     ),
   );
+  await bouncer?.stop();
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);

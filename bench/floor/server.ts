@@ -3,8 +3,10 @@
 // ioredis, its own tables in its own database: API-key lookup by sha256 (one SELECT, no cache),
 // the identity JWT verified with jose, then ONE SQL statement per write (the discussion upserted
 // with its seq bumped, the reader upserted only if it changed, the comment and the event row
-// inserted), then PUBLISH. Reads are one SELECT. `synchronous_commit` stays on.
-// Env: DATABASE_URL (a database of its own), REDIS_URL, PORT. Prints `ready <json>` when listening.
+// inserted), then PUBLISH. Reads are one SELECT. `synchronous_commit` stays on. Named prepared
+// statements, except through a transaction-mode pooler (FLOOR_POOLER=transaction): there each is
+// parsed every time, unnamed, as the service's are. The floor sets no statement timeout either way.
+// Env: DATABASE_URL (a database of its own), REDIS_URL, PORT, FLOOR_POOLER. Prints `ready <json>` when listening.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import Fastify from "fastify";
 import pg from "pg";
@@ -12,6 +14,8 @@ import { jwtVerify } from "jose";
 import { Redis } from "ioredis";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
+/** a statement's name, or none through a transaction-mode pooler (a name lives in one server session) */
+const named = (name: string) => (process.env.FLOOR_POOLER === "transaction" ? {} : { name });
 const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -51,7 +55,7 @@ async function auth(headers: Record<string, unknown>): Promise<{ tenantId: strin
   const key = headers["x-api-key"];
   if (typeof key !== "string") throw new Refusal(401, "unauthenticated");
   const { rows } = await pool.query({
-    name: "f_key",
+    ...named("f_key"),
     text: "SELECT k.tenant_id, t.identity_secret FROM f_keys k JOIN f_tenants t ON t.id = k.tenant_id WHERE k.hash = $1",
     values: [sha256(key)],
   });
@@ -140,7 +144,7 @@ app.post<{ Params: { id: string }; Body: { body?: string } }>("/api/v1/discussio
   const comment = { id, discussionId: req.params.id, parentId: null, author: r, body, status: "approved", pinned: false };
   const envelope = { id: eventId, type: "comment_created", tenantId: t.tenantId, discussionId: req.params.id, data: { comment } };
   const { rows } = await pool.query({
-    name: "f_post",
+    ...named("f_post"),
     text: POST,
     values: [t.tenantId, req.params.id, id, r.id, r.name, r.avatarUrl, body, eventId, JSON.stringify(envelope)],
   });
@@ -156,7 +160,7 @@ app.post<{ Params: { id: string }; Body: { kind?: string } }>("/api/v1/comments/
   const r = await reader(req.headers, t.identitySecret);
   const kind = req.body?.kind;
   if (typeof kind !== "string") throw new Refusal(422, "validation_failed");
-  const { rows } = await pool.query({ name: "f_toggle", text: TOGGLE, values: [t.tenantId, req.params.id, r.id, kind, randomUUID()] });
+  const { rows } = await pool.query({ ...named("f_toggle"), text: TOGGLE, values: [t.tenantId, req.params.id, r.id, kind, randomUUID()] });
   if (!rows[0]) throw new Refusal(404, "not_found");
   const result = { commentId: req.params.id, readerId: r.id, kind, active: rows[0].active, counts: rows[0].reaction_counts };
   void redis.publish(
@@ -169,14 +173,14 @@ app.post<{ Params: { id: string }; Body: { kind?: string } }>("/api/v1/comments/
 app.get<{ Params: { id: string }; Querystring: { limit?: string } }>("/api/v1/discussions/:id/comments", async (req) => {
   const t = await auth(req.headers);
   const limit = Math.min(100, Number(req.query.limit ?? 20));
-  const { rows } = await pool.query({ name: "f_list", text: LIST, values: [t.tenantId, req.params.id, limit + 1] });
+  const { rows } = await pool.query({ ...named("f_list"), text: LIST, values: [t.tenantId, req.params.id, limit + 1] });
   const items = rows.slice(0, limit).map(dto);
   return { items, nextCursor: rows.length > limit ? Buffer.from(JSON.stringify([items.at(-1)?.id])).toString("base64url") : null };
 });
 
 app.get<{ Params: { id: string } }>("/api/v1/comments/:id", async (req) => {
   const t = await auth(req.headers);
-  const { rows } = await pool.query({ name: "f_one", text: ONE, values: [t.tenantId, req.params.id] });
+  const { rows } = await pool.query({ ...named("f_one"), text: ONE, values: [t.tenantId, req.params.id] });
   if (!rows[0]) throw new Refusal(404, "not_found");
   return dto(rows[0]);
 });
