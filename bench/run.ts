@@ -80,9 +80,7 @@ async function startReady(source: string, env: Record<string, string>): Promise<
   });
 }
 
-async function startService(
-  pooler?: PgBouncer,
-): Promise<{
+async function startService(pooler?: PgBouncer): Promise<{
   url: string;
   apiKey: string;
   identitySecret: string;
