@@ -137,9 +137,13 @@ export function createWordNormalizer(): WordNormalizer {
   return { tokens, words: (text) => tokens(text).words };
 }
 
+/** One word of letters and digits: normalising keeps it one word (the common entry, checked without it). */
+const PLAIN_WORD = /^[\p{L}\p{N}]+$/u;
+
 /** What is wrong with a list entry, or null: it must keep a letter or digit, and at most MAX_ENTRY_WORDS words. */
-export function entryProblem(normalizer: WordNormalizer, entry: string): string | null {
-  const n = normalizer.words(entry).length;
+export function entryProblem(normalizer: () => WordNormalizer, entry: string): string | null {
+  if (PLAIN_WORD.test(entry)) return null;
+  const n = normalizer().words(entry).length;
   if (n === 0) return "must contain a letter or digit";
   if (n > MAX_ENTRY_WORDS) return `must have at most ${MAX_ENTRY_WORDS} words`;
   return null;

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { originOf } from "../lib/origin.js";
 import { isHttpUrl, HTTP_URL_RULE } from "../lib/http-url.js";
-import { createWordNormalizer, entryProblem } from "../lib/word-matcher.js";
+import { createWordNormalizer, entryProblem, type WordNormalizer } from "../lib/word-matcher.js";
 
 export const DeliverySchema = z
   .object({
@@ -33,9 +33,9 @@ const wordList = z
   .array(z.string().min(1, "must not be empty").max(100, "must be at most 100 characters"))
   .max(2000)
   .superRefine((entries, ctx) => {
-    const normalizer = createWordNormalizer();
+    let normalizer: WordNormalizer | undefined; // made (7 ms: obscenity's tables) only for an entry that is not one plain word
     entries.forEach((entry, i) => {
-      const problem = entry ? entryProblem(normalizer, entry) : null; // an empty one is refused above
+      const problem = entry ? entryProblem(() => (normalizer ??= createWordNormalizer()), entry) : null; // an empty one is refused above
       if (problem) ctx.addIssue({ code: "custom", message: problem, path: [i] });
     });
   });
