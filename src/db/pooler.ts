@@ -115,20 +115,41 @@ class TimedQuery extends WireQueryBase {
 
 type AnyQuery = (query: unknown, values?: unknown, callback?: unknown) => unknown;
 
+type Release = (err?: Error | boolean) => void;
+
 /**
  * The pg Client class of a pool behind a transaction-mode pooler: every query unnamed, sent with the
  * statement timeout of its transaction (see the top of this file). Queries given as Submittables
- * (cursors, streams) are sent as they are.
+ * (cursors, streams) are sent as they are. A connection given back to the pool inside a transaction
+ * or with a query still in flight — a COMMIT or ROLLBACK that timed out on the client side and never
+ * ran — is closed instead of reused (pg-pool destroys a client released with an error): it holds
+ * one of the pooler's server sessions, and the next borrower's statements would run in its
+ * transaction. Closing it ends the transaction.
  */
 export function poolerClient(timeoutMs: number): typeof pg.Client {
   return class PoolerClient extends pg.Client {
+    /** pg-pool's release, set on this client at each checkout */
+    private giveBack: Release | undefined;
+    private readonly inTransaction = () => {
+      const status = this.getTransactionStatus();
+      return status === "T" || status === "E";
+    };
+
+    get release(): Release {
+      return (err) => {
+        const busy = this.inTransaction() || (this as unknown as { readyForQuery: boolean }).readyForQuery === false;
+        this.giveBack?.(err || (busy ? new Error("released inside a transaction or with a query in flight: closed") : undefined));
+      };
+    }
+
+    set release(fn: Release) {
+      this.giveBack = fn;
+    }
+
     constructor(config?: string | pg.ClientConfig) {
       super(config);
       const send = this.query.bind(this) as unknown as AnyQuery;
-      const inTransaction = () => {
-        const status = this.getTransactionStatus();
-        return status === "T" || status === "E";
-      };
+      const inTransaction = this.inTransaction;
       const query: AnyQuery = (config, values, callback) => {
         if (!config || (typeof config !== "string" && (typeof config !== "object" || "submit" in config))) {
           return send(config, values, callback);

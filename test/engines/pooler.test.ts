@@ -10,6 +10,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
+import { poolerClient } from "../../src/db/pooler.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { startServer, testEnv, type TestServer } from "../support/server.js";
 import { startPgBouncer, type PgBouncer } from "../support/pgbouncer.js";
@@ -125,6 +126,21 @@ describe.skipIf(!behindPooler)("through the run's PgBouncer", () => {
       } while (cursor);
     }
     expect(listed).toBe(posts + seeded.length);
+  }, 120_000); // seconds on an idle machine; minutes when the machine is loaded
+
+  it("closes a connection given back inside a transaction instead of lending it again (its transaction ends with it)", async () => {
+    const pool = new pg.Pool({ connectionString: inject("databaseUrl"), max: 1, Client: poolerClient(2000) });
+    try {
+      const c = await pool.connect();
+      await c.query("BEGIN");
+      await c.query("SELECT pg_current_xact_id()");
+      c.release(); // what adapter-pg does when a COMMIT or ROLLBACK timed out on the client side
+      expect(pool.totalCount).toBe(0);
+      const { rows } = await pool.query<{ xid: string | null }>("SELECT pg_current_xact_id_if_assigned()::text AS xid");
+      expect(rows[0]!.xid).toBeNull(); // a transaction of its own, not the one left open
+    } finally {
+      await pool.end();
+    }
   });
 
   it("migrates at start-up through DATABASE_DIRECT_URL: a new database behind the pooler is created, migrated and served", async () => {
