@@ -20,7 +20,7 @@
 import { randomBytes } from "node:crypto";
 import type { RedisOptions } from "ioredis";
 import { clientName, closeConnection, createPublisherConnection, isCluster, type RedisTarget } from "../lib/redis-connection.js";
-import { createSubscriber } from "../lib/redis-subscriber.js";
+import { ChannelMovedError, createSubscriber } from "../lib/redis-subscriber.js";
 import {
   BusClosedError,
   dispatchSafely,
@@ -58,6 +58,18 @@ export interface RedisEventBus extends EventBus {
   /** Channel name used for a discussion (exposed for diagnostics and tests). */
   channelFor(tenantId: string, discussionId: string): string;
 }
+
+/** Redis refused or dropped a subscription (e.g. a shard's connection gave up): the bus is down for it. */
+export class BusUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`event bus: the subscription failed (${toError(cause).message})`, { cause });
+    this.name = "BusUnavailableError";
+  }
+}
+
+/** A channel's slot moved while its SSUBSCRIBE was in flight: retried this often (the slot table is refreshed meanwhile). */
+const MOVED_RETRIES = 20;
+const MOVED_RETRY_MS = 100;
 
 export class BusTimeoutError extends Error {
   constructor(what: string, ms: number) {
@@ -152,6 +164,19 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
     if (st.regs.size === 0 && !st.subscribed && !st.sync && channels.get(channel) === st) channels.delete(channel);
   }
 
+  /** SSUBSCRIBE answered with MOVED (a slot changed hands): again, on the master the refreshed table names. */
+  async function subscribeFollowingMoves(channel: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await sub.subscribe(channel);
+        return;
+      } catch (err) {
+        if (!(err instanceof ChannelMovedError) || attempt >= MOVED_RETRIES || closed) throw err;
+        await new Promise((resolve) => setTimeout(resolve, MOVED_RETRY_MS));
+      }
+    }
+  }
+
   /** Drives Redis toward "subscribed iff there are local listeners"; one loop per channel. */
   function reconcile(channel: string, st: ChannelState): Promise<void> {
     if (st.sync) return st.sync; // the running loop re-reads the wanted state after each command
@@ -165,7 +190,7 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
           const want = st.regs.size > 0;
           if (want === st.subscribed) return;
           if (want) {
-            await sub.subscribe(channel);
+            await subscribeFollowingMoves(channel);
             st.subscribed = true;
           } else {
             await sub.unsubscribe(channel);
@@ -211,7 +236,7 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
         // Leave no trace: the loop (still running, or a new one) UNSUBSCRIBEs if we were the last.
         state.regs.delete(reg);
         reconcile(channel, state).catch(report);
-        throw err;
+        throw err instanceof BusTimeoutError || err instanceof BusClosedError ? err : new BusUnavailableError(err);
       }
       let done = false;
       return async () => {

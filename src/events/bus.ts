@@ -18,7 +18,7 @@ export { BusClosedError } from "./bus-shared.js";
 export { createMemoryBus } from "./bus-memory.js";
 export { createRedisBus } from "./bus-redis.js";
 export type { MemoryBusOptions } from "./bus-memory.js";
-export { BusTimeoutError } from "./bus-redis.js";
+export { BusTimeoutError, BusUnavailableError } from "./bus-redis.js";
 export type { RedisBusOptions, RedisBusSettings, RedisEventBus } from "./bus-redis.js";
 
 export interface CreateBusOptions {

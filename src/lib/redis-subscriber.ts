@@ -165,6 +165,15 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
     let s = shards.get(key);
     if (s) return s;
     const conn = createSubscriberConnection({ node: key }, opts);
+    // A slot that moved away: the node drops its channels with an SUNSUBSCRIBE nobody asked for,
+    // which ioredis reports as an error. Refresh the slot table: rehome() subscribes them anew.
+    const shardOpts: SubscriberOptions = {
+      ...opts,
+      onError: (err) => {
+        if (/Last reply: sunsubscribe/.test(err.message)) topology.refreshSlotsCache();
+        else opts.onError?.(err);
+      },
+    };
     const shard: Shard = { key, conn, channels: new Set(), pending: new Set() };
     conn.on("smessage", (channel: string, message: string) => opts.onMessage(channel, message));
     conn.on("moved", () => {
@@ -174,7 +183,7 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
     watchConnection(
       conn,
       () => [...shard.channels],
-      opts,
+      shardOpts,
       () => closed,
     );
     shards.set(key, (s = shard));

@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
-import { BusClosedError, BusTimeoutError, type EventBus } from "../events/bus.js";
+import { BusClosedError, BusTimeoutError, BusUnavailableError, type EventBus } from "../events/bus.js";
 import { LiveEvent } from "./live-event.js";
 import type { Sql } from "../db/sql.js";
 import {
@@ -391,7 +391,7 @@ export class StreamHub {
 }
 
 function unavailableOr(err: unknown): unknown {
-  if (err instanceof BusTimeoutError || err instanceof BusClosedError) {
+  if (err instanceof BusTimeoutError || err instanceof BusClosedError || err instanceof BusUnavailableError) {
     return errors.unavailable("The event bus is unavailable; retry shortly.");
   }
   return err;
