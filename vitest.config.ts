@@ -37,7 +37,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: "pooler",
-          include: ["test/engines/pooler*.test.ts"],
+          include: [
+            "test/engines/pooler*.test.ts",
+            "test/{comments,comments-list,reactions,idempotency,write-integrity,stream-replay,stream-resume,webhooks-delivery}.test.ts",
+          ],
           globalSetup: ["test/support/pooler-setup.ts"],
         },
       },
