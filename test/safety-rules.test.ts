@@ -1,6 +1,11 @@
 // Trust and safety, the rules (contract section 12): the `safety` settings, word and link rules and
 // newReaderHold on create and on edit, the reasons they record (moderators only), and what streams see.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { openSse, type SseClient } from "./support/sse.js";
@@ -274,5 +279,32 @@ describe("rules on edit", () => {
     expect((await gus.patch(`/api/v1/comments/${b.id}`, { body: "fine now" })).body.status).toBe("pending");
     expect((await moderator.post(`/api/v1/comments/${b.id}/approve`)).body.status).toBe("approved");
     expect((await t.api.get("/api/v1/discussions/rules-6")).body.commentCount).toBe(3); // b, the reply, "still here"
+  });
+});
+
+describe("on the embedded database (PGlite)", () => {
+  it("applies the rules, records the reasons and withdraws an edited comment the same way", { timeout: 120_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "eng-safety-"));
+    const app = await buildApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "silent" }));
+    const embedded: TestServer = { url: await app.start(), app, stop: () => app.stop() };
+    try {
+      expect(app.runtime.services.db.kind).toBe("embedded");
+      const t = await createTestTenant(embedded);
+      expect((await t.api.patch("/api/v1/settings", { safety: { bannedWords: ["scam"], newReaderHold: 1 } })).status).toBe(200);
+      const hal = await t.reader("hal");
+      const held = (await hal.post("/api/v1/discussions/e-1/comments", { body: "hello" })).body;
+      expect(held.status).toBe("pending");
+      expect((await t.api.get(`/api/v1/comments/${held.id}`)).body.moderationReason).toMatchObject({ source: "new_reader" });
+      expect((await t.api.post(`/api/v1/comments/${held.id}/approve`)).body.status).toBe("approved");
+      const edited = await hal.patch(`/api/v1/comments/${held.id}`, { body: "a s c a m" });
+      expect(edited.body).toMatchObject({
+        status: "rejected",
+        moderationReason: { source: "rule", rule: "bannedWords", words: ["scam"] },
+      });
+      expect((await t.api.get("/api/v1/discussions/e-1")).body.commentCount).toBe(0);
+    } finally {
+      await embedded.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
