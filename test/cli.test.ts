@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { client } from "./support/client.js";
 import { signIdentity } from "./support/fixtures.js";
-import { runProcess } from "./support/process.js";
+import { runCli, runProcess } from "./support/process.js";
 
 /** The environment of an operator's shell: the test database, the shared secret, default logging. */
 function cliEnv(): NodeJS.ProcessEnv {
@@ -13,7 +13,10 @@ function cliEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-const cli = (...args: string[]) => runProcess(process.execPath, ["bin/engagement.js", ...args], cliEnv());
+/** `engagement` as installed: the bin, which runs the TypeScript CLI through tsx */
+const bin = (...args: string[]) => runProcess(process.execPath, ["bin/engagement.js", ...args], cliEnv());
+/** the same CLI as built (test/support/process.ts): the commands' behaviour, without tsx's start-up */
+const cli = (...args: string[]) => runCli(args, cliEnv());
 
 let server: TestServer;
 beforeAll(async () => {
@@ -25,7 +28,7 @@ describe("engagement CLI", { timeout: 120_000 }, () => {
   let created: { tenantId: string; adminToken: string; apiKey: string; identitySecret: string };
 
   it("tenant create --json prints exactly one JSON object, and its credentials work", async () => {
-    const r = await cli("tenant", "create", "--name", "CLI Co", "--json");
+    const r = await bin("tenant", "create", "--name", "CLI Co", "--json");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.endsWith("\n")).toBe(true);
     expect(r.stdout.trim().split("\n")).toHaveLength(1);

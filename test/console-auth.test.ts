@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { runProcess } from "./support/process.js";
+import { runCli } from "./support/process.js";
 import { manualClock } from "../src/lib/clock.js";
 import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
 
@@ -62,7 +62,7 @@ describe("the CLI", { timeout: 120_000 }, () => {
     for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete e[k];
     return e;
   };
-  const cli = (...args: string[]) => runProcess(process.execPath, ["bin/engagement.js", ...args], env());
+  const cli = (...args: string[]) => runCli(args, env());
 
   it("operator create --json, then console-link prints a single-use sign-in URL on PUBLIC_URL as its last line", async () => {
     const created = await cli("operator", "create", "--tenant", t.tenantId, "--email", "Mod@Example.com", "--role", "moderator", "--json");

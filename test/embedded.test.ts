@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import { client } from "./support/client.js";
 import { signIdentity } from "./support/fixtures.js";
+import { CLI } from "./support/process.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "engagement-embedded-"));
 const running = new Set<ChildProcess>();
@@ -70,7 +71,7 @@ const signalGroup = (p: Proc, signal: NodeJS.Signals) => {
 };
 
 async function cli(...args: string[]) {
-  const p = start(process.execPath, ["bin/engagement.js", ...args], embeddedEnv());
+  const p = start(process.execPath, [CLI, ...args], embeddedEnv());
   const code = await p.exited;
   return { code, output: p.output(), stdout: p.stdout() };
 }

@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config.js";
 import { createRuntime } from "../src/runtime.js";
 import { ensureDatabase } from "../src/db/ensure-database.js";
 import { StartupError } from "../src/lib/startup-error.js";
-import { runProcess } from "./support/process.js";
+import { runCli, runProcess } from "./support/process.js";
 import { testEnv } from "./support/server.js";
 
 const adminUrl = () => inject("adminDatabaseUrl");
@@ -55,11 +55,11 @@ describe("a missing PostgreSQL database", { timeout: 120_000 }, () => {
       ADMIN_JWT_SECRET: "ensure-db-secret-0123456789abcdef0123456789",
     };
     for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
-    const r = await runProcess(process.execPath, ["bin/engagement.js", "migrate"], env);
+    const r = await runCli(["migrate"], env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Applied: \d+_init/);
     expect(await exists(name)).toBe(true);
-    const again = await runProcess(process.execPath, ["bin/engagement.js", "migrate"], env);
+    const again = await runCli(["migrate"], env);
     expect(again.stdout).toBe("Database is up to date.\n");
   });
 

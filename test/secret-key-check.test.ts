@@ -13,7 +13,7 @@ import { openDatabase } from "../src/db/client.js";
 import { createSecretBox } from "../src/lib/secret-box.js";
 import { createTenant } from "../src/modules/tenants/tenants.js";
 import { isolatedDatabase } from "./support/database.js";
-import { runProcess } from "./support/process.js";
+import { runCli, runProcess } from "./support/process.js";
 import { testEnv, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { createTestTenant } from "./support/fixtures.js";
 
@@ -47,11 +47,7 @@ describe("secret key check", { timeout: 120_000 }, () => {
   it("a server or CLI with another key refuses in one line naming the setting; the right key starts", async () => {
     const db = await isolatedDatabase("keycheck");
     dbs.push(db);
-    const created = await runProcess(
-      process.execPath,
-      ["bin/engagement.js", "tenant", "create", "--name", "A", "--json"],
-      shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A }),
-    );
+    const created = await runCli(["tenant", "create", "--name", "A", "--json"], shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A }));
     expect(created.code, created.stderr).toBe(0);
     const tenantId = JSON.parse(created.stdout).tenantId as string;
     expect(await keyCheckRows(db.url)).toBe(1);
@@ -63,12 +59,8 @@ describe("secret key check", { timeout: 120_000 }, () => {
     const commands = [["admin-token", "--tenant", tenantId], ["tenant", "create", "--name", "B"], ["migrate"]];
     const [server, ownKey, ...refused] = await Promise.all([
       runProcess(process.execPath, ["dist/main.js"], withB),
-      runProcess(
-        process.execPath,
-        ["bin/engagement.js", "admin-token", "--tenant", tenantId],
-        shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A, SECRET_ENCRYPTION_KEY: SECRET_B }),
-      ),
-      ...commands.map((args) => runProcess(process.execPath, ["bin/engagement.js", ...args], withB)),
+      runCli(["admin-token", "--tenant", tenantId], shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A, SECRET_ENCRYPTION_KEY: SECRET_B })),
+      ...commands.map((args) => runCli(args, withB)),
     ]);
     expect(server!.code).toBe(1);
     const lines = server!.stderr.trim().split("\n");

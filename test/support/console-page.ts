@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
 import { expect, inject } from "vitest";
-import { runProcess } from "./process.js";
+import { runCli } from "./process.js";
 import { TEST_ADMIN_SECRET } from "./server.js";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
@@ -65,7 +65,7 @@ export async function consoleLink(serverUrl: string, tenantId: string): Promise<
     PUBLIC_URL: serverUrl,
   };
   for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
-  const r = await runProcess(process.execPath, ["bin/engagement.js", "console-link", "--tenant", tenantId], env);
+  const r = await runCli(["console-link", "--tenant", tenantId], env);
   expect(r.code, r.stderr).toBe(0);
   return r.stdout.trim().split("\n").at(-1)!;
 }

@@ -18,3 +18,14 @@ export function runProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv):
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/**
+ * The operator CLI as the tests run it: src/cli/index.ts as built by the run's global setup (the same
+ * `npm run build` that `npm start` runs), under plain node. bin/engagement.js runs the same file through
+ * tsx, which costs about 1.5 s of CPU more at every start; test/cli.test.ts runs the bin and
+ * `npm run cli` themselves, and the README test runs `npm run cli` as the README says.
+ */
+export const CLI = "dist/cli/index.js";
+
+/** `engagement <args>` as a child process with `env`. */
+export const runCli = (args: string[], env: NodeJS.ProcessEnv): Promise<Run> => runProcess(process.execPath, [CLI, ...args], env);
