@@ -41,10 +41,20 @@ const MARKS_AND_FORMAT = /[\p{M}\p{Cf}]/gu;
 const SEPARATOR = /^[\s\p{P}\p{S}]$/u;
 const NOT_WORD = /[^\p{L}\p{N}]+/u;
 
-const isSeparator = (ch: string) => !LEET_CHARS.has(ch) && SEPARATOR.test(ch);
+const isSeparatorSlow = (ch: string) => !LEET_CHARS.has(ch) && SEPARATOR.test(ch);
+/** The same answer for ASCII, looked up (a comment is mostly ASCII) */
+const ASCII_SEPARATOR = Array.from({ length: 128 }, (_, c) => isSeparatorSlow(String.fromCharCode(c)));
+const isSeparator = (ch: string) => {
+  const c = ch.charCodeAt(0);
+  return c < 128 ? ASCII_SEPARATOR[c]! : isSeparatorSlow(ch);
+};
+
+/** Text that Unicode folding leaves as it is, but for case: printable ASCII, tabs and newlines. */
+const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 
 /** Step 1: NFKC, case folding (toUpperCase first, so `ß` folds to `ss`), diacritics and format characters removed. */
 function foldUnicode(s: string): string {
+  if (PLAIN_ASCII.test(s)) return s.toLowerCase();
   return s.normalize("NFKC").toUpperCase().toLowerCase().normalize("NFD").replace(MARKS_AND_FORMAT, "").normalize("NFC");
 }
 
