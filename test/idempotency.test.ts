@@ -7,6 +7,7 @@ import { createServer, type Server, type Socket, connect } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
+import { isolatedDatabase } from "./support/database.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
 import { writeTx } from "../src/events/write-tx.js";
@@ -248,7 +249,9 @@ describe("GraphQL mutations with Idempotency-Key", () => {
 describe("expiry", () => {
   it("forgets a key after the tenant's idempotency.ttlHours", async () => {
     const clock = manualClock(new Date());
-    const s = await startServer({}, { clock });
+    // a database of its own: the retention pass below, two days ahead, would delete every other file's events
+    const own = await isolatedDatabase("idem_expiry");
+    const s = await startServer(own.env, { clock });
     try {
       const t = await createTestTenant(s);
       expect((await t.api.get("/api/v1/settings")).body.idempotency).toEqual({ ttlHours: 24 });
@@ -263,10 +266,10 @@ describe("expiry", () => {
       // and the retention pass deletes what has expired
       clock.advance(25 * 3_600_000);
       await s.app.runtime.retention.runOnce();
-      const { rows } = await db.query("SELECT 1 FROM idempotency_keys WHERE tenant_id = $1 AND key = $2", [t.tenantId, k]);
-      expect(rows).toHaveLength(0);
+      expect(await s.app.runtime.services.prisma.idempotencyKey.count({ where: { tenantId: t.tenantId, key: k } })).toBe(0);
     } finally {
       await s.stop();
+      await own.drop();
     }
   });
 });
