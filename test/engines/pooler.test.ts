@@ -3,8 +3,10 @@
 // `databaseDirectUrl` the database itself). Concurrent mixed traffic without an error; what reaches
 // the pooler (no named statement, no startup parameter) and what stays in its sessions (nothing);
 // the statement timeout applied by the server per transaction; a frozen pooler answered 503 within
-// 5 s and recovered from; migrations and their advisory lock on the direct connection. The tests
-// that freeze a pooler or narrow its pool start PgBouncers of their own (test/support/pgbouncer.ts).
+// 5 s and recovered from; migrations and their advisory lock on the direct connection, the
+// retention job's transaction-scoped lock through the pooler; a connection given back inside a
+// transaction closed, not lent again. The tests that freeze a pooler or narrow its pool start
+// PgBouncers of their own (test/support/pgbouncer.ts).
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -18,6 +20,7 @@ import { startWireTap, type WireTap } from "../support/pg-wire-tap.js";
 import { rawSse } from "../support/sse.js";
 
 const MIGRATION_LOCK_ID = 4_207_311_877; // src/db/migrate.ts
+const RETENTION_LOCK_ID = 4_207_311_878; // src/events/retention.ts
 
 const direct = () => inject("databaseDirectUrl")!;
 /** only the pooler project has one (the default project's include matches this file too: skipped there) */
@@ -127,6 +130,21 @@ describe.skipIf(!behindPooler)("through the run's PgBouncer", () => {
     }
     expect(listed).toBe(posts + seeded.length);
   }, 120_000); // seconds on an idle machine; minutes when the machine is loaded
+
+  it("runs the retention job one instance at a time: its transaction-scoped advisory lock works through the pooler", async () => {
+    const retention = server.app.runtime.retention;
+    await withClient(direct(), async (holder) => {
+      await holder.query("BEGIN");
+      await holder.query("SELECT pg_advisory_xact_lock($1)", [RETENTION_LOCK_ID]);
+      expect(await retention.runOnce()).toBeNull(); // held by another session
+      await holder.query("COMMIT");
+    });
+    expect(await retention.runOnce()).toMatchObject({ events: expect.any(Number) });
+    // and it let go of it with its transaction: nothing stays in the pooler's session
+    await withClient(direct(), async (c) => {
+      expect((await c.query("SELECT pg_try_advisory_lock($1) AS ok", [RETENTION_LOCK_ID])).rows[0].ok).toBe(true);
+    });
+  });
 
   it("closes a connection given back inside a transaction instead of lending it again (its transaction ends with it)", async () => {
     const pool = new pg.Pool({ connectionString: inject("databaseUrl"), max: 1, Client: poolerClient(2000) });
