@@ -89,7 +89,11 @@ export function createPublisherConnection(
 
 /**
  * A subscriber connection to one Redis: the URL's, or one cluster node (`host:port`). ioredis
- * reconnects it and re-subscribes its channels by itself.
+ * reconnects it and re-subscribes its channels by itself. No ready check and no CLIENT SETINFO:
+ * ioredis writes a (S)SUBSCRIBE made while the connection is still being set up at once (those
+ * commands are allowed while Redis loads), and the INFO or SETINFO it would send after it is refused
+ * in subscriber mode, which fails the set-up and drops the connection (a shard's connection is
+ * opened by the first subscription that needs it, so this is its common case).
  */
 export function createSubscriberConnection(
   where: { readonly url: string } | { readonly node: string },
@@ -100,6 +104,8 @@ export function createSubscriberConnection(
     connectionName: clientName(opts.name),
     autoResubscribe: true,
     autoResendUnfulfilledCommands: true,
+    enableReadyCheck: false,
+    disableClientInfo: true,
   };
   return "url" in where ? new Redis(where.url, options) : new Redis({ ...options, ...nodeAddress(where.node) });
 }

@@ -217,16 +217,24 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
       if (closed) throw new SubscriberClosedError();
       const key = topology.slots[slot]?.[0];
       if (key) return key;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          topology.off("refresh", done);
-          resolve();
-        };
-        const timer = setTimeout(done, 250);
-        topology.once("refresh", done);
-      });
+      await slotTableChange();
     }
+  }
+
+  /** The next slot-table refresh (or 250 ms), one wait shared by every subscription waiting for it. */
+  let slotsWait: Promise<void> | undefined;
+  function slotTableChange(): Promise<void> {
+    slotsWait ??= new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        topology.off("refresh", done);
+        slotsWait = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, 250);
+      topology.once("refresh", done);
+    });
+    return slotsWait;
   }
 
   /** After a slot-table refresh: channels whose slot another master serves now move there. */
