@@ -36,9 +36,7 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
   REDIS_URL: z.string().url().optional(),
   /** a Redis Cluster instead of REDIS_URL: some of its nodes, `host:port,host:port` */
-  REDIS_CLUSTER_NODES: commaList.pipe(
-    z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, "each node is host:port")),
-  ),
+  REDIS_CLUSTER_NODES: commaList.pipe(z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, "each node is host:port"))),
   ADMIN_JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   SECRET_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   ALLOW_HTTP_WEBHOOKS: flag,
