@@ -30,8 +30,8 @@ let receiver: Receiver;
 let child: ChildProcess | undefined;
 
 function startChildWorker(leaseMs: number | null = LEASE_MS): Promise<{ proc: ChildProcess; workerId: string }> {
-  const script = fileURLToPath(new URL("./support/receiver-crash-worker.ts", import.meta.url));
-  const proc = spawn(process.execPath, ["--import", "tsx", script], {
+  const script = fileURLToPath(new URL("./support/receiver-crash-worker.mjs", import.meta.url));
+  const proc = spawn(process.execPath, [script], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
@@ -54,7 +54,10 @@ function startChildWorker(leaseMs: number | null = LEASE_MS): Promise<{ proc: Ch
     });
     proc.stderr!.on("data", (c: Buffer) => (err += c.toString()));
     proc.once("exit", (code) => reject(new Error(`child worker exited (${code}): ${err}`)));
-    setTimeout(() => reject(new Error(`child worker not ready: ${err}`)), 20_000).unref();
+    setTimeout(() => {
+      proc.kill("SIGKILL"); // not left polling a database the file drops
+      reject(new Error(`child worker not ready: ${err}`));
+    }, 20_000).unref();
   });
 }
 

@@ -1,9 +1,12 @@
 // A child process for the crash test: builds the runtime against the test database and runs ONLY
 // the webhook delivery worker. Prints "ready <workerId>" once it polls. Killed with SIGKILL by the test.
+// It runs the runtime as built by the run's global setup (dist/, what `npm start` runs) under plain
+// node: no tsx compiling the sources at each start.
 //   env: DATABASE_URL, ADMIN_JWT_SECRET (same secret box as the server), CLOCK_OFFSET_MS,
 //   WORKER_LEASE_MS (unset: the worker's default lease and renewal)
-import { createRuntime } from "../../src/runtime.js";
-import { loadConfig } from "../../src/config.js";
+import process from "node:process";
+import { createRuntime } from "../../dist/runtime.js";
+import { loadConfig } from "../../dist/config.js";
 
 const offset = Number(process.env.CLOCK_OFFSET_MS ?? 0);
 const config = loadConfig({ ...process.env, RUN_WEBHOOK_WORKER: "1" });
