@@ -1,8 +1,6 @@
 // The same delivery path on the embedded database (PGlite, DATABASE_URL unset): job creation in the
 // event's transaction, the SKIP LOCKED claim, batched outcomes and the breaker's row-locked update.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -11,13 +9,15 @@ import type { TestServer } from "./support/server.js";
 import { startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, WEBHOOK_TEST_OPTIONS } from "./support/receiver-app.js";
 import { verifyWebhook } from "../src/index.js";
+import { pgliteDataDir } from "./support/pglite-template.js";
 
-const dataDir = mkdtempSync(join(tmpdir(), "eng-webhooks-"));
+let dataDir: string | undefined;
 let server: TestServer;
 let t: TestTenant;
 let receiver: Receiver;
 
 beforeAll(async () => {
+  dataDir = await pgliteDataDir("eng-webhooks-");
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ALLOW_HTTP_WEBHOOKS: "1", LOG_LEVEL: "silent" });
   const app = await buildApp(config, { webhooks: WEBHOOK_TEST_OPTIONS });
   const url = await app.start();
@@ -30,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await receiver?.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe("webhooks on the embedded database", () => {
