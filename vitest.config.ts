@@ -26,7 +26,8 @@ export default defineConfig({
         test: {
           name: "default",
           include: ["test/**/*.test.ts", "src/**/*.test.ts"],
-          exclude: ["test/contract/**"],
+          // the engines' own tests need the engines their projects start (npm run test:engines)
+          exclude: ["test/contract/**", "test/engines/**"],
           globalSetup: ["test/support/global-setup.ts"],
         },
       },
