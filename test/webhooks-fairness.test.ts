@@ -9,15 +9,21 @@ import { DEFAULT_WORKER_OPTIONS } from "../src/webhook-delivery/worker.js";
 import { isolatedDatabase } from "./support/database.js";
 
 let server: TestServer;
+let dropDatabase: (() => Promise<void>) | undefined;
 const receivers: Receiver[] = [];
 
+// On a database of its own: the per-endpoint cap is per worker, and the workers of other files'
+// servers on the shared database would claim A's backlog too (two workers: 32 attempts in flight).
 beforeAll(async () => {
-  server = await startWebhookServer();
+  const isolated = await isolatedDatabase("fairness");
+  dropDatabase = () => isolated.drop();
+  server = await startWebhookServer({ DATABASE_URL: isolated.url });
 });
 afterAll(async () => {
   for (const r of receivers) r.release();
   await server?.stop();
   await Promise.all(receivers.map((r) => r.close()));
+  await dropDatabase?.();
 });
 
 describe("webhook fairness", () => {
