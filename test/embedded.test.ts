@@ -1,7 +1,8 @@
 // Embedded mode end to end: no DATABASE_URL, no REDIS_URL. The CLI bootstraps a tenant in a fresh
-// DATA_DIR, the server (started as `npm start` does) serves it, and the data survives a restart.
-// While the server holds DATA_DIR the CLI's commands run on its control socket (src/cli/control.ts),
-// printing what they print without it. PGlite start-up takes seconds, hence the generous timeouts.
+// DATA_DIR, the server (node dist/main.js, as `npm start` runs it) serves it, and the data survives a
+// restart. While the server holds DATA_DIR the CLI's commands run on its control socket
+// (src/cli/control.ts), printing what they print without it. PGlite start-up takes seconds, hence the
+// generous timeouts. Every process runs with the tests' NODE_FLAGS (test/support/process.ts).
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request } from "node:http";
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import { client } from "./support/client.js";
 import { signIdentity } from "./support/fixtures.js";
-import { CLI } from "./support/process.js";
+import { CLI, NODE_FLAGS } from "./support/process.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "engagement-embedded-"));
 const running = new Set<ChildProcess>();
@@ -71,14 +72,14 @@ const signalGroup = (p: Proc, signal: NodeJS.Signals) => {
 };
 
 async function cli(...args: string[]) {
-  const p = start(process.execPath, [CLI, ...args], embeddedEnv());
+  const p = start(process.execPath, [...NODE_FLAGS, CLI, ...args], embeddedEnv());
   const code = await p.exited;
   return { code, output: p.output(), stdout: p.stdout() };
 }
 
 async function startServer(): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
-  return waitReady(start(process.execPath, ["dist/main.js"], embeddedEnv(port)), port);
+  return waitReady(start(process.execPath, [...NODE_FLAGS, "dist/main.js"], embeddedEnv(port)), port);
 }
 
 async function waitReady(proc: Proc, port: number): Promise<{ proc: Proc; url: string }> {
@@ -249,7 +250,7 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     );
 
     // a second server still refuses with a clear message
-    const secondServer = start(process.execPath, ["dist/main.js"], embeddedEnv(await freePort()));
+    const secondServer = start(process.execPath, [...NODE_FLAGS, "dist/main.js"], embeddedEnv(await freePort()));
     expect(await secondServer.exited).not.toBe(0);
     expect(secondServer.output()).toMatch(/in use by process \d+/);
     expect((await api.get("/api/v1/discussions/embedded-1")).status).toBe(200); // the first still serves
@@ -271,7 +272,7 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     // the README's order with no pause: `npm start`, then at once the CLI, while the server is still
     // starting (it holds the data dir before it listens): the CLI waits for it, then runs there
     const port = await freePort();
-    const starting = start(process.execPath, ["dist/main.js"], embeddedEnv(port));
+    const starting = start(process.execPath, [...NODE_FLAGS, "dist/main.js"], embeddedEnv(port));
     const lockDeadline = Date.now() + 60_000;
     while (!existsSync(join(dataDir, "engagement.lock")) && Date.now() < lockDeadline) await new Promise((r) => setTimeout(r, 20));
     const early = await cli("admin-token", "--tenant", creds.tenantId);

@@ -11,6 +11,7 @@ import { TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { isolatedDatabase } from "./support/database.js";
+import { NODE_FLAGS } from "./support/process.js";
 import { createWebhookWorker } from "../src/webhook-delivery/worker.js";
 
 // The whole test runs ~73 years ahead (server and child alike), so the workers of other test
@@ -31,7 +32,7 @@ let child: ChildProcess | undefined;
 
 function startChildWorker(leaseMs: number | null = LEASE_MS): Promise<{ proc: ChildProcess; workerId: string }> {
   const script = fileURLToPath(new URL("./support/receiver-crash-worker.mjs", import.meta.url));
-  const proc = spawn(process.execPath, [script], {
+  const proc = spawn(process.execPath, [...NODE_FLAGS, script], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

@@ -27,5 +27,16 @@ export function runProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv):
  */
 export const CLI = "dist/cli/index.js";
 
+/**
+ * V8 flags for the short-lived node processes the tests start on dist/ (CLI commands, the embedded
+ * test's servers, the crash test's worker): V8's baseline tiers only, no TurboFan for their JavaScript
+ * (--no-opt) or for the WebAssembly they load (--liftoff-only: Prisma's query compiler, the schema
+ * engine, PGlite's PostgreSQL). A process that lives a few seconds spends more CPU on those optimising
+ * compiles than they give back: about 40 % of a CLI command's CPU, 4 s of the 11 s of a PGlite initdb.
+ * The code and what it does are the same in every tier.
+ */
+export const NODE_FLAGS = ["--no-opt", "--liftoff-only"];
+
 /** `engagement <args>` as a child process with `env`. */
-export const runCli = (args: string[], env: NodeJS.ProcessEnv): Promise<Run> => runProcess(process.execPath, [CLI, ...args], env);
+export const runCli = (args: string[], env: NodeJS.ProcessEnv): Promise<Run> =>
+  runProcess(process.execPath, [...NODE_FLAGS, CLI, ...args], env);
