@@ -1,8 +1,6 @@
 // Trust and safety, the rules (contract section 12): the `safety` settings, word and link rules and
 // newReaderHold on create and on edit, the reasons they record (moderators only), and what streams see.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -11,6 +9,7 @@ import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.j
 import { openSse, type SseClient } from "./support/sse.js";
 import { TestModerationReasonDocument, TestQueueReasonsDocument } from "./generated/operations.js";
 import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";
+import { pgliteDataDir } from "./support/pglite-template.js";
 
 let server: TestServer;
 
@@ -284,7 +283,7 @@ describe("rules on edit", () => {
 
 describe("on the embedded database (PGlite)", () => {
   it("applies the rules, records the reasons and withdraws an edited comment the same way", { timeout: 120_000 }, async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "eng-safety-"));
+    const dataDir = await pgliteDataDir("eng-safety-");
     const app = await buildApp(loadConfig({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "silent" }));
     const embedded: TestServer = { url: await app.start(), app, stop: () => app.stop() };
     try {
