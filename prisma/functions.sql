@@ -41,6 +41,24 @@ BEGIN
   IF d.state = 'archived' THEN PERFORM eng_refuse('409', 'discussion_archived', 'The discussion is archived and read-only.'); END IF;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.eng_assert_not_banned(p_tenant text, p_reader text, p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  s reader_sanctions;
+BEGIN
+  SELECT * INTO s FROM reader_sanctions
+   WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at)
+   ORDER BY created_at DESC LIMIT 1;
+  IF FOUND THEN
+    PERFORM eng_refuse('403', 'reader_banned',
+      CASE WHEN s.until IS NULL THEN 'This reader is banned from commenting, reacting and reporting.'
+           ELSE format('This reader is suspended from commenting, reacting and reporting until %s.', eng_iso(s.until)) END,
+      json_build_object('until', eng_iso(s.until)));
+  END IF;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.eng_assert_writable(d discussions)
  RETURNS void
  LANGUAGE plpgsql
@@ -48,6 +66,49 @@ AS $function$
 BEGIN
   PERFORM eng_assert_not_archived(d);
   IF d.state = 'locked' THEN PERFORM eng_refuse('409', 'discussion_locked', 'The discussion is locked.'); END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_by text, p_reject_pending boolean, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  s reader_sanctions;
+  d discussions;
+  c comments;
+  v_events json[] := ARRAY[]::json[];
+  v_rejected int := 0;
+  v_previous jsonb;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM readers WHERE tenant_id = p_tenant AND id = p_reader) THEN
+    PERFORM eng_refuse('404', 'not_found', 'Reader not found.');
+  END IF;
+  -- one sanction in force at a time: a new one replaces the current one
+  UPDATE reader_sanctions SET lifted_at = p_at, lifted_by = p_by
+   WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at);
+  INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, reason, created_by, created_at)
+  VALUES (p_id, p_tenant, p_reader, p_until, p_reason, p_by, p_at)
+  RETURNING * INTO s;
+  IF p_reject_pending THEN
+    -- the discussions in one order (their ids), each locked before its comments change
+    FOR d IN SELECT * FROM discussions x
+              WHERE x.tenant_id = p_tenant AND x.state <> 'archived'
+                AND x.id IN (SELECT discussion_id FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND status = 'pending')
+              ORDER BY x.id FOR UPDATE LOOP
+      FOR c IN SELECT * FROM comments
+                WHERE tenant_id = p_tenant AND discussion_id = d.id AND author_id = p_reader AND status = 'pending'
+                ORDER BY created_at, id LOOP
+        v_previous := CASE WHEN c.moderation_reason ->> 'source' = 'moderator' THEN c.moderation_reason -> 'previous'
+                           ELSE c.moderation_reason END;
+        v_events := v_events || eng_change_status(c, 'rejected', jsonb_build_object('source', 'moderator', 'decision', 'rejected',
+          'ban', jsonb_build_object('until', eng_iso(p_until)))
+          || CASE WHEN v_previous IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('previous', v_previous) END, p_at);
+        v_rejected := v_rejected + 1;
+      END LOOP;
+    END LOOP;
+  END IF;
+  RETURN json_build_object('row', json_build_object('sanction', eng_sanction_json(s), 'rejected', v_rejected),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_change_status(c comments, p_to text, p_reason jsonb, p_at timestamp with time zone)
@@ -187,6 +248,7 @@ BEGIN
   d := eng_discussion(p_tenant, c.discussion_id);
   IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
   IF c.author_id IS DISTINCT FROM p_reader THEN PERFORM eng_refuse('403', 'not_author', 'Only the comment''s author may edit it.'); END IF;
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
   PERFORM eng_assert_writable(d);
   IF p_window_seconds > 0 AND p_at - c.created_at > make_interval(secs => p_window_seconds) THEN
     PERFORM eng_refuse('409', 'edit_window_closed', format('Comments can be edited for %s s after posting.', p_window_seconds));
@@ -293,6 +355,7 @@ DECLARE
   v_events json[];
 BEGIN
   -- 1. outside the discussion's lock
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
   IF p_hold > 0 AND v_reason IS NULL AND v_status <> 'rejected'
      AND NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND published_at IS NOT NULL) THEN
     SELECT count(*) INTO v_earlier FROM (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader LIMIT p_hold) x;
@@ -374,8 +437,66 @@ CREATE OR REPLACE FUNCTION public.eng_refuse(p_status text, p_code text, p_detai
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  RAISE EXCEPTION USING ERRCODE = 'EN' || p_status, MESSAGE = p_code, DETAIL = p_detail;
+  PERFORM eng_refuse(p_status, p_code, p_detail, NULL::json);
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_refuse(p_status text, p_code text, p_detail text, p_extra json)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION USING ERRCODE = 'EN' || p_status, MESSAGE = p_code, DETAIL = p_detail, HINT = COALESCE(p_extra::text, '');
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_report_comment(p_tenant text, p_comment text, p_id text, p_reader text, p_name text, p_avatar text, p_reason text, p_note text, p_threshold integer, p_hold boolean, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d discussions;
+  c comments;
+  r comment_reports;
+  v_count int;
+  v_reasons jsonb;
+  v_events json[] := ARRAY[]::json[];
+BEGIN
+  d := eng_lock_discussion_of(p_tenant, p_comment);
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  -- a repeat is answered with the reader's report, whatever became of the comment since
+  SELECT * INTO r FROM comment_reports WHERE tenant_id = p_tenant AND comment_id = p_comment AND reader_id = p_reader;
+  IF FOUND THEN
+    RETURN json_build_object('row', json_build_object('report', eng_report_json(r), 'created', false), 'events', '[]'::json);
+  END IF;
+  c := eng_visible_comment(p_tenant, p_comment, false, p_reader);
+  IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  IF c.author_id = p_reader THEN PERFORM eng_refuse('422', 'comment', 'is the reader''s own: readers cannot report their own comments'); END IF;
+  PERFORM eng_assert_not_archived(d);
+  PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  INSERT INTO comment_reports (id, tenant_id, comment_id, reader_id, reason, note, status, created_at)
+  VALUES (p_id, p_tenant, p_comment, p_reader, p_reason::"ReportReason", p_note, 'open', p_at)
+  RETURNING * INTO r;
+  SELECT COALESCE(sum(x.n), 0)::int, jsonb_object_agg(x.reason, x.n) INTO v_count, v_reasons
+    FROM (SELECT reason::text AS reason, count(*)::int AS n FROM comment_reports
+           WHERE tenant_id = p_tenant AND comment_id = p_comment AND status = 'open' GROUP BY reason) x;
+  -- at the threshold a published comment is held, unless a moderator approved it after reports held it
+  IF p_hold AND v_count >= p_threshold AND c.status = 'approved'
+     AND NOT (COALESCE(c.moderation_reason ->> 'source', '') = 'moderator'
+              AND COALESCE(c.moderation_reason -> 'previous' ->> 'source', '') = 'reports') THEN
+    v_events := eng_change_status(c, 'pending',
+      jsonb_build_object('source', 'reports', 'reportCount', v_count, 'reasons', v_reasons), p_at);
+  END IF;
+  RETURN json_build_object('row', json_build_object('report', eng_report_json(r), 'created', true),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_report_json(r comment_reports)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT json_build_object('id', r.id, 'commentId', r.comment_id, 'reason', r.reason, 'note', r.note, 'status', r.status,
+    'createdAt', eng_iso(r.created_at))
+$function$;
 
 CREATE OR REPLACE FUNCTION public.eng_result(c comments, p_events json[])
  RETURNS json
@@ -383,6 +504,14 @@ CREATE OR REPLACE FUNCTION public.eng_result(c comments, p_events json[])
  STABLE
 AS $function$
   SELECT json_build_object('row', eng_comment_row(c), 'events', COALESCE(array_to_json(p_events), '[]'::json))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_sanction_json(s reader_sanctions)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT json_build_object('until', eng_iso(s.until), 'reason', s.reason, 'createdAt', eng_iso(s.created_at))
 $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_set_comment_pinned(p_tenant text, p_id text, p_pinned boolean, p_at timestamp with time zone)
@@ -483,6 +612,7 @@ DECLARE
 BEGIN
   d := eng_take_seq_of(p_tenant, p_comment);
   c := eng_visible_comment(p_tenant, p_comment, p_moderator, p_reader);
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
   IF c.status <> 'approved' THEN PERFORM eng_refuse('409', 'comment_not_approved', 'Only approved comments take reactions.'); END IF;
   PERFORM eng_assert_writable(d);
   PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);

@@ -19,6 +19,8 @@ const TENANT_MODELS = new Set([
   "ConsoleSession",
   "ConsoleLink",
   "AuditEntry",
+  "CommentReport",
+  "ReaderSanction",
 ]);
 
 const FILTERED = new Set([

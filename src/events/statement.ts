@@ -34,6 +34,8 @@ export const WRITE_FUNCTIONS = {
   eng_set_comment_pinned: 4,
   eng_toggle_reaction: 8,
   eng_set_discussion_state: 5,
+  eng_report_comment: 11,
+  eng_ban_reader: 8,
   eng_append_event: 7,
 } as const;
 export type WriteFunction = keyof typeof WRITE_FUNCTIONS;

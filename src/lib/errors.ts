@@ -123,27 +123,30 @@ export const errors = {
 };
 
 /**
- * The codes the database functions refuse with — `eng_refuse(status, code, detail)` in
- * prisma/functions.sql raises SQLSTATE EN<status> with MESSAGE = code — and their status. For 422
+ * The codes the database functions refuse with — `eng_refuse(status, code, detail[, extra])` in
+ * prisma/functions.sql raises SQLSTATE EN<status> with MESSAGE = code (and the problem's extra
+ * members as JSON in HINT) — and their status. For 422
  * the code names the field at fault. The functions raise no other (test/unit/error-catalogue.test.ts
  * reads prisma/functions.sql), and `databaseRefusal` is the one place their errors become ours.
  */
 export const DATABASE_REFUSALS = {
   not_found: 404,
   not_author: 403,
+  reader_banned: 403,
   discussion_locked: 409,
   discussion_archived: 409,
   comment_not_approved: 409,
   edit_window_closed: 409,
   idempotency_in_progress: 409,
   parentId: 422,
+  comment: 422,
 } as const satisfies Record<string, number>;
 
 /** A database function's refusal (SQLSTATE EN…) as the error it stands for; null for any other error. */
 export function databaseRefusal(err: unknown): AppError | null {
   // pg's error as it is, or the same error inside Prisma's (a raw query under a driver adapter: P2010)
   const wrapped = (err as { meta?: { driverAdapterError?: { cause?: unknown } } } | null)?.meta?.driverAdapterError?.cause;
-  const e = (wrapped ?? err) as { code?: unknown; message?: unknown; detail?: unknown };
+  const e = (wrapped ?? err) as { code?: unknown; message?: unknown; detail?: unknown; hint?: unknown };
   if (typeof e.code !== "string" || !/^EN\d{3}$/.test(e.code)) return null;
   const code = String(e.message);
   const detail = typeof e.detail === "string" ? e.detail : "";
@@ -152,7 +155,18 @@ export function databaseRefusal(err: unknown): AppError | null {
   if (status === undefined || `EN${status}` !== e.code) return null;
   if (status === 422) return errors.validation([{ path: code, message: detail }]);
   if (code === "idempotency_in_progress") return errors.idempotencyInProgress(1);
-  return new AppError(status, code, detail);
+  return new AppError(status, code, detail, { extra: refusalExtra(e.hint) });
+}
+
+/** Extra members of the problem (`eng_refuse`'s 4th argument, raised as the HINT: a JSON object, e.g. reader_banned's `until`). */
+function refusalExtra(hint: unknown): Record<string, unknown> {
+  if (typeof hint !== "string" || !hint.startsWith("{")) return {};
+  try {
+    const extra: unknown = JSON.parse(hint);
+    return extra && typeof extra === "object" && !Array.isArray(extra) ? (extra as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Turns a zod error into our 422 (or 400 for parameters) with every problem listed. */

@@ -9,6 +9,8 @@ import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
 import { webhookRoutes } from "./webhooks/routes.js";
 import { auditRoutes } from "./audit/routes.js";
+import { reportRoutes } from "./reports/routes.js";
+import { readerRoutes } from "./readers/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
@@ -20,4 +22,6 @@ export const restRoutes: AnyRoute[] = [
   ...streamTicketRoutes,
   ...webhookRoutes,
   ...auditRoutes,
+  ...reportRoutes,
+  ...readerRoutes,
 ];

@@ -12,6 +12,8 @@ import "./streams/graphql.js";
 import "./streams/subscription.js";
 import "./webhooks/graphql.js";
 import "./audit/graphql.js";
+import "./reports/graphql.js";
+import "./readers/graphql.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

@@ -1,0 +1,293 @@
+-- Reader reports and reader sanctions (docs/safety.md, "Reports" and "Bans").
+--  * eng_refuse takes extra members for the problem document (JSON, carried as the error's HINT;
+--    src/lib/errors.ts databaseRefusal): reader_banned names `until`.
+--  * eng_assert_not_banned: a banned or suspended reader's post, edit, reaction and report are refused
+--    by the write functions themselves, judged at the write's p_now, so a ban holds on every instance at once.
+--  * eng_report_comment: one report per reader and comment; at the threshold, with reportAction hold,
+--    an approved comment is withdrawn as a moderator's rejection withdraws it (eng_change_status).
+--  * eng_ban_reader: the sanction, and with p_reject_pending the reader's pending comments rejected
+--    with the events a moderator's rejection appends, in the same statement.
+
+CREATE OR REPLACE FUNCTION public.eng_refuse(p_status text, p_code text, p_detail text, p_extra json)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION USING ERRCODE = 'EN' || p_status, MESSAGE = p_code, DETAIL = p_detail, HINT = COALESCE(p_extra::text, '');
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_refuse(p_status text, p_code text, p_detail text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM eng_refuse(p_status, p_code, p_detail, NULL::json);
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_sanction_json(s reader_sanctions)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT json_build_object('until', eng_iso(s.until), 'reason', s.reason, 'createdAt', eng_iso(s.created_at))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_assert_not_banned(p_tenant text, p_reader text, p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  s reader_sanctions;
+BEGIN
+  SELECT * INTO s FROM reader_sanctions
+   WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at)
+   ORDER BY created_at DESC LIMIT 1;
+  IF FOUND THEN
+    PERFORM eng_refuse('403', 'reader_banned',
+      CASE WHEN s.until IS NULL THEN 'This reader is banned from commenting, reacting and reporting.'
+           ELSE format('This reader is suspended from commenting, reacting and reporting until %s.', eng_iso(s.until)) END,
+      json_build_object('until', eng_iso(s.until)));
+  END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_report_json(r comment_reports)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT json_build_object('id', r.id, 'commentId', r.comment_id, 'reason', r.reason, 'note', r.note, 'status', r.status,
+    'createdAt', eng_iso(r.created_at))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_report_comment(p_tenant text, p_comment text, p_id text, p_reader text, p_name text, p_avatar text, p_reason text, p_note text, p_threshold integer, p_hold boolean, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d discussions;
+  c comments;
+  r comment_reports;
+  v_count int;
+  v_reasons jsonb;
+  v_events json[] := ARRAY[]::json[];
+BEGIN
+  d := eng_lock_discussion_of(p_tenant, p_comment);
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  -- a repeat is answered with the reader's report, whatever became of the comment since
+  SELECT * INTO r FROM comment_reports WHERE tenant_id = p_tenant AND comment_id = p_comment AND reader_id = p_reader;
+  IF FOUND THEN
+    RETURN json_build_object('row', json_build_object('report', eng_report_json(r), 'created', false), 'events', '[]'::json);
+  END IF;
+  c := eng_visible_comment(p_tenant, p_comment, false, p_reader);
+  IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  IF c.author_id = p_reader THEN PERFORM eng_refuse('422', 'comment', 'is the reader''s own: readers cannot report their own comments'); END IF;
+  PERFORM eng_assert_not_archived(d);
+  PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  INSERT INTO comment_reports (id, tenant_id, comment_id, reader_id, reason, note, status, created_at)
+  VALUES (p_id, p_tenant, p_comment, p_reader, p_reason::"ReportReason", p_note, 'open', p_at)
+  RETURNING * INTO r;
+  SELECT COALESCE(sum(x.n), 0)::int, jsonb_object_agg(x.reason, x.n) INTO v_count, v_reasons
+    FROM (SELECT reason::text AS reason, count(*)::int AS n FROM comment_reports
+           WHERE tenant_id = p_tenant AND comment_id = p_comment AND status = 'open' GROUP BY reason) x;
+  -- at the threshold a published comment is held, unless a moderator approved it after reports held it
+  IF p_hold AND v_count >= p_threshold AND c.status = 'approved'
+     AND NOT (COALESCE(c.moderation_reason ->> 'source', '') = 'moderator'
+              AND COALESCE(c.moderation_reason -> 'previous' ->> 'source', '') = 'reports') THEN
+    v_events := eng_change_status(c, 'pending',
+      jsonb_build_object('source', 'reports', 'reportCount', v_count, 'reasons', v_reasons), p_at);
+  END IF;
+  RETURN json_build_object('row', json_build_object('report', eng_report_json(r), 'created', true),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_by text, p_reject_pending boolean, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  s reader_sanctions;
+  d discussions;
+  c comments;
+  v_events json[] := ARRAY[]::json[];
+  v_rejected int := 0;
+  v_previous jsonb;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM readers WHERE tenant_id = p_tenant AND id = p_reader) THEN
+    PERFORM eng_refuse('404', 'not_found', 'Reader not found.');
+  END IF;
+  -- one sanction in force at a time: a new one replaces the current one
+  UPDATE reader_sanctions SET lifted_at = p_at, lifted_by = p_by
+   WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at);
+  INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, reason, created_by, created_at)
+  VALUES (p_id, p_tenant, p_reader, p_until, p_reason, p_by, p_at)
+  RETURNING * INTO s;
+  IF p_reject_pending THEN
+    -- the discussions in one order (their ids), each locked before its comments change
+    FOR d IN SELECT * FROM discussions x
+              WHERE x.tenant_id = p_tenant AND x.state <> 'archived'
+                AND x.id IN (SELECT discussion_id FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND status = 'pending')
+              ORDER BY x.id FOR UPDATE LOOP
+      FOR c IN SELECT * FROM comments
+                WHERE tenant_id = p_tenant AND discussion_id = d.id AND author_id = p_reader AND status = 'pending'
+                ORDER BY created_at, id LOOP
+        v_previous := CASE WHEN c.moderation_reason ->> 'source' = 'moderator' THEN c.moderation_reason -> 'previous'
+                           ELSE c.moderation_reason END;
+        v_events := v_events || eng_change_status(c, 'rejected', jsonb_build_object('source', 'moderator', 'decision', 'rejected',
+          'ban', jsonb_build_object('until', eng_iso(p_until)))
+          || CASE WHEN v_previous IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('previous', v_previous) END, p_at);
+        v_rejected := v_rejected + 1;
+      END LOOP;
+    END LOOP;
+  END IF;
+  RETURN json_build_object('row', json_build_object('sanction', eng_sanction_json(s), 'rejected', v_rejected),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_status text := p_status;
+  v_reason jsonb := p_reason;
+  v_earlier int;
+  v_visible int;
+  v_parent_ok boolean := true;
+  v_reader_current boolean;
+  v_seq int;
+  d discussions;
+  p comments;
+  c comments;
+  v_comment json;
+  v_events json[];
+BEGIN
+  -- 1. outside the discussion's lock
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  IF p_hold > 0 AND v_reason IS NULL AND v_status <> 'rejected'
+     AND NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND published_at IS NOT NULL) THEN
+    SELECT count(*) INTO v_earlier FROM (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader LIMIT p_hold) x;
+    IF v_earlier < p_hold THEN
+      v_status := 'pending';
+      v_reason := jsonb_build_object('source', 'new_reader', 'newReaderHold', p_hold, 'earlierComments', v_earlier);
+    END IF;
+  END IF;
+  v_visible := CASE WHEN v_status = 'approved' THEN 1 ELSE 0 END;
+  IF p_parent IS NOT NULL THEN
+    SELECT * INTO p FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
+    v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
+  END IF;
+  v_reader_current := eng_reader_current(p_tenant, p_reader, p_name, p_avatar);
+  IF v_parent_ok THEN
+    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, status, created_at, published_at, moderation_reason)
+    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, v_status::"CommentStatus",
+            p_at, CASE WHEN v_visible = 1 THEN p_at END, v_reason)
+    RETURNING * INTO c;
+  END IF;
+  v_comment := eng_comment_json_by(c, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar));
+  -- 2. the discussion's row: its next seq and count
+  INSERT INTO discussions AS x (tenant_id, id, seq, comment_count, created_at, updated_at)
+  VALUES (p_tenant, p_discussion, 1, v_visible, p_at, CASE WHEN v_visible = 1 THEN now() ELSE p_at END)
+  ON CONFLICT (tenant_id, id) DO UPDATE
+     SET seq = x.seq + 1, comment_count = x.comment_count + v_visible,
+         updated_at = CASE WHEN v_visible = 1 THEN now() ELSE x.updated_at END
+  RETURNING * INTO d;
+  v_seq := d.seq;
+  -- 3. under it
+  PERFORM eng_assert_writable(d);
+  IF p_parent IS NOT NULL THEN
+    -- the parent's status can change until the discussion is locked: checked (and counted) here
+    IF v_parent_ok AND v_visible = 1 THEN
+      UPDATE comments SET reply_count = reply_count + 1 WHERE tenant_id = p_tenant AND id = p_parent AND status = 'approved';
+      v_parent_ok := FOUND;
+    ELSIF v_parent_ok THEN
+      SELECT status = 'approved' INTO v_parent_ok FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
+    END IF;
+    IF NOT v_parent_ok THEN
+      PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
+    END IF;
+  END IF;
+  IF NOT v_reader_current THEN
+    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  END IF;
+  IF v_visible = 1 THEN
+    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
+                                       json_build_object('comment', v_comment), p_at)];
+    -- a reply notification to the parent's author when that is someone else
+    IF p_parent IS NOT NULL AND p.author_id <> p_reader THEN
+      UPDATE discussions SET seq = seq + 1 WHERE tenant_id = p_tenant AND id = p_discussion RETURNING seq INTO v_seq;
+      v_events := v_events || eng_insert_event(p_tenant, p_discussion, v_seq, 'notification_reply', 'reader', p.author_id,
+        json_build_object('notification', json_build_object('readerId', p.author_id, 'commentId', c.id,
+                                                            'parentId', c.parent_id, 'discussionId', c.discussion_id)), p_at);
+    END IF;
+  ELSE
+    -- not public until approved: only the author's own stream hears of it
+    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
+                                       json_build_object('comment', v_comment), p_at)];
+  END IF;
+  RETURN json_build_object('row', eng_comment_row_by(c, p_name, p_avatar), 'events', array_to_json(v_events));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d discussions;
+  c comments;
+  v_to text;
+  v_events json[] := ARRAY[]::json[];
+BEGIN
+  c := eng_locked_comment(p_tenant, p_id, p_moderator, p_reader);
+  d := eng_discussion(p_tenant, c.discussion_id);
+  IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  IF c.author_id IS DISTINCT FROM p_reader THEN PERFORM eng_refuse('403', 'not_author', 'Only the comment''s author may edit it.'); END IF;
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  PERFORM eng_assert_writable(d);
+  IF p_window_seconds > 0 AND p_at - c.created_at > make_interval(secs => p_window_seconds) THEN
+    PERFORM eng_refuse('409', 'edit_window_closed', format('Comments can be edited for %s s after posting.', p_window_seconds));
+  END IF;
+  v_to := CASE WHEN p_verdict = 'rejected' AND c.status <> 'rejected' THEN 'rejected'
+               WHEN p_verdict = 'pending' AND c.status = 'approved' THEN 'pending' END;
+  UPDATE comments SET body = p_body, edited_at = p_at,
+         moderation_reason = CASE WHEN p_verdict IS NOT NULL AND p_verdict = c.status::text THEN p_reason ELSE moderation_reason END
+   WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
+  IF v_to IS NOT NULL THEN
+    v_events := eng_change_status(c, v_to, p_reason, p_at);
+    SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
+  END IF;
+  RETURN eng_result(c, v_events || eng_append_event(p_tenant, c.discussion_id, 'comment_edited',
+    CASE WHEN c.status = 'approved' THEN 'all' ELSE 'moderators' END, NULL, json_build_object('comment', eng_comment_json(c)), p_at));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_toggle_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d discussions;
+  c comments;
+  v_active boolean;
+  v_n int;
+  v_counts jsonb;
+  v_result json;
+BEGIN
+  d := eng_take_seq_of(p_tenant, p_comment);
+  c := eng_visible_comment(p_tenant, p_comment, p_moderator, p_reader);
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  IF c.status <> 'approved' THEN PERFORM eng_refuse('409', 'comment_not_approved', 'Only approved comments take reactions.'); END IF;
+  PERFORM eng_assert_writable(d);
+  PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  DELETE FROM reactions WHERE comment_id = p_comment AND reader_id = p_reader AND kind = p_kind;
+  v_active := NOT FOUND;
+  IF v_active THEN
+    INSERT INTO reactions (tenant_id, comment_id, reader_id, kind, created_at) VALUES (p_tenant, p_comment, p_reader, p_kind, p_at);
+  END IF;
+  v_n := COALESCE((c.reaction_counts ->> p_kind)::int, 0) + CASE WHEN v_active THEN 1 ELSE -1 END;
+  v_counts := CASE WHEN v_n > 0 THEN c.reaction_counts || jsonb_build_object(p_kind, v_n) ELSE c.reaction_counts - p_kind END;
+  UPDATE comments SET reaction_counts = v_counts,
+         reaction_total = (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(v_counts))
+   WHERE tenant_id = p_tenant AND id = p_comment;
+  v_result := json_build_object('commentId', p_comment, 'readerId', p_reader, 'kind', p_kind, 'active', v_active, 'counts', v_counts::json);
+  RETURN json_build_object('row', v_result, 'events', array_to_json(ARRAY[eng_insert_event(p_tenant, c.discussion_id, d.seq,
+    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at)]));
+END $function$;

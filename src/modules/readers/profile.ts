@@ -1,0 +1,75 @@
+// A reader as a moderator sees them (moderate_content, declared by the GraphQL field): profile, how
+// many comments they have of each status, the open reports against their comments, the sanction in
+// force (judged at the app clock's now) and their latest comments of any status. Two statements.
+import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
+import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
+import type { Sanction } from "./sanctions.js";
+
+/** How many of the reader's latest comments the profile shows. */
+export const RECENT_COMMENTS = 20;
+
+export interface ReaderCommentCounts {
+  approved: number;
+  pending: number;
+  rejected: number;
+  deleted: number;
+}
+
+export interface ReaderProfile {
+  id: string;
+  name: string;
+  avatarUrl: string | null;
+  createdAt: Date;
+  commentCounts: ReaderCommentCounts;
+  openReports: number;
+  sanction: Sanction | null;
+  recentComments: CommentInContext[];
+}
+
+const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.created_at,
+    (SELECT json_build_object('approved', count(*) FILTER (WHERE status = 'approved'), 'pending', count(*) FILTER (WHERE status = 'pending'),
+            'rejected', count(*) FILTER (WHERE status = 'rejected'), 'deleted', count(*) FILTER (WHERE status = 'deleted'))
+       FROM comments WHERE tenant_id = r.tenant_id AND author_id = r.id) AS counts,
+    (SELECT count(*)::int FROM comment_reports cr JOIN comments c ON c.tenant_id = cr.tenant_id AND c.id = cr.comment_id
+      WHERE cr.tenant_id = r.tenant_id AND c.author_id = r.id AND cr.status = 'open') AS open_reports,
+    (SELECT eng_sanction_json(s) FROM reader_sanctions s
+      WHERE s.tenant_id = r.tenant_id AND s.reader_id = r.id AND s.lifted_at IS NULL AND (s.until IS NULL OR s.until > $3)
+      ORDER BY s.created_at DESC LIMIT 1) AS sanction
+  FROM readers r WHERE r.tenant_id = $1 AND r.id = $2`;
+
+const RECENT = `SELECT ${COMMENT_COLUMNS}, ${CONTEXT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+  ${CONTEXT_JOINS}
+  WHERE c.tenant_id = $1 AND c.author_id = $2 ORDER BY c.created_at DESC, c.id DESC LIMIT ${RECENT_COMMENTS}`;
+
+interface ProfileSqlRow {
+  id: string;
+  name: string;
+  avatar_url: string | null;
+  created_at: Date;
+  counts: ReaderCommentCounts;
+  open_reports: number;
+  sanction: Sanction | null;
+}
+
+/** The reader's profile; 404 when the tenant has no such reader. */
+export async function getReaderProfile(ctx: RequestContext, readerId: string): Promise<ReaderProfile> {
+  const tenantId = tenantIdOf(ctx);
+  const [profile, recent] = await Promise.all([
+    ctx.app.sql.query<ProfileSqlRow>(PROFILE, [tenantId, readerId, ctx.app.clock.now()], "reader_profile"),
+    ctx.app.sql.query<CommentSqlRow & ContextSqlRow>(RECENT, [tenantId, readerId], "reader_recent_comments"),
+  ]);
+  const p = profile[0];
+  if (!p) throw errors.notFound("Reader");
+  return {
+    id: p.id,
+    name: p.name,
+    avatarUrl: p.avatar_url,
+    createdAt: p.created_at,
+    commentCounts: p.counts,
+    openReports: p.open_reports,
+    sanction: p.sanction,
+    recentComments: recent.map((r) => ({ ...rowToComment(r), moderation: contextOf(r) })),
+  };
+}

@@ -1,0 +1,87 @@
+// Reader sanctions (contract section 12): a ban (no `until`) or a suspension (until a time) of one of
+// the tenant's readers, kept as history in reader_sanctions. The write functions refuse a sanctioned
+// reader's post, edit, reaction and report themselves (eng_assert_not_banned, judged at the write's
+// time from the app's clock), so a ban holds on every instance at once, with nothing cached.
+// Banning is one statement (eng_ban_reader): the sanction and, with rejectPending, the rejection of the
+// reader's pending comments with the events a moderator's rejection appends. Both actions are audited.
+import { z } from "zod";
+import { requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
+import { newId } from "../../lib/ids.js";
+import { runWrite } from "../../events/statement.js";
+import { actorOf, recordAudit } from "../audit/audit.js";
+
+/** A sanction as the API shows it (eng_sanction_json): `until` null for a ban until lifted. */
+export interface Sanction {
+  until: string | null;
+  reason: string | null;
+  createdAt: string;
+}
+
+export const SANCTION_REASON_MAX = 500;
+
+export interface BanReaderInput {
+  until?: string | null | undefined;
+  reason?: string | null | undefined;
+  rejectPending?: boolean | null | undefined;
+}
+
+const BanInput = z.object({
+  until: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp or null" }).nullish(),
+  reason: z
+    .string({ error: "must be a string" })
+    .refine((s) => [...s].length <= SANCTION_REASON_MAX, `must be at most ${SANCTION_REASON_MAX} characters`)
+    .refine((s) => !s.includes("\u0000"), "must not contain NUL characters")
+    .nullish(),
+  rejectPending: z.boolean({ error: "must be a boolean" }).nullish(),
+});
+
+/**
+ * Bans (no `until`) or suspends (`until` in the future; in the past: 422) the reader; a sanction in
+ * force is replaced. Unknown reader: 404. Answers the sanction and how many pending comments were rejected.
+ */
+export async function banReader(
+  ctx: RequestContext,
+  readerId: string,
+  input: BanReaderInput,
+): Promise<{ sanction: Sanction; rejected: number }> {
+  const principal = requirePrincipal(ctx);
+  const parsed = BanInput.safeParse(input ?? {});
+  if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
+  const now = ctx.app.clock.now();
+  const until = parsed.data.until ? new Date(parsed.data.until) : null;
+  if (until && until.getTime() <= now.getTime()) throw errors.validation([{ path: "until", message: "must be in the future" }]);
+  const reason = parsed.data.reason?.trim() ? parsed.data.reason : null;
+  const result = await runWrite<{ sanction: Sanction; rejected: number }>(ctx, "eng_ban_reader", [
+    tenantIdOf(ctx),
+    readerId,
+    newId("ban"),
+    until,
+    reason,
+    actorOf(principal).actorId,
+    parsed.data.rejectPending ?? false,
+    now,
+  ]);
+  await recordAudit(
+    ctx,
+    "reader.ban",
+    { type: "reader", id: readerId },
+    { until: result.sanction.until, reason, rejectedPending: result.rejected },
+  );
+  return result;
+}
+
+const READER_EXISTS = "SELECT 1 AS one FROM readers WHERE tenant_id = $1 AND id = $2";
+const LIFT = `UPDATE reader_sanctions SET lifted_at = $3, lifted_by = $4
+  WHERE tenant_id = $1 AND reader_id = $2 AND lifted_at IS NULL AND (until IS NULL OR until > $3) RETURNING id`;
+
+/** Lifts the reader's sanction in force; none in force is not an error. Unknown reader: 404. */
+export async function liftReaderBan(ctx: RequestContext, readerId: string): Promise<{ lifted: boolean }> {
+  const principal = requirePrincipal(ctx);
+  const tenantId = tenantIdOf(ctx);
+  const exists = await ctx.app.sql.query(READER_EXISTS, [tenantId, readerId], "reader_exists");
+  if (!exists.length) throw errors.notFound("Reader");
+  const lifted = await ctx.app.sql.query(LIFT, [tenantId, readerId, ctx.app.clock.now(), actorOf(principal).actorId], "reader_lift_ban");
+  if (lifted.length) await recordAudit(ctx, "reader.unban", { type: "reader", id: readerId });
+  return { lifted: lifted.length > 0 };
+}

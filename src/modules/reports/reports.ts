@@ -1,0 +1,78 @@
+// Reader reports (contract section 12): a reader reports a comment once (a repeat answers the same
+// report); the tenant's reportThreshold distinct open reporters put it on the reported list and,
+// with reportAction "hold", take a published comment out of public view as a moderator's rejection
+// does — both in the one statement of eng_report_comment (prisma/functions.sql), under the
+// discussion's lock. Moderators list reported comments (reported.ts) and dismiss their reports.
+// Reports append no event of their own: readers' streams and webhooks never carry them.
+import { z } from "zod";
+import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
+import { newId } from "../../lib/ids.js";
+import { runWrite } from "../../events/statement.js";
+import { resolveSettings } from "../../tenancy/settings-model.js";
+
+export const REPORT_REASONS = ["spam", "abuse", "off_topic", "other"] as const;
+export type ReportReason = (typeof REPORT_REASONS)[number];
+export const REPORT_STATUSES = ["open", "dismissed"] as const;
+export type ReportStatus = (typeof REPORT_STATUSES)[number];
+
+/** A note's length limit, in characters (code points). */
+export const NOTE_MAX = 500;
+
+/** One reader's report as the API shows it (eng_report_json). */
+export interface CommentReport {
+  id: string;
+  commentId: string;
+  reason: ReportReason;
+  note: string | null;
+  status: ReportStatus;
+  createdAt: string;
+}
+
+export interface ReportCommentInput {
+  reason?: string | null | undefined;
+  note?: string | null | undefined;
+}
+
+const required = (i: { input: unknown }) => (i.input === undefined || i.input === null ? "is required" : "must be a string");
+
+const ReportInput = z.object({
+  reason: z
+    .string({ error: required })
+    .refine((r) => (REPORT_REASONS as readonly string[]).includes(r), `must be one of ${REPORT_REASONS.join(", ")}`),
+  note: z
+    .string({ error: "must be a string" })
+    .refine((s) => [...s].length <= NOTE_MAX, `must be at most ${NOTE_MAX} characters`)
+    .refine((s) => !s.includes("\u0000"), "must not contain NUL characters")
+    .nullish(),
+});
+
+/**
+ * Reports the comment as the asserted reader. 201 (`created`) the first time, the same report again
+ * (`created: false`, 200 over REST) on a repeat. A comment the reader cannot see (or a deleted one)
+ * is 404; their own is 422 on `comment`; a banned or suspended reader is 403 reader_banned.
+ */
+export async function reportComment(
+  ctx: RequestContext,
+  commentId: string,
+  input: ReportCommentInput,
+): Promise<{ report: CommentReport; created: boolean }> {
+  const reader = await requireReader(ctx);
+  const parsed = ReportInput.safeParse(input ?? {});
+  if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
+  const { safety } = resolveSettings((await loadTenant(ctx)).settings);
+  const note = parsed.data.note?.trim() ? parsed.data.note : null;
+  return runWrite(ctx, "eng_report_comment", [
+    tenantIdOf(ctx),
+    commentId,
+    newId("rpt"),
+    reader.id,
+    reader.name,
+    reader.avatarUrl,
+    parsed.data.reason,
+    note,
+    safety.reportThreshold,
+    safety.reportAction === "hold",
+    ctx.app.clock.now(),
+  ]);
+}

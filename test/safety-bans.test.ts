@@ -1,0 +1,221 @@
+// Reader sanctions (contract section 12): bans and suspensions refuse a reader's post, edit, reaction
+// and report with 403 reader_banned (and `until`), judged by the write functions at the app clock's
+// time; lifting, rejectPending, the moderator's view of a reader, audit entries, GraphQL.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { manualClock } from "../src/lib/clock.js";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, keyWith } from "./support/fixtures.js";
+import { TestBanReaderDocument, TestLiftReaderBanDocument, TestReaderDocument } from "./generated/operations.js";
+
+let server: TestServer;
+const clock = manualClock(new Date());
+
+beforeAll(async () => {
+  server = await startServer({}, { clock });
+});
+afterAll(() => server?.stop());
+
+const eventsOf = (tenantId: string, discussionId: string) =>
+  server.app.runtime.services.prisma.event.findMany({ where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
+
+async function tenantWith(safety: Record<string, unknown> = {}, other: Record<string, unknown> = {}) {
+  const t = await createTestTenant(server);
+  if (Object.keys(safety).length || Object.keys(other).length) {
+    expect((await t.api.patch("/api/v1/settings", { ...other, safety })).status).toBe(200);
+  }
+  const plain = (await keyWith(t, [])).key;
+  const moderator = t.as({ key: (await keyWith(t, ["moderate_content"])).key });
+  // identities live an hour, so the tests may move the clock
+  const readerAs = async (sub: string) => t.as({ key: plain, identity: await t.identity(sub, { ttlSeconds: 3600 }) });
+  return { t, plain, moderator, readerAs };
+}
+
+describe("a banned reader", () => {
+  it("cannot post, edit, react or report: 403 reader_banned with until null; lifting lets them again", async () => {
+    const { t, moderator, readerAs } = await tenantWith();
+    const ann = await readerAs("ann");
+    const bob = await readerAs("bob");
+    const mine = (await ann.post("/api/v1/discussions/ban-1/comments", { body: "before" })).body;
+    const bobs = (await bob.post("/api/v1/discussions/ban-1/comments", { body: "bob's" })).body;
+
+    const ban = await moderator.post("/api/v1/readers/ann/ban", { reason: "spam waves" });
+    expect(ban.status).toBe(200);
+    expect(ban.body).toMatchObject({
+      id: "ann",
+      name: "Reader ann",
+      sanction: { until: null, reason: "spam waves", createdAt: expect.any(String) },
+    });
+
+    const refusals = [
+      await ann.post("/api/v1/discussions/ban-1/comments", { body: "again" }),
+      await ann.patch(`/api/v1/comments/${mine.id}`, { body: "edited" }),
+      await ann.post(`/api/v1/comments/${bobs.id}/reactions`, { kind: "like" }),
+      await ann.post(`/api/v1/comments/${bobs.id}/reports`, { reason: "spam" }),
+    ];
+    for (const r of refusals) {
+      expect(r.status).toBe(403);
+      expect(r.headers.get("content-type")).toContain("application/problem+json");
+      expect(r.body).toMatchObject({ code: "reader_banned", status: 403, until: null });
+      expect(r.body).toHaveProperty("until", null);
+    }
+    // nothing was written
+    expect((await t.api.get(`/api/v1/comments/${mine.id}`)).body.body).toBe("before");
+    expect((await t.api.get(`/api/v1/comments/${bobs.id}`)).body.reactions).toEqual({});
+    expect((await eventsOf(t.tenantId, "ban-1")).map((e) => e.type)).toEqual(["comment_created", "comment_created"]);
+    // other readers are not affected; the banned reader may still delete their own comment
+    expect((await bob.post("/api/v1/discussions/ban-1/comments", { body: "fine" })).status).toBe(201);
+
+    expect((await moderator.del("/api/v1/readers/ann/ban")).status).toBe(204);
+    expect((await moderator.del("/api/v1/readers/ann/ban")).status).toBe(204); // none in force: also 204
+    expect((await moderator.get("/api/v1/readers/ann")).body.sanction).toBeNull();
+    expect((await ann.post("/api/v1/discussions/ban-1/comments", { body: "back" })).status).toBe(201);
+    expect((await ann.post(`/api/v1/comments/${bobs.id}/reactions`, { kind: "like" })).status).toBe(200);
+
+    const audit = (await t.admin.get("/api/v1/audit?action=reader.")).body.items;
+    expect(audit.map((e: any) => [e.action, e.resource])).toEqual([
+      ["reader.unban", { type: "reader", id: "ann" }],
+      ["reader.ban", { type: "reader", id: "ann" }],
+    ]);
+    expect(audit[1].details).toMatchObject({ until: null, reason: "spam waves", rejectedPending: 0 });
+  });
+
+  it("a suspension ends at until, judged by the app's clock; until in the past is 422", async () => {
+    const { moderator, readerAs } = await tenantWith();
+    const cy = await readerAs("cy");
+    await cy.post("/api/v1/discussions/ban-2/comments", { body: "hi" });
+    const past = await moderator.post("/api/v1/readers/cy/ban", { until: new Date(clock.now().getTime() - 1000).toISOString() });
+    expect(past.status).toBe(422);
+    expect(past.body.errors).toEqual([{ path: "until", message: "must be in the future" }]);
+    const bad = await moderator.post("/api/v1/readers/cy/ban", { until: "tomorrow", reason: 3, rejectPending: "yes" });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors.map((e: any) => e.path).sort()).toEqual(["reason", "rejectPending"]);
+    const notADate = await moderator.post("/api/v1/readers/cy/ban", { until: "tomorrow", reason: "x".repeat(501) });
+    expect(notADate.status).toBe(422);
+    expect(notADate.body.errors.map((e: any) => e.path).sort()).toEqual(["reason", "until"]);
+
+    const until = new Date(clock.now().getTime() + 60_000).toISOString();
+    const s = await moderator.post("/api/v1/readers/cy/ban", { until });
+    expect(s.status).toBe(200);
+    expect(s.body.sanction).toMatchObject({ until, reason: null });
+    const refused = await cy.post("/api/v1/discussions/ban-2/comments", { body: "during" });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: "reader_banned", until });
+
+    clock.advance(61_000);
+    expect((await cy.post("/api/v1/discussions/ban-2/comments", { body: "after" })).status).toBe(201);
+    expect((await moderator.get("/api/v1/readers/cy")).body.sanction).toBeNull();
+  });
+
+  it("a new ban replaces the sanction in force", async () => {
+    const { moderator, readerAs } = await tenantWith();
+    const dee = await readerAs("dee");
+    await dee.post("/api/v1/discussions/ban-3/comments", { body: "hi" });
+    await moderator.post("/api/v1/readers/dee/ban", { until: new Date(clock.now().getTime() + 60_000).toISOString() });
+    const permanent = await moderator.post("/api/v1/readers/dee/ban", {});
+    expect(permanent.body.sanction).toMatchObject({ until: null, reason: null });
+    clock.advance(120_000);
+    expect((await dee.post("/api/v1/discussions/ban-3/comments", { body: "x" })).body).toMatchObject({
+      code: "reader_banned",
+      until: null,
+    });
+  });
+
+  it("rejectPending rejects their pending comments in the same step, with a moderator's rejection events", async () => {
+    const { t, moderator, readerAs } = await tenantWith({}, { moderation: "pre" });
+    const eve = await readerAs("eve");
+    const a = (await eve.post("/api/v1/discussions/ban-4a/comments", { body: "one" })).body;
+    const b = (await eve.post("/api/v1/discussions/ban-4b/comments", { body: "two" })).body;
+    const published = (await eve.post("/api/v1/discussions/ban-4a/comments", { body: "three" })).body;
+    await moderator.post(`/api/v1/comments/${published.id}/approve`);
+    const other = (await (await readerAs("fay")).post("/api/v1/discussions/ban-4a/comments", { body: "not eve's" })).body;
+
+    const ban = await moderator.post("/api/v1/readers/eve/ban", { rejectPending: true, reason: "troll" });
+    expect(ban.status).toBe(200);
+    expect(ban.body.commentCounts).toEqual({ approved: 1, pending: 0, rejected: 2, deleted: 0 });
+    for (const id of [a.id, b.id]) {
+      const c = (await moderator.get(`/api/v1/comments/${id}`)).body;
+      expect(c.status).toBe("rejected");
+      expect(c.moderationReason).toEqual({ source: "moderator", decision: "rejected", ban: { until: null } });
+    }
+    expect((await moderator.get(`/api/v1/comments/${published.id}`)).body.status).toBe("approved");
+    expect((await moderator.get(`/api/v1/comments/${other.id}`)).body.status).toBe("pending");
+    for (const [d, id] of [
+      ["ban-4a", a.id],
+      ["ban-4b", b.id],
+    ] as const) {
+      const last = (await eventsOf(t.tenantId, d)).at(-1)!;
+      expect([last.type, last.audience, (last.payload as any).data.comment.id]).toEqual(["comment_rejected", "moderators", id]);
+    }
+    expect((await t.admin.get("/api/v1/audit?action=reader.ban")).body.items[0].details).toMatchObject({ rejectedPending: 2 });
+  });
+});
+
+describe("the reader view", () => {
+  it("profile, counts by status, open reports against them, sanction, latest comments; 404 and 403", async () => {
+    const { t, plain, moderator, readerAs } = await tenantWith({ suspectWords: ["cheap"] });
+    const gus = t.as({ key: plain, identity: await t.identity("gus", { name: "Gus", avatarUrl: "https://img.example/gus.png" }) });
+    const ids: string[] = [];
+    for (let i = 0; i < 22; i++) {
+      ids.push((await gus.post("/api/v1/discussions/ban-5/comments", { body: `c${i}` })).body.id);
+      clock.advance(1); // the clock is the test's: one millisecond apart, so "latest" is an order
+    }
+    const held = (await gus.post("/api/v1/discussions/ban-5/comments", { body: "cheap" })).body;
+    await gus.del(`/api/v1/comments/${ids[0]}`);
+    await (await readerAs("r1")).post(`/api/v1/comments/${ids[5]}/reports`, { reason: "spam" });
+    await (await readerAs("r2")).post(`/api/v1/comments/${ids[6]}/reports`, { reason: "abuse" });
+    await moderator.post(`/api/v1/comments/${ids[6]}/reports/dismiss`);
+
+    const r = await moderator.get("/api/v1/readers/gus");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      id: "gus",
+      name: "Gus",
+      avatarUrl: "https://img.example/gus.png",
+      createdAt: expect.any(String),
+      commentCounts: { approved: 21, pending: 1, rejected: 0, deleted: 1 },
+      openReports: 1,
+      sanction: null,
+    });
+    expect(r.body.recentComments).toHaveLength(20);
+    expect(r.body.recentComments[0]).toMatchObject({ id: held.id, status: "pending" });
+
+    expect((await moderator.get("/api/v1/readers/nobody")).status).toBe(404);
+    expect((await moderator.post("/api/v1/readers/nobody/ban", {})).status).toBe(404);
+    expect((await moderator.del("/api/v1/readers/nobody/ban")).status).toBe(404);
+    const other = await createTestTenant(server);
+    expect((await other.api.get("/api/v1/readers/gus")).status).toBe(404); // readers are per tenant
+    const noCap = t.as({ key: plain });
+    for (const res of [
+      await noCap.get("/api/v1/readers/gus"),
+      await noCap.post("/api/v1/readers/gus/ban", {}),
+      await noCap.del("/api/v1/readers/gus/ban"),
+    ]) {
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: "missing_capability", required: "moderate_content" });
+    }
+  });
+});
+
+describe("over GraphQL", () => {
+  it("reader, banReader and liftReaderBan; a banned reader's mutation fails with reader_banned and until", async () => {
+    const { moderator, readerAs } = await tenantWith();
+    const hal = await readerAs("hal");
+    await hal.post("/api/v1/discussions/ban-6/comments", { body: "hi" });
+    const until = new Date(clock.now().getTime() + 3_600_000).toISOString();
+    const ban = await moderator.gql(TestBanReaderDocument, { id: "hal", input: { until, reason: "cool off" } });
+    expect(ban.errors).toBeUndefined();
+    expect(ban.data!.banReader).toEqual({ id: "hal", sanction: { until, reason: "cool off" } });
+    const view = await moderator.gql(TestReaderDocument, { id: "hal" });
+    expect(view.data!.reader).toMatchObject({ id: "hal", sanction: { until }, commentCounts: { approved: 1 }, openReports: 0 });
+
+    const post = await hal.post("/graphql", {
+      query: 'mutation { postComment(discussionId: "ban-6", input: { body: "x" }) { id } }',
+    });
+    expect(post.body.errors[0].extensions).toMatchObject({ code: "reader_banned", status: 403, until });
+
+    const lift = await moderator.gql(TestLiftReaderBanDocument, { id: "hal" });
+    expect(lift.data!.liftReaderBan).toEqual({ id: "hal", sanction: null });
+    const missing = await moderator.gql(TestReaderDocument, { id: "nobody" });
+    expect(missing.errors![0]!.extensions).toMatchObject({ code: "not_found" });
+  });
+});
