@@ -53,18 +53,18 @@ describe("safety settings", () => {
       reportAction: "queue",
       hook: null,
     });
-    const a = await t.api.patch("/api/v1/settings", { safety: { bannedWords: ["scam"], hook: { url: "https://hook.example/check" } } });
+    const a = await t.api.patch("/api/v1/settings", { safety: { bannedWords: ["scam"], hook: { url: "http://127.0.0.1:9/check" } } });
     expect(a.status).toBe(200);
     expect(a.body.safety).toEqual({
       ...DEFAULT_SETTINGS.safety,
       bannedWords: ["scam"],
-      hook: { url: "https://hook.example/check", timeoutMs: 1500, onTimeout: "hold" },
+      hook: { url: "http://127.0.0.1:9/check", timeoutMs: 1500, onTimeout: "hold", secret: expect.stringMatching(/^whsec_/) }, // test/safety-hook.test.ts
     });
     const b = await t.api.patch("/api/v1/settings", { safety: { maxLinks: 2, hook: { timeoutMs: 3000 } } });
     expect(b.body.safety).toMatchObject({
       bannedWords: ["scam"],
       maxLinks: 2,
-      hook: { url: "https://hook.example/check", timeoutMs: 3000 },
+      hook: { url: "http://127.0.0.1:9/check", timeoutMs: 3000 },
     });
     const c = await t.api.patch("/api/v1/settings", { safety: { maxLinks: null, hook: null } });
     expect(c.body.safety).toMatchObject({ bannedWords: ["scam"], maxLinks: null, hook: null });

@@ -14,6 +14,9 @@ export interface Metrics {
   fanoutLag: Histogram;
   webhookDeliveries: Counter<"outcome">;
   webhookLatency: Histogram;
+  /** moderation hook checks by outcome: approve, hold, reject, timeout, error, breaker_open */
+  moderationHookCalls: Counter<"outcome">;
+  moderationHookDuration: Histogram;
   rateLimitRefusals: Counter;
   /** consumes sent to the rate limiter's store (a batch and its lease is one) */
   rateLimitStoreCalls: Counter;
@@ -80,6 +83,18 @@ export function createMetrics(): Metrics {
     webhookLatency: new Histogram({
       name: "webhook_delivery_duration_seconds",
       help: "Webhook attempt latency",
+      buckets: seconds,
+      registers: [registry],
+    }),
+    moderationHookCalls: new Counter({
+      name: "moderation_hook_calls_total",
+      help: "Moderation hook checks by outcome: the hook's decision, or timeout, error, breaker_open (the fallback applied)",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    moderationHookDuration: new Histogram({
+      name: "moderation_hook_duration_seconds",
+      help: "Moderation hook request latency (calls made, whatever their outcome)",
       buckets: seconds,
       registers: [registry],
     }),

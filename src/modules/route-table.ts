@@ -5,6 +5,7 @@ import { commentRoutes } from "./comments/routes.js";
 import { moderationRoutes } from "./moderation/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { settingsRoutes } from "./settings/routes.js";
+import { moderationHookRoutes } from "./moderation-hook/routes.js";
 import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
 import { webhookRoutes } from "./webhooks/routes.js";
@@ -18,6 +19,7 @@ export const restRoutes: AnyRoute[] = [
   ...moderationRoutes,
   ...keyRoutes,
   ...settingsRoutes,
+  ...moderationHookRoutes,
   ...analyticsRoutes,
   ...streamTicketRoutes,
   ...webhookRoutes,

@@ -7,6 +7,7 @@ import "./moderation/graphql.js";
 import "./reactions/graphql.js";
 import "./keys/graphql.js";
 import "./settings/graphql.js";
+import "./moderation-hook/graphql.js";
 import "./analytics/graphql.js";
 import "./streams/graphql.js";
 import "./streams/subscription.js";

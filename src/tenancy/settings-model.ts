@@ -40,12 +40,27 @@ const wordList = z
     });
   });
 
-/** The moderation hook (`safety.hook`): validated and stored; not yet called. */
+/** The moderation hook (`safety.hook`), called for each new or edited comment (src/modules/moderation-hook/). */
+const hookFields = {
+  url: z.string().refine(isHttpUrl, HTTP_URL_RULE),
+  timeoutMs: z.number().int().min(100).max(5_000),
+  onTimeout: z.enum(["hold", "approve", "reject"]),
+};
+
+/** A PATCH of the hook: any of its fields, no defaults (a field left out keeps its stored value). */
+const SafetyHookPatchSchema = z.object(hookFields).partial().strict();
+
 export const SafetyHookSchema = z
   .object({
-    url: z.string().refine(isHttpUrl, HTTP_URL_RULE),
-    timeoutMs: z.number().int().min(100).max(5_000).default(1_500),
-    onTimeout: z.enum(["hold", "approve", "reject"]).default("hold"),
+    ...hookFields,
+    timeoutMs: hookFields.timeoutMs.default(1_500),
+    onTimeout: hookFields.onTimeout.default("hold"),
+    /**
+     * The hook's signing secret sealed with the app's SecretBox: made by the settings PATCH that sets
+     * the hook or changes its url, never taken from a caller and never answered (only the plain
+     * secret, once, by that PATCH).
+     */
+    secretEnc: z.string().optional(),
   })
   .strict();
 
@@ -159,7 +174,7 @@ export const SettingsPatchSchema = z
     allowedOrigins: SettingsSchema.shape.allowedOrigins,
     retention: SettingsSchema.shape.retention.partial(),
     idempotency: SettingsSchema.shape.idempotency.partial(),
-    safety: SafetySchema.extend({ hook: SafetyHookSchema.partial().nullable() }).partial(),
+    safety: SafetySchema.extend({ hook: SafetyHookPatchSchema.nullable() }).partial(),
   })
   .partial()
   .strict();

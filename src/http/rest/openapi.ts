@@ -69,7 +69,9 @@ function scalarSchema(name: string): JsonSchema {
 }
 
 const nullable = (s: JsonSchema): JsonSchema => {
-  if (typeof s.type === "string") return { ...s, type: [s.type, "null"] };
+  // a nullable enum lists null among its values too (JSON Schema checks `enum` besides `type`)
+  if (typeof s.type === "string")
+    return { ...s, type: [s.type, "null"], ...(Array.isArray(s.enum) ? { enum: [...(s.enum as unknown[]), null] } : {}) };
   if (s.$ref) return { anyOf: [s, { type: "null" }] };
   if (Object.keys(s).length === 0) return s;
   return { anyOf: [s, { type: "null" }] };

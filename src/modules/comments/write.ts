@@ -3,8 +3,9 @@
 // its database function (eng_post_comment, eng_edit_comment, eng_delete_comment in
 // prisma/functions.sql): the rules that need the rows under the discussion lock
 // (parent, author, window, archived/locked) run there; input rules run here, and so do the tenant's
-// safety rules on the body (src/tenancy/safety-rules.ts): their verdict and its reason go to the
-// function, which can only make the status stricter (newReaderHold is applied there).
+// safety rules on the body (src/tenancy/safety-rules.ts), then its moderation hook
+// (src/modules/moderation-hook/check.ts): the verdict and its reason go to the function, which can
+// only make the status stricter (newReaderHold is applied there).
 import { z } from "zod";
 import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
@@ -15,6 +16,7 @@ import { commentFromRow, type CommentRow, type CommentWithAuthor } from "./dto.j
 import { canModerate } from "./visibility.js";
 import { getDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
+import { screenComment } from "../moderation-hook/check.js";
 
 /** Body rules: 1..max characters (code points), not blank, no NUL (PostgreSQL text refuses it). */
 const bodySchema = (max: number) =>
@@ -68,12 +70,20 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   if (ctx.principal?.kind === "publishable") await getDiscussion(ctx, discussionId);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(postSchema(settings.maxBodyLength), input);
-  const verdict = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(data.body);
+  const id = newId("cmt");
+  const verdict = await screenComment(ctx, settings, {
+    action: "create",
+    commentId: id,
+    discussionId,
+    parentId: data.parentId ?? null,
+    body: data.body,
+    reader,
+  });
   const status = verdict?.status ?? (settings.moderation === "pre" ? "pending" : "approved");
   const row = await runWrite<CommentRow>(ctx, "eng_post_comment", [
     tenantIdOf(ctx),
     discussionId,
-    newId("cmt"),
+    id,
     reader.id,
     reader.name,
     reader.avatarUrl,
@@ -98,7 +108,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(editSchema(settings.maxBodyLength), input);
-  const verdict = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(data.body);
+  const verdict = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, reader });
   const row = await runWrite<CommentRow>(ctx, "eng_edit_comment", [
     tenantIdOf(ctx),
     id,

@@ -3,6 +3,7 @@ import { builder } from "../../graphql/builder.js";
 import { DELIVERY_TUNABLES, type Settings } from "../../tenancy/settings-model.js";
 import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 import { getSettings, rotateIdentitySecret, updateSettings } from "./settings.js";
+import type { ShownHook } from "../moderation-hook/secret.js";
 
 const Moderation = builder.enumType("Moderation", { values: ["post", "pre"] as const });
 
@@ -48,11 +49,17 @@ const ReportAction = builder.enumType("ReportAction", { values: ["queue", "hold"
 const HookFallback = builder.enumType("ModerationHookFallback", { values: ["hold", "approve", "reject"] as const });
 
 const SafetyHookSettings = builder.objectRef<NonNullable<Settings["safety"]["hook"]>>("SafetyHookSettings").implement({
-  description: "The moderation hook: validated and stored (its calls are not made yet).",
+  description: "The moderation hook: called for each new or edited comment (docs/safety.md).",
   fields: (t) => ({
     url: t.exposeString("url"),
     timeoutMs: t.exposeInt("timeoutMs", { description: "Default 1,500, at most 5,000." }),
     onTimeout: t.expose("onTimeout", { type: HookFallback, description: "What a timeout or failure decides (default hold)." }),
+    secret: t.string({
+      nullable: true,
+      description:
+        "The hook's Standard Webhooks signing secret (whsec_…): only in the updateSettings answer that set the hook or changed its url; null otherwise.",
+      resolve: (hook) => (hook as ShownHook).secret ?? null,
+    }),
   }),
 });
 

@@ -15,6 +15,7 @@ import {
   type SettingsPatch,
 } from "../../tenancy/settings-model.js";
 import { recordAudit } from "../audit/audit.js";
+import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
   return resolveSettings((await loadTenant(ctx)).settings);
@@ -29,16 +30,21 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   const parsed = SettingsPatchSchema.safeParse(patch ?? {});
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const tenantId = tenantIdOf(ctx);
+  await checkHookUrl(ctx, parsed.data);
   const { settings, changes } = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
     const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { settings: true } });
-    const next = applySettingsPatch(tenant.settings, parsed.data);
+    const before = resolveSettings(tenant.settings);
+    // a new hook or url gets a new signing secret, shown once in this answer
+    const hook = sealHookSecret(ctx, before, applySettingsPatch(tenant.settings, parsed.data), parsed.data);
+    const next = hook.stored;
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
     await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
-    return { settings: full.data, changes: settingsChanges(resolveSettings(tenant.settings), full.data, parsed.data) };
+    const changes = settingsChanges(withoutHookSecret(before), withoutHookSecret(full.data), parsed.data);
+    return { settings: withShownSecret(full.data, hook.secret), changes };
   });
   delete ctx.cache.tenant;
   ctx.app.authCache.invalidateTenant(tenantId);

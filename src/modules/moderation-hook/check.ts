@@ -1,0 +1,200 @@
+// What decides a new or edited comment's status before it is written: the tenant's body rules
+// (src/tenancy/safety-rules.ts), then its moderation hook (`safety.hook`, docs/safety.md). A comment
+// the rules reject is not sent to the hook; otherwise the hook is asked (src/webhook-delivery/
+// moderation-hook.ts: signed, SSRF-guarded, within timeoutMs, behind a breaker) and the stricter of
+// the two verdicts goes to eng_post_comment / eng_edit_comment, which can only make it stricter
+// still (pre-moderation, newReaderHold, an edit never loosening).
+//
+// The hook's decisions: `reject` → rejected, `hold` → pending, `approve` → no objection: the comment
+// gets the status it would have had without a hook (pre-moderation still holds a new one, with the
+// hook's reason so the moderator sees it). A timeout, a failure or an open breaker applies `onTimeout`
+// the same way, with a `fallback` reason.
+import type { RequestContext } from "../../context/request.js";
+import type { ReaderIdentity } from "../../auth/identity.js";
+import type { Settings } from "../../tenancy/settings-model.js";
+import type { RuleVerdict } from "../../tenancy/safety-rules.js";
+import type { HookDecision, HookOutcome } from "../../webhook-delivery/moderation-hook.js";
+import { tenantIdOf } from "../../context/request.js";
+
+export type HookReason =
+  | { source: "hook"; decision: HookDecision; reason?: string }
+  | { source: "hook"; fallback: "timeout" | "error" | "breaker_open"; decision: HookDecision; error: string };
+
+/** A verdict the write function takes: the status it requires and why; null when nothing objects. */
+export interface Verdict {
+  status: "pending" | "rejected";
+  reason: RuleVerdict["reason"] | HookReason;
+}
+
+/** The body of a `comment.check` request (docs/safety.md). */
+export interface CommentCheck {
+  type: "comment.check";
+  action: "create" | "edit";
+  /** only in the console's "Send test" */
+  test?: true;
+  comment: { id: string; discussionId: string; parentId: string | null; body: string; createdAt: string; editedAt?: string };
+  reader: { id: string; name: string; avatarUrl: string | null; approvedCount: number; rejectedCount: number };
+  discussion: { id: string; title: string | null; url: string | null };
+}
+
+export type ScreenInput =
+  | { action: "create"; commentId: string; discussionId: string; parentId: string | null; body: string; reader: ReaderIdentity }
+  | { action: "edit"; commentId: string; body: string; reader: ReaderIdentity };
+
+interface ContextRow {
+  approved: number;
+  rejected: number;
+  title: string | null;
+  url: string | null;
+  state: string | null;
+}
+
+interface EditRow extends ContextRow {
+  discussion_id: string | null;
+  parent_id: string | null;
+  created_at: Date | null;
+  author_id: string | null;
+  status: string | null;
+}
+
+// One statement each: the reader's counts (comments_author_idx) and the discussion (and, for an
+// edit, the comment) beside them.
+const COUNTS = `(SELECT count(*) FILTER (WHERE status = 'approved')::int AS approved,
+                        count(*) FILTER (WHERE status = 'rejected')::int AS rejected
+                   FROM comments WHERE tenant_id = $1 AND author_id = $2) r`;
+const CREATE_CONTEXT = `SELECT r.approved, r.rejected, d.title, d.url, d.state::text AS state FROM ${COUNTS}
+  LEFT JOIN discussions d ON d.tenant_id = $1 AND d.id = $3`;
+const EDIT_CONTEXT = `SELECT r.approved, r.rejected, d.title, d.url, d.state::text AS state,
+       c.discussion_id, c.parent_id, c.created_at, c.author_id, c.status::text AS status FROM ${COUNTS}
+  LEFT JOIN comments c ON c.tenant_id = $1 AND c.id = $3
+  LEFT JOIN discussions d ON d.tenant_id = $1 AND d.id = c.discussion_id`;
+
+const readerOf = (reader: ReaderIdentity, row: ContextRow): CommentCheck["reader"] => ({
+  id: reader.id,
+  name: reader.name,
+  avatarUrl: reader.avatarUrl,
+  approvedCount: row.approved,
+  rejectedCount: row.rejected,
+});
+
+/**
+ * The check to send, or null when the write will be refused anyway (a locked or archived
+ * discussion; for an edit: a missing or deleted comment, another author's, a closed edit window):
+ * such a request costs no hook call.
+ */
+async function buildCheck(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<CommentCheck | null> {
+  const tenantId = tenantIdOf(ctx);
+  const now = ctx.app.clock.now();
+  if (input.action === "create") {
+    const [row] = await ctx.app.sql.query<ContextRow>(
+      CREATE_CONTEXT,
+      [tenantId, input.reader.id, input.discussionId],
+      "hook_create_context",
+    );
+    if (!row || (row.state !== null && row.state !== "open")) return null;
+    return {
+      type: "comment.check",
+      action: "create",
+      comment: {
+        id: input.commentId,
+        discussionId: input.discussionId,
+        parentId: input.parentId,
+        body: input.body,
+        createdAt: now.toISOString(),
+      },
+      reader: readerOf(input.reader, row),
+      discussion: { id: input.discussionId, title: row.title, url: row.url },
+    };
+  }
+  const [row] = await ctx.app.sql.query<EditRow>(EDIT_CONTEXT, [tenantId, input.reader.id, input.commentId], "hook_edit_context");
+  if (!row || !row.discussion_id || !row.created_at || row.author_id !== input.reader.id || row.status === "deleted") return null;
+  if (row.state !== "open") return null;
+  const window = settings.editWindowSeconds;
+  if (window > 0 && now.getTime() - new Date(row.created_at).getTime() > window * 1000) return null;
+  return {
+    type: "comment.check",
+    action: "edit",
+    comment: {
+      id: input.commentId,
+      discussionId: row.discussion_id,
+      parentId: row.parent_id,
+      body: input.body,
+      createdAt: new Date(row.created_at).toISOString(),
+      editedAt: now.toISOString(),
+    },
+    reader: readerOf(input.reader, row),
+    discussion: { id: row.discussion_id, title: row.title, url: row.url },
+  };
+}
+
+/** The hook's outcome as a decision and the reason to record. */
+export function decisionOf(outcome: HookOutcome, onTimeout: HookDecision): { decision: HookDecision; reason: HookReason } {
+  if (outcome.kind === "decision") {
+    return {
+      decision: outcome.decision,
+      reason: { source: "hook", decision: outcome.decision, ...(outcome.reason === null ? {} : { reason: outcome.reason }) },
+    };
+  }
+  return { decision: onTimeout, reason: { source: "hook", fallback: outcome.kind, decision: onTimeout, error: outcome.error } };
+}
+
+/** The stricter of the rules' verdict and the hook's decision (a tie keeps the rules' reason). */
+function combine(rules: RuleVerdict | null, decision: HookDecision, reason: HookReason, holdsAnyway: boolean): Verdict | null {
+  if (decision === "reject") return { status: "rejected", reason };
+  if (rules) return rules;
+  if (decision === "hold" || holdsAnyway) return { status: "pending", reason };
+  return null;
+}
+
+/** Asks the tenant's hook about a comment; null when there is no hook or nothing to ask. */
+async function askHook(
+  ctx: RequestContext,
+  settings: Settings,
+  input: ScreenInput,
+): Promise<{ decision: HookDecision; reason: HookReason } | null> {
+  const hook = settings.safety.hook;
+  if (!hook) return null;
+  const check = await buildCheck(ctx, settings, input);
+  if (!check) return null;
+  const tenantId = tenantIdOf(ctx);
+  let secret: string | null = null;
+  try {
+    secret = hook.secretEnc ? ctx.app.secretBox.open(hook.secretEnc) : null;
+  } catch {
+    secret = null; // sealed under another key: reported by the secret box, answered as a failure here
+  }
+  let outcome: HookOutcome;
+  if (secret === null) {
+    ctx.app.metrics.moderationHookCalls.inc({ outcome: "error" });
+    outcome = { kind: "error", error: "the hook has no usable secret: set its url again to get one", status: null, latencyMs: 0 };
+  } else {
+    outcome = await ctx.app.webhooks.moderationHook.check({
+      tenantId,
+      url: hook.url,
+      secret,
+      timeoutMs: hook.timeoutMs,
+      body: JSON.stringify(check),
+      breaker: settings.delivery,
+    });
+  }
+  if (outcome.kind === "timeout" || outcome.kind === "error") {
+    ctx.app.log.warn(
+      { tenantId, outcome: outcome.kind, status: outcome.status, error: outcome.error },
+      "moderation hook failed; onTimeout applies",
+    );
+  }
+  return decisionOf(outcome, hook.onTimeout);
+}
+
+/**
+ * The verdict for a new or edited comment's body: the rules first (a rejection ends it), then the
+ * hook. For a new comment under pre-moderation an `approve` still holds it (with the hook's reason);
+ * an edit is never held by an `approve`.
+ */
+export async function screenComment(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<Verdict | null> {
+  const rules = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(input.body);
+  if (rules?.status === "rejected" || !settings.safety.hook) return rules;
+  const asked = await askHook(ctx, settings, input);
+  if (!asked) return rules;
+  return combine(rules, asked.decision, asked.reason, input.action === "create" && settings.moderation === "pre");
+}

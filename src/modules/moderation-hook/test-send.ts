@@ -1,0 +1,71 @@
+// The console's "Send test" (POST /api/v1/settings/safety/hook/test, GraphQL testSafetyHook): a sample
+// `comment.check`, marked `"test": true` and made of test data only, sent to the configured hook the
+// way a real check is (signed, SSRF-guarded, within timeoutMs) but past its breaker, which it leaves as
+// it is, and not counted in the metrics. The answer says what the hook said, or why it said nothing.
+import { loadTenant, type RequestContext } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+import { resolveSettings } from "../../tenancy/settings-model.js";
+import type { HookDecision } from "../../webhook-delivery/moderation-hook.js";
+import type { CommentCheck } from "./check.js";
+
+export interface HookTestResult {
+  /** the hook answered a decision */
+  ok: boolean;
+  /** the HTTP status of its answer; null when none came */
+  status: number | null;
+  decision: HookDecision | null;
+  reason: string | null;
+  latencyMs: number;
+  /** why there is no decision: timeout, network or address refusal, HTTP status, malformed answer */
+  error: string | null;
+}
+
+/** The sample check: clearly test data (ids, names and body say so). */
+export function sampleCheck(now: Date): CommentCheck {
+  return {
+    type: "comment.check",
+    action: "create",
+    test: true,
+    comment: {
+      id: "cmt_test",
+      discussionId: "test-discussion",
+      parentId: null,
+      body: "This is a test comment sent by the moderation hook's Send test. It was not posted anywhere.",
+      createdAt: now.toISOString(),
+    },
+    reader: { id: "test-reader", name: "Test Reader", avatarUrl: null, approvedCount: 0, rejectedCount: 0 },
+    discussion: { id: "test-discussion", title: "Test discussion", url: null },
+  };
+}
+
+export async function testSafetyHook(ctx: RequestContext): Promise<HookTestResult> {
+  const hook = resolveSettings((await loadTenant(ctx)).settings).safety.hook;
+  if (!hook) throw errors.conflict("hook_not_configured", "No moderation hook is configured: set safety.hook in the settings first.");
+  let secret: string | null = null;
+  try {
+    secret = hook.secretEnc ? ctx.app.secretBox.open(hook.secretEnc) : null;
+  } catch {
+    secret = null;
+  }
+  if (secret === null) {
+    return {
+      ok: false,
+      status: null,
+      decision: null,
+      reason: null,
+      latencyMs: 0,
+      error: "the hook has no usable secret: set its url again to get one",
+    };
+  }
+  const outcome = await ctx.app.webhooks.moderationHook.send({
+    url: hook.url,
+    secret,
+    timeoutMs: hook.timeoutMs,
+    body: JSON.stringify(sampleCheck(ctx.app.clock.now())),
+  });
+  if (outcome.kind === "decision") {
+    const { decision, reason, status, latencyMs } = outcome;
+    return { ok: true, status, decision, reason, latencyMs, error: null };
+  }
+  return { ok: false, status: outcome.status, decision: null, reason: null, latencyMs: outcome.latencyMs, error: outcome.error };
+}
