@@ -1,6 +1,7 @@
-// The console shell: sign-in, navigation and the screens (hash routes: #/moderation, #/keys, …). A
-// moderator who opens an owner's screen is told why it is not shown; a sign-in link the server
-// refused says why (?signin=…, set by src/modules/console/auth-routes.ts).
+// The console shell: sign-in, navigation and the screens (hash routes: #/moderation,
+// #/moderation/reported, #/readers/<id>, #/keys, …). A moderator who opens an owner's screen is told
+// why it is not shown; a sign-in link the server refused says why (?signin=…, set by
+// src/modules/console/auth-routes.ts).
 import { useEffect, useState } from "preact/hooks";
 import { loadSession, signIn, signOut, type Session } from "./api";
 import { ErrorMessage, messageOf } from "./ui";
@@ -9,6 +10,9 @@ import { DiscussionsScreen } from "./screens/discussions";
 import { KeysScreen } from "./screens/keys";
 import { WebhooksScreen } from "./screens/webhooks";
 import { SettingsScreen } from "./screens/settings";
+import { SafetyScreen } from "./screens/safety";
+import { ReportedScreen } from "./screens/reported";
+import { ReaderScreen } from "./screens/reader";
 import { AnalyticsScreen } from "./screens/analytics";
 import { AuditScreen } from "./screens/audit";
 
@@ -18,8 +22,11 @@ const SCREENS = [
   { path: "keys", name: "Keys", owner: true },
   { path: "webhooks", name: "Webhooks", owner: true },
   { path: "settings", name: "Settings", owner: true },
+  { path: "safety", name: "Safety", owner: true },
   { path: "analytics", name: "Analytics", owner: false },
   { path: "audit", name: "Audit log", owner: true },
+  // not in the navigation: reached from a comment's author
+  { path: "readers", name: "Reader", owner: false, hidden: true },
 ] as const;
 
 function useHashRoute(): string[] {
@@ -116,13 +123,15 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         <span class="brand">Engagement console</span>
         <nav aria-label="Main">
           <ul>
-            {screens.map((s) => (
-              <li key={s.path}>
-                <a href={`#/${s.path}`} aria-current={s === current ? "page" : undefined}>
-                  {s.name}
-                </a>
-              </li>
-            ))}
+            {screens
+              .filter((s) => !("hidden" in s))
+              .map((s) => (
+                <li key={s.path}>
+                  <a href={`#/${s.path}`} aria-current={s === current ? "page" : undefined}>
+                    {s.name}
+                  </a>
+                </li>
+              ))}
           </ul>
         </nav>
         <div class="account">
@@ -136,11 +145,13 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
       </header>
       <main id="main" tabIndex={-1}>
         {denied && <OwnersOnly name={denied.name} />}
-        {!denied && current.path === "moderation" && <ModerationScreen />}
+        {!denied && current.path === "moderation" && (route[1] === "reported" ? <ReportedScreen /> : <ModerationScreen />)}
+        {!denied && current.path === "readers" && route[1] && <ReaderScreen id={route[1]} />}
         {!denied && current.path === "discussions" && <DiscussionsScreen id={route[1]} />}
         {!denied && current.path === "keys" && <KeysScreen />}
         {!denied && current.path === "webhooks" && <WebhooksScreen id={route[1]} />}
         {!denied && current.path === "settings" && <SettingsScreen />}
+        {!denied && current.path === "safety" && <SafetyScreen />}
         {!denied && current.path === "analytics" && <AnalyticsScreen />}
         {!denied && current.path === "audit" && <AuditScreen />}
       </main>

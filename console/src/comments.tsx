@@ -1,5 +1,6 @@
-// A comment as moderators see it, shared by the queue and a discussion's page: its status badge, the
-// reader (name and id: there is no reader page yet), the comment it replies to, and the actions its
+// A comment as moderators see it, shared by the queue, the Reported view, a discussion's page and a
+// reader's page: its status badge, the reader (name and id, a link to the reader's page), the comment
+// it replies to, and the actions its
 // status allows — Approve and Reject (distinct colours and labels), Pin / Unpin only on a published
 // (approved) comment, Delete after a confirmation — and why a safety rule or a moderator decided its
 // status (moderationReason), in words.
@@ -48,13 +49,19 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge status-${status}`}>{STATUS_LABEL[status] ?? status}</span>;
 }
 
+/** The reader: a link to their page (history, reports, Ban / Suspend / Lift ban). */
 export function ReaderName({ author }: { author: { id: string; name: string } }) {
   return (
-    <span class="reader">
+    <a class="reader" href={readerHref(author.id)}>
       <strong>{author.name}</strong> <span class="muted">(reader {author.id})</span>
-    </span>
+    </a>
   );
 }
+
+export const readerHref = (id: string) => `#/readers/${encodeURIComponent(id)}`;
+
+const REPORT_REASON: Record<string, string> = { spam: "spam", abuse: "abuse", off_topic: "off topic", other: "other" };
+export const reportReasonLabel = (r: string) => REPORT_REASON[r] ?? r;
 
 /** The comment a reply answers: its author and the start of its body. */
 export function ParentExcerpt({ parent }: { parent: Moderated["parent"] }) {
@@ -86,6 +93,12 @@ type Reason = {
   earlierComments?: number;
   decision?: string;
   previous?: Reason;
+  reportCount?: number;
+  reasons?: Record<string, number>;
+  reason?: string;
+  fallback?: string;
+  error?: string;
+  ban?: { until?: string | null };
 };
 
 /** A comment's moderationReason in words ("" when it has none or one this console does not know). */
@@ -100,9 +113,19 @@ export function reasonText(reason: unknown): string {
     return `${plural(r.links ?? 0, "link")}, more than the ${r.maxLinks} allowed (held by a rule)`;
   if (r.source === "new_reader")
     return `new reader: ${plural(r.earlierComments ?? 0, "earlier comment")}, none approved yet (the first ${r.newReaderHold} are held)`;
+  if (r.source === "reports") {
+    const why = Object.entries(r.reasons ?? {})
+      .map(([k, n]) => `${reportReasonLabel(k)} ${n}`)
+      .join(", ");
+    return `reported by ${plural(r.reportCount ?? 0, "reader")}${why ? ` (${why})` : ""}, held until a moderator decides`;
+  }
+  if (r.source === "hook" && r.fallback)
+    return `the moderation hook gave no answer (${r.fallback.replace("_", " ")}${r.error ? `: ${r.error}` : ""}); its fallback decided ${r.decision}`;
+  if (r.source === "hook") return `the moderation hook decided ${r.decision}${r.reason ? `: ${r.reason}` : ""}`;
   if (r.source === "moderator") {
     const before = reasonText(r.previous);
-    return `${r.decision === "approved" ? "approved" : "rejected"} by a moderator${before ? `; before that, ${before}` : ""}`;
+    const by = r.ban ? (r.ban.until ? "by a moderator suspending the reader" : "by a moderator banning the reader") : "by a moderator";
+    return `${r.decision === "approved" ? "approved" : "rejected"} ${by}${before ? `; before that, ${before}` : ""}`;
   }
   return "";
 }

@@ -13,6 +13,15 @@ export type ApiKeyState =
   | 'expired'
   | 'revoked';
 
+export type BanReaderInput = {
+  /** Up to 500 characters, for moderators. */
+  reason?: string | null | undefined;
+  /** Also reject the reader's pending comments (default false). */
+  rejectPending?: boolean | null | undefined;
+  /** ISO 8601, in the future: a suspension; absent or null: a ban until lifted. */
+  until?: string | null | undefined;
+};
+
 export type Capability =
   | 'manage_api_keys'
   | 'manage_settings'
@@ -60,9 +69,39 @@ export type IdempotencySettingsPatch = {
   ttlHours?: number | null | undefined;
 };
 
+export type IdentityProviderClaimsInput = {
+  email?: string | null | undefined;
+  name?: string | null | undefined;
+  picture?: string | null | undefined;
+};
+
+export type IdentityProviderInput = {
+  /** RS256 | PS256 | ES256 | EdDSA */
+  algorithms?: Array<string> | null | undefined;
+  audience: Array<string>;
+  claims?: IdentityProviderClaimsInput | null | undefined;
+  issuer?: string | null | undefined;
+  jwksUri?: string | null | undefined;
+};
+
+export type IdentitySettingsPatch = {
+  /** The whole list (at most 5); [] removes them all. */
+  providers?: Array<IdentityProviderInput> | null | undefined;
+};
+
 export type Moderation =
   | 'post'
   | 'pre';
+
+export type ModerationHookDecision =
+  | 'approve'
+  | 'hold'
+  | 'reject';
+
+export type ModerationHookFallback =
+  | 'approve'
+  | 'hold'
+  | 'reject';
 
 export type ModerationQueueSort =
   | 'newest'
@@ -90,6 +129,20 @@ export type ReplaySettingsPatch = {
   maxAgeSeconds?: number | null | undefined;
   maxEvents?: number | null | undefined;
 };
+
+export type ReportAction =
+  | 'hold'
+  | 'queue';
+
+export type ReportReason =
+  | 'abuse'
+  | 'off_topic'
+  | 'other'
+  | 'spam';
+
+export type ReportStatus =
+  | 'dismissed'
+  | 'open';
 
 export type RetentionSettingsPatch = {
   deliveryLogDays?: number | null | undefined;
@@ -120,6 +173,7 @@ export type SettingsPatch = {
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   idempotency?: IdempotencySettingsPatch | null | undefined;
+  identity?: IdentitySettingsPatch | null | undefined;
   maxBodyLength?: number | null | undefined;
   /** post | pre */
   moderation?: string | null | undefined;
@@ -376,6 +430,67 @@ export type AuditLogQueryVariables = Exact<{
 
 export type AuditLogQuery = { auditLog: { edges: Array<{ node: { id: string, at: string, action: string, actor: { type: string, id: string, label: string | null }, resource: { type: string, id: string | null }, changes: Array<{ field: string, from: unknown, to: unknown }> } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
+export type SafetyFieldsFragment = { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null };
+
+export type SafetySettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type SafetySettingsQuery = { settings: { moderation: Moderation, safety: { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null } } };
+
+export type UpdateSafetyMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type UpdateSafetyMutation = { updateSettings: { moderation: Moderation, safety: { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { secret: string | null, url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null } } };
+
+export type TestSafetyHookMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type TestSafetyHookMutation = { testSafetyHook: { ok: boolean, status: number | null, decision: ModerationHookDecision | null, reason: string | null, latencyMs: number, error: string | null } };
+
+export type ReportedFragment = { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } };
+
+export type ReportsQueryVariables = Exact<{
+  status?: ReportStatus | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type ReportsQuery = { reports: { edges: Array<{ node: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type DismissReportsMutationVariables = Exact<{
+  commentId: string;
+}>;
+
+
+export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } } };
+
+export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> };
+
+export type ReaderQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+
+export type BanReaderMutationVariables = Exact<{
+  id: string;
+  input?: BanReaderInput | null | undefined;
+}>;
+
+
+export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+
+export type LiftReaderBanMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -394,32 +509,6 @@ export class TypedDocumentString<TResult, TVariables>
     return this.value;
   }
 }
-export const QueueCommentFragmentDoc = new TypedDocumentString(`
-    fragment QueueComment on Comment {
-  id
-  discussionId
-  parentId
-  body
-  status
-  pinned
-  createdAt
-  author {
-    id
-    name
-  }
-  discussionTitle
-  moderationReason
-  parent {
-    id
-    status
-    excerpt
-    author {
-      id
-      name
-    }
-  }
-}
-    `, {"fragmentName":"QueueComment"}) as unknown as TypedDocumentString<QueueCommentFragment, unknown>;
 export const EndpointFragmentDoc = new TypedDocumentString(`
     fragment Endpoint on WebhookEndpoint {
   webhookId
@@ -472,6 +561,136 @@ export const AllSettingsFragmentDoc = new TypedDocumentString(`
   }
 }
     `, {"fragmentName":"AllSettings"}) as unknown as TypedDocumentString<AllSettingsFragment, unknown>;
+export const SafetyFieldsFragmentDoc = new TypedDocumentString(`
+    fragment SafetyFields on SafetySettings {
+  bannedWords
+  suspectWords
+  maxLinks
+  newReaderHold
+  reportThreshold
+  reportAction
+  hook {
+    url
+    timeoutMs
+    onTimeout
+  }
+}
+    `, {"fragmentName":"SafetyFields"}) as unknown as TypedDocumentString<SafetyFieldsFragment, unknown>;
+export const QueueCommentFragmentDoc = new TypedDocumentString(`
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}
+    `, {"fragmentName":"QueueComment"}) as unknown as TypedDocumentString<QueueCommentFragment, unknown>;
+export const ReportedFragmentDoc = new TypedDocumentString(`
+    fragment Reported on ReportedComment {
+  status
+  reportCount
+  reasonCounts {
+    reason
+    count
+  }
+  notes {
+    reason
+    note
+    createdAt
+  }
+  lastReportedAt
+  dismissedAt
+  comment {
+    ...QueueComment
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}`, {"fragmentName":"Reported"}) as unknown as TypedDocumentString<ReportedFragment, unknown>;
+export const ReaderPageFragmentDoc = new TypedDocumentString(`
+    fragment ReaderPage on ReaderProfile {
+  id
+  name
+  avatarUrl
+  createdAt
+  commentCounts {
+    approved
+    pending
+    rejected
+    deleted
+  }
+  openReports
+  sanction {
+    until
+    reason
+    createdAt
+  }
+  recentComments {
+    ...QueueComment
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}`, {"fragmentName":"ReaderPage"}) as unknown as TypedDocumentString<ReaderPageFragment, unknown>;
 export const ModerationQueueDocument = new TypedDocumentString(`
     query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
   moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
@@ -1026,3 +1245,319 @@ export const AuditLogDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<AuditLogQuery, AuditLogQueryVariables>;
+export const SafetySettingsDocument = new TypedDocumentString(`
+    query SafetySettings {
+  settings {
+    moderation
+    safety {
+      ...SafetyFields
+    }
+  }
+}
+    fragment SafetyFields on SafetySettings {
+  bannedWords
+  suspectWords
+  maxLinks
+  newReaderHold
+  reportThreshold
+  reportAction
+  hook {
+    url
+    timeoutMs
+    onTimeout
+  }
+}`) as unknown as TypedDocumentString<SafetySettingsQuery, SafetySettingsQueryVariables>;
+export const UpdateSafetyDocument = new TypedDocumentString(`
+    mutation UpdateSafety($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    moderation
+    safety {
+      ...SafetyFields
+      hook {
+        secret
+      }
+    }
+  }
+}
+    fragment SafetyFields on SafetySettings {
+  bannedWords
+  suspectWords
+  maxLinks
+  newReaderHold
+  reportThreshold
+  reportAction
+  hook {
+    url
+    timeoutMs
+    onTimeout
+  }
+}`) as unknown as TypedDocumentString<UpdateSafetyMutation, UpdateSafetyMutationVariables>;
+export const TestSafetyHookDocument = new TypedDocumentString(`
+    mutation TestSafetyHook {
+  testSafetyHook {
+    ok
+    status
+    decision
+    reason
+    latencyMs
+    error
+  }
+}
+    `) as unknown as TypedDocumentString<TestSafetyHookMutation, TestSafetyHookMutationVariables>;
+export const ReportsDocument = new TypedDocumentString(`
+    query Reports($status: ReportStatus, $first: Int, $after: String) {
+  reports(status: $status, first: $first, after: $after) {
+    edges {
+      node {
+        ...Reported
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}
+fragment Reported on ReportedComment {
+  status
+  reportCount
+  reasonCounts {
+    reason
+    count
+  }
+  notes {
+    reason
+    note
+    createdAt
+  }
+  lastReportedAt
+  dismissedAt
+  comment {
+    ...QueueComment
+  }
+}`) as unknown as TypedDocumentString<ReportsQuery, ReportsQueryVariables>;
+export const DismissReportsDocument = new TypedDocumentString(`
+    mutation DismissReports($commentId: String!) {
+  dismissReports(commentId: $commentId) {
+    ...Reported
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}
+fragment Reported on ReportedComment {
+  status
+  reportCount
+  reasonCounts {
+    reason
+    count
+  }
+  notes {
+    reason
+    note
+    createdAt
+  }
+  lastReportedAt
+  dismissedAt
+  comment {
+    ...QueueComment
+  }
+}`) as unknown as TypedDocumentString<DismissReportsMutation, DismissReportsMutationVariables>;
+export const ReaderDocument = new TypedDocumentString(`
+    query Reader($id: String!) {
+  reader(id: $id) {
+    ...ReaderPage
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}
+fragment ReaderPage on ReaderProfile {
+  id
+  name
+  avatarUrl
+  createdAt
+  commentCounts {
+    approved
+    pending
+    rejected
+    deleted
+  }
+  openReports
+  sanction {
+    until
+    reason
+    createdAt
+  }
+  recentComments {
+    ...QueueComment
+  }
+}`) as unknown as TypedDocumentString<ReaderQuery, ReaderQueryVariables>;
+export const BanReaderDocument = new TypedDocumentString(`
+    mutation BanReader($id: String!, $input: BanReaderInput) {
+  banReader(id: $id, input: $input) {
+    ...ReaderPage
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}
+fragment ReaderPage on ReaderProfile {
+  id
+  name
+  avatarUrl
+  createdAt
+  commentCounts {
+    approved
+    pending
+    rejected
+    deleted
+  }
+  openReports
+  sanction {
+    until
+    reason
+    createdAt
+  }
+  recentComments {
+    ...QueueComment
+  }
+}`) as unknown as TypedDocumentString<BanReaderMutation, BanReaderMutationVariables>;
+export const LiftReaderBanDocument = new TypedDocumentString(`
+    mutation LiftReaderBan($id: String!) {
+  liftReaderBan(id: $id) {
+    ...ReaderPage
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+    }
+  }
+}
+fragment ReaderPage on ReaderProfile {
+  id
+  name
+  avatarUrl
+  createdAt
+  commentCounts {
+    approved
+    pending
+    rejected
+    deleted
+  }
+  openReports
+  sanction {
+    until
+    reason
+    createdAt
+  }
+  recentComments {
+    ...QueueComment
+  }
+}`) as unknown as TypedDocumentString<LiftReaderBanMutation, LiftReaderBanMutationVariables>;

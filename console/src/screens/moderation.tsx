@@ -17,6 +17,7 @@ import {
   runCommentAction,
   type CommentAction,
 } from "../comments";
+import { ModerationViews } from "./reported";
 
 type Status = "pending" | "rejected";
 type Sort = "oldest" | "newest";
@@ -142,6 +143,7 @@ export function ModerationScreen() {
   return (
     <section aria-labelledby="moderation-title">
       <h1 id="moderation-title">Moderation queue</h1>
+      <ModerationViews current="queue" />
       <div class="toolbar">
         <label>
           Show

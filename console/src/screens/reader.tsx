@@ -1,0 +1,177 @@
+// A reader's page (#/readers/<id>), reached from any comment's author: who they are, their comments
+// by status, the open reports against their comments, the ban or suspension in force, and their
+// latest comments with status and reason. "Ban" (until lifted) and "Suspend" (until a date and time)
+// each ask for a reason and whether to reject the reader's pending comments too; "Lift ban" ends
+// either.
+import { useState } from "preact/hooks";
+import { gql, when } from "../api";
+import { BanReaderDocument, LiftReaderBanDocument, ReaderDocument, type ReaderPageFragment } from "../gql/graphql";
+import { ErrorMessage, Notice, useAction, useLoad } from "../ui";
+import { CommentActions, ModerationReason, StatusBadge, doneLabel, plural, runCommentAction, type CommentAction } from "../comments";
+
+type Asking = "ban" | "suspend" | null;
+
+/** A datetime-local value (the browser's time zone) as ISO 8601; "" when it is not a date. */
+const isoOf = (local: string) => {
+  const d = new Date(local);
+  return Number.isNaN(d.getTime()) ? "" : d.toISOString();
+};
+/** The datetime-local value `hours` from now. */
+const localIn = (hours: number) => {
+  const d = new Date(Date.now() + hours * 3_600_000);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+export function ReaderScreen({ id }: { id: string }) {
+  const profile = useLoad(() => gql(ReaderDocument, { id }), [id]);
+  const action = useAction();
+  const [asking, setAsking] = useState<Asking>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const r = profile.data?.reader;
+  const show = (p: ReaderPageFragment, msg: string) => {
+    profile.setData({ reader: p });
+    setAsking(null);
+    setNotice(msg);
+  };
+
+  const sanction = (form: HTMLFormElement, kind: "ban" | "suspend", who: ReaderPageFragment) => {
+    const f = new FormData(form);
+    const until = kind === "suspend" ? isoOf(String(f.get("until") ?? "")) : null;
+    const reason = String(f.get("reason") ?? "").trim() || null;
+    const rejectPending = f.get("rejectPending") === "on";
+    if (kind === "suspend" && !until) {
+      action.setError("Choose the date and time the suspension ends.");
+      return;
+    }
+    void action.run(async () => {
+      const d = await gql(BanReaderDocument, { id, input: { until, reason, rejectPending } });
+      const rejected = rejectPending ? ` Their pending comments were rejected.` : "";
+      show(
+        d.banReader,
+        kind === "ban" ? `Banned ${who.name} until lifted.${rejected}` : `Suspended ${who.name} until ${when(until)}.${rejected}`,
+      );
+    });
+  };
+  const lift = (who: ReaderPageFragment) =>
+    void action.run(async () => show((await gql(LiftReaderBanDocument, { id })).liftReaderBan, `Lifted the ban on ${who.name}.`));
+  const moderate = (c: ReaderPageFragment["recentComments"][number], a: CommentAction) =>
+    void action.run(async () => {
+      await runCommentAction(c.id, a);
+      setNotice(`${doneLabel(a)} the comment in ${c.discussionTitle ?? c.discussionId}.`);
+      profile.reload();
+    });
+
+  return (
+    <section aria-labelledby="reader-title">
+      <p>
+        <a href="#/moderation">← Moderation queue</a>
+      </p>
+      <h1 id="reader-title">{r ? r.name : "Reader"}</h1>
+      <ErrorMessage error={profile.error ?? action.error} />
+      {notice && <Notice>{notice}</Notice>}
+      {r && (
+        <>
+          <p>
+            Reader <code>{r.id}</code> · first seen {when(r.createdAt)}
+          </p>
+          <p class="counts">
+            {plural(r.commentCounts.approved, "published comment")} · {r.commentCounts.pending} pending · {r.commentCounts.rejected}{" "}
+            rejected · {r.commentCounts.deleted} deleted
+          </p>
+          <h2>Reports against them</h2>
+          <p>
+            {r.openReports === 0
+              ? "No open reports against their comments."
+              : `${plural(r.openReports, "open report")} against their comments.`}{" "}
+            <a href="#/moderation/reported">Reported comments</a>
+          </p>
+          <h2>Ban or suspension</h2>
+          <SanctionText r={r} />
+          {asking ? (
+            <form
+              class="panel"
+              aria-label={asking === "ban" ? `Ban ${r.name}` : `Suspend ${r.name}`}
+              onSubmit={(e) => {
+                e.preventDefault();
+                sanction(e.currentTarget, asking, r);
+              }}
+            >
+              <p>
+                {asking === "ban"
+                  ? `${r.name} will not be able to post, edit, react or report until the ban is lifted.`
+                  : `${r.name} will not be able to post, edit, react or report until the time you choose.`}
+              </p>
+              {asking === "suspend" && (
+                <label>
+                  Suspended until
+                  <input name="until" type="datetime-local" required min={localIn(0)} defaultValue={localIn(24)} />
+                </label>
+              )}
+              <label>
+                Reason (for moderators, optional)
+                <textarea name="reason" rows={2} maxLength={500} />
+              </label>
+              <label class="check">
+                <input name="rejectPending" type="checkbox" />
+                Also reject their pending comments
+              </label>
+              <div class="actions">
+                <button type="submit" class="danger" disabled={action.busy}>
+                  {asking === "ban" ? "Confirm ban" : "Confirm suspension"}
+                </button>
+                <button type="button" class="btn-plain" onClick={() => setAsking(null)}>
+                  Cancel
+                </button>
+              </div>
+            </form>
+          ) : (
+            <div class="actions">
+              <button type="button" class="danger" disabled={action.busy} onClick={() => setAsking("ban")}>
+                Ban
+              </button>
+              <button type="button" class="btn-reject" disabled={action.busy} onClick={() => setAsking("suspend")}>
+                Suspend
+              </button>
+              {r.sanction && (
+                <button type="button" class="btn-plain" disabled={action.busy} onClick={() => lift(r)}>
+                  Lift ban
+                </button>
+              )}
+            </div>
+          )}
+          <h2>Latest comments</h2>
+          {r.recentComments.length === 0 && <p>No comments yet.</p>}
+          <ul class="thread" aria-label={`${r.name}'s latest comments, newest first`}>
+            {r.recentComments.map((c) => (
+              <li
+                key={c.id}
+                class={`status-${c.status}`}
+                aria-label={`Comment in ${c.discussionTitle ?? c.discussionId}, ${c.status === "approved" ? "published" : c.status}`}
+              >
+                <div class="meta">
+                  <StatusBadge status={c.status} />{" "}
+                  <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{c.discussionTitle ?? c.discussionId}</a> ·{" "}
+                  <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+                </div>
+                <p class="body">{c.status === "deleted" ? <em>Deleted comment</em> : c.body}</p>
+                <ModerationReason reason={c.moderationReason} />
+                <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} />
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+function SanctionText({ r }: { r: ReaderPageFragment }) {
+  const s = r.sanction;
+  if (!s) return <p>No ban or suspension: {r.name} can post.</p>;
+  return (
+    <p class="sanction">
+      <strong>{s.until ? `Suspended until ${when(s.until)}` : "Banned until lifted"}</strong> (since {when(s.createdAt)})
+      {s.reason ? `. Reason: ${s.reason}` : ". No reason given."}
+    </p>
+  );
+}
