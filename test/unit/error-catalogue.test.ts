@@ -34,6 +34,10 @@ describe("the error catalogue", () => {
       "validation_failed",
       [{ path: "parentId", message: "must name an approved comment" }],
     ]);
+    const banned = databaseRefusal({ code: "EN403", message: "reader_banned", detail: "Banned.", hint: '{"until":null}' });
+    expect([banned!.status, banned!.code, banned!.toProblem().until]).toEqual([403, "reader_banned", null]);
+    expect(banned!.toProblem()).toHaveProperty("until", null); // eng_refuse's extra members, carried as the HINT
+    expect(databaseRefusal({ code: "EN409", message: "discussion_locked", hint: "" })!.toProblem()).not.toHaveProperty("until");
     expect(databaseRefusal({ code: "EN409", message: "not_in_the_catalogue" })).toBeNull();
     expect(databaseRefusal({ code: "EN404", message: "discussion_locked" })).toBeNull(); // status must match
     expect(databaseRefusal({ code: "23505", message: "duplicate key" })).toBeNull();
