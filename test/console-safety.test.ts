@@ -29,6 +29,12 @@ const link = (email: string) =>
   signConsoleLink({ secret: services().adminJwtSecret, tenantId: t.tenantId, email, now: new Date(), baseUrl: server.url }).url;
 const settings = async () => (await t.api.get("/api/v1/settings")).body;
 
+/** The input of the next UpdateSafety request the page sends: what the console writes. */
+const nextPatch = () =>
+  page
+    .waitForRequest((r) => r.url().endsWith("/graphql") && (r.postData() ?? "").includes("mutation UpdateSafety"))
+    .then((r) => JSON.parse(r.postData()!).variables.input);
+
 /** Posts as a reader named `name` (id = name lowercased); approved unless `held`. */
 async function post(discussion: string, name: string, body: string, held = false): Promise<string> {
   const r = await (await t.reader(name.toLowerCase(), { name })).post(`/api/v1/discussions/${discussion}/comments`, { body });
@@ -77,7 +83,9 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
     // one field: the new entries are counted as typed (blank lines and spaces aside)
     await suspect.fill("cheap\n\n  free money  \nbuy now\n");
     await expect.poll(() => page.locator("#suspectWords-count").textContent()).toContain("3 of 2,000 entries");
+    const sent = nextPatch();
     await page.getByRole("button", { name: "Save safety settings" }).click();
+    expect(await sent).toEqual({ safety: { suspectWords: ["cheap", "free money", "buy now"] } });
     await page.getByRole("status").filter({ hasText: "Safety settings saved: suspectWords." }).waitFor();
     const after = await settings();
     expect(after.moderation).toBe("pre");
@@ -165,7 +173,9 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
 
     // one hook field: only it is sent
     await page.getByLabel("On timeout or failure").selectOption("reject");
+    const sent = nextPatch();
     await page.getByRole("button", { name: "Save safety settings" }).click();
+    expect(await sent).toEqual({ safety: { hook: { onTimeout: "reject" } } });
     await page.getByRole("status").filter({ hasText: "Safety settings saved: hook.onTimeout." }).waitFor();
     s = await settings();
     expect(s.safety.hook).toMatchObject({ url: hook.url, timeoutMs: 800, onTimeout: "reject" });

@@ -145,10 +145,6 @@ export function SafetyScreen() {
     const edited = read(form);
     // only what the operator changed: a value shown but left alone is never written back
     const patch = changedFields(current, edited) as SafetySettingsPatch;
-    const names = changedNames(patch);
-    // the server fills a hook patch's missing timeoutMs or onTimeout with its default (1,500, hold)
-    // rather than keeping the stored one, so a hook change sends both as the form shows them
-    if (patch.hook && edited.hook) patch.hook = { ...patch.hook, timeoutMs: edited.hook.timeoutMs, onTimeout: edited.hook.onTimeout };
     setErrors({});
     setError(null);
     setNotice(null);
@@ -165,7 +161,7 @@ export function SafetyScreen() {
           // the secret is in this answer only: shown once, never kept with the settings
           loaded.setData({ settings: { moderation, safety: { ...safety, hook: safety.hook ? (hook as Safety["hook"]) : null } } });
           if (shown) setSecret(shown);
-          setNotice(`Safety settings saved: ${names.join(", ")}.`);
+          setNotice(`Safety settings saved: ${changedNames(patch).join(", ")}.`);
         },
         (e: unknown) => {
           const fields = e instanceof ApiError ? e.fields : [];
