@@ -75,9 +75,12 @@ const SafetySettings = builder.objectRef<Settings["safety"]>("SafetySettings").i
       description: "A reader's first n comments are held until one of theirs is approved; 0: off.",
     }),
     reportThreshold: t.exposeInt("reportThreshold", {
-      description: "Distinct reporters that queue a comment (default 3; reports are not taken yet).",
+      description: "Distinct readers with an open report that list a comment as reported (default 3).",
     }),
-    reportAction: t.expose("reportAction", { type: ReportAction, description: "queue (default) or hold (reports are not taken yet)." }),
+    reportAction: t.expose("reportAction", {
+      type: ReportAction,
+      description: "At the threshold, queue (default: stays published, listed as reported) or hold (taken out of public view).",
+    }),
     hook: t.expose("hook", { type: SafetyHookSettings, nullable: true }),
   }),
 });
