@@ -1,12 +1,13 @@
-// The console's trust-and-safety screens in headless Chromium, against the real server (issue 22,
-// contract section 12): the Safety settings screen saves only what the operator changed (a tenant on
+// The console's trust-and-safety screens in headless Chromium, against the real server
+// (contract section 12): the Safety settings screen saves only what the operator changed (a tenant on
 // pre-moderation stays on it, the other safety fields stay as they were), counts each word list's
 // entries, shows the answer's problems beside their fields, shows the hook's signing secret once,
 // sends a test to the hook (a local receiver) and shows its answer, and removes the hook when its URL
 // is emptied; the Reported view lists reported comments with reasons and counts and dismisses their
 // reports; a reader's page, reached from a comment's author, shows their history, the reports against
-// them and their sanction, and suspends, bans and lifts. axe-core at 1280 and 390 px; screenshots into
-// docs/console with UPDATE_SCREENSHOTS=1.
+// them and their sanction, and suspends, bans and lifts; the queue says when reports or the hook held a
+// comment; a moderator has the Reported view and readers' pages but not the Safety screen. axe-core
+// at 1280 and 390 px; screenshots into docs/console with UPDATE_SCREENSHOTS=1.
 import type { Browser, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +19,7 @@ import { expectAccessible, overflow, prepareShots, settled, shoot } from "./supp
 import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
 
 const OWNER = "safety.owner@example.com";
+const MODERATOR = "safety.moderator@example.com";
 
 let server: TestServer;
 let t: TestTenant;
@@ -337,9 +339,30 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
     expect((await t.api.get("/api/v1/readers/bo")).body.sanction).toBeNull();
   });
 
-  it("reaches a reader's page from the queue and from a discussion's page", async () => {
+  it("says in the queue why reports or the hook held a comment; reaches a reader's page from the queue and a discussion", async () => {
     await post("park", "Eve", "Held for approval", true);
+    // the hook holds a comment, with its reason
+    hook.respond = () => ({ status: 200, body: { decision: "hold", reason: "looks like a sales pitch" } });
+    expect((await t.api.patch("/api/v1/settings", { safety: { hook: { url: hook.url } } })).status).toBe(200);
+    await post("park", "Hal", "Fresh offers every day", true);
+    expect((await t.api.patch("/api/v1/settings", { safety: { hook: null, reportAction: "hold" } })).status).toBe(200);
+    // reports at the threshold take a published comment out of view
+    const fay = await post("park", "Fay", "The park should be a car park.");
+    for (const sub of ["r1", "r2"]) await (await t.reader(sub)).post(`/api/v1/comments/${fay}/reports`, { reason: "off_topic" });
+    expect((await t.api.get(`/api/v1/comments/${fay}`)).body.status).toBe("pending");
+
     await page.goto(`${server.url}/console/#/moderation`);
+    const hal = page.getByRole("listitem", { name: "Comment by Hal in The new park" });
+    await hal.waitFor();
+    await settled(page);
+    expect(await hal.textContent()).toContain("Why: the moderation hook decided hold: looks like a sales pitch");
+    expect(await page.getByRole("listitem", { name: "Comment by Fay in The new park" }).textContent()).toContain(
+      "Why: reported by 2 readers (off topic 2), held until a moderator decides",
+    );
+    expect(await page.getByRole("listitem", { name: "Comment by Eve in The new park" }).textContent()).not.toContain("Why:");
+    await expectAccessible(page, "the queue with reasons from reports and the hook");
+    await shoot(page, "moderation-reasons");
+
     await page
       .getByRole("listitem", { name: /Comment by Eve/ })
       .getByRole("link", { name: "Eve (reader eve)" })
@@ -350,6 +373,32 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
     await page.getByRole("heading", { level: 1, name: "Cy" }).waitFor();
     await settled(page);
     expect(await page.getByRole("main").textContent()).toContain("No open reports against their comments.");
+  });
+
+  it("gives a moderator the Reported view and readers' pages, not the Safety screen", async () => {
+    await createOperator(services(), { tenantId: t.tenantId, email: MODERATOR, role: "moderator" });
+    const mod = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
+    await mod.goto(link(MODERATOR));
+    await mod.getByRole("button", { name: "Sign out" }).waitFor();
+    expect(await mod.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Safety" }).count()).toBe(0);
+    await mod.goto(`${server.url}/console/#/safety`);
+    expect(await mod.getByRole("alert").textContent()).toContain("Safety is for owners of this tenant");
+    await mod.goto(`${server.url}/console/#/moderation/reported`);
+    const card = mod.getByRole("listitem", { name: "Reported comment by Fay in The new park" });
+    await card.waitFor();
+    await card.getByRole("link", { name: "Fay (reader fay)" }).click();
+    await mod.getByRole("heading", { level: 1, name: "Fay" }).waitFor();
+    await settled(mod);
+    expect(await mod.getByRole("main").textContent()).toContain("2 open reports against their comments.");
+    await mod.getByRole("button", { name: "Ban", exact: true }).click();
+    await mod.getByRole("form", { name: "Ban Fay" }).getByLabel("Reason (for moderators, optional)").fill("off-topic campaign");
+    await mod.getByRole("button", { name: "Confirm ban" }).click();
+    await mod.getByRole("status").filter({ hasText: "Banned Fay until lifted." }).waitFor();
+    expect((await t.api.get("/api/v1/readers/fay")).body.sanction).toMatchObject({ until: null, reason: "off-topic campaign" });
+    await mod.getByRole("button", { name: "Lift ban" }).click();
+    await mod.getByRole("status").filter({ hasText: "Lifted the ban on Fay." }).waitFor();
+    await expectAccessible(mod, "a reader's page for a moderator");
+    await mod.close();
   });
 
   it("is accessible and fits at 390 px", async () => {
