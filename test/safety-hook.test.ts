@@ -223,6 +223,27 @@ describe("each new comment is checked", () => {
   });
 });
 
+describe("no call when the write will be refused", () => {
+  it("a banned or suspended reader's post and edit, a locked discussion: refused as before, the hook is not asked", async () => {
+    const h = await tenantWithHook();
+    const ann = await h.readerAs("ann");
+    const c = await ann.post("/api/v1/discussions/hook-11/comments", { body: "before the ban" });
+    expect(h.receiver.requests).toHaveLength(1);
+    expect((await h.moderator.post("/api/v1/readers/ann/ban", { reason: "spam" })).status).toBe(200);
+    expect((await ann.post("/api/v1/discussions/hook-11/comments", { body: "after" })).body.code).toBe("reader_banned");
+    expect((await ann.patch(`/api/v1/comments/${c.body.id}`, { body: "edited" })).body.code).toBe("reader_banned");
+    expect((await h.moderator.del("/api/v1/readers/ann/ban")).status).toBe(204);
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await h.moderator.post("/api/v1/readers/ann/ban", { until })).status).toBe(200);
+    expect((await ann.post("/api/v1/discussions/hook-11/comments", { body: "suspended" })).status).toBe(403);
+    expect(h.receiver.requests).toHaveLength(1);
+    await h.moderator.del("/api/v1/readers/ann/ban");
+    expect((await h.t.api.post("/api/v1/discussions/hook-11/lock")).status).toBe(200);
+    expect((await ann.post("/api/v1/discussions/hook-11/comments", { body: "locked" })).status).toBe(409);
+    expect(h.receiver.requests).toHaveLength(1);
+  });
+});
+
 describe("when the hook does not answer", () => {
   it("a stall costs at most timeoutMs, then onTimeout applies (hold, reject, approve) with a fallback reason", async () => {
     const h = await tenantWithHook({ timeoutMs: 300 });

@@ -56,7 +56,7 @@ export interface ModerationHookCaller {
 }
 
 export interface ModerationHookDeps {
-  http: WebhookHttpClient;
+  http: Pick<WebhookHttpClient, "post">;
   clock: Clock;
   /** each check's outcome (`approve|hold|reject|timeout|error|breaker_open`) and, when a request was made, its seconds */
   onOutcome?: (outcome: HookDecision | "timeout" | "error" | "breaker_open", seconds: number | null) => void;

@@ -16,14 +16,13 @@ type Answer = WebhookResponse | DeliveryError | Promise<WebhookResponse>;
 function stub() {
   const sent: WebhookRequest[] = [];
   let next: () => Answer = () => ({ statusCode: 200, headers: {}, body: '{"decision":"approve"}', durationMs: 1 });
-  const http: WebhookHttpClient = {
+  const http: Pick<WebhookHttpClient, "post"> = {
     async post(req) {
       sent.push(req);
       const a = next();
       if (a instanceof DeliveryError) throw a;
       return a;
     },
-    close() {},
   };
   return { http, sent, answer: (f: () => Answer) => (next = f) };
 }

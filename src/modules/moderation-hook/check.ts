@@ -44,6 +44,8 @@ export type ScreenInput =
 interface ContextRow {
   approved: number;
   rejected: number;
+  /** a ban or suspension in force (eng_assert_not_banned will refuse the write) */
+  banned: boolean;
   title: string | null;
   url: string | null;
   state: string | null;
@@ -57,14 +59,16 @@ interface EditRow extends ContextRow {
   status: string | null;
 }
 
-// One statement each: the reader's counts (comments_author_idx) and the discussion (and, for an
-// edit, the comment) beside them.
+// One statement each: the reader's counts (comments_author_idx), whether a sanction is in force (as
+// eng_assert_not_banned reads it), and the discussion (and, for an edit, the comment) beside them.
 const COUNTS = `(SELECT count(*) FILTER (WHERE status = 'approved')::int AS approved,
-                        count(*) FILTER (WHERE status = 'rejected')::int AS rejected
+                        count(*) FILTER (WHERE status = 'rejected')::int AS rejected,
+                        EXISTS (SELECT 1 FROM reader_sanctions WHERE tenant_id = $1 AND reader_id = $2 AND lifted_at IS NULL
+                                   AND (until IS NULL OR until > $4::timestamptz)) AS banned
                    FROM comments WHERE tenant_id = $1 AND author_id = $2) r`;
-const CREATE_CONTEXT = `SELECT r.approved, r.rejected, d.title, d.url, d.state::text AS state FROM ${COUNTS}
+const CREATE_CONTEXT = `SELECT r.approved, r.rejected, r.banned, d.title, d.url, d.state::text AS state FROM ${COUNTS}
   LEFT JOIN discussions d ON d.tenant_id = $1 AND d.id = $3`;
-const EDIT_CONTEXT = `SELECT r.approved, r.rejected, d.title, d.url, d.state::text AS state,
+const EDIT_CONTEXT = `SELECT r.approved, r.rejected, r.banned, d.title, d.url, d.state::text AS state,
        c.discussion_id, c.parent_id, c.created_at, c.author_id, c.status::text AS status FROM ${COUNTS}
   LEFT JOIN comments c ON c.tenant_id = $1 AND c.id = $3
   LEFT JOIN discussions d ON d.tenant_id = $1 AND d.id = c.discussion_id`;
@@ -78,9 +82,9 @@ const readerOf = (reader: ReaderIdentity, row: ContextRow): CommentCheck["reader
 });
 
 /**
- * The check to send, or null when the write will be refused anyway (a locked or archived
- * discussion; for an edit: a missing or deleted comment, another author's, a closed edit window):
- * such a request costs no hook call.
+ * The check to send, or null when the write will be refused anyway (a banned or suspended reader, a
+ * locked or archived discussion; for an edit: a missing or deleted comment, another author's, a
+ * closed edit window): such a request costs no hook call, and the hook is not told of it.
  */
 async function buildCheck(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<CommentCheck | null> {
   const tenantId = tenantIdOf(ctx);
@@ -88,10 +92,10 @@ async function buildCheck(ctx: RequestContext, settings: Settings, input: Screen
   if (input.action === "create") {
     const [row] = await ctx.app.sql.query<ContextRow>(
       CREATE_CONTEXT,
-      [tenantId, input.reader.id, input.discussionId],
+      [tenantId, input.reader.id, input.discussionId, now],
       "hook_create_context",
     );
-    if (!row || (row.state !== null && row.state !== "open")) return null;
+    if (!row || row.banned || (row.state !== null && row.state !== "open")) return null;
     return {
       type: "comment.check",
       action: "create",
@@ -106,8 +110,9 @@ async function buildCheck(ctx: RequestContext, settings: Settings, input: Screen
       discussion: { id: input.discussionId, title: row.title, url: row.url },
     };
   }
-  const [row] = await ctx.app.sql.query<EditRow>(EDIT_CONTEXT, [tenantId, input.reader.id, input.commentId], "hook_edit_context");
-  if (!row || !row.discussion_id || !row.created_at || row.author_id !== input.reader.id || row.status === "deleted") return null;
+  const [row] = await ctx.app.sql.query<EditRow>(EDIT_CONTEXT, [tenantId, input.reader.id, input.commentId, now], "hook_edit_context");
+  if (!row || row.banned || !row.discussion_id || !row.created_at || row.author_id !== input.reader.id || row.status === "deleted")
+    return null;
   if (row.state !== "open") return null;
   const window = settings.editWindowSeconds;
   if (window > 0 && now.getTime() - new Date(row.created_at).getTime() > window * 1000) return null;
