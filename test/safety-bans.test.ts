@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../src/lib/clock.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, keyWith } from "./support/fixtures.js";
+import { client } from "./support/client.js";
 import { TestBanReaderDocument, TestLiftReaderBanDocument, TestReaderDocument } from "./generated/operations.js";
 
 let server: TestServer;
@@ -17,6 +18,9 @@ afterAll(() => server?.stop());
 
 const eventsOf = (tenantId: string, discussionId: string) =>
   server.app.runtime.services.prisma.event.findMany({ where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
+
+/** A reader's client on another instance (server) of the same database. */
+const createTestTenantClient = (url: string, key: string, identity: string) => client(url, { key, identity });
 
 async function tenantWith(safety: Record<string, unknown> = {}, other: Record<string, unknown> = {}) {
   const t = await createTestTenant(server);
@@ -65,6 +69,7 @@ describe("a banned reader", () => {
     // other readers are not affected; the banned reader may still delete their own comment
     expect((await bob.post("/api/v1/discussions/ban-1/comments", { body: "fine" })).status).toBe(201);
 
+    clock.advance(1); // the clock is the test's: the lift comes after the ban in the audit log
     expect((await moderator.del("/api/v1/readers/ann/ban")).status).toBe(204);
     expect((await moderator.del("/api/v1/readers/ann/ban")).status).toBe(204); // none in force: also 204
     expect((await moderator.get("/api/v1/readers/ann")).body.sanction).toBeNull();
@@ -147,6 +152,24 @@ describe("a banned reader", () => {
       expect([last.type, last.audience, (last.payload as any).data.comment.id]).toEqual(["comment_rejected", "moderators", id]);
     }
     expect((await t.admin.get("/api/v1/audit?action=reader.ban")).body.items[0].details).toMatchObject({ rejectedPending: 2 });
+  });
+});
+
+describe("on every instance", () => {
+  it("a ban made through one instance refuses the reader on another at once, and so does its lift", async () => {
+    const other = await startServer({}, { clock });
+    try {
+      const { t, plain, moderator } = await tenantWith();
+      const identity = await t.identity("ivy", { ttlSeconds: 3600 });
+      const there = createTestTenantClient(other.url, plain, identity);
+      expect((await there.post("/api/v1/discussions/ban-7/comments", { body: "hi" })).status).toBe(201);
+      expect((await moderator.post("/api/v1/readers/ivy/ban", {})).status).toBe(200);
+      expect((await there.post("/api/v1/discussions/ban-7/comments", { body: "again" })).body).toMatchObject({ code: "reader_banned" });
+      expect((await moderator.del("/api/v1/readers/ivy/ban")).status).toBe(204);
+      expect((await there.post("/api/v1/discussions/ban-7/comments", { body: "back" })).status).toBe(201);
+    } finally {
+      await other.stop();
+    }
   });
 });
 
