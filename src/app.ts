@@ -39,7 +39,14 @@ export interface App {
 
 export async function buildApp(
   config: Config,
-  opts: { clock?: Clock; log?: Logger; migrate?: boolean; stream?: Partial<HubOptions>; webhooks?: Partial<WebhookOptions> } = {},
+  opts: {
+    clock?: Clock;
+    log?: Logger;
+    migrate?: boolean;
+    stream?: Partial<HubOptions>;
+    webhooks?: Partial<WebhookOptions>;
+    identityProviders?: NonNullable<Parameters<typeof createRuntime>[1]>["identityProviders"];
+  } = {},
 ): Promise<App> {
   const runtime = await createRuntime(config, opts);
   const { services } = runtime;

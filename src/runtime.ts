@@ -13,6 +13,7 @@ import { createScopeCache } from "./db/tenant-scope.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createSafetyRules } from "./tenancy/safety-rules.js";
+import { createIdentityProviders, type IdentityProviderOptions } from "./auth/identity-providers.js";
 import { createCommandConnection, redisTargetOf, type RedisClient } from "./lib/redis-connection.js";
 import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
@@ -25,6 +26,7 @@ import { createRetentionJob, type RetentionJob } from "./events/retention.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
 import { createWebhookRuntime, type WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
+import { guardedFetch } from "./webhook-delivery/http-client.js";
 import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 
 export interface Runtime {
@@ -103,6 +105,8 @@ export async function createRuntime(
     migrate?: boolean;
     stream?: Partial<HubOptions>;
     webhooks?: Partial<WebhookOptions>;
+    /** identity providers' key sets: fetch timeout, refetch cooldown, cache age (tests shorten them) */
+    identityProviders?: Partial<Pick<IdentityProviderOptions, "timeoutMs" | "cooldownMs" | "cacheMaxAgeMs">>;
     /** "cli": the CLI opens the embedded data folder (a starting server waits for it) */
     lockRole?: "server" | "cli";
   } = {},
@@ -191,6 +195,12 @@ export async function createRuntime(
       streams,
       webhooks,
       safety: createSafetyRules(),
+      // key sets and discovery documents through the webhooks' client: the same SSRF guard and allow-list
+      identityProviders: createIdentityProviders({
+        fetch: guardedFetch(webhooks.http, opts.identityProviders?.timeoutMs ?? 3_000),
+        clock,
+        ...opts.identityProviders,
+      }),
     };
     registerGauges(services);
     const retention = createRetentionJob({ prisma: db.prisma, clock, log, metrics });

@@ -8,13 +8,16 @@ import { createIdentityProviders, isProviderToken, type IdentityProviderSettings
 import { systemClock } from "../src/lib/clock.js";
 import { AppError } from "../src/lib/errors.js";
 import { startTestIdp, type TestIdp } from "./support/oidc-provider.js";
+import { startServer, type TestServer } from "./support/server.js";
+import { client } from "./support/client.js";
+import { createTestTenant, signIdentity } from "./support/fixtures.js";
 
 let idp: TestIdp;
 let other: TestIdp;
 const claims = { name: "name", picture: "picture", email: "email" };
 const byIssuer = (i: TestIdp, extra: Partial<IdentityProviderSettings> = {}): IdentityProviderSettings => ({
   issuer: i.issuer,
-  audience: "engagement-test",
+  audience: ["engagement-test"],
   algorithms: ["RS256", "PS256", "ES256", "EdDSA"],
   claims,
   ...extra,
@@ -62,7 +65,7 @@ describe("identity providers", () => {
     });
     // a provider named by its key set alone, with its own claim names
     const viaJwks = await providers.verify(await other.token({ sub: "u-1", nickname: "Bea" }), [
-      { jwksUri: other.jwksUri, audience: "engagement-test", algorithms: ["ES256"], claims: { ...claims, name: "nickname" } },
+      { jwksUri: other.jwksUri, audience: ["engagement-test"], algorithms: ["ES256"], claims: { ...claims, name: "nickname" } },
     ]);
     expect(viaJwks).toMatchObject({ id: `${other.issuer}#u-1`, name: "Bea", avatarUrl: null, email: null, emailVerified: false });
     expect(viaJwks.id).not.toBe(reader.id); // the same sub at two providers: two readers
@@ -98,29 +101,29 @@ describe("identity providers", () => {
     expect(await refusal(providers.verify(await idp.token({ sub: "u" }), [byIssuer(idp, { algorithms: ["ES256"] })]))).toMatch(/algorithm/);
   });
 
-  it("picks up a key rotated at the IdP without a restart, refetching on an unknown kid at most once per cooldown", async () => {
-    // jose's cooldown counts from the last fetch: a short one here, where the default is 30 s
-    const cooldownMs = 300;
-    const providers = createIdentityProviders({ fetch: fetchImpl, clock: systemClock, cooldownMs });
+  it("picks up a key rotated at the IdP without a restart, and an unknown kid refetches nothing within the cooldown", async () => {
     const idp2 = await startTestIdp();
     try {
       const mine = [byIssuer(idp2)];
-      await providers.verify(await idp2.token({ sub: "a" }), mine);
+      // past its cooldown (none here; 30 s by default), an unknown kid fetches the set again, once
+      const rotating = createIdentityProviders({ fetch: fetchImpl, clock: systemClock, cooldownMs: 0 });
+      await rotating.verify(await idp2.token({ sub: "a" }), mine);
       expect(idp2.jwksFetches).toBe(1);
-      await providers.verify(await idp2.token({ sub: "a" }), mine);
+      await rotating.verify(await idp2.token({ sub: "a" }), mine);
       expect(idp2.jwksFetches).toBe(1); // cached
       const kid = await idp2.rotate();
-      await new Promise((resolve) => setTimeout(resolve, cooldownMs + 50));
-      expect((await providers.verify(await idp2.token({ sub: "b" }, { kid }), mine)).id).toBe(`${idp2.issuer}#b`);
-      expect(idp2.jwksFetches).toBe(2); // the unknown kid fetched the set again, once
-      // a kid the IdP never published: refused, and within the cooldown the set is not fetched again
+      expect((await rotating.verify(await idp2.token({ sub: "b" }, { kid }), mine)).id).toBe(`${idp2.issuer}#b`);
+      expect(idp2.jwksFetches).toBe(2);
+      // within the cooldown of its last fetch, a kid the IdP never published is refused without a fetch
+      const cooling = createIdentityProviders({ fetch: fetchImpl, clock: systemClock, cooldownMs: 600_000 });
+      await cooling.verify(await idp2.token({ sub: "a" }), mine);
+      expect(idp2.jwksFetches).toBe(3);
       const stranger = await startTestIdp();
       const unknownKid = await stranger.token({ sub: "x" }, { issuer: idp2.issuer });
       await stranger.close();
-      const detail = await refusal(providers.verify(unknownKid, mine));
-      expect(detail).toMatch(/kid/);
-      await refusal(providers.verify(unknownKid, mine));
-      expect(idp2.jwksFetches).toBe(2); // both within the cooldown of the last fetch
+      expect(await refusal(cooling.verify(unknownKid, mine))).toMatch(/kid/);
+      await refusal(cooling.verify(unknownKid, mine));
+      expect(idp2.jwksFetches).toBe(3);
     } finally {
       await idp2.close();
     }
@@ -158,5 +161,102 @@ describe("identity providers", () => {
     } finally {
       await ed.close();
     }
+  });
+});
+
+describe("identity providers through the API", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({}, { identityProviders: { cooldownMs: 0 } });
+  });
+  afterAll(() => server?.stop());
+
+  it("a page signed in at the site's IdP posts with a publishable key, no backend of the tenant's in between", async () => {
+    const t = await createTestTenant(server);
+    const origin = "https://news.example";
+    const set = await t.api.patch("/api/v1/settings", {
+      allowedOrigins: [origin],
+      identity: { providers: [{ issuer: idp.issuer, audience: "engagement-test" }] },
+    });
+    expect(set.status).toBe(200);
+    expect(set.body.identity.providers).toEqual([
+      { issuer: idp.issuer, audience: ["engagement-test"], algorithms: ["RS256", "PS256", "ES256", "EdDSA"], claims },
+    ]);
+    expect((await t.api.put("/api/v1/discussions/idp-1", { title: "IdP" })).status).toBe(201);
+    const pk = (await t.admin.post("/api/v1/publishable-keys", { label: "site" })).body.key as string;
+    const browser = client(server.url, { key: pk, headers: { origin } });
+    const token = await idp.token({ sub: "reader-7", name: "Grace", picture: "https://img.example/g.png" });
+    const posted = await browser.post("/api/v1/discussions/idp-1/comments", { body: "signed in at the IdP" }, { identity: token });
+    expect(posted.status).toBe(201);
+    expect(posted.body.author).toMatchObject({ id: `${idp.issuer}#reader-7`, name: "Grace", avatarUrl: "https://img.example/g.png" });
+    // the same reader from the backend with an API key, and the tenant's own HS256 assertion still works
+    const again = await t.api.post("/api/v1/discussions/idp-1/comments", { body: "again" }, { identity: token });
+    expect(again.body.author.id).toBe(`${idp.issuer}#reader-7`);
+    const hs = await signIdentity(t.identitySecret, "reader-7", { name: "Local Grace" });
+    const local = await t.api.post("/api/v1/discussions/idp-1/comments", { body: "via the backend" }, { identity: hs });
+    expect(local.status).toBe(201);
+    expect(local.body.author.id).toBe("reader-7"); // not the IdP's reader: namespaces apart
+    // the author edits with a fresh token of the same IdP
+    const edited = await browser.patch(
+      `/api/v1/comments/${posted.body.id}`,
+      { body: "edited" },
+      { identity: await idp.token({ sub: "reader-7" }) },
+    );
+    expect(edited.status).toBe(200);
+  });
+
+  it("refuses with 401 invalid_identity: another tenant's provider, a wrong audience, an expired token, HS256 with the public key", async () => {
+    const a = await createTestTenant(server);
+    const b = await createTestTenant(server);
+    expect(
+      (await a.api.patch("/api/v1/settings", { identity: { providers: [{ issuer: idp.issuer, audience: "engagement-test" }] } })).status,
+    ).toBe(200);
+    expect(
+      (await b.api.patch("/api/v1/settings", { identity: { providers: [{ jwksUri: other.jwksUri, audience: ["engagement-test"] }] } }))
+        .status,
+    ).toBe(200);
+    const post = (tenant: typeof a, identity: string) => tenant.api.post("/api/v1/discussions/idp-2/comments", { body: "x" }, { identity });
+    const cases: [typeof a, string, RegExp][] = [
+      [a, await other.token({ sub: "u" }), /no identity provider/],
+      [b, await idp.token({ sub: "u" }), /kid|signature/],
+      [a, await idp.token({ sub: "u" }, { audience: "another-app" }), /'aud'/],
+      [a, await idp.token({ sub: "u" }, { expiresIn: "-5m" }), /expired/],
+    ];
+    const jwk = ((await (await fetch(idp.jwksUri)).json()) as { keys: object[] }).keys[0]!;
+    const hs = await new SignJWT({ sub: "u", name: "U" })
+      .setProtectedHeader({ alg: "HS256" })
+      .setIssuer(idp.issuer)
+      .setAudience("engagement-test")
+      .setExpirationTime("5m")
+      .sign(new TextEncoder().encode(JSON.stringify(jwk)));
+    cases.push([a, hs, /signature/]);
+    for (const [tenant, identity, reason] of cases) {
+      const r = await post(tenant, identity);
+      expect(r.status, JSON.stringify(r.body)).toBe(401);
+      expect(r.body.code).toBe("invalid_identity");
+      expect(r.body.detail).toMatch(reason);
+    }
+    // b's own reader goes through
+    expect((await post(b, await other.token({ sub: "u", name: "U" }))).status).toBe(201);
+  });
+
+  it("validates providers in settings: an issuer or a jwksUri, asymmetric algorithms only, at most 5", async () => {
+    const t = await createTestTenant(server);
+    const bad = [
+      { audience: "x" },
+      { issuer: idp.issuer, audience: "x", algorithms: ["HS256"] },
+      { issuer: idp.issuer, audience: "x", algorithms: ["none"] },
+      { issuer: "not a url", audience: "x" },
+      { issuer: idp.issuer },
+    ];
+    for (const provider of bad) {
+      const r = await t.api.patch("/api/v1/settings", { identity: { providers: [provider] } });
+      expect(r.status, JSON.stringify(provider)).toBe(422);
+      expect(r.body.code).toBe("validation_failed");
+    }
+    const six = Array.from({ length: 6 }, (_, i) => ({ jwksUri: `https://idp${i}.example/jwks`, audience: "x" }));
+    expect((await t.api.patch("/api/v1/settings", { identity: { providers: six } })).status).toBe(422);
+    expect((await t.api.patch("/api/v1/settings", { identity: { providers: six.slice(0, 5) } })).status).toBe(200);
+    expect((await t.api.patch("/api/v1/settings", { identity: { providers: [] } })).body.identity.providers).toEqual([]);
   });
 });

@@ -33,20 +33,11 @@ import {
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { isHttpUrl } from "../lib/http-url.js";
+import { PROVIDER_ALGORITHMS, type IdentityProviderSettings } from "../tenancy/settings-model.js";
 import type { ReaderIdentity } from "./identity.js";
 
-/** the asymmetric algorithms a provider may sign with (contract section 13) */
-export const PROVIDER_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"] as const;
-export type ProviderAlgorithm = (typeof PROVIDER_ALGORITHMS)[number];
-
-/** One of a tenant's identity providers, as settings-model.ts resolves it. */
-export interface IdentityProviderSettings {
-  issuer?: string | undefined;
-  jwksUri?: string | undefined;
-  audience: string | string[];
-  algorithms: ProviderAlgorithm[];
-  claims: { name: string; picture: string; email: string };
-}
+export { PROVIDER_ALGORITHMS, type IdentityProviderSettings };
+export type ProviderAlgorithm = IdentityProviderSettings["algorithms"][number];
 
 /** A reader from a provider's token: the namespaced id, and what the claims mapped to. */
 export interface ProviderIdentity extends ReaderIdentity {

@@ -4,6 +4,7 @@ import type { Tenant } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
 import type { Principal } from "../auth/principal.js";
 import { verifyIdentity, type ReaderIdentity } from "../auth/identity.js";
+import { isProviderToken } from "../auth/identity-providers.js";
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
@@ -83,6 +84,10 @@ export function currentReader(ctx: RequestContext): Promise<ReaderIdentity | nul
   ctx.cache.reader ??= (async () => {
     if (!ctx.identityToken) return null;
     const tenant = await loadTenant(ctx);
+    // a token signed with a public key is for the tenant's identity providers; HS256 is the tenant's assertion
+    if (isProviderToken(ctx.identityToken)) {
+      return ctx.app.identityProviders.verify(ctx.identityToken, resolveSettings(tenant.settings).identity.providers);
+    }
     return verifyIdentity(ctx.identityToken, ctx.app.secretBox.open(tenant.identitySecretEnc), ctx.app.clock);
   })();
   return ctx.cache.reader;

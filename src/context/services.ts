@@ -19,6 +19,7 @@ import type { IdempotencyRecords } from "../idempotency/records.js";
 import type { StreamHub } from "../stream-engine/hub.js";
 import type { WebhookRuntime } from "../webhook-delivery/webhook-runtime.js";
 import type { SafetyRules } from "../tenancy/safety-rules.js";
+import type { IdentityProviders } from "../auth/identity-providers.js";
 
 export interface AppServices {
   config: Config;
@@ -51,4 +52,6 @@ export interface AppServices {
   webhooks: WebhookRuntime;
   /** the tenants' safety rules, compiled once per settings change (src/tenancy/safety-rules.ts) */
   safety: SafetyRules;
+  /** the tenants' identity providers: their tokens verified with key sets cached per instance (src/auth/identity-providers.ts) */
+  identityProviders: IdentityProviders;
 }

@@ -85,6 +85,51 @@ export const SafetySchema = z
 
 export type SafetySettings = z.infer<typeof SafetySchema>;
 
+/** the asymmetric algorithms an identity provider may sign with: never `none`, never HS* (a public key is no HMAC secret) */
+export const PROVIDER_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"] as const;
+
+/** a claim name of a provider's token (`name`, `nickname`, `https://example.com/name`) */
+const claimName = z.string().min(1).max(200);
+
+/**
+ * One of the tenant's identity providers (contract section 13; src/auth/identity-providers.ts): named
+ * by its `issuer` (OIDC discovery finds its key set) or by its `jwksUri` (then any issuer those keys
+ * sign for), with the audience its tokens must carry, the algorithms it may sign with and which
+ * claims hold the reader's name, picture and email.
+ */
+export const IdentityProviderSchema = z
+  .object({
+    issuer: z.string().refine(isHttpUrl, HTTP_URL_RULE).optional(),
+    jwksUri: z.string().refine(isHttpUrl, HTTP_URL_RULE).optional(),
+    /** one audience or several (any of them); kept as a list */
+    audience: z
+      .union([z.string().min(1).max(500), z.array(z.string().min(1).max(500)).min(1).max(10)])
+      .transform((a) => (Array.isArray(a) ? a : [a])),
+    algorithms: z
+      .array(z.enum(PROVIDER_ALGORITHMS))
+      .min(1)
+      .refine((a) => new Set(a).size === a.length, "must not repeat an algorithm")
+      .default([...PROVIDER_ALGORITHMS]),
+    claims: z
+      .object({ name: claimName.default("name"), picture: claimName.default("picture"), email: claimName.default("email") })
+      .strict()
+      .default({ name: "name", picture: "picture", email: "email" }),
+  })
+  .strict()
+  .refine((p) => p.issuer !== undefined || p.jwksUri !== undefined, "must name an issuer (OIDC discovery) or a jwksUri");
+
+/** Readers signed in at the tenant's own identity providers (contract section 13). */
+export type IdentityProviderSettings = z.infer<typeof IdentityProviderSchema>;
+
+export const IdentitySchema = z
+  .object({
+    providers: z
+      .array(IdentityProviderSchema)
+      .max(5)
+      .refine((a) => new Set(a.map((p) => p.issuer ?? p.jwksUri)).size === a.length, "must not name the same provider twice"),
+  })
+  .strict();
+
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
 export const SettingsSchema = z
@@ -125,6 +170,7 @@ export const SettingsSchema = z
     /** how long an Idempotency-Key and the answer it stands for are kept (contract section 11) */
     idempotency: z.object({ ttlHours: z.number().int().min(1).max(720) }).strict(),
     safety: SafetySchema,
+    identity: IdentitySchema,
   })
   .strict();
 
@@ -158,6 +204,7 @@ export const DEFAULT_SETTINGS: Settings = {
     reportAction: "queue",
     hook: null,
   },
+  identity: { providers: [] },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -175,6 +222,7 @@ export const SettingsPatchSchema = z
     retention: SettingsSchema.shape.retention.partial(),
     idempotency: SettingsSchema.shape.idempotency.partial(),
     safety: SafetySchema.extend({ hook: SafetyHookPatchSchema.nullable() }).partial(),
+    identity: IdentitySchema.partial(),
   })
   .partial()
   .strict();

@@ -89,6 +89,8 @@ export interface WebhookResponse {
 
 export interface WebhookHttpClient {
   post(request: WebhookRequest): Promise<WebhookResponse>;
+  /** A GET under the same rules (identity providers' discovery documents and key sets). */
+  get(request: Omit<WebhookRequest, "body">): Promise<WebhookResponse>;
   /** Destroys the keep-alive sockets. */
   close(): void;
 }
@@ -197,7 +199,10 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
    * listens to, an uncaught exception), and its signal handling cost about a fifth of a delivery's
    * client CPU. Instead, while the request runs, an abort destroys its stream.
    */
-  async function post(request: WebhookRequest): Promise<WebhookResponse> {
+  async function send(
+    method: "POST" | "GET",
+    request: Omit<WebhookRequest, "body"> & { body?: string | Buffer },
+  ): Promise<WebhookResponse> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const signal = request.signal;
@@ -220,8 +225,8 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
     if (!hasHeader(headers, "user-agent")) headers["user-agent"] = DEFAULT_USER_AGENT;
 
     const stream = client.stream(url, {
-      method: "POST",
-      body: request.body,
+      method,
+      ...(request.body === undefined ? {} : { body: request.body }),
       headers,
       timeout: { request: request.timeoutMs },
       dnsLookup: guardedLookup(policy, isHttp, resolveHost),
@@ -281,7 +286,8 @@ export function createWebhookHttpClient(options: WebhookHttpClientOptions): Webh
   }
 
   return {
-    post,
+    post: (request) => send("POST", request),
+    get: (request) => send("GET", request),
     close() {
       agents.http.destroy();
       agents.https.destroy();
@@ -306,4 +312,26 @@ function toDeliveryError(err: unknown, durationMs: number, signal: AbortSignal |
     durationMs,
     cause: err,
   });
+}
+
+/**
+ * The client as a `fetch` for GETs (jose's remote JWKS and OIDC discovery take one): the same SSRF
+ * guard, no redirects, the answer bounded; the caller's signal aborts, `timeoutMs` bounds the whole.
+ * Every failure rejects, as fetch does.
+ */
+export function guardedFetch(
+  client: WebhookHttpClient,
+  timeoutMs: number,
+): (url: string, init: { headers?: Headers; signal?: AbortSignal }) => Promise<Response> {
+  return async (url, init) => {
+    const headers: Record<string, string> = {};
+    init.headers?.forEach((value, name) => (headers[name] = value));
+    const res = await client.get({ url, headers, timeoutMs, ...(init.signal ? { signal: init.signal } : {}) });
+    const out = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (typeof value === "string") out.set(name, value);
+      else if (Array.isArray(value)) for (const v of value) out.append(name, v);
+    }
+    return new Response(res.body, { status: res.statusCode, headers: out });
+  };
 }

@@ -72,6 +72,26 @@ export type IdempotencySettingsPatch = {
   ttlHours?: number | null | undefined;
 };
 
+export type IdentityProviderClaimsInput = {
+  email?: string | null | undefined;
+  name?: string | null | undefined;
+  picture?: string | null | undefined;
+};
+
+export type IdentityProviderInput = {
+  /** RS256 | PS256 | ES256 | EdDSA */
+  algorithms?: Array<string> | null | undefined;
+  audience: Array<string>;
+  claims?: IdentityProviderClaimsInput | null | undefined;
+  issuer?: string | null | undefined;
+  jwksUri?: string | null | undefined;
+};
+
+export type IdentitySettingsPatch = {
+  /** The whole list (at most 5); [] removes them all. */
+  providers?: Array<IdentityProviderInput> | null | undefined;
+};
+
 export type Moderation =
   | 'post'
   | 'pre';
@@ -151,6 +171,7 @@ export type SettingsPatch = {
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   idempotency?: IdempotencySettingsPatch | null | undefined;
+  identity?: IdentitySettingsPatch | null | undefined;
   maxBodyLength?: number | null | undefined;
   /** post | pre */
   moderation?: string | null | undefined;

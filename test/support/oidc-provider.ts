@@ -49,7 +49,7 @@ export async function startTestIdp(opts: { alg?: TestAlg } = {}): Promise<TestId
       return;
     }
     if (req.url?.startsWith("/jwks")) jwksFetches++;
-    provider!.callback()(req, res);
+    void provider!.callback()(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

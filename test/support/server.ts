@@ -35,12 +35,18 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
 
 export async function startServer(
   env: Record<string, string> = {},
-  opts: { clock?: Clock; webhooks?: Partial<WebhookOptions>; stream?: Partial<HubOptions> } = {},
+  opts: {
+    clock?: Clock;
+    webhooks?: Partial<WebhookOptions>;
+    stream?: Partial<HubOptions>;
+    identityProviders?: { timeoutMs?: number; cooldownMs?: number; cacheMaxAgeMs?: number };
+  } = {},
 ): Promise<TestServer> {
   const app = await buildApp(loadConfig(testEnv(env)), {
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.stream ? { stream: opts.stream } : {}),
     ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
+    ...(opts.identityProviders ? { identityProviders: opts.identityProviders } : {}),
     migrate: false,
   });
   const url = await app.start();

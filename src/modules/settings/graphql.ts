@@ -85,6 +85,31 @@ const SafetySettings = builder.objectRef<Settings["safety"]>("SafetySettings").i
   }),
 });
 
+const IdentityProviderClaims = builder.objectRef<Settings["identity"]["providers"][number]["claims"]>("IdentityProviderClaims").implement({
+  description: "Which claims of a provider's token hold the reader's name, picture (avatarUrl) and email.",
+  fields: (t) => ({ name: t.exposeString("name"), picture: t.exposeString("picture"), email: t.exposeString("email") }),
+});
+
+const IdentityProvider = builder.objectRef<Settings["identity"]["providers"][number]>("IdentityProvider").implement({
+  description:
+    "One of the tenant's identity providers (contract section 13): its tokens are accepted in X-Service-Identity; readers are `<iss>#<sub>`.",
+  fields: (t) => ({
+    issuer: t.string({
+      nullable: true,
+      description: "OIDC issuer: its discovery document names the key set.",
+      resolve: (p) => p.issuer ?? null,
+    }),
+    jwksUri: t.string({ nullable: true, description: "The key set's URL, when there is no discovery.", resolve: (p) => p.jwksUri ?? null }),
+    audience: t.exposeStringList("audience", { description: "The `aud` a token must carry (any one of these)." }),
+    algorithms: t.exposeStringList("algorithms", { description: "RS256, PS256, ES256, EdDSA (default all four)." }),
+    claims: t.expose("claims", { type: IdentityProviderClaims }),
+  }),
+});
+
+const IdentitySettings = builder.objectRef<Settings["identity"]>("IdentitySettings").implement({
+  fields: (t) => ({ providers: t.expose("providers", { type: [IdentityProvider], description: "At most 5." }) }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -101,6 +126,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     retention: t.expose("retention", { type: RetentionSettings }),
     idempotency: t.expose("idempotency", { type: IdempotencySettings }),
     safety: t.expose("safety", { type: SafetySettings }),
+    identity: t.expose("identity", { type: IdentitySettings }),
   }),
 });
 
@@ -149,6 +175,26 @@ const SafetyPatch = builder.inputType("SafetySettingsPatch", {
   }),
 });
 
+const IdentityProviderClaimsInput = builder.inputType("IdentityProviderClaimsInput", {
+  fields: (t) => ({ name: t.string(), picture: t.string(), email: t.string() }),
+});
+
+const IdentityProviderInput = builder.inputType("IdentityProviderInput", {
+  fields: (t) => ({
+    issuer: t.string(),
+    jwksUri: t.string(),
+    audience: t.stringList({ required: true }),
+    algorithms: t.stringList({ description: "RS256 | PS256 | ES256 | EdDSA" }),
+    claims: t.field({ type: IdentityProviderClaimsInput }),
+  }),
+});
+
+const IdentityPatch = builder.inputType("IdentitySettingsPatch", {
+  fields: (t) => ({
+    providers: t.field({ type: [IdentityProviderInput], description: "The whole list (at most 5); [] removes them all." }),
+  }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -163,6 +209,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     retention: t.field({ type: RetentionPatch }),
     idempotency: t.field({ type: IdempotencyPatch }),
     safety: t.field({ type: SafetyPatch }),
+    identity: t.field({ type: IdentityPatch }),
   }),
 });
 

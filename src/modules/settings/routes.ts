@@ -9,12 +9,15 @@ import {
   type SettingsPatch,
 } from "../../generated/operations.js";
 
-/** The hook's secret is only in the answer that made it: other answers and reads omit the member. */
-function withoutNullSecret(s: SettingsFieldsFragment): unknown {
+/**
+ * Settings as REST answers them: the hook's secret only in the answer that made it (other answers and
+ * reads omit the member), and a provider's issuer or jwksUri only when it has one.
+ */
+function restSettings(s: SettingsFieldsFragment): unknown {
   const hook = s.safety.hook;
-  if (!hook || hook.secret !== null) return s;
-  const { secret: _none, ...shown } = hook;
-  return { ...s, safety: { ...s.safety, hook: shown } };
+  const safety = !hook || hook.secret !== null ? s.safety : { ...s.safety, hook: (({ secret: _none, ...shown }) => shown)(hook) };
+  const providers = s.identity.providers.map((p) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null)));
+  return { ...s, safety, identity: { ...s.identity, providers } };
 }
 
 export const settingsRoutes = [
@@ -23,14 +26,14 @@ export const settingsRoutes = [
     path: "/settings",
     document: RestGetSettingsDocument,
     variables: () => ({}),
-    respond: (d) => withoutNullSecret(d.settings),
+    respond: (d) => restSettings(d.settings),
   }),
   route({
     method: "PATCH",
     path: "/settings",
     document: RestUpdateSettingsDocument,
     variables: ({ body }) => ({ input: bodyObject(body) as SettingsPatch }),
-    respond: (d) => withoutNullSecret(d.updateSettings),
+    respond: (d) => restSettings(d.updateSettings),
   }),
   route({
     method: "POST",
