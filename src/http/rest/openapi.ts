@@ -44,6 +44,11 @@ const JSON_FIELDS: Record<string, JsonSchema> = {
   "AnalyticsTotals.reactions": { type: "object", additionalProperties: { type: "integer" } },
   "AnalyticsBucket.reactions": { type: "object", additionalProperties: { type: "integer" } },
   "AuditEntry.details": { type: ["object", "null"] },
+  "ReportedComment.reasons": {
+    type: "object",
+    properties: Object.fromEntries(["spam", "abuse", "off_topic", "other"].map((r) => [r, { type: "integer", minimum: 1 }])),
+    additionalProperties: false,
+  },
   "Comment.moderationReason": {
     type: "object",
     properties: { source: { type: "string", enum: ["rule", "new_reader", "moderator", "reports", "hook"] } },
