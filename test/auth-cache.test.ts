@@ -52,6 +52,8 @@ describe("API key cache", () => {
     const oldIdentity = await t.identity("rot");
     const post = (server: TestServer, identity: string) =>
       client(server.url, { key: t.apiKey, identity }).post("/api/v1/discussions/cache-rot/comments", { body: "hi" });
+    // no overlap: the secret before a rotation stops verifying at once (identity.secretOverlapHours)
+    expect((await t.api.patch("/api/v1/settings", { identity: { secretOverlapHours: 0 } })).status).toBe(200);
     expect((await post(b, oldIdentity)).status).toBe(201); // B has the tenant row cached now
     const rotated = await t.api.post("/api/v1/settings/identity-secret/rotate");
     expect(rotated.status).toBe(200);

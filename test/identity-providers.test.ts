@@ -2,10 +2,11 @@
 // provider started here (test/support/oidc-provider.ts: oidc-provider with its own discovery and
 // JWKS): what is accepted, every refusal a 401 invalid_identity with its reason, key rotation at the
 // IdP picked up without a restart, and an IdP that goes down.
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base64url, SignJWT } from "jose";
 import { createIdentityProviders, isProviderToken, type IdentityProviderSettings } from "../src/auth/identity-providers.js";
-import { systemClock } from "../src/lib/clock.js";
+import { manualClock, systemClock } from "../src/lib/clock.js";
 import { AppError } from "../src/lib/errors.js";
 import { startTestIdp, type TestIdp } from "./support/oidc-provider.js";
 import { startServer, type TestServer } from "./support/server.js";
@@ -258,5 +259,56 @@ describe("identity providers through the API", () => {
     expect((await t.api.patch("/api/v1/settings", { identity: { providers: six } })).status).toBe(422);
     expect((await t.api.patch("/api/v1/settings", { identity: { providers: six.slice(0, 5) } })).status).toBe(200);
     expect((await t.api.patch("/api/v1/settings", { identity: { providers: [] } })).body.identity.providers).toEqual([]);
+  });
+});
+
+describe("identity secret rotation with overlap", () => {
+  const clock = manualClock(new Date());
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({}, { clock });
+  });
+  afterAll(() => server?.stop());
+
+  it("both secrets verify for identity.secretOverlapHours; a kid header picks one; then only the new one", async () => {
+    const t = await createTestTenant(server);
+    expect((await t.api.put("/api/v1/discussions/rot-1", {})).status).toBe(201);
+    const nowSec = () => Math.floor(clock.now().getTime() / 1000);
+    const sign = (secret: string, kid?: string) =>
+      new SignJWT({ name: "Rita" })
+        .setProtectedHeader({ alg: "HS256", ...(kid ? { kid } : {}) })
+        .setSubject("rita")
+        .setIssuedAt(nowSec())
+        .setExpirationTime(nowSec() + 600)
+        .sign(new TextEncoder().encode(secret));
+    const post = async (identity: string) => (await t.api.post("/api/v1/discussions/rot-1/comments", { body: "hi" }, { identity })).status;
+
+    const r = await t.api.post("/api/v1/settings/identity-secret/rotate");
+    expect(r.status).toBe(200);
+    const { identitySecret, kid } = r.body as { identitySecret: string; kid: string };
+    expect(kid).toMatch(/^[0-9a-f]{16}$/);
+    expect(Date.parse(r.body.previousSecretExpiresAt) - clock.now().getTime()).toBe(24 * 3_600_000);
+    const oldKid = createHash("sha256").update(t.identitySecret).digest("hex").slice(0, 16);
+
+    // during the overlap: old and new, with or without a kid
+    expect(await post(await sign(t.identitySecret))).toBe(201);
+    expect(await post(await sign(identitySecret))).toBe(201);
+    expect(await post(await sign(identitySecret, kid))).toBe(201);
+    expect(await post(await sign(t.identitySecret, oldKid))).toBe(201);
+    // a kid picks its secret: signed with the new one but naming the old one's kid, refused
+    expect(await post(await sign(identitySecret, oldKid))).toBe(401);
+    const unknown = await t.api.post(
+      "/api/v1/discussions/rot-1/comments",
+      { body: "hi" },
+      { identity: await sign(identitySecret, "nope") },
+    );
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.detail).toMatch(/kid "nope"/);
+
+    // past the overlap: only the new secret
+    clock.advance(24 * 3_600_000 + 1_000);
+    expect(await post(await sign(t.identitySecret))).toBe(401);
+    expect(await post(await sign(t.identitySecret, oldKid))).toBe(401);
+    expect(await post(await sign(identitySecret))).toBe(201);
   });
 });

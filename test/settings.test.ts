@@ -103,8 +103,9 @@ describe("settings", () => {
     expect((await u.api.get("/api/v1/settings")).body.moderation).toBe("post");
   });
 
-  it("identity-secret rotation returns the new secret once; old assertions stop verifying", async () => {
+  it("identity-secret rotation returns the new secret once; with no overlap, old assertions stop verifying", async () => {
     const t = await createTestTenant(server);
+    expect((await t.api.patch("/api/v1/settings", { identity: { secretOverlapHours: 0 } })).status).toBe(200);
     const services = server.app.runtime.services;
     const readerWith = async (token: string) =>
       currentReader(await createRequestContext(services, { "x-api-key": t.apiKey, "x-service-identity": token }));
@@ -113,7 +114,8 @@ describe("settings", () => {
 
     const r = await t.api.post("/api/v1/settings/identity-secret/rotate");
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body)).toEqual(["identitySecret"]);
+    expect(Object.keys(r.body)).toEqual(["identitySecret", "kid", "previousSecretExpiresAt"]);
+    expect(r.body.previousSecretExpiresAt).toBeNull();
     expect(r.body.identitySecret).toMatch(/^is_[0-9a-f]{64}$/);
     expect(r.body.identitySecret).not.toBe(t.identitySecret);
     expect(JSON.stringify((await t.api.get("/api/v1/settings")).body)).not.toContain(r.body.identitySecret);

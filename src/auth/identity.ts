@@ -1,5 +1,9 @@
 // Reader identity assertion (X-Service-Identity): HS256 JWT signed with the tenant's identity secret.
-import { errors as joseErrors, jwtVerify } from "jose";
+// During a rotation's overlap (settings identity.secretOverlapHours, 24 h by default) the previous
+// secret verifies too: a `kid` header picks the secret (its kid is identitySecretKid's digest of it);
+// without one, the current secret is tried first, then the previous.
+import { createHash } from "node:crypto";
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from "jose";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { HTTP_URL_RULE, isHttpUrl } from "../lib/http-url.js";
@@ -25,7 +29,41 @@ const enc = new TextEncoder();
 const verified = new Map<string, { identity: ReaderIdentity; exp: number }>();
 const MAX_VERIFIED = 10_000;
 
-export async function verifyIdentity(token: string, secret: string, clock: Clock): Promise<ReaderIdentity> {
+/** One of the tenant's identity secrets and its `kid`. */
+export interface IdentitySecret {
+  kid: string;
+  secret: string;
+}
+
+/** A secret's `kid`: the first 16 hex digits of its SHA-256 (public, and stable for the secret). */
+export const identitySecretKid = (secret: string): string => createHash("sha256").update(secret).digest("hex").slice(0, 16);
+
+/** The assertion's reader, verified with the secret its `kid` names, or else with each secret in turn. */
+export async function verifyIdentity(token: string, secrets: readonly IdentitySecret[], clock: Clock): Promise<ReaderIdentity> {
+  let kid: unknown;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    throw errors.invalidIdentity("The identity assertion's signature or format is not valid.");
+  }
+  if (kid !== undefined) {
+    const named = secrets.find((s) => s.kid === kid);
+    if (!named)
+      throw errors.invalidIdentity(`The identity assertion's kid ${JSON.stringify(kid)} names no current identity secret of the tenant.`);
+    return verifyWith(token, named.secret, clock);
+  }
+  let first: unknown;
+  for (const { secret } of secrets) {
+    try {
+      return await verifyWith(token, secret, clock);
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  throw first;
+}
+
+async function verifyWith(token: string, secret: string, clock: Clock): Promise<ReaderIdentity> {
   const cacheKey = `${secret}\n${token}`;
   const hit = verified.get(cacheKey);
   if (hit) {

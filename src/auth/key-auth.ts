@@ -37,6 +37,8 @@ export function keyState(k: { revokedAt: Date | null; expiresAt: Date | null }, 
 interface KeyRow extends Omit<CachedKey, "tenant"> {
   tenantName: string;
   identitySecretEnc: string;
+  previousIdentitySecretEnc: string | null;
+  previousIdentitySecretExpiresAt: Date | null;
   settings: Tenant["settings"];
   tenantCreatedAt: Date;
 }
@@ -83,7 +85,8 @@ async function lookupKey(prisma: PrismaClient, hash: string, cache: AuthCache | 
   const [key] = await prisma.$queryRaw<KeyRow[]>`
     SELECT k.id, k.tenant_id AS "tenantId", k.capabilities, k.kind::text AS kind, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
            k.last_used_at AS "lastUsedAt", t.name AS "tenantName", t.identity_secret_enc AS "identitySecretEnc",
-           t.settings, t.created_at AS "tenantCreatedAt"
+           t.previous_identity_secret_enc AS "previousIdentitySecretEnc",
+           t.previous_identity_secret_expires_at AS "previousIdentitySecretExpiresAt", t.settings, t.created_at AS "tenantCreatedAt"
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
      WHERE k.key_hash = ${hash}`;
   if (!key) return undefined;
@@ -99,6 +102,8 @@ async function lookupKey(prisma: PrismaClient, hash: string, cache: AuthCache | 
       id: key.tenantId,
       name: key.tenantName,
       identitySecretEnc: key.identitySecretEnc,
+      previousIdentitySecretEnc: key.previousIdentitySecretEnc,
+      previousIdentitySecretExpiresAt: key.previousIdentitySecretExpiresAt,
       settings: key.settings,
       createdAt: key.tenantCreatedAt,
     },

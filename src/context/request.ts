@@ -3,7 +3,7 @@
 import type { Tenant } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
 import type { Principal } from "../auth/principal.js";
-import { verifyIdentity, type ReaderIdentity } from "../auth/identity.js";
+import { identitySecretKid, verifyIdentity, type IdentitySecret, type ReaderIdentity } from "../auth/identity.js";
 import { isProviderToken } from "../auth/identity-providers.js";
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
@@ -88,9 +88,23 @@ export function currentReader(ctx: RequestContext): Promise<ReaderIdentity | nul
     if (isProviderToken(ctx.identityToken)) {
       return ctx.app.identityProviders.verify(ctx.identityToken, resolveSettings(tenant.settings).identity.providers);
     }
-    return verifyIdentity(ctx.identityToken, ctx.app.secretBox.open(tenant.identitySecretEnc), ctx.app.clock);
+    return verifyIdentity(ctx.identityToken, identitySecrets(ctx, tenant), ctx.app.clock);
   })();
   return ctx.cache.reader;
+}
+
+/** The tenant's identity secrets: the current one, then the one before it while its overlap lasts. */
+function identitySecrets(ctx: RequestContext, tenant: Tenant): IdentitySecret[] {
+  const open = (sealed: string) => {
+    const secret = ctx.app.secretBox.open(sealed);
+    return { kid: identitySecretKid(secret), secret };
+  };
+  const secrets = [open(tenant.identitySecretEnc)];
+  const until = tenant.previousIdentitySecretExpiresAt;
+  if (tenant.previousIdentitySecretEnc && until && until.getTime() > ctx.app.clock.now().getTime()) {
+    secrets.push(open(tenant.previousIdentitySecretEnc));
+  }
+  return secrets;
 }
 
 export async function requireReader(ctx: RequestContext): Promise<ReaderIdentity> {

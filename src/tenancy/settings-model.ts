@@ -127,6 +127,8 @@ export const IdentitySchema = z
       .array(IdentityProviderSchema)
       .max(5)
       .refine((a) => new Set(a.map((p) => p.issuer ?? p.jwksUri)).size === a.length, "must not name the same provider twice"),
+    /** after a rotation of the identity secret, how long the one before still verifies; 0: not at all */
+    secretOverlapHours: z.number().int().min(0).max(720),
   })
   .strict();
 
@@ -204,7 +206,7 @@ export const DEFAULT_SETTINGS: Settings = {
     reportAction: "queue",
     hook: null,
   },
-  identity: { providers: [] },
+  identity: { providers: [], secretOverlapHours: 24 },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */

@@ -143,7 +143,7 @@ describe("settings", { timeout: 30_000 }, () => {
     expectStatus(await api.patch("/settings", { key: A.apiKey, json: { reactionKinds: DEFAULT_KINDS } }), 200);
   });
 
-  it("POST /settings/identity-secret/rotate → a new secret, shown once, in effect at once (tenant B)", async () => {
+  it("POST /settings/identity-secret/rotate → a new secret, shown once, in effect at once, the old one still verifying in the overlap (tenant B)", async () => {
     const res = await api.post("/settings/identity-secret/rotate", { key: B.apiKey });
     expect([200, 201], res.text).toContain(res.status);
     const secret: unknown = res.body?.identitySecret ?? res.body?.secret;
@@ -151,15 +151,14 @@ describe("settings", { timeout: 30_000 }, () => {
     expect(secret).not.toBe(B.identitySecret);
     const fresh = identity(secret as string, "b-1", "Bea");
     expectStatus(await api.post("/discussions/b-d/comments", { key: B.apiKey, identity: fresh, json: { body: "new secret" } }), 201);
-    // README: no grace period (the contract is silent)
-    expectProblem(
+    // section 13: the secret before a rotation still verifies during the overlap (24 h by default)
+    expectStatus(
       await api.post("/discussions/b-d/comments", {
         key: B.apiKey,
         identity: identity(B.identitySecret, "b-1", "Bea"),
-        json: { body: "old" },
+        json: { body: "old, within the overlap" },
       }),
-      401,
-      "invalid_identity",
+      201,
     );
     const again = await api.get("/settings", { key: B.apiKey });
     expect(again.text).not.toContain(secret as string);

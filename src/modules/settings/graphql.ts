@@ -2,7 +2,7 @@
 import { builder } from "../../graphql/builder.js";
 import { DELIVERY_TUNABLES, type Settings } from "../../tenancy/settings-model.js";
 import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
-import { getSettings, rotateIdentitySecret, updateSettings } from "./settings.js";
+import { getSettings, rotateIdentitySecret, updateSettings, type RotatedIdentitySecret } from "./settings.js";
 import type { ShownHook } from "../moderation-hook/secret.js";
 
 const Moderation = builder.enumType("Moderation", { values: ["post", "pre"] as const });
@@ -107,7 +107,12 @@ const IdentityProvider = builder.objectRef<Settings["identity"]["providers"][num
 });
 
 const IdentitySettings = builder.objectRef<Settings["identity"]>("IdentitySettings").implement({
-  fields: (t) => ({ providers: t.expose("providers", { type: [IdentityProvider], description: "At most 5." }) }),
+  fields: (t) => ({
+    providers: t.expose("providers", { type: [IdentityProvider], description: "At most 5." }),
+    secretOverlapHours: t.exposeInt("secretOverlapHours", {
+      description: "After a rotation of the identity secret, how long the one before still verifies (default 24, 0–720).",
+    }),
+  }),
 });
 
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
@@ -192,6 +197,7 @@ const IdentityProviderInput = builder.inputType("IdentityProviderInput", {
 const IdentityPatch = builder.inputType("IdentitySettingsPatch", {
   fields: (t) => ({
     providers: t.field({ type: [IdentityProviderInput], description: "The whole list (at most 5); [] removes them all." }),
+    secretOverlapHours: t.int(),
   }),
 });
 
@@ -213,9 +219,15 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
   }),
 });
 
-const IdentitySecretPayload = builder.objectRef<{ identitySecret: string }>("IdentitySecretPayload").implement({
+const IdentitySecretPayload = builder.objectRef<RotatedIdentitySecret>("IdentitySecretPayload").implement({
   fields: (t) => ({
     identitySecret: t.exposeString("identitySecret", { description: "The new secret: shown here once." }),
+    kid: t.exposeString("kid", { description: "Its `kid`: put it in the assertion's header to pick this secret during an overlap." }),
+    previousSecretExpiresAt: t.expose("previousSecretExpiresAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "Until when the secret before it still verifies (identity.secretOverlapHours); null: it no longer does.",
+    }),
   }),
 });
 
@@ -237,6 +249,6 @@ builder.mutationFields((t) => ({
   rotateIdentitySecret: t.field({
     type: IdentitySecretPayload,
     authScopes: { capability: "manage_settings" },
-    resolve: async (_r, _a, ctx) => ({ identitySecret: await rotateIdentitySecret(ctx) }),
+    resolve: (_r, _a, ctx) => rotateIdentitySecret(ctx),
   }),
 }));

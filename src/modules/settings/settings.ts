@@ -15,6 +15,7 @@ import {
   type SettingsPatch,
 } from "../../tenancy/settings-model.js";
 import { recordAudit } from "../audit/audit.js";
+import { identitySecretKid } from "../../auth/identity.js";
 import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
@@ -77,15 +78,37 @@ export function settingsChanges(before: Settings, after: Settings, patch: Settin
 }
 
 /** Replaces the tenant's identity secret; assertions signed with the old one stop verifying at once. */
-export async function rotateIdentitySecret(ctx: RequestContext): Promise<string> {
+export interface RotatedIdentitySecret {
+  identitySecret: string;
+  kid: string;
+  /** until when the secret before it still verifies (identity.secretOverlapHours); null: not at all */
+  previousSecretExpiresAt: Date | null;
+}
+
+/**
+ * A new identity secret, answered once. The one it replaces keeps verifying for the tenant's
+ * identity.secretOverlapHours (24 h by default), so backends can switch over without a gap; a
+ * rotation within that overlap ends the older secret at once (two at most).
+ */
+export async function rotateIdentitySecret(ctx: RequestContext): Promise<RotatedIdentitySecret> {
   const tenantId = tenantIdOf(ctx);
+  const tenant = await loadTenant(ctx);
+  const overlapHours = resolveSettings(tenant.settings).identity.secretOverlapHours;
   const secret = generateIdentitySecret();
+  const previousSecretExpiresAt = overlapHours > 0 ? new Date(ctx.app.clock.now().getTime() + overlapHours * 3_600_000) : null;
   await writeTx(ctx, tenantId, (tx) =>
-    tx.tenant.update({ where: { id: tenantId }, data: { identitySecretEnc: ctx.app.secretBox.seal(secret) } }),
+    tx.tenant.update({
+      where: { id: tenantId },
+      data: {
+        identitySecretEnc: ctx.app.secretBox.seal(secret),
+        previousIdentitySecretEnc: previousSecretExpiresAt ? tenant.identitySecretEnc : null,
+        previousIdentitySecretExpiresAt: previousSecretExpiresAt,
+      },
+    }),
   );
   delete ctx.cache.tenant;
   delete ctx.cache.reader;
   ctx.app.authCache.invalidateTenant(tenantId);
   await recordAudit(ctx, "settings.rotate_identity_secret", { type: "settings", id: null });
-  return secret;
+  return { identitySecret: secret, kid: identitySecretKid(secret), previousSecretExpiresAt };
 }
