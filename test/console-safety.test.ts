@@ -203,10 +203,21 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
     await page.getByLabel("Banned words (one per line)").fill(`scam\n${"x".repeat(101)}`);
     await page.getByLabel("New reader hold").fill("500");
     await page.getByLabel("Hook URL").fill("ftp://example.com/hook");
+    // one entry over the limit: the count says so before the server does
+    // (pasted at once: typing 2,001 lines through fill takes seconds)
+    await page.getByLabel("Suspect words (one per line)").evaluate(
+      (el, text) => {
+        (el as HTMLTextAreaElement).value = text;
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+      },
+      Array.from({ length: 2001 }, (_v, i) => `word${i}`).join("\n"),
+    );
+    await expect.poll(() => page.locator("#suspectWords-count").textContent()).toContain("2,001 of 2,000 entries: too many");
     await page.getByRole("button", { name: "Save safety settings" }).click();
     await page.getByRole("alert").filter({ hasText: "Some settings are not valid" }).waitFor();
     for (const [label, path] of [
       ["Banned words (one per line)", "bannedWords"],
+      ["Suspect words (one per line)", "suspectWords"],
       ["New reader hold", "newReaderHold"],
       ["Hook URL", "hook.url"],
     ] as const) {
@@ -219,6 +230,7 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
     await shoot(page, "safety-errors");
     // nothing was stored
     expect((await settings()).safety.bannedWords).toEqual(["scam", "fake pills"]);
+    expect((await settings()).safety.suspectWords).toEqual(["cheap", "free money", "buy now"]);
     await page.reload();
   });
 
