@@ -87,6 +87,7 @@ export type IdentityProviderInput = {
 export type IdentitySettingsPatch = {
   /** The whole list (at most 5); [] removes them all. */
   providers?: Array<IdentityProviderInput> | null | undefined;
+  secretOverlapHours?: number | null | undefined;
 };
 
 export type Moderation =
