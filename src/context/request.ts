@@ -4,7 +4,7 @@ import type { Tenant } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
 import type { Principal } from "../auth/principal.js";
 import { identitySecretKid, verifyIdentity, type IdentitySecret, type ReaderIdentity } from "../auth/identity.js";
-import { isProviderToken } from "../auth/identity-providers.js";
+import { isProviderToken, type ProviderIdentity } from "../auth/identity-providers.js";
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
@@ -83,14 +83,19 @@ export function loadTenant(ctx: RequestContext): Promise<Tenant> {
 export function currentReader(ctx: RequestContext): Promise<ReaderIdentity | null> {
   ctx.cache.reader ??= (async () => {
     if (!ctx.identityToken) return null;
-    const tenant = await loadTenant(ctx);
-    // a token signed with a public key is for the tenant's identity providers; HS256 is the tenant's assertion
-    if (isProviderToken(ctx.identityToken)) {
-      return ctx.app.identityProviders.verify(ctx.identityToken, resolveSettings(tenant.settings).identity.providers);
-    }
-    return verifyIdentity(ctx.identityToken, identitySecrets(ctx, tenant), ctx.app.clock);
+    return verifyReaderToken(ctx, await loadTenant(ctx), ctx.identityToken);
   })();
   return ctx.cache.reader;
+}
+
+/**
+ * A reader token verified as a request's X-Service-Identity is (also the settings' "Test token"): one
+ * signed with a public key by the tenant's identity providers, HS256 with the tenant's secrets.
+ * Invalid → 401 invalid_identity with the reason.
+ */
+export function verifyReaderToken(ctx: RequestContext, tenant: Tenant, token: string): Promise<ReaderIdentity | ProviderIdentity> {
+  if (isProviderToken(token)) return ctx.app.identityProviders.verify(token, resolveSettings(tenant.settings).identity.providers);
+  return verifyIdentity(token, identitySecrets(ctx, tenant), ctx.app.clock);
 }
 
 /** The tenant's identity secrets: the current one, then the one before it while its overlap lasts. */

@@ -8,6 +8,7 @@ import "./reactions/graphql.js";
 import "./keys/graphql.js";
 import "./settings/graphql.js";
 import "./moderation-hook/graphql.js";
+import "./identity/graphql.js";
 import "./analytics/graphql.js";
 import "./streams/graphql.js";
 import "./streams/subscription.js";

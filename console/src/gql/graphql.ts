@@ -24,6 +24,7 @@ export type BanReaderInput = {
 
 export type Capability =
   | 'manage_api_keys'
+  | 'manage_readers'
   | 'manage_settings'
   | 'manage_webhooks'
   | 'moderate_content'
@@ -112,6 +113,11 @@ export type ModerationQueueStatus =
   | 'pending'
   | 'rejected';
 
+export type PrivacySettingsPatch = {
+  /** anonymize | delete */
+  erasure?: string | null | undefined;
+};
+
 export type RateLimitSettingsPatch = {
   publishableKeyRequestsPerMinute?: number | null | undefined;
   readerRequestsPerMinute?: number | null | undefined;
@@ -178,6 +184,7 @@ export type SettingsPatch = {
   maxBodyLength?: number | null | undefined;
   /** post | pre */
   moderation?: string | null | undefined;
+  privacy?: PrivacySettingsPatch | null | undefined;
   rateLimits?: RateLimitSettingsPatch | null | undefined;
   reactionKinds?: Array<string> | null | undefined;
   replay?: ReplaySettingsPatch | null | undefined;
