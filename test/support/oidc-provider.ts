@@ -1,10 +1,13 @@
 // A real OpenID provider for the tests (oidc-provider on loopback, its own discovery document and
 // JWKS), holding signing keys the test made, so a test can sign the tokens that provider would issue
-// and rotate its keys (a new `kid`) without restarting anything of the service's.
+// and rotate its keys (a new `kid`) without restarting anything of the service's. With `signIn`, it
+// also signs people in for real: one public client (authorization code + PKCE, no secret, as a page's
+// script uses it), oidc-provider's development login and consent pages (any login and password; the
+// login is the account's `sub`), and the accounts' claims in the ID token.
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import Provider from "oidc-provider";
+import Provider, { type Configuration } from "oidc-provider";
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from "jose";
 
 export type TestAlg = "RS256" | "PS256" | "ES256" | "EdDSA";
@@ -14,6 +17,14 @@ interface SigningKey {
   alg: TestAlg;
   privateKey: CryptoKey;
   jwk: JWK;
+}
+
+/** A client that signs people in at the provider, and the accounts it knows (any other login is an account with only `sub`). */
+export interface TestIdpSignIn {
+  clientId: string;
+  redirectUris: string[];
+  /** by login: name, picture, email, email_verified… */
+  accounts: Record<string, Record<string, unknown>>;
 }
 
 export interface TestIdp {
@@ -38,7 +49,7 @@ async function makeKey(alg: TestAlg, n: number): Promise<SigningKey> {
 }
 
 /** Starts a provider on a free loopback port. */
-export async function startTestIdp(opts: { alg?: TestAlg } = {}): Promise<TestIdp> {
+export async function startTestIdp(opts: { alg?: TestAlg; signIn?: TestIdpSignIn } = {}): Promise<TestIdp> {
   let keys: SigningKey[] = [await makeKey(opts.alg ?? "RS256", 1)];
   let provider: Provider | undefined;
   let jwksFetches = 0;
@@ -59,6 +70,7 @@ export async function startTestIdp(opts: { alg?: TestAlg } = {}): Promise<TestId
       jwks: { keys: keys.map((k) => k.jwk) },
       clients: [],
       features: { devInteractions: { enabled: false } },
+      ...(opts.signIn ? signInConfig(opts.signIn) : {}),
     });
     provider.on("server_error", () => undefined);
   };
@@ -94,5 +106,27 @@ export async function startTestIdp(opts: { alg?: TestAlg } = {}): Promise<TestId
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** The provider's configuration for a real sign-in (see the file's comment). */
+function signInConfig(signIn: TestIdpSignIn): Partial<Configuration> {
+  return {
+    clients: [
+      {
+        client_id: signIn.clientId,
+        redirect_uris: signIn.redirectUris,
+        response_types: ["code"],
+        grant_types: ["authorization_code"],
+        token_endpoint_auth_method: "none",
+      },
+    ],
+    features: { devInteractions: { enabled: true } },
+    claims: { openid: ["sub"], profile: ["name", "picture"], email: ["email", "email_verified"] },
+    // the scopes' claims in the ID token itself: a page that has only the ID token has them all
+    conformIdTokenClaims: false,
+    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
+    clientBasedCORS: (_ctx, origin, client) => client.redirectUris!.some((uri) => new URL(uri).origin === origin),
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ ...signIn.accounts[sub], sub }) }),
   };
 }
