@@ -61,6 +61,7 @@ const GATED: Gated[] = [
     ok: 200,
   },
   { cap: "view_analytics", label: "/api/v1/analytics", method: "GET", path: () => "/api/v1/analytics", ok: 200 },
+  { cap: "manage_readers", label: "/api/v1/readers/{readerId}", method: "DELETE", path: () => "/api/v1/readers/gone", ok: 204 },
   {
     cap: "moderate_content",
     label: "/api/v1/discussions/auth-d/lock",

@@ -1,4 +1,11 @@
-export const CAPABILITIES = ["moderate_content", "manage_settings", "manage_api_keys", "manage_webhooks", "view_analytics"] as const;
+export const CAPABILITIES = [
+  "moderate_content",
+  "manage_settings",
+  "manage_api_keys",
+  "manage_webhooks",
+  "view_analytics",
+  "manage_readers",
+] as const;
 
 export type Capability = (typeof CAPABILITIES)[number];
 
