@@ -36,6 +36,7 @@ export const WRITE_FUNCTIONS = {
   eng_set_discussion_state: 5,
   eng_report_comment: 11,
   eng_ban_reader: 8,
+  eng_erase_reader_batch: 7,
   eng_append_event: 7,
 } as const;
 export type WriteFunction = keyof typeof WRITE_FUNCTIONS;

@@ -173,6 +173,8 @@ export const SettingsSchema = z
     idempotency: z.object({ ttlHours: z.number().int().min(1).max(720) }).strict(),
     safety: SafetySchema,
     identity: IdentitySchema,
+    /** what erasing a reader does to their comments (docs/privacy.md) */
+    privacy: z.object({ erasure: z.enum(["anonymize", "delete"]) }).strict(),
   })
   .strict();
 
@@ -207,6 +209,7 @@ export const DEFAULT_SETTINGS: Settings = {
     hook: null,
   },
   identity: { providers: [], secretOverlapHours: 24 },
+  privacy: { erasure: "anonymize" },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -225,6 +228,7 @@ export const SettingsPatchSchema = z
     idempotency: SettingsSchema.shape.idempotency.partial(),
     safety: SafetySchema.extend({ hook: SafetyHookPatchSchema.nullable() }).partial(),
     identity: IdentitySchema.partial(),
+    privacy: SettingsSchema.shape.privacy.partial(),
   })
   .partial()
   .strict();

@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = [
   "comment.reports.dismiss",
   "reader.ban",
   "reader.unban",
+  "reader.erase",
   "discussion.lock",
   "discussion.unlock",
   "discussion.archive",

@@ -4,6 +4,9 @@ import { builder } from "../../graphql/builder.js";
 import { CommentType } from "../comments/graphql.js";
 import { getReaderProfile, type ReaderCommentCounts, type ReaderProfile } from "./profile.js";
 import { banReader, liftReaderBan, type Sanction } from "./sanctions.js";
+import { exportReader } from "./export.js";
+import { eraseReader, type ReaderErasure } from "./erasure.js";
+import { requireReader } from "../../context/request.js";
 
 const ReaderSanctionType = builder.objectRef<Sanction>("ReaderSanction").implement({
   description: "A ban (until null: until lifted) or a suspension (until a time) of a reader.",
@@ -84,5 +87,59 @@ builder.mutationFields((t) => ({
       await liftReaderBan(ctx, id);
       return getReaderProfile(ctx, id);
     },
+  }),
+}));
+
+// Privacy (contract section 13, docs/privacy.md): a reader's data export and erasure, by someone with
+// manage_readers (a console owner) or by the reader themself with their identity.
+
+const ReaderErasureType = builder.objectRef<ReaderErasure>("ReaderErasure").implement({
+  description: "What erasing a reader did (all zero and profileRemoved false when nothing was left: erasure is idempotent).",
+  fields: (t) => ({
+    readerId: t.exposeID("readerId"),
+    mode: t.exposeString("mode", { description: "anonymize | delete (settings privacy.erasure)" }),
+    commentsAnonymized: t.exposeInt("commentsAnonymized"),
+    commentsDeleted: t.exposeInt("commentsDeleted"),
+    commentsTombstoned: t.exposeInt("commentsTombstoned", {
+      description: "deleted comments kept as tombstones for the replies under them",
+    }),
+    reactionsRemoved: t.exposeInt("reactionsRemoved"),
+    reportsRemoved: t.exposeInt("reportsRemoved"),
+    eventsScrubbed: t.exposeInt("eventsScrubbed", {
+      description: "event-log entries rewritten (replays and webhook deliveries read them)",
+    }),
+    profileRemoved: t.exposeBoolean("profileRemoved"),
+  }),
+});
+
+builder.queryFields((t) => ({
+  readerExport: t.field({
+    type: "JSON",
+    description: "Every datum held about the reader (docs/privacy.md), as one JSON document. Unknown reader: not_found.",
+    authScopes: { capability: "manage_readers" },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => exportReader(ctx, id, { forModerators: true, mustExist: true }),
+  }),
+  myExport: t.field({
+    type: "JSON",
+    description: "Every datum held about the reader of X-Service-Identity, as one JSON document.",
+    authScopes: { browser: true },
+    resolve: async (_root, _args, ctx) => exportReader(ctx, (await requireReader(ctx)).id, { forModerators: false, mustExist: false }),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  eraseReader: t.field({
+    type: ReaderErasureType,
+    description: "Erases the reader (settings privacy.erasure): profile, comments, reactions, reports, and their data in the event log.",
+    authScopes: { capability: "manage_readers" },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => eraseReader(ctx, id, { self: false }),
+  }),
+  eraseMe: t.field({
+    type: ReaderErasureType,
+    description: "Erases the reader of X-Service-Identity, as eraseReader does.",
+    authScopes: { browser: true },
+    resolve: async (_root, _args, ctx) => eraseReader(ctx, (await requireReader(ctx)).id, { self: true }),
   }),
 }));

@@ -1,7 +1,17 @@
 // REST routes of readers (contract section 12), moderate_content: GET /readers/:readerId, and
-// POST / DELETE /readers/:readerId/ban.
+// POST / DELETE /readers/:readerId/ban; privacy (contract section 13, docs/privacy.md): GET
+// /readers/:readerId/export and DELETE /readers/:readerId (manage_readers), GET /me/export and
+// DELETE /me (the reader of X-Service-Identity).
 import { bodyObject, route } from "../../http/rest/router.js";
-import { RestBanReaderDocument, RestLiftReaderBanDocument, RestReaderDocument } from "../../generated/operations.js";
+import {
+  RestBanReaderDocument,
+  RestEraseMeDocument,
+  RestEraseReaderDocument,
+  RestLiftReaderBanDocument,
+  RestMyExportDocument,
+  RestReaderDocument,
+  RestReaderExportDocument,
+} from "../../generated/operations.js";
 import { restComment } from "../comments/routes.js";
 
 const byId = (p: Record<string, string>) => ({ id: p.readerId ?? "" });
@@ -35,6 +45,38 @@ export const readerRoutes = [
     document: RestLiftReaderBanDocument,
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
+    respond: () => undefined,
+  }),
+  route({
+    method: "GET",
+    path: "/readers/:readerId/export",
+    document: RestReaderExportDocument,
+    variables: ({ params }) => byId(params),
+    paramVars: ["id"],
+    respond: (d) => d.readerExport,
+  }),
+  route({
+    method: "DELETE",
+    path: "/readers/:readerId",
+    document: RestEraseReaderDocument,
+    variables: ({ params }) => byId(params),
+    paramVars: ["id"],
+    respond: () => undefined,
+  }),
+  route({
+    method: "GET",
+    path: "/me/export",
+    identity: "required",
+    document: RestMyExportDocument,
+    variables: () => ({}),
+    respond: (d) => d.myExport,
+  }),
+  route({
+    method: "DELETE",
+    path: "/me",
+    identity: "required",
+    document: RestEraseMeDocument,
+    variables: () => ({}),
     respond: () => undefined,
   }),
 ];

@@ -115,6 +115,18 @@ const IdentitySettings = builder.objectRef<Settings["identity"]>("IdentitySettin
   }),
 });
 
+const ErasureMode = builder.enumType("ErasureMode", { values: ["anonymize", "delete"] as const });
+
+const PrivacySettings = builder.objectRef<Settings["privacy"]>("PrivacySettings").implement({
+  fields: (t) => ({
+    erasure: t.expose("erasure", {
+      type: ErasureMode,
+      description:
+        "Erasing a reader: anonymize (default) keeps their comments with the body replaced and no author; delete removes them (docs/privacy.md).",
+    }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -132,6 +144,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     idempotency: t.expose("idempotency", { type: IdempotencySettings }),
     safety: t.expose("safety", { type: SafetySettings }),
     identity: t.expose("identity", { type: IdentitySettings }),
+    privacy: t.expose("privacy", { type: PrivacySettings }),
   }),
 });
 
@@ -201,6 +214,10 @@ const IdentityPatch = builder.inputType("IdentitySettingsPatch", {
   }),
 });
 
+const PrivacyPatch = builder.inputType("PrivacySettingsPatch", {
+  fields: (t) => ({ erasure: t.string({ description: "anonymize | delete" }) }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -216,6 +233,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     idempotency: t.field({ type: IdempotencyPatch }),
     safety: t.field({ type: SafetyPatch }),
     identity: t.field({ type: IdentityPatch }),
+    privacy: t.field({ type: PrivacyPatch }),
   }),
 });
 

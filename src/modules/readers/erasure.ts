@@ -1,0 +1,104 @@
+// Erasing a reader (contract section 13, docs/privacy.md). Batched so that no discussion is held for
+// long: each discussion the reader wrote or reacted in is worked through in statements of at most
+// ERASURE_BATCH of their comments (eng_erase_reader_batch, one statement under that discussion's
+// lock, like every write), which anonymize or remove them with the comment_deleted event a deletion
+// appends and scrub the events that carried them; then one statement without any discussion lock
+// (eng_erase_reader_rest) scrubs the rest of the event log, removes their reports, stream tickets
+// and kept Idempotency-Key answers, and their profile. Running it again finds nothing left to do.
+import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+import { runWrite } from "../../events/statement.js";
+import { resolveSettings } from "../../tenancy/settings-model.js";
+import { recordAudit } from "../audit/audit.js";
+
+/** The body an anonymized comment keeps. */
+export const ERASED_BODY = "[erased]";
+/** How many of a reader's comments one statement erases (one discussion locked meanwhile). */
+export const ERASURE_BATCH = 500;
+
+export interface ReaderErasure {
+  readerId: string;
+  mode: "anonymize" | "delete";
+  /** comments kept with the body replaced and no author */
+  commentsAnonymized: number;
+  /** comments removed */
+  commentsDeleted: number;
+  /** comments removed but kept as a tombstone (status deleted, no body, no author) because replies hang under them */
+  commentsTombstoned: number;
+  reactionsRemoved: number;
+  reportsRemoved: number;
+  eventsScrubbed: number;
+  /** whether a profile was held (false: erased already, or never seen) */
+  profileRemoved: boolean;
+}
+
+interface BatchRow {
+  anonymized: number;
+  removed: number;
+  tombstones: number;
+  reactions: number;
+  eventsScrubbed: number;
+  done: boolean;
+}
+
+const DISCUSSIONS = `SELECT DISTINCT discussion_id AS id FROM comments WHERE tenant_id = $1 AND author_id = $2
+  UNION SELECT DISTINCT c.discussion_id FROM reactions r JOIN comments c ON c.id = r.comment_id
+         WHERE r.tenant_id = $1 AND r.reader_id = $2
+  ORDER BY id`;
+
+export function checkReaderId(readerId: string): void {
+  if (readerId.length === 0 || readerId.length > 255) {
+    throw errors.validation([{ path: "id", message: "must be a reader id of 1–255 characters" }]);
+  }
+}
+
+/** Erases everything held about the reader; `self`: the reader asked, with their own identity. */
+export async function eraseReader(ctx: RequestContext, readerId: string, opts: { self: boolean }): Promise<ReaderErasure> {
+  requirePrincipal(ctx);
+  checkReaderId(readerId);
+  const tenantId = tenantIdOf(ctx);
+  const mode = resolveSettings((await loadTenant(ctx)).settings).privacy.erasure;
+  const out: ReaderErasure = {
+    readerId,
+    mode,
+    commentsAnonymized: 0,
+    commentsDeleted: 0,
+    commentsTombstoned: 0,
+    reactionsRemoved: 0,
+    reportsRemoved: 0,
+    eventsScrubbed: 0,
+    profileRemoved: false,
+  };
+  const discussions = await ctx.app.sql.query<{ id: string }>(DISCUSSIONS, [tenantId, readerId], "reader_erase_discussions");
+  for (const { id } of discussions) {
+    for (;;) {
+      const b = await runWrite<BatchRow>(ctx, "eng_erase_reader_batch", [
+        tenantId,
+        readerId,
+        id,
+        mode === "delete",
+        ERASED_BODY,
+        ERASURE_BATCH,
+        ctx.app.clock.now(),
+      ]);
+      out.commentsAnonymized += b.anonymized;
+      out.commentsDeleted += b.removed;
+      out.commentsTombstoned += b.tombstones;
+      out.reactionsRemoved += b.reactions;
+      out.eventsScrubbed += b.eventsScrubbed;
+      if (b.done) break;
+    }
+  }
+  const [rest] = await ctx.app.sql.query<{ r: { eventsScrubbed: number; reports: number; profile: boolean } }>(
+    "SELECT eng_erase_reader_rest($1, $2) AS r",
+    [tenantId, readerId],
+    "reader_erase_rest",
+  );
+  out.eventsScrubbed += rest?.r.eventsScrubbed ?? 0;
+  out.reportsRemoved = rest?.r.reports ?? 0;
+  out.profileRemoved = rest?.r.profile ?? false;
+  // the audit keeps the reader's id and what was done, none of their data
+  const { readerId: _id, ...counts } = out;
+  await recordAudit(ctx, "reader.erase", { type: "reader", id: readerId }, { ...counts, self: opts.self });
+  return out;
+}

@@ -1,0 +1,119 @@
+// A reader's data export (contract section 13, docs/privacy.md): every datum the service holds about
+// one reader, as one JSON document — the profile, every comment of theirs in any status with the
+// bodies the event log still holds for it (the comments table keeps only the current body), their
+// reactions, the reports they made, the sanctions imposed on them, and notification preferences (the
+// service keeps none: an empty object). Read with six statements, none of them locking anything.
+import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+
+/** The export's format, named in the document so a later change of shape can be told apart. */
+export const EXPORT_FORMAT = "engagement.reader-export.v1";
+
+export interface ReaderExport {
+  format: string;
+  readerId: string;
+  exportedAt: string;
+  profile: { id: string; name: string; avatarUrl: string | null; createdAt: string; updatedAt: string } | null;
+  comments: ExportedComment[];
+  reactions: { commentId: string; discussionId: string; kind: string; createdAt: string }[];
+  reports: {
+    id: string;
+    commentId: string;
+    reason: string;
+    note: string | null;
+    status: string;
+    createdAt: string;
+    dismissedAt: string | null;
+  }[];
+  sanctions: { until: string | null; reason: string | null; createdAt: string; liftedAt: string | null }[];
+  notificationPreferences: Record<string, never>;
+}
+
+interface ExportedComment {
+  id: string;
+  discussionId: string;
+  parentId: string | null;
+  body: string;
+  status: string;
+  pinned: boolean;
+  createdAt: string;
+  editedAt: string | null;
+  deletedAt: string | null;
+  publishedAt: string | null;
+  reactions: Record<string, number>;
+  replyCount: number;
+  moderationReason?: unknown;
+  /** the bodies the event log still holds for it (within the replay window): at creation and after each edit */
+  history: { event: string; at: string; body: string }[];
+}
+
+const PROFILE = `SELECT id, name, avatar_url AS "avatarUrl", eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
+  FROM readers WHERE tenant_id = $1 AND id = $2`;
+const COMMENTS = `SELECT id, discussion_id AS "discussionId", parent_id AS "parentId", body, status::text AS status, pinned,
+    eng_iso(created_at) AS "createdAt", eng_iso(edited_at) AS "editedAt", eng_iso(deleted_at) AS "deletedAt",
+    eng_iso(published_at) AS "publishedAt", reaction_counts AS reactions, reply_count AS "replyCount", moderation_reason AS "moderationReason"
+  FROM comments WHERE tenant_id = $1 AND author_id = $2 ORDER BY created_at, id`;
+// the bodies kept in the log, by the discussions the reader wrote in
+const HISTORY = `SELECT e.payload #>> '{data,comment,id}' AS "commentId", e.type AS event, eng_iso(e.occurred_at) AS at,
+    e.payload #>> '{data,comment,body}' AS body
+  FROM events e
+ WHERE e.tenant_id = $1 AND e.type IN ('comment_created', 'comment_edited')
+   AND e.discussion_id IN (SELECT DISTINCT discussion_id FROM comments WHERE tenant_id = $1 AND author_id = $2)
+   AND e.payload #>> '{data,comment,author,id}' = $2
+ ORDER BY e.occurred_at, e.seq`;
+const REACTIONS = `SELECT r.comment_id AS "commentId", c.discussion_id AS "discussionId", r.kind, eng_iso(r.created_at) AS "createdAt"
+  FROM reactions r JOIN comments c ON c.id = r.comment_id
+ WHERE r.tenant_id = $1 AND r.reader_id = $2 ORDER BY r.created_at, r.comment_id, r.kind`;
+const REPORTS = `SELECT id, comment_id AS "commentId", reason::text AS reason, note, status::text AS status,
+    eng_iso(created_at) AS "createdAt", eng_iso(dismissed_at) AS "dismissedAt"
+  FROM comment_reports WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at, id`;
+const SANCTIONS = `SELECT eng_iso(until) AS until, reason, eng_iso(created_at) AS "createdAt", eng_iso(lifted_at) AS "liftedAt"
+  FROM reader_sanctions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at, id`;
+
+type CommentRow = Omit<ExportedComment, "history">;
+
+/**
+ * Everything held about the reader. `forModerators` adds each comment's moderationReason (what rules,
+ * the hook or a moderator decided), which readers are never shown. `known`: an unknown reader is a 404
+ * (the reader routes), else an export with a null profile and empty lists (`me/export`).
+ */
+export async function exportReader(
+  ctx: RequestContext,
+  readerId: string,
+  opts: { forModerators: boolean; mustExist: boolean },
+): Promise<ReaderExport> {
+  const tenantId = tenantIdOf(ctx);
+  const args = [tenantId, readerId];
+  const q = <T>(text: string, name: string) => ctx.app.sql.query<T & Record<string, unknown>>(text, args, name);
+  const [profile, comments, history, reactions, reports, sanctions] = await Promise.all([
+    q<NonNullable<ReaderExport["profile"]>>(PROFILE, "reader_export_profile"),
+    q<CommentRow>(COMMENTS, "reader_export_comments"),
+    q<{ commentId: string; event: string; at: string; body: string }>(HISTORY, "reader_export_history"),
+    q<ReaderExport["reactions"][number]>(REACTIONS, "reader_export_reactions"),
+    q<ReaderExport["reports"][number]>(REPORTS, "reader_export_reports"),
+    q<ReaderExport["sanctions"][number]>(SANCTIONS, "reader_export_sanctions"),
+  ]);
+  const held = profile.length + comments.length + reactions.length + reports.length + sanctions.length;
+  if (opts.mustExist && held === 0) throw errors.notFound("Reader");
+  const byComment = new Map<string, ExportedComment["history"]>();
+  for (const h of history) {
+    const list = byComment.get(h.commentId) ?? [];
+    list.push({ event: h.event, at: h.at, body: h.body });
+    byComment.set(h.commentId, list);
+  }
+  return {
+    format: EXPORT_FORMAT,
+    readerId,
+    exportedAt: ctx.app.clock.now().toISOString(),
+    profile: profile[0] ?? null,
+    comments: comments.map(({ moderationReason, ...c }) => ({
+      ...c,
+      ...(opts.forModerators ? { moderationReason: moderationReason ?? null } : {}),
+      history: byComment.get(c.id) ?? [],
+    })),
+    reactions,
+    reports,
+    sanctions,
+    notificationPreferences: {},
+  };
+}
