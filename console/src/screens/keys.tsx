@@ -12,7 +12,17 @@ import {
 } from "../gql/graphql";
 import { Copy, ErrorMessage, useAction, useLoad } from "../ui";
 
-const CAPABILITIES: Capability[] = ["moderate_content", "manage_settings", "manage_api_keys", "manage_webhooks", "view_analytics"];
+// every capability of the schema's enum, in the order shown: a capability added to the service and
+// missing here fails the console's type check
+const CAPABILITY_ORDER: Record<Capability, number> = {
+  moderate_content: 0,
+  manage_settings: 1,
+  manage_api_keys: 2,
+  manage_webhooks: 3,
+  view_analytics: 4,
+  manage_readers: 5,
+};
+const CAPABILITIES = (Object.keys(CAPABILITY_ORDER) as Capability[]).sort((a, b) => CAPABILITY_ORDER[a] - CAPABILITY_ORDER[b]);
 
 function Secret({ title, value, onDone }: { title: string; value: string; onDone: () => void }) {
   return (
