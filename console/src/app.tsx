@@ -1,5 +1,5 @@
 // The console shell: sign-in, navigation and the screens (hash routes: #/moderation,
-// #/moderation/reported, #/readers/<id>, #/keys, …). A moderator who opens an owner's screen is told
+// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, …). A moderator who opens an owner's screen is told
 // why it is not shown; a sign-in link the server refused says why (?signin=…, set by
 // src/modules/console/auth-routes.ts).
 import { useEffect, useState } from "preact/hooks";
@@ -10,6 +10,7 @@ import { DiscussionsScreen } from "./screens/discussions";
 import { KeysScreen } from "./screens/keys";
 import { WebhooksScreen } from "./screens/webhooks";
 import { SettingsScreen } from "./screens/settings";
+import { IdentityScreen } from "./screens/settings-identity";
 import { SafetyScreen } from "./screens/safety";
 import { ReportedScreen } from "./screens/reported";
 import { ReaderScreen } from "./screens/reader";
@@ -150,7 +151,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         {!denied && current.path === "discussions" && <DiscussionsScreen id={route[1]} />}
         {!denied && current.path === "keys" && <KeysScreen />}
         {!denied && current.path === "webhooks" && <WebhooksScreen id={route[1]} />}
-        {!denied && current.path === "settings" && <SettingsScreen />}
+        {!denied && current.path === "settings" && (route[1] === "identity" ? <IdentityScreen /> : <SettingsScreen />)}
         {!denied && current.path === "safety" && <SafetyScreen />}
         {!denied && current.path === "analytics" && <AnalyticsScreen />}
         {!denied && current.path === "audit" && <AuditScreen />}

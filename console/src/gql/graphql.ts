@@ -66,6 +66,10 @@ export type DiscussionState =
   | 'locked'
   | 'open';
 
+export type ErasureMode =
+  | 'anonymize'
+  | 'delete';
+
 export type IdempotencySettingsPatch = {
   ttlHours?: number | null | undefined;
 };
@@ -499,6 +503,46 @@ export type LiftReaderBanMutationVariables = Exact<{
 
 export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
 
+export type IdentityFieldsFragment = { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> };
+
+export type IdentitySettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type IdentitySettingsQuery = { settings: { identity: { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> } } };
+
+export type UpdateIdentityMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type UpdateIdentityMutation = { updateSettings: { identity: { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> } } };
+
+export type TestIdentityTokenMutationVariables = Exact<{
+  token: string;
+}>;
+
+
+export type TestIdentityTokenMutation = { testIdentityToken: { ok: boolean, error: string | null, claims: unknown, reader: { id: string, name: string, avatarUrl: string | null, email: string | null, emailVerified: boolean } | null, header: { alg: string | null, kid: string | null } | null } };
+
+export type ReaderExportQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ReaderExportQuery = { readerExport: unknown };
+
+export type ReaderErasureModeQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ReaderErasureModeQuery = { settings: { privacy: { erasure: ErasureMode } } };
+
+export type EraseReaderMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type EraseReaderMutation = { eraseReader: { readerId: string, mode: string, profileRemoved: boolean, commentsAnonymized: number, commentsDeleted: number, commentsTombstoned: number, reactionsRemoved: number, reportsRemoved: number, eventsScrubbed: number } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -699,6 +743,22 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
     }
   }
 }`, {"fragmentName":"ReaderPage"}) as unknown as TypedDocumentString<ReaderPageFragment, unknown>;
+export const IdentityFieldsFragmentDoc = new TypedDocumentString(`
+    fragment IdentityFields on IdentitySettings {
+  providers {
+    issuer
+    jwksUri
+    audience
+    algorithms
+    claims {
+      name
+      picture
+      email
+    }
+  }
+  secretOverlapHours
+}
+    `, {"fragmentName":"IdentityFields"}) as unknown as TypedDocumentString<IdentityFieldsFragment, unknown>;
 export const ModerationQueueDocument = new TypedDocumentString(`
     query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
   moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
@@ -1569,3 +1629,96 @@ fragment ReaderPage on ReaderProfile {
     ...QueueComment
   }
 }`) as unknown as TypedDocumentString<LiftReaderBanMutation, LiftReaderBanMutationVariables>;
+export const IdentitySettingsDocument = new TypedDocumentString(`
+    query IdentitySettings {
+  settings {
+    identity {
+      ...IdentityFields
+    }
+  }
+}
+    fragment IdentityFields on IdentitySettings {
+  providers {
+    issuer
+    jwksUri
+    audience
+    algorithms
+    claims {
+      name
+      picture
+      email
+    }
+  }
+  secretOverlapHours
+}`) as unknown as TypedDocumentString<IdentitySettingsQuery, IdentitySettingsQueryVariables>;
+export const UpdateIdentityDocument = new TypedDocumentString(`
+    mutation UpdateIdentity($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    identity {
+      ...IdentityFields
+    }
+  }
+}
+    fragment IdentityFields on IdentitySettings {
+  providers {
+    issuer
+    jwksUri
+    audience
+    algorithms
+    claims {
+      name
+      picture
+      email
+    }
+  }
+  secretOverlapHours
+}`) as unknown as TypedDocumentString<UpdateIdentityMutation, UpdateIdentityMutationVariables>;
+export const TestIdentityTokenDocument = new TypedDocumentString(`
+    mutation TestIdentityToken($token: String!) {
+  testIdentityToken(token: $token) {
+    ok
+    error
+    reader {
+      id
+      name
+      avatarUrl
+      email
+      emailVerified
+    }
+    claims
+    header {
+      alg
+      kid
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<TestIdentityTokenMutation, TestIdentityTokenMutationVariables>;
+export const ReaderExportDocument = new TypedDocumentString(`
+    query ReaderExport($id: String!) {
+  readerExport(id: $id)
+}
+    `) as unknown as TypedDocumentString<ReaderExportQuery, ReaderExportQueryVariables>;
+export const ReaderErasureModeDocument = new TypedDocumentString(`
+    query ReaderErasureMode {
+  settings {
+    privacy {
+      erasure
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ReaderErasureModeQuery, ReaderErasureModeQueryVariables>;
+export const EraseReaderDocument = new TypedDocumentString(`
+    mutation EraseReader($id: String!) {
+  eraseReader(id: $id) {
+    readerId
+    mode
+    profileRemoved
+    commentsAnonymized
+    commentsDeleted
+    commentsTombstoned
+    reactionsRemoved
+    reportsRemoved
+    eventsScrubbed
+  }
+}
+    `) as unknown as TypedDocumentString<EraseReaderMutation, EraseReaderMutationVariables>;

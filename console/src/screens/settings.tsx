@@ -1,6 +1,7 @@
 // Settings: every tenant setting in one form showing the server's current values; saving sends only
 // the fields the operator changed (form-diff.ts), each problem of the answer's `errors` shown beside
-// the field it names; allowed origins; identity-secret rotation (the new secret shown once).
+// the field it names; allowed origins; identity-secret rotation (the new secret shown once). Identity
+// providers are the second view (settings-identity.tsx).
 import { useState } from "preact/hooks";
 import { gql } from "../api";
 import {
@@ -13,6 +14,7 @@ import {
 import { ApiError } from "../api";
 import { Copy, ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
+import { SettingsViews } from "./settings-identity";
 
 type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention" | "idempotency";
 const NUMBER_GROUPS: { group: Groups; title: string; fields: string[] }[] = [
@@ -128,6 +130,7 @@ export function SettingsScreen() {
 
   return (
     <section aria-labelledby="settings-title">
+      <SettingsViews current="general" />
       <h1 id="settings-title">Settings</h1>
       <ErrorMessage error={settings.error ?? error} />
       {notice && <Notice>{notice}</Notice>}
