@@ -3,7 +3,9 @@
 // sends only the `identity.providers` list (every other setting of the tenant stays as it was), shows the
 // answer's problems beside their fields, saves the secret overlap on its own, removes a provider; "Test
 // token" shows the reader a valid ID token stands for with its header and claims, and why an expired one
-// is refused. axe-core at 1280 and 390 px; screenshots into docs/console with UPDATE_SCREENSHOTS=1.
+// is refused. A reader's page gives owners Export (the JSON file downloaded) and Erase (a dialog naming
+// the reader and what the tenant's privacy.erasure does, then the erasure); moderators get neither. axe-core at 1280 and 390 px; screenshots into docs/console with UPDATE_SCREENSHOTS=1.
+import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
@@ -14,6 +16,7 @@ import { expectAccessible, overflow, prepareShots, settled, shoot } from "./supp
 import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
 
 const OWNER = "identity.owner@example.com";
+const MODERATOR = "identity.moderator@example.com";
 
 let server: TestServer;
 let t: TestTenant;
@@ -50,6 +53,7 @@ describe.skipIf(chromiumMissing)("the console's identity providers", { timeout: 
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     await createOperator(services(), { tenantId: t.tenantId, email: OWNER, role: "owner" });
+    await createOperator(services(), { tenantId: t.tenantId, email: MODERATOR, role: "moderator" });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(link(OWNER));
@@ -208,5 +212,63 @@ describe.skipIf(chromiumMissing)("the console's identity providers", { timeout: 
     expect(await overflow(page)).toEqual([0]);
     await expectAccessible(page, "the identity providers screen at 390 px");
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it("a reader's page: Export downloads their data as JSON; Erase asks in a dialog saying what privacy.erasure does, then erases", async () => {
+    const ada = await t.reader("ada", { name: "Ada Lovelace" });
+    const first = await ada.post("/api/v1/discussions/privacy-d/comments", { body: "Notes on the engine" });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect((await t.api.post(`/api/v1/comments/${first.body.id}/approve`)).status).toBe(200); // the tenant is on pre-moderation
+    expect(
+      (await ada.post("/api/v1/discussions/privacy-d/comments", { body: "And a second thought", parentId: first.body.id })).status,
+    ).toBe(201);
+    const bo = await t.reader("bo", { name: "Bo" });
+    const reply = await bo.post("/api/v1/discussions/privacy-d/comments", { body: "Bo replies", parentId: first.body.id });
+    expect(reply.status).toBe(201);
+
+    await page.goto(`${server.url}/console/#/readers/ada`);
+    await page.getByRole("heading", { level: 1, name: "Ada Lovelace" }).waitFor();
+    await settled(page);
+    const downloaded = page.waitForEvent("download");
+    await page.getByRole("button", { name: "Export", exact: true }).click();
+    const file = await downloaded;
+    expect(file.suggestedFilename()).toBe("reader-ada.json");
+    const data = JSON.parse(readFileSync((await file.path())!, "utf8"));
+    expect(data).toMatchObject({ format: "engagement.reader-export.v1", readerId: "ada", profile: { id: "ada", name: "Ada Lovelace" } });
+    expect(data.comments.map((c: { body: string }) => c.body).sort()).toEqual(["And a second thought", "Notes on the engine"]);
+
+    // the dialog names the reader and says what this tenant's erasure (delete) does; Cancel leaves them be
+    await page.getByRole("button", { name: "Erase", exact: true }).click();
+    const dialog = page.getByRole("dialog", { name: "Erase Ada Lovelace?" });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain("Their 2 comments are removed; one with replies under it stays as an empty");
+    expect(await dialog.textContent()).toContain("privacy.erasure: delete");
+    await expectAccessible(page, "the erase dialog");
+    await shoot(page, "reader-erase");
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "detached" });
+    expect((await t.api.get("/api/v1/readers/ada")).status).toBe(200);
+
+    await page.getByRole("button", { name: "Erase", exact: true }).click();
+    await dialog.getByRole("button", { name: "Erase Ada Lovelace" }).click();
+    await status("Erased Ada Lovelace (ada): 1 comment deleted, 1 tombstone kept for the replies under them");
+    expect((await t.api.get("/api/v1/readers/ada")).status).toBe(404);
+    const left = (await t.api.get(`/api/v1/comments/${first.body.id}`)).body;
+    expect(left).toMatchObject({ status: "deleted", body: "", author: { id: "" } });
+    expect((await t.api.get(`/api/v1/comments/${reply.body.id}`)).body.body).toBe("Bo replies");
+    const audit = (await t.admin.get("/api/v1/audit?action=reader.erase")).body.items[0];
+    expect(audit.actor).toMatchObject({ type: "operator" });
+
+    // a moderator sees the reader's page without either
+    const context = await browser!.newContext({ viewport: { width: 390, height: 844 } });
+    const mod = await context.newPage();
+    await mod.goto(link(MODERATOR));
+    await mod.getByRole("button", { name: "Sign out" }).waitFor();
+    await mod.goto(`${server.url}/console/#/readers/bo`);
+    await mod.getByRole("heading", { level: 1, name: "Bo" }).waitFor();
+    await settled(mod);
+    expect(await mod.getByRole("button", { name: "Export", exact: true }).count()).toBe(0);
+    expect(await mod.getByRole("button", { name: "Erase", exact: true }).count()).toBe(0);
+    await context.close();
   });
 });

@@ -147,7 +147,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
       <main id="main" tabIndex={-1}>
         {denied && <OwnersOnly name={denied.name} />}
         {!denied && current.path === "moderation" && (route[1] === "reported" ? <ReportedScreen /> : <ModerationScreen />)}
-        {!denied && current.path === "readers" && route[1] && <ReaderScreen id={route[1]} />}
+        {!denied && current.path === "readers" && route[1] && <ReaderScreen id={route[1]} owner={owner} />}
         {!denied && current.path === "discussions" && <DiscussionsScreen id={route[1]} />}
         {!denied && current.path === "keys" && <KeysScreen />}
         {!denied && current.path === "webhooks" && <WebhooksScreen id={route[1]} />}

@@ -2,12 +2,13 @@
 // by status, the open reports against their comments, the ban or suspension in force, and their
 // latest comments with status and reason. "Ban" (until lifted) and "Suspend" (until a date and time)
 // each ask for a reason and whether to reject the reader's pending comments too; "Lift ban" ends
-// either.
+// either. Owners also get Export and Erase (reader-privacy.tsx).
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import { BanReaderDocument, LiftReaderBanDocument, ReaderDocument, type ReaderPageFragment } from "../gql/graphql";
 import { ErrorMessage, Notice, useAction, useLoad } from "../ui";
 import { CommentActions, ModerationReason, StatusBadge, doneLabel, plural, runCommentAction, type CommentAction } from "../comments";
+import { ReaderPrivacy, erasureText } from "./reader-privacy";
 
 type Asking = "ban" | "suspend" | null;
 
@@ -22,7 +23,7 @@ const localIn = (hours: number) => {
   return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 };
 
-export function ReaderScreen({ id }: { id: string }) {
+export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolean }) {
   const profile = useLoad(() => gql(ReaderDocument, { id }), [id]);
   const action = useAction();
   const [asking, setAsking] = useState<Asking>(null);
@@ -138,6 +139,19 @@ export function ReaderScreen({ id }: { id: string }) {
                 </button>
               )}
             </div>
+          )}
+          {owner && (
+            <ReaderPrivacy
+              id={r.id}
+              name={r.name}
+              comments={r.commentCounts.approved + r.commentCounts.pending + r.commentCounts.rejected + r.commentCounts.deleted}
+              onErased={(e) => {
+                // nothing of theirs is left to show: only what was done
+                profile.setData(null);
+                setAsking(null);
+                setNotice(erasureText(r.name, e));
+              }}
+            />
           )}
           <h2>Latest comments</h2>
           {r.recentComments.length === 0 && <p>No comments yet.</p>}
