@@ -247,6 +247,7 @@ describe.skipIf(chromiumMissing)("the console's identity providers", { timeout: 
     await shoot(page, "reader-erase");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "detached" });
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Erase");
     expect((await t.api.get("/api/v1/readers/ada")).status).toBe(200);
 
     await page.getByRole("button", { name: "Erase", exact: true }).click();

@@ -42,6 +42,7 @@ export function ReaderPrivacy({
   const action = useAction();
   const [asking, setAsking] = useState(false);
   const erasure = mode.data?.settings.privacy.erasure;
+  const eraseButton = useRef<HTMLButtonElement>(null);
 
   const exportData = () =>
     void action.run(async () => {
@@ -73,7 +74,7 @@ export function ReaderPrivacy({
         <button type="button" class="btn-plain" disabled={action.busy} onClick={exportData}>
           Export
         </button>
-        <button type="button" class="btn-delete" disabled={action.busy || !erasure} onClick={() => setAsking(true)}>
+        <button ref={eraseButton} type="button" class="btn-delete" disabled={action.busy || !erasure} onClick={() => setAsking(true)}>
           Erase
         </button>
       </div>
@@ -89,6 +90,8 @@ export function ReaderPrivacy({
           onCancel={() => {
             action.setError(null);
             setAsking(false);
+            // back where the operator was, as closing a modal dialog does
+            setTimeout(() => eraseButton.current?.focus());
           }}
         />
       )}
