@@ -25,6 +25,7 @@ import type { StreamHub, HubOptions } from "./stream-engine/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import { mountConsoleAuth } from "./modules/console/auth-routes.js";
 import { mountConsole } from "./http/console-static.js";
+import { mountEmbed } from "./http/embed-static.js";
 import type { WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
 
 export interface App {
@@ -101,6 +102,7 @@ export async function buildApp(
   mountStreamRoute(raw, { app: services, hub: streams, cors, record });
   mountConsoleAuth(fastify, services);
   await mountConsole(fastify);
+  mountEmbed(fastify);
   mountHealth(fastify, { db: services.db, redis: runtime.redis });
   mountIndex(fastify, config);
 
