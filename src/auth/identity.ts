@@ -29,17 +29,14 @@ const enc = new TextEncoder();
 const verified = new Map<string, { identity: ReaderIdentity; exp: number }>();
 const MAX_VERIFIED = 10_000;
 
-/** One of the tenant's identity secrets and its `kid`. */
-export interface IdentitySecret {
-  kid: string;
-  secret: string;
-}
-
 /** A secret's `kid`: the first 16 hex digits of its SHA-256 (public, and stable for the secret). */
 export const identitySecretKid = (secret: string): string => createHash("sha256").update(secret).digest("hex").slice(0, 16);
 
-/** The assertion's reader, verified with the secret its `kid` names, or else with each secret in turn. */
-export async function verifyIdentity(token: string, secrets: readonly IdentitySecret[], clock: Clock): Promise<ReaderIdentity> {
+/**
+ * The assertion's reader, verified with the secret its `kid` names, or else with each secret in turn
+ * (the current one first). A secret's kid is only computed for a token that names one.
+ */
+export async function verifyIdentity(token: string, secrets: readonly string[], clock: Clock): Promise<ReaderIdentity> {
   let kid: unknown;
   try {
     kid = decodeProtectedHeader(token).kid;
@@ -47,13 +44,13 @@ export async function verifyIdentity(token: string, secrets: readonly IdentitySe
     throw errors.invalidIdentity("The identity assertion's signature or format is not valid.");
   }
   if (kid !== undefined) {
-    const named = secrets.find((s) => s.kid === kid);
-    if (!named)
+    const named = secrets.find((secret) => identitySecretKid(secret) === kid);
+    if (named === undefined)
       throw errors.invalidIdentity(`The identity assertion's kid ${JSON.stringify(kid)} names no current identity secret of the tenant.`);
-    return verifyWith(token, named.secret, clock);
+    return verifyWith(token, named, clock);
   }
   let first: unknown;
-  for (const { secret } of secrets) {
+  for (const secret of secrets) {
     try {
       return await verifyWith(token, secret, clock);
     } catch (err) {

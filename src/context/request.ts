@@ -3,7 +3,7 @@
 import type { Tenant } from "../generated/prisma/client.js";
 import { errors } from "../lib/errors.js";
 import type { Principal } from "../auth/principal.js";
-import { identitySecretKid, verifyIdentity, type IdentitySecret, type ReaderIdentity } from "../auth/identity.js";
+import { verifyIdentity, type ReaderIdentity } from "../auth/identity.js";
 import { isProviderToken, type ProviderIdentity } from "../auth/identity-providers.js";
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
@@ -99,15 +99,11 @@ export function verifyReaderToken(ctx: RequestContext, tenant: Tenant, token: st
 }
 
 /** The tenant's identity secrets: the current one, then the one before it while its overlap lasts. */
-function identitySecrets(ctx: RequestContext, tenant: Tenant): IdentitySecret[] {
-  const open = (sealed: string) => {
-    const secret = ctx.app.secretBox.open(sealed);
-    return { kid: identitySecretKid(secret), secret };
-  };
-  const secrets = [open(tenant.identitySecretEnc)];
+function identitySecrets(ctx: RequestContext, tenant: Tenant): string[] {
+  const secrets = [ctx.app.secretBox.open(tenant.identitySecretEnc)];
   const until = tenant.previousIdentitySecretExpiresAt;
   if (tenant.previousIdentitySecretEnc && until && until.getTime() > ctx.app.clock.now().getTime()) {
-    secrets.push(open(tenant.previousIdentitySecretEnc));
+    secrets.push(ctx.app.secretBox.open(tenant.previousIdentitySecretEnc));
   }
   return secrets;
 }

@@ -93,6 +93,9 @@ export const errors = {
     }),
   notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
   conflict: (code: string, detail: string) => new AppError(409, code, detail),
+  /** the console's "Send test" with no `safety.hook` set */
+  hookNotConfigured: () =>
+    new AppError(409, "hook_not_configured", "No moderation hook is configured: set safety.hook in the settings first."),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),
   unsupportedMediaType: () => new AppError(415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."),
   validation: (errs: FieldError[]) =>

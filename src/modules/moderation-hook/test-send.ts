@@ -40,7 +40,7 @@ export function sampleCheck(now: Date): CommentCheck {
 
 export async function testSafetyHook(ctx: RequestContext): Promise<HookTestResult> {
   const hook = resolveSettings((await loadTenant(ctx)).settings).safety.hook;
-  if (!hook) throw errors.conflict("hook_not_configured", "No moderation hook is configured: set safety.hook in the settings first.");
+  if (!hook) throw errors.hookNotConfigured();
   let secret: string | null = null;
   try {
     secret = hook.secretEnc ? ctx.app.secretBox.open(hook.secretEnc) : null;
