@@ -14,7 +14,7 @@ import { createDirectGraphQL } from "./http/graphql-direct.js";
 import { createOperationCounter } from "./http/compiled-operations.js";
 import { mountRoutes } from "./http/rest/router.js";
 import { createIdempotentGraphQL } from "./http/graphql-idempotent.js";
-import { buildOpenApi } from "./http/rest/openapi.js";
+import { openApiDocument } from "./modules/openapi-document.js";
 import { SERVICE_VERSION } from "./lib/version.js";
 import { restRoutes } from "./modules/route-table.js";
 import { mountHealth } from "./http/health.js";
@@ -26,6 +26,10 @@ import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import { mountConsoleAuth } from "./modules/console/auth-routes.js";
 import { mountConsole } from "./http/console-static.js";
 import { mountEmbed } from "./http/embed-static.js";
+import { mountEmbedDemo } from "./modules/embed-demo/routes.js";
+import { mountUnsubscribe } from "./modules/email/unsubscribe-routes.js";
+import { emailMode } from "./modules/email/transport.js";
+import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import type { WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
 
 export interface App {
@@ -92,18 +96,21 @@ export async function buildApp(
   mountObservability(fastify, { record, metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
   mountRestCors(fastify, cors);
   mountRoutes(fastify, services, yoga, restRoutes, countOperation);
-  // the OpenAPI document, generated once from the route table and the schema (src/http/rest/openapi.ts)
-  const openapi = JSON.stringify(buildOpenApi({ schema, routes: restRoutes, version: SERVICE_VERSION }));
+  // the OpenAPI document, generated once (src/modules/openapi-document.ts)
+  const openapi = JSON.stringify(openApiDocument(SERVICE_VERSION));
   fastify.get("/api/v1/openapi.json", (_req, reply) =>
     reply.header("Cache-Control", "public, max-age=300").type("application/json; charset=utf-8").send(openapi),
   );
   // --- streams
   const { streams, webhooks } = services;
   mountStreamRoute(raw, { app: services, hub: streams, cors, record });
+  mountPortabilityRoutes(fastify, services);
   mountConsoleAuth(fastify, services);
   await mountConsole(fastify);
   mountEmbed(fastify);
-  mountHealth(fastify, { db: services.db, redis: runtime.redis });
+  mountEmbedDemo(fastify, services);
+  mountUnsubscribe(fastify, services);
+  mountHealth(fastify, { db: services.db, redis: runtime.redis, email: emailMode(config) });
   mountIndex(fastify, config);
 
   const app: App = {

@@ -46,6 +46,15 @@ const EnvSchema = z.object({
   WEBHOOK_MAX_PER_ENDPOINT: z.coerce.number().int().min(1).max(1024).default(16),
   WEBHOOK_MAX_PER_TENANT: z.coerce.number().int().min(1).max(1024).default(32),
   NODE_ENV: z.string().default("development"),
+  /** the service's SMTP server (smtp:// or smtps://, credentials in the URL); unset: email is off */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/\S+$/, "must be an smtp:// or smtps:// URL")
+    .optional(),
+  /** the sender when a tenant names none (settings email.from) */
+  EMAIL_FROM: z.string().min(3).max(400).default("Comments <no-reply@localhost>"),
+  /** /embed/demo: on unless NODE_ENV=production, where only EMBED_DEMO=1 turns it on */
+  EMBED_DEMO: flag,
   /** production: introspection and "did you mean" suggestions are off unless this is 1 */
   GRAPHQL_INTROSPECTION: flag,
   /** origins (comma-separated) whose browsers may call the browser-facing routes (CORS) */

@@ -1,10 +1,13 @@
-// The operator CLI, run as a real child process against the run's test database.
+// The operator CLI against the run's test database: as installed (the bin, `npm run cli`) and as a
+// process failing on bad usage, as real child processes; what its commands do and print, run in
+// this process (test/support/cli-in-process.ts: the same code, without a node start per command).
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { client } from "./support/client.js";
 import { signIdentity } from "./support/fixtures.js";
 import { runCli, runProcess } from "./support/process.js";
+import { runCliInProcess } from "./support/cli-in-process.js";
 import { CAPABILITIES } from "../src/auth/capabilities.js";
 
 /** The environment of an operator's shell: the test database, the shared secret, default logging. */
@@ -16,8 +19,10 @@ function cliEnv(): NodeJS.ProcessEnv {
 
 /** `engagement` as installed: the bin, which runs the TypeScript CLI through tsx */
 const bin = (...args: string[]) => runProcess(process.execPath, ["bin/engagement.js", ...args], cliEnv());
-/** the same CLI as built (test/support/process.ts): the commands' behaviour, without tsx's start-up */
-const cli = (...args: string[]) => runCli(args, cliEnv());
+/** the same CLI as built (test/support/process.ts), as a process, without tsx's start-up */
+const cliProcess = (...args: string[]) => runCli(args, cliEnv());
+/** the CLI's code run here: the commands' behaviour and output */
+const cli = (...args: string[]) => runCliInProcess(args, cliEnv());
 
 let server: TestServer;
 beforeAll(async () => {
@@ -90,7 +95,7 @@ describe("engagement CLI", { timeout: 120_000 }, () => {
   });
 
   it("bad usage exits non-zero", async () => {
-    const r = await cli("tenant", "create");
+    const r = await cliProcess("tenant", "create");
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/--name/);
   });

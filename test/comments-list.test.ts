@@ -167,6 +167,10 @@ describe("query count", () => {
         queries++;
         return originalSql.query(text, values, name);
       },
+      long: (text, values, timeoutMs) => {
+        queries++;
+        return originalSql.long(text, values, timeoutMs);
+      },
     };
     try {
       const measure = async (fn: () => Promise<unknown>) => {
@@ -197,5 +201,30 @@ describe("query count", () => {
       services.sql = originalSql;
       await counting.$disconnect();
     }
+  });
+});
+
+describe("the first level of a thread", () => {
+  it("topLevel=true lists only comments that reply to none, pages on its own cursors, and refuses bad values", async () => {
+    const r = await t.reader("tl-reader");
+    const top: string[] = [];
+    for (const body of ["t0", "t1", "t2"]) top.push((await r.post("/api/v1/discussions/top-1/comments", { body })).body.id);
+    await r.post("/api/v1/discussions/top-1/comments", { body: "reply", parentId: top[0] });
+    const all = await t.api.get("/api/v1/discussions/top-1/comments");
+    expect(all.body.items).toHaveLength(4);
+    const first = await t.api.get("/api/v1/discussions/top-1/comments?topLevel=true&limit=2");
+    expect(ids(first)).toEqual([top[2], top[1]]);
+    const second = await t.api.get(`/api/v1/discussions/top-1/comments?topLevel=true&limit=2&cursor=${first.body.nextCursor}`);
+    expect(ids(second)).toEqual([top[0]]);
+    expect(second.body.items[0].replyCount).toBe(1);
+    // a cursor of the flat list is not one of the first level's
+    const flat = await t.api.get("/api/v1/discussions/top-1/comments?limit=1");
+    expect((await t.api.get(`/api/v1/discussions/top-1/comments?topLevel=true&cursor=${flat.body.nextCursor}`)).status).toBe(400);
+    const bad = await t.api.get("/api/v1/discussions/top-1/comments?topLevel=yes");
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe("invalid_parameter");
+    const both = await t.api.get(`/api/v1/discussions/top-1/comments?topLevel=true&parentId=${top[0]}`);
+    expect(both.status).toBe(400);
+    expect(both.body.errors).toEqual([{ path: "topLevel", message: "lists the first level: it cannot go with parentId" }]);
   });
 });

@@ -1,11 +1,12 @@
 // Console sign-in and operators (contract section 10): `engagement operator create` and
-// `engagement console-link` (real CLI processes), the single-use link, password sign-in with one
-// generic error and rate limiting, the session cookie (HttpOnly, SameSite=Strict), CSRF on every
-// state-changing request, idle expiry, roles, sign-out; the audit trail and the moderation queue.
+// `engagement console-link` (the CLI's code run in this process, test/support/cli-in-process.ts), the
+// single-use link, password sign-in with one generic error and rate limiting, the session cookie
+// (HttpOnly, SameSite=Strict), CSRF on every state-changing request, idle expiry, roles, sign-out;
+// the audit trail and the moderation queue.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { runCli } from "./support/process.js";
+import { runCliInProcess } from "./support/cli-in-process.js";
 import { manualClock } from "../src/lib/clock.js";
 import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
 
@@ -62,7 +63,7 @@ describe("the CLI", { timeout: 120_000 }, () => {
     for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete e[k];
     return e;
   };
-  const cli = (...args: string[]) => runCli(args, env());
+  const cli = (...args: string[]) => runCliInProcess(args, env());
 
   it("operator create --json, then console-link prints a single-use sign-in URL on PUBLIC_URL as its last line", async () => {
     const created = await cli("operator", "create", "--tenant", t.tenantId, "--email", "Mod@Example.com", "--role", "moderator", "--json");

@@ -12,8 +12,8 @@ import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { chromiumMissing, launchChromium } from "./support/chromium.js";
 import { startTestIdp, type TestIdp } from "./support/oidc-provider.js";
-import { expectAccessible, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
+import { createOperator } from "../src/modules/console/operators.js";
 
 const OWNER = "identity.owner@example.com";
 const MODERATOR = "identity.moderator@example.com";
@@ -24,8 +24,7 @@ let idp: TestIdp;
 let browser: Browser | undefined;
 let page: Page;
 const services = () => server.app.runtime.services;
-const link = (email: string) =>
-  signConsoleLink({ secret: services().adminJwtSecret, tenantId: t.tenantId, email, now: new Date(), baseUrl: server.url }).url;
+const link = (email: string) => operatorLink(server, t.tenantId, email);
 const settings = async () => (await t.api.get("/api/v1/settings")).body;
 
 /** The input of the next UpdateIdentity request the page sends: what the console writes. */

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { expectAccessible, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
+import { createOperator } from "../src/modules/console/operators.js";
 
 const MODERATOR = "a.rather.long.moderator.address@newsroom.example.com";
 
@@ -19,8 +19,7 @@ let t: TestTenant;
 let browser: Browser | undefined;
 let page: Page;
 const services = () => server.app.runtime.services;
-const link = (email: string) =>
-  signConsoleLink({ secret: services().adminJwtSecret, tenantId: t.tenantId, email, now: new Date(), baseUrl: server.url }).url;
+const link = (email: string) => operatorLink(server, t.tenantId, email);
 const statusOf = async (id: string) => (await t.api.get(`/api/v1/comments/${id}`)).body;
 
 /** Posts as a reader named `name` (id = name lowercased). */

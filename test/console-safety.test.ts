@@ -15,8 +15,8 @@ import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { chromiumMissing, launchChromium } from "./support/chromium.js";
 import { startReceiver, type Receiver } from "./support/receiver.js";
-import { expectAccessible, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
+import { createOperator } from "../src/modules/console/operators.js";
 
 const OWNER = "safety.owner@example.com";
 const MODERATOR = "safety.moderator@example.com";
@@ -27,8 +27,7 @@ let browser: Browser | undefined;
 let page: Page;
 let hook: Receiver;
 const services = () => server.app.runtime.services;
-const link = (email: string) =>
-  signConsoleLink({ secret: services().adminJwtSecret, tenantId: t.tenantId, email, now: new Date(), baseUrl: server.url }).url;
+const link = (email: string) => operatorLink(server, t.tenantId, email);
 const settings = async () => (await t.api.get("/api/v1/settings")).body;
 
 /** The input of the next UpdateSafety request the page sends: what the console writes. */

@@ -1,8 +1,11 @@
 // Embedded mode end to end: no DATABASE_URL, no REDIS_URL. The CLI bootstraps a tenant in a fresh
 // DATA_DIR, the server (node dist/main.js, as `npm start` runs it) serves it, and the data survives a
 // restart. While the server holds DATA_DIR the CLI's commands run on its control socket
-// (src/cli/control.ts), printing what they print without it. PGlite start-up takes seconds, hence the
-// generous timeouts. Every process runs with the tests' NODE_FLAGS (test/support/process.ts).
+// (src/cli/control.ts), printing what they print without it: those commands run the CLI's code in
+// this process (test/support/cli-in-process.ts) against the server process; the first command on
+// the empty DATA_DIR and the one run while the server starts are CLI processes. PGlite start-up takes
+// seconds, hence the generous timeouts. Every process runs with the tests' NODE_FLAGS
+// (test/support/process.ts).
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request } from "node:http";
@@ -14,6 +17,7 @@ import { decodeJwt } from "jose";
 import { client } from "./support/client.js";
 import { signIdentity } from "./support/fixtures.js";
 import { CLI, NODE_FLAGS } from "./support/process.js";
+import { runCliInProcess } from "./support/cli-in-process.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "engagement-embedded-"));
 const running = new Set<ChildProcess>();
@@ -75,6 +79,12 @@ async function cli(...args: string[]) {
   const p = start(process.execPath, [...NODE_FLAGS, CLI, ...args], embeddedEnv());
   const code = await p.exited;
   return { code, output: p.output(), stdout: p.stdout() };
+}
+
+/** The same command run by the CLI's code in this process: output is its stderr after its stdout. */
+async function cliHere(...args: string[]) {
+  const r = await runCliInProcess(args, embeddedEnv());
+  return { code: r.code, output: r.stdout + r.stderr, stdout: r.stdout };
 }
 
 async function startServer(): Promise<{ proc: Proc; url: string }> {
@@ -195,7 +205,7 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     expect(garbage.status).toBe(400);
 
     // the CLI's commands, run by the server: the same output as when the CLI opens the data dir itself
-    const live = await cli("tenant", "create", "--name", "While serving", "--json");
+    const live = await cliHere("tenant", "create", "--name", "While serving", "--json");
     expect(live.code, live.output).toBe(0);
     expect(live.stdout.trim().split("\n")).toHaveLength(1);
     const liveCreds = JSON.parse(live.stdout);
@@ -205,11 +215,11 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     expect((await client(first.url, { admin: liveCreds.adminToken }).get("/api/v1/keys")).status).toBe(200);
     const identity = await signIdentity(liveCreds.identitySecret, "live-reader");
     expect((await liveApi.post("/api/v1/discussions/live-1/comments", { body: "hello" }, { identity })).status).toBe(201);
-    const human = await cli("tenant", "create", "--name", "Human while serving");
+    const human = await cliHere("tenant", "create", "--name", "Human while serving");
     expect(human.code, human.output).toBe(0);
     expect(human.stdout).toMatch(/^Tenant created: ten_[\s\S]*API key \(all capabilities; shown once\):\n {2}ek_[0-9a-f]{64}\n/);
 
-    const op = await cli(
+    const op = await cliHere(
       "operator",
       "create",
       "--tenant",
@@ -230,20 +240,20 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
       body: JSON.stringify({ tenantId: liveCreds.tenantId, email: "mod@example.com", password: opOut.password }),
     });
     expect(signIn.status).toBe(200);
-    const dup = await cli("operator", "create", "--tenant", liveCreds.tenantId, "--email", "mod@example.com", "--json");
+    const dup = await cliHere("operator", "create", "--tenant", liveCreds.tenantId, "--email", "mod@example.com", "--json");
     expect(dup.code).not.toBe(0);
     expect(dup.stdout).toBe("");
     expect(dup.output).toMatch(/^engagement: The tenant already has an operator mod@example.com\.\n$/);
 
-    const token = await cli("admin-token", "--tenant", liveCreds.tenantId, "--ttl", "1h");
+    const token = await cliHere("admin-token", "--tenant", liveCreds.tenantId, "--ttl", "1h");
     expect(token.code, token.output).toBe(0);
     expect(token.stdout.trim().split("\n")).toHaveLength(1);
     expect((await client(first.url, { admin: token.stdout.trim() }).get("/api/v1/settings")).status).toBe(200);
-    const unknown = await cli("admin-token", "--tenant", "ten_does_not_exist");
+    const unknown = await cliHere("admin-token", "--tenant", "ten_does_not_exist");
     expect(unknown.code).not.toBe(0);
     expect(unknown.output).toBe("engagement: No tenant with id ten_does_not_exist\n");
 
-    const migrate = await cli("migrate");
+    const migrate = await cliHere("migrate");
     expect(migrate.code, migrate.output).toBe(0);
     expect(migrate.stdout).toBe(
       `Database is up to date: the running server (process ${first.proc.child.pid}) applied the migrations at start-up.\n`,
@@ -259,7 +269,7 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     const page = await fetch(`${first.url}/console/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
-    const link = await cli("console-link", "--tenant", creds.tenantId);
+    const link = await cliHere("console-link", "--tenant", creds.tenantId);
     expect(link.code, link.output).toBe(0);
     const linkUrl = new URL(link.output.trim().split("\n").at(-1)!);
     const signedIn = await fetch(`${first.url}${linkUrl.pathname}${linkUrl.search}`, { redirect: "manual" });

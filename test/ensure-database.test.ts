@@ -9,7 +9,8 @@ import { loadConfig } from "../src/config.js";
 import { createRuntime } from "../src/runtime.js";
 import { ensureDatabase } from "../src/db/ensure-database.js";
 import { StartupError } from "../src/lib/startup-error.js";
-import { runCli, runProcess } from "./support/process.js";
+import { NODE_FLAGS, runProcess } from "./support/process.js";
+import { runCliInProcess } from "./support/cli-in-process.js";
 import { testEnv } from "./support/server.js";
 
 const adminUrl = () => inject("adminDatabaseUrl");
@@ -55,11 +56,11 @@ describe("a missing PostgreSQL database", { timeout: 120_000 }, () => {
       ADMIN_JWT_SECRET: "ensure-db-secret-0123456789abcdef0123456789",
     };
     for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
-    const r = await runCli(["migrate"], env);
+    const r = await runCliInProcess(["migrate"], env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Applied: \d+_init/);
     expect(await exists(name)).toBe(true);
-    const again = await runCli(["migrate"], env);
+    const again = await runCliInProcess(["migrate"], env);
     expect(again.stdout).toBe("Database is up to date.\n");
   });
 
@@ -92,7 +93,8 @@ describe("a missing PostgreSQL database", { timeout: 120_000 }, () => {
     expect(message).toContain(`ALTER ROLE "${role}" CREATEDB`);
     expect(await exists(name)).toBe(false);
 
-    // the server, as `npm start` runs it: that one line on stderr, exit 1, no stack trace
+    // the server, as `npm start` runs it (with the tests' NODE_FLAGS): that one line on stderr, exit 1,
+    // no stack trace
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: urlFor(name, role),
@@ -100,7 +102,7 @@ describe("a missing PostgreSQL database", { timeout: 120_000 }, () => {
       PORT: "0",
     };
     for (const k of ["REDIS_URL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
-    const server = await runProcess(process.execPath, ["dist/main.js"], env);
+    const server = await runProcess(process.execPath, [...NODE_FLAGS, "dist/main.js"], env);
     expect(server.code).toBe(1);
     expect(server.stderr.trim()).toBe(message);
   });

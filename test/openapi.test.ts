@@ -50,6 +50,7 @@ describe("the OpenAPI document", () => {
       "path:id",
       "query:sort",
       "query:parentId",
+      "query:topLevel",
       "query:status",
       "query:limit",
       "query:cursor",

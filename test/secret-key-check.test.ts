@@ -13,7 +13,8 @@ import { openDatabase } from "../src/db/client.js";
 import { createSecretBox } from "../src/lib/secret-box.js";
 import { createTenant } from "../src/modules/tenants/tenants.js";
 import { isolatedDatabase } from "./support/database.js";
-import { runCli, runProcess } from "./support/process.js";
+import { NODE_FLAGS, runProcess } from "./support/process.js";
+import { runCliInProcess } from "./support/cli-in-process.js";
 import { testEnv, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { createTestTenant } from "./support/fixtures.js";
 
@@ -47,20 +48,24 @@ describe("secret key check", { timeout: 120_000 }, () => {
   it("a server or CLI with another key refuses in one line naming the setting; the right key starts", async () => {
     const db = await isolatedDatabase("keycheck");
     dbs.push(db);
-    const created = await runCli(["tenant", "create", "--name", "A", "--json"], shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A }));
+    const created = await runCliInProcess(["tenant", "create", "--name", "A", "--json"], shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A }));
     expect(created.code, created.stderr).toBe(0);
     const tenantId = JSON.parse(created.stdout).tenantId as string;
     expect(await keyCheckRows(db.url)).toBe(1);
 
-    // the refusals below change nothing, so their processes run at once: the server, as `npm start`
-    // runs it, with the README's "fresh" secret; every CLI command that opens the database; and the
-    // same admin secret with an encryption key of its own
+    // the refusals below change nothing, so they run at once: the server process, as `npm start`
+    // runs it (with the tests' NODE_FLAGS), with the README's "fresh" secret; every CLI command that
+    // opens the database; and the same admin secret with an encryption key of its own (the commands
+    // run the CLI's code in this process, test/support/cli-in-process.ts)
     const withB = shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_B });
     const commands = [["admin-token", "--tenant", tenantId], ["tenant", "create", "--name", "B"], ["migrate"]];
     const [server, ownKey, ...refused] = await Promise.all([
-      runProcess(process.execPath, ["dist/main.js"], withB),
-      runCli(["admin-token", "--tenant", tenantId], shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A, SECRET_ENCRYPTION_KEY: SECRET_B })),
-      ...commands.map((args) => runCli(args, withB)),
+      runProcess(process.execPath, [...NODE_FLAGS, "dist/main.js"], withB),
+      runCliInProcess(
+        ["admin-token", "--tenant", tenantId],
+        shellEnv(db.url, { ADMIN_JWT_SECRET: SECRET_A, SECRET_ENCRYPTION_KEY: SECRET_B }),
+      ),
+      ...commands.map((args) => runCliInProcess(args, withB)),
     ]);
     expect(server!.code).toBe(1);
     const lines = server!.stderr.trim().split("\n");

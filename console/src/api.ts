@@ -89,6 +89,33 @@ async function request<TResult, TVariables>(doc: TypedDocumentString<TResult, TV
   return body.data;
 }
 
+/**
+ * A REST call whose body is not JSON (a file upload) or whose answer is read as JSON: the session
+ * cookie and CSRF header like every other call; a problem document becomes an ApiError.
+ */
+export async function rest<T>(method: "GET" | "POST", path: string, body?: Blob): Promise<T> {
+  w.__inflight++;
+  try {
+    let r: Response;
+    try {
+      r = await fetch(path, {
+        method,
+        credentials: "same-origin",
+        headers: { accept: "application/json", "x-csrf-token": csrf, ...(body ? { "content-type": "application/octet-stream" } : {}) },
+        ...(body ? { body } : {}),
+      });
+    } catch {
+      throw new ApiError("The service cannot be reached. Check your connection and try again.", "network");
+    }
+    const parsed = (await r.json().catch(() => null)) as (T & { detail?: string; code?: string; errors?: FieldError[] }) | null;
+    if (!r.ok) throw new ApiError(parsed?.detail ?? `The service answered ${r.status}.`, parsed?.code ?? "error", parsed?.errors ?? []);
+    if (parsed === null) throw new ApiError(`The service answered ${r.status} without a body.`, "unavailable");
+    return parsed;
+  } finally {
+    w.__inflight--;
+  }
+}
+
 let sse: Client | undefined;
 
 /** A GraphQL subscription over graphql-sse (single connection, same origin, CSRF header). */

@@ -11,6 +11,7 @@ import { KeysScreen } from "./screens/keys";
 import { WebhooksScreen } from "./screens/webhooks";
 import { SettingsScreen } from "./screens/settings";
 import { IdentityScreen } from "./screens/settings-identity";
+import { PortabilityScreen } from "./screens/settings-portability";
 import { SafetyScreen } from "./screens/safety";
 import { ReportedScreen } from "./screens/reported";
 import { ReaderScreen } from "./screens/reader";
@@ -151,7 +152,9 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         {!denied && current.path === "discussions" && <DiscussionsScreen id={route[1]} />}
         {!denied && current.path === "keys" && <KeysScreen />}
         {!denied && current.path === "webhooks" && <WebhooksScreen id={route[1]} />}
-        {!denied && current.path === "settings" && (route[1] === "identity" ? <IdentityScreen /> : <SettingsScreen />)}
+        {!denied &&
+          current.path === "settings" &&
+          (route[1] === "identity" ? <IdentityScreen /> : route[1] === "portability" ? <PortabilityScreen /> : <SettingsScreen />)}
         {!denied && current.path === "safety" && <SafetyScreen />}
         {!denied && current.path === "analytics" && <AnalyticsScreen />}
         {!denied && current.path === "audit" && <AuditScreen />}

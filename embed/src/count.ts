@@ -8,11 +8,9 @@
 // The key may sit once on the script tag (`data-publishable-key`); `api-base` defaults to the origin
 // the script was loaded from.
 
-/** the script tag that loaded us (a classic script), or the first one whose src names this file (a module) */
-const script =
-  (document.currentScript as HTMLScriptElement | null) ?? document.querySelector<HTMLScriptElement>('script[src*="/embed/v1/count.js"]');
-const scriptOrigin = script?.src ? new URL(script.src, location.href).origin : location.origin;
-const scriptKey = script?.dataset.publishableKey ?? null;
+import { loadedFrom } from "./loaded-from.js";
+
+const { origin: scriptOrigin, publishableKey: scriptKey } = loadedFrom("count.js");
 
 /** at most this many ids per request (the route's limit) */
 const MAX_IDS = 100;

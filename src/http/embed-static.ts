@@ -12,7 +12,7 @@ import type { FastifyInstance } from "fastify";
 export const EMBED_DIR = fileURLToPath(new URL("../../dist/embed/v1/", import.meta.url));
 
 /** the scripts the embed serves (embed/src/<name>.ts) */
-export const EMBED_SCRIPTS = ["count.js"] as const;
+export const EMBED_SCRIPTS = ["count.js", "thread.js"] as const;
 
 export function mountEmbed(fastify: FastifyInstance): void {
   for (const name of EMBED_SCRIPTS) {

@@ -1,5 +1,6 @@
 // GET /healthz: the process is up. GET /readyz: database and Redis reachable (200) or not (503); on a
-// Redis Cluster, Redis is reachable when every master serving slots answers.
+// Redis Cluster, Redis is reachable when every master serving slots answers. `details.email` says
+// whether email goes out (smtp) or is off (no SMTP_URL).
 import type { FastifyInstance } from "fastify";
 import type { Database } from "../db/client.js";
 import { pingAll, type RedisClient } from "../lib/redis-connection.js";
@@ -7,7 +8,7 @@ import { pingAll, type RedisClient } from "../lib/redis-connection.js";
 const withTimeout = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error("timeout")), ms).unref())]);
 
-export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redis: RedisClient | undefined }) {
+export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redis: RedisClient | undefined; email: "smtp" | "off" }) {
   fastify.get("/healthz", async (_req, reply) => reply.send({ status: "ok" }));
   fastify.get("/readyz", async (_req, reply) => {
     const checks: Record<string, "ok" | "down"> = {};
@@ -26,6 +27,7 @@ export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redi
       }
     }
     const ok = Object.values(checks).every((v) => v === "ok");
-    return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "unavailable", checks });
+    // email is not a dependency of readiness: off only means no email goes out
+    return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "unavailable", checks, details: { email: deps.email } });
   });
 }

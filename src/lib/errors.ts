@@ -94,6 +94,7 @@ export const errors = {
   notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
   conflict: (code: string, detail: string) => new AppError(409, code, detail),
   /** the console's "Send test" with no `safety.hook` set */
+  emailNotConfigured: () => new AppError(409, "email_not_configured", "Email is off: the service has no SMTP server (SMTP_URL)."),
   hookNotConfigured: () =>
     new AppError(409, "hook_not_configured", "No moderation hook is configured: set safety.hook in the settings first."),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),

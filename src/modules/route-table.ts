@@ -13,6 +13,7 @@ import { webhookRoutes } from "./webhooks/routes.js";
 import { auditRoutes } from "./audit/routes.js";
 import { reportRoutes } from "./reports/routes.js";
 import { readerRoutes } from "./readers/routes.js";
+import { emailRoutes } from "./email/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
@@ -28,4 +29,5 @@ export const restRoutes: AnyRoute[] = [
   ...auditRoutes,
   ...reportRoutes,
   ...readerRoutes,
+  ...emailRoutes,
 ];

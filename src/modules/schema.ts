@@ -16,6 +16,7 @@ import "./webhooks/graphql.js";
 import "./audit/graphql.js";
 import "./reports/graphql.js";
 import "./readers/graphql.js";
+import "./email/graphql.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

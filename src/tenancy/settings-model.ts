@@ -132,6 +132,29 @@ export const IdentitySchema = z
   })
   .strict();
 
+/** How often a reader hears of replies by email (contract section 15). */
+export const REPLY_EMAIL_CHOICES = ["immediate", "daily", "off"] as const;
+export type ReplyEmails = (typeof REPLY_EMAIL_CHOICES)[number];
+
+const emailAddress = z.string().max(320).email("must be an email address");
+
+/** The tenant's email (contract section 15): sender, reply address, the daily digest's hour, and readers' default. */
+export const EmailSchema = z
+  .object({
+    /** "Name <address>" or an address; null: the service's own sender */
+    from: z
+      .string()
+      .max(400)
+      .refine((v) => /^[^<>]*<[^\s<>@]+@[^\s<>@]+>$|^[^\s<>@]+@[^\s<>@]+$/.test(v.trim()), "must be an address or Name <address>")
+      .nullable(),
+    replyTo: emailAddress.nullable(),
+    /** the hour (0–23, UTC) the daily digests go out */
+    digestHour: z.number().int().min(0).max(23),
+    /** how often a reader who has not chosen hears of replies */
+    defaultReplies: z.enum(REPLY_EMAIL_CHOICES),
+  })
+  .strict();
+
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
 export const SettingsSchema = z
@@ -175,6 +198,7 @@ export const SettingsSchema = z
     identity: IdentitySchema,
     /** what erasing a reader does to their comments (docs/privacy.md) */
     privacy: z.object({ erasure: z.enum(["anonymize", "delete"]) }).strict(),
+    email: EmailSchema,
   })
   .strict();
 
@@ -210,6 +234,7 @@ export const DEFAULT_SETTINGS: Settings = {
   },
   identity: { providers: [], secretOverlapHours: 24 },
   privacy: { erasure: "anonymize" },
+  email: { from: null, replyTo: null, digestHour: 7, defaultReplies: "off" },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -229,6 +254,7 @@ export const SettingsPatchSchema = z
     safety: SafetySchema.extend({ hook: SafetyHookPatchSchema.nullable() }).partial(),
     identity: IdentitySchema.partial(),
     privacy: SettingsSchema.shape.privacy.partial(),
+    email: EmailSchema.partial(),
   })
   .partial()
   .strict();

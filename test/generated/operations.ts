@@ -69,6 +69,17 @@ export type DiscussionState =
   | 'locked'
   | 'open';
 
+export type EmailSettingsPatch = {
+  /** immediate | daily | off */
+  defaultReplies?: string | null | undefined;
+  /** 0–23 (UTC). */
+  digestHour?: number | null | undefined;
+  /** An address or "Name <address>"; null: the service's own. */
+  from?: string | null | undefined;
+  /** An address; null: none. */
+  replyTo?: string | null | undefined;
+};
+
 export type IdempotencySettingsPatch = {
   ttlHours?: number | null | undefined;
 };
@@ -177,6 +188,7 @@ export type SettingsPatch = {
   allowedOrigins?: Array<string> | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
+  email?: EmailSettingsPatch | null | undefined;
   idempotency?: IdempotencySettingsPatch | null | undefined;
   identity?: IdentitySettingsPatch | null | undefined;
   maxBodyLength?: number | null | undefined;

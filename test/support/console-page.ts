@@ -9,8 +9,9 @@ import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
 import { expect, inject } from "vitest";
-import { runCli } from "./process.js";
-import { TEST_ADMIN_SECRET } from "./server.js";
+import { runCliInProcess } from "./cli-in-process.js";
+import { TEST_ADMIN_SECRET, type TestServer } from "./server.js";
+import { signConsoleLink } from "../../src/modules/console/operators.js";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const SHOTS =
@@ -20,10 +21,13 @@ const SHOTS =
 
 export const prepareShots = () => mkdir(SHOTS, { recursive: true });
 
+let axeSource: string | undefined;
+
 /** No serious or critical axe-core violation on what the page shows now. */
 export async function expectAccessible(p: Page, screen: string): Promise<void> {
-  // evaluated through the DevTools protocol, which the page's CSP does not govern
-  await p.evaluate(readFileSync(AXE, "utf8"));
+  // evaluated through the DevTools protocol, which the page's CSP does not govern; once per document
+  // (the console is one page, its screens keep it): a second copy of its 650 KB would change nothing
+  if (!(await p.evaluate(() => "axe" in window))) await p.evaluate((axeSource ??= readFileSync(AXE, "utf8")));
   const violations = await p.evaluate(async () => {
     const r = await (window as any).axe.run(document, { resultTypes: ["violations"] });
     return r.violations
@@ -56,7 +60,7 @@ export function overflow(p: Page): Promise<unknown[]> {
   });
 }
 
-/** A single-use sign-in link to the console on `serverUrl`, from the CLI as an operator gets one. */
+/** A single-use sign-in link to the console on `serverUrl` from the CLI's command, as an operator gets one (run in this process). */
 export async function consoleLink(serverUrl: string, tenantId: string): Promise<string> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -65,7 +69,11 @@ export async function consoleLink(serverUrl: string, tenantId: string): Promise<
     PUBLIC_URL: serverUrl,
   };
   for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
-  const r = await runCli(["console-link", "--tenant", tenantId], env);
+  const r = await runCliInProcess(["console-link", "--tenant", tenantId], env);
   expect(r.code, r.stderr).toBe(0);
   return r.stdout.trim().split("\n").at(-1)!;
 }
+
+/** A sign-in link for the operator `email` of `tenantId`, signed as `engagement console-link` signs one. */
+export const operatorLink = (server: TestServer, tenantId: string, email: string): string =>
+  signConsoleLink({ secret: server.app.runtime.services.adminJwtSecret, tenantId, email, now: new Date(), baseUrl: server.url }).url;

@@ -1,10 +1,18 @@
 // One PostgreSQL database per test run, migrated once, dropped at the end. Tests share it and
-// isolate themselves by tenant (every test makes its own tenants). The server is built once
-// (`npm run build`, what `npm start` runs first) for the tests that start it as a process.
+// isolate themselves by tenant (every test makes its own tenants). A copy of it as migrated, never
+// connected to, is the template of the databases test files make for themselves
+// (test/support/database.ts). The server is built once (`npm run build`, what `npm start` runs
+// first) for the tests that start it as a process.
 import { spawn } from "node:child_process";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { migratePostgres } from "../../src/db/migrate.js";
+import { NODE_FLAGS } from "./process.js";
+import { pgliteTemplatePath } from "./pglite-template.js";
 
 const ADMIN_URL = process.env.TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
@@ -15,6 +23,8 @@ declare module "vitest" {
     adminDatabaseUrl: string;
     /** set by the pooler project (test/support/pooler-setup.ts): databaseUrl is then a transaction-mode PgBouncer, this the database itself */
     databaseDirectUrl?: string;
+    /** a migrated database nobody connects to: `CREATE DATABASE … TEMPLATE` it for a migrated database of one's own */
+    templateDatabase: string;
     /** set by the cluster project (test/support/cluster-setup.ts): REDIS_CLUSTER_NODES of a 3-master cluster */
     redisClusterNodes?: string;
   }
@@ -40,15 +50,38 @@ export default async function setup(project: TestProject) {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   await migratePostgres(url.toString());
+  // a file copy of the migrated database, for test/support/database.ts: no migrations run per copy
+  const template = `${name}_template`;
+  const copier = new pg.Client({ connectionString: ADMIN_URL });
+  await copier.connect();
+  await copier.query(`CREATE DATABASE ${template} TEMPLATE ${name}`);
+  await copier.end();
   await built;
+  // a missing PGlite template is made in the background (test/support/pglite-template-make.mjs)
+  const pgliteTemplate = pgliteTemplatePath();
+  const maker = existsSync(join(pgliteTemplate, "pgdata", "PG_VERSION"))
+    ? undefined
+    : spawn(process.execPath, [...NODE_FLAGS, fileURLToPath(new URL("pglite-template-make.mjs", import.meta.url)), pgliteTemplate], {
+        stdio: "inherit",
+      });
   project.provide("databaseUrl", url.toString());
   project.provide("adminDatabaseUrl", ADMIN_URL);
+  project.provide("templateDatabase", template);
   project.provide("redisUrl", process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379");
 
   return async () => {
+    // a run that ended before its template was made (one file, say): the half-made folder goes
+    if (maker && maker.exitCode === null && maker.signalCode === null) {
+      const exited = new Promise((resolve) => maker.once("exit", resolve));
+      maker.kill("SIGKILL");
+      await exited;
+      const making = `${basename(pgliteTemplate)}-making-${maker.pid}-`;
+      for (const name of readdirSync(tmpdir())) if (name.startsWith(making)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
     const c = new pg.Client({ connectionString: ADMIN_URL });
     await c.connect();
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
     await c.end();
   };
 }

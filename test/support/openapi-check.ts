@@ -1,11 +1,9 @@
 // Every REST answer the suite sees is checked against the OpenAPI document the service serves
-// (built here from the same route table and schema): the shared test client calls checkResponse.
+// (built here by the same function, src/modules/openapi-document.ts): the shared test client calls checkResponse.
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import type { ValidateFunction } from "ajv";
-import { schema } from "../../src/modules/schema.js";
-import { restRoutes } from "../../src/modules/route-table.js";
-import { buildOpenApi } from "../../src/http/rest/openapi.js";
+import { openApiDocument as serviceDocument } from "../../src/modules/openapi-document.js";
 
 type Doc = {
   paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
@@ -19,7 +17,7 @@ const compiled = new Map<string, ValidateFunction>();
 
 function docOnce() {
   if (!built) {
-    const doc = buildOpenApi({ schema, routes: restRoutes, version: "test" }) as unknown as Doc;
+    const doc = serviceDocument("test") as unknown as Doc;
     ajv.addSchema({ $id: "openapi", components: doc.components } as never);
     const templates = Object.keys(doc.paths)
       .map((template) => ({

@@ -4,12 +4,14 @@
 // WebAssembly, about 7 s of CPU, and the migrations several more; the copy takes a fraction of a
 // second. The server still opens it and checks its migrations (finding none pending). For tests of
 // what runs on the embedded database, not of making it: test/embedded.test.ts starts from an empty
-// DATA_DIR, as an install does.
+// DATA_DIR, as an install does. When the template is missing (a new migration, a fresh machine), the
+// run's global setup makes it in a child process while the first files run
+// (test/support/pglite-template-make.mjs) and pgliteDataDir waits for it.
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { applyMigrationsWith } from "../../src/db/migrate.js";
@@ -32,11 +34,37 @@ function migrationsDigest(): string {
   return hash.digest("hex").slice(0, 16);
 }
 
+/** Where this PGlite version's template for the committed migrations is (or will be). */
+export const pgliteTemplatePath = (): string => join(tmpdir(), `engagement-test-pglite-${pgliteVersion()}-${migrationsDigest()}`);
+
+const hasTemplate = (template: string) => existsSync(join(template, "pgdata", "PG_VERSION"));
+
+/**
+ * Whether a live process is making `template` now: its maker's folder, `<template>-making-<pid>-…`
+ * (test/support/pglite-template-make.mjs, started by the global setup, or pgliteDataDir below).
+ */
+function beingMade(template: string): boolean {
+  const prefix = `${basename(template)}-making-`;
+  return readdirSync(tmpdir()).some((name) => {
+    const pid = name.startsWith(prefix) ? Number(name.slice(prefix.length).split("-")[0]) : NaN;
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false; // a maker that died: its folder is left over
+    }
+  });
+}
+
 /** A new temp folder (`prefix`…) holding `pgdata`, a migrated database PGlite made; remove it when done. */
 export async function pgliteDataDir(prefix: string): Promise<string> {
-  const template = join(tmpdir(), `engagement-test-pglite-${pgliteVersion()}-${migrationsDigest()}`);
-  if (!existsSync(join(template, "pgdata", "PG_VERSION"))) {
-    const making = mkdtempSync(`${template}-making-`);
+  const template = pgliteTemplatePath();
+  // the global setup's maker (or another worker) is at it: wait for its template rather than make a second
+  const deadline = Date.now() + 120_000;
+  while (!hasTemplate(template) && beingMade(template) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  if (!hasTemplate(template)) {
+    const making = mkdtempSync(`${template}-making-${process.pid}-`);
     const pglite = new PGlite(join(making, "pgdata"));
     await pglite.waitReady;
     await applyMigrationsWith(new PrismaPGlite(pglite));

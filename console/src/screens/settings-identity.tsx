@@ -120,7 +120,7 @@ const invalid = (errors: Errors, path: string) => ({
 });
 
 /** The settings views: the general form and this one. */
-export function SettingsViews({ current }: { current: "general" | "identity" }) {
+export function SettingsViews({ current }: { current: "general" | "identity" | "portability" }) {
   return (
     <nav class="views" aria-label="Settings views">
       <a href="#/settings" aria-current={current === "general" ? "page" : undefined}>
@@ -128,6 +128,9 @@ export function SettingsViews({ current }: { current: "general" | "identity" }) 
       </a>
       <a href="#/settings/identity" aria-current={current === "identity" ? "page" : undefined}>
         Identity providers
+      </a>
+      <a href="#/settings/portability" aria-current={current === "portability" ? "page" : undefined}>
+        Import and export
       </a>
     </nav>
   );

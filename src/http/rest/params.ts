@@ -15,3 +15,11 @@ export function int(q: Query, name: string): number | undefined {
   if (!/^-?\d+$/.test(v)) throw errors.invalidParameter([{ path: name, message: "must be an integer" }]);
   return Number(v);
 }
+
+/** `true` or `false` (absent: undefined). */
+export function bool(q: Query, name: string): boolean | undefined {
+  const v = str(q, name);
+  if (v === undefined) return undefined;
+  if (v !== "true" && v !== "false") throw errors.invalidParameter([{ path: name, message: "must be true or false" }]);
+  return v === "true";
+}

@@ -119,6 +119,21 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
 
 export const CommentConnection = defineConnection("Comment", CommentType);
 
+builder.objectField(CommentType, "replies", (t) =>
+  t.connection(
+    {
+      type: CommentType,
+      description:
+        "The comment's direct replies a reader sees (approved, and tombstones that still have replies), oldest first by default: a thread in one request.",
+      authScopes: { browser: true },
+      args: { sort: t.arg({ type: CommentSort }) },
+      resolve: (c, args, ctx) =>
+        connectionPage(args, (page) => listComments(ctx, c.discussionId, { sort: args.sort ?? "oldest", parentId: c.id, ...page })),
+    },
+    CommentConnection,
+  ),
+);
+
 const PostCommentInput = builder.inputType("PostCommentInput", {
   fields: (t) => ({
     body: t.string({ required: false, description: "1..maxBodyLength characters (setting, default 10,000)." }),
@@ -141,6 +156,9 @@ builder.queryFields((t) => ({
         discussionId: t.arg.string({ required: true }),
         sort: t.arg({ type: CommentSort }),
         parentId: t.arg.string(),
+        topLevel: t.arg.boolean({
+          description: "Only comments that reply to none (a thread's first level; each carries replyCount). Not with parentId.",
+        }),
         status: t.arg({ type: CommentListStatus }),
         ...legacyPageArgs(t.arg),
       },

@@ -93,8 +93,15 @@ const ORDERS: Record<CommentSort, { columns: string[]; fields: ("createdAt" | "i
  * A cursor is only good for the list that issued it: the same discussion, sort, status and parent.
  * Its first value names that list (a short hash, so cursors stay short).
  */
-function listTag(discussionId: string, sort: CommentSort, status: ListStatus, parentId: string | null | undefined): string {
-  return sha256(JSON.stringify([discussionId, sort, status, parentId ?? null]), "base64url").slice(0, 12);
+function listTag(
+  discussionId: string,
+  sort: CommentSort,
+  status: ListStatus,
+  parentId: string | null | undefined,
+  scope: ListScope,
+): string {
+  const list = [discussionId, sort, status, parentId ?? null, ...(scope === "top" ? ["top"] : [])];
+  return sha256(JSON.stringify(list), "base64url").slice(0, 12);
 }
 
 function cursorOf(tag: string, sort: CommentSort, c: CommentWithAuthor): CursorValue[] {
@@ -124,7 +131,7 @@ function decodeAfter(tag: string, sort: CommentSort, cursor: string): unknown[] 
 }
 
 /**
- * The list statement for one shape of request (sort × status × parent × cursor), built once and run
+ * The list statement for one shape of request (sort × status × scope × cursor), built once and run
  * as a named prepared statement. $1 tenant, $2 discussion, $3 limit + 1, then the parent id, then the
  * cursor's pinned flag and keys. Rows after the cursor in the order (pinned desc, keys): after a
  * pinned row come the later pinned rows and every unpinned one; after an unpinned row only later
@@ -132,18 +139,21 @@ function decodeAfter(tag: string, sort: CommentSort, cursor: string): unknown[] 
  */
 const statements = new Map<string, { name: string; text: string }>();
 
-function listStatement(sort: CommentSort, status: ListStatus, byParent: boolean, after: boolean): { name: string; text: string } {
-  const name = `comments_list_${sort}_${status}_${byParent ? "p" : "d"}_${after ? "a" : "f"}`;
+/** which comments of the discussion a list holds: all of them, the first level, or one comment's replies */
+type ListScope = "all" | "top" | "parent";
+
+function listStatement(sort: CommentSort, status: ListStatus, scope: ListScope, after: boolean): { name: string; text: string } {
+  const name = `comments_list_${sort}_${status}_${scope === "parent" ? "p" : scope === "top" ? "t" : "d"}_${after ? "a" : "f"}`;
   let statement = statements.get(name);
-  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, byParent, after) }));
+  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, scope, after) }));
   return statement;
 }
 
-function listText(sort: CommentSort, status: ListStatus, byParent: boolean, after: boolean): string {
+function listText(sort: CommentSort, status: ListStatus, scope: ListScope, after: boolean): string {
   const o = ORDERS[sort];
   const params: string[] = [];
   let n = 4;
-  const parent = byParent ? `AND c.parent_id = $${n++}` : "";
+  const parent = scope === "parent" ? `AND c.parent_id = $${n++}` : scope === "top" ? "AND c.parent_id IS NULL" : "";
   let keyset = "";
   if (after) {
     const pinned = `$${n++}`;
@@ -164,14 +174,17 @@ function listText(sort: CommentSort, status: ListStatus, byParent: boolean, afte
 export interface ListCommentsArgs {
   sort?: CommentSort | null | undefined;
   parentId?: string | null | undefined;
+  /** only comments that reply to none: a thread's first level (each carries its replyCount) */
+  topLevel?: boolean | null | undefined;
   status?: ListStatus | null | undefined;
   limit?: number | null | undefined;
   cursor?: string | null | undefined;
 }
 
 /**
- * A discussion's comments, flat (each carries parentId and depth), or with `parentId` the direct
- * replies of that comment (an id that is no comment of this discussion simply matches nothing).
+ * A discussion's comments, flat (each carries parentId and depth); with `topLevel` only those that
+ * reply to none; with `parentId` the direct replies of that comment (an id that is no comment of this
+ * discussion simply matches nothing).
  * Default status: approved ones plus tombstones of deleted ones that still have visible replies.
  * `status: pending|rejected` lists those instead — the GraphQL field requires moderate_content for it.
  */
@@ -183,11 +196,13 @@ export async function listComments(ctx: RequestContext, discussionId: string, ar
     ...(COMMENT_SORTS.includes(sort) ? [] : [{ path: "sort", message: `must be one of ${COMMENT_SORTS.join(", ")}` }]),
     ...(LIST_STATUSES.includes(status) ? [] : [{ path: "status", message: `must be one of ${LIST_STATUSES.join(", ")}` }]),
   ];
+  if (args.topLevel && args.parentId) problems.push({ path: "topLevel", message: "lists the first level: it cannot go with parentId" });
   if (problems.length) throw errors.validation(problems);
   const limit = checkLimit(args.limit);
-  const tag = listTag(discussionId, sort, status, args.parentId);
+  const scope: ListScope = args.parentId ? "parent" : args.topLevel ? "top" : "all";
+  const tag = listTag(discussionId, sort, status, args.parentId, scope);
   const after = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
-  const { name, text } = listStatement(sort, status, !!args.parentId, !!after);
+  const { name, text } = listStatement(sort, status, scope, !!after);
   const values: unknown[] = [tenantIdOf(ctx), discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(after ?? [])];
   const rows = await ctx.app.sql.query<CommentSqlRow>(text, values, name);
   if (rows.length === 0) throw errors.notFound("Discussion");

@@ -1,6 +1,6 @@
 // REST routes of comments and reactions (contract section 4); moderation: src/modules/moderation/routes.ts.
 import { bodyObject, route } from "../../http/rest/router.js";
-import { int, str } from "../../http/rest/params.js";
+import { bool, int, str } from "../../http/rest/params.js";
 import {
   RestDeleteCommentDocument,
   RestEditCommentDocument,
@@ -48,11 +48,12 @@ export const commentRoutes = [
       discussionId: params.id ?? "",
       sort: str(query, "sort") as CommentSort | undefined,
       parentId: str(query, "parentId"),
+      topLevel: bool(query, "topLevel"),
       status: str(query, "status") as CommentListStatus | undefined,
       limit: int(query, "limit"),
       cursor: str(query, "cursor"),
     }),
-    paramVars: ["discussionId", "sort", "parentId", "status", "limit", "cursor"],
+    paramVars: ["discussionId", "sort", "parentId", "topLevel", "status", "limit", "cursor"],
     respond: (d) => restPage(d.comments),
   }),
   // the moderation queue across discussions (contract section 10)

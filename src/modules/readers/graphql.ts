@@ -1,12 +1,13 @@
 // GraphQL for readers as moderators see them (moderate_content): `reader(id)`, and the sanctions
-// `banReader` (a ban, or a suspension with `until`) and `liftReaderBan`.
+// `banReader` (a ban, or a suspension with `until`) and `liftReaderBan`; and for a reader themself:
+// `viewer` (who X-Service-Identity says they are), the export and the erasure.
 import { builder } from "../../graphql/builder.js";
-import { CommentType } from "../comments/graphql.js";
+import { CommentType, ReaderType } from "../comments/graphql.js";
 import { getReaderProfile, type ReaderCommentCounts, type ReaderProfile } from "./profile.js";
 import { banReader, liftReaderBan, type Sanction } from "./sanctions.js";
 import { exportReader } from "./export.js";
 import { eraseReader, type ReaderErasure } from "./erasure.js";
-import { requireReader } from "../../context/request.js";
+import { currentReader, requireReader, tenantIdOf } from "../../context/request.js";
 
 const ReaderSanctionType = builder.objectRef<Sanction>("ReaderSanction").implement({
   description: "A ban (until null: until lifted) or a suspension (until a time) of a reader.",
@@ -143,3 +144,17 @@ builder.mutationFields((t) => ({
     resolve: async (_root, _args, ctx) => eraseReader(ctx, (await requireReader(ctx)).id, { self: true }),
   }),
 }));
+
+builder.queryField("viewer", (t) =>
+  t.field({
+    type: ReaderType,
+    nullable: true,
+    description:
+      "The reader X-Service-Identity names (verified; 401 invalid_identity when it does not verify), or null without one: how a reader-facing client knows which comments are the reader's own.",
+    authScopes: { browser: true },
+    resolve: async (_r, _a, ctx) => {
+      const reader = await currentReader(ctx);
+      return reader ? { tenantId: tenantIdOf(ctx), id: reader.id, name: reader.name, avatarUrl: reader.avatarUrl } : null;
+    },
+  }),
+);

@@ -1,6 +1,6 @@
-// Tenant settings as typed objects (manage_settings): read, patch, identity-secret rotation.
+// Tenant settings as typed objects (manage_settings): read, patch, identity-secret rotation; and the few a reader-facing client needs (`readerSettings`, any key).
 import { builder } from "../../graphql/builder.js";
-import { DELIVERY_TUNABLES, type Settings } from "../../tenancy/settings-model.js";
+import { DELIVERY_TUNABLES, REPLY_EMAIL_CHOICES, type Settings } from "../../tenancy/settings-model.js";
 import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 import { getSettings, rotateIdentitySecret, updateSettings, type RotatedIdentitySecret } from "./settings.js";
 import type { ShownHook } from "../moderation-hook/secret.js";
@@ -127,6 +127,24 @@ const PrivacySettings = builder.objectRef<Settings["privacy"]>("PrivacySettings"
   }),
 });
 
+export const ReplyEmailsEnum = builder.enumType("ReplyEmails", {
+  description: "How often a reader hears of replies by email: each within minutes, in a daily digest, or not at all.",
+  values: REPLY_EMAIL_CHOICES,
+});
+
+const EmailSettings = builder.objectRef<Settings["email"]>("EmailSettings").implement({
+  description: "The tenant's email (contract section 15).",
+  fields: (t) => ({
+    from: t.exposeString("from", { nullable: true, description: 'The sender ("Name <address>" or an address); null: the service\'s own.' }),
+    replyTo: t.exposeString("replyTo", { nullable: true, description: "Where replies to the emails go; null: nowhere." }),
+    digestHour: t.exposeInt("digestHour", { description: "The hour (0–23, UTC) the daily digests go out." }),
+    defaultReplies: t.expose("defaultReplies", {
+      type: ReplyEmailsEnum,
+      description: "How often a reader who has not chosen hears of replies (default off: readers opt in).",
+    }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -145,6 +163,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     safety: t.expose("safety", { type: SafetySettings }),
     identity: t.expose("identity", { type: IdentitySettings }),
     privacy: t.expose("privacy", { type: PrivacySettings }),
+    email: t.expose("email", { type: EmailSettings }),
   }),
 });
 
@@ -218,6 +237,15 @@ const PrivacyPatch = builder.inputType("PrivacySettingsPatch", {
   fields: (t) => ({ erasure: t.string({ description: "anonymize | delete" }) }),
 });
 
+const EmailPatch = builder.inputType("EmailSettingsPatch", {
+  fields: (t) => ({
+    from: t.string({ description: 'An address or "Name <address>"; null: the service\'s own.' }),
+    replyTo: t.string({ description: "An address; null: none." }),
+    digestHour: t.int({ description: "0–23 (UTC)." }),
+    defaultReplies: t.string({ description: "immediate | daily | off" }),
+  }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -234,6 +262,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     safety: t.field({ type: SafetyPatch }),
     identity: t.field({ type: IdentityPatch }),
     privacy: t.field({ type: PrivacyPatch }),
+    email: t.field({ type: EmailPatch }),
   }),
 });
 
@@ -248,6 +277,24 @@ const IdentitySecretPayload = builder.objectRef<RotatedIdentitySecret>("Identity
     }),
   }),
 });
+
+const ReaderSettingsType = builder.objectRef<Settings>("ReaderSettings").implement({
+  description: "What a reader-facing client (the embed) needs of the tenant's settings; readable with a publishable key.",
+  fields: (t) => ({
+    reactionKinds: t.exposeStringList("reactionKinds", { description: "The reaction kinds readers may use." }),
+    editWindowSeconds: t.exposeInt("editWindowSeconds", { description: "How long after posting a reader may edit (0: no limit)." }),
+    maxBodyLength: t.exposeInt("maxBodyLength", { description: "The longest comment body, in characters." }),
+  }),
+});
+
+builder.queryField("readerSettings", (t) =>
+  t.field({
+    type: ReaderSettingsType,
+    description: "The reaction kinds, edit window and body limit a reader-facing client shows (any key, publishable included).",
+    authScopes: { browser: true },
+    resolve: (_r, _a, ctx) => getSettings(ctx),
+  }),
+);
 
 builder.queryField("settings", (t) =>
   t.field({

@@ -1,0 +1,159 @@
+// How <engagement-thread> talks to the service: GraphQL over fetch for reads and the reader's
+// writes (the same operations and rules as every other client: contract sections 4, 6, 7 and 12),
+// a stream ticket from REST, and errors as codes the element turns into readable messages.
+// Requests carry the publishable key, the reader's identity when there is one, never cookies.
+import type { Comment, CommentWithReplies, DiscussionState, Page, Sort } from "./store.js";
+
+const COMMENT = `id parentId author { id name avatarUrl } body status pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount`;
+const PAGE_INFO = `pageInfo { hasNextPage endCursor }`;
+/** top-level comments with their first replies: one request shows a thread two levels deep */
+const TOP_PAGE = `edges { node { ${COMMENT} replies(first: 5) { edges { node { ${COMMENT} } } ${PAGE_INFO} } } } ${PAGE_INFO}`;
+
+const THREAD = `query EmbedThread($d: String!, $sort: CommentSort, $after: String) {
+  discussion(id: $d) { state commentCount }
+  comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
+}`;
+const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds editWindowSeconds maxBodyLength } }`;
+const MORE = `query EmbedMore($d: String!, $sort: CommentSort, $after: String) {
+  comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
+}`;
+const REPLIES = `query EmbedReplies($d: String!, $p: String!, $after: String) {
+  comments(discussionId: $d, parentId: $p, sort: oldest, first: 20, after: $after) { edges { node { ${COMMENT} } } ${PAGE_INFO} }
+}`;
+const POST = `mutation EmbedPost($d: String!, $input: PostCommentInput!) { postComment(discussionId: $d, input: $input) { ${COMMENT} } }`;
+const EDIT = `mutation EmbedEdit($id: String!, $input: EditCommentInput!) { editComment(id: $id, input: $input) { ${COMMENT} } }`;
+const DELETE = `mutation EmbedDelete($id: String!) { deleteComment(id: $id) { ${COMMENT} } }`;
+const REACT = `mutation EmbedReact($id: String!, $input: ToggleReactionInput!) { toggleReaction(commentId: $id, input: $input) { kind active countMap } }`;
+const REPORT = `mutation EmbedReport($id: String!, $input: ReportCommentInput!) { reportComment(id: $id, input: $input) { created } }`;
+
+/** A refusal or failure, with the service's stable code ("network" when it could not be reached). */
+export class ServiceError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly extensions: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface Viewer {
+  id: string;
+  name: string;
+  avatarUrl: string | null;
+}
+
+export interface ReaderSettings {
+  reactionKinds: string[];
+  editWindowSeconds: number;
+  maxBodyLength: number;
+}
+
+export interface ThreadPage {
+  discussion: { state: DiscussionState; commentCount: number } | null;
+  comments: Page<CommentWithReplies>;
+}
+
+const EMPTY_PAGE: Page<CommentWithReplies> = { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
+
+export class ThreadApi {
+  constructor(
+    readonly base: string,
+    readonly key: string,
+  ) {}
+
+  /** The first page of a discussion; an unknown discussion (nobody has commented yet) is an empty one. */
+  async thread(discussionId: string, sort: Sort, identity: string | null): Promise<ThreadPage> {
+    try {
+      return await this.graphql<ThreadPage>(THREAD, { d: discussionId, sort }, identity);
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === "not_found") return { discussion: null, comments: EMPTY_PAGE };
+      throw e;
+    }
+  }
+
+  basics(identity: string | null): Promise<{ viewer: Viewer | null; readerSettings: ReaderSettings }> {
+    return this.graphql(BASICS, {}, identity);
+  }
+
+  async more(discussionId: string, sort: Sort, after: string, identity: string | null): Promise<Page<CommentWithReplies>> {
+    return (await this.graphql<{ comments: Page<CommentWithReplies> }>(MORE, { d: discussionId, sort, after }, identity)).comments;
+  }
+
+  async replies(discussionId: string, parentId: string, after: string | null, identity: string | null): Promise<Page<Comment>> {
+    return (await this.graphql<{ comments: Page<Comment> }>(REPLIES, { d: discussionId, p: parentId, after }, identity)).comments;
+  }
+
+  /** Posts as the reader; the idempotency key makes a retried post (a lost answer) post once. */
+  async post(discussionId: string, body: string, parentId: string | null, identity: string, idempotencyKey: string): Promise<Comment> {
+    const input = parentId ? { body, parentId } : { body };
+    return (await this.graphql<{ postComment: Comment }>(POST, { d: discussionId, input }, identity, idempotencyKey)).postComment;
+  }
+
+  async edit(id: string, body: string, identity: string): Promise<Comment> {
+    return (await this.graphql<{ editComment: Comment }>(EDIT, { id, input: { body } }, identity)).editComment;
+  }
+
+  async remove(id: string, identity: string): Promise<Comment> {
+    return (await this.graphql<{ deleteComment: Comment }>(DELETE, { id }, identity)).deleteComment;
+  }
+
+  async react(id: string, kind: string, identity: string): Promise<{ kind: string; active: boolean; countMap: Record<string, number> }> {
+    return (
+      await this.graphql<{ toggleReaction: { kind: string; active: boolean; countMap: Record<string, number> } }>(
+        REACT,
+        { id, input: { kind } },
+        identity,
+      )
+    ).toggleReaction;
+  }
+
+  async report(id: string, reason: string, note: string, identity: string): Promise<void> {
+    await this.graphql(REPORT, { id, input: note ? { reason, note } : { reason } }, identity);
+  }
+
+  /** A one-connection stream ticket (contract section 4), bound to the reader when there is one. */
+  async ticket(discussionId: string, identity: string | null): Promise<string> {
+    const res = await this.send(`${this.base}/api/v1/stream/ticket`, JSON.stringify({ discussionId }), identity);
+    const body = (await res.json().catch(() => ({}))) as { ticket?: string; code?: string; detail?: string };
+    if (!res.ok || !body.ticket) throw new ServiceError(body.code ?? "unavailable", body.detail ?? `HTTP ${res.status}`);
+    return body.ticket;
+  }
+
+  streamUrl(discussionId: string, ticket: string, lastEventId: string | null): string {
+    const url = new URL(`${this.base}/api/v1/stream/${encodeURIComponent(discussionId)}`);
+    url.searchParams.set("ticket", ticket);
+    if (lastEventId) url.searchParams.set("lastEventId", lastEventId);
+    return url.toString();
+  }
+
+  private async graphql<T>(
+    query: string,
+    variables: Record<string, unknown>,
+    identity: string | null,
+    idempotencyKey?: string,
+  ): Promise<T> {
+    const res = await this.send(`${this.base}/graphql`, JSON.stringify({ query, variables }), identity, idempotencyKey);
+    const body = (await res.json().catch(() => null)) as {
+      data?: T | null;
+      errors?: { message: string; extensions?: Record<string, unknown> }[];
+      code?: string;
+      detail?: string;
+    } | null;
+    const error = body?.errors?.[0];
+    if (error) throw new ServiceError(String(error.extensions?.code ?? "internal_error"), error.message, error.extensions ?? {});
+    if (!res.ok || !body?.data) throw new ServiceError(body?.code ?? "unavailable", body?.detail ?? `HTTP ${res.status}`);
+    return body.data;
+  }
+
+  private async send(url: string, body: string, identity: string | null, idempotencyKey?: string): Promise<Response> {
+    const headers: Record<string, string> = { "Content-Type": "application/json", "X-API-Key": this.key };
+    if (identity) headers["X-Service-Identity"] = identity;
+    if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
+    try {
+      return await fetch(url, { method: "POST", headers, body, credentials: "omit", mode: "cors" });
+    } catch {
+      throw new ServiceError("network", "The comment service could not be reached.");
+    }
+  }
+}

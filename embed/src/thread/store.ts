@@ -1,0 +1,267 @@
+// What <engagement-thread> knows of a discussion, and how pages and live events change it. Pure
+// logic, no DOM: the element renders from it (embed/src/thread/view.ts) and tests drive it directly
+// (test/unit/embed-thread-store.test.ts).
+//
+// Every live event carries the resource as it is now (contract section 5), so applying one is
+// idempotent: an event that the first page already reflected changes nothing, and events that arrive
+// while a page loads are applied after it. New top-level comments by others wait in `incoming`
+// (shown behind an "N new comments" button) so that the text a reader is reading does not move.
+
+export type CommentStatus = "approved" | "pending" | "rejected" | "deleted";
+export type Sort = "newest" | "oldest" | "top";
+export type DiscussionState = "open" | "locked" | "archived";
+
+export interface Author {
+  id: string;
+  name: string;
+  avatarUrl: string | null;
+}
+
+export interface Comment {
+  id: string;
+  parentId: string | null;
+  author: Author;
+  body: string;
+  status: CommentStatus;
+  pinned: boolean;
+  editedAt: string | null;
+  createdAt: string;
+  reactions: Record<string, number>;
+  replyCount: number;
+  /** the viewer's own reactions (GraphQL's viewerReactions); events do not carry them */
+  viewerReactions?: string[];
+}
+
+export interface Page<T> {
+  edges: { node: T }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+export type CommentWithReplies = Comment & { replies?: Page<Comment> };
+
+/** A stream event's type and data (the envelope's `data`, section 5). */
+export interface LiveEvent {
+  type: string;
+  data: {
+    comment?: Comment;
+    reaction?: { commentId: string; readerId: string; kind: string; active: boolean; counts: Record<string, number> };
+    discussion?: { state: DiscussionState; commentCount?: number };
+  };
+}
+
+export class ThreadStore {
+  readonly comments = new Map<string, Comment & { viewerReactions: string[] }>();
+  /** top-level comment ids in the order shown (pinned first, then the sort) */
+  top: string[] = [];
+  /** reply ids per parent, oldest first */
+  readonly children = new Map<string, string[]>();
+  /** where the next page of a parent's replies starts; absent once all are loaded */
+  readonly repliesAfter = new Map<string, string>();
+  /** where the next page of top-level comments starts; null once all are loaded */
+  topAfter: string | null = null;
+  /** new top-level comments by others, newest last, not yet shown */
+  incoming: string[] = [];
+  state: DiscussionState = "open";
+  /** visible comments of the discussion (its commentCount), kept current by live events */
+  total = 0;
+
+  constructor(
+    public sort: Sort,
+    public viewerId: string | null = null,
+  ) {}
+
+  /** Replaces everything with a first page (after a load, a sort change or a new identity). */
+  reset(page: Page<CommentWithReplies>): void {
+    this.comments.clear();
+    this.children.clear();
+    this.repliesAfter.clear();
+    this.top = [];
+    this.incoming = [];
+    this.addTopPage(page);
+  }
+
+  /** Appends a page of top-level comments ("Load more"), each with its first replies. */
+  addTopPage(page: Page<CommentWithReplies>): void {
+    for (const { node } of page.edges) {
+      const { replies, ...comment } = node;
+      const known = this.comments.has(comment.id);
+      this.put(comment);
+      if (!known && !this.top.includes(comment.id)) this.top.push(comment.id);
+      this.incoming = this.incoming.filter((id) => id !== comment.id);
+      if (replies) this.addReplies(comment.id, replies);
+    }
+    this.topAfter = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+  }
+
+  /** Appends a page of one comment's replies. */
+  addReplies(parentId: string, page: Page<Comment>): void {
+    const list = this.childList(parentId);
+    for (const { node } of page.edges) {
+      this.put(node);
+      if (!list.includes(node.id)) list.push(node.id);
+    }
+    if (page.pageInfo.hasNextPage && page.pageInfo.endCursor) this.repliesAfter.set(parentId, page.pageInfo.endCursor);
+    else this.repliesAfter.delete(parentId);
+  }
+
+  /** How many of a comment's replies are not loaded yet. */
+  missingReplies(id: string): number {
+    const c = this.comments.get(id);
+    if (!c) return 0;
+    const loaded = (this.children.get(id) ?? []).filter((child) => this.isCounted(child)).length;
+    return Math.max(0, c.replyCount - loaded);
+  }
+
+  /** The viewer's own comment, as the write answered it: shown at once, pending ones included. */
+  addOwn(comment: Comment): void {
+    const known = this.comments.has(comment.id);
+    this.put(comment);
+    if (known) return;
+    if (comment.status === "approved") this.total += 1;
+    if (comment.parentId) this.attachReply(comment, false);
+    else this.placeTop(comment.id);
+  }
+
+  /** Shows the comments waiting behind the "N new comments" button. */
+  revealIncoming(): string[] {
+    const shown = this.incoming;
+    this.incoming = [];
+    for (const id of shown) this.placeTop(id);
+    return shown;
+  }
+
+  /** Applies a stream event; answers whether anything shown changed. */
+  apply(event: LiveEvent): boolean {
+    const { comment, reaction, discussion } = event.data;
+    switch (event.type) {
+      case "comment_created":
+      case "comment_approved":
+        return comment ? this.arrive(comment) : false;
+      case "comment_edited":
+      case "comment_pinned":
+      case "comment_unpinned":
+      case "comment_deleted":
+      case "comment_rejected":
+        return comment ? this.change(comment) : false;
+      case "reaction_toggled": {
+        if (!reaction) return false;
+        const c = this.comments.get(reaction.commentId);
+        if (!c) return false;
+        c.reactions = { ...reaction.counts };
+        if (reaction.readerId === this.viewerId) {
+          const mine = new Set(c.viewerReactions);
+          if (reaction.active) mine.add(reaction.kind);
+          else mine.delete(reaction.kind);
+          c.viewerReactions = [...mine];
+        }
+        return true;
+      }
+      case "discussion_locked":
+      case "discussion_unlocked":
+      case "discussion_archived":
+        if (!discussion) return false;
+        this.state = discussion.state;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Whether a comment is shown: approved; deleted with replies (a tombstone); the viewer's own pending one. */
+  isShown(id: string): boolean {
+    const c = this.comments.get(id);
+    if (!c) return false;
+    if (c.status === "approved") return true;
+    if (c.status === "deleted") return c.replyCount > 0 || (this.children.get(id) ?? []).some((child) => this.isShown(child));
+    return c.status === "pending" && c.author.id === this.viewerId;
+  }
+
+  isOwn(id: string): boolean {
+    return this.viewerId !== null && this.comments.get(id)?.author.id === this.viewerId;
+  }
+
+  /** A reply or a comment of the page, newly visible: placed, counted, or held back as incoming. */
+  private arrive(comment: Comment): boolean {
+    const existing = this.comments.get(comment.id);
+    if (existing) {
+      const wasCounted = existing.status === "approved";
+      this.put(comment);
+      if (!wasCounted && comment.status === "approved") this.total += 1;
+      return true;
+    }
+    if (comment.status !== "approved") return false;
+    this.total += 1;
+    if (comment.parentId) {
+      // a reply under a comment this page has not loaded is only counted
+      if (!this.comments.has(comment.parentId)) return true;
+      this.put(comment);
+      this.attachReply(comment, true);
+      return true;
+    }
+    this.put(comment);
+    if (comment.author.id === this.viewerId) this.placeTop(comment.id);
+    else this.incoming.push(comment.id);
+    return true;
+  }
+
+  private change(comment: Comment): boolean {
+    const existing = this.comments.get(comment.id);
+    if (!existing) return false;
+    const wasCounted = existing.status === "approved";
+    this.put(comment);
+    const counted = comment.status === "approved";
+    if (wasCounted !== counted) this.total += counted ? 1 : -1;
+    if (comment.status === "rejected" || (comment.status === "deleted" && !this.isShown(comment.id))) {
+      this.incoming = this.incoming.filter((id) => id !== comment.id);
+    }
+    if (comment.parentId === null && comment.pinned && this.top.includes(comment.id)) {
+      this.top = [comment.id, ...this.top.filter((id) => id !== comment.id)];
+    }
+    return true;
+  }
+
+  /** Links a new reply under its parent (when the parent is loaded) and counts it there. */
+  private attachReply(comment: Comment, fromStream: boolean): void {
+    const parentId = comment.parentId;
+    if (!parentId) return;
+    const parent = this.comments.get(parentId);
+    if (!parent) return;
+    const list = this.childList(parentId);
+    if (list.includes(comment.id)) return;
+    list.push(comment.id);
+    if (fromStream || comment.status === "approved") parent.replyCount += 1;
+  }
+
+  /** Where a top-level comment goes when it appears now: after the pinned ones, or last for "oldest". */
+  private placeTop(id: string): void {
+    if (this.top.includes(id)) return;
+    if (this.sort === "oldest") {
+      this.top.push(id);
+      return;
+    }
+    const firstUnpinned = this.top.findIndex((other) => !this.comments.get(other)?.pinned);
+    const at = firstUnpinned === -1 ? this.top.length : firstUnpinned;
+    this.top.splice(at, 0, id);
+  }
+
+  private isCounted(id: string): boolean {
+    const c = this.comments.get(id);
+    return !!c && (c.status === "approved" || c.status === "deleted");
+  }
+
+  private childList(parentId: string): string[] {
+    let list = this.children.get(parentId);
+    if (!list) this.children.set(parentId, (list = []));
+    return list;
+  }
+
+  /** Stores a comment as it is now, keeping what events do not carry (the viewer's reactions). */
+  private put(comment: Comment): void {
+    const before = this.comments.get(comment.id);
+    const viewerReactions = comment.viewerReactions ?? before?.viewerReactions ?? [];
+    // a reply count the stream has moved on keeps the larger of the two (events carry the comment as
+    // it was when it changed, which may predate replies counted here since)
+    const replyCount = Math.max(comment.replyCount, before?.replyCount ?? 0);
+    this.comments.set(comment.id, { ...comment, replyCount, viewerReactions });
+  }
+}

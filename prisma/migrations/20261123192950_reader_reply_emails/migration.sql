@@ -1,0 +1,5 @@
+-- CreateEnum
+CREATE TYPE "ReplyEmails" AS ENUM ('immediate', 'daily', 'off');
+
+-- AlterTable
+ALTER TABLE "readers" ADD COLUMN     "reply_emails" "ReplyEmails";

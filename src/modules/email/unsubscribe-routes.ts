@@ -1,0 +1,69 @@
+// The unsubscribe link's two answers (contract section 15):
+//   POST /api/v1/unsubscribe/{token}   body `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded,
+//                                      as RFC 8058 mail clients send it; the one write that is not JSON)
+//                                      → 200: the reader's reply emails are off
+//   GET  /api/v1/unsubscribe/{token}   → a small page whose button sends that same POST
+// No key, no sign-in: the signed token is the authority (src/modules/email/unsubscribe.ts).
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { AppServices } from "../../context/services.js";
+import { AppError } from "../../lib/errors.js";
+import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { unsubscribe, verifyUnsubscribeToken } from "./unsubscribe.js";
+
+const PAGE_HEADERS = {
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "Cache-Control": "no-store",
+  "Referrer-Policy": "no-referrer",
+  "X-Content-Type-Options": "nosniff",
+};
+
+const page = (title: string, body: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1d2430}button{font:inherit;padding:.5rem 1rem;border:0;border-radius:6px;background:#2457c5;color:#fff;cursor:pointer}</style>
+</head><body><main><h1>${title}</h1>${body}</main></body></html>`;
+
+export function mountUnsubscribe(fastify: FastifyInstance, app: AppServices): void {
+  void fastify.register(async (scope) => {
+    // RFC 8058's body; small, and parsed only here
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 1024 }, (_req, body, done) =>
+      done(null, new URLSearchParams(String(body))),
+    );
+    const fail = (reply: FastifyReply, err: unknown) => {
+      const known = err instanceof AppError ? err : knownFailure(err);
+      if (known) return sendProblem(reply, known);
+      reply.request.log.error({ err }, "unsubscribe failed");
+      return sendProblem(reply, internalError());
+    };
+
+    scope.get<{ Params: { token: string } }>("/api/v1/unsubscribe/:token", (req, reply) => {
+      try {
+        verifyUnsubscribeToken(app, req.params.token);
+      } catch (err) {
+        return fail(reply, err);
+      }
+      return reply
+        .headers(PAGE_HEADERS)
+        .type("text/html; charset=utf-8")
+        .send(
+          page(
+            "Stop reply emails?",
+            `<p>You will no longer get an email when someone replies to your comments.</p>
+<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
+          ),
+        );
+    });
+
+    scope.post<{ Params: { token: string } }>("/api/v1/unsubscribe/:token", async (req, reply) => {
+      try {
+        const claims = verifyUnsubscribeToken(app, req.params.token);
+        await unsubscribe(app, claims);
+      } catch (err) {
+        return fail(reply, err);
+      }
+      return reply
+        .headers(PAGE_HEADERS)
+        .type("text/html; charset=utf-8")
+        .send(page("Unsubscribed", "<p>You will no longer get an email when someone replies to your comments.</p>"));
+    });
+  });
+}

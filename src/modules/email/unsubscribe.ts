@@ -1,0 +1,65 @@
+// One-click unsubscribe (contract section 15, RFC 8058): every email names
+// `https://<service>/api/v1/unsubscribe/<token>` in List-Unsubscribe. The token says which reader of
+// which tenant stops which email, and is signed (HMAC-SHA256 with a key derived from the server's
+// ADMIN_JWT_SECRET), so it needs no sign-in, works from any mail client, and a forged or altered one
+// changes nothing. Using it turns the reader's reply emails off.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { AppServices } from "../../context/services.js";
+import { errors } from "../../lib/errors.js";
+
+/** what a link stops: reply emails (the only kind a reader gets) */
+export type UnsubscribeKind = "replies";
+
+interface Claims {
+  tenantId: string;
+  readerId: string;
+  kind: UnsubscribeKind;
+}
+
+const VERSION = 1;
+
+function keyOf(app: AppServices): Buffer {
+  return createHmac("sha256", app.adminJwtSecret).update("engagement unsubscribe links v1").digest();
+}
+
+const mac = (app: AppServices, payload: string) => createHmac("sha256", keyOf(app)).update(payload).digest();
+
+export function signUnsubscribeToken(app: AppServices, claims: Claims): string {
+  const payload = Buffer.from(JSON.stringify([VERSION, claims.tenantId, claims.readerId, claims.kind])).toString("base64url");
+  return `${payload}.${mac(app, payload).toString("base64url")}`;
+}
+
+/** The link's claims; a token that is not one we signed → 400 invalid_parameter (and nothing changes). */
+export function verifyUnsubscribeToken(app: AppServices, token: string): Claims {
+  const bad = () => errors.invalidParameter([{ path: "token", message: "is not an unsubscribe link this service made" }]);
+  const [payload, signature, ...rest] = token.split(".");
+  if (!payload || !signature || rest.length) throw bad();
+  const given = Buffer.from(signature, "base64url");
+  const expected = mac(app, payload);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    throw bad();
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed[0] !== VERSION ||
+    typeof parsed[1] !== "string" ||
+    typeof parsed[2] !== "string" ||
+    parsed[3] !== "replies"
+  ) {
+    throw bad();
+  }
+  return { tenantId: parsed[1], readerId: parsed[2], kind: "replies" };
+}
+
+/** Turns the reader's reply emails off (a reader the service no longer knows: nothing to do). */
+export async function unsubscribe(app: AppServices, claims: Claims): Promise<void> {
+  await app.sql.query(
+    `UPDATE readers SET reply_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
+    [claims.tenantId, claims.readerId, app.clock.now()],
+    "reader_unsubscribe",
+  );
+}

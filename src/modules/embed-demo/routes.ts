@@ -1,0 +1,61 @@
+// /embed/demo (contract section 14): a page a newcomer opens after `npm start` to see the comment
+// thread working against the embedded database, with a sign-in stub. Mounted unless
+// NODE_ENV=production (there only with EMBED_DEMO=1). Its tenant: src/modules/embed-demo/demo-tenant.ts.
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { AppServices } from "../../context/services.js";
+import { AppError } from "../../lib/errors.js";
+import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { DEMO_DISCUSSION, demoOriginAllower, demoTenantSource } from "./demo-tenant.js";
+import { checkDemoName, demoReaderId, signDemoIdentity } from "./identity.js";
+import { DEMO_CSS, DEMO_JS, demoHtml } from "./page.js";
+
+export const demoEnabled = (config: { NODE_ENV: string; EMBED_DEMO: boolean }) => config.NODE_ENV !== "production" || config.EMBED_DEMO;
+
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export function mountEmbedDemo(fastify: FastifyInstance, app: AppServices): void {
+  if (!demoEnabled(app.config)) return;
+  const demoTenant = demoTenantSource(app, fastify);
+  const allowOrigin = demoOriginAllower(app, fastify);
+
+  const fail = (reply: FastifyReply, err: unknown) => {
+    const known = err instanceof AppError ? err : knownFailure(err);
+    if (known) return sendProblem(reply, known);
+    reply.request.log.error({ err }, "embed demo failed");
+    return sendProblem(reply, internalError());
+  };
+
+  fastify.get("/embed/demo", async (req, reply) => {
+    try {
+      const demo = await demoTenant();
+      const origin = `${req.protocol}://${req.headers.host ?? `${app.config.HOST}:${app.config.PORT}`}`;
+      await allowOrigin(demo.tenantId, origin);
+      return reply
+        .header("Content-Security-Policy", PAGE_CSP)
+        .header("Cache-Control", "no-store")
+        .type("text/html; charset=utf-8")
+        .send(demoHtml({ origin, publishableKey: demo.publishableKey, discussionId: DEMO_DISCUSSION }));
+    } catch (err) {
+      return fail(reply, err);
+    }
+  });
+  fastify.get("/embed/demo/demo.css", (_req, reply) =>
+    reply.header("Cache-Control", "no-cache").type("text/css; charset=utf-8").send(DEMO_CSS),
+  );
+  fastify.get("/embed/demo/demo.js", (_req, reply) =>
+    reply.header("Cache-Control", "no-cache").type("text/javascript; charset=utf-8").send(DEMO_JS),
+  );
+  // the sign-in stub: a name in, the demo tenant's identity assertion for it out
+  fastify.post("/embed/demo/sign-in", async (req, reply) => {
+    try {
+      const name = checkDemoName((req.body as { name?: unknown } | undefined)?.name);
+      const demo = await demoTenant();
+      return reply
+        .header("Cache-Control", "no-store")
+        .send({ token: await signDemoIdentity(demo.identitySecret, name), readerId: demoReaderId(name), name });
+    } catch (err) {
+      return fail(reply, err);
+    }
+  });
+}

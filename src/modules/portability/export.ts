@@ -1,0 +1,175 @@
+// The tenant's export (format: src/modules/portability/records.ts): read from the database in
+// batches by keyset (discussions and readers by id, each discussion's comments by (pinned, created_at, id)
+// on the comment-list index, reactions by (created_at, comment, reader, kind)), yielded record by
+// record, so memory holds one batch whatever the tenant's size. With `since`, what changed from
+// then: comments created or edited, reactions made, and the discussions and readers they name (or
+// that were created or renamed since).
+import type { Sql } from "../../db/sql.js";
+import { EXPORT_VERSION, type ExportRecord } from "./records.js";
+
+const BATCH = 1_000;
+const EPOCH = new Date("1000-01-01T00:00:00.000Z");
+
+const iso = (v: unknown): string => (v instanceof Date ? v : new Date(v as string)).toISOString();
+const isoOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : iso(v));
+
+const DISCUSSIONS = `
+SELECT d.id, d.title, d.url, d.state::text AS state, d.created_at FROM discussions d
+ WHERE d.tenant_id = $1 AND ($2::text IS NULL OR d.id > $2)
+   AND ($4::timestamptz IS NULL OR d.created_at >= $4 OR d.updated_at >= $4
+        OR EXISTS (SELECT 1 FROM comments c WHERE c.tenant_id = $1 AND c.discussion_id = d.id AND (c.created_at >= $4 OR c.edited_at >= $4))
+        OR EXISTS (SELECT 1 FROM reactions x JOIN comments c ON c.id = x.comment_id
+                    WHERE x.tenant_id = $1 AND x.created_at >= $4 AND c.discussion_id = d.id))
+ ORDER BY d.id LIMIT $3`;
+
+const READERS = `
+SELECT r.id, r.name, r.avatar_url, r.created_at FROM readers r
+ WHERE r.tenant_id = $1 AND ($2::text IS NULL OR r.id > $2)
+   AND ($4::timestamptz IS NULL OR r.created_at >= $4 OR r.updated_at >= $4
+        OR EXISTS (SELECT 1 FROM comments c WHERE c.tenant_id = $1 AND c.author_id = r.id AND (c.created_at >= $4 OR c.edited_at >= $4))
+        OR EXISTS (SELECT 1 FROM reactions x WHERE x.tenant_id = $1 AND x.reader_id = r.id AND x.created_at >= $4))
+ ORDER BY r.id LIMIT $3`;
+
+// the author's name by one index lookup per comment (LIMIT 1 keeps the planner from joining all of
+// the tenant's readers); a page continues after the last row of the one before within its pinned
+// group (the first page has no keyset, and most discussions fit in it)
+const COMMENT_COLUMNS = `
+SELECT c.id, c.parent_id, c.author_id, r.name AS author_name, r.avatar_url AS author_avatar, c.body, c.status::text AS status,
+       c.pinned, c.created_at, c.edited_at, c.deleted_at
+  FROM comments c LEFT JOIN LATERAL (SELECT name, avatar_url FROM readers r
+                                      WHERE r.tenant_id = c.tenant_id AND r.id = c.author_id LIMIT 1) r ON true`;
+const SINCE = "($3::timestamptz IS NULL OR c.created_at >= $3 OR c.edited_at >= $3)";
+
+const COMMENTS_FIRST = `${COMMENT_COLUMNS}
+ WHERE c.tenant_id = $1 AND c.discussion_id = $2 AND ${SINCE}
+ ORDER BY c.pinned DESC, c.created_at, c.id LIMIT $4`;
+
+const COMMENTS_AFTER = `${COMMENT_COLUMNS}
+ WHERE c.tenant_id = $1 AND c.discussion_id = $2 AND ${SINCE}
+   AND c.pinned = $5 AND (c.created_at, c.id) > ($6::timestamptz, $7::text)
+ ORDER BY c.created_at, c.id LIMIT $4`;
+
+const REACTIONS = `
+SELECT x.comment_id, c.discussion_id, x.reader_id, x.kind, x.created_at FROM reactions x JOIN comments c ON c.id = x.comment_id
+ WHERE x.tenant_id = $1 AND x.created_at >= $2 AND (x.created_at, x.comment_id, x.reader_id, x.kind) > ($2::timestamptz, $3::text, $4::text, $5::text)
+ ORDER BY x.created_at, x.comment_id, x.reader_id, x.kind LIMIT $6`;
+
+interface CommentRow {
+  id: string;
+  parent_id: string | null;
+  author_id: string;
+  author_name: string | null;
+  author_avatar: string | null;
+  body: string;
+  status: "approved" | "pending" | "rejected" | "deleted";
+  pinned: boolean;
+  created_at: Date;
+  edited_at: Date | null;
+  deleted_at: Date | null;
+}
+
+interface DiscussionRow {
+  id: string;
+  title: string | null;
+  url: string | null;
+  state: "open" | "locked" | "archived";
+  created_at: Date;
+}
+
+async function* discussions(sql: Sql, tenantId: string, since: Date | null): AsyncGenerator<DiscussionRow> {
+  let after: string | null = null;
+  for (;;) {
+    const rows: DiscussionRow[] = await sql.query<DiscussionRow>(DISCUSSIONS, [tenantId, after, BATCH, since]);
+    yield* rows;
+    if (rows.length < BATCH) return;
+    after = rows[rows.length - 1]!.id;
+  }
+}
+
+export async function* exportRecords(sql: Sql, tenantId: string, opts: { since: Date | null; now: Date }): AsyncGenerator<ExportRecord> {
+  const { since } = opts;
+  const counts = { discussions: 0, readers: 0, comments: 0, reactions: 0 };
+  yield { type: "export", version: EXPORT_VERSION, tenantId, exportedAt: opts.now.toISOString(), since: since?.toISOString() ?? null };
+
+  for await (const d of discussions(sql, tenantId, since)) {
+    counts.discussions++;
+    yield { type: "discussion", id: d.id, title: d.title, url: d.url, state: d.state, createdAt: iso(d.created_at) };
+  }
+
+  let afterReader: string | null = null;
+  for (;;) {
+    type R = { id: string; name: string; avatar_url: string | null; created_at: Date };
+    const rows: R[] = await sql.query<R>(READERS, [tenantId, afterReader, BATCH, since]);
+    for (const r of rows) {
+      counts.readers++;
+      yield { type: "reader", id: r.id, name: r.name, avatarUrl: r.avatar_url, createdAt: iso(r.created_at) };
+    }
+    if (rows.length < BATCH) break;
+    afterReader = rows[rows.length - 1]!.id;
+  }
+
+  for await (const d of discussions(sql, tenantId, since)) {
+    let after: { pinned: boolean; at: Date; id: string } | null = null;
+    for (;;) {
+      const rows: CommentRow[] = after
+        ? await sql.query<CommentRow>(COMMENTS_AFTER, [tenantId, d.id, since, BATCH, after.pinned, after.at, after.id])
+        : await sql.query<CommentRow>(COMMENTS_FIRST, [tenantId, d.id, since, BATCH]);
+      for (const c of rows) {
+        counts.comments++;
+        yield {
+          type: "comment",
+          id: c.id,
+          discussionId: d.id,
+          parentId: c.parent_id,
+          author: { id: c.author_id, name: c.author_name ?? "", avatarUrl: c.author_avatar },
+          body: c.body,
+          status: c.status,
+          pinned: c.pinned,
+          createdAt: iso(c.created_at),
+          editedAt: isoOrNull(c.edited_at),
+          deletedAt: isoOrNull(c.deleted_at),
+        };
+      }
+      if (rows.length === BATCH) {
+        const last = rows[rows.length - 1]!;
+        after = { pinned: last.pinned, at: last.created_at instanceof Date ? last.created_at : new Date(last.created_at), id: last.id };
+      } else if (after?.pinned) {
+        after = { pinned: false, at: EPOCH, id: "" }; // the pinned ones are done: the others from their start
+      } else break;
+    }
+  }
+
+  let cursor: [Date, string, string, string] = [since ?? EPOCH, "", "", ""];
+  for (;;) {
+    type X = { comment_id: string; discussion_id: string; reader_id: string; kind: string; created_at: Date };
+    const rows = await sql.query<X>(REACTIONS, [tenantId, ...cursor, BATCH]);
+    for (const x of rows) {
+      counts.reactions++;
+      yield {
+        type: "reaction",
+        commentId: x.comment_id,
+        discussionId: x.discussion_id,
+        readerId: x.reader_id,
+        kind: x.kind,
+        createdAt: iso(x.created_at),
+      };
+    }
+    if (rows.length < BATCH) break;
+    const last = rows[rows.length - 1]!;
+    cursor = [last.created_at instanceof Date ? last.created_at : new Date(last.created_at), last.comment_id, last.reader_id, last.kind];
+  }
+  yield { type: "end", counts };
+}
+
+/** The records as NDJSON lines, a batch of lines per chunk. */
+export async function* exportLines(records: AsyncIterable<ExportRecord>): AsyncGenerator<string> {
+  let chunk = "";
+  for await (const r of records) {
+    chunk += `${JSON.stringify(r)}\n`;
+    if (chunk.length >= 64 * 1024) {
+      yield chunk;
+      chunk = "";
+    }
+  }
+  if (chunk) yield chunk;
+}

@@ -1,0 +1,202 @@
+// The import and export routes (contract section 16), plain fastify routes beside the REST table
+// because their bodies are files, not JSON:
+//   POST /api/v1/imports?format=disqus|wordpress|ndjson[&idFrom=identifier|url][&onError=skip|stop]
+//     the file as the body (any content type), streamed to a temporary file, checked to look like
+//     its format, then imported in the background → 202 with the import resource (Location: its URL)
+//   GET /api/v1/imports/{id} → the import: state, progress counts, errors with their positions
+//   GET /api/v1/export[?since=ISO] → application/x-ndjson, streamed from the database
+// All take a key with manage_settings (or the admin JWT, or a console owner).
+import { createReadStream, createWriteStream } from "node:fs";
+import { open, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { createRequestContext, requirePrincipal, type AppServices, type RequestContext } from "../../context/request.js";
+import { hasCapability } from "../../auth/principal.js";
+import { rateLimitHeaders } from "../../auth/rate-limit.js";
+import { AppError, errors, type FieldError } from "../../lib/errors.js";
+import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { createImportJob, findImportJob, importDto } from "./import-jobs.js";
+import { runImportJob } from "./import-run.js";
+import { exportLines, exportRecords } from "./export.js";
+import { IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "./source.js";
+
+/** the largest file an import takes over HTTP (larger ones: the CLI) */
+export const MAX_IMPORT_BYTES = 4 * 1024 ** 3;
+
+type Query = Record<string, string | string[] | undefined>;
+
+const one = (q: Query, name: string): string | undefined => {
+  const v = q[name];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+};
+
+export function parseImportQuery(q: Query): { format: ImportFormat; idFrom: IdFrom; onError: OnError } {
+  const problems: FieldError[] = [];
+  const format = one(q, "format");
+  const idFrom = one(q, "idFrom") ?? "identifier";
+  const onError = one(q, "onError") ?? "skip";
+  if (!format || !(IMPORT_FORMATS as readonly string[]).includes(format))
+    problems.push({ path: "format", message: `must be one of ${IMPORT_FORMATS.join(", ")}` });
+  if (idFrom !== "identifier" && idFrom !== "url") problems.push({ path: "idFrom", message: "must be identifier or url" });
+  if (onError !== "skip" && onError !== "stop") problems.push({ path: "onError", message: "must be skip or stop" });
+  if (problems.length) throw errors.invalidParameter(problems);
+  return { format: format as ImportFormat, idFrom: idFrom as IdFrom, onError: onError as OnError };
+}
+
+export function parseSince(q: Query): Date | null {
+  const since = one(q, "since");
+  if (since === undefined || since === "") return null;
+  const d = new Date(since);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(since) || Number.isNaN(d.getTime()))
+    throw errors.invalidParameter([{ path: "since", message: "must be an ISO 8601 date-time" }]);
+  return d;
+}
+
+/**
+ * Whether the first bytes look like the format (so a wrong file is refused at once, not imported
+ * as nothing): the export header's first line, or XML whose root is <disqus> or <rss>.
+ */
+export function formatProblem(format: ImportFormat, head: string): string | null {
+  const text = head.replace(/^\uFEFF/, "").trimStart();
+  if (!text) return "is empty: send the file as the request body";
+  if (format === "ndjson") {
+    const first = text.split("\n", 1)[0]!;
+    try {
+      const h = JSON.parse(first) as { type?: unknown };
+      if (h && h.type === "export") return null;
+    } catch {
+      /* below */
+    }
+    return 'must start with the export header line {"type":"export","version":1,…}';
+  }
+  if (!text.startsWith("<")) return "is not XML";
+  const root = format === "disqus" ? "<disqus" : "<rss";
+  return text.includes(root) ? null : `is not ${format === "disqus" ? "a Disqus export (<disqus>)" : "a WordPress export (WXR: <rss>)"}`;
+}
+
+export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppServices): void {
+  const running = new Map<string, { abort: AbortController; done: Promise<unknown> }>();
+
+  const handle =
+    (fn: (req: FastifyRequest, reply: FastifyReply, ctx: RequestContext) => Promise<unknown>) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        const ctx = await createRequestContext(app, req.headers, { method: req.method });
+        if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
+        requirePrincipal(ctx);
+        if (!hasCapability(ctx.principal, "manage_settings")) throw errors.missingCapability("manage_settings");
+        return await fn(req, reply, ctx);
+      } catch (err) {
+        const known = err instanceof AppError ? err : knownFailure(err);
+        if (known) return sendProblem(reply, known);
+        req.log.error({ err }, "import/export failed");
+        return sendProblem(reply, internalError());
+      }
+    };
+
+  const start = (job: Awaited<ReturnType<typeof createImportJob>>, file: string) => {
+    const abort = new AbortController();
+    const done = runImportJob(app, job, createReadStream(file, { highWaterMark: 256 * 1024 }), { signal: abort.signal })
+      .catch((err: unknown) => app.log.error({ err, importId: job.id }, "import failed"))
+      .finally(() => {
+        running.delete(job.id);
+        return rm(file, { force: true });
+      });
+    running.set(job.id, { abort, done });
+  };
+
+  fastify.register(async (scope) => {
+    // the body is the file, of any type: read here as a stream, never parsed by fastify
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
+    scope.post(
+      "/api/v1/imports",
+      handle(async (req, reply, ctx) => {
+        const opts = parseImportQuery(req.query as Query);
+        const file = join(tmpdir(), `engagement-import-${randomUUID()}`);
+        let bytes = 0;
+        try {
+          await pipeline(
+            req.raw,
+            new Transform({
+              transform(chunk: Buffer, _enc, cb) {
+                bytes += chunk.length;
+                cb(bytes > MAX_IMPORT_BYTES ? errors.payloadTooLarge(MAX_IMPORT_BYTES) : null, chunk);
+              },
+            }),
+            createWriteStream(file, { flags: "wx", mode: 0o600 }),
+          );
+          const problem = formatProblem(opts.format, await headOf(file));
+          if (problem) throw errors.validation([{ path: "body", message: problem }]);
+        } catch (err) {
+          await rm(file, { force: true });
+          if (err instanceof AppError) throw err;
+          throw new AppError(400, "bad_request", "The request body could not be read to its end.");
+        }
+        const job = await createImportJob(app.prisma, {
+          tenantId: requirePrincipal(ctx).tenantId,
+          ...opts,
+          bytesTotal: bytes,
+          now: app.clock.now(),
+        });
+        start(job, file);
+        return reply.status(202).header("Location", `/api/v1/imports/${job.id}`).header("Cache-Control", "no-store").send(importDto(job));
+      }),
+    );
+  });
+
+  fastify.get(
+    "/api/v1/imports/:id",
+    handle(async (req, reply, ctx) => {
+      const { id } = req.params as { id: string };
+      const job = await findImportJob(app.prisma, requirePrincipal(ctx).tenantId, id);
+      if (!job) throw errors.notFound("Import");
+      return reply.header("Cache-Control", "no-store").send(importDto(job));
+    }),
+  );
+
+  fastify.get(
+    "/api/v1/export",
+    handle(async (req, reply, ctx) => {
+      const since = parseSince(req.query as Query);
+      const tenantId = requirePrincipal(ctx).tenantId;
+      const lines = exportLines(exportRecords(app.sql, tenantId, { since, now: app.clock.now() }));
+      // the first reads happen before the head is written: their failure is a problem document
+      const first = await lines.next();
+      const body = Readable.from(
+        (async function* () {
+          if (!first.done) yield first.value;
+          yield* lines;
+        })(),
+      );
+      body.on("error", (err) => app.log.error({ err, tenantId }, "export failed after it started"));
+      return reply
+        .type("application/x-ndjson; charset=utf-8")
+        .header("Cache-Control", "no-store")
+        .header("Content-Disposition", `attachment; filename="export-${tenantId}.ndjson"`)
+        .send(body);
+    }),
+  );
+
+  // a server that stops ends its imports (failed, what they wrote kept: running the file again continues)
+  fastify.addHook("onClose", async () => {
+    for (const r of running.values()) r.abort.abort();
+    await Promise.all([...running.values()].map((r) => r.done));
+  });
+}
+
+/** The first 64 KB of a file as text. */
+async function headOf(file: string): Promise<string> {
+  const fh = await open(file, "r");
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await fh.close();
+  }
+}

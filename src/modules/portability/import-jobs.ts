@@ -1,0 +1,78 @@
+// The import resource (GET /api/v1/imports/{id}): a row per import in `imports`, its progress
+// written as it runs and its summary when it ends. What the API answers is `importDto`.
+import type { PrismaClient, Import } from "../../generated/prisma/client.js";
+import { newId } from "../../lib/ids.js";
+import type { IdFrom, ImportFormat, OnError } from "./source.js";
+import type { ImportProgress, ImportSummary } from "./importer.js";
+
+export async function createImportJob(
+  prisma: PrismaClient,
+  input: { tenantId: string; format: ImportFormat; idFrom: IdFrom; onError: OnError; bytesTotal: number | null; now: Date },
+): Promise<Import> {
+  return prisma.import.create({
+    data: {
+      id: newId("imp"),
+      tenantId: input.tenantId,
+      format: input.format,
+      options: { idFrom: input.idFrom, onError: input.onError },
+      bytesTotal: input.bytesTotal === null ? null : BigInt(input.bytesTotal),
+      createdAt: input.now,
+      updatedAt: input.now,
+    },
+  });
+}
+
+const countsOf = (p: ImportProgress) => ({
+  threads: p.threads,
+  comments: p.comments,
+  readers: p.readers,
+  reactions: p.reactions,
+  unchanged: p.unchanged,
+  skipped: p.skipped,
+  errors: p.errors.map((e) => ({ position: e.position, message: e.message })),
+});
+
+export async function recordProgress(prisma: PrismaClient, id: string, p: ImportProgress, bytesRead: number, now: Date): Promise<void> {
+  await prisma.import.update({ where: { id }, data: { ...countsOf(p), bytesRead: BigInt(bytesRead), updatedAt: now } });
+}
+
+export async function recordEnd(prisma: PrismaClient, id: string, s: ImportSummary, bytesRead: number, now: Date): Promise<void> {
+  await prisma.import.update({
+    where: { id },
+    data: { ...countsOf(s), state: s.state, failure: s.failure, bytesRead: BigInt(bytesRead), updatedAt: now, finishedAt: now },
+  });
+}
+
+export async function recordFailure(prisma: PrismaClient, id: string, failure: string, now: Date): Promise<void> {
+  await prisma.import.update({ where: { id }, data: { state: "failed", failure, updatedAt: now, finishedAt: now } });
+}
+
+export function findImportJob(prisma: PrismaClient, tenantId: string, id: string): Promise<Import | null> {
+  return prisma.import.findFirst({ where: { id, tenantId } });
+}
+
+export function importDto(j: Import) {
+  const options = (j.options ?? {}) as { idFrom?: string; onError?: string };
+  return {
+    id: j.id,
+    format: j.format,
+    state: j.state,
+    idFrom: options.idFrom ?? "identifier",
+    onError: options.onError ?? "skip",
+    bytesRead: Number(j.bytesRead),
+    bytesTotal: j.bytesTotal === null ? null : Number(j.bytesTotal),
+    threads: j.threads,
+    comments: j.comments,
+    readers: j.readers,
+    reactions: j.reactions,
+    unchanged: j.unchanged,
+    skipped: j.skipped,
+    errors: (Array.isArray(j.errors) ? j.errors : []) as { position: string; message: string }[],
+    failure: j.failure,
+    createdAt: j.createdAt.toISOString(),
+    updatedAt: j.updatedAt.toISOString(),
+    finishedAt: j.finishedAt?.toISOString() ?? null,
+  };
+}
+
+export type ImportDto = ReturnType<typeof importDto>;

@@ -1,0 +1,125 @@
+// The OpenAPI description of the import and export routes (src/modules/portability/http-routes.ts),
+// added by src/app.ts to the document generated from the REST table.
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+});
+
+const PROBLEMS = {
+  "400": problem("Bad parameter"),
+  "401": problem("Not authenticated"),
+  "403": problem("Missing the manage_settings capability"),
+  "429": problem("Rate limited"),
+  "503": problem("A dependency is unavailable"),
+};
+
+const SECURITY = [{ apiKey: [] }, { adminJwt: [] }, { consoleSession: [] }];
+
+const error = {
+  type: "object",
+  required: ["position", "message"],
+  properties: { position: { type: "string" }, message: { type: "string" } },
+};
+
+const count = { type: "integer", minimum: 0 };
+
+export const IMPORT_SCHEMA = {
+  type: "object",
+  required: [
+    "id",
+    "format",
+    "state",
+    "idFrom",
+    "onError",
+    "bytesRead",
+    "bytesTotal",
+    "threads",
+    "comments",
+    "readers",
+    "reactions",
+    "unchanged",
+    "skipped",
+    "errors",
+    "failure",
+    "createdAt",
+    "updatedAt",
+    "finishedAt",
+  ],
+  additionalProperties: false,
+  properties: {
+    id: { type: "string" },
+    format: { type: "string", enum: ["disqus", "wordpress", "ndjson"] },
+    state: { type: "string", enum: ["running", "succeeded", "failed"] },
+    idFrom: { type: "string", enum: ["identifier", "url"] },
+    onError: { type: "string", enum: ["skip", "stop"] },
+    bytesRead: count,
+    bytesTotal: { type: ["integer", "null"] },
+    threads: { ...count, description: "discussions created" },
+    comments: { ...count, description: "comments created" },
+    readers: { ...count, description: "readers created" },
+    reactions: { ...count, description: "reactions created" },
+    unchanged: { ...count, description: "records already there (a re-run or a grown file)" },
+    skipped: { ...count, description: "bad records left out" },
+    errors: { type: "array", items: error, description: "the first 100 bad records and warnings, with their positions" },
+    failure: { type: ["string", "null"], description: "why a failed import stopped" },
+    createdAt: { type: "string", format: "date-time" },
+    updatedAt: { type: "string", format: "date-time" },
+    finishedAt: { type: ["string", "null"], format: "date-time" },
+  },
+};
+
+export const portabilityPaths: Record<string, Record<string, unknown>> = {
+  "/api/v1/imports": {
+    post: {
+      operationId: "createImport",
+      description:
+        "Imports a Disqus XML export, a WordPress WXR export or this service's NDJSON export (the file as the body, any content type). Idempotent: running the same file again changes nothing, a grown file adds what is new. Imported history emits no stream or webhook events. Needs manage_settings.",
+      security: SECURITY,
+      parameters: [
+        { name: "format", in: "query", required: true, schema: { type: "string", enum: ["disqus", "wordpress", "ndjson"] } },
+        { name: "idFrom", in: "query", required: false, schema: { type: "string", enum: ["identifier", "url"], default: "identifier" } },
+        { name: "onError", in: "query", required: false, schema: { type: "string", enum: ["skip", "stop"], default: "skip" } },
+      ],
+      requestBody: {
+        required: true,
+        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+      },
+      responses: {
+        "202": {
+          description: "Accepted: the import runs in the background; follow it at Location",
+          headers: { Location: { schema: { type: "string" } } },
+          content: { "application/json": { schema: IMPORT_SCHEMA } },
+        },
+        ...PROBLEMS,
+        "413": problem("The file is larger than the import limit"),
+        "422": problem("The body is empty or not a file of the format"),
+      },
+    },
+  },
+  "/api/v1/imports/{id}": {
+    get: {
+      operationId: "getImport",
+      description: "An import's state, progress counts and bad records with their positions. Needs manage_settings.",
+      security: SECURITY,
+      parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "The import", content: { "application/json": { schema: IMPORT_SCHEMA } } },
+        ...PROBLEMS,
+        "404": problem("No such import in this tenant"),
+      },
+    },
+  },
+  "/api/v1/export": {
+    get: {
+      operationId: "exportTenant",
+      description:
+        'The tenant\'s data as NDJSON (format version 1): a header {"type":"export"}, then discussion, reader, comment and reaction records, and an end record with the counts. Importable with format=ndjson. Needs manage_settings.',
+      security: SECURITY,
+      parameters: [{ name: "since", in: "query", required: false, schema: { type: "string", format: "date-time" } }],
+      responses: {
+        "200": { description: "The export, streamed", content: { "application/x-ndjson": { schema: { type: "string" } } } },
+        ...PROBLEMS,
+      },
+    },
+  },
+};

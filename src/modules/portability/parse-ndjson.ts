@@ -1,0 +1,139 @@
+// Our own export (src/modules/portability/records.ts) read back line by line: the header first
+// (version 1), then discussions, readers, comments and reactions in any order; a line that is not
+// JSON or not a valid record is an error at its line. Discussion and reader ids are kept as they
+// are; comment ids too when the file was exported from the same tenant (see importer.ts).
+import { CommentRecord, HeaderRecord, ImportRecord, EXPORT_VERSION } from "./records.js";
+import { parseSourceDate, type SourceItem } from "./source.js";
+
+/** a longer line is refused rather than buffered (a comment body is at most a few hundred KB) */
+const MAX_LINE_BYTES = 4 * 1024 * 1024;
+
+/** The lines of `input` with their numbers, never more than one line in memory. */
+export async function* lines(
+  input: AsyncIterable<Uint8Array | string>,
+): AsyncGenerator<{ n: number; text: string } | { n: number; tooLong: true }> {
+  const decoder = new TextDecoder("utf-8");
+  let rest = "";
+  let n = 0;
+  let skipping = false;
+  for await (const chunk of input) {
+    rest += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    let at: number;
+    let start = 0;
+    while ((at = rest.indexOf("\n", start)) >= 0) {
+      const text = rest.slice(start, at);
+      start = at + 1;
+      n++;
+      if (skipping) {
+        skipping = false;
+        continue;
+      }
+      yield { n, text };
+    }
+    rest = rest.slice(start);
+    if (rest.length > MAX_LINE_BYTES && !skipping) {
+      yield { n: n + 1, tooLong: true };
+      skipping = true;
+      rest = "";
+    } else if (skipping) rest = "";
+  }
+  rest += decoder.decode();
+  if (rest.length && !skipping) yield { n: n + 1, text: rest };
+}
+
+const date = (s: string | null | undefined) => parseSourceDate(s ?? null);
+
+export async function* parseNdjson(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
+  let header = false;
+  for await (const line of lines(input)) {
+    const position = `line ${line.n}`;
+    if ("tooLong" in line) {
+      yield { kind: "error", position, message: `longer than ${MAX_LINE_BYTES} bytes` };
+      continue;
+    }
+    const text = line.text.replace(/\r$/, "");
+    if (!text.trim()) continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      yield { kind: "error", position, message: "not JSON", fatal: !header };
+      continue;
+    }
+    if (!header) {
+      const h = HeaderRecord.safeParse(json);
+      if (!h.success) {
+        yield {
+          kind: "error",
+          position,
+          message: `the first line must be the export header {"type":"export","version":${EXPORT_VERSION},"tenantId",…}`,
+          fatal: true,
+        };
+        return;
+      }
+      header = true;
+      yield { kind: "header", tenantId: h.data.tenantId };
+      continue;
+    }
+    const parsed = ImportRecord.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      yield { kind: "error", position, message: `${issue?.path.join(".") || "record"}: ${issue?.message ?? "not a record"}` };
+      continue;
+    }
+    const r = parsed.data;
+    switch (r.type) {
+      case "discussion":
+        yield {
+          kind: "thread",
+          key: r.id,
+          discussionId: r.id,
+          identifier: r.id,
+          url: r.url ?? null,
+          title: r.title ?? null,
+          state: r.state,
+          createdAt: date(r.createdAt),
+          position,
+        };
+        break;
+      case "reader":
+        yield { kind: "reader", id: r.id, name: r.name, avatarUrl: r.avatarUrl ?? null, createdAt: date(r.createdAt), position };
+        break;
+      case "comment":
+        yield comment(r, position);
+        break;
+      case "reaction":
+        yield {
+          kind: "reaction",
+          postKey: r.commentId,
+          threadKey: r.discussionId,
+          readerId: r.readerId,
+          reaction: r.kind,
+          createdAt: date(r.createdAt)!,
+          position,
+        };
+        break;
+      case "end":
+        break;
+    }
+  }
+  if (!header) yield { kind: "error", position: "line 1", message: "the file is empty: no export header", fatal: true };
+}
+
+function comment(r: CommentRecord, position: string): SourceItem {
+  const parsed = CommentRecord.parse(r);
+  return {
+    kind: "post",
+    key: parsed.id,
+    threadKey: parsed.discussionId,
+    parentKey: parsed.parentId ?? null,
+    author: parsed.author,
+    body: parsed.body,
+    status: parsed.status,
+    pinned: parsed.pinned,
+    createdAt: date(parsed.createdAt)!,
+    editedAt: date(parsed.editedAt),
+    deletedAt: date(parsed.deletedAt),
+    position,
+  };
+}

@@ -1,0 +1,142 @@
+// What every import format is read into (src/modules/portability/parse-*.ts): threads, posts,
+// readers and reactions keyed by the source's own ids, each with its position in the file, and bad
+// records as errors with theirs. src/modules/portability/importer.ts turns them into rows.
+import { createHash } from "node:crypto";
+import { DISCUSSION_ID_RE } from "../../lib/ids.js";
+
+export const IMPORT_FORMATS = ["disqus", "wordpress", "ndjson"] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+export type IdFrom = "identifier" | "url";
+export type OnError = "skip" | "stop";
+export type CommentStatus = "approved" | "pending" | "rejected" | "deleted";
+
+/** Where a record starts: `line 12, column 3` (XML) or `line 12` (NDJSON). */
+export type Position = string;
+
+export interface SourceAuthor {
+  id: string;
+  name: string;
+  avatarUrl?: string | null | undefined;
+}
+
+export interface SourceThread {
+  kind: "thread";
+  /** the source's id of the thread (Disqus dsq:id, a WordPress post, our discussion id) */
+  key: string;
+  /** the discussion id, when the source names one itself (our own export) */
+  discussionId?: string;
+  identifier: string | null;
+  url: string | null;
+  title: string | null;
+  state?: "open" | "locked" | "archived";
+  createdAt: Date | null;
+  position: Position;
+}
+
+export interface SourcePost {
+  kind: "post";
+  key: string;
+  threadKey: string;
+  parentKey: string | null;
+  author: SourceAuthor;
+  body: string;
+  status: CommentStatus;
+  pinned: boolean;
+  createdAt: Date;
+  editedAt: Date | null;
+  deletedAt: Date | null;
+  position: Position;
+}
+
+export interface SourceReader extends SourceAuthor {
+  kind: "reader";
+  createdAt: Date | null;
+  position: Position;
+}
+
+export interface SourceReaction {
+  kind: "reaction";
+  postKey: string;
+  threadKey: string;
+  readerId: string;
+  reaction: string;
+  createdAt: Date;
+  position: Position;
+}
+
+export interface SourceError {
+  kind: "error";
+  position: Position;
+  message: string;
+  /** a file that cannot be read on (not well-formed XML, a missing header): the import stops whatever --on-error says */
+  fatal?: boolean;
+}
+
+/** Our own export's header: a file exported from this tenant keeps its comment ids when read back. */
+export interface SourceHeader {
+  kind: "header";
+  tenantId: string;
+}
+
+export type SourceItem = SourceThread | SourcePost | SourceReader | SourceReaction | SourceError | SourceHeader;
+
+export const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/**
+ * A discussion id made of any text: kept when it already is one (`[A-Za-z0-9._:-]{1,128}`), else
+ * its characters outside that set become `-` (a URL loses its scheme first); one longer than 128
+ * keeps 111 characters and a hash of the whole. Null for empty text.
+ */
+export function discussionIdOf(text: string | null | undefined, isUrl = false): string | null {
+  const raw = (text ?? "").trim();
+  if (!raw) return null;
+  if (DISCUSSION_ID_RE.test(raw)) return raw;
+  const base = (isUrl ? raw.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "") : raw).replace(/[^A-Za-z0-9._:-]+/g, "-").replace(/^-+|-+$/g, "");
+  if (!base) return `h-${sha256Hex(raw).slice(0, 24)}`;
+  return base.length <= 128 ? base : `${base.slice(0, 111)}-${sha256Hex(raw).slice(0, 16)}`;
+}
+
+/** The discussion a thread becomes: by its identifier (else its URL) or by its URL (else its identifier). */
+export function threadDiscussionId(t: SourceThread, idFrom: IdFrom): string | null {
+  if (t.discussionId) return t.discussionId;
+  const byId = () => discussionIdOf(t.identifier);
+  const byUrl = () => discussionIdOf(t.url, true);
+  return idFrom === "url" ? (byUrl() ?? byId()) : (byId() ?? byUrl());
+}
+
+/** An imported comment's id: the same for the same tenant, source and source id, so a re-run finds it. */
+export const importedCommentId = (tenantId: string, source: ImportFormat, key: string) =>
+  `cmt_i${sha256Hex(`${tenantId}\u0000${source}\u0000${key}`).slice(0, 24)}`;
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+
+/** Comment HTML (Disqus messages, WordPress comment_content) as the plain text our bodies hold. */
+export function htmlToText(html: string): string {
+  return html
+    .replace(/\r\n?/g, "\n")
+    .replace(/<a\s[^>]*href\s*=\s*"([^"]*)"[^>]*>([\s\S]*?)<\/a>/gi, (_m, href: string, text: string) =>
+      text.trim() && text.trim() !== href ? `${text} (${href})` : href,
+    )
+    .replace(/<br\s*\/?>/gi, "\n")
+    .replace(/<\/p>\s*/gi, "\n\n")
+    .replace(/<[^>]+>/g, "")
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
+      if (e[0] === "#") {
+        const cp = e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+        return Number.isFinite(cp) && cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
+      }
+      return ENTITIES[e.toLowerCase()] ?? m;
+    })
+    .replaceAll("\u0000", "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}
+
+/** A date the source wrote (ISO 8601, or WordPress's `2024-01-02 03:04:05` in UTC); null when it is not one. */
+export function parseSourceDate(text: string | null | undefined): Date | null {
+  const t = (text ?? "").trim();
+  if (!t || t.startsWith("0000-00-00")) return null;
+  const normalized = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(t) ? `${t.replace(" ", "T")}Z` : t;
+  const d = new Date(normalized);
+  return Number.isNaN(d.getTime()) ? null : d;
+}

@@ -1,0 +1,430 @@
+// The embed's comment thread (contract section 14): /embed/v1/thread.js as served (headers, its 30 KB
+// gzip budget), and <engagement-thread> in headless Chromium on host pages of another origin whose
+// CSP allows scripts and connections to the service only and no inline styles: reading (threads,
+// pinned first, Load more, locked), writing as the reader the host page hands over (post, reply,
+// edit, delete, react, report), what a signed-out reader, a banned reader and pre-moderation see,
+// two pages live at once (new comments behind a button, focus kept, replies and reactions on both),
+// a server restart mid-stream, German, light and dark, 390 px, and axe-core.
+// Screenshots: docs/embed/ with UPDATE_SCREENSHOTS=1, else a scratch folder.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { chromiumMissing, launchChromium } from "./support/chromium.js";
+import { consoleLink, expectAccessible } from "./support/console-page.js";
+import { expectServedScript } from "./support/embed.js";
+
+/** thread.js's size budget: past it, this test (and CI) fails */
+const THREAD_JS_GZIP_BUDGET = 30 * 1024;
+const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
+
+let server: TestServer;
+let t: TestTenant;
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await createTestTenant(server);
+});
+afterAll(() => server?.stop());
+
+describe("/embed/v1/thread.js", () => {
+  it("is served to any origin, cached with its content hash as ETag, and within 30 KB gzipped", () =>
+    expectServedScript(server.url, "thread.js", "engagement-thread", THREAD_JS_GZIP_BUDGET));
+});
+
+interface HostPage {
+  origin: string;
+  /** the page for a discussion, with the element's extra attributes */
+  url(discussionId: string, attrs?: string): string;
+  close(): Promise<void>;
+}
+
+/** Host pages on an origin of their own, with a strict CSP: scripts and connections to the service only, no inline styles. */
+async function hostPages(serviceUrl: string, key: string): Promise<HostPage> {
+  const host: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://host");
+    if (url.pathname === "/site.css") {
+      // the host page's own stylesheet ('self'): a page that follows the reader's colour scheme
+      res.writeHead(200, { "content-type": "text/css" });
+      res.end(
+        "body{font-family:Georgia,serif;max-width:760px;margin:24px auto;padding:0 16px}" +
+          "@media (prefers-color-scheme: dark){body{background:#15191f;color:#e6e9ee}}",
+      );
+      return;
+    }
+    const id = url.searchParams.get("d") ?? "";
+    const attrs = url.searchParams.get("attrs") ?? "";
+    res.writeHead(200, {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": `default-src 'none'; script-src 'self' ${serviceUrl}; connect-src ${serviceUrl}; style-src 'self'; img-src data:`,
+    });
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>An article</title><link rel="stylesheet" href="/site.css"></head><body><main><h1>An article</h1><p>The article's text.</p>
+<engagement-thread discussion-id="${id}" publishable-key="${key}" ${attrs}></engagement-thread></main>
+<script src="${serviceUrl}/embed/v1/thread.js"></script></body></html>`);
+  });
+  await new Promise<void>((resolve) => host.listen(0, "127.0.0.1", resolve));
+  const origin = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+  return {
+    origin,
+    url: (d, attrs = "") => `${origin}/?d=${encodeURIComponent(d)}&attrs=${encodeURIComponent(attrs)}`,
+    close: () => new Promise<void>((resolve) => host.close(() => resolve())),
+  };
+}
+
+describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () => {
+  let browser: Browser | undefined;
+  let host: HostPage;
+  let key: string;
+  const violations: string[] = [];
+
+  beforeAll(async () => {
+    key = (await t.admin.post("/api/v1/publishable-keys", { label: "blog" })).body.key as string;
+    host = await hostPages(server.url, key);
+    expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin] })).status).toBe(200);
+    browser = await launchChromium();
+    await mkdir(SHOTS, { recursive: true });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+    // no page of any test was refused anything by its CSP
+    expect(violations).toEqual([]);
+  });
+
+  async function open(
+    discussionId: string,
+    opts: { attrs?: string; identity?: string; width?: number; dark?: boolean } = {},
+  ): Promise<Page> {
+    const p = await browser!.newPage({
+      viewport: { width: opts.width ?? 900, height: 900 },
+      colorScheme: opts.dark ? "dark" : "light",
+    });
+    p.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await p.goto(host.url(discussionId, opts.attrs));
+    if (opts.identity) await setIdentity(p, opts.identity);
+    await p
+      .locator("engagement-thread")
+      .getByRole("heading", { name: /Comments|Kommentare/ })
+      .waitFor();
+    await p.locator("engagement-thread ol[part=comments]").waitFor({ state: "attached" });
+    return p;
+  }
+
+  const setIdentity = (p: Page, token: string | null) =>
+    p.evaluate((tok) => {
+      (document.querySelector("engagement-thread") as HTMLElement & { identity: string | null }).identity = tok;
+    }, token);
+
+  const thread = (p: Page) => p.locator("engagement-thread");
+  const comment = (p: Page, text: string) => thread(p).locator("article", { has: p.locator(".body", { hasText: text }) });
+
+  /** the element that has focus inside the thread's shadow root, as "tag:value" */
+  const focused = (p: Page) =>
+    p.evaluate(() => {
+      const el = document.querySelector("engagement-thread")?.shadowRoot?.activeElement as HTMLTextAreaElement | null | undefined;
+      return el ? `${el.tagName.toLowerCase()}:${el.value ?? ""}` : null;
+    });
+
+  async function post(p: Page, text: string): Promise<void> {
+    await thread(p).getByRole("textbox", { name: "Write a comment" }).fill(text);
+    await thread(p).getByRole("button", { name: "Post comment" }).click();
+    await comment(p, text).waitFor();
+  }
+
+  it("shows a thread: pinned first, replies nested, reactions, Load more, and the count", async () => {
+    const d = "read-1";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Reading" });
+    const alice = await t.reader("alice", { name: "Alice" });
+    const bob = await t.reader("bob", { name: "Bob" });
+    const ids: string[] = [];
+    for (let i = 0; i < 23; i++) ids.push((await alice.post(`/api/v1/discussions/${d}/comments`, { body: `Top comment ${i}` })).body.id);
+    const reply = await bob.post(`/api/v1/discussions/${d}/comments`, { body: "A reply from Bob", parentId: ids[0] });
+    await alice.post(`/api/v1/discussions/${d}/comments`, { body: "A reply to the reply", parentId: reply.body.id });
+    await t.api.post(`/api/v1/comments/${ids[0]}/pin`, {});
+    await bob.post(`/api/v1/comments/${ids[0]}/reactions`, { kind: "like" });
+
+    const p = await open(d);
+    // pinned first, then newest first
+    const first = thread(p).locator("ol[part=comments] > li > article").first();
+    await expect.poll(() => first.locator(".body").textContent()).toBe("Top comment 0");
+    await expect(first.getByText("Pinned").count()).resolves.toBe(1);
+    await expect(thread(p).locator("ol[part=comments] > li > article").nth(1).locator(".body").textContent()).resolves.toBe(
+      "Top comment 22",
+    );
+    await expect(thread(p).getByRole("heading", { name: "Comments (25 comments)" }).count()).resolves.toBe(1);
+    await expect(first.getByRole("button", { name: "Like: 1" }).count()).resolves.toBe(1);
+    // the reply nests under its parent; the reply's own reply waits behind a button
+    const nested = thread(p).locator("ol[part=comments] > li").first().locator(":scope > ol > li > article .body");
+    await expect(nested.textContent()).resolves.toBe("A reply from Bob");
+    await thread(p).getByRole("button", { name: "Show 1 more reply" }).click();
+    await comment(p, "A reply to the reply").waitFor();
+    // 20 top-level comments per page: Load more brings the rest
+    await expect(thread(p).locator("ol[part=comments] > li").count()).resolves.toBe(20);
+    await thread(p).getByRole("button", { name: "Load more comments" }).click();
+    await expect.poll(() => thread(p).locator("ol[part=comments] > li").count()).toBe(23);
+    await expect(thread(p).getByRole("button", { name: "Load more comments" }).count()).resolves.toBe(0);
+    await p.close();
+  });
+
+  it("lets the reader the host page hands over post, reply, edit, delete, react and report; signed out, it asks the page to sign in", async () => {
+    const d = "write-1";
+    await t.api.patch("/api/v1/settings", { safety: { reportThreshold: 1 } });
+    const other = await t.reader("olga", { name: "Olga" });
+    const theirs = (await other.post(`/api/v1/discussions/${d}/comments`, { body: "Olga was here first" })).body.id as string;
+    const p = await open(d);
+    // signed out: trying to write fires engagement:sign-in-required and says why nothing happened
+    await p.evaluate(() => {
+      (window as unknown as { signInAsked: number }).signInAsked = 0;
+      document.addEventListener("engagement:sign-in-required", () => (window as unknown as { signInAsked: number }).signInAsked++);
+    });
+    await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Hello?");
+    await thread(p).getByRole("button", { name: "Post comment" }).click();
+    await thread(p).getByRole("alert").filter({ hasText: "Sign in to join the discussion." }).waitFor();
+    expect(await p.evaluate(() => (window as unknown as { signInAsked: number }).signInAsked)).toBeGreaterThan(0);
+    await expect(t.api.get(`/api/v1/discussions/${d}/comments`).then((r) => r.body.items.length)).resolves.toBe(1);
+
+    // signed in: the same draft posts
+    await setIdentity(p, await t.identity("wanda", { name: "Wanda" }));
+    await thread(p).getByRole("button", { name: "Post comment" }).click();
+    const mine = comment(p, "Hello?");
+    await mine.waitFor();
+    await expect(mine.getByText("(you)").count()).resolves.toBe(1);
+    // reply to Olga: nested under her comment
+    await comment(p, "Olga was here first").getByRole("button", { name: "Reply" }).click();
+    await thread(p).getByRole("textbox", { name: "Reply to Olga" }).fill("Welcome, Olga");
+    await thread(p).getByRole("button", { name: "Post reply" }).click();
+    const nested = thread(p)
+      .locator("li", { has: p.locator(":scope > article .body", { hasText: "Olga was here first" }) })
+      .locator(":scope > ol article .body");
+    await expect.poll(() => nested.allTextContents()).toEqual(["Welcome, Olga"]);
+    // edit
+    await mine.getByRole("button", { name: "Edit" }).click();
+    await thread(p).getByRole("textbox", { name: "Edit your comment" }).fill("Hello, everyone!");
+    await thread(p).getByRole("button", { name: "Save" }).click();
+    await comment(p, "Hello, everyone!").getByText("edited").waitFor();
+    // react on Olga's comment, then take it back
+    const olga = comment(p, "Olga was here first");
+    await olga.getByRole("button", { name: "Like: 0" }).click();
+    await olga.getByRole("button", { name: "Like: 1", pressed: true }).waitFor();
+    await olga.getByRole("button", { name: "Like: 1" }).click();
+    await olga.getByRole("button", { name: "Like: 0", pressed: false }).waitFor();
+    // report Olga's comment: it reaches the moderators' Reported list (the console's Reported view)
+    await olga.getByRole("button", { name: "Report" }).click();
+    await thread(p).getByRole("radio", { name: "Off topic" }).check();
+    await thread(p).getByRole("textbox", { name: "Note for the moderators (optional)" }).fill("not about the article");
+    await thread(p).getByRole("button", { name: "Send report" }).click();
+    await olga.getByRole("button", { name: "Thank you. A moderator will take a look." }).waitFor();
+    const reports = await t.api.get("/api/v1/reports");
+    const reported = (reports.body.items as { comment: { id: string }; reasons: Record<string, number> }[]).find(
+      (r) => r.comment.id === theirs,
+    );
+    expect(reported?.reasons).toMatchObject({ off_topic: 1 });
+    // … and a moderator sees it in the console's Reported view
+    const console = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
+    await console.goto(await consoleLink(server.url, t.tenantId));
+    await console.getByRole("button", { name: "Sign out" }).waitFor();
+    await console.goto(`${server.url}/console/#/moderation`);
+    await console.getByRole("navigation", { name: "Moderation views" }).getByRole("link", { name: "Reported", exact: true }).click();
+    const card = console.getByRole("listitem", { name: /^Reported comment by Olga/ });
+    await card.waitFor();
+    expect(await card.textContent()).toContain("off topic 1");
+    await console.close();
+    // delete one's own comment, after confirming
+    await comment(p, "Hello, everyone!").getByRole("button", { name: "Delete" }).click();
+    await thread(p).getByRole("button", { name: "Yes, delete" }).click();
+    await expect.poll(() => comment(p, "Hello, everyone!").count()).toBe(0);
+    const after = await t.api.get(`/api/v1/discussions/${d}/comments?topLevel=true`);
+    expect((after.body.items as { body: string }[]).map((c) => c.body)).toEqual(["Olga was here first"]);
+    await p.close();
+  });
+
+  it("keeps two pages live: new comments wait behind a button, focus stays, replies, reactions and locks reach both", async () => {
+    const d = "live-1";
+    await (await t.reader("carol", { name: "Carol" })).post(`/api/v1/discussions/${d}/comments`, { body: "Already here" });
+    const a = await open(d, { identity: await t.identity("alice", { name: "Alice" }) });
+    const b = await open(d, { identity: await t.identity("bob", { name: "Bob" }) });
+    await comment(b, "Already here").waitFor();
+    // Bob is writing when Alice's comment arrives: it waits behind a button, his text and focus stay
+    const bobBox = thread(b).getByRole("textbox", { name: "Write a comment" });
+    await bobBox.click();
+    await bobBox.pressSequentially("half-written");
+    await post(a, "Fresh from Alice");
+    await thread(b).getByRole("button", { name: "Show 1 new comment" }).waitFor();
+    expect(await comment(b, "Fresh from Alice").count()).toBe(0);
+    expect(await focused(b)).toBe("textarea:half-written");
+    await thread(b).getByRole("button", { name: "Show 1 new comment" }).click();
+    await comment(b, "Fresh from Alice").waitFor();
+    // Bob replies: the reply nests on Alice's page as it arrives
+    await comment(b, "Fresh from Alice").getByRole("button", { name: "Reply" }).click();
+    await thread(b).getByRole("textbox", { name: "Reply to Alice" }).fill("Nice one, Alice");
+    await thread(b).getByRole("button", { name: "Post reply" }).click();
+    const nestedOnA = thread(a)
+      .locator("li", { has: a.locator(":scope > article .body", { hasText: "Fresh from Alice" }) })
+      .locator(":scope > ol article .body");
+    await expect.poll(() => nestedOnA.allTextContents()).toEqual(["Nice one, Alice"]);
+    // Alice reacts to the reply: the count moves on both pages
+    await comment(a, "Nice one, Alice").getByRole("button", { name: "Like: 0" }).click();
+    await comment(a, "Nice one, Alice").getByRole("button", { name: "Like: 1", pressed: true }).waitFor();
+    await comment(b, "Nice one, Alice").getByRole("button", { name: "Like: 1", pressed: false }).waitFor();
+    await expect(thread(b).getByRole("heading", { name: "Comments (3 comments)" }).count()).resolves.toBe(1);
+    // a moderator locks the discussion: both pages say so and stop offering to write
+    expect((await t.api.post(`/api/v1/discussions/${d}/lock`, {})).status).toBe(200);
+    for (const p of [a, b]) {
+      await thread(p).getByText("Comments are closed on this discussion.").waitFor();
+      await expect.poll(() => thread(p).getByRole("textbox", { name: "Write a comment" }).count()).toBe(0);
+    }
+    await a.close();
+    await b.close();
+  });
+
+  it("follows edits and deletions live, switches sort, takes getIdentity and string overrides, and says archived and rate limits in words", async () => {
+    const d = "more-1";
+    const zed = await t.reader("zed", { name: "Zed" });
+    const one = (await zed.post(`/api/v1/discussions/${d}/comments`, { body: "First by Zed" })).body.id as string;
+    const two = (await zed.post(`/api/v1/discussions/${d}/comments`, { body: "Second by Zed" })).body.id as string;
+    const p = await open(d, { attrs: 'sort="oldest"' });
+    const bodies = () => thread(p).locator("ol[part=comments] > li > article .body").allTextContents();
+    await expect.poll(bodies).toEqual(["First by Zed", "Second by Zed"]);
+    await thread(p).getByRole("combobox", { name: "Sort comments" }).selectOption("newest");
+    await expect.poll(bodies).toEqual(["Second by Zed", "First by Zed"]);
+    // edits and deletions arrive live
+    expect((await zed.patch(`/api/v1/comments/${one}`, { body: "First by Zed, edited" })).status).toBe(200);
+    await comment(p, "First by Zed, edited").getByText("· edited").waitFor();
+    expect((await zed.del(`/api/v1/comments/${two}`)).status).toBe(204);
+    await expect.poll(bodies).toEqual(["First by Zed, edited"]);
+    // the host page hands over a callback instead of a token, and renames a button
+    const token = await t.identity("yara", { name: "Yara" });
+    await p.evaluate((tok) => {
+      const el = document.querySelector("engagement-thread") as HTMLElement & { strings: object; getIdentity: () => Promise<string> };
+      el.strings = { post: "Send it" };
+      el.getIdentity = async () => tok;
+    }, token);
+    await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Via getIdentity");
+    await thread(p).getByRole("button", { name: "Send it" }).click();
+    await comment(p, "Via getIdentity").getByText("(you)").waitFor();
+    // a reader over their request budget is told to slow down
+    await t.api.patch("/api/v1/settings", { rateLimits: { readerRequestsPerMinute: 1 } });
+    try {
+      const refusal = thread(p).getByRole("alert").filter({ hasText: "You are going a little fast." });
+      await expect
+        .poll(async () => {
+          await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Too fast");
+          await thread(p).getByRole("button", { name: "Send it" }).click();
+          return refusal.count();
+        })
+        .toBe(1);
+    } finally {
+      await t.api.patch("/api/v1/settings", { rateLimits: { readerRequestsPerMinute: 300 } });
+    }
+    // archived: said, and nothing offers to write
+    expect((await t.api.post(`/api/v1/discussions/${d}/archive`, {})).status).toBe(200);
+    await thread(p).getByText("This discussion is archived: it can be read but no longer changed.").waitFor();
+    await expect.poll(() => thread(p).getByRole("textbox", { name: "Write a comment" }).count()).toBe(0);
+    await p.close();
+  });
+
+  it("shows one's own pending comment as awaiting moderation, and a ban as a readable refusal", async () => {
+    const d = "moderated-1";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Moderated" });
+    await t.api.patch("/api/v1/settings", { moderation: "pre" });
+    try {
+      const p = await open(d, { identity: await t.identity("petra", { name: "Petra" }) });
+      await post(p, "Please let me in");
+      await comment(p, "Please let me in").getByText("Awaiting moderation").waitFor();
+      await thread(p).getByText("Your comment will appear once a moderator approves it.").waitFor();
+      // another reader does not see it; once approved, it arrives live there
+      const other = await open(d, { identity: await t.identity("quinn", { name: "Quinn" }) });
+      expect(await comment(other, "Please let me in").count()).toBe(0);
+      const pending = await t.api.get(`/api/v1/discussions/${d}/comments?status=pending`);
+      await t.api.post(`/api/v1/comments/${pending.body.items[0].id}/approve`, {});
+      await thread(other).getByRole("button", { name: "Show 1 new comment" }).waitFor();
+      await expect.poll(() => comment(p, "Please let me in").getByText("Awaiting moderation").count()).toBe(0);
+      // banned: the refusal is said in words
+      expect((await t.api.post("/api/v1/readers/petra/ban", { reason: "testing" })).status).toBe(200);
+      await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Still here?");
+      await thread(p).getByRole("button", { name: "Post comment" }).click();
+      await thread(p).getByRole("alert").filter({ hasText: "You can no longer comment here." }).waitFor();
+      await p.close();
+      await other.close();
+    } finally {
+      await t.api.patch("/api/v1/settings", { moderation: "post" });
+    }
+  });
+
+  it("misses nothing across a server restart mid-stream", async () => {
+    const d = "restart-1";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Restart" });
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const restartHost = await hostPages(`http://127.0.0.1:${port}`, key);
+    await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin, restartHost.origin] });
+    let restartable = await startServer({ PORT: String(port) });
+    try {
+      const p = await browser!.newPage();
+      await p.goto(restartHost.url(d));
+      await thread(p).getByText("No comments yet. Start the discussion.").waitFor();
+      const writer = await t.reader("rita", { name: "Rita" });
+      await writer.post(`/api/v1/discussions/${d}/comments`, { body: "Before the restart" });
+      await thread(p).getByRole("button", { name: "Show 1 new comment" }).waitFor();
+      await restartable.stop();
+      // written through another instance while this one is down
+      await writer.post(`/api/v1/discussions/${d}/comments`, { body: "While it was down 1" });
+      await writer.post(`/api/v1/discussions/${d}/comments`, { body: "While it was down 2" });
+      restartable = await startServer({ PORT: String(port) });
+      await thread(p).getByRole("button", { name: "Show 3 new comments" }).waitFor({ timeout: 20_000 });
+      await thread(p).getByRole("button", { name: "Show 3 new comments" }).click();
+      await expect
+        .poll(() => thread(p).locator("article .body").allTextContents())
+        .toEqual(["While it was down 2", "While it was down 1", "Before the restart"]);
+      await p.close();
+    } finally {
+      await restartable.stop();
+      await restartHost.close();
+      await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin] });
+    }
+  }, 60_000);
+
+  it("speaks German, themes light and dark, fits 390 px, and axe-core finds nothing serious", async () => {
+    const d = "looks-1";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Looks" });
+    const ada = await t.reader("ada", { name: "Ada Lovelace" });
+    const grace = await t.reader("grace", { name: "Grace Hopper" });
+    const first = await ada.post(`/api/v1/discussions/${d}/comments`, {
+      body: "The engine might compose elaborate pieces of music of any degree of complexity.",
+    });
+    await grace.post(`/api/v1/discussions/${d}/comments`, {
+      body: "It's easier to ask forgiveness than it is to get permission.",
+      parentId: first.body.id,
+    });
+    await grace.post(`/api/v1/comments/${first.body.id}/reactions`, { kind: "love" });
+    await ada.post(`/api/v1/discussions/${d}/comments`, { body: "That brain of mine is something more than merely mortal." });
+    const identity = await t.identity("grace", { name: "Grace Hopper" });
+    for (const view of [
+      { name: "thread-light", width: 900, dark: false },
+      { name: "thread-dark", width: 900, dark: true },
+      { name: "thread-390", width: 390, dark: false },
+    ]) {
+      const p = await open(d, { identity, width: view.width, dark: view.dark });
+      await comment(p, "The engine might compose").waitFor();
+      await expectAccessible(p, view.name);
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `${view.name} overflows`).toBeLessThanOrEqual(0);
+      await p.screenshot({ path: join(SHOTS, `${view.name}.png`), fullPage: true });
+      await p.close();
+    }
+    const de = await open(d, { attrs: 'lang="de"' });
+    await thread(de).getByRole("heading", { name: "Kommentare (3 Kommentare)" }).waitFor();
+    await thread(de).getByRole("button", { name: "Kommentar senden" }).waitFor();
+    await de.close();
+  });
+});
