@@ -9,6 +9,10 @@
 // `post-spread-idem` send a new Idempotency-Key with every request (the floor ignores it): what a key costs.
 // `post-hot-safety` is post-hot on a second tenant of the service whose safety settings list 2,000 banned
 // and 2,000 suspect words (the floor runs post-hot): what the rules cost, read against the post-hot row.
+// `post-reply` and `post-reply-email` post replies (from 100 readers) to 50 comments of a discussion
+// on the service (the floor, which has no replies, runs post-hot for them): in post-reply their authors
+// have no email address; in post-reply-email they have one and the tenant mails replies at once, so
+// every reply also queues an email in its transaction (eng_insert_event): read the two against each other.
 // `post-hot-pgbouncer` and `get-one-pgbouncer` are post-hot and get-one through a transaction-mode
 // PgBouncer the bench starts (test/support/pgbouncer.ts: stock settings, pool_mode = transaction),
 // a second floor and a second service in front of it, each with a database of its own: the service
@@ -28,7 +32,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PATHS = (
   process.env.BENCH_PATHS ??
-  "post-hot,post-hot-safety,post-hot-idem,post-spread,post-spread-idem,reaction,list-rest,list-graphql,get-one,post-hot-pgbouncer,get-one-pgbouncer"
+  "post-hot,post-hot-safety,post-hot-idem,post-spread,post-spread-idem,post-reply,post-reply-email,reaction,list-rest,list-graphql,get-one,post-hot-pgbouncer,get-one-pgbouncer"
 ).split(",");
 /** rows run against the floor and the service started behind the bench's PgBouncer */
 const POOLED = "-pgbouncer";
@@ -125,7 +129,11 @@ async function startService(pooler?: PgBouncer): Promise<{
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   // a budget no bench run reaches: we measure the service, not the limiter's refusals
-  await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [tenant.tenantId]);
+  // replies are mailed at once to readers with an address (post-reply-email)
+  await db.query(
+    `UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}, "email": {"defaultReplies": "immediate"}}' WHERE id = $1`,
+    [tenant.tenantId],
+  );
   // post-hot-safety's tenant: 2,000 banned and 2,000 suspect words (distinct words a comment does not contain)
   const second = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "safety", "--json"], {
     env: { ...process.env, ...env },
@@ -153,8 +161,40 @@ interface Target {
   apiKey: string;
   identities: string[];
   commentId?: string;
+  /** the comments post-reply and post-reply-email answer (the service only): by a reader without and with an address */
+  replyTo?: { quiet: string[]; mailed: string[] };
   /** the service's tenant with the safety word lists (post-hot-safety) */
   safety?: { apiKey: string; identities: string[] };
+}
+
+/**
+ * The parents of the reply rows: 50 comments in discussion `replies-quiet` by readers without an
+ * address, 50 in `replies-mailed` by readers with one (replies spread over them, as on a real site).
+ */
+async function seedParents(t: Target, secret: string): Promise<{ quiet: string[]; mailed: string[] }> {
+  const now = Math.floor(Date.now() / 1000);
+  const post = async (discussion: string, sub: string, claims: Record<string, string>) => {
+    const identity = await new SignJWT({ name: sub, ...claims })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(sub)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 3000)
+      .sign(new TextEncoder().encode(secret));
+    const res = await fetch(`${t.url}/api/v1/discussions/${discussion}/comments`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": t.apiKey, "x-service-identity": identity },
+      body: JSON.stringify({ body: `${sub}'s comment` }),
+    });
+    if (res.status !== 201) throw new Error(`${t.name}: seeding a parent answered ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { id: string }).id;
+  };
+  const quiet: string[] = [];
+  const mailed: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    quiet.push(await post("replies-quiet", `q${i}`, {}));
+    mailed.push(await post("replies-mailed", `m${i}`, { email: `m${i}@bench.example` }));
+  }
+  return { quiet, mailed };
 }
 
 async function identities(secret: string): Promise<string[]> {
@@ -208,6 +248,25 @@ function pathOptions(path: string, t: Target): autocannon.Options {
           },
         ],
       };
+    case "post-reply":
+    case "post-reply-email": {
+      if (!t.replyTo) return pathOptions("post-hot", t); // the floor has no replies
+      const [discussion, parents] = path === "post-reply" ? ["replies-quiet", t.replyTo.quiet] : ["replies-mailed", t.replyTo.mailed];
+      return {
+        ...base,
+        requests: [
+          {
+            method: "POST",
+            path: `/api/v1/discussions/${discussion}/comments`,
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ body: "a reply from the bench", parentId: pick(parents) }),
+              headers: { ...json, "x-service-identity": pick(t.identities) },
+            }),
+          },
+        ],
+      };
+    }
     case "post-hot-safety":
       return pathOptions("post-hot", t.safety ? { ...t, apiKey: t.safety.apiKey, identities: t.safety.identities } : t);
     case "reaction":
@@ -322,6 +381,7 @@ async function main() {
   };
   floor.commentId = await seedComment(floor);
   service.commentId = await seedComment(service);
+  service.replyTo = await seedParents(service, svc.identitySecret);
   const pooled = PATHS.some((p) => p.endsWith(POOLED)) ? await startPooled() : undefined;
 
   // a GraphQL answer with `errors` is still HTTP 200: make sure the measured query works
@@ -378,6 +438,12 @@ async function main() {
     console.log(
       `post-hot-safety against post-hot (service): ${Math.round((100 * ruled.rps) / Math.max(1, plain.rps))} % of its rps, ` +
         `${(ruled.cpuUs / Math.max(1, plain.cpuUs)).toFixed(2)}× its CPU per request\n`,
+    );
+  const [reply, mailed] = [mean(measured.get("post-reply")), mean(measured.get("post-reply-email"))];
+  if (reply && mailed)
+    console.log(
+      `post-reply-email against post-reply (service): ${Math.round((100 * mailed.rps) / Math.max(1, reply.rps))} % of its rps, ` +
+        `${(mailed.cpuUs / Math.max(1, reply.cpuUs)).toFixed(2)}× its CPU per request\n`,
     );
   if (pooled)
     console.log(

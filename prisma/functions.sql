@@ -372,6 +372,9 @@ BEGIN
   DELETE FROM comment_reports WHERE tenant_id = p_tenant AND reader_id = p_reader;
   GET DIAGNOSTICS v_reports = ROW_COUNT;
   DELETE FROM stream_tickets WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- the reader's mail, queued or sent, goes with them (its bodies quote their comments)
+  DELETE FROM email_items WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  DELETE FROM email_messages WHERE tenant_id = p_tenant AND reader_id = p_reader;
   DELETE FROM idempotency_keys k
    WHERE k.tenant_id = p_tenant AND k.status IS NOT NULL
      AND EXISTS (SELECT 1 FROM jsonb_array_elements(k.results) x
@@ -469,6 +472,20 @@ BEGIN
      AND w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
      AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
   GET DIAGNOSTICS v_jobs = ROW_COUNT;
+  -- a reply email for the parent's author (contract section 15), in the reply's own transaction: when
+  -- the reader has an address that is not suppressed and wants reply emails (their choice, else the
+  -- tenant's email.defaultReplies, 'off' by default). `immediate` waits 2 minutes so that replies in
+  -- that window go out as one message; `daily` waits for the tenant's email.digestHour (UTC, 7 by default).
+  IF p_type = 'notification_reply' THEN
+    INSERT INTO email_items (id, tenant_id, reader_id, event_id, comment_id, discussion_id, mode, due_at, created_at)
+    SELECT gen_random_uuid(), p_tenant, p_reader, v_id, p_data #>> '{notification,commentId}', p_discussion, x.mode,
+           CASE x.mode WHEN 'immediate' THEN p_at + interval '2 minutes' ELSE eng_next_digest(p_at, x.hour) END, p_at
+      FROM (SELECT coalesce(r.reply_emails::text, t.settings #>> '{email,defaultReplies}', 'off') AS mode,
+                   coalesce((t.settings #>> '{email,digestHour}')::int, 7) AS hour
+              FROM readers r JOIN tenants t ON t.id = r.tenant_id
+             WHERE r.tenant_id = p_tenant AND r.id = p_reader AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL) x
+     WHERE x.mode IN ('immediate', 'daily');
+  END IF;
   RETURN json_build_object('envelope', v_env, 'audience', p_audience, 'readerId', p_reader, 'jobs', v_jobs);
 END $function$;
 
@@ -502,6 +519,16 @@ BEGIN
   PERFORM eng_lock_discussion_of(p_tenant, p_id);
   RETURN eng_visible_comment(p_tenant, p_id, p_moderator, p_reader);
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_next_digest(p_at timestamp with time zone, p_hour integer)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  -- the first p_hour:00 UTC after p_at: when a daily digest that p_at's reply joins goes out
+  SELECT CASE WHEN t > p_at THEN t ELSE t + interval '1 day' END
+    FROM (SELECT (date_trunc('day', p_at AT TIME ZONE 'UTC') + make_interval(hours => p_hour)) AT TIME ZONE 'UTC' AS t) x
+$function$;
 
 CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone)
  RETURNS json

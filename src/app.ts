@@ -29,6 +29,7 @@ import { mountEmbed } from "./http/embed-static.js";
 import { mountEmbedDemo } from "./modules/embed-demo/routes.js";
 import { mountUnsubscribe } from "./modules/email/unsubscribe-routes.js";
 import { emailMode } from "./modules/email/transport.js";
+import { createEmailWorker, type EmailWorker } from "./modules/email/worker.js";
 import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import type { WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
 
@@ -38,6 +39,8 @@ export interface App {
   url: string;
   /** the instance's SSE streams and GraphQL subscriptions (src/stream-engine/hub.ts) */
   streams: StreamHub;
+  /** composes and sends reply emails (src/modules/email/worker.ts); started with the server unless RUN_EMAIL_WORKER=0 */
+  email: EmailWorker;
   start(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -116,6 +119,7 @@ export async function buildApp(
   const app: App = {
     runtime,
     streams,
+    email: createEmailWorker(services),
     url: "",
     async start() {
       await fastify.listen({ port: config.PORT, host: config.HOST });
@@ -124,10 +128,12 @@ export async function buildApp(
       app.url = `http://${host}:${addr.port}`;
       if (config.RUN_WEBHOOK_WORKER) webhooks.worker.start();
       if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
+      if (config.RUN_EMAIL_WORKER) app.email.start(app.url);
       return app.url;
     },
     async stop() {
       await streams.shutdown(); // every stream gets connection-timeout before the server closes
+      await app.email.stop();
       await fastify.close();
       await runtime.close();
     },

@@ -53,6 +53,10 @@ const EnvSchema = z.object({
     .optional(),
   /** the sender when a tenant names none (settings email.from) */
   EMAIL_FROM: z.string().min(3).max(400).default("Comments <no-reply@localhost>"),
+  /** development: 1 keeps rendered emails in the database (the console's Outbox) instead of sending them */
+  EMAIL_OUTBOX: flag,
+  /** how often the email worker looks for replies due to be mailed and messages due to be sent */
+  EMAIL_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
   /** /embed/demo: on unless NODE_ENV=production, where only EMBED_DEMO=1 turns it on */
   EMBED_DEMO: flag,
   /** production: introspection and "did you mean" suggestions are off unless this is 1 */
@@ -117,6 +121,10 @@ const EnvSchema = z.object({
     .min(1)
     .max(7 * 86_400)
     .default(86_400),
+  RUN_EMAIL_WORKER: z
+    .enum(["1", "0", "true", "false"])
+    .optional()
+    .transform((v) => v === undefined || v === "1" || v === "true"),
   RUN_WEBHOOK_WORKER: z
     .enum(["1", "0", "true", "false"])
     .optional()

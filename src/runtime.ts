@@ -28,6 +28,7 @@ import { createEventPipeline } from "./events/pipeline.js";
 import { createWebhookRuntime, type WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
 import { guardedFetch } from "./webhook-delivery/http-client.js";
 import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
+import { createReaderAddresses } from "./context/reader-addresses.js";
 
 export interface Runtime {
   services: AppServices;
@@ -201,6 +202,7 @@ export async function createRuntime(
         clock,
         ...opts.identityProviders,
       }),
+      readerAddresses: createReaderAddresses({ sql: db.sql, clock }),
     };
     registerGauges(services);
     const retention = createRetentionJob({ prisma: db.prisma, clock, log, metrics });

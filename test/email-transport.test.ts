@@ -2,42 +2,22 @@
 // loopback, messages read back with mailparser): "Send test email" arrives from the tenant's sender
 // with its reply address and both a text and an HTML part; a refusal or no server is said in words;
 // without SMTP_URL email is off — /readyz says so and the test email is refused with 409.
-import type { AddressInfo } from "node:net";
-import { SMTPServer } from "smtp-server";
-import { simpleParser, type ParsedMail } from "mailparser";
+import type { ParsedMail } from "mailparser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
+import { startSmtp, type TestSmtp } from "./support/smtp.js";
 
-let smtp: SMTPServer;
+let smtp: TestSmtp;
 let smtpUrl: string;
-const received: ParsedMail[] = [];
-/** recipients the SMTP server refuses for good (550) */
-const refused = new Set<string>();
+let received: ParsedMail[];
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      if (refused.has(address.address)) return callback(Object.assign(new Error("no such mailbox"), { responseCode: 550 }));
-      callback();
-    },
-    onData(stream, _session, callback) {
-      simpleParser(stream).then(
-        (mail) => {
-          received.push(mail);
-          callback();
-        },
-        (err: Error) => callback(err),
-      );
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+  smtp = await startSmtp();
+  smtpUrl = smtp.url;
+  received = smtp.received;
 });
-afterAll(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+afterAll(() => smtp.close());
 
 describe("with an SMTP server", () => {
   let server: TestServer;
@@ -67,7 +47,7 @@ describe("with an SMTP server", () => {
     await t.api.patch("/api/v1/settings", { email: { from: null, replyTo: null } });
     const fallback = await t.api.post("/api/v1/settings/email/test", { to: "someone@daily.example" });
     expect(received.find((m) => m.messageId === fallback.body.messageId)?.from?.text).toBe('"Comments" <comments@service.example>');
-    refused.add("gone@daily.example");
+    smtp.refuse.set("gone@daily.example", 550);
     const no = await t.api.post("/api/v1/settings/email/test", { to: "gone@daily.example" });
     expect(no.status).toBe(200);
     expect(no.body).toMatchObject({ sent: false, messageId: null });

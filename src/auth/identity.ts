@@ -12,7 +12,16 @@ export interface ReaderIdentity {
   id: string;
   name: string;
   avatarUrl: string | null;
+  /**
+   * The reader's email address, for reply emails only (contract section 15): an assertion's `email`
+   * claim (the tenant's backend vouches for it); a provider's token gives it only with `email_verified`.
+   */
+  email?: string | null;
 }
+
+/** What an `email` claim must look like to be kept (anything else is ignored, not refused). */
+export const plausibleAddress = (v: unknown): v is string =>
+  typeof v === "string" && v.length <= 320 && /^[^\s<>@,;]+@[^\s<>@,;]+\.[^\s<>@,;]+$/.test(v);
 
 const MAX_LIFETIME_SECONDS = 3600;
 /** Clock skew tolerated for `iat` in the future (contract section 9). */
@@ -88,7 +97,7 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
     }
     throw errors.invalidIdentity("The identity assertion's signature or format is not valid.");
   }
-  const { sub, name, avatarUrl, exp, iat } = payload as Record<string, unknown>;
+  const { sub, name, avatarUrl, email, exp, iat } = payload as Record<string, unknown>;
   const problems: string[] = [];
   if (typeof sub !== "string" || sub.length === 0 || sub.length > 255 || CONTROL.test(sub)) {
     problems.push("'sub' must be a string of 1–255 chars without control characters");
@@ -105,5 +114,11 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
   const start = typeof iat === "number" ? iat : nowSec;
   if (typeof exp === "number" && exp - start > MAX_LIFETIME_SECONDS) problems.push("'exp' must be at most 1 h after 'iat'");
   if (problems.length) throw errors.invalidIdentity(`The identity assertion is invalid: ${problems.join("; ")}.`);
-  return { id: sub as string, name: name as string, avatarUrl: typeof avatarUrl === "string" ? avatarUrl : null, exp: exp as number };
+  return {
+    id: sub as string,
+    name: name as string,
+    avatarUrl: typeof avatarUrl === "string" ? avatarUrl : null,
+    email: plausibleAddress(email) ? email : null,
+    exp: exp as number,
+  };
 }

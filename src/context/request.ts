@@ -111,5 +111,7 @@ function identitySecrets(ctx: RequestContext, tenant: Tenant): string[] {
 export async function requireReader(ctx: RequestContext): Promise<ReaderIdentity> {
   const reader = await currentReader(ctx);
   if (!reader) throw errors.invalidIdentity("This action needs the reader's identity assertion in X-Service-Identity.");
+  // the address for reply emails, recorded when the reader acts (src/context/reader-addresses.ts)
+  await ctx.app.readerAddresses.note(tenantIdOf(ctx), reader);
   return reader;
 }

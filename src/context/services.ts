@@ -20,6 +20,7 @@ import type { StreamHub } from "../stream-engine/hub.js";
 import type { WebhookRuntime } from "../webhook-delivery/webhook-runtime.js";
 import type { SafetyRules } from "../tenancy/safety-rules.js";
 import type { IdentityProviders } from "../auth/identity-providers.js";
+import type { ReaderAddresses } from "./reader-addresses.js";
 
 export interface AppServices {
   config: Config;
@@ -54,4 +55,6 @@ export interface AppServices {
   safety: SafetyRules;
   /** the tenants' identity providers: their tokens verified with key sets cached per instance (src/auth/identity-providers.ts) */
   identityProviders: IdentityProviders;
+  /** readers' email addresses from their identities, recorded once per instance (src/context/reader-addresses.ts) */
+  readerAddresses: ReaderAddresses;
 }

@@ -152,6 +152,8 @@ export const EmailSchema = z
     digestHour: z.number().int().min(0).max(23),
     /** how often a reader who has not chosen hears of replies */
     defaultReplies: z.enum(REPLY_EMAIL_CHOICES),
+    /** at most this many emails to one reader in any 24 hours; replies past it are not mailed */
+    maxPerReaderPerDay: z.number().int().min(1).max(1000),
   })
   .strict();
 
@@ -234,7 +236,7 @@ export const DEFAULT_SETTINGS: Settings = {
   },
   identity: { providers: [], secretOverlapHours: 24 },
   privacy: { erasure: "anonymize" },
-  email: { from: null, replyTo: null, digestHour: 7, defaultReplies: "off" },
+  email: { from: null, replyTo: null, digestHour: 7, defaultReplies: "off", maxPerReaderPerDay: 20 },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */

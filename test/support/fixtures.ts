@@ -8,6 +8,8 @@ import { client, type Creds } from "./client.js";
 export interface IdentityClaims {
   name?: string;
   avatarUrl?: string;
+  /** the reader's address for reply emails (contract section 15) */
+  email?: string;
   ttlSeconds?: number;
   iat?: number;
 }
@@ -46,13 +48,13 @@ export async function createTestTenant(server: TestServer, name = `t${++counter}
   };
 }
 
-export async function signIdentity(
-  secret: string,
-  sub: string,
-  claims: { name?: string; avatarUrl?: string; ttlSeconds?: number; iat?: number } = {},
-): Promise<string> {
+export async function signIdentity(secret: string, sub: string, claims: IdentityClaims = {}): Promise<string> {
   const iat = claims.iat ?? Math.floor(Date.now() / 1000);
-  return new SignJWT({ name: claims.name ?? `Reader ${sub}`, ...(claims.avatarUrl ? { avatarUrl: claims.avatarUrl } : {}) })
+  return new SignJWT({
+    name: claims.name ?? `Reader ${sub}`,
+    ...(claims.avatarUrl ? { avatarUrl: claims.avatarUrl } : {}),
+    ...(claims.email ? { email: claims.email } : {}),
+  })
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(sub)
     .setIssuedAt(iat)

@@ -29,6 +29,7 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     ALLOW_HTTP_WEBHOOKS: "1",
     RUN_WEBHOOK_WORKER: "0",
+    RUN_EMAIL_WORKER: "0",
     ...env,
   };
 }

@@ -73,6 +73,8 @@ export type EmailSettingsPatch = {
   digestHour?: number | null | undefined;
   /** An address or "Name <address>"; null: the service's own. */
   from?: string | null | undefined;
+  /** 1–1000. */
+  maxPerReaderPerDay?: number | null | undefined;
   /** An address; null: none. */
   replyTo?: string | null | undefined;
 };

@@ -3,6 +3,7 @@
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
+import { escapeHtml } from "./templates.js";
 import { emailMode, sendEmail, sendFailure } from "./transport.js";
 
 export interface TestEmailResult {
@@ -34,5 +35,3 @@ export async function sendTestEmail(ctx: RequestContext, to: string): Promise<Te
     return { sent: false, messageId: null, error: sendFailure(err) };
   }
 }
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

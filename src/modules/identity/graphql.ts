@@ -8,8 +8,13 @@ const TestedReaderType = builder.objectRef<TestedReader>("IdentityTokenReader").
     id: t.exposeString("id", { description: "`<iss>#<sub>` for a provider's token, `sub` for the tenant's HS256 assertion." }),
     name: t.exposeString("name"),
     avatarUrl: t.exposeString("avatarUrl", { nullable: true }),
-    email: t.exposeString("email", { nullable: true, description: "A provider's email claim; null for an HS256 assertion." }),
-    emailVerified: t.exposeBoolean("emailVerified"),
+    email: t.exposeString("email", {
+      nullable: true,
+      description: "The token's email claim (an HS256 assertion's or a provider's), or null.",
+    }),
+    emailVerified: t.exposeBoolean("emailVerified", {
+      description: "Whether reply emails may use the address: a provider's `email_verified`; true for an assertion's address.",
+    }),
   }),
 });
 

@@ -3,8 +3,8 @@
 // ERASURE_BATCH of their comments (eng_erase_reader_batch, one statement under that discussion's
 // lock, like every write), which anonymize or remove them with the comment_deleted event a deletion
 // appends and scrub the events that carried them; then one statement without any discussion lock
-// (eng_erase_reader_rest) scrubs the rest of the event log, removes their reports, stream tickets
-// and kept Idempotency-Key answers, and their profile. Running it again finds nothing left to do.
+// (eng_erase_reader_rest) scrubs the rest of the event log, removes their reports, stream tickets,
+// kept Idempotency-Key answers, mail (queued or sent) and their profile. Running it again finds nothing left to do.
 import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { runWrite } from "../../events/statement.js";
@@ -94,6 +94,7 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
     [tenantId, readerId],
     "reader_erase_rest",
   );
+  ctx.app.readerAddresses.forget(tenantId, readerId);
   out.eventsScrubbed += rest?.r.eventsScrubbed ?? 0;
   out.reportsRemoved = rest?.r.reports ?? 0;
   out.profileRemoved = rest?.r.profile ?? false;

@@ -13,7 +13,16 @@ export interface ReaderExport {
   format: string;
   readerId: string;
   exportedAt: string;
-  profile: { id: string; name: string; avatarUrl: string | null; replyEmails: string | null; createdAt: string; updatedAt: string } | null;
+  profile: {
+    id: string;
+    name: string;
+    avatarUrl: string | null;
+    replyEmails: string | null;
+    email: string | null;
+    emailSuppressedAt: string | null;
+    createdAt: string;
+    updatedAt: string;
+  } | null;
   comments: ExportedComment[];
   reactions: { commentId: string; discussionId: string; kind: string; createdAt: string }[];
   reports: {
@@ -47,7 +56,7 @@ interface ExportedComment {
   history: { event: string; at: string; body: string }[];
 }
 
-const PROFILE = `SELECT id, name, avatar_url AS "avatarUrl", reply_emails::text AS "replyEmails", eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
+const PROFILE = `SELECT id, name, avatar_url AS "avatarUrl", reply_emails::text AS "replyEmails", email, eng_iso(email_suppressed_at) AS "emailSuppressedAt", eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
   FROM readers WHERE tenant_id = $1 AND id = $2`;
 const COMMENTS = `SELECT id, discussion_id AS "discussionId", parent_id AS "parentId", body, status::text AS status, pinned,
     eng_iso(created_at) AS "createdAt", eng_iso(edited_at) AS "editedAt", eng_iso(deleted_at) AS "deletedAt",

@@ -142,6 +142,9 @@ const EmailSettings = builder.objectRef<Settings["email"]>("EmailSettings").impl
       type: ReplyEmailsEnum,
       description: "How often a reader who has not chosen hears of replies (default off: readers opt in).",
     }),
+    maxPerReaderPerDay: t.exposeInt("maxPerReaderPerDay", {
+      description: "At most this many emails to one reader in any 24 hours (default 20); replies past it are not mailed.",
+    }),
   }),
 });
 
@@ -243,6 +246,7 @@ const EmailPatch = builder.inputType("EmailSettingsPatch", {
     replyTo: t.string({ description: "An address; null: none." }),
     digestHour: t.int({ description: "0–23 (UTC)." }),
     defaultReplies: t.string({ description: "immediate | daily | off" }),
+    maxPerReaderPerDay: t.int({ description: "1–1000." }),
   }),
 });
 

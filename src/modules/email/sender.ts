@@ -1,0 +1,190 @@
+// Sending rendered messages (contract section 15). A worker claims due `queued` messages under a
+// lease (FOR UPDATE SKIP LOCKED: several instances never hold one message at once), sends each over
+// SMTP and records the outcome only while it still holds the lease:
+//  - accepted → `sent`;
+//  - SMTP 4xx, or the server unreachable → retried with exponential backoff (30 s doubling, jittered),
+//    `failed` after EMAIL_MAX_ATTEMPTS;
+//  - SMTP 5xx for the recipient → `suppressed`, and the reader's address is marked suppressed for that
+//    tenant: nothing more is queued for it until their identity gives another address.
+// A worker that dies mid-send leaves its messages locked until the lease ends; then another sends them.
+// Each message carries a Message-ID made from its id, so a receiver can tell a resend from a new one.
+import nodemailer from "nodemailer";
+import type { Transporter } from "nodemailer";
+import type { PrismaClient } from "../../generated/prisma/client.js";
+import type { Clock } from "../../lib/clock.js";
+import type { Sql } from "../../db/sql.js";
+import { retryDelayMs } from "../../webhook-delivery/backoff.js";
+import { sendFailure } from "./transport.js";
+
+export const EMAIL_MAX_ATTEMPTS = 10;
+const BACKOFF_BASE_MS = 30_000;
+
+export interface SenderDeps {
+  prisma: PrismaClient;
+  sql: Sql;
+  clock: Clock;
+  /** the SMTP server's URL; null: nothing is sent (messages wait) */
+  smtpUrl: string | null;
+  /** the service's sender, for a tenant without email.from */
+  defaultFrom: string;
+  workerId: string;
+  /** how long a claim holds a message: longer than a send can take (connect, greeting and data timeouts) */
+  leaseMs: number;
+  batchSize: number;
+  random?: () => number;
+}
+
+export interface QueuedMessage {
+  id: string;
+  tenantId: string;
+  readerId: string | null;
+  toAddress: string;
+  subject: string;
+  textBody: string;
+  htmlBody: string;
+  unsubscribeUrl: string | null;
+  attempts: number;
+  from: string | null;
+  replyTo: string | null;
+}
+
+export interface SendResult {
+  sent: number;
+  retried: number;
+  failed: number;
+  suppressed: number;
+}
+
+/** The address inside "Name <address>", or the string itself. */
+export const bareAddress = (from: string): string => /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from.trim();
+
+/** RFC 8058 and RFC 2369 headers of a message with an unsubscribe URL. */
+export function listHeaders(unsubscribeUrl: string | null, mailbox: string): Record<string, string> {
+  if (!unsubscribeUrl) return {};
+  return {
+    "List-Unsubscribe": `<${unsubscribeUrl}>, <mailto:${bareAddress(mailbox)}?subject=unsubscribe>`,
+    "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+  };
+}
+
+export interface Sender {
+  /** Claims what is due and sends it; resolves when every claimed message has an outcome. */
+  sendDue(): Promise<SendResult>;
+  close(): void;
+}
+
+export function createSender(deps: SenderDeps): Sender {
+  let transport: Transporter | undefined;
+  const transportOf = (url: string) =>
+    (transport ??= nodemailer.createTransport({
+      url,
+      pool: true,
+      maxConnections: 4,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 20_000,
+    }));
+
+  async function claim(): Promise<QueuedMessage[]> {
+    const now = deps.clock.now();
+    return deps.prisma.$queryRawUnsafe<QueuedMessage[]>(
+      `UPDATE email_messages m
+          SET locked_until = $1, locked_by = $2, attempts = m.attempts + 1
+         FROM tenants t
+        WHERE t.id = m.tenant_id
+          AND m.id IN (SELECT id FROM email_messages
+                        WHERE state = 'queued' AND next_attempt_at <= $3 AND (locked_until IS NULL OR locked_until <= $3)
+                        ORDER BY next_attempt_at LIMIT ${deps.batchSize}
+                        FOR UPDATE SKIP LOCKED)
+       RETURNING m.id::text, m.tenant_id AS "tenantId", m.reader_id AS "readerId", m.to_address AS "toAddress", m.subject,
+                 m.text_body AS "textBody", m.html_body AS "htmlBody", m.unsubscribe_url AS "unsubscribeUrl", m.attempts,
+                 t.settings #>> '{email,from}' AS "from", t.settings #>> '{email,replyTo}' AS "replyTo"`,
+      new Date(now.getTime() + deps.leaseMs),
+      deps.workerId,
+      now,
+    );
+  }
+
+  // each outcome is recorded only by the worker that still holds the message
+  const HELD = `id = $1::uuid AND locked_by = $2 AND state = 'queued'`;
+
+  async function outcome(m: QueuedMessage, err: unknown): Promise<keyof SendResult> {
+    const now = deps.clock.now();
+    if (err === undefined) {
+      await deps.sql.query(
+        `UPDATE email_messages SET state = 'sent', sent_at = $3, locked_until = NULL, last_error = NULL WHERE ${HELD}`,
+        [m.id, deps.workerId, now],
+        "email_sent",
+      );
+      return "sent";
+    }
+    const code = (err as { responseCode?: number }).responseCode;
+    const error = sendFailure(err);
+    if (typeof code === "number" && code >= 500 && code < 600) {
+      await deps.sql.query(
+        `WITH m AS (UPDATE email_messages SET state = 'suppressed', locked_until = NULL, last_error = $3 WHERE ${HELD}
+                    RETURNING tenant_id, reader_id, to_address)
+         UPDATE readers r SET email_suppressed_at = $4 FROM m
+          WHERE r.tenant_id = m.tenant_id AND r.id = m.reader_id AND r.email = m.to_address`,
+        [m.id, deps.workerId, error, now],
+        "email_suppressed",
+      );
+      return "suppressed";
+    }
+    if (m.attempts >= EMAIL_MAX_ATTEMPTS) {
+      await deps.sql.query(
+        `UPDATE email_messages SET state = 'failed', locked_until = NULL, last_error = $3 WHERE ${HELD}`,
+        [m.id, deps.workerId, error],
+        "email_failed",
+      );
+      return "failed";
+    }
+    const next = new Date(now.getTime() + retryDelayMs(m.attempts, BACKOFF_BASE_MS, deps.random));
+    await deps.sql.query(
+      `UPDATE email_messages SET next_attempt_at = $3, locked_until = NULL, last_error = $4 WHERE ${HELD}`,
+      [m.id, deps.workerId, next, error],
+      "email_retry",
+    );
+    return "retried";
+  }
+
+  async function send(url: string, m: QueuedMessage): Promise<void> {
+    const from = m.from ?? deps.defaultFrom;
+    await transportOf(url).sendMail({
+      from,
+      to: m.toAddress,
+      replyTo: m.replyTo ?? undefined,
+      subject: m.subject,
+      text: m.textBody,
+      html: m.htmlBody,
+      messageId: `<${m.id}@${bareAddress(from).split("@")[1] ?? "localhost"}>`,
+      headers: listHeaders(m.unsubscribeUrl, m.replyTo ?? from),
+    });
+  }
+
+  return {
+    async sendDue() {
+      const result: SendResult = { sent: 0, retried: 0, failed: 0, suppressed: 0 };
+      const url = deps.smtpUrl;
+      if (!url) return result;
+      for (;;) {
+        const batch = await claim();
+        if (batch.length === 0) return result;
+        const outcomes = await Promise.all(
+          batch.map((m) =>
+            send(url, m).then(
+              () => outcome(m, undefined),
+              (err: unknown) => outcome(m, err),
+            ),
+          ),
+        );
+        for (const o of outcomes) result[o]++;
+        if (batch.length < deps.batchSize) return result;
+      }
+    },
+    close() {
+      transport?.close();
+      transport = undefined;
+    },
+  };
+}

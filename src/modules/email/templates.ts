@@ -1,0 +1,109 @@
+// The emails' words (contract section 15): one template per kind, each giving a plain-text and an
+// HTML part from the same data. Pure: the mail queue (mail-queue.ts) gathers the data, these render
+// it. No tracking pixels, no external images, no scripts: the HTML is a few paragraphs and links.
+
+/** One reply a reader is told of. */
+export interface ReplyItem {
+  commentId: string;
+  /** the replier's display name */
+  authorName: string;
+  body: string;
+  /** the reader's comment it answers (null when it is gone) */
+  parentBody: string | null;
+  discussionTitle: string | null;
+  /** the discussion's page, from its `url`; a link to the reply is this plus `#comment-<id>` */
+  discussionUrl: string | null;
+}
+
+export interface ReplyEmailData {
+  tenantName: string;
+  readerName: string;
+  /** `replies`: sent within minutes; `digest`: the daily digest */
+  kind: "replies" | "digest";
+  items: ReplyItem[];
+  unsubscribeUrl: string;
+}
+
+export interface RenderedEmail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+const EXCERPT = 600;
+
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The first `max` characters of a body, on one paragraph's worth of whitespace. */
+export function excerpt(body: string, max = EXCERPT): string {
+  const flat = body.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** The link to a comment: its discussion's page and an anchor; null when the discussion has no http(s) url. */
+export function commentLink(discussionUrl: string | null, commentId: string): string | null {
+  if (!discussionUrl || !/^https?:\/\//i.test(discussionUrl)) return null;
+  return `${discussionUrl.split("#")[0]}#comment-${encodeURIComponent(commentId)}`;
+}
+
+const quoted = (s: string) => `“${s}”`;
+
+export function renderReplyEmail(data: ReplyEmailData): RenderedEmail {
+  const n = data.items.length;
+  const first = data.items[0]!;
+  const where = (item: ReplyItem) => (item.discussionTitle ? ` on ${quoted(item.discussionTitle)}` : "");
+  const subject =
+    data.kind === "digest"
+      ? `Your daily digest from ${data.tenantName}: ${n} ${n === 1 ? "reply" : "replies"}`
+      : n === 1
+        ? `${first.authorName} replied to your comment${where(first)}`
+        : `${n} new replies to your comments on ${data.tenantName}`;
+  const intro =
+    data.kind === "digest"
+      ? `Since yesterday's digest, ${n === 1 ? "one reply has" : `${n} replies have`} come in to your comments on ${data.tenantName}.`
+      : n === 1
+        ? `${first.authorName} replied to your comment${where(first)}.`
+        : `${n} replies have come in to your comments on ${data.tenantName}.`;
+
+  const textItems = data.items.map((item) => {
+    const link = commentLink(item.discussionUrl, item.commentId);
+    return [
+      `${item.authorName} wrote${where(item)}:`,
+      ...excerpt(item.body)
+        .split("\n")
+        .map((l) => `> ${l}`),
+      ...(item.parentBody !== null ? ["", `In reply to your comment: ${quoted(excerpt(item.parentBody, 200))}`] : []),
+      ...(link ? ["", `Read it and reply: ${link}`] : []),
+    ].join("\n");
+  });
+  const footer = [
+    `You get these emails because you comment on ${data.tenantName}.`,
+    `Stop reply emails (one click, no sign-in): ${data.unsubscribeUrl}`,
+  ];
+  const text = [`Hello ${data.readerName},`, "", intro, "", textItems.join("\n\n---\n\n"), "", "-- ", ...footer, ""].join("\n");
+
+  const htmlItems = data.items.map((item) => {
+    const link = commentLink(item.discussionUrl, item.commentId);
+    return [
+      `<p><strong>${escapeHtml(item.authorName)}</strong> wrote${escapeHtml(where(item))}:</p>`,
+      `<blockquote style="margin:0 0 0 0.5em;padding-left:0.75em;border-left:3px solid #ccc">${escapeHtml(excerpt(item.body))}</blockquote>`,
+      item.parentBody !== null
+        ? `<p style="color:#555">In reply to your comment: ${escapeHtml(quoted(excerpt(item.parentBody, 200)))}</p>`
+        : "",
+      link ? `<p><a href="${escapeHtml(link)}">Read it and reply</a></p>` : "",
+    ].join("\n");
+  });
+  const html = [
+    "<!doctype html>",
+    `<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`,
+    `<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#222;max-width:40em">`,
+    `<p>Hello ${escapeHtml(data.readerName)},</p>`,
+    `<p>${escapeHtml(intro)}</p>`,
+    htmlItems.join('\n<hr style="border:0;border-top:1px solid #ddd">\n'),
+    `<p style="color:#666;font-size:0.9em">You get these emails because you comment on ${escapeHtml(data.tenantName)}.<br>`,
+    `<a href="${escapeHtml(data.unsubscribeUrl)}">Stop reply emails</a> (one click, no sign-in).</p>`,
+    "</body></html>",
+    "",
+  ].join("\n");
+  return { subject, text, html };
+}

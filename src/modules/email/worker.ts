@@ -1,0 +1,99 @@
+// The email worker (contract section 15): every EMAIL_POLL_MS it composes the messages that are due
+// (mail-queue.ts) and sends what is queued (sender.ts). Any number of instances may run it: composing
+// takes a reader's items in one transaction, sending claims messages under a lease. `runOnce()` does
+// one whole pass, so tests drive it with the injectable clock. Started with the server unless
+// RUN_EMAIL_WORKER=0; it has nothing to do while email is off (no SMTP_URL and no EMAIL_OUTBOX).
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { AppServices } from "../../context/services.js";
+import { composeDue, type ComposeResult } from "./mail-queue.js";
+import { createSender, type SendResult } from "./sender.js";
+import { signUnsubscribeToken } from "./unsubscribe.js";
+
+export interface EmailWorker {
+  runOnce(): Promise<ComposeResult & SendResult>;
+  /** `baseUrl`: where unsubscribe links point (PUBLIC_URL, else the server's address) */
+  start(baseUrl: string): void;
+  stop(): Promise<void>;
+}
+
+export interface EmailWorkerOptions {
+  pollMs: number;
+  leaseMs: number;
+  batchSize: number;
+  workerId: string;
+}
+
+export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOptions> = {}): EmailWorker {
+  const o: EmailWorkerOptions = {
+    pollMs: app.config.EMAIL_POLL_MS,
+    leaseMs: 120_000,
+    batchSize: 50,
+    workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
+    ...opts,
+  };
+  let baseUrl = app.config.PUBLIC_URL ?? `http://127.0.0.1:${app.config.PORT}`;
+  const sender = createSender({
+    prisma: app.prisma,
+    sql: app.sql,
+    clock: app.clock,
+    smtpUrl: app.config.EMAIL_OUTBOX ? null : (app.config.SMTP_URL ?? null),
+    defaultFrom: app.config.EMAIL_FROM,
+    workerId: o.workerId,
+    leaseMs: o.leaseMs,
+    batchSize: o.batchSize,
+  });
+  const enabled = app.config.EMAIL_OUTBOX || !!app.config.SMTP_URL;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = false;
+
+  async function runOnce(): Promise<ComposeResult & SendResult> {
+    const composed = enabled
+      ? await composeDue({
+          prisma: app.prisma,
+          clock: app.clock,
+          outbox: app.config.EMAIL_OUTBOX,
+          unsubscribeUrl: (tenantId, readerId) =>
+            `${baseUrl.replace(/\/$/, "")}/api/v1/unsubscribe/${signUnsubscribeToken(app, { tenantId, readerId, kind: "replies" })}`,
+        })
+      : // email is off: queued replies are not kept for a server that may never be configured
+        { messages: 0, dropped: await dropAllDue(app) };
+    const sent = await sender.sendDue();
+    return { ...composed, ...sent };
+  }
+
+  const tick = () => {
+    if (stopped) return;
+    running = runOnce()
+      .catch((err: unknown) => app.log.warn({ err: err instanceof Error ? err.message : String(err) }, "email worker pass failed"))
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, o.pollMs);
+      });
+  };
+
+  return {
+    runOnce,
+    start(url) {
+      baseUrl = app.config.PUBLIC_URL ?? url;
+      stopped = false;
+      timer = setTimeout(tick, o.pollMs);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      sender.close();
+    },
+  };
+}
+
+async function dropAllDue(app: AppServices): Promise<number> {
+  const rows = await app.sql.query<{ n: number }>(
+    `WITH d AS (DELETE FROM email_items WHERE due_at <= $1 RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    [app.clock.now()],
+    "email_items_drop_due",
+  );
+  return rows[0]?.n ?? 0;
+}

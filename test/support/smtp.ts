@@ -1,0 +1,54 @@
+// A real SMTP server for email tests (smtp-server on loopback; messages read back with mailparser).
+// `refuse` answers RCPT TO for an address with an SMTP code (e.g. 550 for good, 451 for now).
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { simpleParser, type ParsedMail } from "mailparser";
+
+export interface TestSmtp {
+  url: string;
+  received: ParsedMail[];
+  /** address → the code RCPT TO gets (removed by deleting it) */
+  refuse: Map<string, number>;
+  /** resolves once `n` messages have arrived */
+  waitFor(n: number, timeoutMs?: number): Promise<ParsedMail[]>;
+  close(): Promise<void>;
+}
+
+export async function startSmtp(): Promise<TestSmtp> {
+  const received: ParsedMail[] = [];
+  const refuse = new Map<string, number>();
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      const code = refuse.get(address.address);
+      if (code) return callback(Object.assign(new Error(code >= 500 ? "no such mailbox" : "try again later"), { responseCode: code }));
+      callback();
+    },
+    onData(stream, _session, callback) {
+      simpleParser(stream).then(
+        (mail) => {
+          received.push(mail);
+          callback();
+        },
+        (err: Error) => callback(err),
+      );
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+    received,
+    refuse,
+    async waitFor(n, timeoutMs = 20_000) {
+      const until = Date.now() + timeoutMs;
+      while (received.length < n) {
+        if (Date.now() > until) throw new Error(`${received.length} of ${n} messages arrived`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return received;
+    },
+    close: () => new Promise<void>((resolve) => smtp.close(() => resolve())),
+  };
+}
