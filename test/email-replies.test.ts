@@ -187,6 +187,9 @@ describe("reply emails", () => {
       [t.tenantId],
     );
     expect(suppressed!.at).not.toBeNull();
+    const profile = async () =>
+      (await t.api.post("/graphql", { query: `{ reader(id: "sam") { emailStatus replyEmails replyEmailsChosen } }` })).body.data.reader;
+    expect(await profile()).toEqual({ emailStatus: "suppressed", replyEmails: "immediate", replyEmailsChosen: false });
     await reply(t, "smtp", parent, "bob", "Third try.");
     expect(await sql(`SELECT 1 FROM email_items WHERE tenant_id = $1`, [t.tenantId])).toHaveLength(0);
 
@@ -197,6 +200,7 @@ describe("reply emails", () => {
     clock.advance(3 * MIN);
     expect(await pass()).toMatchObject({ messages: 1, sent: 1 });
     expect(to("sam@new.example")[0]?.text).toContain("Fourth try.");
+    expect((await profile()).emailStatus).toBe("verified");
   });
 
   it("keeps to the daily limit, and erasure takes the reader's queued mail", async () => {
@@ -258,6 +262,16 @@ describe("EMAIL_OUTBOX=1", () => {
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ state: "outbox" });
       expect(rows[0]!.text).toContain("Kept for later");
+      // what the console's Outbox reads
+      const g = await t.api.post("/graphql", {
+        query: `{ emailStatus { mode from } emailMessages(state: "outbox", first: 5) { edges { node { to subject text html state kind itemCount } } } }`,
+      });
+      expect(g.body.data.emailStatus).toEqual({ mode: "outbox", from: "Comments <no-reply@localhost>" });
+      expect(g.body.data.emailMessages.edges.map((e: { node: unknown }) => e.node)).toEqual([
+        expect.objectContaining({ to: "ann@readers.example", state: "outbox", kind: "replies", itemCount: 1 }),
+      ]);
+      const bad = await t.api.post("/graphql", { query: `{ emailMessages(state: "lost") { edges { node { id } } } }` });
+      expect(bad.body.errors[0].extensions.code).toBe("validation_failed");
     } finally {
       await outbox.stop();
     }

@@ -21,6 +21,8 @@ const TENANT_MODELS = new Set([
   "AuditEntry",
   "CommentReport",
   "ReaderSanction",
+  "EmailItem",
+  "EmailMessage",
 ]);
 
 const FILTERED = new Set([

@@ -1,7 +1,9 @@
 // GraphQL for email (contract section 15): the reader's own preferences, `myNotifications` and
-// `updateMyNotifications` (X-Service-Identity; any key, publishable included); `sendTestEmail`
-// (manage_settings).
+// `updateMyNotifications` (X-Service-Identity; any key, publishable included); `sendTestEmail`,
+// `emailStatus` and `emailMessages` (the console's Outbox) for manage_settings.
 import { builder } from "../../graphql/builder.js";
+import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
+import { emailStatus, listEmailMessages, type EmailMessageView, type EmailStatus } from "./messages.js";
 import { ReplyEmailsEnum } from "../settings/graphql.js";
 import { getMyNotifications, updateMyNotifications, type NotificationPreferences } from "./preferences.js";
 import { sendTestEmail, type TestEmailResult } from "./test-email.js";
@@ -55,4 +57,60 @@ builder.mutationField("sendTestEmail", (t) =>
     args: { to: t.arg.string({ required: true }) },
     resolve: (_r, { to }, ctx) => sendTestEmail(ctx, to),
   }),
+);
+
+const EmailDeliveryEnum = builder.enumType("EmailDelivery", {
+  description: "How email leaves the service: `smtp` (SMTP_URL), `outbox` (EMAIL_OUTBOX=1: kept, never sent) or `off`.",
+  values: ["smtp", "outbox", "off"] as const,
+});
+
+const EmailStatusType = builder.objectRef<EmailStatus>("EmailStatus").implement({
+  description: "Whether and how the tenant's email goes out.",
+  fields: (t) => ({
+    mode: t.expose("mode", { type: EmailDeliveryEnum }),
+    from: t.exposeString("from", { description: "The sender: the tenant's email.from, else the service's EMAIL_FROM." }),
+  }),
+});
+
+builder.queryField("emailStatus", (t) =>
+  t.field({
+    type: EmailStatusType,
+    description: "Whether and how the tenant's email goes out.",
+    authScopes: { capability: "manage_settings" },
+    resolve: (_r, _a, ctx) => emailStatus(ctx),
+  }),
+);
+
+const EmailMessageType = builder.objectRef<EmailMessageView>("EmailMessage").implement({
+  description: "An email rendered for a reader: queued, sent, failed, suppressed, or kept in the outbox (EMAIL_OUTBOX=1).",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    readerId: t.exposeString("readerId", { nullable: true }),
+    kind: t.exposeString("kind", { description: "`replies` (sent within minutes) or `digest` (the daily digest)." }),
+    to: t.exposeString("toAddress"),
+    subject: t.exposeString("subject"),
+    text: t.exposeString("textBody", { description: "The plain-text part." }),
+    html: t.exposeString("htmlBody", { description: "The HTML part." }),
+    itemCount: t.exposeInt("itemCount", { description: "How many replies it tells of." }),
+    state: t.exposeString("state", { description: "queued | sent | failed | suppressed | outbox" }),
+    attempts: t.exposeInt("attempts"),
+    lastError: t.exposeString("lastError", { nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    sentAt: t.expose("sentAt", { type: "DateTime", nullable: true }),
+  }),
+});
+
+const EmailMessageConnection = defineConnection("EmailMessage", EmailMessageType);
+
+builder.queryField("emailMessages", (t) =>
+  t.connection(
+    {
+      type: EmailMessageType,
+      description: "The tenant's emails, newest first; `state` narrows them (e.g. `outbox`, the console's Outbox).",
+      authScopes: { capability: "manage_settings" },
+      args: { state: t.arg.string(), ...legacyPageArgs(t.arg) },
+      resolve: (_r, args, ctx) => connectionPage(args, (page) => listEmailMessages(ctx, { state: args.state, ...page })),
+    },
+    EmailMessageConnection,
+  ),
 );

@@ -3,6 +3,7 @@
 // `viewer` (who X-Service-Identity says they are), the export and the erasure.
 import { builder } from "../../graphql/builder.js";
 import { CommentType, ReaderType } from "../comments/graphql.js";
+import { ReplyEmailsEnum } from "../settings/graphql.js";
 import { getReaderProfile, type ReaderCommentCounts, type ReaderProfile } from "./profile.js";
 import { banReader, liftReaderBan, type Sanction } from "./sanctions.js";
 import { exportReader } from "./export.js";
@@ -28,6 +29,11 @@ const ReaderCommentCountsType = builder.objectRef<ReaderCommentCounts>("ReaderCo
   }),
 });
 
+const ReaderEmailStatusEnum = builder.enumType("ReaderEmailStatus", {
+  description: "A reader's address for reply emails: none, verified (from their identity), or suppressed after an SMTP 5xx.",
+  values: ["none", "verified", "suppressed"] as const,
+});
+
 const ReaderProfileType = builder.objectRef<ReaderProfile>("ReaderProfile").implement({
   description: "A reader as a moderator sees them: profile, comment counts, open reports, sanction, latest comments.",
   fields: (t) => ({
@@ -43,6 +49,18 @@ const ReaderProfileType = builder.objectRef<ReaderProfile>("ReaderProfile").impl
       description: "The ban or suspension in force; null when none is.",
       resolve: (r) => r.sanction,
     }),
+    emailStatus: t.field({
+      type: ReaderEmailStatusEnum,
+      description:
+        "The reader's address for reply emails (never shown): none, verified (from their identity), or suppressed after an SMTP 5xx.",
+      resolve: (r) => r.emailStatus,
+    }),
+    replyEmails: t.field({
+      type: ReplyEmailsEnum,
+      description: "How often they hear of replies by email: their choice, else the tenant's email.defaultReplies.",
+      resolve: (r) => r.replyEmails,
+    }),
+    replyEmailsChosen: t.exposeBoolean("replyEmailsChosen", { description: "Whether the reader chose replyEmails themself." }),
     recentComments: t.field({
       type: [CommentType],
       description: "The reader's latest 20 comments, any status, newest first.",

@@ -1,7 +1,8 @@
 // A reader as a moderator sees them (moderate_content, declared by the GraphQL field): profile, how
 // many comments they have of each status, the open reports against their comments, the sanction in
 // force (judged at the app clock's now) and their latest comments of any status. Two statements.
-import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { resolveSettings, type ReplyEmails } from "../../tenancy/settings-model.js";
 import { errors } from "../../lib/errors.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
@@ -25,10 +26,16 @@ export interface ReaderProfile {
   commentCounts: ReaderCommentCounts;
   openReports: number;
   sanction: Sanction | null;
+  /** the reader's address for reply emails (never shown): none, verified (from their identity), or suppressed after an SMTP 5xx */
+  emailStatus: "none" | "verified" | "suppressed";
+  /** how often they hear of replies: their choice, else the tenant's email.defaultReplies */
+  replyEmails: ReplyEmails;
+  replyEmailsChosen: boolean;
   recentComments: CommentInContext[];
 }
 
-const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.created_at,
+const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.created_at, r.reply_emails::text AS reply_emails,
+    CASE WHEN r.email IS NULL THEN 'none' WHEN r.email_suppressed_at IS NOT NULL THEN 'suppressed' ELSE 'verified' END AS email_status,
     (SELECT json_build_object('approved', count(*) FILTER (WHERE status = 'approved'), 'pending', count(*) FILTER (WHERE status = 'pending'),
             'rejected', count(*) FILTER (WHERE status = 'rejected'), 'deleted', count(*) FILTER (WHERE status = 'deleted'))
        FROM comments WHERE tenant_id = r.tenant_id AND author_id = r.id) AS counts,
@@ -51,14 +58,17 @@ interface ProfileSqlRow {
   counts: ReaderCommentCounts;
   open_reports: number;
   sanction: Sanction | null;
+  reply_emails: ReplyEmails | null;
+  email_status: ReaderProfile["emailStatus"];
 }
 
 /** The reader's profile; 404 when the tenant has no such reader. */
 export async function getReaderProfile(ctx: RequestContext, readerId: string): Promise<ReaderProfile> {
   const tenantId = tenantIdOf(ctx);
-  const [profile, recent] = await Promise.all([
+  const [profile, recent, tenant] = await Promise.all([
     ctx.app.sql.query<ProfileSqlRow>(PROFILE, [tenantId, readerId, ctx.app.clock.now()], "reader_profile"),
     ctx.app.sql.query<CommentSqlRow & ContextSqlRow>(RECENT, [tenantId, readerId], "reader_recent_comments"),
+    loadTenant(ctx),
   ]);
   const p = profile[0];
   if (!p) throw errors.notFound("Reader");
@@ -70,6 +80,9 @@ export async function getReaderProfile(ctx: RequestContext, readerId: string): P
     commentCounts: p.counts,
     openReports: p.open_reports,
     sanction: p.sanction,
+    emailStatus: p.email_status,
+    replyEmails: p.reply_emails ?? resolveSettings(tenant.settings).email.defaultReplies,
+    replyEmailsChosen: p.reply_emails !== null,
     recentComments: recent.map((r) => ({ ...rowToComment(r), moderation: contextOf(r) })),
   };
 }

@@ -1,0 +1,72 @@
+// What the console shows of email (contract section 15): whether email is on and how (`smtp`, `outbox`
+// under EMAIL_OUTBOX=1, or `off`), and the tenant's messages newest first — under EMAIL_OUTBOX=1 the
+// Outbox, where a developer reads what readers would have received. manage_settings.
+import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { errors } from "../../lib/errors.js";
+import { resolveSettings } from "../../tenancy/settings-model.js";
+import { emailMode } from "./transport.js";
+
+export type EmailDelivery = "smtp" | "outbox" | "off";
+
+export interface EmailStatus {
+  mode: EmailDelivery;
+  /** the sender messages go out with: the tenant's email.from, else the service's EMAIL_FROM */
+  from: string;
+}
+
+export const EMAIL_MESSAGE_STATES = ["queued", "sent", "failed", "suppressed", "outbox"] as const;
+
+export interface EmailMessageView {
+  id: string;
+  readerId: string | null;
+  kind: string;
+  toAddress: string;
+  subject: string;
+  textBody: string;
+  htmlBody: string;
+  itemCount: number;
+  state: string;
+  attempts: number;
+  lastError: string | null;
+  createdAt: Date;
+  sentAt: Date | null;
+}
+
+export async function emailStatus(ctx: RequestContext): Promise<EmailStatus> {
+  const tenant = await loadTenant(ctx);
+  const mode: EmailDelivery = ctx.app.config.EMAIL_OUTBOX ? "outbox" : emailMode(ctx.app.config);
+  return { mode, from: resolveSettings(tenant.settings).email.from ?? ctx.app.config.EMAIL_FROM };
+}
+
+export async function listEmailMessages(
+  ctx: RequestContext,
+  args: { limit?: number | null; cursor?: string | null; state?: string | null },
+): Promise<Page<EmailMessageView>> {
+  const state = args.state ?? null;
+  if (state !== null && !(EMAIL_MESSAGE_STATES as readonly string[]).includes(state)) {
+    throw errors.validation([{ path: "state", message: `must be one of ${EMAIL_MESSAGE_STATES.join(", ")}` }]);
+  }
+  const db = ctx.app.scoped(tenantIdOf(ctx));
+  return newestFirstPage(args, (q) =>
+    db.emailMessage.findMany({
+      ...q,
+      where: { AND: [state ? { state } : {}, q.where] },
+      select: {
+        id: true,
+        readerId: true,
+        kind: true,
+        toAddress: true,
+        subject: true,
+        textBody: true,
+        htmlBody: true,
+        itemCount: true,
+        state: true,
+        attempts: true,
+        lastError: true,
+        createdAt: true,
+        sentAt: true,
+      },
+    }),
+  );
+}
