@@ -1,5 +1,5 @@
 // A real SMTP server for email tests (smtp-server on loopback; messages read back with mailparser).
-// `refuse` answers RCPT TO for an address with an SMTP code (e.g. 550 for good, 451 for now).
+// `delayMs` holds each message's answer that long; `refuse` answers RCPT TO for an address with an SMTP code (e.g. 550 for good, 451 for now).
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { simpleParser, type ParsedMail } from "mailparser";
@@ -14,7 +14,7 @@ export interface TestSmtp {
   close(): Promise<void>;
 }
 
-export async function startSmtp(): Promise<TestSmtp> {
+export async function startSmtp(opts: { delayMs?: number } = {}): Promise<TestSmtp> {
   const received: ParsedMail[] = [];
   const refuse = new Map<string, number>();
   const smtp = new SMTPServer({
@@ -30,12 +30,16 @@ export async function startSmtp(): Promise<TestSmtp> {
       simpleParser(stream).then(
         (mail) => {
           received.push(mail);
-          callback();
+          // a slower server: each message takes delayMs after its data
+          if (opts.delayMs) setTimeout(callback, opts.delayMs);
+          else callback();
         },
         (err: Error) => callback(err),
       );
     },
   });
+  // a client killed mid-message (the crash test) resets its connection: that is no test failure
+  smtp.on("error", () => undefined);
   await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
   return {
     url: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,

@@ -1,8 +1,9 @@
 // From queued replies to rendered messages (contract section 15). A published reply to someone
 // else's comment leaves an email_items row in its own transaction (eng_insert_event): due 2 minutes
 // later for a reader who wants replies at once, at the tenant's digest hour for one who wants a daily
-// digest. When a reader's first item is due, everything queued for them becomes one message, in one
-// transaction that deletes the items it uses — two instances composing at once cannot both have them.
+// digest. When a reader's first item is due, everything queued for them becomes one message; a pass
+// takes up to 200 readers in one transaction that deletes the items it uses — two instances composing
+// at once cannot both have them.
 // At composing time the rules are checked again: the reader still wants mail and has an address that
 // is not suppressed, the reply is still approved and not deleted, and the reader has had fewer than
 // `email.maxPerReaderPerDay` messages in the last 24 hours. What fails them is dropped, not retried.
@@ -33,6 +34,8 @@ const DAY_MS = 86_400_000;
 const READERS_PER_PASS = 200;
 
 interface ReaderRow {
+  tenantId: string;
+  readerId: string;
   name: string;
   email: string | null;
   suppressed: boolean;
@@ -42,89 +45,105 @@ interface ReaderRow {
   recent: number;
 }
 
-/** Readers with an item due now. */
-export async function dueReaders(prisma: PrismaClient, now: Date): Promise<{ tenantId: string; readerId: string }[]> {
-  return prisma.$queryRawUnsafe(
-    `SELECT DISTINCT tenant_id AS "tenantId", reader_id AS "readerId" FROM email_items WHERE due_at <= $1 LIMIT ${READERS_PER_PASS}`,
-    now,
-  );
-}
+type ReplyRow = ReplyItem & { tenantId: string };
 
-/** Composes every due reader's message. */
+const keyOf = (tenantId: string, readerId: string) => `${tenantId}\n${readerId}`;
+
+/**
+ * Composes the messages of up to READERS_PER_PASS readers with an item due, in one transaction:
+ * it takes (deletes) every item of those readers queued until now, so a second composer running at
+ * once waits for the rows and then finds them gone. Call again until it composes and drops nothing.
+ */
 export async function composeDue(deps: ComposeDeps): Promise<ComposeResult> {
-  const total: ComposeResult = { messages: 0, dropped: 0 };
   const now = deps.clock.now();
-  for (const { tenantId, readerId } of await dueReaders(deps.prisma, now)) {
-    const r = await composeFor(deps, tenantId, readerId, now);
-    total.messages += r.messages;
-    total.dropped += r.dropped;
-  }
-  return total;
-}
-
-/** One reader's queued replies as one message (or none, with the reason the rules give). */
-export async function composeFor(deps: ComposeDeps, tenantId: string, readerId: string, now: Date): Promise<ComposeResult> {
   return deps.prisma.$transaction(async (tx) => {
-    // taken by this transaction: a second composer's DELETE waits, then finds them gone
-    const items = await tx.$queryRawUnsafe<{ commentId: string; mode: string }[]>(
-      `DELETE FROM email_items WHERE tenant_id = $1 AND reader_id = $2 AND created_at <= $3
-       RETURNING comment_id AS "commentId", mode`,
-      tenantId,
-      readerId,
+    const items = await tx.$queryRawUnsafe<{ tenantId: string; readerId: string; commentId: string; mode: string }[]>(
+      `DELETE FROM email_items i
+        USING (SELECT DISTINCT tenant_id, reader_id FROM email_items WHERE due_at <= $1 LIMIT ${READERS_PER_PASS}) due
+        WHERE i.tenant_id = due.tenant_id AND i.reader_id = due.reader_id AND i.created_at <= $1
+       RETURNING i.tenant_id AS "tenantId", i.reader_id AS "readerId", i.comment_id AS "commentId", i.mode`,
       now,
     );
     if (items.length === 0) return { messages: 0, dropped: 0 };
-    const drop = { messages: 0, dropped: items.length };
-    const [reader] = await tx.$queryRawUnsafe<ReaderRow[]>(
-      `SELECT r.name, r.email, r.email_suppressed_at IS NOT NULL AS suppressed,
+    const byReader = new Map<string, typeof items>();
+    for (const item of items) {
+      const k = keyOf(item.tenantId, item.readerId);
+      byReader.set(k, [...(byReader.get(k) ?? []), item]);
+    }
+    const pairs = [...byReader.values()].map((list) => list[0]!);
+    const readers = await tx.$queryRawUnsafe<ReaderRow[]>(
+      `SELECT r.tenant_id AS "tenantId", r.id AS "readerId", r.name, r.email, r.email_suppressed_at IS NOT NULL AS suppressed,
               coalesce(r.reply_emails::text, t.settings #>> '{email,defaultReplies}', 'off') AS mode,
               t.name AS "tenantName", t.settings,
               (SELECT count(*)::int FROM email_messages m
                 WHERE m.tenant_id = r.tenant_id AND m.reader_id = r.id AND m.created_at > $3
                   AND m.state IN ('queued', 'sent', 'outbox')) AS recent
-         FROM readers r JOIN tenants t ON t.id = r.tenant_id
-        WHERE r.tenant_id = $1 AND r.id = $2`,
-      tenantId,
-      readerId,
+         FROM unnest($1::text[], $2::text[]) AS k(tenant_id, reader_id)
+         JOIN readers r ON r.tenant_id = k.tenant_id AND r.id = k.reader_id
+         JOIN tenants t ON t.id = r.tenant_id`,
+      pairs.map((p) => p.tenantId),
+      pairs.map((p) => p.readerId),
       new Date(now.getTime() - DAY_MS),
     );
-    if (!reader || !reader.email || reader.suppressed || reader.mode === "off") return drop;
-    const email = resolveSettings(reader.settings).email;
-    if (reader.recent >= email.maxPerReaderPerDay) return drop;
-    const replies = await tx.$queryRawUnsafe<ReplyItem[]>(
-      `SELECT c.id AS "commentId", coalesce(ra.name, 'Someone') AS "authorName", c.body,
+    const replies = await tx.$queryRawUnsafe<ReplyRow[]>(
+      `SELECT c.tenant_id AS "tenantId", c.id AS "commentId", coalesce(ra.name, 'Someone') AS "authorName", c.body,
               CASE WHEN p.deleted_at IS NULL THEN p.body END AS "parentBody",
               d.title AS "discussionTitle", d.url AS "discussionUrl"
-         FROM comments c
+         FROM unnest($1::text[], $2::text[]) AS k(tenant_id, comment_id)
+         JOIN comments c ON c.tenant_id = k.tenant_id AND c.id = k.comment_id
          JOIN discussions d ON d.tenant_id = c.tenant_id AND d.id = c.discussion_id
          LEFT JOIN readers ra ON ra.tenant_id = c.tenant_id AND ra.id = c.author_id
          LEFT JOIN comments p ON p.tenant_id = c.tenant_id AND p.id = c.parent_id
-        WHERE c.tenant_id = $1 AND c.id = ANY($2::text[]) AND c.status = 'approved' AND c.deleted_at IS NULL
+        WHERE c.status = 'approved' AND c.deleted_at IS NULL
         ORDER BY c.published_at, c.id`,
-      tenantId,
+      items.map((i) => i.tenantId),
       items.map((i) => i.commentId),
     );
-    if (replies.length === 0) return drop;
-    const kind = items.some((i) => i.mode === "daily") ? "digest" : "replies";
-    const unsubscribeUrl = deps.unsubscribeUrl(tenantId, readerId);
-    const rendered = renderReplyEmail({ tenantName: reader.tenantName, readerName: reader.name, kind, items: replies, unsubscribeUrl });
-    await tx.$executeRawUnsafe(
-      `INSERT INTO email_messages (id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body,
-                                   unsubscribe_url, item_count, state, next_attempt_at, created_at)
-       VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
-      randomUUID(),
-      tenantId,
-      readerId,
-      kind,
-      reader.email,
-      rendered.subject,
-      rendered.text,
-      rendered.html,
-      unsubscribeUrl,
-      replies.length,
-      deps.outbox ? "outbox" : "queued",
-      now,
-    );
-    return { messages: 1, dropped: items.length - replies.length };
+    const replyByKey = new Map(replies.map((r) => [keyOf(r.tenantId, r.commentId), r]));
+    const rows: unknown[][] = [];
+    let dropped = 0;
+    for (const reader of readers) {
+      const queued = byReader.get(keyOf(reader.tenantId, reader.readerId)) ?? [];
+      const limit = resolveSettings(reader.settings).email.maxPerReaderPerDay;
+      // in the order they were published
+      const wanted = new Set(queued.map((i) => replyByKey.get(keyOf(i.tenantId, i.commentId))));
+      const found = replies.filter((r) => wanted.has(r));
+      if (!reader.email || reader.suppressed || reader.mode === "off" || reader.recent >= limit || found.length === 0) continue;
+      dropped += queued.length - found.length;
+      byReader.delete(keyOf(reader.tenantId, reader.readerId));
+      const kind = queued.some((i) => i.mode === "daily") ? "digest" : "replies";
+      const unsubscribeUrl = deps.unsubscribeUrl(reader.tenantId, reader.readerId);
+      const items = found.map(({ tenantId: _t, ...item }) => item);
+      const m = renderReplyEmail({ tenantName: reader.tenantName, readerName: reader.name, kind, items, unsubscribeUrl });
+      rows.push([
+        randomUUID(),
+        reader.tenantId,
+        reader.readerId,
+        kind,
+        reader.email,
+        m.subject,
+        m.text,
+        m.html,
+        unsubscribeUrl,
+        items.length,
+      ]);
+    }
+    // what no message took: a reader gone, without an address, unsubscribed, over the limit, or replies gone
+    for (const left of byReader.values()) dropped += left.length;
+    if (rows.length) {
+      const col = (i: number) => rows.map((r) => r[i]);
+      await tx.$executeRawUnsafe(
+        `INSERT INTO email_messages (id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body,
+                                     unsubscribe_url, item_count, state, next_attempt_at, created_at)
+         SELECT m.id::uuid, m.tenant_id, m.reader_id, m.kind, m.to_address, m.subject, m.text_body, m.html_body,
+                m.unsubscribe_url, m.item_count, $11, $12, $12
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
+             AS m(id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body, unsubscribe_url, item_count)`,
+        ...Array.from({ length: 10 }, (_, i) => col(i)),
+        deps.outbox ? "outbox" : "queued",
+        now,
+      );
+    }
+    return { messages: rows.length, dropped };
   });
 }

@@ -108,16 +108,20 @@ export function createSender(deps: SenderDeps): Sender {
   // each outcome is recorded only by the worker that still holds the message
   const HELD = `id = $1::uuid AND locked_by = $2 AND state = 'queued'`;
 
-  async function outcome(m: QueuedMessage, err: unknown): Promise<keyof SendResult> {
+  /** Records accepted messages. */
+  async function recordSent(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await deps.sql.query(
+      `UPDATE email_messages SET state = 'sent', sent_at = $3, locked_until = NULL, last_error = NULL
+        WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND state = 'queued'`,
+      [ids, deps.workerId, deps.clock.now()],
+      "email_sent",
+    );
+  }
+
+  /** Records a refused or failed send: retried later, failed for good, or the address suppressed. */
+  async function failure(m: QueuedMessage, err: unknown): Promise<"retried" | "failed" | "suppressed"> {
     const now = deps.clock.now();
-    if (err === undefined) {
-      await deps.sql.query(
-        `UPDATE email_messages SET state = 'sent', sent_at = $3, locked_until = NULL, last_error = NULL WHERE ${HELD}`,
-        [m.id, deps.workerId, now],
-        "email_sent",
-      );
-      return "sent";
-    }
     const code = (err as { responseCode?: number }).responseCode;
     const error = sendFailure(err);
     if (typeof code === "number" && code >= 500 && code < 600) {
@@ -170,11 +174,12 @@ export function createSender(deps: SenderDeps): Sender {
       for (;;) {
         const batch = await claim();
         if (batch.length === 0) return result;
+        // each accepted message is recorded at once: a crash resends only what was in flight
         const outcomes = await Promise.all(
           batch.map((m) =>
             send(url, m).then(
-              () => outcome(m, undefined),
-              (err: unknown) => outcome(m, err),
+              () => recordSent([m.id]).then(() => "sent" as const),
+              (err: unknown) => failure(m, err),
             ),
           ),
         );

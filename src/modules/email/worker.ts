@@ -6,12 +6,16 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { AppServices } from "../../context/services.js";
-import { composeDue, type ComposeResult } from "./mail-queue.js";
+import { composeDue, type ComposeDeps, type ComposeResult } from "./mail-queue.js";
 import { createSender, type SendResult } from "./sender.js";
 import { signUnsubscribeToken } from "./unsubscribe.js";
 
 export interface EmailWorker {
+  /** one pass: compose what is due, then send what is queued */
   runOnce(): Promise<ComposeResult & SendResult>;
+  /** the halves of a pass (bench/email.ts times them apart) */
+  compose(): Promise<ComposeResult>;
+  send(): Promise<SendResult>;
   /** `baseUrl`: where unsubscribe links point (PUBLIC_URL, else the server's address) */
   start(baseUrl: string): void;
   stop(): Promise<void>;
@@ -28,7 +32,7 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
   const o: EmailWorkerOptions = {
     pollMs: app.config.EMAIL_POLL_MS,
     leaseMs: 120_000,
-    batchSize: 50,
+    batchSize: 100,
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
     ...opts,
   };
@@ -48,19 +52,30 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
   let running: Promise<unknown> | undefined;
   let stopped = false;
 
+  const composeDeps = (): ComposeDeps => ({
+    prisma: app.prisma,
+    clock: app.clock,
+    outbox: app.config.EMAIL_OUTBOX,
+    unsubscribeUrl: (tenantId, readerId) =>
+      `${baseUrl.replace(/\/$/, "")}/api/v1/unsubscribe/${signUnsubscribeToken(app, { tenantId, readerId, kind: "replies" })}`,
+  });
+
+  /** Composes everything due, 200 readers a transaction. */
+  async function compose(): Promise<ComposeResult> {
+    // email is off: queued replies are not kept for a server that may never be configured
+    if (!enabled) return { messages: 0, dropped: await dropAllDue(app) };
+    const total: ComposeResult = { messages: 0, dropped: 0 };
+    for (;;) {
+      const r = await composeDue(composeDeps());
+      total.messages += r.messages;
+      total.dropped += r.dropped;
+      if (r.messages === 0 && r.dropped === 0) return total;
+    }
+  }
+
   async function runOnce(): Promise<ComposeResult & SendResult> {
-    const composed = enabled
-      ? await composeDue({
-          prisma: app.prisma,
-          clock: app.clock,
-          outbox: app.config.EMAIL_OUTBOX,
-          unsubscribeUrl: (tenantId, readerId) =>
-            `${baseUrl.replace(/\/$/, "")}/api/v1/unsubscribe/${signUnsubscribeToken(app, { tenantId, readerId, kind: "replies" })}`,
-        })
-      : // email is off: queued replies are not kept for a server that may never be configured
-        { messages: 0, dropped: await dropAllDue(app) };
-    const sent = await sender.sendDue();
-    return { ...composed, ...sent };
+    const composed = await compose();
+    return { ...composed, ...(await sender.sendDue()) };
   }
 
   const tick = () => {
@@ -75,6 +90,8 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
 
   return {
     runOnce,
+    compose,
+    send: () => sender.sendDue(),
     start(url) {
       baseUrl = app.config.PUBLIC_URL ?? url;
       stopped = false;
