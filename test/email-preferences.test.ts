@@ -21,9 +21,15 @@ afterAll(() => server?.stop());
 
 describe("email settings", () => {
   it("has defaults, takes a sender, a reply address, the digest hour and readers' default, and refuses bad values", async () => {
-    expect((await t.api.get("/api/v1/settings")).body.email).toEqual({ from: null, replyTo: null, digestHour: 7, defaultReplies: "off" });
+    expect((await t.api.get("/api/v1/settings")).body.email).toEqual({
+      from: null,
+      replyTo: null,
+      digestHour: 7,
+      defaultReplies: "off",
+      maxPerReaderPerDay: 20,
+    });
     const ok = await t.api.patch("/api/v1/settings", {
-      email: { from: "The Daily <news@daily.example>", replyTo: "editors@daily.example", digestHour: 18 },
+      email: { from: "The Daily <news@daily.example>", replyTo: "editors@daily.example", digestHour: 18, maxPerReaderPerDay: 5 },
     });
     expect(ok.status).toBe(200);
     expect(ok.body.email).toEqual({
@@ -31,15 +37,17 @@ describe("email settings", () => {
       replyTo: "editors@daily.example",
       digestHour: 18,
       defaultReplies: "off",
+      maxPerReaderPerDay: 5,
     });
     const bad = await t.api.patch("/api/v1/settings", {
-      email: { from: "not an address", replyTo: "nope", digestHour: 24, defaultReplies: "weekly" },
+      email: { from: "not an address", replyTo: "nope", digestHour: 24, defaultReplies: "weekly", maxPerReaderPerDay: 0 },
     });
     expect(bad.status).toBe(422);
     expect((bad.body.errors as { path: string }[]).map((e) => e.path).sort()).toEqual([
       "email.defaultReplies",
       "email.digestHour",
       "email.from",
+      "email.maxPerReaderPerDay",
       "email.replyTo",
     ]);
     // null clears the sender again
@@ -101,7 +109,7 @@ describe("/api/v1/unsubscribe/{token}", () => {
   it("turns a reader's reply emails off with the one-click POST, and shows a page with the same button on GET", async () => {
     const dee = await t.reader("dee-unsub", { name: "Dee" });
     expect((await dee.patch("/api/v1/me/notifications", { replies: "immediate" })).status).toBe(200);
-    const token = signUnsubscribeToken(server.app.runtime.services, { tenantId: t.tenantId, readerId: "dee-unsub", kind: "replies" });
+    const token = signUnsubscribeToken(server.app.runtime.services, { tenantId: t.tenantId, subjectId: "dee-unsub", kind: "replies" });
     const page = await fetch(`${server.url}/api/v1/unsubscribe/${token}`);
     expect(page.status).toBe(200);
     const html = await page.text();
@@ -118,7 +126,7 @@ describe("/api/v1/unsubscribe/{token}", () => {
   it("changes nothing for a forged or altered token", async () => {
     const eve = await t.reader("eve-unsub", { name: "Eve" });
     expect((await eve.patch("/api/v1/me/notifications", { replies: "daily" })).status).toBe(200);
-    const token = signUnsubscribeToken(server.app.runtime.services, { tenantId: t.tenantId, readerId: "eve-unsub", kind: "replies" });
+    const token = signUnsubscribeToken(server.app.runtime.services, { tenantId: t.tenantId, subjectId: "eve-unsub", kind: "replies" });
     const [payload, signature] = token.split(".") as [string, string];
     const otherReader = Buffer.from(JSON.stringify([1, t.tenantId, "ann-prefs", "replies"])).toString("base64url");
     for (const forged of [`${otherReader}.${signature}`, `${payload}.${signature.slice(0, -2)}AA`, payload, "nonsense"]) {

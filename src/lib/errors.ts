@@ -87,6 +87,7 @@ export const errors = {
   originNotAllowed: (origin: string) =>
     new AppError(403, "origin_not_allowed", `The origin ${origin} is not in this tenant's allowedOrigins (nor CORS_ORIGINS).`),
   notAuthor: (detail = "Only the author may do this.") => new AppError(403, "not_author", detail),
+  operatorOnly: () => new AppError(403, "operator_only", "Only a console operator, signed in, has a moderation digest."),
   capabilityEscalation: (missing: string[]) =>
     new AppError(403, "capability_escalation", `A key may only grant capabilities it holds: ${missing.join(", ")}.`, {
       extra: { capabilities: missing },

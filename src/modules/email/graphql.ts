@@ -1,9 +1,11 @@
 // GraphQL for email (contract section 15): the reader's own preferences, `myNotifications` and
 // `updateMyNotifications` (X-Service-Identity; any key, publishable included); `sendTestEmail`,
-// `emailStatus` and `emailMessages` (the console's Outbox) for manage_settings.
+// `emailStatus` and `emailMessages` (the console's Outbox) for manage_settings; a signed-in operator's
+// own moderation digest (`myModerationDigest`, `updateMyModerationDigest`).
 import { builder } from "../../graphql/builder.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { emailStatus, listEmailMessages, type EmailMessageView, type EmailStatus } from "./messages.js";
+import { getMyModerationDigest, updateMyModerationDigest, type ModerationDigestChoice } from "./moderation-digest.js";
 import { ReplyEmailsEnum } from "../settings/graphql.js";
 import { getMyNotifications, updateMyNotifications, type NotificationPreferences } from "./preferences.js";
 import { sendTestEmail, type TestEmailResult } from "./test-email.js";
@@ -113,4 +115,37 @@ builder.queryField("emailMessages", (t) =>
     },
     EmailMessageConnection,
   ),
+);
+
+const DigestFrequencyEnum = builder.enumType("DigestFrequency", {
+  description:
+    "How often an operator hears of comments waiting for review: `off`, `hourly`, or `daily` (at the tenant's email.digestHour).",
+  values: ["off", "hourly", "daily"] as const,
+});
+
+const ModerationDigestType = builder.objectRef<ModerationDigestChoice>("ModerationDigest").implement({
+  description: "The signed-in operator's digest of pending and reported comments, sent only when something waits.",
+  fields: (t) => ({
+    frequency: t.expose("frequency", { type: DigestFrequencyEnum }),
+    nextAt: t.expose("nextAt", { type: "DateTime", nullable: true, description: "When the next one is due; null while off." }),
+  }),
+});
+
+builder.queryField("myModerationDigest", (t) =>
+  t.field({
+    type: ModerationDigestType,
+    description: "The signed-in console operator's moderation digest (403 operator_only for keys and tokens).",
+    authScopes: { capability: "moderate_content" },
+    resolve: (_r, _a, ctx) => getMyModerationDigest(ctx),
+  }),
+);
+
+builder.mutationField("updateMyModerationDigest", (t) =>
+  t.field({
+    type: ModerationDigestType,
+    description: "The signed-in console operator opts in to (hourly, daily) or out of (off) a digest of what waits for review.",
+    authScopes: { capability: "moderate_content" },
+    args: { frequency: t.arg.string({ required: true, description: "off | hourly | daily" }) },
+    resolve: (_r, { frequency }, ctx) => updateMyModerationDigest(ctx, frequency),
+  }),
 );

@@ -107,3 +107,59 @@ export function renderReplyEmail(data: ReplyEmailData): RenderedEmail {
   ].join("\n");
   return { subject, text, html };
 }
+
+/** A comment waiting for review, as a moderation digest lists it. */
+export interface WaitingComment {
+  authorName: string;
+  body: string;
+  discussionTitle: string | null;
+}
+
+export interface ModerationDigestData {
+  tenantName: string;
+  /** comments held for review (pending) */
+  pending: number;
+  /** comments with open reports */
+  reported: number;
+  /** the oldest pending comments, a few */
+  oldest: WaitingComment[];
+  /** the console's moderation queue */
+  consoleUrl: string;
+  unsubscribeUrl: string;
+}
+
+/** An operator's digest of what waits for review (sent only when something does). */
+export function renderModerationDigest(data: ModerationDigestData): RenderedEmail {
+  const parts = [
+    data.pending ? `${data.pending} ${data.pending === 1 ? "comment waits" : "comments wait"} for review` : null,
+    data.reported ? `${data.reported} reported ${data.reported === 1 ? "comment" : "comments"}` : null,
+  ].filter((p): p is string => p !== null);
+  const summary = parts.join(" and ");
+  const subject = `${data.tenantName}: ${summary}`;
+  const line = (c: WaitingComment) =>
+    `${c.authorName}${c.discussionTitle ? ` on ${quoted(c.discussionTitle)}` : ""}: ${quoted(excerpt(c.body, 200))}`;
+  const text = [
+    `On ${data.tenantName}, ${summary}.`,
+    ...(data.oldest.length ? ["", "Waiting longest:", ...data.oldest.map((c) => `- ${line(c)}`)] : []),
+    "",
+    `Review them in the console: ${data.consoleUrl}`,
+    "",
+    "-- ",
+    "You get this digest because you chose it in the console.",
+    `Stop moderation digests (one click, no sign-in): ${data.unsubscribeUrl}`,
+    "",
+  ].join("\n");
+  const html = [
+    "<!doctype html>",
+    `<html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`,
+    `<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#222;max-width:40em">`,
+    `<p>On ${escapeHtml(data.tenantName)}, ${escapeHtml(summary)}.</p>`,
+    data.oldest.length ? `<p>Waiting longest:</p><ul>${data.oldest.map((c) => `<li>${escapeHtml(line(c))}</li>`).join("")}</ul>` : "",
+    `<p><a href="${escapeHtml(data.consoleUrl)}">Review them in the console</a></p>`,
+    `<p style="color:#666;font-size:0.9em">You get this digest because you chose it in the console.<br>`,
+    `<a href="${escapeHtml(data.unsubscribeUrl)}">Stop moderation digests</a> (one click, no sign-in).</p>`,
+    "</body></html>",
+    "",
+  ].join("\n");
+  return { subject, text, html };
+}

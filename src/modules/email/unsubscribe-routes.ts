@@ -1,14 +1,14 @@
 // The unsubscribe link's two answers (contract section 15):
 //   POST /api/v1/unsubscribe/{token}   body `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded,
 //                                      as RFC 8058 mail clients send it; the one write that is not JSON)
-//                                      → 200: the reader's reply emails are off
+//                                      → 200: the reader's reply emails (or the operator's digest) are off
 //   GET  /api/v1/unsubscribe/{token}   → a small page whose button sends that same POST
 // No key, no sign-in: the signed token is the authority (src/modules/email/unsubscribe.ts).
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { AppError } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
-import { unsubscribe, verifyUnsubscribeToken } from "./unsubscribe.js";
+import { unsubscribe, verifyUnsubscribeToken, type UnsubscribeKind } from "./unsubscribe.js";
 
 const PAGE_HEADERS = {
   "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -35,27 +35,37 @@ export function mountUnsubscribe(fastify: FastifyInstance, app: AppServices): vo
       return sendProblem(reply, internalError());
     };
 
+    // what a link stops, in the words of its page
+    const words = (kind: UnsubscribeKind) =>
+      kind === "moderation"
+        ? { ask: "Stop moderation digests?", what: "<p>You will no longer get a digest of comments waiting for review.</p>" }
+        : { ask: "Stop reply emails?", what: "<p>You will no longer get an email when someone replies to your comments.</p>" };
+
     scope.get<{ Params: { token: string } }>("/api/v1/unsubscribe/:token", (req, reply) => {
+      let kind: UnsubscribeKind;
       try {
-        verifyUnsubscribeToken(app, req.params.token);
+        kind = verifyUnsubscribeToken(app, req.params.token).kind;
       } catch (err) {
         return fail(reply, err);
       }
+      const w = words(kind);
       return reply
         .headers(PAGE_HEADERS)
         .type("text/html; charset=utf-8")
         .send(
           page(
-            "Stop reply emails?",
-            `<p>You will no longer get an email when someone replies to your comments.</p>
+            w.ask,
+            `${w.what}
 <form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
           ),
         );
     });
 
     scope.post<{ Params: { token: string } }>("/api/v1/unsubscribe/:token", async (req, reply) => {
+      let kind: UnsubscribeKind;
       try {
         const claims = verifyUnsubscribeToken(app, req.params.token);
+        kind = claims.kind;
         await unsubscribe(app, claims);
       } catch (err) {
         return fail(reply, err);
@@ -63,7 +73,7 @@ export function mountUnsubscribe(fastify: FastifyInstance, app: AppServices): vo
       return reply
         .headers(PAGE_HEADERS)
         .type("text/html; charset=utf-8")
-        .send(page("Unsubscribed", "<p>You will no longer get an email when someone replies to your comments.</p>"));
+        .send(page("Unsubscribed", words(kind).what));
     });
   });
 }

@@ -2,17 +2,18 @@
 // `https://<service>/api/v1/unsubscribe/<token>` in List-Unsubscribe. The token says which reader of
 // which tenant stops which email, and is signed (HMAC-SHA256 with a key derived from the server's
 // ADMIN_JWT_SECRET), so it needs no sign-in, works from any mail client, and a forged or altered one
-// changes nothing. Using it turns the reader's reply emails off.
+// changes nothing. Using it turns the reader's reply emails off, or an operator's moderation digest.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppServices } from "../../context/services.js";
 import { errors } from "../../lib/errors.js";
 
-/** what a link stops: reply emails (the only kind a reader gets) */
-export type UnsubscribeKind = "replies";
+/** what a link stops: a reader's reply emails, or an operator's moderation digest */
+export type UnsubscribeKind = "replies" | "moderation";
 
+/** `subjectId`: the reader's id (replies) or the operator's (moderation) */
 interface Claims {
   tenantId: string;
-  readerId: string;
+  subjectId: string;
   kind: UnsubscribeKind;
 }
 
@@ -25,7 +26,7 @@ function keyOf(app: AppServices): Buffer {
 const mac = (app: AppServices, payload: string) => createHmac("sha256", keyOf(app)).update(payload).digest();
 
 export function signUnsubscribeToken(app: AppServices, claims: Claims): string {
-  const payload = Buffer.from(JSON.stringify([VERSION, claims.tenantId, claims.readerId, claims.kind])).toString("base64url");
+  const payload = Buffer.from(JSON.stringify([VERSION, claims.tenantId, claims.subjectId, claims.kind])).toString("base64url");
   return `${payload}.${mac(app, payload).toString("base64url")}`;
 }
 
@@ -48,18 +49,26 @@ export function verifyUnsubscribeToken(app: AppServices, token: string): Claims 
     parsed[0] !== VERSION ||
     typeof parsed[1] !== "string" ||
     typeof parsed[2] !== "string" ||
-    parsed[3] !== "replies"
+    (parsed[3] !== "replies" && parsed[3] !== "moderation")
   ) {
     throw bad();
   }
-  return { tenantId: parsed[1], readerId: parsed[2], kind: "replies" };
+  return { tenantId: parsed[1], subjectId: parsed[2], kind: parsed[3] };
 }
 
-/** Turns the reader's reply emails off (a reader the service no longer knows: nothing to do). */
+/** Turns the reader's reply emails off, or the operator's digest (someone the service no longer knows: nothing to do). */
 export async function unsubscribe(app: AppServices, claims: Claims): Promise<void> {
+  if (claims.kind === "moderation") {
+    await app.sql.query(
+      `UPDATE operators SET moderation_digest = 'off', moderation_digest_due_at = NULL WHERE tenant_id = $1 AND id = $2`,
+      [claims.tenantId, claims.subjectId],
+      "operator_unsubscribe",
+    );
+    return;
+  }
   await app.sql.query(
     `UPDATE readers SET reply_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
-    [claims.tenantId, claims.readerId, app.clock.now()],
+    [claims.tenantId, claims.subjectId, app.clock.now()],
     "reader_unsubscribe",
   );
 }

@@ -9,6 +9,7 @@ import type { AppServices } from "../../context/services.js";
 import { composeDue, type ComposeDeps, type ComposeResult } from "./mail-queue.js";
 import { createSender, type SendResult } from "./sender.js";
 import { signUnsubscribeToken } from "./unsubscribe.js";
+import { composeModerationDigests } from "./moderation-digest.js";
 
 export interface EmailWorker {
   /** one pass: compose what is due, then send what is queued */
@@ -52,19 +53,32 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
   let running: Promise<unknown> | undefined;
   let stopped = false;
 
+  const unsubscribeBase = () => `${baseUrl.replace(/\/$/, "")}/api/v1/unsubscribe/`;
   const composeDeps = (): ComposeDeps => ({
     prisma: app.prisma,
     clock: app.clock,
     outbox: app.config.EMAIL_OUTBOX,
     unsubscribeUrl: (tenantId, readerId) =>
-      `${baseUrl.replace(/\/$/, "")}/api/v1/unsubscribe/${signUnsubscribeToken(app, { tenantId, readerId, kind: "replies" })}`,
+      unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: readerId, kind: "replies" }),
   });
 
-  /** Composes everything due, 200 readers a transaction. */
+  /** Composes everything due: operators' digests, then readers' replies, 200 readers a transaction. */
   async function compose(): Promise<ComposeResult> {
     // email is off: queued replies are not kept for a server that may never be configured
     if (!enabled) return { messages: 0, dropped: await dropAllDue(app) };
     const total: ComposeResult = { messages: 0, dropped: 0 };
+    for (;;) {
+      const written = await composeModerationDigests({
+        prisma: app.prisma,
+        clock: app.clock,
+        outbox: app.config.EMAIL_OUTBOX,
+        consoleUrl: `${baseUrl.replace(/\/$/, "")}/console/`,
+        unsubscribeUrl: (tenantId, operatorId) =>
+          unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: operatorId, kind: "moderation" }),
+      });
+      total.messages += written;
+      if (written === 0) break;
+    }
     for (;;) {
       const r = await composeDue(composeDeps());
       total.messages += r.messages;
