@@ -1,9 +1,12 @@
 // The console shell: sign-in, navigation and the screens (hash routes: #/moderation,
-// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, …). A moderator who opens an owner's screen is told
+// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, #/settings/email, #/outbox, …).
+// The Outbox is in the navigation only while the service keeps emails instead of sending them
+// (emailStatus.mode "outbox", read once for owners). A moderator who opens an owner's screen is told
 // why it is not shown; a sign-in link the server refused says why (?signin=…, set by
 // src/modules/console/auth-routes.ts).
 import { useEffect, useState } from "preact/hooks";
-import { loadSession, signIn, signOut, type Session } from "./api";
+import { gql, loadSession, signIn, signOut, type Session } from "./api";
+import { EmailModeDocument } from "./gql/graphql";
 import { ErrorMessage, messageOf } from "./ui";
 import { ModerationScreen } from "./screens/moderation";
 import { DiscussionsScreen } from "./screens/discussions";
@@ -12,6 +15,8 @@ import { WebhooksScreen } from "./screens/webhooks";
 import { SettingsScreen } from "./screens/settings";
 import { IdentityScreen } from "./screens/settings-identity";
 import { PortabilityScreen } from "./screens/settings-portability";
+import { EmailScreen } from "./screens/settings-email";
+import { OutboxScreen } from "./screens/outbox";
 import { SafetyScreen } from "./screens/safety";
 import { ReportedScreen } from "./screens/reported";
 import { ReaderScreen } from "./screens/reader";
@@ -27,6 +32,8 @@ const SCREENS = [
   { path: "safety", name: "Safety", owner: true },
   { path: "analytics", name: "Analytics", owner: false },
   { path: "audit", name: "Audit log", owner: true },
+  // in the navigation only while emails are kept instead of sent (EMAIL_OUTBOX=1)
+  { path: "outbox", name: "Outbox", owner: true, outbox: true },
   // not in the navigation: reached from a comment's author
   { path: "readers", name: "Reader", owner: false, hidden: true },
 ] as const;
@@ -108,6 +115,15 @@ function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => vo
 function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
   const route = useHashRoute();
   const owner = session.operator.role === "owner";
+  // how email leaves the service (emailStatus needs manage_settings: owners only); undefined until known
+  const [emailMode, setEmailMode] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    if (owner)
+      gql(EmailModeDocument).then(
+        (d) => setEmailMode(d.emailStatus.mode),
+        () => setEmailMode(undefined),
+      );
+  }, [owner]);
   const screens = SCREENS.filter((s) => owner || !s.owner);
   const asked = SCREENS.find((s) => s.path === route[0]);
   // an owner's screen opened by a moderator: say so rather than show another screen silently
@@ -126,7 +142,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         <nav aria-label="Main">
           <ul>
             {screens
-              .filter((s) => !("hidden" in s))
+              .filter((s) => !("hidden" in s) && (!("outbox" in s) || emailMode === "outbox"))
               .map((s) => (
                 <li key={s.path}>
                   <a href={`#/${s.path}`} aria-current={s === current ? "page" : undefined}>
@@ -154,10 +170,19 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         {!denied && current.path === "webhooks" && <WebhooksScreen id={route[1]} />}
         {!denied &&
           current.path === "settings" &&
-          (route[1] === "identity" ? <IdentityScreen /> : route[1] === "portability" ? <PortabilityScreen /> : <SettingsScreen />)}
+          (route[1] === "identity" ? (
+            <IdentityScreen />
+          ) : route[1] === "email" ? (
+            <EmailScreen />
+          ) : route[1] === "portability" ? (
+            <PortabilityScreen />
+          ) : (
+            <SettingsScreen />
+          ))}
         {!denied && current.path === "safety" && <SafetyScreen />}
         {!denied && current.path === "analytics" && <AnalyticsScreen />}
         {!denied && current.path === "audit" && <AuditScreen />}
+        {!denied && current.path === "outbox" && <OutboxScreen mode={emailMode} />}
       </main>
     </div>
   );

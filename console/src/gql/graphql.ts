@@ -66,6 +66,12 @@ export type DiscussionState =
   | 'locked'
   | 'open';
 
+/** How email leaves the service: `smtp` (SMTP_URL), `outbox` (EMAIL_OUTBOX=1: kept, never sent) or `off`. */
+export type EmailDelivery =
+  | 'off'
+  | 'outbox'
+  | 'smtp';
+
 export type EmailSettingsPatch = {
   /** immediate | daily | off */
   defaultReplies?: string | null | undefined;
@@ -142,6 +148,12 @@ export type RateLimitSettingsPatch = {
   streamConnections?: number | null | undefined;
 };
 
+/** A reader's address for reply emails: none, verified (from their identity), or suppressed after an SMTP 5xx. */
+export type ReaderEmailStatus =
+  | 'none'
+  | 'suppressed'
+  | 'verified';
+
 export type RedeliverWebhookInput = {
   /** Only count what would be queued (`queued`), queue nothing. */
   dryRun?: boolean | null | undefined;
@@ -153,6 +165,12 @@ export type ReplaySettingsPatch = {
   maxAgeSeconds?: number | null | undefined;
   maxEvents?: number | null | undefined;
 };
+
+/** How often a reader hears of replies by email: each within minutes, in a daily digest, or not at all. */
+export type ReplyEmails =
+  | 'daily'
+  | 'immediate'
+  | 'off';
 
 export type ReportAction =
   | 'hold'
@@ -493,14 +511,14 @@ export type DismissReportsMutationVariables = Exact<{
 
 export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } } };
 
-export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> };
+export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> };
 
 export type ReaderQueryVariables = Exact<{
   id: string;
 }>;
 
 
-export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
 
 export type BanReaderMutationVariables = Exact<{
   id: string;
@@ -508,14 +526,14 @@ export type BanReaderMutationVariables = Exact<{
 }>;
 
 
-export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
 
 export type LiftReaderBanMutationVariables = Exact<{
   id: string;
 }>;
 
 
-export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
 
 export type IdentityFieldsFragment = { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> };
 
@@ -556,6 +574,39 @@ export type EraseReaderMutationVariables = Exact<{
 
 
 export type EraseReaderMutation = { eraseReader: { readerId: string, mode: string, profileRemoved: boolean, commentsAnonymized: number, commentsDeleted: number, commentsTombstoned: number, reactionsRemoved: number, reportsRemoved: number, eventsScrubbed: number } };
+
+export type EmailFieldsFragment = { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number };
+
+export type EmailSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type EmailSettingsQuery = { emailStatus: { mode: EmailDelivery, from: string }, settings: { email: { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number } } };
+
+export type EmailModeQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type EmailModeQuery = { emailStatus: { mode: EmailDelivery } };
+
+export type UpdateEmailSettingsMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type UpdateEmailSettingsMutation = { updateSettings: { email: { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number } } };
+
+export type SendTestEmailMutationVariables = Exact<{
+  to: string;
+}>;
+
+
+export type SendTestEmailMutation = { sendTestEmail: { sent: boolean, messageId: string | null, error: string | null } };
+
+export type OutboxQueryVariables = Exact<{
+  after?: string | null | undefined;
+}>;
+
+
+export type OutboxQuery = { emailMessages: { edges: Array<{ node: { id: string, subject: string, to: string, kind: string, itemCount: number, createdAt: string, text: string, html: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -732,6 +783,9 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   recentComments {
     ...QueueComment
   }
+  emailStatus
+  replyEmails
+  replyEmailsChosen
 }
     fragment QueueComment on Comment {
   id
@@ -773,6 +827,15 @@ export const IdentityFieldsFragmentDoc = new TypedDocumentString(`
   secretOverlapHours
 }
     `, {"fragmentName":"IdentityFields"}) as unknown as TypedDocumentString<IdentityFieldsFragment, unknown>;
+export const EmailFieldsFragmentDoc = new TypedDocumentString(`
+    fragment EmailFields on EmailSettings {
+  from
+  replyTo
+  digestHour
+  defaultReplies
+  maxPerReaderPerDay
+}
+    `, {"fragmentName":"EmailFields"}) as unknown as TypedDocumentString<EmailFieldsFragment, unknown>;
 export const ModerationQueueDocument = new TypedDocumentString(`
     query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
   moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
@@ -1540,6 +1603,9 @@ fragment ReaderPage on ReaderProfile {
   recentComments {
     ...QueueComment
   }
+  emailStatus
+  replyEmails
+  replyEmailsChosen
 }`) as unknown as TypedDocumentString<ReaderQuery, ReaderQueryVariables>;
 export const BanReaderDocument = new TypedDocumentString(`
     mutation BanReader($id: String!, $input: BanReaderInput) {
@@ -1591,6 +1657,9 @@ fragment ReaderPage on ReaderProfile {
   recentComments {
     ...QueueComment
   }
+  emailStatus
+  replyEmails
+  replyEmailsChosen
 }`) as unknown as TypedDocumentString<BanReaderMutation, BanReaderMutationVariables>;
 export const LiftReaderBanDocument = new TypedDocumentString(`
     mutation LiftReaderBan($id: String!) {
@@ -1642,6 +1711,9 @@ fragment ReaderPage on ReaderProfile {
   recentComments {
     ...QueueComment
   }
+  emailStatus
+  replyEmails
+  replyEmailsChosen
 }`) as unknown as TypedDocumentString<LiftReaderBanMutation, LiftReaderBanMutationVariables>;
 export const IdentitySettingsDocument = new TypedDocumentString(`
     query IdentitySettings {
@@ -1736,3 +1808,75 @@ export const EraseReaderDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<EraseReaderMutation, EraseReaderMutationVariables>;
+export const EmailSettingsDocument = new TypedDocumentString(`
+    query EmailSettings {
+  emailStatus {
+    mode
+    from
+  }
+  settings {
+    email {
+      ...EmailFields
+    }
+  }
+}
+    fragment EmailFields on EmailSettings {
+  from
+  replyTo
+  digestHour
+  defaultReplies
+  maxPerReaderPerDay
+}`) as unknown as TypedDocumentString<EmailSettingsQuery, EmailSettingsQueryVariables>;
+export const EmailModeDocument = new TypedDocumentString(`
+    query EmailMode {
+  emailStatus {
+    mode
+  }
+}
+    `) as unknown as TypedDocumentString<EmailModeQuery, EmailModeQueryVariables>;
+export const UpdateEmailSettingsDocument = new TypedDocumentString(`
+    mutation UpdateEmailSettings($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    email {
+      ...EmailFields
+    }
+  }
+}
+    fragment EmailFields on EmailSettings {
+  from
+  replyTo
+  digestHour
+  defaultReplies
+  maxPerReaderPerDay
+}`) as unknown as TypedDocumentString<UpdateEmailSettingsMutation, UpdateEmailSettingsMutationVariables>;
+export const SendTestEmailDocument = new TypedDocumentString(`
+    mutation SendTestEmail($to: String!) {
+  sendTestEmail(to: $to) {
+    sent
+    messageId
+    error
+  }
+}
+    `) as unknown as TypedDocumentString<SendTestEmailMutation, SendTestEmailMutationVariables>;
+export const OutboxDocument = new TypedDocumentString(`
+    query Outbox($after: String) {
+  emailMessages(state: "outbox", first: 20, after: $after) {
+    edges {
+      node {
+        id
+        subject
+        to
+        kind
+        itemCount
+        createdAt
+        text
+        html
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<OutboxQuery, OutboxQueryVariables>;

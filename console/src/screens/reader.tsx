@@ -2,7 +2,9 @@
 // by status, the open reports against their comments, the ban or suspension in force, and their
 // latest comments with status and reason. "Ban" (until lifted) and "Suspend" (until a date and time)
 // each ask for a reason and whether to reject the reader's pending comments too; "Lift ban" ends
-// either. Owners also get Export and Erase (reader-privacy.tsx).
+// either. Their email: whether the service holds an address for them (never the address itself) and
+// how often they hear of replies, by their own choice or the tenant's default. Owners also get Export
+// and Erase (reader-privacy.tsx).
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import { BanReaderDocument, LiftReaderBanDocument, ReaderDocument, type ReaderPageFragment } from "../gql/graphql";
@@ -79,6 +81,7 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
             {plural(r.commentCounts.approved, "published comment")} · {r.commentCounts.pending} pending · {r.commentCounts.rejected}{" "}
             rejected · {r.commentCounts.deleted} deleted
           </p>
+          <ReaderEmail r={r} />
           <h2>Reports against them</h2>
           <p>
             {r.openReports === 0
@@ -187,5 +190,25 @@ function SanctionText({ r }: { r: ReaderPageFragment }) {
       <strong>{s.until ? `Suspended until ${when(s.until)}` : "Banned until lifted"}</strong> (since {when(s.createdAt)})
       {s.reason ? `. Reason: ${s.reason}` : ". No reason given."}
     </p>
+  );
+}
+
+const EMAIL_STATUS: Record<ReaderPageFragment["emailStatus"], string> = {
+  none: "No address",
+  verified: "Verified address",
+  suppressed: "Suppressed (the mail server refused it)",
+};
+
+/** Whether reply emails can reach the reader (the address itself is never shown) and how often they go. */
+function ReaderEmail({ r }: { r: ReaderPageFragment }) {
+  return (
+    <dl class="reader-email">
+      <dt>Email</dt>
+      <dd>{EMAIL_STATUS[r.emailStatus]}</dd>
+      <dt>Reply emails</dt>
+      <dd>
+        {r.replyEmails} {r.replyEmailsChosen ? "(reader's choice)" : "(tenant default)"}
+      </dd>
+    </dl>
   );
 }

@@ -119,8 +119,8 @@ const invalid = (errors: Errors, path: string) => ({
   "aria-describedby": errors[path] ? `err-${path}` : undefined,
 });
 
-/** The settings views: the general form and this one. */
-export function SettingsViews({ current }: { current: "general" | "identity" | "portability" }) {
+/** The settings views: General, Identity providers, Email (settings-email.tsx), Import and export (settings-portability.tsx). */
+export function SettingsViews({ current }: { current: "general" | "identity" | "email" | "portability" }) {
   return (
     <nav class="views" aria-label="Settings views">
       <a href="#/settings" aria-current={current === "general" ? "page" : undefined}>
@@ -128,6 +128,9 @@ export function SettingsViews({ current }: { current: "general" | "identity" | "
       </a>
       <a href="#/settings/identity" aria-current={current === "identity" ? "page" : undefined}>
         Identity providers
+      </a>
+      <a href="#/settings/email" aria-current={current === "email" ? "page" : undefined}>
+        Email
       </a>
       <a href="#/settings/portability" aria-current={current === "portability" ? "page" : undefined}>
         Import and export
