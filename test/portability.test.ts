@@ -430,6 +430,7 @@ describe("capabilities and bad input", () => {
     for (const r of [
       await moderator.get("/api/v1/export"),
       await moderator.get(`/api/v1/imports/${done.id}`),
+      await moderator.get("/api/v1/imports"),
       await moderator.raw("POST", "/api/v1/imports?format=disqus", "<disqus/>"),
     ]) {
       expect(r.status).toBe(403);
@@ -490,9 +491,35 @@ describe("capabilities and bad input", () => {
     expect(n.errors.map((e: any) => e.position)).toEqual(["line 2", "line 3"]);
   });
 
+  it("GET /api/v1/imports lists the tenant's imports newest first, a page at a time; a lost one is answered failed", async () => {
+    const t = await createTestTenant(server);
+    const first = await importFile(t, "disqus", disqusXml(THREADS, POSTS));
+    const second = await importFile(t, "disqus", disqusXml(THREADS, POSTS));
+    const page = await t.api.get("/api/v1/imports?limit=1");
+    expect(page.status).toBe(200);
+    expect(page.body.items.map((i: { id: string }) => i.id)).toEqual([second.done.id]);
+    const next = await t.api.get(`/api/v1/imports?limit=1&cursor=${encodeURIComponent(page.body.nextCursor)}`);
+    expect(next.body.items.map((i: { id: string }) => i.id)).toEqual([first.done.id]);
+    expect((await createTestTenant(server)).api.get("/api/v1/imports").then((r) => r.body.items)).resolves.toEqual([]);
+    expect((await t.api.get("/api/v1/imports?limit=500")).status).toBe(422);
+
+    // an import whose process died: running, and untouched for more than a minute
+    const lost = await prisma().import.create({
+      data: { id: "imp_lost", tenantId: t.tenantId, format: "disqus", updatedAt: new Date(Date.now() - 5 * 60_000) },
+    });
+    const alive = await prisma().import.create({
+      data: { id: "imp_alive", tenantId: t.tenantId, format: "disqus", updatedAt: new Date() },
+    });
+    const l = await t.api.get(`/api/v1/imports/${lost.id}`);
+    expect(l.body).toMatchObject({ state: "failed", failure: expect.stringMatching(/^interrupted: /) });
+    expect(l.body.finishedAt).not.toBeNull();
+    expect((await t.api.get(`/api/v1/imports/${alive.id}`)).body.state).toBe("running");
+  });
+
   it("the OpenAPI document describes the routes", async () => {
     const doc = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as any;
     expect(doc.paths["/api/v1/imports"].post.responses["202"]).toBeDefined();
+    expect(doc.paths["/api/v1/imports"].get.responses["200"]).toBeDefined();
     expect(doc.paths["/api/v1/imports/{id}"].get.responses["200"]).toBeDefined();
     expect(Object.keys(doc.paths["/api/v1/export"].get.responses["200"].content)).toEqual(["application/x-ndjson"]);
   });

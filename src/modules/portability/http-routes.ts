@@ -19,7 +19,7 @@ import { hasCapability } from "../../auth/principal.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { AppError, errors, type FieldError } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
-import { createImportJob, findImportJob, importDto } from "./import-jobs.js";
+import { createImportJob, findImportJob, listImportJobs, importDto } from "./import-jobs.js";
 import { runImportJob } from "./import-run.js";
 import { exportLines, exportRecords } from "./export.js";
 import { IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "./source.js";
@@ -150,10 +150,22 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
   });
 
   fastify.get(
+    "/api/v1/imports",
+    handle(async (req, reply, ctx) => {
+      const q = req.query as Query;
+      const limit = q.limit === undefined ? null : Number(q.limit);
+      if (limit !== null && !Number.isInteger(limit)) throw errors.invalidParameter([{ path: "limit", message: "must be an integer" }]);
+      const cursor = typeof q.cursor === "string" ? q.cursor : null;
+      const page = await listImportJobs(app.prisma, requirePrincipal(ctx).tenantId, { limit, cursor }, app.clock.now());
+      return reply.header("Cache-Control", "no-store").send({ items: page.items.map(importDto), nextCursor: page.nextCursor });
+    }),
+  );
+
+  fastify.get(
     "/api/v1/imports/:id",
     handle(async (req, reply, ctx) => {
       const { id } = req.params as { id: string };
-      const job = await findImportJob(app.prisma, requirePrincipal(ctx).tenantId, id);
+      const job = await findImportJob(app.prisma, requirePrincipal(ctx).tenantId, id, app.clock.now());
       if (!job) throw errors.notFound("Import");
       return reply.header("Cache-Control", "no-store").send(importDto(job));
     }),

@@ -1,7 +1,11 @@
-// The import resource (GET /api/v1/imports/{id}): a row per import in `imports`, its progress
-// written as it runs and its summary when it ends. What the API answers is `importDto`.
+// The import resource (GET /api/v1/imports, GET /api/v1/imports/{id}): a row per import in
+// `imports`, its progress written as it runs and its summary when it ends. What the API answers is
+// `importDto`. A running import's row is touched every HEARTBEAT_MS by the process that runs it
+// (import-run.ts); one not touched for STALE_MS lost that process (a crash, a kill) and is answered
+// failed — what it wrote stays, and running the file again continues.
 import type { PrismaClient, Import } from "../../generated/prisma/client.js";
 import { newId } from "../../lib/ids.js";
+import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import type { IdFrom, ImportFormat, OnError } from "./source.js";
 import type { ImportProgress, ImportSummary } from "./importer.js";
 
@@ -47,8 +51,39 @@ export async function recordFailure(prisma: PrismaClient, id: string, failure: s
   await prisma.import.update({ where: { id }, data: { state: "failed", failure, updatedAt: now, finishedAt: now } });
 }
 
-export function findImportJob(prisma: PrismaClient, tenantId: string, id: string): Promise<Import | null> {
+/** How often a running import's row is touched, and after how long without one it is taken for lost. */
+export const HEARTBEAT_MS = 10_000;
+export const STALE_MS = 60_000;
+export const INTERRUPTED =
+  "interrupted: the server running it stopped before it ended; what it wrote is kept, and importing the file again continues";
+
+/** The process running the import is alive: its row says so. */
+export async function touchImportJob(prisma: PrismaClient, id: string, now: Date): Promise<void> {
+  await prisma.import.updateMany({ where: { id, state: "running" }, data: { updatedAt: now } });
+}
+
+/** Running imports of the tenant that nobody has touched for STALE_MS end failed (interrupted). */
+async function endLostImports(prisma: PrismaClient, tenantId: string, now: Date): Promise<void> {
+  await prisma.import.updateMany({
+    where: { tenantId, state: "running", updatedAt: { lt: new Date(now.getTime() - STALE_MS) } },
+    data: { state: "failed", failure: INTERRUPTED, finishedAt: now },
+  });
+}
+
+export async function findImportJob(prisma: PrismaClient, tenantId: string, id: string, now: Date): Promise<Import | null> {
+  await endLostImports(prisma, tenantId, now);
   return prisma.import.findFirst({ where: { id, tenantId } });
+}
+
+/** The tenant's imports, newest first (GET /api/v1/imports). */
+export async function listImportJobs(
+  prisma: PrismaClient,
+  tenantId: string,
+  args: { limit?: number | null; cursor?: string | null },
+  now: Date,
+): Promise<Page<Import>> {
+  await endLostImports(prisma, tenantId, now);
+  return newestFirstPage(args, (q) => prisma.import.findMany({ ...q, where: { AND: [{ tenantId }, q.where] } }));
 }
 
 export function importDto(j: Import) {

@@ -4,7 +4,7 @@
 import type { AppServices } from "../../context/services.js";
 import type { Import } from "../../generated/prisma/client.js";
 import { knownFailure } from "../../http/problem.js";
-import { recordEnd, recordFailure, recordProgress } from "./import-jobs.js";
+import { HEARTBEAT_MS, recordEnd, recordFailure, recordProgress, touchImportJob } from "./import-jobs.js";
 import { runImport, type ImportProgress, type ImportSummary } from "./importer.js";
 import type { IdFrom, ImportFormat, OnError } from "./source.js";
 
@@ -38,6 +38,11 @@ export async function runImportJob(
 ): Promise<ImportSummary> {
   const options = job.options as { idFrom: IdFrom; onError: OnError };
   const source = counted(input);
+  // the row says the import is alive while it runs, recount included (import-jobs.ts)
+  const heartbeat = setInterval(() => {
+    touchImportJob(app.prisma, job.id, app.clock.now()).catch(() => undefined);
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
   try {
     const summary = await runImport(app.sql, source.stream, {
       tenantId: job.tenantId,
@@ -64,5 +69,7 @@ export async function runImportJob(
       app.clock.now(),
     ).catch(() => undefined);
     throw err;
+  } finally {
+    clearInterval(heartbeat);
   }
 }

@@ -70,6 +70,33 @@ export const IMPORT_SCHEMA = {
 
 export const portabilityPaths: Record<string, Record<string, unknown>> = {
   "/api/v1/imports": {
+    get: {
+      operationId: "listImports",
+      description:
+        "The tenant's imports, newest first. An import whose server stopped before it ended is answered failed (failure: interrupted …); importing the file again continues it. Needs manage_settings.",
+      security: SECURITY,
+      parameters: [
+        { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
+        { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+      ],
+      responses: {
+        "200": {
+          description: "A page of imports",
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["items", "nextCursor"],
+                additionalProperties: false,
+                properties: { items: { type: "array", items: IMPORT_SCHEMA }, nextCursor: { type: ["string", "null"] } },
+              },
+            },
+          },
+        },
+        ...PROBLEMS,
+        "422": problem("limit out of range, or a cursor this list did not issue"),
+      },
+    },
     post: {
       operationId: "createImport",
       description:
@@ -99,7 +126,8 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
   "/api/v1/imports/{id}": {
     get: {
       operationId: "getImport",
-      description: "An import's state, progress counts and bad records with their positions. Needs manage_settings.",
+      description:
+        "An import's state, progress counts and bad records with their positions; one whose server stopped before it ended is answered failed (interrupted). Needs manage_settings.",
       security: SECURITY,
       parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
       responses: {
