@@ -128,7 +128,8 @@ export async function buildApp(
       app.url = `http://${host}:${addr.port}`;
       if (config.RUN_WEBHOOK_WORKER) webhooks.worker.start();
       if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
-      if (config.RUN_EMAIL_WORKER) app.email.start(app.url);
+      app.email.useServerUrl(app.url);
+      if (config.RUN_EMAIL_WORKER) app.email.start();
       return app.url;
     },
     async stop() {

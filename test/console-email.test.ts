@@ -100,6 +100,7 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
       digestHour: 18,
       defaultReplies: "daily",
       maxPerReaderPerDay: 20,
+      smtpUrl: null,
     });
     // the status follows the new sender
     await state.getByText("The Daily <news@daily.example>").waitFor();
@@ -120,6 +121,29 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
     expect(await emailSettings()).toMatchObject({ replyTo: null, maxPerReaderPerDay: 50, from: "The Daily <news@daily.example>" });
     await expectAccessible(page, "Settings › Email");
     expect(await overflow(page)).toEqual([0]);
+  });
+
+  it("SMTP server: the tenant's own, stored sealed and shown masked; a masked URL edited must be typed whole", async () => {
+    await openEmailSettings(page);
+    const url = smtp.url.replace("smtp://", "smtp://mailer:pw-123456@");
+    await field("SMTP server").fill(url);
+    await save();
+    await status(page, "Email settings saved: smtpUrl.");
+    const masked = url.replace("pw-123456", "****");
+    expect((await emailSettings()).smtpUrl).toBe(masked);
+    await page.reload();
+    await settled(page);
+    expect(await field("SMTP server").inputValue()).toBe(masked);
+    // a change that keeps the mask is refused here, before anything is sent
+    await field("SMTP server").fill(masked.replace("mailer", "other"));
+    await save();
+    await page.getByText("type the whole URL again, with its password").waitFor();
+    expect((await emailSettings()).smtpUrl).toBe(masked);
+    // emptied: the service's again
+    await field("SMTP server").fill("");
+    await save();
+    await status(page, "Email settings saved: smtpUrl.");
+    expect((await emailSettings()).smtpUrl).toBeNull();
   });
 
   it("shows the answer's problems beside their fields and saves nothing", async () => {

@@ -27,6 +27,7 @@ describe("email settings", () => {
       digestHour: 7,
       defaultReplies: "off",
       maxPerReaderPerDay: 20,
+      smtpUrl: null,
     });
     const ok = await t.api.patch("/api/v1/settings", {
       email: { from: "The Daily <news@daily.example>", replyTo: "editors@daily.example", digestHour: 18, maxPerReaderPerDay: 5 },
@@ -38,6 +39,7 @@ describe("email settings", () => {
       digestHour: 18,
       defaultReplies: "off",
       maxPerReaderPerDay: 5,
+      smtpUrl: null,
     });
     const bad = await t.api.patch("/api/v1/settings", {
       email: { from: "not an address", replyTo: "nope", digestHour: 24, defaultReplies: "weekly", maxPerReaderPerDay: 0 },

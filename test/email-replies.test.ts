@@ -242,6 +242,59 @@ describe("reply emails", () => {
   });
 });
 
+describe("a tenant's own SMTP server (email.smtpUrl)", () => {
+  it("is stored sealed, answered and audited masked, and carries the tenant's mail on a service without SMTP_URL", async () => {
+    const own = await startSmtp();
+    const ownClock = manualClock(new Date());
+    const bare = await startServer({ PUBLIC_URL: "https://comments.example" }, { clock: ownClock });
+    try {
+      const t = await createTestTenant(bare, "Own Mail");
+      const status = async () => (await t.api.post("/graphql", { query: "{ emailStatus { mode } }" })).body.data.emailStatus.mode;
+      expect(await status()).toBe("off");
+      const url = own.url.replace("smtp://", "smtp://mailer:s3cret-pass@");
+      const set = await t.api.patch("/api/v1/settings", { email: { smtpUrl: url, defaultReplies: "immediate" } });
+      expect(set.status).toBe(200);
+      const masked = url.replace("s3cret-pass", "****");
+      expect(set.body.email.smtpUrl).toBe(masked);
+      expect((await t.api.get("/api/v1/settings")).body.email.smtpUrl).toBe(masked);
+      expect(await status()).toBe("smtp");
+      const [stored] = await bare.app.runtime.services.sql.query<{ settings: string }>(`SELECT settings::text FROM tenants WHERE id = $1`, [
+        t.tenantId,
+      ]);
+      expect(stored!.settings).not.toContain("s3cret-pass");
+      const audit = await t.admin.get("/api/v1/audit?action=settings.update");
+      expect(JSON.stringify(audit.body)).not.toContain("s3cret-pass");
+
+      // the test email and a reply email go through it, signed in as its user
+      const test = await t.api.post("/api/v1/settings/email/test", { to: "owner@own.example" });
+      expect(test.body).toMatchObject({ sent: true });
+      await t.api.put("/api/v1/discussions/own", { title: "Own", url: "https://own.example/own" });
+      const iat = Math.floor(ownClock.now().getTime() / 1000);
+      const ann = await t.reader("ann", { name: "ann", email: "ann@readers.example", iat });
+      const parent = await ann.post("/api/v1/discussions/own/comments", { body: "Mine" });
+      await (
+        await t.reader("bob", { iat })
+      ).post("/api/v1/discussions/own/comments", { body: "Through your own server", parentId: parent.body.id });
+      ownClock.advance(3 * MIN);
+      expect(await bare.app.email.runOnce()).toMatchObject({ messages: 1, sent: 1 });
+      expect(own.received.map((m) => m.subject)).toEqual(["Test email from Own Mail", "Reader bob replied to your comment on “Own”"]);
+      expect(own.users).toContain("mailer");
+
+      // refused: another scheme, a private address; null goes back to the service's (none here)
+      const bad = await t.api.patch("/api/v1/settings", { email: { smtpUrl: "http://mail.example" } });
+      expect(bad.body.errors).toEqual([{ path: "email.smtpUrl", message: "must be an smtp:// or smtps:// URL with a host" }]);
+      const internal = await t.api.patch("/api/v1/settings", { email: { smtpUrl: "smtp://10.1.2.3:25" } });
+      expect(internal.status).toBe(422);
+      expect(internal.body.errors[0].path).toBe("email.smtpUrl");
+      expect((await t.api.patch("/api/v1/settings", { email: { smtpUrl: null } })).body.email.smtpUrl).toBeNull();
+      expect(await status()).toBe("off");
+    } finally {
+      await bare.stop();
+      await own.close();
+    }
+  });
+});
+
 describe("EMAIL_OUTBOX=1", () => {
   it("keeps rendered messages instead of sending them", async () => {
     const outboxClock = manualClock(new Date());

@@ -500,7 +500,7 @@ describe("capabilities and bad input", () => {
     expect(page.body.items.map((i: { id: string }) => i.id)).toEqual([second.done.id]);
     const next = await t.api.get(`/api/v1/imports?limit=1&cursor=${encodeURIComponent(page.body.nextCursor)}`);
     expect(next.body.items.map((i: { id: string }) => i.id)).toEqual([first.done.id]);
-    expect((await createTestTenant(server)).api.get("/api/v1/imports").then((r) => r.body.items)).resolves.toEqual([]);
+    expect((await (await createTestTenant(server)).api.get("/api/v1/imports")).body.items).toEqual([]);
     expect((await t.api.get("/api/v1/imports?limit=500")).status).toBe(422);
 
     // an import whose process died: running, and untouched for more than a minute

@@ -154,8 +154,28 @@ export const EmailSchema = z
     defaultReplies: z.enum(REPLY_EMAIL_CHOICES),
     /** at most this many emails to one reader in any 24 hours; replies past it are not mailed */
     maxPerReaderPerDay: z.number().int().min(1).max(1000),
+    /**
+     * The tenant's own SMTP server, sealed with the app's SecretBox (src/modules/email/smtp-url.ts):
+     * set by a PATCH of `email.smtpUrl`, answered with its password masked, never stored in clear.
+     */
+    smtpUrlEnc: z.string().optional(),
   })
   .strict();
+
+/** What a PATCH may send as `email.smtpUrl`: an smtp:// or smtps:// URL, or null to use the service's. */
+export const SMTP_URL_RULE = "must be an smtp:// or smtps:// URL with a host";
+export const smtpUrlPatch = z
+  .string()
+  .max(1000)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === "smtp:" || u.protocol === "smtps:") && u.hostname.length > 0;
+    } catch {
+      return false;
+    }
+  }, SMTP_URL_RULE)
+  .nullable();
 
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
@@ -256,7 +276,7 @@ export const SettingsPatchSchema = z
     safety: SafetySchema.extend({ hook: SafetyHookPatchSchema.nullable() }).partial(),
     identity: IdentitySchema.partial(),
     privacy: SettingsSchema.shape.privacy.partial(),
-    email: EmailSchema.partial(),
+    email: EmailSchema.omit({ smtpUrlEnc: true }).extend({ smtpUrl: smtpUrlPatch }).partial(),
   })
   .partial()
   .strict();

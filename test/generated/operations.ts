@@ -80,6 +80,8 @@ export type EmailSettingsPatch = {
   maxPerReaderPerDay?: number | null | undefined;
   /** An address; null: none. */
   replyTo?: string | null | undefined;
+  /** smtp://user:password@host:587 or smtps://…, stored encrypted; null: the service's SMTP_URL. */
+  smtpUrl?: string | null | undefined;
 };
 
 export type IdempotencySettingsPatch = {

@@ -13,5 +13,5 @@ const worker = createEmailWorker(runtime.services, {
   leaseMs: Number(process.env.EMAIL_LEASE_MS ?? 1000),
   workerId: `email-crash-child:${process.pid}`,
 });
-worker.start("http://127.0.0.1:1");
+worker.start();
 process.stdout.write("ready\n");

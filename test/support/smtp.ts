@@ -9,6 +9,8 @@ export interface TestSmtp {
   received: ParsedMail[];
   /** address → the code RCPT TO gets (removed by deleting it) */
   refuse: Map<string, number>;
+  /** the user names clients signed in with */
+  users: string[];
   /** resolves once `n` messages have arrived */
   waitFor(n: number, timeoutMs?: number): Promise<ParsedMail[]>;
   close(): Promise<void>;
@@ -17,10 +19,17 @@ export interface TestSmtp {
 export async function startSmtp(opts: { delayMs?: number } = {}): Promise<TestSmtp> {
   const received: ParsedMail[] = [];
   const refuse = new Map<string, number>();
+  const users: string[] = [];
   const smtp = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS"],
     logger: false,
+    // a client that signs in (credentials in its SMTP URL) is let in: the users it used are kept
+    allowInsecureAuth: true,
+    onAuth(auth, _session, callback) {
+      users.push(auth.username ?? "");
+      callback(null, { user: auth.username });
+    },
     onRcptTo(address, _session, callback) {
       const code = refuse.get(address.address);
       if (code) return callback(Object.assign(new Error(code >= 500 ? "no such mailbox" : "try again later"), { responseCode: code }));
@@ -45,6 +54,7 @@ export async function startSmtp(opts: { delayMs?: number } = {}): Promise<TestSm
     url: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
     received,
     refuse,
+    users,
     async waitFor(n, timeoutMs = 20_000) {
       const until = Date.now() + timeoutMs;
       while (received.length < n) {

@@ -83,6 +83,8 @@ export type EmailSettingsPatch = {
   maxPerReaderPerDay?: number | null | undefined;
   /** An address; null: none. */
   replyTo?: string | null | undefined;
+  /** smtp://user:password@host:587 or smtps://…, stored encrypted; null: the service's SMTP_URL. */
+  smtpUrl?: string | null | undefined;
 };
 
 export type ErasureMode =
@@ -575,12 +577,12 @@ export type EraseReaderMutationVariables = Exact<{
 
 export type EraseReaderMutation = { eraseReader: { readerId: string, mode: string, profileRemoved: boolean, commentsAnonymized: number, commentsDeleted: number, commentsTombstoned: number, reactionsRemoved: number, reportsRemoved: number, eventsScrubbed: number } };
 
-export type EmailFieldsFragment = { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number };
+export type EmailFieldsFragment = { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number, smtpUrl: string | null };
 
 export type EmailSettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type EmailSettingsQuery = { emailStatus: { mode: EmailDelivery, from: string }, settings: { email: { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number } } };
+export type EmailSettingsQuery = { emailStatus: { mode: EmailDelivery, from: string }, settings: { email: { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number, smtpUrl: string | null } } };
 
 export type EmailModeQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -592,7 +594,7 @@ export type UpdateEmailSettingsMutationVariables = Exact<{
 }>;
 
 
-export type UpdateEmailSettingsMutation = { updateSettings: { email: { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number } } };
+export type UpdateEmailSettingsMutation = { updateSettings: { email: { from: string | null, replyTo: string | null, digestHour: number, defaultReplies: ReplyEmails, maxPerReaderPerDay: number, smtpUrl: string | null } } };
 
 export type SendTestEmailMutationVariables = Exact<{
   to: string;
@@ -834,6 +836,7 @@ export const EmailFieldsFragmentDoc = new TypedDocumentString(`
   digestHour
   defaultReplies
   maxPerReaderPerDay
+  smtpUrl
 }
     `, {"fragmentName":"EmailFields"}) as unknown as TypedDocumentString<EmailFieldsFragment, unknown>;
 export const ModerationQueueDocument = new TypedDocumentString(`
@@ -1826,6 +1829,7 @@ export const EmailSettingsDocument = new TypedDocumentString(`
   digestHour
   defaultReplies
   maxPerReaderPerDay
+  smtpUrl
 }`) as unknown as TypedDocumentString<EmailSettingsQuery, EmailSettingsQueryVariables>;
 export const EmailModeDocument = new TypedDocumentString(`
     query EmailMode {
@@ -1848,6 +1852,7 @@ export const UpdateEmailSettingsDocument = new TypedDocumentString(`
   digestHour
   defaultReplies
   maxPerReaderPerDay
+  smtpUrl
 }`) as unknown as TypedDocumentString<UpdateEmailSettingsMutation, UpdateEmailSettingsMutationVariables>;
 export const SendTestEmailDocument = new TypedDocumentString(`
     mutation SendTestEmail($to: String!) {

@@ -86,8 +86,8 @@ function EmailStatusText({ status }: { status: Status }) {
     return (
       <div class="email-status off" role="region" aria-label="Email status">
         <p>
-          <strong>Email is off.</strong> The service has no SMTP server, so no email is sent: not to readers, not as a test. Setting the
-          service's <code>SMTP_URL</code> (its environment) turns it on; the settings below are kept until then.
+          <strong>Email is off.</strong> There is no SMTP server, so no email is sent: not to readers, not as a test. An SMTP server below,
+          or the service's <code>SMTP_URL</code> (its environment), turns it on; the settings below are kept until then.
         </p>
       </div>
     );
@@ -103,7 +103,7 @@ function EmailStatusText({ status }: { status: Status }) {
   return (
     <div class="email-status on" role="region" aria-label="Email status">
       <p>
-        <strong>Email is on.</strong> Messages go out through the service's SMTP server (<code>SMTP_URL</code>) from{" "}
+        <strong>Email is on.</strong> Messages go out through the SMTP server below, else the service's (<code>SMTP_URL</code>), from{" "}
         <code>{status.from}</code>.
       </p>
     </div>
@@ -139,7 +139,12 @@ function EmailForm({
       digestHour: whole("digestHour", 0, 23, problems),
       defaultReplies: String(f.get("defaultReplies")),
       maxPerReaderPerDay: whole("maxPerReaderPerDay", 1, 1000, problems),
+      smtpUrl: text("smtpUrl"),
     };
+    // the answer masks the password: a changed URL must be typed whole, password included
+    if (edited.smtpUrl && edited.smtpUrl !== current.smtpUrl && edited.smtpUrl.includes("****")) {
+      problems.smtpUrl = "type the whole URL again, with its password (the one shown is masked)";
+    }
     setErrors(problems);
     setError(null);
     onNotice(null);
@@ -216,6 +221,23 @@ function EmailForm({
             Where readers' answers to the emails go. Empty: nowhere.
           </span>
           <FieldError errors={errors} path="replyTo" />
+        </div>
+        <div>
+          <label>
+            SMTP server
+            <input
+              name="smtpUrl"
+              defaultValue={current.smtpUrl ?? ""}
+              placeholder="smtp://user:password@mail.daily.example:587"
+              spellcheck={false}
+              autoComplete="off"
+              {...describe(errors, "smtpUrl", "email-smtp-hint")}
+            />
+          </label>
+          <span id="email-smtp-hint" class="hint">
+            The tenant's own SMTP server (smtp:// or smtps://), stored encrypted; its password is shown masked. Empty: the service's.
+          </span>
+          <FieldError errors={errors} path="smtpUrl" />
         </div>
       </fieldset>
       <fieldset>
@@ -311,7 +333,9 @@ function TestEmail() {
       }}
     >
       <h2 id="email-test-title">Test email</h2>
-      <p class="hint">Sends one message from the saved sender through the service's SMTP server, to see that email arrives.</p>
+      <p class="hint">
+        Sends one message from the saved sender through the saved SMTP server (else the service's), to see that email arrives.
+      </p>
       <div class="inline">
         <label>
           Address

@@ -20,6 +20,8 @@ export interface ComposeDeps {
   unsubscribeUrl: (tenantId: string, readerId: string) => string;
   /** EMAIL_OUTBOX=1: messages are kept (state `outbox`) instead of queued for sending */
   outbox: boolean;
+  /** whether a tenant's mail can go anywhere (the outbox, SMTP_URL, or its own email.smtpUrl): else it is dropped */
+  canSend: (settings: unknown) => boolean;
 }
 
 export interface ComposeResult {
@@ -108,7 +110,15 @@ export async function composeDue(deps: ComposeDeps): Promise<ComposeResult> {
       // in the order they were published
       const wanted = new Set(queued.map((i) => replyByKey.get(keyOf(i.tenantId, i.commentId))));
       const found = replies.filter((r) => wanted.has(r));
-      if (!reader.email || reader.suppressed || reader.mode === "off" || reader.recent >= limit || found.length === 0) continue;
+      if (
+        !deps.canSend(reader.settings) ||
+        !reader.email ||
+        reader.suppressed ||
+        reader.mode === "off" ||
+        reader.recent >= limit ||
+        found.length === 0
+      )
+        continue;
       dropped += queued.length - found.length;
       byReader.delete(keyOf(reader.tenantId, reader.readerId));
       const kind = queued.some((i) => i.mode === "daily") ? "digest" : "replies";

@@ -1,11 +1,11 @@
-// What the console shows of email (contract section 15): whether email is on and how (`smtp`, `outbox`
+// What the console shows of email (contract section 15): whether the tenant's email is on and how (`smtp`: its own SMTP server or SMTP_URL, `outbox`
 // under EMAIL_OUTBOX=1, or `off`), and the tenant's messages newest first — under EMAIL_OUTBOX=1 the
 // Outbox, where a developer reads what readers would have received. manage_settings.
 import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import { emailMode } from "./transport.js";
+import { smtpUrlFor } from "./smtp-url.js";
 
 export type EmailDelivery = "smtp" | "outbox" | "off";
 
@@ -35,8 +35,9 @@ export interface EmailMessageView {
 
 export async function emailStatus(ctx: RequestContext): Promise<EmailStatus> {
   const tenant = await loadTenant(ctx);
-  const mode: EmailDelivery = ctx.app.config.EMAIL_OUTBOX ? "outbox" : emailMode(ctx.app.config);
-  return { mode, from: resolveSettings(tenant.settings).email.from ?? ctx.app.config.EMAIL_FROM };
+  const settings = resolveSettings(tenant.settings);
+  const mode: EmailDelivery = ctx.app.config.EMAIL_OUTBOX ? "outbox" : smtpUrlFor(ctx, settings) ? "smtp" : "off";
+  return { mode, from: settings.email.from ?? ctx.app.config.EMAIL_FROM };
 }
 
 export async function listEmailMessages(

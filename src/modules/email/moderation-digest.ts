@@ -65,6 +65,8 @@ export interface DigestDeps {
   prisma: PrismaClient;
   clock: Clock;
   outbox: boolean;
+  /** whether a tenant's mail can go anywhere (mail-queue.ts) */
+  canSend: (settings: unknown) => boolean;
   consoleUrl: string;
   unsubscribeUrl: (tenantId: string, operatorId: string) => string;
 }
@@ -114,7 +116,7 @@ export async function composeModerationDigests(deps: DigestDeps): Promise<number
         w = { ...counts!, oldest };
         waiting.set(op.tenantId, w);
       }
-      if (w.pending + w.reported > 0) {
+      if (w.pending + w.reported > 0 && deps.canSend(op.settings)) {
         const unsubscribeUrl = deps.unsubscribeUrl(op.tenantId, op.id);
         const m = renderModerationDigest({ tenantName: op.tenantName, ...w, consoleUrl: deps.consoleUrl, unsubscribeUrl });
         await tx.$executeRawUnsafe(

@@ -13,6 +13,7 @@ import type { Transporter } from "nodemailer";
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { Clock } from "../../lib/clock.js";
 import type { Sql } from "../../db/sql.js";
+import type { SecretBox } from "../../lib/secret-box.js";
 import { retryDelayMs } from "../../webhook-delivery/backoff.js";
 import { sendFailure } from "./transport.js";
 
@@ -23,8 +24,12 @@ export interface SenderDeps {
   prisma: PrismaClient;
   sql: Sql;
   clock: Clock;
-  /** the SMTP server's URL; null: nothing is sent (messages wait) */
+  /** the service's SMTP server (SMTP_URL); a tenant's own (email.smtpUrl) goes first */
   smtpUrl: string | null;
+  /** opens a tenant's sealed SMTP URL */
+  secretBox: SecretBox;
+  /** EMAIL_OUTBOX=1: nothing is sent */
+  outbox: boolean;
   /** the service's sender, for a tenant without email.from */
   defaultFrom: string;
   workerId: string;
@@ -46,6 +51,8 @@ export interface QueuedMessage {
   attempts: number;
   from: string | null;
   replyTo: string | null;
+  /** the tenant's own SMTP server, sealed */
+  smtpUrlEnc: string | null;
 }
 
 export interface SendResult {
@@ -74,16 +81,23 @@ export interface Sender {
 }
 
 export function createSender(deps: SenderDeps): Sender {
-  let transport: Transporter | undefined;
-  const transportOf = (url: string) =>
-    (transport ??= nodemailer.createTransport({
-      url,
-      pool: true,
-      maxConnections: 4,
-      connectionTimeout: 10_000,
-      greetingTimeout: 10_000,
-      socketTimeout: 20_000,
-    }));
+  // one pool per SMTP server: the service's, and each tenant's own
+  const transports = new Map<string, Transporter>();
+  const transportOf = (url: string) => {
+    let t = transports.get(url);
+    if (!t) {
+      t = nodemailer.createTransport({
+        url,
+        pool: true,
+        maxConnections: 4,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 20_000,
+      });
+      transports.set(url, t);
+    }
+    return t;
+  };
 
   async function claim(): Promise<QueuedMessage[]> {
     const now = deps.clock.now();
@@ -98,7 +112,8 @@ export function createSender(deps: SenderDeps): Sender {
                         FOR UPDATE SKIP LOCKED)
        RETURNING m.id::text, m.tenant_id AS "tenantId", m.reader_id AS "readerId", m.to_address AS "toAddress", m.subject,
                  m.text_body AS "textBody", m.html_body AS "htmlBody", m.unsubscribe_url AS "unsubscribeUrl", m.attempts,
-                 t.settings #>> '{email,from}' AS "from", t.settings #>> '{email,replyTo}' AS "replyTo"`,
+                 t.settings #>> '{email,from}' AS "from", t.settings #>> '{email,replyTo}' AS "replyTo",
+                 t.settings #>> '{email,smtpUrlEnc}' AS "smtpUrlEnc"`,
       new Date(now.getTime() + deps.leaseMs),
       deps.workerId,
       now,
@@ -152,7 +167,9 @@ export function createSender(deps: SenderDeps): Sender {
     return "retried";
   }
 
-  async function send(url: string, m: QueuedMessage): Promise<void> {
+  async function send(m: QueuedMessage): Promise<void> {
+    const url = m.smtpUrlEnc ? deps.secretBox.open(m.smtpUrlEnc) : deps.smtpUrl;
+    if (!url) throw Object.assign(new Error("no SMTP server"), { code: "ECONNECTION" });
     const from = m.from ?? deps.defaultFrom;
     await transportOf(url).sendMail({
       from,
@@ -169,15 +186,14 @@ export function createSender(deps: SenderDeps): Sender {
   return {
     async sendDue() {
       const result: SendResult = { sent: 0, retried: 0, failed: 0, suppressed: 0 };
-      const url = deps.smtpUrl;
-      if (!url) return result;
+      if (deps.outbox) return result;
       for (;;) {
         const batch = await claim();
         if (batch.length === 0) return result;
         // each accepted message is recorded at once: a crash resends only what was in flight
         const outcomes = await Promise.all(
           batch.map((m) =>
-            send(url, m).then(
+            send(m).then(
               () => recordSent([m.id]).then(() => "sent" as const),
               (err: unknown) => failure(m, err),
             ),
@@ -188,8 +204,8 @@ export function createSender(deps: SenderDeps): Sender {
       }
     },
     close() {
-      transport?.close();
-      transport = undefined;
+      for (const t of transports.values()) t.close();
+      transports.clear();
     },
   };
 }

@@ -1,10 +1,12 @@
 // "Send test email" (contract section 15, the console's email settings): one message to the address
-// an operator gives, from the tenant's sender, through the service's SMTP server, and what happened.
+// an operator gives, from the tenant's sender, through its SMTP server (its own, else the service's),
+// and what happened.
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { escapeHtml } from "./templates.js";
-import { emailMode, sendEmail, sendFailure } from "./transport.js";
+import { sendEmail, sendFailure } from "./transport.js";
+import { smtpUrlFor } from "./smtp-url.js";
 
 export interface TestEmailResult {
   sent: boolean;
@@ -16,10 +18,12 @@ const ADDRESS = /^[^\s<>@]+@[^\s<>@]+$/;
 
 export async function sendTestEmail(ctx: RequestContext, to: string): Promise<TestEmailResult> {
   if (to.length > 320 || !ADDRESS.test(to)) throw errors.validation([{ path: "to", message: "must be an email address" }]);
-  const url = ctx.app.config.SMTP_URL;
-  if (emailMode(ctx.app.config) === "off" || !url) throw errors.emailNotConfigured();
   const tenant = await loadTenant(ctx);
-  const { email } = resolveSettings(tenant.settings);
+  const settings = resolveSettings(tenant.settings);
+  const { email } = settings;
+  // the tenant's own SMTP server, else the service's (src/modules/email/smtp-url.ts)
+  const url = smtpUrlFor(ctx, settings);
+  if (!url) throw errors.emailNotConfigured();
   const from = email.from ?? ctx.app.config.EMAIL_FROM;
   try {
     const messageId = await sendEmail(url, {

@@ -2,7 +2,8 @@
 // (mail-queue.ts) and sends what is queued (sender.ts). Any number of instances may run it: composing
 // takes a reader's items in one transaction, sending claims messages under a lease. `runOnce()` does
 // one whole pass, so tests drive it with the injectable clock. Started with the server unless
-// RUN_EMAIL_WORKER=0; it has nothing to do while email is off (no SMTP_URL and no EMAIL_OUTBOX).
+// RUN_EMAIL_WORKER=0. A tenant's mail goes through its own SMTP server (email.smtpUrl), else SMTP_URL;
+// with neither (and no EMAIL_OUTBOX) its due replies are dropped.
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { AppServices } from "../../context/services.js";
@@ -10,6 +11,7 @@ import { composeDue, type ComposeDeps, type ComposeResult } from "./mail-queue.j
 import { createSender, type SendResult } from "./sender.js";
 import { signUnsubscribeToken } from "./unsubscribe.js";
 import { composeModerationDigests } from "./moderation-digest.js";
+import { resolveSettings } from "../../tenancy/settings-model.js";
 
 export interface EmailWorker {
   /** one pass: compose what is due, then send what is queued */
@@ -17,8 +19,9 @@ export interface EmailWorker {
   /** the halves of a pass (bench/email.ts times them apart) */
   compose(): Promise<ComposeResult>;
   send(): Promise<SendResult>;
-  /** `baseUrl`: where unsubscribe links point (PUBLIC_URL, else the server's address) */
-  start(baseUrl: string): void;
+  /** Where links point: PUBLIC_URL, else `serverUrl`, the address the server listens on (set at start-up). */
+  useServerUrl(serverUrl: string): void;
+  start(): void;
   stop(): Promise<void>;
 }
 
@@ -42,13 +45,16 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     prisma: app.prisma,
     sql: app.sql,
     clock: app.clock,
-    smtpUrl: app.config.EMAIL_OUTBOX ? null : (app.config.SMTP_URL ?? null),
+    smtpUrl: app.config.SMTP_URL ?? null,
+    secretBox: app.secretBox,
+    outbox: app.config.EMAIL_OUTBOX,
     defaultFrom: app.config.EMAIL_FROM,
     workerId: o.workerId,
     leaseMs: o.leaseMs,
     batchSize: o.batchSize,
   });
-  const enabled = app.config.EMAIL_OUTBOX || !!app.config.SMTP_URL;
+  // a tenant's mail can go somewhere: the outbox, the service's SMTP server, or its own
+  const canSend = (settings: unknown) => app.config.EMAIL_OUTBOX || !!app.config.SMTP_URL || !!resolveSettings(settings).email.smtpUrlEnc;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = false;
@@ -58,20 +64,21 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     prisma: app.prisma,
     clock: app.clock,
     outbox: app.config.EMAIL_OUTBOX,
+    canSend,
     unsubscribeUrl: (tenantId, readerId) =>
       unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: readerId, kind: "replies" }),
   });
 
   /** Composes everything due: operators' digests, then readers' replies, 200 readers a transaction. */
   async function compose(): Promise<ComposeResult> {
-    // email is off: queued replies are not kept for a server that may never be configured
-    if (!enabled) return { messages: 0, dropped: await dropAllDue(app) };
+    // a tenant whose mail can go nowhere has its due replies dropped, not kept for a server that may never come
     const total: ComposeResult = { messages: 0, dropped: 0 };
     for (;;) {
       const written = await composeModerationDigests({
         prisma: app.prisma,
         clock: app.clock,
         outbox: app.config.EMAIL_OUTBOX,
+        canSend,
         consoleUrl: `${baseUrl.replace(/\/$/, "")}/console/`,
         unsubscribeUrl: (tenantId, operatorId) =>
           unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: operatorId, kind: "moderation" }),
@@ -106,8 +113,10 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     runOnce,
     compose,
     send: () => sender.sendDue(),
-    start(url) {
+    useServerUrl(url) {
       baseUrl = app.config.PUBLIC_URL ?? url;
+    },
+    start() {
       stopped = false;
       timer = setTimeout(tick, o.pollMs);
     },
@@ -118,13 +127,4 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
       sender.close();
     },
   };
-}
-
-async function dropAllDue(app: AppServices): Promise<number> {
-  const rows = await app.sql.query<{ n: number }>(
-    `WITH d AS (DELETE FROM email_items WHERE due_at <= $1 RETURNING 1) SELECT count(*)::int AS n FROM d`,
-    [app.clock.now()],
-    "email_items_drop_due",
-  );
-  return rows[0]?.n ?? 0;
 }

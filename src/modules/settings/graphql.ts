@@ -4,6 +4,7 @@ import { DELIVERY_TUNABLES, REPLY_EMAIL_CHOICES, type Settings } from "../../ten
 import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 import { getSettings, rotateIdentitySecret, updateSettings, type RotatedIdentitySecret } from "./settings.js";
 import type { ShownHook } from "../moderation-hook/secret.js";
+import { maskSmtpUrl, tenantSmtpUrl } from "../email/smtp-url.js";
 
 const Moderation = builder.enumType("Moderation", { values: ["post", "pre"] as const });
 
@@ -145,6 +146,14 @@ const EmailSettings = builder.objectRef<Settings["email"]>("EmailSettings").impl
     maxPerReaderPerDay: t.exposeInt("maxPerReaderPerDay", {
       description: "At most this many emails to one reader in any 24 hours (default 20); replies past it are not mailed.",
     }),
+    smtpUrl: t.string({
+      nullable: true,
+      description: "The tenant's own SMTP server, its password masked; null: the service's (SMTP_URL).",
+      resolve: (e, _a, ctx) => {
+        const url = tenantSmtpUrl(ctx.app.secretBox, { email: e });
+        return url && maskSmtpUrl(url);
+      },
+    }),
   }),
 });
 
@@ -247,6 +256,7 @@ const EmailPatch = builder.inputType("EmailSettingsPatch", {
     digestHour: t.int({ description: "0–23 (UTC)." }),
     defaultReplies: t.string({ description: "immediate | daily | off" }),
     maxPerReaderPerDay: t.int({ description: "1–1000." }),
+    smtpUrl: t.string({ description: "smtp://user:password@host:587 or smtps://…, stored encrypted; null: the service's SMTP_URL." }),
   }),
 });
 

@@ -17,6 +17,7 @@ import {
 import { recordAudit } from "../audit/audit.js";
 import { identitySecretKid } from "../../auth/identity.js";
 import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";
+import { auditedPatch, checkSmtpUrl, sealSmtpUrl } from "../email/smtp-url.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
   return resolveSettings((await loadTenant(ctx)).settings);
@@ -32,6 +33,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const tenantId = tenantIdOf(ctx);
   await checkHookUrl(ctx, parsed.data);
+  await checkSmtpUrl(ctx, parsed.data);
   const { settings, changes } = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
@@ -40,7 +42,8 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     const before = resolveSettings(tenant.settings);
     // a new hook or url gets a new signing secret, shown once in this answer
     const hook = sealHookSecret(ctx, before, applySettingsPatch(tenant.settings, parsed.data), parsed.data);
-    const next = hook.stored;
+    // a new SMTP URL is stored sealed (src/modules/email/smtp-url.ts)
+    const next = sealSmtpUrl(ctx.app.secretBox, hook.stored);
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
     await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
@@ -51,7 +54,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   ctx.app.authCache.invalidateTenant(tenantId);
   ctx.app.rateLimiter.invalidate(tenantId);
   if (parsed.data.allowedOrigins) await ctx.app.origins.refresh();
-  await recordAudit(ctx, "settings.update", { type: "settings", id: null }, { patch: parsed.data, changes });
+  await recordAudit(ctx, "settings.update", { type: "settings", id: null }, { patch: auditedPatch(parsed.data), changes });
   return settings;
 }
 

@@ -1,0 +1,51 @@
+// A tenant's own SMTP server (contract section 15, settings `email.smtpUrl`): a PATCH sends the URL
+// (smtp:// or smtps://, credentials in it); it is checked like a webhook's host (the SSRF guard of
+// src/webhook-delivery/url-guard.ts: no private, loopback or metadata addresses unless allowed),
+// sealed with the app's SecretBox into `email.smtpUrlEnc`, answered with its password masked, and
+// recorded in the audit log masked. `null` removes it: the tenant's mail goes through SMTP_URL again.
+import type { RequestContext } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+import type { SecretBox } from "../../lib/secret-box.js";
+import type { Settings, SettingsPatch } from "../../tenancy/settings-model.js";
+import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+
+/** The URL with its password (if any) replaced by `****`: what answers and the audit log show. */
+export function maskSmtpUrl(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = "****";
+  return u.toString().replace(/\/$/, "");
+}
+
+/** The tenant's own SMTP URL, opened; null when it has none. */
+export function tenantSmtpUrl(box: SecretBox, settings: Pick<Settings, "email">): string | null {
+  return settings.email.smtpUrlEnc ? box.open(settings.email.smtpUrlEnc) : null;
+}
+
+/** The SMTP server a tenant's mail goes through: its own, else the service's; null: none. */
+export function smtpUrlFor(ctx: RequestContext, settings: Pick<Settings, "email">): string | null {
+  return tenantSmtpUrl(ctx.app.secretBox, settings) ?? ctx.app.config.SMTP_URL ?? null;
+}
+
+/** A PATCH's new SMTP host must be one a webhook could be sent to: 422 on `email.smtpUrl` otherwise. */
+export async function checkSmtpUrl(ctx: RequestContext, patch: SettingsPatch): Promise<void> {
+  const url = patch.email?.smtpUrl;
+  if (!url) return;
+  const u = new URL(url);
+  const verdict = await checkWebhookUrl(`https://${u.host}/`, ctx.app.webhooks.policy);
+  if (!verdict.ok) throw errors.validation([{ path: "email.smtpUrl", message: verdict.message.replace(/^url /, "host ") }]);
+}
+
+/** The stored settings with a PATCH's `email.smtpUrl` sealed into `smtpUrlEnc` (or removed by null). */
+export function sealSmtpUrl(box: SecretBox, stored: Record<string, unknown>): Record<string, unknown> {
+  const email = stored.email as Record<string, unknown> | undefined;
+  if (!email || !("smtpUrl" in email)) return stored;
+  const { smtpUrl, smtpUrlEnc: _old, ...rest } = email;
+  const next = typeof smtpUrl === "string" ? { ...rest, smtpUrlEnc: box.seal(smtpUrl) } : rest;
+  return { ...stored, email: next };
+}
+
+/** A PATCH as the audit log records it: the SMTP URL's password masked. */
+export function auditedPatch(patch: SettingsPatch): SettingsPatch {
+  const url = patch.email?.smtpUrl;
+  return url ? { ...patch, email: { ...patch.email, smtpUrl: maskSmtpUrl(url) } } : patch;
+}
