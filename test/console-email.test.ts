@@ -146,6 +146,28 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
     expect((await emailSettings()).smtpUrl).toBeNull();
   });
 
+  it("the moderation queue's toolbar sets the signed-in operator's own digest", async () => {
+    await mainNav(page).getByRole("link", { name: "Moderation", exact: true }).click();
+    await page.getByRole("heading", { level: 1, name: "Moderation queue" }).waitFor();
+    await settled(page);
+    const choice = page.getByRole("combobox", { name: "Email me a digest", exact: true });
+    expect(await choice.inputValue()).toBe("off");
+    await choice.selectOption("hourly");
+    await page.getByRole("status").filter({ hasText: "Digest hourly: the next at" }).waitFor();
+    const digest = async () =>
+      (
+        await server.app.runtime.services.sql.query<{ d: string }>(`SELECT moderation_digest AS d FROM operators WHERE tenant_id = $1`, [
+          t.tenantId,
+        ])
+      ).map((r) => r.d);
+    expect(await digest()).toEqual(["hourly"]);
+    await expectAccessible(page, "Moderation queue with the digest choice");
+    await choice.selectOption("off");
+    await page.getByRole("status").filter({ hasText: "No digest emails." }).waitFor();
+    expect(await digest()).toEqual(["off"]);
+    await openEmailSettings(page); // where the tests after this one start
+  });
+
   it("shows the answer's problems beside their fields and saves nothing", async () => {
     const before = await emailSettings();
     await field("From").fill("not an address");

@@ -61,6 +61,12 @@ export type DeliverySettingsPatch = {
   maxAttempts?: number | null | undefined;
 };
 
+/** How often an operator hears of comments waiting for review: `off`, `hourly`, or `daily` (at the tenant's email.digestHour). */
+export type DigestFrequency =
+  | 'daily'
+  | 'hourly'
+  | 'off';
+
 export type DiscussionState =
   | 'archived'
   | 'locked'
@@ -609,6 +615,18 @@ export type OutboxQueryVariables = Exact<{
 
 
 export type OutboxQuery = { emailMessages: { edges: Array<{ node: { id: string, subject: string, to: string, kind: string, itemCount: number, createdAt: string, text: string, html: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type MyModerationDigestQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type MyModerationDigestQuery = { myModerationDigest: { frequency: DigestFrequency, nextAt: string | null } };
+
+export type UpdateMyModerationDigestMutationVariables = Exact<{
+  frequency: string;
+}>;
+
+
+export type UpdateMyModerationDigestMutation = { updateMyModerationDigest: { frequency: DigestFrequency, nextAt: string | null } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -1885,3 +1903,19 @@ export const OutboxDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<OutboxQuery, OutboxQueryVariables>;
+export const MyModerationDigestDocument = new TypedDocumentString(`
+    query MyModerationDigest {
+  myModerationDigest {
+    frequency
+    nextAt
+  }
+}
+    `) as unknown as TypedDocumentString<MyModerationDigestQuery, MyModerationDigestQueryVariables>;
+export const UpdateMyModerationDigestDocument = new TypedDocumentString(`
+    mutation UpdateMyModerationDigest($frequency: String!) {
+  updateMyModerationDigest(frequency: $frequency) {
+    frequency
+    nextAt
+  }
+}
+    `) as unknown as TypedDocumentString<UpdateMyModerationDigestMutation, UpdateMyModerationDigestMutationVariables>;

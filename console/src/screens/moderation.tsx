@@ -2,7 +2,8 @@
 // each card with the discussion's title, the comment it replies to and the reader; Approve / Reject /
 // Delete per card and for the selected cards at once; keyboard shortcuts handled at document level
 // from the moment the screen shows (j/k move, x selects, a approves, r rejects); new pending comments
-// arrive live (the pendingComments subscription over graphql-sse).
+// arrive live (the pendingComments subscription over graphql-sse); the operator's own digest email
+// is chosen in the toolbar (moderation-digest.tsx).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { gql, subscribe, when } from "../api";
 import { ModerationQueueDocument, PendingCommentsDocument, type QueueCommentFragment } from "../gql/graphql";
@@ -18,6 +19,7 @@ import {
   type CommentAction,
 } from "../comments";
 import { ModerationViews } from "./reported";
+import { DigestChoice } from "./moderation-digest";
 
 type Status = "pending" | "rejected";
 type Sort = "oldest" | "newest";
@@ -160,6 +162,7 @@ export function ModerationScreen() {
           </select>
         </label>
         <span class="hint">Keys: j / k move, x select, a approve{status === "pending" ? ", r reject" : ""}</span>
+        <DigestChoice />
       </div>
       {items.length > 0 && (
         <div class="toolbar bulk" role="group" aria-label="Selected comments">
