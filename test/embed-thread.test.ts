@@ -371,8 +371,12 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     let restartable = await startServer({ PORT: String(port) });
     try {
       const p = await browser!.newPage();
+      // the stream is open (its answer has begun) before anything is written: what this test is about
+      // is the restart, not a comment written while the page was still connecting
+      const streaming = p.waitForResponse((r) => r.url().includes(`/api/v1/stream/${d}`) && r.status() === 200);
       await p.goto(restartHost.url(d));
       await thread(p).getByText("No comments yet. Start the discussion.").waitFor();
+      await streaming;
       const writer = await t.reader("rita", { name: "Rita" });
       await writer.post(`/api/v1/discussions/${d}/comments`, { body: "Before the restart" });
       await thread(p).getByRole("button", { name: "Show 1 new comment" }).waitFor();
