@@ -172,14 +172,8 @@ interface Target {
  * address, 50 in `replies-mailed` by readers with one (replies spread over them, as on a real site).
  */
 async function seedParents(t: Target, secret: string): Promise<{ quiet: string[]; mailed: string[] }> {
-  const now = Math.floor(Date.now() / 1000);
   const post = async (discussion: string, sub: string, claims: Record<string, string>) => {
-    const identity = await new SignJWT({ name: sub, ...claims })
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject(sub)
-      .setIssuedAt(now)
-      .setExpirationTime(now + 3000)
-      .sign(new TextEncoder().encode(secret));
+    const identity = await assertion(secret, sub, { name: sub, ...claims });
     const res = await fetch(`${t.url}/api/v1/discussions/${discussion}/comments`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": t.apiKey, "x-service-identity": identity },
@@ -197,18 +191,19 @@ async function seedParents(t: Target, secret: string): Promise<{ quiet: string[]
   return { quiet, mailed };
 }
 
-async function identities(secret: string): Promise<string[]> {
+/** An identity assertion for reader `sub`, valid for the bench's run. */
+function assertion(secret: string, sub: string, claims: Record<string, string>): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  return Promise.all(
-    Array.from({ length: 100 }, (_, i) =>
-      new SignJWT({ name: `Reader ${i}` })
-        .setProtectedHeader({ alg: "HS256" })
-        .setSubject(`r${i}`)
-        .setIssuedAt(now)
-        .setExpirationTime(now + 3000)
-        .sign(new TextEncoder().encode(secret)),
-    ),
-  );
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(sub)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3000)
+    .sign(new TextEncoder().encode(secret));
+}
+
+async function identities(secret: string): Promise<string[]> {
+  return Promise.all(Array.from({ length: 100 }, (_, i) => assertion(secret, `r${i}`, { name: `Reader ${i}` })));
 }
 
 const GRAPHQL_LIST = JSON.stringify({

@@ -1,7 +1,7 @@
 // How email leaves the service (contract section 15): nodemailer over the service's SMTP server
 // (SMTP_URL, credentials in the URL, never logged). No SMTP_URL: email is off — /readyz says so, and
-// nothing that would send one fails for it. Each send opens its own connection for now; the sender of
-// reply emails will keep a pool.
+// nothing that would send one fails for it. A send here (the test email) opens its own connection;
+// the queued mail goes through sender.ts, which keeps a pool per SMTP server.
 import nodemailer from "nodemailer";
 import type { Config } from "../../config.js";
 
