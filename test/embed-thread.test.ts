@@ -359,6 +359,31 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     }
   });
 
+  it("misses nothing written while the page is still connecting its stream", async () => {
+    const d = "connecting-1";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Connecting" });
+    const writer = await t.reader("cora", { name: "Cora" });
+    const p = await browser!.newPage();
+    const snapshots: string[] = [];
+    p.on("request", (r) => {
+      if (r.url().endsWith("/graphql") && r.postData()?.includes("EmbedThread")) snapshots.push(r.url());
+    });
+    // the ticket's answer is held while a comment is written: a snapshot read before the stream is
+    // live (and a stream that then starts after that comment) would never show it
+    await p.route("**/api/v1/stream/ticket", async (route) => {
+      if (route.request().method() !== "POST") return route.continue();
+      // (a snapshot that does not wait for the stream has been answered by now)
+      await p.waitForResponse((r) => r.request().postData()?.includes("EmbedThread") ?? false, { timeout: 1_500 }).catch(() => null);
+      await writer.post(`/api/v1/discussions/${d}/comments`, { body: "Written while connecting" });
+      await route.continue();
+    });
+    await p.goto(host.url(d));
+    await comment(p, "Written while connecting").waitFor({ timeout: 10_000 });
+    // the thread was read once, after the stream was live (no second read was needed)
+    expect(snapshots).toHaveLength(1);
+    await p.close();
+  });
+
   it("misses nothing across a server restart mid-stream", async () => {
     const d = "restart-1";
     await t.api.put(`/api/v1/discussions/${d}`, { title: "Restart" });

@@ -5,7 +5,8 @@
 // `engagement:sign-in-required` when the reader tries to. Live updates arrive over the stream with a
 // ticket; the browser's EventSource resumes with Last-Event-ID after a drop or a restart, and when
 // the ticket's resume lifetime has passed the element asks for a new ticket and resumes from the last
-// id it saw (`?lastEventId=`), so nothing is missed either way.
+// id it saw (`?lastEventId=`), so nothing is missed either way. The first snapshot is read once the
+// stream is live, so nothing written while the page connects is missed either (afterStreamOpens).
 // Built by esbuild (lit bundled in) into dist/embed/v1/thread.js (`npm run build:embed`) and served
 // at /embed/v1/thread.js (src/http/embed-static.ts). Renders into an open shadow root styled by a
 // constructable stylesheet: pages with a strict CSP work.
@@ -25,6 +26,8 @@ const SORTS: Sort[] = ["newest", "oldest", "top"];
 const REPORT_REASONS = ["spam", "abuse", "off_topic", "other"] as const;
 const EMOJI: Record<string, string> = { like: "👍", love: "❤️", laugh: "😄", wow: "😮", sad: "😢", angry: "😠" };
 const DEFAULT_SETTINGS: ReaderSettings = { reactionKinds: ["like"], editWindowSeconds: 900, maxBodyLength: 10_000 };
+/** how long the first snapshot waits for the stream to connect before it loads anyway (and again later) */
+const STREAM_WAIT_MS = 3000;
 
 type Identity = string | null | undefined;
 
@@ -68,6 +71,11 @@ export class EngagementThread extends LitElement {
   private buffered: LiveEvent[] | null = [];
   private source: EventSource | null = null;
   private lastEventId: string | null = null;
+  /** true once the stream has said `connected`; false when it could not open (see afterStreamOpens) */
+  private streamReady: Promise<boolean> = Promise.resolve(false);
+  private markStreamReady: (connected: boolean) => void = () => undefined;
+  /** the snapshot was read before the stream was live: read it again when it is */
+  private reloadWhenLive = false;
   private live = true;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private retryDelay = 1000;
@@ -126,9 +134,11 @@ export class EngagementThread extends LitElement {
       const base = (this.apiBase ?? script.origin).replace(/\/+$/, "");
       this.api = this.discussionId && key ? new ThreadApi(base, key) : null;
       this.lastEventId = null;
+      this.reloadWhenLive = false;
+      this.streamReady = new Promise((resolve) => (this.markStreamReady = resolve));
       if (this.api) {
-        void this.load();
         void this.openStream();
+        void this.load();
       }
       return;
     }
@@ -157,7 +167,10 @@ export class EngagementThread extends LitElement {
     try {
       const identity = await this.readIdentity();
       const sort = this.currentSort();
-      const [page, basics] = await Promise.all([api.thread(discussionId, sort, identity), api.basics(identity)]);
+      const [page, basics] = await Promise.all([
+        this.afterStreamOpens().then(() => api.thread(discussionId, sort, identity)),
+        api.basics(identity),
+      ]);
       if (generation !== this.loadGeneration) return;
       this.viewer = basics.viewer;
       this.settings = basics.readerSettings;
@@ -175,6 +188,19 @@ export class EngagementThread extends LitElement {
       this.notice = this.describe(e);
     }
     this.requestUpdate();
+  }
+
+  /**
+   * A snapshot read before the stream is live could miss a comment written in between (the stream
+   * starts at the discussion's latest event when it connects). So the first snapshot is read once
+   * the stream has said `connected`: everything after that arrives on the stream, buffered while the
+   * snapshot loads and applied after it (applying an event the snapshot already shows changes
+   * nothing). A stream that cannot open soon does not hold the thread back: it loads now and again
+   * once the stream is live.
+   */
+  private async afterStreamOpens(): Promise<void> {
+    const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), STREAM_WAIT_MS));
+    if (!(await Promise.race([this.streamReady, timeout]))) this.reloadWhenLive = true;
   }
 
   private async loadMore(): Promise<void> {
@@ -219,6 +245,7 @@ export class EngagementThread extends LitElement {
     try {
       ticket = await api.ticket(discussionId, await this.readIdentity());
     } catch {
+      this.markStreamReady(false);
       this.scheduleReopen();
       return;
     }
@@ -229,11 +256,17 @@ export class EngagementThread extends LitElement {
       this.lastEventId = (e as MessageEvent).lastEventId || this.lastEventId;
       this.retryDelay = 1000;
       this.setLive(true);
+      this.markStreamReady(true);
+      if (this.reloadWhenLive) {
+        this.reloadWhenLive = false;
+        void this.load();
+      }
     });
     for (const name of STREAM_EVENT_TYPES) source.addEventListener(name, (e) => this.onStreamEvent(name, e as MessageEvent<string>));
     source.onerror = () => {
       if (source.readyState === EventSource.CLOSED) {
         // refused (e.g. the ticket's resume lifetime is over): a new ticket, resuming from the last id
+        this.markStreamReady(false);
         this.closeStream();
         this.scheduleReopen();
       }
