@@ -18,6 +18,7 @@ import { client } from "./support/client.js";
 import { signIdentity } from "./support/fixtures.js";
 import { CLI, NODE_FLAGS } from "./support/process.js";
 import { runCliInProcess } from "./support/cli-in-process.js";
+import { disqusXml } from "./support/import-files.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "engagement-embedded-"));
 const running = new Set<ChildProcess>();
@@ -186,6 +187,43 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
       ]);
       expect(again.body).toEqual(first.body);
     }
+
+    // an import on the embedded database (its staging, buckets and recount are the same SQL): a
+    // reply before its parent is linked, depths and counts are right, and a second run changes nothing
+    const file = disqusXml(
+      [{ id: "t1", identifier: "imported-1", link: "https://news.example/i/1", title: "Imported" }],
+      [
+        { id: "p2", thread: "t1", parent: "p1", message: "a reply first", author: { name: "Bob", username: "bob" } },
+        { id: "p1", thread: "t1", message: "the parent", author: { name: "Jane", username: "jane" } },
+        { id: "p3", thread: "t1", parent: "p2", message: "deeper", author: { name: "Jane", username: "jane" } },
+        { id: "p4", thread: "t1", parent: "nowhere", message: "an orphan", author: { name: "Bob", username: "bob" } },
+      ],
+    );
+    const runImport = async () => {
+      const accepted = await api.raw("POST", "/api/v1/imports?format=disqus", file, { headers: { "content-type": "application/xml" } });
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+      for (;;) {
+        const job = await api.get(`/api/v1/imports/${accepted.body.id}`);
+        if (job.body.state !== "running") return job.body;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const imported = await runImport();
+    expect(imported).toMatchObject({ state: "succeeded", threads: 1, comments: 4, readers: 2, unchanged: 0 });
+    expect(imported.errors).toEqual([
+      { position: expect.stringMatching(/^line \d+/), message: expect.stringContaining("not in this thread") },
+    ]);
+    const listed = await api.post("/graphql", {
+      query: `{ comments(discussionId: "imported-1", sort: oldest, first: 10) { edges { node { id body parentId depth replyCount } } } }`,
+    });
+    const byBody = new Map<string, any>(listed.body.data.comments.edges.map((e: any) => [e.node.body, e.node]));
+    const parent = byBody.get("the parent");
+    expect(parent).toMatchObject({ parentId: null, depth: 0, replyCount: 1 });
+    expect(byBody.get("a reply first")).toMatchObject({ parentId: parent.id, depth: 1, replyCount: 1 });
+    expect(byBody.get("deeper")).toMatchObject({ parentId: byBody.get("a reply first").id, depth: 2, replyCount: 0 });
+    expect(byBody.get("an orphan")).toMatchObject({ parentId: null, depth: 0 });
+    expect((await api.get("/api/v1/discussions/imported-1")).body.commentCount).toBe(4);
+    expect(await runImport()).toMatchObject({ state: "succeeded", threads: 0, comments: 0, readers: 0, unchanged: 4 });
 
     // the server holds the data dir and offers the CLI its control socket: owner-only files
     const controlPath = join(dataDir, "engagement.control");

@@ -197,6 +197,63 @@ describe("Disqus import", () => {
     expect((await t2.api.get("/api/v1/discussions/article-1")).body.commentCount).toBe(1);
   });
 
+  it("writes many discussions a bucket at a time: a source id twice keeps its first, a parent in another thread is not linked, depths and reply counts are right, and the staging is emptied (a crashed import's too)", async () => {
+    const t = await createTestTenant(server);
+    const sql = server.app.runtime.services.sql;
+    // what a crashed import left two days ago, and what a running one has staged now
+    const stage = (run: string, at: string) =>
+      sql.query(
+        `INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, author_id, body, status, pinned, created_at, position, staged_at)
+         VALUES ($1, 0, $2, 0, 'cmt_stale', 'd', 'a', 'b', 'approved', false, now(), 'line 1', $3::timestamptz)`,
+        [run, t.tenantId, at],
+      );
+    await stage("crashed-run", new Date(Date.now() - 2 * 86_400_000).toISOString());
+    await stage("running-run", new Date().toISOString());
+    // 150 threads (three buckets), each a chain of four replies; posts listed newest first, so every
+    // reply comes before its parent
+    const threads = Array.from({ length: 150 }, (_, i) => ({
+      id: `bt${i}`,
+      identifier: `bulk-${i}`,
+      link: `https://b.example/${i}`,
+      title: `Bulk ${i}`,
+    }));
+    const posts: DisqusPost[] = [];
+    for (let i = 0; i < 150; i++) {
+      for (let k = 4; k >= 0; k--) {
+        posts.push({
+          id: `b${i}-${k}`,
+          thread: `bt${i}`,
+          ...(k > 0 ? { parent: `b${i}-${k - 1}` } : {}),
+          message: `thread ${i} level ${k}`,
+          author: { name: `Author ${k}`, username: `author-${k}` },
+        });
+      }
+    }
+    posts.push({ id: "b0-0", thread: "bt0", message: "the same id again", author: { name: "Dup", username: "dup" } });
+    posts.push({ id: "cross", thread: "bt1", parent: "b0-0", message: "replies across threads", author: { name: "X", username: "x" } });
+    const done = (await importFile(t, "disqus", disqusXml(threads, posts))).done;
+    expect(done).toMatchObject({ state: "succeeded", threads: 150, comments: 751, unchanged: 1, skipped: 0 });
+    expect(done.errors).toEqual([
+      { position: expect.any(String), message: "the parent b0-0 is not in this thread: kept as a top-level comment" },
+    ]);
+
+    const rows = await prisma().comment.findMany({ where: { tenantId: t.tenantId } });
+    const byBody = new Map(rows.map((r) => [r.body, r]));
+    for (const i of [0, 74, 149]) {
+      for (let k = 0; k <= 4; k++) {
+        const row = byBody.get(`thread ${i} level ${k}`)!;
+        expect(row).toMatchObject({ discussionId: `bulk-${i}`, depth: k, replyCount: k < 4 ? 1 : 0 });
+        expect(row.parentId).toBe(k === 0 ? null : byBody.get(`thread ${i} level ${k - 1}`)!.id);
+      }
+    }
+    expect(byBody.has("the same id again")).toBe(false);
+    expect(byBody.get("replies across threads")).toMatchObject({ discussionId: "bulk-1", parentId: null, depth: 0 });
+    expect((await t.api.get("/api/v1/discussions/bulk-1")).body.commentCount).toBe(6);
+    // this import's staging is gone, and the crashed one's; the running one's stays
+    const left = await sql.query<{ run: string }>("SELECT run FROM import_staged_comments WHERE tenant_id = $1", [t.tenantId]);
+    expect(left.map((r) => r.run)).toEqual(["running-run"]);
+  });
+
   it("takes discussion ids from the URL with idFrom=url", async () => {
     const t = await createTestTenant(server);
     const { done } = await importFile(t, "disqus", disqusXml(THREADS, POSTS), "&idFrom=url");

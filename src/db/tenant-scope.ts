@@ -23,6 +23,8 @@ const TENANT_MODELS = new Set([
   "ReaderSanction",
   "EmailItem",
   "EmailMessage",
+  "ImportStagedComment",
+  "ImportStagedReaction",
 ]);
 
 const FILTERED = new Set([

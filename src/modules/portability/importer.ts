@@ -133,6 +133,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           id: commentId(item.key),
           discussionId,
           parentId: item.parentKey ? commentId(item.parentKey) : null,
+          parentKey: item.parentKey,
           authorId: item.author.id,
           body: item.body,
           status: item.status,
