@@ -34,7 +34,7 @@ afterAll(async () => {
 const THREADS = [{ id: "t1", identifier: "cli-article", link: "https://cli.example/a", title: "CLI article" }];
 const POSTS = [
   { id: "c2", thread: "t1", parent: "c1", message: "reply", author: { name: "Bo", username: "bo" } },
-  { id: "c1", thread: "t1", message: "top", author: { name: "Al", username: "al" } },
+  { id: "c1", thread: "t1", message: "top", author: { name: "Al", username: "al", email: "al@cli.example" } },
 ];
 
 describe("engagement import / export", { timeout: 120_000 }, () => {
@@ -42,14 +42,16 @@ describe("engagement import / export", { timeout: 120_000 }, () => {
     const t = await createTestTenant(server);
     const file = join(dir, "disqus.xml");
     writeFileSync(file, disqusXml(THREADS, POSTS));
-    const r = await cli("import", "--tenant", t.tenantId, "--format", "disqus", "--json", file);
+    const r = await cli("import", "--tenant", t.tenantId, "--format", "disqus", "--keep-emails", "--json", file);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ state: "succeeded", threads: 1, comments: 2, readers: 2, skipped: 0, errors: [], failure: null });
     expect(summary.importId).toMatch(/^imp_/);
     const job = await t.api.get(`/api/v1/imports/${summary.importId}`);
-    expect(job.body).toMatchObject({ state: "succeeded", comments: 2, format: "disqus", bytesRead: job.body.bytesTotal });
+    expect(job.body).toMatchObject({ state: "succeeded", comments: 2, format: "disqus", keepEmails: true, bytesRead: job.body.bytesTotal });
+    const al = await server.app.runtime.services.prisma.reader.findFirst({ where: { tenantId: t.tenantId, id: "disqus:al" } });
+    expect(al?.email).toBe("al@cli.example");
     expect((await t.api.get("/api/v1/discussions/cli-article")).body.commentCount).toBe(2);
 
     const again = await cli("import", "--tenant", t.tenantId, "--format", "disqus", file);

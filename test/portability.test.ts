@@ -254,6 +254,52 @@ describe("Disqus import", () => {
     expect(left.map((r) => r.run)).toEqual(["running-run"]);
   });
 
+  it("keeps authors' email addresses only with keepEmails=true, and never replaces one a reader has", async () => {
+    const t = await createTestTenant(server);
+    const kept = await importFile(t, "disqus", disqusXml(THREADS, POSTS), "&keepEmails=true");
+    expect(kept.accepted.keepEmails).toBe(true);
+    expect(kept.done).toMatchObject({ state: "succeeded", keepEmails: true, readers: 5 });
+    const emails = async () =>
+      Object.fromEntries(
+        (await prisma().reader.findMany({ where: { tenantId: t.tenantId } })).map((r) => [
+          r.id.startsWith("disqus:anon-") ? "anon" : r.id,
+          r.email,
+        ]),
+      );
+    // jane's address (given in her first post), the anonymous author's; the others gave none
+    expect(await emails()).toEqual({
+      "disqus:jane": "jane@example.com",
+      "disqus:bob": null,
+      "disqus:spammy": null,
+      "disqus:gone": null,
+      anon: "anon@example.com",
+    });
+    // an address the reader has is kept; one without gains the file's
+    await prisma().reader.update({
+      where: { tenantId_id: { tenantId: t.tenantId, id: "disqus:jane" } },
+      data: { email: "jane@new.example" },
+    });
+    const withBob = POSTS.map((p) => (p.author.username === "bob" ? { ...p, author: { ...p.author, email: "Bob@Example.com" } } : p));
+    const again = (await importFile(t, "disqus", disqusXml(THREADS, withBob), "&keepEmails=true")).done;
+    expect(again).toMatchObject({ state: "succeeded", readers: 0, comments: 0 });
+    expect(await emails()).toMatchObject({ "disqus:jane": "jane@new.example", "disqus:bob": "bob@example.com" });
+
+    // without it, nothing is stored
+    const other = await createTestTenant(server);
+    const plain = await importFile(other, "disqus", disqusXml(THREADS, withBob));
+    expect(plain.done.keepEmails).toBe(false);
+    const readers = await prisma().reader.findMany({ where: { tenantId: other.tenantId } });
+    expect(readers.map((r) => r.email)).toEqual(readers.map(() => null));
+    // a value other than true or false is a 400
+    const bad = await fetch(`${server.url}/api/v1/imports?format=disqus&keepEmails=yes`, {
+      method: "POST",
+      headers: { "x-api-key": t.apiKey },
+      body: disqusXml(THREADS, POSTS),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: "invalid_parameter", errors: [{ path: "keepEmails" }] });
+  });
+
   it("takes discussion ids from the URL with idFrom=url", async () => {
     const t = await createTestTenant(server);
     const { done } = await importFile(t, "disqus", disqusXml(THREADS, POSTS), "&idFrom=url");

@@ -74,45 +74,52 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
       choice("--on-error", ["skip", "stop"]),
       "skip",
     )
+    .option("--keep-emails", "keep authors' email addresses on their readers (for reply emails); by default none is stored")
     .option("--json", "print exactly one JSON object: the summary")
-    .action(async (file: string, opts: { tenant: string; format: ImportFormat; idFrom: IdFrom; onError: OnError; json?: boolean }) => {
-      const size = file === "-" ? null : (await stat(file)).size;
-      const rt = await openServices(io);
-      try {
-        await requireTenant(rt, opts.tenant);
-        const started = performance.now();
-        const job = await createImportJob(rt.services.prisma, {
-          tenantId: opts.tenant,
-          format: opts.format,
-          idFrom: opts.idFrom,
-          onError: opts.onError,
-          bytesTotal: size,
-          now: rt.services.clock.now(),
-        });
-        const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
-        const input = file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 });
-        const summary = await runImportJob(rt.services, job, input, {
-          onProgress: (p, bytes) => bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
-        });
-        bar?.stop();
-        const seconds = Math.round((performance.now() - started) / 100) / 10;
-        const { errors, ...counts } = summary;
-        if (opts.json) {
-          io.stdout(`${JSON.stringify({ importId: job.id, ...counts, errors, seconds })}\n`);
-        } else {
-          io.stdout(
-            `Import ${job.id} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
-              `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
-          );
-          for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
-          if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${job.id})\n`);
+    .action(
+      async (
+        file: string,
+        opts: { tenant: string; format: ImportFormat; idFrom: IdFrom; onError: OnError; keepEmails?: boolean; json?: boolean },
+      ) => {
+        const size = file === "-" ? null : (await stat(file)).size;
+        const rt = await openServices(io);
+        try {
+          await requireTenant(rt, opts.tenant);
+          const started = performance.now();
+          const job = await createImportJob(rt.services.prisma, {
+            tenantId: opts.tenant,
+            format: opts.format,
+            idFrom: opts.idFrom,
+            onError: opts.onError,
+            keepEmails: opts.keepEmails ?? false,
+            bytesTotal: size,
+            now: rt.services.clock.now(),
+          });
+          const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
+          const input = file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 });
+          const summary = await runImportJob(rt.services, job, input, {
+            onProgress: (p, bytes) => bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
+          });
+          bar?.stop();
+          const seconds = Math.round((performance.now() - started) / 100) / 10;
+          const { errors, ...counts } = summary;
+          if (opts.json) {
+            io.stdout(`${JSON.stringify({ importId: job.id, ...counts, errors, seconds })}\n`);
+          } else {
+            io.stdout(
+              `Import ${job.id} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
+                `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
+            );
+            for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
+            if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${job.id})\n`);
+          }
+          // a stopped import exits 1 (its summary is printed above)
+          if (summary.failure) throw new Error(`import ${job.id} stopped at ${summary.failure}`);
+        } finally {
+          await rt.close();
         }
-        // a stopped import exits 1 (its summary is printed above)
-        if (summary.failure) throw new Error(`import ${job.id} stopped at ${summary.failure}`);
-      } finally {
-        await rt.close();
-      }
-    });
+      },
+    );
 
   program
     .command("export")

@@ -1,6 +1,6 @@
 // The import and export routes (contract section 16), plain fastify routes beside the REST table
 // because their bodies are files, not JSON:
-//   POST /api/v1/imports?format=disqus|wordpress|ndjson[&idFrom=identifier|url][&onError=skip|stop]
+//   POST /api/v1/imports?format=disqus|wordpress|ndjson[&idFrom=identifier|url][&onError=skip|stop][&keepEmails=true]
 //     the file as the body (any content type), streamed to a temporary file, checked to look like
 //     its format, then imported in the background → 202 with the import resource (Location: its URL)
 //   GET /api/v1/imports/{id} → the import: state, progress counts, errors with their positions
@@ -34,17 +34,19 @@ const one = (q: Query, name: string): string | undefined => {
   return Array.isArray(v) ? v[v.length - 1] : v;
 };
 
-export function parseImportQuery(q: Query): { format: ImportFormat; idFrom: IdFrom; onError: OnError } {
+export function parseImportQuery(q: Query): { format: ImportFormat; idFrom: IdFrom; onError: OnError; keepEmails: boolean } {
   const problems: FieldError[] = [];
   const format = one(q, "format");
   const idFrom = one(q, "idFrom") ?? "identifier";
   const onError = one(q, "onError") ?? "skip";
+  const keepEmails = one(q, "keepEmails") ?? "false";
   if (!format || !(IMPORT_FORMATS as readonly string[]).includes(format))
     problems.push({ path: "format", message: `must be one of ${IMPORT_FORMATS.join(", ")}` });
   if (idFrom !== "identifier" && idFrom !== "url") problems.push({ path: "idFrom", message: "must be identifier or url" });
   if (onError !== "skip" && onError !== "stop") problems.push({ path: "onError", message: "must be skip or stop" });
+  if (keepEmails !== "true" && keepEmails !== "false") problems.push({ path: "keepEmails", message: "must be true or false" });
   if (problems.length) throw errors.invalidParameter(problems);
-  return { format: format as ImportFormat, idFrom: idFrom as IdFrom, onError: onError as OnError };
+  return { format: format as ImportFormat, idFrom: idFrom as IdFrom, onError: onError as OnError, keepEmails: keepEmails === "true" };
 }
 
 export function parseSince(q: Query): Date | null {

@@ -11,14 +11,22 @@ import type { ImportProgress, ImportSummary } from "./importer.js";
 
 export async function createImportJob(
   prisma: PrismaClient,
-  input: { tenantId: string; format: ImportFormat; idFrom: IdFrom; onError: OnError; bytesTotal: number | null; now: Date },
+  input: {
+    tenantId: string;
+    format: ImportFormat;
+    idFrom: IdFrom;
+    onError: OnError;
+    keepEmails: boolean;
+    bytesTotal: number | null;
+    now: Date;
+  },
 ): Promise<Import> {
   return prisma.import.create({
     data: {
       id: newId("imp"),
       tenantId: input.tenantId,
       format: input.format,
-      options: { idFrom: input.idFrom, onError: input.onError },
+      options: { idFrom: input.idFrom, onError: input.onError, keepEmails: input.keepEmails },
       bytesTotal: input.bytesTotal === null ? null : BigInt(input.bytesTotal),
       createdAt: input.now,
       updatedAt: input.now,
@@ -87,13 +95,14 @@ export async function listImportJobs(
 }
 
 export function importDto(j: Import) {
-  const options = (j.options ?? {}) as { idFrom?: string; onError?: string };
+  const options = (j.options ?? {}) as { idFrom?: string; onError?: string; keepEmails?: boolean };
   return {
     id: j.id,
     format: j.format,
     state: j.state,
     idFrom: options.idFrom ?? "identifier",
     onError: options.onError ?? "skip",
+    keepEmails: options.keepEmails ?? false,
     bytesRead: Number(j.bytesRead),
     bytesTotal: j.bytesTotal === null ? null : Number(j.bytesTotal),
     threads: j.threads,

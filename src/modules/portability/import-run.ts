@@ -36,7 +36,7 @@ export async function runImportJob(
   input: AsyncIterable<Uint8Array | string>,
   hooks: RunHooks = {},
 ): Promise<ImportSummary> {
-  const options = job.options as { idFrom: IdFrom; onError: OnError };
+  const options = job.options as { idFrom: IdFrom; onError: OnError; keepEmails?: boolean };
   const source = counted(input);
   // the row says the import is alive while it runs, recount included (import-jobs.ts)
   const heartbeat = setInterval(() => {
@@ -49,6 +49,7 @@ export async function runImportJob(
       format: job.format as ImportFormat,
       idFrom: options.idFrom,
       onError: options.onError,
+      keepEmails: options.keepEmails ?? false,
       now: app.clock.now(),
       ...(hooks.batchSize ? { batchSize: hooks.batchSize } : {}),
       ...(hooks.signal ? { signal: hooks.signal } : {}),

@@ -30,6 +30,8 @@ export interface ReaderRow {
   id: string;
   name: string;
   avatarUrl: string | null;
+  /** kept only when the tenant asked for it (ImportOptions.keepEmails) */
+  email: string | null;
   createdAt: Date;
 }
 
@@ -90,12 +92,13 @@ ON CONFLICT (tenant_id, id) DO UPDATE SET title = COALESCE(d.title, EXCLUDED.tit
  WHERE (d.title IS NULL AND EXCLUDED.title IS NOT NULL) OR (d.url IS NULL AND EXCLUDED.url IS NOT NULL)
 RETURNING (xmax = 0) AS inserted`;
 
+// a reader already there gains an address only when it has none
 const INSERT_READERS = `
-INSERT INTO readers (tenant_id, id, name, avatar_url, created_at, updated_at)
-SELECT $1, v.id, v.name, v.avatar_url, v.created_at, v.created_at
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS v(id, name, avatar_url, created_at)
-ON CONFLICT (tenant_id, id) DO NOTHING
-RETURNING id`;
+INSERT INTO readers AS r (tenant_id, id, name, avatar_url, email, created_at, updated_at)
+SELECT $1, v.id, v.name, v.avatar_url, v.email, v.created_at, v.created_at
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[]) AS v(id, name, avatar_url, created_at, email)
+ON CONFLICT (tenant_id, id) DO UPDATE SET email = EXCLUDED.email WHERE r.email IS NULL AND EXCLUDED.email IS NOT NULL
+RETURNING (xmax = 0) AS inserted`;
 
 // Staged rows go as one JSON array per statement (JSON.stringify is native; array parameters are
 // escaped element by element in JavaScript).
@@ -286,14 +289,15 @@ export class ImportWriter {
       for (const d of b.discussions) this.touched.add(d.id);
     }
     if (b.readers.length) {
-      const rows = await sql.query<{ id: string }>(INSERT_READERS, [
+      const rows = await sql.query<{ inserted: boolean }>(INSERT_READERS, [
         t,
         b.readers.map((r) => r.id),
         b.readers.map((r) => r.name),
         b.readers.map((r) => r.avatarUrl),
         b.readers.map((r) => r.createdAt),
+        b.readers.map((r) => r.email),
       ]);
-      this.counts.readers += rows.length;
+      for (const r of rows) if (r.inserted) this.counts.readers++;
     }
     if (b.comments.length || b.reactions.length) await this.clearStale();
     if (b.comments.length) {

@@ -17,6 +17,8 @@ export interface ImportOptions {
   format: ImportFormat;
   idFrom: IdFrom;
   onError: OnError;
+  /** authors' addresses become their readers' (for reply emails, contract section 15); else none is stored */
+  keepEmails?: boolean;
   /** rows per statement (default 1,000) */
   batchSize?: number;
   now: Date;
@@ -112,7 +114,13 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
         break;
       }
       case "reader":
-        writer.addReader({ id: item.id, name: item.name, avatarUrl: item.avatarUrl ?? null, createdAt: item.createdAt ?? opts.now });
+        writer.addReader({
+          id: item.id,
+          name: item.name,
+          avatarUrl: item.avatarUrl ?? null,
+          email: opts.keepEmails ? (item.email ?? null) : null,
+          createdAt: item.createdAt ?? opts.now,
+        });
         break;
       case "post": {
         const discussionId = threads.get(item.threadKey) ?? (opts.format === "ndjson" ? item.threadKey : undefined);
@@ -127,6 +135,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           id: item.author.id,
           name: item.author.name,
           avatarUrl: item.author.avatarUrl ?? null,
+          email: opts.keepEmails ? (item.author.email ?? null) : null,
           createdAt: item.createdAt,
         });
         await writer.addComment({

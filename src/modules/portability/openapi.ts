@@ -31,6 +31,7 @@ export const IMPORT_SCHEMA = {
     "state",
     "idFrom",
     "onError",
+    "keepEmails",
     "bytesRead",
     "bytesTotal",
     "threads",
@@ -52,6 +53,7 @@ export const IMPORT_SCHEMA = {
     state: { type: "string", enum: ["running", "succeeded", "failed"] },
     idFrom: { type: "string", enum: ["identifier", "url"] },
     onError: { type: "string", enum: ["skip", "stop"] },
+    keepEmails: { type: "boolean", description: "authors' email addresses were kept on their readers (for reply emails)" },
     bytesRead: count,
     bytesTotal: { type: ["integer", "null"] },
     threads: { ...count, description: "discussions created" },
@@ -106,6 +108,14 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
         { name: "format", in: "query", required: true, schema: { type: "string", enum: ["disqus", "wordpress", "ndjson"] } },
         { name: "idFrom", in: "query", required: false, schema: { type: "string", enum: ["identifier", "url"], default: "identifier" } },
         { name: "onError", in: "query", required: false, schema: { type: "string", enum: ["skip", "stop"], default: "skip" } },
+        {
+          name: "keepEmails",
+          in: "query",
+          required: false,
+          description:
+            "true: authors' email addresses (Disqus, WordPress) become their readers' addresses for reply emails (contract section 15); by default none is stored",
+          schema: { type: "string", enum: ["true", "false"], default: "false" },
+        },
       ],
       requestBody: {
         required: true,

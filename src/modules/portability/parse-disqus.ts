@@ -5,7 +5,7 @@
 // readers `disqus:<username>`, or `disqus:anon-<hash>` of their email (or name) when anonymous; the
 // email itself is not kept.
 import { child, childText, readXml, type XmlNode } from "./xml-reader.js";
-import { htmlToText, parseSourceDate, sha256Hex, type SourceItem } from "./source.js";
+import { emailOf, htmlToText, parseSourceDate, sha256Hex, type SourceItem } from "./source.js";
 
 export function parseDisqus(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
   return readXml(
@@ -67,7 +67,7 @@ function post(n: XmlNode): SourceItem {
     key,
     threadKey,
     parentKey: dsqId(child(n, "parent")),
-    author: { id: authorId.slice(0, 255), name: (name || username || "Anonymous").slice(0, 200) },
+    author: { id: authorId.slice(0, 255), name: (name || username || "Anonymous").slice(0, 200), email: emailOf(email) },
     body,
     status: deleted ? "deleted" : spam ? "rejected" : "approved",
     pinned: false,

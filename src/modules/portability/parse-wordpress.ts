@@ -7,7 +7,7 @@
 // become readers `wp:<hash of the email>` (or `wp:name-<hash of the name>` without one); the email
 // itself is not kept.
 import { childText, readXml, type XmlNode } from "./xml-reader.js";
-import { htmlToText, parseSourceDate, sha256Hex, type CommentStatus, type SourceItem } from "./source.js";
+import { emailOf, htmlToText, parseSourceDate, sha256Hex, type CommentStatus, type SourceItem } from "./source.js";
 
 /** an item's fields the thread needs; its content and other metadata are dropped as they close */
 const ITEM_FIELDS = new Set(["title", "link", "wp:post_id", "wp:post_name", "wp:post_date_gmt"]);
@@ -84,6 +84,7 @@ function comment(n: XmlNode, threadKey: string): SourceItem | null {
     author: {
       id: email ? `wp:${sha256Hex(email).slice(0, 16)}` : `wp:name-${sha256Hex(name || "anonymous").slice(0, 16)}`,
       name: (name || "Anonymous").slice(0, 200),
+      email: emailOf(email),
     },
     body,
     status,

@@ -17,6 +17,8 @@ export interface SourceAuthor {
   id: string;
   name: string;
   avatarUrl?: string | null | undefined;
+  /** the address the source gives (lower case, checked by emailOf), kept only with `keepEmails` */
+  email?: string | null | undefined;
 }
 
 export interface SourceThread {
@@ -107,6 +109,12 @@ export function threadDiscussionId(t: SourceThread, idFrom: IdFrom): string | nu
 /** An imported comment's id: the same for the same tenant, source and source id, so a re-run finds it. */
 export const importedCommentId = (tenantId: string, source: ImportFormat, key: string) =>
   `cmt_i${sha256Hex(`${tenantId}\u0000${source}\u0000${key}`).slice(0, 24)}`;
+
+/** An author's address as an import may keep it: lower case, one @ and a dot after it, at most 254 characters; else null. */
+export function emailOf(text: string | null | undefined): string | null {
+  const e = (text ?? "").trim().toLowerCase();
+  return e.length <= 254 && /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(e) ? e : null;
+}
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
 
