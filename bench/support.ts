@@ -33,6 +33,8 @@ export interface BenchEnv {
   url: string;
   apiKey: string;
   identitySecret: string;
+  /** the run's own database */
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -69,6 +71,7 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
     url,
     apiKey: t.apiKey,
     identitySecret: t.identitySecret,
+    databaseUrl: dbUrl.toString(),
     async close() {
       await app.stop();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

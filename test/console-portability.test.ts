@@ -46,7 +46,12 @@ describe.skipIf(chromiumMissing)("the console's import and export", { timeout: 1
         { id: "12", identifier: "new-park", link: "https://blog.example/new-park", title: "The new park" },
       ],
       [
-        { id: "101", thread: "11", message: "<p>Lovely afternoon.</p>", author: { name: "Ann", username: "ann" } },
+        {
+          id: "101",
+          thread: "11",
+          message: "<p>Lovely afternoon.</p>",
+          author: { name: "Ann", username: "ann", email: "ann@blog.example" },
+        },
         { id: "102", thread: "11", parent: "101", message: "<p>It was!</p>", author: { name: "Bo", username: "bo" } },
         { id: "103", thread: "12", message: "<p>Finally some green.</p>", author: { name: "Cy", username: "cy" } },
         { id: "104", thread: "99", message: "<p>A thread nobody knows.</p>", author: { name: "Dee", username: "dee" } },
@@ -57,6 +62,7 @@ describe.skipIf(chromiumMissing)("the console's import and export", { timeout: 1
     await page.getByRole("heading", { level: 1, name: "Import and export" }).waitFor();
     await page.getByLabel("Format").selectOption("disqus");
     await page.getByLabel("Export file").setInputFiles({ name: "disqus.xml", mimeType: "text/xml", buffer: Buffer.from(xml) });
+    await page.getByRole("checkbox", { name: /Keep authors' email addresses/ }).check();
     await page.getByRole("button", { name: "Import", exact: true }).click();
     const progress = page.getByRole("region", { name: "Import progress" });
     await progress.getByText("Import finished.").waitFor();
@@ -68,6 +74,9 @@ describe.skipIf(chromiumMissing)("the console's import and export", { timeout: 1
     // the comments are there, threaded
     const park = await t.api.get("/api/v1/discussions/garden-party/comments?topLevel=true");
     expect(park.body.items.map((c: { replyCount: number }) => c.replyCount)).toEqual([1]);
+    // the box was ticked: Ann's address is her reader's
+    const ann = await server.app.runtime.services.prisma.reader.findFirst({ where: { tenantId: t.tenantId, id: "disqus:ann" } });
+    expect(ann?.email).toBe("ann@blog.example");
     await expectAccessible(page, "Settings › Import and export");
     expect(await overflow(page)).toEqual([0]);
     await shoot(page, "settings-portability");

@@ -37,6 +37,7 @@ export function PortabilityScreen() {
   const [file, setFile] = useState<File | null>(null);
   const [format, setFormat] = useState("disqus");
   const [onError, setOnError] = useState("skip");
+  const [keepEmails, setKeepEmails] = useState(false);
   const [job, setJob] = useState<ImportState | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [uploading, setUploading] = useState(false);
@@ -58,7 +59,7 @@ export function PortabilityScreen() {
     setError(null);
     setUploading(true);
     try {
-      const query = new URLSearchParams({ format, onError });
+      const query = new URLSearchParams({ format, onError, keepEmails: String(keepEmails) });
       setJob(await rest<ImportState>("POST", `/api/v1/imports?${query.toString()}`, file));
     } catch (e) {
       setError(e instanceof ApiError && e.fields.length ? e.fields.map((f) => `${f.path}: ${f.message}`).join("; ") : messageOf(e));
@@ -107,6 +108,10 @@ export function PortabilityScreen() {
               <option value="skip">is skipped and reported</option>
               <option value="stop">stops the import</option>
             </select>
+          </label>
+          <label class="check">
+            <input type="checkbox" checked={keepEmails} onChange={(e) => setKeepEmails(e.currentTarget.checked)} />
+            Keep authors' email addresses, for reply emails (Disqus and WordPress; otherwise none is stored)
           </label>
         </fieldset>
         <button type="submit" disabled={uploading || job?.state === "running"}>

@@ -372,6 +372,9 @@ export class ImportWriter {
     try {
       await this.flush();
       await this.inflight;
+      // the staging's statistics as they are now: without them the planner takes a bucket for a few
+      // rows and joins its rows to each other in nested loops, quadratic in a big discussion
+      if (this.buckets) await this.sql.long("ANALYZE import_staged_comments", [], MAINTENANCE_TIMEOUT_MS);
       let next = 0;
       const writer = async () => {
         while (next < this.buckets) await this.writeBucket(next++);
