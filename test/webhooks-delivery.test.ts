@@ -10,8 +10,13 @@ import { verifyWebhook } from "../src/index.js";
 import { createWebhookWorker } from "../src/webhook-delivery/worker.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-/** Scheduling slack for the upper bound: the worker polls every 20 ms, plus the request itself. */
-const SLACK_MS = 150;
+/**
+ * Slack for the upper bound of an observed gap: the worker polls every 20 ms, plus the request, plus
+ * what a loaded 2-core machine adds (785 ms seen once with the whole suite running). The bound still
+ * catches a retry that waits for anything but its backoff; the backoff's own bounds are exact in
+ * test/unit/webhooks-backoff.test.ts.
+ */
+const SLACK_MS = 1_000;
 
 let server: TestServer;
 let t: TestTenant;
