@@ -14,6 +14,8 @@ export interface XmlNode {
   position: string;
   /** set by a handler that has already emitted something for this element (a WordPress item's thread) */
   emitted?: boolean;
+  /** an element has opened inside this one (kept or not): its own text is then whitespace between elements */
+  hasChildren?: boolean;
 }
 
 /** The first child named `name` (its text trimmed), or null. */
@@ -42,12 +44,15 @@ export async function* readXml(
   parser.on("opentag", (tag) => {
     const attrs: Record<string, string> = {};
     for (const [k, v] of Object.entries(tag.attributes)) attrs[k] = typeof v === "string" ? v : v.value;
+    const parent = stack[stack.length - 1];
+    if (parent) parent.hasChildren = true;
     stack.push({ name: tag.name, attrs, text: "", children: [], position: here() });
   });
   const addText = (t: string) => {
     const top = stack[stack.length - 1];
-    // only leaves' text matters; an element with children keeps none (its whitespace would pile up)
-    if (top && top.children.length === 0) top.text += t;
+    // only leaves' text matters; an element with children keeps none: the whitespace between the
+    // records of a file's root would otherwise pile up for the whole file (a string of millions of pieces)
+    if (top && !top.hasChildren) top.text += t;
   };
   parser.on("text", addText);
   parser.on("cdata", addText);
