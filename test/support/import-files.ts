@@ -1,6 +1,8 @@
 // Small import files for the tests (test/portability.test.ts, test/portability-cli.test.ts): a Disqus
 // XML export and a WordPress WXR export written as those systems write them, one element per line
 // so that positions can be checked against the text.
+import { createHash } from "node:crypto";
+
 export interface DisqusThread {
   id: string;
   identifier: string;
@@ -22,15 +24,14 @@ export interface DisqusPost {
 
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-let clock = Date.parse("2024-01-01T00:00:00Z");
-const nextDate = () => new Date((clock += 60_000)).toISOString().replace(/\.\d{3}Z$/, "Z");
-
-/** Dates are fixed per post id (a re-run writes the same file). */
-const dates = new Map<string, string>();
+/**
+ * A post's date, when the test gives none, is derived from its id alone (a re-run writes the same
+ * file, whichever test file of the worker wrote an id first): a minute in 2024 chosen by the id's
+ * SHA-256. A test that depends on the order of its posts gives their `createdAt`.
+ */
 const dateOf = (id: string) => {
-  let d = dates.get(id);
-  if (!d) dates.set(id, (d = nextDate()));
-  return d;
+  const minute = createHash("sha256").update(id).digest().readUInt32BE(0) % (366 * 24 * 60);
+  return new Date(Date.parse("2024-01-01T00:00:00Z") + minute * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
 };
 
 export function disqusXml(threads: DisqusThread[], posts: DisqusPost[]): string {
