@@ -83,6 +83,18 @@ describe("ThreadStore", () => {
     expect(other.isShown("m")).toBe(false);
   });
 
+  it("takes the viewer from their first write when the identity came after the load", () => {
+    const s = new ThreadStore("newest");
+    s.reset(page([c("a")]));
+    const mine = c("mine", { author: { id: "me", name: "Me", avatarUrl: null }, status: "pending" });
+    s.addOwn(mine);
+    expect(s.viewerId).toBe("me");
+    expect(s.isShown("mine")).toBe(true);
+    expect(s.isOwn("mine")).toBe(true);
+    expect(s.isOwn("a")).toBe(false);
+    expect(s.top).toEqual(["mine", "a"]);
+  });
+
   it("applies reaction counts as given and tracks the viewer's own reactions", () => {
     const s = new ThreadStore("top", "me");
     s.reset(page([c("a")]));

@@ -112,8 +112,10 @@ export class ThreadStore {
     return Math.max(0, c.replyCount - loaded);
   }
 
-  /** The viewer's own comment, as the write answered it: shown at once, pending ones included. */
+  /** The viewer's own comment, as the write answered it: shown at once, pending ones included, marked theirs. */
   addOwn(comment: Comment): void {
+    // the first write after a new identity tells who the viewer is before the thread reloads
+    this.viewerId ??= comment.author.id;
     const known = this.comments.has(comment.id);
     this.put(comment);
     if (known) return;
