@@ -8,25 +8,31 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ParsedMail } from "mailparser";
 import { manualClock } from "../src/lib/clock.js";
 import { startServer, type TestServer } from "./support/server.js";
+import { isolatedDatabase } from "./support/database.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { startSmtp, type TestSmtp } from "./support/smtp.js";
 import { createEmailWorker } from "../src/modules/email/worker.js";
 
 let smtp: TestSmtp;
 let server: TestServer;
+// every server here drives the worker, whose passes take what is due in the whole database: each on a
+// database of its own, so no other file's mail (nor another server's here) is counted or taken
+let own: Awaited<ReturnType<typeof isolatedDatabase>>;
 const clock = manualClock(new Date());
 const MIN = 60_000;
 
 beforeAll(async () => {
   smtp = await startSmtp();
+  own = await isolatedDatabase("email_replies");
   server = await startServer(
-    { SMTP_URL: smtp.url, EMAIL_FROM: "Comments <comments@service.example>", PUBLIC_URL: "https://comments.example" },
+    { ...own.env, SMTP_URL: smtp.url, EMAIL_FROM: "Comments <comments@service.example>", PUBLIC_URL: "https://comments.example" },
     { clock },
   );
 });
 afterAll(async () => {
   await server?.stop();
   await smtp?.close();
+  await own?.drop();
 });
 
 const sql = <R>(q: string, values: unknown[] = []) => server.app.runtime.services.sql.query<R>(q, values);
@@ -246,7 +252,8 @@ describe("a tenant's own SMTP server (email.smtpUrl)", () => {
   it("is stored sealed, answered and audited masked, and carries the tenant's mail on a service without SMTP_URL", async () => {
     const own = await startSmtp();
     const ownClock = manualClock(new Date());
-    const bare = await startServer({ PUBLIC_URL: "https://comments.example" }, { clock: ownClock });
+    const db = await isolatedDatabase("email_own_smtp");
+    const bare = await startServer({ ...db.env, PUBLIC_URL: "https://comments.example" }, { clock: ownClock });
     try {
       const t = await createTestTenant(bare, "Own Mail");
       const status = async () => (await t.api.post("/graphql", { query: "{ emailStatus { mode } }" })).body.data.emailStatus.mode;
@@ -291,6 +298,7 @@ describe("a tenant's own SMTP server (email.smtpUrl)", () => {
     } finally {
       await bare.stop();
       await own.close();
+      await db.drop();
     }
   });
 });
@@ -298,7 +306,8 @@ describe("a tenant's own SMTP server (email.smtpUrl)", () => {
 describe("EMAIL_OUTBOX=1", () => {
   it("keeps rendered messages instead of sending them", async () => {
     const outboxClock = manualClock(new Date());
-    const outbox = await startServer({ EMAIL_OUTBOX: "1" }, { clock: outboxClock });
+    const db = await isolatedDatabase("email_outbox");
+    const outbox = await startServer({ ...db.env, EMAIL_OUTBOX: "1" }, { clock: outboxClock });
     try {
       const t = await createTestTenant(outbox);
       await t.api.patch("/api/v1/settings", { email: { defaultReplies: "immediate" } });
@@ -327,6 +336,7 @@ describe("EMAIL_OUTBOX=1", () => {
       expect(bad.body.errors[0].extensions.code).toBe("validation_failed");
     } finally {
       await outbox.stop();
+      await db.drop();
     }
   });
 });
