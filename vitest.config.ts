@@ -1,9 +1,10 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: `npm test` runs unit and integration tests (the default project); the black-box
-// contract suite (test/contract/*.test.ts: the real CLI and one server process for the run, started
-// by test/support/contract-server.ts; nothing imported from src/) is its own project, run by
-// `npm run test:contract`. CI runs both.
+// Projects: `npm test` runs unit and integration tests (the default project); `npm run test:browser`
+// the tests that drive headless Chromium (test/browser/: the console, the embed, GraphiQL, pages a
+// person looks at); the black-box contract suite (test/contract/*.test.ts: the real CLI and one
+// server process for the run, started by test/support/contract-server.ts; nothing imported from
+// src/) by `npm run test:contract`; the engines' projects by `npm run test:engines`. CI runs them all.
 export default defineConfig({
   resolve: {
     // graphql@16 has no exports map: make Vite load the same CJS build that yoga and graphql-sse load.
@@ -30,9 +31,13 @@ export default defineConfig({
           name: "default",
           include: ["test/**/*.test.ts", "src/**/*.test.ts"],
           // the engines' own tests need the engines their projects start (npm run test:engines)
-          exclude: ["test/contract/**", "test/engines/**"],
+          exclude: ["test/contract/**", "test/engines/**", "test/browser/**"],
           globalSetup: ["test/support/global-setup.ts"],
         },
+      },
+      {
+        extends: true,
+        test: { name: "browser", include: ["test/browser/**/*.test.ts"], globalSetup: ["test/support/global-setup.ts"] },
       },
       // `npm run test:engines`: integration files run again through engines started by the project's
       // setup — a transaction-mode PgBouncer in front of the run's database (pooler), a 3-master Redis

@@ -9,13 +9,14 @@
 // docs/console/settings-email.png and docs/console/outbox.png with UPDATE_SCREENSHOTS=1.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { manualClock } from "../src/lib/clock.js";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { startSmtp, type TestSmtp } from "./support/smtp.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { createOperator } from "../src/modules/console/operators.js";
+import { manualClock } from "../../src/lib/clock.js";
+import { isolatedDatabase } from "../support/database.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { startSmtp, type TestSmtp } from "../support/smtp.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { createOperator } from "../../src/modules/console/operators.js";
 
 const OWNER = "email.owner@example.com";
 const MIN = 60_000;
@@ -278,7 +279,9 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
 
   it("EMAIL_OUTBOX=1: the Outbox lists a reply email and shows its text, the HTML only as source", async () => {
     const clock = manualClock(new Date());
-    const outbox = await startServer({ EMAIL_OUTBOX: "1", PUBLIC_URL: "https://comments.weekly.example" }, { clock });
+    // its worker pass takes what is due in the whole database: a database of its own
+    const db = await isolatedDatabase("console_outbox");
+    const outbox = await startServer({ ...db.env, EMAIL_OUTBOX: "1", PUBLIC_URL: "https://comments.weekly.example" }, { clock });
     try {
       const tenant = await createTestTenant(outbox, "The Weekly");
       expect((await tenant.api.patch("/api/v1/settings", { email: { defaultReplies: "immediate" } })).status).toBe(200);
@@ -300,6 +303,7 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
       await settled(p);
       const list = p.getByRole("list", { name: "Emails in the Outbox, newest first" });
       const items = list.getByRole("listitem");
+      await items.first().waitFor();
       expect(await items.count()).toBe(1);
       const item = (await items.first().innerText()).replace(/\s+/g, " ");
       expect(item).toContain("To ann@readers.example · reply email (1 reply) ·");
@@ -345,6 +349,7 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
       await s.context.close();
     } finally {
       await outbox.stop();
+      await db.drop();
     }
   });
 });

@@ -8,12 +8,12 @@
 import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { startTestIdp, type TestIdp } from "./support/oidc-provider.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { createOperator } from "../src/modules/console/operators.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { startTestIdp, type TestIdp } from "../support/oidc-provider.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { createOperator } from "../../src/modules/console/operators.js";
 
 const OWNER = "identity.owner@example.com";
 const MODERATOR = "identity.moderator@example.com";

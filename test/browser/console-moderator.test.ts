@@ -6,11 +6,11 @@
 // keeps Sign out on its row at 1280 px. axe-core at 1280 and 390 px on each.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { createOperator } from "../src/modules/console/operators.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { createOperator } from "../../src/modules/console/operators.js";
 
 const MODERATOR = "a.rather.long.moderator.address@newsroom.example.com";
 

@@ -5,12 +5,12 @@
 import { readFile } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { disqusXml } from "./support/import-files.js";
-import { createOperator } from "../src/modules/console/operators.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { disqusXml } from "../support/import-files.js";
+import { createOperator } from "../../src/modules/console/operators.js";
 
 const OWNER = "portability.owner@example.com";
 const MODERATOR = "portability.moderator@example.com";

@@ -11,12 +11,12 @@
 import type { Browser, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { startReceiver, type Receiver } from "./support/receiver.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
-import { createOperator } from "../src/modules/console/operators.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { startReceiver, type Receiver } from "../support/receiver.js";
+import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { createOperator } from "../../src/modules/console/operators.js";
 
 const OWNER = "safety.owner@example.com";
 const MODERATOR = "safety.moderator@example.com";

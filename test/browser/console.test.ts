@@ -5,13 +5,13 @@
 // at 1280 px and 390 px. Screenshots of each screen go to docs/console/.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { openSse } from "./support/sse.js";
-import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
-import { startWebhookServer } from "./support/receiver-app.js";
-import { consoleLink, expectAccessible, overflow, prepareShots, settled, shoot } from "./support/console-page.js";
+import type { TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { openSse } from "../support/sse.js";
+import { eventually, startReceiver, type Receiver } from "../support/receiver.js";
+import { startWebhookServer } from "../support/receiver-app.js";
+import { consoleLink, expectAccessible, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -69,7 +69,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
   it("keeps the navigation on one row with Sign out at 1280 px", async () => {
     const nav = page.getByRole("navigation", { name: "Main" });
     const tops = await nav.getByRole("link").evaluateAll((links) => links.map((l) => Math.round(l.getBoundingClientRect().top)));
-    expect(tops.length).toBe(8); // Safety (test/console-safety.test.ts) among them
+    expect(tops.length).toBe(8); // Safety (test/browser/console-safety.test.ts) among them
     expect(new Set(tops).size, "the links wrap").toBe(1);
     const box = (await nav.boundingBox())!;
     const out = (await page.getByRole("button", { name: "Sign out" }).boundingBox())!;

@@ -5,10 +5,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { expectServedScript } from "./support/embed.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { expectServedScript } from "../support/embed.js";
 
 /** count.js's size budget: past it, this test (and CI) fails */
 const COUNT_JS_GZIP_BUDGET = 3 * 1024;

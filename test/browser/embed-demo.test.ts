@@ -8,8 +8,8 @@ import { mkdtemp, mkdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
 

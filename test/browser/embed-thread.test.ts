@@ -13,11 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium } from "./support/chromium.js";
-import { consoleLink, expectAccessible } from "./support/console-page.js";
-import { expectServedScript } from "./support/embed.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { consoleLink, expectAccessible } from "../support/console-page.js";
+import { expectServedScript } from "../support/embed.js";
 
 /** thread.js's size budget: past it, this test (and CI) fails */
 const THREAD_JS_GZIP_BUDGET = 30 * 1024;

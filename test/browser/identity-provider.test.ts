@@ -11,10 +11,10 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestIdp, type TestIdp } from "./support/oidc-provider.js";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, chromiumRequired, launchChromium } from "./support/chromium.js";
+import { startTestIdp, type TestIdp } from "../support/oidc-provider.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, chromiumRequired, launchChromium } from "../support/chromium.js";
 
 const CLIENT_ID = "news-site";
 const DISCUSSION = "idp-browser";

@@ -4,9 +4,9 @@
 // browser itself (CORS), before the page can read anything.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { chromiumMissing, launchChromium, servePage } from "./support/chromium.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium, servePage } from "../support/chromium.js";
 
 // Everything the page does, with nothing but what a frontend team has: the service URL, a pk_ key,
 // an identity assertion from its own backend, and a discussion id.

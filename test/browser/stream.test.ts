@@ -4,11 +4,11 @@
 // a comment posted through the API, and a reply notification to that reader, appear in the page.
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { createKey } from "./support/sse.js";
-import { client } from "./support/client.js";
-import { CHROMIUM, chromiumMissing, chromiumRequired, launchChromium, servePage } from "./support/chromium.js";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { createKey } from "../support/sse.js";
+import { client } from "../support/client.js";
+import { CHROMIUM, chromiumMissing, chromiumRequired, launchChromium, servePage } from "../support/chromium.js";
 
 const missing = chromiumMissing;
 const required = chromiumRequired;
