@@ -4,7 +4,7 @@
 // pages), both imported from generated Disqus files (bench/import-generate.ts). Then the same reads
 // and writes on each, SCALE_SAMPLES times one after another: the first page and the page 500 pages
 // deep of the biggest discussion (newest, oldest, top), one comment by id, a post, a reaction, a
-// stream connect replaying 1,000 events, the moderation queue, and analytics over the 30 days the
+// stream connect replaying 1,000 events, the moderation queue (pending and rejected, across the tenant), and analytics over the 30 days the
 // imported comments span, after a VACUUM (ANALYZE) of the imported tables. Prints the import times and a table of p50/p99 per tenant with the big
 // tenant's p99 over the small one's: the goal is at most 1.5× (analytics under 1 s). Ratios, not
 // absolute numbers: the machine is noisy.
@@ -256,7 +256,8 @@ async function main(): Promise<void> {
       (t) => () => replay(`${base}/stream/${t.discussion}`, t, (t === big ? heads.big : heads.small) - REPLAY, REPLAY),
       Math.min(SAMPLES, 50),
     );
-    await compare("moderation queue", (t) => () => call(`${base}/comments?status=pending&limit=50`, t));
+    await compare("moderation queue, pending", (t) => () => call(`${base}/comments?status=pending&limit=50`, t));
+    await compare("moderation queue, rejected", (t) => () => call(`${base}/comments?status=rejected&limit=50`, t));
     await compare(
       "analytics, 30 days",
       (t) => () => call(`${base}/analytics?from=${WINDOW.from}&to=${WINDOW.to}&interval=day`, t),

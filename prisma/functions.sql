@@ -145,7 +145,7 @@ DECLARE
 BEGIN
   SELECT * INTO r FROM readers WHERE tenant_id = c.tenant_id AND id = c.author_id;
   IF NOT FOUND THEN RETURN NULL; END IF;
-  RETURN eng_comment_json_by(c, json_build_object('id', r.id, 'name', r.name, 'avatarUrl', r.avatar_url));
+  RETURN eng_comment_json_by(c, json_build_object('id', r.id, 'name', COALESCE(c.author_name, r.name), 'avatarUrl', r.avatar_url));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_comment_json_by(c comments, p_author json)
@@ -170,7 +170,7 @@ DECLARE
 BEGIN
   SELECT * INTO r FROM readers WHERE tenant_id = c.tenant_id AND id = c.author_id;
   IF NOT FOUND THEN RETURN NULL; END IF;
-  RETURN eng_comment_row_by(c, r.name, r.avatar_url);
+  RETURN eng_comment_row_by(c, COALESCE(c.author_name, r.name), r.avatar_url);
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_comment_row_by(c comments, p_name text, p_avatar text)
@@ -296,11 +296,11 @@ BEGIN
     v_was_visible := c.status = 'approved';
     IF p_delete THEN
       UPDATE comments SET status = 'deleted', body = '', pinned = false, deleted_at = COALESCE(deleted_at, p_at),
-             author_id = '', moderation_reason = NULL
+             author_id = '', author_name = NULL, moderation_reason = NULL
        WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
       IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
     ELSE
-      UPDATE comments SET body = CASE WHEN status = 'deleted' THEN '' ELSE p_marker END, author_id = '', moderation_reason = NULL
+      UPDATE comments SET body = CASE WHEN status = 'deleted' THEN '' ELSE p_marker END, author_id = '', author_name = NULL, moderation_reason = NULL
        WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
     END IF;
     -- readers' streams and webhooks are told as for a deletion (eng_delete_comment's event)

@@ -9,12 +9,13 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
 import { RawRoutes } from "./http/raw-routes.js";
 import { schema } from "./modules/schema.js";
-import { createGraphQLServer } from "./http/graphql-server.js";
+import { createGraphQLServer, graphiqlPage } from "./http/graphql-server.js";
 import { createDirectGraphQL } from "./http/graphql-direct.js";
 import { createOperationCounter } from "./http/compiled-operations.js";
 import { mountRoutes } from "./http/rest/router.js";
 import { createIdempotentGraphQL } from "./http/graphql-idempotent.js";
 import { openApiDocument } from "./modules/openapi-document.js";
+import { mountOpenApi } from "./http/openapi-route.js";
 import { SERVICE_VERSION } from "./lib/version.js";
 import { restRoutes } from "./modules/route-table.js";
 import { mountHealth } from "./http/health.js";
@@ -54,6 +55,7 @@ export async function buildApp(
     stream?: Partial<HubOptions>;
     webhooks?: Partial<WebhookOptions>;
     identityProviders?: NonNullable<Parameters<typeof createRuntime>[1]>["identityProviders"];
+    erasure?: NonNullable<Parameters<typeof createRuntime>[1]>["erasure"];
   } = {},
 ): Promise<App> {
   const runtime = await createRuntime(config, opts);
@@ -74,7 +76,12 @@ export async function buildApp(
   const yoga = createGraphQLServer(services, schema, cors, countOperation);
   const direct = createDirectGraphQL(yoga, services, countOperation);
   const idempotent = createIdempotentGraphQL(yoga, services, cors);
+  const graphiql = graphiqlPage(config);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    // a browser opening /graphql: GraphiQL, where it is on
+    if (graphiql && req.method === "GET" && req.url.split("?")[0] === "/graphql" && (req.headers.accept ?? "").includes("text/html")) {
+      return reply.type("text/html; charset=utf-8").send(graphiql);
+    }
     // a mutation with an Idempotency-Key: claimed first, its answer kept (src/http/graphql-idempotent.ts)
     if (req.headers["idempotency-key"] !== undefined && (await idempotent(req, reply))) return reply;
     const served = await direct(req, reply);
@@ -100,10 +107,7 @@ export async function buildApp(
   mountRestCors(fastify, cors);
   mountRoutes(fastify, services, yoga, restRoutes, countOperation);
   // the OpenAPI document, generated once (src/modules/openapi-document.ts)
-  const openapi = JSON.stringify(openApiDocument(SERVICE_VERSION));
-  fastify.get("/api/v1/openapi.json", (_req, reply) =>
-    reply.header("Cache-Control", "public, max-age=300").type("application/json; charset=utf-8").send(openapi),
-  );
+  mountOpenApi(fastify, config, openApiDocument(SERVICE_VERSION));
   // --- streams
   const { streams, webhooks } = services;
   mountStreamRoute(raw, { app: services, hub: streams, cors, record });

@@ -2,6 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { parseDuration } from "./lib/duration.js";
+import { parseOutboundUrl } from "./lib/outbound-url.js";
 
 const flag = z
   .enum(["1", "0", "true", "false", ""])
@@ -46,10 +47,13 @@ const EnvSchema = z.object({
   WEBHOOK_MAX_PER_ENDPOINT: z.coerce.number().int().min(1).max(1024).default(16),
   WEBHOOK_MAX_PER_TENANT: z.coerce.number().int().min(1).max(1024).default(32),
   NODE_ENV: z.string().default("development"),
-  /** the service's SMTP server (smtp:// or smtps://, credentials in the URL); unset: email is off */
+  /** the service's SMTP server: smtp(s)://[user:password@]host[:port], nothing else (src/lib/outbound-url.ts); unset: email is off */
   SMTP_URL: z
     .string()
-    .regex(/^smtps?:\/\/\S+$/, "must be an smtp:// or smtps:// URL")
+    .superRefine((v, ctx) => {
+      const parsed = parseOutboundUrl(v, "smtp");
+      if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.problem.message });
+    })
     .optional(),
   /** the sender when a tenant names none (settings email.from) */
   EMAIL_FROM: z.string().min(3).max(400).default("Comments <no-reply@localhost>"),
@@ -83,8 +87,8 @@ const EnvSchema = z.object({
         return z.NEVER;
       }
     }),
-  /** GraphiQL at /graphql (off unless 1) */
-  GRAPHIQL: flag,
+  /** GraphiQL at /graphql: on unless NODE_ENV=production, where only GRAPHIQL=1 turns it on; 0 turns it off */
+  GRAPHIQL: z.enum(["1", "0", "true", "false"]).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -133,8 +137,9 @@ const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
-export interface Config extends Omit<Env, "DATA_DIR"> {
+export interface Config extends Omit<Env, "DATA_DIR" | "GRAPHIQL"> {
   DATA_DIR: string;
+  GRAPHIQL: boolean;
   embedded: boolean;
 }
 
@@ -162,5 +167,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push("DATABASE_DIRECT_URL: required with DATABASE_POOLER=transaction (migrations and session locks bypass the pooler)");
   if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) problems.push("REDIS_CLUSTER_NODES: set either it or REDIS_URL, not both");
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...e, DATA_DIR: dataDir, embedded: !e.DATABASE_URL };
+  const graphiql = e.GRAPHIQL === undefined ? e.NODE_ENV !== "production" : e.GRAPHIQL === "1" || e.GRAPHIQL === "true";
+  return { ...e, DATA_DIR: dataDir, GRAPHIQL: graphiql, embedded: !e.DATABASE_URL };
 }

@@ -29,6 +29,7 @@ import { createWebhookRuntime, type WebhookOptions } from "./webhook-delivery/we
 import { guardedFetch } from "./webhook-delivery/http-client.js";
 import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 import { createReaderAddresses } from "./context/reader-addresses.js";
+import { ERASURE_BATCH } from "./modules/readers/erasure.js";
 
 export interface Runtime {
   services: AppServices;
@@ -110,6 +111,8 @@ export async function createRuntime(
     identityProviders?: Partial<Pick<IdentityProviderOptions, "timeoutMs" | "cooldownMs" | "cacheMaxAgeMs">>;
     /** "cli": the CLI opens the embedded data folder (a starting server waits for it) */
     lockRole?: "server" | "cli";
+    /** a reader's erasure: comments per statement (tests make it small to get many batches) */
+    erasure?: { batchSize?: number };
   } = {},
 ): Promise<Runtime> {
   const log = opts.log ?? createLogger(config);
@@ -203,6 +206,7 @@ export async function createRuntime(
         ...opts.identityProviders,
       }),
       readerAddresses: createReaderAddresses({ sql: db.sql, clock }),
+      erasure: { batchSize: opts.erasure?.batchSize ?? ERASURE_BATCH },
     };
     registerGauges(services);
     const retention = createRetentionJob({ prisma: db.prisma, clock, log, metrics });

@@ -3,6 +3,7 @@
 // single-use link, password sign-in with one generic error and rate limiting, the session cookie
 // (HttpOnly, SameSite=Strict), CSRF on every state-changing request, idle expiry, roles, sign-out;
 // the audit trail and the moderation queue.
+import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
@@ -118,6 +119,31 @@ describe("the CLI", { timeout: 120_000 }, () => {
       expect(r.headers.get("set-cookie"), bad).toBeNull();
       expect(r.headers.get("location"), bad).toBe(`/console/?signin=${why}`);
     }
+  });
+
+  it("console-link without PUBLIC_URL asks the server at HOST:PORT for its address, else says the address is a guess", async () => {
+    const port = new URL(server.url).port;
+    const bare = () => {
+      const e = env();
+      delete e.PUBLIC_URL;
+      return e;
+    };
+    // a server of this configuration answers at HOST:PORT (a wildcard HOST is asked on loopback)
+    const asked = await runCliInProcess(["console-link", "--tenant", t.tenantId], { ...bare(), HOST: "0.0.0.0", PORT: port });
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stderr).toBe("");
+    expect(asked.stdout.trim().split("\n").at(-1)!.startsWith(`${server.url}/console/auth/link?token=`)).toBe(true);
+    // nobody there: HOST:PORT, and a word that it is a guess
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const p = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const guessed = await runCliInProcess(["console-link", "--tenant", t.tenantId], { ...bare(), HOST: "127.0.0.1", PORT: String(closed) });
+    expect(guessed.code, guessed.stderr).toBe(0);
+    expect(guessed.stderr).toMatch(/PUBLIC_URL is unset and no server answered at http:\/\/127\.0\.0\.1:\d+\/; the link below guesses/);
+    expect(guessed.stdout.trim().split("\n").at(-1)!.startsWith(`http://127.0.0.1:${closed}/console/auth/link?token=`)).toBe(true);
   });
 });
 

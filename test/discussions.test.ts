@@ -39,6 +39,34 @@ describe("discussions", () => {
     expect(invalid.body.errors.map((e: any) => e.path)).toContain("title");
   });
 
+  it("refuses a title with line breaks or other control characters on create and on update (422 naming title)", async () => {
+    const bad = [
+      "Hello\r\nBcc: eve@evil.example",
+      "Hello\n",
+      "\rHello",
+      "Hel\tlo",
+      "Hello\u0000",
+      "Hello\u007f",
+      "Hello\u0085",
+      "Hello\u2028",
+    ];
+    for (const title of bad) {
+      const created = await t.api.put("/api/v1/discussions/title-new", { title });
+      expect(created.status, JSON.stringify(title)).toBe(422);
+      expect(created.body.errors).toEqual([{ path: "title", message: "must not contain line breaks or other control characters" }]);
+    }
+    expect((await t.api.get("/api/v1/discussions/title-new")).status).toBe(404);
+    expect((await t.api.put("/api/v1/discussions/title-old", { title: "Fine – “quoted” ünïcode" })).status).toBe(201);
+    for (const title of bad) {
+      const updated = await t.api.put("/api/v1/discussions/title-old", { title });
+      expect(updated.status, JSON.stringify(title)).toBe(422);
+      expect(updated.body.errors.map((e: any) => e.path)).toEqual(["title"]);
+    }
+    const gql = await t.api.gql(TestUpsertDiscussionDocument, { id: "title-old", input: { title: "Hello\r\nBcc: eve@evil.example" } });
+    expect(gql.errors?.[0]?.extensions).toMatchObject({ code: "validation_failed", errors: [{ path: "title" }] });
+    expect((await t.api.get("/api/v1/discussions/title-old")).body.title).toBe("Fine – “quoted” ünïcode");
+  });
+
   it("accepts ids of up to 128 chars; longer ones are a 400 problem, however long", async () => {
     expect((await t.api.put(`/api/v1/discussions/${"a".repeat(128)}`, {})).status).toBe(201);
     const over = await t.api.put(`/api/v1/discussions/${"a".repeat(129)}`, {});

@@ -55,6 +55,37 @@ describe("email settings", () => {
     // null clears the sender again
     expect((await t.api.patch("/api/v1/settings", { email: { from: null } })).body.email.from).toBeNull();
   });
+
+  it("refuses line breaks and other control characters in the sender and the reply address (422 naming the field)", async () => {
+    const before = (await t.api.get("/api/v1/settings")).body.email;
+    const injected = [
+      "The Daily\r\nBcc: eve@evil.example <news@daily.example>",
+      "The Daily\nBcc: eve@evil.example <news@daily.example>",
+      "The Daily\r<news@daily.example>",
+      "news@daily.example\r\n",
+      "\r\nnews@daily.example",
+      "The\tDaily <news@daily.example>",
+      "The Daily\u0000 <news@daily.example>",
+      "The Daily\u0085 <news@daily.example>",
+      "The Daily\u2028 <news@daily.example>",
+    ];
+    for (const from of injected) {
+      const r = await t.api.patch("/api/v1/settings", { email: { from } });
+      expect(r.status, JSON.stringify(from)).toBe(422);
+      expect(r.body.code).toBe("validation_failed");
+      expect(r.body.errors, JSON.stringify(from)).toContainEqual({
+        path: "email.from",
+        message: expect.stringMatching(/control characters/),
+      });
+    }
+    for (const replyTo of ["editors@daily.example\r\nBcc: eve@evil.example", "editors@daily.example\n", "\reditors@daily.example"]) {
+      const r = await t.api.patch("/api/v1/settings", { email: { replyTo } });
+      expect(r.status, JSON.stringify(replyTo)).toBe(422);
+      expect(new Set((r.body.errors as { path: string }[]).map((e) => e.path))).toEqual(new Set(["email.replyTo"]));
+      expect(r.body.errors).toContainEqual({ path: "email.replyTo", message: expect.stringMatching(/control characters/) });
+    }
+    expect((await t.api.get("/api/v1/settings")).body.email).toEqual(before);
+  });
 });
 
 describe("/api/v1/me/notifications", () => {
@@ -123,6 +154,44 @@ describe("/api/v1/unsubscribe/{token}", () => {
     expect((await dee.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: true });
     // again: still 200
     expect((await form(token)).status).toBe(200);
+  });
+
+  it("unsubscribes only with the body List-Unsubscribe=One-Click as a form: anything else is 400 and changes nothing", async () => {
+    const fay = await t.reader("fay-unsub", { name: "Fay" });
+    expect((await fay.patch("/api/v1/me/notifications", { replies: "immediate" })).status).toBe(200);
+    const token = signUnsubscribeToken(server.app.runtime.services, { tenantId: t.tenantId, subjectId: "fay-unsub", kind: "replies" });
+    const post = (body: string | undefined, contentType?: string) =>
+      fetch(`${server.url}/api/v1/unsubscribe/${token}`, {
+        method: "POST",
+        ...(contentType ? { headers: { "content-type": contentType } } : {}),
+        ...(body !== undefined ? { body } : {}),
+      });
+    const FORM = "application/x-www-form-urlencoded";
+    const refused: [string | undefined, string | undefined][] = [
+      [undefined, undefined],
+      ["", FORM],
+      ["List-Unsubscribe=One-Click&also=this", FORM],
+      ["List-Unsubscribe=One-Click&List-Unsubscribe=One-Click", FORM],
+      ["List-Unsubscribe=Yes", FORM],
+      ["unsubscribe=1", FORM],
+      ['{"List-Unsubscribe":"One-Click"}', "application/json"],
+      ["List-Unsubscribe=One-Click", "text/plain"],
+    ];
+    for (const [body, contentType] of refused) {
+      const r = await post(body, contentType);
+      const what = `${contentType} ${JSON.stringify(body)}`;
+      expect(r.status, what).toBe(400);
+      expect(r.headers.get("content-type"), what).toMatch(/^application\/problem\+json/);
+      expect(await r.json(), what).toMatchObject({ status: 400, code: "one_click_required" });
+    }
+    expect((await fay.get("/api/v1/me/notifications")).body).toEqual({ replies: "immediate", chosen: true });
+
+    // the GET page's form, submitted as a browser submits it (its fields, urlencoded)
+    const html = await (await fetch(`${server.url}/api/v1/unsubscribe/${token}`)).text();
+    const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m) => [m[1]!, m[2]!]);
+    const submitted = await post(new URLSearchParams(fields).toString(), `${FORM};charset=UTF-8`);
+    expect(submitted.status).toBe(200);
+    expect((await fay.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: true });
   });
 
   it("changes nothing for a forged or altered token", async () => {

@@ -229,6 +229,38 @@ describe("reply emails", () => {
     expect(to("gus@readers.example")).toHaveLength(0);
   });
 
+  it("keeps stored line breaks out of every header and the stored subject (a title, the sender, the reply address)", async () => {
+    const t = await tenantWith({ from: "The Daily <news@daily.example>", replyTo: "editors@daily.example" });
+    const parent = await thread(t, "crlf", "gus", "gus@readers.example");
+    // stored as data older than today's rules (or another way in) could hold them
+    const bcc = "\r\nBcc: eve@evil.example";
+    await sql(`UPDATE discussions SET title = $3 WHERE tenant_id = $1 AND id = $2`, [t.tenantId, "crlf", `On rivers${bcc}`]);
+    await sql(
+      `UPDATE tenants SET settings = jsonb_set(jsonb_set(settings, '{email,from}', to_jsonb($2::text)), '{email,replyTo}', to_jsonb($3::text))
+        WHERE id = $1`,
+      [t.tenantId, `The Daily${bcc} <news@daily.example>`, `editors@daily.example${bcc}`],
+    );
+    // the stored settings no longer pass the model, which then answers its defaults: the reader's own choice
+    expect((await (await as(t, "gus", "gus@readers.example")).patch("/api/v1/me/notifications", { replies: "immediate" })).status).toBe(
+      200,
+    );
+    await reply(t, "crlf", parent, "hal", "Indeed.");
+    clock.advance(3 * MIN);
+    expect(await pass()).toMatchObject({ messages: 1, sent: 1 });
+    const [stored] = await sql<{ subject: string }>(`SELECT subject FROM email_messages WHERE tenant_id = $1`, [t.tenantId]);
+    expect(stored!.subject).toBe("hal replied to your comment on “On rivers Bcc: eve@evil.example”");
+    const [mail] = to("gus@readers.example") as [ParsedMail];
+    expect(mail.subject).toBe(stored!.subject);
+    expect(mail.headerLines.map((h) => h.key)).not.toContain("bcc");
+    expect(mail.bcc).toBeUndefined();
+    expect(mail.from?.value).toEqual([{ name: "The Daily Bcc: eve@evil.example", address: "news@daily.example" }]);
+    expect(mail.replyTo).toBeUndefined(); // no single address in it: left out
+    const listUnsubscribe = mail.headerLines.find((h) => h.key === "list-unsubscribe")?.line.replace(/\s+/g, " ");
+    expect(listUnsubscribe).toContain("<mailto:news@daily.example?subject=unsubscribe>");
+    expect(mail.to).toMatchObject({ value: [{ address: "gus@readers.example" }] });
+    expect(smtp.received.filter((m) => JSON.stringify([m.to, m.cc, m.bcc]).includes("evil.example"))).toEqual([]);
+  });
+
   it("three workers at once send each message once", async () => {
     const t = await tenantWith({});
     const parents = await Promise.all(

@@ -1,5 +1,6 @@
 // Dependencies that stall or die: the service answers 503 `unavailable` within 5 s on every route
-// (never a hang or a 500) and recovers when they come back (contract section 9). The PostgreSQL
+// (never a hang or a 500) and recovers when they come back (contract section 9); the claim of an
+// Idempotency-Key whose request failed meanwhile is let go within seconds of the return. The PostgreSQL
 // here is the test's own process on a free port, paused with SIGSTOP and crashed like
 // `pg_ctl stop -m immediate` — never the machine's own database.
 import pg_ from "pg";
@@ -10,6 +11,11 @@ import { migratePostgres } from "../src/db/migrate.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { startOwnPostgres, type OwnPostgres } from "./support/own-services.js";
 import type { TestServer } from "./support/server.js";
+
+/** how long PostgreSQL stays down after the keyed request's 503 (its claim's release fails meanwhile) */
+const DOWN_AFTER_503_MS = 9_000;
+/** a retry runs within this of the database's return (the claim's lease is 30 s) */
+const RELEASED_WITHIN_MS = 4_000;
 
 let pg: OwnPostgres;
 let app: App;
@@ -113,6 +119,52 @@ describe("PostgreSQL", () => {
     await expect.poll(async () => (await t.api.get(`/api/v1/comments/${before.body.id}`)).status, { timeout: 15_000 }).toBe(200);
     expect((await as.post("/api/v1/discussions/f2/comments", { body: "after" })).status).toBe(201);
   });
+});
+
+describe("PostgreSQL lost while a request under an Idempotency-Key runs", () => {
+  it("the 503's claim is let go within seconds of the database's return: a retry with the key runs, not 409", async () => {
+    const as = t.as({ key: t.apiKey, identity: await t.identity("idem-outage") });
+    expect((await as.post("/api/v1/discussions/f3/comments", { body: "opens the discussion" })).status).toBe(201);
+    const key = `outage-${Date.now()}`;
+    const post = () => as.post("/api/v1/discussions/f3/comments", { body: "posted once" }, { headers: { "idempotency-key": key } });
+    // the keyed post claims its key, then waits for the discussion's lock, held here, when the
+    // database goes: what was sent to it is lost (a stall that ends in a restart or failover)
+    const holder = new pg_.Client({ connectionString: pg.url });
+    holder.on("error", () => undefined);
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query("SELECT 1 FROM discussions WHERE tenant_id = $1 AND id = 'f3' FOR UPDATE", [t.tenantId]);
+    const holderPid = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+    const first = post();
+    await expect
+      .poll(
+        async () => {
+          await holder.query("SELECT pg_stat_clear_snapshot()"); // pg_stat_activity is otherwise read once per transaction
+          const sql = "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))";
+          return (await holder.query<{ n: number }>(sql, [holderPid])).rows[0]!.n;
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(1);
+    await pg.crash();
+    await holder.end().catch(() => undefined);
+    expect((await first).status).toBe(503);
+    // down long enough for the key's release to have failed again and again in the background
+    await new Promise((r) => setTimeout(r, DOWN_AFTER_503_MS));
+    await pg.start();
+    const back = Date.now();
+    // a client honouring Retry-After: 409 while the claim is held, until it is let go
+    let retry = await post();
+    while (retry.status !== 201 && Date.now() - back < 15_000) {
+      expect([409, 503]).toContain(retry.status);
+      await new Promise((r) => setTimeout(r, 250));
+      retry = await post();
+    }
+    expect(retry.status).toBe(201);
+    expect(Date.now() - back).toBeLessThan(RELEASED_WITHIN_MS);
+    const mine = (await t.api.get("/api/v1/discussions/f3/comments")).body.items.filter((c: any) => c.body === "posted once");
+    expect(mine).toHaveLength(1);
+  }, 60_000);
 });
 
 describe("PostgreSQL terminates idle connections", () => {

@@ -129,20 +129,29 @@ describe("production defaults", () => {
 });
 
 describe("GraphiQL", () => {
-  it("is off unless GRAPHIQL=1, and then served whole by the service (no CDN)", async () => {
+  it("is on outside production, off in production unless GRAPHIQL=1 (GRAPHIQL=0 turns it off), served whole by the service (no CDN)", async () => {
     const html = (s: TestServer) => fetch(`${s.url}/graphql`, { headers: { accept: "text/html" } });
-    expect((await html(server)).headers.get("content-type") ?? "").not.toContain("text/html");
-    const on = await startServer({ GRAPHIQL: "1" });
+    const isPage = async (s: TestServer) => ((await html(s)).headers.get("content-type") ?? "").includes("text/html");
+    const [prod, prodOn, off] = await Promise.all([
+      startServer({ NODE_ENV: "production" }),
+      startServer({ NODE_ENV: "production", GRAPHIQL: "1" }),
+      startServer({ GRAPHIQL: "0" }),
+    ]);
     try {
-      const res = await html(on);
+      expect(await isPage(prod)).toBe(false);
+      expect(await isPage(off)).toBe(false);
+      expect(await isPage(prodOn)).toBe(true);
+      const res = await html(server);
       expect(res.status).toBe(200);
       const page = await res.text();
       expect(page).toContain("<html");
       // every script and stylesheet is inline or from this origin
       const external = [...page.matchAll(/<(?:script|link)[^>]+(?:src|href)="(https?:)?\/\/[^"]+"/g)].map((m) => m[0]);
       expect(external).toEqual([]);
+      // the headers pane starts with X-API-Key to fill in, and the first query says which key
+      expect(page).toContain("X-API-Key");
     } finally {
-      await on.stop();
+      await Promise.all([prod.stop(), prodOn.stop(), off.stop()]);
     }
   });
 });

@@ -68,7 +68,8 @@ describe("identity providers", () => {
     const viaJwks = await providers.verify(await other.token({ sub: "u-1", nickname: "Bea" }), [
       { jwksUri: other.jwksUri, audience: ["engagement-test"], algorithms: ["ES256"], claims: { ...claims, name: "nickname" } },
     ]);
-    expect(viaJwks).toMatchObject({ id: `${other.issuer}#u-1`, name: "Bea", avatarUrl: null, email: null, emailVerified: false });
+    // namespaced by its key set's URL: the keys speak for themselves, not for the issuer they name
+    expect(viaJwks).toMatchObject({ id: `${other.jwksUri}#u-1`, name: "Bea", avatarUrl: null, email: null, emailVerified: false });
     expect(viaJwks.id).not.toBe(reader.id); // the same sub at two providers: two readers
   });
 
@@ -100,6 +101,57 @@ describe("identity providers", () => {
     expect(await refusal(providers.verify("not.a.jwt", mine))).toMatch(/not a JWT/);
     // an algorithm the provider does not allow
     expect(await refusal(providers.verify(await idp.token({ sub: "u" }), [byIssuer(idp, { algorithms: ["ES256"] })]))).toMatch(/algorithm/);
+  });
+
+  it("refuses a token issued in the future or living too long: iat ahead, exp far off, no iat with a far exp", async () => {
+    const clock = manualClock(new Date());
+    const providers = createIdentityProviders({ fetch: fetchImpl, clock });
+    const mine = [byIssuer(idp)];
+    const now = Math.floor(clock.now().getTime() / 1000);
+    const tenYears = 10 * 365 * 86_400;
+    expect(
+      await refusal(providers.verify(await idp.token({ sub: "u" }, { issuedAt: now + tenYears, expiresIn: now + tenYears + 60 }), mine)),
+    ).toMatch(/'iat' is more than 60 s in the future/);
+    expect(await refusal(providers.verify(await idp.token({ sub: "u" }, { issuedAt: now + 61, expiresIn: now + 600 }), mine))).toMatch(
+      /'iat'/,
+    );
+    expect(await refusal(providers.verify(await idp.token({ sub: "u" }, { issuedAt: now, expiresIn: now + tenYears }), mine))).toMatch(
+      /longer than the 86400 s/,
+    );
+    expect(await refusal(providers.verify(await idp.token({ sub: "u" }, { issuedAt: null, expiresIn: now + tenYears }), mine))).toMatch(
+      /longer than the 86400 s .*now/,
+    );
+    // within the bounds: clock skew of under a minute, a day's lifetime
+    expect((await providers.verify(await idp.token({ sub: "u" }, { issuedAt: now + 50, expiresIn: now + 600 }), mine)).id).toBe(
+      `${idp.issuer}#u`,
+    );
+    expect((await providers.verify(await idp.token({ sub: "u" }, { issuedAt: now, expiresIn: now + 86_400 }), mine)).subject).toBe("u");
+    expect((await providers.verify(await idp.token({ sub: "u" }, { issuedAt: null, expiresIn: now + 3_600 }), mine)).subject).toBe("u");
+    // the provider's own cap
+    const short = [byIssuer(idp, { maxTokenLifetimeSeconds: 600 })];
+    expect(await refusal(providers.verify(await idp.token({ sub: "u" }, { issuedAt: now, expiresIn: now + 3_600 }), short))).toMatch(
+      /600 s/,
+    );
+    const long = [byIssuer(idp, { maxTokenLifetimeSeconds: 7 * 86_400 })];
+    expect((await providers.verify(await idp.token({ sub: "u" }, { issuedAt: now, expiresIn: now + 3 * 86_400 }), long)).subject).toBe("u");
+  });
+
+  it("a token belongs to the provider whose keys verified it: a bare key set cannot speak for another provider's issuer", async () => {
+    const providers = createIdentityProviders({ fetch: fetchImpl, clock: systemClock });
+    // X named by its issuer (and key set), B by its key set alone
+    const both: IdentityProviderSettings[] = [
+      byIssuer(idp, { jwksUri: idp.jwksUri }),
+      { jwksUri: other.jwksUri, audience: ["engagement-test"], algorithms: ["ES256"], claims },
+    ];
+    // signed with B's key, claiming X's issuer and X's reader
+    const forged = await other.token({ sub: "victim" }, { issuer: idp.issuer });
+    expect(await refusal(providers.verify(forged, both))).toMatch(/kid|signature/);
+    // B's own tokens: B's readers, namespaced by B's key set whatever issuer they name
+    const own = await providers.verify(await other.token({ sub: "victim" }, { issuer: "https://b.example" }), both);
+    expect(own.id).toBe(`${other.jwksUri}#victim`);
+    expect(own.id).not.toBe(`${idp.issuer}#victim`);
+    // X's tokens still X's
+    expect((await providers.verify(await idp.token({ sub: "victim" }), both)).id).toBe(`${idp.issuer}#victim`);
   });
 
   it("picks up a key rotated at the IdP without a restart, and an unknown kid refetches nothing within the cooldown", async () => {

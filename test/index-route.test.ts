@@ -1,17 +1,17 @@
 // GET /: a newcomer who opens the service's address is pointed at the console, the OpenAPI document,
-// GraphQL (and GraphiQL where it is on) and the health checks, as JSON for clients (the page of
-// links a browser gets: test/browser/index-page.test.ts).
+// GraphQL (and GraphiQL where it is on: outside production, or with GRAPHIQL=1) and the health
+// checks, as JSON for clients (the page of links a browser gets: test/browser/index-page.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 
 let plain: TestServer;
-let withGraphiql: TestServer;
+let production: TestServer;
 
 beforeAll(async () => {
-  [plain, withGraphiql] = await Promise.all([startServer(), startServer({ GRAPHIQL: "1" })]);
+  [plain, production] = await Promise.all([startServer(), startServer({ NODE_ENV: "production" })]);
 });
 afterAll(async () => {
-  await Promise.all([plain?.stop(), withGraphiql?.stop()]);
+  await Promise.all([plain?.stop(), production?.stop()]);
 });
 
 describe("GET /", () => {
@@ -23,13 +23,14 @@ describe("GET /", () => {
       console: `${plain.url}/console/`,
       openapi: `${plain.url}/api/v1/openapi.json`,
       graphql: `${plain.url}/graphql`,
-      graphiql: null,
+      graphiql: `${plain.url}/graphql`,
       health: `${plain.url}/healthz`,
     });
     // the links work
     expect((await fetch(body.links.openapi!)).status).toBe(200);
     expect((await fetch(body.links.console!)).status).toBe(200);
-    const on = (await (await fetch(`${withGraphiql.url}/`)).json()) as { links: Record<string, string | null> };
-    expect(on.links.graphiql).toBe(`${withGraphiql.url}/graphql`);
+    // GraphiQL is off in production (unless GRAPHIQL=1)
+    const off = (await (await fetch(`${production.url}/`)).json()) as { links: Record<string, string | null> };
+    expect(off.links.graphiql).toBeNull();
   });
 });

@@ -33,6 +33,21 @@ describe("the OpenAPI document", () => {
     expect(result.valid).toBe(true);
   });
 
+  it("names the server that served it, absolutely, in servers (PUBLIC_URL when set)", async () => {
+    expect(doc.servers).toEqual([{ url: server.url }]);
+    // the address the caller used
+    const viaLocalhost = server.url.replace("127.0.0.1", "localhost");
+    expect(((await (await fetch(`${viaLocalhost}/api/v1/openapi.json`)).json()) as any).servers).toEqual([{ url: viaLocalhost }]);
+    const behindProxy = await startServer({ PUBLIC_URL: "https://comments.example/engagement/" });
+    try {
+      const proxied = (await (await fetch(`${behindProxy.url}/api/v1/openapi.json`)).json()) as any;
+      expect(proxied.servers).toEqual([{ url: "https://comments.example/engagement" }]);
+      expect(proxied.paths).toEqual(doc.paths);
+    } finally {
+      await behindProxy.stop();
+    }
+  });
+
   it("documents every REST route with its parameters, body, answers and problem documents", () => {
     for (const r of restRoutes) {
       const path = `/api/v1${r.path.replace(/:(\w+)/g, "{$1}")}`;

@@ -73,6 +73,25 @@ describe("engagement import / export", { timeout: 120_000 }, () => {
     expect((await cli("import", "--tenant", "ten_nope", "--format", "disqus", file)).stderr).toMatch(/No tenant with id ten_nope/);
   });
 
+  it("a --format that does not match the file exits 1 naming the format found, writing nothing; a broken file exits 1 at its position; --id-from path", async () => {
+    const t = await createTestTenant(server);
+    const file = join(dir, "wrong.xml");
+    writeFileSync(file, disqusXml(THREADS, POSTS));
+    const r = await cli("import", "--tenant", t.tenantId, "--format", "wordpress", "--json", file);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ state: "failed", comments: 0, failure: "this file is a Disqus export, not wordpress" });
+    expect(r.stderr).toMatch(/failed: this file is a Disqus export, not wordpress/);
+    const broken = join(dir, "broken.xml");
+    writeFileSync(broken, disqusXml(THREADS, POSTS).replace("<name>Al</name>", "<name>Al & Co</name>"));
+    const b = await cli("import", "--tenant", t.tenantId, "--format", "disqus", "--json", broken);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toMatch(/stopped at line \d+, column \d+: not well-formed XML: a bare &/);
+    expect(await server.app.runtime.services.prisma.comment.count({ where: { tenantId: t.tenantId } })).toBe(0);
+    const p = await cli("import", "--tenant", t.tenantId, "--format", "disqus", "--id-from", "path", "--json", file);
+    expect(p.code, p.stderr).toBe(0);
+    expect((await t.api.get("/api/v1/discussions/a")).body).toMatchObject({ title: "CLI article", commentCount: 2 });
+  });
+
   it("export writes NDJSON on stdout that imports into a fresh tenant (from standard input, with the real bin)", async () => {
     const a = await createTestTenant(server);
     const ann = await a.reader("ann", { name: "Ann" });

@@ -197,7 +197,7 @@ describe("Disqus import", () => {
     expect((await t2.api.get("/api/v1/discussions/article-1")).body.commentCount).toBe(1);
   });
 
-  it("writes many discussions a bucket at a time: a source id twice keeps its first, a parent in another thread is not linked, depths and reply counts are right, and the staging is emptied (a crashed import's too)", async () => {
+  it("writes many discussions a bucket at a time: a source id twice keeps its first (the second an error), a parent in another thread is not linked, depths and reply counts are right, and the staging is emptied (a crashed import's too)", async () => {
     const t = await createTestTenant(server);
     const sql = server.app.runtime.services.sql;
     // what a crashed import left two days ago, and what a running one has staged now
@@ -232,8 +232,12 @@ describe("Disqus import", () => {
     posts.push({ id: "b0-0", thread: "bt0", message: "the same id again", author: { name: "Dup", username: "dup" } });
     posts.push({ id: "cross", thread: "bt1", parent: "b0-0", message: "replies across threads", author: { name: "X", username: "x" } });
     const done = (await importFile(t, "disqus", disqusXml(threads, posts))).done;
-    expect(done).toMatchObject({ state: "succeeded", threads: 150, comments: 751, unchanged: 1, skipped: 0 });
+    expect(done).toMatchObject({ state: "succeeded", threads: 150, comments: 751, unchanged: 0, skipped: 1 });
     expect(done.errors).toEqual([
+      {
+        position: expect.any(String),
+        message: expect.stringMatching(/^the comment id is already in this file \(at line \d+, column \d+\): skipped$/),
+      },
       { position: expect.any(String), message: "the parent b0-0 is not in this thread: kept as a top-level comment" },
     ]);
 
@@ -567,7 +571,7 @@ describe("capabilities and bad input", () => {
       expect(r.status, JSON.stringify(r.body)).toBe(status);
       expect(r.body.code).toBe(code);
     }
-    // XML that breaks off part way: the import ends failed at the position, what came before kept
+    // XML that breaks off part way: the import ends failed at the position, and nothing of it is written
     const broken = disqusXml(THREADS, POSTS).replace("</post>\n  <post", "</post>\n  <post <<");
     const { done } = await importFile(t, "disqus", broken);
     expect(done).toMatchObject({ state: "failed", skipped: 1 });

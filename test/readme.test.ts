@@ -70,12 +70,29 @@ describe("README walkthrough", () => {
       expect(script, name).toMatch(new RegExp(`^${name}=`, "m"));
     }
     expect(script).not.toMatch(/\$ADMIN_JWT\b/);
+    // the webhook receiver: on loopback only, listening before the endpoint is created, and how to stop it
+    expect(script).toMatch(/\.listen\(process\.argv\[1\],"127\.0\.0\.1"/);
+    expect(script).toMatch(/^RECEIVER_PID=\$!.*kill \$RECEIVER_PID/m);
+    const listening = script.indexOf("until grep -q listening");
+    expect(listening).toBeGreaterThan(0);
+    expect(listening).toBeLessThan(script.indexOf("-X POST $BASE/webhooks "));
+  });
+
+  it("ends every JSON answer of its curl examples with a newline", () => {
+    const curls = readFileSync("README.md", "utf8")
+      .split("\n")
+      .filter((l) => /(^|\s|\$\()curl -/.test(l) && !l.includes(" -sN "));
+    expect(curls.length).toBeGreaterThan(20);
+    for (const l of curls) expect(l, l).toContain("-w '\\n'");
   });
 
   it("runs every block in order against a fresh server", async () => {
     const blocks = walkthroughBlocks(readFileSync("README.md", "utf8"));
     const receiverPort = await freePort();
-    const script = `set -euo pipefail\n${blocks.join("\n")}\n`;
+    // the discussion the embed examples show is left open by the walkthrough
+    const embedded = /<engagement-thread discussion-id="([^"]+)"/.exec(readFileSync("README.md", "utf8"))![1]!;
+    const after = `echo "EMBEDDED_STATE=$(curl -fsS $BASE/discussions/${embedded} -H "X-API-Key: $KEY" | json .state)"`;
+    const script = `set -euo pipefail\n${blocks.join("\n")}\n${after}\n`;
     const bash = spawn("bash", ["-c", script], {
       cwd: process.cwd(),
       env: { ...env, RECEIVER_PORT: String(receiverPort) },
@@ -106,5 +123,10 @@ describe("README walkthrough", () => {
     expect(out).toMatch(/^comment_created t=\d+,v1=[0-9a-f]{64},kid=[0-9a-f]{8}$/m);
     expect(out).toMatch(/https?:\/\/[^\s]+\/console\/[^\s]*/); // the console link
     expect(out).toContain('"key":"pk_');
+    expect(out).toMatch(/^EMBEDDED_STATE=open$/m);
+    // one answer per line: none runs into the next
+    expect(out).not.toMatch(/[}\]](\{|\[|HTTP\/)/);
+    // the receiver listened before the endpoint was created: creation's own handshake reached it
+    expect(out.match(/^verification t=/gm)?.length).toBe(2);
   }, 180_000);
 });

@@ -85,6 +85,48 @@ describe("connection caps", () => {
   });
 });
 
+describe("a lowered cap (rateLimits.streamConnections)", () => {
+  for (const slots of ["Redis", "in memory"] as const) {
+    it(`${slots}: admits no stream while as many as the new cap are open; the open ones stay`, async () => {
+      // no Redis at all: in the cluster project testEnv names the cluster's nodes instead of REDIS_URL
+      const s = slots === "Redis" ? server : await startServer({ REDIS_URL: "", REDIS_CLUSTER_NODES: "" });
+      try {
+        expect(s.app.runtime.redis === undefined).toBe(slots === "in memory");
+        const { t, id } = await setup(s);
+        const headers = { "x-api-key": t.apiKey };
+        const base = s.app.streams.stats().sessions;
+        const open: Awaited<ReturnType<typeof rawSse>>[] = [];
+        for (let i = 0; i < 3; i++) open.push(await rawSse(url(s, id), headers));
+        expect(open.map((o) => o.status)).toEqual([200, 200, 200]);
+        expect((await t.api.patch("/api/v1/settings", { rateLimits: { streamConnections: 2 } })).status).toBe(200);
+
+        const refused = async () => {
+          const r = await fetch(url(s, id), { headers });
+          expect(r.status).toBe(429);
+          expect(r.headers.get("ratelimit-limit")).toBe("2");
+          expect(await r.json()).toMatchObject({ status: 429, code: "rate_limited" });
+        };
+        const closeOne = async () => {
+          await open.pop()!.close();
+          await vi.waitFor(() => expect(s.app.streams.stats().sessions).toBe(base + open.length), WAIT);
+        };
+        await refused(); // 3 open, cap 2
+        expect(open.every((o) => !o.ended())).toBe(true);
+        await closeOne();
+        await refused(); // 2 open: at the cap
+        await closeOne();
+        const admitted = await rawSse(url(s, id), headers); // 1 open: under it
+        expect(admitted.status).toBe(200);
+        open.push(admitted);
+        await refused(); // 2 open again
+        await Promise.all(open.map((o) => o.close()));
+      } finally {
+        if (s !== server) await s.stop();
+      }
+    });
+  }
+});
+
 describe("back-pressure", () => {
   it("cuts off a client that stops reading once its buffer passes the bound; others get everything", async () => {
     const { t, id } = await setup();

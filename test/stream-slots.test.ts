@@ -86,4 +86,23 @@ describe("stream slots across instances", () => {
     });
     await Promise.all([a.slots.close(), b.slots.close()]);
   });
+
+  it("a lowered limit: spares counted under the higher one are not used; nothing is admitted until fewer than it are open", async () => {
+    const tenant = `slots-lower-${Date.now()}`;
+    const a = instance();
+    const b = instance();
+    const held = [await a.slots.acquire(tenant, 640), await a.slots.acquire(tenant, 640), await b.slots.acquire(tenant, 640)];
+    const refused = async (s: typeof a) => expect(s.slots.acquire(tenant, 2)).rejects.toMatchObject({ status: 429, code: "rate_limited" });
+    await refused(a); // a's spares go back to Redis
+    await refused(b); // and b's
+    held.pop()!(); // b's stream closes: 2 open, at the limit
+    await refused(a);
+    await refused(b);
+    held.pop()!(); // one of a's: 1 open; its slot goes back to Redis at once (a's latest acquire saw the lower limit)
+    const admitted = await vi.waitFor(() => a.slots.acquire(tenant, 2));
+    await refused(a);
+    await refused(b);
+    for (const release of [...held, admitted]) release();
+    await Promise.all([a.slots.close(), b.slots.close()]);
+  });
 });

@@ -3,7 +3,7 @@
 // arrives, with the same idempotency key and a new delivery id. Leases are short (10 s by default)
 // and renewed while a worker holds its jobs: a dead worker's jobs are back within 15 s, a live
 // worker keeps an attempt that runs longer than its lease.
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
@@ -11,7 +11,7 @@ import { TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { eventually, startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { isolatedDatabase } from "./support/database.js";
-import { NODE_FLAGS } from "./support/process.js";
+import { spawnReady } from "./support/process.js";
 import { createWebhookWorker } from "../src/webhook-delivery/worker.js";
 
 // The whole test runs ~73 years ahead (server and child alike), so the workers of other test
@@ -30,36 +30,20 @@ let databaseUrl: string;
 let receiver: Receiver;
 let child: ChildProcess | undefined;
 
-function startChildWorker(leaseMs: number | null = LEASE_MS): Promise<{ proc: ChildProcess; workerId: string }> {
+async function startChildWorker(leaseMs: number | null = LEASE_MS): Promise<{ proc: ChildProcess; workerId: string }> {
   const script = fileURLToPath(new URL("./support/receiver-crash-worker.mjs", import.meta.url));
-  const proc = spawn(process.execPath, [...NODE_FLAGS, script], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
-      ALLOW_HTTP_WEBHOOKS: "1",
-      LOG_LEVEL: "silent",
-      REDIS_URL: "",
-      CLOCK_OFFSET_MS: String(OFFSET_MS),
-      ...(leaseMs === null ? {} : { WORKER_LEASE_MS: String(leaseMs) }),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    proc.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      const m = /ready (\S+)/.exec(out);
-      if (m) resolve({ proc, workerId: m[1]! });
-    });
-    proc.stderr!.on("data", (c: Buffer) => (err += c.toString()));
-    proc.once("exit", (code) => reject(new Error(`child worker exited (${code}): ${err}`)));
-    setTimeout(() => {
-      proc.kill("SIGKILL"); // not left polling a database the file drops
-      reject(new Error(`child worker not ready: ${err}`));
-    }, 20_000).unref();
-  });
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
+    ALLOW_HTTP_WEBHOOKS: "1",
+    LOG_LEVEL: "silent",
+    REDIS_URL: "",
+    CLOCK_OFFSET_MS: String(OFFSET_MS),
+    ...(leaseMs === null ? {} : { WORKER_LEASE_MS: String(leaseMs) }),
+  };
+  const { proc, ready } = await spawnReady(script, env, 20_000);
+  return { proc, workerId: ready };
 }
 
 let isolated: Awaited<ReturnType<typeof isolatedDatabase>> | undefined;

@@ -6,7 +6,8 @@
 // /embed/v1/count.js (src/http/embed-static.ts). It renders into an open shadow root styled by a
 // constructable stylesheet, so a host page with `style-src 'self'` and no 'unsafe-inline' works.
 // The key may sit once on the script tag (`data-publishable-key`); `api-base` defaults to the origin
-// the script was loaded from.
+// the script was loaded from. On a page with an <engagement-thread>, the counts of its discussion
+// follow the thread's (its `engagement:count` event, embed/src/thread.ts) without asking again.
 
 import { loadedFrom } from "./loaded-from.js";
 
@@ -76,9 +77,28 @@ async function fetchCounts(base: string, key: string, ids: string[]): Promise<Re
   return ((await res.json()) as { counts: Record<string, number> }).counts;
 }
 
+/** What <engagement-thread> tells the page when the count of the comments it shows changes. */
+interface CountChange {
+  discussionId: string;
+  count: number;
+  apiBase: string;
+}
+
+function followThreads(): void {
+  document.addEventListener("engagement:count", (e) => {
+    const { discussionId, count, apiBase } = (e as CustomEvent<CountChange>).detail ?? {};
+    if (typeof discussionId !== "string" || typeof count !== "number") return;
+    for (const el of document.querySelectorAll("engagement-count")) {
+      if (el instanceof EngagementCount && el.discussionId === discussionId && el.base === apiBase) el.follow(count);
+    }
+  });
+}
+
 export class EngagementCount extends HTMLElement {
   static observedAttributes = ["discussion-id", "publishable-key", "api-base"];
   private readonly out: HTMLSpanElement;
+  /** a thread on the page tells this discussion's count: a later answer of the counts route is older */
+  private following = false;
 
   constructor() {
     super();
@@ -101,15 +121,30 @@ export class EngagementCount extends HTMLElement {
     if (old !== value && this.isConnected) this.request();
   }
 
+  /** the service it asks: `api-base`, else where count.js came from */
+  get base(): string {
+    return (this.getAttribute("api-base") ?? scriptOrigin).replace(/\/+$/, "");
+  }
+
   private request(): void {
+    this.following = false;
     const key = this.getAttribute("publishable-key") ?? scriptKey;
-    const base = (this.getAttribute("api-base") ?? scriptOrigin).replace(/\/+$/, "");
     if (!this.discussionId || !key) return;
-    enqueue(this, base, key);
+    enqueue(this, this.base, key);
+  }
+
+  /** the count a thread on the page shows for this discussion */
+  follow(n: number): void {
+    this.following = true;
+    this.render(n);
   }
 
   /** the count, or null when it could not be read (the element then says just "comments") */
   show(n: number | null): void {
+    if (!this.following) this.render(n);
+  }
+
+  private render(n: number | null): void {
     const label = (name: "one" | "other") => this.getAttribute(`label-${name}`) ?? EN[name];
     const text =
       n === null ? (this.getAttribute("label-unavailable") ?? EN.unavailable) : label(n === 1 ? "one" : "other").replace("{n}", String(n));
@@ -118,4 +153,7 @@ export class EngagementCount extends HTMLElement {
   }
 }
 
-if (!customElements.get("engagement-count")) customElements.define("engagement-count", EngagementCount);
+if (!customElements.get("engagement-count")) {
+  customElements.define("engagement-count", EngagementCount);
+  followThreads();
+}

@@ -7,6 +7,9 @@
 // the ticket's resume lifetime has passed the element asks for a new ticket and resumes from the last
 // id it saw (`?lastEventId=`), so nothing is missed either way. The first snapshot is read once the
 // stream is live, so nothing written while the page connects is missed either (afterStreamOpens).
+// Whenever the count of the comments it shows changes, it fires `engagement:count` ({ discussionId,
+// count, apiBase }; it bubbles to the document), which <engagement-count> elements for the same
+// discussion on the page follow (embed/src/count.ts).
 // Built by esbuild (lit bundled in) into dist/embed/v1/thread.js (`npm run build:embed`) and served
 // at /embed/v1/thread.js (src/http/embed-static.ts). Renders into an open shadow root styled by a
 // constructable stylesheet: pages with a strict CSP work.
@@ -92,6 +95,8 @@ export class EngagementThread extends LitElement {
   private readonly reported = new Set<string>();
   private readonly moreKinds = new Set<string>();
   private notice: string | null = null;
+  /** the count last told to the page (`engagement:count`), and for which discussion */
+  private toldCount: { discussionId: string; count: number } | null = null;
   private announcement = "";
   private loadingMore = false;
 
@@ -174,6 +179,7 @@ export class EngagementThread extends LitElement {
       if (generation !== this.loadGeneration) return;
       this.viewer = basics.viewer;
       this.settings = basics.readerSettings;
+      if (basics.viewer) for (const [form, error] of this.formErrors) if (error === this.t.sign_in) this.formErrors.delete(form);
       const store = new ThreadStore(sort, basics.viewer?.id ?? null);
       store.reset(page.comments);
       store.state = page.discussion?.state ?? "open";
@@ -333,6 +339,24 @@ export class EngagementThread extends LitElement {
     return token;
   }
 
+  protected override updated(): void {
+    const discussionId = this.discussionId;
+    if (this.status !== "ready" || !discussionId || !this.api) return;
+    const count = this.store.total;
+    if (this.toldCount?.discussionId === discussionId && this.toldCount.count === count) return;
+    this.toldCount = { discussionId, count };
+    this.dispatchEvent(
+      new CustomEvent("engagement:count", { bubbles: true, composed: true, detail: { discussionId, count, apiBase: this.api.base } }),
+    );
+  }
+
+  /** Asks the host page to sign the reader in; the form says so once (its hint becomes the alert). */
+  private signInFirst(formKey: string): void {
+    if (this.formErrors.get(formKey) === this.t.sign_in) return;
+    this.formErrors.set(formKey, this.t.sign_in);
+    this.requestUpdate();
+  }
+
   private requestSignIn(): void {
     this.dispatchEvent(
       new CustomEvent("engagement:sign-in-required", { bubbles: true, composed: true, detail: { discussionId: this.discussionId } }),
@@ -347,7 +371,7 @@ export class EngagementThread extends LitElement {
     const body = (this.drafts.get(formKey) ?? "").trim();
     if (!this.checkBody(formKey, body)) return;
     const identity = await this.identityForWrite();
-    if (!identity) return this.fail(formKey, this.t.sign_in);
+    if (!identity) return this.signInFirst(formKey);
     const idempotencyKey = this.idempotencyKeys.get(formKey) ?? randomKey();
     this.idempotencyKeys.set(formKey, idempotencyKey);
     await this.busyWith(formKey, async () => {
@@ -370,7 +394,7 @@ export class EngagementThread extends LitElement {
     const body = (this.drafts.get(formKey) ?? "").trim();
     if (!this.checkBody(formKey, body)) return;
     const identity = await this.identityForWrite();
-    if (!identity) return this.fail(formKey, this.t.sign_in);
+    if (!identity) return this.signInFirst(formKey);
     await this.busyWith(formKey, async () => {
       const comment = await api.edit(id, body, identity);
       this.store.addOwn(comment);
@@ -413,7 +437,7 @@ export class EngagementThread extends LitElement {
     const formKey = `report:${id}`;
     if (!api) return;
     const identity = await this.identityForWrite();
-    if (!identity) return this.fail(formKey, this.t.sign_in);
+    if (!identity) return this.signInFirst(formKey);
     await this.busyWith(formKey, async () => {
       await api.report(id, this.reportReason, (this.drafts.get(formKey) ?? "").trim(), identity);
       this.reported.add(id);
@@ -470,6 +494,10 @@ export class EngagementThread extends LitElement {
       return until
         ? fill(t.err_reader_suspended, { until: until.toLocaleString(this.locale, { dateStyle: "medium", timeStyle: "short" }) })
         : t.err_reader_banned;
+    }
+    if (e.code === "origin_not_allowed") {
+      const origin = typeof e.extensions.origin === "string" ? e.extensions.origin : location.origin;
+      return fill(t.err_origin_not_allowed, { origin });
     }
     if (e.code === "invalid_identity") {
       this.requestSignIn();
@@ -531,7 +559,7 @@ export class EngagementThread extends LitElement {
       ${store.state === "archived" ? html`<p class="notice" part="notice">${t.archived}</p>` : nothing}
       ${open ? this.renderComposer("new", null, t.composer_label, t.post) : nothing}
       ${this.notice ? html`<p class="notice" part="notice" role="status">${this.notice}</p>` : nothing}
-      ${this.live ? nothing : html`<p class="muted" part="status">${t.reconnecting}</p>`}
+      ${this.live || this.status === "failed" ? nothing : html`<p class="muted" part="status">${t.reconnecting}</p>`}
       ${
         store.incoming.length
           ? html`<button class="new-comments" part="new-comments button" @click=${() => this.showIncoming()}>
@@ -594,7 +622,7 @@ export class EngagementThread extends LitElement {
       ></textarea>
       <div class="form-row">
         <span class="hint" id=${`hint-${formKey}`}
-          >${left < 200 ? fill(t.characters_left, { n: left }) : this.viewer ? "" : t.sign_in}</span
+          >${left < 200 ? fill(t.characters_left, { n: left }) : this.viewer || error === t.sign_in ? "" : t.sign_in}</span
         >
         ${
           parentId

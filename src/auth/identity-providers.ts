@@ -13,9 +13,14 @@
 //   the same SSRF guard and allow-list, no redirects, a bounded answer).
 // - The token: one of the provider's `algorithms` (RS256, PS256, ES256, EdDSA; never `none`, never
 //   HS* — a public key is not an HMAC secret), `iss` (the provider's issuer when configured), `aud`
-//   (the provider's audience), `exp` required, `nbf`/`iat` honoured, judged on the app's clock.
-// - The reader: `sub` namespaced by issuer (`<iss>#<sub>`), so two providers cannot collide; name,
-//   picture and email from the provider's claim mapping.
+//   (the provider's audience), `exp` required, `nbf` honoured, `iat` at most 60 s ahead, a lifetime
+//   (`exp − iat`, or `exp − now` without `iat`) of at most the provider's `maxTokenLifetimeSeconds`
+//   (24 h by default), judged on the app's clock (contract sections 9 and 22).
+// - The token belongs to the provider whose keys verified it: a token whose `iss` is a configured
+//   provider's issuer is verified by that provider alone; a provider named by its key set alone takes
+//   the others, and its readers are namespaced by the key set's URL (`<jwksUri>#<sub>`), so a key set
+//   cannot speak for another provider's issuer. A provider's readers: `<iss>#<sub>`. Name, picture and
+//   email come from the provider's claim mapping.
 // Every refusal is 401 invalid_identity with a reason; nothing here answers 5xx or waits past the
 // fetch timeout.
 import {
@@ -33,7 +38,7 @@ import {
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { isHttpUrl } from "../lib/http-url.js";
-import { PROVIDER_ALGORITHMS, type IdentityProviderSettings } from "../tenancy/settings-model.js";
+import { DEFAULT_TOKEN_LIFETIME_SECONDS, PROVIDER_ALGORITHMS, type IdentityProviderSettings } from "../tenancy/settings-model.js";
 import type { ReaderIdentity } from "./identity.js";
 
 export { PROVIDER_ALGORITHMS, type IdentityProviderSettings };
@@ -67,8 +72,11 @@ const MAX_READER_ID = 255;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** `<iss>#<sub>`: a provider's reader, apart from the readers of the tenant's assertions and other providers. */
-export const providerReaderId = (issuer: string, subject: string): string => `${issuer}#${subject}`;
+/** `<iss>#<sub>` (or `<jwksUri>#<sub>`): a provider's reader, apart from the readers of the tenant's assertions and other providers. */
+export const providerReaderId = (namespace: string, subject: string): string => `${namespace}#${subject}`;
+
+/** How far ahead of the clock a token's `iat` may be (contract section 9). */
+const MAX_IAT_SKEW_SECONDS = 60;
 
 /** Whether a token is for the providers (an asymmetric `alg`) rather than an HS256 assertion. */
 export function isProviderToken(token: string): boolean {
@@ -164,9 +172,10 @@ export function createIdentityProviders(options: IdentityProviderOptions): Ident
       }
       if (typeof claims.iss !== "string") throw refuse("it has no 'iss' claim");
       const iss = claims.iss;
-      // a provider named by its issuer takes only that issuer's tokens; one named by its key set alone
-      // takes whatever those keys signed
-      const candidates = providers.filter((p) => (p.issuer ? p.issuer === iss : true));
+      // a token naming a configured provider's issuer is that provider's alone; a provider named by its
+      // key set alone takes what those keys signed for any other issuer
+      const byIssuer = providers.filter((p) => p.issuer === iss);
+      const candidates = byIssuer.length > 0 ? byIssuer : providers.filter((p) => !p.issuer);
       if (candidates.length === 0) throw refuse(`no identity provider of the tenant has the issuer ${JSON.stringify(iss)}`);
       let lastError: unknown;
       for (const provider of candidates) {
@@ -179,7 +188,8 @@ export function createIdentityProviders(options: IdentityProviderOptions): Ident
         try {
           const jwksUri = provider.jwksUri ?? (await discover(provider.issuer!));
           const payload = await verifyWith(token, provider, jwksUri);
-          return readerOf(payload, provider);
+          checkLifetime(payload, provider, Math.floor(options.clock.now().getTime() / 1000));
+          return readerOf(payload, provider, provider.issuer ?? jwksUri);
         } catch (err) {
           lastError = err;
         }
@@ -189,13 +199,23 @@ export function createIdentityProviders(options: IdentityProviderOptions): Ident
   };
 }
 
-function readerOf(payload: JWTPayload, provider: IdentityProviderSettings): ProviderIdentity {
+/** `iat` at most 60 s ahead; `exp − iat` (or `exp − now`) within the provider's lifetime cap. */
+function checkLifetime(payload: JWTPayload, provider: IdentityProviderSettings, now: number): void {
+  const { iat, exp } = payload;
+  if (iat !== undefined && iat > now + MAX_IAT_SKEW_SECONDS) throw refuse(`its 'iat' is more than ${MAX_IAT_SKEW_SECONDS} s in the future`);
+  const cap = provider.maxTokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
+  const lifetime = exp! - (iat ?? now);
+  if (lifetime > cap)
+    throw refuse(`it lives ${lifetime} s, longer than the ${cap} s the provider allows ('exp' − ${iat === undefined ? "now" : "'iat'"})`);
+}
+
+function readerOf(payload: JWTPayload, provider: IdentityProviderSettings, namespace: string): ProviderIdentity {
   const claim = (name: string): unknown => (payload as Record<string, unknown>)[name];
   const sub = payload.sub!;
   const iss = payload.iss!;
   if (sub.length === 0 || CONTROL.test(sub)) throw refuse("its 'sub' is empty or holds control characters");
-  const id = providerReaderId(iss, sub);
-  if (id.length > MAX_READER_ID) throw refuse(`its issuer and 'sub' together exceed ${MAX_READER_ID} characters`);
+  const id = providerReaderId(namespace, sub);
+  if (id.length > MAX_READER_ID) throw refuse(`its issuer (or key set) and 'sub' together exceed ${MAX_READER_ID} characters`);
   const rawName = claim(provider.claims.name);
   const name = typeof rawName === "string" && rawName.trim() && !CONTROL.test(rawName) ? rawName.slice(0, 200) : sub.slice(0, 200);
   const picture = claim(provider.claims.picture);

@@ -8,6 +8,8 @@
 //  - once the caller is known: does *its* tenant list the origin? A publishable key (or a stream
 //    ticket) used from an origin its tenant does not list is refused with 403 origin_not_allowed,
 //    so a page on another tenant's origin gets nothing either.
+// A refused origin is logged once per origin and tenant (a preflight's tenant is unknown: once per
+// origin), with what to set, so that the operator of a page whose comments do not load finds why.
 import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Settings } from "../tenancy/settings-model.js";
@@ -18,6 +20,8 @@ export interface OriginIndex {
   anyAllows(origin: string | null | undefined): origin is string;
   /** CORS_ORIGINS or this tenant lists the origin. */
   tenantAllows(settings: Pick<Settings, "allowedOrigins">, origin: string): boolean;
+  /** Logs a refusal of `origin` (for `tenantId`, or for no known tenant: a preflight), once per pair. */
+  refused(origin: string, tenantId: string | null): void;
   /** Reads every tenant's origins again (after a settings change here). */
   refresh(): Promise<void>;
   close(): void;
@@ -27,6 +31,9 @@ export interface OriginIndex {
 export function parseOrigins(list: readonly string[]): string[] {
   return list.flatMap((raw) => originOf(raw) ?? []);
 }
+
+/** How many refused origin/tenant pairs are remembered; past it they are forgotten and may be logged again. */
+const REFUSALS_REMEMBERED = 10_000;
 
 export function createOriginIndex(opts: {
   prisma: PrismaClient;
@@ -38,6 +45,7 @@ export function createOriginIndex(opts: {
   const server = new Set(parseOrigins(opts.serverOrigins));
   let tenants = new Set<string>();
   let running: Promise<void> | null = null;
+  const logged = new Set<string>();
 
   const load = async (): Promise<void> => {
     const rows = await opts.prisma.$queryRaw<{ origin: string }[]>`
@@ -57,6 +65,18 @@ export function createOriginIndex(opts: {
   return {
     anyAllows: (origin): origin is string => typeof origin === "string" && (server.has(origin) || tenants.has(origin)),
     tenantAllows: (settings, origin) => server.has(origin) || settings.allowedOrigins.includes(origin),
+    refused(origin, tenantId) {
+      const key = `${tenantId ?? ""} ${origin}`;
+      if (logged.has(key)) return;
+      if (logged.size >= REFUSALS_REMEMBERED) logged.clear();
+      logged.add(key);
+      opts.log.warn(
+        { origin, tenantId },
+        tenantId
+          ? `refused the browser origin ${origin}: add it to this tenant's allowedOrigins (or to CORS_ORIGINS)`
+          : `refused a preflight from ${origin}: no tenant lists it; add it to the tenant's allowedOrigins (or to CORS_ORIGINS)`,
+      );
+    },
     refresh,
     close: () => clearInterval(timer),
   };

@@ -15,7 +15,7 @@ import { lockHolder } from "../db/data-dir-lock.js";
 import { createImportJob } from "../modules/portability/import-jobs.js";
 import { runImportJob } from "../modules/portability/import-run.js";
 import { exportLines, exportRecords } from "../modules/portability/export.js";
-import { IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "../modules/portability/source.js";
+import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "../modules/portability/source.js";
 import type { ImportProgress } from "../modules/portability/importer.js";
 
 const quietLog = pino({ level: "silent" });
@@ -64,8 +64,8 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
     .requiredOption("--format <format>", `one of ${IMPORT_FORMATS.join(", ")}`, choice("--format", IMPORT_FORMATS))
     .option(
       "--id-from <what>",
-      "discussion ids from the thread's identifier or its URL",
-      choice("--id-from", ["identifier", "url"]),
+      "discussion ids from the thread's identifier, its URL or its URL's path",
+      choice("--id-from", ID_FROM),
       "identifier",
     )
     .option(
@@ -114,7 +114,12 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
             if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${job.id})\n`);
           }
           // a stopped import exits 1 (its summary is printed above)
-          if (summary.failure) throw new Error(`import ${job.id} stopped at ${summary.failure}`);
+          if (summary.failure)
+            throw new Error(
+              /^line \d/.test(summary.failure)
+                ? `import ${job.id} stopped at ${summary.failure}`
+                : `import ${job.id} failed: ${summary.failure}`,
+            );
         } finally {
           await rt.close();
         }

@@ -24,6 +24,29 @@ const SERVER_WAIT_MS = 90_000;
 const baseUrlOf = (config: Config) =>
   config.PUBLIC_URL ?? `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
 
+/**
+ * Where a console link points: PUBLIC_URL; else the address a running server of this configuration
+ * gives for its console (its `GET /` at HOST:PORT, a wildcard HOST asked on loopback); else HOST:PORT,
+ * said to be a guess on `warn`.
+ */
+async function consoleBaseUrl(config: Config, warn: (text: string) => void): Promise<string> {
+  if (config.PUBLIC_URL) return config.PUBLIC_URL;
+  const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "127.0.0.1" : config.HOST;
+  const asked = `http://${host.includes(":") ? `[${host}]` : host}:${config.PORT}/`;
+  try {
+    const res = await fetch(asked, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(2_000), redirect: "error" });
+    const body = (await res.json()) as { service?: unknown; links?: { console?: unknown } };
+    if (body.service === "engagement" && typeof body.links?.console === "string") return new URL(body.links.console).origin;
+  } catch {
+    /* nobody there, or not this service: a guess, said below */
+  }
+  warn(
+    `engagement: PUBLIC_URL is unset and no server answered at ${asked}; the link below guesses that address. ` +
+      `Set PUBLIC_URL to the address browsers reach the service at.\n`,
+  );
+  return baseUrlOf(config);
+}
+
 /** Runs a command on the embedded server holding DATA_DIR when there is one, else here. */
 async function execute<C extends CliCommand>(io: CliIo, cmd: C): Promise<CliResult<C>> {
   const config = loadConfig(io.env);
@@ -36,7 +59,7 @@ async function execute<C extends CliCommand>(io: CliIo, cmd: C): Promise<CliResu
       if (remote) return remote.result;
     }
     try {
-      return await runHere(config, cmd);
+      return await runHere(config, cmd, io);
     } catch (err) {
       // a server took the folder between the look and the lock: ask it instead
       if (err instanceof DataDirInUseError && config.embedded && attempt < 2) continue;
@@ -45,7 +68,7 @@ async function execute<C extends CliCommand>(io: CliIo, cmd: C): Promise<CliResu
   }
 }
 
-async function runHere<C extends CliCommand>(config: Config, cmd: C): Promise<CliResult<C>> {
+async function runHere<C extends CliCommand>(config: Config, cmd: C, io: CliIo): Promise<CliResult<C>> {
   if (cmd.command === "console-link") {
     // signed with the admin JWT secret: no database needed
     const link = signConsoleLink({
@@ -53,7 +76,7 @@ async function runHere<C extends CliCommand>(config: Config, cmd: C): Promise<Cl
       tenantId: cmd.tenantId,
       ...(cmd.email ? { email: cmd.email } : {}),
       now: new Date(),
-      baseUrl: baseUrlOf(config),
+      baseUrl: await consoleBaseUrl(config, io.stderr),
     });
     return { url: link.url, expiresAt: link.expiresAt.toISOString() } as CliResult<C>;
   }

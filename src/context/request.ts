@@ -49,7 +49,10 @@ export async function createRequestContext(app: AppServices, headers: HeaderBag,
  */
 async function admitBrowser(ctx: RequestContext, origin: string | null): Promise<void> {
   const tenant = await loadTenant(ctx);
-  if (origin && !ctx.app.origins.tenantAllows(resolveSettings(tenant.settings), origin)) throw errors.originNotAllowed(origin);
+  if (origin && !ctx.app.origins.tenantAllows(resolveSettings(tenant.settings), origin)) {
+    ctx.app.origins.refused(origin, tenant.id);
+    throw errors.originNotAllowed(origin);
+  }
   // an invalid assertion is refused by whatever needs the reader; it counts against the key only
   const reader = await currentReader(ctx).catch(() => null);
   if (reader) await ctx.app.rateLimiter.consumeReader(tenant.id, reader.id, tenant.settings);

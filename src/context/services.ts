@@ -57,4 +57,6 @@ export interface AppServices {
   identityProviders: IdentityProviders;
   /** readers' email addresses from their identities, recorded once per instance (src/context/reader-addresses.ts) */
   readerAddresses: ReaderAddresses;
+  /** a reader's erasure (src/modules/readers/erasure.ts): how many of their comments one statement takes */
+  erasure: { batchSize: number };
 }

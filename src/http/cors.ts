@@ -30,13 +30,15 @@ export interface CorsPolicy {
   allows(origin: string | null | undefined): origin is string;
   /** The response headers for an allowed origin, or null (no CORS headers at all). */
   headers(origin: string | null | undefined): Record<string, string> | null;
+  /** A preflight: whether to answer it; one from an origin no tenant lists is logged (once per origin). */
+  preflight(origin: string | null | undefined): origin is string;
 }
 
 /**
  * CORS answers go to origins that CORS_ORIGINS or some tenant's `allowedOrigins` lists; whether the
  * caller's own tenant lists it is checked once the caller is known (src/auth/origins.ts).
  */
-export function createCorsPolicy(origins: Pick<OriginIndex, "anyAllows">): CorsPolicy {
+export function createCorsPolicy(origins: Pick<OriginIndex, "anyAllows" | "refused">): CorsPolicy {
   const policy: CorsPolicy = {
     allows: (origin): origin is string => origins.anyAllows(origin),
     headers(origin) {
@@ -46,6 +48,11 @@ export function createCorsPolicy(origins: Pick<OriginIndex, "anyAllows">): CorsP
         "Access-Control-Expose-Headers": BROWSER_EXPOSED_HEADERS.join(", "),
         Vary: "Origin",
       };
+    },
+    preflight(origin): origin is string {
+      if (policy.allows(origin)) return true;
+      if (origin) origins.refused(origin, null);
+      return false;
     },
   };
   return policy;
@@ -62,7 +69,7 @@ export function mountRestCors(fastify: FastifyInstance, policy: CorsPolicy): voi
     done();
   });
   fastify.options("/api/v1/*", async (req, reply) => {
-    if (policy.allows(req.headers.origin)) {
+    if (policy.preflight(req.headers.origin)) {
       reply.headers({
         "Access-Control-Allow-Methods": METHODS,
         "Access-Control-Allow-Headers": BROWSER_REQUEST_HEADERS.join(", "),

@@ -20,6 +20,7 @@ import { maskGraphQLError, useRequestErrorCodes } from "./graphql-errors.js";
 import { graphqlContext, type ServerContext } from "./graphql-context.js";
 import { createOperationFactsCache, type OperationFactsOf } from "./graphql-operation-facts.js";
 import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "./cors.js";
+import type { Config } from "../config.js";
 
 export type GraphQLServer = YogaServerInstance<ServerContext, RequestContext>;
 
@@ -128,6 +129,33 @@ function useValidationCodes(): Plugin {
  * The yoga server of one app. `countOperation` is the app's graphql_operations_total counter,
  * shared with the direct path and REST; the facts of each parsed document are kept here, per server.
  */
+/**
+ * GraphiQL (on outside production, src/config.ts): its headers pane open with `X-API-Key` to fill in,
+ * and a first query whose comments say which key goes there. Its scripts and styles inlined from
+ * @graphql-yoga/render-graphiql: nothing from a CDN.
+ */
+const GRAPHIQL_OPTIONS = {
+  title: "Engagement service GraphQL",
+  headers: JSON.stringify({ "X-API-Key": "" }, null, 2),
+  defaultEditorToolsVisibility: "headers" as const,
+  defaultQuery: [
+    "# Every request needs a key: put yours in",
+    '# Headers (below) as { "X-API-Key": "ek_…" }.',
+    "# An API key (ek_…): `npm run cli -- tenant",
+    "# create` prints one; the console's Keys",
+    "# screen makes more. A publishable key (pk_…)",
+    "# with X-Service-Identity: <reader's token>",
+    "# acts as that reader. An admin JWT goes in",
+    "# Authorization: Bearer <token> instead.",
+    "{",
+    "  discussions(first: 5) {",
+    "    edges { node { id title commentCount } }",
+    "  }",
+    "}",
+    "",
+  ].join("\n"),
+};
+
 export function createGraphQLServer(
   app: AppServices,
   schema: GraphQLSchema,
@@ -163,13 +191,13 @@ export function createGraphQLServer(
     graphqlEndpoint: "/graphql",
     logging: false,
     landingPage: false,
-    graphiql: app.config.GRAPHIQL,
-    // GraphiQL's scripts and styles inlined from @graphql-yoga/render-graphiql: nothing from a CDN
-    renderGraphiQL,
+    // GraphiQL is served by graphiqlPage below: yoga's plugin would add an onRequest hook to every request
+    graphiql: false,
     // only the allowed origins, never with credentials (src/http/cors.ts)
     cors: (request) => {
       const origin = request.headers.get("origin");
-      return cors.allows(origin)
+      const answered = request.method === "OPTIONS" ? cors.preflight(origin) : cors.allows(origin);
+      return answered && origin
         ? {
             origin,
             credentials: false,
@@ -195,4 +223,13 @@ export function createGraphQLServer(
       }
     },
   });
+}
+
+/**
+ * The GraphiQL page a browser gets on GET /graphql (Accept: text/html), rendered once; null when
+ * GraphiQL is off. Served by the /graphql route itself (src/app.ts) rather than by yoga's GraphiQL
+ * plugin, whose onRequest hook would run on every request, writes included.
+ */
+export function graphiqlPage(config: Pick<Config, "GRAPHIQL">): string | null {
+  return config.GRAPHIQL ? renderGraphiQL({ ...GRAPHIQL_OPTIONS, endpoint: "/graphql" }) : null;
 }

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
 import { SERVICE_VERSION } from "../lib/version.js";
+import { publicBase } from "./public-base.js";
 
 export interface EntryPoints {
   console: string;
@@ -35,26 +36,34 @@ const LABELS: Record<keyof EntryPoints, string> = {
   console: "Admin console",
   openapi: "OpenAPI document (REST /api/v1)",
   graphql: "GraphQL endpoint",
-  graphiql: "GraphiQL",
+  graphiql: "GraphQL in GraphiQL",
   health: "Health check",
   ready: "Readiness check",
   metrics: "Prometheus metrics",
   docs: "Documentation",
 };
 
+const NOTES: Partial<Record<keyof EntryPoints, string>> = {
+  graphiql: " (put your API key in its Headers pane as <code>X-API-Key</code>)",
+};
+const GRAPHIQL_OFF = " (POST with <code>X-API-Key</code>; GraphiQL there with <code>GRAPHIQL=1</code>)";
+
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function mountIndex(fastify: FastifyInstance, config: Pick<Config, "GRAPHIQL" | "PUBLIC_URL">) {
   fastify.get("/", async (req, reply) => {
     // links on the address the caller used, unless PUBLIC_URL names the public one
-    const base = config.PUBLIC_URL ?? `${req.protocol}://${req.headers.host ?? "127.0.0.1"}`;
+    const base = publicBase(config, req);
     const links = entryPoints(config, base);
     if ((req.headers.accept ?? "").includes("text/html")) {
+      // GraphQL's one link: GraphiQL where it is on (the same address), else the endpoint and how to turn it on
       const items = (Object.keys(links) as (keyof EntryPoints)[])
-        .filter((k) => links[k] !== null)
+        .filter((k) => links[k] !== null && !(k === "graphql" && links.graphiql))
         .map((k) => {
           const v = links[k]!;
-          return /^https?:/.test(v) ? `<li><a href="${escape(v)}">${LABELS[k]}</a></li>` : `<li>${LABELS[k]}: ${escape(v)}</li>`;
+          if (!/^https?:/.test(v)) return `<li>${LABELS[k]}: ${escape(v)}</li>`;
+          const note = NOTES[k] ?? (k === "graphql" ? GRAPHIQL_OFF : "");
+          return `<li><a href="${escape(v)}">${LABELS[k]}</a>${note}</li>`;
         })
         .join("");
       return reply

@@ -53,6 +53,9 @@ export interface IdempotencyRecords {
  */
 export const CLAIM_LEASE_MS = 30_000;
 
+/** The waits between tries of a completion or release that failed (the last one repeats). */
+const SETTLE_RETRY_MS = [250, 500, 1_000];
+
 const CLAIM = `
 INSERT INTO idempotency_keys AS i (tenant_id, key, fingerprint, owner, locked_until, results, created_at, expires_at)
 VALUES ($1, $2, $3, $4, $5, '[]'::jsonb, $6, $7)
@@ -111,20 +114,25 @@ export function createIdempotencyRecords(deps: { sql: Sql; secretBox: SecretBox;
 
   /**
    * complete/release after the answer: when the database cannot be reached just then (the answer
-   * was a 503), tried again in the background for about a minute, so a retry is not kept waiting
-   * for the lease. Both are fenced by the owner token, so a late one changes nothing it should not.
+   * was a 503), tried again in the background every SETTLE_RETRY_MS (at most a second apart) until
+   * it is back, for as long as the claim's lease (after it a retry takes the key over anyway), so a
+   * retry is kept waiting seconds, not the lease, after the database returns. Both are fenced by the
+   * owner token, so a late one changes nothing it should not.
    */
-  function settle(what: string, run: () => Promise<unknown>, attempt = 0): Promise<void> {
-    return run().then(
-      () => undefined,
-      (err: unknown) => {
-        if (attempt >= 7) {
-          log.warn({ err }, `idempotency key ${what} failed; the lease lets a retry take it over`);
-          return;
-        }
-        setTimeout(() => void settle(what, run, attempt + 1), 500 * 2 ** attempt).unref();
-      },
-    );
+  function settle(what: string, run: () => Promise<unknown>): Promise<void> {
+    const giveUpAt = Date.now() + CLAIM_LEASE_MS;
+    const attempt = (n: number): Promise<void> =>
+      run().then(
+        () => undefined,
+        (err: unknown) => {
+          if (Date.now() >= giveUpAt) {
+            log.warn({ err }, `idempotency key ${what} failed; the lease lets a retry take it over`);
+            return;
+          }
+          setTimeout(() => void attempt(n + 1), SETTLE_RETRY_MS[Math.min(n, SETTLE_RETRY_MS.length - 1)]).unref();
+        },
+      );
+    return attempt(0);
   }
 
   return {

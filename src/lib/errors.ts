@@ -92,6 +92,13 @@ export const errors = {
     new AppError(403, "capability_escalation", `A key may only grant capabilities it holds: ${missing.join(", ")}.`, {
       extra: { capabilities: missing },
     }),
+  /** an unsubscribe POST without RFC 8058's one body (src/modules/email/unsubscribe-routes.ts) */
+  oneClickRequired: () =>
+    new AppError(
+      400,
+      "one_click_required",
+      "Send the body List-Unsubscribe=One-Click as application/x-www-form-urlencoded (RFC 8058); nothing was changed.",
+    ),
   notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
   conflict: (code: string, detail: string) => new AppError(409, code, detail),
   /** the console's "Send test" with no `safety.hook` set */
@@ -181,6 +188,28 @@ export function fieldErrorsFromZod(
 ): FieldError[] {
   return issues.map((i) => {
     const p = i.path.map((s, idx) => (typeof s === "number" ? `[${s}]` : `${idx > 0 ? "." : ""}${String(s)}`)).join("");
-    return { path: prefix ? (p ? `${prefix}.${p}` : prefix) : p || "body", message: i.message };
+    return { path: prefix ? (p ? `${prefix}.${p}` : prefix) : p || "body", message: inWords(i) };
   });
+}
+
+/** What zod's bounds and types say by default ("Too small: expected number to be >=1"), in words ("must be at least 1"); its other messages, and rules' own, as they are. */
+function inWords(issue: {
+  message: string;
+  code?: unknown;
+  origin?: unknown;
+  minimum?: unknown;
+  maximum?: unknown;
+  inclusive?: unknown;
+  expected?: unknown;
+}): string {
+  // digits as they are (10000, not 10,000): clients and tests match the bound as the settings give it
+  const n = (v: unknown) => String(v);
+  const unit = issue.origin === "string" ? " characters" : issue.origin === "array" || issue.origin === "set" ? " items" : "";
+  if (issue.code === "too_small" && issue.message.startsWith("Too small"))
+    return issue.inclusive === false ? `must be more than ${n(issue.minimum)}${unit}` : `must be at least ${n(issue.minimum)}${unit}`;
+  if (issue.code === "too_big" && issue.message.startsWith("Too big"))
+    return issue.inclusive === false ? `must be less than ${n(issue.maximum)}${unit}` : `must be at most ${n(issue.maximum)}${unit}`;
+  if (issue.code === "invalid_type" && issue.message.startsWith("Invalid input") && typeof issue.expected === "string")
+    return `must be ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
+  return issue.message;
 }

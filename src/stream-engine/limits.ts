@@ -14,6 +14,10 @@
 // closing stream's slot becomes spare rather than a DECR (spares beyond twice the lease go back at
 // once, the rest at the next re-write when the tenant has no streams here). A tenant at its limit
 // can therefore refuse early on one instance by what the others hold spare, never admit more.
+// Spares are used only under a limit at least as high as the one they were counted under: an acquire
+// under a lowered limit first gives them all back and asks the script, which then admits nothing
+// until the streams counted are fewer than the new limit (the open ones stay open); and a stream
+// closing on an instance whose latest acquire of the tenant saw a lower limit gives its slot back at once.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { AppError } from "../lib/errors.js";
@@ -87,8 +91,10 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
   const ttl = opts.ttlSeconds ?? 60;
   const instance = randomBytes(8).toString("hex");
   const perTenant = new Map<string, number>();
-  /** per tenant: slots counted on this instance's Redis counter that no stream uses */
-  const spare = new Map<string, number>();
+  /** per tenant with streams here: the limit its latest acquire here was asked under */
+  const latestLimit = new Map<string, number>();
+  /** per tenant: slots counted on this instance's Redis counter that no stream uses, and the highest limit they were counted under */
+  const spare = new Map<string, { n: number; limit: number }>();
   let local = 0;
   const { redis } = opts;
 
@@ -97,8 +103,10 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
 
   const bump = (tenantId: string, by: number) => {
     const n = (perTenant.get(tenantId) ?? 0) + by;
-    if (n <= 0) perTenant.delete(tenantId);
-    else perTenant.set(tenantId, n);
+    if (n <= 0) {
+      perTenant.delete(tenantId);
+      latestLimit.delete(tenantId);
+    } else perTenant.set(tenantId, n);
     local += by;
   };
 
@@ -122,30 +130,48 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
       for (const item of items) item.resolve(null);
       return;
     }
-    if (granted > items.length) addSpare(tenantId, granted - items.length);
+    if (granted > items.length) addSpare(tenantId, granted - items.length, limit);
     items.forEach((item, i) => item.resolve(i < granted));
   });
 
-  const addSpare = (tenantId: string, n: number) => spare.set(tenantId, (spare.get(tenantId) ?? 0) + n);
+  const addSpare = (tenantId: string, n: number, limit: number) => {
+    const s = spare.get(tenantId);
+    spare.set(tenantId, { n: (s?.n ?? 0) + n, limit: Math.max(s?.limit ?? 0, limit) });
+  };
 
-  /** A spare slot of the tenant, taken (no script call), or false when there is none. */
-  function takeSpare(tenantId: string): boolean {
-    const n = spare.get(tenantId) ?? 0;
-    if (n <= 0) return false;
-    if (n === 1) spare.delete(tenantId);
-    else spare.set(tenantId, n - 1);
+  /**
+   * A spare slot of the tenant, taken (no script call), or false when there is none. Spares counted
+   * under a higher limit than `limit` (it was lowered) all go back to Redis first: the script decides.
+   */
+  function takeSpare(tenantId: string, limit: number): boolean {
+    const s = spare.get(tenantId);
+    if (!s) return false;
+    if (s.limit > limit) {
+      spare.delete(tenantId);
+      // sent before the script call that follows on the same connection; no DEL (the counter may be
+      // incremented by that call meanwhile): a counter at 0 expires with its TTL
+      redis?.decrby(counterPrefix(tenantId) + instance, s.n).catch(() => undefined); // the periodic refresh re-writes the true count
+      return false;
+    }
+    if (s.n === 1) spare.delete(tenantId);
+    else s.n--;
     return true;
   }
 
-  /** A closed stream's Redis-counted slot: spare, and what is beyond twice the lease back to Redis. */
-  function giveBack(tenantId: string, limit: number): void {
-    const keep = slotLease(limit);
-    const n = (spare.get(tenantId) ?? 0) + 1;
+  /**
+   * A closed stream's Redis-counted slot (taken under `limit`): spare, and what is beyond twice the
+   * lease back to Redis; all of them when they were counted under a higher limit than `latest`.
+   */
+  function giveBack(tenantId: string, limit: number, latest: number): void {
+    const s = spare.get(tenantId);
+    const n = (s?.n ?? 0) + 1;
+    const countedUnder = Math.max(s?.limit ?? 0, limit);
+    const keep = countedUnder > latest ? 0 : slotLease(limit);
     if (n <= 2 * keep) {
-      spare.set(tenantId, n);
+      spare.set(tenantId, { n, limit: countedUnder });
       return;
     }
-    if (keep > 0) spare.set(tenantId, keep);
+    if (keep > 0) spare.set(tenantId, { n: keep, limit: countedUnder });
     else spare.delete(tenantId);
     if (!redis) return;
     const key = counterPrefix(tenantId) + instance;
@@ -173,7 +199,7 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
     for (const [tenantId, n] of perTenant) {
       pipes
         .for(tenantId)
-        .set(counterPrefix(tenantId) + instance, n + (spare.get(tenantId) ?? 0), "EX", ttl)
+        .set(counterPrefix(tenantId) + instance, n + (spare.get(tenantId)?.n ?? 0), "EX", ttl)
         .sadd(setKey(tenantId), instance)
         .expire(setKey(tenantId), ttl);
     }
@@ -192,7 +218,8 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
         throw tooManyStreams("This instance has no room for more streams; retry shortly.", opts.maxPerInstance);
       }
       bump(tenantId, 1); // reserve first, so concurrent acquires see each other
-      const shared = takeSpare(tenantId) || (await acquireShared(tenantId, tenantLimit));
+      latestLimit.set(tenantId, tenantLimit);
+      const shared = takeSpare(tenantId, tenantLimit) || (await acquireShared(tenantId, tenantLimit));
       const ownCount = perTenant.get(tenantId) ?? 0;
       if (shared === false || (shared === null && ownCount > tenantLimit)) {
         bump(tenantId, -1);
@@ -202,8 +229,9 @@ export function createStreamSlots(opts: StreamSlotOptions): StreamSlots {
       return () => {
         if (released) return;
         released = true;
+        const latest = latestLimit.get(tenantId) ?? tenantLimit;
         bump(tenantId, -1);
-        if (shared && redis) giveBack(tenantId, tenantLimit);
+        if (shared && redis) giveBack(tenantId, tenantLimit, latest);
       };
     },
 

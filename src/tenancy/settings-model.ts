@@ -2,7 +2,9 @@
 import { z } from "zod";
 import { originOf } from "../lib/origin.js";
 import { isHttpUrl, HTTP_URL_RULE } from "../lib/http-url.js";
+import { parseOutboundUrl, type OutboundKind } from "../lib/outbound-url.js";
 import { createWordNormalizer, entryProblem, type WordNormalizer } from "../lib/word-matcher.js";
+import { isSingleLine, SINGLE_LINE_RULE } from "../lib/single-line.js";
 
 export const DeliverySchema = z
   .object({
@@ -40,9 +42,24 @@ const wordList = z
     });
   });
 
+/**
+ * A URL the service reaches out to (src/lib/outbound-url.ts): refused, naming the part, when it holds
+ * anything beyond what the service uses of it (a query or path on an SMTP URL, credentials, a fragment).
+ */
+function outboundUrl(kind: OutboundKind) {
+  return z
+    .string()
+    .max(2048)
+    .superRefine((v, ctx) => {
+      const parsed = parseOutboundUrl(v, kind);
+      if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.problem.message });
+      else if (kind !== "smtp" && !isHttpUrl(v)) ctx.addIssue({ code: "custom", message: HTTP_URL_RULE });
+    });
+}
+
 /** The moderation hook (`safety.hook`), called for each new or edited comment (src/modules/moderation-hook/). */
 const hookFields = {
-  url: z.string().refine(isHttpUrl, HTTP_URL_RULE),
+  url: outboundUrl("http"),
   timeoutMs: z.number().int().min(100).max(5_000),
   onTimeout: z.enum(["hold", "approve", "reject"]),
 };
@@ -85,6 +102,9 @@ export const SafetySchema = z
 
 export type SafetySettings = z.infer<typeof SafetySchema>;
 
+/** how long a provider's token may live unless the provider's `maxTokenLifetimeSeconds` says otherwise */
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = 86_400;
+
 /** the asymmetric algorithms an identity provider may sign with: never `none`, never HS* (a public key is no HMAC secret) */
 export const PROVIDER_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"] as const;
 
@@ -99,8 +119,8 @@ const claimName = z.string().min(1).max(200);
  */
 export const IdentityProviderSchema = z
   .object({
-    issuer: z.string().refine(isHttpUrl, HTTP_URL_RULE).optional(),
-    jwksUri: z.string().refine(isHttpUrl, HTTP_URL_RULE).optional(),
+    issuer: outboundUrl("issuer").optional(),
+    jwksUri: outboundUrl("http").optional(),
     /** one audience or several (any of them); kept as a list */
     audience: z
       .union([z.string().min(1).max(500), z.array(z.string().min(1).max(500)).min(1).max(10)])
@@ -114,6 +134,8 @@ export const IdentityProviderSchema = z
       .object({ name: claimName.default("name"), picture: claimName.default("picture"), email: claimName.default("email") })
       .strict()
       .default({ name: "name", picture: "picture", email: "email" }),
+    /** how long a token may live (`exp − iat`, or `exp − now` without `iat`); absent: 24 h (DEFAULT_TOKEN_LIFETIME_SECONDS) */
+    maxTokenLifetimeSeconds: z.number().int().min(60).max(2_592_000).optional(),
   })
   .strict()
   .refine((p) => p.issuer !== undefined || p.jwksUri !== undefined, "must name an issuer (OIDC discovery) or a jwksUri");
@@ -145,9 +167,10 @@ export const EmailSchema = z
     from: z
       .string()
       .max(400)
+      .refine(isSingleLine, SINGLE_LINE_RULE)
       .refine((v) => /^[^<>]*<[^\s<>@]+@[^\s<>@]+>$|^[^\s<>@]+@[^\s<>@]+$/.test(v.trim()), "must be an address or Name <address>")
       .nullable(),
-    replyTo: emailAddress.nullable(),
+    replyTo: emailAddress.refine(isSingleLine, SINGLE_LINE_RULE).nullable(),
     /** the hour (0–23, UTC) the daily digests go out */
     digestHour: z.number().int().min(0).max(23),
     /** how often a reader who has not chosen hears of replies */
@@ -162,20 +185,8 @@ export const EmailSchema = z
   })
   .strict();
 
-/** What a PATCH may send as `email.smtpUrl`: an smtp:// or smtps:// URL, or null to use the service's. */
-export const SMTP_URL_RULE = "must be an smtp:// or smtps:// URL with a host";
-export const smtpUrlPatch = z
-  .string()
-  .max(1000)
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return (u.protocol === "smtp:" || u.protocol === "smtps:") && u.hostname.length > 0;
-    } catch {
-      return false;
-    }
-  }, SMTP_URL_RULE)
-  .nullable();
+/** What a PATCH may send as `email.smtpUrl`: smtp(s)://[user:password@]host[:port] and nothing else, or null to use the service's. */
+export const smtpUrlPatch = outboundUrl("smtp").nullable();
 
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
@@ -299,8 +310,11 @@ function deepMerge<T>(base: T, over: unknown): T {
 const resolved = new WeakMap<object, Settings>();
 
 /**
- * Stored overrides (JSON column) → full settings. Unknown or invalid stored values fall back to
- * defaults. The result is shared and must not be changed by the caller.
+ * Stored overrides (JSON column) → full settings. A stored value that a rule now refuses (one
+ * written before the rule: an SMTP URL with a query, a sender with a line break) falls back to its
+ * default alone — the smallest stored member holding it is dropped — so the tenant keeps every other
+ * setting; what still does not resolve falls back to the defaults. The result is shared and must not
+ * be changed by the caller.
  */
 export function resolveSettings(stored: unknown): Settings {
   if (stored !== null && typeof stored === "object") {
@@ -308,9 +322,55 @@ export function resolveSettings(stored: unknown): Settings {
     if (hit) return hit;
   }
   const parsed = checkSettings(stored);
-  const settings = parsed.success ? parsed.data : DEFAULT_SETTINGS;
+  const settings = parsed.success ? parsed.data : (salvageSettings(stored, parsed.error.issues) ?? DEFAULT_SETTINGS);
   if (stored !== null && typeof stored === "object") resolved.set(stored, settings);
   return settings;
+}
+
+/** The stored overrides without the members the issues point at (each the smallest stored one holding it), resolved; null when that does not resolve either. */
+function salvageSettings(stored: unknown, first: readonly { path: readonly PropertyKey[] }[]): Settings | null {
+  if (!isObject(stored)) return null;
+  const copy = structuredClone(stored) as Record<string, unknown>;
+  let issues = first;
+  for (let round = 0; round < 10; round++) {
+    let removed = false;
+    // the deepest paths first, so that removing an array's element shifts no index still to come
+    const paths = issues.map((i) => i.path).sort((a, b) => b.length - a.length || indexOf(b) - indexOf(a));
+    for (const path of paths) {
+      for (let n = path.length; n > 0; n--) {
+        if (removeMember(copy, path.slice(0, n))) {
+          removed = true;
+          break;
+        }
+      }
+    }
+    if (!removed) return null;
+    const again = checkSettings(copy);
+    if (again.success) return again.data;
+    issues = again.error.issues;
+  }
+  return null;
+}
+
+const indexOf = (path: readonly PropertyKey[]): number => (typeof path.at(-1) === "number" ? (path.at(-1) as number) : -1);
+
+/** Removes the member at `path` from `root` (an array's element is spliced out); whether there was one. */
+function removeMember(root: Record<string, unknown>, path: readonly PropertyKey[]): boolean {
+  let node: unknown = root;
+  for (const key of path.slice(0, -1)) {
+    if (!isObject(node) && !Array.isArray(node)) return false;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  const last = path[path.length - 1]!;
+  if (Array.isArray(node) && typeof last === "number" && last < node.length) {
+    node.splice(last, 1);
+    return true;
+  }
+  if (isObject(node) && typeof last === "string" && Object.hasOwn(node, last)) {
+    delete node[last];
+    return true;
+  }
+  return false;
 }
 
 /** Stored overrides merged over the defaults and validated: the full settings, or every problem. */

@@ -21,6 +21,7 @@
 import { promises as dnsPromises } from "node:dns";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+import { parseOutboundUrl } from "../lib/outbound-url.js";
 
 export type Resolver = (hostname: string) => Promise<string[]>;
 
@@ -322,6 +323,9 @@ function allowedBy(category: string): string {
  * The messages are meant for a 422 `validation_failed` error on the `url` field.
  */
 export async function checkWebhookUrl(input: string | URL, opts: UrlGuardOptions): Promise<UrlCheckResult> {
+  // the one parse of a URL a tenant gives (src/lib/outbound-url.ts): nothing in it beyond the request's target
+  const outbound = parseOutboundUrl(String(input), "http");
+  if (!outbound.ok && outbound.problem.part !== "scheme") return { ok: false, message: `url ${outbound.problem.message}` };
   const shape = checkUrlShape(input, opts);
   if (!shape.ok) return shape;
   const { url, hostname, isHttp } = shape;

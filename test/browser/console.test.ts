@@ -193,6 +193,37 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     expect((await t.api.get(`/api/v1/webhooks/${id}`)).body.state).toBe("active");
   });
 
+  it("follows an endpoint added in the console until its handshake ends: verified (or not) without a reload", async () => {
+    // a receiver that takes a moment to echo the challenge, and one that refuses it
+    const slow = await startReceiver((req) =>
+      req.event === "verification" ? { status: 200, body: { challenge: req.json?.challenge }, delayMs: 600 } : { status: 200 },
+    );
+    const refusing = await startReceiver(() => ({ status: 500, body: "no" }));
+    try {
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click();
+      for (const r of [refusing, slow]) {
+        await page.getByRole("button", { name: "Add endpoint" }).click();
+        const form = page.getByRole("form", { name: "New endpoint" });
+        await form.getByLabel("URL").fill(r.url);
+        await form.getByRole("button", { name: "Add" }).click();
+        await page.getByRole("region", { name: "The endpoint's signing secret" }).getByRole("button", { name: "Done" }).click();
+      }
+      const verified = (url: string) =>
+        page
+          .getByRole("row", { name: new RegExp(url) })
+          .getByRole("cell")
+          .nth(2);
+      await expect.poll(() => verified(slow.url).textContent(), { timeout: 10_000 }).toBe("yes");
+      await expect.poll(() => verified(refusing.url).textContent(), { timeout: 10_000 }).toBe("no");
+      expect(slow.handshakes()).toHaveLength(1);
+      await expectAccessible(page, "webhooks after a handshake");
+      await shoot(page, "webhooks-verified");
+    } finally {
+      await slow.close();
+      await refusing.close();
+    }
+  });
+
   it("shows the server's settings and saves only what changed: a tenant on pre stays on pre", async () => {
     expect((await t.api.get("/api/v1/settings")).body.moderation).toBe("pre");
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
@@ -245,10 +276,48 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     await page.getByRole("alert").waitFor();
     const body = page.getByLabel("Maximum body length");
     await expect.poll(() => body.getAttribute("aria-invalid")).toBe("true");
-    const describedBy = (await body.getAttribute("aria-describedby"))!;
-    expect(await page.locator(`#${describedBy.replace(".", "\\.")}`).textContent()).toMatch(/\d/);
+    // described by its problem (and its line of help)
+    const errorId = (await body.getAttribute("aria-describedby"))!.split(" ").find((id) => id.startsWith("err-"))!;
+    expect(await page.locator(`#${errorId.replace(".", "\\.")}`).textContent()).toMatch(/\d/);
     expect(await page.getByLabel("Allowed origins (one per line)").getAttribute("aria-invalid")).toBe("true");
     await shoot(page, "settings-errors");
+  });
+
+  it("reads as a product: labels in words with units, a line of help each, ms shown as seconds, the outcome beside Save; rotating asks first", async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
+    await page.reload(); // the form afresh: the test before left problems in it
+    const timeout = page.getByLabel("Attempt timeout (seconds)");
+    const before = (await t.api.get("/api/v1/settings")).body.delivery.attemptTimeoutMs as number;
+    await expect.poll(() => timeout.inputValue()).toBe(String(before / 1000));
+    const help = (await timeout.getAttribute("aria-describedby"))!;
+    expect(await page.locator(`#${help.replace(".", "\\.")}`).textContent()).toMatch(/how long one attempt waits/i);
+    for (const label of ["Attempts per event", "Open streams (whole tenant)", "Replay window (seconds)", "Delivery log kept (days)"])
+      expect(await page.getByLabel(label).count(), label).toBe(1);
+    await timeout.fill("2.5");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    // the outcome stands beside the button that saved
+    await page.locator(".save-bar").getByRole("status").filter({ hasText: "Settings saved: delivery.attemptTimeoutMs." }).waitFor();
+    expect((await t.api.get("/api/v1/settings")).body.delivery.attemptTimeoutMs).toBe(2500);
+    await expect.poll(() => page.getByLabel("Attempt timeout (seconds)").inputValue()).toBe("2.5");
+    await shoot(page, "settings-general");
+
+    // the identity secret: the text says the old one keeps working; rotating asks first, and Cancel changes nothing
+    const rotations = async () => (await t.admin.get("/api/v1/audit?action=settings.rotate_identity_secret")).body.items.length as number;
+    const rotated = await rotations();
+    await page.getByText(/the old one keeps\s+working for the overlap/).waitFor();
+    await page.getByRole("button", { name: "Rotate identity secret" }).click();
+    const ask = page.getByRole("group", { name: "Rotate the identity secret?" });
+    await ask.getByRole("button", { name: "Cancel" }).click();
+    expect(await rotations()).toBe(rotated);
+    await page.getByRole("button", { name: "Rotate identity secret" }).click();
+    await shoot(page, "settings-rotate-ask");
+    await ask.getByRole("button", { name: "Rotate now" }).click();
+    const shown = page.getByRole("region", { name: "The new identity secret" });
+    await shown.getByText(/The old secret keeps working until/).waitFor();
+    expect(await rotations()).toBe(rotated + 1);
+    await (
+      await t.api.patch("/api/v1/settings", { delivery: { attemptTimeoutMs: before } })
+    ).body;
   });
 
   it("lists what was done in the audit log, filterable by action", async () => {

@@ -102,6 +102,8 @@ describe.skipIf(chromiumMissing)("/embed/demo in headless Chromium", () => {
       await p.getByText("Signed in as").waitFor();
       await thread.getByRole("button", { name: "Post comment" }).click();
       await thread.locator("article", { hasText: "Hello from the demo" }).getByText("(you)").waitFor();
+      // the count on the same page follows the thread
+      await expect.poll(() => p.locator("engagement-count").getAttribute("count")).toBe(String(before + 1));
       // the count on a fresh visit (counts are cached by the browser for a while) includes it
       const fresh = await browser.newPage({ viewport: { width: 900, height: 1100 } });
       await fresh.goto(`${server.url}/embed/demo`);

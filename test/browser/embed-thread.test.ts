@@ -39,8 +39,8 @@ describe("/embed/v1/thread.js", () => {
 
 interface HostPage {
   origin: string;
-  /** the page for a discussion, with the element's extra attributes */
-  url(discussionId: string, attrs?: string): string;
+  /** the page for a discussion, with the element's extra attributes (and an <engagement-count> for it) */
+  url(discussionId: string, attrs?: string, withCount?: boolean): string;
   close(): Promise<void>;
 }
 
@@ -59,12 +59,16 @@ async function hostPages(serviceUrl: string, key: string): Promise<HostPage> {
     }
     const id = url.searchParams.get("d") ?? "";
     const attrs = url.searchParams.get("attrs") ?? "";
+    const count =
+      url.searchParams.get("count") === "1"
+        ? `<p><engagement-count discussion-id="${id}" publishable-key="${key}"></engagement-count></p><script src="${serviceUrl}/embed/v1/count.js"></script>`
+        : "";
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",
       "content-security-policy": `default-src 'none'; script-src 'self' ${serviceUrl}; connect-src ${serviceUrl}; style-src 'self'; img-src data:`,
     });
     res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>An article</title><link rel="stylesheet" href="/site.css"></head><body><main><h1>An article</h1><p>The article's text.</p>
+<title>An article</title><link rel="stylesheet" href="/site.css"></head><body><main><h1>An article</h1>${count}<p>The article's text.</p>
 <engagement-thread discussion-id="${id}" publishable-key="${key}" ${attrs}></engagement-thread></main>
 <script src="${serviceUrl}/embed/v1/thread.js"></script></body></html>`);
   });
@@ -72,7 +76,8 @@ async function hostPages(serviceUrl: string, key: string): Promise<HostPage> {
   const origin = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
   return {
     origin,
-    url: (d, attrs = "") => `${origin}/?d=${encodeURIComponent(d)}&attrs=${encodeURIComponent(attrs)}`,
+    url: (d, attrs = "", withCount = false) =>
+      `${origin}/?d=${encodeURIComponent(d)}&attrs=${encodeURIComponent(attrs)}${withCount ? "&count=1" : ""}`,
     close: () => new Promise<void>((resolve) => host.close(() => resolve())),
   };
 }
@@ -99,7 +104,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
 
   async function open(
     discussionId: string,
-    opts: { attrs?: string; identity?: string; width?: number; dark?: boolean } = {},
+    opts: { attrs?: string; identity?: string; width?: number; dark?: boolean; count?: boolean } = {},
   ): Promise<Page> {
     const p = await browser!.newPage({
       viewport: { width: opts.width ?? 900, height: 900 },
@@ -108,7 +113,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     p.on("console", (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
-    await p.goto(host.url(discussionId, opts.attrs));
+    await p.goto(host.url(discussionId, opts.attrs, opts.count));
     if (opts.identity) await setIdentity(p, opts.identity);
     await p
       .locator("engagement-thread")
@@ -172,6 +177,39 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     await expect.poll(() => thread(p).locator("ol[part=comments] > li").count()).toBe(23);
     await expect(thread(p).getByRole("button", { name: "Load more comments" }).count()).resolves.toBe(0);
     await p.close();
+  });
+
+  it("on a page whose origin the tenant does not list, says so and names the origin to add to allowedOrigins", async () => {
+    const elsewhere = await hostPages(server.url, key);
+    try {
+      const shown = async () => {
+        const p = await browser!.newPage({ viewport: { width: 900, height: 700 } });
+        await p.goto(elsewhere.url("read-1"));
+        const alert = thread(p).getByRole("status").filter({ hasText: "allowedOrigins" });
+        await alert.waitFor();
+        return { p, text: await alert.textContent() };
+      };
+      // no tenant lists the origin: the browser refuses the preflight, yet the service is reachable
+      const unlisted = await shown();
+      expect(unlisted.text).toContain(`this page's origin, ${elsewhere.origin}`);
+      expect(unlisted.text).toContain(`adds ${elsewhere.origin} to the tenant's allowedOrigins`);
+      await expect(
+        thread(unlisted.p)
+          .getByText(/could not be reached/)
+          .count(),
+      ).resolves.toBe(0);
+      await expect(thread(unlisted.p).getByRole("alert").textContent()).resolves.toBe("Comments could not be loaded.");
+      await unlisted.p.screenshot({ path: join(SHOTS, "origin-not-allowed.png") });
+      await unlisted.p.close();
+      // another tenant lists it: the service's own refusal says the same
+      const neighbour = await createTestTenant(server);
+      expect((await neighbour.api.patch("/api/v1/settings", { allowedOrigins: [elsewhere.origin] })).status).toBe(200);
+      const foreign = await shown();
+      expect(foreign.text).toContain(`adds ${elsewhere.origin} to the tenant's allowedOrigins`);
+      await foreign.p.close();
+    } finally {
+      await elsewhere.close();
+    }
   });
 
   it("lets the reader the host page hands over post, reply, edit, delete, react and report; signed out, it asks the page to sign in", async () => {
@@ -243,6 +281,42 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     await expect.poll(() => comment(p, "Hello, everyone!").count()).toBe(0);
     const after = await t.api.get(`/api/v1/discussions/${d}/comments?topLevel=true`);
     expect((after.body.items as { body: string }[]).map((c) => c.body)).toEqual(["Olga was here first"]);
+    await p.close();
+  });
+
+  it("keeps an <engagement-count> on the page in step with the thread; signed out, a write says Sign in once", async () => {
+    const d = "count-follow-1";
+    const alice = await t.reader("alice", { name: "Alice" });
+    await alice.post(`/api/v1/discussions/${d}/comments`, { body: "First" });
+    await alice.post(`/api/v1/discussions/${d}/comments`, { body: "Second" });
+    const p = await open(d, { count: true });
+    const count = p.locator("engagement-count");
+    await expect.poll(() => count.getAttribute("count")).toBe("2");
+    // a comment written elsewhere reaches the thread live, and the count with it
+    const third = await alice.post(`/api/v1/discussions/${d}/comments`, { body: "Third" });
+    await thread(p).getByRole("button", { name: "Show 1 new comment" }).waitFor();
+    await expect.poll(() => count.locator("[part=count]").textContent()).toBe("3 comments");
+    expect((await alice.del(`/api/v1/comments/${third.body.id}`)).status).toBe(204);
+    await expect.poll(() => count.locator("[part=count]").textContent()).toBe("2 comments");
+
+    // signed out: one "Sign in" (the hint becomes the alert), however often the reader tries
+    const signIn = thread(p).getByText("Sign in to join the discussion.");
+    await expect(signIn.count()).resolves.toBe(1);
+    await p.evaluate(() => {
+      (window as unknown as { signInAsked: number }).signInAsked = 0;
+      document.addEventListener("engagement:sign-in-required", () => (window as unknown as { signInAsked: number }).signInAsked++);
+    });
+    await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Hello?");
+    for (let i = 0; i < 3; i++) {
+      await thread(p).getByRole("button", { name: "Post comment" }).click();
+      await expect.poll(() => p.evaluate(() => (window as unknown as { signInAsked: number }).signInAsked)).toBe(i + 1);
+    }
+    await thread(p).getByRole("alert").filter({ hasText: "Sign in to join the discussion." }).waitFor();
+    await expect(signIn.count()).resolves.toBe(1);
+    await p.screenshot({ path: join(SHOTS, "count-and-sign-in.png") });
+    // signed in, the request to sign in is gone
+    await setIdentity(p, await t.identity("wanda", { name: "Wanda" }));
+    await expect.poll(() => signIn.count()).toBe(0);
     await p.close();
   });
 

@@ -101,6 +101,8 @@ export type IdentityProviderInput = {
   claims?: IdentityProviderClaimsInput | null | undefined;
   issuer?: string | null | undefined;
   jwksUri?: string | null | undefined;
+  /** 60–2592000; left out: 86400 (24 h). */
+  maxTokenLifetimeSeconds?: number | null | undefined;
 };
 
 export type IdentitySettingsPatch = {

@@ -9,6 +9,7 @@ export interface DisqusThread {
   link: string;
   title: string;
   closed?: boolean;
+  deleted?: boolean;
 }
 
 export interface DisqusPost {
@@ -55,7 +56,7 @@ export function disqusXml(threads: DisqusThread[], posts: DisqusPost[]): string 
       "    <createdAt>2023-12-31T00:00:00Z</createdAt>",
       "    <author><name>Editor</name><isAnonymous>false</isAnonymous><username>editor</username></author>",
       `    <isClosed>${t.closed ? "true" : "false"}</isClosed>`,
-      "    <isDeleted>false</isDeleted>",
+      `    <isDeleted>${t.deleted ? "true" : "false"}</isDeleted>`,
       "  </thread>",
     );
   }
@@ -88,16 +89,20 @@ export interface WxrItem {
   name: string;
   link: string;
   title: string;
+  /** `<wp:post_date_gmt>` (default 2023-12-31 10:00:00) and `<wp:post_date>` (default the same) */
+  postDateGmt?: string;
+  postDate?: string;
   comments: { id: string; parent?: string; author: string; email?: string; content: string; approved: string; type?: string }[];
 }
 
-export function wxr(items: WxrItem[]): string {
+/** A WordPress export of WXR `version` (1.0, 1.1 or 1.2: the namespaces of that version). */
+export function wxr(items: WxrItem[], version = "1.2"): string {
   const out = [
     '<?xml version="1.0" encoding="UTF-8" ?>',
-    '<rss version="2.0" xmlns:excerpt="http://wordpress.org/export/1.2/excerpt/" xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:wp="http://wordpress.org/export/1.2/">',
+    `<rss version="2.0" xmlns:excerpt="http://wordpress.org/export/${version}/excerpt/" xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:wp="http://wordpress.org/export/${version}/">`,
     "<channel>",
     "  <title>A blog</title>",
-    "  <wp:wxr_version>1.2</wp:wxr_version>",
+    `  <wp:wxr_version>${version}</wp:wxr_version>`,
   ];
   for (const it of items) {
     out.push(
@@ -107,7 +112,8 @@ export function wxr(items: WxrItem[]): string {
       "    <dc:creator><![CDATA[admin]]></dc:creator>",
       "    <content:encoded><![CDATA[<p>The post's text.</p>]]></content:encoded>",
       `    <wp:post_id>${it.postId}</wp:post_id>`,
-      "    <wp:post_date_gmt><![CDATA[2023-12-31 10:00:00]]></wp:post_date_gmt>",
+      `    <wp:post_date><![CDATA[${it.postDate ?? it.postDateGmt ?? "2023-12-31 10:00:00"}]]></wp:post_date>`,
+      `    <wp:post_date_gmt><![CDATA[${it.postDateGmt ?? "2023-12-31 10:00:00"}]]></wp:post_date_gmt>`,
       `    <wp:post_name><![CDATA[${it.name}]]></wp:post_name>`,
       "    <wp:status><![CDATA[publish]]></wp:status>",
       "    <wp:post_type><![CDATA[post]]></wp:post_type>",

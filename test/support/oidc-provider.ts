@@ -31,7 +31,17 @@ export interface TestIdp {
   issuer: string;
   jwksUri: string;
   /** a token this provider would issue: `aud`, `exp` in 10 min, the newest key unless `kid` is given */
-  token(claims: Record<string, unknown>, opts?: { audience?: string; kid?: string; expiresIn?: string; issuer?: string }): Promise<string>;
+  token(
+    claims: Record<string, unknown>,
+    opts?: {
+      audience?: string;
+      kid?: string;
+      expiresIn?: string | number;
+      issuer?: string;
+      /** `iat` in seconds since the epoch; null: none (default: now) */
+      issuedAt?: number | null;
+    },
+  ): Promise<string>;
   /** a new key becomes the signing key; the old ones stay published unless `retireOld` */
   rotate(opts?: { alg?: TestAlg; retireOld?: boolean }): Promise<string>;
   /** how many times the JWKS was fetched */
@@ -84,13 +94,13 @@ export async function startTestIdp(opts: { alg?: TestAlg; signIn?: TestIdpSignIn
     },
     async token(claims, o = {}) {
       const key = o.kid ? keys.find((k) => k.kid === o.kid)! : keys[keys.length - 1]!;
-      return new SignJWT(claims)
+      const jwt = new SignJWT(claims)
         .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" })
         .setIssuer(o.issuer ?? issuer)
         .setAudience(o.audience ?? "engagement-test")
-        .setIssuedAt()
-        .setExpirationTime(o.expiresIn ?? "10m")
-        .sign(key.privateKey);
+        .setExpirationTime(o.expiresIn ?? "10m");
+      if (o.issuedAt !== null) jwt.setIssuedAt(o.issuedAt);
+      return jwt.sign(key.privateKey);
     },
     async rotate(o = {}) {
       const key = await makeKey(o.alg ?? keys[keys.length - 1]!.alg, ++counter);

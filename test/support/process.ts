@@ -1,5 +1,5 @@
 // Runs a command to completion and collects its output: the CLI tests and the contract suite use it.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 
 export interface Run {
   code: number | null;
@@ -40,3 +40,27 @@ export const NODE_FLAGS = ["--no-opt", "--liftoff-only"];
 /** `engagement <args>` as a child process with `env`. */
 export const runCli = (args: string[], env: NodeJS.ProcessEnv): Promise<Run> =>
   runProcess(process.execPath, [...NODE_FLAGS, CLI, ...args], env);
+
+/**
+ * A test's child process (a script under test/support run on dist/ with NODE_FLAGS) that prints
+ * `ready <word>` once it serves: the process and that word. It is killed if not ready within
+ * `timeoutMs`; its stderr is in the error when it exits first.
+ */
+export function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ proc: ChildProcess; ready: string }> {
+  const proc = spawn(process.execPath, [...NODE_FLAGS, script], { env, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    proc.stdout!.on("data", (c: Buffer) => {
+      out += c.toString();
+      const m = /ready (\S+)/.exec(out);
+      if (m) resolve({ proc, ready: m[1]! });
+    });
+    proc.stderr!.on("data", (c: Buffer) => (err += c.toString()));
+    proc.once("exit", (code) => reject(new Error(`the child process exited (${code}): ${err}`)));
+    setTimeout(() => {
+      proc.kill("SIGKILL"); // not left running against a database the file drops
+      reject(new Error(`the child process is not ready: ${err}`));
+    }, timeoutMs).unref();
+  });
+}

@@ -114,6 +114,8 @@ export type IdentityProviderInput = {
   claims?: IdentityProviderClaimsInput | null | undefined;
   issuer?: string | null | undefined;
   jwksUri?: string | null | undefined;
+  /** 60–2592000; left out: 86400 (24 h). */
+  maxTokenLifetimeSeconds?: number | null | undefined;
 };
 
 export type IdentitySettingsPatch = {
@@ -386,19 +388,19 @@ export type RevokePublishableKeyMutationVariables = Exact<{
 
 export type RevokePublishableKeyMutation = { revokePublishableKey: { id: string, state: ApiKeyState } };
 
-export type EndpointFragment = { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string };
+export type EndpointFragment = { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, verifying: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string };
 
 export type WebhooksQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type WebhooksQuery = { webhooks: { edges: Array<{ node: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } }> } };
+export type WebhooksQuery = { webhooks: { edges: Array<{ node: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, verifying: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } }> } };
 
 export type CreateWebhookMutationVariables = Exact<{
   input: CreateWebhookInput;
 }>;
 
 
-export type CreateWebhookMutation = { createWebhook: { secret: string, standardWebhooksSecret: string, endpoint: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } } };
+export type CreateWebhookMutation = { createWebhook: { secret: string, standardWebhooksSecret: string, endpoint: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, verifying: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } } };
 
 export type UpdateWebhookMutationVariables = Exact<{
   id: string;
@@ -406,7 +408,7 @@ export type UpdateWebhookMutationVariables = Exact<{
 }>;
 
 
-export type UpdateWebhookMutation = { updateWebhook: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } };
+export type UpdateWebhookMutation = { updateWebhook: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, verifying: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } };
 
 export type VerifyWebhookMutationVariables = Exact<{
   id: string;
@@ -427,7 +429,7 @@ export type EnableWebhookMutationVariables = Exact<{
 }>;
 
 
-export type EnableWebhookMutation = { enableWebhook: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } };
+export type EnableWebhookMutation = { enableWebhook: { webhookId: string, url: string, events: Array<string>, description: string | null, verified: boolean, verifying: boolean, state: WebhookState, consecutiveFailures: number, circuitOpenUntil: string | null, kid: string, delivery: unknown, createdAt: string } };
 
 export type RedeliverWebhookMutationVariables = Exact<{
   id: string;
@@ -445,24 +447,24 @@ export type DeliveriesQueryVariables = Exact<{
 
 export type DeliveriesQuery = { webhookDeliveries: { edges: Array<{ node: { id: string, eventId: string, eventType: string, attempt: number, statusCode: number | null, durationMs: number, error: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
-export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number } };
+export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, identity: { secretOverlapHours: number } };
 
 export type SettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number } } };
+export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, identity: { secretOverlapHours: number } } };
 
 export type UpdateSettingsMutationVariables = Exact<{
   input: SettingsPatch;
 }>;
 
 
-export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number } } };
+export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, identity: { secretOverlapHours: number } } };
 
 export type RotateIdentitySecretMutationVariables = Exact<{ [key: string]: never; }>;
 
 
-export type RotateIdentitySecretMutation = { rotateIdentitySecret: { identitySecret: string } };
+export type RotateIdentitySecretMutation = { rotateIdentitySecret: { identitySecret: string, kid: string, previousSecretExpiresAt: string | null } };
 
 export type AnalyticsQueryVariables = Exact<{
   from?: string | null | undefined;
@@ -653,6 +655,7 @@ export const EndpointFragmentDoc = new TypedDocumentString(`
   events
   description
   verified
+  verifying
   state
   consecutiveFailures
   circuitOpenUntil
@@ -695,6 +698,9 @@ export const AllSettingsFragmentDoc = new TypedDocumentString(`
   }
   idempotency {
     ttlHours
+  }
+  identity {
+    secretOverlapHours
   }
 }
     `, {"fragmentName":"AllSettings"}) as unknown as TypedDocumentString<AllSettingsFragment, unknown>;
@@ -1144,6 +1150,7 @@ export const WebhooksDocument = new TypedDocumentString(`
   events
   description
   verified
+  verifying
   state
   consecutiveFailures
   circuitOpenUntil
@@ -1167,6 +1174,7 @@ export const CreateWebhookDocument = new TypedDocumentString(`
   events
   description
   verified
+  verifying
   state
   consecutiveFailures
   circuitOpenUntil
@@ -1186,6 +1194,7 @@ export const UpdateWebhookDocument = new TypedDocumentString(`
   events
   description
   verified
+  verifying
   state
   consecutiveFailures
   circuitOpenUntil
@@ -1223,6 +1232,7 @@ export const EnableWebhookDocument = new TypedDocumentString(`
   events
   description
   verified
+  verifying
   state
   consecutiveFailures
   circuitOpenUntil
@@ -1299,6 +1309,9 @@ export const SettingsDocument = new TypedDocumentString(`
   idempotency {
     ttlHours
   }
+  identity {
+    secretOverlapHours
+  }
 }`) as unknown as TypedDocumentString<SettingsQuery, SettingsQueryVariables>;
 export const UpdateSettingsDocument = new TypedDocumentString(`
     mutation UpdateSettings($input: SettingsPatch!) {
@@ -1340,11 +1353,16 @@ export const UpdateSettingsDocument = new TypedDocumentString(`
   idempotency {
     ttlHours
   }
+  identity {
+    secretOverlapHours
+  }
 }`) as unknown as TypedDocumentString<UpdateSettingsMutation, UpdateSettingsMutationVariables>;
 export const RotateIdentitySecretDocument = new TypedDocumentString(`
     mutation RotateIdentitySecret {
   rotateIdentitySecret {
     identitySecret
+    kid
+    previousSecretExpiresAt
   }
 }
     `) as unknown as TypedDocumentString<RotateIdentitySecretMutation, RotateIdentitySecretMutationVariables>;

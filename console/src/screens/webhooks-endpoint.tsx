@@ -38,8 +38,8 @@ export function EndpointPage({ endpoint: e, onChange }: { endpoint: EndpointFrag
       </p>
       <h1 id="endpoint-title">{e.url}</h1>
       <p>
-        {e.verified ? "Verified" : "Not verified"} · state <strong>{stateLabel(e.state)}</strong> · {e.consecutiveFailures} failures in a
-        row · signing kid <code>{e.kid}</code>
+        {e.verified ? "Verified" : e.verifying ? "Verifying…" : "Not verified"} · state <strong>{stateLabel(e.state)}</strong> ·{" "}
+        {e.consecutiveFailures} failures in a row · signing kid <code>{e.kid}</code>
       </p>
       <ErrorMessage error={action.error ?? log.error} />
       {notice && <Notice>{notice}</Notice>}

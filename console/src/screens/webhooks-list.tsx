@@ -49,7 +49,7 @@ export function EndpointList({ endpoints, error, reload }: { endpoints: Endpoint
                   <a href={`#/webhooks/${e.webhookId}`}>{e.url}</a>
                 </td>
                 <td>{e.events.join(", ")}</td>
-                <td>{e.verified ? "yes" : "no"}</td>
+                <td>{e.verified ? "yes" : e.verifying ? "verifying…" : "no"}</td>
                 <td>{stateLabel(e.state)}</td>
                 <td>{e.consecutiveFailures}</td>
               </tr>

@@ -26,7 +26,10 @@ const DELETE = `mutation EmbedDelete($id: String!) { deleteComment(id: $id) { ${
 const REACT = `mutation EmbedReact($id: String!, $input: ToggleReactionInput!) { toggleReaction(commentId: $id, input: $input) { kind active countMap } }`;
 const REPORT = `mutation EmbedReport($id: String!, $input: ReportCommentInput!) { reportComment(id: $id, input: $input) { created } }`;
 
-/** A refusal or failure, with the service's stable code ("network" when it could not be reached). */
+/**
+ * A refusal or failure, with the service's stable code: "network" when the service could not be
+ * reached, "origin_not_allowed" when it answers but not to this page's origin.
+ */
 export class ServiceError extends Error {
   constructor(
     readonly code: string,
@@ -141,7 +144,11 @@ export class ThreadApi {
       detail?: string;
     } | null;
     const error = body?.errors?.[0];
-    if (error) throw new ServiceError(String(error.extensions?.code ?? "internal_error"), error.message, error.extensions ?? {});
+    if (error)
+      throw new ServiceError(String(error.extensions?.code ?? "internal_error"), error.message, {
+        origin: location.origin,
+        ...(error.extensions ?? {}),
+      });
     if (!res.ok || !body?.data) throw new ServiceError(body?.code ?? "unavailable", body?.detail ?? `HTTP ${res.status}`);
     return body.data;
   }
@@ -153,7 +160,23 @@ export class ThreadApi {
     try {
       return await fetch(url, { method: "POST", headers, body, credentials: "omit", mode: "cors" });
     } catch {
-      throw new ServiceError("network", "The comment service could not be reached.");
+      throw await this.unreachable();
     }
+  }
+
+  /**
+   * Why a request failed before any answer: a browser hides a refused CORS preflight (an origin no
+   * tenant lists) behind the same error as a network failure. A no-cors GET of /healthz tells them
+   * apart: it succeeds, opaque, whenever the service is reachable.
+   */
+  private async unreachable(): Promise<ServiceError> {
+    const origin = location.origin;
+    const reachable = await fetch(`${this.base}/healthz`, { mode: "no-cors", credentials: "omit", cache: "no-store" }).then(
+      () => true,
+      () => false,
+    );
+    return reachable
+      ? new ServiceError("origin_not_allowed", `The origin ${origin} is not in this tenant's allowedOrigins.`, { origin })
+      : new ServiceError("network", "The comment service could not be reached.");
   }
 }

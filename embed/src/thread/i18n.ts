@@ -1,6 +1,7 @@
 // The words of <engagement-thread>: English and German built in, chosen by the element's `lang`
 // attribute (else the page's, else English); any string can be overridden per element with
-// `element.strings = { post: "Send" }`. `{n}`, `{name}`, `{until}` are filled in when shown.
+// `element.strings = { post: "Send" }`. `{n}`, `{name}`, `{until}`, `{origin}` are filled in when
+// shown.
 
 export const EN = {
   title: "Comments",
@@ -75,6 +76,8 @@ export const EN = {
   err_empty: "Write something first.",
   err_too_long: "A comment can be at most {n} characters long.",
   err_network: "The comment service could not be reached. Check your connection and try again.",
+  err_origin_not_allowed:
+    "The comment service does not accept this page's origin, {origin}. The site's operator adds {origin} to the tenant's allowedOrigins (console: Settings, Allowed origins).",
   err_generic: "That did not work: {detail}",
 };
 
@@ -154,6 +157,8 @@ const DE: Strings = {
   err_empty: "Schreiben Sie zuerst etwas.",
   err_too_long: "Ein Kommentar darf höchstens {n} Zeichen lang sein.",
   err_network: "Der Kommentardienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
+  err_origin_not_allowed:
+    "Der Kommentardienst nimmt den Ursprung dieser Seite, {origin}, nicht an. Der Betreiber der Website trägt {origin} in allowedOrigins des Mandanten ein (Konsole: Settings, Allowed origins).",
   err_generic: "Das hat nicht geklappt: {detail}",
 };
 

@@ -419,6 +419,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
       version: opts.version,
       description: "Comments, reactions, moderation and reply notifications. The same operations are served over GraphQL at /graphql.",
     },
+    // the answering server's address replaces it (src/http/openapi-route.ts)
     servers: [{ url: "/" }],
     paths,
     components: {

@@ -74,6 +74,12 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
       resolve: (c) => (typeof c.depth === "number" ? c.depth : null),
     }),
     author: t.field({ type: ReaderType, resolve: (c) => c.author }),
+    authorName: t.string({
+      description:
+        "The name shown for this comment: an imported comment keeps its source's name even when readers were merged by email, so " +
+        "one reader's comments may show different names; a client that caches readers by id (Apollo, urql) shows this, not author.name.",
+      resolve: (c) => c.author.name,
+    }),
     body: t.exposeString("body", { description: "Empty for deleted comments (tombstones)." }),
     status: t.expose("status", { type: CommentStatus }),
     pinned: t.exposeBoolean("pinned"),

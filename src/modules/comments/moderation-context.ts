@@ -24,7 +24,7 @@ export type CommentInContext = CommentWithAuthor & { moderation?: ModerationCont
 
 /** Columns and joins added to a statement over `comments c` (c's tenant names every joined row). */
 export const CONTEXT_COLUMNS = `xd.title AS ctx_discussion_title, xp.id AS ctx_parent_id, xp.status::text AS ctx_parent_status,
-  left(xp.body, ${EXCERPT_CHARS}) AS ctx_parent_excerpt, xp.author_id AS ctx_parent_author_id, xr.name AS ctx_parent_author_name,
+  left(xp.body, ${EXCERPT_CHARS}) AS ctx_parent_excerpt, xp.author_id AS ctx_parent_author_id, COALESCE(xp.author_name, xr.name) AS ctx_parent_author_name,
   xr.avatar_url AS ctx_parent_author_avatar_url`;
 export const CONTEXT_JOINS = `LEFT JOIN discussions xd ON xd.tenant_id = c.tenant_id AND xd.id = c.discussion_id
   LEFT JOIN comments xp ON xp.tenant_id = c.tenant_id AND xp.id = c.parent_id

@@ -19,7 +19,7 @@ export type ListStatus = (typeof LIST_STATUSES)[number];
 /** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
 export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.status::text AS status,
   c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
-  c.moderation_reason, r.name AS author_name, r.avatar_url AS author_avatar_url`;
+  c.moderation_reason, c.author_name AS own_author_name, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar_url`;
 
 export interface CommentSqlRow {
   id: string;
@@ -39,6 +39,9 @@ export interface CommentSqlRow {
   reply_count: number;
   published_at: Date | null;
   moderation_reason: CommentWithAuthor["moderationReason"];
+  /** the comment's own author name (an import's), null for the reader's */
+  own_author_name: string | null;
+  /** the name shown: the comment's own, else the reader's */
   author_name: string;
   author_avatar_url: string | null;
 }
@@ -51,6 +54,7 @@ export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
     parentId: r.parent_id,
     depth: r.depth,
     authorId: r.author_id,
+    authorName: r.own_author_name,
     body: r.body,
     status: r.status,
     pinned: r.pinned,
@@ -151,23 +155,34 @@ function listStatement(sort: CommentSort, status: ListStatus, scope: ListScope, 
 
 function listText(sort: CommentSort, status: ListStatus, scope: ListScope, after: boolean): string {
   const o = ORDERS[sort];
-  const params: string[] = [];
   let n = 4;
   const parent = scope === "parent" ? `AND c.parent_id = $${n++}` : scope === "top" ? "AND c.parent_id IS NULL" : "";
-  let keyset = "";
-  if (after) {
-    const pinned = `$${n++}`;
-    for (let i = 0; i < o.columns.length; i++) params.push(`$${n++}`);
-    const cmp = `(${o.columns.join(", ")}) ${o.dir === "desc" ? "<" : ">"} (${params.join(", ")})`;
-    keyset = `AND ((c.pinned = ${pinned} AND ${cmp}) OR (${pinned} AND NOT c.pinned))`;
-  }
   const visibility =
     status === "approved" ? "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))" : `c.status = '${status}'`;
   const order = ["c.pinned DESC", ...o.columns.map((col) => `${col} ${o.dir.toUpperCase()}`)].join(", ");
-  return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
-      SELECT ${COMMENT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
-       WHERE c.tenant_id = d.tenant_id AND c.discussion_id = d.id AND ${visibility} ${parent} ${keyset}
+  const from = `FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+       WHERE c.tenant_id = d.tenant_id AND c.discussion_id = d.id AND ${visibility} ${parent}`;
+  if (!after) {
+    return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
+      SELECT ${COMMENT_COLUMNS} ${from}
        ORDER BY ${order} LIMIT $3) x ON true
+     WHERE d.tenant_id = $1 AND d.id = $2`;
+  }
+  // After a cursor (pinned, columns…): the rest of its pinned group past the cursor, then — after a
+  // pinned cursor — the unpinned rows from their start. Each part is one range of the list's index
+  // (comments_list_*_idx: pinned, then the sort's columns), so a page 500 pages deep reads a page's
+  // rows, not the 10,000 before it (an OR of the two would be a filter over the index from its start).
+  const pinned = `$${n++}`;
+  const values = o.columns.map(() => `$${n++}`);
+  const cmp = `(${o.columns.join(", ")}) ${o.dir === "desc" ? "<" : ">"} (${values.join(", ")})`;
+  return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
+      SELECT * FROM (
+        (SELECT ${COMMENT_COLUMNS} ${from} AND c.pinned = ${pinned} AND ${cmp}
+          ORDER BY ${order} LIMIT $3)
+        UNION ALL
+        (SELECT ${COMMENT_COLUMNS} ${from} AND ${pinned} AND NOT c.pinned
+          ORDER BY ${order} LIMIT $3)
+      ) u ORDER BY pinned DESC, ${o.columns.map((col) => `${col.replace(/^c\./, "")} ${o.dir.toUpperCase()}`).join(", ")} LIMIT $3) x ON true
      WHERE d.tenant_id = $1 AND d.id = $2`;
 }
 

@@ -5,6 +5,7 @@ import type { Discussion } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
 import { HTTP_URL_RULE, isHttpUrl } from "../../lib/http-url.js";
+import { isSingleLine, SINGLE_LINE_RULE } from "../../lib/single-line.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { runWrite } from "../../events/statement.js";
@@ -13,7 +14,8 @@ import { recordAudit } from "../audit/audit.js";
 
 const UpsertInput = z
   .object({
-    title: z.string().max(500).nullish(),
+    // shown as one line (pages, the console) and put in email subjects: no line breaks
+    title: z.string().max(500).refine(isSingleLine, SINGLE_LINE_RULE).nullish(),
     // rendered as a link (the console, the tenant's pages): http(s) only, the rule avatarUrl follows
     url: z.string().refine(isHttpUrl, HTTP_URL_RULE).nullish(),
   })

@@ -88,7 +88,7 @@ export async function composeDue(deps: ComposeDeps): Promise<ComposeResult> {
       new Date(now.getTime() - DAY_MS),
     );
     const replies = await tx.$queryRawUnsafe<ReplyRow[]>(
-      `SELECT c.tenant_id AS "tenantId", c.id AS "commentId", coalesce(ra.name, 'Someone') AS "authorName", c.body,
+      `SELECT c.tenant_id AS "tenantId", c.id AS "commentId", coalesce(c.author_name, ra.name, 'Someone') AS "authorName", c.body,
               CASE WHEN p.deleted_at IS NULL THEN p.body END AS "parentBody",
               d.title AS "discussionTitle", d.url AS "discussionUrl"
          FROM unnest($1::text[], $2::text[]) AS k(tenant_id, comment_id)

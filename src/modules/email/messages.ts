@@ -5,7 +5,7 @@ import { loadTenant, tenantIdOf, type RequestContext } from "../../context/reque
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import { smtpUrlFor } from "./smtp-url.js";
+import { smtpServerFor } from "./smtp-url.js";
 
 export type EmailDelivery = "smtp" | "outbox" | "off";
 
@@ -36,7 +36,7 @@ export interface EmailMessageView {
 export async function emailStatus(ctx: RequestContext): Promise<EmailStatus> {
   const tenant = await loadTenant(ctx);
   const settings = resolveSettings(tenant.settings);
-  const mode: EmailDelivery = ctx.app.config.EMAIL_OUTBOX ? "outbox" : smtpUrlFor(ctx, settings) ? "smtp" : "off";
+  const mode: EmailDelivery = ctx.app.config.EMAIL_OUTBOX ? "outbox" : smtpServerFor(ctx, settings) ? "smtp" : "off";
   return { mode, from: settings.email.from ?? ctx.app.config.EMAIL_FROM };
 }
 

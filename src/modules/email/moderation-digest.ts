@@ -104,7 +104,7 @@ export async function composeModerationDigests(deps: DigestDeps): Promise<number
         );
         const oldest = counts!.pending
           ? await tx.$queryRawUnsafe<WaitingComment[]>(
-              `SELECT coalesce(r.name, c.author_id) AS "authorName", c.body, d.title AS "discussionTitle"
+              `SELECT coalesce(c.author_name, r.name, c.author_id) AS "authorName", c.body, d.title AS "discussionTitle"
                  FROM comments c
                  JOIN discussions d ON d.tenant_id = c.tenant_id AND d.id = c.discussion_id
                  LEFT JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id

@@ -8,10 +8,11 @@ const token = {
   description: "The signed token from the email's List-Unsubscribe header",
 };
 const html = (description: string) => ({ description, content: { "text/html": { schema: { type: "string" } } } });
-const invalid = {
-  description: "Not an unsubscribe link this service made (nothing changes)",
+const problem = (description: string) => ({
+  description,
   content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-};
+});
+const invalid = problem("Not an unsubscribe link this service made (nothing changes)");
 
 export const unsubscribePaths = {
   "/api/v1/unsubscribe/{token}": {
@@ -30,14 +31,25 @@ export const unsubscribePaths = {
       security: [],
       parameters: [token],
       requestBody: {
-        required: false,
+        required: true,
+        description: "Exactly `List-Unsubscribe=One-Click`, as RFC 8058 mail clients and the page's button send it",
         content: {
           "application/x-www-form-urlencoded": {
-            schema: { type: "object", properties: { "List-Unsubscribe": { type: "string", enum: ["One-Click"] } } },
+            schema: {
+              type: "object",
+              properties: { "List-Unsubscribe": { type: "string", enum: ["One-Click"] } },
+              required: ["List-Unsubscribe"],
+              additionalProperties: false,
+            },
           },
         },
       },
-      responses: { "200": html("Unsubscribed"), "400": invalid },
+      responses: {
+        "200": html("Unsubscribed"),
+        "400": problem(
+          "Not an unsubscribe link this service made (`invalid_parameter`), or any other body (`one_click_required`): nothing changes",
+        ),
+      },
     },
   },
 };

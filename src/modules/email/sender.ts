@@ -15,7 +15,9 @@ import type { Clock } from "../../lib/clock.js";
 import type { Sql } from "../../db/sql.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import { retryDelayMs } from "../../webhook-delivery/backoff.js";
-import { sendFailure } from "./transport.js";
+import { oneLine } from "../../lib/single-line.js";
+import type { UrlGuardOptions } from "../../webhook-delivery/url-guard.js";
+import { sendFailure, smtpTransportOptions, type SmtpServer } from "./transport.js";
 
 export const EMAIL_MAX_ATTEMPTS = 10;
 const BACKOFF_BASE_MS = 30_000;
@@ -28,6 +30,8 @@ export interface SenderDeps {
   smtpUrl: string | null;
   /** opens a tenant's sealed SMTP URL */
   secretBox: SecretBox;
+  /** the SSRF guard's policy, which a tenant's SMTP host passes at each connection (the service's own is trusted) */
+  guard: UrlGuardOptions;
   /** EMAIL_OUTBOX=1: nothing is sent */
   outbox: boolean;
   /** the service's sender, for a tenant without email.from */
@@ -74,6 +78,47 @@ export function listHeaders(unsubscribeUrl: string | null, mailbox: string): Rec
   };
 }
 
+/** A mailbox as nodemailer takes it structured: the name is quoted and the address never parsed as a list. */
+export interface Mailbox {
+  name: string;
+  address: string;
+}
+
+const SINGLE_ADDRESS = /^[^\s<>@,;:"()[\]\\]+@[^\s<>@,;:"()[\]\\]+$/;
+
+/** "Name <address>" or an address, on one line, as a Mailbox; null when it holds no single plausible address. */
+export function mailbox(value: string): Mailbox | null {
+  const line = oneLine(value).trim();
+  const named = /^([^<>]*)<([^<>]+)>$/.exec(line);
+  const address = (named ? named[2]! : line).trim();
+  if (!SINGLE_ADDRESS.test(address)) return null;
+  return { name: named ? named[1]!.trim().replace(/^"(.*)"$/, "$1") : "", address };
+}
+
+/**
+ * A queued message's header fields, each on one line. The subject, the tenant's sender and reply
+ * address and the recipient come from stored data, which may be older than the rules that keep line
+ * breaks out of them (or have come in another way): here, at the header boundary, every run of line
+ * breaks or other control characters becomes a space, whatever the transport does after, and the
+ * addresses go to the transport structured, so a name is never read as more addresses. A sender
+ * without a plausible address is the service's; a reply address without one is left out.
+ */
+export function headerFields(
+  m: Pick<QueuedMessage, "id" | "toAddress" | "subject" | "unsubscribeUrl" | "from" | "replyTo">,
+  defaultFrom: string,
+) {
+  const from = (m.from !== null ? mailbox(m.from) : null) ?? mailbox(defaultFrom) ?? { name: "", address: oneLine(defaultFrom).trim() };
+  const replyTo = m.replyTo !== null ? (mailbox(m.replyTo) ?? undefined) : undefined;
+  return {
+    from,
+    to: { name: "", address: oneLine(m.toAddress).trim() },
+    replyTo,
+    subject: oneLine(m.subject),
+    messageId: `<${m.id}@${from.address.split("@")[1] ?? "localhost"}>`,
+    headers: listHeaders(m.unsubscribeUrl === null ? null : oneLine(m.unsubscribeUrl), (replyTo ?? from).address),
+  };
+}
+
 export interface Sender {
   /** Claims what is due and sends it; resolves when every claimed message has an outcome. */
   sendDue(): Promise<SendResult>;
@@ -81,20 +126,15 @@ export interface Sender {
 }
 
 export function createSender(deps: SenderDeps): Sender {
-  // one pool per SMTP server: the service's, and each tenant's own
+  // one pool per SMTP server and address checked: the service's, and each tenant's own
   const transports = new Map<string, Transporter>();
-  const transportOf = (url: string) => {
-    let t = transports.get(url);
+  const transportOf = async (server: SmtpServer) => {
+    const options = await smtpTransportOptions(server);
+    const key = `${server.url}\n${String(options.host)}`;
+    let t = transports.get(key);
     if (!t) {
-      t = nodemailer.createTransport({
-        url,
-        pool: true,
-        maxConnections: 4,
-        connectionTimeout: 10_000,
-        greetingTimeout: 10_000,
-        socketTimeout: 20_000,
-      });
-      transports.set(url, t);
+      t = nodemailer.createTransport({ ...options, pool: true, maxConnections: 4 });
+      transports.set(key, t);
     }
     return t;
   };
@@ -168,19 +208,13 @@ export function createSender(deps: SenderDeps): Sender {
   }
 
   async function send(m: QueuedMessage): Promise<void> {
-    const url = m.smtpUrlEnc ? deps.secretBox.open(m.smtpUrlEnc) : deps.smtpUrl;
-    if (!url) throw Object.assign(new Error("no SMTP server"), { code: "ECONNECTION" });
-    const from = m.from ?? deps.defaultFrom;
-    await transportOf(url).sendMail({
-      from,
-      to: m.toAddress,
-      replyTo: m.replyTo ?? undefined,
-      subject: m.subject,
-      text: m.textBody,
-      html: m.htmlBody,
-      messageId: `<${m.id}@${bareAddress(from).split("@")[1] ?? "localhost"}>`,
-      headers: listHeaders(m.unsubscribeUrl, m.replyTo ?? from),
-    });
+    const server: SmtpServer | null = m.smtpUrlEnc
+      ? { url: deps.secretBox.open(m.smtpUrlEnc), guard: deps.guard }
+      : deps.smtpUrl
+        ? { url: deps.smtpUrl, guard: null }
+        : null;
+    if (!server) throw Object.assign(new Error("no SMTP server"), { code: "ECONNECTION" });
+    await (await transportOf(server)).sendMail({ ...headerFields(m, deps.defaultFrom), text: m.textBody, html: m.htmlBody });
   }
 
   return {

@@ -1,6 +1,8 @@
 // The emails' words (contract section 15): one template per kind, each giving a plain-text and an
 // HTML part from the same data. Pure: the mail queue (mail-queue.ts) gathers the data, these render
 // it. No tracking pixels, no external images, no scripts: the HTML is a few paragraphs and links.
+// A subject is one line (src/lib/single-line.ts), whatever the names and titles in it hold.
+import { oneLine } from "../../lib/single-line.js";
 
 /** One reply a reader is told of. */
 export interface ReplyItem {
@@ -52,12 +54,13 @@ export function renderReplyEmail(data: ReplyEmailData): RenderedEmail {
   const n = data.items.length;
   const first = data.items[0]!;
   const where = (item: ReplyItem) => (item.discussionTitle ? ` on ${quoted(item.discussionTitle)}` : "");
-  const subject =
+  const subject = oneLine(
     data.kind === "digest"
       ? `Your daily digest from ${data.tenantName}: ${n} ${n === 1 ? "reply" : "replies"}`
       : n === 1
         ? `${first.authorName} replied to your comment${where(first)}`
-        : `${n} new replies to your comments on ${data.tenantName}`;
+        : `${n} new replies to your comments on ${data.tenantName}`,
+  );
   const intro =
     data.kind === "digest"
       ? `Since yesterday's digest, ${n === 1 ? "one reply has" : `${n} replies have`} come in to your comments on ${data.tenantName}.`
@@ -135,7 +138,7 @@ export function renderModerationDigest(data: ModerationDigestData): RenderedEmai
     data.reported ? `${data.reported} reported ${data.reported === 1 ? "comment" : "comments"}` : null,
   ].filter((p): p is string => p !== null);
   const summary = parts.join(" and ");
-  const subject = `${data.tenantName}: ${summary}`;
+  const subject = oneLine(`${data.tenantName}: ${summary}`);
   const line = (c: WaitingComment) =>
     `${c.authorName}${c.discussionTitle ? ` on ${quoted(c.discussionTitle)}` : ""}: ${quoted(excerpt(c.body, 200))}`;
   const text = [

@@ -4,9 +4,11 @@
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
+import { randomUUID } from "node:crypto";
 import { escapeHtml } from "./templates.js";
+import { headerFields } from "./sender.js";
 import { sendEmail, sendFailure } from "./transport.js";
-import { smtpUrlFor } from "./smtp-url.js";
+import { smtpServerFor } from "./smtp-url.js";
 
 export interface TestEmailResult {
   sent: boolean;
@@ -22,17 +24,27 @@ export async function sendTestEmail(ctx: RequestContext, to: string): Promise<Te
   const settings = resolveSettings(tenant.settings);
   const { email } = settings;
   // the tenant's own SMTP server, else the service's (src/modules/email/smtp-url.ts)
-  const url = smtpUrlFor(ctx, settings);
-  if (!url) throw errors.emailNotConfigured();
-  const from = email.from ?? ctx.app.config.EMAIL_FROM;
-  try {
-    const messageId = await sendEmail(url, {
-      from,
-      to,
-      replyTo: email.replyTo,
+  const server = smtpServerFor(ctx, settings);
+  if (!server) throw errors.emailNotConfigured();
+  // the same header boundary as every queued message (headerFields in src/modules/email/sender.ts):
+  // values on one line, structured addresses
+  const fields = headerFields(
+    {
+      id: randomUUID(),
+      toAddress: to,
       subject: `Test email from ${tenant.name}`,
-      text: `This is a test email from ${tenant.name}'s comments.\n\nIf it reached you, replies and digests will reach readers too.\nSender: ${from}\n`,
-      html: `<p>This is a test email from <strong>${escapeHtml(tenant.name)}</strong>'s comments.</p><p>If it reached you, replies and digests will reach readers too.<br>Sender: ${escapeHtml(from)}</p>`,
+      unsubscribeUrl: null,
+      from: email.from,
+      replyTo: email.replyTo,
+    },
+    ctx.app.config.EMAIL_FROM,
+  );
+  const sender = fields.from.name ? `${fields.from.name} <${fields.from.address}>` : fields.from.address;
+  try {
+    const messageId = await sendEmail(server, {
+      ...fields,
+      text: `This is a test email from ${tenant.name}'s comments.\n\nIf it reached you, replies and digests will reach readers too.\nSender: ${sender}\n`,
+      html: `<p>This is a test email from <strong>${escapeHtml(tenant.name)}</strong>'s comments.</p><p>If it reached you, replies and digests will reach readers too.<br>Sender: ${escapeHtml(sender)}</p>`,
     });
     return { sent: true, messageId, error: null };
   } catch (err) {

@@ -1,12 +1,14 @@
 // The unsubscribe link's two answers (contract section 15):
 //   POST /api/v1/unsubscribe/{token}   body `List-Unsubscribe=One-Click` (application/x-www-form-urlencoded,
 //                                      as RFC 8058 mail clients send it; the one write that is not JSON)
-//                                      → 200: the reader's reply emails (or the operator's digest) are off
+//                                      → 200: the reader's reply emails (or the operator's digest) are off;
+//                                      any other body (none, other fields, JSON, another type) → 400
+//                                      one_click_required, nothing changed
 //   GET  /api/v1/unsubscribe/{token}   → a small page whose button sends that same POST
 // No key, no sign-in: the signed token is the authority (src/modules/email/unsubscribe.ts).
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { AppServices } from "../../context/services.js";
-import { AppError } from "../../lib/errors.js";
+import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
 import { unsubscribe, verifyUnsubscribeToken, type UnsubscribeKind } from "./unsubscribe.js";
 
@@ -22,12 +24,19 @@ const page = (title: string, body: string) => `<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1d2430}button{font:inherit;padding:.5rem 1rem;border:0;border-radius:6px;background:#2457c5;color:#fff;cursor:pointer}</style>
 </head><body><main><h1>${title}</h1>${body}</main></body></html>`;
 
+/** RFC 8058's body, List-Unsubscribe=One-Click, and nothing else. */
+const isOneClick = (body: unknown): boolean =>
+  body instanceof URLSearchParams && [...body.keys()].length === 1 && body.get("List-Unsubscribe") === "One-Click";
+
 export function mountUnsubscribe(fastify: FastifyInstance, app: AppServices): void {
   void fastify.register(async (scope) => {
-    // RFC 8058's body; small, and parsed only here
+    // RFC 8058's body; small, and parsed only here. Any other type (JSON included) is read as nothing
+    // a POST takes, so it is answered 400 by the route rather than parsed.
+    scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 1024 }, (_req, body, done) =>
       done(null, new URLSearchParams(String(body))),
     );
+    scope.addContentTypeParser("*", { parseAs: "string", bodyLimit: 1024 }, (_req, _body, done) => done(null, undefined));
     const fail = (reply: FastifyReply, err: unknown) => {
       const known = err instanceof AppError ? err : knownFailure(err);
       if (known) return sendProblem(reply, known);
@@ -61,10 +70,11 @@ export function mountUnsubscribe(fastify: FastifyInstance, app: AppServices): vo
         );
     });
 
-    scope.post<{ Params: { token: string } }>("/api/v1/unsubscribe/:token", async (req, reply) => {
+    scope.post<{ Params: { token: string }; Body: unknown }>("/api/v1/unsubscribe/:token", async (req, reply) => {
       let kind: UnsubscribeKind;
       try {
         const claims = verifyUnsubscribeToken(app, req.params.token);
+        if (!isOneClick(req.body)) throw errors.oneClickRequired();
         kind = claims.kind;
         await unsubscribe(app, claims);
       } catch (err) {

@@ -47,6 +47,7 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     clock: app.clock,
     smtpUrl: app.config.SMTP_URL ?? null,
     secretBox: app.secretBox,
+    guard: app.webhooks.policy,
     outbox: app.config.EMAIL_OUTBOX,
     defaultFrom: app.config.EMAIL_FROM,
     workerId: o.workerId,

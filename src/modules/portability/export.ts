@@ -34,7 +34,7 @@ SELECT r.id, r.name, r.avatar_url, r.created_at FROM readers r
 // the tenant's readers); a page continues after the last row of the one before within its pinned
 // group (the first page has no keyset, and most discussions fit in it)
 const COMMENT_COLUMNS = `
-SELECT c.id, c.parent_id, c.author_id, r.name AS author_name, r.avatar_url AS author_avatar, c.body, c.status::text AS status,
+SELECT c.id, c.parent_id, c.author_id, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar, c.body, c.status::text AS status,
        c.pinned, c.created_at, c.edited_at, c.deleted_at
   FROM comments c LEFT JOIN LATERAL (SELECT name, avatar_url FROM readers r
                                       WHERE r.tenant_id = c.tenant_id AND r.id = c.author_id LIMIT 1) r ON true`;

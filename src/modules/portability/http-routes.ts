@@ -1,6 +1,6 @@
 // The import and export routes (contract section 16), plain fastify routes beside the REST table
 // because their bodies are files, not JSON:
-//   POST /api/v1/imports?format=disqus|wordpress|ndjson[&idFrom=identifier|url][&onError=skip|stop][&keepEmails=true]
+//   POST /api/v1/imports?format=disqus|wordpress|ndjson[&idFrom=identifier|url|path][&onError=skip|stop][&keepEmails=true]
 //     the file as the body (any content type), streamed to a temporary file, checked to look like
 //     its format, then imported in the background → 202 with the import resource (Location: its URL)
 //   GET /api/v1/imports/{id} → the import: state, progress counts, errors with their positions
@@ -8,11 +8,8 @@
 // All take a key with manage_settings (or the admin JWT, or a console owner).
 import { createReadStream, createWriteStream } from "node:fs";
 import { open, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createRequestContext, requirePrincipal, type AppServices, type RequestContext } from "../../context/request.js";
 import { hasCapability } from "../../auth/principal.js";
@@ -22,7 +19,9 @@ import { internalError, knownFailure, sendProblem } from "../../http/problem.js"
 import { createImportJob, findImportJob, listImportJobs, importDto } from "./import-jobs.js";
 import { runImportJob } from "./import-run.js";
 import { exportLines, exportRecords } from "./export.js";
-import { IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "./source.js";
+import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "./source.js";
+import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
+import { FORMAT_NAMES, formatOf } from "./sniff.js";
 
 /** the largest file an import takes over HTTP (larger ones: the CLI) */
 export const MAX_IMPORT_BYTES = 4 * 1024 ** 3;
@@ -42,7 +41,7 @@ export function parseImportQuery(q: Query): { format: ImportFormat; idFrom: IdFr
   const keepEmails = one(q, "keepEmails") ?? "false";
   if (!format || !(IMPORT_FORMATS as readonly string[]).includes(format))
     problems.push({ path: "format", message: `must be one of ${IMPORT_FORMATS.join(", ")}` });
-  if (idFrom !== "identifier" && idFrom !== "url") problems.push({ path: "idFrom", message: "must be identifier or url" });
+  if (!(ID_FROM as readonly string[]).includes(idFrom)) problems.push({ path: "idFrom", message: "must be identifier, url or path" });
   if (onError !== "skip" && onError !== "stop") problems.push({ path: "onError", message: "must be skip or stop" });
   if (keepEmails !== "true" && keepEmails !== "false") problems.push({ path: "keepEmails", message: "must be true or false" });
   if (problems.length) throw errors.invalidParameter(problems);
@@ -60,11 +59,14 @@ export function parseSince(q: Query): Date | null {
 
 /**
  * Whether the first bytes look like the format (so a wrong file is refused at once, not imported
- * as nothing): the export header's first line, or XML whose root is <disqus> or <rss>.
+ * as nothing): the export header's first line, or XML whose root is <disqus> or <rss>. A file of
+ * another format is named (sniff.ts).
  */
 export function formatProblem(format: ImportFormat, head: string): string | null {
   const text = head.replace(/^\uFEFF/, "").trimStart();
   if (!text) return "is empty: send the file as the request body";
+  const found = formatOf(text);
+  if (found && found !== format) return `is ${FORMAT_NAMES[found]}, not ${format}`;
   if (format === "ndjson") {
     const first = text.split("\n", 1)[0]!;
     try {
@@ -100,12 +102,13 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
       }
     };
 
-  const start = (job: Awaited<ReturnType<typeof createImportJob>>, file: string) => {
+  const start = (job: Awaited<ReturnType<typeof createImportJob>>, file: string, release: () => void) => {
     const abort = new AbortController();
     const done = runImportJob(app, job, createReadStream(file, { highWaterMark: 256 * 1024 }), { signal: abort.signal })
       .catch((err: unknown) => app.log.error({ err, importId: job.id }, "import failed"))
       .finally(() => {
         running.delete(job.id);
+        release();
         return rm(file, { force: true });
       });
     running.set(job.id, { abort, done });
@@ -119,7 +122,9 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
       "/api/v1/imports",
       handle(async (req, reply, ctx) => {
         const opts = parseImportQuery(req.query as Query);
-        const file = join(tmpdir(), `engagement-import-${randomUUID()}`);
+        const file = newTempFile();
+        // touched while it is uploaded and imported: a starting server leaves it be (temp-files.ts)
+        const release = keepFresh(file);
         let bytes = 0;
         try {
           await pipeline(
@@ -135,17 +140,25 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
           const problem = formatProblem(opts.format, await headOf(file));
           if (problem) throw errors.validation([{ path: "body", message: problem }]);
         } catch (err) {
+          release();
           await rm(file, { force: true });
           if (err instanceof AppError) throw err;
           throw new AppError(400, "bad_request", "The request body could not be read to its end.");
         }
-        const job = await createImportJob(app.prisma, {
-          tenantId: requirePrincipal(ctx).tenantId,
-          ...opts,
-          bytesTotal: bytes,
-          now: app.clock.now(),
-        });
-        start(job, file);
+        let job: Awaited<ReturnType<typeof createImportJob>>;
+        try {
+          job = await createImportJob(app.prisma, {
+            tenantId: requirePrincipal(ctx).tenantId,
+            ...opts,
+            bytesTotal: bytes,
+            now: app.clock.now(),
+          });
+        } catch (err) {
+          release();
+          await rm(file, { force: true });
+          throw err;
+        }
+        start(job, file, release);
         return reply.status(202).header("Location", `/api/v1/imports/${job.id}`).header("Cache-Control", "no-store").send(importDto(job));
       }),
     );
@@ -195,6 +208,12 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
         .send(body);
     }),
   );
+
+  // the upload files a crashed or killed process left behind (temp-files.ts says which are)
+  fastify.addHook("onReady", async () => {
+    const removed = await removeStaleTempFiles();
+    if (removed.length) app.log.info({ files: removed.length }, "removed import files left behind");
+  });
 
   // a server that stops ends its imports (failed, what they wrote kept: running the file again continues)
   fastify.addHook("onClose", async () => {

@@ -4,6 +4,7 @@
 import type { AppServices } from "../../context/services.js";
 import type { Import } from "../../generated/prisma/client.js";
 import { knownFailure } from "../../http/problem.js";
+import { resolveSettings } from "../../tenancy/settings-model.js";
 import { HEARTBEAT_MS, recordEnd, recordFailure, recordProgress, touchImportJob } from "./import-jobs.js";
 import { runImport, type ImportProgress, type ImportSummary } from "./importer.js";
 import type { IdFrom, ImportFormat, OnError } from "./source.js";
@@ -44,8 +45,10 @@ export async function runImportJob(
   }, HEARTBEAT_MS);
   heartbeat.unref();
   try {
+    const tenant = await app.prisma.tenant.findUnique({ where: { id: job.tenantId }, select: { settings: true } });
     const summary = await runImport(app.sql, source.stream, {
       tenantId: job.tenantId,
+      maxBodyLength: resolveSettings(tenant?.settings).maxBodyLength,
       format: job.format as ImportFormat,
       idFrom: options.idFrom,
       onError: options.onError,

@@ -1,13 +1,21 @@
-// The bulk writes of an import, in two phases. While the file is read, discussions and readers are
-// written in batches (one multi-row INSERT … SELECT FROM unnest(…) ON CONFLICT per table), and
-// comments and reactions are staged in file order into import_staged_comments / _reactions
-// (UNLOGGED, indexed only by run and place). Then `finish` writes the staged comments a bucket of
+// The bulk writes of an import, in two phases. While the file is read, nothing is written: its
+// discussions, readers, comments and reactions are staged in file order into
+// import_staged_discussions / _readers / _comments / _reactions (UNLOGGED, keyed by run and place),
+// a batch per statement. Then `finish(true)` writes them: the discussions and readers (INSERT …
+// SELECT FROM the staging … ON CONFLICT, a chunk at a time), the staged comments a bucket of
 // discussions at a time (BUCKET_DISCUSSIONS, two buckets at once), each bucket one statement in
 // (discussion, time) order: the comments indexes are written where they were last written instead
 // of at random, several times faster on a big table. Then the reactions, then the counts.
+// `finish(false)` (a file that turned out not to be well-formed) writes none of it.
+//
+// A comment keeps the author name its source gives it (comments.author_name) when that differs
+// from its reader's name: readers are merged by the source's author id (an email's hash), and
+// each comment still shows the name written on it.
 //
 // Comment ids come from the source's ids (source.ts importedCommentId), so a re-run's rows conflict
-// and change nothing, and a grown file adds only what is new; a source id twice keeps its first. A
+// and change nothing, and a grown file adds only what is new; a source id twice in one file keeps
+// its first, and each later one is reported as a bad record (opts.skip) when its bucket is written
+// (one in another discussion's bucket finds the first already there, and is counted unchanged). A
 // reply names its parent when the parent is in the same discussion, already written or staged in
 // this run (a child before its parent is linked all the same); a parent that never came leaves it
 // top-level with a warning, and a later run that brings the parent links it. Depths and reply counts
@@ -42,6 +50,8 @@ export interface CommentRow {
   /** the parent as the file names it (for a warning) */
   parentKey: string | null;
   authorId: string;
+  /** the author name the source gives this comment */
+  authorName: string;
   body: string;
   status: CommentStatus;
   pinned: boolean;
@@ -72,7 +82,7 @@ export interface WriterCounts {
 const BUCKET_DISCUSSIONS = 64;
 /** buckets written at once (each on its own connection) */
 const BUCKET_WRITERS = 2;
-/** staged reactions written by one statement */
+/** staged reactions (discussions, readers) written by one statement */
 const REACTION_CHUNK = 10_000;
 const RECOUNT_GROUP = 50;
 /** the limit of an import's maintenance statements (a bucket, ANALYZE, a group's recount) */
@@ -81,33 +91,52 @@ const MAINTENANCE_TIMEOUT_MS = 10 * 60_000;
 const ANALYZE_AFTER = 10_000;
 /** staging older than this was left by an import whose process died: deleted by the next import */
 const STALE_STAGING = "1 day";
+/** the staging tables, emptied of a run's rows when it ends */
+const STAGING = ["import_staged_discussions", "import_staged_readers", "import_staged_comments", "import_staged_reactions"] as const;
 /** the warnings one bucket reports at most (MAX_ERRORS keeps fewer) */
 const WARNINGS_PER_BUCKET = 100;
 
-const INSERT_DISCUSSIONS = `
-INSERT INTO discussions AS d (tenant_id, id, title, url, state, created_at, updated_at)
-SELECT $1, v.id, v.title, v.url, v.state::"DiscussionState", v.created_at, v.created_at
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS v(id, title, url, state, created_at)
-ON CONFLICT (tenant_id, id) DO UPDATE SET title = COALESCE(d.title, EXCLUDED.title), url = COALESCE(d.url, EXCLUDED.url)
- WHERE (d.title IS NULL AND EXCLUDED.title IS NOT NULL) OR (d.url IS NULL AND EXCLUDED.url IS NOT NULL)
-RETURNING (xmax = 0) AS inserted`;
+// Each id is staged once (the writer keeps the first), so one statement never meets a row twice.
+const WRITE_DISCUSSIONS = `
+WITH ins AS (
+  INSERT INTO discussions AS d (tenant_id, id, title, url, state, created_at, updated_at)
+  SELECT $1, v.id, v.title, v.url, v.state::"DiscussionState", v.created_at, v.created_at
+    FROM import_staged_discussions v WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
+  ON CONFLICT (tenant_id, id) DO UPDATE SET title = COALESCE(d.title, EXCLUDED.title), url = COALESCE(d.url, EXCLUDED.url)
+   WHERE (d.title IS NULL AND EXCLUDED.title IS NOT NULL) OR (d.url IS NULL AND EXCLUDED.url IS NOT NULL)
+  RETURNING (xmax = 0) AS inserted
+)
+SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
 
 // a reader already there gains an address only when it has none
-const INSERT_READERS = `
-INSERT INTO readers AS r (tenant_id, id, name, avatar_url, email, created_at, updated_at)
-SELECT $1, v.id, v.name, v.avatar_url, v.email, v.created_at, v.created_at
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[]) AS v(id, name, avatar_url, created_at, email)
-ON CONFLICT (tenant_id, id) DO UPDATE SET email = EXCLUDED.email WHERE r.email IS NULL AND EXCLUDED.email IS NOT NULL
-RETURNING (xmax = 0) AS inserted`;
+const WRITE_READERS = `
+WITH ins AS (
+  INSERT INTO readers AS r (tenant_id, id, name, avatar_url, email, created_at, updated_at)
+  SELECT $1, v.id, v.name, v.avatar_url, v.email, v.created_at, v.created_at
+    FROM import_staged_readers v WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
+  ON CONFLICT (tenant_id, id) DO UPDATE SET email = EXCLUDED.email WHERE r.email IS NULL AND EXCLUDED.email IS NOT NULL
+  RETURNING (xmax = 0) AS inserted
+)
+SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
+
+const STAGE_DISCUSSIONS = `
+INSERT INTO import_staged_discussions (run, ord, tenant_id, id, title, url, state, created_at)
+SELECT $1, v.o, $2, v.i, v.t, v.u, v.s, v.c
+  FROM json_to_recordset($3::json) AS v(o int, i text, t text, u text, s text, c timestamptz)`;
+
+const STAGE_READERS = `
+INSERT INTO import_staged_readers (run, ord, tenant_id, id, name, avatar_url, email, created_at)
+SELECT $1, v.o, $2, v.i, v.n, v.a, v.e, v.c
+  FROM json_to_recordset($3::json) AS v(o int, i text, n text, a text, e text, c timestamptz)`;
 
 // Staged rows go as one JSON array per statement (JSON.stringify is native; array parameters are
 // escaped element by element in JavaScript).
 const STAGE_COMMENTS = `
-INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, body,
-                                    status, pinned, edited_at, deleted_at, created_at, position)
-SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.t, v.s, v.n, v.e, v.x, v.c, v.w
+INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, author_name,
+                                    body, status, pinned, edited_at, deleted_at, created_at, position)
+SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.s, v.n, v.e, v.x, v.c, v.w
   FROM json_to_recordset($3::json)
-       AS v(o int, b int, i text, d text, p text, k text, a text, t text, s text, n boolean, e timestamptz, x timestamptz,
+       AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, s text, n boolean, e timestamptz, x timestamptz,
             c timestamptz, w text)`;
 
 const STAGE_REACTIONS = `
@@ -120,15 +149,21 @@ SELECT $1, v.o, $2, v.i, v.d, v.r, v.k, v.c
 // the foreign key is checked at the statement's end, so a child before its parent is fine. Depths
 // are walked down from the bucket's roots (top-level rows, and rows whose parent was written
 // before), and reply counts are those of the staged approved children, so a fresh import's rows are
-// right as written (eng_import_recount then changes only what an earlier run's rows gained). A row
+// right as written (eng_import_recount then changes only what an earlier run's rows gained). The
+// author name is kept when it is not the reader's (written before the comments). A row
 // already there changes only to gain the parent it lacked. Answers what was inserted, the
 // discussions where a row gained its parent, and the inserted replies whose parent never came.
 const WRITE_BUCKET = `
-WITH RECURSIVE s AS MATERIALIZED (
-  SELECT DISTINCT ON (id) id, ord, discussion_id, parent_id, parent_key, author_id, body, status, pinned, edited_at, deleted_at,
-         created_at, position
+WITH RECURSIVE staged AS MATERIALIZED (
+  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, status, pinned, edited_at, deleted_at,
+         created_at, position,
+         row_number() OVER w AS n, first_value(position) OVER w AS first
     FROM import_staged_comments WHERE run = $1 AND bucket = $2
-   ORDER BY id, ord
+  WINDOW w AS (PARTITION BY id ORDER BY ord)
+), s AS MATERIALIZED (
+  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, status, pinned, edited_at, deleted_at,
+         created_at, position
+    FROM staged WHERE n = 1
 ), r AS MATERIALIZED (
   SELECT s.*, CASE WHEN q.id IS NOT NULL OR p.id IS NOT NULL THEN s.parent_id END AS linked,
          q.id IS NOT NULL AS staged_parent, p.depth AS parent_depth
@@ -140,12 +175,17 @@ WITH RECURSIVE s AS MATERIALIZED (
   SELECT r.id, CASE WHEN r.linked IS NULL THEN 0 ELSE r.parent_depth + 1 END AS depth FROM r WHERE NOT r.staged_parent
   UNION ALL
   SELECT c.id, d.depth + 1 FROM depths d JOIN r c ON c.staged_parent AND c.linked = d.id
+), dup AS (
+  -- a source id met again in the bucket, with where it was first: one pass over the staging with s
+  SELECT ord, position, first FROM staged WHERE n > 1
 ), replies AS (
   SELECT linked AS id, count(*)::int AS n FROM r WHERE staged_parent AND status = 'approved' GROUP BY linked
 ), ins AS (
-  INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, body, status, pinned,
+  INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, status, pinned,
                              edited_at, deleted_at, created_at, published_at, reply_count)
-  SELECT r.id, $3, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id, r.body, r.status::"CommentStatus", r.pinned,
+  SELECT r.id, $3, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
+         NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = r.author_id)),
+         r.body, r.status::"CommentStatus", r.pinned,
          r.edited_at, r.deleted_at, r.created_at, CASE WHEN r.status = 'approved' THEN r.created_at END, COALESCE(n.n, 0)
     FROM r LEFT JOIN depths d ON d.id = r.id LEFT JOIN replies n ON n.id = r.id
    ORDER BY r.discussion_id, r.created_at, r.id
@@ -159,7 +199,20 @@ SELECT (SELECT count(*) FROM import_staged_comments WHERE run = $1 AND bucket = 
        (SELECT coalesce(array_agg(DISTINCT discussion_id), '{}') FROM ins WHERE NOT inserted) AS relinked,
        (SELECT coalesce(json_agg(json_build_object('position', o.position, 'parentKey', o.parent_key)), '[]')
           FROM (SELECT r.position, r.parent_key FROM r JOIN ins ON ins.id = r.id AND ins.inserted
-                 WHERE r.parent_id IS NOT NULL AND r.linked IS NULL ORDER BY r.ord LIMIT ${WARNINGS_PER_BUCKET}) o) AS orphans`;
+                 WHERE r.parent_id IS NOT NULL AND r.linked IS NULL ORDER BY r.ord LIMIT ${WARNINGS_PER_BUCKET}) o) AS orphans,
+       (SELECT count(*) FROM dup)::int AS duplicates,
+       (SELECT coalesce(json_agg(json_build_object('position', d.position, 'first', d.first) ORDER BY d.ord), '[]')
+          FROM (SELECT * FROM dup ORDER BY ord LIMIT ${WARNINGS_PER_BUCKET}) d) AS duplicate_rows`;
+
+// A comment an earlier run wrote without the author name its source gives (an import before names
+// were kept) gains it when the file is imported again; one whose author was erased (author_id '')
+// does not. Run for a bucket only when some of its rows were already there.
+const NAME_WRITTEN = `
+UPDATE comments c SET author_name = s.author_name
+  FROM (SELECT DISTINCT ON (id) id, author_id, author_name FROM import_staged_comments
+         WHERE run = $1 AND bucket = $2 ORDER BY id, ord) s
+ WHERE c.tenant_id = $3 AND c.id = s.id AND c.author_id = s.author_id AND c.author_name IS NULL AND s.author_name IS NOT NULL
+   AND s.author_name IS DISTINCT FROM (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = c.author_id)`;
 
 const WRITE_REACTIONS = `
 WITH ins AS (
@@ -179,6 +232,9 @@ interface BucketResult {
   inserted: number;
   relinked: string[];
   orphans: { position: string; parentKey: string }[];
+  /** staged rows whose source id came before in the same discussions: left out */
+  duplicates: number;
+  duplicate_rows: { position: string; first: string }[];
 }
 
 /** a comment as staged: its place in the file and the bucket of its discussion */
@@ -186,8 +242,8 @@ type StagedComment = CommentRow & { bucket: number; ord: number };
 type StagedReaction = ReactionRow & { ord: number };
 
 interface Batch {
-  discussions: DiscussionRow[];
-  readers: ReaderRow[];
+  discussions: (DiscussionRow & { ord: number })[];
+  readers: (ReaderRow & { ord: number })[];
   comments: StagedComment[];
   reactions: StagedReaction[];
 }
@@ -207,6 +263,8 @@ export class ImportWriter {
   private inBucket = 0;
   private commentOrd = 0;
   private reactionOrd = 0;
+  private discussionOrd = 0;
+  private readerOrd = 0;
   /** discussions whose rows changed: their counts are recomputed at the end */
   private readonly touched = new Set<string>();
   /** discussions where an earlier run's comment gained its parent: their depths are recomputed */
@@ -218,19 +276,28 @@ export class ImportWriter {
   constructor(
     private readonly sql: Sql,
     private readonly tenantId: string,
-    private readonly opts: { batchSize: number; now: Date; warn: (position: string, message: string) => void; onFlush?: () => void },
+    private readonly opts: {
+      batchSize: number;
+      now: Date;
+      warn: (position: string, message: string) => void;
+      /** a record left out (a source id met again), reported */
+      skip: (position: string, message: string) => void;
+      /** more records left out than are reported one by one */
+      skipped: (n: number) => void;
+      onFlush?: () => void;
+    },
   ) {}
 
   addDiscussion(d: DiscussionRow): void {
     if (this.seenDiscussions.has(d.id)) return;
     this.seenDiscussions.add(d.id);
-    this.batch.discussions.push(d);
+    this.batch.discussions.push({ ...d, ord: this.discussionOrd++ });
   }
 
   addReader(r: ReaderRow): void {
     if (this.seenReaders.has(r.id)) return;
     this.seenReaders.add(r.id);
-    this.batch.readers.push(r);
+    this.batch.readers.push({ ...r, ord: this.readerOrd++ });
   }
 
   /** Stages a comment; resolves when the batch it filled (if any) is on its way. */
@@ -268,7 +335,7 @@ export class ImportWriter {
   /** Staging a crashed import left behind (older than a day) goes before this one's is written. */
   private clearStale(): Promise<void> {
     return (this.staleCleared ??= (async () => {
-      for (const table of ["import_staged_comments", "import_staged_reactions"]) {
+      for (const table of STAGING) {
         await this.sql.long(`DELETE FROM ${table} WHERE staged_at < now() - interval '${STALE_STAGING}'`, [], MAINTENANCE_TIMEOUT_MS);
       }
     })());
@@ -276,30 +343,15 @@ export class ImportWriter {
 
   private async write(b: Batch): Promise<void> {
     const { sql, tenantId: t } = this;
+    if (b.discussions.length || b.readers.length || b.comments.length || b.reactions.length) await this.clearStale();
     if (b.discussions.length) {
-      const rows = await sql.query<{ inserted: boolean }>(INSERT_DISCUSSIONS, [
-        t,
-        b.discussions.map((d) => d.id),
-        b.discussions.map((d) => d.title),
-        b.discussions.map((d) => d.url),
-        b.discussions.map((d) => d.state),
-        b.discussions.map((d) => d.createdAt),
-      ]);
-      for (const r of rows) if (r.inserted) this.counts.threads++;
-      for (const d of b.discussions) this.touched.add(d.id);
+      const rows = b.discussions.map((d) => ({ o: d.ord, i: d.id, t: d.title, u: d.url, s: d.state, c: d.createdAt }));
+      await sql.query(STAGE_DISCUSSIONS, [this.run, t, JSON.stringify(rows)]);
     }
     if (b.readers.length) {
-      const rows = await sql.query<{ inserted: boolean }>(INSERT_READERS, [
-        t,
-        b.readers.map((r) => r.id),
-        b.readers.map((r) => r.name),
-        b.readers.map((r) => r.avatarUrl),
-        b.readers.map((r) => r.createdAt),
-        b.readers.map((r) => r.email),
-      ]);
-      for (const r of rows) if (r.inserted) this.counts.readers++;
+      const rows = b.readers.map((r) => ({ o: r.ord, i: r.id, n: r.name, a: r.avatarUrl, e: r.email, c: r.createdAt }));
+      await sql.query(STAGE_READERS, [this.run, t, JSON.stringify(rows)]);
     }
-    if (b.comments.length || b.reactions.length) await this.clearStale();
     if (b.comments.length) {
       const rows = b.comments.map((c) => ({
         o: c.ord,
@@ -309,6 +361,7 @@ export class ImportWriter {
         p: c.parentId,
         k: c.parentKey,
         a: c.authorId,
+        m: c.authorName,
         t: c.body,
         s: c.status,
         n: c.pinned,
@@ -337,7 +390,10 @@ export class ImportWriter {
       }
     }
     this.counts.comments += result.inserted;
-    this.counts.unchanged += result.staged - result.written;
+    this.counts.unchanged += result.staged - result.duplicates - result.written;
+    for (const d of result.duplicate_rows) this.opts.skip(d.position, `the comment id is already in this file (at ${d.first}): skipped`);
+    this.opts.skipped(result.duplicates - result.duplicate_rows.length);
+    if (result.staged > result.written) await this.sql.long(NAME_WRITTEN, [this.run, bucket, this.tenantId], MAINTENANCE_TIMEOUT_MS);
     for (const d of result.relinked) this.depthDirty.add(d); // an earlier run's top-level comment gained its parent
     for (const o of result.orphans)
       this.opts.warn(o.position, `the parent ${o.parentKey} is not in this thread: kept as a top-level comment`);
@@ -363,15 +419,35 @@ export class ImportWriter {
     }
   }
 
+  /** Writes the staged discussions or readers, a chunk at a time; answers how many were new. */
+  private async writeStaged(statement: string, staged: number): Promise<number> {
+    let inserted = 0;
+    for (let from = 0; from < staged; from += REACTION_CHUNK) {
+      const [row] = await this.sql.long<{ inserted: number }>(
+        statement,
+        [this.tenantId, this.run, from, from + REACTION_CHUNK],
+        MAINTENANCE_TIMEOUT_MS,
+      );
+      inserted += row?.inserted ?? 0;
+      this.opts.onFlush?.();
+    }
+    return inserted;
+  }
+
   /**
-   * Writes what is left: the staged comments a bucket at a time (two at once), then the reactions,
-   * and recomputes the counts of every discussion the import touched (under each one's lock, a
-   * group at a time). The staging is deleted whatever happens.
+   * Ends the run. `commit`: writes what was staged — the discussions and readers, the staged
+   * comments a bucket at a time (two at once), then the reactions — and recomputes the counts of
+   * every discussion the import touched (under each one's lock, a group at a time). Without it
+   * nothing is written. The staging is deleted whatever happens.
    */
-  async finish(): Promise<void> {
+  async finish(commit = true): Promise<void> {
     try {
       await this.flush();
       await this.inflight;
+      if (!commit) return;
+      this.counts.threads += await this.writeStaged(WRITE_DISCUSSIONS, this.discussionOrd);
+      this.counts.readers += await this.writeStaged(WRITE_READERS, this.readerOrd);
+      for (const d of this.seenDiscussions) this.touched.add(d);
       // the staging's statistics as they are now: without them the planner takes a bucket for a few
       // rows and joins its rows to each other in nested loops, quadratic in a big discussion
       if (this.buckets) await this.sql.long("ANALYZE import_staged_comments", [], MAINTENANCE_TIMEOUT_MS);
@@ -380,14 +456,13 @@ export class ImportWriter {
         while (next < this.buckets) await this.writeBucket(next++);
       };
       await Promise.all(Array.from({ length: Math.min(BUCKET_WRITERS, this.buckets) }, writer));
-      for (const d of this.bucketOf.keys()) this.touched.add(d);
       await this.writeReactions();
     } finally {
       if (this.staleCleared) {
-        await this.sql.long("DELETE FROM import_staged_comments WHERE run = $1", [this.run], MAINTENANCE_TIMEOUT_MS);
-        await this.sql.long("DELETE FROM import_staged_reactions WHERE run = $1", [this.run], MAINTENANCE_TIMEOUT_MS);
+        for (const table of STAGING) await this.sql.long(`DELETE FROM ${table} WHERE run = $1`, [this.run], MAINTENANCE_TIMEOUT_MS);
       }
     }
+    if (!commit) return;
     // after a large import the planner's statistics of comments are far off: refreshed first (a
     // sample, bounded whatever the table's size), with a longer limit than a request's statements
     // (statements with a limit of their own, not a request's: src/db/sql.ts `long`)

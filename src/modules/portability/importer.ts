@@ -2,14 +2,27 @@
 // stream and writes what it holds with src/modules/portability/import-writer.ts — threads as
 // discussions (id from the thread's identifier or its URL, `idFrom`), posts as comments with their
 // times, status and thread structure, authors as readers namespaced by source. A bad record is
-// reported with its position and skipped, or stops the import (`onError`); what was written before
-// it stays, and running the file again continues where it left (ids come from the source's).
+// reported with its position and skipped, or stops the import (`onError`); what was read before it
+// is written, and running the file again continues where it left (ids come from the source's). A
+// file that is not well-formed (a fatal error) writes nothing: what was read is only staged
+// (import-writer.ts) and let go. A file whose format is not the one asked for fails before it is
+// read (sniff.ts). A source comment id met again in one file is a bad record, reported as the
+// comments are written (import-writer.ts), whatever `onError` says; a thread the source
+// marks deleted is not imported, and its comments are counted as skipped. Each comment keeps the
+// author name its source gives it, whichever reader it is merged into. The
+// rules the API holds writes to hold here too, whatever the format: a comment body longer than the
+// tenant's maxBodyLength is a bad record; a discussion url or an avatar url that is not an http(s)
+// URL (isHttpUrl, src/lib/http-url.ts) is dropped (null), as an identity provider's picture is,
+// and the record kept.
 // Imported history appends no events, so no stream or webhook hears of it.
 import type { Sql } from "../../db/sql.js";
+import { isHttpUrl } from "../../lib/http-url.js";
+import { DEFAULT_SETTINGS } from "../../tenancy/settings-model.js";
 import { ImportWriter, type WriterCounts } from "./import-writer.js";
 import { parseDisqus } from "./parse-disqus.js";
 import { parseWordpress } from "./parse-wordpress.js";
 import { parseNdjson } from "./parse-ndjson.js";
+import { FORMAT_NAMES, sniffFormat } from "./sniff.js";
 import { importedCommentId, threadDiscussionId, type IdFrom, type ImportFormat, type OnError, type SourceItem } from "./source.js";
 
 export interface ImportOptions {
@@ -19,6 +32,8 @@ export interface ImportOptions {
   onError: OnError;
   /** authors' addresses become their readers' (for reply emails, contract section 15); else none is stored */
   keepEmails?: boolean;
+  /** the longest comment body: the tenant's maxBodyLength setting (by default, the setting's default) */
+  maxBodyLength?: number;
   /** rows per statement (default 1,000) */
   batchSize?: number;
   now: Date;
@@ -55,14 +70,29 @@ const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>) 
 
 export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | string>, opts: ImportOptions): Promise<ImportSummary> {
   const errors: ImportError[] = [];
+  const maxBodyLength = opts.maxBodyLength ?? DEFAULT_SETTINGS.maxBodyLength;
   let skipped = 0;
   const note = (position: string, message: string) => {
     if (errors.length < MAX_ERRORS) errors.push({ position, message });
+  };
+  let failure: string | null = null;
+  /** a bad record: reported and skipped, or where the import stops */
+  const refuse = (position: string, message: string) => {
+    skipped++;
+    note(position, message);
+    if (opts.onError === "stop") failure = `${position}: ${message}`;
   };
   const writer = new ImportWriter(sql, opts.tenantId, {
     batchSize: opts.batchSize ?? 1_000,
     now: opts.now,
     warn: note,
+    skip: (position, message) => {
+      skipped++;
+      note(position, message);
+    },
+    skipped: (n) => {
+      skipped += n;
+    },
     onFlush: () => void report(false),
   });
   const snapshot = (): ImportProgress => ({ ...writer.counts, skipped, errors: [...errors] });
@@ -82,11 +112,21 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   };
 
   const threads = new Map<string, string>();
+  /** the threads the source marks deleted */
+  const deletedThreads = new Set<string>();
   let keepIds = false; // our own export of this same tenant: its comment ids are kept
   const commentId = (key: string) => (keepIds ? key : importedCommentId(opts.tenantId, opts.format, key));
-  let failure: string | null = null;
+  /** a file that cannot be read on: nothing of it is written */
+  let fatal = false;
 
-  for await (const item of PARSERS[opts.format](input)) {
+  const sniffed = await sniffFormat(input);
+  if (sniffed.format && sniffed.format !== opts.format) {
+    const message = `this file is ${FORMAT_NAMES[sniffed.format]}, not ${opts.format}`;
+    note("line 1, column 1", message);
+    return { ...snapshot(), state: "failed", failure: message };
+  }
+
+  for await (const item of PARSERS[opts.format](sniffed.stream)) {
     if (opts.signal?.aborted) {
       failure = "stopped: the server is shutting down";
       break;
@@ -96,18 +136,20 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
         keepIds = item.tenantId === opts.tenantId;
         break;
       case "thread": {
+        if (item.deleted) {
+          deletedThreads.add(item.key);
+          break;
+        }
         const id = threadDiscussionId(item, opts.idFrom);
         if (!id) {
-          skipped++;
-          note(item.position, "a thread without an identifier or a link");
-          if (opts.onError === "stop") failure = `${item.position}: a thread without an identifier or a link`;
+          refuse(item.position, "a thread without an identifier or a link");
           break;
         }
         threads.set(item.key, id);
         writer.addDiscussion({
           id,
           title: item.title?.slice(0, 1_000) ?? null,
-          url: item.url?.slice(0, 4_000) ?? null,
+          url: httpUrlOrNull(item.url),
           state: item.state ?? "open",
           createdAt: item.createdAt ?? opts.now,
         });
@@ -117,24 +159,29 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
         writer.addReader({
           id: item.id,
           name: item.name,
-          avatarUrl: item.avatarUrl ?? null,
+          avatarUrl: httpUrlOrNull(item.avatarUrl),
           email: opts.keepEmails ? (item.email ?? null) : null,
           createdAt: item.createdAt ?? opts.now,
         });
         break;
       case "post": {
+        if (deletedThreads.has(item.threadKey)) {
+          skipped++;
+          break;
+        }
         const discussionId = threads.get(item.threadKey) ?? (opts.format === "ndjson" ? item.threadKey : undefined);
         if (!discussionId) {
-          const message = `its thread ${item.threadKey} is not in the file (before it)`;
-          skipped++;
-          note(item.position, message);
-          if (opts.onError === "stop") failure = `${item.position}: ${message}`;
+          refuse(item.position, `its thread ${item.threadKey} is not in the file (before it)`);
+          break;
+        }
+        if (item.body.length > maxBodyLength) {
+          refuse(item.position, `its body is ${item.body.length} characters, longer than maxBodyLength (${maxBodyLength})`);
           break;
         }
         writer.addReader({
           id: item.author.id,
           name: item.author.name,
-          avatarUrl: item.author.avatarUrl ?? null,
+          avatarUrl: httpUrlOrNull(item.author.avatarUrl),
           email: opts.keepEmails ? (item.author.email ?? null) : null,
           createdAt: item.createdAt,
         });
@@ -144,6 +191,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           parentId: item.parentKey ? commentId(item.parentKey) : null,
           parentKey: item.parentKey,
           authorId: item.author.id,
+          authorName: item.author.name,
           body: item.body,
           status: item.status,
           pinned: item.pinned,
@@ -166,14 +214,18 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
       case "error":
         skipped++;
         note(item.position, item.message);
+        fatal ||= item.fatal === true;
         if (item.fatal || opts.onError === "stop") failure = `${item.position}: ${item.message}`;
         break;
     }
     if (failure) break;
   }
-  // what was read is written and counted, a stopped import's too: its discussions' counts stay right
-  await writer.finish();
+  // what was read is written and counted, a stopped import's too (its discussions' counts stay
+  // right); a file that is not well-formed writes nothing
+  await writer.finish(!fatal);
   const summary: ImportSummary = { ...snapshot(), state: failure ? "failed" : "succeeded", failure };
   await reporting;
   return summary;
 }
+
+const httpUrlOrNull = (url: string | null | undefined): string | null => (isHttpUrl(url) ? url : null);

@@ -51,7 +51,7 @@ export const IMPORT_SCHEMA = {
     id: { type: "string" },
     format: { type: "string", enum: ["disqus", "wordpress", "ndjson"] },
     state: { type: "string", enum: ["running", "succeeded", "failed"] },
-    idFrom: { type: "string", enum: ["identifier", "url"] },
+    idFrom: { type: "string", enum: ["identifier", "url", "path"] },
     onError: { type: "string", enum: ["skip", "stop"] },
     keepEmails: { type: "boolean", description: "authors' email addresses were kept on their readers (for reply emails)" },
     bytesRead: count,
@@ -61,7 +61,7 @@ export const IMPORT_SCHEMA = {
     readers: { ...count, description: "readers created" },
     reactions: { ...count, description: "reactions created" },
     unchanged: { ...count, description: "records already there (a re-run or a grown file)" },
-    skipped: { ...count, description: "bad records left out" },
+    skipped: { ...count, description: "bad records left out, and the comments of threads the source marks deleted" },
     errors: { type: "array", items: error, description: "the first 100 bad records and warnings, with their positions" },
     failure: { type: ["string", "null"], description: "why a failed import stopped" },
     createdAt: { type: "string", format: "date-time" },
@@ -102,11 +102,18 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
     post: {
       operationId: "createImport",
       description:
-        "Imports a Disqus XML export, a WordPress WXR export or this service's NDJSON export (the file as the body, any content type). Idempotent: running the same file again changes nothing, a grown file adds what is new. Imported history emits no stream or webhook events. Needs manage_settings.",
+        "Imports a Disqus XML export, a WordPress WXR export or this service's NDJSON export (the file as the body, any content type). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed XML ends failed at its first error's line and column and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
       security: SECURITY,
       parameters: [
         { name: "format", in: "query", required: true, schema: { type: "string", enum: ["disqus", "wordpress", "ndjson"] } },
-        { name: "idFrom", in: "query", required: false, schema: { type: "string", enum: ["identifier", "url"], default: "identifier" } },
+        {
+          name: "idFrom",
+          in: "query",
+          required: false,
+          description:
+            "discussion ids from the thread's identifier, its URL, or its URL's path (each falling back to the identifier or URL)",
+          schema: { type: "string", enum: ["identifier", "url", "path"], default: "identifier" },
+        },
         { name: "onError", in: "query", required: false, schema: { type: "string", enum: ["skip", "stop"], default: "skip" } },
         {
           name: "keepEmails",
@@ -129,7 +136,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
         },
         ...PROBLEMS,
         "413": problem("The file is larger than the import limit"),
-        "422": problem("The body is empty or not a file of the format"),
+        "422": problem("The body is empty or not a file of the format (a file of another format is named)"),
       },
     },
   },

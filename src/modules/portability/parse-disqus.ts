@@ -1,5 +1,5 @@
 // The Disqus XML export, read as a stream (src/modules/portability/xml-reader.ts): each
-// <thread dsq:id> (its <id> identifier, <link>, <title>, <createdAt>, <isClosed>) is a thread, each
+// <thread dsq:id> (its <id> identifier, <link>, <title>, <createdAt>, <isClosed>, <isDeleted>) is a thread, each
 // <post dsq:id> (<message> HTML, <createdAt>, <isDeleted>, <isSpam>, <author> with <name>,
 // <username>, <email>, <isAnonymous>, <thread dsq:id>, <parent dsq:id>) a post. Authors become
 // readers `disqus:<username>`, or `disqus:anon-<hash>` of their email (or name) when anonymous; the
@@ -35,6 +35,7 @@ function thread(n: XmlNode): SourceItem {
     url: childText(n, "link") || null,
     title: childText(n, "title") || null,
     state: isTrue(childText(n, "isClosed")) ? "locked" : "open",
+    deleted: isTrue(childText(n, "isDeleted")),
     createdAt: parseSourceDate(createdAt),
     position: n.position,
   };

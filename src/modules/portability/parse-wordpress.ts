@@ -1,6 +1,6 @@
 // A WordPress export (WXR), read as a stream (src/modules/portability/xml-reader.ts): each <item>
 // with comments is a thread (<wp:post_id>, <wp:post_name> as its identifier, <link>, <title>,
-// <wp:post_date_gmt>), announced at its first <wp:comment>; each <wp:comment> of a kind people write
+// <wp:post_date_gmt>, else <wp:post_date> when that is zero or absent), announced at its first <wp:comment>; each <wp:comment> of a kind people write
 // (comment_type empty or "comment"; pingbacks and trackbacks are left out) is a post: comment_id,
 // comment_parent (0 = none), comment_author, comment_author_email, comment_date_gmt,
 // comment_content, comment_approved (1 approved, 0 pending, spam rejected, trash deleted). Authors
@@ -10,7 +10,7 @@ import { childText, readXml, type XmlNode } from "./xml-reader.js";
 import { emailOf, htmlToText, parseSourceDate, sha256Hex, type CommentStatus, type SourceItem } from "./source.js";
 
 /** an item's fields the thread needs; its content and other metadata are dropped as they close */
-const ITEM_FIELDS = new Set(["title", "link", "wp:post_id", "wp:post_name", "wp:post_date_gmt"]);
+const ITEM_FIELDS = new Set(["title", "link", "wp:post_id", "wp:post_name", "wp:post_date_gmt", "wp:post_date"]);
 
 const STATUS: Record<string, CommentStatus> = {
   "1": "approved",
@@ -55,7 +55,7 @@ function thread(item: XmlNode): SourceItem {
     identifier: childText(item, "wp:post_name") || postId || null,
     url: childText(item, "link") || null,
     title: childText(item, "title") || null,
-    createdAt: parseSourceDate(childText(item, "wp:post_date_gmt")),
+    createdAt: parseSourceDate(childText(item, "wp:post_date_gmt")) ?? parseSourceDate(childText(item, "wp:post_date")),
     position: item.position,
   };
 }

@@ -2,11 +2,13 @@
 // readers and reactions keyed by the source's own ids, each with its position in the file, and bad
 // records as errors with theirs. src/modules/portability/importer.ts turns them into rows.
 import { createHash } from "node:crypto";
+import { Parser } from "htmlparser2";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";
 
 export const IMPORT_FORMATS = ["disqus", "wordpress", "ndjson"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
-export type IdFrom = "identifier" | "url";
+export const ID_FROM = ["identifier", "url", "path"] as const;
+export type IdFrom = (typeof ID_FROM)[number];
 export type OnError = "skip" | "stop";
 export type CommentStatus = "approved" | "pending" | "rejected" | "deleted";
 
@@ -31,6 +33,8 @@ export interface SourceThread {
   url: string | null;
   title: string | null;
   state?: "open" | "locked" | "archived";
+  /** the source marks the thread deleted: neither it nor its comments are imported (they are counted as skipped) */
+  deleted?: boolean;
   createdAt: Date | null;
   position: Position;
 }
@@ -98,11 +102,26 @@ export function discussionIdOf(text: string | null | undefined, isUrl = false): 
   return base.length <= 128 ? base : `${base.slice(0, 111)}-${sha256Hex(raw).slice(0, 16)}`;
 }
 
-/** The discussion a thread becomes: by its identifier (else its URL) or by its URL (else its identifier). */
+/** A URL's path without its outer slashes (`2024/01/hello`), or null when it is empty or not a URL. */
+function pathOf(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).pathname.replace(/^\/+|\/+$/g, "") || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The discussion a thread becomes: by its identifier (else its URL), by its URL (else its
+ * identifier), or by its URL's path (`https://blog.example/2024/01/hello/` → `2024-01-hello`; else
+ * its identifier).
+ */
 export function threadDiscussionId(t: SourceThread, idFrom: IdFrom): string | null {
   if (t.discussionId) return t.discussionId;
   const byId = () => discussionIdOf(t.identifier);
   const byUrl = () => discussionIdOf(t.url, true);
+  if (idFrom === "path") return discussionIdOf(pathOf(t.url)) ?? byId();
   return idFrom === "url" ? (byUrl() ?? byId()) : (byId() ?? byUrl());
 }
 
@@ -116,26 +135,56 @@ export function emailOf(text: string | null | undefined): string | null {
   return e.length <= 254 && /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(e) ? e : null;
 }
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
-
-/** Comment HTML (Disqus messages, WordPress comment_content) as the plain text our bodies hold. */
+/**
+ * Comment HTML (Disqus messages, WordPress comment_content) as the plain text our bodies hold, in
+ * one pass of htmlparser2's tokenizer (linear in the input, whatever it holds): tags are stripped
+ * and entities decoded (a no-break space as a plain one); a link is `text (href)`, or `href` when
+ * its text is empty or the href itself (one never closed, or closed by the next <a> as browsers
+ * do, is its text only); <br> is a newline; </p> a blank line (the whitespace after it dropped); 3+
+ * newlines become 2. A tag left unfinished at the very end is dropped, as a browser drops it.
+ */
 export function htmlToText(html: string): string {
-  return html
-    .replace(/\r\n?/g, "\n")
-    .replace(/<a\s[^>]*href\s*=\s*"([^"]*)"[^>]*>([\s\S]*?)<\/a>/gi, (_m, href: string, text: string) =>
-      text.trim() && text.trim() !== href ? `${text} (${href})` : href,
-    )
-    .replace(/<br\s*\/?>/gi, "\n")
-    .replace(/<\/p>\s*/gi, "\n\n")
-    .replace(/<[^>]+>/g, "")
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
-      if (e[0] === "#") {
-        const cp = e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-        return Number.isFinite(cp) && cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
-      }
-      return ENTITIES[e.toLowerCase()] ?? m;
-    })
+  const parts: string[] = [];
+  let link: { href: string; at: number } | null = null;
+  let afterParagraph = false;
+  const parser = new Parser(
+    {
+      onopentag(name, attribs) {
+        afterParagraph = false;
+        if (name === "br") parts.push("\n");
+        else if (name === "a" && !link && attribs.href !== undefined) link = { href: attribs.href, at: parts.length };
+      },
+      ontext(text) {
+        if (afterParagraph) {
+          text = text.replace(/^\s+/, "");
+          if (!text) return;
+          afterParagraph = false;
+        }
+        parts.push(text);
+      },
+      onclosetag(name, isImplied) {
+        afterParagraph = false;
+        if (name === "p" && !isImplied) {
+          parts.push("\n\n");
+          afterParagraph = true;
+        } else if (name === "a" && link) {
+          const { href, at } = link;
+          link = null;
+          if (isImplied) return;
+          const text = parts.splice(at).join("");
+          const trimmed = text.trim();
+          parts.push(trimmed && trimmed !== href ? `${text} (${href})` : href);
+        }
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.write(html.replace(/\r\n?/g, "\n"));
+  parser.end();
+  return parts
+    .join("")
     .replaceAll("\u0000", "")
+    .replaceAll("\u00a0", " ")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
 }

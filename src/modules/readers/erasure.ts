@@ -5,6 +5,17 @@
 // appends and scrub the events that carried them; then one statement without any discussion lock
 // (eng_erase_reader_rest) scrubs the rest of the event log, removes their reports, stream tickets,
 // kept Idempotency-Key answers, mail (queued or sent) and their profile. Running it again finds nothing left to do.
+//
+// Under an Idempotency-Key it is idempotent by its outcome, not by replay: its statements record
+// nothing for the key (they run without the request's claim), so a retry of an erasure that died
+// midway (a crash at any batch, on any instance, once the claim's lease lets the retry take the key
+// over: src/idempotency/records.ts) runs it again and erases what is left, rather than taking the
+// results the dead run's batches recorded as those of the batches it now runs. The key keeps an answer
+// only when the whole erasure has finished (finishIdempotent in src/http/idempotency.ts, after this
+// returns); a refusal or failure midway keeps nothing. The answer of such a retry is its own run's,
+// so it carries no Idempotent-Replayed header (nor does any part of it come from recorded results);
+// a repeat after the answer was kept gets that answer with Idempotent-Replayed: true. A request whose
+// key was taken over while it still ran keeps erasing too: the same outcome, harmless.
 import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { runWrite } from "../../events/statement.js";
@@ -13,7 +24,7 @@ import { recordAudit } from "../audit/audit.js";
 
 /** The body an anonymized comment keeps. */
 export const ERASED_BODY = "[erased]";
-/** How many of a reader's comments one statement erases (one discussion locked meanwhile). */
+/** How many of a reader's comments one statement erases (one discussion locked meanwhile), unless the runtime says otherwise. */
 export const ERASURE_BATCH = 500;
 
 export interface ReaderErasure {
@@ -69,16 +80,18 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
     eventsScrubbed: 0,
     profileRemoved: false,
   };
+  // the request's services without its Idempotency-Key: nothing recorded, nothing replayed
+  const unrecorded = { app: ctx.app };
   const discussions = await ctx.app.sql.query<{ id: string }>(DISCUSSIONS, [tenantId, readerId], "reader_erase_discussions");
   for (const { id } of discussions) {
     for (;;) {
-      const b = await runWrite<BatchRow>(ctx, "eng_erase_reader_batch", [
+      const b = await runWrite<BatchRow>(unrecorded, "eng_erase_reader_batch", [
         tenantId,
         readerId,
         id,
         mode === "delete",
         ERASED_BODY,
-        ERASURE_BATCH,
+        ctx.app.erasure.batchSize,
         ctx.app.clock.now(),
       ]);
       out.commentsAnonymized += b.anonymized;

@@ -42,6 +42,8 @@ interface ExportedComment {
   id: string;
   discussionId: string;
   parentId: string | null;
+  /** the author name an import gave this comment (comments.author_name); null: the profile's name */
+  authorName: string | null;
   body: string;
   status: string;
   pinned: boolean;
@@ -58,7 +60,7 @@ interface ExportedComment {
 
 const PROFILE = `SELECT id, name, avatar_url AS "avatarUrl", reply_emails::text AS "replyEmails", email, eng_iso(email_suppressed_at) AS "emailSuppressedAt", eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
   FROM readers WHERE tenant_id = $1 AND id = $2`;
-const COMMENTS = `SELECT id, discussion_id AS "discussionId", parent_id AS "parentId", body, status::text AS status, pinned,
+const COMMENTS = `SELECT id, discussion_id AS "discussionId", parent_id AS "parentId", author_name AS "authorName", body, status::text AS status, pinned,
     eng_iso(created_at) AS "createdAt", eng_iso(edited_at) AS "editedAt", eng_iso(deleted_at) AS "deletedAt",
     eng_iso(published_at) AS "publishedAt", reaction_counts AS reactions, reply_count AS "replyCount", moderation_reason AS "moderationReason"
   FROM comments WHERE tenant_id = $1 AND author_id = $2 ORDER BY created_at, id`;

@@ -93,7 +93,7 @@ const IdentityProviderClaims = builder.objectRef<Settings["identity"]["providers
 
 const IdentityProvider = builder.objectRef<Settings["identity"]["providers"][number]>("IdentityProvider").implement({
   description:
-    "One of the tenant's identity providers (contract section 13): its tokens are accepted in X-Service-Identity; readers are `<iss>#<sub>`.",
+    "One of the tenant's identity providers (contract section 13): its tokens are accepted in X-Service-Identity; readers are `<iss>#<sub>` (a provider named by its key set alone: `<jwksUri>#<sub>`).",
   fields: (t) => ({
     issuer: t.string({
       nullable: true,
@@ -104,6 +104,11 @@ const IdentityProvider = builder.objectRef<Settings["identity"]["providers"][num
     audience: t.exposeStringList("audience", { description: "The `aud` a token must carry (any one of these)." }),
     algorithms: t.exposeStringList("algorithms", { description: "RS256, PS256, ES256, EdDSA (default all four)." }),
     claims: t.expose("claims", { type: IdentityProviderClaims }),
+    maxTokenLifetimeSeconds: t.int({
+      nullable: true,
+      description: "How long a token may live (`exp − iat`, or `exp − now` without `iat`), 60–2592000; null: 86400 (24 h).",
+      resolve: (p) => p.maxTokenLifetimeSeconds ?? null,
+    }),
   }),
 });
 
@@ -235,6 +240,7 @@ const IdentityProviderInput = builder.inputType("IdentityProviderInput", {
     audience: t.stringList({ required: true }),
     algorithms: t.stringList({ description: "RS256 | PS256 | ES256 | EdDSA" }),
     claims: t.field({ type: IdentityProviderClaimsInput }),
+    maxTokenLifetimeSeconds: t.int({ description: "60–2592000; left out: 86400 (24 h)." }),
   }),
 });
 

@@ -64,7 +64,10 @@ export async function streamCaller(
       },
       accept(t, settings) {
         if (t.apiKeyId) assertMinterActive(t.minter, app.clock.now());
-        if (origin && !app.origins.tenantAllows(settings, origin)) throw errors.originNotAllowed(origin);
+        if (origin && !app.origins.tenantAllows(settings, origin)) {
+          app.origins.refused(origin, t.tenantId);
+          throw errors.originNotAllowed(origin);
+        }
         return { moderator: false, readerId: t.readerId };
       },
     };

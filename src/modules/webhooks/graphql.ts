@@ -28,6 +28,11 @@ export const WebhookEndpointType = builder.prismaObject("WebhookEndpoint", {
     events: t.exposeStringList("events"),
     description: t.exposeString("description", { nullable: true }),
     verified: t.exposeBoolean("verified"),
+    verifying: t.boolean({
+      description: "a handshake is under way (after creation, a url change or verify); its outcome sets verified",
+      select: { handshakeChallenge: true },
+      resolve: (e) => e.handshakeChallenge !== null,
+    }),
     state: t.expose("state", { type: WebhookState }),
     consecutiveFailures: t.exposeInt("consecutiveFailures", { description: "failed attempts in a row (0 after a success)" }),
     circuitOpenUntil: t.expose("circuitOpenUntil", { type: "DateTime", nullable: true }),

@@ -7,7 +7,8 @@
  * Registration and url changes run the handshake in the background, right after the write commits:
  * POST /webhooks answers 201 with `verified: false` at once (as the contract shows) and the endpoint
  * turns verified when the receiver has echoed the challenge (within the 30 s timeout).
- * POST /webhooks/{id}/verify runs it inline and answers with the outcome.
+ * POST /webhooks/{id}/verify runs it inline and answers with the outcome. While a handshake is under
+ * way the endpoint holds its challenge (GraphQL `verifying`); its end, success or failure, clears it.
  */
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { AppServices } from "../../context/request.js";
@@ -49,7 +50,14 @@ async function runEndpointHandshake(
     timeoutMs: rt.options.handshakeTimeoutMs,
     ...(signal ? { signal } : {}),
   });
-  if (!result.verified) return result;
+  if (!result.verified) {
+    // the handshake is over: no longer under way (`verifying`), unless a newer one replaced it
+    await scoped.webhookEndpoint.updateMany({
+      where: { id: endpointId, handshakeChallenge: challenge },
+      data: { handshakeChallenge: null },
+    });
+    return result;
+  }
   const { count } = await scoped.webhookEndpoint.updateMany({
     where: { id: endpointId, handshakeChallenge: challenge },
     data: { verified: true, handshakeChallenge: null },
