@@ -215,3 +215,31 @@ describe("subscriptions and shutdown", () => {
     }
   });
 });
+
+describe("pendingComments (the console's live queue)", () => {
+  it("sends a comment that arrived just before the subscription began, and each new one once", async () => {
+    const s = await startServer();
+    try {
+      const tt = await createTestTenant(s);
+      expect((await tt.api.patch("/api/v1/settings", { moderation: "pre" })).status).toBe(200);
+      await tt.api.put("/api/v1/discussions/held", {});
+      const as = async (name: string) => tt.as({ key: tt.apiKey, identity: await tt.identity(name.toLowerCase(), { name }) });
+      // posted while a client had loaded its queue (empty) and not yet subscribed
+      const early = await (await as("Early")).post("/api/v1/discussions/held/comments", { body: "before" });
+      expect(early.body.status).toBe("pending");
+      const results: any[] = [];
+      const c = createClient({ url: `${s.url}/graphql`, headers: { "x-api-key": tt.apiKey }, retryAttempts: 0 });
+      clients.push(c);
+      const it = c.iterate({ query: "subscription { pendingComments { id body author { name } } }" });
+      void (async () => {
+        for await (const r of it) results.push(r);
+      })();
+      const late = await (await as("Late")).post("/api/v1/discussions/held/comments", { body: "after" });
+      await expect.poll(() => results.length, { timeout: 10_000 }).toBe(2);
+      expect(results.map((r) => r.data.pendingComments.id)).toEqual([early.body.id, late.body.id]);
+      await it.return?.();
+    } finally {
+      await s.stop();
+    }
+  });
+});

@@ -119,7 +119,13 @@ export async function rest<T>(method: "GET" | "POST", path: string, body?: Blob)
 let sse: Client | undefined;
 
 /** A GraphQL subscription over graphql-sse (single connection, same origin, CSRF header). */
-export function subscribe<TResult>(doc: TypedDocumentString<TResult, Record<string, never>>, onData: (d: TResult) => void): () => void {
+/** Subscribes over graphql-sse; `onReconnected` runs when the stream comes back after a break (what it missed is the
+ * caller's to fetch again). */
+export function subscribe<TResult>(
+  doc: TypedDocumentString<TResult, Record<string, never>>,
+  onData: (d: TResult) => void,
+  onReconnected?: () => void,
+): () => void {
   sse ??= createClient({
     url: "/graphql/stream",
     headers: () => ({ "x-csrf-token": csrf }),
@@ -133,6 +139,7 @@ export function subscribe<TResult>(doc: TypedDocumentString<TResult, Record<stri
       error: () => undefined,
       complete: () => undefined,
     },
+    { connected: (reconnected) => reconnected && onReconnected?.() },
   );
 }
 

@@ -79,11 +79,16 @@ export function ModerationScreen() {
   // new pending comments appear without a reload
   useEffect(() => {
     if (status !== "pending") return;
-    return subscribe(PendingCommentsDocument, (d) => {
-      const c = d.pendingComments;
-      setItems((prev) => (prev.some((x) => x.id === c.id) ? prev : sort === "oldest" ? [...prev, c] : [c, ...prev]));
-      setNotice(`New pending comment by ${c.author.name} in ${where(c)}.`);
-    });
+    return subscribe(
+      PendingCommentsDocument,
+      (d) => {
+        const c = d.pendingComments;
+        setItems((prev) => (prev.some((x) => x.id === c.id) ? prev : sort === "oldest" ? [...prev, c] : [c, ...prev]));
+        setNotice(`New pending comment by ${c.author.name} in ${where(c)}.`);
+      },
+      // back after a break: what arrived meanwhile may be older than the server's look-back
+      () => void load(null),
+    );
   }, [status, sort]);
 
   /** Runs an action on some cards; those that leave the queue go, failures are reported. */

@@ -233,16 +233,25 @@ builder.mutationFields((t) => ({
 
 /** How often the moderation feed looks for new pending comments. */
 const QUEUE_POLL_MS = 1_500;
+/** How far before its start a subscription looks back (the race between loading a queue and subscribing). */
+const QUEUE_OVERLAP_MS = 10_000;
 
 builder.subscriptionField("pendingComments", (t) =>
   t.field({
     type: CommentType,
     description:
       "New pending comments across every discussion, as they arrive (the console's live moderation queue). " +
-      "Read from the queue every 1.5 s on the server; each comment is sent once.",
+      "Read from the queue every 1.5 s on the server; each comment is sent once. The first answer also carries " +
+      "the comments that arrived in the 10 s before the subscription began, so one posted while a client was " +
+      "loading its queue and subscribing is not missed (a client drops those it already shows, by id).",
     authScopes: { capability: "moderate_content" },
     subscribe: async function* (_root, _args, ctx) {
-      const seen = new Set((await listQueue(ctx, { status: "pending", sort: "newest", limit: 100 })).items.map((c) => c.id));
+      const overlapFrom = ctx.app.clock.now().getTime() - QUEUE_OVERLAP_MS;
+      const seen = new Set(
+        (await listQueue(ctx, { status: "pending", sort: "newest", limit: 100 })).items
+          .filter((c) => c.createdAt.getTime() < overlapFrom)
+          .map((c) => c.id),
+      );
       for (;;) {
         await new Promise((resolve) => setTimeout(resolve, QUEUE_POLL_MS));
         const page = await listQueue(ctx, { status: "pending", sort: "newest", limit: 100 });
