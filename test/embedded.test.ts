@@ -187,6 +187,18 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
       ]);
       expect(again.body).toEqual(first.body);
     }
+    // a post claims its key in its own statement: the repeat's statement finds the key taken and answers the first outcome
+    const poster = await signIdentity(creds.identitySecret, "embedded-reader");
+    const post = () =>
+      api.post(
+        "/api/v1/discussions/embedded-3/comments",
+        { body: "Once" },
+        { identity: poster, headers: { "idempotency-key": "emb-post" } },
+      );
+    const posted = await post();
+    const repeated = await post();
+    expect([posted.status, repeated.status, repeated.headers.get("idempotent-replayed")]).toEqual([201, 201, "true"]);
+    expect(repeated.body).toEqual(posted.body);
 
     // an import on the embedded database (its staging, buckets and recount are the same SQL): a
     // reply before its parent is linked, depths and counts are right, and a second run changes nothing

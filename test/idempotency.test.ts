@@ -11,6 +11,8 @@ import { isolatedDatabase } from "./support/database.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
 import { writeTx } from "../src/events/write-tx.js";
+import { startReceiver } from "./support/receiver.js";
+import type { Res } from "./support/client.js";
 
 const POST_COMMENT = `mutation IdemPostComment($discussionId: String!, $body: String!) {
   postComment(discussionId: $discussionId, input: { body: $body }) { id body }
@@ -133,20 +135,19 @@ describe("REST writes with Idempotency-Key", () => {
     expect((await t.api.del(path)).status).toBe(404);
   });
 
-  it("answers 409 while the first request still runs, on either instance, then the first outcome", async () => {
-    const reader = await t.reader("eve");
-    await t.api.put("/api/v1/discussions/idem-5", { title: "busy" });
-    const readerOnB = (await createReaderOn(b, t, "eve"))!;
-    const k = key();
-    // hold the discussion's row so the first post waits inside its write
-    const locker = new pg.Client({ connectionString: inject("databaseUrl") });
-    await locker.connect();
-    await locker.query("BEGIN");
-    await locker.query("SELECT 1 FROM discussions WHERE tenant_id = $1 AND id = 'idem-5' FOR UPDATE", [t.tenantId]);
-    const first = reader.post("/api/v1/discussions/idem-5/comments", { body: "slow" }, withKey(k));
+  it("answers 409 while the first request still runs (its moderation hook answers slowly), on either instance, then the first outcome", async () => {
+    // with a moderation hook the key is claimed before the hook is asked, so a repeat meanwhile is told 409
+    const tt = await createTestTenant(a);
+    const hook = await startReceiver(() => ({ status: 200, body: { decision: "approve" }, delayMs: 1_500 }));
     try {
+      expect((await tt.api.patch("/api/v1/settings", { safety: { hook: { url: hook.url, timeoutMs: 5_000 } } })).status).toBe(200);
+      await tt.api.put("/api/v1/discussions/idem-5", { title: "busy" });
+      const reader = await tt.reader("eve");
+      const readerOnB = (await createReaderOn(b, tt, "eve"))!;
+      const k = key();
+      const first = reader.post("/api/v1/discussions/idem-5/comments", { body: "slow" }, withKey(k));
       await until(async () => {
-        const { rows } = await db.query("SELECT 1 FROM idempotency_keys WHERE tenant_id = $1 AND key = $2", [t.tenantId, k]);
+        const { rows } = await db.query("SELECT 1 FROM idempotency_keys WHERE tenant_id = $1 AND key = $2", [tt.tenantId, k]);
         return rows.length === 1;
       });
       for (const c of [reader, readerOnB]) {
@@ -155,16 +156,51 @@ describe("REST writes with Idempotency-Key", () => {
         expect(busy.body.code).toBe("idempotency_in_progress");
         expect(Number(busy.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       }
+      const done = await first;
+      expect(done.status).toBe(201);
+      const replay = await readerOnB.post("/api/v1/discussions/idem-5/comments", { body: "slow" }, withKey(k));
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body.id).toBe(done.body.id);
+      expect(await commentCount(tt.tenantId, "idem-5")).toBe(1);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it("claims the key in the post's own statement: one statement, and a repeat that meets it mid-write writes nothing", async () => {
+    const reader = await t.reader("ivy");
+    await t.api.put("/api/v1/discussions/idem-7", { title: "held" });
+    const k = key();
+    // the post's statement is the one that makes the key: while it waits for the discussion's row, no key exists
+    const locker = new pg.Client({ connectionString: inject("databaseUrl") });
+    await locker.connect();
+    await locker.query("BEGIN");
+    await locker.query("SELECT 1 FROM discussions WHERE tenant_id = $1 AND id = 'idem-7' FOR UPDATE", [t.tenantId]);
+    let first: Promise<Res>;
+    let second: Promise<Res>;
+    try {
+      first = reader.post("/api/v1/discussions/idem-7/comments", { body: "once" }, withKey(k));
+      await until(async () => (await waitingOnLock(t.tenantId)) >= 1);
+      second = reader.post("/api/v1/discussions/idem-7/comments", { body: "once" }, withKey(k));
+      await until(async () => (await waitingOnLock(t.tenantId)) >= 2);
+      const { rows } = await db.query("SELECT 1 FROM idempotency_keys WHERE tenant_id = $1 AND key = $2", [t.tenantId, k]);
+      expect(rows).toHaveLength(0);
     } finally {
       await locker.query("ROLLBACK");
       await locker.end();
     }
-    const done = await first;
-    expect(done.status).toBe(201);
-    const replay = await readerOnB.post("/api/v1/discussions/idem-5/comments", { body: "slow" }, withKey(k));
-    expect(replay.status).toBe(201);
-    expect(replay.body.id).toBe(done.body.id);
-    expect(await commentCount(t.tenantId, "idem-5")).toBe(1);
+    const answers = await Promise.all([first!, second!]);
+    const created = answers.find((r) => r.status === 201 && r.headers.get("idempotent-replayed") === null)!;
+    expect(created).toBeDefined();
+    // the other one found the key taken when its statement tried to make it: the first's answer, or 409 until it is kept
+    const other = answers.find((r) => r !== created)!;
+    if (other.status === 201) expect(other.body).toEqual(created.body);
+    else expect(other.body.code).toBe("idempotency_in_progress");
+    expect(await commentCount(t.tenantId, "idem-7")).toBe(1);
+    const again = await reader.post("/api/v1/discussions/idem-7/comments", { body: "once" }, withKey(k));
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(created.body);
   });
 
   it("rolls back a transaction write whose key another request took over (fenced in eng_idempotency_record)", async () => {
@@ -328,6 +364,14 @@ describe("an answer lost to a database that answered too late", () => {
 async function createReaderOn(server: TestServer, t: TestTenant, sub: string) {
   const { client } = await import("./support/client.js");
   return client(server.url, { key: t.apiKey, identity: await t.identity(sub) });
+}
+
+/** Statements of the tenant's posts waiting for a lock (the discussion's row) in pg_stat_activity. */
+async function waitingOnLock(_tenantId: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%eng_post_comment%' AND datname = current_database()",
+  );
+  return Number(rows[0]!.n);
 }
 
 async function until(check: () => Promise<boolean>, ms = 5_000): Promise<void> {

@@ -6,9 +6,9 @@
 // records the function's result for the key (eng_idempotency_record), and a repeat of a request whose
 // answer was lost gets that result back instead of writing again (src/idempotency/records.ts).
 import type { Sql } from "../db/sql.js";
-import type { IdempotencyScope } from "../idempotency/records.js";
+import { isKeyTaken, type IdempotencyScope, type PendingClaim } from "../idempotency/records.js";
 import type { Metrics } from "../lib/metrics.js";
-import { databaseRefusal } from "../lib/errors.js";
+import { databaseRefusal, errors } from "../lib/errors.js";
 import type { EventPipeline } from "./pipeline.js";
 import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
 
@@ -63,11 +63,67 @@ const RECORDED_TEXT = Object.fromEntries(
   ]),
 ) as Record<WriteFunction, string>;
 
+/**
+ * The same call claiming a key not yet claimed (`IdempotencyScope.pending`): the key's row is
+ * inserted with the result, so claim, write and record are one statement. A key already there
+ * (another run of the request, an answer kept, an expired key) fails the insert and the statement
+ * with it: nothing is written, and the key is then claimed the usual way.
+ */
+const CLAIMING_TEXT = Object.fromEntries(
+  Object.entries(WRITE_FUNCTIONS).map(([fn, n]) => [
+    fn,
+    `WITH w AS MATERIALIZED (SELECT ${fn}(${Array.from({ length: n }, (_, i) => `$${i + 1}`).join(", ")}) AS r),
+       k AS (INSERT INTO idempotency_keys (tenant_id, key, owner, fingerprint, locked_until, results, created_at, expires_at)
+             SELECT $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, jsonb_build_array(w.r::jsonb), $${n + 6}, $${n + 7} FROM w
+             RETURNING 1)
+     SELECT w.r FROM w, k`,
+  ]),
+) as Record<WriteFunction, string>;
+
+/**
+ * Claims a pending key the usual way (after its write's statement found it taken, or before a
+ * write that is not one statement): on "run" the
+ * request goes on as its owner (with what an earlier run recorded, if any); otherwise its answer is
+ * that claim's (the HTTP layer reads `superseded`) and this throws.
+ */
+export async function claimPendingKey(scope: IdempotencyScope, pending: PendingClaim): Promise<void> {
+  const claim = await pending.claim();
+  if (claim.kind !== "run") {
+    scope.superseded = claim;
+    throw errors.idempotencyInProgress(1);
+  }
+  scope.owner = claim.scope.owner;
+  scope.replay = claim.scope.replay;
+  scope.writes = 0;
+}
+
 /** Runs one write function; returns its `row`. Events are published after the commit. */
 export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args: unknown[]): Promise<Row> {
   const { app, idempotency: scope } = caller;
   if (args.length !== WRITE_FUNCTIONS[fn]) throw new Error(`${fn} takes ${WRITE_FUNCTIONS[fn]} arguments`);
   let result: { row: Row; events: AppendedEvent[] };
+  const pending = scope?.pending;
+  if (scope && pending) {
+    scope.pending = undefined;
+    const claimArgs = [
+      scope.tenantId,
+      scope.key,
+      scope.owner,
+      pending.fingerprint,
+      pending.lockedUntil,
+      pending.createdAt,
+      pending.expiresAt,
+    ];
+    try {
+      result = (await app.sql.query<{ r: typeof result }>(CLAIMING_TEXT[fn], [...args, ...claimArgs], `${fn}_claiming`))[0]!.r;
+      scope.writes++;
+      afterCommit(app, result.events);
+      return result.row;
+    } catch (err) {
+      if (!isKeyTaken(err)) throw databaseRefusal(err) ?? err;
+    }
+    await claimPendingKey(scope, pending);
+  }
   if (scope && scope.writes < scope.replay.length) {
     // this request ran before and committed this write, but its answer was lost: the same result,
     // published again (streams drop a seq they have already sent)

@@ -6,6 +6,7 @@
 import type { ScopedPrisma, ScopedTx } from "../db/tenant-scope.js";
 import { databaseRefusal } from "../lib/errors.js";
 import type { IdempotencyRecords, IdempotencyScope } from "../idempotency/records.js";
+import { claimPendingKey } from "./statement.js";
 
 export type { ScopedTx };
 
@@ -23,6 +24,12 @@ export interface TxCaller {
 
 export async function writeTx<T>(caller: TxCaller, tenantId: string, fn: (tx: ScopedTx) => Promise<T>): Promise<T> {
   const { app, idempotency: scope } = caller;
+  // a key its first write was to claim: a transaction claims it first, in a statement of its own
+  const pending = scope?.pending;
+  if (scope && pending) {
+    scope.pending = undefined;
+    await claimPendingKey(scope, pending);
+  }
   if (scope && scope.writes < scope.replay.length) return app.idempotency.openResult(scope.replay[scope.writes++]) as T;
   // short limits: a stalled database answers 503 in seconds (src/db/failures.ts), never a hang
   const result = await app

@@ -14,7 +14,7 @@ import type { HeaderBag } from "../context/resolve-principal.js";
 import { header } from "../context/resolve-principal.js";
 import { resolveSettings } from "../tenancy/settings-model.js";
 import type { Principal } from "../auth/principal.js";
-import type { IdempotencyScope, StoredAnswer } from "../idempotency/records.js";
+import type { Claim, IdempotencyScope, StoredAnswer } from "../idempotency/records.js";
 
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 /** 1–255 visible ASCII characters (the contract's rule; a quoted sf-string of the draft fits it too). */
@@ -51,19 +51,23 @@ export async function beginIdempotent(
   ctx: RequestContext,
   key: string,
   request: { method: string; url: string; body: unknown },
+  opts: { claimInWrite?: boolean } = {},
 ): Promise<Begun> {
   const principal = ctx.principal!;
   const tenant = await loadTenant(ctx);
   // an invalid assertion fails the request itself (401, not kept); it fingerprints as invalid here
   const reader = ctx.identityToken ? ((await currentReader(ctx).catch(() => null))?.id ?? "!invalid") : "";
   const fingerprint = sha256(JSON.stringify([request.method, request.url, credentialOf(principal), reader, request.body ?? null]), "hex");
-  const claim = await ctx.app.idempotency.claim({
-    tenantId: tenant.id,
-    key,
-    fingerprint,
-    now: ctx.app.clock.now(),
-    ttlHours: resolveSettings(tenant.settings).idempotency.ttlHours,
-  });
+  const settings = resolveSettings(tenant.settings);
+  const input = { tenantId: tenant.id, key, fingerprint, now: ctx.app.clock.now(), ttlHours: settings.idempotency.ttlHours };
+  // the write's own statement claims the key, unless an outside call (the moderation hook) runs
+  // before it: then the key is claimed first, so a repeat meanwhile is told 409 rather than waiting
+  if (opts.claimInWrite && !settings.safety.hook) return { kind: "run", scope: ctx.app.idempotency.deferred(input) };
+  return answerClaim(await ctx.app.idempotency.claim(input));
+}
+
+/** What a claim means for the request. */
+export function answerClaim(claim: Claim): Begun {
   switch (claim.kind) {
     case "run":
       return claim;
@@ -83,8 +87,18 @@ export async function beginIdempotent(
  * from what they recorded.
  */
 export async function finishIdempotent(ctx: RequestContext, scope: IdempotencyScope, answer: StoredAnswer, failed = false): Promise<void> {
+  if (scope.superseded) return; // the key was another request's: nothing of it is ours to keep or let go
   const now = ctx.app.clock.now();
   const keep = answer.status < 500 && (scope.writes > 0 || (answer.status < 400 && !failed));
+  const pending = scope.pending;
+  if (pending) {
+    // no write tried, so the key was never claimed: only an answer worth keeping claims it now
+    scope.pending = undefined;
+    if (!keep) return;
+    const claim = await pending.claim();
+    if (claim.kind === "run") await ctx.app.idempotency.complete(claim.scope, answer, now);
+    return;
+  }
   if (keep) await ctx.app.idempotency.complete(scope, answer, now);
   // after a 5xx the database may be what failed: the release is retried in the background rather
   // than hold up the answer; after a refusal it is done before answering, so a retry finds it gone

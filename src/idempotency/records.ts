@@ -1,12 +1,15 @@
 // Idempotency-Key records (contract section 11), in the idempotency_keys table. A request that
-// carries a key first claims it (claim); while it runs, each of its writes records its result in
-// the write's own transaction (src/events/statement.ts, src/events/write-tx.ts, through
-// eng_idempotency_record, or an UPDATE in the Prisma transaction); its answer is kept when it ends (complete), or the
-// key is let go (release). A repeat of the request finds the answer, or — when the first request
-// committed its writes but its answer was lost (a timeout, a crash) — the recorded results, which
-// its writes then return instead of running again.
+// carries a key first claims it (claim), or, where its only write is one statement, that statement
+// claims it as it records its result (deferred; src/events/statement.ts); while it runs, each of
+// its writes records its result in the write's own transaction (src/events/statement.ts,
+// src/events/write-tx.ts, through eng_idempotency_record, or an UPDATE in the Prisma transaction);
+// its answer is kept when it ends (complete: the answers of requests ending together go out as one
+// statement), or the key is let go (release). A repeat of the request finds the answer, or — when
+// the first request committed its writes but its answer was lost (a timeout, a crash) — the
+// recorded results, which its writes then return instead of running again.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { keyedBatcher } from "../lib/batcher.js";
 import type { Sql } from "../db/sql.js";
 import type { SecretBox } from "../lib/secret-box.js";
 
@@ -20,6 +23,24 @@ export interface IdempotencyScope {
   replay: unknown[];
   /** writes made (or answered from `replay`) so far, in order */
   writes: number;
+  /**
+   * Set while the key is not yet claimed (a route whose one write is one statement): that statement
+   * claims it as it records its result (src/events/statement.ts), so claim, write and record take
+   * one round trip. Cleared once a write has tried.
+   */
+  pending?: PendingClaim | undefined;
+  /** The key turned out to be taken when the write tried to claim it: the request answers this claim instead. */
+  superseded?: Exclude<Claim, { kind: "run" }> | undefined;
+}
+
+/** What the first write's statement needs to claim the key, and the full claim for when the key was taken. */
+export interface PendingClaim {
+  fingerprint: string;
+  lockedUntil: Date;
+  createdAt: Date;
+  expiresAt: Date;
+  /** the claim made the usual way (a statement of its own): an expired or abandoned key is taken over, a kept answer found */
+  claim(): Promise<Claim>;
 }
 
 /** The stored answer of a request. */
@@ -35,8 +56,18 @@ export type Claim =
   | { kind: "reused" }
   | { kind: "in_progress"; retryAfterSeconds: number };
 
+export interface ClaimInput {
+  tenantId: string;
+  key: string;
+  fingerprint: string;
+  now: Date;
+  ttlHours: number;
+}
+
 export interface IdempotencyRecords {
-  claim(input: { tenantId: string; key: string; fingerprint: string; now: Date; ttlHours: number }): Promise<Claim>;
+  claim(input: ClaimInput): Promise<Claim>;
+  /** A scope whose key its first write claims (see `IdempotencyScope.pending`): no statement yet. */
+  deferred(input: ClaimInput): IdempotencyScope;
   /** Keeps the request's answer (sealed: it may hold a secret shown once). */
   complete(scope: IdempotencyScope, answer: StoredAnswer, now: Date): Promise<void>;
   /** Nothing to keep: the key is forgotten when nothing was written, else a retry may take it over at once. */
@@ -74,9 +105,24 @@ RETURNING i.results`;
 
 const READ = `SELECT fingerprint, status, response, locked_until FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`;
 
+/** The answers of every request that finished meanwhile, kept in one statement (group commit). */
 const COMPLETE = `
-UPDATE idempotency_keys SET status = $4, response = $5, locked_until = $6
- WHERE tenant_id = $1 AND key = $2 AND owner = $3 AND status IS NULL`;
+UPDATE idempotency_keys AS i SET status = a.status, response = a.response, locked_until = $6
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[]) AS a(tenant_id, key, owner, status, response)
+ WHERE i.tenant_id = a.tenant_id AND i.key = a.key AND i.owner = a.owner AND i.status IS NULL`;
+
+interface Completion {
+  scope: IdempotencyScope;
+  status: number;
+  sealed: string;
+  now: Date;
+}
+
+/** The key's row inserted by a write's own statement was there already (src/events/statement.ts). */
+export function isKeyTaken(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown; message?: unknown } | null;
+  return e?.code === "23505" && (e.constraint === "idempotency_keys_pkey" || String(e.message).includes("idempotency_keys_pkey"));
+}
 
 const RELEASE = `
 WITH gone AS (
@@ -135,40 +181,68 @@ export function createIdempotencyRecords(deps: { sql: Sql; secretBox: SecretBox;
     return attempt(0);
   }
 
-  return {
-    async claim({ tenantId, key, fingerprint, now, ttlHours }) {
-      for (let tries = 0; ; tries++) {
-        const owner = randomUUID();
-        const lockedUntil = new Date(now.getTime() + CLAIM_LEASE_MS);
-        const expiresAt = new Date(now.getTime() + ttlHours * 3_600_000);
-        const claimed = await sql.query<{ results: unknown[] }>(
-          CLAIM,
-          [tenantId, key, fingerprint, owner, lockedUntil, now, expiresAt],
-          "eng_idempotency_claim",
-        );
-        if (claimed[0]) return { kind: "run", scope: { tenantId, key, owner, replay: claimed[0].results, writes: 0 } };
-        const [row] = await sql.query<{ fingerprint: string; status: number | null; response: string | null; locked_until: Date | string }>(
-          READ,
-          [tenantId, key],
-          "eng_idempotency_read",
-        );
-        if (!row) {
-          if (tries < 3) continue; // let go between the two statements: claim it again
-          return { kind: "in_progress", retryAfterSeconds: 1 };
-        }
-        if (row.fingerprint !== fingerprint) return { kind: "reused" };
-        if (row.status !== null && row.response !== null) {
-          return { kind: "answered", answer: JSON.parse(secretBox.open(row.response, { remember: false })) as StoredAnswer };
-        }
-        const left = new Date(row.locked_until).getTime() - now.getTime();
-        return { kind: "in_progress", retryAfterSeconds: Math.max(1, Math.ceil(left / 1000)) };
+  const completeBatch = keyedBatcher<Completion, void>(async (_k, items) => {
+    const now = new Date(Math.max(...items.map((i) => i.value.now.getTime())));
+    const col = <T>(f: (c: Completion) => T) => items.map((i) => f(i.value));
+    await sql.query(
+      COMPLETE,
+      [col((c) => c.scope.tenantId), col((c) => c.scope.key), col((c) => c.scope.owner), col((c) => c.status), col((c) => c.sealed), now],
+      "eng_idempotency_complete",
+    );
+    for (const i of items) i.resolve();
+  });
+
+  async function claim({ tenantId, key, fingerprint, now, ttlHours }: ClaimInput): Promise<Claim> {
+    for (let tries = 0; ; tries++) {
+      const owner = randomUUID();
+      const lockedUntil = new Date(now.getTime() + CLAIM_LEASE_MS);
+      const expiresAt = new Date(now.getTime() + ttlHours * 3_600_000);
+      const claimed = await sql.query<{ results: unknown[] }>(
+        CLAIM,
+        [tenantId, key, fingerprint, owner, lockedUntil, now, expiresAt],
+        "eng_idempotency_claim",
+      );
+      if (claimed[0]) return { kind: "run", scope: { tenantId, key, owner, replay: claimed[0].results, writes: 0 } };
+      const [row] = await sql.query<{ fingerprint: string; status: number | null; response: string | null; locked_until: Date | string }>(
+        READ,
+        [tenantId, key],
+        "eng_idempotency_read",
+      );
+      if (!row) {
+        if (tries < 3) continue; // let go between the two statements: claim it again
+        return { kind: "in_progress", retryAfterSeconds: 1 };
       }
+      if (row.fingerprint !== fingerprint) return { kind: "reused" };
+      if (row.status !== null && row.response !== null) {
+        return { kind: "answered", answer: JSON.parse(secretBox.open(row.response, { remember: false })) as StoredAnswer };
+      }
+      const left = new Date(row.locked_until).getTime() - now.getTime();
+      return { kind: "in_progress", retryAfterSeconds: Math.max(1, Math.ceil(left / 1000)) };
+    }
+  }
+
+  return {
+    claim,
+    deferred(input) {
+      const { tenantId, key, fingerprint, now, ttlHours } = input;
+      return {
+        tenantId,
+        key,
+        owner: randomUUID(),
+        replay: [],
+        writes: 0,
+        pending: {
+          fingerprint,
+          createdAt: now,
+          lockedUntil: new Date(now.getTime() + CLAIM_LEASE_MS),
+          expiresAt: new Date(now.getTime() + ttlHours * 3_600_000),
+          claim: () => claim(input),
+        },
+      };
     },
     complete(scope, answer, now) {
       const sealed = secretBox.seal(JSON.stringify(answer));
-      return settle("completion", () =>
-        sql.query(COMPLETE, [scope.tenantId, scope.key, scope.owner, answer.status, sealed, now], "eng_idempotency_complete"),
-      );
+      return settle("completion", () => completeBatch("complete", { scope, status: answer.status, sealed, now }));
     },
     release(scope, now) {
       return settle("release", () => sql.query(RELEASE, [scope.tenantId, scope.key, scope.owner, now], "eng_idempotency_release"));

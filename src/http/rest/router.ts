@@ -10,7 +10,15 @@ import { isAdmin } from "../../auth/principal.js";
 import { createOperationRunner, toAppError, type RunOperation, type Yoga } from "./execute.js";
 import type { OperationCounter } from "../compiled-operations.js";
 import { internalError, problemBody, PROBLEM_TYPE, sendProblem } from "../problem.js";
-import { beginIdempotent, finishIdempotent, idempotencyKeyOf, REPLAYED_HEADER, replayedFromRecords } from "../idempotency.js";
+import {
+  answerClaim,
+  beginIdempotent,
+  finishIdempotent,
+  idempotencyKeyOf,
+  REPLAYED_HEADER,
+  replayedFromRecords,
+  type Begun,
+} from "../idempotency.js";
 import type { IdempotencyScope, StoredAnswer } from "../../idempotency/records.js";
 import type { Query } from "./params.js";
 import type { JsonSchema, ResponseShapes } from "./openapi.js";
@@ -49,6 +57,11 @@ export interface Route<TData, TVars> {
   adminOnly?: boolean;
   /** cacheable answers: ETag, Cache-Control: public, max-age, and 304 for a matching If-None-Match */
   cache?: { maxAgeSeconds: number };
+  /**
+   * Its only write is one statement (src/events/statement.ts): under an Idempotency-Key that
+   * statement claims the key as it records its result, one round trip for all three.
+   */
+  claimInWrite?: boolean;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of routes of different shapes
@@ -96,7 +109,12 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
           }
           const key = r.method !== "GET" ? idempotencyKeyOf(req.headers) : null;
           if (key && ctx.principal) {
-            const begun = await beginIdempotent(ctx, key, { method: req.method, url: req.url, body: req.body });
+            const begun = await beginIdempotent(
+              ctx,
+              key,
+              { method: req.method, url: req.url, body: req.body },
+              { claimInWrite: r.claimInWrite === true },
+            );
             if (begun.kind === "answered") return sendAnswer(reply, begun.answer, true);
             if (begun.kind === "refused") return sendProblem(reply, begun.error);
             ctx.idempotency = scope = begun.scope;
@@ -105,11 +123,13 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
           if (scope) {
             const s = scope;
             scope = undefined; // settled here, not again below
+            if (s.superseded) return sendBegun(reply, answerClaim(s.superseded));
             await finishIdempotent(ctx, s, answer);
             return sendAnswer(reply, answer, replayedFromRecords(s));
           }
           return sendAnswer(reply, answer, false, r.cache);
         } catch (err) {
+          if (ctx && scope?.superseded) return sendBegun(reply, answerClaim(scope.superseded));
           if (ctx && scope)
             await finishIdempotent(ctx, scope, { status: err instanceof AppError ? err.status : 500, headers: {}, body: "" });
           if (err instanceof AppError) return sendProblem(reply, err);
@@ -118,6 +138,13 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
       },
     });
   }
+}
+
+/** The answer of a key another request holds or answered (found when the write tried to claim it). */
+function sendBegun(reply: FastifyReply, begun: Begun) {
+  if (begun.kind === "answered") return sendAnswer(reply, begun.answer, true);
+  if (begun.kind === "refused") return sendProblem(reply, begun.error);
+  throw new Error("a superseded key cannot run");
 }
 
 /** Runs the route's operation: the answer (a problem document for a refusal), not yet sent. */
