@@ -20,7 +20,7 @@
 // transaction: src/db/pooler.ts), the floor with unnamed statements and, as directly, no timeout.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import autocannon from "autocannon";
 import pg from "pg";
@@ -297,6 +297,8 @@ interface Measured {
   bad: number;
   /** the server process's CPU time (user + system) per request, µs */
   cpuUs: number;
+  /** PostgreSQL's CPU time (every postgres process of the machine's cluster) per request, µs */
+  dbCpuUs: number;
 }
 
 /** A process's CPU time so far (user + system), in clock ticks (100 per second). */
@@ -306,14 +308,40 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** CPU ticks so far of each postgres process (the cluster both databases live in), by pid. */
+function postgresTicks(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (!stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).startsWith("postgres")) continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks.set(entry, Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return ticks;
+}
+
+/** What the postgres processes spent since `before` (a process that ended meanwhile is not counted). */
+function postgresTicksSince(before: Map<string, number>): number {
+  let spent = 0;
+  for (const [pid, t] of postgresTicks()) spent += t - (before.get(pid) ?? 0);
+  return spent;
+}
+
 async function measure(opts: autocannon.Options, pid: number): Promise<Measured> {
   const cpu0 = cpuTicks(pid);
+  const db0 = postgresTicks();
   const r = await autocannon(opts);
   const cpuUs = (((cpuTicks(pid) - cpu0) / 100) * 1e6) / Math.max(1, r.requests.total);
+  const dbCpuUs = ((postgresTicksSince(db0) / 100) * 1e6) / Math.max(1, r.requests.total);
   const bad = r.non2xx + r.errors + r.timeouts;
   if (bad > 0)
     console.warn(`${String(opts.url)}: non-2xx by status ${JSON.stringify(r.statusCodeStats)}, errors ${r.errors}, timeouts ${r.timeouts}`);
-  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad, cpuUs };
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad, cpuUs, dbCpuUs };
 }
 
 async function seedComment(t: Target): Promise<string> {
@@ -420,6 +448,7 @@ async function main() {
       `${f.bad} / ${s.bad}`,
       `${Math.round(f.cpuUs)} / ${Math.round(s.cpuUs)}`,
       `${(s.cpuUs / Math.max(1, f.cpuUs)).toFixed(2)}×`,
+      `${Math.round(f.dbCpuUs)} / ${Math.round(s.dbCpuUs)}`,
     ]);
   }
   console.log(
@@ -459,6 +488,7 @@ async function main() {
         "non-2xx floor/service",
         "CPU µs/req floor/service",
         "CPU ratio",
+        "PostgreSQL CPU µs/req floor/service",
       ],
       rows,
     ),

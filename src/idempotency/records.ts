@@ -105,10 +105,16 @@ RETURNING i.results`;
 
 const READ = `SELECT fingerprint, status, response, locked_until FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`;
 
-/** The answers of every request that finished meanwhile, kept in one statement (group commit). */
+/**
+ * The answers of every request that finished meanwhile, kept in one statement (group commit), whose
+ * commit does not wait for the disk (synchronous_commit off for this transaction only): an answer a
+ * crash loses is the answer its write recorded durably, in its own transaction, and a retry gets it
+ * from there once the claim's lease ends.
+ */
 const COMPLETE = `
+WITH async AS (SELECT set_config('synchronous_commit', 'off', true))
 UPDATE idempotency_keys AS i SET status = a.status, response = a.response, locked_until = $6
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[]) AS a(tenant_id, key, owner, status, response)
+  FROM async, unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[]) AS a(tenant_id, key, owner, status, response)
  WHERE i.tenant_id = a.tenant_id AND i.key = a.key AND i.owner = a.owner AND i.status IS NULL`;
 
 interface Completion {

@@ -159,29 +159,34 @@ function listText(sort: CommentSort, status: ListStatus, scope: ListScope, after
   const parent = scope === "parent" ? `AND c.parent_id = $${n++}` : scope === "top" ? "AND c.parent_id IS NULL" : "";
   const visibility =
     status === "approved" ? "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))" : `c.status = '${status}'`;
-  const order = ["c.pinned DESC", ...o.columns.map((col) => `${col} ${o.dir.toUpperCase()}`)].join(", ");
   const from = `FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
        WHERE c.tenant_id = d.tenant_id AND c.discussion_id = d.id AND ${visibility} ${parent}`;
-  if (!after) {
-    return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
-      SELECT ${COMMENT_COLUMNS} ${from}
-       ORDER BY ${order} LIMIT $3) x ON true
-     WHERE d.tenant_id = $1 AND d.id = $2`;
+  // The pinned comments, then the others: each part is one range of the list's index
+  // (comments_list_*_idx: pinned, then the sort's columns; oldest-first reads the newest-first index
+  // backwards, which only a range of one pinned value can). After a cursor (pinned, columns…): the
+  // rest of its pinned group past the cursor, then — after a pinned cursor — the unpinned rows from
+  // their start; so a page 500 pages deep reads a page's rows, not the 10,000 before it (an OR of the
+  // two would be a filter over the index from its start).
+  let first: string;
+  let second: string;
+  if (after) {
+    const pinned = `$${n++}`;
+    const values = o.columns.map(() => `$${n++}`);
+    first = `c.pinned = ${pinned}::boolean AND (${o.columns.join(", ")}) ${o.dir === "desc" ? "<" : ">"} (${values.join(", ")})`;
+    second = `${pinned}::boolean AND c.pinned = false`;
+  } else {
+    first = "c.pinned = true";
+    second = "c.pinned = false";
   }
-  // After a cursor (pinned, columns…): the rest of its pinned group past the cursor, then — after a
-  // pinned cursor — the unpinned rows from their start. Each part is one range of the list's index
-  // (comments_list_*_idx: pinned, then the sort's columns), so a page 500 pages deep reads a page's
-  // rows, not the 10,000 before it (an OR of the two would be a filter over the index from its start).
-  const pinned = `$${n++}`;
-  const values = o.columns.map(() => `$${n++}`);
-  const cmp = `(${o.columns.join(", ")}) ${o.dir === "desc" ? "<" : ">"} (${values.join(", ")})`;
+  // within a part pinned is one value: the order is the sort's columns alone (an index read either way)
+  const within = o.columns.map((col) => `${col} ${o.dir.toUpperCase()}`).join(", ");
   return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
       SELECT * FROM (
-        (SELECT ${COMMENT_COLUMNS} ${from} AND c.pinned = ${pinned} AND ${cmp}
-          ORDER BY ${order} LIMIT $3)
+        (SELECT ${COMMENT_COLUMNS} ${from} AND ${first}
+          ORDER BY ${within} LIMIT $3)
         UNION ALL
-        (SELECT ${COMMENT_COLUMNS} ${from} AND ${pinned} AND NOT c.pinned
-          ORDER BY ${order} LIMIT $3)
+        (SELECT ${COMMENT_COLUMNS} ${from} AND ${second}
+          ORDER BY ${within} LIMIT $3)
       ) u ORDER BY pinned DESC, ${o.columns.map((col) => `${col.replace(/^c\./, "")} ${o.dir.toUpperCase()}`).join(", ")} LIMIT $3) x ON true
      WHERE d.tenant_id = $1 AND d.id = $2`;
 }

@@ -19,6 +19,9 @@ import { oneLine } from "../../lib/single-line.js";
 import type { UrlGuardOptions } from "../../webhook-delivery/url-guard.js";
 import { sendFailure, smtpTransportOptions, type SmtpServer } from "./transport.js";
 
+/** Messages sent at once: a pool's connections (per SMTP server), and a worker pass's slots. */
+const SEND_SLOTS = 4;
+
 export const EMAIL_MAX_ATTEMPTS = 10;
 const BACKOFF_BASE_MS = 30_000;
 
@@ -133,7 +136,7 @@ export function createSender(deps: SenderDeps): Sender {
     const key = `${server.url}\n${String(options.host)}`;
     let t = transports.get(key);
     if (!t) {
-      t = nodemailer.createTransport({ ...options, pool: true, maxConnections: 4 });
+      t = nodemailer.createTransport({ ...options, pool: true, maxConnections: SEND_SLOTS });
       transports.set(key, t);
     }
     return t;
@@ -224,16 +227,21 @@ export function createSender(deps: SenderDeps): Sender {
       for (;;) {
         const batch = await claim();
         if (batch.length === 0) return result;
-        // each accepted message is recorded at once: a crash resends only what was in flight
-        const outcomes = await Promise.all(
-          batch.map((m) =>
-            send(m).then(
+        // as many at once as a pool has connections, each accepted message recorded before its slot
+        // sends the next: a crash resends at most one message per slot (those in flight), however
+        // slowly the database records them
+        let next = 0;
+        const slot = async () => {
+          while (next < batch.length) {
+            const m = batch[next++]!;
+            const outcome = await send(m).then(
               () => recordSent([m.id]).then(() => "sent" as const),
               (err: unknown) => failure(m, err),
-            ),
-          ),
-        );
-        for (const o of outcomes) result[o]++;
+            );
+            result[outcome]++;
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(SEND_SLOTS, batch.length) }, slot));
         if (batch.length < deps.batchSize) return result;
       }
     },
