@@ -84,6 +84,12 @@ export interface IdempotencyRecords {
  */
 export const CLAIM_LEASE_MS = 30_000;
 
+/**
+ * How long a finished request's answer waits for others' before they are kept together: a few ms of
+ * latency on a keyed write, for one statement per several requests under load.
+ */
+const COMPLETE_GATHER_MS = 3;
+
 /** The waits between tries of a completion or release that failed (the last one repeats). */
 const SETTLE_RETRY_MS = [250, 500, 1_000];
 
@@ -106,16 +112,21 @@ RETURNING i.results`;
 const READ = `SELECT fingerprint, status, response, locked_until FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`;
 
 /**
- * The answers of every request that finished meanwhile, kept in one statement (group commit), whose
+ * The answers of every request that finished meanwhile, kept in one statement (group commit; the
+ * writes' results, needed only until then, are dropped from the row), whose
  * commit does not wait for the disk (synchronous_commit off for this transaction only): an answer a
  * crash loses is the answer its write recorded durably, in its own transaction, and a retry gets it
  * from there once the claim's lease ends.
  */
 const COMPLETE = `
 WITH async AS (SELECT set_config('synchronous_commit', 'off', true))
-UPDATE idempotency_keys AS i SET status = a.status, response = a.response, locked_until = $6
+UPDATE idempotency_keys AS i SET status = a.status, response = a.response, locked_until = $6, results = '[]'::jsonb
   FROM async, unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[]) AS a(tenant_id, key, owner, status, response)
- WHERE i.tenant_id = a.tenant_id AND i.key = a.key AND i.owner = a.owner AND i.status IS NULL`;
+  -- the keys named as arrays too: a lookup by the primary key whatever the plan cached for the
+  -- statement thinks of the table's size (a join alone became a scan of the whole table, planned
+  -- while it was empty)
+ WHERE i.tenant_id = ANY($1::text[]) AND i.key = ANY($2::text[])
+   AND i.tenant_id = a.tenant_id AND i.key = a.key AND i.owner = a.owner AND i.status IS NULL`;
 
 interface Completion {
   scope: IdempotencyScope;
@@ -196,7 +207,7 @@ export function createIdempotencyRecords(deps: { sql: Sql; secretBox: SecretBox;
       "eng_idempotency_complete",
     );
     for (const i of items) i.resolve();
-  });
+  }, COMPLETE_GATHER_MS);
 
   async function claim({ tenantId, key, fingerprint, now, ttlHours }: ClaimInput): Promise<Claim> {
     for (let tries = 0; ; tries++) {

@@ -12,7 +12,11 @@ export interface BatchItem<I, R> {
 /** `send` settles every item of its batch; if it throws, the items it left unsettled reject with that error. */
 export type SendBatch<I, R> = (key: string, items: BatchItem<I, R>[]) => Promise<void>;
 
-export function keyedBatcher<I, R>(send: SendBatch<I, R>): (key: string, value: I) => Promise<R> {
+/**
+ * `gatherMs`: an idle key's first call waits that long for others before it leaves (0: the end of
+ * the turn), trading that much latency for fewer, larger batches.
+ */
+export function keyedBatcher<I, R>(send: SendBatch<I, R>, gatherMs = 0): (key: string, value: I) => Promise<R> {
   const pending = new Map<string, BatchItem<I, R>[]>();
   const busy = new Set<string>();
 
@@ -36,7 +40,10 @@ export function keyedBatcher<I, R>(send: SendBatch<I, R>): (key: string, value: 
       let items = pending.get(key);
       if (!items) {
         pending.set(key, (items = []));
-        if (!busy.has(key)) setImmediate(() => flush(key));
+        if (!busy.has(key)) {
+          if (gatherMs > 0) setTimeout(() => flush(key), gatherMs);
+          else setImmediate(() => flush(key));
+        }
       }
       items.push({ value, resolve, reject });
     });

@@ -1,6 +1,6 @@
 // Group commit (src/lib/batcher.ts): one send per key for the calls of one turn, then one per
 // batch gathered while the previous send was in flight; failures reach every caller of the batch.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { keyedBatcher, type BatchItem } from "../../src/lib/batcher.js";
 
 function recorder() {
@@ -63,5 +63,27 @@ describe("keyedBatcher", () => {
     expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     fail = false;
     expect(await call("k", 3)).toBe(3);
+  });
+});
+
+describe("keyedBatcher with gatherMs", () => {
+  it("holds an idle key's first call that long, so calls of later turns join its batch", async () => {
+    vi.useFakeTimers();
+    try {
+      const sends: number[][] = [];
+      const call = keyedBatcher<number, void>(async (_key, items) => {
+        sends.push(items.map((i) => i.value));
+        for (const i of items) i.resolve();
+      }, 5);
+      const calls = [call("k", 1)];
+      await vi.advanceTimersByTimeAsync(2);
+      calls.push(call("k", 2)); // a later turn, within the window
+      expect(sends).toEqual([]);
+      await vi.advanceTimersByTimeAsync(3);
+      await Promise.all(calls);
+      expect(sends).toEqual([[1, 2]]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
