@@ -1,5 +1,6 @@
 // Recognising "the database cannot be reached, or stalled" and "the database refused this text" in
 // whatever shape Prisma, its driver adapter, pg or PGlite throws it.
+import { GateWaitTimeout } from "../lib/key-gate.js";
 
 /** Prisma error codes and driver-adapter error kinds that mean "the database cannot be reached". */
 const DB_DOWN_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
@@ -38,6 +39,8 @@ const sqlstateOf = (w: Walkable): string | undefined =>
 
 /** True when an error says the database is unreachable or stalled: answered 503 `unavailable`. */
 export function isDependencyDown(err: unknown): boolean {
+  // writes queued in this process behind statements stalled on the same row (src/lib/key-gate.ts)
+  if (err instanceof GateWaitTimeout) return true;
   for (const w of chain(err)) {
     if (typeof w.code === "string" && DB_DOWN_CODES.has(w.code)) return true;
     if (typeof w.kind === "string" && DB_DOWN_KINDS.has(w.kind)) return true;

@@ -105,7 +105,9 @@ export async function claimPendingKey(scope: IdempotencyScope, pending: PendingC
  * Two, not one, so the next statement is already at the lock when the one holding it commits.
  */
 export const WRITES_IN_FLIGHT_PER_ROW = 2;
-const rowGate = keyGate(WRITES_IN_FLIGHT_PER_ROW);
+/** How long a write waits for its turn (a statement's own limit, DATABASE_TIMEOUT_MS, is 4 s by default): then 503. */
+const ROW_TURN_WAIT_MS = 4_000;
+const rowGate = keyGate(WRITES_IN_FLIGHT_PER_ROW, ROW_TURN_WAIT_MS);
 
 /** Runs one write function; returns its `row`. Events are published after the commit. */
 export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args: unknown[]): Promise<Row> {
