@@ -301,12 +301,14 @@ interface Measured {
   dbCpuUs: number;
 }
 
-/** A process's CPU time so far (user + system), in clock ticks (100 per second). */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+/** User + system CPU time in a /proc/<pid>/stat line, in clock ticks (100 per second). */
+function ticksIn(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return Number(fields[11]) + Number(fields[12]);
 }
+
+/** A process's CPU time so far (user + system), in clock ticks. */
+const cpuTicks = (pid: number): number => ticksIn(readFileSync(`/proc/${pid}/stat`, "utf8"));
 
 /** CPU ticks so far of each postgres process (the cluster both databases live in), by pid. */
 function postgresTicks(): Map<string, number> {
@@ -315,9 +317,7 @@ function postgresTicks(): Map<string, number> {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (!stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).startsWith("postgres")) continue;
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks.set(entry, Number(fields[11]) + Number(fields[12]));
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).startsWith("postgres")) ticks.set(entry, ticksIn(stat));
     } catch {
       // the process ended meanwhile
     }

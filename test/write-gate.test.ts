@@ -6,7 +6,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { WRITES_IN_FLIGHT_PER_ROW } from "../src/events/statement.js";
+import { WRITES_IN_FLIGHT_PER_ROW, writesWaitingForRow } from "../src/events/statement.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -43,10 +43,9 @@ it("puts at most WRITES_IN_FLIGHT_PER_ROW posts of one discussion on its row's l
   let posts: Promise<{ status: number }>[] = [];
   try {
     posts = Array.from({ length: 10 }, (_, i) => reader.post("/api/v1/discussions/gate-hot/comments", { body: `post ${i}` }));
+    // every post has reached its write: two on the row's lock, the other eight waiting in the server
+    await expect.poll(writesWaitingForRow).toBe(10 - WRITES_IN_FLIGHT_PER_ROW);
     await expect.poll(waitingPosts).toBe(WRITES_IN_FLIGHT_PER_ROW);
-    // the others wait in the server: the count stays there
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await waitingPosts()).toBe(WRITES_IN_FLIGHT_PER_ROW);
     // another discussion's post goes through meanwhile
     expect((await reader.post("/api/v1/discussions/gate-other/comments", { body: "elsewhere" })).status).toBe(201);
   } finally {

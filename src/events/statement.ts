@@ -109,6 +109,9 @@ export const WRITES_IN_FLIGHT_PER_ROW = 2;
 const ROW_TURN_WAIT_MS = 4_000;
 const rowGate = keyGate(WRITES_IN_FLIGHT_PER_ROW, ROW_TURN_WAIT_MS);
 
+/** Writes of this process waiting for their turn on a row now. */
+export const writesWaitingForRow = (): number => rowGate.waiting();
+
 /** Runs one write function; returns its `row`. Events are published after the commit. */
 export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args: unknown[]): Promise<Row> {
   const { app, idempotency: scope } = caller;

@@ -4,7 +4,11 @@
 // with the number of waiters). A call that waits `maxWaitMs` without its turn (what runs for its key
 // is stalled) gives up without running. Keys with nothing running or waiting take no memory.
 
-export type KeyGate = <T>(key: string, run: () => Promise<T>) => Promise<T>;
+export interface KeyGate {
+  <T>(key: string, run: () => Promise<T>): Promise<T>;
+  /** calls waiting for their turn now, over every key */
+  waiting(): number;
+}
 
 /** A call that waited `maxWaitMs` without its turn: it did not run. */
 export class GateWaitTimeout extends Error {
@@ -38,7 +42,7 @@ export function keyGate(limit: number, maxWaitMs: number): KeyGate {
       g.waiting.push(take);
     });
 
-  return async (key, run) => {
+  const gate = async <T>(key: string, run: () => Promise<T>): Promise<T> => {
     let g = gates.get(key);
     if (!g) gates.set(key, (g = { running: 0, waiting: [] }));
     if (g.running < limit) g.running++;
@@ -49,4 +53,5 @@ export function keyGate(limit: number, maxWaitMs: number): KeyGate {
       release(key);
     }
   };
+  return Object.assign(gate, { waiting: () => [...gates.values()].reduce((n, g) => n + g.waiting.length, 0) });
 }
