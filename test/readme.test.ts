@@ -1,18 +1,29 @@
-// The README's walkthrough runs as written: every ```sh walkthrough block, in order, in one bash
-// (set -euo pipefail), against a fresh server process started as `npm start` starts it, with the
-// CLI, curl and the README's own variables. So the README cannot drift from the service again.
+// The walkthrough (docs/walkthrough.md) runs as written: every ```sh walkthrough block, in order, in
+// one bash (set -euo pipefail), against a fresh server process started as `npm start` starts it, with
+// the CLI, curl and the page's own variables. So the documentation cannot drift from the service.
+// The README stays a short entry that links every page of docs/ and bench/README.md.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "./support/own-services.js";
 import { TEST_ADMIN_SECRET } from "./support/server.js";
 
-/** The README's walkthrough blocks, in order. */
+/** The walkthrough's blocks, in order. */
 export function walkthroughBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh walkthrough\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
 }
+
+const WALKTHROUGH = "docs/walkthrough.md";
+/** Every page of the documentation: the README, docs/ and the benchmarks' page. */
+const PAGES = [
+  "README.md",
+  ...readdirSync("docs")
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+  "bench/README.md",
+];
 
 const tmp = mkdtempSync(join(tmpdir(), "readme-"));
 let server: ReturnType<typeof spawn> | undefined;
@@ -56,14 +67,34 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-describe("README walkthrough", () => {
+describe("README", () => {
+  const readme = readFileSync("README.md", "utf8");
+
+  it("is short enough to read in ten minutes", () => {
+    expect(readme.split("\n").length).toBeLessThanOrEqual(300);
+  });
+
+  it("links every page of docs/ and the benchmarks' page", () => {
+    for (const page of PAGES.filter((p) => p !== "README.md")) expect(readme, page).toContain(`](${page})`);
+  });
+
+  it("names the test commands CI runs", () => {
+    for (const command of ["npm test", "npm run test:browser", "npm run test:contract", "npm run test:engines"]) {
+      expect(readme, command).toContain(command);
+    }
+  });
+});
+
+describe("walkthrough", () => {
   it("starts with a log line that says where to go next", () => {
     expect(serverLog).toContain(`console http://127.0.0.1:${port}/console/, OpenAPI http://127.0.0.1:${port}/api/v1/openapi.json`);
   });
 
   it("finds the walkthrough blocks", () => {
-    const blocks = walkthroughBlocks(readFileSync("README.md", "utf8"));
+    const blocks = walkthroughBlocks(readFileSync(WALKTHROUGH, "utf8"));
     expect(blocks.length).toBeGreaterThanOrEqual(8);
+    // the walkthrough lives on one page: no other page has blocks the test would not run
+    for (const page of PAGES.filter((p) => p !== WALKTHROUGH)) expect(walkthroughBlocks(readFileSync(page, "utf8")), page).toEqual([]);
     // one set of names: what a block uses, an earlier block (or the environment) defined
     const script = blocks.join("\n");
     for (const name of ["BASE", "KEY", "ADMIN", "TENANT", "IDENTITY", "IDENTITY_SECRET", "WEBHOOK_ID"]) {
@@ -78,19 +109,19 @@ describe("README walkthrough", () => {
     expect(listening).toBeLessThan(script.indexOf("-X POST $BASE/webhooks "));
   });
 
-  it("ends every JSON answer of its curl examples with a newline", () => {
-    const curls = readFileSync("README.md", "utf8")
-      .split("\n")
-      .filter((l) => /(^|\s|\$\()curl -/.test(l) && !l.includes(" -sN "));
+  it("ends every JSON answer of the documentation's curl examples with a newline", () => {
+    const curls = PAGES.flatMap((page) => readFileSync(page, "utf8").split("\n")).filter(
+      (l) => /(^|\s|\$\()curl -/.test(l) && !l.includes(" -sN "),
+    );
     expect(curls.length).toBeGreaterThan(20);
     for (const l of curls) expect(l, l).toContain("-w '\\n'");
   });
 
   it("runs every block in order against a fresh server", async () => {
-    const blocks = walkthroughBlocks(readFileSync("README.md", "utf8"));
+    const blocks = walkthroughBlocks(readFileSync(WALKTHROUGH, "utf8"));
     const receiverPort = await freePort();
     // the discussion the embed examples show is left open by the walkthrough
-    const embedded = /<engagement-thread discussion-id="([^"]+)"/.exec(readFileSync("README.md", "utf8"))![1]!;
+    const embedded = /<engagement-thread discussion-id="([^"]+)"/.exec(readFileSync("docs/embed.md", "utf8"))![1]!;
     const after = `echo "EMBEDDED_STATE=$(curl -fsS $BASE/discussions/${embedded} -H "X-API-Key: $KEY" | json .state)"`;
     const script = `set -euo pipefail\n${blocks.join("\n")}\n${after}\n`;
     const bash = spawn("bash", ["-c", script], {
@@ -116,7 +147,7 @@ describe("README walkthrough", () => {
       /* already gone */
     }
     expect(code, out.slice(-4000)).toBe(0);
-    // what the README says the reader will see
+    // what the walkthrough says the reader will see
     expect(out).toContain('"kind":"like","active":true');
     expect(out).toContain('"verified":true');
     expect(out).toMatch(/^Idempotent-Replayed: true/im);
