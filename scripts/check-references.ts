@@ -1,7 +1,7 @@
 // npm run references:check (part of `npm run check`): every path that a comment, a doc or a config
 // names in the repository exists (a glob matches at least one file), and no comment tells history
 // (which issue or session brought something): history is git's. Paths are read as the repository's tracked
-// files see them, from the repository's root (or, inside console/, from console/).
+// files see them, from the repository's root (or, inside console/ and embed/, from that folder).
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { repoRoot } from "../src/db/paths.js";
@@ -24,7 +24,9 @@ const directories = new Set(
 const READ = /\.(ts|tsx|js|md|prisma|graphql|css|sql)$|^\.ci\/run$/;
 const SKIP = /(^|\/)(generated|gql)\/|^prisma\/migrations\/|package-lock\.json$/;
 /** A path into the repository's own folders, possibly with a glob. */
-const PATH = /(?<![\w@/.$-])((?:src|test|docs|prisma|console|bench|scripts)\/[\w./*{},-]*[\w*}])/g;
+const PATH = /(?<![\w@/.$-])((?:src|test|docs|prisma|console|embed|bench|scripts)\/[\w./*{},-]*[\w*}])/g;
+/** the folders with a src/ of their own, from which their files may name paths */
+const OWN_ROOT = /^(console|embed)\//;
 const HISTORY = /\(issues? \d+\)|\b(?:since|in|from|by|for) issue \d+\b|\bissue \d+\b(?= [a-z])/gi;
 
 const globToRegExp = (glob: string) =>
@@ -56,7 +58,8 @@ for (const file of tracked) {
     const words = line.replace(/\bfrom\s+["'][^"']*["']|import\(["'][^"']*["']\)/g, "");
     for (const m of words.matchAll(PATH)) {
       const path = m[1]!;
-      const local = file.startsWith("console/") ? `console/${path}` : null;
+      const root = OWN_ROOT.exec(file)?.[1];
+      const local = root ? `${root}/${path}` : null;
       if (!exists(path) && !(local && exists(local))) problems.push(`${file}:${i + 1}: names ${path}, which does not exist`);
     }
     for (const m of line.matchAll(HISTORY)) problems.push(`${file}:${i + 1}: tells history ("${m[0]}"); say what is, not when it came`);

@@ -1,0 +1,135 @@
+// The live half of <engagement-thread>: a stream ticket (contract section 4), then an EventSource on
+// the discussion's stream. The browser's EventSource resumes with Last-Event-ID after a drop or a
+// restart; when the stream refuses it (the ticket's resume lifetime has passed) this asks for a new
+// ticket and resumes from the last id it saw (`?lastEventId=`), backing off from 1 s to 30 s. It also
+// says when the element's first snapshot may be read (afterOpens), so that nothing written while the
+// page connects is missed.
+import type { ThreadApi } from "./api.js";
+import type { LiveEvent } from "./store.js";
+// the service's own list of event names (a constant module, bundled in)
+import { STREAM_EVENT_TYPES } from "../../../src/events/types.js";
+
+/** how long the first snapshot waits for the stream to connect before it loads anyway (and again later) */
+const STREAM_WAIT_MS = 3000;
+
+/** What the stream needs from the element and tells it. */
+export interface LiveHost {
+  /** the reader's token, when there is one: a ticket is bound to the reader */
+  identity(): Promise<string | null>;
+  /** an event of the stream, its envelope's type and data */
+  event(event: LiveEvent): void;
+  /** `live` changed */
+  liveChanged(): void;
+  /** the snapshot was read before the stream was live: read it again now that it is */
+  reload(): void;
+}
+
+export class LiveStream {
+  /** false while the stream is down and being reopened */
+  live = true;
+  private api: ThreadApi | null = null;
+  private discussionId: string | null = null;
+  private source: EventSource | null = null;
+  private lastEventId: string | null = null;
+  /** true once the stream has said `connected`; false when it could not open (see afterOpens) */
+  private streamReady: Promise<boolean> = Promise.resolve(false);
+  private markStreamReady: (connected: boolean) => void = () => undefined;
+  /** the snapshot was read before the stream was live: read it again when it is */
+  private reloadWhenLive = false;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryDelay = 1000;
+
+  constructor(private readonly host: LiveHost) {}
+
+  /** Follows a discussion (none when `api` is null) from its latest event, closing the stream of the one before. */
+  follow(api: ThreadApi | null, discussionId: string | null): void {
+    this.close();
+    this.api = api;
+    this.discussionId = discussionId;
+    this.lastEventId = null;
+    this.reloadWhenLive = false;
+    this.streamReady = new Promise((resolve) => (this.markStreamReady = resolve));
+    if (api) void this.open();
+  }
+
+  /**
+   * A snapshot read before the stream is live could miss a comment written in between (the stream
+   * starts at the discussion's latest event when it connects). So the first snapshot is read once
+   * the stream has said `connected`: everything after that arrives on the stream, buffered while the
+   * snapshot loads and applied after it (applying an event the snapshot already shows changes
+   * nothing). A stream that cannot open soon does not hold the thread back: it loads now and again
+   * once the stream is live.
+   */
+  async afterOpens(): Promise<void> {
+    const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), STREAM_WAIT_MS));
+    if (!(await Promise.race([this.streamReady, timeout]))) this.reloadWhenLive = true;
+  }
+
+  close(): void {
+    clearTimeout(this.retryTimer);
+    this.source?.close();
+    this.source = null;
+  }
+
+  private async open(): Promise<void> {
+    const api = this.api;
+    const discussionId = this.discussionId;
+    if (!api || !discussionId || this.source) return;
+    let ticket: string;
+    try {
+      ticket = await api.ticket(discussionId, await this.host.identity());
+    } catch {
+      this.markStreamReady(false);
+      this.scheduleReopen();
+      return;
+    }
+    if (api !== this.api || this.source) return;
+    const source = new EventSource(api.streamUrl(discussionId, ticket, this.lastEventId));
+    this.source = source;
+    source.addEventListener("connected", (e) => {
+      this.lastEventId = (e as MessageEvent).lastEventId || this.lastEventId;
+      this.retryDelay = 1000;
+      this.setLive(true);
+      this.markStreamReady(true);
+      if (this.reloadWhenLive) {
+        this.reloadWhenLive = false;
+        this.host.reload();
+      }
+    });
+    for (const name of STREAM_EVENT_TYPES) source.addEventListener(name, (e) => this.onEvent(name, e as MessageEvent<string>));
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) {
+        // refused (e.g. the ticket's resume lifetime is over): a new ticket, resuming from the last id
+        this.markStreamReady(false);
+        this.close();
+        this.scheduleReopen();
+      }
+      this.setLive(false);
+    };
+  }
+
+  private onEvent(type: string, e: MessageEvent<string>): void {
+    if (e.lastEventId) this.lastEventId = e.lastEventId;
+    this.setLive(true);
+    let event: LiveEvent;
+    try {
+      const envelope = JSON.parse(e.data) as { data?: LiveEvent["data"] };
+      event = { type, data: envelope.data ?? {} };
+    } catch {
+      return;
+    }
+    this.host.event(event);
+  }
+
+  private setLive(live: boolean): void {
+    if (this.live === live) return;
+    this.live = live;
+    this.host.liveChanged();
+  }
+
+  private scheduleReopen(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.open(), this.retryDelay);
+    this.retryDelay = Math.min(this.retryDelay * 2, 30_000);
+  }
+}

@@ -1,0 +1,124 @@
+// What <engagement-thread> reads: the first page with the reader and their settings, further pages
+// (Load more) and replies, into the store (embed/src/thread/store.ts), and the stream's events
+// applied to it. Events that arrive while a first page loads are held and applied after it (applying
+// one the page already shows changes nothing); a load that a newer one overtook is dropped.
+import type { ReaderSettings, ThreadApi, Viewer } from "./api.js";
+import { ThreadStore, type LiveEvent, type Sort } from "./store.js";
+
+const DEFAULT_SETTINGS: ReaderSettings = { reactionKinds: ["like"], editWindowSeconds: 900, maxBodyLength: 10_000 };
+
+/** What the loads need from the element. */
+export interface LoaderHost {
+  /** the element's client (null: it shows no discussion) and discussion now */
+  target(): { api: ThreadApi | null; discussionId: string | null };
+  sort(): Sort;
+  identity(): Promise<string | null>;
+  /** resolves when the first page may be read (the stream is live, or could not be soon) */
+  afterStreamOpens(): Promise<void>;
+  /** a load found the reader signed in */
+  signedIn(): void;
+  describe(e: unknown): string;
+  /** new top-level comments by others wait behind the button: `waiting` of them now */
+  incoming(waiting: number): void;
+  requestUpdate(): void;
+}
+
+export class ThreadLoader {
+  store = new ThreadStore("newest");
+  viewer: Viewer | null = null;
+  settings: ReaderSettings = DEFAULT_SETTINGS;
+  status: "loading" | "ready" | "failed" = "loading";
+  notice: string | null = null;
+  loadingMore = false;
+  /** comments whose next replies are being loaded */
+  readonly loadingReplies = new Set<string>();
+  private generation = 0;
+  /** events that arrived while the first page loads, applied after it */
+  private buffered: LiveEvent[] | null = [];
+
+  constructor(private readonly host: LoaderHost) {}
+
+  /** Reads the first page again (and the reader, and their settings), keeping what is shown until it is there. */
+  async load(): Promise<void> {
+    const host = this.host;
+    const { api, discussionId } = host.target();
+    if (!api || !discussionId) return;
+    const generation = ++this.generation;
+    this.status = this.store.top.length ? this.status : "loading";
+    this.buffered ??= [];
+    host.requestUpdate();
+    try {
+      const identity = await host.identity();
+      const sort = host.sort();
+      const [page, basics] = await Promise.all([
+        host.afterStreamOpens().then(() => api.thread(discussionId, sort, identity)),
+        api.basics(identity),
+      ]);
+      if (generation !== this.generation) return;
+      this.viewer = basics.viewer;
+      this.settings = basics.readerSettings;
+      if (basics.viewer) host.signedIn();
+      const store = new ThreadStore(sort, basics.viewer?.id ?? null);
+      store.reset(page.comments);
+      store.state = page.discussion?.state ?? "open";
+      store.total = page.discussion?.commentCount ?? 0;
+      for (const event of this.buffered ?? []) store.apply(event);
+      this.buffered = null;
+      this.store = store;
+      this.status = "ready";
+    } catch (e) {
+      if (generation !== this.generation) return;
+      this.status = "failed";
+      this.notice = host.describe(e);
+    }
+    host.requestUpdate();
+  }
+
+  async loadMore(): Promise<void> {
+    const host = this.host;
+    const { api, discussionId } = host.target();
+    const after = this.store.topAfter;
+    if (!api || !discussionId || !after || this.loadingMore) return;
+    this.loadingMore = true;
+    host.requestUpdate();
+    try {
+      this.store.addTopPage(await api.more(discussionId, this.store.sort, after, await host.identity()));
+    } catch (e) {
+      this.notice = host.describe(e);
+    } finally {
+      this.loadingMore = false;
+      host.requestUpdate();
+    }
+  }
+
+  async loadReplies(parentId: string): Promise<void> {
+    const host = this.host;
+    const { api, discussionId } = host.target();
+    if (!api || !discussionId || this.loadingReplies.has(parentId)) return;
+    this.loadingReplies.add(parentId);
+    host.requestUpdate();
+    try {
+      const after = this.store.repliesAfter.get(parentId) ?? null;
+      this.store.addReplies(parentId, await api.replies(discussionId, parentId, after, await host.identity()));
+    } catch (e) {
+      this.notice = host.describe(e);
+    } finally {
+      this.loadingReplies.delete(parentId);
+      host.requestUpdate();
+    }
+  }
+
+  /** A stream event: held while a first page loads, else applied to what is shown. */
+  apply(event: LiveEvent): void {
+    if (this.buffered) {
+      this.buffered.push(event);
+      return;
+    }
+    const before = this.store.incoming.length;
+    if (this.store.apply(event)) {
+      const waiting = this.store.incoming.length;
+      if (waiting > before) this.host.incoming(waiting);
+      this.host.requestUpdate();
+    }
+  }
+}
