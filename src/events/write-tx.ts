@@ -38,8 +38,8 @@ export async function writeTx<T>(caller: TxCaller, tenantId: string, fn: (tx: Sc
       async (tx) => {
         const value = await fn(tx);
         if (scope) {
-          // the same fenced record the one-statement writes make (eng_idempotency_record in
-          // prisma/functions.sql): refused when another request took the key over, rolling this one back
+          // the same fenced record the one-statement writes make (eng_idempotency_record in prisma/sql):
+          // refused when another request took the key over, rolling this one back
           const recorded = JSON.stringify(app.idempotency.sealResult(value));
           await tx.$queryRaw`SELECT eng_idempotency_record(${scope.tenantId}, ${scope.key}, ${scope.owner}, ${recorded}::json)::text AS r`;
         }

@@ -136,10 +136,10 @@ export const errors = {
 
 /**
  * The codes the database functions refuse with — `eng_refuse(status, code, detail[, extra])` in
- * prisma/functions.sql raises SQLSTATE EN<status> with MESSAGE = code (and the problem's extra
+ * prisma/sql/00-shared.sql raises SQLSTATE EN<status> with MESSAGE = code (and the problem's extra
  * members as JSON in HINT) — and their status. For 422
  * the code names the field at fault. The functions raise no other (test/unit/error-catalogue.test.ts
- * reads prisma/functions.sql), and `databaseRefusal` is the one place their errors become ours.
+ * reads prisma/sql), and `databaseRefusal` is the one place their errors become ours.
  */
 export const DATABASE_REFUSALS = {
   not_found: 404,

@@ -2,7 +2,7 @@
 // compiled once per change of a tenant's settings and kept by the app that compiled them (built in
 // src/runtime.ts, `ctx.app.safety`). A check of a comment's body costs a normalisation and a table
 // lookup per word (src/lib/word-matcher.ts), and a link count (linkifyjs) only when maxLinks is set.
-// newReaderHold needs the reader's earlier comments: eng_post_comment applies it (prisma/functions.sql).
+// newReaderHold needs the reader's earlier comments: eng_post_comment applies it (prisma/sql/20-comments.sql).
 import { find as findLinks } from "linkifyjs";
 import { compileWordList, createWordNormalizer, type WordList, type WordNormalizer } from "../lib/word-matcher.js";
 import type { SafetySettings } from "./settings-model.js";

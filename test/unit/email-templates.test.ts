@@ -75,8 +75,8 @@ describe("headers and addresses", () => {
     expect(readerAddress(provider(true))).toBe("p@b.example");
   });
 
-  it("queues with the settings model's defaults (eng_insert_event in prisma/functions.sql)", () => {
-    const sql = readFileSync(new URL("../../prisma/functions.sql", import.meta.url), "utf8");
+  it("queues with the settings model's defaults (eng_insert_event in prisma/sql/70-events.sql)", () => {
+    const sql = readFileSync(new URL("../../prisma/sql/70-events.sql", import.meta.url), "utf8");
     const fn = sql.slice(
       sql.indexOf("FUNCTION public.eng_insert_event"),
       sql.indexOf("$function$;", sql.indexOf("FUNCTION public.eng_insert_event")),

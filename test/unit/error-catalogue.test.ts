@@ -1,11 +1,14 @@
-// One error catalogue: every code the database functions refuse with (prisma/functions.sql, the live
-// definitions) is declared in src/lib/errors.ts with its status, the catalogue declares none they do
+// One error catalogue: every code the database functions refuse with (prisma/sql, their one source)
+// is declared in src/lib/errors.ts with its status, the catalogue declares none they do
 // not raise, and every raise goes through eng_refuse.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { AppError, DATABASE_REFUSALS, databaseRefusal } from "../../src/lib/errors.js";
 
-const sql = readFileSync("prisma/functions.sql", "utf8");
+const sql = readdirSync("prisma/sql")
+  .filter((f) => f.endsWith(".sql"))
+  .map((f) => readFileSync(`prisma/sql/${f}`, "utf8"))
+  .join("\n");
 const raised = [...sql.matchAll(/eng_refuse\('(\d{3})',\s*'([A-Za-z_]+)'/g)].map((m) => ({ status: Number(m[1]), code: m[2]! }));
 
 describe("the error catalogue", () => {

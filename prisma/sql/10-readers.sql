@@ -1,0 +1,37 @@
+-- The reader's row as a write records it: written only when the name or avatar it asserts changed.
+
+CREATE OR REPLACE FUNCTION public.eng_reader_current(p_tenant text, p_reader text, p_name text, p_avatar text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  r readers;
+BEGIN
+  SELECT * INTO r FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
+  RETURN FOUND AND r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_touch_reader(p_tenant text, p_reader text, p_name text, p_avatar text, p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NOT eng_reader_current(p_tenant, p_reader, p_name, p_avatar) THEN
+    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_write_reader(p_tenant text, p_reader text, p_name text, p_avatar text, p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO readers (tenant_id, id, name, avatar_url, created_at, updated_at)
+  VALUES (p_tenant, p_reader, p_name, p_avatar, p_at, p_at) ON CONFLICT (tenant_id, id) DO NOTHING;
+  IF NOT FOUND THEN
+    UPDATE readers SET name = p_name, avatar_url = p_avatar, updated_at = p_at
+     WHERE tenant_id = p_tenant AND id = p_reader
+       AND (name IS DISTINCT FROM p_name OR avatar_url IS DISTINCT FROM p_avatar);
+  END IF;
+END $function$;

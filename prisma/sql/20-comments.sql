@@ -1,0 +1,225 @@
+-- Posting, editing and deleting a comment, then what they build: the counts a visible comment
+-- shifts, the write's result (the comment's row with its author) and the comment's JSON, which every
+-- event carrying a comment holds as data.comment (the REST shape; src/events/write-results.ts declares it).
+
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_avatar, p_parent, p_reason
+DECLARE
+  v_status text := p_status;
+  v_reason jsonb := p_reason;
+  v_earlier int;
+  v_visible int;
+  v_parent_ok boolean := true;
+  v_reader_current boolean;
+  v_seq int;
+  d discussions;
+  p comments;
+  c comments;
+  v_comment json;
+  v_events json[];
+BEGIN
+  -- 1. outside the discussion's lock
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  IF p_hold > 0 AND v_reason IS NULL AND v_status <> 'rejected'
+     AND NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND published_at IS NOT NULL) THEN
+    SELECT count(*) INTO v_earlier FROM (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader LIMIT p_hold) x;
+    IF v_earlier < p_hold THEN
+      v_status := 'pending';
+      v_reason := jsonb_build_object('source', 'new_reader', 'newReaderHold', p_hold, 'earlierComments', v_earlier);
+    END IF;
+  END IF;
+  v_visible := CASE WHEN v_status = 'approved' THEN 1 ELSE 0 END;
+  IF p_parent IS NOT NULL THEN
+    SELECT * INTO p FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
+    v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
+  END IF;
+  v_reader_current := eng_reader_current(p_tenant, p_reader, p_name, p_avatar);
+  IF v_parent_ok THEN
+    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, status, created_at, published_at, moderation_reason)
+    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, v_status::"CommentStatus",
+            p_at, CASE WHEN v_visible = 1 THEN p_at END, v_reason)
+    RETURNING * INTO c;
+  END IF;
+  v_comment := eng_comment_json_by(c, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar));
+  -- 2. the discussion's row: its next seq and count
+  INSERT INTO discussions AS x (tenant_id, id, seq, comment_count, created_at, updated_at)
+  VALUES (p_tenant, p_discussion, 1, v_visible, p_at, CASE WHEN v_visible = 1 THEN now() ELSE p_at END)
+  ON CONFLICT (tenant_id, id) DO UPDATE
+     SET seq = x.seq + 1, comment_count = x.comment_count + v_visible,
+         updated_at = CASE WHEN v_visible = 1 THEN now() ELSE x.updated_at END
+  RETURNING * INTO d;
+  v_seq := d.seq;
+  -- 3. under it
+  PERFORM eng_assert_writable(d);
+  IF p_parent IS NOT NULL THEN
+    -- the parent's status can change until the discussion is locked: checked (and counted) here
+    IF v_parent_ok AND v_visible = 1 THEN
+      UPDATE comments SET reply_count = reply_count + 1 WHERE tenant_id = p_tenant AND id = p_parent AND status = 'approved';
+      v_parent_ok := FOUND;
+    ELSIF v_parent_ok THEN
+      SELECT status = 'approved' INTO v_parent_ok FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
+    END IF;
+    IF NOT v_parent_ok THEN
+      PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
+    END IF;
+  END IF;
+  IF NOT v_reader_current THEN
+    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  END IF;
+  IF v_visible = 1 THEN
+    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
+                                       json_build_object('comment', v_comment), p_at)];
+    IF p_parent IS NOT NULL THEN v_events := v_events || eng_reply_notification(c, p.author_id, p_at); END IF;
+  ELSE
+    -- not public until approved: only the author's own stream hears of it
+    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
+                                       json_build_object('comment', v_comment), p_at)];
+  END IF;
+  RETURN json_build_object('row', eng_comment_row_by(c, p_name, p_avatar), 'events', array_to_json(v_events));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_reply_notification(c comments, p_parent_author text, p_at timestamp with time zone)
+ RETURNS json[]
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  -- a visible reply tells the parent's author, when that is someone else, on their own stream (and by
+  -- email: eng_insert_event); a post announces it, and so does a held reply's first approval (eng_announce)
+  IF c.parent_id IS NULL OR p_parent_author IS NULL OR p_parent_author = c.author_id THEN RETURN ARRAY[]::json[]; END IF;
+  RETURN ARRAY[eng_append_event(c.tenant_id, c.discussion_id, 'notification_reply', 'reader', p_parent_author,
+    json_build_object('notification', json_build_object('readerId', p_parent_author, 'commentId', c.id,
+                                                        'parentId', c.parent_id, 'discussionId', c.discussion_id)), p_at)];
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_verdict, p_reason
+DECLARE
+  d discussions;
+  c comments;
+  v_to text;
+  v_events json[] := ARRAY[]::json[];
+BEGIN
+  c := eng_locked_comment(p_tenant, p_id, p_moderator, p_reader);
+  d := eng_discussion(p_tenant, c.discussion_id);
+  IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
+  IF c.author_id IS DISTINCT FROM p_reader THEN PERFORM eng_refuse('403', 'not_author', 'Only the comment''s author may edit it.'); END IF;
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  PERFORM eng_assert_writable(d);
+  IF p_window_seconds > 0 AND p_at - c.created_at > make_interval(secs => p_window_seconds) THEN
+    PERFORM eng_refuse('409', 'edit_window_closed', format('Comments can be edited for %s s after posting.', p_window_seconds));
+  END IF;
+  v_to := CASE WHEN p_verdict = 'rejected' AND c.status <> 'rejected' THEN 'rejected'
+               WHEN p_verdict = 'pending' AND c.status = 'approved' THEN 'pending' END;
+  UPDATE comments SET body = p_body, edited_at = p_at,
+         moderation_reason = CASE WHEN p_verdict IS NOT NULL AND p_verdict = c.status::text THEN p_reason ELSE moderation_reason END
+   WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
+  IF v_to IS NOT NULL THEN
+    v_events := eng_change_status(c, v_to, p_reason, p_at);
+    SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
+  END IF;
+  RETURN eng_result(c, v_events || eng_append_event(p_tenant, c.discussion_id, 'comment_edited',
+    CASE WHEN c.status = 'approved' THEN 'all' ELSE 'moderators' END, NULL, json_build_object('comment', eng_comment_json(c)), p_at));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_delete_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_reader
+DECLARE
+  d discussions;
+  c comments;
+  v_was_visible boolean;
+BEGIN
+  c := eng_locked_comment(p_tenant, p_id, p_moderator, p_reader);
+  d := eng_discussion(p_tenant, c.discussion_id);
+  IF NOT p_moderator AND c.author_id IS DISTINCT FROM p_reader THEN
+    PERFORM eng_refuse('403', 'not_author', 'Only the author or a moderator may delete this comment.');
+  END IF;
+  IF c.status = 'deleted' THEN RETURN eng_result(c, ARRAY[]::json[]); END IF;
+  PERFORM eng_assert_not_archived(d);
+  v_was_visible := c.status = 'approved';
+  UPDATE comments SET status = 'deleted', body = '', pinned = false, deleted_at = p_at
+   WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
+  IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
+  RETURN eng_result(c, ARRAY[eng_append_event(p_tenant, c.discussion_id, 'comment_deleted',
+    CASE WHEN v_was_visible THEN 'all' ELSE 'moderators' END, NULL, json_build_object('comment', eng_comment_json(c)), p_at)]);
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_shift_visibility(c comments, p_delta integer)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  UPDATE discussions SET comment_count = comment_count + p_delta, updated_at = now()
+   WHERE tenant_id = c.tenant_id AND id = c.discussion_id;
+  IF c.parent_id IS NOT NULL THEN
+    UPDATE comments SET reply_count = reply_count + p_delta WHERE tenant_id = c.tenant_id AND id = c.parent_id;
+  END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_result(c comments, p_events json[])
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT json_build_object('row', eng_comment_row(c), 'events', COALESCE(array_to_json(p_events), '[]'::json))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_comment_row(c comments)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  r readers;
+BEGIN
+  SELECT * INTO r FROM readers WHERE tenant_id = c.tenant_id AND id = c.author_id;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  RETURN eng_comment_row_by(c, COALESCE(c.author_name, r.name), r.avatar_url);
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_comment_row_by(c comments, p_name text, p_avatar text)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT json_build_object(
+    'id', c.id, 'tenantId', c.tenant_id, 'discussionId', c.discussion_id, 'parentId', c.parent_id,
+    'depth', c.depth, 'authorId', c.author_id, 'authorName', c.author_name, 'body', c.body, 'status', c.status, 'pinned', c.pinned,
+    'editedAt', eng_iso(c.edited_at), 'deletedAt', eng_iso(c.deleted_at), 'createdAt', eng_iso(c.created_at),
+    'reactionCounts', c.reaction_counts::json, 'reactionTotal', c.reaction_total, 'replyCount', c.reply_count,
+    'publishedAt', eng_iso(c.published_at), 'moderationReason', c.moderation_reason::json,
+    'author', json_build_object('tenantId', c.tenant_id, 'id', c.author_id, 'name', p_name, 'avatarUrl', p_avatar))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_comment_json(c comments)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  r readers;
+BEGIN
+  SELECT * INTO r FROM readers WHERE tenant_id = c.tenant_id AND id = c.author_id;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  RETURN eng_comment_json_by(c, json_build_object('id', r.id, 'name', COALESCE(c.author_name, r.name), 'avatarUrl', r.avatar_url));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_comment_json_by(c comments, p_author json)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT json_build_object(
+    'id', c.id, 'discussionId', c.discussion_id, 'parentId', c.parent_id, 'author', p_author,
+    'body', c.body, 'status', c.status, 'pinned', c.pinned,
+    'editedAt', CASE WHEN c.edited_at IS NULL THEN NULL ELSE eng_iso(c.edited_at) END,
+    'createdAt', eng_iso(c.created_at), 'reactions', c.reaction_counts::json, 'replyCount', c.reply_count)
+$function$;

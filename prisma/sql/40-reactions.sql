@@ -1,0 +1,35 @@
+-- A reader's reaction, toggled, with the comment's counts.
+
+CREATE OR REPLACE FUNCTION public.eng_toggle_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_avatar
+DECLARE
+  d discussions;
+  c comments;
+  v_active boolean;
+  v_n int;
+  v_counts jsonb;
+  v_result json;
+BEGIN
+  d := eng_take_seq_of(p_tenant, p_comment);
+  c := eng_visible_comment(p_tenant, p_comment, p_moderator, p_reader);
+  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
+  IF c.status <> 'approved' THEN PERFORM eng_refuse('409', 'comment_not_approved', 'Only approved comments take reactions.'); END IF;
+  PERFORM eng_assert_writable(d);
+  PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+  DELETE FROM reactions WHERE comment_id = p_comment AND reader_id = p_reader AND kind = p_kind;
+  v_active := NOT FOUND;
+  IF v_active THEN
+    INSERT INTO reactions (tenant_id, comment_id, reader_id, kind, created_at) VALUES (p_tenant, p_comment, p_reader, p_kind, p_at);
+  END IF;
+  v_n := COALESCE((c.reaction_counts ->> p_kind)::int, 0) + CASE WHEN v_active THEN 1 ELSE -1 END;
+  v_counts := CASE WHEN v_n > 0 THEN c.reaction_counts || jsonb_build_object(p_kind, v_n) ELSE c.reaction_counts - p_kind END;
+  UPDATE comments SET reaction_counts = v_counts,
+         reaction_total = (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(v_counts))
+   WHERE tenant_id = p_tenant AND id = p_comment;
+  v_result := json_build_object('commentId', p_comment, 'readerId', p_reader, 'kind', p_kind, 'active', v_active, 'counts', v_counts::json);
+  RETURN json_build_object('row', v_result, 'events', array_to_json(ARRAY[eng_insert_event(p_tenant, c.discussion_id, d.seq,
+    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at)]));
+END $function$;

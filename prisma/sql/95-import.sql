@@ -1,0 +1,53 @@
+-- An import's last step: depths, reply and comment counts and reaction counts of what it wrote.
+
+CREATE OR REPLACE FUNCTION public.eng_import_recount(p_tenant text, p_discussions text[], p_depth text[], p_reacted text[])
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_locked int;
+  v_discussion text;
+BEGIN
+  PERFORM 1 FROM discussions WHERE tenant_id = p_tenant AND id = ANY(p_discussions) ORDER BY id FOR UPDATE;
+  GET DIAGNOSTICS v_locked = ROW_COUNT;
+  -- depths where a parent came late: each such discussion's tree walked from its top-level comments
+  -- (one discussion per statement, so every step is a range of the (discussion, parent) index)
+  FOREACH v_discussion IN ARRAY p_depth LOOP
+    WITH RECURSIVE t AS (
+      SELECT c.id, 0 AS depth FROM comments c
+       WHERE c.tenant_id = p_tenant AND c.discussion_id = v_discussion AND c.parent_id IS NULL
+      UNION ALL
+      SELECT c.id, t.depth + 1 FROM t
+        JOIN comments c ON c.tenant_id = p_tenant AND c.discussion_id = v_discussion AND c.parent_id = t.id
+    )
+    UPDATE comments c SET depth = t.depth FROM t WHERE c.id = t.id AND c.depth <> t.depth;
+  END LOOP;
+  WITH counts AS (
+    SELECT r.parent_id AS id, count(*)::int AS n FROM unnest(p_discussions) AS u(id)
+      CROSS JOIN LATERAL (SELECT c.parent_id FROM comments c
+                           WHERE c.tenant_id = p_tenant AND c.discussion_id = u.id AND c.parent_id IS NOT NULL
+                             AND c.status = 'approved') r
+     GROUP BY r.parent_id
+  ), mine AS (
+    SELECT r.id, r.reply_count FROM unnest(p_discussions) AS u(id)
+      CROSS JOIN LATERAL (SELECT c.id, c.reply_count FROM comments c WHERE c.tenant_id = p_tenant AND c.discussion_id = u.id) r
+  )
+  UPDATE comments c SET reply_count = COALESCE(counts.n, 0)
+    FROM mine LEFT JOIN counts ON counts.id = mine.id
+   WHERE c.id = mine.id AND mine.reply_count <> COALESCE(counts.n, 0);
+  UPDATE discussions d SET comment_count = x.n
+    FROM (SELECT u.id, (SELECT count(*) FROM comments c
+                         WHERE c.tenant_id = p_tenant AND c.discussion_id = u.id AND c.status = 'approved')::int AS n
+            FROM unnest(p_discussions) AS u(id)) x
+   WHERE d.tenant_id = p_tenant AND d.id = x.id AND d.comment_count <> x.n;
+  IF cardinality(p_reacted) > 0 THEN
+    UPDATE comments c SET reaction_counts = COALESCE(x.counts, '{}'::jsonb), reaction_total = COALESCE(x.total, 0)
+      FROM (SELECT u.id, k.counts, k.total FROM unnest(p_reacted) AS u(id)
+              LEFT JOIN (SELECT g.comment_id, jsonb_object_agg(g.kind, g.n) AS counts, sum(g.n)::int AS total
+                           FROM (SELECT comment_id, kind, count(*)::int AS n FROM reactions
+                                  WHERE tenant_id = p_tenant AND comment_id = ANY(p_reacted) GROUP BY 1, 2) g
+                          GROUP BY g.comment_id) k ON k.comment_id = u.id) x
+     WHERE c.tenant_id = p_tenant AND c.id = x.id;
+  END IF;
+  RETURN v_locked;
+END $function$;
