@@ -1,17 +1,21 @@
 // The domain's event-appending writes: each is ONE SQL statement calling a database function
-// (prisma/functions.sql) that locks the discussion row, changes the rows, appends
+// (prisma/sql) that locks the discussion row, changes the rows, appends
 // the events with their seq and their webhook jobs, and returns the changed object with the events.
 // The discussion lock is held for that one statement. After it commits, the events are published
 // and the webhook worker is woken when jobs were queued. Under an Idempotency-Key the same statement
 // records the function's result for the key (eng_idempotency_record), and a repeat of a request whose
 // answer was lost gets that result back instead of writing again (src/idempotency/records.ts).
+// A function's arguments come by name, typed by its generated signature (src/generated/db-functions.ts);
+// what it answers is declared in src/events/write-results.ts.
 import type { Sql } from "../db/sql.js";
+import { DB_FUNCTION_ARGS, jsonText, type DbArgs, type DbFunctionName } from "../generated/db-functions.js";
 import { isKeyTaken, type IdempotencyScope, type PendingClaim } from "../idempotency/records.js";
 import type { Metrics } from "../lib/metrics.js";
 import { databaseRefusal, errors } from "../lib/errors.js";
 import { keyGate } from "../lib/key-gate.js";
 import type { EventPipeline } from "./pipeline.js";
-import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
+import type { Audience, StoredEvent } from "./types.js";
+import { WRITE_ROWS, type AppendedEvent, type WriteFunction, type WriteResult, type WriteRow } from "./write-results.js";
 
 export interface StatementServices {
   sql: Sql;
@@ -19,35 +23,23 @@ export interface StatementServices {
   metrics?: Pick<Metrics, "eventsAppended">;
 }
 
-interface AppendedEvent {
-  envelope: EventEnvelope;
-  audience: Audience;
-  readerId: string | null;
-  jobs: number;
+/** The arguments of a database function by name, in its definition's order: the statement's parameters. */
+export function positionalArgs<F extends DbFunctionName>(fn: F, args: DbArgs<F>): unknown[] {
+  const names = DB_FUNCTION_ARGS[fn] as readonly (keyof DbArgs<F>)[];
+  const values = new Array<unknown>(names.length);
+  for (let i = 0; i < names.length; i++) values[i] = args[names[i]!];
+  return values;
 }
 
-/** The write functions and how many arguments each takes. */
-export const WRITE_FUNCTIONS = {
-  eng_post_comment: 12,
-  eng_edit_comment: 9,
-  eng_delete_comment: 5,
-  eng_set_comment_status: 4,
-  eng_set_comment_pinned: 4,
-  eng_toggle_reaction: 8,
-  eng_set_discussion_state: 5,
-  eng_report_comment: 11,
-  eng_ban_reader: 8,
-  eng_erase_reader_batch: 7,
-  eng_append_event: 7,
-} as const;
-export type WriteFunction = keyof typeof WRITE_FUNCTIONS;
+const call = (fn: DbFunctionName) => `${fn}(${DB_FUNCTION_ARGS[fn].map((_, i) => `$${i + 1}`).join(", ")})`;
+const texts = (build: (fn: WriteFunction, n: number) => string) =>
+  Object.fromEntries((Object.keys(WRITE_ROWS) as WriteFunction[]).map((fn) => [fn, build(fn, DB_FUNCTION_ARGS[fn].length)])) as Record<
+    WriteFunction,
+    string
+  >;
 
-const TEXT = Object.fromEntries(
-  Object.entries(WRITE_FUNCTIONS).map(([fn, n]) => [
-    fn,
-    `SELECT ${fn}(${Array.from({ length: n }, (_, i) => `$${i + 1}`).join(", ")}) AS r`,
-  ]),
-) as Record<WriteFunction, string>;
+/** The plain statement of each write function. */
+export const WRITE_TEXT = texts((fn) => `SELECT ${call(fn)} AS r`);
 
 /** Who writes: the app's services, and the request's Idempotency-Key when it carries one. */
 export interface WriteCaller {
@@ -56,13 +48,10 @@ export interface WriteCaller {
 }
 
 /** The same call, its result recorded for the key in the same statement (the write runs first). */
-const RECORDED_TEXT = Object.fromEntries(
-  Object.entries(WRITE_FUNCTIONS).map(([fn, n]) => [
-    fn,
-    `SELECT eng_idempotency_record($${n + 1}, $${n + 2}, $${n + 3}, w.r) AS r
-       FROM (SELECT ${fn}(${Array.from({ length: n }, (_, i) => `$${i + 1}`).join(", ")}) AS r OFFSET 0) w`,
-  ]),
-) as Record<WriteFunction, string>;
+const RECORDED_TEXT = texts(
+  (fn, n) => `SELECT eng_idempotency_record($${n + 1}, $${n + 2}, $${n + 3}, w.r) AS r
+       FROM (SELECT ${call(fn)} AS r OFFSET 0) w`,
+);
 
 /**
  * The same call claiming a key not yet claimed (`IdempotencyScope.pending`): the key's row is
@@ -70,16 +59,13 @@ const RECORDED_TEXT = Object.fromEntries(
  * (another run of the request, an answer kept, an expired key) fails the insert and the statement
  * with it: nothing is written, and the key is then claimed the usual way.
  */
-const CLAIMING_TEXT = Object.fromEntries(
-  Object.entries(WRITE_FUNCTIONS).map(([fn, n]) => [
-    fn,
-    `WITH w AS MATERIALIZED (SELECT ${fn}(${Array.from({ length: n }, (_, i) => `$${i + 1}`).join(", ")}) AS r),
+const CLAIMING_TEXT = texts(
+  (fn, n) => `WITH w AS MATERIALIZED (SELECT ${call(fn)} AS r),
        k AS (INSERT INTO idempotency_keys (tenant_id, key, owner, fingerprint, locked_until, results, created_at, expires_at)
              SELECT $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, jsonb_build_array(w.r::jsonb), $${n + 6}, $${n + 7} FROM w
              RETURNING 1)
      SELECT w.r FROM w, k`,
-  ]),
-) as Record<WriteFunction, string>;
+);
 
 /**
  * Claims a pending key the usual way (after its write's statement found it taken, or before a
@@ -112,15 +98,18 @@ const rowGate = keyGate(WRITES_IN_FLIGHT_PER_ROW, ROW_TURN_WAIT_MS);
 /** Writes of this process waiting for their turn on a row now. */
 export const writesWaitingForRow = (): number => rowGate.waiting();
 
-/** Runs one write function; returns its `row`. Events are published after the commit. */
-export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args: unknown[]): Promise<Row> {
+/**
+ * Runs one write function with its arguments by name; returns its `row`. Events are published after
+ * the commit.
+ */
+export async function runWrite<F extends WriteFunction>(caller: WriteCaller, fn: F, args: DbArgs<F>): Promise<WriteRow<F>> {
   const { app, idempotency: scope } = caller;
-  if (args.length !== WRITE_FUNCTIONS[fn]) throw new Error(`${fn} takes ${WRITE_FUNCTIONS[fn]} arguments`);
-  let result: { row: Row; events: AppendedEvent[] };
+  const values = positionalArgs(fn, args);
+  let result: WriteResult<F>;
   const pending = scope?.pending;
   if (scope && pending) {
     scope.pending = undefined;
-    const claimArgs = [
+    const claiming = values.concat(
       scope.tenantId,
       scope.key,
       scope.owner,
@@ -128,10 +117,10 @@ export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args
       pending.lockedUntil,
       pending.createdAt,
       pending.expiresAt,
-    ];
+    );
     try {
-      const rows = await rowGate(gateKey(args), () =>
-        app.sql.query<{ r: typeof result }>(CLAIMING_TEXT[fn], [...args, ...claimArgs], `${fn}_claiming`),
+      const rows = await rowGate(gateKey(values), () =>
+        app.sql.query<{ r: WriteResult<F> }>(CLAIMING_TEXT[fn], claiming, `${fn}_claiming`),
       );
       result = rows[0]!.r;
       scope.writes++;
@@ -145,15 +134,15 @@ export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args
   if (scope && scope.writes < scope.replay.length) {
     // this request ran before and committed this write, but its answer was lost: the same result,
     // published again (streams drop a seq they have already sent)
-    result = scope.replay[scope.writes++] as typeof result;
+    result = scope.replay[scope.writes++] as WriteResult<F>;
     afterCommit(app, result.events);
     return result.row;
   }
   try {
-    const rows = await rowGate(gateKey(args), () =>
+    const rows = await rowGate(gateKey(values), () =>
       scope
-        ? app.sql.query<{ r: typeof result }>(RECORDED_TEXT[fn], [...args, scope.tenantId, scope.key, scope.owner], `${fn}_recorded`)
-        : app.sql.query<{ r: typeof result }>(TEXT[fn], args, fn),
+        ? app.sql.query<{ r: WriteResult<F> }>(RECORDED_TEXT[fn], values.concat(scope.tenantId, scope.key, scope.owner), `${fn}_recorded`)
+        : app.sql.query<{ r: WriteResult<F> }>(WRITE_TEXT[fn], values, fn),
     );
     result = rows[0]!.r;
   } catch (err) {
@@ -164,7 +153,10 @@ export async function runWrite<Row>(caller: WriteCaller, fn: WriteFunction, args
   return result.row;
 }
 
-const gateKey = (args: unknown[]) => `${String(args[0])}\u0000${String(args[1])}`;
+/** The row a write locks: its tenant and its second argument (the discussion, comment or reader). */
+const gateKey = (values: unknown[]) => `${String(values[0])}\u0000${String(values[1])}`;
+
+const APPEND_TEXT = `SELECT ${call("eng_append_event")} AS r`;
 
 /** Appends one event as the write functions do (tests and tools); returns it. */
 export async function appendEvent(
@@ -172,8 +164,16 @@ export async function appendEvent(
   e: { tenantId: string; discussionId: string; type: string; audience?: Audience; readerId?: string | null; data: unknown; at: Date },
 ): Promise<StoredEvent> {
   const rows = await app.sql.query<{ r: AppendedEvent }>(
-    TEXT.eng_append_event,
-    [e.tenantId, e.discussionId, e.type, e.audience ?? "all", e.readerId ?? null, JSON.stringify(e.data), e.at],
+    APPEND_TEXT,
+    positionalArgs("eng_append_event", {
+      tenant: e.tenantId,
+      discussion: e.discussionId,
+      type: e.type,
+      audience: e.audience ?? "all",
+      reader: e.readerId ?? null,
+      data: jsonText(e.data),
+      at: e.at,
+    }),
     "eng_append_event",
   );
   const appended = rows[0]!.r;

@@ -1,8 +1,11 @@
-// The one serializer of a comment: what the REST API returns and what comment events carry as
-// `data.comment`. The GraphQL Comment type (src/modules/comments/graphql.ts) exposes the same fields from the
-// same row, and the REST fragment (src/modules/comments/operations.graphql) selects them in this order,
+// A comment as the GraphQL Comment type (src/modules/comments/graphql.ts) reads it, and the shapes
+// it is made from: a read's row (read.ts), a write's row (`CommentRow`, what the write functions
+// answer) and the JSON comment events carry (`CommentJson`, built once, by eng_comment_json in
+// prisma/sql/20-comments.sql). Both shapes are declared in src/events/write-results.ts. The REST
+// fragment (src/modules/comments/operations.graphql) selects the comment JSON's members in its order,
 // so an event's data.comment and the REST response are the same JSON (checked by a test).
 import type { Comment, Reader } from "../../generated/prisma/client.js";
+import type { CommentJson, CommentRow } from "../../events/write-results.js";
 
 /** A comment's author as every API shows it (the reader row's own timestamps are not read). */
 export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl">;
@@ -26,33 +29,11 @@ export function reactionCountsOf(c: Pick<Comment, "reactionCounts">): ReactionCo
   return out;
 }
 
-export function authorDto(r: Author) {
-  return { id: r.id, name: r.name, avatarUrl: r.avatarUrl };
-}
-
-export function commentDto(c: CommentWithAuthor) {
-  return {
-    id: c.id,
-    discussionId: c.discussionId,
-    parentId: c.parentId,
-    author: authorDto(c.author),
-    body: c.body,
-    status: c.status,
-    pinned: c.pinned,
-    editedAt: c.editedAt ? c.editedAt.toISOString() : null,
-    createdAt: c.createdAt.toISOString(),
-    reactions: reactionCountsOf(c),
-    replyCount: c.replyCount,
-  };
-}
-
-export type CommentDto = ReturnType<typeof commentDto>;
-
 /**
  * A comment as an event carries it (the REST shape) back into the row shape the GraphQL type reads.
  * Events do not carry `depth` (not a REST field): it is null there.
  */
-export function commentFromDto(d: CommentDto): CommentWithAuthor {
+export function commentFromJson(d: CommentJson): CommentWithAuthor {
   return {
     id: d.id,
     discussionId: d.discussionId,
@@ -68,17 +49,9 @@ export function commentFromDto(d: CommentDto): CommentWithAuthor {
   } as unknown as CommentWithAuthor;
 }
 
-/** A comment with its author as the write functions return it (eng_comment_row): dates as ISO strings. */
-export type CommentRow = Omit<CommentWithAuthor, "editedAt" | "deletedAt" | "createdAt" | "publishedAt" | "author"> & {
-  editedAt: string | null;
-  deletedAt: string | null;
-  createdAt: string;
-  publishedAt: string | null;
-  author: Author;
-};
-
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s));
 
+/** A write's row as the GraphQL type reads it (times as Dates). */
 export function commentFromRow(r: CommentRow): CommentWithAuthor {
   return {
     ...r,

@@ -61,7 +61,7 @@ const CommentStatusCountsType = builder.objectRef<CommentStatusCounts>("CommentS
   }),
 });
 
-// Field order = commentDto (src/modules/comments/dto.ts), so REST responses and events match.
+// Field order = the comment JSON (eng_comment_json, commentJson in src/events/write-results.ts), so REST responses and events match.
 export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").implement({
   interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({

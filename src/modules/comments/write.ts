@@ -1,7 +1,7 @@
 // Comments: posting (threaded), editing within the edit window, soft deletion. Reads are in
 // read.ts; moderation and reactions are modules of their own. Each write is one statement calling
 // its database function (eng_post_comment, eng_edit_comment, eng_delete_comment in
-// prisma/functions.sql): the rules that need the rows under the discussion lock
+// prisma/sql/20-comments.sql): the rules that need the rows under the discussion lock
 // (parent, author, window, archived/locked) run there; input rules run here, and so do the tenant's
 // safety rules on the body (src/tenancy/safety-rules.ts), then its moderation hook
 // (src/modules/moderation-hook/check.ts): the verdict and its reason go to the function, which can
@@ -11,8 +11,9 @@ import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../.
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, newId } from "../../lib/ids.js";
 import { runWrite } from "../../events/statement.js";
+import { jsonText } from "../../generated/db-functions.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import { commentFromRow, type CommentRow, type CommentWithAuthor } from "./dto.js";
+import { commentFromRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
 import { getDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
@@ -80,20 +81,20 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     reader,
   });
   const status = verdict?.status ?? (settings.moderation === "pre" ? "pending" : "approved");
-  const row = await runWrite<CommentRow>(ctx, "eng_post_comment", [
-    tenantIdOf(ctx),
-    discussionId,
+  const row = await runWrite(ctx, "eng_post_comment", {
+    tenant: tenantIdOf(ctx),
+    discussion: discussionId,
     id,
-    reader.id,
-    reader.name,
-    reader.avatarUrl,
-    data.body,
-    data.parentId ?? null,
+    reader: reader.id,
+    name: reader.name,
+    avatar: reader.avatarUrl,
+    body: data.body,
+    parent: data.parentId ?? null,
     status,
-    verdict ? JSON.stringify(verdict.reason) : null,
-    settings.safety.newReaderHold,
-    ctx.app.clock.now(),
-  ]);
+    reason: verdict ? jsonText(verdict.reason) : null,
+    hold: settings.safety.newReaderHold,
+    at: ctx.app.clock.now(),
+  });
   return commentFromRow(row);
 }
 
@@ -109,17 +110,17 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(editSchema(settings.maxBodyLength), input);
   const verdict = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, reader });
-  const row = await runWrite<CommentRow>(ctx, "eng_edit_comment", [
-    tenantIdOf(ctx),
+  const row = await runWrite(ctx, "eng_edit_comment", {
+    tenant: tenantIdOf(ctx),
     id,
-    reader.id,
-    canModerate(ctx),
-    data.body,
-    settings.editWindowSeconds,
-    verdict?.status ?? null,
-    verdict ? JSON.stringify(verdict.reason) : null,
-    ctx.app.clock.now(),
-  ]);
+    reader: reader.id,
+    moderator: canModerate(ctx),
+    body: data.body,
+    windowSeconds: settings.editWindowSeconds,
+    verdict: verdict?.status ?? null,
+    reason: verdict ? jsonText(verdict.reason) : null,
+    at: ctx.app.clock.now(),
+  });
   return commentFromRow(row);
 }
 
@@ -131,13 +132,13 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
 export async function deleteComment(ctx: RequestContext, id: string): Promise<CommentWithAuthor> {
   const moderator = canModerate(ctx);
   const reader = moderator ? null : await requireReader(ctx);
-  const row = await runWrite<CommentRow>(ctx, "eng_delete_comment", [
-    tenantIdOf(ctx),
+  const row = await runWrite(ctx, "eng_delete_comment", {
+    tenant: tenantIdOf(ctx),
     id,
-    reader?.id ?? null,
+    reader: reader?.id ?? null,
     moderator,
-    ctx.app.clock.now(),
-  ]);
+    at: ctx.app.clock.now(),
+  });
   // a moderator's removal is an action to account for; an author deleting their own comment is not
   if (moderator) await recordAudit(ctx, "comment.delete", { type: "comment", id }, { discussionId: row.discussionId });
   return commentFromRow(row);

@@ -23,20 +23,6 @@ const UpsertInput = z
 
 export type UpsertDiscussionInput = z.input<typeof UpsertInput>;
 
-/** The discussion as the REST API returns it (and as events carry it). */
-export function discussionDto(d: Discussion) {
-  return {
-    id: d.id,
-    title: d.title,
-    url: d.url,
-    state: d.state,
-    commentCount: d.commentCount,
-    counts: { comments: d.commentCount },
-    createdAt: d.createdAt.toISOString(),
-    updatedAt: d.updatedAt.toISOString(),
-  };
-}
-
 export async function upsertDiscussion(
   ctx: RequestContext,
   id: string,
@@ -84,8 +70,6 @@ const TRANSITIONS: Record<"lock" | "unlock" | "archive", { to: Discussion["state
   archive: { to: "archived", event: "discussion_archived" },
 };
 
-type DiscussionJson = ReturnType<typeof discussionDto>;
-
 /**
  * Lock, unlock or archive: one statement (database function eng_set_discussion_state). Archived is
  * read-only for good (409); a transition to the current state changes nothing and appends no event.
@@ -94,7 +78,7 @@ export async function changeDiscussionState(ctx: RequestContext, id: string, act
   checkDiscussionId(id, "id");
   const tenantId = tenantIdOf(ctx);
   const t = TRANSITIONS[action];
-  const d = await runWrite<DiscussionJson>(ctx, "eng_set_discussion_state", [tenantId, id, t.to, t.event, ctx.app.clock.now()]);
+  const d = await runWrite(ctx, "eng_set_discussion_state", { tenant: tenantId, id, to: t.to, event: t.event, at: ctx.app.clock.now() });
   await recordAudit(ctx, `discussion.${action}`, { type: "discussion", id });
   return {
     tenantId,

@@ -5,7 +5,7 @@
 // discussions refuse (409).
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { runWrite } from "../../events/statement.js";
-import { commentFromRow, type CommentRow, type CommentWithAuthor } from "../comments/dto.js";
+import { commentFromRow, type CommentWithAuthor } from "../comments/dto.js";
 import { recordAudit } from "../audit/audit.js";
 
 /**
@@ -14,7 +14,7 @@ import { recordAudit } from "../audit/audit.js";
  * pending|approved → rejected hides it (counts) with comment_rejected to moderators only.
  */
 export async function setCommentStatus(ctx: RequestContext, id: string, to: "approved" | "rejected"): Promise<CommentWithAuthor> {
-  const row = await runWrite<CommentRow>(ctx, "eng_set_comment_status", [tenantIdOf(ctx), id, to, ctx.app.clock.now()]);
+  const row = await runWrite(ctx, "eng_set_comment_status", { tenant: tenantIdOf(ctx), id, to, at: ctx.app.clock.now() });
   await recordAudit(
     ctx,
     to === "approved" ? "comment.approve" : "comment.reject",
@@ -25,7 +25,7 @@ export async function setCommentStatus(ctx: RequestContext, id: string, to: "app
 }
 
 export async function setCommentPinned(ctx: RequestContext, id: string, pinned: boolean): Promise<CommentWithAuthor> {
-  const row = await runWrite<CommentRow>(ctx, "eng_set_comment_pinned", [tenantIdOf(ctx), id, pinned, ctx.app.clock.now()]);
+  const row = await runWrite(ctx, "eng_set_comment_pinned", { tenant: tenantIdOf(ctx), id, pinned, at: ctx.app.clock.now() });
   await recordAudit(ctx, pinned ? "comment.pin" : "comment.unpin", { type: "comment", id }, { discussionId: row.discussionId });
   return commentFromRow(row);
 }

@@ -7,16 +7,11 @@ import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../.
 import { errors } from "../../lib/errors.js";
 import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import type { ReactionCounts } from "../comments/dto.js";
 import { canModerate } from "../comments/visibility.js";
+import type { ReactionToggle } from "../../events/write-results.js";
 
-export interface ReactionToggle {
-  commentId: string;
-  readerId: string;
-  kind: string;
-  active: boolean;
-  counts: ReactionCounts;
-}
+/** A reaction toggled: the row eng_toggle_reaction answers (declared in src/events/write-results.ts). */
+export type { ReactionToggle };
 
 /** The input schema per list of reaction kinds (a tenant setting): built once, not per request. */
 const kindSchemas = new WeakMap<readonly string[], z.ZodType<{ kind: string }>>();
@@ -52,14 +47,14 @@ export async function toggleReaction(ctx: RequestContext, commentId: string, inp
     throw errors.validation(parsed.error.issues.map((i) => ({ path: String(i.path[0] ?? "kind"), message: i.message })));
   }
   const { kind } = parsed.data;
-  return runWrite<ReactionToggle>(ctx, "eng_toggle_reaction", [
-    tenantIdOf(ctx),
-    commentId,
-    reader.id,
-    reader.name,
-    reader.avatarUrl,
-    canModerate(ctx),
+  return runWrite(ctx, "eng_toggle_reaction", {
+    tenant: tenantIdOf(ctx),
+    comment: commentId,
+    reader: reader.id,
+    name: reader.name,
+    avatar: reader.avatarUrl,
+    moderator: canModerate(ctx),
     kind,
-    ctx.app.clock.now(),
-  ]);
+    at: ctx.app.clock.now(),
+  });
 }

@@ -43,15 +43,6 @@ export interface ReaderErasure {
   profileRemoved: boolean;
 }
 
-interface BatchRow {
-  anonymized: number;
-  removed: number;
-  tombstones: number;
-  reactions: number;
-  eventsScrubbed: number;
-  done: boolean;
-}
-
 const DISCUSSIONS = `SELECT DISTINCT discussion_id AS id FROM comments WHERE tenant_id = $1 AND author_id = $2
   UNION SELECT DISTINCT c.discussion_id FROM reactions r JOIN comments c ON c.id = r.comment_id
          WHERE r.tenant_id = $1 AND r.reader_id = $2
@@ -85,15 +76,15 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
   const discussions = await ctx.app.sql.query<{ id: string }>(DISCUSSIONS, [tenantId, readerId], "reader_erase_discussions");
   for (const { id } of discussions) {
     for (;;) {
-      const b = await runWrite<BatchRow>(unrecorded, "eng_erase_reader_batch", [
-        tenantId,
-        readerId,
-        id,
-        mode === "delete",
-        ERASED_BODY,
-        ctx.app.erasure.batchSize,
-        ctx.app.clock.now(),
-      ]);
+      const b = await runWrite(unrecorded, "eng_erase_reader_batch", {
+        tenant: tenantId,
+        reader: readerId,
+        discussion: id,
+        delete: mode === "delete",
+        marker: ERASED_BODY,
+        limit: ctx.app.erasure.batchSize,
+        at: ctx.app.clock.now(),
+      });
       out.commentsAnonymized += b.anonymized;
       out.commentsDeleted += b.removed;
       out.commentsTombstoned += b.tombstones;

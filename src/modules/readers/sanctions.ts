@@ -10,13 +10,10 @@ import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { runWrite } from "../../events/statement.js";
 import { actorOf, recordAudit } from "../audit/audit.js";
+import type { Sanction } from "../../events/write-results.js";
 
-/** A sanction as the API shows it (eng_sanction_json): `until` null for a ban until lifted. */
-export interface Sanction {
-  until: string | null;
-  reason: string | null;
-  createdAt: string;
-}
+/** A sanction as the API shows it (eng_sanction_json; declared in src/events/write-results.ts). */
+export type { Sanction };
 
 export const SANCTION_REASON_MAX = 500;
 
@@ -52,16 +49,16 @@ export async function banReader(
   const until = parsed.data.until ? new Date(parsed.data.until) : null;
   if (until && until.getTime() <= now.getTime()) throw errors.validation([{ path: "until", message: "must be in the future" }]);
   const reason = parsed.data.reason?.trim() ? parsed.data.reason : null;
-  const result = await runWrite<{ sanction: Sanction; rejected: number }>(ctx, "eng_ban_reader", [
-    tenantIdOf(ctx),
-    readerId,
-    newId("ban"),
+  const result = await runWrite(ctx, "eng_ban_reader", {
+    tenant: tenantIdOf(ctx),
+    reader: readerId,
+    id: newId("ban"),
     until,
     reason,
-    actorOf(principal).actorId,
-    parsed.data.rejectPending ?? false,
-    now,
-  ]);
+    by: actorOf(principal).actorId,
+    rejectPending: parsed.data.rejectPending ?? false,
+    at: now,
+  });
   await recordAudit(
     ctx,
     "reader.ban",

@@ -1,7 +1,7 @@
 // Reader reports (contract section 12): a reader reports a comment once (a repeat answers the same
 // report); the tenant's reportThreshold distinct open reporters put it on the reported list and,
 // with reportAction "hold", take a published comment out of public view as a moderator's rejection
-// does — both in the one statement of eng_report_comment (prisma/functions.sql), under the
+// does — both in the one statement of eng_report_comment (prisma/sql/60-safety.sql), under the
 // discussion's lock. Moderators list reported comments (reported.ts) and dismiss their reports.
 // Reports append no event of their own: readers' streams and webhooks never carry them.
 import { z } from "zod";
@@ -10,6 +10,7 @@ import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
+import type { CommentReport } from "../../events/write-results.js";
 
 export const REPORT_REASONS = ["spam", "abuse", "off_topic", "other"] as const;
 export type ReportReason = (typeof REPORT_REASONS)[number];
@@ -19,15 +20,8 @@ export type ReportStatus = (typeof REPORT_STATUSES)[number];
 /** A note's length limit, in characters (code points). */
 export const NOTE_MAX = 500;
 
-/** One reader's report as the API shows it (eng_report_json). */
-export interface CommentReport {
-  id: string;
-  commentId: string;
-  reason: ReportReason;
-  note: string | null;
-  status: ReportStatus;
-  createdAt: string;
-}
+/** One reader's report as the API shows it (eng_report_json; declared in src/events/write-results.ts). */
+export type { CommentReport };
 
 export interface ReportCommentInput {
   reason?: string | null | undefined;
@@ -62,17 +56,17 @@ export async function reportComment(
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const { safety } = resolveSettings((await loadTenant(ctx)).settings);
   const note = parsed.data.note?.trim() ? parsed.data.note : null;
-  return runWrite(ctx, "eng_report_comment", [
-    tenantIdOf(ctx),
-    commentId,
-    newId("rpt"),
-    reader.id,
-    reader.name,
-    reader.avatarUrl,
-    parsed.data.reason,
+  return runWrite(ctx, "eng_report_comment", {
+    tenant: tenantIdOf(ctx),
+    comment: commentId,
+    id: newId("rpt"),
+    reader: reader.id,
+    name: reader.name,
+    avatar: reader.avatarUrl,
+    reason: parsed.data.reason,
     note,
-    safety.reportThreshold,
-    safety.reportAction === "hold",
-    ctx.app.clock.now(),
-  ]);
+    threshold: safety.reportThreshold,
+    hold: safety.reportAction === "hold",
+    at: ctx.app.clock.now(),
+  });
 }

@@ -6,7 +6,8 @@ import type { StreamItem } from "../../stream-engine/queue-sink.js";
 import { STREAM_EVENT_TYPES, type EventType } from "../../events/types.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { CommentType } from "../comments/graphql.js";
-import { commentFromDto, type CommentDto } from "../comments/dto.js";
+import { commentFromJson } from "../comments/dto.js";
+import type { CommentJson } from "../../events/write-results.js";
 import { DiscussionType } from "../discussions/graphql.js";
 import { ReactionToggleType } from "../reactions/graphql.js";
 import type { ReactionToggle } from "../reactions/reactions.js";
@@ -38,7 +39,7 @@ const dataOf = (i: EventItem) => i.event.envelope.data as Record<string, unknown
 
 const CommentEventData = builder.objectRef<EventItem>("CommentEventData").implement({
   description: "comment_* events: the comment as REST returns it.",
-  fields: (t) => ({ comment: t.field({ type: CommentType, resolve: (i) => commentFromDto(dataOf(i).comment as CommentDto) }) }),
+  fields: (t) => ({ comment: t.field({ type: CommentType, resolve: (i) => commentFromJson(dataOf(i).comment as CommentJson) }) }),
 });
 
 const ReactionEventData = builder.objectRef<EventItem>("ReactionEventData").implement({

@@ -1,0 +1,155 @@
+// Every write function, run once against the database with its generated signature
+// (src/generated/db-functions.ts), answers what src/events/write-results.ts declares: its row, its
+// events, and each event's data as its type declares it. The schemas are strict, so a member a
+// function adds, drops or renames fails here.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendEvent, positionalArgs, WRITE_TEXT } from "../src/events/statement.js";
+import { appendedEvent, EVENT_DATA, WRITE_ROWS, writeResult, type WriteFunction } from "../src/events/write-results.js";
+import { jsonText, type DbArgs } from "../src/generated/db-functions.js";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+
+let server: TestServer;
+let t: TestTenant;
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await createTestTenant(server);
+});
+afterAll(() => server?.stop());
+
+const ran = new Set<WriteFunction>();
+
+/** Runs the write's own statement; parses the whole result, then each event's data by its type. */
+async function write<F extends WriteFunction>(fn: F, args: Omit<DbArgs<F>, "tenant" | "at">) {
+  const full = { ...args, tenant: t.tenantId, at: new Date() } as DbArgs<F>;
+  const [out] = await server.app.runtime.services.sql.query<{ r: unknown }>(WRITE_TEXT[fn], positionalArgs(fn, full));
+  const result = writeResult(fn).parse(out!.r);
+  for (const e of result.events) EVENT_DATA[e.envelope.type].parse(e.envelope.data);
+  ran.add(fn);
+  return { row: result.row, types: result.events.map((e) => e.envelope.type) };
+}
+
+const post = (id: string, reader: string, more: { parent?: string; status?: string } = {}) =>
+  write("eng_post_comment", {
+    discussion: "wr-d",
+    id,
+    reader,
+    name: `Reader ${reader}`,
+    avatar: reader === "wr-ann" ? "https://img.example/ann.png" : null,
+    body: `body of ${id}`,
+    parent: more.parent ?? null,
+    status: more.status ?? "approved",
+    reason: more.status === "pending" ? jsonText({ source: "hook", detail: "held" }) : null,
+    hold: 0,
+  });
+
+describe("the write functions answer what write-results.ts declares", () => {
+  it("runs each one once and parses its row, its events and their data", async () => {
+    expect((await post("wr-c1", "wr-ann")).types).toEqual(["comment_created"]);
+    const reply = await post("wr-c2", "wr-bob", { parent: "wr-c1" });
+    expect(reply.types).toEqual(["comment_created", "notification_reply"]);
+    expect(reply.row).toMatchObject({ id: "wr-c2", parentId: "wr-c1", depth: 1, authorName: null });
+    // a held reply: its first approval announces it with the parent author's notification (eng_announce)
+    expect((await post("wr-c3", "wr-bob", { parent: "wr-c1", status: "pending" })).types).toEqual(["comment_created"]);
+    await post("wr-c4", "wr-bob", { status: "pending" });
+
+    const edited = await write("eng_edit_comment", {
+      id: "wr-c2",
+      reader: "wr-bob",
+      moderator: false,
+      body: "edited",
+      windowSeconds: 0,
+      verdict: null,
+      reason: null,
+    });
+    expect([edited.row.body, edited.types]).toEqual(["edited", ["comment_edited"]]);
+    const toggled = await write("eng_toggle_reaction", {
+      comment: "wr-c1",
+      reader: "wr-bob",
+      name: "Reader wr-bob",
+      avatar: null,
+      moderator: false,
+      kind: "like",
+    });
+    expect([toggled.row, toggled.types]).toEqual([
+      { commentId: "wr-c1", readerId: "wr-bob", kind: "like", active: true, counts: { like: 1 } },
+      ["reaction_toggled"],
+    ]);
+    const reported = await write("eng_report_comment", {
+      comment: "wr-c1",
+      id: "wr-r1",
+      reader: "wr-cat",
+      name: "Reader wr-cat",
+      avatar: null,
+      reason: "spam",
+      note: "a note",
+      threshold: 5,
+      hold: true,
+    });
+    expect(reported.row).toMatchObject({ created: true, report: { id: "wr-r1", reason: "spam", status: "open" } });
+    const approved = await write("eng_set_comment_status", { id: "wr-c3", to: "approved" });
+    expect(approved.types).toEqual(["comment_approved", "comment_created", "notification_reply"]);
+    expect((await write("eng_set_comment_pinned", { id: "wr-c1", pinned: true })).row.pinned).toBe(true);
+    const banned = await write("eng_ban_reader", {
+      reader: "wr-bob",
+      id: "wr-b1",
+      until: null,
+      reason: "spam",
+      by: "admin",
+      rejectPending: true,
+    });
+    expect([banned.row, banned.types]).toEqual([
+      { sanction: { until: null, reason: "spam", createdAt: expect.any(String) }, rejected: 1 },
+      ["comment_rejected"],
+    ]);
+    const deleted = await write("eng_delete_comment", { id: "wr-c2", reader: null, moderator: true });
+    expect([deleted.row.status, deleted.types]).toEqual(["deleted", ["comment_deleted"]]);
+    const locked = await write("eng_set_discussion_state", { id: "wr-d", to: "locked", event: "discussion_locked" });
+    expect([locked.row.state, locked.types]).toEqual(["locked", ["discussion_locked"]]);
+    const erased = await write("eng_erase_reader_batch", {
+      reader: "wr-bob",
+      discussion: "wr-d",
+      delete: true,
+      marker: "[erased]",
+      limit: 100,
+    });
+    expect(erased.row).toMatchObject({ done: true, removed: 3, tombstones: 0 });
+    expect(erased.types).toEqual(["comment_deleted", "comment_deleted", "comment_deleted"]);
+
+    expect([...ran].sort()).toEqual(Object.keys(WRITE_ROWS).sort());
+  });
+
+  it("appends an event as the write functions do (eng_append_event)", async () => {
+    const args = positionalArgs("eng_append_event", {
+      tenant: t.tenantId,
+      discussion: "wr-d",
+      type: "comment_created",
+      audience: "reader",
+      reader: "wr-ann",
+      data: jsonText({ note: "any data" }),
+      at: new Date(),
+    });
+    const text = `SELECT eng_append_event(${args.map((_, i) => `$${i + 1}`).join(", ")}) AS r`;
+    const [out] = await server.app.runtime.services.sql.query<{ r: unknown }>(text, args);
+    expect(appendedEvent.parse(out!.r)).toMatchObject({
+      audience: "reader",
+      readerId: "wr-ann",
+      jobs: 0,
+      envelope: { type: "comment_created" },
+    });
+    const stored = await appendEvent(server.app.runtime.services, {
+      tenantId: t.tenantId,
+      discussionId: "wr-d",
+      type: "discussion_locked",
+      data: { discussion: { id: "wr-d" } },
+      at: new Date(),
+    });
+    expect(stored).toMatchObject({
+      audience: "all",
+      readerId: null,
+      envelope: { tenantId: t.tenantId, data: { discussion: { id: "wr-d" } } },
+    });
+    expect(stored.envelope.seq).toBe((appendedEvent.parse(out!.r).envelope.seq as number) + 1);
+  });
+});
