@@ -68,6 +68,35 @@ export default tseslint.config(
   { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
   ...boundaries,
   {
+    // Tenancy by construction: feature code reaches a tenant's data only through the request's store —
+    // `db(ctx)` (the tenant-scoped Prisma client) and `store(ctx).sql` (plain SQL whose $1 is the
+    // tenant's id, each statement checked by the tenant guard): src/db/tenant-store.ts. The app's raw
+    // clients are for the engines (`src/modules/*/engine/`: workers and jobs that cross tenants, and
+    // the doors that find the tenant — sign-in, one-click unsubscribe, tenant creation).
+    files: ["src/modules/**/*.ts"],
+    ignores: ["src/modules/*/engine/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "MemberExpression[property.name=/^(prisma|sql|scoped|stores)$/]:not([object.type='CallExpression'][object.callee.name='store']):not([object.name='Prisma'])",
+          message:
+            "Feature code reaches tenant data through db(ctx) or store(ctx).sql (src/db/tenant-store.ts); work across tenants belongs in an engine/ folder.",
+        },
+        {
+          selector: "MemberExpression[property.name=/^\\$(queryRawUnsafe|executeRawUnsafe)$/]",
+          message: "Raw statements are tagged templates ($queryRaw`…`), checked by the tenant guard.",
+        },
+        {
+          selector:
+            "ImportDeclaration[source.value=/generated\\/prisma\\/client\\.js$/] ImportSpecifier[imported.name='PrismaClient'], ImportDeclaration[source.value=/db\\/sql\\.js$/]",
+          message: "The raw clients are for engines (src/modules/*/engine/); feature code uses db(ctx) and store(ctx).sql.",
+        },
+      ],
+    },
+  },
+  {
     // tests read loosely-typed JSON responses
     files: ["test/**/*.ts", "bench/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },

@@ -20,8 +20,8 @@ import { SignJWT } from "jose";
 import pg from "pg";
 import { EventSource } from "eventsource";
 import { fmtTable, startBenchApp, type BenchEnv } from "./support.js";
-import { createTenant } from "../src/modules/tenants/tenants.js";
-import { runImport } from "../src/modules/portability/importer.js";
+import { createTenant } from "../src/modules/tenants/engine/tenants.js";
+import { runImport } from "../src/modules/portability/engine/importer.js";
 
 const COMMENTS = Number(process.env.SCALE_COMMENTS ?? 1_000_000);
 const THREADS = Number(process.env.SCALE_THREADS ?? 10_000);

@@ -40,7 +40,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { migratePostgres } from "../src/db/migrate.js";
 import { openDatabase } from "../src/db/client.js";
-import { createTenant } from "../src/modules/tenants/tenants.js";
+import { createTenant } from "../src/modules/tenants/engine/tenants.js";
 import { createSecretBox } from "../src/lib/secret-box.js";
 import { serviceEntry } from "./support.js";
 import { startRedisCluster, type RedisCluster } from "../test/support/redis-cluster.js";

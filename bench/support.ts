@@ -7,7 +7,7 @@ import pg from "pg";
 import { buildApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { migratePostgres } from "../src/db/migrate.js";
-import { createTenant } from "../src/modules/tenants/tenants.js";
+import { createTenant } from "../src/modules/tenants/engine/tenants.js";
 
 /**
  * The node arguments that start the service as `npm start` does: built by `npm run build` into

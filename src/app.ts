@@ -24,13 +24,13 @@ import { createCorsPolicy, mountRestCors } from "./http/cors.js";
 import { createRequestRecorder, mountObservability } from "./http/observability.js";
 import type { StreamHub, HubOptions } from "./stream-engine/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
-import { mountConsoleAuth } from "./modules/console/auth-routes.js";
+import { mountConsoleAuth } from "./modules/console/engine/auth-routes.js";
 import { mountConsole } from "./http/console-static.js";
 import { mountEmbed } from "./http/embed-static.js";
 import { mountEmbedDemo } from "./modules/embed-demo/routes.js";
 import { mountUnsubscribe } from "./modules/email/unsubscribe-routes.js";
 import { emailMode } from "./modules/email/transport.js";
-import { createEmailWorker, type EmailWorker } from "./modules/email/worker.js";
+import { createEmailWorker, type EmailWorker } from "./modules/email/engine/worker.js";
 import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import type { WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
 
@@ -40,7 +40,7 @@ export interface App {
   url: string;
   /** the instance's SSE streams and GraphQL subscriptions (src/stream-engine/hub.ts) */
   streams: StreamHub;
-  /** composes and sends reply emails (src/modules/email/worker.ts); started with the server unless RUN_EMAIL_WORKER=0 */
+  /** composes and sends reply emails (src/modules/email/engine/worker.ts); started with the server unless RUN_EMAIL_WORKER=0 */
   email: EmailWorker;
   start(): Promise<string>;
   stop(): Promise<void>;

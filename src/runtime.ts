@@ -10,6 +10,8 @@ import type { AppServices } from "./context/services.js";
 import { openDatabase } from "./db/client.js";
 import { verifySecretKey } from "./db/key-check.js";
 import { createScopeCache } from "./db/tenant-scope.js";
+import { createTenantStores } from "./db/tenant-store.js";
+import { loadTenantGuard } from "./db/tenant-guard.js";
 import { systemClock, type Clock } from "./lib/clock.js";
 import { createSecretBox } from "./lib/secret-box.js";
 import { createSafetyRules } from "./tenancy/safety-rules.js";
@@ -116,6 +118,8 @@ export async function createRuntime(
   } = {},
 ): Promise<Runtime> {
   const log = opts.log ?? createLogger(config);
+  // the tenant guard's SQL parser (WebAssembly), loaded once before any tenant's store is used
+  await loadTenantGuard();
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     pooler: config.DATABASE_POOLER,
@@ -178,6 +182,7 @@ export async function createRuntime(
       options: { ...opts.stream },
       onBusEvent: (ev) => metrics.fanoutLag.observe(Math.max(0, Date.now() - Date.parse(ev.envelope.occurredAt)) / 1000),
     });
+    const scoped = createScopeCache(db.prisma);
     const services: AppServices = {
       ...base,
       db,
@@ -195,7 +200,8 @@ export async function createRuntime(
       signInThrottle: createSignInThrottle({ redis, keyPrefix: signInKeyPrefix(config.DATABASE_URL) }),
       authCache,
       origins,
-      scoped: createScopeCache(db.prisma),
+      scoped,
+      stores: createTenantStores(scoped, db.sql),
       streams,
       webhooks,
       safety: createSafetyRules(),

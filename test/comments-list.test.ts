@@ -7,6 +7,7 @@ import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
 import { PrismaClient } from "../src/generated/prisma/client.js";
 import { createScopeCache } from "../src/db/tenant-scope.js";
+import { createTenantStores } from "../src/db/tenant-store.js";
 import { TestCommentsDocument } from "./generated/operations.js";
 
 let server: TestServer;
@@ -161,6 +162,7 @@ describe("query count", () => {
     const services = server.app.runtime.services;
     const original = services.scoped;
     const originalSql = services.sql;
+    const originalStores = services.stores;
     services.scoped = createScopeCache(counting);
     services.sql = {
       query: (text, values, name) => {
@@ -172,6 +174,7 @@ describe("query count", () => {
         return originalSql.long(text, values, timeoutMs);
       },
     };
+    services.stores = createTenantStores(services.scoped, services.sql);
     try {
       const measure = async (fn: () => Promise<unknown>) => {
         queries = 0;
@@ -199,6 +202,7 @@ describe("query count", () => {
     } finally {
       services.scoped = original;
       services.sql = originalSql;
+      services.stores = originalStores;
       await counting.$disconnect();
     }
   });

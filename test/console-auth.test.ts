@@ -9,7 +9,7 @@ import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/serve
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { runCliInProcess } from "./support/cli-in-process.js";
 import { manualClock } from "../src/lib/clock.js";
-import { createOperator, signConsoleLink } from "../src/modules/console/operators.js";
+import { createOperator, signConsoleLink } from "../src/modules/console/engine/operators.js";
 
 let server: TestServer;
 let t: TestTenant;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant } from "./support/fixtures.js";
 import { freePort, startOwnRedis } from "./support/own-services.js";
-import { createOperator } from "../src/modules/console/operators.js";
+import { createOperator } from "../src/modules/console/engine/operators.js";
 
 const PASSWORD = "correct horse battery";
 

@@ -11,7 +11,7 @@ import { createTestTenant } from "./support/fixtures.js";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { isolatedDatabase } from "./support/database.js";
 import { startSmtp, type TestSmtp } from "./support/smtp.js";
-import { createEmailWorker } from "../src/modules/email/worker.js";
+import { createEmailWorker } from "../src/modules/email/engine/worker.js";
 
 const N = 300;
 let smtp: TestSmtp;

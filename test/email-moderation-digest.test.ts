@@ -5,7 +5,7 @@
 // operator_only. The worker is driven pass by pass under a manual clock.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { manualClock } from "../src/lib/clock.js";
-import { createOperator } from "../src/modules/console/operators.js";
+import { createOperator } from "../src/modules/console/engine/operators.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { isolatedDatabase } from "./support/database.js";
 import { createTestTenant } from "./support/fixtures.js";

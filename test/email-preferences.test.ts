@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { signUnsubscribeToken } from "../src/modules/email/unsubscribe.js";
+import { signUnsubscribeToken } from "../src/modules/email/engine/unsubscribe.js";
 
 let server: TestServer;
 let t: TestTenant;

@@ -11,7 +11,7 @@ import { startServer, type TestServer } from "./support/server.js";
 import { isolatedDatabase } from "./support/database.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { startSmtp, type TestSmtp } from "./support/smtp.js";
-import { createEmailWorker } from "../src/modules/email/worker.js";
+import { createEmailWorker } from "../src/modules/email/engine/worker.js";
 
 let smtp: TestSmtp;
 let server: TestServer;

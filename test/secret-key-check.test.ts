@@ -11,7 +11,7 @@ import { loadConfig } from "../src/config.js";
 import { createRuntime } from "../src/runtime.js";
 import { openDatabase } from "../src/db/client.js";
 import { createSecretBox } from "../src/lib/secret-box.js";
-import { createTenant } from "../src/modules/tenants/tenants.js";
+import { createTenant } from "../src/modules/tenants/engine/tenants.js";
 import { isolatedDatabase } from "./support/database.js";
 import { NODE_FLAGS, runProcess } from "./support/process.js";
 import { runCliInProcess } from "./support/cli-in-process.js";

@@ -3,9 +3,9 @@
 // (src/cli/control-server.ts). One implementation, so both answer the same and the CLI prints the same.
 import { z } from "zod";
 import type { AppServices } from "../context/services.js";
-import { createTenant } from "../modules/tenants/tenants.js";
+import { createTenant } from "../modules/tenants/engine/tenants.js";
 import { signAdminToken } from "../auth/admin-jwt.js";
-import { createOperator, signConsoleLink } from "../modules/console/operators.js";
+import { createOperator, signConsoleLink } from "../modules/console/engine/operators.js";
 import { AppError } from "../lib/errors.js";
 import { parseDuration } from "../lib/duration.js";
 

@@ -12,11 +12,11 @@ import { pino } from "pino";
 import { loadConfig } from "../config.js";
 import { createRuntime } from "../runtime.js";
 import { lockHolder } from "../db/data-dir-lock.js";
-import { createImportJob } from "../modules/portability/import-jobs.js";
-import { runImportJob } from "../modules/portability/import-run.js";
+import { createImportJob } from "../modules/portability/engine/import-jobs.js";
+import { runImportJob } from "../modules/portability/engine/import-run.js";
 import { exportLines, exportRecords } from "../modules/portability/export.js";
 import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "../modules/portability/source.js";
-import type { ImportProgress } from "../modules/portability/importer.js";
+import type { ImportProgress } from "../modules/portability/engine/importer.js";
 
 const quietLog = pino({ level: "silent" });
 
@@ -86,7 +86,7 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
         try {
           await requireTenant(rt, opts.tenant);
           const started = performance.now();
-          const job = await createImportJob(rt.services.prisma, {
+          const job = await createImportJob(rt.services.scoped(opts.tenant), {
             tenantId: opts.tenant,
             format: opts.format,
             idFrom: opts.idFrom,
@@ -137,7 +137,7 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
       const rt = await openServices(io);
       try {
         await requireTenant(rt, opts.tenant);
-        const records = exportRecords(rt.services.sql, opts.tenant, { since, now: rt.services.clock.now() });
+        const records = exportRecords(rt.services.stores(opts.tenant).sql, { since, now: rt.services.clock.now() });
         for await (const chunk of exportLines(records)) {
           if (io.stdout(chunk) === false) await once(process.stdout, "drain");
         }

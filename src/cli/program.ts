@@ -10,7 +10,7 @@ import { createRuntime } from "../runtime.js";
 import { parseDuration } from "../lib/duration.js";
 import { pino } from "pino";
 import { AppError } from "../lib/errors.js";
-import { signConsoleLink } from "../modules/console/operators.js";
+import { signConsoleLink } from "../modules/console/engine/operators.js";
 import { resolveAdminSecret } from "../runtime.js";
 import { DataDirInUseError } from "../db/data-dir-lock.js";
 import { runCommand, type CliCommand, type CliResult } from "./commands.js";

@@ -7,6 +7,7 @@ import { verifyIdentity, type ReaderIdentity } from "../auth/identity.js";
 import { isProviderToken, type ProviderIdentity } from "../auth/identity-providers.js";
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
+import type { TenantStore } from "../db/tenant-store.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
 import type { AppServices } from "./services.js";
 import { header, resolvePrincipal, type HeaderBag } from "./resolve-principal.js";
@@ -70,6 +71,15 @@ export function tenantIdOf(ctx: RequestContext): string {
 /** The caller's tenant-scoped database client: every query it makes is filtered by tenant. */
 export function db(ctx: RequestContext): ScopedPrisma {
   return ctx.app.scoped(tenantIdOf(ctx));
+}
+
+/**
+ * The caller's tenant's store (src/db/tenant-store.ts): the scoped Prisma client and plain SQL whose
+ * `$1` is the tenant's id, every statement checked by the tenant guard. Feature code reaches tenant
+ * data only through this (or `db(ctx)`, its Prisma client).
+ */
+export function store(ctx: RequestContext): TenantStore {
+  return ctx.app.stores(tenantIdOf(ctx));
 }
 
 export function loadTenant(ctx: RequestContext): Promise<Tenant> {

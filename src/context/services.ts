@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import type { Sql } from "../db/sql.js";
+import type { TenantStore } from "../db/tenant-store.js";
 import type { Metrics } from "../lib/metrics.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
@@ -47,6 +48,8 @@ export interface AppServices {
   metrics: Metrics;
   /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */
   scoped: (tenantId: string) => ScopedPrisma;
+  /** Each tenant's store: its scoped Prisma client and its guarded SQL (src/db/tenant-store.ts). */
+  stores: (tenantId: string) => TenantStore;
   /** the instance's SSE streams and GraphQL subscriptions */
   streams: StreamHub;
   /** outbound webhooks: client, URL policy, delivery worker, handshakes */

@@ -1,10 +1,13 @@
 // Tenant isolation in the data layer: a Prisma client extension that adds `tenantId` to every
 // read/update/delete filter and stamps it on every create, for every tenant-owned model. Domain code
 // and the Pothos prisma plugin (relations included) use this scoped client, so another tenant's row
-// is simply not found (404), never forbidden.
+// is simply not found (404), never forbidden. Its raw statements ($queryRaw, $executeRaw and the
+// Unsafe forms) pass the tenant guard first (src/db/tenant-guard.ts): a statement that is not tied
+// to the tenant's id (a parameter whose value is that id) is refused before it runs.
 import type { PrismaClient } from "../generated/prisma/client.js";
+import { guardedStatement } from "./tenant-store.js";
 
-const TENANT_MODELS = new Set([
+export const TENANT_MODELS = new Set([
   "ApiKey",
   "Reader",
   "Discussion",
@@ -23,8 +26,12 @@ const TENANT_MODELS = new Set([
   "ReaderSanction",
   "EmailItem",
   "EmailMessage",
+  "Import",
   "ImportStagedComment",
+  "ImportStagedDiscussion",
+  "ImportStagedReader",
   "ImportStagedReaction",
+  "IdempotencyKey",
 ]);
 
 const FILTERED = new Set([
@@ -77,8 +84,44 @@ export function scopeToTenant(prisma: PrismaClient, tenantId: string) {
           return query(a);
         },
       },
+      // raw statements: the tenant's id must be among the values, and the statement tied to it
+      async $queryRaw({ args, query }) {
+        guardRawTemplate(args as unknown as RawTemplate, tenantId);
+        return query(args);
+      },
+      async $executeRaw({ args, query }) {
+        guardRawTemplate(args as unknown as RawTemplate, tenantId);
+        return query(args);
+      },
+      async $queryRawUnsafe({ args, query }) {
+        guardRawUnsafe(args as unknown as unknown[], tenantId);
+        return query(args);
+      },
+      async $executeRawUnsafe({ args, query }) {
+        guardRawUnsafe(args as unknown as unknown[], tenantId);
+        return query(args);
+      },
     },
   });
+}
+
+interface RawTemplate {
+  strings: readonly string[];
+  values: readonly unknown[];
+}
+
+/** The parameters whose value is the tenant's id. */
+const tenantParams = (values: readonly unknown[], tenantId: string) => new Set(values.flatMap((v, i) => (v === tenantId ? [i + 1] : [])));
+
+function guardRawTemplate(t: RawTemplate, tenantId: string): void {
+  guardedStatement(
+    t.strings.reduce((text, part, i) => (i === 0 ? part : `${text}$${i}${part}`), ""),
+    tenantParams(t.values, tenantId),
+  );
+}
+
+function guardRawUnsafe(args: readonly unknown[], tenantId: string): void {
+  guardedStatement(String(args[0]), tenantParams(args.slice(1), tenantId));
 }
 
 export type ScopedPrisma = ReturnType<typeof scopeToTenant>;

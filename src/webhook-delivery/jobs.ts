@@ -216,8 +216,11 @@ function redeliverable(opts: { tenantId: string; eventIds?: string[]; since?: Da
 }
 
 /** How many events a redelivery with these options would queue (the console shows it first). */
+/** Raw statements of a client: the app's, a transaction's, or a tenant's store (whose raw statements the tenant guard checks). */
+type RawClient = Pick<PrismaClient, "$queryRaw" | "$executeRaw">;
+
 export async function countRedeliverable(
-  db: PrismaClient | Prisma.TransactionClient,
+  db: RawClient,
   opts: { tenantId: string; eventIds?: string[]; since?: Date; types: string[] | "*"; max: number },
 ): Promise<number> {
   const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${redeliverable(opts)}) ev`;
@@ -225,7 +228,7 @@ export async function countRedeliverable(
 }
 
 export async function requeueEvents(
-  db: PrismaClient | Prisma.TransactionClient,
+  db: RawClient,
   opts: { tenantId: string; endpointId: string; now: Date; eventIds?: string[]; since?: Date; types: string[] | "*"; max: number },
 ): Promise<number> {
   const { tenantId, endpointId, now } = opts;
@@ -235,5 +238,6 @@ export async function requeueEvents(
       FROM (${redeliverable(opts)}) ev
     ON CONFLICT (endpoint_id, event_id) DO UPDATE
        SET status = 'pending', attempts = 0, next_attempt_at = EXCLUDED.next_attempt_at, last_error = NULL,
-           locked_until = NULL, claim_token = NULL, locked_by = NULL, updated_at = EXCLUDED.updated_at`;
+           locked_until = NULL, claim_token = NULL, locked_by = NULL, updated_at = EXCLUDED.updated_at
+     WHERE webhook_deliveries.tenant_id = EXCLUDED.tenant_id`;
 }

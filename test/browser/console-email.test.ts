@@ -16,7 +16,7 @@ import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { startSmtp, type TestSmtp } from "../support/smtp.js";
 import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/operators.js";
+import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const OWNER = "email.owner@example.com";
 const MIN = 60_000;

@@ -13,7 +13,7 @@ import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { startTestIdp, type TestIdp } from "../support/oidc-provider.js";
 import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/operators.js";
+import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const OWNER = "identity.owner@example.com";
 const MODERATOR = "identity.moderator@example.com";

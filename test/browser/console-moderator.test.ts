@@ -10,7 +10,7 @@ import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/operators.js";
+import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const MODERATOR = "a.rather.long.moderator.address@newsroom.example.com";
 

@@ -10,7 +10,7 @@ import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
 import { disqusXml } from "../support/import-files.js";
-import { createOperator } from "../../src/modules/console/operators.js";
+import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const OWNER = "portability.owner@example.com";
 const MODERATOR = "portability.moderator@example.com";

@@ -16,7 +16,7 @@ import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { startReceiver, type Receiver } from "../support/receiver.js";
 import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/operators.js";
+import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const OWNER = "safety.owner@example.com";
 const MODERATOR = "safety.moderator@example.com";

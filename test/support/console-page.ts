@@ -11,7 +11,7 @@ import type { Page } from "playwright-core";
 import { expect, inject } from "vitest";
 import { runCliInProcess } from "./cli-in-process.js";
 import { TEST_ADMIN_SECRET, type TestServer } from "./server.js";
-import { signConsoleLink } from "../../src/modules/console/operators.js";
+import { signConsoleLink } from "../../src/modules/console/engine/operators.js";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const SHOTS =

@@ -5,7 +5,7 @@
 import process from "node:process";
 import { createRuntime } from "../../dist/runtime.js";
 import { loadConfig } from "../../dist/config.js";
-import { createEmailWorker } from "../../dist/modules/email/worker.js";
+import { createEmailWorker } from "../../dist/modules/email/engine/worker.js";
 
 const config = loadConfig({ ...process.env, RUN_WEBHOOK_WORKER: "0", EMAIL_POLL_MS: "10" });
 const runtime = await createRuntime(config, { migrate: false });

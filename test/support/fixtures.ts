@@ -1,6 +1,6 @@
 // Fixture chain: tenant → keys → identity assertions, made through the same code the CLI uses.
 import { SignJWT } from "jose";
-import { createTenant } from "../../src/modules/tenants/tenants.js";
+import { createTenant } from "../../src/modules/tenants/engine/tenants.js";
 import { signAdminToken } from "../../src/auth/admin-jwt.js";
 import type { TestServer } from "./server.js";
 import { client, type Creds } from "./client.js";

@@ -1,8 +1,8 @@
 // The header boundary of email: whatever stored data holds (a discussion's title, the tenant's name,
 // sender or reply address, a recipient), no header value carries a line break or another control
-// character — the sender's fields (src/modules/email/sender.ts) and the templates' subjects.
+// character — the sender's fields (src/modules/email/engine/sender.ts) and the templates' subjects.
 import { describe, expect, it } from "vitest";
-import { headerFields, mailbox } from "../../src/modules/email/sender.js";
+import { headerFields, mailbox } from "../../src/modules/email/engine/sender.js";
 import { renderModerationDigest, renderReplyEmail } from "../../src/modules/email/templates.js";
 import { isSingleLine, oneLine } from "../../src/lib/single-line.js";
 

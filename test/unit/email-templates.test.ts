@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { commentLink, excerpt, renderReplyEmail } from "../../src/modules/email/templates.js";
-import { bareAddress, listHeaders } from "../../src/modules/email/sender.js";
+import { bareAddress, listHeaders } from "../../src/modules/email/engine/sender.js";
 import { readerAddress } from "../../src/context/reader-addresses.js";
 import type { ProviderIdentity } from "../../src/auth/identity-providers.js";
 import { DEFAULT_SETTINGS } from "../../src/tenancy/settings-model.js";

@@ -65,7 +65,7 @@ export async function recordAudit(
 ): Promise<void> {
   const principal = requirePrincipal(ctx);
   const keyLabel = await keyLabelOf(ctx, principal);
-  await ctx.app.prisma.auditEntry.create({
+  await db(ctx).auditEntry.create({
     data: {
       id: newId("aud"),
       tenantId: principal.tenantId,

@@ -3,7 +3,7 @@
 // of every status) read it in the same statement through CONTEXT_JOINS; any other comment reads it
 // with one statement when asked. Exposed only with moderate_content (graphql.ts): a parent may be
 // pending or rejected.
-import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import { type RequestContext, store } from "../../context/request.js";
 import type { CommentWithAuthor } from "./dto.js";
 
 /** How much of the parent's body a moderator sees beside a reply. */
@@ -65,6 +65,6 @@ const CONTEXT_OF_ONE = `SELECT c.tenant_id, ${CONTEXT_COLUMNS} FROM comments c $
 /** The comment's context: read with it, or (a comment from anywhere else) with one statement now. */
 export async function moderationContextOf(ctx: RequestContext, c: CommentInContext): Promise<ModerationContext> {
   if (c.moderation) return c.moderation;
-  const rows = await ctx.app.sql.query<ContextSqlRow>(CONTEXT_OF_ONE, [tenantIdOf(ctx), c.id], "comment_moderation_context");
+  const rows = await store(ctx).sql.query<ContextSqlRow>(CONTEXT_OF_ONE, [c.id], "comment_moderation_context");
   return rows[0] ? contextOf(rows[0]) : { discussionTitle: null, parent: null };
 }

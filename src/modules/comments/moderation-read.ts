@@ -1,7 +1,7 @@
 // A discussion as a moderator sees it: every comment whatever its status (pending, rejected and
 // deleted included), oldest first, each with its moderation context; and how many comments it has
 // of each status. One statement each; callers need moderate_content (the GraphQL fields declare it).
-import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import { checkLimit, decodeCursor, toPage, type Page } from "../../lib/pagination.js";
@@ -35,10 +35,10 @@ export async function listDiscussionComments(
     }
     after = [new Date(at), id];
   }
-  const values = [tenantIdOf(ctx), discussionId, limit + 1, ...(after ?? [])];
+  const values = [discussionId, limit + 1, ...(after ?? [])];
   const rows = after
-    ? await ctx.app.sql.query<CommentSqlRow & ContextSqlRow>(LIST_AFTER, values, "comments_moderation_list_a")
-    : await ctx.app.sql.query<CommentSqlRow & ContextSqlRow>(LIST_FIRST, values, "comments_moderation_list_f");
+    ? await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(LIST_AFTER, values, "comments_moderation_list_a")
+    : await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(LIST_FIRST, values, "comments_moderation_list_f");
   if (rows.length === 0) throw errors.notFound("Discussion");
   const comments = rows.filter((r) => r.id !== null).map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
   return toPage(comments, limit, (c) => [tag, c.createdAt.getTime(), c.id]);
@@ -61,7 +61,7 @@ const COUNTS = `SELECT count(c.id) FILTER (WHERE c.status = 'approved')::int AS 
 /** How many comments of each status the discussion has. */
 export async function countDiscussionComments(ctx: RequestContext, discussionId: string): Promise<CommentStatusCounts> {
   checkDiscussionId(discussionId, "discussionId");
-  const rows = await ctx.app.sql.query<CommentStatusCounts>(COUNTS, [tenantIdOf(ctx), discussionId], "comments_moderation_counts");
+  const rows = await store(ctx).sql.query<CommentStatusCounts>(COUNTS, [discussionId], "comments_moderation_counts");
   if (!rows[0]) throw errors.notFound("Discussion");
   return rows[0];
 }

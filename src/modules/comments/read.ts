@@ -3,7 +3,7 @@
 // the comments with their authors (a join), reaction and reply counts (columns kept by the writes),
 // and for a list the discussion's existence in the same statement.
 import { sha256 } from "../../lib/sha256.js";
-import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, toPage, type CursorValue, type Page } from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
@@ -80,7 +80,7 @@ const GET_COMMENT = `SELECT ${COMMENT_COLUMNS} FROM comments c
  WHERE c.tenant_id = $1 AND c.id = $2`;
 
 export async function getComment(ctx: RequestContext, id: string): Promise<CommentWithAuthor> {
-  const rows = await ctx.app.sql.query<CommentSqlRow>(GET_COMMENT, [tenantIdOf(ctx), id], "comment_get");
+  const rows = await store(ctx).sql.query<CommentSqlRow>(GET_COMMENT, [id], "comment_get");
   const c = rows[0] ? rowToComment(rows[0]) : null;
   if (!c || !(await visibleTo(ctx, c))) throw errors.notFound("Comment");
   return c;
@@ -190,7 +190,7 @@ function listText(sort: CommentSort, status: ListStatus, scope: ListScope, after
           UNION ALL
           (SELECT c.* ${from} AND ${second} ORDER BY ${within} LIMIT $3)
         ) c ORDER BY ${whole} LIMIT $3
-      ) c JOIN LATERAL (SELECT r.name, r.avatar_url FROM readers r WHERE r.tenant_id = c.tenant_id AND r.id = c.author_id LIMIT 1) r ON true
+      ) c JOIN LATERAL (SELECT r.name, r.avatar_url FROM readers r WHERE r.tenant_id = $1 AND r.id = c.author_id LIMIT 1) r ON true
       ORDER BY ${whole}) x ON true
      WHERE d.tenant_id = $1 AND d.id = $2`;
 }
@@ -227,8 +227,8 @@ export async function listComments(ctx: RequestContext, discussionId: string, ar
   const tag = listTag(discussionId, sort, status, args.parentId, scope);
   const after = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
   const { name, text } = listStatement(sort, status, scope, !!after);
-  const values: unknown[] = [tenantIdOf(ctx), discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(after ?? [])];
-  const rows = await ctx.app.sql.query<CommentSqlRow>(text, values, name);
+  const values: unknown[] = [discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(after ?? [])];
+  const rows = await store(ctx).sql.query<CommentSqlRow>(text, values, name);
   if (rows.length === 0) throw errors.notFound("Discussion");
   const comments = rows.filter((r) => r.id !== null).map(rowToComment);
   return toPage(comments, limit, (c) => cursorOf(tag, sort, c));
@@ -277,7 +277,7 @@ export async function listQueue(
     after = [new Date(at), id];
   }
   const { name, text } = queueStatement(status, sort, !!after);
-  const rows = await ctx.app.sql.query<CommentSqlRow & ContextSqlRow>(text, [tenantIdOf(ctx), limit + 1, ...(after ?? [])], name);
+  const rows = await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(text, [limit + 1, ...(after ?? [])], name);
   const comments = rows.map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
   return toPage(comments, limit, (c) => [tag, c.createdAt.getTime(), c.id]);
 }

@@ -1,7 +1,7 @@
 // What the console shows of email (contract section 15): whether the tenant's email is on and how (`smtp`: its own SMTP server or SMTP_URL, `outbox`
 // under EMAIL_OUTBOX=1, or `off`), and the tenant's messages newest first — under EMAIL_OUTBOX=1 the
 // Outbox, where a developer reads what readers would have received. manage_settings.
-import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, type RequestContext, db } from "../../context/request.js";
 import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
@@ -48,9 +48,8 @@ export async function listEmailMessages(
   if (state !== null && !(EMAIL_MESSAGE_STATES as readonly string[]).includes(state)) {
     throw errors.validation([{ path: "state", message: `must be one of ${EMAIL_MESSAGE_STATES.join(", ")}` }]);
   }
-  const db = ctx.app.scoped(tenantIdOf(ctx));
   return newestFirstPage(args, (q) =>
-    db.emailMessage.findMany({
+    db(ctx).emailMessage.findMany({
       ...q,
       where: { AND: [state ? { state } : {}, q.where] },
       select: {

@@ -3,7 +3,7 @@
 // (GET/PATCH /api/v1/me/notifications with their identity; publishable keys allowed). A reader who
 // has not chosen follows the tenant's `email.defaultReplies`. Kept on the reader's row
 // (`readers.reply_emails`), so erasing the reader erases the choice.
-import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, requireReader, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { REPLY_EMAIL_CHOICES, resolveSettings, type ReplyEmails } from "../../tenancy/settings-model.js";
 
@@ -23,7 +23,7 @@ const WRITE = `INSERT INTO readers (tenant_id, id, name, avatar_url, reply_email
 export async function getMyNotifications(ctx: RequestContext): Promise<NotificationPreferences> {
   const reader = await requireReader(ctx);
   const [rows, tenant] = await Promise.all([
-    ctx.app.sql.query<{ replyEmails: ReplyEmails | null }>(READ, [tenantIdOf(ctx), reader.id], "reader_reply_emails"),
+    store(ctx).sql.query<{ replyEmails: ReplyEmails | null }>(READ, [reader.id], "reader_reply_emails"),
     loadTenant(ctx),
   ]);
   const chosen = rows[0]?.replyEmails ?? null;
@@ -36,10 +36,6 @@ export async function updateMyNotifications(ctx: RequestContext, input: { replie
   if (typeof replies !== "string" || !(REPLY_EMAIL_CHOICES as readonly string[]).includes(replies)) {
     throw errors.validation([{ path: "replies", message: `must be one of ${REPLY_EMAIL_CHOICES.join(", ")}` }]);
   }
-  await ctx.app.sql.query(
-    WRITE,
-    [tenantIdOf(ctx), reader.id, reader.name, reader.avatarUrl, replies, ctx.app.clock.now()],
-    "reader_reply_emails_set",
-  );
+  await store(ctx).sql.query(WRITE, [reader.id, reader.name, reader.avatarUrl, replies, ctx.app.clock.now()], "reader_reply_emails_set");
   return { replies: replies as ReplyEmails, chosen: true };
 }

@@ -6,7 +6,7 @@ import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { randomUUID } from "node:crypto";
 import { escapeHtml } from "./templates.js";
-import { headerFields } from "./sender.js";
+import { headerFields } from "./engine/sender.js";
 import { sendEmail, sendFailure } from "./transport.js";
 import { smtpServerFor } from "./smtp-url.js";
 
@@ -26,7 +26,7 @@ export async function sendTestEmail(ctx: RequestContext, to: string): Promise<Te
   // the tenant's own SMTP server, else the service's (src/modules/email/smtp-url.ts)
   const server = smtpServerFor(ctx, settings);
   if (!server) throw errors.emailNotConfigured();
-  // the same header boundary as every queued message (headerFields in src/modules/email/sender.ts):
+  // the same header boundary as every queued message (headerFields in src/modules/email/engine/sender.ts):
   // values on one line, structured addresses
   const fields = headerFields(
     {

@@ -5,12 +5,12 @@
 //                                      any other body (none, other fields, JSON, another type) → 400
 //                                      one_click_required, nothing changed
 //   GET  /api/v1/unsubscribe/{token}   → a small page whose button sends that same POST
-// No key, no sign-in: the signed token is the authority (src/modules/email/unsubscribe.ts).
+// No key, no sign-in: the signed token is the authority (src/modules/email/engine/unsubscribe.ts).
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
-import { unsubscribe, verifyUnsubscribeToken, type UnsubscribeKind } from "./unsubscribe.js";
+import { unsubscribe, verifyUnsubscribeToken, type UnsubscribeKind } from "./engine/unsubscribe.js";
 
 const PAGE_HEADERS = {
   "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",

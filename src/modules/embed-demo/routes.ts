@@ -1,11 +1,11 @@
 // /embed/demo (contract section 14): a page a newcomer opens after `npm start` to see the comment
 // thread working against the embedded database, with a sign-in stub. Mounted unless
-// NODE_ENV=production (there only with EMBED_DEMO=1). Its tenant: src/modules/embed-demo/demo-tenant.ts.
+// NODE_ENV=production (there only with EMBED_DEMO=1). Its tenant: src/modules/embed-demo/engine/demo-tenant.ts.
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { AppError } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
-import { DEMO_DISCUSSION, demoOriginAllower, demoTenantSource } from "./demo-tenant.js";
+import { DEMO_DISCUSSION, demoOriginAllower, demoTenantSource } from "./engine/demo-tenant.js";
 import { checkDemoName, demoReaderId, signDemoIdentity } from "./identity.js";
 import { DEMO_CSS, DEMO_JS, demoHtml } from "./page.js";
 

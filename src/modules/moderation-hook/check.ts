@@ -14,7 +14,7 @@ import type { ReaderIdentity } from "../../auth/identity.js";
 import type { Settings } from "../../tenancy/settings-model.js";
 import type { RuleVerdict } from "../../tenancy/safety-rules.js";
 import type { HookDecision, HookOutcome } from "../../webhook-delivery/moderation-hook.js";
-import { tenantIdOf } from "../../context/request.js";
+import { tenantIdOf, store } from "../../context/request.js";
 
 export type HookReason =
   | { source: "hook"; decision: HookDecision; reason?: string }
@@ -87,14 +87,9 @@ const readerOf = (reader: ReaderIdentity, row: ContextRow): CommentCheck["reader
  * closed edit window): such a request costs no hook call, and the hook is not told of it.
  */
 async function buildCheck(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<CommentCheck | null> {
-  const tenantId = tenantIdOf(ctx);
   const now = ctx.app.clock.now();
   if (input.action === "create") {
-    const [row] = await ctx.app.sql.query<ContextRow>(
-      CREATE_CONTEXT,
-      [tenantId, input.reader.id, input.discussionId, now],
-      "hook_create_context",
-    );
+    const [row] = await store(ctx).sql.query<ContextRow>(CREATE_CONTEXT, [input.reader.id, input.discussionId, now], "hook_create_context");
     if (!row || row.banned || (row.state !== null && row.state !== "open")) return null;
     return {
       type: "comment.check",
@@ -110,7 +105,7 @@ async function buildCheck(ctx: RequestContext, settings: Settings, input: Screen
       discussion: { id: input.discussionId, title: row.title, url: row.url },
     };
   }
-  const [row] = await ctx.app.sql.query<EditRow>(EDIT_CONTEXT, [tenantId, input.reader.id, input.commentId, now], "hook_edit_context");
+  const [row] = await store(ctx).sql.query<EditRow>(EDIT_CONTEXT, [input.reader.id, input.commentId, now], "hook_edit_context");
   if (!row || row.banned || !row.discussion_id || !row.created_at || row.author_id !== input.reader.id || row.status === "deleted")
     return null;
   if (row.state !== "open") return null;

@@ -4,7 +4,7 @@
 // record, so memory holds one batch whatever the tenant's size. With `since`, what changed from
 // then: comments created or edited, reactions made, and the discussions and readers they name (or
 // that were created or renamed since).
-import type { Sql } from "../../db/sql.js";
+import type { TenantSql } from "../../db/tenant-store.js";
 import { EXPORT_VERSION, type ExportRecord } from "./records.js";
 
 const BATCH = 1_000;
@@ -18,7 +18,7 @@ SELECT d.id, d.title, d.url, d.state::text AS state, d.created_at FROM discussio
  WHERE d.tenant_id = $1 AND ($2::text IS NULL OR d.id > $2)
    AND ($4::timestamptz IS NULL OR d.created_at >= $4 OR d.updated_at >= $4
         OR EXISTS (SELECT 1 FROM comments c WHERE c.tenant_id = $1 AND c.discussion_id = d.id AND (c.created_at >= $4 OR c.edited_at >= $4))
-        OR EXISTS (SELECT 1 FROM reactions x JOIN comments c ON c.id = x.comment_id
+        OR EXISTS (SELECT 1 FROM reactions x JOIN comments c ON c.tenant_id = x.tenant_id AND c.id = x.comment_id
                     WHERE x.tenant_id = $1 AND x.created_at >= $4 AND c.discussion_id = d.id))
  ORDER BY d.id LIMIT $3`;
 
@@ -50,7 +50,7 @@ const COMMENTS_AFTER = `${COMMENT_COLUMNS}
  ORDER BY c.created_at, c.id LIMIT $4`;
 
 const REACTIONS = `
-SELECT x.comment_id, c.discussion_id, x.reader_id, x.kind, x.created_at FROM reactions x JOIN comments c ON c.id = x.comment_id
+SELECT x.comment_id, c.discussion_id, x.reader_id, x.kind, x.created_at FROM reactions x JOIN comments c ON c.tenant_id = x.tenant_id AND c.id = x.comment_id
  WHERE x.tenant_id = $1 AND x.created_at >= $2 AND (x.created_at, x.comment_id, x.reader_id, x.kind) > ($2::timestamptz, $3::text, $4::text, $5::text)
  ORDER BY x.created_at, x.comment_id, x.reader_id, x.kind LIMIT $6`;
 
@@ -76,22 +76,28 @@ interface DiscussionRow {
   created_at: Date;
 }
 
-async function* discussions(sql: Sql, tenantId: string, since: Date | null): AsyncGenerator<DiscussionRow> {
+async function* discussions(sql: TenantSql, since: Date | null): AsyncGenerator<DiscussionRow> {
   let after: string | null = null;
   for (;;) {
-    const rows: DiscussionRow[] = await sql.query<DiscussionRow>(DISCUSSIONS, [tenantId, after, BATCH, since]);
+    const rows: DiscussionRow[] = await sql.query<DiscussionRow>(DISCUSSIONS, [after, BATCH, since]);
     yield* rows;
     if (rows.length < BATCH) return;
     after = rows[rows.length - 1]!.id;
   }
 }
 
-export async function* exportRecords(sql: Sql, tenantId: string, opts: { since: Date | null; now: Date }): AsyncGenerator<ExportRecord> {
+export async function* exportRecords(sql: TenantSql, opts: { since: Date | null; now: Date }): AsyncGenerator<ExportRecord> {
   const { since } = opts;
   const counts = { discussions: 0, readers: 0, comments: 0, reactions: 0 };
-  yield { type: "export", version: EXPORT_VERSION, tenantId, exportedAt: opts.now.toISOString(), since: since?.toISOString() ?? null };
+  yield {
+    type: "export",
+    version: EXPORT_VERSION,
+    tenantId: sql.tenantId,
+    exportedAt: opts.now.toISOString(),
+    since: since?.toISOString() ?? null,
+  };
 
-  for await (const d of discussions(sql, tenantId, since)) {
+  for await (const d of discussions(sql, since)) {
     counts.discussions++;
     yield { type: "discussion", id: d.id, title: d.title, url: d.url, state: d.state, createdAt: iso(d.created_at) };
   }
@@ -99,7 +105,7 @@ export async function* exportRecords(sql: Sql, tenantId: string, opts: { since: 
   let afterReader: string | null = null;
   for (;;) {
     type R = { id: string; name: string; avatar_url: string | null; created_at: Date };
-    const rows: R[] = await sql.query<R>(READERS, [tenantId, afterReader, BATCH, since]);
+    const rows: R[] = await sql.query<R>(READERS, [afterReader, BATCH, since]);
     for (const r of rows) {
       counts.readers++;
       yield { type: "reader", id: r.id, name: r.name, avatarUrl: r.avatar_url, createdAt: iso(r.created_at) };
@@ -108,12 +114,12 @@ export async function* exportRecords(sql: Sql, tenantId: string, opts: { since: 
     afterReader = rows[rows.length - 1]!.id;
   }
 
-  for await (const d of discussions(sql, tenantId, since)) {
+  for await (const d of discussions(sql, since)) {
     let after: { pinned: boolean; at: Date; id: string } | null = null;
     for (;;) {
       const rows: CommentRow[] = after
-        ? await sql.query<CommentRow>(COMMENTS_AFTER, [tenantId, d.id, since, BATCH, after.pinned, after.at, after.id])
-        : await sql.query<CommentRow>(COMMENTS_FIRST, [tenantId, d.id, since, BATCH]);
+        ? await sql.query<CommentRow>(COMMENTS_AFTER, [d.id, since, BATCH, after.pinned, after.at, after.id])
+        : await sql.query<CommentRow>(COMMENTS_FIRST, [d.id, since, BATCH]);
       for (const c of rows) {
         counts.comments++;
         yield {
@@ -142,7 +148,7 @@ export async function* exportRecords(sql: Sql, tenantId: string, opts: { since: 
   let cursor: [Date, string, string, string] = [since ?? EPOCH, "", "", ""];
   for (;;) {
     type X = { comment_id: string; discussion_id: string; reader_id: string; kind: string; created_at: Date };
-    const rows = await sql.query<X>(REACTIONS, [tenantId, ...cursor, BATCH]);
+    const rows = await sql.query<X>(REACTIONS, [...cursor, BATCH]);
     for (const x of rows) {
       counts.reactions++;
       yield {

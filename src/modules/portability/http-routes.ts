@@ -11,13 +11,13 @@ import { open, rm } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { createRequestContext, requirePrincipal, type AppServices, type RequestContext } from "../../context/request.js";
+import { createRequestContext, requirePrincipal, type AppServices, type RequestContext, db, store } from "../../context/request.js";
 import { hasCapability } from "../../auth/principal.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { AppError, errors, type FieldError } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
-import { createImportJob, findImportJob, listImportJobs, importDto } from "./import-jobs.js";
-import { runImportJob } from "./import-run.js";
+import { createImportJob, findImportJob, listImportJobs, importDto } from "./engine/import-jobs.js";
+import { runImportJob } from "./engine/import-run.js";
 import { exportLines, exportRecords } from "./export.js";
 import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "./source.js";
 import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
@@ -147,7 +147,7 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
         }
         let job: Awaited<ReturnType<typeof createImportJob>>;
         try {
-          job = await createImportJob(app.prisma, {
+          job = await createImportJob(db(ctx), {
             tenantId: requirePrincipal(ctx).tenantId,
             ...opts,
             bytesTotal: bytes,
@@ -171,7 +171,7 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
       const limit = q.limit === undefined ? null : Number(q.limit);
       if (limit !== null && !Number.isInteger(limit)) throw errors.invalidParameter([{ path: "limit", message: "must be an integer" }]);
       const cursor = typeof q.cursor === "string" ? q.cursor : null;
-      const page = await listImportJobs(app.prisma, requirePrincipal(ctx).tenantId, { limit, cursor }, app.clock.now());
+      const page = await listImportJobs(db(ctx), requirePrincipal(ctx).tenantId, { limit, cursor }, app.clock.now());
       return reply.header("Cache-Control", "no-store").send({ items: page.items.map(importDto), nextCursor: page.nextCursor });
     }),
   );
@@ -180,7 +180,7 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
     "/api/v1/imports/:id",
     handle(async (req, reply, ctx) => {
       const { id } = req.params as { id: string };
-      const job = await findImportJob(app.prisma, requirePrincipal(ctx).tenantId, id, app.clock.now());
+      const job = await findImportJob(db(ctx), requirePrincipal(ctx).tenantId, id, app.clock.now());
       if (!job) throw errors.notFound("Import");
       return reply.header("Cache-Control", "no-store").send(importDto(job));
     }),
@@ -191,7 +191,7 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
     handle(async (req, reply, ctx) => {
       const since = parseSince(req.query as Query);
       const tenantId = requirePrincipal(ctx).tenantId;
-      const lines = exportLines(exportRecords(app.sql, tenantId, { since, now: app.clock.now() }));
+      const lines = exportLines(exportRecords(store(ctx).sql, { since, now: app.clock.now() }));
       // the first reads happen before the head is written: their failure is a problem document
       const first = await lines.next();
       const body = Readable.from(

@@ -1,6 +1,6 @@
 // Which format a file is, from its first characters: our NDJSON export starts with a JSON object,
 // a Disqus export's root element is <disqus>, a WordPress export (WXR) is an <rss> that names the
-// WordPress export namespace. src/modules/portability/importer.ts refuses a file whose format is
+// WordPress export namespace. src/modules/portability/engine/importer.ts refuses a file whose format is
 // not the one asked for.
 import type { ImportFormat } from "./source.js";
 

@@ -1,6 +1,6 @@
 // What every import format is read into (src/modules/portability/parse-*.ts): threads, posts,
 // readers and reactions keyed by the source's own ids, each with its position in the file, and bad
-// records as errors with theirs. src/modules/portability/importer.ts turns them into rows.
+// records as errors with theirs. src/modules/portability/engine/importer.ts turns them into rows.
 import { createHash } from "node:crypto";
 import { Parser } from "htmlparser2";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";

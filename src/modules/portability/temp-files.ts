@@ -11,7 +11,7 @@ import { lstat, readdir, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { HEARTBEAT_MS, STALE_MS } from "./import-jobs.js";
+import { HEARTBEAT_MS, STALE_MS } from "./engine/import-jobs.js";
 
 export const TEMP_FILE_PREFIX = "engagement-import-";
 

@@ -1,6 +1,6 @@
 // The asserting reader's own reactions on comments (Comment.viewerReactions): one query per request
 // for every comment the request resolves (a page of 20 comments costs one statement, not 20).
-import { currentReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { currentReader, tenantIdOf, type RequestContext, db } from "../../context/request.js";
 
 interface Batch {
   ids: Set<string>;
@@ -21,7 +21,7 @@ export async function viewerReactions(ctx: RequestContext, commentId: string): P
         const reader = await currentReader(ctx);
         const out = new Map<string, string[]>();
         if (!reader) return out;
-        const rows = await ctx.app.prisma.reaction.findMany({
+        const rows = await db(ctx).reaction.findMany({
           where: { tenantId: tenantIdOf(ctx), readerId: reader.id, commentId: { in: [...ids] } },
           select: { commentId: true, kind: true },
           orderBy: { kind: "asc" },

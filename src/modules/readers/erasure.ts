@@ -16,7 +16,7 @@
 // so it carries no Idempotent-Replayed header (nor does any part of it come from recorded results);
 // a repeat after the answer was kept gets that answer with Idempotent-Replayed: true. A request whose
 // key was taken over while it still ran keeps erasing too: the same outcome, harmless.
-import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
@@ -44,7 +44,7 @@ export interface ReaderErasure {
 }
 
 const DISCUSSIONS = `SELECT DISTINCT discussion_id AS id FROM comments WHERE tenant_id = $1 AND author_id = $2
-  UNION SELECT DISTINCT c.discussion_id FROM reactions r JOIN comments c ON c.id = r.comment_id
+  UNION SELECT DISTINCT c.discussion_id FROM reactions r JOIN comments c ON c.tenant_id = r.tenant_id AND c.id = r.comment_id
          WHERE r.tenant_id = $1 AND r.reader_id = $2
   ORDER BY id`;
 
@@ -73,7 +73,7 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
   };
   // the request's services without its Idempotency-Key: nothing recorded, nothing replayed
   const unrecorded = { app: ctx.app };
-  const discussions = await ctx.app.sql.query<{ id: string }>(DISCUSSIONS, [tenantId, readerId], "reader_erase_discussions");
+  const discussions = await store(ctx).sql.query<{ id: string }>(DISCUSSIONS, [readerId], "reader_erase_discussions");
   for (const { id } of discussions) {
     for (;;) {
       const b = await runWrite(unrecorded, "eng_erase_reader_batch", {
@@ -93,9 +93,9 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
       if (b.done) break;
     }
   }
-  const [rest] = await ctx.app.sql.query<{ r: { eventsScrubbed: number; reports: number; profile: boolean } }>(
+  const [rest] = await store(ctx).sql.query<{ r: { eventsScrubbed: number; reports: number; profile: boolean } }>(
     "SELECT eng_erase_reader_rest($1, $2) AS r",
-    [tenantId, readerId],
+    [readerId],
     "reader_erase_rest",
   );
   ctx.app.readerAddresses.forget(tenantId, readerId);

@@ -3,7 +3,7 @@
 // bodies the event log still holds for it (the comments table keeps only the current body), their
 // reactions, the reports they made, the sanctions imposed on them, and notification preferences (the
 // service keeps none: an empty object). Read with six statements, none of them locking anything.
-import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 
 /** The export's format, named in the document so a later change of shape can be told apart. */
@@ -73,7 +73,7 @@ const HISTORY = `SELECT e.payload #>> '{data,comment,id}' AS "commentId", e.type
    AND e.payload #>> '{data,comment,author,id}' = $2
  ORDER BY e.occurred_at, e.seq`;
 const REACTIONS = `SELECT r.comment_id AS "commentId", c.discussion_id AS "discussionId", r.kind, eng_iso(r.created_at) AS "createdAt"
-  FROM reactions r JOIN comments c ON c.id = r.comment_id
+  FROM reactions r JOIN comments c ON c.tenant_id = r.tenant_id AND c.id = r.comment_id
  WHERE r.tenant_id = $1 AND r.reader_id = $2 ORDER BY r.created_at, r.comment_id, r.kind`;
 const REPORTS = `SELECT id, comment_id AS "commentId", reason::text AS reason, note, status::text AS status,
     eng_iso(created_at) AS "createdAt", eng_iso(dismissed_at) AS "dismissedAt"
@@ -93,9 +93,8 @@ export async function exportReader(
   readerId: string,
   opts: { forModerators: boolean; mustExist: boolean },
 ): Promise<ReaderExport> {
-  const tenantId = tenantIdOf(ctx);
-  const args = [tenantId, readerId];
-  const q = <T>(text: string, name: string) => ctx.app.sql.query<T & Record<string, unknown>>(text, args, name);
+  const args = [readerId];
+  const q = <T>(text: string, name: string) => store(ctx).sql.query<T & Record<string, unknown>>(text, args, name);
   const [profile, comments, history, reactions, reports, sanctions] = await Promise.all([
     q<NonNullable<ReaderExport["profile"]>>(PROFILE, "reader_export_profile"),
     q<CommentRow>(COMMENTS, "reader_export_comments"),

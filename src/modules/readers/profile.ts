@@ -1,7 +1,7 @@
 // A reader as a moderator sees them (moderate_content, declared by the GraphQL field): profile, how
 // many comments they have of each status, the open reports against their comments, the sanction in
 // force (judged at the app clock's now) and their latest comments of any status. Two statements.
-import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, type RequestContext, store } from "../../context/request.js";
 import { resolveSettings, type ReplyEmails } from "../../tenancy/settings-model.js";
 import { errors } from "../../lib/errors.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
@@ -64,10 +64,9 @@ interface ProfileSqlRow {
 
 /** The reader's profile; 404 when the tenant has no such reader. */
 export async function getReaderProfile(ctx: RequestContext, readerId: string): Promise<ReaderProfile> {
-  const tenantId = tenantIdOf(ctx);
   const [profile, recent, tenant] = await Promise.all([
-    ctx.app.sql.query<ProfileSqlRow>(PROFILE, [tenantId, readerId, ctx.app.clock.now()], "reader_profile"),
-    ctx.app.sql.query<CommentSqlRow & ContextSqlRow>(RECENT, [tenantId, readerId], "reader_recent_comments"),
+    store(ctx).sql.query<ProfileSqlRow>(PROFILE, [readerId, ctx.app.clock.now()], "reader_profile"),
+    store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(RECENT, [readerId], "reader_recent_comments"),
     loadTenant(ctx),
   ]);
   const p = profile[0];

@@ -5,7 +5,7 @@
 // Banning is one statement (eng_ban_reader): the sanction and, with rejectPending, the rejection of the
 // reader's pending comments with the events a moderator's rejection appends. Both actions are audited.
 import { z } from "zod";
-import { requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { requirePrincipal, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { runWrite } from "../../events/statement.js";
@@ -75,10 +75,9 @@ const LIFT = `UPDATE reader_sanctions SET lifted_at = $3, lifted_by = $4
 /** Lifts the reader's sanction in force; none in force is not an error. Unknown reader: 404. */
 export async function liftReaderBan(ctx: RequestContext, readerId: string): Promise<{ lifted: boolean }> {
   const principal = requirePrincipal(ctx);
-  const tenantId = tenantIdOf(ctx);
-  const exists = await ctx.app.sql.query(READER_EXISTS, [tenantId, readerId], "reader_exists");
+  const exists = await store(ctx).sql.query(READER_EXISTS, [readerId], "reader_exists");
   if (!exists.length) throw errors.notFound("Reader");
-  const lifted = await ctx.app.sql.query(LIFT, [tenantId, readerId, ctx.app.clock.now(), actorOf(principal).actorId], "reader_lift_ban");
+  const lifted = await store(ctx).sql.query(LIFT, [readerId, ctx.app.clock.now(), actorOf(principal).actorId], "reader_lift_ban");
   if (lifted.length) await recordAudit(ctx, "reader.unban", { type: "reader", id: readerId });
   return { lifted: lifted.length > 0 };
 }

@@ -3,7 +3,7 @@
 // comments whose open reports reached the tenant's reportThreshold (the reported queue), `dismissed`
 // those with dismissed reports; newest report first, keyset-paginated on (latest report, comment id).
 // Dismissing closes a comment's open reports and leaves its status as it is (docs/safety.md).
-import { requirePrincipal, tenantIdOf, loadTenant, type RequestContext } from "../../context/request.js";
+import { requirePrincipal, loadTenant, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeCursor, toPage, type Page } from "../../lib/pagination.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
@@ -115,17 +115,17 @@ export async function listReported(
     after = [new Date(at), id];
   }
   const least = status === "open" ? resolveSettings((await loadTenant(ctx)).settings).safety.reportThreshold : 1;
-  const values = [tenantIdOf(ctx), status, least, limit + 1, ...(after ?? [])];
+  const values = [status, least, limit + 1, ...(after ?? [])];
   const rows = after
-    ? await ctx.app.sql.query<SummarySqlRow>(LIST_AFTER, values, "reports_list_a")
-    : await ctx.app.sql.query<SummarySqlRow>(LIST_FIRST, values, "reports_list_f");
+    ? await store(ctx).sql.query<SummarySqlRow>(LIST_AFTER, values, "reports_list_a")
+    : await store(ctx).sql.query<SummarySqlRow>(LIST_FIRST, values, "reports_list_f");
   const items = rows.map((r) => summaryOf(r, status));
   return toPage(items, limit, (s) => [tag, s.lastReportedAt?.getTime() ?? 0, s.comment.id]);
 }
 
 /** One comment's reports of `status`; 404 when the tenant has no such comment. */
 export async function reportedComment(ctx: RequestContext, commentId: string, status: ReportStatus): Promise<ReportedComment> {
-  const rows = await ctx.app.sql.query<SummarySqlRow>(ONE, [tenantIdOf(ctx), status, commentId], "reports_one");
+  const rows = await store(ctx).sql.query<SummarySqlRow>(ONE, [status, commentId], "reports_one");
   if (!rows[0]) throw errors.notFound("Comment");
   return summaryOf(rows[0], status);
 }
@@ -140,15 +140,15 @@ const DISMISS = `UPDATE comment_reports SET status = 'dismissed', dismissed_at =
  */
 export async function dismissReports(ctx: RequestContext, commentId: string): Promise<ReportedComment> {
   const principal = requirePrincipal(ctx);
-  const exists = await ctx.app.sql.query<{ discussion_id: string }>(
+  const exists = await store(ctx).sql.query<{ discussion_id: string }>(
     "SELECT discussion_id FROM comments WHERE tenant_id = $1 AND id = $2",
-    [tenantIdOf(ctx), commentId],
+    [commentId],
     "reports_comment_exists",
   );
   if (!exists[0]) throw errors.notFound("Comment");
-  const closed = await ctx.app.sql.query<{ id: string }>(
+  const closed = await store(ctx).sql.query<{ id: string }>(
     DISMISS,
-    [tenantIdOf(ctx), commentId, ctx.app.clock.now(), actorOf(principal).actorId],
+    [commentId, ctx.app.clock.now(), actorOf(principal).actorId],
     "reports_dismiss",
   );
   if (closed.length) {

@@ -5,7 +5,7 @@ import { loadTenant, tenantIdOf, type RequestContext } from "../../context/reque
 import type { Prisma } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { writeTx } from "../../events/write-tx.js";
-import { generateIdentitySecret } from "../tenants/tenants.js";
+import { generateIdentitySecret } from "../tenants/engine/tenants.js";
 import {
   applySettingsPatch,
   checkSettings,

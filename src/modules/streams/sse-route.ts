@@ -17,7 +17,7 @@ import { internalError, knownFailure, writeProblem } from "../../http/problem.js
 import type { CorsPolicy } from "../../http/cors.js";
 import { requestIdOf, type RequestRecorder } from "../../http/observability.js";
 import type { RawRoutes } from "../../http/raw-routes.js";
-import { streamCaller } from "./access.js";
+import { streamCaller } from "./engine/access.js";
 import type { StreamHub } from "../../stream-engine/hub.js";
 import { SseSink } from "../../stream-engine/sse-sink.js";
 import { sseHeaders } from "../../stream-engine/sse-writer.js";

@@ -2,7 +2,7 @@
 import type { RequestContext } from "../../context/request.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import { errors } from "../../lib/errors.js";
-import { streamCaller } from "./access.js";
+import { streamCaller } from "./engine/access.js";
 import { QueueSink } from "../../stream-engine/queue-sink.js";
 
 /** A subscriber more than this many items behind is cut off. */

@@ -68,8 +68,8 @@ export async function redeliver(ctx: RequestContext, endpointId: string, input: 
     ...(since ? { since } : {}),
   };
   // dryRun: how many would go, so a person can see it before they send them
-  if (parsed.data.dryRun) return { queued: await countRedeliverable(ctx.app.prisma, selection) };
-  const queued = await requeueEvents(ctx.app.prisma, { ...selection, endpointId, now: ctx.app.clock.now() });
+  if (parsed.data.dryRun) return { queued: await countRedeliverable(db(ctx), selection) };
+  const queued = await requeueEvents(db(ctx), { ...selection, endpointId, now: ctx.app.clock.now() });
   ctx.app.webhooks.worker.nudge();
   return { queued };
 }

@@ -11,7 +11,7 @@ import { generateKid, generateSecret } from "../../webhook-delivery/signature.js
 import { enable } from "../../webhook-delivery/breaker.js";
 import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
 import { CreateWebhookSchema, mergeOverrides, UpdateWebhookSchema } from "./input-rules.js";
-import { newChallenge, startHandshake } from "./verify.js";
+import { newChallenge, startHandshake } from "./engine/verify.js";
 import { recordAudit } from "../audit/audit.js";
 
 export type { WebhookEndpoint };

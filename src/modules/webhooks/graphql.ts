@@ -3,7 +3,7 @@
 import { builder } from "../../graphql/builder.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { createWebhook, deleteWebhook, enableWebhook, findEndpoint, listWebhooks, updateWebhook } from "./endpoints.js";
-import { verifyEndpoint } from "./verify.js";
+import { verifyEndpoint } from "./engine/verify.js";
 import { rotateWebhookSecret, type RotatedSecret } from "./secret-rotation.js";
 import { listAttempts, redeliver } from "./deliveries.js";
 import type { HandshakeResult } from "../../webhook-delivery/handshake.js";

@@ -6,11 +6,11 @@
 // redirects with why (?signin=link-expired | unknown-operator | unknown-tenant; operators.ts decides).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { serialize } from "cookie";
-import type { AppServices } from "../../context/services.js";
-import { createRequestContext } from "../../context/request.js";
-import { AppError, errors } from "../../lib/errors.js";
-import { sendProblem, knownFailure, internalError } from "../../http/problem.js";
-import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../auth/console-session.js";
+import type { AppServices } from "../../../context/services.js";
+import { createRequestContext } from "../../../context/request.js";
+import { AppError, errors } from "../../../lib/errors.js";
+import { sendProblem, knownFailure, internalError } from "../../../http/problem.js";
+import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../../auth/console-session.js";
 import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
 
 export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): void {

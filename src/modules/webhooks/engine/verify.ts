@@ -10,12 +10,12 @@
  * POST /webhooks/{id}/verify runs it inline and answers with the outcome. While a handshake is under
  * way the endpoint holds its challenge (GraphQL `verifying`); its end, success or failure, clears it.
  */
-import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
-import type { AppServices } from "../../context/request.js";
-import { errors } from "../../lib/errors.js";
-import { newChallenge, performHandshake, type HandshakeResult } from "../../webhook-delivery/handshake.js";
-import { currentSigningKey, validSecrets } from "../../webhook-delivery/secrets.js";
-import { recordAudit } from "../audit/audit.js";
+import { db, tenantIdOf, type RequestContext } from "../../../context/request.js";
+import type { AppServices } from "../../../context/request.js";
+import { errors } from "../../../lib/errors.js";
+import { newChallenge, performHandshake, type HandshakeResult } from "../../../webhook-delivery/handshake.js";
+import { currentSigningKey, validSecrets } from "../../../webhook-delivery/secrets.js";
+import { recordAudit } from "../../audit/audit.js";
 
 export { newChallenge };
 

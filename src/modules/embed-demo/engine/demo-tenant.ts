@@ -6,12 +6,12 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { AppServices } from "../../context/services.js";
-import { generateApiKey, hashApiKey } from "../../auth/key-auth.js";
-import { signAdminToken } from "../../auth/admin-jwt.js";
-import { newId } from "../../lib/ids.js";
-import { createTenant } from "../tenants/tenants.js";
-import { signDemoIdentity } from "./identity.js";
+import type { AppServices } from "../../../context/services.js";
+import { generateApiKey, hashApiKey } from "../../../auth/key-auth.js";
+import { signAdminToken } from "../../../auth/admin-jwt.js";
+import { newId } from "../../../lib/ids.js";
+import { createTenant } from "../../tenants/engine/tenants.js";
+import { signDemoIdentity } from "../identity.js";
 
 export const DEMO_DISCUSSION = "demo-article";
 

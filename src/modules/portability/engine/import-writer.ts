@@ -21,10 +21,10 @@
 // top-level with a warning, and a later run that brings the parent links it. Depths and reply counts
 // are computed as a bucket is written (WRITE_BUCKET). Counts (comment, reply and reaction counts)
 // are recomputed at the end for the discussions the import touched, changing only what differs,
-// under their locks: eng_import_recount in prisma/functions.sql.
+// under their locks: eng_import_recount in prisma/sql/95-import.sql.
 import { randomUUID } from "node:crypto";
-import type { Sql } from "../../db/sql.js";
-import type { CommentStatus } from "./source.js";
+import type { Sql } from "../../../db/sql.js";
+import type { CommentStatus } from "../source.js";
 
 export interface DiscussionRow {
   id: string;

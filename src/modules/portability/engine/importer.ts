@@ -1,5 +1,5 @@
 // An import: reads a file of one format (Disqus XML, WordPress WXR or our NDJSON export) as a
-// stream and writes what it holds with src/modules/portability/import-writer.ts — threads as
+// stream and writes what it holds with src/modules/portability/engine/import-writer.ts — threads as
 // discussions (id from the thread's identifier or its URL, `idFrom`), posts as comments with their
 // times, status and thread structure, authors as readers namespaced by source. A bad record is
 // reported with its position and skipped, or stops the import (`onError`); what was read before it
@@ -15,15 +15,15 @@
 // URL (isHttpUrl, src/lib/http-url.ts) is dropped (null), as an identity provider's picture is,
 // and the record kept.
 // Imported history appends no events, so no stream or webhook hears of it.
-import type { Sql } from "../../db/sql.js";
-import { isHttpUrl } from "../../lib/http-url.js";
-import { DEFAULT_SETTINGS } from "../../tenancy/settings-model.js";
+import type { Sql } from "../../../db/sql.js";
+import { isHttpUrl } from "../../../lib/http-url.js";
+import { DEFAULT_SETTINGS } from "../../../tenancy/settings-model.js";
 import { ImportWriter, type WriterCounts } from "./import-writer.js";
-import { parseDisqus } from "./parse-disqus.js";
-import { parseWordpress } from "./parse-wordpress.js";
-import { parseNdjson } from "./parse-ndjson.js";
-import { FORMAT_NAMES, sniffFormat } from "./sniff.js";
-import { importedCommentId, threadDiscussionId, type IdFrom, type ImportFormat, type OnError, type SourceItem } from "./source.js";
+import { parseDisqus } from "../parse-disqus.js";
+import { parseWordpress } from "../parse-wordpress.js";
+import { parseNdjson } from "../parse-ndjson.js";
+import { FORMAT_NAMES, sniffFormat } from "../sniff.js";
+import { importedCommentId, threadDiscussionId, type IdFrom, type ImportFormat, type OnError, type SourceItem } from "../source.js";
 
 export interface ImportOptions {
   tenantId: string;

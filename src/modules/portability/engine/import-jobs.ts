@@ -3,14 +3,21 @@
 // `importDto`. A running import's row is touched every HEARTBEAT_MS by the process that runs it
 // (import-run.ts); one not touched for STALE_MS lost that process (a crash, a kill) and is answered
 // failed — what it wrote stays, and running the file again continues.
-import type { PrismaClient, Import } from "../../generated/prisma/client.js";
-import { newId } from "../../lib/ids.js";
-import { newestFirstPage, type Page } from "../../lib/pagination.js";
-import type { IdFrom, ImportFormat, OnError } from "./source.js";
+import type { PrismaClient, Import } from "../../../generated/prisma/client.js";
+import { newId } from "../../../lib/ids.js";
+import { newestFirstPage, type Page } from "../../../lib/pagination.js";
+import type { IdFrom, ImportFormat, OnError } from "../source.js";
 import type { ImportProgress, ImportSummary } from "./importer.js";
+import type { ScopedPrisma } from "../../../db/tenant-scope.js";
+
+/**
+ * The imports table of a client: the app's (the import run, across tenants) or a tenant's store
+ * (`db(ctx)`: the HTTP routes), whose every query the tenant scope filters.
+ */
+type ImportRows = Pick<ScopedPrisma, "import">;
 
 export async function createImportJob(
-  prisma: PrismaClient,
+  prisma: ImportRows,
   input: {
     tenantId: string;
     format: ImportFormat;
@@ -71,21 +78,21 @@ export async function touchImportJob(prisma: PrismaClient, id: string, now: Date
 }
 
 /** Running imports of the tenant that nobody has touched for STALE_MS end failed (interrupted). */
-async function endLostImports(prisma: PrismaClient, tenantId: string, now: Date): Promise<void> {
+async function endLostImports(prisma: ImportRows, tenantId: string, now: Date): Promise<void> {
   await prisma.import.updateMany({
     where: { tenantId, state: "running", updatedAt: { lt: new Date(now.getTime() - STALE_MS) } },
     data: { state: "failed", failure: INTERRUPTED, finishedAt: now },
   });
 }
 
-export async function findImportJob(prisma: PrismaClient, tenantId: string, id: string, now: Date): Promise<Import | null> {
+export async function findImportJob(prisma: ImportRows, tenantId: string, id: string, now: Date): Promise<Import | null> {
   await endLostImports(prisma, tenantId, now);
   return prisma.import.findFirst({ where: { id, tenantId } });
 }
 
 /** The tenant's imports, newest first (GET /api/v1/imports). */
 export async function listImportJobs(
-  prisma: PrismaClient,
+  prisma: ImportRows,
   tenantId: string,
   args: { limit?: number | null; cursor?: string | null },
   now: Date,

@@ -8,10 +8,10 @@
 // is not suppressed, the reply is still approved and not deleted, and the reader has had fewer than
 // `email.maxPerReaderPerDay` messages in the last 24 hours. What fails them is dropped, not retried.
 import { randomUUID } from "node:crypto";
-import type { PrismaClient } from "../../generated/prisma/client.js";
-import type { Clock } from "../../lib/clock.js";
-import { resolveSettings, type ReplyEmails } from "../../tenancy/settings-model.js";
-import { renderReplyEmail, type ReplyItem } from "./templates.js";
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import type { Clock } from "../../../lib/clock.js";
+import { resolveSettings, type ReplyEmails } from "../../../tenancy/settings-model.js";
+import { renderReplyEmail, type ReplyItem } from "../templates.js";
 
 export interface ComposeDeps {
   prisma: PrismaClient;

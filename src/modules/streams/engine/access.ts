@@ -1,13 +1,13 @@
 // Who is opening a stream, and what it may see: an API key (X-API-Key, or the deprecated
 // ?token=) optionally with X-Service-Identity, or a ticket minted by POST /api/v1/stream/ticket.
-import { currentReader, loadTenant, type RequestContext } from "../../context/request.js";
-import { resolveSettings, type Settings } from "../../tenancy/settings-model.js";
-import { keyState } from "../../auth/key-auth.js";
-import { hasCapability } from "../../auth/principal.js";
-import { errors } from "../../lib/errors.js";
-import { redeemStreamTicket, ticketTenant, type RedeemedTicket } from "../../stream-engine/ticket-redemption.js";
-import type { PendingTicket } from "../../stream-engine/hub.js";
-import type { Viewer } from "../../stream-engine/event-visibility.js";
+import { currentReader, loadTenant, type RequestContext } from "../../../context/request.js";
+import { resolveSettings, type Settings } from "../../../tenancy/settings-model.js";
+import { keyState } from "../../../auth/key-auth.js";
+import { hasCapability } from "../../../auth/principal.js";
+import { errors } from "../../../lib/errors.js";
+import { redeemStreamTicket, ticketTenant, type RedeemedTicket } from "../../../stream-engine/ticket-redemption.js";
+import type { PendingTicket } from "../../../stream-engine/hub.js";
+import type { Viewer } from "../../../stream-engine/event-visibility.js";
 
 export interface StreamCaller {
   tenantId: string;

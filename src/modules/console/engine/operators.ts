@@ -3,11 +3,11 @@
 // (`engagement operator create`, `engagement console-link`) and by the console's sign-in routes.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
-import type { PrismaClient, Operator } from "../../generated/prisma/client.js";
-import type { Clock } from "../../lib/clock.js";
-import { errors } from "../../lib/errors.js";
-import { newId } from "../../lib/ids.js";
-import { hashToken, newToken } from "../../auth/console-session.js";
+import type { PrismaClient, Operator } from "../../../generated/prisma/client.js";
+import type { Clock } from "../../../lib/clock.js";
+import { errors } from "../../../lib/errors.js";
+import { newId } from "../../../lib/ids.js";
+import { hashToken, newToken } from "../../../auth/console-session.js";
 
 export type OperatorRole = "owner" | "moderator";
 export const OPERATOR_ROLES: readonly OperatorRole[] = ["owner", "moderator"];

@@ -10,14 +10,14 @@
 // Each message carries a Message-ID made from its id, so a receiver can tell a resend from a new one.
 import nodemailer from "nodemailer";
 import type { Transporter } from "nodemailer";
-import type { PrismaClient } from "../../generated/prisma/client.js";
-import type { Clock } from "../../lib/clock.js";
-import type { Sql } from "../../db/sql.js";
-import type { SecretBox } from "../../lib/secret-box.js";
-import { retryDelayMs } from "../../webhook-delivery/backoff.js";
-import { oneLine } from "../../lib/single-line.js";
-import type { UrlGuardOptions } from "../../webhook-delivery/url-guard.js";
-import { sendFailure, smtpTransportOptions, type SmtpServer } from "./transport.js";
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import type { Clock } from "../../../lib/clock.js";
+import type { Sql } from "../../../db/sql.js";
+import type { SecretBox } from "../../../lib/secret-box.js";
+import { retryDelayMs } from "../../../webhook-delivery/backoff.js";
+import { oneLine } from "../../../lib/single-line.js";
+import type { UrlGuardOptions } from "../../../webhook-delivery/url-guard.js";
+import { sendFailure, smtpTransportOptions, type SmtpServer } from "../transport.js";
 
 /** Messages sent at once: a pool's connections (per SMTP server), and a worker pass's slots. */
 const SEND_SLOTS = 4;

@@ -1,11 +1,11 @@
 // Tenant bootstrap: a tenant, its identity secret and a first API key holding every capability.
 import { randomBytes } from "node:crypto";
-import type { PrismaClient } from "../../generated/prisma/client.js";
-import type { SecretBox } from "../../lib/secret-box.js";
-import { newId } from "../../lib/ids.js";
-import { AppError } from "../../lib/errors.js";
-import { generateApiKey } from "../../auth/key-auth.js";
-import { CAPABILITIES } from "../../auth/capabilities.js";
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import type { SecretBox } from "../../../lib/secret-box.js";
+import { newId } from "../../../lib/ids.js";
+import { AppError } from "../../../lib/errors.js";
+import { generateApiKey } from "../../../auth/key-auth.js";
+import { CAPABILITIES } from "../../../auth/capabilities.js";
 
 export function generateIdentitySecret(): string {
   return `is_${randomBytes(32).toString("hex")}`;

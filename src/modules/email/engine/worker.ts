@@ -6,12 +6,12 @@
 // with neither (and no EMAIL_OUTBOX) its due replies are dropped.
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import type { AppServices } from "../../context/services.js";
+import type { AppServices } from "../../../context/services.js";
 import { composeDue, type ComposeDeps, type ComposeResult } from "./mail-queue.js";
 import { createSender, type SendResult } from "./sender.js";
 import { signUnsubscribeToken } from "./unsubscribe.js";
-import { composeModerationDigests } from "./moderation-digest.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { composeModerationDigests } from "./moderation-digests.js";
+import { resolveSettings } from "../../../tenancy/settings-model.js";
 
 export interface EmailWorker {
   /** one pass: compose what is due, then send what is queued */

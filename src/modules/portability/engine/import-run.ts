@@ -1,13 +1,13 @@
 // One import run as a job: the file read as a stream (its bytes counted for the progress), the
-// import (src/modules/portability/importer.ts), its progress and end written to its `imports` row
+// import (src/modules/portability/engine/importer.ts), its progress and end written to its `imports` row
 // (import-jobs.ts). The API's background runs and the CLI both go through here.
-import type { AppServices } from "../../context/services.js";
-import type { Import } from "../../generated/prisma/client.js";
-import { knownFailure } from "../../http/problem.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import type { AppServices } from "../../../context/services.js";
+import type { Import } from "../../../generated/prisma/client.js";
+import { knownFailure } from "../../../http/problem.js";
+import { resolveSettings } from "../../../tenancy/settings-model.js";
 import { HEARTBEAT_MS, recordEnd, recordFailure, recordProgress, touchImportJob } from "./import-jobs.js";
 import { runImport, type ImportProgress, type ImportSummary } from "./importer.js";
-import type { IdFrom, ImportFormat, OnError } from "./source.js";
+import type { IdFrom, ImportFormat, OnError } from "../source.js";
 
 export interface RunHooks {
   signal?: AbortSignal;

@@ -4,8 +4,8 @@
 // ADMIN_JWT_SECRET), so it needs no sign-in, works from any mail client, and a forged or altered one
 // changes nothing. Using it turns the reader's reply emails off, or an operator's moderation digest.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { AppServices } from "../../context/services.js";
-import { errors } from "../../lib/errors.js";
+import type { AppServices } from "../../../context/services.js";
+import { errors } from "../../../lib/errors.js";
 
 /** what a link stops: a reader's reply emails, or an operator's moderation digest */
 export type UnsubscribeKind = "replies" | "moderation";

@@ -1,0 +1,78 @@
+// The tenant's store: everything feature code (src/modules/**) reads or writes of a tenant's data goes
+// through one, bound to the request's tenant (`store(ctx)` in src/context/request.ts):
+// - `prisma`: the tenant-scoped Prisma client (src/db/tenant-scope.ts), every model query filtered by
+//   the tenant and every raw statement passed through the tenant guard;
+// - `sql`: plain SQL for the hot paths, the tenant's id always `$1` (the caller passes the rest, from
+//   `$2`), each statement text passed through the tenant guard (src/db/tenant-guard.ts) the first time
+//   it is seen; a statement that could read or change another tenant's rows is refused before it runs.
+// Work that crosses tenants (the email and webhook workers, retention, import staging) is not feature
+// code: it lives in engine files (`engine/` folders) and uses the app's raw clients by name.
+import type { Sql } from "./sql.js";
+import { checkTenantBound, TenantGuardRefusal } from "./tenant-guard.js";
+import type { ScopedPrisma } from "./tenant-scope.js";
+
+/** Plain SQL bound to one tenant: `$1` is the tenant's id; `values` are `$2`, `$3`, … */
+export interface TenantSql {
+  readonly tenantId: string;
+  query<R>(text: string, values: unknown[], name?: string): Promise<R[]>;
+  /** maintenance work with a limit of its own (Sql.long) */
+  long<R>(text: string, values: unknown[], timeoutMs: number): Promise<R[]>;
+}
+
+export interface TenantStore {
+  readonly tenantId: string;
+  readonly prisma: ScopedPrisma;
+  readonly sql: TenantSql;
+}
+
+/** Verdicts by statement text and bound parameters: a statement's text is checked once per process. */
+const verdicts = new Map<string, TenantGuardRefusal | null>();
+const VERDICTS_KEPT = 5_000;
+
+/** Throws TenantGuardRefusal when `text` is not tied to the tenant's id in the parameters `bound`. */
+export function guardedStatement(text: string, bound: ReadonlySet<number>): void {
+  const key = `${[...bound].join(",")}\u0000${text}`;
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    try {
+      checkTenantBound(text, bound);
+      verdict = null;
+    } catch (err) {
+      if (!(err instanceof TenantGuardRefusal)) throw err;
+      verdict = err;
+    }
+    if (verdicts.size >= VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value as string);
+    verdicts.set(key, verdict);
+  }
+  if (verdict) throw verdict;
+}
+
+const FIRST = new Set([1]);
+
+export function tenantSql(sql: Sql, tenantId: string): TenantSql {
+  return {
+    tenantId,
+    async query<R>(text: string, values: unknown[], name?: string) {
+      guardedStatement(text, FIRST);
+      return sql.query<R>(text, [tenantId, ...values], name);
+    },
+    async long<R>(text: string, values: unknown[], timeoutMs: number) {
+      guardedStatement(text, FIRST);
+      return sql.long<R>(text, [tenantId, ...values], timeoutMs);
+    },
+  };
+}
+
+/** Stores are cached per tenant (at most `max`), as scoped Prisma clients are. */
+export function createTenantStores(scoped: (tenantId: string) => ScopedPrisma, sql: Sql, max = 1000): (tenantId: string) => TenantStore {
+  const cache = new Map<string, TenantStore>();
+  return (tenantId) => {
+    let s = cache.get(tenantId);
+    if (!s) {
+      if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      s = { tenantId, prisma: scoped(tenantId), sql: tenantSql(sql, tenantId) };
+      cache.set(tenantId, s);
+    }
+    return s;
+  };
+}

@@ -1,0 +1,127 @@
+// Tenancy by construction (src/db/tenant-store.ts): a query written the wrong way — one that forgets
+// the tenant — cannot read another tenant's rows through a tenant's store. The scoped Prisma client
+// adds the tenant to every model query, and the tenant guard refuses every plain or raw statement
+// not tied to the tenant's id before it runs. And the guard's picture of the schema is the schema's.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { GUARDED_TABLES, SCALAR_FIRST, TenantGuardRefusal } from "../src/db/tenant-guard.js";
+import { TENANT_MODELS } from "../src/db/tenant-scope.js";
+import type { TenantStore } from "../src/db/tenant-store.js";
+
+let server: TestServer;
+let a: TestTenant;
+let b: TestTenant;
+let storeA: TenantStore;
+let theirs: string;
+let ours: string;
+let db: pg.Client;
+
+beforeAll(async () => {
+  server = await startServer();
+  a = await createTestTenant(server);
+  b = await createTestTenant(server);
+  const post = async (t: TestTenant, body: string) => {
+    const r = await (await t.reader("author")).post("/api/v1/discussions/same-name/comments", { body });
+    expect(r.status).toBe(201);
+    return r.body.id as string;
+  };
+  ours = await post(a, "A's comment");
+  theirs = await post(b, "B's secret comment");
+  storeA = server.app.runtime.services.stores(a.tenantId);
+  db = new pg.Client({ connectionString: inject("databaseUrl") });
+  await db.connect();
+});
+afterAll(async () => {
+  await db?.end();
+  await server?.stop();
+});
+
+describe("a query that forgets the tenant, through tenant A's store", () => {
+  it("Prisma: finds nothing of B's, even asked by id alone", async () => {
+    expect(await storeA.prisma.comment.findFirst({ where: { id: theirs } })).toBeNull();
+    expect(await storeA.prisma.comment.findMany({ where: { discussionId: "same-name" }, select: { id: true } })).toEqual([{ id: ours }]);
+    expect(await storeA.prisma.comment.count()).toBe(1);
+    // the model write cannot reach it either
+    expect((await storeA.prisma.comment.updateMany({ where: { id: theirs }, data: { body: "changed" } })).count).toBe(0);
+  });
+
+  it("plain SQL: refused before it runs, not filtered after", async () => {
+    const wrong = [
+      "SELECT body FROM comments WHERE id = $2",
+      "SELECT body FROM comments WHERE tenant_id = $1 OR id = $2",
+      "SELECT c.body FROM discussions d JOIN comments c ON c.discussion_id = d.id WHERE d.tenant_id = $1 AND c.id = $2",
+      "UPDATE comments SET body = 'changed' WHERE id = $2",
+    ];
+    for (const text of wrong) {
+      await expect(storeA.sql.query(text, [theirs])).rejects.toBeInstanceOf(TenantGuardRefusal);
+    }
+    // B's row is as it was: nothing ran
+    const { rows } = await db.query("SELECT body FROM comments WHERE id = $1", [theirs]);
+    expect(rows[0].body).toBe("B's secret comment");
+    // written the right way, the same question answers for A's own row, and not for B's
+    const right = "SELECT body FROM comments WHERE tenant_id = $1 AND id = $2";
+    expect(await storeA.sql.query(right, [ours])).toEqual([{ body: "A's comment" }]);
+    expect(await storeA.sql.query(right, [theirs])).toEqual([]);
+  });
+
+  it("Prisma's raw statements: refused unless tied to the tenant's id", async () => {
+    await expect(storeA.prisma.$queryRaw`SELECT body FROM comments WHERE id = ${theirs}`).rejects.toBeInstanceOf(TenantGuardRefusal);
+    await expect(storeA.prisma.$queryRawUnsafe("SELECT body FROM comments WHERE id = $1", theirs)).rejects.toBeInstanceOf(
+      TenantGuardRefusal,
+    );
+    await expect(storeA.prisma.$executeRaw`DELETE FROM comments WHERE id = ${theirs}`).rejects.toBeInstanceOf(TenantGuardRefusal);
+    // another tenant's id as the "tenant" is not the store's tenant
+    await expect(
+      storeA.prisma.$queryRaw`SELECT body FROM comments WHERE tenant_id = ${b.tenantId} AND id = ${theirs}`,
+    ).rejects.toBeInstanceOf(TenantGuardRefusal);
+    expect(await storeA.prisma.$queryRaw`SELECT body FROM comments WHERE tenant_id = ${a.tenantId} AND id = ${ours}`).toEqual([
+      { body: "A's comment" },
+    ]);
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM comments WHERE id = $1", [theirs]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it("the API answers 404 for B's comment with A's key", async () => {
+    expect((await a.api.get(`/api/v1/comments/${theirs}`)).status).toBe(404);
+  });
+});
+
+describe("the guard's picture of the schema is the schema's", () => {
+  it("every table with a tenant_id is guarded as a tenant table, and every Prisma model with tenantId is scoped", async () => {
+    const { rows } = await db.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.columns
+        WHERE column_name = 'tenant_id' AND table_schema = current_schema() ORDER BY table_name`,
+    );
+    expect([...GUARDED_TABLES.tenant].sort()).toEqual(rows.map((r) => r.table_name));
+    const models = server.app.runtime.services.prisma as unknown as Record<string, unknown>;
+    const { rows: all } = await db.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+    );
+    // every other table is the tenants' own, a child of a tenant table, or not tenant data
+    const others = all.map((r) => r.table_name).filter((t) => !GUARDED_TABLES.tenant.includes(t));
+    expect(others.sort()).toEqual([...GUARDED_TABLES.root, ...GUARDED_TABLES.child, "_prisma_migrations", "secret_key_check"].sort());
+    expect(models).toBeTruthy();
+  });
+
+  it("the tenant scope covers every model with a tenantId", async () => {
+    const { Prisma } = await import("../src/generated/prisma/client.js");
+    const withTenant = Object.values(Prisma.ModelName).filter((m) => {
+      const fields = (Prisma as unknown as Record<string, Record<string, string>>)[`${m}ScalarFieldEnum`];
+      return fields && "tenantId" in fields;
+    });
+    expect([...TENANT_MODELS].sort()).toEqual(withTenant.sort());
+  });
+
+  it("our database functions take the tenant's id first, a row first, or are listed as taking a value", async () => {
+    const { rows } = await db.query<{ name: string; first: string | null; type: string | null }>(
+      `SELECT p.proname AS name, p.proargnames[1] AS first, format_type(p.proargtypes[0], NULL) AS type
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = current_schema() AND p.proname LIKE 'eng\\_%'`,
+    );
+    const tables = new Set([...GUARDED_TABLES.tenant, ...GUARDED_TABLES.child, ...GUARDED_TABLES.root]);
+    const odd = rows.filter((r) => r.first !== "p_tenant" && !tables.has(r.type ?? "") && !SCALAR_FIRST.has(r.name));
+    expect(odd).toEqual([]);
+  });
+});
