@@ -25,14 +25,23 @@ export interface TenantStore {
   readonly sql: TenantSql;
 }
 
-/** Verdicts by statement text and bound parameters: a statement's text is checked once per process. */
-const verdicts = new Map<string, TenantGuardRefusal | null>();
-const VERDICTS_KEPT = 5_000;
+/**
+ * Verdicts by statement text, then by the bound parameters: a statement is checked once per process
+ * (a memo of a pure function). Keyed by the text itself, whose hash V8 keeps on the string: the hot
+ * paths' texts are constants, so a lookup costs no hashing of a long string per call.
+ */
+const verdicts = new Map<string, Map<string, TenantGuardRefusal | null>>();
+const TEXTS_KEPT = 5_000;
 
 /** Throws TenantGuardRefusal when `text` is not tied to the tenant's id in the parameters `bound`. */
-export function guardedStatement(text: string, bound: ReadonlySet<number>): void {
-  const key = `${[...bound].join(",")}\u0000${text}`;
-  let verdict = verdicts.get(key);
+export function guardedStatement(text: string, bound: ReadonlySet<number>, boundKey = [...bound].join(",")): void {
+  let byBound = verdicts.get(text);
+  if (!byBound) {
+    if (verdicts.size >= TEXTS_KEPT) verdicts.delete(verdicts.keys().next().value as string);
+    byBound = new Map();
+    verdicts.set(text, byBound);
+  }
+  let verdict = byBound.get(boundKey);
   if (verdict === undefined) {
     try {
       checkTenantBound(text, bound);
@@ -41,8 +50,7 @@ export function guardedStatement(text: string, bound: ReadonlySet<number>): void
       if (!(err instanceof TenantGuardRefusal)) throw err;
       verdict = err;
     }
-    if (verdicts.size >= VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value as string);
-    verdicts.set(key, verdict);
+    byBound.set(boundKey, verdict);
   }
   if (verdict) throw verdict;
 }
@@ -53,11 +61,11 @@ export function tenantSql(sql: Sql, tenantId: string): TenantSql {
   return {
     tenantId,
     async query<R>(text: string, values: unknown[], name?: string) {
-      guardedStatement(text, FIRST);
+      guardedStatement(text, FIRST, "1");
       return sql.query<R>(text, [tenantId, ...values], name);
     },
     async long<R>(text: string, values: unknown[], timeoutMs: number) {
-      guardedStatement(text, FIRST);
+      guardedStatement(text, FIRST, "1");
       return sql.long<R>(text, [tenantId, ...values], timeoutMs);
     },
   };
