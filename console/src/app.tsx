@@ -3,7 +3,7 @@
 // The Outbox is in the navigation only while the service keeps emails instead of sending them
 // (emailStatus.mode "outbox", read once for owners). A moderator who opens an owner's screen is told
 // why it is not shown; a sign-in link the server refused says why (?signin=…, set by
-// src/modules/console/engine/auth-routes.ts).
+// src/modules/console/engine/http-routes.ts).
 import { useEffect, useState } from "preact/hooks";
 import { gql, loadSession, signIn, signOut, type Session } from "./api";
 import { EmailModeDocument } from "./gql/graphql";

@@ -92,7 +92,7 @@ export const errors = {
     new AppError(403, "capability_escalation", `A key may only grant capabilities it holds: ${missing.join(", ")}.`, {
       extra: { capabilities: missing },
     }),
-  /** an unsubscribe POST without RFC 8058's one body (src/modules/email/unsubscribe-routes.ts) */
+  /** an unsubscribe POST without RFC 8058's one body (src/modules/email/http-routes.ts) */
   oneClickRequired: () =>
     new AppError(
       400,

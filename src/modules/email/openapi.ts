@@ -1,4 +1,4 @@
-// The OpenAPI description of the unsubscribe link (src/modules/email/unsubscribe-routes.ts), added by
+// The OpenAPI description of the unsubscribe link (src/modules/email/http-routes.ts), added by
 // src/app.ts to the document generated from the REST table.
 const token = {
   name: "token",

@@ -2,7 +2,7 @@
 // and a welcome comment, and remembered in DATA_DIR/embed-demo.json (the tenant id and the
 // publishable key, which is public by design). A later visit finds it again; one whose tenant or key
 // is gone (another database, a revoked key) makes a new one. Development only: the routes that use it
-// are mounted unless NODE_ENV=production (src/modules/embed-demo/routes.ts).
+// are mounted unless NODE_ENV=production (src/modules/embed-demo/http-routes.ts).
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
