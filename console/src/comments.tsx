@@ -12,6 +12,7 @@ import {
   PinDocument,
   RejectDocument,
   UnpinDocument,
+  type CommentStatus,
   type QueueCommentFragment,
 } from "./gql/graphql";
 
@@ -38,15 +39,15 @@ export async function runCommentAction(id: string, action: CommentAction): Promi
   else await gql(DeleteCommentDocument, { id });
 }
 
-const STATUS_LABEL: Record<string, string> = {
+const STATUS_LABEL: Record<CommentStatus, string> = {
   approved: "published",
   pending: "pending",
   rejected: "rejected",
   deleted: "deleted",
 };
 
-export function StatusBadge({ status }: { status: string }) {
-  return <span class={`badge status-${status}`}>{STATUS_LABEL[status] ?? status}</span>;
+export function StatusBadge({ status }: { status: CommentStatus }) {
+  return <span class={`badge status-${status}`}>{STATUS_LABEL[status]}</span>;
 }
 
 /** The reader: a link to their page (history, reports, Ban / Suspend / Lift ban). */

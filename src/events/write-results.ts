@@ -38,7 +38,7 @@ export const commentJson = z.strictObject({
 export type CommentJson = z.infer<typeof commentJson>;
 
 /** A comment's row with its author, what the comment writes answer (eng_comment_row_by): times as ISO strings. */
-export const commentRow = z.strictObject({
+export const writtenCommentRow = z.strictObject({
   id,
   tenantId: id,
   discussionId: id,
@@ -59,7 +59,7 @@ export const commentRow = z.strictObject({
   moderationReason: z.json().nullable(),
   author: z.strictObject({ tenantId: id, id: z.string(), name: z.string(), avatarUrl: z.string().nullable() }),
 });
-export type CommentRow = z.infer<typeof commentRow>;
+export type WrittenCommentRow = z.infer<typeof writtenCommentRow>;
 
 /** A reaction toggled (eng_toggle_reaction): its row and its event's `data.reaction`. */
 export const reactionToggle = z.strictObject({ commentId: id, readerId: id, kind: id, active: z.boolean(), counts: reactionCounts });
@@ -95,11 +95,11 @@ export type Sanction = z.infer<typeof sanctionJson>;
 
 /** The functions `runWrite` calls: each answers `{ row, events }`, and this is its row. */
 export const WRITE_ROWS = {
-  eng_post_comment: commentRow,
-  eng_edit_comment: commentRow,
-  eng_delete_comment: commentRow,
-  eng_set_comment_status: commentRow,
-  eng_set_comment_pinned: commentRow,
+  eng_post_comment: writtenCommentRow,
+  eng_edit_comment: writtenCommentRow,
+  eng_delete_comment: writtenCommentRow,
+  eng_set_comment_status: writtenCommentRow,
+  eng_set_comment_pinned: writtenCommentRow,
   eng_toggle_reaction: reactionToggle,
   eng_set_discussion_state: discussionJson,
   eng_report_comment: z.strictObject({ report: reportJson, created: z.boolean() }),

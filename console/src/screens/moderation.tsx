@@ -6,7 +6,13 @@
 // is chosen in the toolbar (moderation-digest.tsx).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { gql, subscribe, when } from "../api";
-import { ModerationQueueDocument, PendingCommentsDocument, type QueueCommentFragment } from "../gql/graphql";
+import {
+  ModerationQueueDocument,
+  PendingCommentsDocument,
+  type ModerationQueueSort as Sort,
+  type ModerationQueueStatus as Status,
+  type QueueCommentFragment,
+} from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf } from "../ui";
 import {
   CommentActions,
@@ -20,9 +26,6 @@ import {
 } from "../comments";
 import { ModerationViews } from "./reported";
 import { DigestChoice } from "./moderation-digest";
-
-type Status = "pending" | "rejected";
-type Sort = "oldest" | "newest";
 
 const where = (c: QueueCommentFragment) => c.discussionTitle ?? c.discussionId;
 const cardName = (c: QueueCommentFragment) => `Comment by ${c.author.name} in ${where(c)}`;

@@ -7,9 +7,10 @@
 // while a page loads are applied after it. New top-level comments by others wait in `incoming`
 // (shown behind an "N new comments" button) so that the text a reader is reading does not move.
 
-export type CommentStatus = "approved" | "pending" | "rejected" | "deleted";
+import type { CommentStatus, DiscussionState } from "../../../src/generated/prisma/enums.js";
+
+export type { CommentStatus, DiscussionState };
 export type Sort = "newest" | "oldest" | "top";
-export type DiscussionState = "open" | "locked" | "archived";
 
 export interface Author {
   id: string;

@@ -1,11 +1,11 @@
 // A comment as the GraphQL Comment type (src/modules/comments/graphql.ts) reads it, and the shapes
-// it is made from: a read's row (read.ts), a write's row (`CommentRow`, what the write functions
+// it is made from: a read's row (read.ts), a write's row (`WrittenCommentRow`, what the write functions
 // answer) and the JSON comment events carry (`CommentJson`, built once, by eng_comment_json in
 // prisma/sql/20-comments.sql). Both shapes are declared in src/events/write-results.ts. The REST
 // fragment (src/modules/comments/operations.graphql) selects the comment JSON's members in its order,
 // so an event's data.comment and the REST response are the same JSON (checked by a test).
 import type { Comment, Reader } from "../../generated/prisma/client.js";
-import type { CommentJson, CommentRow } from "../../events/write-results.js";
+import type { CommentJson, WrittenCommentRow } from "../../events/write-results.js";
 
 /** A comment's author as every API shows it (the reader row's own timestamps are not read). */
 export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl">;
@@ -52,7 +52,7 @@ export function commentFromJson(d: CommentJson): CommentWithAuthor {
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s));
 
 /** A write's row as the GraphQL type reads it (times as Dates). */
-export function commentFromRow(r: CommentRow): CommentWithAuthor {
+export function commentFromRow(r: WrittenCommentRow): CommentWithAuthor {
   return {
     ...r,
     editedAt: dateOrNull(r.editedAt),

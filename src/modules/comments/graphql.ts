@@ -5,6 +5,7 @@
 // For moderators (moderate_content): `discussionComments` (every status), `discussionCommentCounts`
 // and a comment's `discussionTitle` / `parent` (moderation-context.ts).
 import { builder } from "../../graphql/builder.js";
+import { CommentStatus as CommentStatuses } from "../../generated/prisma/enums.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { reactionCountsOf, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
@@ -12,9 +13,7 @@ import { COMMENT_SORTS, LIST_STATUSES, QUEUE_SORTS, QUEUE_STATUSES, getComment, 
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
 import { countDiscussionComments, listDiscussionComments, type CommentStatusCounts } from "./moderation-read.js";
 
-export const CommentStatus = builder.enumType("CommentStatus", {
-  values: ["approved", "pending", "rejected", "deleted"] as const,
-});
+export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
 const CommentListStatus = builder.enumType("CommentListStatus", { values: LIST_STATUSES });
 const QueueStatus = builder.enumType("ModerationQueueStatus", { values: QUEUE_STATUSES });

@@ -1,8 +1,9 @@
 import { builder } from "../../graphql/builder.js";
+import { DiscussionState as DiscussionStates } from "../../generated/prisma/enums.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { changeDiscussionState, discussionCounts, getDiscussion, listDiscussions, upsertDiscussion } from "./discussions.js";
 
-export const DiscussionState = builder.enumType("DiscussionState", { values: ["open", "locked", "archived"] as const });
+export const DiscussionState = builder.enumType("DiscussionState", { values: Object.values(DiscussionStates) });
 
 const DiscussionCounts = builder.objectRef<{ comments: number }>("DiscussionCounts").implement({
   fields: (t) => ({ comments: t.exposeInt("comments") }),

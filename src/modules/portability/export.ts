@@ -5,6 +5,7 @@
 // then: comments created or edited, reactions made, and the discussions and readers they name (or
 // that were created or renamed since).
 import type { TenantSql } from "../../db/tenant-store.js";
+import type { CommentStatus, DiscussionState } from "../../generated/prisma/enums.js";
 import { EXPORT_VERSION, type ExportRecord } from "./records.js";
 
 const BATCH = 1_000;
@@ -54,32 +55,32 @@ SELECT x.comment_id, c.discussion_id, x.reader_id, x.kind, x.created_at FROM rea
  WHERE x.tenant_id = $1 AND x.created_at >= $2 AND (x.created_at, x.comment_id, x.reader_id, x.kind) > ($2::timestamptz, $3::text, $4::text, $5::text)
  ORDER BY x.created_at, x.comment_id, x.reader_id, x.kind LIMIT $6`;
 
-interface CommentRow {
+interface ExportedCommentRow {
   id: string;
   parent_id: string | null;
   author_id: string;
   author_name: string | null;
   author_avatar: string | null;
   body: string;
-  status: "approved" | "pending" | "rejected" | "deleted";
+  status: CommentStatus;
   pinned: boolean;
   created_at: Date;
   edited_at: Date | null;
   deleted_at: Date | null;
 }
 
-interface DiscussionRow {
+interface ExportedDiscussionRow {
   id: string;
   title: string | null;
   url: string | null;
-  state: "open" | "locked" | "archived";
+  state: DiscussionState;
   created_at: Date;
 }
 
-async function* discussions(sql: TenantSql, since: Date | null): AsyncGenerator<DiscussionRow> {
+async function* discussions(sql: TenantSql, since: Date | null): AsyncGenerator<ExportedDiscussionRow> {
   let after: string | null = null;
   for (;;) {
-    const rows: DiscussionRow[] = await sql.query<DiscussionRow>(DISCUSSIONS, [after, BATCH, since]);
+    const rows: ExportedDiscussionRow[] = await sql.query<ExportedDiscussionRow>(DISCUSSIONS, [after, BATCH, since]);
     yield* rows;
     if (rows.length < BATCH) return;
     after = rows[rows.length - 1]!.id;
@@ -117,9 +118,9 @@ export async function* exportRecords(sql: TenantSql, opts: { since: Date | null;
   for await (const d of discussions(sql, since)) {
     let after: { pinned: boolean; at: Date; id: string } | null = null;
     for (;;) {
-      const rows: CommentRow[] = after
-        ? await sql.query<CommentRow>(COMMENTS_AFTER, [d.id, since, BATCH, after.pinned, after.at, after.id])
-        : await sql.query<CommentRow>(COMMENTS_FIRST, [d.id, since, BATCH]);
+      const rows: ExportedCommentRow[] = after
+        ? await sql.query<ExportedCommentRow>(COMMENTS_AFTER, [d.id, since, BATCH, after.pinned, after.at, after.id])
+        : await sql.query<ExportedCommentRow>(COMMENTS_FIRST, [d.id, since, BATCH]);
       for (const c of rows) {
         counts.comments++;
         yield {

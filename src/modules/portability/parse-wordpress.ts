@@ -7,7 +7,8 @@
 // become readers `wp:<hash of the email>` (or `wp:name-<hash of the name>` without one); the email
 // itself is not kept.
 import { childText, readXml, type XmlNode } from "./xml-reader.js";
-import { emailOf, htmlToText, parseSourceDate, sha256Hex, type CommentStatus, type SourceItem } from "./source.js";
+import type { CommentStatus } from "../../generated/prisma/enums.js";
+import { emailOf, htmlToText, parseSourceDate, sha256Hex, type SourceItem } from "./source.js";
 
 /** an item's fields the thread needs; its content and other metadata are dropped as they close */
 const ITEM_FIELDS = new Set(["title", "link", "wp:post_id", "wp:post_name", "wp:post_date_gmt", "wp:post_date"]);

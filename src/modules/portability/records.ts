@@ -3,6 +3,7 @@
 // them discussions, readers, comments and reactions, in that order. `engagement import --format
 // ndjson` and POST /api/v1/imports?format=ndjson read it back (src/modules/portability/parse-ndjson.ts).
 import { z } from "zod";
+import { CommentStatus, DiscussionState } from "../../generated/prisma/enums.js";
 
 export const EXPORT_VERSION = 1;
 
@@ -22,7 +23,7 @@ export const DiscussionRecord = z.object({
   id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1–128 characters of A-Z a-z 0-9 . _ : -"),
   title: z.string().max(1_000).nullable().optional(),
   url: z.string().max(4_000).nullable().optional(),
-  state: z.enum(["open", "locked", "archived"]).default("open"),
+  state: z.enum(DiscussionState).default("open"),
   createdAt: iso,
 });
 
@@ -42,7 +43,7 @@ export const CommentRecord = z.object({
   parentId: z.string().min(1).max(64).nullable().optional(),
   author: z.object({ id: z.string().max(255), name: z.string().max(1_000), avatarUrl: z.string().max(4_000).nullable().optional() }),
   body: z.string().refine((s) => !s.includes("\u0000"), "must not contain NUL characters"),
-  status: z.enum(["approved", "pending", "rejected", "deleted"]),
+  status: z.enum(CommentStatus),
   pinned: z.boolean().default(false),
   createdAt: iso,
   editedAt: isoOrNull,

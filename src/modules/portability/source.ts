@@ -4,13 +4,13 @@
 import { createHash } from "node:crypto";
 import { Parser } from "htmlparser2";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";
+import type { CommentStatus, DiscussionState } from "../../generated/prisma/enums.js";
 
 export const IMPORT_FORMATS = ["disqus", "wordpress", "ndjson"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 export const ID_FROM = ["identifier", "url", "path"] as const;
 export type IdFrom = (typeof ID_FROM)[number];
 export type OnError = "skip" | "stop";
-export type CommentStatus = "approved" | "pending" | "rejected" | "deleted";
 
 /** Where a record starts: `line 12, column 3` (XML) or `line 12` (NDJSON). */
 export type Position = string;
@@ -32,7 +32,7 @@ export interface SourceThread {
   identifier: string | null;
   url: string | null;
   title: string | null;
-  state?: "open" | "locked" | "archived";
+  state?: DiscussionState;
   /** the source marks the thread deleted: neither it nor its comments are imported (they are counted as skipped) */
   deleted?: boolean;
   createdAt: Date | null;

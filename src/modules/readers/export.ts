@@ -5,6 +5,7 @@
 // service keeps none: an empty object). Read with six statements, none of them locking anything.
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
+import type { CommentStatus } from "../../generated/prisma/enums.js";
 
 /** The export's format, named in the document so a later change of shape can be told apart. */
 export const EXPORT_FORMAT = "engagement.reader-export.v1";
@@ -45,7 +46,7 @@ interface ExportedComment {
   /** the author name an import gave this comment (comments.author_name); null: the profile's name */
   authorName: string | null;
   body: string;
-  status: string;
+  status: CommentStatus;
   pinned: boolean;
   createdAt: string;
   editedAt: string | null;
@@ -81,7 +82,8 @@ const REPORTS = `SELECT id, comment_id AS "commentId", reason::text AS reason, n
 const SANCTIONS = `SELECT eng_iso(until) AS until, reason, eng_iso(created_at) AS "createdAt", eng_iso(lifted_at) AS "liftedAt"
   FROM reader_sanctions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at, id`;
 
-type CommentRow = Omit<ExportedComment, "history">;
+/** A comment the reader wrote as COMMENTS reads it; its history comes from HISTORY. */
+type HeldCommentRow = Omit<ExportedComment, "history">;
 
 /**
  * Everything held about the reader. `forModerators` adds each comment's moderationReason (what rules,
@@ -97,7 +99,7 @@ export async function exportReader(
   const q = <T>(text: string, name: string) => store(ctx).sql.query<T & Record<string, unknown>>(text, args, name);
   const [profile, comments, history, reactions, reports, sanctions] = await Promise.all([
     q<NonNullable<ReaderExport["profile"]>>(PROFILE, "reader_export_profile"),
-    q<CommentRow>(COMMENTS, "reader_export_comments"),
+    q<HeldCommentRow>(COMMENTS, "reader_export_comments"),
     q<{ commentId: string; event: string; at: string; body: string }>(HISTORY, "reader_export_history"),
     q<ReaderExport["reactions"][number]>(REACTIONS, "reader_export_reactions"),
     q<ReaderExport["reports"][number]>(REPORTS, "reader_export_reports"),

@@ -11,10 +11,11 @@ import { newId } from "../../lib/ids.js";
 import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import type { CommentReport } from "../../events/write-results.js";
+import { ReportReason as ReportReasons, ReportStatus as ReportStatuses } from "../../generated/prisma/enums.js";
 
-export const REPORT_REASONS = ["spam", "abuse", "off_topic", "other"] as const;
+export const REPORT_REASONS = Object.values(ReportReasons);
 export type ReportReason = (typeof REPORT_REASONS)[number];
-export const REPORT_STATUSES = ["open", "dismissed"] as const;
+export const REPORT_STATUSES = Object.values(ReportStatuses);
 export type ReportStatus = (typeof REPORT_STATUSES)[number];
 
 /** A note's length limit, in characters (code points). */

@@ -24,17 +24,17 @@
 // under their locks: eng_import_recount in prisma/sql/95-import.sql.
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
-import type { CommentStatus } from "../source.js";
+import type { CommentStatus, DiscussionState } from "../../../generated/prisma/enums.js";
 
-export interface DiscussionRow {
+export interface ImportedDiscussionRow {
   id: string;
   title: string | null;
   url: string | null;
-  state: "open" | "locked" | "archived";
+  state: DiscussionState;
   createdAt: Date;
 }
 
-export interface ReaderRow {
+export interface ImportedReaderRow {
   id: string;
   name: string;
   avatarUrl: string | null;
@@ -43,7 +43,7 @@ export interface ReaderRow {
   createdAt: Date;
 }
 
-export interface CommentRow {
+export interface ImportedCommentRow {
   id: string;
   discussionId: string;
   parentId: string | null;
@@ -61,7 +61,7 @@ export interface CommentRow {
   position: string;
 }
 
-export interface ReactionRow {
+export interface ImportedReactionRow {
   commentId: string;
   discussionId: string;
   readerId: string;
@@ -238,12 +238,12 @@ interface BucketResult {
 }
 
 /** a comment as staged: its place in the file and the bucket of its discussion */
-type StagedComment = CommentRow & { bucket: number; ord: number };
-type StagedReaction = ReactionRow & { ord: number };
+type StagedComment = ImportedCommentRow & { bucket: number; ord: number };
+type StagedReaction = ImportedReactionRow & { ord: number };
 
 interface Batch {
-  discussions: (DiscussionRow & { ord: number })[];
-  readers: (ReaderRow & { ord: number })[];
+  discussions: (ImportedDiscussionRow & { ord: number })[];
+  readers: (ImportedReaderRow & { ord: number })[];
   comments: StagedComment[];
   reactions: StagedReaction[];
 }
@@ -288,20 +288,20 @@ export class ImportWriter {
     },
   ) {}
 
-  addDiscussion(d: DiscussionRow): void {
+  addDiscussion(d: ImportedDiscussionRow): void {
     if (this.seenDiscussions.has(d.id)) return;
     this.seenDiscussions.add(d.id);
     this.batch.discussions.push({ ...d, ord: this.discussionOrd++ });
   }
 
-  addReader(r: ReaderRow): void {
+  addReader(r: ImportedReaderRow): void {
     if (this.seenReaders.has(r.id)) return;
     this.seenReaders.add(r.id);
     this.batch.readers.push({ ...r, ord: this.readerOrd++ });
   }
 
   /** Stages a comment; resolves when the batch it filled (if any) is on its way. */
-  async addComment(c: CommentRow): Promise<void> {
+  async addComment(c: ImportedCommentRow): Promise<void> {
     this.addDiscussion({ id: c.discussionId, title: null, url: null, state: "open", createdAt: c.createdAt });
     let bucket = this.bucketOf.get(c.discussionId);
     if (bucket === undefined) {
@@ -317,7 +317,7 @@ export class ImportWriter {
     if (this.batch.comments.length >= this.opts.batchSize) await this.flush();
   }
 
-  async addReaction(r: ReactionRow): Promise<void> {
+  async addReaction(r: ImportedReactionRow): Promise<void> {
     this.batch.reactions.push({ ...r, ord: this.reactionOrd++ });
     if (this.batch.reactions.length >= this.opts.batchSize) await this.flush();
   }
