@@ -388,7 +388,7 @@ describe("Send test", () => {
     h.answer = () => ({ hang: true });
     const r = await h.t.api.post("/api/v1/settings/safety/hook/test");
     expect(r.body).toMatchObject({ ok: false, status: null, decision: null, error: "no answer within 200 ms" });
-    expect(server.app.runtime.services.webhooks.moderationHook.breakerState(h.t.tenantId, h.receiver.url).state).toBe("active");
+    expect(server.app.runtime.services.webhooks.signedCalls.breakerState(h.t.tenantId, h.receiver.url).state).toBe("active");
     h.answer = () => ({ body: { decision: "approve" } });
     expect((await (await h.readerAs("ann")).post("/api/v1/discussions/hook-10/comments", { body: "hi" })).body.status).toBe("approved");
   });

@@ -1,7 +1,8 @@
 /**
  * The webhook machinery of one app instance: the outbound HTTP client (keep-alive agents, URL
  * policy from ALLOW_HTTP_WEBHOOKS / WEBHOOK_ALLOWLIST), the delivery worker and background
- * handshakes, and the calls of the tenants' moderation hooks (moderation-hook.ts). Delivery jobs
+ * handshakes, and the signed calls made on the request path (signed-calls.ts: the tenants' moderation
+ * hooks). Delivery jobs
  * are created by the write statements themselves, in the event's own transaction
  * (src/events/statement.ts); the event pipeline wakes the worker after such a commit. Built once by
  * the composition root (src/runtime.ts) and handed out as `services.webhooks`.
@@ -18,7 +19,7 @@ import { createWebhookHttpClient, type WebhookHttpClient } from "./http-client.j
 import { HANDSHAKE_TIMEOUT_MS } from "./handshake.js";
 import type { AddressPolicy } from "./url-guard.js";
 import { createWebhookWorker, type WebhookWorker, type WorkerOptions } from "./worker.js";
-import { createModerationHookCaller, type ModerationHookCaller } from "./moderation-hook.js";
+import { createSignedCalls, type SignedCalls } from "./signed-calls.js";
 
 export interface WebhookOptions {
   /** Handshake timeout (contract: 30 s); tests shorten it. */
@@ -31,8 +32,8 @@ export interface WebhookRuntime {
   readonly policy: AddressPolicy;
   readonly options: WebhookOptions;
   readonly worker: WebhookWorker;
-  /** the tenants' moderation hooks, called on the request path with the same client and policy */
-  readonly moderationHook: ModerationHookCaller;
+  /** signed calls on the request path (the tenants' moderation hooks) with the same client and policy */
+  readonly signedCalls: SignedCalls;
   /** Aborted when the runtime closes (background handshakes stop). */
   readonly closing: AbortSignal;
   /** Runs a background task (a handshake) that close() waits for. */
@@ -44,7 +45,7 @@ export interface WebhookRuntime {
 
 /** What the webhook machinery needs of the app's services. */
 export interface WebhookServices {
-  metrics?: Pick<Metrics, "webhookDeliveries" | "webhookLatency" | "moderationHookCalls" | "moderationHookDuration">;
+  metrics?: Pick<Metrics, "webhookDeliveries" | "webhookLatency">;
   config: Pick<
     Config,
     "ALLOW_HTTP_WEBHOOKS" | "WEBHOOK_ALLOWLIST" | "WEBHOOK_CONCURRENCY" | "WEBHOOK_MAX_PER_ENDPOINT" | "WEBHOOK_MAX_PER_TENANT"
@@ -86,14 +87,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     },
     workerOptions,
   );
-  const moderationHook = createModerationHookCaller({
-    http,
-    clock: services.clock,
-    onOutcome: (outcome, seconds) => {
-      services.metrics?.moderationHookCalls.inc({ outcome });
-      if (seconds !== null) services.metrics?.moderationHookDuration.observe(seconds);
-    },
-  });
+  const signedCalls = createSignedCalls({ http, clock: services.clock });
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
   const tasks = new Set<Promise<void>>();
@@ -103,7 +97,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     policy,
     options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: workerOptions },
     worker,
-    moderationHook,
+    signedCalls,
     closing: closer.signal,
     background(task) {
       const p = task()

@@ -1,6 +1,7 @@
-// The moderation hook's caller (src/webhook-delivery/moderation-hook.ts) on a stub HTTP client and a
-// manual clock: how answers are read, and the breaker — open after breakerThreshold failures, one
-// trial at a time after the cooldown, closed by a decision, per tenant and url, never disabled.
+// The moderation hook's caller (src/modules/moderation-hook/caller.ts, over the signed calls of
+// src/webhook-delivery/signed-calls.ts) on a stub HTTP client and a manual clock: how answers are
+// read, and the breaker — open after breakerThreshold failures, one trial at a time after the
+// cooldown, closed by a decision, per tenant and url, never disabled.
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/lib/clock.js";
 import {
@@ -9,7 +10,8 @@ import {
   type WebhookRequest,
   type WebhookResponse,
 } from "../../src/webhook-delivery/http-client.js";
-import { createModerationHookCaller, parseHookAnswer } from "../../src/webhook-delivery/moderation-hook.js";
+import { createSignedCalls } from "../../src/webhook-delivery/signed-calls.js";
+import { createModerationHookCaller, parseHookAnswer } from "../../src/modules/moderation-hook/caller.js";
 
 type Answer = WebhookResponse | DeliveryError | Promise<WebhookResponse>;
 
@@ -54,7 +56,7 @@ describe("parseHookAnswer", () => {
 describe("the caller", () => {
   it("signs each request the Standard Webhooks way with a new webhook-id", async () => {
     const s = stub();
-    const caller = createModerationHookCaller({ http: s.http, clock: manualClock() });
+    const caller = createModerationHookCaller(createSignedCalls({ http: s.http, clock: manualClock() }));
     await caller.check(call());
     await caller.send(call());
     expect(s.sent.map((r) => r.headers["webhook-id"])).toEqual([expect.stringMatching(/^chk_/), expect.stringMatching(/^chk_/)]);
@@ -68,13 +70,16 @@ describe("the caller", () => {
     const s = stub();
     const clock = manualClock();
     const outcomes: string[] = [];
-    const caller = createModerationHookCaller({ http: s.http, clock, onOutcome: (o) => outcomes.push(o) });
+    const caller = createModerationHookCaller(createSignedCalls({ http: s.http, clock }), (o) => outcomes.push(o));
     s.answer(() => new DeliveryError("timeout", "slow"));
     expect((await caller.check(call())).kind).toBe("timeout");
     s.answer(() => ({ statusCode: 500, headers: {}, body: "", durationMs: 1 }));
     expect((await caller.check(call())).kind).toBe("error");
     expect(caller.breakerState("ten_a", "https://hook.example/check").state).toBe("circuit_open");
-    expect((await caller.check(call())).kind).toBe("breaker_open");
+    expect(await caller.check(call())).toMatchObject({
+      kind: "breaker_open",
+      error: "the hook's circuit is open until 2026-01-01T00:00:01.000Z",
+    });
     expect(s.sent).toHaveLength(2);
     // another tenant, or another url, has a breaker of its own
     s.answer(() => ({ statusCode: 200, headers: {}, body: '{"decision":"hold"}', durationMs: 1 }));
@@ -99,7 +104,7 @@ describe("the caller", () => {
   it("a failed trial re-opens it for another cooldown; many failures never disable the hook", async () => {
     const s = stub();
     const clock = manualClock();
-    const caller = createModerationHookCaller({ http: s.http, clock });
+    const caller = createModerationHookCaller(createSignedCalls({ http: s.http, clock }));
     s.answer(() => new DeliveryError("network", "ECONNREFUSED"));
     for (let i = 0; i < 100; i++) {
       await caller.check(call());

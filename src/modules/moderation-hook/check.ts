@@ -13,7 +13,7 @@ import type { RequestContext } from "../../context/request.js";
 import type { ReaderIdentity } from "../../auth/identity.js";
 import type { Settings } from "../../tenancy/settings-model.js";
 import type { RuleVerdict } from "../../tenancy/safety-rules.js";
-import type { HookDecision, HookOutcome } from "../../webhook-delivery/moderation-hook.js";
+import { moderationHookOf, type HookDecision, type HookOutcome } from "./caller.js";
 import { tenantIdOf, store } from "../../context/request.js";
 
 export type HookReason =
@@ -168,7 +168,7 @@ async function askHook(
     ctx.app.metrics.moderationHookCalls.inc({ outcome: "error" });
     outcome = { kind: "error", error: "the hook has no usable secret: set its url again to get one", status: null, latencyMs: 0 };
   } else {
-    outcome = await ctx.app.webhooks.moderationHook.check({
+    outcome = await moderationHookOf(ctx.app).check({
       tenantId,
       url: hook.url,
       secret,

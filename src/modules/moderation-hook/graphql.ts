@@ -1,6 +1,6 @@
 // The moderation hook's Send test (manage_settings): testSafetyHook.
 import { builder } from "../../graphql/builder.js";
-import { HOOK_DECISIONS } from "../../webhook-delivery/moderation-hook.js";
+import { HOOK_DECISIONS } from "./caller.js";
 import { testSafetyHook, type HookTestResult } from "./test-send.js";
 
 const HookDecision = builder.enumType("ModerationHookDecision", { values: HOOK_DECISIONS });

@@ -5,7 +5,7 @@
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import type { HookDecision } from "../../webhook-delivery/moderation-hook.js";
+import { moderationHookOf, type HookDecision } from "./caller.js";
 import type { CommentCheck } from "./check.js";
 
 export interface HookTestResult {
@@ -57,7 +57,7 @@ export async function testSafetyHook(ctx: RequestContext): Promise<HookTestResul
       error: "the hook has no usable secret: set its url again to get one",
     };
   }
-  const outcome = await ctx.app.webhooks.moderationHook.send({
+  const outcome = await moderationHookOf(ctx.app).send({
     url: hook.url,
     secret,
     timeoutMs: hook.timeoutMs,
