@@ -8,22 +8,42 @@ export function encodeCursor(values: CursorValue[]): string {
   return Buffer.from(JSON.stringify(values), "utf8").toString("base64url");
 }
 
+/** The one answer to a cursor a list cannot read: a validation error on `cursor`. */
+export const cursorNotIssued = () => errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
+
 export function decodeCursor(cursor: string, arity: number): CursorValue[] {
-  const bad = () => errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
-    throw bad();
+    throw cursorNotIssued();
   }
   if (
     !Array.isArray(parsed) ||
     parsed.length !== arity ||
     !parsed.every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))
   ) {
-    throw bad();
+    throw cursorNotIssued();
   }
   return parsed as CursorValue[];
+}
+
+/**
+ * The cursor of a list ordered by a time and an id: `[ms, id]`, or `[tag, ms, id]` for a list whose
+ * cursors name the list that issued them (a tag of its filter and sort), so that one list's cursor
+ * is refused by another.
+ */
+export function timeIdCursor(at: Date, id: string, tag?: string): CursorValue[] {
+  return tag === undefined ? [at.getTime(), id] : [tag, at.getTime(), id];
+}
+
+/** The time and id of a cursor made by timeIdCursor with the same tag; else the validation error on `cursor`. */
+export function decodeTimeIdCursor(cursor: string, tag?: string): [Date, string] {
+  const values = decodeCursor(cursor, tag === undefined ? 2 : 3);
+  if (tag !== undefined && values.shift() !== tag) throw cursorNotIssued();
+  const [at, id] = values;
+  if (typeof at !== "number" || typeof id !== "string") throw cursorNotIssued();
+  return [new Date(at), id];
 }
 
 export const DEFAULT_LIMIT = 20;
@@ -96,14 +116,11 @@ export async function newestFirstPage<T extends { createdAt: Date; id: string }>
   findMany: (q: FindManyPage) => Promise<T[]>,
 ): Promise<Page<T>> {
   const limit = checkLimit(args.limit);
-  const after = args.cursor ? decodeCursor(args.cursor, 2) : null;
-  if (after && (typeof after[0] !== "number" || typeof after[1] !== "string")) {
-    throw errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
-  }
+  const after = args.cursor ? decodeTimeIdCursor(args.cursor) : null;
   const rows = await findMany({
-    where: after ? keysetAfter(NEWEST_FIRST, [new Date(after[0] as number), after[1]]) : {},
+    where: after ? keysetAfter(NEWEST_FIRST, after) : {},
     orderBy: orderByOf(NEWEST_FIRST),
     take: limit + 1,
   });
-  return toPage(rows, limit, (r) => [r.createdAt.getTime(), r.id]);
+  return toPage(rows, limit, (r) => timeIdCursor(r.createdAt, r.id));
 }

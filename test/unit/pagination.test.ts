@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/lib/errors.js";
-import { checkLimit, decodeCursor, encodeCursor, keysetAfter, toPage } from "../../src/lib/pagination.js";
+import { checkLimit, decodeCursor, decodeTimeIdCursor, encodeCursor, keysetAfter, timeIdCursor, toPage } from "../../src/lib/pagination.js";
 
 describe("cursor codec", () => {
   it("round-trips the sort key of the last item", () => {
@@ -22,6 +22,37 @@ describe("cursor codec", () => {
       expect(err).toBeInstanceOf(AppError);
       expect((err as AppError).fieldErrors?.[0]?.path).toBe("cursor");
     }
+  });
+});
+
+describe("time and id cursors", () => {
+  const at = new Date("2026-03-01T12:00:00.000Z");
+  const refusal = (f: () => unknown) => {
+    try {
+      f();
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).fieldErrors).toEqual([{ path: "cursor", message: "is not a cursor this list issued" }]);
+    }
+  };
+
+  it("round-trips a time and an id, tagged or not", () => {
+    expect(decodeTimeIdCursor(encodeCursor(timeIdCursor(at, "cmt_a")))).toEqual([at, "cmt_a"]);
+    expect(decodeTimeIdCursor(encodeCursor(timeIdCursor(at, "cmt_a", "queue:pending:oldest")), "queue:pending:oldest")).toEqual([
+      at,
+      "cmt_a",
+    ]);
+  });
+
+  it("refuses another list's cursor, and values of the wrong kind", () => {
+    const queue = encodeCursor(timeIdCursor(at, "cmt_a", "queue:pending:oldest"));
+    refusal(() => decodeTimeIdCursor(queue, "queue:rejected:oldest"));
+    refusal(() => decodeTimeIdCursor(queue));
+    refusal(() => decodeTimeIdCursor(encodeCursor(timeIdCursor(at, "cmt_a")), "queue:pending:oldest"));
+    refusal(() => decodeTimeIdCursor(encodeCursor(["2026-03-01", "cmt_a"])));
+    refusal(() => decodeTimeIdCursor(encodeCursor([at.getTime(), 7])));
+    refusal(() => decodeTimeIdCursor(encodeCursor(["t", at.getTime(), null]), "t"));
   });
 });
 

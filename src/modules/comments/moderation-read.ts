@@ -4,7 +4,7 @@
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { checkLimit, decodeCursor, toPage, type Page } from "../../lib/pagination.js";
+import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page } from "../../lib/pagination.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./read.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 
@@ -27,21 +27,14 @@ export async function listDiscussionComments(
   checkDiscussionId(discussionId, "discussionId");
   const limit = checkLimit(args.limit);
   const tag = `moderation:${discussionId}`;
-  let after: [Date, string] | null = null;
-  if (args.cursor) {
-    const [issuedBy, at, id] = decodeCursor(args.cursor, 3);
-    if (issuedBy !== tag || typeof at !== "number" || typeof id !== "string") {
-      throw errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
-    }
-    after = [new Date(at), id];
-  }
+  const after = args.cursor ? decodeTimeIdCursor(args.cursor, tag) : null;
   const values = [discussionId, limit + 1, ...(after ?? [])];
   const rows = after
     ? await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(LIST_AFTER, values, "comments_moderation_list_a")
     : await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(LIST_FIRST, values, "comments_moderation_list_f");
   if (rows.length === 0) throw errors.notFound("Discussion");
   const comments = rows.filter((r) => r.id !== null).map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
-  return toPage(comments, limit, (c) => [tag, c.createdAt.getTime(), c.id]);
+  return toPage(comments, limit, (c) => timeIdCursor(c.createdAt, c.id, tag));
 }
 
 export interface CommentStatusCounts {

@@ -5,7 +5,16 @@
 import { sha256 } from "../../lib/sha256.js";
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { checkLimit, decodeCursor, toPage, type CursorValue, type Page } from "../../lib/pagination.js";
+import {
+  checkLimit,
+  cursorNotIssued,
+  decodeCursor,
+  decodeTimeIdCursor,
+  timeIdCursor,
+  toPage,
+  type CursorValue,
+  type Page,
+} from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import type { CommentWithAuthor } from "./dto.js";
 import { visibleTo } from "./visibility.js";
@@ -120,15 +129,14 @@ function cursorOf(tag: string, sort: CommentSort, c: CommentWithAuthor): CursorV
 function decodeAfter(tag: string, sort: CommentSort, cursor: string): unknown[] {
   const { fields } = ORDERS[sort];
   const [issuedBy, pinned, ...rest] = decodeCursor(cursor, fields.length + 2);
-  const bad = () => errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
-  if (issuedBy !== tag || typeof pinned !== "boolean") throw bad();
+  if (issuedBy !== tag || typeof pinned !== "boolean") throw cursorNotIssued();
   const values = rest.map((v, i) => {
     const field = fields[i]!;
     if (field === "createdAt") {
-      if (typeof v !== "number" || !Number.isFinite(v)) throw bad();
+      if (typeof v !== "number" || !Number.isFinite(v)) throw cursorNotIssued();
       return new Date(v);
     }
-    if (field === "reactionTotal" ? typeof v !== "number" : typeof v !== "string") throw bad();
+    if (field === "reactionTotal" ? typeof v !== "number" : typeof v !== "string") throw cursorNotIssued();
     return v;
   });
   return [pinned, ...values];
@@ -268,16 +276,9 @@ export async function listQueue(
   const sort = args.sort ?? "oldest";
   const limit = checkLimit(args.limit);
   const tag = `queue:${status}:${sort}`;
-  let after: [Date, string] | null = null;
-  if (args.cursor) {
-    const [issuedBy, at, id] = decodeCursor(args.cursor, 3);
-    if (issuedBy !== tag || typeof at !== "number" || typeof id !== "string") {
-      throw errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
-    }
-    after = [new Date(at), id];
-  }
+  const after = args.cursor ? decodeTimeIdCursor(args.cursor, tag) : null;
   const { name, text } = queueStatement(status, sort, !!after);
   const rows = await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(text, [limit + 1, ...(after ?? [])], name);
   const comments = rows.map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
-  return toPage(comments, limit, (c) => [tag, c.createdAt.getTime(), c.id]);
+  return toPage(comments, limit, (c) => timeIdCursor(c.createdAt, c.id, tag));
 }

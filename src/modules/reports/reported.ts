@@ -5,7 +5,7 @@
 // Dismissing closes a comment's open reports and leaves its status as it is (docs/safety.md).
 import { requirePrincipal, loadTenant, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { checkLimit, decodeCursor, toPage, type Page } from "../../lib/pagination.js";
+import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page } from "../../lib/pagination.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
@@ -106,21 +106,14 @@ export async function listReported(
   const status = checkStatus(args.status);
   const limit = checkLimit(args.limit);
   const tag = `reports:${status}`;
-  let after: [Date, string] | null = null;
-  if (args.cursor) {
-    const [issuedBy, at, id] = decodeCursor(args.cursor, 3);
-    if (issuedBy !== tag || typeof at !== "number" || typeof id !== "string") {
-      throw errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
-    }
-    after = [new Date(at), id];
-  }
+  const after = args.cursor ? decodeTimeIdCursor(args.cursor, tag) : null;
   const least = status === "open" ? resolveSettings((await loadTenant(ctx)).settings).safety.reportThreshold : 1;
   const values = [status, least, limit + 1, ...(after ?? [])];
   const rows = after
     ? await store(ctx).sql.query<SummarySqlRow>(LIST_AFTER, values, "reports_list_a")
     : await store(ctx).sql.query<SummarySqlRow>(LIST_FIRST, values, "reports_list_f");
   const items = rows.map((r) => summaryOf(r, status));
-  return toPage(items, limit, (s) => [tag, s.lastReportedAt?.getTime() ?? 0, s.comment.id]);
+  return toPage(items, limit, (s) => timeIdCursor(s.lastReportedAt ?? new Date(0), s.comment.id, tag));
 }
 
 /** One comment's reports of `status`; 404 when the tenant has no such comment. */

@@ -2,17 +2,12 @@
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { WebhookAttempt } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
-import { checkLimit, decodeCursor, keysetAfter, orderByOf, toPage, type Page, type SortKey } from "../../lib/pagination.js";
+import { newestFirstPage, type Page } from "../../lib/pagination.js";
 import { countRedeliverable, requeueEvents } from "../../webhook-delivery/jobs.js";
 import { findEndpoint } from "./endpoints.js";
 import { RedeliverSchema } from "./input-rules.js";
 
 export type { WebhookAttempt };
-
-const ORDER: SortKey[] = [
-  { field: "createdAt", dir: "desc" },
-  { field: "id", dir: "desc" },
-];
 
 /** Attempts, newest first: event, idempotency key, delivery id, attempt n, status, duration, error, time. */
 export async function listAttempts(
@@ -20,15 +15,10 @@ export async function listAttempts(
   endpointId: string,
   args: { limit?: number | null; cursor?: string | null },
 ): Promise<Page<WebhookAttempt>> {
-  const limit = checkLimit(args.limit);
-  const after = args.cursor ? decodeCursor(args.cursor, 2) : null;
-  await findEndpoint(ctx, endpointId);
-  const rows = await db(ctx).webhookAttempt.findMany({
-    where: { endpointId, ...(after ? keysetAfter(ORDER, [new Date(after[0] as number), after[1]]) : {}) },
-    orderBy: orderByOf(ORDER),
-    take: limit + 1,
+  return newestFirstPage(args, async (q) => {
+    await findEndpoint(ctx, endpointId);
+    return db(ctx).webhookAttempt.findMany({ ...q, where: { AND: [{ endpointId }, q.where] } });
   });
-  return toPage(rows, limit, (a) => [a.createdAt.getTime(), a.id]);
 }
 
 /** Most events one `since` redelivery queues (oldest first). */
