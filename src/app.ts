@@ -83,8 +83,7 @@ export async function buildApp(
       return reply.type("text/html; charset=utf-8").send(graphiql);
     }
     // a mutation with an Idempotency-Key: claimed first, its answer kept (src/http/graphql-idempotent.ts)
-    if (req.headers["idempotency-key"] !== undefined && (await idempotent(req, reply))) return reply;
-    const served = await direct(req, reply);
+    const served = (req.headers["idempotency-key"] !== undefined && (await idempotent(req, reply))) || (await direct(req, reply));
     services.metrics.graphqlRequests.inc({ path: served || "yoga" });
     if (served) return reply;
     const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });

@@ -92,13 +92,14 @@ export function createDirectGraphQL(yoga: GraphQLServer, app: AppServices, count
       reply.status(200).header("content-type", `${mediaType}; charset=utf-8`);
       reply.send(stringify(result));
     };
-    const throughYoga = async (prebuilt?: RequestContext) => {
+    const throughYoga = async (prebuilt?: RequestContext, contextFailure?: unknown) => {
       // yoga's own operation pipeline, with the server context yoga would pass: the request context
-      // is built by the same `context` function, when yoga would build it (after validation)
+      // is built by the same `context` function, when yoga would build it (after validation), unless
+      // it was built here already (or refused: yoga answers that refusal)
       const result = await yoga.getResultForParams(
         // what is read of the request here: its method (yoga's parse hook) and headers (our context)
         { params: params as { query: string }, request: { method: "POST", headers: req.headers } as unknown as Request },
-        prebuilt ? { req, reply, prebuilt } : { req, reply },
+        prebuilt ? { req, reply, prebuilt } : contextFailure !== undefined ? { req, reply, contextFailure } : { req, reply },
       );
       const done = result as ExecutionResult;
       if (!done.errors && !done.extensions && !(Symbol.asyncIterator in done)) return write(done, JSON.stringify);
@@ -116,9 +117,9 @@ export function createDirectGraphQL(yoga: GraphQLServer, app: AppServices, count
     let ctx: RequestContext;
     try {
       ctx = await graphqlContext(app, req.headers, "POST", reply);
-    } catch {
-      // a bad key or a refused request: yoga's answer for it (nothing has run)
-      await throughYoga();
+    } catch (err) {
+      // a bad key or a refused request: yoga's answer for it (nothing has run, nothing is counted again)
+      await throughYoga(undefined, err);
       return "direct";
     }
     if (!ctx.principal) {

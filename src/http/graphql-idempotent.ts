@@ -12,7 +12,7 @@ import type { StoredAnswer } from "../idempotency/records.js";
 import type { CorsPolicy } from "./cors.js";
 import { parseWithinLimits } from "./graphql-limits.js";
 import { graphqlContext } from "./graphql-context.js";
-import { beginIdempotent, finishIdempotent, idempotencyKeyOf, REPLAYED_HEADER, replayedFromRecords } from "./idempotency.js";
+import { beginIdempotent, finishIdempotent, idempotencyKeyOf, replayedFromRecords, sendStoredAnswer } from "./idempotency.js";
 
 /** True when the body's operation (by operationName, or the only one) is a mutation. */
 function isMutationRequest(body: unknown): boolean {
@@ -43,13 +43,18 @@ function answeredWithErrors(body: string): boolean {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- yoga's server context type does not matter here
 type Yoga = YogaServerInstance<any, RequestContext>;
 
-/** Serves a /graphql mutation carrying Idempotency-Key; false when the request is not one (or has no caller). */
+/**
+ * Serves a /graphql mutation carrying Idempotency-Key: answers "idempotent" (graphql_requests_total's
+ * path), or false when the request is not one or has no credentials (the direct path or yoga then
+ * answers it). Credentials are judged before the key, as on REST: a refused caller gets yoga's
+ * answer for the refusal, whatever the key.
+ */
 export function createIdempotentGraphQL(yoga: Yoga, app: AppServices, cors: CorsPolicy) {
+  // an answer written here, not by yoga: the CORS headers yoga would have added
   const write = (req: FastifyRequest, reply: FastifyReply, answer: StoredAnswer, replayed: boolean) => {
     const corsHeaders = cors.headers(req.headers.origin);
     if (corsHeaders) reply.headers(corsHeaders);
-    if (replayed) reply.header(REPLAYED_HEADER, "true");
-    reply.headers(answer.headers).status(answer.status).send(answer.body);
+    sendStoredAnswer(reply, answer, replayed);
   };
   const refusal = (err: AppError): StoredAnswer => ({
     status: err.status,
@@ -57,29 +62,37 @@ export function createIdempotentGraphQL(yoga: Yoga, app: AppServices, cors: Cors
     body: JSON.stringify({ errors: [err.toJSON()] }),
   });
 
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<"idempotent" | false> => {
     if (req.method !== "POST" || req.url.split("?")[0] !== "/graphql" || !isMutationRequest(req.body)) return false;
     let ctx: RequestContext;
+    try {
+      ctx = await graphqlContext(app, req.headers, "POST", reply);
+    } catch (err) {
+      // refused (a bad key, over the budget, an origin not allowed): yoga's answer for that refusal,
+      // without building the context again (which would count the request again)
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply, contextFailure: err });
+      response.headers.forEach((value, name) => void reply.header(name, value));
+      reply.status(response.status).send(Buffer.from(await response.arrayBuffer()));
+      return "idempotent";
+    }
+    if (!ctx.principal) return false; // no credentials: the direct path or yoga refuses what needs them
     let key: string | null;
     try {
       key = idempotencyKeyOf(req.headers);
-      ctx = await graphqlContext(app, req.headers, "POST", reply);
     } catch (err) {
-      if (err instanceof AppError && err.code === "invalid_parameter") {
-        write(req, reply, refusal(err), false);
-        return true;
-      }
-      return false; // credentials refused: yoga's answer for it
+      if (!(err instanceof AppError)) throw err;
+      write(req, reply, refusal(err), false);
+      return "idempotent";
     }
-    if (!key || !ctx.principal) return false;
+    if (!key) return false;
     const begun = await beginIdempotent(ctx, key, { method: "POST", url: req.url, body: req.body });
     if (begun.kind === "answered") {
       write(req, reply, begun.answer, true);
-      return true;
+      return "idempotent";
     }
     if (begun.kind === "refused") {
       write(req, reply, refusal(begun.error), false);
-      return true;
+      return "idempotent";
     }
     const scope = begun.scope;
     let answer: StoredAnswer;
@@ -96,8 +109,7 @@ export function createIdempotentGraphQL(yoga: Yoga, app: AppServices, cors: Cors
       throw err;
     }
     await finishIdempotent(ctx, scope, answer, answeredWithErrors(answer.body));
-    if (replayedFromRecords(scope)) reply.header(REPLAYED_HEADER, "true");
-    reply.status(answer.status).send(answer.body);
-    return true;
+    sendStoredAnswer(reply, answer, replayedFromRecords(scope));
+    return "idempotent";
   };
 }

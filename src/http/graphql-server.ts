@@ -215,6 +215,7 @@ export function createGraphQLServer(
       if (initial.prebuilt) return initial.prebuilt;
       const { request, reply } = initial;
       try {
+        if (initial.contextFailure !== undefined) throw initial.contextFailure;
         return await graphqlContext(app, request.headers, request.method, reply);
       } catch (err) {
         const known = knownFailure(err);

@@ -7,6 +7,7 @@
 // their own transactions: src/events/statement.ts, src/events/write-tx.ts) and `finishIdempotent`
 // keeps its answer — unless nothing was written and it was refused (4xx) or failed (5xx), which
 // are not kept, so a retry runs again.
+import type { FastifyReply } from "fastify";
 import { sha256 } from "../lib/sha256.js";
 import { errors, type AppError } from "../lib/errors.js";
 import { currentReader, loadTenant, type RequestContext } from "../context/request.js";
@@ -108,3 +109,16 @@ export async function finishIdempotent(ctx: RequestContext, scope: IdempotencySc
 
 /** True when this run answered from an earlier run's recorded writes rather than writing. */
 export const replayedFromRecords = (scope: IdempotencyScope): boolean => scope.replay.length > 0;
+
+/**
+ * Sends an answer under a key, REST's and /graphql's alike: its status, headers and body, and
+ * `Idempotent-Replayed: true` when it is a kept one (or one rebuilt from an earlier run's recorded
+ * writes).
+ */
+export function sendStoredAnswer(reply: FastifyReply, answer: StoredAnswer, replayed: boolean): FastifyReply {
+  if (replayed) reply.header(REPLAYED_HEADER, "true");
+  const { "content-type": type, ...headers } = answer.headers;
+  reply.headers(headers).status(answer.status);
+  if (type) reply.type(type);
+  return answer.status === 204 ? reply.send() : reply.send(answer.body);
+}

@@ -7,7 +7,7 @@ export interface Metrics {
   httpRequests: Counter<"route" | "method" | "status">;
   httpDuration: Histogram<"route" | "method">;
   graphqlOperations: Counter<"operation" | "outcome">;
-  /** /graphql requests by the way they were served: `compiled` or `direct` (a backend's plain POST) or `yoga` */
+  /** /graphql requests by the way they were served: `compiled` or `direct` (a backend's plain POST), `idempotent` (a mutation under Idempotency-Key) or `yoga` */
   graphqlRequests: Counter<"path">;
   eventsAppended: Counter;
   eventsPublished: Counter<"outcome">;
@@ -57,7 +57,7 @@ export function createMetrics(): Metrics {
     }),
     graphqlRequests: new Counter({
       name: "graphql_requests_total",
-      help: "/graphql requests by path: compiled (a backend's query run compiled), direct (its other plain POSTs) or yoga (everything else)",
+      help: "/graphql requests by path: compiled (a backend's query run compiled), direct (its other plain POSTs), idempotent (mutations under Idempotency-Key) or yoga (everything else)",
       labelNames: ["path"],
       registers: [registry],
     }),

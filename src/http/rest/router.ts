@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { createRequestContext, type AppServices, type RequestContext } from "../../context/request.js";
 import { AppError, errors } from "../../lib/errors.js";
-import { rateLimitHeaders } from "../../auth/rate-limit.js";
+import { announceRateLimit } from "../request-context.js";
 import { isAdmin } from "../../auth/principal.js";
 import { createOperationRunner, toAppError, type RunOperation, type Yoga } from "./execute.js";
 import type { OperationCounter } from "../compiled-operations.js";
@@ -15,8 +15,8 @@ import {
   beginIdempotent,
   finishIdempotent,
   idempotencyKeyOf,
-  REPLAYED_HEADER,
   replayedFromRecords,
+  sendStoredAnswer,
   type Begun,
 } from "../idempotency.js";
 import type { IdempotencyScope, StoredAnswer } from "../../idempotency/records.js";
@@ -102,20 +102,20 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
         let ctx: RequestContext | undefined;
         let scope: IdempotencyScope | undefined;
         try {
-          ctx = await createRequestContext(app, req.headers, { method: req.method });
-          if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
+          ctx = announceRateLimit(await createRequestContext(app, req.headers, { method: req.method }), reply, false);
           if (r.adminOnly && !isAdmin(ctx.principal)) {
             throw errors.unauthenticated("This route takes the admin console's JWT (Authorization: Bearer).");
           }
-          const key = r.method !== "GET" ? idempotencyKeyOf(req.headers) : null;
-          if (key && ctx.principal) {
+          // read once the caller is known: a request without credentials is told 401, not about its key
+          const key = r.method !== "GET" && ctx.principal ? idempotencyKeyOf(req.headers) : null;
+          if (key) {
             const begun = await beginIdempotent(
               ctx,
               key,
               { method: req.method, url: req.url, body: req.body },
               { claimInWrite: r.claimInWrite === true },
             );
-            if (begun.kind === "answered") return sendAnswer(reply, begun.answer, true);
+            if (begun.kind === "answered") return sendStoredAnswer(reply, begun.answer, true);
             if (begun.kind === "refused") return sendProblem(reply, begun.error);
             ctx.idempotency = scope = begun.scope;
           }
@@ -125,9 +125,10 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
             scope = undefined; // settled here, not again below
             if (s.superseded) return sendBegun(reply, answerClaim(s.superseded));
             await finishIdempotent(ctx, s, answer);
-            return sendAnswer(reply, answer, replayedFromRecords(s));
+            return sendStoredAnswer(reply, answer, replayedFromRecords(s));
           }
-          return sendAnswer(reply, answer, false, r.cache);
+          if (r.cache && answer.status === 200) return sendCacheable(req, reply, answer.body, r.cache.maxAgeSeconds);
+          return sendStoredAnswer(reply, answer, false);
         } catch (err) {
           if (ctx && scope?.superseded) return sendBegun(reply, answerClaim(scope.superseded));
           if (ctx && scope)
@@ -142,7 +143,7 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
 
 /** The answer of a key another request holds or answered (found when the write tried to claim it). */
 function sendBegun(reply: FastifyReply, begun: Begun) {
-  if (begun.kind === "answered") return sendAnswer(reply, begun.answer, true);
+  if (begun.kind === "answered") return sendStoredAnswer(reply, begun.answer, true);
   if (begun.kind === "refused") return sendProblem(reply, begun.error);
   throw new Error("a superseded key cannot run");
 }
@@ -174,16 +175,6 @@ async function answerOf(
   if (payload === undefined) return { status: 204, headers: {}, body: "" };
   const status = typeof r.status === "function" ? r.status(data) : (r.status ?? 200);
   return { status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(payload) };
-}
-
-/** Sends an answer (`replayed`: a stored one, or one rebuilt from an earlier run's recorded writes). */
-function sendAnswer(reply: FastifyReply, answer: StoredAnswer, replayed: boolean, cache?: Route<unknown, unknown>["cache"]) {
-  if (replayed) reply.header(REPLAYED_HEADER, "true");
-  if (cache && answer.status === 200) return sendCacheable(reply.request, reply, answer.body, cache.maxAgeSeconds);
-  const { "content-type": type, ...headers } = answer.headers;
-  reply.headers(headers).status(answer.status);
-  if (type) reply.type(type);
-  return answer.status === 204 ? reply.send() : reply.send(answer.body);
 }
 
 /** A strong ETag of the JSON answer; a matching If-None-Match gets 304 with no body. */
