@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQuery } from "fast-querystring";
 import { createRequestContext, type AppServices } from "../../context/request.js";
+import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
 import { errors } from "../../lib/errors.js";
 import { str, type Query } from "../../http/rest/params.js";
@@ -99,6 +100,8 @@ async function openStream(
   if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
 
   const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET" });
+  // the budget left, on the stream's head as on every counted answer
+  if (ctx.rateLimit) Object.assign(headers, rateLimitHeaders(ctx.rateLimit));
   const caller = await streamCaller(ctx, {
     discussionId,
     ticket: headerAuth ? undefined : ticket,
