@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 // Imports run one way: features (src/modules) → infrastructure → lib. Each layer may import its own
-// and lower layers, never a higher one; the composition root (src/app.ts, src/runtime.ts,
+// and lower layers, never a higher one; the composition root (src/app.ts, src/runtime.ts, src/workers.ts,
 // src/main.ts, src/index.ts) and the CLI sit on top. See docs/CONVENTIONS.md.
 const LAYERS = [
   ["lib", "generated", "tenancy"],
@@ -15,7 +15,7 @@ const LAYERS = [
   ["http"],
   ["modules"],
 ];
-const TOP_FILES = "^(\\.\\./)+(app|runtime|main|index)\\.js$";
+const TOP_FILES = "^(\\.\\./)+(app|runtime|workers|main|index)\\.js$";
 const boundaries = LAYERS.map((dirs, i) => {
   const higher = LAYERS.slice(i + 1).flat();
   return {
@@ -36,7 +36,7 @@ const boundaries = LAYERS.map((dirs, i) => {
               : []),
             {
               regex: `${TOP_FILES}|(^|/)cli/`,
-              message: "Only the composition root and the CLI import src/app.ts, src/runtime.ts or src/cli.",
+              message: "Only the composition root and the CLI import src/app.ts, src/runtime.ts, src/workers.ts or src/cli.",
             },
           ],
         },

@@ -30,9 +30,10 @@ import { mountEmbed } from "./http/embed-static.js";
 import { mountEmbedDemo } from "./modules/embed-demo/http-routes.js";
 import { mountUnsubscribe } from "./modules/email/http-routes.js";
 import { emailMode } from "./modules/email/transport.js";
-import { createEmailWorker, type EmailWorker } from "./modules/email/engine/worker.js";
+import type { EmailWorker } from "./modules/email/engine/worker.js";
 import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import type { WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
+import { createWorkers } from "./workers.js";
 
 export interface App {
   runtime: Runtime;
@@ -40,7 +41,7 @@ export interface App {
   url: string;
   /** the instance's SSE streams and GraphQL subscriptions (src/stream-engine/hub.ts) */
   streams: StreamHub;
-  /** composes and sends reply emails (src/modules/email/engine/worker.ts); started with the server unless RUN_EMAIL_WORKER=0 */
+  /** composes and sends reply emails (src/modules/email/engine/worker.ts); started with the server unless RUN_EMAIL_WORKER=0 (src/workers.ts) */
   email: EmailWorker;
   start(): Promise<string>;
   stop(): Promise<void>;
@@ -108,7 +109,7 @@ export async function buildApp(
   // the OpenAPI document, generated once (src/modules/openapi-document.ts)
   mountOpenApi(fastify, config, openApiDocument(SERVICE_VERSION));
   // --- streams
-  const { streams, webhooks } = services;
+  const { streams } = services;
   mountStreamRoute(raw, { app: services, hub: streams, cors, record });
   mountPortabilityRoutes(fastify, services);
   mountConsoleAuth(fastify, services);
@@ -118,26 +119,24 @@ export async function buildApp(
   mountUnsubscribe(fastify, services);
   mountHealth(fastify, { db: services.db, redis: runtime.redis, email: emailMode(config) });
   mountIndex(fastify, config);
+  const workers = createWorkers(runtime);
 
   const app: App = {
     runtime,
     streams,
-    email: createEmailWorker(services),
+    email: workers.email,
     url: "",
     async start() {
       await fastify.listen({ port: config.PORT, host: config.HOST });
       const addr = fastify.server.address() as AddressInfo;
       const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
       app.url = `http://${host}:${addr.port}`;
-      if (config.RUN_WEBHOOK_WORKER) webhooks.worker.start();
-      if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
-      app.email.useServerUrl(app.url);
-      if (config.RUN_EMAIL_WORKER) app.email.start();
+      workers.start(app.url);
       return app.url;
     },
     async stop() {
       await streams.shutdown(); // every stream gets connection-timeout before the server closes
-      await app.email.stop();
+      await workers.stop();
       await fastify.close();
       await runtime.close();
     },

@@ -12,7 +12,6 @@ import { eventually, startReceiver, type Receiver } from "./support/receiver.js"
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { isolatedDatabase } from "./support/database.js";
 import { spawnReady } from "./support/process.js";
-import { createWebhookWorker } from "../src/webhook-delivery/worker.js";
 
 // The whole test runs ~73 years ahead (server and child alike), so the workers of other test
 // files, on the real clock, never find these jobs due and cannot take them from the child.
@@ -121,10 +120,7 @@ describe("worker crash", () => {
       req.event === "verification" ? { status: 200, body: { challenge: req.json.challenge } } : { status: 200, delayMs: ATTEMPT_MS },
     );
     const workers = ["lease-a", "lease-b"].map((workerId) =>
-      createWebhookWorker(
-        { prisma: s.prisma, sql: s.sql, clock: s.clock, log: s.log, http: s.webhooks.http, secretBox: s.secretBox },
-        { leaseMs: RENEWED_LEASE_MS, pollIntervalMs: 10, workerId, stopGraceMs: 0 },
-      ),
+      s.webhooks.createWorker({ leaseMs: RENEWED_LEASE_MS, pollIntervalMs: 10, workerId, stopGraceMs: 0 }),
     );
     try {
       const ep = await createVerifiedEndpoint(tenant, slow);

@@ -7,7 +7,6 @@ import type { TestServer } from "./support/server.js";
 import { eventually, startReceiver, type Received } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { verifyWebhook } from "../src/index.js";
-import { createWebhookWorker } from "../src/webhook-delivery/worker.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /**
@@ -229,13 +228,9 @@ describe("several workers", () => {
   it("never send one job twice and lose none", async () => {
     const r = await startReceiver();
     const ep = await createVerifiedEndpoint(t, r);
-    const s = server.app.runtime.services;
-    const http = server.app.runtime.services.webhooks.http;
+    const { webhooks } = server.app.runtime.services;
     const extra = [1, 2].map((i) =>
-      createWebhookWorker(
-        { prisma: s.prisma, sql: s.sql, clock: s.clock, log: s.log, http, secretBox: s.secretBox },
-        { pollIntervalMs: 5, batchSize: 3, concurrency: 4, workerId: `extra-${i}`, stopGraceMs: 0 },
-      ),
+      webhooks.createWorker({ pollIntervalMs: 5, batchSize: 3, concurrency: 4, workerId: `extra-${i}`, stopGraceMs: 0 }),
     );
     extra.forEach((w) => w.start());
     try {

@@ -18,7 +18,7 @@ import type { Metrics } from "../lib/metrics.js";
 import { createWebhookHttpClient, type WebhookHttpClient } from "./http-client.js";
 import { HANDSHAKE_TIMEOUT_MS } from "./handshake.js";
 import type { AddressPolicy } from "./url-guard.js";
-import { createWebhookWorker, type WebhookWorker, type WorkerOptions } from "./worker.js";
+import { createWebhookWorker, type WebhookWorker, type WorkerDeps, type WorkerOptions } from "./worker.js";
 import { createSignedCalls, type SignedCalls } from "./signed-calls.js";
 
 export interface WebhookOptions {
@@ -32,6 +32,8 @@ export interface WebhookRuntime {
   readonly policy: AddressPolicy;
   readonly options: WebhookOptions;
   readonly worker: WebhookWorker;
+  /** Another delivery worker on this runtime's client and services, as another instance runs one (tests); its caller starts and stops it. */
+  createWorker(options: Partial<WorkerOptions>): WebhookWorker;
   /** signed calls on the request path (the tenants' moderation hooks) with the same client and policy */
   readonly signedCalls: SignedCalls;
   /** Aborted when the runtime closes (background handshakes stop). */
@@ -64,29 +66,28 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
   };
   const { config } = services;
   // the operator's caps (env), then what the composition root passes (tests)
-  const workerOptions: Partial<WorkerOptions> = {
+  const caps: Partial<WorkerOptions> = {
     concurrency: config.WEBHOOK_CONCURRENCY,
     maxPerEndpoint: config.WEBHOOK_MAX_PER_ENDPOINT,
     maxPerTenant: config.WEBHOOK_MAX_PER_TENANT,
-    ...options.worker,
   };
+  const workerOptions: Partial<WorkerOptions> = { ...caps, ...options.worker };
   // keep-alive sockets per receiver: one per attempt an endpoint may have in flight
   const http = createWebhookHttpClient({ ...policy, maxSocketsPerHost: Math.max(64, workerOptions.maxPerEndpoint ?? 0) });
-  const worker = createWebhookWorker(
-    {
-      prisma: services.prisma,
-      sql: services.sql,
-      clock: services.clock,
-      log: services.log,
-      http,
-      secretBox: services.secretBox,
-      onResult: (result, seconds) => {
-        services.metrics?.webhookDeliveries.inc({ outcome: result });
-        services.metrics?.webhookLatency.observe(seconds);
-      },
+  const workerDeps: WorkerDeps = {
+    prisma: services.prisma,
+    sql: services.sql,
+    clock: services.clock,
+    log: services.log,
+    http,
+    secretBox: services.secretBox,
+    onResult: (result, seconds) => {
+      services.metrics?.webhookDeliveries.inc({ outcome: result });
+      services.metrics?.webhookLatency.observe(seconds);
     },
-    workerOptions,
-  );
+  };
+  const createWorker = (o: Partial<WorkerOptions>) => createWebhookWorker(workerDeps, { ...caps, ...o });
+  const worker = createWorker(workerOptions);
   const signedCalls = createSignedCalls({ http, clock: services.clock });
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
@@ -97,6 +98,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     policy,
     options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: workerOptions },
     worker,
+    createWorker,
     signedCalls,
     closing: closer.signal,
     background(task) {
