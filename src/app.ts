@@ -2,9 +2,7 @@
 // Returns { start, stop } so tests and main.ts run it the same way.
 import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
-import { createRuntime, type Runtime } from "./runtime.js";
-import type { Clock } from "./lib/clock.js";
-import type { Logger } from "pino";
+import { createRuntime, type Runtime, type RuntimeOptions } from "./runtime.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
 import { RawRoutes } from "./http/raw-routes.js";
@@ -22,7 +20,7 @@ import { mountHealth } from "./http/health.js";
 import { mountIndex } from "./http/index-route.js";
 import { createCorsPolicy, mountRestCors } from "./http/cors.js";
 import { createRequestRecorder, mountObservability } from "./http/observability.js";
-import type { StreamHub, HubOptions } from "./stream-engine/hub.js";
+import type { StreamHub } from "./stream-engine/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
 import { mountConsoleAuth } from "./modules/console/engine/http-routes.js";
 import { mountConsole } from "./http/console-static.js";
@@ -32,7 +30,6 @@ import { mountUnsubscribe } from "./modules/email/http-routes.js";
 import { emailMode } from "./modules/email/transport.js";
 import type { EmailWorker } from "./modules/email/engine/worker.js";
 import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
-import type { WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
 import { createWorkers } from "./workers.js";
 
 export interface App {
@@ -47,18 +44,10 @@ export interface App {
   stop(): Promise<void>;
 }
 
-export async function buildApp(
-  config: Config,
-  opts: {
-    clock?: Clock;
-    log?: Logger;
-    migrate?: boolean;
-    stream?: Partial<HubOptions>;
-    webhooks?: Partial<WebhookOptions>;
-    identityProviders?: NonNullable<Parameters<typeof createRuntime>[1]>["identityProviders"];
-    erasure?: NonNullable<Parameters<typeof createRuntime>[1]>["erasure"];
-  } = {},
-): Promise<App> {
+/** The app's options are its runtime's (src/runtime.ts), but for the data folder's lock: a server's. */
+export type AppOptions = Omit<RuntimeOptions, "lockRole">;
+
+export async function buildApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const runtime = await createRuntime(config, opts);
   const { services } = runtime;
   // routes served before fastify's pipeline (the SSE stream: src/http/raw-routes.ts)

@@ -8,6 +8,7 @@ import { pino, type Logger } from "pino";
 import type { Config } from "./config.js";
 import type { AppServices } from "./context/services.js";
 import { openDatabase } from "./db/client.js";
+import type { LockRole } from "./db/data-dir-lock.js";
 import { verifySecretKey } from "./db/key-check.js";
 import { createScopeCache } from "./db/tenant-scope.js";
 import { createTenantStores } from "./db/tenant-store.js";
@@ -101,22 +102,23 @@ function registerGauges(s: AppServices): void {
   });
 }
 
-export async function createRuntime(
-  config: Config,
-  opts: {
-    clock?: Clock;
-    log?: Logger;
-    migrate?: boolean;
-    stream?: Partial<HubOptions>;
-    webhooks?: Partial<WebhookOptions>;
-    /** identity providers' key sets: fetch timeout, refetch cooldown, cache age (tests shorten them) */
-    identityProviders?: Partial<Pick<IdentityProviderOptions, "timeoutMs" | "cooldownMs" | "cacheMaxAgeMs">>;
-    /** "cli": the CLI opens the embedded data folder (a starting server waits for it) */
-    lockRole?: "server" | "cli";
-    /** a reader's erasure: comments per statement (tests make it small to get many batches) */
-    erasure?: { batchSize?: number };
-  } = {},
-): Promise<Runtime> {
+/** How a runtime is built beyond the config: the one declaration of these options (the app and the tests pass them on). */
+export interface RuntimeOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** apply pending migrations first (default true) */
+  migrate?: boolean;
+  stream?: Partial<HubOptions>;
+  webhooks?: Partial<WebhookOptions>;
+  /** identity providers' key sets: fetch timeout, refetch cooldown, cache age (tests shorten them) */
+  identityProviders?: Partial<Pick<IdentityProviderOptions, "timeoutMs" | "cooldownMs" | "cacheMaxAgeMs">>;
+  /** "cli": the CLI opens the embedded data folder (a starting server waits for it) */
+  lockRole?: LockRole;
+  /** a reader's erasure: comments per statement (tests make it small to get many batches) */
+  erasure?: { batchSize?: number };
+}
+
+export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
   const log = opts.log ?? createLogger(config);
   // the tenant guard's SQL parser (WebAssembly), loaded once before any tenant's store is used
   await loadTenantGuard();

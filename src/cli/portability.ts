@@ -15,7 +15,7 @@ import { lockHolder } from "../db/data-dir-lock.js";
 import { createImportJob } from "../modules/portability/engine/import-jobs.js";
 import { runImportJob } from "../modules/portability/engine/import-run.js";
 import { exportLines, exportRecords } from "../modules/portability/export.js";
-import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "../modules/portability/source.js";
+import { ID_FROM, IMPORT_FORMATS, type ImportChoices } from "../modules/portability/source.js";
 import type { ImportProgress } from "../modules/portability/engine/importer.js";
 
 const quietLog = pino({ level: "silent" });
@@ -76,55 +76,50 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
     )
     .option("--keep-emails", "keep authors' email addresses on their readers (for reply emails); by default none is stored")
     .option("--json", "print exactly one JSON object: the summary")
-    .action(
-      async (
-        file: string,
-        opts: { tenant: string; format: ImportFormat; idFrom: IdFrom; onError: OnError; keepEmails?: boolean; json?: boolean },
-      ) => {
-        const size = file === "-" ? null : (await stat(file)).size;
-        const rt = await openServices(io);
-        try {
-          await requireTenant(rt, opts.tenant);
-          const started = performance.now();
-          const job = await createImportJob(rt.services.scoped(opts.tenant), {
-            tenantId: opts.tenant,
-            format: opts.format,
-            idFrom: opts.idFrom,
-            onError: opts.onError,
-            keepEmails: opts.keepEmails ?? false,
-            bytesTotal: size,
-            now: rt.services.clock.now(),
-          });
-          const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
-          const input = file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 });
-          const summary = await runImportJob(rt.services, job, input, {
-            onProgress: (p, bytes) => bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
-          });
-          bar?.stop();
-          const seconds = Math.round((performance.now() - started) / 100) / 10;
-          const { errors, ...counts } = summary;
-          if (opts.json) {
-            io.stdout(`${JSON.stringify({ importId: job.id, ...counts, errors, seconds })}\n`);
-          } else {
-            io.stdout(
-              `Import ${job.id} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
-                `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
-            );
-            for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
-            if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${job.id})\n`);
-          }
-          // a stopped import exits 1 (its summary is printed above)
-          if (summary.failure)
-            throw new Error(
-              /^line \d/.test(summary.failure)
-                ? `import ${job.id} stopped at ${summary.failure}`
-                : `import ${job.id} failed: ${summary.failure}`,
-            );
-        } finally {
-          await rt.close();
+    .action(async (file: string, opts: Omit<ImportChoices, "keepEmails"> & { tenant: string; keepEmails?: boolean; json?: boolean }) => {
+      const size = file === "-" ? null : (await stat(file)).size;
+      const rt = await openServices(io);
+      try {
+        await requireTenant(rt, opts.tenant);
+        const started = performance.now();
+        const job = await createImportJob(rt.services.scoped(opts.tenant), {
+          tenantId: opts.tenant,
+          format: opts.format,
+          idFrom: opts.idFrom,
+          onError: opts.onError,
+          keepEmails: opts.keepEmails ?? false,
+          bytesTotal: size,
+          now: rt.services.clock.now(),
+        });
+        const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
+        const input = file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 });
+        const summary = await runImportJob(rt.services, job, input, {
+          onProgress: (p, bytes) => bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
+        });
+        bar?.stop();
+        const seconds = Math.round((performance.now() - started) / 100) / 10;
+        const { errors, ...counts } = summary;
+        if (opts.json) {
+          io.stdout(`${JSON.stringify({ importId: job.id, ...counts, errors, seconds })}\n`);
+        } else {
+          io.stdout(
+            `Import ${job.id} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
+              `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
+          );
+          for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
+          if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${job.id})\n`);
         }
-      },
-    );
+        // a stopped import exits 1 (its summary is printed above)
+        if (summary.failure)
+          throw new Error(
+            /^line \d/.test(summary.failure)
+              ? `import ${job.id} stopped at ${summary.failure}`
+              : `import ${job.id} failed: ${summary.failure}`,
+          );
+      } finally {
+        await rt.close();
+      }
+    });
 
   program
     .command("export")

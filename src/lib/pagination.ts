@@ -46,6 +46,12 @@ export function decodeTimeIdCursor(cursor: string, tag?: string): [Date, string]
   return [new Date(at), id];
 }
 
+/** A list's page request: how many, and after which cursor. */
+export interface PageArgs {
+  limit?: number | null;
+  cursor?: string | null;
+}
+
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
@@ -112,7 +118,7 @@ export interface FindManyPage {
 
 /** A newest-first page of any table with `createdAt` and `id`: `findMany` runs the query given. */
 export async function newestFirstPage<T extends { createdAt: Date; id: string }>(
-  args: { limit?: number | null; cursor?: string | null },
+  args: PageArgs,
   findMany: (q: FindManyPage) => Promise<T[]>,
 ): Promise<Page<T>> {
   const limit = checkLimit(args.limit);

@@ -1,6 +1,6 @@
 // Webhook test helpers: a server with webhook tunables (short handshake timeout, fast polling),
 // verified endpoints, keys with chosen capabilities, and events from discussion lock/unlock.
-import type { Clock } from "../../src/lib/clock.js";
+import type { AppOptions } from "../../src/app.js";
 import type { WebhookOptions } from "../../src/webhook-delivery/webhook-runtime.js";
 import { startServer, type TestServer } from "./server.js";
 import type { TestTenant } from "./fixtures.js";
@@ -14,7 +14,7 @@ export const WEBHOOK_TEST_OPTIONS: Partial<WebhookOptions> = {
 /** startServer with the webhook test tunables; the worker runs unless env says RUN_WEBHOOK_WORKER=0. */
 export async function startWebhookServer(
   env: Record<string, string> = {},
-  opts: { clock?: Clock; webhooks?: Partial<WebhookOptions> } = {},
+  opts: Pick<AppOptions, "clock" | "webhooks"> = {},
 ): Promise<TestServer> {
   const webhooks = { ...WEBHOOK_TEST_OPTIONS, ...opts.webhooks, worker: { ...WEBHOOK_TEST_OPTIONS.worker, ...opts.webhooks?.worker } };
   return startServer({ RUN_WEBHOOK_WORKER: "1", ...env }, { ...opts, webhooks });

@@ -1,10 +1,7 @@
 // Starts the real server on a random port against the run's PostgreSQL database and Redis.
 import { inject } from "vitest";
-import { buildApp, type App } from "../../src/app.js";
+import { buildApp, type App, type AppOptions } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import type { Clock } from "../../src/lib/clock.js";
-import type { WebhookOptions } from "../../src/webhook-delivery/webhook-runtime.js";
-import type { HubOptions } from "../../src/stream-engine/hub.js";
 
 export const TEST_ADMIN_SECRET = "test-admin-secret-0123456789abcdef0123456789";
 
@@ -36,12 +33,7 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
 
 export async function startServer(
   env: Record<string, string> = {},
-  opts: {
-    clock?: Clock;
-    webhooks?: Partial<WebhookOptions>;
-    stream?: Partial<HubOptions>;
-    identityProviders?: { timeoutMs?: number; cooldownMs?: number; cacheMaxAgeMs?: number };
-  } = {},
+  opts: Pick<AppOptions, "clock" | "webhooks" | "stream" | "identityProviders"> = {},
 ): Promise<TestServer> {
   const app = await buildApp(loadConfig(testEnv(env)), {
     ...(opts.clock ? { clock: opts.clock } : {}),

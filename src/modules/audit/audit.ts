@@ -7,7 +7,7 @@
 import type { AuditEntry, Prisma } from "../../generated/prisma/client.js";
 import { db, requirePrincipal, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { newId } from "../../lib/ids.js";
-import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import type { Principal } from "../../auth/principal.js";
 
 export const AUDIT_ACTIONS = [
@@ -82,7 +82,7 @@ export async function recordAudit(
 /** Newest first; `actor` matches the actor id or label, `action` an action or a prefix such as `webhook.`. */
 export async function listAudit(
   ctx: RequestContext,
-  args: { limit?: number | null; cursor?: string | null; actor?: string | null; action?: string | null },
+  args: PageArgs & { actor?: string | null; action?: string | null },
 ): Promise<Page<AuditEntry>> {
   tenantIdOf(ctx);
   const where: Prisma.AuditEntryWhereInput = {

@@ -4,7 +4,7 @@
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page } from "../../lib/pagination.js";
+import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./read.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 
@@ -19,11 +19,7 @@ const LIST_FIRST = listText(false);
 const LIST_AFTER = listText(true);
 
 /** Every comment of the discussion, oldest first (a parent always comes before its replies). */
-export async function listDiscussionComments(
-  ctx: RequestContext,
-  discussionId: string,
-  args: { limit?: number | null; cursor?: string | null },
-): Promise<Page<CommentInContext>> {
+export async function listDiscussionComments(ctx: RequestContext, discussionId: string, args: PageArgs): Promise<Page<CommentInContext>> {
   checkDiscussionId(discussionId, "discussionId");
   const limit = checkLimit(args.limit);
   const tag = `moderation:${discussionId}`;

@@ -14,6 +14,7 @@ import {
   toPage,
   type CursorValue,
   type Page,
+  type PageArgs,
 } from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import type { CommentWithAuthor } from "./dto.js";
@@ -270,7 +271,7 @@ function queueStatement(status: QueueStatus, sort: QueueSort, after: boolean): {
  */
 export async function listQueue(
   ctx: RequestContext,
-  args: { status?: QueueStatus | null; sort?: QueueSort | null; limit?: number | null; cursor?: string | null },
+  args: PageArgs & { status?: QueueStatus | null; sort?: QueueSort | null },
 ): Promise<Page<CommentInContext>> {
   const status = args.status ?? "pending";
   const sort = args.sort ?? "oldest";

@@ -6,7 +6,7 @@ import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
 import { HTTP_URL_RULE, isHttpUrl } from "../../lib/http-url.js";
 import { isSingleLine, SINGLE_LINE_RULE } from "../../lib/single-line.js";
-import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { runWrite } from "../../events/statement.js";
 import type { EventType } from "../../events/types.js";
@@ -57,10 +57,7 @@ export async function getDiscussion(ctx: RequestContext, id: string): Promise<Di
   return d;
 }
 
-export async function listDiscussions(
-  ctx: RequestContext,
-  args: { limit?: number | null; cursor?: string | null },
-): Promise<Page<Discussion>> {
+export async function listDiscussions(ctx: RequestContext, args: PageArgs): Promise<Page<Discussion>> {
   return newestFirstPage(args, (q) => db(ctx).discussion.findMany(q));
 }
 

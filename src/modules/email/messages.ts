@@ -2,7 +2,7 @@
 // under EMAIL_OUTBOX=1, or `off`), and the tenant's messages newest first — under EMAIL_OUTBOX=1 the
 // Outbox, where a developer reads what readers would have received. manage_settings.
 import { loadTenant, type RequestContext, db } from "../../context/request.js";
-import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { smtpServerFor } from "./smtp-url.js";
@@ -40,10 +40,7 @@ export async function emailStatus(ctx: RequestContext): Promise<EmailStatus> {
   return { mode, from: settings.email.from ?? ctx.app.config.EMAIL_FROM };
 }
 
-export async function listEmailMessages(
-  ctx: RequestContext,
-  args: { limit?: number | null; cursor?: string | null; state?: string | null },
-): Promise<Page<EmailMessageView>> {
+export async function listEmailMessages(ctx: RequestContext, args: PageArgs & { state?: string | null }): Promise<Page<EmailMessageView>> {
   const state = args.state ?? null;
   if (state !== null && !(EMAIL_MESSAGE_STATES as readonly string[]).includes(state)) {
     throw errors.validation([{ path: "state", message: `must be one of ${EMAIL_MESSAGE_STATES.join(", ")}` }]);

@@ -5,7 +5,7 @@ import { db, requirePrincipal, tenantIdOf, type RequestContext } from "../../con
 import type { ApiKey } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
-import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateApiKey } from "../../auth/key-auth.js";
 import { CAPABILITIES, type Capability } from "../../auth/capabilities.js";
@@ -125,11 +125,7 @@ async function insertKey(
 }
 
 /** The tenant's keys of one kind, newest first, every state. */
-export async function listApiKeys(
-  ctx: RequestContext,
-  args: { limit?: number | null; cursor?: string | null },
-  kind: KeyKind = "secret",
-): Promise<Page<ApiKey>> {
+export async function listApiKeys(ctx: RequestContext, args: PageArgs, kind: KeyKind = "secret"): Promise<Page<ApiKey>> {
   return newestFirstPage(args, (q) => db(ctx).apiKey.findMany({ ...q, where: { ...q.where, kind } }));
 }
 

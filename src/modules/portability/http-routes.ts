@@ -19,7 +19,7 @@ import { internalError, knownFailure, sendProblem } from "../../http/problem.js"
 import { createImportJob, findImportJob, listImportJobs, importDto } from "./engine/import-jobs.js";
 import { runImportJob } from "./engine/import-run.js";
 import { exportLines, exportRecords } from "./export.js";
-import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportFormat, type OnError } from "./source.js";
+import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportChoices, type ImportFormat, type OnError } from "./source.js";
 import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
 import { FORMAT_NAMES, formatOf } from "./sniff.js";
 
@@ -33,7 +33,7 @@ const one = (q: Query, name: string): string | undefined => {
   return Array.isArray(v) ? v[v.length - 1] : v;
 };
 
-export function parseImportQuery(q: Query): { format: ImportFormat; idFrom: IdFrom; onError: OnError; keepEmails: boolean } {
+export function parseImportQuery(q: Query): ImportChoices {
   const problems: FieldError[] = [];
   const format = one(q, "format");
   const idFrom = one(q, "idFrom") ?? "identifier";

@@ -12,6 +12,18 @@ export const ID_FROM = ["identifier", "url", "path"] as const;
 export type IdFrom = (typeof ID_FROM)[number];
 export type OnError = "skip" | "stop";
 
+/** What is chosen for an import: the CLI's flags or the POST's query give it, the import job keeps it. */
+export interface ImportChoices {
+  format: ImportFormat;
+  idFrom: IdFrom;
+  onError: OnError;
+  /** authors' addresses become their readers' (for reply emails, contract section 15); else none is stored */
+  keepEmails: boolean;
+}
+
+/** What an import job keeps of the choices in its `options` (the format has a column of its own). */
+export type KeptImportChoices = Omit<ImportChoices, "format">;
+
 /** Where a record starts: `line 12, column 3` (XML) or `line 12` (NDJSON). */
 export type Position = string;
 

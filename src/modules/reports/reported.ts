@@ -5,7 +5,7 @@
 // Dismissing closes a comment's open reports and leaves its status as it is (docs/safety.md).
 import { requirePrincipal, loadTenant, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page } from "../../lib/pagination.js";
+import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
@@ -99,10 +99,7 @@ function checkStatus(status: string | null | undefined): ReportStatus {
 }
 
 /** Reported comments with reports of `status` (default open), newest report first. */
-export async function listReported(
-  ctx: RequestContext,
-  args: { status?: string | null; limit?: number | null; cursor?: string | null },
-): Promise<Page<ReportedComment>> {
+export async function listReported(ctx: RequestContext, args: PageArgs & { status?: string | null }): Promise<Page<ReportedComment>> {
   const status = checkStatus(args.status);
   const limit = checkLimit(args.limit);
   const tag = `reports:${status}`;

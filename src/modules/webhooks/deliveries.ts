@@ -2,7 +2,7 @@
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { WebhookAttempt } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
-import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { countRedeliverable, requeueEvents } from "../../webhook-delivery/jobs.js";
 import { findEndpoint } from "./endpoints.js";
 import { RedeliverSchema } from "./input-rules.js";
@@ -10,11 +10,7 @@ import { RedeliverSchema } from "./input-rules.js";
 export type { WebhookAttempt };
 
 /** Attempts, newest first: event, idempotency key, delivery id, attempt n, status, duration, error, time. */
-export async function listAttempts(
-  ctx: RequestContext,
-  endpointId: string,
-  args: { limit?: number | null; cursor?: string | null },
-): Promise<Page<WebhookAttempt>> {
+export async function listAttempts(ctx: RequestContext, endpointId: string, args: PageArgs): Promise<Page<WebhookAttempt>> {
   return newestFirstPage(args, async (q) => {
     await findEndpoint(ctx, endpointId);
     return db(ctx).webhookAttempt.findMany({ ...q, where: { AND: [{ endpointId }, q.where] } });

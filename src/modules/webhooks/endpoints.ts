@@ -5,7 +5,7 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Prisma, WebhookEndpoint } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
-import { newestFirstPage, type Page } from "../../lib/pagination.js";
+import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateKid, generateSecret } from "../../webhook-delivery/signature.js";
 import { enable } from "../../webhook-delivery/breaker.js";
@@ -77,10 +77,7 @@ export async function createWebhook(ctx: RequestContext, input: unknown): Promis
   return { endpoint, secret };
 }
 
-export async function listWebhooks(
-  ctx: RequestContext,
-  args: { limit?: number | null; cursor?: string | null },
-): Promise<Page<WebhookEndpoint>> {
+export async function listWebhooks(ctx: RequestContext, args: PageArgs): Promise<Page<WebhookEndpoint>> {
   return newestFirstPage(args, (q) => db(ctx).webhookEndpoint.findMany(q));
 }
 

@@ -5,8 +5,8 @@
 // failed — what it wrote stays, and running the file again continues.
 import type { PrismaClient, Import } from "../../../generated/prisma/client.js";
 import { newId } from "../../../lib/ids.js";
-import { newestFirstPage, type Page } from "../../../lib/pagination.js";
-import type { IdFrom, ImportFormat, OnError } from "../source.js";
+import { newestFirstPage, type Page, type PageArgs } from "../../../lib/pagination.js";
+import type { ImportChoices, KeptImportChoices } from "../source.js";
 import type { ImportProgress, ImportSummary } from "./importer.js";
 import type { ScopedPrisma } from "../../../db/tenant-scope.js";
 
@@ -18,22 +18,15 @@ type ImportRows = Pick<ScopedPrisma, "import">;
 
 export async function createImportJob(
   prisma: ImportRows,
-  input: {
-    tenantId: string;
-    format: ImportFormat;
-    idFrom: IdFrom;
-    onError: OnError;
-    keepEmails: boolean;
-    bytesTotal: number | null;
-    now: Date;
-  },
+  input: ImportChoices & { tenantId: string; bytesTotal: number | null; now: Date },
 ): Promise<Import> {
+  const options: KeptImportChoices = { idFrom: input.idFrom, onError: input.onError, keepEmails: input.keepEmails };
   return prisma.import.create({
     data: {
       id: newId("imp"),
       tenantId: input.tenantId,
       format: input.format,
-      options: { idFrom: input.idFrom, onError: input.onError, keepEmails: input.keepEmails },
+      options,
       bytesTotal: input.bytesTotal === null ? null : BigInt(input.bytesTotal),
       createdAt: input.now,
       updatedAt: input.now,
@@ -91,25 +84,23 @@ export async function findImportJob(prisma: ImportRows, tenantId: string, id: st
 }
 
 /** The tenant's imports, newest first (GET /api/v1/imports). */
-export async function listImportJobs(
-  prisma: ImportRows,
-  tenantId: string,
-  args: { limit?: number | null; cursor?: string | null },
-  now: Date,
-): Promise<Page<Import>> {
+export async function listImportJobs(prisma: ImportRows, tenantId: string, args: PageArgs, now: Date): Promise<Page<Import>> {
   await endLostImports(prisma, tenantId, now);
   return newestFirstPage(args, (q) => prisma.import.findMany({ ...q, where: { AND: [{ tenantId }, q.where] } }));
 }
 
+/** The choices a job keeps (createImportJob wrote them; keepEmails off where a row has none). */
+export function keptChoicesOf(j: Import): KeptImportChoices {
+  const options = (j.options ?? {}) as Partial<KeptImportChoices>;
+  return { idFrom: options.idFrom ?? "identifier", onError: options.onError ?? "skip", keepEmails: options.keepEmails ?? false };
+}
+
 export function importDto(j: Import) {
-  const options = (j.options ?? {}) as { idFrom?: string; onError?: string; keepEmails?: boolean };
   return {
     id: j.id,
     format: j.format,
     state: j.state,
-    idFrom: options.idFrom ?? "identifier",
-    onError: options.onError ?? "skip",
-    keepEmails: options.keepEmails ?? false,
+    ...keptChoicesOf(j),
     bytesRead: Number(j.bytesRead),
     bytesTotal: j.bytesTotal === null ? null : Number(j.bytesTotal),
     threads: j.threads,

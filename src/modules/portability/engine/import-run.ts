@@ -5,9 +5,9 @@ import type { AppServices } from "../../../context/services.js";
 import type { Import } from "../../../generated/prisma/client.js";
 import { knownFailure } from "../../../http/problem.js";
 import { resolveSettings } from "../../../tenancy/settings-model.js";
-import { HEARTBEAT_MS, recordEnd, recordFailure, recordProgress, touchImportJob } from "./import-jobs.js";
+import { HEARTBEAT_MS, keptChoicesOf, recordEnd, recordFailure, recordProgress, touchImportJob } from "./import-jobs.js";
 import { runImport, type ImportProgress, type ImportSummary } from "./importer.js";
-import type { IdFrom, ImportFormat, OnError } from "../source.js";
+import type { ImportFormat } from "../source.js";
 
 export interface RunHooks {
   signal?: AbortSignal;
@@ -37,7 +37,6 @@ export async function runImportJob(
   input: AsyncIterable<Uint8Array | string>,
   hooks: RunHooks = {},
 ): Promise<ImportSummary> {
-  const options = job.options as { idFrom: IdFrom; onError: OnError; keepEmails?: boolean };
   const source = counted(input);
   // the row says the import is alive while it runs, recount included (import-jobs.ts)
   const heartbeat = setInterval(() => {
@@ -50,9 +49,7 @@ export async function runImportJob(
       tenantId: job.tenantId,
       maxBodyLength: resolveSettings(tenant?.settings).maxBodyLength,
       format: job.format as ImportFormat,
-      idFrom: options.idFrom,
-      onError: options.onError,
-      keepEmails: options.keepEmails ?? false,
+      ...keptChoicesOf(job),
       now: app.clock.now(),
       ...(hooks.batchSize ? { batchSize: hooks.batchSize } : {}),
       ...(hooks.signal ? { signal: hooks.signal } : {}),

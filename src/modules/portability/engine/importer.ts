@@ -23,15 +23,11 @@ import { parseDisqus } from "../parse-disqus.js";
 import { parseWordpress } from "../parse-wordpress.js";
 import { parseNdjson } from "../parse-ndjson.js";
 import { FORMAT_NAMES, sniffFormat } from "../sniff.js";
-import { importedCommentId, threadDiscussionId, type IdFrom, type ImportFormat, type OnError, type SourceItem } from "../source.js";
+import { importedCommentId, threadDiscussionId, type ImportChoices, type ImportFormat, type SourceItem } from "../source.js";
 
-export interface ImportOptions {
+/** The choices (keepEmails off unless given), and how this run goes. */
+export interface ImportOptions extends Omit<ImportChoices, "keepEmails">, Partial<Pick<ImportChoices, "keepEmails">> {
   tenantId: string;
-  format: ImportFormat;
-  idFrom: IdFrom;
-  onError: OnError;
-  /** authors' addresses become their readers' (for reply emails, contract section 15); else none is stored */
-  keepEmails?: boolean;
   /** the longest comment body: the tenant's maxBodyLength setting (by default, the setting's default) */
   maxBodyLength?: number;
   /** rows per statement (default 1,000) */
