@@ -66,6 +66,38 @@ describe("REST writes with Idempotency-Key", () => {
     expect(await commentCount(t.tenantId, "idem-1")).toBe(2);
   });
 
+  it("keeps a post's outcome in the post's own statement: its result, the key unlocked; a repeat rebuilds the same answer at once", async () => {
+    const reader = await t.reader("otto");
+    const k = key();
+    const first = await reader.post("/api/v1/discussions/idem-outcome/comments", { body: "Kept once" }, withKey(k));
+    expect(first.status).toBe(201);
+    const row = async () =>
+      (
+        await db.query<{ status: number | null; response: string | null; results: unknown[]; unlocked: boolean }>(
+          "SELECT status, response, results, locked_until <= created_at AS unlocked FROM idempotency_keys WHERE tenant_id = $1 AND key = $2",
+          [t.tenantId, k],
+        )
+      ).rows[0]!;
+    // no second statement kept an answer: the write's recorded result is the outcome, and nothing holds the key
+    const kept = await row();
+    expect(kept.status).toBeNull();
+    expect(kept.response).toBeNull();
+    expect(kept.results).toHaveLength(1);
+    expect((kept.results[0] as { row: { id: string } }).row.id).toBe(first.body.id);
+    expect(kept.unlocked).toBe(true);
+    // a repeat right away is the same answer (status, body, Location), rebuilt from that result, not 409
+    const again = await reader.post("/api/v1/discussions/idem-outcome/comments", { body: "Kept once" }, withKey(k));
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("location")).toBe(first.headers.get("location"));
+    expect(again.body).toEqual(first.body);
+    // the repeat kept its answer; later repeats answer it
+    expect((await row()).status).toBe(201);
+    const third = await reader.post("/api/v1/discussions/idem-outcome/comments", { body: "Kept once" }, withKey(k));
+    expect(third.body).toEqual(first.body);
+    expect(await commentCount(t.tenantId, "idem-outcome")).toBe(1);
+  });
+
   it("refuses the same key for a different request: body, path, credential or reader", async () => {
     const ada = await t.reader("ada");
     const k = key();

@@ -114,7 +114,10 @@ export async function runWrite<F extends WriteFunction>(caller: WriteCaller, fn:
       scope.key,
       scope.owner,
       pending.fingerprint,
-      pending.lockedUntil,
+      // not locked: the request's one write is done when this commits, and its recorded result is
+      // its outcome — a repeat rebuilds the answer from it at once (Idempotent-Replayed), so no
+      // second statement keeps the answer
+      pending.createdAt,
       pending.createdAt,
       pending.expiresAt,
     );
@@ -124,6 +127,7 @@ export async function runWrite<F extends WriteFunction>(caller: WriteCaller, fn:
       );
       result = rows[0]!.r;
       scope.writes++;
+      scope.outcomeRecorded = true;
       afterCommit(app, result.events);
       return result.row;
     } catch (err) {

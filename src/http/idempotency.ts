@@ -89,6 +89,8 @@ export function answerClaim(claim: Claim): Begun {
  */
 export async function finishIdempotent(ctx: RequestContext, scope: IdempotencyScope, answer: StoredAnswer, failed = false): Promise<void> {
   if (scope.superseded) return; // the key was another request's: nothing of it is ours to keep or let go
+  // claimed by its one write with the write's result: that result is the outcome (a repeat answers from it)
+  if (scope.outcomeRecorded) return;
   const now = ctx.app.clock.now();
   const keep = answer.status < 500 && (scope.writes > 0 || (answer.status < 400 && !failed));
   const pending = scope.pending;

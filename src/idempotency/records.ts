@@ -29,6 +29,11 @@ export interface IdempotencyScope {
    * one round trip. Cleared once a write has tried.
    */
   pending?: PendingClaim | undefined;
+  /**
+   * The key was claimed by the request's one write, unlocked, with that write's result: the result
+   * is the outcome, and a repeat rebuilds the answer from it (no answer is kept for this run).
+   */
+  outcomeRecorded?: boolean | undefined;
   /** The key turned out to be taken when the write tried to claim it: the request answers this claim instead. */
   superseded?: Exclude<Claim, { kind: "run" }> | undefined;
 }
