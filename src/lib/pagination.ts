@@ -11,7 +11,8 @@ export function encodeCursor(values: CursorValue[]): string {
 /** The one answer to a cursor a list cannot read: a validation error on `cursor`. */
 export const cursorNotIssued = () => errors.validation([{ path: "cursor", message: "is not a cursor this list issued" }]);
 
-export function decodeCursor(cursor: string, arity: number): CursorValue[] {
+/** The cursor's values; `arity`: how many it must hold (or the counts a list accepts). */
+export function decodeCursor(cursor: string, arity: number | readonly number[]): CursorValue[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
@@ -20,7 +21,7 @@ export function decodeCursor(cursor: string, arity: number): CursorValue[] {
   }
   if (
     !Array.isArray(parsed) ||
-    parsed.length !== arity ||
+    !(typeof arity === "number" ? [arity] : arity).includes(parsed.length) ||
     !parsed.every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))
   ) {
     throw cursorNotIssued();

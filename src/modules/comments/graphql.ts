@@ -11,6 +11,7 @@ import { reactionCountsOf, type Author, type CommentWithAuthor } from "./dto.js"
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, QUEUE_SORTS, QUEUE_STATUSES, getComment, listComments, listQueue } from "./read.js";
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
+import { commentContext, type CommentContext } from "./permalink.js";
 import { countDiscussionComments, listDiscussionComments, type CommentStatusCounts } from "./moderation-read.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
@@ -124,6 +125,24 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
 
 export const CommentConnection = defineConnection("Comment", CommentType);
 
+const CommentContextType = builder.objectRef<CommentContext>("CommentContext").implement({
+  description: "A comment's permalink: the comment, the comments it answers, and where its thread begins in the discussion's list.",
+  fields: (t) => ({
+    comment: t.field({ type: CommentType, resolve: (c) => c.comment }),
+    ancestors: t.field({
+      type: [CommentType],
+      description:
+        "The comments it answers that the caller may see, the top-level one first (deleted ones as tombstones); empty at the top level.",
+      resolve: (c) => c.ancestors,
+    }),
+    rootCursor: t.exposeString("rootCursor", {
+      description:
+        "A cursor of `comments(discussionId, sort)` (the default list: approved, every level) with the same sort whose page begins with " +
+        "the top-level ancestor (the comment itself when top-level), pinned or not.",
+    }),
+  }),
+});
+
 builder.objectField(CommentType, "replies", (t) =>
   t.connection(
     {
@@ -203,6 +222,13 @@ builder.queryFields((t) => ({
     authScopes: { browser: true },
     args: { id: t.arg.string({ required: true }) },
     resolve: (_root, { id }, ctx) => getComment(ctx, id),
+  }),
+  commentContext: t.field({
+    type: CommentContextType,
+    description: "A comment with its ancestors and the list cursor that opens its thread (visibility as comment(id:)).",
+    authScopes: { browser: true },
+    args: { id: t.arg.id({ required: true }), sort: t.arg({ type: CommentSort, description: "The list's sort (default newest)." }) },
+    resolve: (_root, { id, sort }, ctx) => commentContext(ctx, String(id), sort),
   }),
 }));
 

@@ -10,6 +10,7 @@ import {
   cursorNotIssued,
   decodeCursor,
   decodeTimeIdCursor,
+  encodeCursor,
   timeIdCursor,
   toPage,
   type CursorValue,
@@ -126,10 +127,30 @@ function cursorOf(tag: string, sort: CommentSort, c: CommentWithAuthor): CursorV
   return [tag, c.pinned, ...rest];
 }
 
-/** The cursor's values: pinned, then the sort's keys (createdAt as a Date). */
-function decodeAfter(tag: string, sort: CommentSort, cursor: string): unknown[] {
+/**
+ * A cursor's last value when the page begins AT the comment whose keys it holds (a permalink's
+ * `rootCursor`, src/modules/comments/permalink.ts) rather than after it, as every page's cursor does.
+ */
+const START_AT = "at";
+
+/**
+ * The cursor of the discussion's list (`comments(discussionId, sort)`: approved, every level, no
+ * parentId) whose page begins with `c`: its pinned flag and keys, marked START_AT.
+ */
+export function startAtCursor(c: CommentWithAuthor, sort: CommentSort): string {
+  return encodeCursor([...cursorOf(listTag(c.discussionId, sort, "approved", null, "all"), sort, c), START_AT]);
+}
+
+/** Where a page starts: at the list's start, after the cursor's comment, or at it (START_AT). */
+type PageStart = "first" | "after" | "at";
+
+/** The cursor's values: pinned, then the sort's keys (createdAt as a Date); and whether the page starts at them. */
+function decodeAfter(tag: string, sort: CommentSort, cursor: string): { start: PageStart; values: unknown[] } {
   const { fields } = ORDERS[sort];
-  const [issuedBy, pinned, ...rest] = decodeCursor(cursor, fields.length + 2);
+  const all = decodeCursor(cursor, [fields.length + 2, fields.length + 3]);
+  const start: PageStart = all.length === fields.length + 3 ? "at" : "after";
+  if (start === "at" && all.pop() !== START_AT) throw cursorNotIssued();
+  const [issuedBy, pinned, ...rest] = all;
   if (issuedBy !== tag || typeof pinned !== "boolean") throw cursorNotIssued();
   const values = rest.map((v, i) => {
     const field = fields[i]!;
@@ -140,7 +161,7 @@ function decodeAfter(tag: string, sort: CommentSort, cursor: string): unknown[] 
     if (field === "reactionTotal" ? typeof v !== "number" : typeof v !== "string") throw cursorNotIssued();
     return v;
   });
-  return [pinned, ...values];
+  return { start, values: [pinned, ...values] };
 }
 
 /**
@@ -148,21 +169,22 @@ function decodeAfter(tag: string, sort: CommentSort, cursor: string): unknown[] 
  * as a named prepared statement. $1 tenant, $2 discussion, $3 limit + 1, then the parent id, then the
  * cursor's pinned flag and keys. Rows after the cursor in the order (pinned desc, keys): after a
  * pinned row come the later pinned rows and every unpinned one; after an unpinned row only later
- * unpinned rows. No row at all: the discussion does not exist; one row with a null id: an empty page.
+ * unpinned rows. A start-at cursor (START_AT) takes its own row too (`<=` for `<`). No row at all:
+ * the discussion does not exist; one row with a null id: an empty page.
  */
 const statements = new Map<string, { name: string; text: string }>();
 
 /** which comments of the discussion a list holds: all of them, the first level, or one comment's replies */
 type ListScope = "all" | "top" | "parent";
 
-function listStatement(sort: CommentSort, status: ListStatus, scope: ListScope, after: boolean): { name: string; text: string } {
-  const name = `comments_list_${sort}_${status}_${scope === "parent" ? "p" : scope === "top" ? "t" : "d"}_${after ? "a" : "f"}`;
+function listStatement(sort: CommentSort, status: ListStatus, scope: ListScope, start: PageStart): { name: string; text: string } {
+  const name = `comments_list_${sort}_${status}_${scope === "parent" ? "p" : scope === "top" ? "t" : "d"}_${start === "first" ? "f" : start === "after" ? "a" : "s"}`;
   let statement = statements.get(name);
-  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, scope, after) }));
+  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, scope, start) }));
   return statement;
 }
 
-function listText(sort: CommentSort, status: ListStatus, scope: ListScope, after: boolean): string {
+function listText(sort: CommentSort, status: ListStatus, scope: ListScope, start: PageStart): string {
   const o = ORDERS[sort];
   let n = 4;
   const parent = scope === "parent" ? `AND c.parent_id = $${n++}` : scope === "top" ? "AND c.parent_id IS NULL" : "";
@@ -177,10 +199,11 @@ function listText(sort: CommentSort, status: ListStatus, scope: ListScope, after
   // two would be a filter over the index from its start).
   let first: string;
   let second: string;
-  if (after) {
+  if (start !== "first") {
     const pinned = `$${n++}`;
     const values = o.columns.map(() => `$${n++}`);
-    first = `c.pinned = ${pinned}::boolean AND (${o.columns.join(", ")}) ${o.dir === "desc" ? "<" : ">"} (${values.join(", ")})`;
+    const past = `${o.dir === "desc" ? "<" : ">"}${start === "at" ? "=" : ""}`;
+    first = `c.pinned = ${pinned}::boolean AND (${o.columns.join(", ")}) ${past} (${values.join(", ")})`;
     second = `${pinned}::boolean AND c.pinned = false`;
   } else {
     first = "c.pinned = true";
@@ -234,9 +257,9 @@ export async function listComments(ctx: RequestContext, discussionId: string, ar
   const limit = checkLimit(args.limit);
   const scope: ListScope = args.parentId ? "parent" : args.topLevel ? "top" : "all";
   const tag = listTag(discussionId, sort, status, args.parentId, scope);
-  const after = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
-  const { name, text } = listStatement(sort, status, scope, !!after);
-  const values: unknown[] = [discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(after ?? [])];
+  const from = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
+  const { name, text } = listStatement(sort, status, scope, from?.start ?? "first");
+  const values: unknown[] = [discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(from?.values ?? [])];
   const rows = await store(ctx).sql.query<CommentSqlRow>(text, values, name);
   if (rows.length === 0) throw errors.notFound("Discussion");
   const comments = rows.filter((r) => r.id !== null).map(rowToComment);

@@ -2,6 +2,7 @@
 import { bodyObject, route } from "../../http/rest/router.js";
 import { bool, int, str } from "../../http/rest/params.js";
 import {
+  RestCommentContextDocument,
   RestDeleteCommentDocument,
   RestEditCommentDocument,
   RestGetCommentDocument,
@@ -79,6 +80,20 @@ export const commentRoutes = [
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
     respond: (d) => restComment(d.comment),
+  }),
+  // a comment's permalink (contract section 18)
+  route({
+    method: "GET",
+    path: "/comments/:id/context",
+    identity: "optional",
+    document: RestCommentContextDocument,
+    variables: ({ params, query }) => ({ ...byId(params), sort: str(query, "sort") as CommentSort | undefined }),
+    paramVars: ["id", "sort"],
+    respond: ({ commentContext: c }) => ({
+      comment: restComment(c.comment),
+      ancestors: c.ancestors.map(restComment),
+      rootCursor: c.rootCursor,
+    }),
   }),
   route({
     method: "PATCH",
