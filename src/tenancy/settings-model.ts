@@ -188,6 +188,16 @@ export const EmailSchema = z
 /** What a PATCH may send as `email.smtpUrl`: smtp(s)://[user:password@]host[:port] and nothing else, or null to use the service's. */
 export const smtpUrlPatch = outboundUrl("smtp").nullable();
 
+/** How comment bodies are rendered (contract section 18; src/lib/markdown.ts). */
+export const FormattingSchema = z
+  .object({
+    /** Markdown (CommonMark, strikethrough, autolinks); false: plain text */
+    markdown: z.boolean(),
+    /** images (https only) in Markdown bodies */
+    images: z.boolean(),
+  })
+  .strict();
+
 const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
 
 export const SettingsSchema = z
@@ -232,6 +242,7 @@ export const SettingsSchema = z
     /** what erasing a reader does to their comments (docs/privacy.md) */
     privacy: z.object({ erasure: z.enum(["anonymize", "delete"]) }).strict(),
     email: EmailSchema,
+    formatting: FormattingSchema,
   })
   .strict();
 
@@ -268,6 +279,7 @@ export const DEFAULT_SETTINGS: Settings = {
   identity: { providers: [], secretOverlapHours: 24 },
   privacy: { erasure: "anonymize" },
   email: { from: null, replyTo: null, digestHour: 7, defaultReplies: "off", maxPerReaderPerDay: 20 },
+  formatting: { markdown: true, images: false },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -288,6 +300,7 @@ export const SettingsPatchSchema = z
     identity: IdentitySchema.partial(),
     privacy: SettingsSchema.shape.privacy.partial(),
     email: EmailSchema.omit({ smtpUrlEnc: true }).extend({ smtpUrl: smtpUrlPatch }).partial(),
+    formatting: FormattingSchema.partial(),
   })
   .partial()
   .strict();

@@ -1,0 +1,144 @@
+// A comment body rendered to the HTML a page may show (contract section 18): markdown-it parses it
+// as CommonMark with GitHub's strikethrough and autolinks (raw HTML is shown as text), then
+// sanitize-html keeps only the allow-list below, whatever the parser produced. The two are separate
+// on purpose: the parser's own link check (`validateLink`, http/https/mailto only) decides what
+// becomes a link, and the sanitizer would still drop any tag, attribute or URL scheme outside the
+// list if a parser bug let one through. With `formatting.markdown: false` the body is plain text:
+// escaped by markdown-it's own escaper, its line breaks kept as <br>. Rendering is linear in the
+// body (the body is at most maxBodyLength characters; markdown-it nests at most MAX_NESTING levels).
+import markdownIt, { type MarkdownIt } from "markdown-it";
+import sanitizeHtml from "sanitize-html";
+import { Parser } from "htmlparser2";
+import type { Settings } from "../tenancy/settings-model.js";
+
+/** The tenant's `formatting` settings: Markdown or plain text, images or not. */
+export type FormattingOptions = Settings["formatting"];
+
+/** A rendered body: its HTML, how many links it shows, and its text (what word rules read). */
+export interface RenderedBody {
+  html: string;
+  links: number;
+  text: string;
+}
+
+/** Block quotes and lists inside each other deeper than this are shown as text. */
+export const MAX_NESTING = 20;
+
+/** The URL schemes a link may have; an image's source must be https. */
+export const LINK_SCHEMES = ["http", "https", "mailto"] as const;
+export const IMAGE_SCHEMES = ["https"] as const;
+
+/** What every link gets: no referrer, no ranking credit, no window.opener for the page it opens. */
+export const LINK_REL = "nofollow ugc noopener noreferrer";
+
+/** The elements a rendered body may hold (img only with `formatting.images`). */
+export const ALLOWED_TAGS = ["p", "br", "em", "strong", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a"] as const;
+
+/** Each element's attributes: nothing else, no class, style or event handler anywhere. */
+export const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
+  a: ["href", "title", "rel"],
+  ol: ["start"],
+  img: ["src", "alt", "title", "loading", "referrerpolicy"],
+};
+
+function schemeAllowed(url: string, schemes: readonly string[]): boolean {
+  if (!URL.canParse(url)) return false; // a relative URL has no base here: not a link
+  return schemes.includes(new URL(url).protocol.slice(0, -1));
+}
+
+function parser(images: boolean): MarkdownIt {
+  const md = markdownIt("commonmark", { html: false, linkify: true, breaks: false, typographer: false, maxNesting: MAX_NESTING });
+  md.enable(["strikethrough", "linkify"]);
+  // headings and rules are not in the contract's list: their source is shown as a paragraph's text
+  md.disable(["heading", "lheading", "hr"]);
+  // markdown-it hands every link, autolink and image source here, percent-encoded; what fails stays source text
+  md.validateLink = (url) => schemeAllowed(url, LINK_SCHEMES);
+  if (images) {
+    // an image whose source is not https is shown as its alt text
+    const image = md.renderer.rules.image!;
+    md.renderer.rules.image = (tokens, idx, options, env, self) =>
+      schemeAllowed(String(tokens[idx]!.attrGet("src") ?? ""), IMAGE_SCHEMES)
+        ? image(tokens, idx, options, env, self)
+        : md.utils.escapeHtml(self.renderInlineAsText(tokens[idx]!.children ?? [], options, env));
+  } else md.disable("image"); // ![alt](url) is then "!" and a link
+  return md;
+}
+
+function sanitizerOptions(images: boolean): sanitizeHtml.IOptions {
+  return {
+    allowedTags: images ? [...ALLOWED_TAGS, "img"] : [...ALLOWED_TAGS],
+    allowedAttributes: Object.fromEntries(Object.entries(ALLOWED_ATTRIBUTES).map(([tag, names]) => [tag, [...names]])),
+    allowedSchemes: [...LINK_SCHEMES],
+    allowedSchemesByTag: { img: [...IMAGE_SCHEMES] },
+    allowedSchemesAppliedToAttributes: ["href", "src"],
+    allowProtocolRelative: false,
+    allowedStyles: {},
+    disallowedTagsMode: "discard",
+    transformTags: {
+      a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, rel: LINK_REL } }),
+      img: (tagName, attribs) => ({ tagName, attribs: { ...attribs, loading: "lazy", referrerpolicy: "no-referrer" } }),
+      ol: (tagName, attribs) => {
+        const start = Number(attribs.start);
+        const kept: sanitizeHtml.Attributes = {};
+        if (Number.isSafeInteger(start) && start >= 0) kept.start = String(start);
+        return { tagName, attribs: kept };
+      },
+    },
+    // an image whose source was refused (not https) is nothing to show
+    exclusiveFilter: (frame) => frame.tag === "img" && !frame.attribs.src,
+  };
+}
+
+interface Renderer {
+  md: MarkdownIt;
+  options: sanitizeHtml.IOptions;
+}
+
+/** The two renderers (images on and off), each made once when first used. */
+const renderers = new Map<boolean, Renderer>();
+
+function rendererFor(images: boolean): Renderer {
+  let r = renderers.get(images);
+  if (!r) renderers.set(images, (r = { md: parser(images), options: sanitizerOptions(images) }));
+  return r;
+}
+
+/** The elements after which the text goes on on a new line, so words of two blocks never join. */
+const BLOCKS = new Set(["p", "br", "pre", "blockquote", "ul", "ol", "li"]);
+
+/** The text of sanitized HTML (entities decoded, a line break between blocks) and its links with an href. */
+function textAndLinks(html: string): { text: string; links: number } {
+  let text = "";
+  let links = 0;
+  const p = new Parser({
+    onopentag: (name, attribs) => {
+      if (name === "a" && attribs.href) links++;
+      if (name === "img" && attribs.alt) text += attribs.alt;
+    },
+    // the line break the HTML has after a block or a <br> is the one already counted
+    ontext: (t) => (text += text.endsWith("\n") ? t.replace(/^\n+/, "") : t),
+    onclosetag: (name) => {
+      if (name === "br" || (BLOCKS.has(name) && !text.endsWith("\n"))) text += "\n";
+    },
+  });
+  p.end(html);
+  return { text: text.trim(), links };
+}
+
+/** Sanitized HTML: only the allow-list's elements, attributes and URL schemes (the renderer's last step). */
+export function sanitizeBodyHtml(html: string, images: boolean): string {
+  return sanitizeHtml(html, rendererFor(images).options).trim();
+}
+
+/** Renders a body as the tenant's formatting settings say: sanitized HTML, its link count and its text. */
+export function renderBody(body: string, formatting: FormattingOptions): RenderedBody {
+  const r = rendererFor(formatting.markdown && formatting.images);
+  const raw = formatting.markdown
+    ? r.md.render(body)
+    : `<p>${body
+        .split(/\r\n|\r|\n/)
+        .map((line) => r.md.utils.escapeHtml(line))
+        .join("<br>\n")}</p>`;
+  const html = sanitizeBodyHtml(raw, formatting.markdown && formatting.images);
+  return { html, ...textAndLinks(html) };
+}

@@ -1,0 +1,205 @@
+// The body renderer (src/lib/markdown.ts): what each Markdown construct becomes, plain text, the
+// rendered text and link count, bounded time, and the XSS corpus (test/support/xss-corpus.ts):
+// every rendering is parsed by parse5, as a browser would parse it, and every element, attribute and
+// URL in it is checked against the contract's allow-list (section 18) — not by matching strings.
+import { describe, expect, it } from "vitest";
+import { parse } from "parse5";
+import type { DefaultTreeAdapterTypes as T } from "parse5";
+import { renderBody, sanitizeBodyHtml } from "../../src/lib/markdown.js";
+import { FORMATTINGS, JAVASCRIPT_SPELLINGS, OTHER_SCHEMES, RAW_HTML, XSS_CORPUS } from "../support/xss-corpus.js";
+
+const MD = { markdown: true, images: false };
+const MD_IMAGES = { markdown: true, images: true };
+const PLAIN = { markdown: false, images: false };
+const REL = "nofollow ugc noopener noreferrer";
+
+/** The contract's allow-list, written here on its own (not imported from the renderer). */
+const TAGS = new Set(["p", "br", "em", "strong", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a"]);
+const ATTRIBUTES: Record<string, string[]> = {
+  a: ["href", "title", "rel"],
+  ol: ["start"],
+  img: ["src", "alt", "title", "loading", "referrerpolicy"],
+};
+
+/** Every way the HTML steps outside the allow-list, as a browser's parser reads it; [] when none. */
+function outsideAllowList(html: string, images: boolean): string[] {
+  const problems: string[] = [];
+  const doc = parse(`<!doctype html><html><head></head><body>${html}</body></html>`);
+  const htmlEl = doc.childNodes.find((n): n is T.Element => n.nodeName === "html")!;
+  const [head, body] = htmlEl.childNodes.filter((n): n is T.Element => "tagName" in n);
+  if (head!.childNodes.length) problems.push("something moved into <head>");
+  const walk = (node: T.ParentNode) => {
+    for (const child of node.childNodes) {
+      if (child.nodeName === "#text") continue;
+      if (child.nodeName === "#comment") {
+        problems.push("an HTML comment");
+        continue;
+      }
+      const el = child as T.Element;
+      if (!TAGS.has(el.tagName) && !(images && el.tagName === "img")) problems.push(`<${el.tagName}>`);
+      if (el.namespaceURI !== "http://www.w3.org/1999/xhtml") problems.push(`<${el.tagName}> in ${el.namespaceURI}`);
+      const allowed = ATTRIBUTES[el.tagName] ?? [];
+      for (const { name, value } of el.attrs) {
+        if (!allowed.includes(name)) problems.push(`<${el.tagName} ${name}>`);
+        if (name === "href" && !schemeIs(value, ["http:", "https:", "mailto:"])) problems.push(`href=${JSON.stringify(value)}`);
+        if (name === "src" && !schemeIs(value, ["https:"])) problems.push(`src=${JSON.stringify(value)}`);
+        if (name === "rel" && value !== REL) problems.push(`rel=${JSON.stringify(value)}`);
+        if (name === "start" && !/^\d+$/.test(value)) problems.push(`start=${JSON.stringify(value)}`);
+      }
+      if (el.tagName === "a" && el.attrs.find((a) => a.name === "rel")?.value !== REL) problems.push("<a> without its rel");
+      if (el.tagName === "img" && !el.attrs.some((a) => a.name === "src")) problems.push("<img> without src");
+      walk("content" in el ? (el as T.Template).content : el);
+    }
+  };
+  walk(body!);
+  return problems;
+}
+
+/** The URL as a browser resolves it (against a page of its own) has one of these schemes. */
+const schemeIs = (url: string, schemes: string[]) => schemes.includes(new URL(url, "https://page.example/").protocol);
+
+describe("the renderer: Markdown as the contract lists it", () => {
+  it.each([
+    [
+      "*em* _em_ **strong** __strong__ ~~del~~",
+      "<p><em>em</em> <em>em</em> <strong>strong</strong> <strong>strong</strong> <s>del</s></p>",
+    ],
+    ["`code <b>`", "<p><code>code &lt;b&gt;</code></p>"],
+    ["```js\nlet a = 1 < 2;\n```", "<pre><code>let a = 1 &lt; 2;\n</code></pre>"],
+    ["    indented", "<pre><code>indented\n</code></pre>"],
+    ["> quoted\n> > twice", "<blockquote>\n<p>quoted</p>\n<blockquote>\n<p>twice</p>\n</blockquote>\n</blockquote>"],
+    ["- a\n- b", "<ul>\n<li>a</li>\n<li>b</li>\n</ul>"],
+    ["3. c\n4. d", '<ol start="3">\n<li>c</li>\n<li>d</li>\n</ol>'],
+    ["hard  \nbreak\\\nagain\nsoft", "<p>hard<br />\nbreak<br />\nagain\nsoft</p>"],
+    ["first\n\nsecond", "<p>first</p>\n<p>second</p>"],
+    ['[site](https://x.example/a?b=1&c=2 "T")', `<p><a href="https://x.example/a?b=1&amp;c=2" title="T" rel="${REL}">site</a></p>`],
+    ["<https://x.example/>", `<p><a href="https://x.example/" rel="${REL}">https://x.example/</a></p>`],
+    ["see http://x.example/p.", `<p>see <a href="http://x.example/p" rel="${REL}">http://x.example/p</a>.</p>`],
+    [
+      "[mail](mailto:a@x.example) b@x.example",
+      `<p><a href="mailto:a@x.example" rel="${REL}">mail</a> <a href="mailto:b@x.example" rel="${REL}">b@x.example</a></p>`,
+    ],
+    ["<b>raw</b> & <!-- c -->", "<p>&lt;b&gt;raw&lt;/b&gt; &amp; &lt;!-- c --&gt;</p>"],
+    ["# not a heading\n\n---", "<p># not a heading</p>\n<p>---</p>"],
+    ["[rel](/path) [ftp](ftp://x.example/)", "<p>[rel](/path) [ftp](ftp://x.example/)</p>"],
+    ["![alt](https://x.example/a.png)", `<p>!<a href="https://x.example/a.png" rel="${REL}">alt</a></p>`],
+  ])("%j", (body, html) => {
+    expect(renderBody(body, MD).html).toBe(html);
+  });
+
+  it("shows images only with formatting.images, only https, lazily and without a referrer", () => {
+    expect(renderBody("![a *b*](https://x.example/a.png) ![c](http://x.example/c.png)", MD_IMAGES)).toEqual({
+      html: '<p><img src="https://x.example/a.png" alt="a b" loading="lazy" referrerpolicy="no-referrer" /> c</p>',
+      links: 0,
+      text: "a b c",
+    });
+  });
+
+  it("with formatting.markdown false shows the body as plain text, its line breaks kept", () => {
+    expect(renderBody("<b>*x*</b> & [a](https://x.example/)\r\nline\n\nlast", PLAIN)).toEqual({
+      html: "<p>&lt;b&gt;*x*&lt;/b&gt; &amp; [a](https://x.example/)<br />\nline<br />\n<br />\nlast</p>",
+      links: 0,
+      text: "<b>*x*</b> & [a](https://x.example/)\nline\n\nlast",
+    });
+  });
+
+  it("gives the rendered text (no markup, entities decoded, blocks on lines of their own) and the number of links", () => {
+    const r = renderBody("**Hello** [big](https://x.example/) world &amp; co\n\n- one\n- two\n\n> q https://y.example", MD);
+    expect(r.text).toBe("Hello big world & co\none\ntwo\nq https://y.example");
+    expect(r.links).toBe(2);
+  });
+
+  it("shows nesting deeper than its limit as text, not as deeper markup", () => {
+    const r = renderBody(`${"> ".repeat(100)}deep`, MD);
+    expect(r.html.match(/<blockquote>/g)!.length).toBeLessThanOrEqual(20);
+    expect(outsideAllowList(r.html, false)).toEqual([]);
+  });
+
+  it("renders any body of 10,000 characters quickly, however it is made (no super-linear case)", () => {
+    const bodies = [
+      "[",
+      "*a",
+      "_a",
+      "**_",
+      "> ",
+      "- ",
+      "1. ",
+      "`a``",
+      "<",
+      "&#",
+      "&aaaaaaaa",
+      "[a](<",
+      "[a](",
+      "\\",
+      "http://",
+      "a@",
+      "www.",
+      "![",
+      "~~a",
+      "[a]: ",
+      "*_`[<",
+      "a\n",
+    ].map((unit) => unit.repeat(Math.ceil(10_000 / unit.length)).slice(0, 10_000));
+    bodies.push(`${"[".repeat(2_500)}a${"](b)".repeat(1_874)}`);
+    const started = performance.now();
+    for (const body of bodies) renderBody(body, MD_IMAGES);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("the renderer and the XSS corpus", () => {
+  it.each(FORMATTINGS)("renders no vector outside the allow-list (%o)", (formatting) => {
+    const failures = XSS_CORPUS.map((body) => ({
+      body,
+      problems: outsideAllowList(renderBody(body, formatting).html, formatting.images),
+    })).filter((f) => f.problems.length);
+    expect(failures).toEqual([]);
+  });
+
+  it("makes no link and no image of javascript:, vbscript: or data: in any spelling", () => {
+    const bodies = [
+      ...JAVASCRIPT_SPELLINGS.flatMap((s) => [
+        `[a](${s}alert(1))`,
+        `[a](<${s}alert(1)>)`,
+        `![a](${s}alert(1))`,
+        `<${s}alert(1)>`,
+        `[a][r]\n\n[r]: ${s}alert(1)`,
+      ]),
+      ...OTHER_SCHEMES.flatMap((s) => [`[a](${s})`, `![a](${s})`, `<${s}>`]),
+      "[a](javascript&#58;alert(1))",
+    ];
+    for (const body of bodies) {
+      const r = renderBody(body, MD_IMAGES);
+      expect({ body, links: r.links, html: r.html }).toEqual({ body, links: 0, html: expect.not.stringMatching(/<(a|img) /) });
+    }
+  });
+
+  it("shows raw HTML as its text: the vector is still there to read, as characters", () => {
+    for (const body of RAW_HTML.filter((b) => !b.includes("\u0000"))) {
+      const r = renderBody(body, MD);
+      expect(outsideAllowList(r.html, false)).toEqual([]);
+      expect(r.html).not.toMatch(/<(script|img|svg|iframe|style|form)\b/i);
+    }
+    expect(renderBody("<img src=x onerror=alert(1)>", MD).text).toBe("<img src=x onerror=alert(1)>");
+  });
+
+  // the sanitizer is the last step whatever the parser emits: fed the raw vectors as HTML, it still
+  // keeps only the allow-list (a parser bug that let raw HTML through would meet this)
+  it.each([false, true])("the sanitizer alone keeps every raw HTML vector inside the allow-list (images %s)", (images) => {
+    const failures = XSS_CORPUS.map((html) => ({ html, problems: outsideAllowList(sanitizeBodyHtml(html, images), images) })).filter(
+      (f) => f.problems.length,
+    );
+    expect(failures).toEqual([]);
+  });
+
+  it("the sanitizer keeps a safe link's href, puts its rel on it and drops the rest", () => {
+    expect(sanitizeBodyHtml('<a href="http://x.example/" onclick="alert(1)" target="_blank" rel="opener" style="x">x</a>', false)).toBe(
+      `<a href="http://x.example/" rel="${REL}">x</a>`,
+    );
+    expect(sanitizeBodyHtml('<a href="jav&#x09;ascript:alert(1)">x</a>', false)).toBe(`<a rel="${REL}">x</a>`);
+    expect(sanitizeBodyHtml('<img src="http://x.example/a.png"><img src="https://x.example/a.png" onerror="alert(1)">', true)).toBe(
+      '<img src="https://x.example/a.png" loading="lazy" referrerpolicy="no-referrer" />',
+    );
+    expect(sanitizeBodyHtml("<script>alert(1)</script><style>p{}</style><p>kept</p>", false)).toBe("<p>kept</p>");
+  });
+});
