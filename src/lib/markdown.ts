@@ -24,6 +24,9 @@ export interface RenderedBody {
 /** Block quotes and lists inside each other deeper than this are shown as text. */
 export const MAX_NESTING = 20;
 
+/** The longest www. autolink looked for (a longer one ends there). */
+const MAX_LINK = 2_048;
+
 /** The URL schemes a link may have; an image's source must be https. */
 export const LINK_SCHEMES = ["http", "https", "mailto"] as const;
 export const IMAGE_SCHEMES = ["https"] as const;
@@ -51,6 +54,13 @@ function parser(images: boolean): MarkdownIt {
   md.enable(["strikethrough", "linkify"]);
   // headings and rules are not in the contract's list: their source is shown as a paragraph's text
   md.disable(["heading", "lheading", "hr"]);
+  // GitHub's autolinks: http(s)://… and emails (linkify-it's own), and www.… (judged as http://www.… is)
+  md.linkify.add("www.", {
+    validate: (text, pos, self) => Math.max(0, self.testSchemaAt(`//www.${text.slice(pos, pos + MAX_LINK)}`, "http:", 0) - 6),
+    normalize: (match) => {
+      match.url = `http://${match.url}`;
+    },
+  });
   // markdown-it hands every link, autolink and image source here, percent-encoded; what fails stays source text
   md.validateLink = (url) => schemeAllowed(url, LINK_SCHEMES);
   if (images) {

@@ -134,6 +134,8 @@ describe("the renderer: Markdown as the contract lists it", () => {
       "http://",
       "a@",
       "www.",
+      "www.a ",
+      " www.a.com/(",
       "![",
       "~~a",
       "[a]: ",
