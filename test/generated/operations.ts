@@ -84,6 +84,11 @@ export type EmailSettingsPatch = {
   smtpUrl?: string | null | undefined;
 };
 
+export type FormattingSettingsPatch = {
+  images?: boolean | null | undefined;
+  markdown?: boolean | null | undefined;
+};
+
 export type IdempotencySettingsPatch = {
   ttlHours?: number | null | undefined;
 };
@@ -195,6 +200,7 @@ export type SettingsPatch = {
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   email?: EmailSettingsPatch | null | undefined;
+  formatting?: FormattingSettingsPatch | null | undefined;
   idempotency?: IdempotencySettingsPatch | null | undefined;
   identity?: IdentitySettingsPatch | null | undefined;
   maxBodyLength?: number | null | undefined;

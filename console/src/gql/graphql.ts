@@ -97,6 +97,11 @@ export type ErasureMode =
   | 'anonymize'
   | 'delete';
 
+export type FormattingSettingsPatch = {
+  images?: boolean | null | undefined;
+  markdown?: boolean | null | undefined;
+};
+
 export type IdempotencySettingsPatch = {
   ttlHours?: number | null | undefined;
 };
@@ -225,6 +230,7 @@ export type SettingsPatch = {
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   email?: EmailSettingsPatch | null | undefined;
+  formatting?: FormattingSettingsPatch | null | undefined;
   idempotency?: IdempotencySettingsPatch | null | undefined;
   identity?: IdentitySettingsPatch | null | undefined;
   maxBodyLength?: number | null | undefined;

@@ -162,6 +162,16 @@ const EmailSettings = builder.objectRef<Settings["email"]>("EmailSettings").impl
   }),
 });
 
+const FormattingSettings = builder.objectRef<Settings["formatting"]>("FormattingSettings").implement({
+  description: "How comment bodies are rendered to bodyHtml (contract section 18; docs/choices.md).",
+  fields: (t) => ({
+    markdown: t.exposeBoolean("markdown", {
+      description: "Markdown: CommonMark with strikethrough and autolinks, raw HTML shown as text (default true); false: plain text.",
+    }),
+    images: t.exposeBoolean("images", { description: "Images in Markdown bodies, https only (default false)." }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -181,6 +191,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     identity: t.expose("identity", { type: IdentitySettings }),
     privacy: t.expose("privacy", { type: PrivacySettings }),
     email: t.expose("email", { type: EmailSettings }),
+    formatting: t.expose("formatting", { type: FormattingSettings }),
   }),
 });
 
@@ -266,6 +277,10 @@ const EmailPatch = builder.inputType("EmailSettingsPatch", {
   }),
 });
 
+const FormattingPatch = builder.inputType("FormattingSettingsPatch", {
+  fields: (t) => ({ markdown: t.boolean(), images: t.boolean() }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -283,6 +298,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     identity: t.field({ type: IdentityPatch }),
     privacy: t.field({ type: PrivacyPatch }),
     email: t.field({ type: EmailPatch }),
+    formatting: t.field({ type: FormattingPatch }),
   }),
 });
 
