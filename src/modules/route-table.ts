@@ -14,6 +14,7 @@ import { auditRoutes } from "./audit/routes.js";
 import { reportRoutes } from "./reports/routes.js";
 import { readerRoutes } from "./readers/routes.js";
 import { emailRoutes } from "./email/routes.js";
+import { formattingRoutes } from "./formatting/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
@@ -30,4 +31,5 @@ export const restRoutes: AnyRoute[] = [
   ...reportRoutes,
   ...readerRoutes,
   ...emailRoutes,
+  ...formattingRoutes,
 ];

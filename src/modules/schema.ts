@@ -17,6 +17,7 @@ import "./audit/graphql.js";
 import "./reports/graphql.js";
 import "./readers/graphql.js";
 import "./email/graphql.js";
+import "./formatting/graphql.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

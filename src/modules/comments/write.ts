@@ -52,6 +52,14 @@ function editSchema(max: number) {
   return schema;
 }
 
+/**
+ * A body alone judged as a post's or an edit's is (the tenant's maxBodyLength; the same 422 and
+ * messages): what a preview (src/modules/formatting/preview.ts) renders.
+ */
+export function checkBody(input: EditCommentInput, maxBodyLength: number): string {
+  return parse(editSchema(maxBodyLength), input).body;
+}
+
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const parsed = schema.safeParse(input ?? {});
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
