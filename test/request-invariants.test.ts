@@ -402,8 +402,10 @@ for (const [id, inv] of Object.entries(REQUEST_INVARIANTS) as [InvariantId, Inva
     for (const path of Object.keys(EXECUTION_PATHS) as ExecutionPath[]) {
       const cell = inv.paths[path];
       const probe = () => PROBES[id](path, DRIVERS[path]);
-      if ("notApplicable" in cell) it.skip(`${path}: not applicable (${cell.notApplicable})`, probe);
-      else if ("exception" in cell) it.fails(`${path}: a known exception (${cell.exception})`, probe);
+      // a cell that does not apply names why in the table (a GET has no Idempotency-Key to keep, a
+      // stream runs no GraphQL operation): there is nothing on that path to probe
+      if ("notApplicable" in cell) continue;
+      if ("exception" in cell) it.fails(`${path}: a known exception (${cell.exception})`, probe);
       else it(`${path}: ${cell.kept}`, probe);
     }
   });

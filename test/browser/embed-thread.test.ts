@@ -388,13 +388,18 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     await t.api.patch("/api/v1/settings", { rateLimits: { readerRequestsPerMinute: 1 } });
     try {
       const refusal = thread(p).getByRole("alert").filter({ hasText: "You are going a little fast." });
-      await expect
-        .poll(async () => {
-          await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Too fast");
-          await thread(p).getByRole("button", { name: "Send it" }).click();
-          return refusal.count();
-        })
-        .toBe(1);
+      const send = thread(p).getByRole("button", { name: "Send it" });
+      // each try waits for its answer (the POST's response, then the button "Send it" again, enabled)
+      // before the refusal is looked for: typing clears the form's last problem, so a try must not
+      // start before the answer is shown
+      for (let tries = 0; tries < 10 && (await refusal.count()) === 0; tries++) {
+        await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Too fast");
+        const answered = p.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/graphql"));
+        await send.click();
+        await answered;
+        await thread(p).locator("button[part~=submit]:not([disabled])", { hasText: "Send it" }).first().waitFor();
+      }
+      expect(await refusal.count()).toBe(1);
     } finally {
       await t.api.patch("/api/v1/settings", { rateLimits: { readerRequestsPerMinute: 300 } });
     }
