@@ -48,7 +48,7 @@ export default defineConfig({
           name: "pooler",
           include: [
             "test/engines/pooler*.test.ts",
-            "test/{comments,comments-list,reactions,idempotency,write-integrity,stream-replay,stream-resume,webhooks-delivery}.test.ts",
+            "test/{comments,comments-list,reactions,idempotency,write-integrity,stream-replay,stream-resume,stream-me,webhooks-delivery}.test.ts",
           ],
           globalSetup: ["test/support/pooler-setup.ts"],
         },
@@ -59,7 +59,7 @@ export default defineConfig({
           name: "cluster",
           include: [
             "test/engines/cluster*.test.ts",
-            "test/{stream,stream-replay,stream-resume,stream-limits,stream-visibility,stream-graphql,auth-cache,errors,graphql-protection}.test.ts",
+            "test/{stream,stream-replay,stream-resume,stream-me,stream-limits,stream-visibility,stream-graphql,auth-cache,errors,graphql-protection}.test.ts",
           ],
           globalSetup: ["test/support/cluster-setup.ts"],
         },

@@ -13,6 +13,10 @@
 // on the service (the floor, which has no replies, runs post-hot for them): in post-reply their authors
 // have no email address; in post-reply-email they have one and the tenant mails replies at once, so
 // every reply also queues an email in its transaction (eng_insert_event): read the two against each other.
+// `post-hot-markdown` is post-hot with a 2 KB Markdown body (emphasis, links, a list, a quote, code; the
+// floor stores the same body as it is) and `post-hot-plain` with 2 KB of plain prose (no markup, no links):
+// read against each other, what formatting costs a body of the same size (and against post-hot, what a
+// 2 KB body costs at all).
 // `post-hot-pgbouncer` and `get-one-pgbouncer` are post-hot and get-one through a transaction-mode
 // PgBouncer the bench starts (test/support/pgbouncer.ts: stock settings, pool_mode = transaction),
 // a second floor and a second service in front of it, each with a database of its own: the service
@@ -32,7 +36,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PATHS = (
   process.env.BENCH_PATHS ??
-  "post-hot,post-hot-safety,post-hot-idem,post-spread,post-spread-idem,post-reply,post-reply-email,reaction,list-rest,list-graphql,get-one,post-hot-pgbouncer,get-one-pgbouncer"
+  "post-hot,post-hot-markdown,post-hot-plain,post-hot-safety,post-hot-idem,post-spread,post-spread-idem,post-reply,post-reply-email,reaction,list-rest,list-graphql,get-one,post-hot-pgbouncer,get-one-pgbouncer"
 ).split(",");
 /** rows run against the floor and the service started behind the bench's PgBouncer */
 const POOLED = "-pgbouncer";
@@ -210,6 +214,30 @@ const GRAPHQL_LIST = JSON.stringify({
   query: `{ comments(discussionId: "hot", first: 20) { edges { node { id discussionId parentId author { id name avatarUrl } body status pinned editedAt createdAt reactions { kind count } replyCount } } pageInfo { hasNextPage endCursor } } }`,
 });
 
+/** About 2 KB of the Markdown readers write: paragraphs, emphasis, links, an autolink, a list, a quote, code. */
+const MARKDOWN_BODY = (() => {
+  const para =
+    "I read the **whole piece** twice, and the _second half_ is where it gets interesting: the ~~old~~ numbers in " +
+    "[the report](https://example.org/reports/2026?page=4#table-2) do not match what https://stats.example.com/q3 shows.";
+  const body = [
+    para,
+    "> Quoting the article: `growth` was *flat* for three quarters.",
+    "- first, the sample is small\n- second, the method changed\n- third, see www.example.net/methods",
+    "```\nconst ratio = a / b; // not what they plotted\n```",
+    para,
+    "1. check the source\n2. ask the author, mail them at editor@example.com\n3. **update** the chart",
+    para,
+    para,
+  ].join("\n\n");
+  return `${body}\n\n${body}`.slice(0, 2_048);
+})();
+
+/** As many characters of plain prose: words, commas and full stops, no markup and nothing that looks like a link. */
+const PLAIN_BODY = (() => {
+  const sentence = "I read the whole piece twice, and the second half is where it gets interesting because the numbers do not match. ";
+  return sentence.repeat(Math.ceil(MARKDOWN_BODY.length / sentence.length)).slice(0, MARKDOWN_BODY.length);
+})();
+
 /** The autocannon options of one path against one target. */
 function pathOptions(path: string, t: Target): autocannon.Options {
   const base = { url: t.url, connections: CONNECTIONS, duration: SECONDS };
@@ -217,6 +245,19 @@ function pathOptions(path: string, t: Target): autocannon.Options {
   const pick = <T>(a: T[]) => a[Math.floor(Math.random() * a.length)]!;
   if (path.endsWith(POOLED)) return pathOptions(path.slice(0, -POOLED.length), t);
   switch (path) {
+    case "post-hot-markdown":
+    case "post-hot-plain":
+      return {
+        ...base,
+        requests: [
+          {
+            method: "POST",
+            path: "/api/v1/discussions/hot/comments",
+            body: JSON.stringify({ body: path === "post-hot-plain" ? PLAIN_BODY : MARKDOWN_BODY }),
+            setupRequest: (req) => ({ ...req, headers: { ...json, "x-service-identity": pick(t.identities) } }),
+          },
+        ],
+      };
     case "post-hot":
     case "post-hot-idem":
     case "post-spread":
@@ -468,6 +509,17 @@ async function main() {
       `post-hot-safety against post-hot (service): ${Math.round((100 * ruled.rps) / Math.max(1, plain.rps))} % of its rps, ` +
         `${(ruled.cpuUs / Math.max(1, plain.cpuUs)).toFixed(2)}× its CPU per request\n`,
     );
+  const [markdown, prose] = [mean(measured.get("post-hot-markdown")), mean(measured.get("post-hot-plain"))];
+  for (const [name, base] of [
+    ["post-hot-plain", prose],
+    ["post-hot", plain],
+  ] as const)
+    if (markdown && base)
+      console.log(
+        `post-hot-markdown (${MARKDOWN_BODY.length} characters) against ${name} (service): ` +
+          `${Math.round((100 * markdown.rps) / Math.max(1, base.rps))} % of its rps, ` +
+          `${(markdown.cpuUs / Math.max(1, base.cpuUs)).toFixed(2)}× its CPU per request\n`,
+      );
   const [reply, mailed] = [mean(measured.get("post-reply")), mean(measured.get("post-reply-email"))];
   if (reply && mailed)
     console.log(

@@ -24,6 +24,10 @@
  * the cluster's p99 as a multiple of the single Redis's. The replay and the storm stay on the single
  * Redis (`--storm 0` skips the storm).
  *
+ * `--presence N` / BENCH_PRESENCE (default 10,000; 0 skips): N streams, half on one discussion and half
+ * over the 1,000 others, writes to the busy one with 10 of its streams reconnecting per write, run with
+ * STREAM_PRESENCE=0 and =1; the table's two presence rows and the p99 ratio (target ≤ 1.2×, measured).
+ *
  * Options (or env): --clients / BENCH_CLIENTS (default 1000,2000: a couple of minutes),
  * --writes / BENCH_WRITES (events per scenario, default 20), --gap-ms (between writes, default 250),
  * --replay / BENCH_REPLAY (events to replay, default 1000). PostgreSQL from BENCH_PG_URL (admin URL,
@@ -52,6 +56,7 @@ const { values: opt } = parseArgs({
     "gap-ms": { type: "string" },
     replay: { type: "string" },
     storm: { type: "string" },
+    presence: { type: "string" },
     "storm-runs": { type: "string" },
     cluster: { type: "boolean" },
   },
@@ -71,6 +76,11 @@ const STORM_RUNS = Math.max(1, Number(opt["storm-runs"] ?? process.env.BENCH_STO
 /** In a storm, each client missed this many events (its Last-Event-ID is head − STORM_MISSED). */
 const STORM_MISSED = 5;
 const SPREAD = 1000;
+/** the presence rows: this many streams, half on one discussion, presence off then on (0 skips) */
+const PRESENCE_CLIENTS = Number(opt.presence ?? process.env.BENCH_PRESENCE ?? 10_000);
+const PRESENCE_CHURN = 10;
+/** extra environment of the next server process (the presence rows' STREAM_PRESENCE) */
+let serverEnv: Record<string, string> = {};
 const PG_ADMIN = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const ADMIN_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
@@ -115,6 +125,7 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
       ADMIN_JWT_SECRET: ADMIN_SECRET,
       LOG_LEVEL: "warn",
       MAX_STREAMS_PER_INSTANCE: "1000000",
+      ...serverEnv,
     },
     stdio: ["ignore", "inherit", "inherit"],
   });
@@ -199,12 +210,22 @@ function connect(url: string, discussion: string, key: string, onEvent: OnEvent,
   });
 }
 
-async function connectAll(url: string, key: string, discussions: string[], n: number, onEvent: OnEvent): Promise<Client[]> {
+/** Which discussion the i-th client streams: round robin, or half on the first and half round robin over the rest. */
+type Assign = (i: number, discussions: string[]) => string;
+const roundRobin: Assign = (i, ds) => ds[i % ds.length]!;
+const halfOnFirst: Assign = (i, ds) => (i % 2 === 0 ? ds[0]! : ds[1 + ((i >> 1) % (ds.length - 1))]!);
+
+async function connectAll(
+  url: string,
+  key: string,
+  discussions: string[],
+  n: number,
+  onEvent: OnEvent,
+  assign: Assign = roundRobin,
+): Promise<Client[]> {
   const clients: Client[] = [];
   for (let i = 0; i < n; i += CONNECT_BATCH) {
-    const batch = Array.from({ length: Math.min(CONNECT_BATCH, n - i) }, (_, j) =>
-      connect(url, discussions[(i + j) % discussions.length]!, key, onEvent),
-    );
+    const batch = Array.from({ length: Math.min(CONNECT_BATCH, n - i) }, (_, j) => connect(url, assign(i + j, discussions), key, onEvent));
     clients.push(...(await Promise.all(batch)));
   }
   return clients;
@@ -243,13 +264,16 @@ async function scenario(
   n: number,
   discussions: string[],
   seqs: Map<string, number>,
+  assign: Assign = roundRobin,
+  /** per write round, this many streams of the first discussion close and others open (presence changes) */
+  churn = 0,
 ): Promise<Row> {
   const pid = server.child.pid!;
   const t0 = new Map<string, number>();
   const latencies: number[] = [];
   const perDiscussion = new Map<string, number>();
   for (let i = 0; i < n; i++) {
-    const d = discussions[i % discussions.length]!;
+    const d = assign(i, discussions);
     perDiscussion.set(d, (perDiscussion.get(d) ?? 0) + 1);
   }
   const firstLast = new Map<string, [number, number]>();
@@ -264,12 +288,12 @@ async function scenario(
   };
 
   // warm-up (JIT, pools, heap) so the RSS growth measured below is the streams' own
-  const warm = await connectAll(server.url, key, discussions, Math.min(200, n), () => {});
+  const warm = await connectAll(server.url, key, discussions, Math.min(200, n), () => {}, assign);
   for (const c of warm) c.close();
   await sleep(2000);
   const base = procStat(pid);
   const c0 = now();
-  const clients = await connectAll(server.url, key, discussions, n, onEvent);
+  const clients = await connectAll(server.url, key, discussions, n, onEvent, assign);
   const connectS = (now() - c0) / 1000;
   await sleep(3000); // settle
   const idleStart = procStat(pid);
@@ -281,9 +305,12 @@ async function scenario(
 
   // writes: one discussion → every write reaches all N clients; spread → each round writes to 5
   // discussions at once (four times the rounds), so writes do not queue behind each other much
-  const perRound = discussions.length === 1 ? 1 : Math.min(5, discussions.length);
-  const rounds = discussions.length === 1 ? WRITES : WRITES * 4;
+  // the presence rows write to the busy (first) discussion only
+  const onlyFirst = discussions.length === 1 || assign !== roundRobin;
+  const perRound = onlyFirst ? 1 : Math.min(5, discussions.length);
+  const rounds = onlyFirst ? WRITES : WRITES * 4;
   const writeRtts: number[] = [];
+  const churners: Client[] = [];
   let expected = 0;
   const w0 = procStat(pid);
   const wStart = now();
@@ -302,8 +329,14 @@ async function scenario(
         if (res.status !== 200) throw new Error(`write answered ${res.status}`);
       }),
     );
+    if (churn > 0) {
+      // streams come and go on the busy discussion (not counted in the latencies: they miss events)
+      for (const c of churners.splice(0, churn)) c.close();
+      churners.push(...(await Promise.all(Array.from({ length: churn }, () => connect(server.url, discussions[0]!, key, () => {})))));
+    }
     await sleep(GAP_MS);
   }
+  for (const c of churners) c.close();
   for (let i = 0; i < 100 && latencies.length < expected; i++) await sleep(100);
   const w1 = procStat(pid);
   const cpuWritePct = ((w1.cpuTicks - w0.cpuTicks) / TICKS_PER_SECOND / ((now() - wStart) / 1000)) * 100;
@@ -464,6 +497,8 @@ function p99Ratio(rows: Row[], r: Row): string {
   return single ? `${(r.p99 / single.p99).toFixed(2)}×` : "";
 }
 
+let presenceRatio: number | undefined;
+
 function table(rows: Row[], replay: number[], storms: StormPair[]) {
   const cols: [string, (r: Row) => string][] = [
     ["scenario", (r) => r.scenario],
@@ -512,6 +547,11 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
     const mid = ratios.length / 2;
     const median = ratios.length % 2 === 1 ? ratios[Math.floor(mid)]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
     console.log(`reconnect storm, median ratio of ${ratios.length}: ${median.toFixed(2)}× (target ≤ 2×: ${median <= 2 ? "yes" : "NO"})`);
+  }
+  if (presenceRatio !== undefined) {
+    console.log(
+      `presence: p99 with presence on / off, ${PRESENCE_CLIENTS} streams (half on one discussion, ${PRESENCE_CHURN} reconnects per write): ${presenceRatio.toFixed(2)}× (target ≤ 1.2×: ${presenceRatio <= 1.2 ? "yes" : "NO"})`,
+    );
   }
   console.log("targets: 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream, replay of 1,000 events ≤ 200 ms.");
   console.log("note: clients, server, PostgreSQL and Redis share this machine's CPUs; latency includes the clients' own reads.");
@@ -568,6 +608,20 @@ async function main() {
       }
     }
     redisEnv = { REDIS_URL };
+    if (PRESENCE_CLIENTS > 0) {
+      for (const on of [false, true]) {
+        console.log(`… ${PRESENCE_CLIENTS} clients, half on one discussion, presence ${on ? "on" : "off"}`);
+        serverEnv = { STREAM_PRESENCE: on ? "1" : "0" };
+        server = await startServer(dbUrl.toString());
+        const name = `presence ${on ? "on" : "off"} (½ on one)`;
+        rows.push(await scenario(name, server, tenant.apiKey, PRESENCE_CLIENTS, ["one", ...spread], seqs, halfOnFirst, PRESENCE_CHURN));
+        await stopServer(server);
+        serverEnv = {};
+      }
+      const off = rows.find((r) => r.scenario.startsWith("presence off"));
+      const on = rows.find((r) => r.scenario.startsWith("presence on"));
+      if (off && on) presenceRatio = on.p99 / off.p99;
+    }
     console.log(`… replay of ${REPLAY} events`);
     server = await startServer(dbUrl.toString());
     const replay = await replayBench(server.url, tenant.apiKey, "replay", seqs);

@@ -4,12 +4,13 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pgliteExtensions } from "../src/db/pglite-extensions.js";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { emptySchemaFilter, readMigrationList, readSchemaFiles, withSchemaEngine } from "../src/db/schema-engine.js";
 import { migrationsDir, repoRoot, schemaPath } from "../src/db/paths.js";
 
 const name = (process.argv[2] ?? "change").replace(/[^a-z0-9_]+/gi, "_").toLowerCase();
-const shadow = new PGlite();
+const shadow = new PGlite({ extensions: pgliteExtensions });
 const migrations = await readMigrationList(migrationsDir);
 const files = await readSchemaFiles(schemaPath);
 const sql = await withSchemaEngine(new PrismaPGlite(shadow), async (engine) => {

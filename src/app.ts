@@ -29,8 +29,11 @@ import { mountEmbedDemo } from "./modules/embed-demo/http-routes.js";
 import { mountUnsubscribe } from "./modules/email/http-routes.js";
 import { emailMode } from "./modules/email/transport.js";
 import type { EmailWorker } from "./modules/email/engine/worker.js";
+import type { FollowWorker } from "./modules/following/engine/fanout.js";
 import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
+import { mountFeedRoutes } from "./modules/feeds/http-routes.js";
 import { createWorkers } from "./workers.js";
+import type { AutoCloseJob } from "./modules/auto-close/auto-close.js";
 
 export interface App {
   runtime: Runtime;
@@ -40,6 +43,10 @@ export interface App {
   streams: StreamHub;
   /** composes and sends reply emails (src/modules/email/engine/worker.ts); started with the server unless RUN_EMAIL_WORKER=0 (src/workers.ts) */
   email: EmailWorker;
+  /** locks discussions past their tenant's autoLockAfterDays (src/modules/auto-close/auto-close.ts); started unless AUTO_CLOSE_INTERVAL_MS=0 */
+  autoClose: AutoCloseJob;
+  /** tells discussions' followers of new comments (src/modules/following/engine/fanout.ts); started unless RUN_FOLLOW_WORKER=0 */
+  follow: FollowWorker;
   start(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -101,6 +108,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const { streams } = services;
   mountStreamRoute(raw, { app: services, hub: streams, cors, record });
   mountPortabilityRoutes(fastify, services);
+  mountFeedRoutes(fastify, services);
   mountConsoleAuth(fastify, services);
   await mountConsole(fastify);
   mountEmbed(fastify);
@@ -114,6 +122,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     runtime,
     streams,
     email: workers.email,
+    autoClose: workers.autoClose,
+    follow: workers.follow,
     url: "",
     async start() {
       await fastify.listen({ port: config.PORT, host: config.HOST });

@@ -61,6 +61,8 @@ const EnvSchema = z.object({
   EMAIL_OUTBOX: flag,
   /** how often the email worker looks for replies due to be mailed and messages due to be sent */
   EMAIL_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
+  /** how often the follow worker looks for new comments to tell the discussions' followers of */
+  FOLLOW_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
   /** /embed/demo: on unless NODE_ENV=production, where only EMBED_DEMO=1 turns it on */
   EMBED_DEMO: flag,
   /** production: introspection and "did you mean" suggestions are off unless this is 1 */
@@ -75,6 +77,8 @@ const EnvSchema = z.object({
     .int()
     .min(0)
     .default(10 * 60_000),
+  /** how often each instance runs auto-close (one pass at a time across instances); 0 = never */
+  AUTO_CLOSE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   /** admin JWTs living longer than this (exp − iat, or exp − now without iat) are refused */
   ADMIN_JWT_MAX_TTL: z
     .string()
@@ -100,6 +104,11 @@ const EnvSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(72_000),
   TOKEN_SUNSET: z.string().default("Tue, 30 Jun 2027 00:00:00 GMT"),
   MAX_STREAMS_PER_INSTANCE: z.coerce.number().int().min(1).default(20_000),
+  /** presence (contract section 19): count streams as readers and send `event: presence`; 0 turns it off (counts read 0) */
+  STREAM_PRESENCE: z
+    .enum(["1", "0", "true", "false"])
+    .optional()
+    .transform((v) => v === undefined || v === "1" || v === "true"),
   /** stream tickets are valid this long (contract: 60 s; tests shorten it) */
   STREAM_TICKET_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   /** once redeemed, a ticket's own EventSource may reconnect with it (Last-Event-ID) this long after its last connect */
@@ -130,6 +139,10 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => v === undefined || v === "1" || v === "true"),
   RUN_WEBHOOK_WORKER: z
+    .enum(["1", "0", "true", "false"])
+    .optional()
+    .transform((v) => v === undefined || v === "1" || v === "true"),
+  RUN_FOLLOW_WORKER: z
     .enum(["1", "0", "true", "false"])
     .optional()
     .transform((v) => v === undefined || v === "1" || v === "true"),

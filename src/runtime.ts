@@ -1,6 +1,7 @@
 // The composition root: builds every long-lived service once from the config — database (migrated),
 // Redis, event bus, event pipeline, rate limiter, secret box, stream hub, webhook runtime — and
 // hands each to what needs it. Shared by the server (src/app.ts) and the CLI.
+import { renderUnrenderedBodies } from "./modules/comments/engine/render-backfill.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -33,6 +34,7 @@ import { guardedFetch } from "./webhook-delivery/http-client.js";
 import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 import { createReaderAddresses } from "./context/reader-addresses.js";
 import { ERASURE_BATCH } from "./modules/readers/erasure.js";
+import { createInboxFeed } from "./modules/inbox/engine/feed.js";
 
 export interface Runtime {
   services: AppServices;
@@ -138,6 +140,9 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     if (opts.migrate !== false) {
       migrated = (await db.migrate()).applied;
       if (migrated.length) log.info({ applied: migrated }, "applied database migrations");
+      // comments written before bodies were stored rendered get their bodyHtml before anything is answered
+      const rendered = await renderUnrenderedBodies(db.sql);
+      if (rendered) log.info({ comments: rendered }, "rendered the bodies of earlier comments");
     }
     const adminJwtSecret = resolveAdminSecret(config);
     const keySource = config.SECRET_ENCRYPTION_KEY
@@ -171,6 +176,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       bus,
       redis,
       redisTarget,
+      // readers' own streams read their inbox items (GET /api/v1/stream/me)
+      readerFeed: createInboxFeed(db.sql),
       tenantSettings: {
         cached: (tenantId) => {
           const t = authCache.tenant(tenantId);

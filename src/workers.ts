@@ -1,15 +1,23 @@
 // An instance's background work, started and stopped in one place: the webhook delivery worker
 // (built with the webhook runtime, src/webhook-delivery/webhook-runtime.ts), the retention job
-// (src/events/retention.ts) and the email worker (src/modules/email/engine/worker.ts, built here),
-// each as the config says: RUN_WEBHOOK_WORKER, RETENTION_INTERVAL_MS, RUN_EMAIL_WORKER. The server
+// (src/events/retention.ts), the email worker (src/modules/email/engine/worker.ts, built here), the
+// follow worker (src/modules/following/engine/fanout.ts, built here) and auto-close
+// (src/modules/auto-close/auto-close.ts, built here), each as the config says: RUN_WEBHOOK_WORKER,
+// RETENTION_INTERVAL_MS, RUN_EMAIL_WORKER, RUN_FOLLOW_WORKER, AUTO_CLOSE_INTERVAL_MS. The server
 // starts them once it listens (src/app.ts); a process that runs only a worker (the crash tests'
 // children, test/support/*-crash-worker.mjs) does the same with the others switched off.
 import type { Runtime } from "./runtime.js";
+import { createAutoCloseJob, type AutoCloseJob } from "./modules/auto-close/auto-close.js";
 import { createEmailWorker, type EmailWorker, type EmailWorkerOptions } from "./modules/email/engine/worker.js";
+import { createFollowWorker, type FollowWorker, type FollowWorkerOptions } from "./modules/following/engine/fanout.js";
 
 export interface Workers {
   /** composes and sends reply emails; started unless RUN_EMAIL_WORKER=0 */
   readonly email: EmailWorker;
+  /** locks discussions past their tenant's autoLockAfterDays; started unless AUTO_CLOSE_INTERVAL_MS=0 */
+  readonly autoClose: AutoCloseJob;
+  /** tells discussions' followers of new comments (inbox items, emails); started unless RUN_FOLLOW_WORKER=0 */
+  readonly follow: FollowWorker;
   /** Starts what the config asks for; emails' links point at `serverUrl` unless PUBLIC_URL is set. */
   start(serverUrl?: string): void;
   /** Stops them all: a pass in progress ends, attempts in flight finish or are given back. */
@@ -19,23 +27,32 @@ export interface Workers {
 export interface WorkerSetup {
   /** the email worker's lease, poll, batch and id (tests) */
   email?: Partial<EmailWorkerOptions>;
+  /** the follow worker's lease, poll, batch, id and between-batch hook (tests) */
+  follow?: Partial<FollowWorkerOptions>;
 }
 
 export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Workers {
   const { services } = runtime;
   const { config } = services;
   const email = createEmailWorker(services, setup.email);
+  const autoClose = createAutoCloseJob({ app: services, clock: services.clock, log: services.log });
+  const follow = createFollowWorker(services, setup.follow);
   return {
     email,
+    autoClose,
+    follow,
     start(serverUrl) {
       if (config.RUN_WEBHOOK_WORKER) services.webhooks.worker.start();
       if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
       if (serverUrl !== undefined) email.useServerUrl(serverUrl);
       if (config.RUN_EMAIL_WORKER) email.start();
+      if (config.AUTO_CLOSE_INTERVAL_MS > 0) autoClose.start(config.AUTO_CLOSE_INTERVAL_MS);
+      if (config.RUN_FOLLOW_WORKER) follow.start();
     },
     async stop() {
       runtime.retention.stop();
-      await Promise.all([email.stop(), services.webhooks.worker.stop()]);
+      autoClose.stop();
+      await Promise.all([email.stop(), follow.stop(), services.webhooks.worker.stop()]);
     },
   };
 }

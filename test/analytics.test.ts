@@ -60,6 +60,11 @@ beforeAll(async () => {
   await comment("bob", "d1", "a reply", c1);
   await react("bob", c1, "like", true);
   await react("carol", c1, "love", true);
+  // a page reaction (on d1 itself): counted apart from the comments' reactions
+  await t.api.patch("/api/v1/settings", { pageReactionKinds: ["up"] });
+  expect((await (await as("carol")).post("/api/v1/discussions/d1/reactions", { kind: "up" })).body.active).toBe(true);
+  // follows: carol follows d1 on day 1
+  expect((await (await as("carol")).put("/api/v1/discussions/d1/subscription", { mode: "all" })).status).toBe(200);
   await t.api.post("/api/v1/discussions/d1/lock");
   await t.api.post("/api/v1/discussions/d1/unlock");
   // day 1, 10:30
@@ -69,6 +74,10 @@ beforeAll(async () => {
   clock.advance(24 * HOUR);
   await comment("alice", "d2", "second day");
   await react("bob", c1, "like", false);
+  // day 2: alice follows d2; bob follows d1 and goes back to replies (no longer a follower)
+  expect((await (await as("alice")).put("/api/v1/discussions/d2/subscription", { mode: "all" })).status).toBe(200);
+  expect((await (await as("bob")).put("/api/v1/discussions/d1/subscription", { mode: "all" })).status).toBe(200);
+  expect((await (await as("bob")).put("/api/v1/discussions/d1/subscription", { mode: "replies" })).status).toBe(200);
   await t.api.patch("/api/v1/settings", { moderation: "pre" });
   const pending = await comment("dave", "d2", "needs a look");
   expect((await t.api.post(`/api/v1/comments/${pending}/approve`)).status).toBe(200);
@@ -88,7 +97,16 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const zero = { comments: 0, replies: 0, reactions: {}, activeReaders: 0, moderationActions: 0, webhookDeliveries: { ok: 0, failed: 0 } };
+const zero = {
+  comments: 0,
+  replies: 0,
+  reactions: {},
+  pageReactions: {},
+  activeReaders: 0,
+  moderationActions: 0,
+  webhookDeliveries: { ok: 0, failed: 0 },
+  newFollowers: 0,
+};
 
 describe("analytics", () => {
   it("per day: comments, replies, reactions by kind, active readers, moderation, deliveries; totals", async () => {
@@ -99,13 +117,16 @@ describe("analytics", () => {
       to: "2031-05-12T00:00:00.000Z",
       interval: "day",
       discussionId: null,
+      followers: 2,
       totals: {
         comments: 4,
         replies: 1,
         reactions: { like: 2, love: 1 },
+        pageReactions: { up: 1 },
         activeReaders: 4,
         moderationActions: 3,
         webhookDeliveries: { ok: 3, failed: 2 },
+        newFollowers: 2,
       },
       buckets: [
         { start: "2031-05-09T00:00:00.000Z", ...zero },
@@ -114,18 +135,22 @@ describe("analytics", () => {
           comments: 2,
           replies: 1,
           reactions: { like: 2, love: 1 },
+          pageReactions: { up: 1 },
           activeReaders: 3,
           moderationActions: 2,
           webhookDeliveries: { ok: 2, failed: 2 },
+          newFollowers: 1,
         },
         {
           start: "2031-05-11T00:00:00.000Z",
           comments: 2, // alice's, and dave's once approved
           replies: 0,
           reactions: {}, // bob's toggle-off adds none
+          pageReactions: {},
           activeReaders: 3, // alice, bob (un-reacting), dave (pending comment)
           moderationActions: 1,
           webhookDeliveries: { ok: 1, failed: 0 },
+          newFollowers: 1,
         },
       ],
     });
@@ -141,7 +166,7 @@ describe("analytics", () => {
       "2031-05-10T09:00:00.000Z",
       "2031-05-10T10:00:00.000Z",
     ]);
-    expect(r.body.buckets[1]).toMatchObject({ comments: 2, reactions: { like: 1, love: 1 }, activeReaders: 3 });
+    expect(r.body.buckets[1]).toMatchObject({ comments: 2, reactions: { like: 1, love: 1 }, pageReactions: { up: 1 }, activeReaders: 3 });
     expect(r.body.buckets[3]).toMatchObject({ comments: 0, reactions: { like: 1 }, activeReaders: 1 });
     expect(r.body.totals.reactions).toEqual({ like: 2, love: 1 });
   });
@@ -154,10 +179,13 @@ describe("analytics", () => {
       comments: 2,
       replies: 1,
       reactions: { like: 2, love: 1 },
+      pageReactions: { up: 1 },
       activeReaders: 3,
       moderationActions: 2,
       webhookDeliveries: { ok: 2, failed: 2 },
+      newFollowers: 1,
     });
+    expect(r.body.followers).toBe(1);
     const d2 = await t.api.get("/api/v1/analytics?from=2031-05-10T00:00:00Z&to=2031-05-12T00:00:00Z&discussionId=d2");
     expect(d2.body.totals).toMatchObject({ comments: 2, moderationActions: 1, webhookDeliveries: { ok: 0, failed: 0 } });
   });

@@ -27,13 +27,13 @@ async function as(tt: TestTenant, sub: string, key = tt.apiKey) {
   return tt.as({ key, identity: await tt.identity(sub, { iat: Math.floor(clock.now().getTime() / 1000) }) });
 }
 
-/** Every comment of the discussion's list in its order, 100 a page. */
-async function wholeList(tt: TestTenant, discussionId: string, sort: string): Promise<string[]> {
+/** Every comment of the discussion's list in its order, 100 a page (`extra`: "&topLevel=true" for the first level's list). */
+async function wholeList(tt: TestTenant, discussionId: string, sort: string, extra = ""): Promise<string[]> {
   const all: string[] = [];
   let cursor: string | null = null;
   do {
     const r: any = await tt.api.get(
-      `/api/v1/discussions/${discussionId}/comments?sort=${sort}&limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+      `/api/v1/discussions/${discussionId}/comments?sort=${sort}${extra}&limit=100${cursor ? `&cursor=${cursor}` : ""}`,
     );
     expect(r.status).toBe(200);
     all.push(...ids(r));
@@ -43,15 +43,22 @@ async function wholeList(tt: TestTenant, discussionId: string, sort: string): Pr
 }
 
 /** The list's page at `rootCursor` begins with `rootId` and is the list itself from there on, its next page too. */
-async function expectPageAtRoot(tt: TestTenant, discussionId: string, sort: string, rootCursor: string, rootId: string): Promise<number> {
-  const whole = await wholeList(tt, discussionId, sort);
+async function expectPageAtRoot(
+  tt: TestTenant,
+  discussionId: string,
+  sort: string,
+  rootCursor: string,
+  rootId: string,
+  extra = "",
+): Promise<number> {
+  const whole = await wholeList(tt, discussionId, sort, extra);
   const at = whole.indexOf(rootId);
-  const page = await tt.api.get(`/api/v1/discussions/${discussionId}/comments?sort=${sort}&cursor=${rootCursor}`);
+  const page = await tt.api.get(`/api/v1/discussions/${discussionId}/comments?sort=${sort}${extra}&cursor=${rootCursor}`);
   expect(page.status).toBe(200);
   expect(ids(page)[0]).toBe(rootId);
   expect(ids(page)).toEqual(whole.slice(at, at + 20));
   if (whole.length > at + 20) {
-    const next = await tt.api.get(`/api/v1/discussions/${discussionId}/comments?sort=${sort}&cursor=${page.body.nextCursor}`);
+    const next = await tt.api.get(`/api/v1/discussions/${discussionId}/comments?sort=${sort}${extra}&cursor=${page.body.nextCursor}`);
     expect(ids(next)).toEqual(whole.slice(at + 20, at + 40));
   }
   return at;
@@ -168,6 +175,82 @@ describe("GET /comments/{id}/context", () => {
     expect(await wholeList(t, d, "newest")).toContain(r1);
   });
 
+  it("topLevel=true: the root cursor opens the first level's list (what a thread shows) at the top-level ancestor, for every sort, pinned or not", async () => {
+    const u = await createTestTenant(server);
+    const d = "perm-top";
+    const prisma = server.app.runtime.services.prisma;
+    await prisma.discussion.create({ data: { tenantId: u.tenantId, id: d } });
+    await prisma.reader.create({ data: { tenantId: u.tenantId, id: "bulk", name: "Bulk" } });
+    // 120 top-level comments, each but every fifth with a reply: the list of every level is longer and ordered otherwise
+    const start = clock.now().getTime();
+    await prisma.comment.createMany({
+      data: Array.from({ length: 120 }, (_, i) => ({
+        id: `cmt_top_${String(i).padStart(3, "0")}`,
+        tenantId: u.tenantId,
+        discussionId: d,
+        authorId: "bulk",
+        body: `top ${i}`,
+        status: "approved" as const,
+        createdAt: new Date(start - (200 - i) * 1000),
+        publishedAt: new Date(start - (200 - i) * 1000),
+        reactionCounts: i % 5 ? { like: i % 5 } : {},
+        reactionTotal: i % 5,
+        replyCount: i % 5 ? 1 : 0,
+      })),
+    });
+    await prisma.comment.createMany({
+      data: Array.from({ length: 120 }, (_, i) => i)
+        .filter((i) => i % 5)
+        .map((i) => ({
+          id: `cmt_top_${String(i).padStart(3, "0")}_r`,
+          tenantId: u.tenantId,
+          discussionId: d,
+          parentId: `cmt_top_${String(i).padStart(3, "0")}`,
+          depth: 1,
+          authorId: "bulk",
+          body: `reply to ${i}`,
+          status: "approved" as const,
+          createdAt: new Date(start - (200 - i) * 1000 + 500),
+          publishedAt: new Date(start - (200 - i) * 1000 + 500),
+        })),
+    });
+    const root = "cmt_top_041";
+    const posted = await (await as(u, "erin")).post(`/api/v1/discussions/${d}/comments`, { body: "deep", parentId: `${root}_r` });
+    expect(posted.status, JSON.stringify(posted.body)).toBe(201);
+    const reply = posted.body.id as string;
+    expect((await u.api.post(`/api/v1/comments/cmt_top_007/pin`)).status).toBe(200);
+
+    for (const sort of SORTS) {
+      const c = await u.api.get(`/api/v1/comments/${reply}/context?sort=${sort}&topLevel=true`);
+      expect(c.status).toBe(200);
+      expect(c.body.ancestors.map((a: any) => a.id)).toEqual([root, `${root}_r`]);
+      expect(await expectPageAtRoot(u, d, sort, c.body.rootCursor, root, "&topLevel=true")).toBeGreaterThan(20);
+      // the first level's cursor is not one of the list of every level, nor the other way round
+      expect((await u.api.get(`/api/v1/discussions/${d}/comments?sort=${sort}&cursor=${c.body.rootCursor}`)).status).toBe(400);
+      const every = await u.api.get(`/api/v1/comments/${reply}/context?sort=${sort}&topLevel=false`);
+      expect(every.body.rootCursor).not.toBe(c.body.rootCursor);
+      await expectPageAtRoot(u, d, sort, every.body.rootCursor, root);
+      expect((await u.api.get(`/api/v1/discussions/${d}/comments?sort=${sort}&topLevel=true&cursor=${every.body.rootCursor}`)).status).toBe(
+        400,
+      );
+      // GraphQL: the same cursor
+      const g = await u.api.gql(TestCommentContextDocument, { id: reply, sort, topLevel: true });
+      expect(g.data?.commentContext.rootCursor).toBe(c.body.rootCursor);
+    }
+    // a pinned root is among the pinned, in their order (the other pinned one is older and has more reactions)
+    expect((await u.api.post(`/api/v1/comments/${root}/pin`)).status).toBe(200);
+    const positions: Record<string, number> = {};
+    for (const sort of SORTS) {
+      const c = await u.api.get(`/api/v1/comments/${reply}/context?sort=${sort}&topLevel=true`);
+      positions[sort] = await expectPageAtRoot(u, d, sort, c.body.rootCursor, root, "&topLevel=true");
+    }
+    expect(positions).toEqual({ newest: 0, oldest: 1, top: 1 });
+    // not a boolean: refused as the list refuses it
+    const bad = await u.api.get(`/api/v1/comments/${reply}/context?topLevel=yes`);
+    const listBad = await u.api.get(`/api/v1/discussions/${d}/comments?topLevel=yes`);
+    expect([bad.status, bad.body.code, bad.body.errors]).toEqual([listBad.status, listBad.body.code, listBad.body.errors]);
+  });
+
   it("another tenant's id and an unknown id are 404; a bad sort is refused as the list refuses it", async () => {
     const a = await as(t, "p-a");
     const id = (await a.post("/api/v1/discussions/perm-2/comments", { body: "x" })).body.id;
@@ -176,7 +259,7 @@ describe("GET /comments/{id}/context", () => {
       expect([r.status, r.body.code]).toEqual([404, "not_found"]);
     }
     expect((await other.api.gql(TestCommentContextDocument, { id })).errors?.[0]?.extensions?.code).toBe("not_found");
-    for (const q of ["sort=best", "sort=newest&sort=oldest"]) {
+    for (const q of ["sort=hot", "sort=newest&sort=oldest"]) {
       const list = await t.api.get(`/api/v1/discussions/perm-2/comments?${q}`);
       const r = await t.api.get(`/api/v1/comments/${id}/context?${q}`);
       expect([r.status, r.body.code, r.body.errors]).toEqual([list.status, list.body.code, list.body.errors]);

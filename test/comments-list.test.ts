@@ -108,7 +108,7 @@ describe("pagination", () => {
     const newest = await t.api.get("/api/v1/discussions/params-1/comments?limit=1");
     expect(newest.body.nextCursor).toEqual(expect.any(String));
     for (const q of [
-      "sort=best",
+      "sort=hot",
       "status=deleted",
       "status=nope",
       "limit=0",

@@ -54,14 +54,18 @@ describe("POST /discussions/{id}/comments", () => {
       id: expect.stringMatching(/^cmt_/),
       discussionId: "post-1",
       parentId: null,
-      author: { id: "alice", name: "Alice", avatarUrl: "https://img.example/a.png" },
+      author: { id: "alice", name: "Alice", avatarUrl: "https://img.example/a.png", badge: null },
       body: "First!",
+      bodyHtml: "<p>First!</p>",
       status: "approved",
       pinned: false,
       editedAt: null,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       reactions: {},
       replyCount: 0,
+      score: 0,
+      upvotes: 0,
+      downvotes: 0,
     });
     const d = await t.api.get("/api/v1/discussions/post-1");
     expect(d.status).toBe(200);
@@ -73,7 +77,7 @@ describe("POST /discussions/{id}/comments", () => {
     const row = await prisma().reader.findUnique({ where: { tenantId_id: { tenantId: t.tenantId, id: "alice" } } });
     expect(row).toMatchObject({ name: "Alice B.", avatarUrl: null });
     const first = await t.api.get(`/api/v1/comments/${r.body.id}`);
-    expect(first.body.author).toEqual({ id: "alice", name: "Alice B.", avatarUrl: null });
+    expect(first.body.author).toEqual({ id: "alice", name: "Alice B.", avatarUrl: null, badge: null });
   });
 
   it("threads replies: depth, replyCount, parent of the same discussion only", async () => {

@@ -91,16 +91,16 @@ describe("email settings", () => {
 describe("/api/v1/me/notifications", () => {
   it("answers the tenant's default until the reader chooses, then their choice, with a publishable key", async () => {
     const ann = t.as({ key: pk, identity: await t.identity("ann-prefs", { name: "Ann" }) });
-    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: false });
+    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: false, subscriptions: "off" });
     await t.api.patch("/api/v1/settings", { email: { defaultReplies: "daily" } });
-    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "daily", chosen: false });
+    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "daily", chosen: false, subscriptions: "off" });
     const set = await ann.patch("/api/v1/me/notifications", { replies: "immediate" });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ replies: "immediate", chosen: true });
-    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "immediate", chosen: true });
+    expect(set.body).toEqual({ replies: "immediate", chosen: true, subscriptions: "off" });
+    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "immediate", chosen: true, subscriptions: "off" });
     // the tenant's default no longer moves a reader who chose
     await t.api.patch("/api/v1/settings", { email: { defaultReplies: "off" } });
-    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "immediate", chosen: true });
+    expect((await ann.get("/api/v1/me/notifications")).body).toEqual({ replies: "immediate", chosen: true, subscriptions: "off" });
     // the same over GraphQL
     const gql = await ann.raw("POST", "/graphql", { query: "{ myNotifications { replies chosen } }" });
     expect(gql.body).toEqual({ data: { myNotifications: { replies: "immediate", chosen: true } } });
@@ -127,7 +127,7 @@ describe("/api/v1/me/notifications", () => {
     const cy = await t.reader("cy-prefs", { name: "Cy" });
     expect((await cy.patch("/api/v1/me/notifications", { replies: "daily" })).status).toBe(200);
     expect([202, 204]).toContain((await cy.del("/api/v1/me")).status);
-    expect((await cy.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: false });
+    expect((await cy.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: false, subscriptions: "off" });
   });
 });
 
@@ -151,7 +151,7 @@ describe("/api/v1/unsubscribe/{token}", () => {
     expect((await dee.get("/api/v1/me/notifications")).body.replies).toBe("immediate");
     const done = await form(token);
     expect(done.status).toBe(200);
-    expect((await dee.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: true });
+    expect((await dee.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: true, subscriptions: "off" });
     // again: still 200
     expect((await form(token)).status).toBe(200);
   });
@@ -184,14 +184,14 @@ describe("/api/v1/unsubscribe/{token}", () => {
       expect(r.headers.get("content-type"), what).toMatch(/^application\/problem\+json/);
       expect(await r.json(), what).toMatchObject({ status: 400, code: "one_click_required" });
     }
-    expect((await fay.get("/api/v1/me/notifications")).body).toEqual({ replies: "immediate", chosen: true });
+    expect((await fay.get("/api/v1/me/notifications")).body).toEqual({ replies: "immediate", chosen: true, subscriptions: "off" });
 
     // the GET page's form, submitted as a browser submits it (its fields, urlencoded)
     const html = await (await fetch(`${server.url}/api/v1/unsubscribe/${token}`)).text();
     const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m) => [m[1]!, m[2]!]);
     const submitted = await post(new URLSearchParams(fields).toString(), `${FORM};charset=UTF-8`);
     expect(submitted.status).toBe(200);
-    expect((await fay.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: true });
+    expect((await fay.get("/api/v1/me/notifications")).body).toEqual({ replies: "off", chosen: true, subscriptions: "off" });
   });
 
   it("changes nothing for a forged or altered token", async () => {

@@ -83,7 +83,7 @@ describe("reply emails", () => {
     expect(mail.text).toContain(`https://daily.example/rivers#comment-${first.id}`);
     expect(mail.text).toContain(`https://daily.example/rivers#comment-${second.id}`);
     expect(mail.text).not.toContain("Thanks!");
-    expect(mail.html).toContain("Rivers &#60;b&#62;remember&#60;/b&#62; everything.");
+    expect(mail.html).toContain("<p>Rivers &lt;b&gt;remember&lt;/b&gt; everything.</p>");
     expect(mail.html).toContain(`href="https://daily.example/rivers#comment-${first.id}"`);
     expect(mail.html).not.toMatch(/<img|<script|src=/i);
     // RFC 8058: an https one-click URL and a mailto, and the POST header
@@ -151,7 +151,11 @@ describe("reply emails", () => {
     const t = await tenantWith({ digestHour: (clock.now().getUTCHours() + 2) % 24 });
     const parent = await thread(t, "daily", "dora", "dora@readers.example");
     const dora = await as(t, "dora", "dora@readers.example");
-    expect((await dora.patch("/api/v1/me/notifications", { replies: "daily" })).body).toEqual({ replies: "daily", chosen: true });
+    expect((await dora.patch("/api/v1/me/notifications", { replies: "daily" })).body).toEqual({
+      replies: "daily",
+      chosen: true,
+      subscriptions: "off",
+    });
     await reply(t, "daily", parent, "bob", "Morning one.");
     clock.advance(30 * MIN);
     await reply(t, "daily", parent, "cyd", "Morning two.");

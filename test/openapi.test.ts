@@ -70,7 +70,7 @@ describe("the OpenAPI document", () => {
       "query:limit",
       "query:cursor",
     ]);
-    expect(list.parameters[1].schema.enum).toEqual(["newest", "oldest", "top"]);
+    expect(list.parameters[1].schema.enum).toEqual(["best", "newest", "oldest", "score", "top"]);
     const post = doc.paths["/api/v1/discussions/{id}/comments"].post;
     expect(post.requestBody.content["application/json"].schema.properties).toHaveProperty("body");
     const comment = post.responses["201"].content["application/json"].schema;

@@ -91,6 +91,9 @@ describe("POST /api/v1/preview", () => {
 
     const plain = await t.api.patch("/api/v1/settings", { formatting: { markdown: false } });
     expect(plain.body.formatting).toEqual({ markdown: false, images: true });
+    // a reader-facing client (the embed) reads them with its publishable key
+    const reader = await browser.raw("POST", "/graphql", { query: "{ readerSettings { formatting { markdown images } } }" });
+    expect(reader.body).toEqual({ data: { readerSettings: { formatting: { markdown: false, images: true } } } });
     expect((await browser.post("/api/v1/preview", { body: "**a** <b>b</b>\nhttps://x.example/" })).body).toEqual({
       bodyHtml: "<p>**a** &lt;b&gt;b&lt;/b&gt;<br />\nhttps://x.example/</p>",
       links: 0,

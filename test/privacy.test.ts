@@ -68,7 +68,10 @@ describe("capability manage_readers", () => {
 
 describe("export", () => {
   it("holds the profile, every comment in every status with the bodies the log keeps, reactions, reports, sanctions", async () => {
-    const { t, manager, moderator, ann, annPage, bob, annIdentity, pk } = await setup({ safety: { suspectWords: ["cheap"] } });
+    const { t, manager, moderator, ann, annPage, bob, annIdentity, pk } = await setup({
+      safety: { suspectWords: ["cheap"] },
+      votes: "updown",
+    });
     const bobs = (await bob.post("/api/v1/discussions/exp-1/comments", { body: "bob writes" })).body;
     const approved = (await ann.post("/api/v1/discussions/exp-1/comments", { body: "first words" })).body;
     expect((await ann.patch(`/api/v1/comments/${approved.id}`, { body: "second words" })).status).toBe(200);
@@ -79,6 +82,7 @@ describe("export", () => {
     const deleted = (await ann.post("/api/v1/discussions/exp-2/comments", { body: "gone soon" })).body;
     expect((await ann.del(`/api/v1/comments/${deleted.id}`)).status).toBe(204);
     expect((await ann.post(`/api/v1/comments/${bobs.id}/reactions`, { kind: "like" })).status).toBe(200);
+    expect((await ann.put(`/api/v1/comments/${bobs.id}/vote`, { value: -1 })).status).toBe(200);
     expect((await ann.post(`/api/v1/comments/${bobs.id}/reports`, { reason: "spam", note: "ann's note" })).status).toBe(201);
     const until = new Date(Date.now() + 86_400_000).toISOString();
     expect((await moderator.post("/api/v1/readers/ann/ban", { until, reason: "cool off" })).status).toBe(200);
@@ -92,6 +96,7 @@ describe("export", () => {
       readerId: "ann",
       profile: { id: "ann", name: SECRET_NAME, avatarUrl: "https://img.example/ann.png", createdAt: expect.any(String) },
       reactions: [{ commentId: bobs.id, discussionId: "exp-1", kind: "like", createdAt: expect.any(String) }],
+      votes: [{ commentId: bobs.id, discussionId: "exp-1", value: -1, createdAt: expect.any(String), updatedAt: expect.any(String) }],
       reports: [{ commentId: bobs.id, reason: "spam", note: "ann's note", status: "open", dismissedAt: null }],
       sanctions: [{ until, reason: "cool off", liftedAt: expect.any(String) }],
       notificationPreferences: {},
@@ -131,8 +136,8 @@ describe("export", () => {
 });
 
 describe("erasure, anonymize (the default)", () => {
-  it("keeps the thread with the body replaced and no author; reactions, reports and the log's copies go; idempotent; audited", async () => {
-    const { t, manager, ann, bob } = await setup();
+  it("keeps the thread with the body replaced and no author; reactions, votes, reports and the log's copies go; idempotent; audited", async () => {
+    const { t, manager, ann, bob } = await setup({ votes: "updown" });
     const receiver = await startReceiver();
     const hook = await createVerifiedEndpoint(t, receiver, { events: ["*"] });
     const before = new Date().toISOString();
@@ -146,6 +151,9 @@ describe("erasure, anonymize (the default)", () => {
     const other = (await bob.post("/api/v1/discussions/anon-2/comments", { body: "elsewhere" })).body;
     await ann.post(`/api/v1/comments/${other.id}/reactions`, { kind: "wow" });
     await ann.post(`/api/v1/comments/${other.id}/reactions`, { kind: "wow" });
+    // votes: one in a discussion she wrote in, one where she only voted
+    expect((await ann.put(`/api/v1/comments/${reply.id}/vote`, { value: 1 })).status).toBe(200);
+    expect((await ann.put(`/api/v1/comments/${other.id}/vote`, { value: -1 })).status).toBe(200);
     await receiver.waitFor(() => receiver.deliveries().length >= 7);
 
     const live = openSse(`${server.url}/api/v1/stream/anon-1`, { "x-api-key": t.apiKey });
@@ -170,6 +178,11 @@ describe("erasure, anonymize (the default)", () => {
     expect((await t.api.get("/api/v1/discussions/anon-1")).body.commentCount).toBe(2);
     expect((await t.api.get(`/api/v1/comments/${reply.id}`)).body.reactions).toEqual({});
     expect(await prisma().reaction.count({ where: { tenantId: t.tenantId, readerId: "ann" } })).toBe(0);
+    expect(await prisma().vote.count({ where: { tenantId: t.tenantId, readerId: "ann" } })).toBe(0);
+    for (const id of [reply.id, other.id]) {
+      expect((await t.api.get(`/api/v1/comments/${id}`)).body).toMatchObject({ score: 0, upvotes: 0, downvotes: 0 });
+      expect(await prisma().comment.findUnique({ where: { id } })).toMatchObject({ voteBest: 0 });
+    }
     expect(await prisma().commentReport.count({ where: { tenantId: t.tenantId, readerId: "ann" } })).toBe(0);
     expect((await t.api.get("/api/v1/readers/ann")).status).toBe(404);
     expect((await manager.get("/api/v1/readers/ann/export")).status).toBe(404);
@@ -220,6 +233,7 @@ describe("erasure, anonymize (the default)", () => {
       mode: "anonymize",
       commentsAnonymized: 1,
       reactionsRemoved: 1,
+      votesRemoved: 2,
       reportsRemoved: 1,
       profileRemoved: true,
       self: false,

@@ -119,7 +119,7 @@ describe("each new comment is checked", () => {
     await h.t.api.put("/api/v1/discussions/hook-1", { title: "Hook one", url: "https://news.example/hook-1" });
     const ann = await h.readerAs("ann");
     const a = await ann.post("/api/v1/discussions/hook-1/comments", { body: "first" });
-    const b = await ann.post("/api/v1/discussions/hook-1/comments", { body: "second", parentId: a.body.id });
+    const b = await ann.post("/api/v1/discussions/hook-1/comments", { body: "**second** <b>x</b>", parentId: a.body.id });
     expect([a.body.status, b.body.status]).toEqual(["approved", "approved"]);
     expect(h.receiver.requests).toHaveLength(2); // both verified
     expect(h.verified).toHaveLength(2);
@@ -129,7 +129,15 @@ describe("each new comment is checked", () => {
     expect(sent.json).toEqual({
       type: "comment.check",
       action: "create",
-      comment: { id: b.body.id, discussionId: "hook-1", parentId: a.body.id, body: "second", createdAt: expect.any(String) },
+      // the body as written and as rendered (what a page would show)
+      comment: {
+        id: b.body.id,
+        discussionId: "hook-1",
+        parentId: a.body.id,
+        body: "**second** <b>x</b>",
+        bodyHtml: "<p><strong>second</strong> &lt;b&gt;x&lt;/b&gt;</p>",
+        createdAt: expect.any(String),
+      },
       reader: { id: "ann", name: "Reader ann", avatarUrl: null, approvedCount: 1, rejectedCount: 0 },
       discussion: { id: "hook-1", title: "Hook one", url: "https://news.example/hook-1" },
     });

@@ -93,6 +93,8 @@ function testBus(): EventBus & { reconnect(): void } {
   return {
     publish: (m) => inner.publish(m),
     subscribe: (t, d, l) => inner.subscribe(t, d, l),
+    pokeReader: (p) => inner.pokeReader(p),
+    subscribeReader: (t, r, l) => inner.subscribeReader(t, r, l),
     close: () => inner.close(),
     onReconnect(l) {
       listeners.add(l);

@@ -21,8 +21,8 @@ afterAll(() => server?.stop());
 const ran = new Set<WriteFunction>();
 
 /** Runs the write's own statement; parses the whole result, then each event's data by its type. */
-async function write<F extends WriteFunction>(fn: F, args: Omit<DbArgs<F>, "tenant" | "at">) {
-  const full = { ...args, tenant: t.tenantId, at: new Date() } as DbArgs<F>;
+async function write<F extends WriteFunction>(fn: F, args: Omit<DbArgs<F>, "tenant" | "at"> & { at?: Date }) {
+  const full = { tenant: t.tenantId, at: new Date(), ...args } as DbArgs<F>;
   const [out] = await server.app.runtime.services.sql.query<{ r: unknown }>(WRITE_TEXT[fn], positionalArgs(fn, full));
   const result = writeResult(fn).parse(out!.r);
   for (const e of result.events) EVENT_DATA[e.envelope.type].parse(e.envelope.data);
@@ -37,7 +37,9 @@ const post = (id: string, reader: string, more: { parent?: string; status?: stri
     reader,
     name: `Reader ${reader}`,
     avatar: reader === "wr-ann" ? "https://img.example/ann.png" : null,
+    badge: reader === "wr-ann" ? "Staff" : null,
     body: `body of ${id}`,
+    bodyHtml: `<p>body of ${id}</p>`,
     parent: more.parent ?? null,
     status: more.status ?? "approved",
     reason: more.status === "pending" ? jsonText({ source: "hook", detail: "held" }) : null,
@@ -59,6 +61,7 @@ describe("the write functions answer what write-results.ts declares", () => {
       reader: "wr-bob",
       moderator: false,
       body: "edited",
+      bodyHtml: "<p>edited</p>",
       windowSeconds: 0,
       verdict: null,
       reason: null,
@@ -74,6 +77,29 @@ describe("the write functions answer what write-results.ts declares", () => {
     });
     expect([toggled.row, toggled.types]).toEqual([
       { commentId: "wr-c1", readerId: "wr-bob", kind: "like", active: true, counts: { like: 1 } },
+      ["reaction_toggled"],
+    ]);
+    const paged = await write("eng_toggle_discussion_reaction", {
+      discussion: "wr-d",
+      reader: "wr-bob",
+      name: "Reader wr-bob",
+      avatar: null,
+      kind: "heart",
+    });
+    expect([paged.row, paged.types]).toEqual([
+      { discussionId: "wr-d", commentId: null, readerId: "wr-bob", kind: "heart", active: true, counts: { heart: 1 } },
+      ["reaction_toggled"],
+    ]);
+    const voted = await write("eng_vote", {
+      comment: "wr-c1",
+      reader: "wr-bob",
+      name: "Reader wr-bob",
+      avatar: null,
+      moderator: false,
+      value: -1,
+    });
+    expect([voted.row, voted.types]).toEqual([
+      { commentId: "wr-c1", readerId: "wr-bob", kind: "vote", value: -1, score: -1, upvotes: 0, downvotes: 1 },
       ["reaction_toggled"],
     ]);
     const reported = await write("eng_report_comment", {
@@ -107,11 +133,17 @@ describe("the write functions answer what write-results.ts declares", () => {
     expect([deleted.row.status, deleted.types]).toEqual(["deleted", ["comment_deleted"]]);
     const locked = await write("eng_set_discussion_state", { id: "wr-d", to: "locked", event: "discussion_locked" });
     expect([locked.row.state, locked.types]).toEqual(["locked", ["discussion_locked"]]);
+    // auto-close: a discussion past its tenant's autoLockAfterDays, locked as by POST …/lock
+    expect((await t.api.patch("/api/v1/settings", { autoLockAfterDays: 1 })).status).toBe(200);
+    await write("eng_set_discussion_state", { id: "wr-d", to: "open", event: "discussion_unlocked" });
+    const autoLocked = await write("eng_auto_lock_discussions", { limit: 10, at: new Date(Date.now() + 2 * 86_400_000) });
+    expect([autoLocked.row, autoLocked.types]).toEqual([{ locked: 1 }, ["discussion_locked"]]);
     const erased = await write("eng_erase_reader_batch", {
       reader: "wr-bob",
       discussion: "wr-d",
       delete: true,
       marker: "[erased]",
+      markerHtml: "<p>[erased]</p>",
       limit: 100,
     });
     expect(erased.row).toMatchObject({ done: true, removed: 3, tombstones: 0 });

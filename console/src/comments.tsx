@@ -51,12 +51,17 @@ export function StatusBadge({ status }: { status: CommentStatus }) {
 }
 
 /** The reader: a link to their page (history, reports, Ban / Suspend / Lift ban). */
-export function ReaderName({ author }: { author: { id: string; name: string } }) {
+export function ReaderName({ author }: { author: { id: string; name: string; badge?: string | null } }) {
   return (
     <a class="reader" href={readerHref(author.id)}>
-      <strong>{author.name}</strong> <span class="muted">(reader {author.id})</span>
+      <strong>{author.name}</strong> {author.badge && <ReaderBadge badge={author.badge} />} <span class="muted">(reader {author.id})</span>
     </a>
   );
+}
+
+/** A reader's badge (contract section 21): the tenant's own short label, shown as a pill by the name. */
+export function ReaderBadge({ badge }: { badge: string }) {
+  return <span class="badge reader-badge">{badge}</span>;
 }
 
 export const readerHref = (id: string) => `#/readers/${encodeURIComponent(id)}`;
@@ -71,6 +76,12 @@ export function ParentExcerpt({ parent }: { parent: Moderated["parent"] }) {
     <blockquote class="parent">
       <span class="muted">
         In reply to <strong>{parent.author.name}</strong>
+        {parent.author.badge && (
+          <>
+            {" "}
+            <ReaderBadge badge={parent.author.badge} />
+          </>
+        )}
         {parent.status !== "approved" && (
           <>
             {" "}

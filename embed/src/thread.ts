@@ -1,5 +1,5 @@
-// <engagement-thread discussion-id publishable-key [api-base] [sort] [lang] [theme]> (contract
-// section 14): a discussion's comments on any page. Reads and streams with the publishable key; a
+// <engagement-thread discussion-id publishable-key [api-base] [sort] [lang] [loading] [theme] [comment-id]
+// [discussion-url]> (contract sections 14 and 18): a discussion's comments on any page. Reads and streams with the publishable key; a
 // reader writes once the host page hands over an identity (`element.identity = token`, or
 // `element.getIdentity = async () => token`), and without one the element fires
 // `engagement:sign-in-required` when the reader tries to. The first snapshot is read once the stream
@@ -9,17 +9,26 @@
 // document), which <engagement-count> elements for the same discussion follow (embed/src/count.ts).
 // This file is the element: its attributes, lifecycle, identity and events, wiring the rest (in
 // embed/src/thread/): what it reads (loader.ts) into what it knows (store.ts), the stream (live.ts),
-// how it looks (view.ts, forms.ts, styles.ts), what the reader writes (writes.ts).
+// how it looks (view.ts, forms.ts, compose.ts, styles.ts, rich-styles.ts), the signed-in reader's
+// bell and Follow (inbox.ts, bell.ts), what the reader writes
+// (writes.ts) and previews (preview.ts), the comment a permalink opens it at and each comment's Link
+// action (permalink.ts).
 // Built by esbuild (lit bundled in) into dist/embed/v1/thread.js (`npm run build:embed`) and served
 // at /embed/v1/thread.js (src/http/embed-static.ts). Renders into an open shadow root styled by a
 // constructable stylesheet: pages with a strict CSP work.
-import { LitElement, type PropertyValues, type TemplateResult } from "lit";
+import { LitElement, nothing, type PropertyValues, type TemplateResult } from "lit";
 import { loadedFrom } from "./loaded-from.js";
 import { ThreadApi } from "./thread/api.js";
+import { bellStyles, renderInboxList, renderReaderBar } from "./thread/bell.js";
 import { describeFailure } from "./thread/describe.js";
-import { EN, fill, stringsFor, type Strings } from "./thread/i18n.js";
+import { EN, fill, languageOf, loadStrings, stringsFor, type Strings } from "./thread/i18n.js";
+import { ReaderInbox } from "./thread/inbox.js";
 import { LiveStream } from "./thread/live.js";
 import { ThreadLoader } from "./thread/loader.js";
+import { Permalinks } from "./thread/permalink.js";
+import { Previews } from "./thread/preview.js";
+import { richStyles } from "./thread/rich-styles.js";
+import { tallyStyles } from "./thread/tally-styles.js";
 import type { Sort } from "./thread/store.js";
 import { threadStyles } from "./thread/styles.js";
 import { renderThread, SORTS, type ThreadView } from "./thread/view.js";
@@ -30,24 +39,33 @@ const script = loadedFrom("thread.js");
 type Identity = string | null | undefined;
 
 export class EngagementThread extends LitElement {
-  static override styles = threadStyles;
+  static override styles = [threadStyles, tallyStyles, richStyles, bellStyles];
   static override properties = {
     discussionId: { attribute: "discussion-id" },
+    commentId: { attribute: "comment-id" },
+    discussionUrl: { attribute: "discussion-url" },
     publishableKey: { attribute: "publishable-key" },
     apiBase: { attribute: "api-base" },
     sort: {},
     language: { attribute: "lang" },
+    loading: {},
     identity: { attribute: false },
     getIdentity: { attribute: false },
     strings: { attribute: false },
   };
 
   declare discussionId: string | null;
+  /** the comment to open at when the page's URL has no `#comment-<id>` */
+  declare commentId: string | null;
+  /** the discussion's address for the Link action (default: the page's URL without its hash) */
+  declare discussionUrl: string | null;
   declare publishableKey: string | null;
   declare apiBase: string | null;
   declare sort: string | null;
   /** the `lang` attribute (watched, so a page may switch languages); else the page's, else the browser's */
   declare language: string | null;
+  /** "lazy": no request (words, comments, stream) until the element is within 200 px of the viewport */
+  declare loading: string | null;
   /** the reader's identity assertion or identity-provider token; null or unset: signed out */
   declare identity: Identity;
   /** asked for the reader's token whenever one is needed (after `identity`) */
@@ -60,8 +78,12 @@ export class EngagementThread extends LitElement {
   /** the count last told to the page (`engagement:count`), and for which discussion */
   private toldCount: { discussionId: string; count: number } | null = null;
   private announcement = "";
+  /** whether it has begun reading its discussion (a lazy element: once near the viewport) */
+  private started = false;
+  private near = false;
+  private nearby: IntersectionObserver | undefined;
 
-  private readonly loader = new ThreadLoader({
+  private readonly loader: ThreadLoader = new ThreadLoader({
     target: () => ({ api: this.api, discussionId: this.discussionId }),
     sort: () => this.currentSort(),
     identity: () => this.readIdentity(),
@@ -69,6 +91,27 @@ export class EngagementThread extends LitElement {
     signedIn: () => this.writes.forgetSignIn(),
     describe: (e) => this.describe(e),
     incoming: (n) => this.announce(fill(this.t[n === 1 ? "new_comments_one" : "new_comments_other"], { n })),
+    openAt: () => this.permalinks.openAt(),
+    opened: (id, shown) => {
+      if (this.permalinks.arrived(id, shown)) this.loader.notice = this.t.permalink_missing;
+    },
+    requestUpdate: () => this.requestUpdate(),
+  });
+
+  private readonly permalinks: Permalinks = new Permalinks({
+    commentId: () => this.commentId,
+    discussionUrl: () => this.discussionUrl,
+    root: () => this.renderRoot,
+    updated: () => this.updateComplete,
+    load: () => this.loader.load(),
+    shows: (id) => this.loader.status === "ready" && !!this.renderRoot.querySelector(`[data-comment-id="${CSS.escape(id)}"]`),
+    requestUpdate: () => this.requestUpdate(),
+  });
+
+  private readonly previews = new Previews({
+    now: () => ({ api: this.api, maxBodyLength: this.loader.settings.maxBodyLength, t: this.t }),
+    identity: () => this.readIdentity(),
+    describe: (e) => this.describe(e),
     requestUpdate: () => this.requestUpdate(),
   });
 
@@ -77,6 +120,15 @@ export class EngagementThread extends LitElement {
     event: (event) => this.loader.apply(event),
     liveChanged: () => this.requestUpdate(),
     reload: () => void this.loader.load(),
+    presence: () => this.requestUpdate(),
+  });
+
+  private readonly inbox = new ReaderInbox({
+    identity: () => this.readIdentity(),
+    describe: (e) => this.describe(e),
+    announce: (text) => this.announce(text),
+    followed: (mode) => (mode === "all" ? this.t.follow_on : this.t.follow_off),
+    requestUpdate: () => this.requestUpdate(),
   });
 
   private readonly writes = new ThreadWrites({
@@ -99,22 +151,48 @@ export class EngagementThread extends LitElement {
     loadMore: () => void this.loader.loadMore(),
     loadReplies: (parentId) => void this.loader.loadReplies(parentId),
     showIncoming: () => this.showIncoming(),
+    copyLink: (id) => void this.copyLink(id),
+    fromStart: () => void this.permalinks.readFromStart().then(() => this.focusLater("ol[part=comments] article")),
   };
 
   constructor() {
     super();
     this.discussionId = null;
+    this.commentId = null;
+    this.discussionUrl = null;
     this.publishableKey = null;
     this.apiBase = null;
     this.sort = null;
     this.language = null;
+    this.loading = null;
     this.identity = undefined;
     this.getIdentity = undefined;
     this.strings = undefined;
   }
 
   private get t(): Strings {
-    return { ...stringsFor(this.locale), ...(this.strings ?? {}) };
+    return { ...(stringsFor(languageOf(this.locale)) ?? EN), ...(this.strings ?? {}) };
+  }
+
+  /** false while a lazy element is still far from the viewport: it makes no request yet */
+  private get awake(): boolean {
+    return this.loading !== "lazy" || this.near;
+  }
+
+  /** A lazy element wakes once it comes within 200 px of the viewport. */
+  private watchViewport(): void {
+    if (this.awake || this.nearby || !this.isConnected) return;
+    this.nearby = new IntersectionObserver(
+      (entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        this.nearby?.disconnect();
+        this.nearby = undefined;
+        this.near = true;
+        this.requestUpdate();
+      },
+      { rootMargin: "200px" },
+    );
+    this.nearby.observe(this);
   }
 
   private get locale(): string {
@@ -124,29 +202,41 @@ export class EngagementThread extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.clockTimer = setInterval(() => this.requestUpdate(), 60_000);
+    this.permalinks.connect();
+    this.watchViewport();
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     clearInterval(this.clockTimer);
+    this.permalinks.disconnect();
+    this.nearby?.disconnect();
+    this.nearby = undefined;
     this.stream.close();
+    this.inbox.stop();
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    const target = changed.has("discussionId") || changed.has("publishableKey") || changed.has("apiBase");
+    if (!this.awake) return this.watchViewport();
+    const target = !this.started || changed.has("discussionId") || changed.has("publishableKey") || changed.has("apiBase");
     if (target) {
+      this.started = true;
       const key = this.publishableKey ?? script.publishableKey;
       const base = (this.apiBase ?? script.origin).replace(/\/+$/, "");
       this.api = this.discussionId && key ? new ThreadApi(base, key) : null;
       this.stream.follow(this.api, this.discussionId);
       if (this.api) void this.loader.load();
+      void this.inbox.start(this.api, this.discussionId);
       return;
     }
+    if (changed.has("commentId") && changed.get("commentId") !== undefined) this.permalinks.retarget();
     if (changed.has("sort") || changed.has("identity") || changed.has("getIdentity")) void this.loader.load();
+    if (changed.has("identity") || changed.has("getIdentity")) void this.inbox.start(this.api, this.discussionId);
   }
 
   /** Public: loads the discussion again (e.g. after the host page's reader signed in or out). */
   refresh(): Promise<void> {
+    void this.inbox.start(this.api, this.discussionId);
     return this.loader.load();
   }
 
@@ -212,6 +302,12 @@ export class EngagementThread extends LitElement {
     });
   }
 
+  /** The Link action: the comment's address to the clipboard, and "Link copied" in the live region. */
+  private async copyLink(id: string): Promise<void> {
+    const { address, copied } = await this.permalinks.copy(id);
+    this.announce(copied ? this.t.link_copied : fill(this.t.link_not_copied, { url: address }));
+  }
+
   private async focusLater(selector: string): Promise<void> {
     await this.updateComplete;
     this.renderRoot.querySelector<HTMLElement>(selector)?.focus();
@@ -219,8 +315,16 @@ export class EngagementThread extends LitElement {
 
   // ---------------------------------------------------------------- rendering
 
-  protected override render(): TemplateResult {
-    const { store, viewer, settings, status, notice, loadingMore, loadingReplies } = this.loader;
+  protected override render(): TemplateResult | typeof nothing {
+    // the words of a language not yet here are fetched (a lazy element's once it is near the
+    // viewport); until then nothing is shown, rather than English for a moment. A lazy element far
+    // from the viewport shows its shell: "Loading comments…".
+    const language = languageOf(this.locale);
+    if (!stringsFor(language)) {
+      if (this.awake) void loadStrings(language, script.origin).then(() => this.requestUpdate());
+      return nothing;
+    }
+    const { store, viewer, settings, status, notice, loadingMore, loadingReplies, openedAtThread } = this.loader;
     return renderThread({
       t: this.t,
       locale: this.locale,
@@ -229,12 +333,18 @@ export class EngagementThread extends LitElement {
       maxBodyLength: settings.maxBodyLength,
       signedIn: !!viewer,
       forms: this.writes,
+      previews: this.previews,
+      highlighted: this.permalinks.highlighted,
+      openedAtThread,
       status,
       live: this.stream.live,
+      reading: this.stream.reading,
       notice,
       announcement: this.announcement,
       loadingMore,
       loadingReplies,
+      readerBar: renderReaderBar({ t: this.t, inbox: this.inbox, discussionId: this.discussionId }),
+      inboxList: renderInboxList({ t: this.t, inbox: this.inbox, discussionId: this.discussionId }),
       on: this.on,
     });
   }

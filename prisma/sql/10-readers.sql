@@ -35,3 +35,24 @@ BEGIN
        AND (name IS DISTINCT FROM p_name OR avatar_url IS DISTINCT FROM p_avatar);
   END IF;
 END $function$;
+
+-- The reader's badge (contract section 21) as an assertion's `badge` claim gives it: a moderator's
+-- badge (badge_source 'moderator', PATCH /readers/{id}) wins until cleared; otherwise the claim is the
+-- badge, and an assertion without one clears the one an earlier claim gave. Answers the badge in force.
+CREATE OR REPLACE FUNCTION public.eng_claim_badge(p_tenant text, p_reader text, p_badge text, p_at timestamp with time zone)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_badge
+DECLARE
+  r readers;
+BEGIN
+  SELECT * INTO r FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
+  IF NOT FOUND THEN RETURN p_badge; END IF;
+  IF r.badge_source = 'moderator' THEN RETURN r.badge; END IF;
+  IF r.badge IS DISTINCT FROM p_badge THEN
+    UPDATE readers SET badge = p_badge, badge_source = CASE WHEN p_badge IS NULL THEN NULL ELSE 'claim' END, updated_at = p_at
+     WHERE tenant_id = p_tenant AND id = p_reader;
+  END IF;
+  RETURN p_badge;
+END $function$;

@@ -2,11 +2,11 @@
 -- shifts, the write's result (the comment's row with its author) and the comment's JSON, which every
 -- event carrying a comment holds as data.comment (the REST shape; src/events/write-results.ts declares it).
 
-CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
--- nullable: p_avatar, p_parent, p_reason
+-- nullable: p_avatar, p_badge, p_parent, p_reason
 DECLARE
   v_status text := p_status;
   v_reason jsonb := p_reason;
@@ -14,6 +14,7 @@ DECLARE
   v_visible int;
   v_parent_ok boolean := true;
   v_reader_current boolean;
+  v_badge text;
   v_seq int;
   d discussions;
   p comments;
@@ -37,13 +38,17 @@ BEGIN
     v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
   END IF;
   v_reader_current := eng_reader_current(p_tenant, p_reader, p_name, p_avatar);
+  -- the badge in force: a moderator's wins over the claim (written with the reader's row below)
+  SELECT CASE WHEN badge_source = 'moderator' THEN badge ELSE p_badge END INTO v_badge
+    FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
+  IF NOT FOUND THEN v_badge := p_badge; END IF;
   IF v_parent_ok THEN
-    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, status, created_at, published_at, moderation_reason)
-    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, v_status::"CommentStatus",
+    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, status, created_at, published_at, moderation_reason)
+    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, v_status::"CommentStatus",
             p_at, CASE WHEN v_visible = 1 THEN p_at END, v_reason)
     RETURNING * INTO c;
   END IF;
-  v_comment := eng_comment_json_by(c, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar));
+  v_comment := eng_comment_json_by(c, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', v_badge));
   -- 2. the discussion's row: its next seq and count
   INSERT INTO discussions AS x (tenant_id, id, seq, comment_count, created_at, updated_at)
   VALUES (p_tenant, p_discussion, 1, v_visible, p_at, CASE WHEN v_visible = 1 THEN now() ELSE p_at END)
@@ -69,32 +74,51 @@ BEGIN
   IF NOT v_reader_current THEN
     PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
   END IF;
+  PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
   IF v_visible = 1 THEN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
                                        json_build_object('comment', v_comment), p_at)];
     IF p_parent IS NOT NULL THEN v_events := v_events || eng_reply_notification(c, p.author_id, p_at); END IF;
+    -- the discussion's followers hear of it after commit (the follow worker): here one job row at most
+    PERFORM eng_follow_enqueue(c, p_at);
   ELSE
     -- not public until approved: only the author's own stream hears of it
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
                                        json_build_object('comment', v_comment), p_at)];
   END IF;
-  RETURN json_build_object('row', eng_comment_row_by(c, p_name, p_avatar), 'events', array_to_json(v_events));
+  RETURN json_build_object('row', eng_comment_row_by(c, p_name, p_avatar, v_badge), 'events', array_to_json(v_events));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_reply_notification(c comments, p_parent_author text, p_at timestamp with time zone)
  RETURNS json[]
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  v_seq int;
 BEGIN
   -- a visible reply tells the parent's author, when that is someone else, on their own stream (and by
-  -- email: eng_insert_event); a post announces it, and so does a held reply's first approval (eng_announce)
+  -- email: eng_insert_event; and in their inbox); a post announces it, and so does a held reply's first approval (eng_announce)
   IF c.parent_id IS NULL OR p_parent_author IS NULL OR p_parent_author = c.author_id THEN RETURN ARRAY[]::json[]; END IF;
+  -- a parent's author who silenced the discussion (subscription `off`, contract section 19) hears of no
+  -- reply in it: no inbox item, no notification_reply, no reply email
+  IF EXISTS (SELECT 1 FROM discussion_subscriptions WHERE tenant_id = c.tenant_id AND discussion_id = c.discussion_id
+                AND reader_id = p_parent_author AND mode = 'off') THEN
+    RETURN ARRAY[]::json[];
+  END IF;
+  -- and keeps it in their inbox (contract section 19), in this same statement, numbered by their own
+  -- sequence: the counter's row lock orders their items as they commit
+  INSERT INTO inbox_counters AS x (tenant_id, reader_id, seq) VALUES (c.tenant_id, p_parent_author, 1)
+  ON CONFLICT (tenant_id, reader_id) DO UPDATE SET seq = x.seq + 1
+  RETURNING x.seq INTO v_seq;
+  INSERT INTO inbox_items (id, tenant_id, reader_id, seq, type, comment_id, discussion_id, parent_id, created_at)
+  VALUES (gen_random_uuid(), c.tenant_id, p_parent_author, v_seq, 'reply', c.id, c.discussion_id, c.parent_id, p_at)
+  ON CONFLICT (tenant_id, reader_id, type, comment_id) DO NOTHING;
   RETURN ARRAY[eng_append_event(c.tenant_id, c.discussion_id, 'notification_reply', 'reader', p_parent_author,
     json_build_object('notification', json_build_object('readerId', p_parent_author, 'commentId', c.id,
                                                         'parentId', c.parent_id, 'discussionId', c.discussion_id)), p_at)];
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_body_html text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -116,7 +140,7 @@ BEGIN
   END IF;
   v_to := CASE WHEN p_verdict = 'rejected' AND c.status <> 'rejected' THEN 'rejected'
                WHEN p_verdict = 'pending' AND c.status = 'approved' THEN 'pending' END;
-  UPDATE comments SET body = p_body, edited_at = p_at,
+  UPDATE comments SET body = p_body, body_html = p_body_html, edited_at = p_at,
          moderation_reason = CASE WHEN p_verdict IS NOT NULL AND p_verdict = c.status::text THEN p_reason ELSE moderation_reason END
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_to IS NOT NULL THEN
@@ -145,7 +169,7 @@ BEGIN
   IF c.status = 'deleted' THEN RETURN eng_result(c, ARRAY[]::json[]); END IF;
   PERFORM eng_assert_not_archived(d);
   v_was_visible := c.status = 'approved';
-  UPDATE comments SET status = 'deleted', body = '', pinned = false, deleted_at = p_at
+  UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = p_at
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
   RETURN eng_result(c, ARRAY[eng_append_event(p_tenant, c.discussion_id, 'comment_deleted',
@@ -182,21 +206,22 @@ DECLARE
 BEGIN
   SELECT * INTO r FROM readers WHERE tenant_id = c.tenant_id AND id = c.author_id;
   IF NOT FOUND THEN RETURN NULL; END IF;
-  RETURN eng_comment_row_by(c, COALESCE(c.author_name, r.name), r.avatar_url);
+  RETURN eng_comment_row_by(c, COALESCE(c.author_name, r.name), r.avatar_url, r.badge);
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_comment_row_by(c comments, p_name text, p_avatar text)
+CREATE OR REPLACE FUNCTION public.eng_comment_row_by(c comments, p_name text, p_avatar text, p_badge text)
  RETURNS json
  LANGUAGE sql
  STABLE
 AS $function$
   SELECT json_build_object(
     'id', c.id, 'tenantId', c.tenant_id, 'discussionId', c.discussion_id, 'parentId', c.parent_id,
-    'depth', c.depth, 'authorId', c.author_id, 'authorName', c.author_name, 'body', c.body, 'status', c.status, 'pinned', c.pinned,
+    'depth', c.depth, 'authorId', c.author_id, 'authorName', c.author_name, 'body', c.body, 'bodyHtml', c.body_html, 'status', c.status, 'pinned', c.pinned,
     'editedAt', eng_iso(c.edited_at), 'deletedAt', eng_iso(c.deleted_at), 'createdAt', eng_iso(c.created_at),
     'reactionCounts', c.reaction_counts::json, 'reactionTotal', c.reaction_total, 'replyCount', c.reply_count,
     'publishedAt', eng_iso(c.published_at), 'moderationReason', c.moderation_reason::json,
-    'author', json_build_object('tenantId', c.tenant_id, 'id', c.author_id, 'name', p_name, 'avatarUrl', p_avatar))
+    'upvotes', c.upvotes, 'downvotes', c.downvotes, 'score', c.score, 'voteBest', c.vote_best,
+    'author', json_build_object('tenantId', c.tenant_id, 'id', c.author_id, 'name', p_name, 'avatarUrl', p_avatar, 'badge', p_badge))
 $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_comment_json(c comments)
@@ -209,7 +234,7 @@ DECLARE
 BEGIN
   SELECT * INTO r FROM readers WHERE tenant_id = c.tenant_id AND id = c.author_id;
   IF NOT FOUND THEN RETURN NULL; END IF;
-  RETURN eng_comment_json_by(c, json_build_object('id', r.id, 'name', COALESCE(c.author_name, r.name), 'avatarUrl', r.avatar_url));
+  RETURN eng_comment_json_by(c, json_build_object('id', r.id, 'name', COALESCE(c.author_name, r.name), 'avatarUrl', r.avatar_url, 'badge', r.badge));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_comment_json_by(c comments, p_author json)
@@ -219,7 +244,18 @@ CREATE OR REPLACE FUNCTION public.eng_comment_json_by(c comments, p_author json)
 AS $function$
   SELECT json_build_object(
     'id', c.id, 'discussionId', c.discussion_id, 'parentId', c.parent_id, 'author', p_author,
-    'body', c.body, 'status', c.status, 'pinned', c.pinned,
+    'body', c.body, 'bodyHtml', c.body_html, 'status', c.status, 'pinned', c.pinned,
     'editedAt', CASE WHEN c.edited_at IS NULL THEN NULL ELSE eng_iso(c.edited_at) END,
-    'createdAt', eng_iso(c.created_at), 'reactions', c.reaction_counts::json, 'replyCount', c.reply_count)
+    'createdAt', eng_iso(c.created_at), 'reactions', c.reaction_counts::json, 'replyCount', c.reply_count,
+    'score', c.score, 'upvotes', c.upvotes, 'downvotes', c.downvotes)
+$function$;
+
+-- Comment search (src/modules/comments/search.ts): unaccent as an IMMUTABLE function, so that the
+-- generated column comments.search_vector may use it (unaccent() is STABLE: its dictionary could change).
+CREATE OR REPLACE FUNCTION public.eng_unaccent(p_text text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+  SELECT public.unaccent('public.unaccent'::regdictionary, p_text)
 $function$;

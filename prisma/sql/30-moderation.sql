@@ -79,5 +79,6 @@ BEGIN
     v_events := v_events || eng_reply_notification(c,
       (SELECT author_id FROM comments WHERE tenant_id = c.tenant_id AND id = c.parent_id), p_at);
   END IF;
+  PERFORM eng_follow_enqueue(c, p_at);
   RETURN v_events;
 END $function$;

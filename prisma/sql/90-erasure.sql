@@ -1,6 +1,7 @@
--- A reader's erasure: their comments one discussion at a time, in batches, then what else names them.
+-- A reader's erasure: their comments one discussion at a time, in batches (then their reactions there, on
+-- its comments and on the discussion itself), then what else names them.
 
-CREATE OR REPLACE FUNCTION public.eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_limit integer, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_marker_html text, p_limit integer, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -16,6 +17,7 @@ DECLARE
   v_removed int := 0;
   v_tombstones int := 0;
   v_reactions int := 0;
+  v_votes int := 0;
   v_scrubbed int := 0;
   v_n int;
   v_counts jsonb;
@@ -30,12 +32,13 @@ BEGIN
     v_ids := v_ids || c.id;
     v_was_visible := c.status = 'approved';
     IF p_delete THEN
-      UPDATE comments SET status = 'deleted', body = '', pinned = false, deleted_at = COALESCE(deleted_at, p_at),
+      UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = COALESCE(deleted_at, p_at),
              author_id = '', author_name = NULL, moderation_reason = NULL
        WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
       IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
     ELSE
-      UPDATE comments SET body = CASE WHEN status = 'deleted' THEN '' ELSE p_marker END, author_id = '', author_name = NULL, moderation_reason = NULL
+      UPDATE comments SET body = CASE WHEN status = 'deleted' THEN '' ELSE p_marker END,
+             body_html = CASE WHEN status = 'deleted' THEN '' ELSE p_marker_html END, author_id = '', author_name = NULL, moderation_reason = NULL
        WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
     END IF;
     -- readers' streams and webhooks are told as for a deletion (eng_delete_comment's event)
@@ -54,10 +57,12 @@ BEGIN
   IF cardinality(v_ids) > 0 THEN
     -- every event that carried one of these comments: no body, no author left in a replay or a delivery
     UPDATE events e
-       SET payload = jsonb_set(jsonb_set(e.payload, '{data,comment,author}',
-                                         '{"id":"","name":"[erased]","avatarUrl":null}'::jsonb),
-                               '{data,comment,body}',
-                               to_jsonb(CASE WHEN p_delete OR e.payload #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker END)),
+       SET payload = jsonb_set(jsonb_set(jsonb_set(e.payload, '{data,comment,author}',
+                                                   '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
+                                         '{data,comment,body}',
+                                         to_jsonb(CASE WHEN p_delete OR e.payload #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker END)),
+                               '{data,comment,bodyHtml}',
+                               to_jsonb(CASE WHEN p_delete OR e.payload #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker_html END)),
            reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
      WHERE e.tenant_id = p_tenant AND e.discussion_id = p_discussion AND e.seq <= d.seq
        AND e.payload #>> '{data,comment,id}' = ANY (v_ids);
@@ -75,9 +80,28 @@ BEGIN
        WHERE tenant_id = p_tenant AND id = rx.comment_id;
       v_reactions := v_reactions + 1;
     END LOOP;
+    -- their page reactions on this discussion, and its counts without them
+    v_n := v_reactions;
+    v_counts := d.reaction_counts;
+    FOR rx IN DELETE FROM page_reactions WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND reader_id = p_reader RETURNING kind LOOP
+      v_counts := CASE WHEN COALESCE((v_counts ->> rx.kind)::int, 0) > 1 THEN v_counts || jsonb_build_object(rx.kind, (v_counts ->> rx.kind)::int - 1)
+                       ELSE v_counts - rx.kind END;
+      v_reactions := v_reactions + 1;
+    END LOOP;
+    IF v_reactions > v_n THEN
+      UPDATE discussions SET reaction_counts = v_counts WHERE tenant_id = p_tenant AND id = p_discussion;
+    END IF;
+    -- the reader's votes go, and the tallies they counted in (eng_shift_votes, as a vote taken back)
+    FOR rx IN DELETE FROM votes v USING comments x
+               WHERE x.tenant_id = p_tenant AND x.discussion_id = p_discussion AND v.comment_id = x.id AND v.reader_id = p_reader
+               RETURNING v.comment_id, v.value LOOP
+      SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = rx.comment_id;
+      PERFORM eng_shift_votes(c, rx.value, 0);
+      v_votes := v_votes + 1;
+    END LOOP;
   END IF;
   RETURN json_build_object('row', json_build_object('anonymized', v_anonymized, 'removed', v_removed, 'tombstones', v_tombstones,
-                                                    'reactions', v_reactions, 'eventsScrubbed', v_scrubbed,
+                                                    'reactions', v_reactions, 'votes', v_votes, 'eventsScrubbed', v_scrubbed,
                                                     'done', cardinality(v_ids) < p_limit),
                            'events', COALESCE(array_to_json(v_events), '[]'::json));
 END $function$;
@@ -96,8 +120,8 @@ BEGIN
            WHEN e.payload #>> '{data,reaction,readerId}' = p_reader THEN jsonb_set(e.payload, '{data,reaction,readerId}', '""'::jsonb)
            WHEN e.payload #>> '{data,notification,readerId}' = p_reader THEN jsonb_set(e.payload, '{data,notification,readerId}', '""'::jsonb)
            WHEN e.payload #>> '{data,comment,author,id}' = p_reader THEN
-             jsonb_set(jsonb_set(e.payload, '{data,comment,author}', '{"id":"","name":"[erased]","avatarUrl":null}'::jsonb),
-                       '{data,comment,body}', '""'::jsonb)
+             jsonb_set(jsonb_set(jsonb_set(e.payload, '{data,comment,author}', '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
+                                 '{data,comment,body}', '""'::jsonb), '{data,comment,bodyHtml}', '""'::jsonb)
            ELSE e.payload END,
          reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
    WHERE e.tenant_id = p_tenant
@@ -110,6 +134,11 @@ BEGIN
   -- the reader's mail, queued or sent, goes with them (its bodies quote their comments)
   DELETE FROM email_items WHERE tenant_id = p_tenant AND reader_id = p_reader;
   DELETE FROM email_messages WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- and their inbox (items of their own comments in others' inboxes are not listed: author_id is '')
+  DELETE FROM inbox_items WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  DELETE FROM inbox_counters WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- and the discussions they follow or silenced
+  DELETE FROM discussion_subscriptions WHERE tenant_id = p_tenant AND reader_id = p_reader;
   DELETE FROM idempotency_keys k
    WHERE k.tenant_id = p_tenant AND k.status IS NOT NULL
      AND EXISTS (SELECT 1 FROM jsonb_array_elements(k.results) x

@@ -5,6 +5,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pgliteExtensions } from "../../src/db/pglite-extensions.js";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import type { MigrationList } from "@prisma/schema-engine-wasm/schema_engine_bg";
 import { emptySchemaFilter, withSchemaEngine } from "../../src/db/schema-engine.js";
@@ -42,6 +43,8 @@ const CATALOG = `
                 ORDER BY a.i) AS "argIsRow"
     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
    WHERE n.nspname = 'public'
+     -- not an extension's own functions (unaccent: src/db/pglite-extensions.ts)
+     AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
    ORDER BY p.oid`;
 
 /** The functions of the database, in the order they were created. */
@@ -55,7 +58,7 @@ export async function readFunctions(db: PGlite): Promise<DbFunction[]> {
 
 /** A new in-memory database with every migration of `migrations` applied. */
 export async function migratedDatabase(migrations: MigrationList): Promise<PGlite> {
-  const db = new PGlite();
+  const db = new PGlite({ extensions: pgliteExtensions });
   await withSchemaEngine(new PrismaPGlite(db), (engine) =>
     engine.applyMigrations({ migrationsList: migrations, filters: emptySchemaFilter }),
   );
@@ -83,7 +86,16 @@ export async function readSources(dir = sourcesDir): Promise<{ file: string; sta
  * while loading (a file is in the order a write flows, not in the order the functions need each other).
  */
 export async function loadSources(db: PGlite, existing: DbFunction[], sources: { file: string; statements: string[] }[]): Promise<void> {
-  for (const f of existing) await db.exec(`DROP FUNCTION public.${f.name}(${f.identity})`);
+  for (const f of existing) {
+    try {
+      await db.exec(`DROP FUNCTION public.${f.name}(${f.identity})`);
+    } catch (err) {
+      // a function a generated column or an index uses (eng_unaccent: comments.search_vector) cannot be
+      // dropped without them; the source's CREATE OR REPLACE replaces it (so removing such a function
+      // from prisma/sql goes unnoticed here: its migration drops the column first, by hand)
+      if ((err as { code?: string }).code !== "2BP01") throw err;
+    }
+  }
   await db.exec("SET check_function_bodies = off");
   for (const { file, statements } of sources) {
     for (const s of statements) {

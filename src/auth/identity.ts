@@ -7,6 +7,7 @@ import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from "jose";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { HTTP_URL_RULE, isHttpUrl } from "../lib/http-url.js";
+import { parseBadge } from "../lib/badge.js";
 
 export interface ReaderIdentity {
   id: string;
@@ -17,6 +18,8 @@ export interface ReaderIdentity {
    * claim (the tenant's backend vouches for it); a provider's token gives it only with `email_verified`.
    */
   email?: string | null;
+  /** The assertion's `badge` claim (contract section 21; src/lib/badge.ts); absent: none. */
+  badge?: string | null;
 }
 
 /** What an `email` claim must look like to be kept (anything else is ignored, not refused). */
@@ -97,7 +100,7 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
     }
     throw errors.invalidIdentity("The identity assertion's signature or format is not valid.");
   }
-  const { sub, name, avatarUrl, email, exp, iat } = payload as Record<string, unknown>;
+  const { sub, name, avatarUrl, email, badge, exp, iat } = payload as Record<string, unknown>;
   const problems: string[] = [];
   if (typeof sub !== "string" || sub.length === 0 || sub.length > 255 || CONTROL.test(sub)) {
     problems.push("'sub' must be a string of 1–255 chars without control characters");
@@ -109,6 +112,8 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
     // avatars are shown in pages: the shared rule keeps `javascript:` or `data:` from an <img>
     problems.push(`'avatarUrl' ${HTTP_URL_RULE}`);
   }
+  const claimedBadge = parseBadge(badge);
+  if ("problem" in claimedBadge) problems.push(`'badge' ${claimedBadge.problem}`);
   const nowSec = Math.floor(clock.now().getTime() / 1000);
   if (typeof iat === "number" && iat > nowSec + MAX_IAT_SKEW_SECONDS) problems.push("'iat' must not be in the future");
   const start = typeof iat === "number" ? iat : nowSec;
@@ -119,6 +124,7 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
     name: name as string,
     avatarUrl: typeof avatarUrl === "string" ? avatarUrl : null,
     email: plausibleAddress(email) ? email : null,
+    badge: "badge" in claimedBadge ? claimedBadge.badge : null,
     exp: exp as number,
   };
 }

@@ -25,11 +25,21 @@ export interface RequestContext {
   onRateLimit?: (info: RateLimitInfo) => void;
   /** the request's Idempotency-Key, claimed (src/http/idempotency.ts): its writes record their results for it */
   idempotency?: IdempotencyScope | undefined;
+  /**
+   * The reader's own IP address and user agent, for Akismet's check of a new comment and nothing else
+   * (never stored): a backend names them in X-Service-Reader-Ip / X-Service-Reader-Agent; behind a
+   * publishable key they are the browser's own (the connection's address, its User-Agent).
+   */
+  readerClient?: { ip: string | null; userAgent: string | null };
   /** memoised lookups */
   cache: { tenant?: Promise<Tenant>; reader?: Promise<ReaderIdentity | null> };
 }
 
-export async function createRequestContext(app: AppServices, headers: HeaderBag, opts: { method?: string } = {}): Promise<RequestContext> {
+export async function createRequestContext(
+  app: AppServices,
+  headers: HeaderBag,
+  opts: { method?: string; ip?: string | undefined } = {},
+): Promise<RequestContext> {
   const caller = await resolvePrincipal(app, headers, opts);
   const principal = caller?.principal ?? null;
   const rateLimit = principal ? await app.rateLimiter.consume(principal, caller?.tenant?.settings) : undefined;
@@ -39,6 +49,10 @@ export async function createRequestContext(app: AppServices, headers: HeaderBag,
     identityToken: header(headers, "x-service-identity"),
     cache: caller?.tenant ? { tenant: Promise.resolve(caller.tenant) } : {},
     ...(rateLimit ? { rateLimit } : {}),
+    readerClient:
+      principal?.kind === "publishable"
+        ? { ip: opts.ip ?? null, userAgent: header(headers, "user-agent") }
+        : { ip: header(headers, "x-service-reader-ip"), userAgent: header(headers, "x-service-reader-agent") },
   };
   if (principal?.kind === "publishable") await admitBrowser(ctx, header(headers, "origin"));
   return ctx;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PGlite } from "@electric-sql/pglite";
+import { pgliteExtensions } from "./pglite-extensions.js";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { applyMigrationsWith, migratePostgres, type MigrationResult } from "./migrate.js";
@@ -102,7 +103,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   mkdirSync(opts.dataDir, { recursive: true });
   const releaseLock = await acquireDataDirLockWaiting(opts.dataDir, opts.lockRole ?? "server", CLI_LOCK_WAIT_MS);
   try {
-    const pglite = new PGlite(join(opts.dataDir, "pgdata"));
+    const pglite = new PGlite(join(opts.dataDir, "pgdata"), { extensions: pgliteExtensions });
     await pglite.waitReady;
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     return {

@@ -22,6 +22,8 @@ const TENANT_TABLES = new Set([
   "discussions",
   "comments",
   "reactions",
+  "page_reactions",
+  "votes",
   "events",
   "stream_tickets",
   "webhook_endpoints",
@@ -37,6 +39,10 @@ const TENANT_TABLES = new Set([
   "import_staged_reactions",
   "email_items",
   "email_messages",
+  "inbox_items",
+  "inbox_counters",
+  "discussion_subscriptions",
+  "follow_jobs",
 ]);
 /** Tables tied through a parent row instead: table → [its column, the parent table] (the parent's `id`). */
 const CHILD_TABLES: Record<string, [string, string]> = { webhook_secrets: ["endpoint_id", "webhook_endpoints"] };
@@ -45,7 +51,13 @@ const CHILD_TABLES: Record<string, [string, string]> = { webhook_secrets: ["endp
  * Our database functions (`eng_*`) take the tenant's id first, or a row (`eng_comment_json(c)`), except
  * these, which take a value and read no table.
  */
-export const SCALAR_FIRST = new Set(["eng_iso", "eng_next_digest", "eng_refuse"]);
+export const SCALAR_FIRST = new Set(["eng_iso", "eng_next_digest", "eng_refuse", "eng_unaccent", "eng_wilson_lower_bound"]);
+
+/**
+ * Functions a background job runs over every tenant at once (never through a tenant's store: there the
+ * guard refuses them, as they take no tenant's id first): auto-close (src/modules/auto-close/).
+ */
+export const ACROSS_TENANTS = new Set(["eng_auto_lock_discussions"]);
 
 /** The tables the guard knows, for a test that compares them with the schema. */
 export const GUARDED_TABLES = { tenant: [...TENANT_TABLES], child: Object.keys(CHILD_TABLES), root: ["tenants"] };

@@ -1,6 +1,8 @@
 /**
  * Redis pub/sub bus: one channel per tenant AND discussion, `${prefix}:ev:${tenant}:${discussion}`
- * (ids URI-encoded, so `:` in an id cannot make two channels collide, nor `{` make a hash tag).
+ * (ids URI-encoded, so `:` in an id cannot make two channels collide, nor `{` make a hash tag), and
+ * one per tenant AND reader for reader pokes (their own stream), `${prefix}:rd:${tenant}:${reader}`,
+ * sharded the same way on a cluster.
  *
  * Two connections: one publishes, one subscribes. On a Redis Cluster the channels are sharded
  * (SPUBLISH / SSUBSCRIBE): a discussion's channel lives on the shard serving its slot (no hash tag:
@@ -25,9 +27,10 @@ import {
   BusClosedError,
   dispatchSafely,
   parseBusMessage,
+  parseReaderPoke,
   serializeBusMessage,
+  serializeReaderPoke,
   toError,
-  type BusListener,
   type EventBus,
 } from "./bus-shared.js";
 
@@ -57,6 +60,8 @@ export interface RedisEventBus extends EventBus {
   readonly connectionNames: { readonly publisher: string; readonly subscriber: string };
   /** Channel name used for a discussion (exposed for diagnostics and tests). */
   channelFor(tenantId: string, discussionId: string): string;
+  /** Channel name used for a reader's pokes. */
+  readerChannelFor(tenantId: string, readerId: string): string;
 }
 
 /** Redis refused or dropped a subscription (e.g. a shard's connection gave up): the bus is down for it. */
@@ -79,11 +84,15 @@ export class BusTimeoutError extends Error {
 }
 
 interface Registration {
-  listener: BusListener;
+  listener: (msg: never) => void;
 }
+
+/** A message off the wire, checked against its channel: null (reported) when malformed or misrouted. */
+type Decode = (raw: string, channel: string) => unknown;
 
 interface ChannelState {
   regs: Set<Registration>;
+  decode: Decode;
   /** Redis acknowledged SUBSCRIBE and no UNSUBSCRIBE since. */
   subscribed: boolean;
   /** The running reconcile loop, if any. */
@@ -118,20 +127,32 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
   const channelFor = (tenantId: string, discussionId: string) =>
     `${prefix}:ev:${encodeURIComponent(tenantId)}:${encodeURIComponent(discussionId)}`;
 
+  const readerChannelFor = (tenantId: string, readerId: string) =>
+    `${prefix}:rd:${encodeURIComponent(tenantId)}:${encodeURIComponent(readerId)}`;
+
+  const decodeEvent: Decode = (raw, channel) => {
+    const msg = parseBusMessage(raw);
+    if (!msg) return (report(new Error(`event bus: malformed message on ${channel}`)), null);
+    if (channelFor(msg.tenantId, msg.discussionId) !== channel) {
+      return (report(new Error(`event bus: message for another discussion on ${channel}`)), null);
+    }
+    return msg;
+  };
+  const decodePoke: Decode = (raw, channel) => {
+    const poke = parseReaderPoke(raw);
+    if (!poke || readerChannelFor(poke.tenantId, poke.readerId) !== channel) {
+      return (report(new Error(`event bus: malformed or misrouted reader poke on ${channel}`)), null);
+    }
+    return poke;
+  };
+
   const onMessage = (channel: string, raw: string) => {
     const st = channels.get(channel);
     if (!st || st.regs.size === 0) return;
-    const msg = parseBusMessage(raw);
-    if (!msg) {
-      report(new Error(`event bus: malformed message on ${channel}`));
-      return;
-    }
-    if (channelFor(msg.tenantId, msg.discussionId) !== channel) {
-      report(new Error(`event bus: message for another discussion on ${channel}`));
-      return;
-    }
+    const msg = st.decode(raw, channel);
+    if (msg === null) return;
     dispatchSafely(
-      [...st.regs].map((r) => r.listener),
+      [...st.regs].map((r) => r.listener as (m: unknown) => void),
       msg,
       report,
     );
@@ -206,51 +227,68 @@ export function createRedisBus(opts: RedisBusOptions): RedisEventBus {
     return loop;
   }
 
+  async function send(channel: string, payload: string): Promise<void> {
+    await withTimeout(sharded ? pub.spublish(channel, payload) : pub.publish(channel, payload), timeoutMs, "publish");
+  }
+
+  async function listen(channel: string, decode: Decode, listener: (msg: never) => void): Promise<() => Promise<void>> {
+    if (typeof listener !== "function") throw new TypeError("listener must be a function");
+    let st = channels.get(channel);
+    if (!st) {
+      st = { regs: new Set(), decode, subscribed: false, sync: null };
+      channels.set(channel, st);
+    }
+    const state = st;
+    const reg: Registration = { listener };
+    state.regs.add(reg);
+    try {
+      await withTimeout(reconcile(channel, state), timeoutMs, "subscribe");
+      if (closed) throw new BusClosedError();
+    } catch (err) {
+      // Leave no trace: the loop (still running, or a new one) UNSUBSCRIBEs if we were the last.
+      state.regs.delete(reg);
+      reconcile(channel, state).catch(report);
+      throw err instanceof BusTimeoutError || err instanceof BusClosedError ? err : new BusUnavailableError(err);
+    }
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      state.regs.delete(reg);
+      if (closed) return;
+      try {
+        await reconcile(channel, state);
+      } catch (err) {
+        // Still subscribed in Redis (harmless: no listener gets it); fixed after the reconnect.
+        if (!closed) report(err);
+      }
+    };
+  }
+
   return {
     connectionNames,
     channelFor,
 
+    readerChannelFor,
+
     async publish(msg) {
       if (closed) throw new BusClosedError();
-      const payload = serializeBusMessage(msg);
-      const channel = channelFor(msg.tenantId, msg.discussionId);
-      await withTimeout(sharded ? pub.spublish(channel, payload) : pub.publish(channel, payload), timeoutMs, "publish");
+      await send(channelFor(msg.tenantId, msg.discussionId), serializeBusMessage(msg));
     },
 
     async subscribe(tenantId, discussionId, listener) {
       if (closed) throw new BusClosedError();
-      if (typeof listener !== "function") throw new TypeError("listener must be a function");
-      const channel = channelFor(tenantId, discussionId);
-      let st = channels.get(channel);
-      if (!st) {
-        st = { regs: new Set(), subscribed: false, sync: null };
-        channels.set(channel, st);
-      }
-      const state = st;
-      const reg: Registration = { listener };
-      state.regs.add(reg);
-      try {
-        await withTimeout(reconcile(channel, state), timeoutMs, "subscribe");
-        if (closed) throw new BusClosedError();
-      } catch (err) {
-        // Leave no trace: the loop (still running, or a new one) UNSUBSCRIBEs if we were the last.
-        state.regs.delete(reg);
-        reconcile(channel, state).catch(report);
-        throw err instanceof BusTimeoutError || err instanceof BusClosedError ? err : new BusUnavailableError(err);
-      }
-      let done = false;
-      return async () => {
-        if (done) return;
-        done = true;
-        state.regs.delete(reg);
-        if (closed) return;
-        try {
-          await reconcile(channel, state);
-        } catch (err) {
-          // Still subscribed in Redis (harmless: no listener gets it); fixed after the reconnect.
-          if (!closed) report(err);
-        }
-      };
+      return listen(channelFor(tenantId, discussionId), decodeEvent, listener);
+    },
+
+    async pokeReader(poke) {
+      if (closed) throw new BusClosedError();
+      await send(readerChannelFor(poke.tenantId, poke.readerId), serializeReaderPoke(poke));
+    },
+
+    async subscribeReader(tenantId, readerId, listener) {
+      if (closed) throw new BusClosedError();
+      return listen(readerChannelFor(tenantId, readerId), decodePoke, listener);
     },
 
     onReconnect(listener) {

@@ -19,6 +19,19 @@ export interface BusMessage {
 
 export type BusListener = (msg: BusMessage) => void;
 
+/**
+ * A poke on a reader's channel (their own stream, `GET /api/v1/stream/me`): only "look again", never
+ * the data. `unreadCount` present: the reader marked items read and this is their unread count after
+ * it; absent: new inbox items committed for them. Streams read the items from the database by seq.
+ */
+export interface ReaderPoke {
+  tenantId: string;
+  readerId: string;
+  unreadCount?: number;
+}
+
+export type ReaderPokeListener = (poke: ReaderPoke) => void;
+
 export interface EventBus {
   /** Notify every subscriber of `msg.tenantId` + `msg.discussionId`, on every instance. */
   publish(msg: BusMessage): Promise<void>;
@@ -28,6 +41,10 @@ export interface EventBus {
    * function (idempotent). Subscribing the same function twice registers it twice.
    */
   subscribe(tenantId: string, discussionId: string, listener: BusListener): Promise<() => Promise<void>>;
+  /** Pokes every subscriber of the reader's channel, on every instance (best effort, like `publish`). */
+  pokeReader(poke: ReaderPoke): Promise<void>;
+  /** As `subscribe`, for a reader's channel (tenant + reader id). */
+  subscribeReader(tenantId: string, readerId: string, listener: ReaderPokeListener): Promise<() => Promise<void>>;
   /**
    * Fired after the underlying subscriber connection was lost and re-established, once the
    * subscriptions are live again: messages published meanwhile may be lost, so listeners
@@ -86,8 +103,32 @@ export function serializeBusMessage(msg: BusMessage): string {
   return JSON.stringify(wire);
 }
 
+/** Parses and checks a reader poke that came over the wire; null when it is not one. */
+export function parseReaderPoke(raw: string): ReaderPoke | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (typeof v !== "object" || v === null) return null;
+  const p = v as Record<string, unknown>;
+  if (typeof p.tenantId !== "string" || typeof p.readerId !== "string") return null;
+  const poke: ReaderPoke = { tenantId: p.tenantId, readerId: p.readerId };
+  if (typeof p.unreadCount === "number" && Number.isInteger(p.unreadCount) && p.unreadCount >= 0) poke.unreadCount = p.unreadCount;
+  return poke;
+}
+
+export function serializeReaderPoke(poke: ReaderPoke): string {
+  if (typeof poke.tenantId !== "string" || poke.tenantId === "") throw new TypeError("ReaderPoke.tenantId is required");
+  if (typeof poke.readerId !== "string" || poke.readerId === "") throw new TypeError("ReaderPoke.readerId is required");
+  const wire: ReaderPoke = { tenantId: poke.tenantId, readerId: poke.readerId };
+  if (poke.unreadCount !== undefined) wire.unreadCount = poke.unreadCount;
+  return JSON.stringify(wire);
+}
+
 /** Calls each listener; one that throws is reported and does not stop the others. */
-export function dispatchSafely(listeners: Iterable<BusListener>, msg: BusMessage, onError: (err: Error) => void): void {
+export function dispatchSafely<M>(listeners: Iterable<(msg: M) => void>, msg: M, onError: (err: Error) => void): void {
   for (const listener of listeners) {
     try {
       listener(msg);

@@ -13,7 +13,7 @@ import { createRedisBus } from "./bus-redis.js";
 import type { EventBus } from "./bus-shared.js";
 import type { RedisTarget } from "../lib/redis-connection.js";
 
-export type { BusListener, BusMessage, EventBus } from "./bus-shared.js";
+export type { BusListener, BusMessage, EventBus, ReaderPoke, ReaderPokeListener } from "./bus-shared.js";
 export { BusClosedError } from "./bus-shared.js";
 export { createMemoryBus } from "./bus-memory.js";
 export { createRedisBus } from "./bus-redis.js";

@@ -2,12 +2,17 @@
 // call it once the statement is done):
 //   publish     each event goes on the bus (./bus.ts) as its bus message (./fanout.ts), counted in
 //               events_published_total by outcome; best effort: a failure is logged, and streams
-//               recover anything missed from the log by seq
+//               recover anything missed from the log by seq. A `notification_reply` also pokes its
+//               reader's channel: the reply wrote an item to their inbox in the same statement.
 //   jobsQueued  the write queued webhook delivery jobs: the local webhook worker is woken
+//   inboxItems  inbox items committed for these readers (a reply's, or another writer's after its
+//               own commit: announceInboxItems in src/modules/inbox/announce.ts): their own streams
+//               (GET /api/v1/stream/me) read them from the database by seq
+//   inboxRead   the reader marked items read: their streams send `inbox_read` with the count
 // Built once by the composition root (src/runtime.ts) from the bus, the metrics and the worker's nudge.
 import type { Logger } from "pino";
 import type { Metrics } from "../lib/metrics.js";
-import type { EventBus } from "./bus.js";
+import type { EventBus, ReaderPoke } from "./bus.js";
 import { busMessageOf } from "./fanout.js";
 import type { StoredEvent } from "./types.js";
 
@@ -16,10 +21,14 @@ export interface EventPipeline {
   publish(events: StoredEvent[]): void;
   /** After the commit of a write that queued webhook delivery jobs. */
   jobsQueued(): void;
+  /** After the commit of inbox items for these readers: pokes each reader's channel (best effort). */
+  inboxItems(tenantId: string, readerIds: Iterable<string>): void;
+  /** After a reader's mark-read: their streams send `inbox_read` with this count (best effort). */
+  inboxRead(tenantId: string, readerId: string, unreadCount: number): void;
 }
 
 export interface EventPipelineDeps {
-  bus: Pick<EventBus, "publish">;
+  bus: Pick<EventBus, "publish" | "pokeReader">;
   metrics: Pick<Metrics, "eventsPublished">;
   /** wakes the local webhook worker to claim the jobs just queued */
   nudgeWorker: () => void;
@@ -28,6 +37,12 @@ export interface EventPipelineDeps {
 
 export function createEventPipeline({ bus, metrics, nudgeWorker, log }: EventPipelineDeps): EventPipeline {
   const published = () => void metrics.eventsPublished.inc({ outcome: "ok" });
+  // a lost poke is caught up by the streams' periodic check of the readers' inbox sequences
+  const poke = (p: ReaderPoke) =>
+    bus.pokeReader(p).catch((err: unknown) => log.warn({ err, readerId: p.readerId }, "reader poke failed; their streams will catch up"));
+  const inboxItems = (tenantId: string, readerIds: Iterable<string>) => {
+    for (const readerId of new Set(readerIds)) void poke({ tenantId, readerId });
+  };
   return {
     publish(events) {
       for (const e of events) {
@@ -36,7 +51,13 @@ export function createEventPipeline({ bus, metrics, nudgeWorker, log }: EventPip
           log.warn({ err, eventId: e.envelope.id }, "event publish failed; streams will catch up from the log");
         });
       }
+      const replied = events.flatMap((e) => (e.envelope.type === "notification_reply" && e.readerId ? [e] : []));
+      for (const e of replied) inboxItems(e.envelope.tenantId, [e.readerId as string]);
     },
     jobsQueued: nudgeWorker,
+    inboxItems,
+    inboxRead(tenantId, readerId, unreadCount) {
+      void poke({ tenantId, readerId, unreadCount });
+    },
   };
 }

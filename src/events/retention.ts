@@ -4,7 +4,9 @@
 //    beyond the newest replay.maxEvents of their discussion) that no pending delivery still needs,
 //  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30),
 //  - spent or expired stream tickets, an hour after their expiry,
-//  - Idempotency-Keys past their tenant's idempotency.ttlHours (a claim already treats them as new).
+//  - Idempotency-Keys past their tenant's idempotency.ttlHours (a claim already treats them as new),
+//  - readers' inbox items older than their tenant's inbox.retentionDays (default 90; no longer listed
+//    from then on: src/modules/inbox/inbox.ts).
 // Time comes from the injectable clock; each pass's deletions show in retention_deleted_total.
 import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
@@ -23,6 +25,8 @@ export interface RetentionResult {
   sessions: number;
   /** expired Idempotency-Key records */
   idempotencyKeys: number;
+  /** inbox items past inbox.retentionDays */
+  inboxItems: number;
 }
 
 export interface RetentionJob {
@@ -68,7 +72,12 @@ export function createRetentionJob(deps: {
           (await tx.$executeRaw`DELETE FROM console_sessions WHERE expires_at < ${now}::timestamptz`) +
           (await tx.$executeRaw`DELETE FROM console_links WHERE expires_at < ${now}::timestamptz`);
         const idempotencyKeys = await tx.$executeRaw`DELETE FROM idempotency_keys WHERE expires_at <= ${now}::timestamptz`;
-        return { events, attempts, tickets, sessions, idempotencyKeys };
+        const inboxItems = await tx.$executeRaw`
+          DELETE FROM inbox_items i USING tenants t
+           WHERE t.id = i.tenant_id
+             AND i.created_at < ${now}::timestamptz
+                 - make_interval(days => COALESCE((t.settings -> 'inbox' ->> 'retentionDays')::int, ${d.inbox.retentionDays}))`;
+        return { events, attempts, tickets, sessions, idempotencyKeys, inboxItems };
       },
       { timeout: 60_000, maxWait: 5_000 },
     );

@@ -15,7 +15,12 @@ const time = z.iso.datetime();
 const reactionCounts = z.record(z.string(), z.number().int().positive());
 
 /** A comment's author as every API shows it. */
-export const authorJson = z.strictObject({ id: z.string(), name: z.string(), avatarUrl: z.string().nullable() });
+export const authorJson = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  avatarUrl: z.string().nullable(),
+  badge: z.string().nullable(),
+});
 
 /**
  * A comment as the REST API answers it and as events carry it (`data.comment`), built by
@@ -28,12 +33,16 @@ export const commentJson = z.strictObject({
   parentId: z.string().nullable(),
   author: authorJson,
   body: z.string(),
+  bodyHtml: z.string(),
   status: z.enum(CommentStatus),
   pinned: z.boolean(),
   editedAt: time.nullable(),
   createdAt: time,
   reactions: reactionCounts,
   replyCount: count,
+  score: z.number().int(),
+  upvotes: count,
+  downvotes: count,
 });
 export type CommentJson = z.infer<typeof commentJson>;
 
@@ -47,6 +56,7 @@ export const writtenCommentRow = z.strictObject({
   authorId: z.string(),
   authorName: z.string().nullable(),
   body: z.string(),
+  bodyHtml: z.string(),
   status: z.enum(CommentStatus),
   pinned: z.boolean(),
   editedAt: time.nullable(),
@@ -57,13 +67,46 @@ export const writtenCommentRow = z.strictObject({
   replyCount: count,
   publishedAt: time.nullable(),
   moderationReason: z.json().nullable(),
-  author: z.strictObject({ tenantId: id, id: z.string(), name: z.string(), avatarUrl: z.string().nullable() }),
+  upvotes: count,
+  downvotes: count,
+  score: z.number().int(),
+  voteBest: z.number().min(0).max(1),
+  author: z.strictObject({
+    tenantId: id,
+    id: z.string(),
+    name: z.string(),
+    avatarUrl: z.string().nullable(),
+    badge: z.string().nullable(),
+  }),
 });
 export type WrittenCommentRow = z.infer<typeof writtenCommentRow>;
 
 /** A reaction toggled (eng_toggle_reaction): its row and its event's `data.reaction`. */
 export const reactionToggle = z.strictObject({ commentId: id, readerId: id, kind: id, active: z.boolean(), counts: reactionCounts });
 export type ReactionToggle = z.infer<typeof reactionToggle>;
+
+/** A page reaction toggled (eng_toggle_discussion_reaction): its row and its event's `data.reaction` (contract section 18). */
+export const discussionReactionToggle = z.strictObject({
+  discussionId: id,
+  commentId: z.null(),
+  readerId: id,
+  kind: id,
+  active: z.boolean(),
+  counts: reactionCounts,
+});
+export type DiscussionReactionToggle = z.infer<typeof discussionReactionToggle>;
+
+/** A vote (eng_vote, contract section 18): its row and its reaction_toggled event's `data.reaction`. */
+export const voteJson = z.strictObject({
+  commentId: id,
+  readerId: id,
+  kind: z.literal("vote"),
+  value: z.union([z.literal(1), z.literal(-1), z.literal(0)]),
+  score: z.number().int(),
+  upvotes: count,
+  downvotes: count,
+});
+export type VoteResult = z.infer<typeof voteJson>;
 
 /** A discussion as its state change answers it and its events carry it (eng_discussion_json). */
 export const discussionJson = z.strictObject({
@@ -73,6 +116,7 @@ export const discussionJson = z.strictObject({
   state: z.enum(DiscussionState),
   commentCount: count,
   counts: z.strictObject({ comments: count }),
+  reactions: reactionCounts,
   createdAt: time,
   updatedAt: time,
 });
@@ -101,7 +145,10 @@ export const WRITE_ROWS = {
   eng_set_comment_status: writtenCommentRow,
   eng_set_comment_pinned: writtenCommentRow,
   eng_toggle_reaction: reactionToggle,
+  eng_toggle_discussion_reaction: discussionReactionToggle,
+  eng_vote: voteJson,
   eng_set_discussion_state: discussionJson,
+  eng_auto_lock_discussions: z.strictObject({ locked: count }),
   eng_report_comment: z.strictObject({ report: reportJson, created: z.boolean() }),
   eng_ban_reader: z.strictObject({ sanction: sanctionJson, rejected: count }),
   eng_erase_reader_batch: z.strictObject({
@@ -109,6 +156,7 @@ export const WRITE_ROWS = {
     removed: count,
     tombstones: count,
     reactions: count,
+    votes: count,
     eventsScrubbed: count,
     done: z.boolean(),
   }),
@@ -135,7 +183,8 @@ export const EVENT_DATA = {
   comment_rejected: withComment,
   comment_pinned: withComment,
   comment_unpinned: withComment,
-  reaction_toggled: z.strictObject({ reaction: reactionToggle }),
+  // on a comment, a vote on one, or on the discussion itself (a page reaction: commentId null)
+  reaction_toggled: z.strictObject({ reaction: z.union([reactionToggle, voteJson, discussionReactionToggle]) }),
   discussion_locked: withDiscussion,
   discussion_unlocked: withDiscussion,
   discussion_archived: withDiscussion,

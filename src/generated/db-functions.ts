@@ -23,6 +23,14 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_auto_lock_discussions(p_at timestamp with time zone, p_limit integer) RETURNS json */
+  eng_auto_lock_discussions: {
+    args: {
+      at: Date;
+      limit: number;
+    };
+    result: "json";
+  };
   /** eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_by text, p_reject_pending boolean, p_at timestamp with time zone) RETURNS json */
   eng_ban_reader: {
     args: {
@@ -37,6 +45,16 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_claim_badge(p_tenant text, p_reader text, p_badge text, p_at timestamp with time zone) RETURNS text */
+  eng_claim_badge: {
+    args: {
+      tenant: string;
+      reader: string;
+      badge: string | null;
+      at: Date;
+    };
+    result: "text";
+  };
   /** eng_delete_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_at timestamp with time zone) RETURNS json */
   eng_delete_comment: {
     args: {
@@ -48,7 +66,7 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone) RETURNS json */
+  /** eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_body_html text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone) RETURNS json */
   eng_edit_comment: {
     args: {
       tenant: string;
@@ -56,6 +74,7 @@ export interface DbFunctions {
       reader: string;
       moderator: boolean;
       body: string;
+      bodyHtml: string;
       windowSeconds: number;
       verdict: string | null;
       reason: JsonText | null;
@@ -63,7 +82,7 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_limit integer, p_at timestamp with time zone) RETURNS json */
+  /** eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_marker_html text, p_limit integer, p_at timestamp with time zone) RETURNS json */
   eng_erase_reader_batch: {
     args: {
       tenant: string;
@@ -71,12 +90,13 @@ export interface DbFunctions {
       discussion: string;
       delete: boolean;
       marker: string;
+      markerHtml: string;
       limit: number;
       at: Date;
     };
     result: "json";
   };
-  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone) RETURNS json */
+  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
     args: {
       tenant: string;
@@ -85,7 +105,9 @@ export interface DbFunctions {
       reader: string;
       name: string;
       avatar: string | null;
+      badge: string | null;
       body: string;
+      bodyHtml: string;
       parent: string | null;
       status: string;
       reason: JsonText | null;
@@ -142,6 +164,19 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_toggle_discussion_reaction(p_tenant text, p_discussion text, p_reader text, p_name text, p_avatar text, p_kind text, p_at timestamp with time zone) RETURNS json */
+  eng_toggle_discussion_reaction: {
+    args: {
+      tenant: string;
+      discussion: string;
+      reader: string;
+      name: string;
+      avatar: string | null;
+      kind: string;
+      at: Date;
+    };
+    result: "json";
+  };
   /** eng_toggle_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone) RETURNS json */
   eng_toggle_reaction: {
     args: {
@@ -156,6 +191,20 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_vote(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_value integer, p_at timestamp with time zone) RETURNS json */
+  eng_vote: {
+    args: {
+      tenant: string;
+      comment: string;
+      reader: string;
+      name: string;
+      avatar: string | null;
+      moderator: boolean;
+      value: number;
+      at: Date;
+    };
+    result: "json";
+  };
 }
 
 export type DbFunctionName = keyof DbFunctions;
@@ -164,14 +213,18 @@ export type DbArgs<F extends DbFunctionName> = DbFunctions[F]["args"];
 /** Each function's arguments in the definition's order: the positional call's. */
 export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof DbArgs<F>)[] } = {
   eng_append_event: ["tenant", "discussion", "type", "audience", "reader", "data", "at"],
+  eng_auto_lock_discussions: ["at", "limit"],
   eng_ban_reader: ["tenant", "reader", "id", "until", "reason", "by", "rejectPending", "at"],
+  eng_claim_badge: ["tenant", "reader", "badge", "at"],
   eng_delete_comment: ["tenant", "id", "reader", "moderator", "at"],
-  eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "windowSeconds", "verdict", "reason", "at"],
-  eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "limit", "at"],
-  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "body", "parent", "status", "reason", "hold", "at"],
+  eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "at"],
+  eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
+  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "hold", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
   eng_set_comment_pinned: ["tenant", "id", "pinned", "at"],
   eng_set_comment_status: ["tenant", "id", "to", "at"],
   eng_set_discussion_state: ["tenant", "id", "to", "event", "at"],
+  eng_toggle_discussion_reaction: ["tenant", "discussion", "reader", "name", "avatar", "kind", "at"],
   eng_toggle_reaction: ["tenant", "comment", "reader", "name", "avatar", "moderator", "kind", "at"],
+  eng_vote: ["tenant", "comment", "reader", "name", "avatar", "moderator", "value", "at"],
 };

@@ -1,6 +1,7 @@
 // The embed's scripts (contract section 14), built by esbuild into dist/embed/v1 (`npm run build:embed`,
 // part of `npm run build`, which `npm start` runs first) and served at /embed/v1/<name>.js on the
-// service's origin, for any page to load: `Access-Control-Allow-Origin: *` and
+// service's origin (and the thread's words in other languages at /embed/v1/i18n/<lang>.json), for
+// any page to load: `Access-Control-Allow-Origin: *` and
 // `Cross-Origin-Resource-Policy: cross-origin` (module scripts from another origin need CORS). The
 // path is versioned; each file's ETag is its content hash, cached for an hour and revalidated after
 // (a new build is picked up within the hour, and a revalidation costs a 304). Nothing loads from a CDN.
@@ -12,10 +13,13 @@ import type { FastifyInstance } from "fastify";
 export const EMBED_DIR = fileURLToPath(new URL("../../dist/embed/v1/", import.meta.url));
 
 /** the scripts the embed serves (embed/src/<name>.ts) */
-export const EMBED_SCRIPTS = ["count.js", "thread.js"] as const;
+export const EMBED_SCRIPTS = ["count.js", "thread.js", "recent.js"] as const;
+
+/** the words of <engagement-thread> it fetches for a language other than English (embed/src/thread/i18n.ts) */
+export const EMBED_LANGUAGE_FILES = ["de", "fr", "es", "pt", "it", "nl", "pl", "ja", "zh"].map((lang) => `i18n/${lang}.json`);
 
 export function mountEmbed(fastify: FastifyInstance): void {
-  for (const name of EMBED_SCRIPTS) {
+  for (const name of [...EMBED_SCRIPTS, ...EMBED_LANGUAGE_FILES]) {
     const path = `${EMBED_DIR}${name}`;
     if (!existsSync(path)) {
       fastify.get(`/embed/v1/${name}`, (_req, reply) =>
@@ -25,6 +29,7 @@ export function mountEmbed(fastify: FastifyInstance): void {
     }
     const body = readFileSync(path);
     const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
+    const type = name.endsWith(".json") ? "application/json; charset=utf-8" : "text/javascript; charset=utf-8";
     fastify.get(`/embed/v1/${name}`, (req, reply) => {
       reply
         .header("Cache-Control", "public, max-age=3600, stale-while-revalidate=86400")
@@ -33,7 +38,7 @@ export function mountEmbed(fastify: FastifyInstance): void {
         .header("Cross-Origin-Resource-Policy", "cross-origin")
         .header("X-Content-Type-Options", "nosniff");
       if (req.headers["if-none-match"] === etag) return reply.status(304).send();
-      return reply.type("text/javascript; charset=utf-8").send(body);
+      return reply.type(type).send(body);
     });
   }
 }

@@ -25,6 +25,7 @@ export async function graphqlContext(
   headers: Parameters<typeof createRequestContext>[1],
   method: string,
   reply: FastifyReply | undefined,
+  ip?: string,
 ): Promise<RequestContext> {
-  return announceRateLimit(await createRequestContext(app, headers, { method }), reply, true);
+  return announceRateLimit(await createRequestContext(app, headers, { method, ip }), reply, true);
 }

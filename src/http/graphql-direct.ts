@@ -116,7 +116,7 @@ export function createDirectGraphQL(yoga: GraphQLServer, app: AppServices, count
     }
     let ctx: RequestContext;
     try {
-      ctx = await graphqlContext(app, req.headers, "POST", reply);
+      ctx = await graphqlContext(app, req.headers, "POST", reply, req.ip);
     } catch (err) {
       // a bad key or a refused request: yoga's answer for it (nothing has run, nothing is counted again)
       await throughYoga(undefined, err);

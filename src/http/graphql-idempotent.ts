@@ -66,7 +66,7 @@ export function createIdempotentGraphQL(yoga: Yoga, app: AppServices, cors: Cors
     if (req.method !== "POST" || req.url.split("?")[0] !== "/graphql" || !isMutationRequest(req.body)) return false;
     let ctx: RequestContext;
     try {
-      ctx = await graphqlContext(app, req.headers, "POST", reply);
+      ctx = await graphqlContext(app, req.headers, "POST", reply, req.ip);
     } catch (err) {
       // refused (a bad key, over the budget, an origin not allowed): yoga's answer for that refusal,
       // without building the context again (which would count the request again)

@@ -216,7 +216,7 @@ export function createGraphQLServer(
       const { request, reply } = initial;
       try {
         if (initial.contextFailure !== undefined) throw initial.contextFailure;
-        return await graphqlContext(app, request.headers, request.method, reply);
+        return await graphqlContext(app, request.headers, request.method, reply, initial.req?.ip);
       } catch (err) {
         const known = knownFailure(err);
         if (known) throw withHttp(known);

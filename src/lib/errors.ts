@@ -105,6 +105,11 @@ export const errors = {
   emailNotConfigured: () => new AppError(409, "email_not_configured", "Email is off: the service has no SMTP server (SMTP_URL)."),
   hookNotConfigured: () =>
     new AppError(409, "hook_not_configured", "No moderation hook is configured: set safety.hook in the settings first."),
+  /** a page reaction while the tenant's pageReactionKinds is empty (contract section 18) */
+  pageReactionsDisabled: () =>
+    new AppError(409, "page_reactions_disabled", "Page reactions are off: set pageReactionKinds in the settings first."),
+  /** a vote while the tenant's settings say `votes: "off"` (contract section 18) */
+  votesDisabled: () => new AppError(409, "votes_disabled", 'Votes are off on this site (settings votes is "off").'),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),
   unsupportedMediaType: () => new AppError(415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."),
   validation: (errs: FieldError[]) =>

@@ -14,11 +14,14 @@ import type { Settings } from "../tenancy/settings-model.js";
 /** The tenant's `formatting` settings: Markdown or plain text, images or not. */
 export type FormattingOptions = Settings["formatting"];
 
-/** A rendered body: its HTML, how many links it shows, and its text (what word rules read). */
+/** A rendered body: its HTML, how many links it shows, its text, and where its links go. */
 export interface RenderedBody {
   html: string;
   links: number;
+  /** what a reader reads: the text of the HTML, entities decoded, a line break between blocks */
   text: string;
+  /** each link's href, in order (word rules read them beside the text: a link's target is not hidden from them) */
+  hrefs: string[];
 }
 
 /** Block quotes and lists inside each other deeper than this are shown as text. */
@@ -117,12 +120,16 @@ function rendererFor(images: boolean): Renderer {
 const BLOCKS = new Set(["p", "br", "pre", "blockquote", "ul", "ol", "li"]);
 
 /** The text of sanitized HTML (entities decoded, a line break between blocks) and its links with an href. */
-function textAndLinks(html: string): { text: string; links: number } {
+function textAndLinks(html: string): { text: string; links: number; hrefs: string[] } {
   let text = "";
   let links = 0;
+  const hrefs: string[] = [];
   const p = new Parser({
     onopentag: (name, attribs) => {
-      if (name === "a" && attribs.href) links++;
+      if (name === "a" && attribs.href) {
+        links++;
+        hrefs.push(attribs.href);
+      }
       if (name === "img" && attribs.alt) text += attribs.alt;
     },
     // the line break the HTML has after a block or a <br> is the one already counted
@@ -132,7 +139,7 @@ function textAndLinks(html: string): { text: string; links: number } {
     },
   });
   p.end(html);
-  return { text: text.trim(), links };
+  return { text: text.trim(), links, hrefs };
 }
 
 /** Sanitized HTML: only the allow-list's elements, attributes and URL schemes (the renderer's last step). */

@@ -15,9 +15,15 @@ import { reportRoutes } from "./reports/routes.js";
 import { readerRoutes } from "./readers/routes.js";
 import { emailRoutes } from "./email/routes.js";
 import { formattingRoutes } from "./formatting/routes.js";
+import { recentRoutes } from "./recent/routes.js";
+import { inboxRoutes } from "./inbox/routes.js";
+import { followingRoutes } from "./following/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
+  ...recentRoutes,
+  ...inboxRoutes,
+  ...followingRoutes,
   ...commentRoutes,
   ...moderationRoutes,
   ...keyRoutes,

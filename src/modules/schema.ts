@@ -5,6 +5,7 @@ import "./discussions/graphql.js";
 import "./comments/graphql.js";
 import "./moderation/graphql.js";
 import "./reactions/graphql.js";
+import "./votes/graphql.js";
 import "./keys/graphql.js";
 import "./settings/graphql.js";
 import "./moderation-hook/graphql.js";
@@ -18,6 +19,10 @@ import "./reports/graphql.js";
 import "./readers/graphql.js";
 import "./email/graphql.js";
 import "./formatting/graphql.js";
+import "./recent/graphql.js";
+import "./inbox/graphql.js";
+import "./following/graphql.js";
+import "./inbox/subscription.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

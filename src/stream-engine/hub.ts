@@ -26,9 +26,11 @@ import { createStreamSlots, type StreamSlots } from "./limits.js";
 import { Session, type StreamSink } from "./session.js";
 import type { Viewer } from "./event-visibility.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
+import { readerKey, ReaderSession, type ReaderFeed, type ReaderKey, type ReaderSink } from "./reader-stream.js";
 import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
+import { DEFAULT_PRESENCE_OPTIONS, Presence, type PresenceOptions } from "./presence.js";
 
-export interface HubOptions {
+export interface HubOptions extends PresenceOptions {
   /** how long a gap in bus messages may last before the log is read */
   gapGraceMs: number;
   /** how often the heads of the open channels are compared with the log */
@@ -47,6 +49,7 @@ export const DEFAULT_HUB_OPTIONS: HubOptions = {
   maxBufferedBytes: 1024 * 1024,
   shutdownFlushMs: 2_000,
   shutdownLingerMs: 100,
+  ...DEFAULT_PRESENCE_OPTIONS,
 };
 
 export interface OpenRequest {
@@ -79,7 +82,7 @@ export interface StreamHubServices {
   prisma: PrismaClient;
   /** plain SQL for the log reads of a connect (head, replay) */
   sql: Sql;
-  config: Pick<Config, "MAX_STREAMS_PER_INSTANCE">;
+  config: Pick<Config, "MAX_STREAMS_PER_INSTANCE"> & Partial<Pick<Config, "STREAM_PRESENCE">>;
   clock: Clock;
   log: Logger;
 }
@@ -102,12 +105,34 @@ export interface StreamHubDeps {
   onBusEvent?: (event: LiveEvent) => void;
   /** defaults to the database's event log */
   log?: EventLogReader;
+  /** readers' inbox items, for their own streams (absent: openReader refuses with 503) */
+  readerFeed?: ReaderFeed;
   /**
    * A tenant's settings: the instance's cached tenant rows (src/auth/auth-cache.ts), which a
    * settings change drops on every instance at once. Absent: read from the database every time.
    */
   tenantSettings?: TenantSettings;
   options?: Partial<HubOptions>;
+}
+
+/** A reader's own stream to open (src/stream-engine/reader-stream.ts). */
+export interface ReaderOpenRequest extends ReaderKey {
+  /** Last-Event-ID: an inbox seq; null = live only */
+  after: number | null;
+  settings: Settings;
+  ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
+}
+
+/** The sessions of one reader on this instance, and their bus subscription. */
+interface ReaderChannel {
+  sessions: Set<ReaderSession>;
+  ready: Promise<() => Promise<void>>;
+}
+
+/** What a ticket's supersession ends. */
+interface Ticketed {
+  end(reason: "superseded"): void;
+  onClose(hook: () => void): void;
 }
 
 export interface HubStats {
@@ -124,8 +149,14 @@ export class StreamHub {
   private readonly channels = new Map<string, Channel>();
   private readonly sessions = new Map<Session, StreamSink>();
   /** sessions opened with a ticket, by ticket hash, with their connection id */
-  private readonly ticketed = new Map<string, Map<Session, string>>();
+  private readonly ticketed = new Map<string, Map<Ticketed, string>>();
+  private readonly readers = new Map<string, ReaderChannel>();
+  private readonly readerSessions = new Set<ReaderSession>();
+  private readonly readerSinks = new Map<ReaderSession, ReaderSink>();
+  private readonly readerFeed: ReaderFeed | undefined;
   private readonly takeovers: ControlChannel;
+  /** the open streams of each discussion, counted across instances (src/stream-engine/presence.ts) */
+  readonly presence: Presence;
   private readonly log: EventLogReader;
   private readonly slots: StreamSlots;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -144,6 +175,7 @@ export class StreamHub {
   constructor(deps: StreamHubDeps) {
     const { app, bus } = deps;
     this.onBusEvent = deps.onBusEvent;
+    this.readerFeed = deps.readerFeed;
     this.tenantSettings = deps.tenantSettings ?? {
       cached: () => undefined,
       read: async (tenantId) => {
@@ -159,8 +191,16 @@ export class StreamHub {
     this.offReconnect = bus.onReconnect(() => {
       app.log.info({ channels: this.channels.size }, "event bus reconnected; streams catch up from the log");
       for (const ch of this.channels.values()) ch.catchUp();
+      for (const rs of this.readerSessions) rs.refresh();
     });
     this.timers.push(setInterval(() => void this.checkHeads(), this.options.headCheckMs).unref());
+    this.presence = new Presence({
+      clock: app.clock,
+      log: app.log,
+      redis: deps.redis,
+      redisTarget: deps.redisTarget,
+      options: this.options,
+    });
     this.takeovers = createControlChannel({
       channel: TICKET_TAKEOVER_CHANNEL,
       redis: deps.redisTarget,
@@ -173,7 +213,7 @@ export class StreamHub {
     });
   }
 
-  private trackTicket(session: Session, ticket: NonNullable<OpenRequest["ticket"]>): void {
+  private trackTicket(session: Ticketed, ticket: NonNullable<OpenRequest["ticket"]>): void {
     let byConn = this.ticketed.get(ticket.hash);
     if (!byConn) this.ticketed.set(ticket.hash, (byConn = new Map()));
     byConn.set(session, ticket.connectionId);
@@ -198,7 +238,12 @@ export class StreamHub {
   }
 
   stats(): HubStats {
-    return { sessions: this.sessions.size, channels: this.channels.size, overflows: this.overflows, logReads: this.logReads };
+    return {
+      sessions: this.sessions.size + this.readerSessions.size,
+      channels: this.channels.size,
+      overflows: this.overflows,
+      logReads: this.logReads,
+    };
   }
 
   noteOverflow(): void {
@@ -297,6 +342,77 @@ export class StreamHub {
       // closed before it could start while the client is still there (shutdown, or more live
       // events during the replay than a session may buffer): tell it to come back
       if (session.closed && !sink.closed) throw errors.unavailable("The stream could not start; reconnect.");
+      // a reader from now until the stream closes
+      if (!session.closed && this.app.config.STREAM_PRESENCE !== false)
+        session.onClose(this.presence.join(tenantId, discussionId, session));
+      return session;
+    } catch (err) {
+      session.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Opens a reader's own stream: 429 past a connection cap (the same slots as discussion streams),
+   * 503 while stopping or when the bus is down. The reader's bus subscription is live before the
+   * first read, so no item committed after that read goes unannounced.
+   */
+  async openReader(req: ReaderOpenRequest, sink: ReaderSink): Promise<ReaderSession> {
+    if (this.stopping) throw errors.unavailable("This instance is shutting down; reconnect.");
+    const feed = this.readerFeed;
+    if (!feed) throw errors.unavailable("Reader streams are not served here.");
+    const { settings } = req;
+    const release = await this.slots.acquire(req.tenantId, settings.rateLimits.streamConnections);
+    const key = { tenantId: req.tenantId, readerId: req.readerId };
+    const session = new ReaderSession(key, sink, feed, (err) =>
+      this.app.log.warn({ err, tenantId: key.tenantId }, "reader stream: reading the inbox failed"),
+    );
+    const k = readerKey(key);
+    let ch = this.readers.get(k);
+    if (!ch) {
+      const sessions = new Set<ReaderSession>();
+      const created: ReaderChannel = {
+        sessions,
+        ready: this.bus.subscribeReader(key.tenantId, key.readerId, (poke) => {
+          for (const rs of sessions) rs.poked(poke.unreadCount);
+        }),
+      };
+      created.ready.catch(() => {
+        if (this.readers.get(k) === created) this.readers.delete(k);
+      });
+      this.readers.set(k, created);
+      ch = created;
+    }
+    const channel = ch;
+    channel.sessions.add(session);
+    this.readerSessions.add(session);
+    this.readerSinks.set(session, sink);
+    session.onClose(() => {
+      channel.sessions.delete(session);
+      this.readerSessions.delete(session);
+      this.readerSinks.delete(session);
+      release();
+      if (channel.sessions.size === 0 && this.readers.get(k) === channel) {
+        this.readers.delete(k);
+        void channel.ready.then((off) => off()).catch(() => undefined);
+      }
+    });
+    try {
+      try {
+        await channel.ready;
+      } catch (err) {
+        throw unavailableOr(err);
+      }
+      if (req.ticket) this.trackTicket(session, req.ticket);
+      const days = settings.inbox.retentionDays;
+      await session.start({
+        after: req.after,
+        heartbeatSeconds: settings.stream.heartbeatSeconds,
+        maxConnectionSeconds: settings.stream.maxConnectionSeconds,
+        keptSince: () => new Date(this.app.clock.now().getTime() - days * 86_400_000),
+      });
+      if (this.stopping) session.end("shutdown");
+      if (session.closed && !sink.closed) throw errors.unavailable("The stream could not start; reconnect.");
       return session;
     } catch (err) {
       session.close();
@@ -324,15 +440,20 @@ export class StreamHub {
     this.stopping = true;
     for (const t of this.timers) clearInterval(t);
     this.offReconnect();
-    const sinks = [...this.sessions.values()];
+    const sinks: { flushed(): Promise<void> }[] = [...this.sessions.values()];
+    sinks.push(...this.readerSinks.values());
     for (const session of [...this.sessions.keys()]) session.end("shutdown");
+    for (const session of [...this.readerSessions]) session.end("shutdown");
     await Promise.race([
       Promise.all(sinks.map((s) => s.flushed())),
       new Promise((resolve) => setTimeout(resolve, this.options.shutdownFlushMs).unref()),
     ]);
     if (sinks.length > 0) await new Promise((resolve) => setTimeout(resolve, this.options.shutdownLingerMs).unref());
     await Promise.all([...this.channels.values()].map((ch) => ch.close()));
+    await this.presence.close();
     this.channels.clear();
+    await Promise.all([...this.readers.values()].map((ch) => ch.ready.then((off) => off()).catch(() => undefined)));
+    this.readers.clear();
     this.takeovers.close();
     await this.slots.close();
   }
@@ -364,6 +485,18 @@ export class StreamHub {
     return ch;
   }
 
+  /** Readers whose inbox sequence passed what their streams read: they read again. */
+  private async checkReaderHeads(): Promise<void> {
+    if (this.readerSessions.size === 0 || !this.readerFeed) return;
+    const keys = new Map<string, ReaderKey>();
+    for (const rs of this.readerSessions) keys.set(readerKey(rs.key), rs.key);
+    const heads = await this.readerFeed.heads([...keys.values()]);
+    for (const rs of this.readerSessions) {
+      const head = heads.get(readerKey(rs.key));
+      if (head !== undefined && head > rs.knownHead) rs.pull();
+    }
+  }
+
   private dropIfIdle(ch: Channel): void {
     if (!ch.idle) return;
     const key = headKey(ch.tenantId, ch.discussionId);
@@ -371,11 +504,13 @@ export class StreamHub {
     void ch.close();
   }
 
-  /** Safety net for a lost publish with no later event to reveal the gap. */
+  /** Safety net for a lost publish (or reader poke) with no later one to reveal the gap. */
   private async checkHeads(): Promise<void> {
-    if (this.checking || this.channels.size === 0) return;
+    if (this.checking || (this.channels.size === 0 && this.readerSessions.size === 0)) return;
     this.checking = true;
     try {
+      await this.checkReaderHeads().catch((err: unknown) => this.app.log.warn({ err }, "reader stream head check failed"));
+      if (this.channels.size === 0) return;
       const chans = [...this.channels.values()];
       const heads = await this.log.heads(chans.map((c) => ({ tenantId: c.tenantId, discussionId: c.discussionId })));
       for (const c of chans) {

@@ -3,18 +3,28 @@
 // completes). Replayed items (at most replay.maxEvents) do not count against the bound.
 import type { LiveEvent } from "./live-event.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
+import type { ReaderConnectedInfo, ReaderFrame, ReaderSink } from "./reader-stream.js";
 import { CloseSignal } from "./close-signal.js";
 
 export type StreamItem =
   ({ kind: "connected"; position: number } & ConnectedInfo) | { kind: "event"; event: LiveEvent } | { kind: "timeout"; reason: EndReason };
 
-export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> {
-  private queue: StreamItem[] = [];
+/** What a reader's own subscription yields (src/stream-engine/reader-stream.ts). */
+export type ReaderStreamItem =
+  | ({ kind: "reader-connected"; position: number } & ReaderConnectedInfo)
+  | { kind: "frame"; frame: ReaderFrame }
+  | { kind: "timeout"; reason: EndReason };
+
+type Item = StreamItem | ReaderStreamItem;
+
+/** A discussion's subscription takes StreamItems, a reader's ReaderStreamItems (never both). */
+export class QueueSink<T extends Item = StreamItem> implements StreamSink, ReaderSink, AsyncIterableIterator<T> {
+  private queue: Item[] = [];
   private head = 0;
   private live = false;
   /** replayed items still queued (they are at the front) */
   private replayQueued = 0;
-  private waiter: ((r: IteratorResult<StreamItem>) => void) | null = null;
+  private waiter: ((r: IteratorResult<T>) => void) | null = null;
   /** no more items will be queued (the queue may still hold some) */
   private ended = false;
   private readonly closing = new CloseSignal();
@@ -43,14 +53,26 @@ export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> 
     this.live = true;
   }
 
+  openReader(info: ReaderConnectedInfo, position: number): void {
+    this.push({ kind: "reader-connected", ...info, position });
+  }
+
+  frame(f: ReaderFrame): boolean {
+    return this.item({ kind: "frame", frame: f });
+  }
+
   event(ev: LiveEvent): boolean {
+    return this.item({ kind: "event", event: ev });
+  }
+
+  private item(item: Item): boolean {
     if (this.ended) return false;
     if (this.live && this.queued - this.replayQueued >= this.maxQueued) {
       this.abort();
       return false;
     }
     if (!this.live && !this.waiter) this.replayQueued++;
-    this.push({ kind: "event", event: ev });
+    this.push(item);
     return true;
   }
 
@@ -60,10 +82,10 @@ export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> 
     this.finish();
   }
 
-  next(): Promise<IteratorResult<StreamItem>> {
+  next(): Promise<IteratorResult<T>> {
     if (this.queued > 0) {
-      const item = this.queue[this.head++] as StreamItem;
-      if (this.replayQueued > 0 && item.kind === "event") this.replayQueued--;
+      const item = this.queue[this.head++] as T;
+      if (this.replayQueued > 0 && (item.kind === "event" || item.kind === "frame")) this.replayQueued--;
       if (this.queued === 0) {
         this.queue = [];
         this.head = 0;
@@ -78,7 +100,7 @@ export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> 
   }
 
   /** The consumer stopped (client unsubscribed or disconnected). */
-  return(): Promise<IteratorResult<StreamItem>> {
+  return(): Promise<IteratorResult<T>> {
     this.abort();
     return Promise.resolve({ value: undefined, done: true });
   }
@@ -91,12 +113,12 @@ export class QueueSink implements StreamSink, AsyncIterableIterator<StreamItem> 
     return this;
   }
 
-  private push(item: StreamItem): void {
+  private push(item: Item): void {
     if (this.ended) return;
     const w = this.waiter;
     if (w) {
       this.waiter = null;
-      w({ value: item, done: false });
+      w({ value: item as T, done: false });
     } else {
       this.queue.push(item);
     }

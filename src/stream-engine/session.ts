@@ -31,6 +31,11 @@ export interface StreamSink {
   open(info: ConnectedInfo, position: number): void;
   /** A visible event, in seq order. False when the sink could not take it (closed, over its bound). */
   event(ev: LiveEvent): boolean;
+  /**
+   * The discussion's reader count changed (src/stream-engine/presence.ts): `event: presence`, with
+   * no id (not in the event log, so it never moves Last-Event-ID). Transports without it skip it.
+   */
+  presence?(reading: number): void;
   /** A keep-alive, for transports that need one. */
   heartbeat?(): void;
   /** Replay is done: from now on events are live and count against the sink's bound. */
@@ -139,6 +144,12 @@ export class Session {
       this.heartbeatTimer = setInterval(hb, o.heartbeatSeconds * 1000);
     }
     this.maxTimer = setTimeout(() => this.end("max-connection-time"), o.maxConnectionSeconds * 1000);
+  }
+
+  /** The discussion's reader count, once the stream has started. */
+  presence(reading: number): void {
+    if (this.closing.closed || this.startup) return;
+    this.sink.presence?.(reading);
   }
 
   /** The server ends the stream (`connection-timeout`, then close). */

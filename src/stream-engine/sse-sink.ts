@@ -13,6 +13,7 @@ import type { ServerResponse } from "node:http";
 import type { LiveEvent } from "./live-event.js";
 import { SseWriter, formatComment, formatEvent } from "./sse-writer.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "./session.js";
+import type { ReaderConnectedInfo, ReaderFrame, ReaderSink } from "./reader-stream.js";
 import { CloseSignal } from "./close-signal.js";
 
 export interface SseSinkOptions {
@@ -26,9 +27,21 @@ export interface SseSinkOptions {
 type Frame = string | Buffer;
 const HEARTBEAT = Buffer.from(formatComment("heartbeat"), "utf8");
 const noop = () => {};
+
+/** `event: presence` frames, encoded once per count (every stream of the discussion shares them); no `id:` line. */
+const presenceFrames = new Map<number, Buffer>();
+export function presenceFrame(reading: number): Buffer {
+  let frame = presenceFrames.get(reading);
+  if (!frame) {
+    frame = Buffer.from(formatEvent({ event: "presence", data: JSON.stringify({ reading }) }), "utf8");
+    if (presenceFrames.size >= 1024) presenceFrames.clear();
+    presenceFrames.set(reading, frame);
+  }
+  return frame;
+}
 const byteLength = (f: Frame) => (typeof f === "string" ? Buffer.byteLength(f) : f.byteLength);
 
-export class SseSink implements StreamSink {
+export class SseSink implements StreamSink, ReaderSink {
   private writer: SseWriter | undefined;
   private readonly closing = new CloseSignal();
   private live = false;
@@ -69,6 +82,19 @@ export class SseSink implements StreamSink {
   }
 
   open(info: ConnectedInfo, position: number): void {
+    this.openWith(info, position);
+  }
+
+  /** A reader's own stream (src/stream-engine/reader-stream.ts): the same framing, its own `connected`. */
+  openReader(info: ReaderConnectedInfo, position: number): void {
+    this.openWith(info, position);
+  }
+
+  frame(f: ReaderFrame): boolean {
+    return this.write(f.sseBytes);
+  }
+
+  private openWith(info: ConnectedInfo | ReaderConnectedInfo, position: number): void {
     if (this.closing.closed) return;
     this.opts.onOpen();
     this.opts.onOpen = noop; // do not keep the request's objects alive for the stream's life
@@ -105,11 +131,20 @@ export class SseSink implements StreamSink {
   }
 
   event(ev: LiveEvent): boolean {
+    return this.write(ev.sseBytes);
+  }
+
+  private write(bytes: Buffer): boolean {
     if (this.startup && !this.closing.closed) {
-      this.startup.push(ev.sseBytes); // a replayed event: its shared bytes, copied into the start-up write
+      this.startup.push(bytes); // a replayed event: its shared bytes, copied into the start-up write
       return true;
     }
-    return this.enqueue(ev.sseBytes);
+    return this.enqueue(bytes);
+  }
+
+  presence(reading: number): void {
+    this.flushStartup();
+    this.enqueue(presenceFrame(reading)); // live: counts against the bound like any frame
   }
 
   heartbeat(): void {

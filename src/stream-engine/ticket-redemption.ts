@@ -32,6 +32,13 @@ export interface RedeemedTicket {
 
 export const hashTicket = (raw: string) => sha256(raw, "hex");
 
+/**
+ * The discussion_id a ticket for a reader's own stream (`{"scope": "me"}`, GET /api/v1/stream/me)
+ * is stored with: no discussion id has this shape, so such a ticket opens no discussion's stream and
+ * a discussion's ticket does not open a reader's stream (the redemption matches discussion_id).
+ */
+export const READER_SCOPE = "@me";
+
 export const invalidTicket = () => errors.unauthenticated("The stream ticket is unknown, expired, already used or for another discussion.");
 
 /** Tenant ids as src/lib/ids.ts makes them: 12 bytes, base64url. */

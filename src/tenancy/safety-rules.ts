@@ -1,9 +1,9 @@
 // The safety settings' body rules (bannedWords → rejected, suspectWords and maxLinks → pending),
 // compiled once per change of a tenant's settings and kept by the app that compiled them (built in
 // src/runtime.ts, `ctx.app.safety`). A check of a comment's body costs a normalisation and a table
-// lookup per word (src/lib/word-matcher.ts), and a link count (linkifyjs) only when maxLinks is set.
+// lookup per word (src/lib/word-matcher.ts). They judge the body as rendered (src/lib/markdown.ts):
+// words in its text and its links' targets (markup cannot hide a word), maxLinks against its rendered links.
 // newReaderHold needs the reader's earlier comments: eng_post_comment applies it (prisma/sql/20-comments.sql).
-import { find as findLinks } from "linkifyjs";
 import { compileWordList, createWordNormalizer, type WordList, type WordNormalizer } from "../lib/word-matcher.js";
 import type { SafetySettings } from "./settings-model.js";
 
@@ -20,8 +20,15 @@ export interface RuleVerdict {
   reason: ModerationReason;
 }
 
+/** What the rules read of a body: its rendering (RenderedBody of src/lib/markdown.ts). */
+export interface RenderedText {
+  text: string;
+  links: number;
+  hrefs: string[];
+}
+
 export interface CompiledSafety {
-  check(body: string): RuleVerdict | null;
+  check(body: RenderedText): RuleVerdict | null;
 }
 
 export interface SafetyRules {
@@ -30,9 +37,6 @@ export interface SafetyRules {
   /** how many times rules were compiled (tests: once per change, not per request) */
   readonly compilations: number;
 }
-
-/** The links in a text, as linkifyjs finds them (scheme-less `example.com` included). */
-export const countLinks = (text: string): number => findLinks(text, "url").length;
 
 const NO_RULES: CompiledSafety = { check: () => null };
 
@@ -43,13 +47,14 @@ function compile(normalizer: WordNormalizer, safety: SafetySettings): CompiledSa
   if (banned.size === 0 && suspect.size === 0 && maxLinks === null) return NO_RULES;
   return {
     check(body) {
-      const tokens = banned.size || suspect.size ? normalizer.tokens(body) : { words: [], variants: [] };
+      const words = body.hrefs.length ? `${body.text}\n${body.hrefs.join("\n")}` : body.text;
+      const tokens = banned.size || suspect.size ? normalizer.tokens(words) : { words: [], variants: [] };
       const bannedHits = banned.find(tokens);
       if (bannedHits.length) return { status: "rejected", reason: { source: "rule", rule: "bannedWords", words: bannedHits } };
       const suspectHits = suspect.find(tokens);
       if (suspectHits.length) return { status: "pending", reason: { source: "rule", rule: "suspectWords", words: suspectHits } };
       if (maxLinks !== null) {
-        const links = countLinks(body);
+        const links = body.links;
         if (links > maxLinks) return { status: "pending", reason: { source: "rule", rule: "maxLinks", links, maxLinks } };
       }
       return null;

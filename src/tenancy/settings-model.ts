@@ -81,6 +81,42 @@ export const SafetyHookSchema = z
   })
   .strict();
 
+/** Akismet's base URL: scheme, host and port alone (its routes are `/1.1/…` under it). */
+export const AKISMET_BASE_URL_RULE =
+  "must be an http(s) origin such as https://rest.akismet.com (scheme, host and optional port; no path or query)";
+export const DEFAULT_AKISMET_BASE_URL = "https://rest.akismet.com";
+
+const akismetBaseUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    const parsed = parseOutboundUrl(v, "http");
+    return parsed.ok && isHttpUrl(v) && parsed.target.path === "/";
+  }, AKISMET_BASE_URL_RULE);
+
+/** Akismet (`safety.akismet`, contract section 21; src/modules/akismet/): each new comment is checked before it is written. */
+const akismetFields = {
+  /** the site Akismet knows the key for (`blog`) */
+  blog: z.string().max(2048).refine(isHttpUrl, HTTP_URL_RULE),
+  /** absent: https://rest.akismet.com */
+  baseUrl: akismetBaseUrl,
+};
+
+/** A PATCH of Akismet: the API key (write-only: sealed, never answered) and any of its fields; a field left out keeps its stored value. */
+const SafetyAkismetPatchSchema = z
+  .object({ apiKey: z.string().min(1).max(200), blog: akismetFields.blog, baseUrl: akismetBaseUrl.nullable() })
+  .partial()
+  .strict();
+
+export const SafetyAkismetSchema = z
+  .object({
+    blog: akismetFields.blog,
+    baseUrl: akismetFields.baseUrl.optional(),
+    /** the API key sealed with the app's SecretBox: set by a PATCH's `apiKey`, never answered */
+    apiKeyEnc: z.string(),
+  })
+  .strict();
+
 /** Trust and safety (contract section 12): word and link rules, new readers, reports, the hook. */
 export const SafetySchema = z
   .object({
@@ -97,6 +133,7 @@ export const SafetySchema = z
     /** queue: stays visible, listed as reported; hold: taken out of public view */
     reportAction: z.enum(["queue", "hold"]),
     hook: SafetyHookSchema.nullable(),
+    akismet: SafetyAkismetSchema.nullable(),
   })
   .strict();
 
@@ -198,7 +235,15 @@ export const FormattingSchema = z
   })
   .strict();
 
-const reactionKind = z.string().regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _");
+/** What readers may vote: nothing, upvotes, or upvotes and downvotes. */
+export const VOTE_MODES = ["off", "up", "updown"] as const;
+export type VoteMode = (typeof VOTE_MODES)[number];
+
+const reactionKind = z
+  .string()
+  .regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _")
+  // a vote's reaction_toggled event says kind "vote" (contract section 18)
+  .refine((k) => k !== "vote", '"vote" is the kind of votes\' events, not a reaction kind');
 
 export const SettingsSchema = z
   .object({
@@ -210,6 +255,11 @@ export const SettingsSchema = z
       .max(32)
       .refine((a) => new Set(a).size === a.length, "must not repeat a kind"),
     maxBodyLength: z.number().int().min(1).max(10_000),
+    /** reactions on the discussion itself (contract section 18); [] (the default): off */
+    pageReactionKinds: z
+      .array(reactionKind)
+      .max(32)
+      .refine((a) => new Set(a).size === a.length, "must not repeat a kind"),
     delivery: DeliverySchema,
     replay: z.object({ maxEvents: z.number().int().min(0).max(100_000), maxAgeSeconds: z.number().int().min(0).max(2_592_000) }).strict(),
     rateLimits: z
@@ -237,12 +287,18 @@ export const SettingsSchema = z
     retention: z.object({ deliveryLogDays: z.number().int().min(1).max(3_650) }).strict(),
     /** how long an Idempotency-Key and the answer it stands for are kept (contract section 11) */
     idempotency: z.object({ ttlHours: z.number().int().min(1).max(720) }).strict(),
+    /** how long a reader's inbox items are kept (contract section 19) */
+    inbox: z.object({ retentionDays: z.number().int().min(1).max(3_650) }).strict(),
     safety: SafetySchema,
     identity: IdentitySchema,
     /** what erasing a reader does to their comments (docs/privacy.md) */
     privacy: z.object({ erasure: z.enum(["anonymize", "delete"]) }).strict(),
     email: EmailSchema,
     formatting: FormattingSchema,
+    /** votes on comments (contract section 18): off, upvotes only, or up and down */
+    votes: z.enum(VOTE_MODES),
+    /** discussions this many days old (from their creation) are locked by the auto-close job; 0: never (contract section 21) */
+    autoLockAfterDays: z.number().int().min(0).max(36_500),
   })
   .strict();
 
@@ -253,6 +309,7 @@ export const DEFAULT_SETTINGS: Settings = {
   editWindowSeconds: 900,
   reactionKinds: ["like", "love", "laugh", "wow", "sad", "angry"],
   maxBodyLength: 10_000,
+  pageReactionKinds: [],
   delivery: {
     maxAttempts: 3,
     backoffBaseMs: 1000,
@@ -267,6 +324,7 @@ export const DEFAULT_SETTINGS: Settings = {
   allowedOrigins: [],
   retention: { deliveryLogDays: 30 },
   idempotency: { ttlHours: 24 },
+  inbox: { retentionDays: 90 },
   safety: {
     bannedWords: [],
     suspectWords: [],
@@ -275,11 +333,14 @@ export const DEFAULT_SETTINGS: Settings = {
     reportThreshold: 3,
     reportAction: "queue",
     hook: null,
+    akismet: null,
   },
   identity: { providers: [], secretOverlapHours: 24 },
   privacy: { erasure: "anonymize" },
   email: { from: null, replyTo: null, digestHour: 7, defaultReplies: "off", maxPerReaderPerDay: 20 },
   formatting: { markdown: true, images: false },
+  votes: "off",
+  autoLockAfterDays: 0,
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -289,6 +350,7 @@ export const SettingsPatchSchema = z
     editWindowSeconds: SettingsSchema.shape.editWindowSeconds,
     reactionKinds: SettingsSchema.shape.reactionKinds,
     maxBodyLength: SettingsSchema.shape.maxBodyLength,
+    pageReactionKinds: SettingsSchema.shape.pageReactionKinds,
     delivery: DeliverySchema.partial(),
     replay: SettingsSchema.shape.replay.partial(),
     rateLimits: SettingsSchema.shape.rateLimits.partial(),
@@ -296,11 +358,14 @@ export const SettingsPatchSchema = z
     allowedOrigins: SettingsSchema.shape.allowedOrigins,
     retention: SettingsSchema.shape.retention.partial(),
     idempotency: SettingsSchema.shape.idempotency.partial(),
-    safety: SafetySchema.extend({ hook: SafetyHookPatchSchema.nullable() }).partial(),
+    inbox: SettingsSchema.shape.inbox.partial(),
+    safety: SafetySchema.extend({ hook: SafetyHookPatchSchema.nullable(), akismet: SafetyAkismetPatchSchema.nullable() }).partial(),
     identity: IdentitySchema.partial(),
     privacy: SettingsSchema.shape.privacy.partial(),
     email: EmailSchema.omit({ smtpUrlEnc: true }).extend({ smtpUrl: smtpUrlPatch }).partial(),
     formatting: FormattingSchema.partial(),
+    votes: SettingsSchema.shape.votes,
+    autoLockAfterDays: SettingsSchema.shape.autoLockAfterDays,
   })
   .partial()
   .strict();

@@ -242,6 +242,12 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
     const bo = await t.reader("bo", { name: "Bo" });
     expect((await bo.post("/api/v1/discussions/rivers/comments", { body: "And forget nothing." })).status).toBe(201);
     expect((await bo.patch("/api/v1/me/notifications", { replies: "immediate" })).status).toBe(200);
+    // bo follows the discussion and has a reply from ann in his inbox
+    expect((await bo.put("/api/v1/discussions/rivers/subscription", { mode: "all" })).status).toBe(200);
+    const boComment = (await bo.get("/api/v1/discussions/rivers/comments")).body.items.find(
+      (c: { body: string }) => c.body === "And forget nothing.",
+    );
+    expect((await ann.post("/api/v1/discussions/rivers/comments", { body: "Nor do we.", parentId: boComment.id })).status).toBe(201);
 
     const text = async () => (await page.locator("dl.reader-email").innerText()).replace(/\s+/g, " ").trim();
     await page.goto(`${server.url}/console/#/readers/ann`);
@@ -254,6 +260,14 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
     await page.getByRole("heading", { level: 1, name: "Bo" }).waitFor();
     await settled(page);
     expect(await text()).toBe("Email No address Reply emails immediate (reader's choice)");
+    // what they follow, and their inbox's size
+    await page.getByText("Follows 1 discussion. Their inbox holds 1 item, 1 unread.").waitFor();
+    await page
+      .getByRole("list", { name: "Discussions they follow or silenced" })
+      .getByText(/On rivers rivers · following since/)
+      .waitFor();
+    await expectAccessible(page, "a reader's page with what they follow");
+    await page.screenshot({ path: "/tmp/engagement-console-shots/reader-following.png", fullPage: true });
   });
 
   it("without SMTP_URL: says plainly that email is off and what turns it on; a test email is answered “Email is off”", async () => {

@@ -99,6 +99,7 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
       reportThreshold: 2,
       reportAction: "queue",
       hook: null,
+      akismet: null,
     });
     const entry = (await t.admin.get("/api/v1/audit?action=settings.update")).body.items[0];
     expect(entry.details.changes).toEqual([{ field: "safety.suspectWords", from: ["cheap"], to: ["cheap", "free money", "buy now"] }]);

@@ -129,10 +129,22 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     await item.waitFor({ state: "detached" });
     reader.close();
 
+    // page reactions: counted on the discussion's page (and in analytics, below)
+    await t.api.patch("/api/v1/settings", { pageReactionKinds: ["up", "heart"] });
+    for (const [sub, kind] of [
+      ["pr-a", "up"],
+      ["pr-b", "up"],
+      ["pr-b", "heart"],
+    ] as const) {
+      const r = await (await t.reader(sub)).post("/api/v1/discussions/console-d/reactions", { kind });
+      expect(r.status).toBe(200);
+    }
+
     // the discussion's own page: its thread, with the approved comment
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Discussions" }).click();
     await page.getByRole("link", { name: "console-d" }).click();
     await page.getByText("Please approve me").waitFor();
+    await page.getByText("Page reactions: 2 up · 1 heart").waitFor();
     await expectAccessible(page, "a discussion");
     await shoot(page, "discussion");
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Moderation" }).click();
@@ -291,13 +303,25 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     await expect.poll(() => timeout.inputValue()).toBe(String(before / 1000));
     const help = (await timeout.getAttribute("aria-describedby"))!;
     expect(await page.locator(`#${help.replace(".", "\\.")}`).textContent()).toMatch(/how long one attempt waits/i);
-    for (const label of ["Attempts per event", "Open streams (whole tenant)", "Replay window (seconds)", "Delivery log kept (days)"])
+    for (const label of [
+      "Attempts per event",
+      "Open streams (whole tenant)",
+      "Replay window (seconds)",
+      "Delivery log kept (days)",
+      "Inbox items kept (days)",
+    ])
       expect(await page.getByLabel(label).count(), label).toBe(1);
     await timeout.fill("2.5");
+    await page.getByLabel("Inbox items kept (days)").fill("30");
     await page.getByRole("button", { name: "Save settings" }).click();
     // the outcome stands beside the button that saved
-    await page.locator(".save-bar").getByRole("status").filter({ hasText: "Settings saved: delivery.attemptTimeoutMs." }).waitFor();
+    await page
+      .locator(".save-bar")
+      .getByRole("status")
+      .filter({ hasText: "Settings saved: delivery.attemptTimeoutMs, inbox.retentionDays." })
+      .waitFor();
     expect((await t.api.get("/api/v1/settings")).body.delivery.attemptTimeoutMs).toBe(2500);
+    expect((await t.api.get("/api/v1/settings")).body.inbox.retentionDays).toBe(30);
     await expect.poll(() => page.getByLabel("Attempt timeout (seconds)").inputValue()).toBe("2.5");
     await shoot(page, "settings-general");
 
@@ -335,7 +359,8 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
     // by now there is something to chart
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Analytics" }).click();
     await settled(page);
-    await expect.poll(() => page.locator("canvas").count()).toBe(5);
+    await expect.poll(() => page.locator("canvas").count()).toBe(7);
+    await page.getByRole("img", { name: "Page reactions by kind: 1 heart, 2 up" }).waitFor();
     await shoot(page, "analytics");
   });
 

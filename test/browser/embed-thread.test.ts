@@ -2,11 +2,12 @@
 // gzip budget), and <engagement-thread> in headless Chromium on host pages of another origin whose
 // CSP allows scripts and connections to the service only and no inline styles: reading (threads,
 // pinned first, Load more, locked), writing as the reader the host page hands over (post, reply,
-// edit, delete, react, report), what a signed-out reader, a banned reader and pre-moderation see,
+// edit, delete, react, report; page reactions above the comments), what a signed-out reader, a banned reader and pre-moderation see,
 // two pages live at once (new comments behind a button, focus kept, replies and reactions on both),
-// a server restart mid-stream, German, light and dark, 390 px, and axe-core.
+// a server restart mid-stream, German and Japanese, loading="lazy" (no request before it nears the
+// viewport), light and dark, 390 px, and axe-core.
 // Screenshots: docs/embed/ with UPDATE_SCREENSHOTS=1, else a scratch folder.
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,7 +18,7 @@ import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { consoleLink, expectAccessible } from "../support/console-page.js";
-import { expectServedScript } from "../support/embed.js";
+import { expectServedScript, hostPages, type HostPage } from "../support/embed.js";
 
 /** thread.js's size budget: past it, this test (and CI) fails */
 const THREAD_JS_GZIP_BUDGET = 30 * 1024;
@@ -36,51 +37,6 @@ describe("/embed/v1/thread.js", () => {
   it("is served to any origin, cached with its content hash as ETag, and within 30 KB gzipped", () =>
     expectServedScript(server.url, "thread.js", "engagement-thread", THREAD_JS_GZIP_BUDGET));
 });
-
-interface HostPage {
-  origin: string;
-  /** the page for a discussion, with the element's extra attributes (and an <engagement-count> for it) */
-  url(discussionId: string, attrs?: string, withCount?: boolean): string;
-  close(): Promise<void>;
-}
-
-/** Host pages on an origin of their own, with a strict CSP: scripts and connections to the service only, no inline styles. */
-async function hostPages(serviceUrl: string, key: string): Promise<HostPage> {
-  const host: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://host");
-    if (url.pathname === "/site.css") {
-      // the host page's own stylesheet ('self'): a page that follows the reader's colour scheme
-      res.writeHead(200, { "content-type": "text/css" });
-      res.end(
-        "body{font-family:Georgia,serif;max-width:760px;margin:24px auto;padding:0 16px}" +
-          "@media (prefers-color-scheme: dark){body{background:#15191f;color:#e6e9ee}}",
-      );
-      return;
-    }
-    const id = url.searchParams.get("d") ?? "";
-    const attrs = url.searchParams.get("attrs") ?? "";
-    const count =
-      url.searchParams.get("count") === "1"
-        ? `<p><engagement-count discussion-id="${id}" publishable-key="${key}"></engagement-count></p><script src="${serviceUrl}/embed/v1/count.js"></script>`
-        : "";
-    res.writeHead(200, {
-      "content-type": "text/html; charset=utf-8",
-      "content-security-policy": `default-src 'none'; script-src 'self' ${serviceUrl}; connect-src ${serviceUrl}; style-src 'self'; img-src data:`,
-    });
-    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>An article</title><link rel="stylesheet" href="/site.css"></head><body><main><h1>An article</h1>${count}<p>The article's text.</p>
-<engagement-thread discussion-id="${id}" publishable-key="${key}" ${attrs}></engagement-thread></main>
-<script src="${serviceUrl}/embed/v1/thread.js"></script></body></html>`);
-  });
-  await new Promise<void>((resolve) => host.listen(0, "127.0.0.1", resolve));
-  const origin = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
-  return {
-    origin,
-    url: (d, attrs = "", withCount = false) =>
-      `${origin}/?d=${encodeURIComponent(d)}&attrs=${encodeURIComponent(attrs)}${withCount ? "&count=1" : ""}`,
-    close: () => new Promise<void>((resolve) => host.close(() => resolve())),
-  };
-}
 
 describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () => {
   let browser: Browser | undefined;
@@ -117,7 +73,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     if (opts.identity) await setIdentity(p, opts.identity);
     await p
       .locator("engagement-thread")
-      .getByRole("heading", { name: /Comments|Kommentare/ })
+      .getByRole("heading", { name: /Comments|Kommentare|コメント|Commentaires/ })
       .waitFor();
     await p.locator("engagement-thread ol[part=comments]").waitFor({ state: "attached" });
     return p;
@@ -359,6 +315,55 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     await b.close();
   });
 
+  it("shows page reactions above the comments when kinds are set: pressed state, counts, live on another page; none without kinds", async () => {
+    const d = "page-react-1";
+    expect((await t.api.patch("/api/v1/settings", { pageReactionKinds: ["like", "love", "wow"] })).status).toBe(200);
+    try {
+      await (await t.reader("carol", { name: "Carol" })).post(`/api/v1/discussions/${d}/reactions`, { kind: "love" });
+      await (await t.reader("carol", { name: "Carol" })).post(`/api/v1/discussions/${d}/comments`, { body: "Under the bar" });
+      const a = await open(d, { identity: await t.identity("alice", { name: "Alice" }) });
+      const b = await open(d);
+      const bar = (p: Page) => thread(p).getByRole("group", { name: "Reactions to this page" });
+      for (const p of [a, b]) {
+        await bar(p).getByRole("button", { name: "Love: 1", pressed: false }).waitFor();
+        await bar(p).getByRole("button", { name: "Like: 0", pressed: false }).waitFor();
+      }
+      // above the comments
+      const above = await thread(a).evaluate((el) => {
+        const root = el.shadowRoot!;
+        const group = root.querySelector("[part=page-reactions]")!;
+        const list = root.querySelector("ol[part=comments]")!;
+        return Boolean(group.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING);
+      });
+      expect(above).toBe(true);
+      // Alice reacts: pressed on her page, the count moves on the signed-out page too (the stream)
+      await bar(a).getByRole("button", { name: "Like: 0" }).click();
+      await bar(a).getByRole("button", { name: "Like: 1", pressed: true }).waitFor();
+      await bar(b).getByRole("button", { name: "Like: 1", pressed: false }).waitFor();
+      await expectAccessible(a, "page reactions");
+      await a.screenshot({ path: join(SHOTS, "thread-page-reactions.png"), fullPage: true });
+      // her reaction is remembered: after a reload it is still pressed (myReactions)
+      await a.reload();
+      await setIdentity(a, await t.identity("alice", { name: "Alice" }));
+      await bar(a).getByRole("button", { name: "Like: 1", pressed: true }).waitFor();
+      await bar(a).getByRole("button", { name: "Like: 1" }).click();
+      await bar(a).getByRole("button", { name: "Like: 0", pressed: false }).waitFor();
+      await bar(b).getByRole("button", { name: "Like: 0" }).waitFor();
+      // the comments' own reactions are another group
+      await comment(a, "Under the bar").getByRole("button", { name: "Like: 0" }).waitFor();
+      await expect(bar(a).getByRole("button").count()).resolves.toBe(3);
+      await a.close();
+      await b.close();
+    } finally {
+      expect((await t.api.patch("/api/v1/settings", { pageReactionKinds: [] })).status).toBe(200);
+    }
+    // without kinds, no bar
+    const off = await open(d);
+    await comment(off, "Under the bar").waitFor();
+    await expect(thread(off).getByRole("group", { name: "Reactions to this page" }).count()).resolves.toBe(0);
+    await off.close();
+  });
+
   it("follows edits and deletions live, switches sort, takes getIdentity and string overrides, and says archived and rate limits in words", async () => {
     const d = "more-1";
     const zed = await t.reader("zed", { name: "Zed" });
@@ -534,5 +539,73 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     await thread(de).getByRole("heading", { name: "Kommentare (3 Kommentare)" }).waitFor();
     await thread(de).getByRole("button", { name: "Kommentar senden" }).waitFor();
     await de.close();
+  }, 60_000);
+
+  it("speaks Japanese and French (their words fetched beside thread.js), and axe-core finds nothing serious", async () => {
+    const d = "looks-ja";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "日本語" });
+    const ada = await t.reader("ada", { name: "Ada Lovelace" });
+    await ada.post(`/api/v1/discussions/${d}/comments`, { body: "解析機関は音楽も作曲できるかもしれません。" });
+    const identity = await t.identity("grace", { name: "Grace Hopper" });
+    const ja = await open(d, { attrs: 'lang="ja"', identity });
+    await thread(ja).getByRole("heading", { name: "コメント (1件のコメント)" }).waitFor();
+    await thread(ja).getByRole("combobox", { name: "コメントの並べ替え" }).waitFor();
+    await thread(ja).getByPlaceholder("ディスカッションに参加する…").first().waitFor();
+    await thread(ja).getByRole("button", { name: "コメントを投稿" }).waitFor();
+    await comment(ja, "解析機関").waitFor();
+    await expectAccessible(ja, "thread-ja");
+    await ja.screenshot({ path: join(SHOTS, "thread-ja.png"), fullPage: true });
+    await ja.close();
+    // a regional tag is its language
+    const fr = await open(d, { attrs: 'lang="fr-CA"', identity });
+    await thread(fr).getByRole("button", { name: "Publier le commentaire" }).waitFor();
+    await thread(fr).getByRole("combobox", { name: "Trier les commentaires" }).waitFor();
+    await fr.screenshot({ path: join(SHOTS, "thread-fr.png"), fullPage: true });
+    await fr.close();
+  });
+
+  it('with loading="lazy" asks nothing of the service until it nears the viewport', async () => {
+    const d = "lazy-1";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Far below" });
+    const ada = await t.reader("ada", { name: "Ada Lovelace" });
+    await ada.post(`/api/v1/discussions/${d}/comments`, { body: "Written far below the fold." });
+    const p = await browser!.newPage({ viewport: { width: 900, height: 900 } });
+    p.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    // every request to the service but the script itself
+    const asked: string[] = [];
+    p.on("request", (r) => {
+      if (r.url().startsWith(server.url) && !r.url().includes("/embed/v1/thread.js")) asked.push(`${r.method()} ${r.url()}`);
+    });
+    await p.goto(host.url(d, 'loading="lazy"', false, true));
+    // the element is up and shows its shell (in English, built in), and the page is quiet
+    await thread(p).getByRole("heading", { name: "Comments" }).waitFor({ state: "attached" });
+    await thread(p).getByText("Loading comments…").waitFor({ state: "attached" });
+    await p.waitForLoadState("networkidle");
+    // the observer has reported at least once (its first report comes after a frame)
+    await p.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    expect(asked).toEqual([]);
+    // scrolled to just above it (within 200 px, not yet in view): it reads and goes live
+    await p.evaluate(() => {
+      const el = document.querySelector("engagement-thread")!;
+      window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - window.innerHeight - 100);
+    });
+    await comment(p, "Written far below the fold").waitFor({ state: "attached" });
+    expect(asked.length).toBeGreaterThan(0);
+    await p.waitForFunction(() => !document.querySelector("engagement-thread")?.shadowRoot?.querySelector("[part=status]"));
+    expect(asked.some((r) => r.includes("/stream"))).toBe(true);
+    await p.close();
+
+    // without the attribute: the same page asks at once
+    const eager = await browser!.newPage({ viewport: { width: 900, height: 900 } });
+    const eagerAsked: string[] = [];
+    eager.on("request", (r) => {
+      if (r.url().startsWith(server.url) && !r.url().includes("/embed/v1/thread.js")) eagerAsked.push(r.url());
+    });
+    await eager.goto(host.url(d, "", false, true));
+    await comment(eager, "Written far below the fold").waitFor({ state: "attached" });
+    expect(eagerAsked.length).toBeGreaterThan(0);
+    await eager.close();
   });
 });

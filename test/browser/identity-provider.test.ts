@@ -149,7 +149,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("a page signed in at the s
     expect(result.error).toBeUndefined();
     expect(result.postStatus).toBe(201);
     const readerId = `${idp.issuer}#grace`;
-    expect(result.comment.author).toEqual({ id: readerId, name: "Grace Hopper", avatarUrl: `${siteOrigin}/avatar.svg` });
+    expect(result.comment.author).toEqual({ badge: null, id: readerId, name: "Grace Hopper", avatarUrl: `${siteOrigin}/avatar.svg` });
     await tab.waitForFunction(() => (document.getElementById("avatar") as HTMLImageElement).complete);
     const dir = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "identity") : join("node_modules", ".cache", "screens");
     mkdirSync(dir, { recursive: true });

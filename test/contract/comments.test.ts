@@ -53,7 +53,7 @@ describe("comments", { timeout: 30_000 }, () => {
     const id = identity(A.identitySecret, "u-cy", "Cy", { avatarUrl: "https://example.com/cy.png" });
     const res = await api.post("/discussions/d-c/comments", { key: A.apiKey, identity: id, json: { body: "with avatar" } });
     expectStatus(res, 201);
-    expect(res.body.author).toEqual({ id: expect.any(String), name: "Cy", avatarUrl: "https://example.com/cy.png" });
+    expect(res.body.author).toEqual({ id: expect.any(String), name: "Cy", avatarUrl: "https://example.com/cy.png", badge: null });
     c2 = res.body;
   });
 

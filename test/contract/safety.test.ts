@@ -38,7 +38,9 @@ describe("trust and safety (section 12)", { timeout: 30_000 }, () => {
     const banned = await post(d, "w-1", "what a S.C.A.M");
     expect(banned.status).toBe("rejected");
     expect((await post(d, "w-1", "cheap pills")).status).toBe("pending");
-    expect((await post(d, "w-1", "see https://a.example.com and b.example.org")).status).toBe("pending");
+    // section 18: maxLinks counts rendered links (an autolink and a Markdown link; a bare domain is text)
+    expect((await post(d, "w-1", "see https://a.example.com and [b](https://b.example.org)")).status).toBe("pending");
+    expect((await post(d, "w-1", "see https://a.example.com and b.example.org")).status).toBe("approved");
     expect((await post(d, "w-1", "a fine comment")).status).toBe("approved");
     const seen = await api.get(`/comments/${banned.id}`, { key });
     expectStatus(seen, 200);

@@ -199,3 +199,39 @@ describe("a master lost and back (a cluster of the test's own)", () => {
     for (const s of [sDown, sUp, resumed]) s.close();
   }, 90_000);
 });
+
+describe("the reader's own stream on a Redis Cluster", () => {
+  let a: TestServer;
+  let b: TestServer;
+  let t: TestTenant;
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startServer(), startServer()]);
+    t = await createTestTenant(a);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  it("a reply posted on instance A reaches the parent author's me-stream on instance B; a mark-read on A reaches it too", async () => {
+    expect((await t.api.put("/api/v1/discussions/me-x", {})).status).toBe(201);
+    const annOnA = client(a.url, { key: t.apiKey, identity: await t.identity("ann-x") });
+    const bobOnA = client(a.url, { key: t.apiKey, identity: await t.identity("bob-x") });
+    const top = (await annOnA.post("/api/v1/discussions/me-x/comments", { body: "top" })).body;
+    const me = openSse(`${b.url}/api/v1/stream/me`, { "x-api-key": t.apiKey, "x-service-identity": await t.identity("ann-x") });
+    try {
+      await me.waitFor((f) => f.some((x) => x.event === "connected"));
+      const replies = [];
+      for (let i = 0; i < 3; i++)
+        replies.push((await bobOnA.post("/api/v1/discussions/me-x/comments", { body: `re ${i}`, parentId: top.id })).body);
+      await me.waitFor((f) => f.filter((x) => x.event === "inbox_item").length === 3);
+      const items = me.frames.filter((x) => x.event === "inbox_item");
+      expect(items.map((f) => [f.id, f.data.comment.id])).toEqual(replies.map((r, i) => [String(i + 1), r.id]));
+      expect((await annOnA.post("/api/v1/me/inbox/read", { all: true })).body).toEqual({ unreadCount: 0 });
+      await me.waitFor((f) => f.some((x) => x.event === "inbox_read"));
+      expect(me.frames.find((x) => x.event === "inbox_read")!.data).toEqual({ unreadCount: 0 });
+    } finally {
+      me.close();
+    }
+  });
+});

@@ -19,12 +19,16 @@ export const COMMENT_FIELDS = [
   "parentId",
   "author",
   "body",
+  "bodyHtml",
   "status",
   "pinned",
   "editedAt",
   "createdAt",
   "reactions",
   "replyCount",
+  "score",
+  "upvotes",
+  "downvotes",
 ].sort();
 export const DEFAULT_KINDS = ["like", "love", "laugh", "wow", "sad", "angry"];
 
@@ -202,18 +206,28 @@ export function expectStatus(res: Res, status: number) {
   expect(res.status, `expected ${status}, got ${res.status} ${res.text.slice(0, 400)}`).toBe(status);
 }
 
-/** The comment shape of section 4: every field with its type (`exact`: and no other field). */
+/** The comment shape of sections 4 and 18: every field with its type (`exact`: and no other field but, with an identity, myVote). */
 export function expectComment(c: any, exact = false) {
-  if (exact) expect(Object.keys(c).sort(), JSON.stringify(c)).toEqual(COMMENT_FIELDS);
+  if (exact)
+    expect(
+      Object.keys(c)
+        .filter((k) => k !== "myVote")
+        .sort(),
+      JSON.stringify(c),
+    ).toEqual(COMMENT_FIELDS);
+  if ("myVote" in c) expect([1, -1, 0]).toContain(c.myVote);
   for (const f of COMMENT_FIELDS) expect(c, JSON.stringify(c)).toHaveProperty(f);
   expect(typeof c.id).toBe("string");
   expect(typeof c.discussionId).toBe("string");
   expect(c.parentId === null || typeof c.parentId === "string").toBe(true);
-  expect(Object.keys(c.author).sort()).toEqual(["avatarUrl", "id", "name"]);
+  // section 4's author, with section 21's badge (null when none)
+  expect(Object.keys(c.author).sort()).toEqual(["avatarUrl", "badge", "id", "name"]);
+  expect(c.author.badge === null || typeof c.author.badge === "string").toBe(true);
   expect(typeof c.author.id).toBe("string");
   expect(typeof c.author.name).toBe("string");
   expect(c.author.avatarUrl === null || typeof c.author.avatarUrl === "string").toBe(true);
   expect(typeof c.body).toBe("string");
+  expect(typeof c.bodyHtml).toBe("string");
   expect(["approved", "pending", "rejected", "deleted"]).toContain(c.status);
   expect(typeof c.pinned).toBe("boolean");
   expect(c.editedAt === null || ISO_MS.test(c.editedAt)).toBe(true);
@@ -222,6 +236,8 @@ export function expectComment(c: any, exact = false) {
   expect(c.reactions).not.toBeNull();
   for (const v of Object.values(c.reactions)) expect(typeof v).toBe("number");
   expect(typeof c.replyCount).toBe("number");
+  for (const n of [c.score, c.upvotes, c.downvotes]) expect(Number.isInteger(n)).toBe(true);
+  expect(c.score).toBe(c.upvotes - c.downvotes);
 }
 
 /** The event envelope of section 5. */

@@ -10,6 +10,8 @@ export interface IdentityClaims {
   avatarUrl?: string;
   /** the reader's address for reply emails (contract section 15) */
   email?: string;
+  /** the reader's badge (contract section 21); anything, to test the claim's rules */
+  badge?: unknown;
   ttlSeconds?: number;
   iat?: number;
 }
@@ -54,6 +56,7 @@ export async function signIdentity(secret: string, sub: string, claims: Identity
     name: claims.name ?? `Reader ${sub}`,
     ...(claims.avatarUrl ? { avatarUrl: claims.avatarUrl } : {}),
     ...(claims.email ? { email: claims.email } : {}),
+    ...(claims.badge !== undefined ? { badge: claims.badge } : {}),
   })
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(sub)

@@ -10,11 +10,12 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { applyMigrationsWith } from "../../dist/db/migrate.js";
+import { pgliteExtensions } from "../../dist/db/pglite-extensions.js";
 
 const template = process.argv[2];
 if (!existsSync(join(template, "pgdata", "PG_VERSION"))) {
   const making = mkdtempSync(`${template}-making-${process.pid}-`);
-  const pglite = new PGlite(join(making, "pgdata"));
+  const pglite = new PGlite(join(making, "pgdata"), { extensions: pgliteExtensions });
   await pglite.waitReady;
   await applyMigrationsWith(new PrismaPGlite(pglite));
   await pglite.close();

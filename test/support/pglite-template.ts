@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pgliteExtensions } from "../../src/db/pglite-extensions.js";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { applyMigrationsWith } from "../../src/db/migrate.js";
 import { migrationsDir } from "../../src/db/paths.js";
@@ -65,7 +66,7 @@ export async function pgliteDataDir(prefix: string): Promise<string> {
   while (!hasTemplate(template) && beingMade(template) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   if (!hasTemplate(template)) {
     const making = mkdtempSync(`${template}-making-${process.pid}-`);
-    const pglite = new PGlite(join(making, "pgdata"));
+    const pglite = new PGlite(join(making, "pgdata"), { extensions: pgliteExtensions });
     await pglite.waitReady;
     await applyMigrationsWith(new PrismaPGlite(pglite));
     await pglite.close();

@@ -40,7 +40,9 @@ function portFree(port: number): Promise<boolean> {
 /** A port below 55000 that is free, with port + 10000 (the cluster bus) free too, and not in `taken`. */
 async function clusterPort(taken: Set<number>): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 35_000);
+    // both the node's port and its bus port (+10,000) below Linux's ephemeral range (32768 and up), so
+    // that no outgoing connection of the machine takes one between this check and the node's bind
+    const port = 10_000 + Math.floor(Math.random() * 12_700);
     if (taken.has(port) || taken.has(port + 10_000) || taken.has(port - 10_000)) continue;
     if ((await portFree(port)) && (await portFree(port + 10_000))) return port;
   }

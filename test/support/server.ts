@@ -27,6 +27,7 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
     ALLOW_HTTP_WEBHOOKS: "1",
     RUN_WEBHOOK_WORKER: "0",
     RUN_EMAIL_WORKER: "0",
+    RUN_FOLLOW_WORKER: "0",
     ...env,
   };
 }

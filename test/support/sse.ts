@@ -29,7 +29,7 @@ export interface SseClient {
   close(): void;
 }
 
-const FRAME_NAMES = [...STREAM_EVENT_TYPES, "connected", "connection-timeout"];
+const FRAME_NAMES = [...STREAM_EVENT_TYPES, "connected", "connection-timeout", "inbox_item", "inbox_read"];
 
 /** Opens an EventSource; `headers` go on every (re)connect, as a server-side client would send them. */
 export function openSse(url: string, headers: Record<string, string> = {}): SseClient {

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BusClosedError, createBus, createMemoryBus, createRedisBus } from "../../src/events/bus.js";
-import type { BusMessage, EventBus } from "../../src/events/bus.js";
+import type { BusMessage, EventBus, ReaderPoke } from "../../src/events/bus.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const PREFIX = `test-${randomUUID()}`;
@@ -137,6 +137,33 @@ describe.each(implementations)("EventBus contract: $name", ({ make }) => {
       expect(cs[i]!.got).toEqual([msg(t, d, i + 1)]);
     }
     await Promise.all(offs.map((off) => off()));
+  });
+
+  it("delivers reader pokes on the reader's own channel only, apart from a discussion of the same id", async () => {
+    h = make();
+    const { t, d } = ids();
+    const pokes: ReaderPoke[] = [];
+    const other: ReaderPoke[] = [];
+    const events = collector();
+    const off = await h.subscriber.subscribeReader(t, d, (p) => void pokes.push(p));
+    const offOther = await h.subscriber.subscribeReader(t, `${d}-2`, (p) => void other.push(p));
+    // a discussion named like the reader shares nothing with the reader's channel
+    const offEvents = await h.subscriber.subscribe(t, d, events.fn);
+    await h.publisher.pokeReader({ tenantId: t, readerId: d });
+    await h.publisher.pokeReader({ tenantId: t, readerId: d, unreadCount: 3 });
+    await h.publisher.publish(msg(t, d, 1));
+    await vi.waitFor(() => expect(events.got).toHaveLength(1), { timeout: 5000, interval: 5 });
+    expect(pokes).toEqual([
+      { tenantId: t, readerId: d },
+      { tenantId: t, readerId: d, unreadCount: 3 },
+    ]);
+    expect(other).toEqual([]);
+    await off();
+    await h.publisher.pokeReader({ tenantId: t, readerId: d });
+    await fence();
+    expect(pokes).toHaveLength(2);
+    await Promise.all([offOther(), offEvents()]);
+    expect(h.errors).toEqual([]);
   });
 
   it("delivers to every listener of a channel; unsubscribing one keeps the others", async () => {

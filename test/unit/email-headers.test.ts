@@ -88,6 +88,7 @@ describe("the templates' subjects", () => {
       commentId: "c1",
       authorName: `bob${INJECTION}`,
       body: "line one\nline two",
+      bodyHtml: null,
       parentBody: null,
       discussionTitle: `On rivers${INJECTION}`,
       discussionUrl: null,

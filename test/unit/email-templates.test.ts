@@ -8,11 +8,13 @@ import { bareAddress, listHeaders } from "../../src/modules/email/engine/sender.
 import { readerAddress } from "../../src/context/reader-addresses.js";
 import type { ProviderIdentity } from "../../src/auth/identity-providers.js";
 import { DEFAULT_SETTINGS } from "../../src/tenancy/settings-model.js";
+import { renderBody } from "../../src/lib/markdown.js";
 
 const item = {
   commentId: "c 1",
   authorName: "Bob & co",
   body: "A <script>alert(1)</script>\n\nreply",
+  bodyHtml: null as string | null,
   parentBody: "Ann's first",
   discussionTitle: "On <rivers>",
   discussionUrl: "https://daily.example/rivers#top",
@@ -35,6 +37,23 @@ describe("reply email template", () => {
     expect(m.html).toContain("A &#60;script&#62;alert(1)&#60;/script&#62; reply");
     expect(m.html).toContain('href="https://daily.example/rivers#comment-c%201"');
     expect(m.html).not.toMatch(/<img|src=/i);
+  });
+
+  it("shows a reply's stored rendering in the HTML part and its Markdown source in the text part", () => {
+    const body = "A **bold** <img src=x onerror=alert(1)> [link](https://ok.example/)";
+    const bodyHtml = renderBody(body, DEFAULT_SETTINGS.formatting).html;
+    const m = renderReplyEmail({
+      tenantName: "T",
+      readerName: "A",
+      kind: "replies",
+      items: [{ ...item, body, bodyHtml }],
+      unsubscribeUrl: "u",
+    });
+    expect(m.html).toContain("<strong>bold</strong>");
+    expect(m.html).toContain('<a href="https://ok.example/" rel="nofollow ugc noopener noreferrer">link</a>');
+    expect(m.html).not.toMatch(/<img/i);
+    expect(m.html).toContain("&lt;img src=x onerror=alert(1)&gt;"); // raw HTML is shown as text
+    expect(m.text).toContain("> A **bold** <img src=x onerror=alert(1)> [link](https://ok.example/)");
   });
 
   it("names a digest and counts many replies", () => {

@@ -1,6 +1,7 @@
 // The embed thread's state (embed/src/thread/store.ts): pages and live events applied in any order
 // end in the same picture; others' new top-level comments wait as incoming; replies nest and count;
-// deletions leave tombstones only where replies hang; the viewer's pending comment shows to them alone.
+// deletions leave tombstones only where replies hang; the viewer's pending comment shows to them alone;
+// a permalink's chain of replies hangs under its top-level comment in the replies' order.
 import { describe, expect, it } from "vitest";
 import { ThreadStore, type Comment, type Page } from "../../embed/src/thread/store.js";
 
@@ -17,6 +18,9 @@ const c = (id: string, over: Partial<Comment> = {}): Comment => ({
   createdAt: at(),
   reactions: {},
   replyCount: 0,
+  score: 0,
+  upvotes: 0,
+  downvotes: 0,
   ...over,
 });
 const page = <T>(nodes: T[], endCursor: string | null = null): Page<T> => ({
@@ -113,6 +117,43 @@ describe("ThreadStore", () => {
     expect(s.comments.get("a")).toMatchObject({ body: "new", viewerReactions: ["like"] });
   });
 
+  it("applies page reactions (commentId null) to the discussion's counts, the viewer's own included, and leaves comments alone", () => {
+    const s = new ThreadStore("newest", "me");
+    s.reset(page([c("a", { reactions: { like: 2 } })]));
+    const toggled = (readerId: string, kind: string, active: boolean, counts: Record<string, number>) =>
+      s.apply({ type: "reaction_toggled", data: { reaction: { discussionId: "d", commentId: null, readerId, kind, active, counts } } });
+    expect(toggled("bob", "up", true, { up: 1 })).toBe(true);
+    expect(toggled("me", "up", true, { up: 2 })).toBe(true);
+    expect([s.pageReactions, s.myPageReactions]).toEqual([{ up: 2 }, ["up"]]);
+    expect(s.comments.get("a")?.reactions).toEqual({ like: 2 });
+    toggled("me", "up", false, { up: 1 });
+    expect([s.pageReactions, s.myPageReactions]).toEqual([{ up: 1 }, []]);
+    // a discussion event carries the counts too
+    s.apply({ type: "discussion_locked", data: { discussion: { state: "locked", reactions: { up: 1, heart: 3 } } } });
+    expect([s.state, s.pageReactions]).toEqual(["locked", { up: 1, heart: 3 }]);
+  });
+
+  it("applies vote tallies as given and tracks the viewer's own vote, which comment events keep", () => {
+    const s = new ThreadStore("best", "me");
+    s.reset(page([c("a", { myVote: null }), c("b")]));
+    expect(s.comments.get("a")).toMatchObject({ score: 0, myVote: 0 });
+    const vote = (readerId: string, value: number, upvotes: number, downvotes: number) =>
+      s.apply({
+        type: "reaction_toggled",
+        data: { reaction: { commentId: "a", readerId, kind: "vote", value, score: upvotes - downvotes, upvotes, downvotes } },
+      });
+    expect(vote("me", 1, 3, 1)).toBe(true);
+    expect(s.comments.get("a")).toMatchObject({ score: 2, upvotes: 3, downvotes: 1, myVote: 1, reactions: {} });
+    vote("bo", -1, 3, 2);
+    expect(s.comments.get("a")).toMatchObject({ score: 1, upvotes: 3, downvotes: 2, myVote: 1 });
+    // an edit event (which carries no viewer vote) keeps it, and takes the tallies it carries
+    s.apply({ type: "comment_edited", data: { comment: c("a", { body: "new", score: 1, upvotes: 3, downvotes: 2 }) } });
+    expect(s.comments.get("a")).toMatchObject({ body: "new", score: 1, myVote: 1 });
+    vote("me", 0, 2, 2);
+    expect(s.comments.get("a")).toMatchObject({ score: 0, myVote: 0 });
+    expect(s.comments.get("b")).toMatchObject({ score: 0, myVote: 0 });
+  });
+
   it("moves a newly pinned comment first and follows the discussion's state", () => {
     const s = new ThreadStore("newest", null);
     s.reset(page([c("a"), c("b")], "next"));
@@ -124,5 +165,37 @@ describe("ThreadStore", () => {
     s.addTopPage(page([c("a"), c("z")]));
     expect(s.top).toEqual(["b", "a", "z"]);
     expect(s.topAfter).toBe(null);
+  });
+
+  it("places a permalink's chain under its top-level comment, in the replies' order, and the pages of replies go on around it", () => {
+    const root = c("root", { replyCount: 8 });
+    const early = [1, 2, 3, 4, 5].map((i) => c(`r${i}`, { parentId: "root" }));
+    const r6 = c("r6", { parentId: "root" });
+    const r7 = c("r7", { parentId: "root", replyCount: 2 });
+    const r8 = c("r8", { parentId: "root" });
+    const deep = c("deep", { parentId: "r7", replyCount: 1 });
+    const target = c("target", { parentId: "deep" });
+    const s = new ThreadStore("newest");
+    s.reset(page([{ ...root, replies: page(early, "after-r5") }]));
+    expect(s.missingReplies("root")).toBe(3);
+    s.placeChain([root, r7, deep, target]);
+    expect(s.children.get("root")).toEqual(["r1", "r2", "r3", "r4", "r5", "r7"]);
+    expect(s.children.get("r7")).toEqual(["deep"]);
+    expect(s.children.get("deep")).toEqual(["target"]);
+    expect(s.isShown("target")).toBe(true);
+    // the root's next page of replies still starts after r5, and r7 stays once, in its place
+    expect(s.repliesAfter.get("root")).toBe("after-r5");
+    expect(s.missingReplies("root")).toBe(2);
+    s.addReplies("root", page([r6, r7, r8]));
+    expect(s.children.get("root")).toEqual(["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"]);
+    expect(s.missingReplies("root")).toBe(0);
+    // r7's other reply comes before the deep one when it is older, and a chain placed again changes nothing
+    s.addReplies("r7", page([c("r7a", { parentId: "r7", createdAt: new Date(Date.parse(deep.createdAt) - 1000).toISOString() })]));
+    s.placeChain([root, r7, deep, target]);
+    expect(s.children.get("r7")).toEqual(["r7a", "deep"]);
+    expect(s.children.get("deep")).toEqual(["target"]);
+    // a reply whose parent the page does not show is not placed
+    s.placeChain([c("elsewhere", { parentId: "unknown" })]);
+    expect(s.comments.has("elsewhere")).toBe(false);
   });
 });

@@ -2,7 +2,7 @@
 // shapes imports meet, and, for inputs made to make a backtracking matcher blow up (a run of
 // `<a href="`, unclosed tags, nested quotes, huge attribute runs), an answer within a bounded time.
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { htmlToText } from "../../src/modules/portability/source.js";
 
 describe("htmlToText: exact output", () => {
@@ -54,15 +54,25 @@ const PATHOLOGICAL = [
   "a",
 ];
 
+// The bound is relative to ordinary HTML of the same size converted in the same run (a busy machine
+// slows both): a backtracking matcher on these inputs takes minutes, far past ten times the floor.
+const BENIGN = '<p>Some <b>text</b> and a <a href="https://x.example">link</a>.</p>\n'.repeat(1_600);
+let limit = 1_000;
+
 describe("htmlToText: bounded time on hostile input", () => {
-  it('100 KB of a repeated `<a href="` (a backtracking matcher takes minutes) in well under a second', () => {
+  beforeAll(() => {
+    const floor = Math.min(...[0, 1, 2].map(() => timed(() => htmlToText(BENIGN))));
+    limit = Math.max(1_000, 10 * floor);
+  });
+
+  it('100 KB of a repeated `<a href="` (a backtracking matcher takes minutes) in a bounded time', () => {
     const html = '<a href="'.repeat(Math.ceil(100_000 / 9));
     let out = "";
-    expect(timed(() => (out = htmlToText(html)))).toBeLessThan(1_000);
+    expect(timed(() => (out = htmlToText(html)))).toBeLessThan(limit);
     expect(typeof out).toBe("string");
   });
 
-  it("huge attribute runs, unclosed tags and nested quotes, each 100 KB, in well under a second", () => {
+  it("huge attribute runs, unclosed tags and nested quotes, each 100 KB, in a bounded time", () => {
     const inputs = [
       "<a " + 'x="y" '.repeat(17_000),
       "<b>".repeat(33_000),
@@ -76,7 +86,7 @@ describe("htmlToText: bounded time on hostile input", () => {
       expect(
         timed(() => htmlToText(html)),
         html.slice(0, 20),
-      ).toBeLessThan(1_000);
+      ).toBeLessThan(limit);
   });
 
   it("any mix of the pieces backtracking matchers choke on, 100 KB, answers in bounded time", () => {
@@ -86,7 +96,7 @@ describe("htmlToText: bounded time on hostile input", () => {
         const html = unit.repeat(Math.ceil(100_000 / unit.length));
         let out = "";
         const ms = timed(() => (out = htmlToText(html)));
-        expect(ms).toBeLessThan(1_000);
+        expect(ms).toBeLessThan(limit);
         expect(out.length).toBeLessThanOrEqual(html.length * 2);
       }),
       { numRuns: 60 },

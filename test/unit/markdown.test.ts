@@ -92,6 +92,7 @@ describe("the renderer: Markdown as the contract lists it", () => {
       html: '<p><img src="https://x.example/a.png" alt="a b" loading="lazy" referrerpolicy="no-referrer" /> c</p>',
       links: 0,
       text: "a b c",
+      hrefs: [],
     });
   });
 
@@ -100,6 +101,7 @@ describe("the renderer: Markdown as the contract lists it", () => {
       html: "<p>&lt;b&gt;*x*&lt;/b&gt; &amp; [a](https://x.example/)<br />\nline<br />\n<br />\nlast</p>",
       links: 0,
       text: "<b>*x*</b> & [a](https://x.example/)\nline\n\nlast",
+      hrefs: [],
     });
   });
 

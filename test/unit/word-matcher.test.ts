@@ -2,7 +2,8 @@
 // whole words after Unicode folding and the common evasions; 2,000-entry lists compile once.
 import { describe, expect, it } from "vitest";
 import { compileWordList, createWordNormalizer, entryProblem } from "../../src/lib/word-matcher.js";
-import { countLinks, createSafetyRules } from "../../src/tenancy/safety-rules.js";
+import { createSafetyRules } from "../../src/tenancy/safety-rules.js";
+import { renderBody } from "../../src/lib/markdown.js";
 import { DEFAULT_SETTINGS, checkSettings, type SafetySettings } from "../../src/tenancy/settings-model.js";
 
 const normalizer = createWordNormalizer();
@@ -89,10 +90,14 @@ describe("word lists: whole words after folding and evasions", () => {
   });
 });
 
+/** A body as the rules read it: rendered as the default formatting settings say. */
+const rendered = (body: string) => renderBody(body, DEFAULT_SETTINGS.formatting);
+
 describe("links", () => {
-  it("counts what linkifyjs finds: schemes, bare domains; not emails or ordinary dots", () => {
-    expect(countLinks("see https://a.example/x and www.b.org and c.com")).toBe(3);
-    expect(countLinks("mail me at a@b.example. End. e.g. this")).toBe(0);
+  it("are the rendered ones: schemes, www. and emails (GitHub's autolinks) and Markdown links; not bare domains or ordinary dots", () => {
+    expect(rendered("see https://a.example/x and www.b.org and c.com").links).toBe(2);
+    expect(rendered("mail me at a@b.example. End. e.g. this").links).toBe(1);
+    expect(rendered("[one](https://a.example) and [two](javascript:alert(1)) and `https://in.code/x`").links).toBe(1);
   });
 });
 
@@ -101,16 +106,32 @@ describe("compiled rules", () => {
 
   it("banned beats suspect beats links; null when nothing applies", () => {
     const rules = createSafetyRules().compiled("t1", safety({ bannedWords: ["scam"], suspectWords: ["cheap"], maxLinks: 1 }));
-    expect(rules.check("cheap s c a m")).toEqual({ status: "rejected", reason: { source: "rule", rule: "bannedWords", words: ["scam"] } });
-    expect(rules.check("Cheap! a.com b.org")).toEqual({
+    expect(rules.check(rendered("cheap s c a m"))).toEqual({
+      status: "rejected",
+      reason: { source: "rule", rule: "bannedWords", words: ["scam"] },
+    });
+    expect(rules.check(rendered("Cheap! a.com b.org"))).toEqual({
       status: "pending",
       reason: { source: "rule", rule: "suspectWords", words: ["cheap"] },
     });
-    expect(rules.check("a.com https://b.org/x")).toEqual({
+    expect(rules.check(rendered("www.a.com https://b.org/x"))).toEqual({
       status: "pending",
       reason: { source: "rule", rule: "maxLinks", links: 2, maxLinks: 1 },
     });
-    expect(rules.check("a.com, and a fine comment")).toBeNull();
+    expect(rules.check(rendered("a.com, and a fine comment"))).toBeNull();
+  });
+
+  it("read the rendered text and the links' targets: markup cannot hide a word, a link's target cannot either", () => {
+    const rules = createSafetyRules().compiled("t1", safety({ bannedWords: ["scam"], maxLinks: 1 }));
+    const banned = { status: "rejected", reason: { source: "rule", rule: "bannedWords", words: ["scam"] } };
+    expect(rules.check(rendered("what a s**ca**m"))).toEqual(banned);
+    expect(rules.check(rendered("what a s&#99;am"))).toEqual(banned);
+    expect(rules.check(rendered("[a fine site](https://scam.example/)"))).toEqual(banned);
+    // a link written so that it renders as text is not a link: [x](javascript:…) stays source text
+    expect(rules.check(rendered("[x](javascript:alert(1)) and [y](https://ok.example)"))).toBeNull();
+    expect(rules.check(rendered("**[x](https://a.example)** [y](https://b.example)"))).toMatchObject({
+      reason: { rule: "maxLinks", links: 2 },
+    });
   });
 
   it("compiles once per change of the rules: the same settings object, or the same lists in a new one, reuse it", () => {

@@ -129,6 +129,10 @@ export type IdentitySettingsPatch = {
   secretOverlapHours?: number | null | undefined;
 };
 
+export type InboxSettingsPatch = {
+  retentionDays?: number | null | undefined;
+};
+
 export type Moderation =
   | 'post'
   | 'pre';
@@ -205,6 +209,15 @@ export type RetentionSettingsPatch = {
   deliveryLogDays?: number | null | undefined;
 };
 
+export type SafetyAkismetSettingsPatch = {
+  /** Write-only: stored encrypted, never answered. Required when Akismet is first set. */
+  apiKey?: string | null | undefined;
+  /** https://host[:port] of Akismet's API; null: https://rest.akismet.com. */
+  baseUrl?: string | null | undefined;
+  /** The site's URL, as Akismet knows it. */
+  blog?: string | null | undefined;
+};
+
 export type SafetyHookSettingsPatch = {
   /** hold | approve | reject */
   onTimeout?: string | null | undefined;
@@ -213,6 +226,8 @@ export type SafetyHookSettingsPatch = {
 };
 
 export type SafetySettingsPatch = {
+  /** null turns Akismet off */
+  akismet?: SafetyAkismetSettingsPatch | null | undefined;
   bannedWords?: Array<string> | null | undefined;
   /** null removes the hook */
   hook?: SafetyHookSettingsPatch | null | undefined;
@@ -227,15 +242,20 @@ export type SafetySettingsPatch = {
 
 export type SettingsPatch = {
   allowedOrigins?: Array<string> | null | undefined;
+  /** 0..36500; 0 turns auto-close off. */
+  autoLockAfterDays?: number | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   email?: EmailSettingsPatch | null | undefined;
   formatting?: FormattingSettingsPatch | null | undefined;
   idempotency?: IdempotencySettingsPatch | null | undefined;
   identity?: IdentitySettingsPatch | null | undefined;
+  inbox?: InboxSettingsPatch | null | undefined;
   maxBodyLength?: number | null | undefined;
   /** post | pre */
   moderation?: string | null | undefined;
+  /** The whole list (at most 32); [] turns page reactions off. */
+  pageReactionKinds?: Array<string> | null | undefined;
   privacy?: PrivacySettingsPatch | null | undefined;
   rateLimits?: RateLimitSettingsPatch | null | undefined;
   reactionKinds?: Array<string> | null | undefined;
@@ -243,6 +263,8 @@ export type SettingsPatch = {
   retention?: RetentionSettingsPatch | null | undefined;
   safety?: SafetySettingsPatch | null | undefined;
   stream?: StreamSettingsPatch | null | undefined;
+  /** off | up | updown */
+  votes?: string | null | undefined;
 };
 
 export type StreamSettingsPatch = {
@@ -272,7 +294,7 @@ export type WebhookState =
   | 'circuit_open'
   | 'disabled';
 
-export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null };
+export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null };
 
 export type ModerationQueueQueryVariables = Exact<{
   status?: ModerationQueueStatus | null | undefined;
@@ -282,12 +304,12 @@ export type ModerationQueueQueryVariables = Exact<{
 }>;
 
 
-export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type PendingCommentsSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
-export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } };
+export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } };
 
 export type ApproveMutationVariables = Exact<{
   id: string;
@@ -338,7 +360,7 @@ export type DiscussionThreadQueryVariables = Exact<{
 }>;
 
 
-export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number }, discussionCommentCounts: { approved: number, pending: number, rejected: number, deleted: number }, discussionComments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number, reactions: Array<{ kind: string, count: number }> }, discussionCommentCounts: { approved: number, pending: number, rejected: number, deleted: number }, discussionComments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type LockDiscussionMutationVariables = Exact<{
   id: string;
@@ -453,19 +475,19 @@ export type DeliveriesQueryVariables = Exact<{
 
 export type DeliveriesQuery = { webhookDeliveries: { edges: Array<{ node: { id: string, eventId: string, eventType: string, attempt: number, statusCode: number | null, durationMs: number, error: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
-export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, identity: { secretOverlapHours: number } };
+export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } };
 
 export type SettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, identity: { secretOverlapHours: number } } };
+export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
 
 export type UpdateSettingsMutationVariables = Exact<{
   input: SettingsPatch;
 }>;
 
 
-export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, maxBodyLength: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, identity: { secretOverlapHours: number } } };
+export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
 
 export type RotateIdentitySecretMutationVariables = Exact<{ [key: string]: never; }>;
 
@@ -479,7 +501,7 @@ export type AnalyticsQueryVariables = Exact<{
 }>;
 
 
-export type AnalyticsQuery = { analytics: { from: string, to: string, interval: AnalyticsInterval, totals: { comments: number, replies: number, reactions: unknown, activeReaders: number, moderationActions: number, webhookDeliveries: { ok: number, failed: number } }, buckets: Array<{ start: string, comments: number, replies: number, reactions: unknown, activeReaders: number, moderationActions: number, webhookDeliveries: { ok: number, failed: number } }> } };
+export type AnalyticsQuery = { analytics: { from: string, to: string, interval: AnalyticsInterval, followers: number, totals: { comments: number, replies: number, reactions: unknown, pageReactions: unknown, activeReaders: number, moderationActions: number, newFollowers: number, webhookDeliveries: { ok: number, failed: number } }, buckets: Array<{ start: string, comments: number, replies: number, reactions: unknown, pageReactions: unknown, activeReaders: number, moderationActions: number, newFollowers: number, webhookDeliveries: { ok: number, failed: number } }> } };
 
 export type AuditLogQueryVariables = Exact<{
   actor?: string | null | undefined;
@@ -509,7 +531,7 @@ export type TestSafetyHookMutationVariables = Exact<{ [key: string]: never; }>;
 
 export type TestSafetyHookMutation = { testSafetyHook: { ok: boolean, status: number | null, decision: ModerationHookDecision | null, reason: string | null, latencyMs: number, error: string | null } };
 
-export type ReportedFragment = { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } };
+export type ReportedFragment = { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } };
 
 export type ReportsQueryVariables = Exact<{
   status?: ReportStatus | null | undefined;
@@ -518,23 +540,23 @@ export type ReportsQueryVariables = Exact<{
 }>;
 
 
-export type ReportsQuery = { reports: { edges: Array<{ node: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ReportsQuery = { reports: { edges: Array<{ node: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type DismissReportsMutationVariables = Exact<{
   commentId: string;
 }>;
 
 
-export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null } } };
+export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } };
 
-export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> };
+export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> };
 
 export type ReaderQueryVariables = Exact<{
   id: string;
 }>;
 
 
-export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
 
 export type BanReaderMutationVariables = Exact<{
   id: string;
@@ -542,14 +564,22 @@ export type BanReaderMutationVariables = Exact<{
 }>;
 
 
-export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
+
+export type UpdateReaderBadgeMutationVariables = Exact<{
+  id: string;
+  badge?: string | null | undefined;
+}>;
+
+
+export type UpdateReaderBadgeMutation = { updateReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
 
 export type LiftReaderBanMutationVariables = Exact<{
   id: string;
 }>;
 
 
-export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string } } | null }> } };
+export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
 
 export type IdentityFieldsFragment = { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> };
 
@@ -636,6 +666,22 @@ export type UpdateMyModerationDigestMutationVariables = Exact<{
 
 export type UpdateMyModerationDigestMutation = { updateMyModerationDigest: { frequency: DigestFrequency, nextAt: string | null } };
 
+export type SearchCommentsQueryVariables = Exact<{
+  q?: string | null | undefined;
+  status?: CommentStatus | null | undefined;
+  discussionId?: string | null | undefined;
+  readerId?: string | null | undefined;
+  hasLinks?: boolean | null | undefined;
+  reported?: boolean | null | undefined;
+  from?: string | null | undefined;
+  to?: string | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type SearchCommentsQuery = { searchComments: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -675,7 +721,9 @@ export const AllSettingsFragmentDoc = new TypedDocumentString(`
   moderation
   editWindowSeconds
   reactionKinds
+  pageReactionKinds
   maxBodyLength
+  autoLockAfterDays
   delivery {
     maxAttempts
     backoffBaseMs
@@ -704,6 +752,9 @@ export const AllSettingsFragmentDoc = new TypedDocumentString(`
   }
   idempotency {
     ttlHours
+  }
+  inbox {
+    retentionDays
   }
   identity {
     secretOverlapHours
@@ -737,6 +788,7 @@ export const QueueCommentFragmentDoc = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -747,6 +799,7 @@ export const QueueCommentFragmentDoc = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }
@@ -781,6 +834,7 @@ export const ReportedFragmentDoc = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -791,6 +845,7 @@ export const ReportedFragmentDoc = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }`, {"fragmentName":"Reported"}) as unknown as TypedDocumentString<ReportedFragment, unknown>;
@@ -799,6 +854,8 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   id
   name
   avatarUrl
+  badge
+  badgeSource
   createdAt
   commentCounts {
     approved
@@ -818,6 +875,15 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   emailStatus
   replyEmails
   replyEmailsChosen
+  following {
+    discussionId
+    title
+    mode
+    since
+  }
+  followingCount
+  inboxItems
+  inboxUnread
 }
     fragment QueueComment on Comment {
   id
@@ -830,6 +896,7 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -840,6 +907,7 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }`, {"fragmentName":"ReaderPage"}) as unknown as TypedDocumentString<ReaderPageFragment, unknown>;
@@ -894,6 +962,7 @@ export const ModerationQueueDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -904,6 +973,7 @@ export const ModerationQueueDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }`) as unknown as TypedDocumentString<ModerationQueueQuery, ModerationQueueQueryVariables>;
@@ -924,6 +994,7 @@ export const PendingCommentsDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -934,6 +1005,7 @@ export const PendingCommentsDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }`) as unknown as TypedDocumentString<PendingCommentsSubscription, PendingCommentsSubscriptionVariables>;
@@ -1005,6 +1077,10 @@ export const DiscussionThreadDocument = new TypedDocumentString(`
     url
     state
     commentCount
+    reactions {
+      kind
+      count
+    }
   }
   discussionCommentCounts(discussionId: $id) {
     approved
@@ -1037,6 +1113,7 @@ export const DiscussionThreadDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -1047,6 +1124,7 @@ export const DiscussionThreadDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }`) as unknown as TypedDocumentString<DiscussionThreadQuery, DiscussionThreadQueryVariables>;
@@ -1285,7 +1363,9 @@ export const SettingsDocument = new TypedDocumentString(`
   moderation
   editWindowSeconds
   reactionKinds
+  pageReactionKinds
   maxBodyLength
+  autoLockAfterDays
   delivery {
     maxAttempts
     backoffBaseMs
@@ -1314,6 +1394,9 @@ export const SettingsDocument = new TypedDocumentString(`
   }
   idempotency {
     ttlHours
+  }
+  inbox {
+    retentionDays
   }
   identity {
     secretOverlapHours
@@ -1329,7 +1412,9 @@ export const UpdateSettingsDocument = new TypedDocumentString(`
   moderation
   editWindowSeconds
   reactionKinds
+  pageReactionKinds
   maxBodyLength
+  autoLockAfterDays
   delivery {
     maxAttempts
     backoffBaseMs
@@ -1358,6 +1443,9 @@ export const UpdateSettingsDocument = new TypedDocumentString(`
   }
   idempotency {
     ttlHours
+  }
+  inbox {
+    retentionDays
   }
   identity {
     secretOverlapHours
@@ -1378,28 +1466,33 @@ export const AnalyticsDocument = new TypedDocumentString(`
     from
     to
     interval
+    followers
     totals {
       comments
       replies
       reactions
+      pageReactions
       activeReaders
       moderationActions
       webhookDeliveries {
         ok
         failed
       }
+      newFollowers
     }
     buckets {
       start
       comments
       replies
       reactions
+      pageReactions
       activeReaders
       moderationActions
       webhookDeliveries {
         ok
         failed
       }
+      newFollowers
     }
   }
 }
@@ -1519,6 +1612,7 @@ export const ReportsDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -1529,6 +1623,7 @@ export const ReportsDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }
@@ -1567,6 +1662,7 @@ export const DismissReportsDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -1577,6 +1673,7 @@ export const DismissReportsDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }
@@ -1615,6 +1712,7 @@ export const ReaderDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -1625,6 +1723,7 @@ export const ReaderDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }
@@ -1632,6 +1731,8 @@ fragment ReaderPage on ReaderProfile {
   id
   name
   avatarUrl
+  badge
+  badgeSource
   createdAt
   commentCounts {
     approved
@@ -1651,6 +1752,15 @@ fragment ReaderPage on ReaderProfile {
   emailStatus
   replyEmails
   replyEmailsChosen
+  following {
+    discussionId
+    title
+    mode
+    since
+  }
+  followingCount
+  inboxItems
+  inboxUnread
 }`) as unknown as TypedDocumentString<ReaderQuery, ReaderQueryVariables>;
 export const BanReaderDocument = new TypedDocumentString(`
     mutation BanReader($id: String!, $input: BanReaderInput) {
@@ -1669,6 +1779,7 @@ export const BanReaderDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -1679,6 +1790,7 @@ export const BanReaderDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }
@@ -1686,6 +1798,8 @@ fragment ReaderPage on ReaderProfile {
   id
   name
   avatarUrl
+  badge
+  badgeSource
   createdAt
   commentCounts {
     approved
@@ -1705,7 +1819,83 @@ fragment ReaderPage on ReaderProfile {
   emailStatus
   replyEmails
   replyEmailsChosen
+  following {
+    discussionId
+    title
+    mode
+    since
+  }
+  followingCount
+  inboxItems
+  inboxUnread
 }`) as unknown as TypedDocumentString<BanReaderMutation, BanReaderMutationVariables>;
+export const UpdateReaderBadgeDocument = new TypedDocumentString(`
+    mutation UpdateReaderBadge($id: String!, $badge: String) {
+  updateReader(id: $id, input: {badge: $badge}) {
+    ...ReaderPage
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+    badge
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+      badge
+    }
+  }
+}
+fragment ReaderPage on ReaderProfile {
+  id
+  name
+  avatarUrl
+  badge
+  badgeSource
+  createdAt
+  commentCounts {
+    approved
+    pending
+    rejected
+    deleted
+  }
+  openReports
+  sanction {
+    until
+    reason
+    createdAt
+  }
+  recentComments {
+    ...QueueComment
+  }
+  emailStatus
+  replyEmails
+  replyEmailsChosen
+  following {
+    discussionId
+    title
+    mode
+    since
+  }
+  followingCount
+  inboxItems
+  inboxUnread
+}`) as unknown as TypedDocumentString<UpdateReaderBadgeMutation, UpdateReaderBadgeMutationVariables>;
 export const LiftReaderBanDocument = new TypedDocumentString(`
     mutation LiftReaderBan($id: String!) {
   liftReaderBan(id: $id) {
@@ -1723,6 +1913,7 @@ export const LiftReaderBanDocument = new TypedDocumentString(`
   author {
     id
     name
+    badge
   }
   discussionTitle
   moderationReason
@@ -1733,6 +1924,7 @@ export const LiftReaderBanDocument = new TypedDocumentString(`
     author {
       id
       name
+      badge
     }
   }
 }
@@ -1740,6 +1932,8 @@ fragment ReaderPage on ReaderProfile {
   id
   name
   avatarUrl
+  badge
+  badgeSource
   createdAt
   commentCounts {
     approved
@@ -1759,6 +1953,15 @@ fragment ReaderPage on ReaderProfile {
   emailStatus
   replyEmails
   replyEmailsChosen
+  following {
+    discussionId
+    title
+    mode
+    since
+  }
+  followingCount
+  inboxItems
+  inboxUnread
 }`) as unknown as TypedDocumentString<LiftReaderBanMutation, LiftReaderBanMutationVariables>;
 export const IdentitySettingsDocument = new TypedDocumentString(`
     query IdentitySettings {
@@ -1943,3 +2146,54 @@ export const UpdateMyModerationDigestDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<UpdateMyModerationDigestMutation, UpdateMyModerationDigestMutationVariables>;
+export const SearchCommentsDocument = new TypedDocumentString(`
+    query SearchComments($q: String, $status: CommentStatus, $discussionId: String, $readerId: String, $hasLinks: Boolean, $reported: Boolean, $from: String, $to: String, $first: Int, $after: String) {
+  searchComments(
+    q: $q
+    status: $status
+    discussionId: $discussionId
+    readerId: $readerId
+    hasLinks: $hasLinks
+    reported: $reported
+    from: $from
+    to: $to
+    first: $first
+    after: $after
+  ) {
+    edges {
+      node {
+        ...QueueComment
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+    badge
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+      badge
+    }
+  }
+}`) as unknown as TypedDocumentString<SearchCommentsQuery, SearchCommentsQueryVariables>;

@@ -1,5 +1,5 @@
-// Analytics over a chosen range, per hour or day: comments and replies, reactions by kind, active
-// readers, moderation actions, webhook deliveries ok/failed — drawn with Chart.js, each chart with a
+// Analytics over a chosen range, per hour or day: comments and replies, reactions by kind (on comments,
+// and page reactions on discussions themselves), active readers, moderation actions, webhook deliveries ok/failed — drawn with Chart.js, each chart with a
 // text summary and the numbers in a table for people who do not see the canvas.
 import { useEffect, useRef, useState } from "preact/hooks";
 import {
@@ -18,6 +18,7 @@ import {
 import { gql } from "../api";
 import { AnalyticsDocument, type AnalyticsQuery } from "../gql/graphql";
 import { ErrorMessage, useLoad } from "../ui";
+import { plural } from "../comments";
 
 Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
@@ -45,6 +46,7 @@ function ChartBox({ title, config, summary }: { title: string; config: ChartConf
 }
 
 type Data = AnalyticsQuery["analytics"];
+const byKindOf = (counts: unknown) => (counts ?? {}) as Record<string, number>;
 
 function charts(a: Data) {
   const labels = a.buckets.map((b) =>
@@ -52,7 +54,9 @@ function charts(a: Data) {
       ? new Date(b.start).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit" })
       : b.start.slice(0, 10),
   );
-  const kinds = [...new Set(a.buckets.flatMap((b) => Object.keys((b.reactions ?? {}) as Record<string, number>)))].sort();
+  const byKind = byKindOf;
+  const kinds = [...new Set(a.buckets.flatMap((b) => Object.keys(byKind(b.reactions))))].sort();
+  const pageKinds = [...new Set(a.buckets.flatMap((b) => Object.keys(byKind(b.pageReactions))))].sort();
   const line = (label: string, values: number[], i: number) => ({
     label,
     data: values,
@@ -103,6 +107,22 @@ function charts(a: Data) {
       },
     },
     {
+      title: "Page reactions by kind",
+      summary: pageKinds.length ? pageKinds.map((k) => `${byKind(t.pageReactions)[k] ?? 0} ${k}`).join(", ") : "no page reactions",
+      config: {
+        type: "bar",
+        data: {
+          labels,
+          datasets: pageKinds.map((k, i) => ({
+            label: k,
+            data: a.buckets.map((b) => byKind(b.pageReactions)[k] ?? 0),
+            backgroundColor: COLORS[(i + 5) % COLORS.length],
+          })),
+        },
+        options: { scales: { x: { stacked: true }, y: { stacked: true } } },
+      },
+    },
+    {
       title: "Active readers",
       summary: `${t.activeReaders} distinct readers over the range`,
       config: {
@@ -116,6 +136,17 @@ function charts(a: Data) {
               2,
             ),
           ],
+        },
+      },
+    },
+    {
+      title: "New followers",
+      summary: `${plural(a.followers, "reader follows", "readers follow")} now, ${t.newFollowers} of them since the range began`,
+      config: {
+        type: "bar",
+        data: {
+          labels,
+          datasets: [{ label: "New followers", data: a.buckets.map((b) => b.newFollowers), backgroundColor: COLORS[6] }],
         },
       },
     },
@@ -208,7 +239,9 @@ export function AnalyticsScreen() {
                   <th scope="col">Comments</th>
                   <th scope="col">Replies</th>
                   <th scope="col">Reactions</th>
+                  <th scope="col">Page reactions</th>
                   <th scope="col">Active readers</th>
+                  <th scope="col">New followers</th>
                   <th scope="col">Moderation</th>
                   <th scope="col">Deliveries ok / failed</th>
                 </tr>
@@ -220,7 +253,9 @@ export function AnalyticsScreen() {
                     <td>{b.comments}</td>
                     <td>{b.replies}</td>
                     <td>{Object.values((b.reactions ?? {}) as Record<string, number>).reduce((x, y) => x + y, 0)}</td>
+                    <td>{Object.values(byKindOf(b.pageReactions)).reduce((x, y) => x + y, 0)}</td>
                     <td>{b.activeReaders}</td>
+                    <td>{b.newFollowers}</td>
                     <td>{b.moderationActions}</td>
                     <td>
                       {b.webhookDeliveries.ok} / {b.webhookDeliveries.failed}

@@ -155,6 +155,11 @@ function DiscussionPage({ id }: { id: string }) {
               deleted
             </p>
           )}
+          <p class="page-reactions">
+            {d.reactions.length
+              ? `Page reactions: ${d.reactions.map((r) => `${r.count} ${r.kind}`).join(" · ")}`
+              : "No page reactions yet."}
+          </p>
           <div class="actions">
             <button type="button" disabled={action.busy || d.state !== "open"} onClick={() => change("lock")}>
               Lock

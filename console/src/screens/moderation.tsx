@@ -3,7 +3,8 @@
 // Delete per card and for the selected cards at once; keyboard shortcuts handled at document level
 // from the moment the screen shows (j/k move, x selects, a approves, r rejects); new pending comments
 // arrive live (the pendingComments subscription over graphql-sse); the operator's own digest email
-// is chosen in the toolbar (moderation-digest.tsx).
+// is chosen in the toolbar (moderation-digest.tsx). Above it, comment search (moderation-search.tsx):
+// while a search is shown the queue, its toolbar and its shortcuts step aside.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { gql, subscribe, when } from "../api";
 import {
@@ -26,6 +27,7 @@ import {
 } from "../comments";
 import { ModerationViews } from "./reported";
 import { DigestChoice } from "./moderation-digest";
+import { CommentSearch } from "./moderation-search";
 
 const where = (c: QueueCommentFragment) => c.discussionTitle ?? c.discussionId;
 const cardName = (c: QueueCommentFragment) => `Comment by ${c.author.name} in ${where(c)}`;
@@ -48,11 +50,13 @@ export function ModerationScreen() {
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
+  const [searching, setSearching] = useState(false);
   const listRef = useRef<HTMLUListElement>(null);
   // what the shortcuts act on, current at once: keys typed faster than a render (j then a) see the move
-  const live = useRef({ items, selected, busy });
+  const live = useRef({ items, selected, busy, searching });
   live.current.items = items;
   live.current.busy = busy;
+  live.current.searching = searching;
   const select = (i: number) => {
     live.current.selected = i;
     setSelected(i);
@@ -123,8 +127,8 @@ export function ModerationScreen() {
   // shortcuts work as soon as the queue shows, wherever the focus is (text fields aside)
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      const { items: shown, selected: at, busy: working } = live.current;
-      if (typing(e.target) || e.altKey || e.ctrlKey || e.metaKey || working) return;
+      const { items: shown, selected: at, busy: working, searching: away } = live.current;
+      if (typing(e.target) || e.altKey || e.ctrlKey || e.metaKey || working || away) return;
       const i = Math.min(at, shown.length - 1);
       const current = shown[i];
       if (e.key === "j" || e.key === "k") {
@@ -154,77 +158,87 @@ export function ModerationScreen() {
     <section aria-labelledby="moderation-title">
       <h1 id="moderation-title">Moderation queue</h1>
       <ModerationViews current="queue" />
-      <div class="toolbar">
-        <label>
-          Show
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Status)}>
-            <option value="pending">Pending</option>
-            <option value="rejected">Rejected</option>
-          </select>
-        </label>
-        <label>
-          Order
-          <select value={sort} onChange={(e) => setSort(e.currentTarget.value as Sort)}>
-            <option value="oldest">Oldest first</option>
-            <option value="newest">Newest first</option>
-          </select>
-        </label>
-        <span class="hint">Keys: j / k move, x select, a approve{status === "pending" ? ", r reject" : ""}</span>
-        <DigestChoice />
-      </div>
-      {items.length > 0 && (
-        <div class="toolbar bulk" role="group" aria-label="Selected comments">
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={all}
-              onChange={(e) => setPicked(e.currentTarget.checked ? new Set(items.map((c) => c.id)) : new Set())}
-            />
-            Select all shown
-          </label>
-          <button type="button" class="btn-approve" disabled={busy || chosen.length === 0} onClick={() => void act(chosen, "approve")}>
-            Approve {plural(chosen.length, "selected comment")}
-          </button>
-          {status === "pending" && (
-            <button type="button" class="btn-reject" disabled={busy || chosen.length === 0} onClick={() => void act(chosen, "reject")}>
-              Reject {plural(chosen.length, "selected comment")}
-            </button>
-          )}
-        </div>
-      )}
-      <ErrorMessage error={error} />
-      {notice && <Notice>{notice}</Notice>}
-      {!loading && items.length === 0 && <p>Nothing to moderate.</p>}
-      <ul class="queue" ref={listRef} aria-label={`${status === "pending" ? "Pending" : "Rejected"} comments`}>
-        {items.map((c, i) => (
-          <li
-            key={c.id}
-            tabIndex={i === selected ? 0 : -1}
-            aria-current={i === selected ? "true" : undefined}
-            class={i === selected ? "selected" : ""}
-            onFocus={() => select(i)}
-            aria-label={cardName(c)}
-          >
-            <div class="card-head">
-              <input type="checkbox" aria-label={`Select the ${cardName(c)}`} checked={picked.has(c.id)} onChange={() => toggle(c.id)} />
-              <div class="meta">
-                <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{where(c)}</a>
-                {c.discussionTitle && <span class="muted"> ({c.discussionId})</span>} · <ReaderName author={c.author} /> ·{" "}
-                <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
-              </div>
-            </div>
-            <ParentExcerpt parent={c.parent} />
-            <p class="body">{c.body}</p>
-            <ModerationReason reason={c.moderationReason} />
-            <CommentActions c={c} busy={busy} onAction={(a) => void act([c], a)} />
-          </li>
-        ))}
-      </ul>
-      {next && (
-        <button type="button" onClick={() => void load(next)}>
-          Load more
-        </button>
-      )}
+      <CommentSearch onActive={setSearching} />
+      {!searching && queueView()}
     </section>
   );
+
+  // a plain function, not a component: the cards keep their DOM (and focus) across renders
+  function queueView() {
+    return (
+      <>
+        <div class="toolbar">
+          <label>
+            Show
+            <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Status)}>
+              <option value="pending">Pending</option>
+              <option value="rejected">Rejected</option>
+            </select>
+          </label>
+          <label>
+            Order
+            <select value={sort} onChange={(e) => setSort(e.currentTarget.value as Sort)}>
+              <option value="oldest">Oldest first</option>
+              <option value="newest">Newest first</option>
+            </select>
+          </label>
+          <span class="hint">Keys: j / k move, x select, a approve{status === "pending" ? ", r reject" : ""}</span>
+          <DigestChoice />
+        </div>
+        {items.length > 0 && (
+          <div class="toolbar bulk" role="group" aria-label="Selected comments">
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={all}
+                onChange={(e) => setPicked(e.currentTarget.checked ? new Set(items.map((c) => c.id)) : new Set())}
+              />
+              Select all shown
+            </label>
+            <button type="button" class="btn-approve" disabled={busy || chosen.length === 0} onClick={() => void act(chosen, "approve")}>
+              Approve {plural(chosen.length, "selected comment")}
+            </button>
+            {status === "pending" && (
+              <button type="button" class="btn-reject" disabled={busy || chosen.length === 0} onClick={() => void act(chosen, "reject")}>
+                Reject {plural(chosen.length, "selected comment")}
+              </button>
+            )}
+          </div>
+        )}
+        <ErrorMessage error={error} />
+        {notice && <Notice>{notice}</Notice>}
+        {!loading && items.length === 0 && <p>Nothing to moderate.</p>}
+        <ul class="queue" ref={listRef} aria-label={`${status === "pending" ? "Pending" : "Rejected"} comments`}>
+          {items.map((c, i) => (
+            <li
+              key={c.id}
+              tabIndex={i === selected ? 0 : -1}
+              aria-current={i === selected ? "true" : undefined}
+              class={i === selected ? "selected" : ""}
+              onFocus={() => select(i)}
+              aria-label={cardName(c)}
+            >
+              <div class="card-head">
+                <input type="checkbox" aria-label={`Select the ${cardName(c)}`} checked={picked.has(c.id)} onChange={() => toggle(c.id)} />
+                <div class="meta">
+                  <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{where(c)}</a>
+                  {c.discussionTitle && <span class="muted"> ({c.discussionId})</span>} · <ReaderName author={c.author} /> ·{" "}
+                  <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+                </div>
+              </div>
+              <ParentExcerpt parent={c.parent} />
+              <p class="body">{c.body}</p>
+              <ModerationReason reason={c.moderationReason} />
+              <CommentActions c={c} busy={busy} onAction={(a) => void act([c], a)} />
+            </li>
+          ))}
+        </ul>
+        {next && (
+          <button type="button" onClick={() => void load(next)}>
+            Load more
+          </button>
+        )}
+      </>
+    );
+  }
 }

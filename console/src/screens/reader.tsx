@@ -3,13 +3,30 @@
 // latest comments with status and reason. "Ban" (until lifted) and "Suspend" (until a date and time)
 // each ask for a reason and whether to reject the reader's pending comments too; "Lift ban" ends
 // either. Their email: whether the service holds an address for them (never the address itself) and
-// how often they hear of replies, by their own choice or the tenant's default. Owners also get Export
-// and Erase (reader-privacy.tsx).
+// how often they hear of replies, by their own choice or the tenant's default; the discussions they
+// follow or silenced and their inbox's size. Owners also get Export
+// and Erase (reader-privacy.tsx). Their badge (contract section 21): shown by the name, with where it
+// came from; a moderator sets one (it wins over the identity's claim) or clears it.
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
-import { BanReaderDocument, LiftReaderBanDocument, ReaderDocument, type ReaderPageFragment } from "../gql/graphql";
+import {
+  BanReaderDocument,
+  LiftReaderBanDocument,
+  ReaderDocument,
+  UpdateReaderBadgeDocument,
+  type ReaderPageFragment,
+} from "../gql/graphql";
 import { ErrorMessage, Notice, useAction, useLoad } from "../ui";
-import { CommentActions, ModerationReason, StatusBadge, doneLabel, plural, runCommentAction, type CommentAction } from "../comments";
+import {
+  CommentActions,
+  ModerationReason,
+  ReaderBadge,
+  StatusBadge,
+  doneLabel,
+  plural,
+  runCommentAction,
+  type CommentAction,
+} from "../comments";
 import { ReaderPrivacy, erasureText } from "./reader-privacy";
 
 type Asking = "ban" | "suspend" | null;
@@ -57,6 +74,11 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
   };
   const lift = (who: ReaderPageFragment) =>
     void action.run(async () => show((await gql(LiftReaderBanDocument, { id })).liftReaderBan, `Lifted the ban on ${who.name}.`));
+  const setBadge = (badge: string | null) =>
+    void action.run(async () => {
+      const d = await gql(UpdateReaderBadgeDocument, { id, badge });
+      show(d.updateReader, badge ? `Set the badge "${d.updateReader.badge ?? ""}".` : "Cleared the badge.");
+    });
   const moderate = (c: ReaderPageFragment["recentComments"][number], a: CommentAction) =>
     void action.run(async () => {
       await runCommentAction(c.id, a);
@@ -69,7 +91,15 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
       <p>
         <a href="#/moderation">← Moderation queue</a>
       </p>
-      <h1 id="reader-title">{r ? r.name : "Reader"}</h1>
+      <h1 id="reader-title">
+        {r ? r.name : "Reader"}
+        {r?.badge && (
+          <>
+            {" "}
+            <ReaderBadge badge={r.badge} />
+          </>
+        )}
+      </h1>
       <ErrorMessage error={profile.error ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
       {r && (
@@ -81,7 +111,9 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
             {plural(r.commentCounts.approved, "published comment")} · {r.commentCounts.pending} pending · {r.commentCounts.rejected}{" "}
             rejected · {r.commentCounts.deleted} deleted
           </p>
+          <ReaderBadgeForm r={r} busy={action.busy} onSet={setBadge} />
           <ReaderEmail r={r} />
+          <ReaderFollowing r={r} />
           <h2>Reports against them</h2>
           <p>
             {r.openReports === 0
@@ -200,6 +232,29 @@ const EMAIL_STATUS: Record<ReaderPageFragment["emailStatus"], string> = {
 };
 
 /** Whether reply emails can reach the reader (the address itself is never shown) and how often they go. */
+/** What they follow (and silenced), and how big their inbox is. */
+function ReaderFollowing({ r }: { r: ReaderPageFragment }) {
+  return (
+    <>
+      <h2>Following and inbox</h2>
+      <p>
+        {r.followingCount === 0 ? "Follows no discussion." : `Follows ${plural(r.followingCount, "discussion")}.`} Their inbox holds{" "}
+        {plural(r.inboxItems, "item")}, {r.inboxUnread} unread.
+      </p>
+      {r.following.length > 0 && (
+        <ul aria-label="Discussions they follow or silenced">
+          {r.following.map((f) => (
+            <li key={f.discussionId}>
+              {f.title ?? f.discussionId} <code>{f.discussionId}</code> · {f.mode === "all" ? "following" : "silenced"} since{" "}
+              {when(f.since)}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
 function ReaderEmail({ r }: { r: ReaderPageFragment }) {
   return (
     <dl class="reader-email">
@@ -210,5 +265,36 @@ function ReaderEmail({ r }: { r: ReaderPageFragment }) {
         {r.replyEmails} {r.replyEmailsChosen ? "(reader's choice)" : "(tenant default)"}
       </dd>
     </dl>
+  );
+}
+
+/** The badge by the reader's name: where it came from, and a moderator's own to set or clear. */
+function ReaderBadgeForm({ r, busy, onSet }: { r: ReaderPageFragment; busy: boolean; onSet: (badge: string | null) => void }) {
+  const source = r.badgeSource === "moderator" ? "set by a moderator" : "from their identity";
+  return (
+    <form
+      class="inline"
+      aria-label="Badge"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSet(String(new FormData(e.currentTarget).get("badge") ?? "").trim() || null);
+      }}
+    >
+      <p>{r.badge ? `Badge "${r.badge}", ${source}.` : "No badge."}</p>
+      <label>
+        Badge (up to 20 characters; wins over their identity's until cleared)
+        <input name="badge" maxLength={20} defaultValue={r.badgeSource === "moderator" ? (r.badge ?? "") : ""} key={r.badge ?? ""} />
+      </label>
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          Set badge
+        </button>
+        {r.badge && (
+          <button type="button" class="btn-plain" disabled={busy} onClick={() => onSet(null)}>
+            Clear badge
+          </button>
+        )}
+      </div>
+    </form>
   );
 }

@@ -18,7 +18,7 @@ import { Copy, ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
 import { SettingsViews } from "./settings-identity";
 
-type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention" | "idempotency";
+type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention" | "inbox" | "idempotency";
 
 /** A number setting as the form shows it: a label in words with its unit, a line of help, and (for a setting kept in ms) the factor seconds are multiplied by. */
 interface NumberField {
@@ -126,6 +126,17 @@ const NUMBER_GROUPS: { group: Groups; title: string; fields: NumberField[] }[] =
     ],
   },
   {
+    group: "inbox",
+    title: "Readers' inboxes",
+    fields: [
+      {
+        name: "retentionDays",
+        label: "Inbox items kept (days)",
+        help: "How long replies and followed comments stay in a reader's inbox (1–3650).",
+      },
+    ],
+  },
+  {
     group: "idempotency",
     title: "Idempotency keys",
     fields: [
@@ -223,7 +234,12 @@ export function SettingsScreen() {
       moderation: String(f.get("moderation")),
       editWindowSeconds: num("editWindowSeconds"),
       maxBodyLength: num("maxBodyLength"),
+      autoLockAfterDays: num("autoLockAfterDays"),
       reactionKinds: String(f.get("reactionKinds") ?? "")
+        .split(",")
+        .map((k) => k.trim())
+        .filter(Boolean),
+      pageReactionKinds: String(f.get("pageReactionKinds") ?? "")
         .split(",")
         .map((k) => k.trim())
         .filter(Boolean),
@@ -318,12 +334,27 @@ export function SettingsScreen() {
               help="Longer comments are refused; at most 10,000."
             />
             <Field
+              label="Close discussions after (days, 0 = never)"
+              path="autoLockAfterDays"
+              value={String(s.autoLockAfterDays)}
+              errors={errors}
+              help="A discussion this old (from its creation) is locked within a minute: it can be read, not commented on."
+            />
+            <Field
               label="Reaction kinds (comma-separated)"
               path="reactionKinds"
               value={s.reactionKinds.join(", ")}
               errors={errors}
               type="text"
               help="The reactions readers may add, such as like, love: lower-case letters, digits and _."
+            />
+            <Field
+              label="Page reaction kinds (comma-separated)"
+              path="pageReactionKinds"
+              value={s.pageReactionKinds.join(", ")}
+              errors={errors}
+              type="text"
+              help="Reactions on the page itself, shown above the comments, such as up, heart; empty: off."
             />
           </fieldset>
           {NUMBER_GROUPS.map((g) => (

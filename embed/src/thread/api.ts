@@ -1,19 +1,20 @@
 // How <engagement-thread> talks to the service: GraphQL over fetch for reads and the reader's
 // writes (the same operations and rules as every other client: contract sections 4, 6, 7 and 12),
-// a stream ticket from REST, and errors as codes the element turns into readable messages.
+// stream tickets, the inbox and following from REST, and errors as codes the element turns into readable messages.
 // Requests carry the publishable key, the reader's identity when there is one, never cookies.
+import type { InboxItem } from "./inbox.js";
 import type { Comment, CommentWithReplies, DiscussionState, Page, Sort } from "./store.js";
 
-const COMMENT = `id parentId author { id name avatarUrl } body status pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount`;
+const COMMENT = `id parentId author { id name avatarUrl badge } body bodyHtml status pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount score upvotes downvotes myVote`;
 const PAGE_INFO = `pageInfo { hasNextPage endCursor }`;
 /** top-level comments with their first replies: one request shows a thread two levels deep */
 const TOP_PAGE = `edges { node { ${COMMENT} replies(first: 5) { edges { node { ${COMMENT} } } ${PAGE_INFO} } } } ${PAGE_INFO}`;
 
 const THREAD = `query EmbedThread($d: String!, $sort: CommentSort, $after: String) {
-  discussion(id: $d) { state commentCount }
+  discussion(id: $d) { state commentCount reactions: reactionMap myReactions }
   comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
 }`;
-const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds editWindowSeconds maxBodyLength } }`;
+const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes } }`;
 const MORE = `query EmbedMore($d: String!, $sort: CommentSort, $after: String) {
   comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
 }`;
@@ -24,6 +25,14 @@ const POST = `mutation EmbedPost($d: String!, $input: PostCommentInput!) { postC
 const EDIT = `mutation EmbedEdit($id: String!, $input: EditCommentInput!) { editComment(id: $id, input: $input) { ${COMMENT} } }`;
 const DELETE = `mutation EmbedDelete($id: String!) { deleteComment(id: $id) { ${COMMENT} } }`;
 const REACT = `mutation EmbedReact($id: String!, $input: ToggleReactionInput!) { toggleReaction(commentId: $id, input: $input) { kind active countMap } }`;
+const REACT_PAGE = `mutation EmbedReactPage($d: String!, $input: ToggleDiscussionReactionInput!) { toggleDiscussionReaction(discussionId: $d, input: $input) { kind active countMap } }`;
+const CONTEXT = `query EmbedContext($id: ID!, $sort: CommentSort) {
+  commentContext(id: $id, sort: $sort, topLevel: true) { comment { ${COMMENT} } ancestors { ${COMMENT} } rootCursor }
+}`;
+const PREVIEW = `query EmbedPreview($body: String!) { preview(body: $body) { bodyHtml } }`;
+const VOTE = `mutation EmbedVote($id: String!, $input: VoteInput!) { vote(commentId: $id, input: $input) { value score upvotes downvotes } }`;
+const INBOX = `query EmbedInbox($first: Int) { myInbox(first: $first) { unreadCount edges { node {
+  id type discussionId discussionTitle discussionUrl comment { ${COMMENT} } createdAt readAt } } } }`;
 const REPORT = `mutation EmbedReport($id: String!, $input: ReportCommentInput!) { reportComment(id: $id, input: $input) { created } }`;
 
 /**
@@ -48,12 +57,31 @@ export interface Viewer {
 
 export interface ReaderSettings {
   reactionKinds: string[];
+  /** reactions on the discussion itself; empty: the element shows no page reactions */
+  pageReactionKinds: string[];
   editWindowSeconds: number;
   maxBodyLength: number;
+  /** votes on comments: off, up (upvotes only) or updown */
+  votes: "off" | "up" | "updown";
+}
+
+/** A vote as it now stands, with the comment's tallies. */
+export interface VoteTally {
+  value: number;
+  score: number;
+  upvotes: number;
+  downvotes: number;
+}
+
+/** A permalink's comment, the comments it answers (top-level first) and the cursor of the page that begins with its thread. */
+export interface CommentContext {
+  comment: Comment;
+  ancestors: Comment[];
+  rootCursor: string;
 }
 
 export interface ThreadPage {
-  discussion: { state: DiscussionState; commentCount: number } | null;
+  discussion: { state: DiscussionState; commentCount: number; reactions: Record<string, number>; myReactions: string[] | null } | null;
   comments: Page<CommentWithReplies>;
 }
 
@@ -65,10 +93,13 @@ export class ThreadApi {
     readonly key: string,
   ) {}
 
-  /** The first page of a discussion; an unknown discussion (nobody has commented yet) is an empty one. */
-  async thread(discussionId: string, sort: Sort, identity: string | null): Promise<ThreadPage> {
+  /**
+   * The first page of a discussion (or the page at `after`); an unknown discussion (nobody has
+   * commented yet) is an empty one.
+   */
+  async thread(discussionId: string, sort: Sort, identity: string | null, after: string | null = null): Promise<ThreadPage> {
     try {
-      return await this.graphql<ThreadPage>(THREAD, { d: discussionId, sort }, identity);
+      return await this.graphql<ThreadPage>(THREAD, { d: discussionId, sort, after }, identity);
     } catch (e) {
       if (e instanceof ServiceError && e.code === "not_found") return { discussion: null, comments: EMPTY_PAGE };
       throw e;
@@ -85,6 +116,21 @@ export class ThreadApi {
 
   async replies(discussionId: string, parentId: string, after: string | null, identity: string | null): Promise<Page<Comment>> {
     return (await this.graphql<{ comments: Page<Comment> }>(REPLIES, { d: discussionId, p: parentId, after }, identity)).comments;
+  }
+
+  /** A comment's permalink context for the first level's list; null when there is no such comment the reader may see. */
+  async context(id: string, sort: Sort, identity: string | null): Promise<CommentContext | null> {
+    try {
+      return (await this.graphql<{ commentContext: CommentContext }>(CONTEXT, { id, sort }, identity)).commentContext;
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === "not_found") return null;
+      throw e;
+    }
+  }
+
+  /** A body as the service would show it (its sanitized HTML); refused as a post would be. */
+  async preview(body: string, identity: string | null): Promise<string> {
+    return (await this.graphql<{ preview: { bodyHtml: string } }>(PREVIEW, { body }, identity)).preview.bodyHtml;
   }
 
   /** Posts as the reader; the idempotency key makes a retried post (a lost answer) post once. */
@@ -111,23 +157,65 @@ export class ThreadApi {
     ).toggleReaction;
   }
 
+  /** Toggles the reader's page reaction (on the discussion itself). */
+  async reactPage(
+    discussionId: string,
+    kind: string,
+    identity: string,
+  ): Promise<{ kind: string; active: boolean; countMap: Record<string, number> }> {
+    return (
+      await this.graphql<{ toggleDiscussionReaction: { kind: string; active: boolean; countMap: Record<string, number> } }>(
+        REACT_PAGE,
+        { d: discussionId, input: { kind } },
+        identity,
+      )
+    ).toggleDiscussionReaction;
+  }
+
+  async vote(id: string, value: number, identity: string): Promise<VoteTally> {
+    return (await this.graphql<{ vote: VoteTally }>(VOTE, { id, input: { value } }, identity)).vote;
+  }
+
   async report(id: string, reason: string, note: string, identity: string): Promise<void> {
     await this.graphql(REPORT, { id, input: note ? { reason, note } : { reason } }, identity);
   }
 
-  /** A one-connection stream ticket (contract section 4), bound to the reader when there is one. */
-  async ticket(discussionId: string, identity: string | null): Promise<string> {
-    const res = await this.send(`${this.base}/api/v1/stream/ticket`, JSON.stringify({ discussionId }), identity);
-    const body = (await res.json().catch(() => ({}))) as { ticket?: string; code?: string; detail?: string };
-    if (!res.ok || !body.ticket) throw new ServiceError(body.code ?? "unavailable", body.detail ?? `HTTP ${res.status}`);
-    return body.ticket;
+  /** The reader's latest inbox items and unread count (GraphQL: its items carry their discussion's address). */
+  async inbox(first: number, identity: string): Promise<{ items: InboxItem[]; unreadCount: number }> {
+    const { myInbox } = await this.graphql<{ myInbox: { unreadCount: number; edges: { node: InboxItem }[] } }>(INBOX, { first }, identity);
+    return { items: myInbox.edges.map((e) => e.node), unreadCount: myInbox.unreadCount };
   }
 
-  streamUrl(discussionId: string, ticket: string, lastEventId: string | null): string {
-    const url = new URL(`${this.base}/api/v1/stream/${encodeURIComponent(discussionId)}`);
+  /** A one-connection stream ticket (contract section 4), bound to the reader when there is one. */
+  async ticket(discussionId: string, identity: string | null): Promise<string> {
+    return (await this.rest<{ ticket: string }>("POST", "/stream/ticket", { discussionId }, identity)).ticket;
+  }
+
+  /** A ticket for the reader's own stream (`/stream/me`, contract section 19). */
+  async meTicket(identity: string): Promise<string> {
+    return (await this.rest<{ ticket: string }>("POST", "/stream/ticket", { scope: "me" }, identity)).ticket;
+  }
+
+  /** A discussion's stream (`discussionId`) or the reader's own (null). */
+  streamUrl(discussionId: string | null, ticket: string, lastEventId: string | null): string {
+    const url = new URL(`${this.base}/api/v1/stream/${discussionId === null ? "me" : encodeURIComponent(discussionId)}`);
     url.searchParams.set("ticket", ticket);
     if (lastEventId) url.searchParams.set("lastEventId", lastEventId);
     return url.toString();
+  }
+
+  /** A REST route of the contract (`path` under /api/v1) as the reader: its answer, or a ServiceError with the problem's code. */
+  async rest<T>(method: "GET" | "POST" | "PUT", path: string, body: unknown, identity: string | null): Promise<T> {
+    const res = await this.send(
+      `${this.base}/api/v1${path}`,
+      body === undefined ? undefined : JSON.stringify(body),
+      identity,
+      undefined,
+      method,
+    );
+    const answer = (await res.json().catch(() => null)) as (T & { code?: string; detail?: string }) | null;
+    if (!res.ok || answer === null) throw new ServiceError(answer?.code ?? "unavailable", answer?.detail ?? `HTTP ${res.status}`);
+    return answer;
   }
 
   private async graphql<T>(
@@ -153,12 +241,19 @@ export class ThreadApi {
     return body.data;
   }
 
-  private async send(url: string, body: string, identity: string | null, idempotencyKey?: string): Promise<Response> {
-    const headers: Record<string, string> = { "Content-Type": "application/json", "X-API-Key": this.key };
+  private async send(
+    url: string,
+    body: string | undefined,
+    identity: string | null,
+    idempotencyKey?: string,
+    method: "GET" | "POST" | "PUT" = "POST",
+  ): Promise<Response> {
+    const headers: Record<string, string> = { "X-API-Key": this.key };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
     if (identity) headers["X-Service-Identity"] = identity;
     if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
     try {
-      return await fetch(url, { method: "POST", headers, body, credentials: "omit", mode: "cors" });
+      return await fetch(url, { method, headers, body, credentials: "omit", mode: "cors" });
     } catch {
       throw await this.unreachable();
     }

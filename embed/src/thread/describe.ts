@@ -1,5 +1,6 @@
 // A failure as a reader reads it: the service's stable codes (src/lib/errors.ts) in the element's
-// words, the service's own words when there are none of ours.
+// words, the service's own words when there are none of ours; and what is wrong with a draft before
+// it is sent.
 import { ServiceError } from "./api.js";
 import { fill, type StringKey, type Strings } from "./i18n.js";
 
@@ -11,6 +12,7 @@ const OWN: Partial<Record<string, StringKey>> = {
   not_author: "err_not_author",
   not_found: "err_not_found",
   network: "err_network",
+  votes_disabled: "err_votes_disabled",
 };
 
 /** The message for a failure; an identity the service refuses also asks the host page to sign the reader in. */
@@ -36,4 +38,11 @@ export function describeFailure(e: unknown, t: Strings, locale: string, requestS
   }
   const key = OWN[e.code];
   return key ? t[key] : fill(t.err_generic, { detail: e.message });
+}
+
+/** What is wrong with a draft before it is sent (the service judges it again): empty or too long; null: nothing. */
+export function draftProblem(body: string, maxBodyLength: number, t: Strings): string | null {
+  if (!body) return t.err_empty;
+  if (body.length > maxBodyLength) return fill(t.err_too_long, { n: maxBodyLength });
+  return null;
 }

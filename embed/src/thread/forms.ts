@@ -1,8 +1,10 @@
 // The forms of <engagement-thread>: the composer (a new comment or a reply), editing one's own
 // comment, confirming a delete and reporting a comment. Each form's state (draft, error, busy) is
 // kept under its key ("new", "reply:<id>", "edit:<id>", "delete:<id>", "report:<id>"); its field is
-// `field-<key>`, labelled and described for screen readers, and its error is an alert.
+// `field-<key>`, labelled and described for screen readers, and its error is an alert. The composer
+// and the edit form write in a Write tab beside a Preview tab (embed/src/thread/compose.ts).
 import { html, nothing, type TemplateResult } from "lit";
+import { previewError, writeOrPreview, type PreviewState } from "./compose.js";
 import { fill, type Strings } from "./i18n.js";
 import type { Comment } from "./store.js";
 
@@ -30,6 +32,7 @@ export interface Forms {
 export interface FormContext {
   readonly t: Strings;
   readonly forms: Forms;
+  readonly previews: PreviewState;
   readonly maxBodyLength: number;
   readonly signedIn: boolean;
 }
@@ -39,26 +42,33 @@ const draftInput = (f: Forms, formKey: string) => (e: Event) => f.setDraft(formK
 export function composer(v: FormContext, formKey: string, parentId: string | null, label: string, submitLabel: string): TemplateResult {
   const { t, forms: f } = v;
   const busy = f.busy.has(formKey);
-  const error = f.errors.get(formKey);
   const draft = f.drafts.get(formKey) ?? "";
+  const error = f.errors.get(formKey) ?? previewError(v.previews, formKey, draft);
   const left = v.maxBodyLength - draft.length;
   return html`<form
     part="composer"
     @submit=${(e: Event) => {
       e.preventDefault();
+      void v.previews.show(formKey, "write", "");
       void f.submit(formKey, parentId);
     }}
   >
-    <label class="sr-only" for=${`field-${formKey}`}>${label}</label>
-    <textarea
-      id=${`field-${formKey}`}
-      part="textarea"
-      placeholder=${parentId ? label : t.composer_placeholder}
-      .value=${draft}
-      aria-invalid=${error ? "true" : "false"}
-      aria-describedby=${`hint-${formKey}`}
-      @input=${draftInput(f, formKey)}
-    ></textarea>
+    ${writeOrPreview(
+      t,
+      v.previews,
+      formKey,
+      () => f.drafts.get(formKey) ?? "",
+      html`<label class="sr-only" for=${`field-${formKey}`}>${label}</label>
+        <textarea
+          id=${`field-${formKey}`}
+          part="textarea"
+          placeholder=${parentId ? label : t.composer_placeholder}
+          .value=${draft}
+          aria-invalid=${error ? "true" : "false"}
+          aria-describedby=${`hint-${formKey}`}
+          @input=${draftInput(f, formKey)}
+        ></textarea>`,
+    )}
     <div class="form-row">
       <span class="hint" id=${`hint-${formKey}`}
         >${left < 200 ? fill(t.characters_left, { n: left }) : v.signedIn || error === t.sign_in ? "" : t.sign_in}</span
@@ -78,21 +88,24 @@ export function editForm(v: FormContext, c: Comment): TemplateResult {
   const { t, forms: f } = v;
   const formKey = `edit:${c.id}`;
   const busy = f.busy.has(formKey);
-  const error = f.errors.get(formKey);
+  const draft = f.drafts.get(formKey) ?? c.body;
+  const error = f.errors.get(formKey) ?? previewError(v.previews, formKey, draft);
   return html`<form
     part="composer"
     @submit=${(e: Event) => {
       e.preventDefault();
+      void v.previews.show(formKey, "write", "");
       void f.saveEdit(c.id);
     }}
   >
-    <label class="sr-only" for=${`field-${formKey}`}>${t.edit_label}</label>
-    <textarea
-      id=${`field-${formKey}`}
-      part="textarea"
-      .value=${f.drafts.get(formKey) ?? c.body}
-      @input=${draftInput(f, formKey)}
-    ></textarea>
+    ${writeOrPreview(
+      t,
+      v.previews,
+      formKey,
+      () => f.drafts.get(formKey) ?? c.body,
+      html`<label class="sr-only" for=${`field-${formKey}`}>${t.edit_label}</label>
+        <textarea id=${`field-${formKey}`} part="textarea" .value=${draft} @input=${draftInput(f, formKey)}></textarea>`,
+    )}
     <div class="form-row">
       <button type="button" class="secondary" part="button" @click=${() => f.closeEdit(c.id)}>${t.cancel}</button>
       <button type="submit" class="primary" part="button submit" ?disabled=${busy}>${t.save}</button>

@@ -1,7 +1,10 @@
-// The words of <engagement-thread>: English and German built in, chosen by the element's `lang`
-// attribute (else the page's, else English); any string can be overridden per element with
-// `element.strings = { post: "Send" }`. `{n}`, `{name}`, `{until}`, `{origin}` are filled in when
-// shown.
+// The words of <engagement-thread> in ten languages, chosen by the element's `lang` attribute (else
+// the page's, else the browser's; a language it lacks is English); any string can be overridden per
+// element with `element.strings = { post: "Send" }`. `{n}`, `{name}`, `{until}`, `{origin}` are
+// filled in when shown. English is here, in thread.js; the other nine are embed/src/thread/i18n/
+// <lang>.json, copied by `npm run build:embed` to dist/embed/v1/i18n/ and fetched by the element when
+// it first needs them (all ten in thread.js would be about 10 KB gzipped more, past its 30 KB budget).
+// test/unit/embed-i18n.test.ts checks every language has every message with its placeholders.
 
 export const EN = {
   title: "Comments",
@@ -11,6 +14,8 @@ export const EN = {
   sort_newest: "Newest",
   sort_oldest: "Oldest",
   sort_top: "Top",
+  sort_best: "Best",
+  sort_score: "Score",
   loading: "Loading comments…",
   load_failed: "Comments could not be loaded.",
   retry: "Try again",
@@ -58,11 +63,49 @@ export const EN = {
   reaction_sad: "Sad",
   reaction_angry: "Angry",
   reaction_count: "{name}: {n}",
+  page_reactions_label: "Reactions to this page",
+  votes_label: "Votes",
+  upvote: "Upvote",
+  downvote: "Downvote",
+  score_label: "Score",
+  score_detail: "{up} up, {down} down",
   locked: "Comments are closed on this discussion.",
   archived: "This discussion is archived: it can be read but no longer changed.",
   sign_in: "Sign in to join the discussion.",
   reconnecting: "Live updates paused, reconnecting…",
+  reading_one: "{n} reading",
+  reading_other: "{n} reading",
   characters_left: "{n} characters left",
+  tab_write: "Write",
+  tab_preview: "Preview",
+  preview_empty: "Nothing to preview yet.",
+  preview_loading: "Rendering the preview…",
+  formatting_help: "Formatting help",
+  help_bold: "bold",
+  help_italic: "italic",
+  help_strike: "struck out",
+  help_code: "code",
+  help_quote: "a quote",
+  help_list: "a list item",
+  help_link: "a link",
+  link: "Link",
+  copy_link: "Copy link to comment",
+  link_copied: "Link copied",
+  link_not_copied: "The link could not be copied: {url}",
+  permalink_missing: "The comment this link points to is not available. It may have been removed or be awaiting moderation.",
+  from_start: "Show comments from the start",
+  follow: "Follow",
+  follow_on: "You follow this discussion: its new comments reach your notifications.",
+  follow_off: "You no longer follow this discussion; replies to you still reach you.",
+  bell: "Notifications",
+  bell_unread_one: "Notifications, {n} unread",
+  bell_unread_other: "Notifications, {n} unread",
+  inbox_title: "Notifications",
+  inbox_empty: "Nothing new for you yet.",
+  inbox_reply: "{name} replied to you",
+  inbox_new_comment: "{name} commented",
+  inbox_new_comment_in: "{name} commented on {title}",
+  inbox_mark_all: "Mark all as read",
   err_reader_banned: "You can no longer comment here.",
   err_reader_suspended: "You can comment again from {until}.",
   err_discussion_locked: "Comments are closed on this discussion.",
@@ -73,6 +116,7 @@ export const EN = {
   err_invalid_identity: "Your sign-in has expired. Please sign in again.",
   err_not_found: "This comment no longer exists.",
   err_report_own: "You cannot report your own comment.",
+  err_votes_disabled: "Voting is off on this site.",
   err_empty: "Write something first.",
   err_too_long: "A comment can be at most {n} characters long.",
   err_network: "The comment service could not be reached. Check your connection and try again.",
@@ -84,90 +128,38 @@ export const EN = {
 export type Strings = typeof EN;
 export type StringKey = keyof Strings;
 
-const DE: Strings = {
-  title: "Kommentare",
-  count_one: "{n} Kommentar",
-  count_other: "{n} Kommentare",
-  sort_label: "Kommentare sortieren",
-  sort_newest: "Neueste",
-  sort_oldest: "Älteste",
-  sort_top: "Beliebteste",
-  loading: "Kommentare werden geladen…",
-  load_failed: "Die Kommentare konnten nicht geladen werden.",
-  retry: "Erneut versuchen",
-  empty: "Noch keine Kommentare. Schreiben Sie den ersten.",
-  composer_label: "Kommentar schreiben",
-  composer_placeholder: "Diskutieren Sie mit…",
-  reply_label: "Antwort an {name}",
-  edit_label: "Kommentar bearbeiten",
-  post: "Kommentar senden",
-  post_reply: "Antwort senden",
-  posting: "Wird gesendet…",
-  reply: "Antworten",
-  cancel: "Abbrechen",
-  edit: "Bearbeiten",
-  save: "Speichern",
-  delete: "Löschen",
-  delete_confirm: "Diesen Kommentar löschen?",
-  delete_yes: "Ja, löschen",
-  delete_no: "Behalten",
-  report: "Melden",
-  report_title: "Warum sollte sich die Moderation diesen Kommentar ansehen?",
-  reason_spam: "Spam",
-  reason_abuse: "Beleidigung oder Belästigung",
-  reason_off_topic: "Themenfremd",
-  reason_other: "Etwas anderes",
-  report_note: "Hinweis für die Moderation (optional)",
-  report_send: "Meldung senden",
-  reported: "Danke. Die Moderation sieht sich das an.",
-  pending: "Wartet auf Freigabe",
-  pending_notice: "Danke! Ihr Kommentar erscheint, sobald die Moderation ihn freigibt.",
-  edited: "bearbeitet",
-  pinned: "Angeheftet",
-  you: "Sie",
-  deleted: "Dieser Kommentar wurde gelöscht.",
-  load_more: "Weitere Kommentare laden",
-  more_replies_one: "{n} weitere Antwort zeigen",
-  more_replies_other: "{n} weitere Antworten zeigen",
-  new_comments_one: "{n} neuen Kommentar zeigen",
-  new_comments_other: "{n} neue Kommentare zeigen",
-  reactions_label: "Reaktionen",
-  reaction_like: "Gefällt mir",
-  reaction_love: "Liebe",
-  reaction_laugh: "Lustig",
-  reaction_wow: "Wow",
-  reaction_sad: "Traurig",
-  reaction_angry: "Wütend",
-  reaction_count: "{name}: {n}",
-  locked: "Die Kommentare zu dieser Diskussion sind geschlossen.",
-  archived: "Diese Diskussion ist archiviert: Sie kann gelesen, aber nicht mehr geändert werden.",
-  sign_in: "Melden Sie sich an, um mitzudiskutieren.",
-  reconnecting: "Live-Aktualisierung unterbrochen, neue Verbindung…",
-  characters_left: "Noch {n} Zeichen",
-  err_reader_banned: "Sie können hier nicht mehr kommentieren.",
-  err_reader_suspended: "Sie können ab {until} wieder kommentieren.",
-  err_discussion_locked: "Die Kommentare zu dieser Diskussion sind geschlossen.",
-  err_discussion_archived: "Diese Diskussion ist archiviert und kann nicht mehr geändert werden.",
-  err_rate_limited: "Das ging etwas schnell. Bitte warten Sie einen Moment und versuchen Sie es erneut.",
-  err_edit_window_closed: "Dieser Kommentar kann nicht mehr bearbeitet werden.",
-  err_not_author: "Nur die Verfasserin oder der Verfasser kann diesen Kommentar ändern.",
-  err_invalid_identity: "Ihre Anmeldung ist abgelaufen. Bitte melden Sie sich erneut an.",
-  err_not_found: "Diesen Kommentar gibt es nicht mehr.",
-  err_report_own: "Eigene Kommentare können Sie nicht melden.",
-  err_empty: "Schreiben Sie zuerst etwas.",
-  err_too_long: "Ein Kommentar darf höchstens {n} Zeichen lang sein.",
-  err_network: "Der Kommentardienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
-  err_origin_not_allowed:
-    "Der Kommentardienst nimmt den Ursprung dieser Seite, {origin}, nicht an. Der Betreiber der Website trägt {origin} in allowedOrigins des Mandanten ein (Konsole: Settings, Allowed origins).",
-  err_generic: "Das hat nicht geklappt: {detail}",
-};
+/** the languages built in: English in thread.js, the others fetched when an element first needs them */
+export const LANGUAGES = ["en", "de", "fr", "es", "pt", "it", "nl", "pl", "ja", "zh"] as const;
+export type Language = (typeof LANGUAGES)[number];
 
-const LANGUAGES: Record<string, Strings> = { en: EN, de: DE };
+/** A language tag's built-in language ("de-AT" → "de"), English when there is none. */
+export function languageOf(tag: string | null | undefined): Language {
+  const base = (tag ?? "").toLowerCase().split("-")[0] ?? "";
+  return (LANGUAGES as readonly string[]).includes(base) ? (base as Language) : "en";
+}
 
-/** The built-in strings for a language tag ("de-AT" → German), English when there are none. */
-export function stringsFor(lang: string | null | undefined): Strings {
-  const base = (lang ?? "").toLowerCase().split("-")[0] ?? "";
-  return LANGUAGES[base] ?? EN;
+const loaded = new Map<Language, Strings>([["en", EN]]);
+const loading = new Map<Language, Promise<unknown>>();
+
+/** A language's strings once they are here (English always is); undefined while they load. */
+export function stringsFor(language: Language): Strings | undefined {
+  return loaded.get(language);
+}
+
+/**
+ * Fetches a language's strings from `<origin>/embed/v1/i18n/<language>.json` (once per page); a
+ * message the file lacks, or a file that cannot be read, is English.
+ */
+export function loadStrings(language: Language, origin: string): Promise<unknown> {
+  let pending = loading.get(language);
+  if (!pending) {
+    pending = fetch(`${origin}/embed/v1/i18n/${language}.json`)
+      .then((res) => (res.ok ? (res.json() as Promise<Partial<Strings>>) : {}))
+      .catch(() => ({}))
+      .then((words) => loaded.set(language, { ...EN, ...words }));
+    loading.set(language, pending);
+  }
+  return pending;
 }
 
 /** A string with its `{name}` placeholders filled in. */

@@ -22,11 +22,15 @@ export interface LiveHost {
   liveChanged(): void;
   /** the snapshot was read before the stream was live: read it again now that it is */
   reload(): void;
+  /** the discussion's readers (its open streams, this one included) changed: `event: presence` */
+  presence(reading: number): void;
 }
 
 export class LiveStream {
   /** false while the stream is down and being reopened */
   live = true;
+  /** the discussion's readers as the stream last said (1: only this one, or not told yet) */
+  reading = 1;
   private api: ThreadApi | null = null;
   private discussionId: string | null = null;
   private source: EventSource | null = null;
@@ -47,6 +51,7 @@ export class LiveStream {
     this.api = api;
     this.discussionId = discussionId;
     this.lastEventId = null;
+    this.reading = 1;
     this.reloadWhenLive = false;
     this.streamReady = new Promise((resolve) => (this.markStreamReady = resolve));
     if (api) void this.open();
@@ -97,6 +102,17 @@ export class LiveStream {
       }
     });
     for (const name of STREAM_EVENT_TYPES) source.addEventListener(name, (e) => this.onEvent(name, e as MessageEvent<string>));
+    // presence frames have no id: they never move lastEventId (contract section 19)
+    source.addEventListener("presence", (e) => {
+      try {
+        const { reading } = JSON.parse((e as MessageEvent<string>).data) as { reading?: unknown };
+        if (typeof reading !== "number" || !Number.isInteger(reading) || reading < 0) return;
+        this.reading = reading;
+        this.host.presence(reading);
+      } catch {
+        /* not ours */
+      }
+    });
     source.onerror = () => {
       if (source.readyState === EventSource.CLOSED) {
         // refused (e.g. the ticket's resume lifetime is over): a new ticket, resuming from the last id

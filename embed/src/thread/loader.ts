@@ -1,11 +1,19 @@
 // What <engagement-thread> reads: the first page with the reader and their settings, further pages
 // (Load more) and replies, into the store (embed/src/thread/store.ts), and the stream's events
 // applied to it. Events that arrive while a first page loads are held and applied after it (applying
-// one the page already shows changes nothing); a load that a newer one overtook is dropped.
+// one the page already shows changes nothing); a load that a newer one overtook is dropped. A load
+// that opens at a comment (a permalink) reads its context first and shows the page of top-level
+// comments that begins with its thread, the replies down to it placed under their parents.
 import type { ReaderSettings, ThreadApi, Viewer } from "./api.js";
 import { ThreadStore, type LiveEvent, type Sort } from "./store.js";
 
-const DEFAULT_SETTINGS: ReaderSettings = { reactionKinds: ["like"], editWindowSeconds: 900, maxBodyLength: 10_000 };
+const DEFAULT_SETTINGS: ReaderSettings = {
+  reactionKinds: ["like"],
+  pageReactionKinds: [],
+  editWindowSeconds: 900,
+  maxBodyLength: 10_000,
+  votes: "off",
+};
 
 /** What the loads need from the element. */
 export interface LoaderHost {
@@ -20,6 +28,10 @@ export interface LoaderHost {
   describe(e: unknown): string;
   /** new top-level comments by others wait behind the button: `waiting` of them now */
   incoming(waiting: number): void;
+  /** the comment a load opens at (a permalink), or null for the first page */
+  openAt(): string | null;
+  /** a load that opened at `id` is in the store: whether the thread shows that comment */
+  opened(id: string, shown: boolean): void;
   requestUpdate(): void;
 }
 
@@ -30,6 +42,8 @@ export class ThreadLoader {
   status: "loading" | "ready" | "failed" = "loading";
   notice: string | null = null;
   loadingMore = false;
+  /** the page shown begins at a permalink's thread, not at the list's start */
+  openedAtThread = false;
   /** comments whose next replies are being loaded */
   readonly loadingReplies = new Set<string>();
   private generation = 0;
@@ -50,9 +64,12 @@ export class ThreadLoader {
     try {
       const identity = await host.identity();
       const sort = host.sort();
-      const [page, basics] = await Promise.all([
-        host.afterStreamOpens().then(() => api.thread(discussionId, sort, identity)),
+      const target = host.openAt();
+      const context = target ? api.context(target, sort, identity) : Promise.resolve(null);
+      const [page, basics, found] = await Promise.all([
+        host.afterStreamOpens().then(async () => api.thread(discussionId, sort, identity, (await context)?.rootCursor ?? null)),
         api.basics(identity),
+        context,
       ]);
       if (generation !== this.generation) return;
       this.viewer = basics.viewer;
@@ -60,12 +77,17 @@ export class ThreadLoader {
       if (basics.viewer) host.signedIn();
       const store = new ThreadStore(sort, basics.viewer?.id ?? null);
       store.reset(page.comments);
+      if (found) store.placeChain([...found.ancestors, found.comment]);
       store.state = page.discussion?.state ?? "open";
       store.total = page.discussion?.commentCount ?? 0;
+      store.pageReactions = page.discussion?.reactions ?? {};
+      store.myPageReactions = page.discussion?.myReactions ?? [];
       for (const event of this.buffered ?? []) store.apply(event);
       this.buffered = null;
       this.store = store;
+      this.openedAtThread = !!found;
       this.status = "ready";
+      if (target) host.opened(target, store.isShown(target) && isPlaced(store, target));
     } catch (e) {
       if (generation !== this.generation) return;
       this.status = "failed";
@@ -121,4 +143,11 @@ export class ThreadLoader {
       this.host.requestUpdate();
     }
   }
+}
+
+/** Whether a comment hangs from a top-level comment of the page, every comment between shown. */
+function isPlaced(store: ThreadStore, id: string): boolean {
+  const parent = store.comments.get(id)?.parentId;
+  if (!parent) return store.top.includes(id);
+  return store.isShown(parent) && (store.children.get(parent) ?? []).includes(id) && isPlaced(store, parent);
 }

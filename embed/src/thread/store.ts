@@ -7,51 +7,12 @@
 // while a page loads are applied after it. New top-level comments by others wait in `incoming`
 // (shown behind an "N new comments" button) so that the text a reader is reading does not move.
 
-import type { CommentStatus, DiscussionState } from "../../../src/generated/prisma/enums.js";
+import type { Comment, CommentWithReplies, DiscussionState, LiveEvent, LiveReaction, Page, Sort } from "./types.js";
 
-export type { CommentStatus, DiscussionState };
-export type Sort = "newest" | "oldest" | "top";
-
-export interface Author {
-  id: string;
-  name: string;
-  avatarUrl: string | null;
-}
-
-export interface Comment {
-  id: string;
-  parentId: string | null;
-  author: Author;
-  body: string;
-  status: CommentStatus;
-  pinned: boolean;
-  editedAt: string | null;
-  createdAt: string;
-  reactions: Record<string, number>;
-  replyCount: number;
-  /** the viewer's own reactions (GraphQL's viewerReactions); events do not carry them */
-  viewerReactions?: string[];
-}
-
-export interface Page<T> {
-  edges: { node: T }[];
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
-
-export type CommentWithReplies = Comment & { replies?: Page<Comment> };
-
-/** A stream event's type and data (the envelope's `data`, section 5). */
-export interface LiveEvent {
-  type: string;
-  data: {
-    comment?: Comment;
-    reaction?: { commentId: string; readerId: string; kind: string; active: boolean; counts: Record<string, number> };
-    discussion?: { state: DiscussionState; commentCount?: number };
-  };
-}
+export type { Author, Comment, CommentStatus, CommentWithReplies, DiscussionState, LiveEvent, LiveReaction, Page, Sort } from "./types.js";
 
 export class ThreadStore {
-  readonly comments = new Map<string, Comment & { viewerReactions: string[] }>();
+  readonly comments = new Map<string, Comment & { viewerReactions: string[]; myVote: number }>();
   /** top-level comment ids in the order shown (pinned first, then the sort) */
   top: string[] = [];
   /** reply ids per parent, oldest first */
@@ -65,6 +26,9 @@ export class ThreadStore {
   state: DiscussionState = "open";
   /** visible comments of the discussion (its commentCount), kept current by live events */
   total = 0;
+  /** the discussion's page reactions (its reactions), and the viewer's own (myReactions) */
+  pageReactions: Record<string, number> = {};
+  myPageReactions: string[] = [];
 
   constructor(
     public sort: Sort,
@@ -94,15 +58,41 @@ export class ThreadStore {
     this.topAfter = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
   }
 
-  /** Appends a page of one comment's replies. */
+  /** Appends a page of one comment's replies (in the replies' order: pinned first, then oldest first). */
   addReplies(parentId: string, page: Page<Comment>): void {
     const list = this.childList(parentId);
     for (const { node } of page.edges) {
       this.put(node);
       if (!list.includes(node.id)) list.push(node.id);
     }
+    this.orderReplies(list);
     if (page.pageInfo.hasNextPage && page.pageInfo.endCursor) this.repliesAfter.set(parentId, page.pageInfo.endCursor);
     else this.repliesAfter.delete(parentId);
+  }
+
+  /**
+   * A permalink's chain (its top-level comment first, the comment last): each reply shown under its
+   * parent, in its place among the loaded replies, whether or not its parent's pages of replies
+   * reached it (they go on from where they were; a page that brings it again adds nothing).
+   */
+  placeChain(chain: Comment[]): void {
+    for (const comment of chain) {
+      if (!comment.parentId || !this.comments.has(comment.parentId)) continue;
+      const list = this.childList(comment.parentId);
+      if (!this.comments.has(comment.id)) this.put(comment);
+      if (list.includes(comment.id)) continue;
+      list.push(comment.id);
+      this.orderReplies(list);
+    }
+  }
+
+  /** Replies in their list's order: pinned first, then oldest first. */
+  private orderReplies(list: string[]): void {
+    const key = (id: string): [number, number] => {
+      const c = this.comments.get(id);
+      return [c?.pinned ? 0 : 1, c ? Date.parse(c.createdAt) : 0];
+    };
+    list.sort((a, b) => key(a)[0] - key(b)[0] || key(a)[1] - key(b)[1] || a.localeCompare(b));
   }
 
   /** How many of a comment's replies are not loaded yet. */
@@ -148,8 +138,16 @@ export class ThreadStore {
         return comment ? this.change(comment) : false;
       case "reaction_toggled": {
         if (!reaction) return false;
+        if (reaction.commentId === null) return this.pageReaction(reaction);
         const c = this.comments.get(reaction.commentId);
         if (!c) return false;
+        if ("value" in reaction) {
+          c.score = reaction.score;
+          c.upvotes = reaction.upvotes;
+          c.downvotes = reaction.downvotes;
+          if (reaction.readerId === this.viewerId) c.myVote = reaction.value;
+          return true;
+        }
         c.reactions = { ...reaction.counts };
         if (reaction.readerId === this.viewerId) {
           const mine = new Set(c.viewerReactions);
@@ -164,10 +162,23 @@ export class ThreadStore {
       case "discussion_archived":
         if (!discussion) return false;
         this.state = discussion.state;
+        if (discussion.reactions) this.pageReactions = { ...discussion.reactions };
         return true;
       default:
         return false;
     }
+  }
+
+  /** A page reaction toggled: the discussion's counts, and the viewer's own when it was theirs. */
+  private pageReaction(reaction: Extract<LiveReaction, { commentId: null }>): boolean {
+    this.pageReactions = { ...reaction.counts };
+    if (reaction.readerId === this.viewerId) {
+      const mine = new Set(this.myPageReactions);
+      if (reaction.active) mine.add(reaction.kind);
+      else mine.delete(reaction.kind);
+      this.myPageReactions = [...mine];
+    }
+    return true;
   }
 
   /** Whether a comment is shown: approved; deleted with replies (a tombstone); the viewer's own pending one. */
@@ -258,13 +269,14 @@ export class ThreadStore {
     return list;
   }
 
-  /** Stores a comment as it is now, keeping what events do not carry (the viewer's reactions). */
+  /** Stores a comment as it is now, keeping what events do not carry (the viewer's reactions and vote). */
   private put(comment: Comment): void {
     const before = this.comments.get(comment.id);
     const viewerReactions = comment.viewerReactions ?? before?.viewerReactions ?? [];
+    const myVote = comment.myVote ?? before?.myVote ?? 0;
     // a reply count the stream has moved on keeps the larger of the two (events carry the comment as
     // it was when it changed, which may predate replies counted here since)
     const replyCount = Math.max(comment.replyCount, before?.replyCount ?? 0);
-    this.comments.set(comment.id, { ...comment, replyCount, viewerReactions });
+    this.comments.set(comment.id, { ...comment, replyCount, viewerReactions, myVote });
   }
 }

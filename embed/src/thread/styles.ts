@@ -177,6 +177,11 @@ export const threadStyles = css`
   .muted {
     color: var(--_muted);
   }
+  .reading {
+    margin-inline-start: 0.5em;
+    font-size: 0.75em;
+    font-weight: normal;
+  }
   ol {
     list-style: none;
     margin: 0;
@@ -230,6 +235,12 @@ export const threadStyles = css`
     padding: 0 8px;
     border: 1px solid var(--_border);
     color: var(--_muted);
+  }
+  .badge.reader-badge {
+    background: var(--_accent);
+    border-color: var(--_accent);
+    color: var(--_accent-fg);
+    font-weight: 600;
   }
   .badge.pending {
     background: var(--_notice);

@@ -2,14 +2,22 @@
 // archived, pending, reconnecting), the "N new comments" button, the comments nested by reply with
 // their reactions and actions, Load more, and a polite live region for what screen readers are told.
 // Drawn from the store (embed/src/thread/store.ts) and the reader's forms (embed/src/thread/forms.ts).
+// A comment shows the service's sanitized `bodyHtml` when it has one, else its text; its element is
+// `#comment-<id>`, marked `part="comment highlighted"` when a permalink opened the thread at it.
 import { html, nothing, type TemplateResult } from "lit";
 import { repeat } from "lit/directives/repeat.js";
 import type { ReaderSettings } from "./api.js";
+import { serviceHtml } from "./compose.js";
 import { composer, deleteConfirm, editForm, reportForm, type FormContext, type Forms } from "./forms.js";
 import { fill, type StringKey } from "./i18n.js";
+import { commentAnchor } from "./address.js";
+import { renderPageReactions } from "./page-reactions.js";
+import { renderVotes } from "./votes.js";
 import type { Comment, Sort, ThreadStore } from "./store.js";
 
-export const SORTS: Sort[] = ["newest", "oldest", "top"];
+export const SORTS: Sort[] = ["newest", "oldest", "top", "best", "score"];
+/** The sorts by votes, offered only while the tenant's settings turn votes on. */
+const VOTE_SORTS: readonly Sort[] = ["best", "score"];
 const EMOJI: Record<string, string> = { like: "👍", love: "❤️", laugh: "😄", wow: "😮", sad: "😢", angry: "😠" };
 
 /** What the reader opens and does on a comment, besides the forms (the element's ThreadWrites). */
@@ -21,6 +29,8 @@ export interface CommentActions extends Forms {
   readonly reported: ReadonlySet<string>;
   readonly moreKinds: ReadonlySet<string>;
   react(comment: Comment, kind: string): Promise<void>;
+  reactPage(kind: string): Promise<void>;
+  vote(comment: Comment, value: 1 | -1): Promise<void>;
   expandKinds(id: string): void;
   openReply(id: string): void;
   openEdit(comment: Comment): void;
@@ -36,12 +46,23 @@ export interface ThreadView extends FormContext {
   readonly settings: ReaderSettings;
   readonly status: "loading" | "ready" | "failed";
   readonly live: boolean;
+  /** the discussion's readers (open streams) as the stream last said; shown only when others read too */
+  readonly reading: number;
   readonly notice: string | null;
   readonly announcement: string;
   readonly loadingMore: boolean;
   /** comments whose next replies are being loaded */
   readonly loadingReplies: ReadonlySet<string>;
+  /** the comment a permalink opened the thread at, shown marked */
+  readonly highlighted: string | null;
+  /** the page shown begins at a permalink's thread (the comments before it are not loaded) */
+  readonly openedAtThread: boolean;
+  /** the signed-in reader's Follow and bell (bell.ts), and the bell's list when open */
+  readonly readerBar: TemplateResult | typeof nothing;
+  readonly inboxList: TemplateResult | typeof nothing;
   readonly on: {
+    copyLink(id: string): void;
+    fromStart(): void;
     changeSort(value: string): void;
     retry(): void;
     loadMore(): void;
@@ -59,15 +80,19 @@ export function renderThread(v: ThreadView): TemplateResult {
       <h2 id="heading">
         ${t.title}
         <span class="muted">${v.status === "ready" ? `(${fill(t[total === 1 ? "count_one" : "count_other"], { n: total })})` : ""}</span>
+        ${v.reading > 1 ? html`<span class="muted reading" part="reading">${fill(t[v.reading === 1 ? "reading_one" : "reading_other"], { n: v.reading })}</span>` : nothing}
       </h2>
       <label class="sort"
         >${t.sort_label}
         <select part="sort" @change=${(e: Event) => v.on.changeSort((e.target as HTMLSelectElement).value)}>
-          ${SORTS.map((s) => html`<option value=${s} ?selected=${s === store.sort}>${t[`sort_${s}`]}</option>`)}
+          ${SORTS.filter((s) => v.settings.votes !== "off" || !VOTE_SORTS.includes(s) || s === store.sort).map(
+            (s) => html`<option value=${s} ?selected=${s === store.sort}>${t[`sort_${s}`]}</option>`,
+          )}
         </select></label
       >
+      ${v.readerBar}
     </header>
-    ${store.state === "locked" ? html`<p class="notice" part="notice">${t.locked}</p>` : nothing}
+    ${v.inboxList} ${renderPageReactions(v)} ${store.state === "locked" ? html`<p class="notice" part="notice">${t.locked}</p>` : nothing}
     ${store.state === "archived" ? html`<p class="notice" part="notice">${t.archived}</p>` : nothing}
     ${open ? composer(v, "new", null, t.composer_label, t.post) : nothing}
     ${v.notice ? html`<p class="notice" part="notice" role="status">${v.notice}</p>` : nothing}
@@ -92,6 +117,11 @@ function renderBody(v: ThreadView): TemplateResult {
       <button class="secondary" part="button" @click=${() => v.on.retry()}>${t.retry}</button>`;
   const shown = store.top.filter((id) => store.isShown(id));
   return html`${shown.length === 0 ? html`<p class="muted" part="empty">${t.empty}</p>` : nothing}
+    ${
+      v.openedAtThread
+        ? html`<button class="wide" part="from-start button" @click=${() => v.on.fromStart()}>${t.from_start}</button>`
+        : nothing
+    }
     <ol part="comments">
       ${repeat(
         shown,
@@ -117,14 +147,23 @@ function renderComment(v: ThreadView, id: string): TemplateResult | typeof nothi
   const children = (store.children.get(id) ?? []).filter((child) => store.isShown(child));
   const missing = store.missingReplies(id);
   const created = new Date(c.createdAt);
+  const marked = v.highlighted === id;
   return html`<li>
-    <article part="comment" data-comment-id=${id} tabindex="-1" aria-labelledby=${`author-${id}`}>
+    <article
+      id=${commentAnchor(id)}
+      part=${marked ? "comment highlighted" : "comment"}
+      class=${marked ? "highlighted" : ""}
+      data-comment-id=${id}
+      tabindex="-1"
+      aria-labelledby=${`author-${id}`}
+    >
       <div class="avatar" aria-hidden="true">
         ${c.author.avatarUrl && !deleted ? html`<img src=${c.author.avatarUrl} alt="" loading="lazy" />` : (c.author.name[0] ?? "?").toUpperCase()}
       </div>
       <div>
         <div class="meta">
           <span class="author" part="author" id=${`author-${id}`}>${deleted ? "—" : c.author.name}</span>
+          ${c.author.badge && !deleted ? html`<span class="badge reader-badge" part="badge reader-badge">${c.author.badge}</span>` : nothing}
           ${own && !deleted ? html`<span class="muted">(${t.you})</span>` : nothing}
           <time class="muted" datetime=${c.createdAt} title=${created.toLocaleString(v.locale)}>${relative(created, v.locale)}</time>
           ${c.editedAt && !deleted ? html`<span class="muted">· ${t.edited}</span>` : nothing}
@@ -136,7 +175,9 @@ function renderComment(v: ThreadView, id: string): TemplateResult | typeof nothi
             ? html`<p class="body tombstone" part="body">${t.deleted}</p>`
             : f.editing === id
               ? editForm(v, c)
-              : html`<p class="body" part="body">${c.body}</p>`
+              : c.bodyHtml
+                ? html`<div class="body rich" part="body">${serviceHtml(c.bodyHtml)}</div>`
+                : html`<p class="body" part="body">${c.body}</p>`
         }
         ${deleted ? nothing : renderActions(v, c, own)} ${f.confirmingDelete === id ? deleteConfirm(v, id) : nothing}
         ${f.reporting === id ? reportForm(v, id) : nothing}
@@ -176,9 +217,10 @@ function renderActions(v: ThreadView, c: Comment, own: boolean): TemplateResult 
     open &&
     c.status !== "deleted" &&
     (settings.editWindowSeconds === 0 || Date.now() - new Date(c.createdAt).getTime() < settings.editWindowSeconds * 1000);
-  const error = [`react:${c.id}`, `delete:${c.id}`, `report:${c.id}`].map((k) => f.errors.get(k)).find(Boolean);
+  const error = [`vote:${c.id}`, `react:${c.id}`, `delete:${c.id}`, `report:${c.id}`].map((k) => f.errors.get(k)).find(Boolean);
   const reactionName = (k: string) => (t[`reaction_${k}` as StringKey] as string | undefined) ?? k;
   return html`<div class="actions" part="actions">
+      ${settings.votes === "off" ? nothing : renderVotes(v, c, own)}
       <span class="reactions" part="reactions" role="group" aria-label=${t.reactions_label}>
         ${shownKinds.map((k) => {
           const n = c.reactions[k] ?? 0;
@@ -223,6 +265,17 @@ function renderActions(v: ThreadView, c: Comment, own: boolean): TemplateResult 
             </button>`
           : nothing
       }
+      <button
+        class="link"
+        part="action button"
+        data-action="link"
+        data-for=${c.id}
+        aria-label=${t.copy_link}
+        title=${t.copy_link}
+        @click=${() => v.on.copyLink(c.id)}
+      >
+        ${t.link}
+      </button>
       ${
         own
           ? html`<button class="link" part="action button" data-action="delete" data-for=${c.id} @click=${() => f.openDelete(c.id)}>

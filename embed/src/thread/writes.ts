@@ -1,10 +1,11 @@
 // What the reader does in <engagement-thread>: which form is open (a reply, an edit, a delete to
 // confirm, a report), the drafts and their errors, and the writes the forms send (post, reply, edit,
-// delete, react, report) as the reader the host page hands over. A post carries an idempotency key
+// delete, react on a comment or on the page, report) as the reader the host page hands over. A post carries an idempotency key
 // kept until its text changes, so a retry after a lost answer posts once. The forms themselves are
 // drawn by embed/src/thread/forms.ts from what this keeps.
 import type { ReaderSettings, ThreadApi, Viewer } from "./api.js";
-import { fill, type Strings } from "./i18n.js";
+import { draftProblem } from "./describe.js";
+import type { Strings } from "./i18n.js";
 import type { Comment, ThreadStore } from "./store.js";
 
 /** The element as a write finds it when it runs (its store is replaced by each load). */
@@ -30,6 +31,9 @@ export interface WritesHost {
   focusLater(selector: string): Promise<void>;
   requestUpdate(): void;
 }
+
+/** The page reactions' key among the forms' busy flags and errors. */
+export const PAGE_REACTION = "react-page";
 
 function randomKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -129,6 +133,48 @@ export class ThreadWrites {
     });
   }
 
+  /** Toggles the reader's page reaction (the bar above the comments). */
+  async reactPage(kind: string): Promise<void> {
+    const api = this.now.api;
+    const discussionId = this.now.discussionId;
+    if (!api || !discussionId) return;
+    const identity = await this.host.identityForWrite();
+    if (!identity) return this.signInFirst(PAGE_REACTION);
+    await this.busyWith(PAGE_REACTION, async () => {
+      const result = await api.reactPage(discussionId, kind, identity);
+      this.now.store.apply({
+        type: "reaction_toggled",
+        data: {
+          reaction: {
+            discussionId,
+            commentId: null,
+            readerId: this.now.viewer?.id ?? "",
+            kind,
+            active: result.active,
+            counts: result.countMap,
+          },
+        },
+      });
+    });
+  }
+
+  /** Votes `value` on the comment; the vote the reader already gave (the same arrow again) takes it back. */
+  async vote(comment: Comment, value: 1 | -1): Promise<void> {
+    const host = this.host;
+    const api = this.now.api;
+    if (!api) return;
+    const identity = await host.identityForWrite();
+    if (!identity) return;
+    const next = comment.myVote === value ? 0 : value;
+    await this.busyWith(`vote:${comment.id}`, async () => {
+      const tally = await api.vote(comment.id, next, identity);
+      this.now.store.apply({
+        type: "reaction_toggled",
+        data: { reaction: { commentId: comment.id, readerId: this.now.viewer?.id ?? "", kind: "vote", ...tally } },
+      });
+    });
+  }
+
   async sendReport(id: string): Promise<void> {
     const host = this.host;
     const api = this.now.api;
@@ -160,9 +206,9 @@ export class ThreadWrites {
 
   private checkBody(formKey: string, body: string): boolean {
     const { t, settings } = this.now;
-    if (!body) return (this.fail(formKey, t.err_empty), false);
-    if (body.length > settings.maxBodyLength) return (this.fail(formKey, fill(t.err_too_long, { n: settings.maxBodyLength })), false);
-    return true;
+    const problem = draftProblem(body, settings.maxBodyLength, t);
+    if (problem) this.fail(formKey, problem);
+    return !problem;
   }
 
   private fail(formKey: string, message: string): void {

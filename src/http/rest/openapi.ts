@@ -51,7 +51,7 @@ const JSON_FIELDS: Record<string, JsonSchema> = {
   },
   "Comment.moderationReason": {
     type: "object",
-    properties: { source: { type: "string", enum: ["rule", "new_reader", "moderator", "reports", "hook"] } },
+    properties: { source: { type: "string", enum: ["rule", "new_reader", "moderator", "reports", "hook", "akismet"] } },
     required: ["source"],
   },
 };
@@ -238,6 +238,24 @@ const identityHeader = (required: boolean) => ({
   schema: { type: "string" },
 });
 
+/** The reader's own address and user agent, set by a backend for Akismet's check (docs/safety.md); never stored. */
+const READER_CLIENT_HEADERS = [
+  {
+    name: "X-Service-Reader-Ip",
+    in: "header",
+    required: false,
+    description: "The reader's IP address, sent to Akismet with the check of this comment (when the tenant has Akismet); never stored.",
+    schema: { type: "string" },
+  },
+  {
+    name: "X-Service-Reader-Agent",
+    in: "header",
+    required: false,
+    description: "The reader's browser user agent, sent to Akismet with the check of this comment; never stored.",
+    schema: { type: "string" },
+  },
+];
+
 /** Writes take an Idempotency-Key (contract section 11); a repeat's answer says it is one. */
 const IDEMPOTENCY_KEY = {
   name: "Idempotency-Key",
@@ -309,6 +327,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
     const queryParams = r.method === "GET" ? (r.paramVars ?? []).slice(pathParams.length) : [];
     const parameters = [
       ...(r.identity ? [identityHeader(r.identity === "required")] : []),
+      ...(r.readerClient ? READER_CLIENT_HEADERS : []),
       ...(r.method !== "GET" ? [IDEMPOTENCY_KEY] : []),
       ...pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
       ...queryParams.map((name) => {
@@ -409,6 +428,28 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
       responses: {
         "200": { description: "The event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
         ...Object.fromEntries(["400", "401", "403", "404", "429", "503"].map((c) => [c, problem(ERRORS[c]!)])),
+      },
+    },
+  };
+  paths["/api/v1/stream/me"] = {
+    get: {
+      operationId: "streamMe",
+      description:
+        "Server-Sent Events of the reader's own inbox (contract section 19): `connected` (id: the inbox seq the stream continues after; " +
+        'data {"scope":"me","readerId","replayed","unreadCount","heartbeatSeconds"}), then `inbox_item` (id: the reader\'s inbox seq, data: ' +
+        'the item as GET /api/v1/me/inbox lists it) and `inbox_read` (data {"unreadCount"}); Last-Event-ID replays the listed items after it. ' +
+        'Auth: X-API-Key with X-Service-Identity, or ?ticket= from POST /api/v1/stream/ticket {"scope":"me"}.',
+      security: [{ apiKey: [] }, {}],
+      parameters: [
+        { name: "X-Service-Identity", in: "header", required: false, schema: { type: "string" } },
+        { name: "ticket", in: "query", required: false, schema: { type: "string" } },
+        { name: "token", in: "query", required: false, deprecated: true, schema: { type: "string" } },
+        { name: "lastEventId", in: "query", required: false, schema: { type: "string" } },
+        { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
+      ],
+      responses: {
+        "200": { description: "The reader's stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+        ...Object.fromEntries(["400", "401", "403", "429", "503"].map((c) => [c, problem(ERRORS[c]!)])),
       },
     },
   };

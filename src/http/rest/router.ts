@@ -53,10 +53,15 @@ export interface Route<TData, TVars> {
    * also carries the reader's notifications). For the OpenAPI document; the rules enforce it.
    */
   identity?: "required" | "optional";
+  /** the route takes X-Service-Reader-Ip / X-Service-Reader-Agent (Akismet's check of a new comment). For the OpenAPI document. */
+  readerClient?: boolean;
   /** /api/v1/admin/* routes: the admin console's JWT only */
   adminOnly?: boolean;
-  /** cacheable answers: ETag, Cache-Control: public, max-age, and 304 for a matching If-None-Match */
-  cache?: { maxAgeSeconds: number };
+  /**
+   * cacheable answers: ETag, Cache-Control: public, max-age, and 304 for a matching If-None-Match;
+   * max-age may depend on the query (counts with presence live shorter)
+   */
+  cache?: { maxAgeSeconds: number | ((query: Query) => number) };
   /**
    * Its only write is one statement (src/events/statement.ts): under an Idempotency-Key that
    * statement claims the key as it records its result, one round trip for all three.
@@ -102,7 +107,7 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
         let ctx: RequestContext | undefined;
         let scope: IdempotencyScope | undefined;
         try {
-          ctx = announceRateLimit(await createRequestContext(app, req.headers, { method: req.method }), reply, false);
+          ctx = announceRateLimit(await createRequestContext(app, req.headers, { method: req.method, ip: req.ip }), reply, false);
           if (r.adminOnly && !isAdmin(ctx.principal)) {
             throw errors.unauthenticated("This route takes the admin console's JWT (Authorization: Bearer).");
           }
@@ -127,7 +132,11 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
             await finishIdempotent(ctx, s, answer);
             return sendStoredAnswer(reply, answer, replayedFromRecords(s));
           }
-          if (r.cache && answer.status === 200) return sendCacheable(req, reply, answer.body, r.cache.maxAgeSeconds);
+          if (r.cache && answer.status === 200) {
+            const { maxAgeSeconds } = r.cache;
+            const maxAge = typeof maxAgeSeconds === "number" ? maxAgeSeconds : maxAgeSeconds(req.query as Query);
+            return sendCacheable(req, reply, answer.body, maxAge);
+          }
           return sendStoredAnswer(reply, answer, false);
         } catch (err) {
           if (ctx && scope?.superseded) return sendBegun(reply, answerClaim(scope.superseded));

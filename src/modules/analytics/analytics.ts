@@ -1,5 +1,6 @@
 // Tenant analytics per day or hour, computed from the event log (events) and the webhook attempt log
-// (webhook_attempts) with date_trunc + GROUP BY GROUPING SETS: one row per bucket plus the totals row.
+// (webhook_attempts), and follows from discussion_subscriptions (not events: following is a reader's
+// own setting), with date_trunc + GROUP BY GROUPING SETS: one row per bucket plus the totals row.
 //
 // GET /api/v1/analytics?from=&to=&discussionId=&interval=day|hour → 200
 // {
@@ -7,6 +8,7 @@
 //   "to": "2026-11-21T10:30:00.000Z",    // end of the range, exclusive (default: now)
 //   "interval": "day",                   // default day; default range: the last 30 days (day), 24 hours (hour)
 //   "discussionId": null,                // or the discussion the numbers are limited to
+//   "followers": 7,                      // readers following now (subscription mode all), of the discussion or all
 //   "totals": Metrics,                   // over the whole range (activeReaders: distinct over the range)
 //   "buckets": [{ "start": "2026-11-01T00:00:00.000Z", ...Metrics }]  // every interval, oldest first, zeros included
 // }
@@ -14,10 +16,12 @@
 //   "comments": 12,               // comments published (comment_created to all readers: when posted, or
 //                                 //   at first approval under pre-moderation), replies included
 //   "replies": 5,                 // of which replies (parentId set)
-//   "reactions": {"like": 3},     // reactions added (reaction_toggled with active: true), by kind
+//   "reactions": {"like": 3},     // reactions added on comments (reaction_toggled with active: true), by kind
+//   "pageReactions": {"up": 2},   // page reactions added (on discussions themselves: commentId null), by kind
 //   "activeReaders": 4,           // distinct readers who commented, edited a comment or reacted
 //   "moderationActions": 2,       // approve, reject, pin, unpin, lock, unlock, archive
-//   "webhookDeliveries": {"ok": 9, "failed": 1}  // delivery attempts: 2xx vs non-2xx, timeout or error
+//   "webhookDeliveries": {"ok": 9, "failed": 1}, // delivery attempts: 2xx vs non-2xx, timeout or error
+//   "newFollowers": 2             // follows (mode all) chosen in the interval and still in force
 // }
 import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
@@ -31,9 +35,11 @@ export interface AnalyticsMetrics {
   comments: number;
   replies: number;
   reactions: Record<string, number>;
+  pageReactions: Record<string, number>;
   activeReaders: number;
   moderationActions: number;
   webhookDeliveries: { ok: number; failed: number };
+  newFollowers: number;
 }
 
 export interface AnalyticsReport {
@@ -41,6 +47,7 @@ export interface AnalyticsReport {
   to: Date;
   interval: AnalyticsInterval;
   discussionId: string | null;
+  followers: number;
   totals: AnalyticsMetrics;
   buckets: (AnalyticsMetrics & { start: Date })[];
 }
@@ -89,9 +96,11 @@ const emptyMetrics = (): AnalyticsMetrics => ({
   comments: 0,
   replies: 0,
   reactions: {},
+  pageReactions: {},
   activeReaders: 0,
   moderationActions: 0,
   webhookDeliveries: { ok: 0, failed: 0 },
+  newFollowers: 0,
 });
 
 /** bucket_ms is null on the totals row of GROUPING SETS. */
@@ -105,7 +114,7 @@ export async function getAnalytics(ctx: RequestContext, args: AnalyticsParams): 
     Prisma.sql`(extract(epoch FROM date_trunc(${interval}, ${Prisma.raw(column)} AT TIME ZONE 'UTC')) * 1000)::bigint`;
   const inDiscussion = discussionId ? Prisma.sql`AND discussion_id = ${discussionId}` : Prisma.empty;
 
-  const [activity, reactions, deliveries] = await Promise.all([
+  const [activity, reactions, deliveries, follows, following] = await Promise.all([
     client.$queryRaw<Row<{ comments: number; replies: number; moderation: number; readers: number }>[]>`
       WITH e AS (
         SELECT ${bucketOf("occurred_at")} AS bucket_ms, type, audience, payload
@@ -121,16 +130,17 @@ export async function getAnalytics(ctx: RequestContext, args: AnalyticsParams): 
           FILTER (WHERE type IN ('comment_created', 'comment_edited', 'reaction_toggled'))::int AS readers
       FROM e
       GROUP BY GROUPING SETS ((bucket_ms), ())`,
-    client.$queryRaw<Row<{ kind: string; n: number }>[]>`
+    client.$queryRaw<Row<{ page: boolean; kind: string; n: number }>[]>`
       WITH e AS (
-        SELECT ${bucketOf("occurred_at")} AS bucket_ms, payload #>> '{data,reaction,kind}' AS kind
+        SELECT ${bucketOf("occurred_at")} AS bucket_ms, payload #>> '{data,reaction,kind}' AS kind,
+               (payload #>> '{data,reaction,commentId}') IS NULL AS page
         FROM events
         WHERE tenant_id = ${tenantId} AND occurred_at >= ${from} AND occurred_at < ${to} ${inDiscussion}
           AND type = 'reaction_toggled' AND payload #>> '{data,reaction,active}' = 'true'
       )
-      SELECT bucket_ms, kind, count(*)::int AS n
+      SELECT bucket_ms, page, kind, count(*)::int AS n
       FROM e
-      GROUP BY GROUPING SETS ((bucket_ms, kind), (kind))`,
+      GROUP BY GROUPING SETS ((bucket_ms, page, kind), (page, kind))`,
     client.$queryRaw<Row<{ ok: number; total: number }>[]>`
       WITH a AS (
         SELECT ${bucketOf("a.created_at")} AS bucket_ms, a.status_code, a.error
@@ -149,6 +159,15 @@ export async function getAnalytics(ctx: RequestContext, args: AnalyticsParams): 
         count(*)::int AS total
       FROM a
       GROUP BY GROUPING SETS ((bucket_ms), ())`,
+    client.$queryRaw<Row<{ n: number }>[]>`
+      WITH f AS (
+        SELECT ${bucketOf("updated_at")} AS bucket_ms
+        FROM discussion_subscriptions
+        WHERE tenant_id = ${tenantId} AND mode = 'all' AND updated_at >= ${from} AND updated_at < ${to} ${inDiscussion}
+      )
+      SELECT bucket_ms, count(*)::int AS n FROM f GROUP BY GROUPING SETS ((bucket_ms), ())`,
+    client.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM discussion_subscriptions WHERE tenant_id = ${tenantId} AND mode = 'all' ${inDiscussion}`,
   ]);
 
   const totals = emptyMetrics();
@@ -168,11 +187,15 @@ export async function getAnalytics(ctx: RequestContext, args: AnalyticsParams): 
   }
   for (const r of reactions) {
     const m = target(r.bucket_ms);
-    if (m && r.kind) m.reactions[r.kind] = r.n;
+    if (m && r.kind) (r.page ? m.pageReactions : m.reactions)[r.kind] = r.n;
   }
   for (const r of deliveries) {
     const m = target(r.bucket_ms);
     if (m) m.webhookDeliveries = { ok: r.ok, failed: r.total - r.ok };
   }
-  return { from, to, interval, discussionId, totals, buckets: [...buckets.values()] };
+  for (const r of follows) {
+    const m = target(r.bucket_ms);
+    if (m) m.newFollowers = r.n;
+  }
+  return { from, to, interval, discussionId, followers: following[0]?.n ?? 0, totals, buckets: [...buckets.values()] };
 }

@@ -14,10 +14,18 @@ const AnalyticsMetricsRef = builder.interfaceRef<AnalyticsMetrics>("AnalyticsMet
       description: "Comments published (at posting, or at first approval under pre-moderation), replies included.",
     }),
     replies: t.exposeInt("replies", { description: "Of which replies." }),
-    reactions: t.field({ type: "JSON", description: 'Reactions added, by kind: {"like": 3}.', resolve: (m) => m.reactions }),
+    reactions: t.field({ type: "JSON", description: 'Reactions added on comments, by kind: {"like": 3}.', resolve: (m) => m.reactions }),
+    pageReactions: t.field({
+      type: "JSON",
+      description: 'Page reactions added (on discussions themselves), by kind: {"up": 2}.',
+      resolve: (m) => m.pageReactions,
+    }),
     activeReaders: t.exposeInt("activeReaders", { description: "Distinct readers who commented, edited or reacted." }),
     moderationActions: t.exposeInt("moderationActions"),
     webhookDeliveries: t.field({ type: WebhookDeliveryCounts, resolve: (m) => m.webhookDeliveries }),
+    newFollowers: t.exposeInt("newFollowers", {
+      description: "Follows (subscription mode all) chosen in the interval and still in force.",
+    }),
   }),
 });
 
@@ -36,6 +44,7 @@ const Analytics = builder.objectRef<AnalyticsReport>("Analytics").implement({
     to: t.expose("to", { type: "DateTime" }),
     interval: t.expose("interval", { type: AnalyticsInterval }),
     discussionId: t.exposeString("discussionId", { nullable: true }),
+    followers: t.exposeInt("followers", { description: "Readers following now (mode all): of the discussion, or of any of the tenant's." }),
     totals: t.field({ type: AnalyticsTotals, resolve: (r) => r.totals }),
     buckets: t.field({ type: [AnalyticsBucket], resolve: (r) => r.buckets }),
   }),

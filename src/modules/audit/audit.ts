@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   "reader.ban",
   "reader.unban",
   "reader.erase",
+  "reader.badge",
   "discussion.lock",
   "discussion.unlock",
   "discussion.archive",

@@ -6,11 +6,23 @@
 // so an event's data.comment and the REST response are the same JSON (checked by a test).
 import type { Comment, Reader } from "../../generated/prisma/client.js";
 import type { CommentJson, WrittenCommentRow } from "../../events/write-results.js";
+import { renderBody } from "../../lib/markdown.js";
+import { DEFAULT_SETTINGS } from "../../tenancy/settings-model.js";
 
 /** A comment's author as every API shows it (the reader row's own timestamps are not read). */
-export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl">;
+export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl" | "badge">;
 
-export type CommentWithAuthor = Comment & { author: Author };
+/** (hasLinks is a generated column only search filters on: migration *_comment_search) */
+export type CommentWithAuthor = Omit<Comment, "hasLinks"> & { author: Author };
+
+/**
+ * A comment's stored rendering. A comment written before bodies were rendered has none until the
+ * start-up backfill (src/modules/comments/engine/render-backfill.ts) reaches it: it is rendered now,
+ * as the default formatting settings say.
+ */
+export function storedBodyHtml(c: Pick<Comment, "body" | "bodyHtml">): string {
+  return c.bodyHtml ?? renderBody(c.body, DEFAULT_SETTINGS.formatting).html;
+}
 
 /** The include that turns a Comment row into a CommentWithAuthor. */
 export const WITH_AUTHOR = { author: true } as const;
@@ -40,12 +52,16 @@ export function commentFromJson(d: CommentJson): CommentWithAuthor {
     parentId: d.parentId,
     author: { ...d.author },
     body: d.body,
+    bodyHtml: d.bodyHtml,
     status: d.status,
     pinned: d.pinned,
     editedAt: d.editedAt ? new Date(d.editedAt) : null,
     createdAt: new Date(d.createdAt),
     reactionCounts: d.reactions,
     replyCount: d.replyCount,
+    score: d.score,
+    upvotes: d.upvotes,
+    downvotes: d.downvotes,
   } as unknown as CommentWithAuthor;
 }
 

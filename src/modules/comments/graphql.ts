@@ -7,12 +7,13 @@
 import { builder } from "../../graphql/builder.js";
 import { CommentStatus as CommentStatuses } from "../../generated/prisma/enums.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
-import { reactionCountsOf, type Author, type CommentWithAuthor } from "./dto.js";
+import { reactionCountsOf, storedBodyHtml, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, QUEUE_SORTS, QUEUE_STATUSES, getComment, listComments, listQueue } from "./read.js";
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
 import { commentContext, type CommentContext } from "./permalink.js";
 import { countDiscussionComments, listDiscussionComments, type CommentStatusCounts } from "./moderation-read.js";
+import { Q_MAX_CHARS, searchComments } from "./search.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
@@ -38,6 +39,10 @@ export const ReaderType = builder.objectRef<Author>("Reader").implement({
     id: t.exposeID("id"),
     name: t.exposeString("name"),
     avatarUrl: t.exposeString("avatarUrl", { nullable: true }),
+    badge: t.exposeString("badge", {
+      nullable: true,
+      description: "A short label by the name (at most 20 characters): a moderator's, else the identity's `badge` claim; null when none.",
+    }),
   }),
 });
 
@@ -80,7 +85,13 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
         "one reader's comments may show different names; a client that caches readers by id (Apollo, urql) shows this, not author.name.",
       resolve: (c) => c.author.name,
     }),
-    body: t.exposeString("body", { description: "Empty for deleted comments (tombstones)." }),
+    body: t.exposeString("body", { description: "The source as written (Markdown); empty for deleted comments (tombstones)." }),
+    bodyHtml: t.string({
+      description:
+        "The body rendered and sanitized by the service (contract section 18), as the tenant's formatting settings said when it " +
+        "was written: safe to insert as HTML. Empty for deleted comments.",
+      resolve: (c) => storedBodyHtml(c),
+    }),
     status: t.expose("status", { type: CommentStatus }),
     pinned: t.exposeBoolean("pinned"),
     editedAt: t.expose("editedAt", { type: "DateTime", nullable: true }),
@@ -96,13 +107,16 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
       resolve: (c) => reactionCountsOf(c),
     }),
     replyCount: t.exposeInt("replyCount"),
+    score: t.exposeInt("score", { description: "upvotes − downvotes (settings votes; 0 while nobody voted)." }),
+    upvotes: t.exposeInt("upvotes"),
+    downvotes: t.exposeInt("downvotes"),
     moderationReason: t.field({
       type: "JSON",
       nullable: true,
       description:
         'Why a safety rule or a moderator decided the status (moderate_content; null for other callers): {"source":"rule",' +
-        '"rule":"bannedWords|suspectWords|maxLinks","words":[…] or "links":n,"maxLinks":n}, {"source":"new_reader",…} or ' +
-        '{"source":"moderator","decision":…,"previous":…}; null when none did.',
+        '"rule":"bannedWords|suspectWords|maxLinks","words":[…] or "links":n,"maxLinks":n}, {"source":"new_reader",…}, ' +
+        '{"source":"akismet"} (Akismet called it spam) or {"source":"moderator","decision":…,"previous":…}; null when none did.',
       authScopes: { capability: "moderate_content" },
       unauthorizedResolver: () => null,
       resolve: (c) => c.moderationReason ?? null,
@@ -137,7 +151,8 @@ const CommentContextType = builder.objectRef<CommentContext>("CommentContext").i
     }),
     rootCursor: t.exposeString("rootCursor", {
       description:
-        "A cursor of `comments(discussionId, sort)` (the default list: approved, every level) with the same sort whose page begins with " +
+        "A cursor of `comments(discussionId, sort)` (the default list: approved, every level; with topLevel: true, of " +
+        "`comments(discussionId, sort, topLevel: true)`) with the same sort whose page begins with " +
         "the top-level ancestor (the comment itself when top-level), pinned or not.",
     }),
   }),
@@ -200,6 +215,42 @@ builder.queryFields((t) => ({
     },
     CommentConnection,
   ),
+  searchComments: t.connection(
+    {
+      type: CommentType,
+      description:
+        "Comments of every discussion matching the words and filters, newest first (contract section 21). `q`: words " +
+        '(all must match), `word*` a prefix, `"a phrase"`, `-excluded`; case- and accent-insensitive. Deleted comments ' +
+        "only with status: deleted.",
+      authScopes: { capability: "moderate_content" },
+      args: {
+        q: t.arg.string({ description: `The words to look for (at most ${Q_MAX_CHARS} characters).` }),
+        status: t.arg({ type: CommentStatus }),
+        discussionId: t.arg.string(),
+        readerId: t.arg.string({ description: "The author." }),
+        hasLinks: t.arg.boolean({ description: "Whether the rendered body shows a link." }),
+        reported: t.arg.boolean({ description: "Whether the comment has an open report." }),
+        from: t.arg.string({ description: "ISO 8601: created at or after." }),
+        to: t.arg.string({ description: "ISO 8601: created before." }),
+        ...legacyPageArgs(t.arg),
+      },
+      resolve: (_root, args, ctx) =>
+        connectionPage(args, (page) =>
+          searchComments(ctx, {
+            q: args.q,
+            status: args.status,
+            discussionId: args.discussionId,
+            readerId: args.readerId,
+            hasLinks: args.hasLinks,
+            reported: args.reported,
+            from: args.from,
+            to: args.to,
+            ...page,
+          }),
+        ),
+    },
+    CommentConnection,
+  ),
   discussionComments: t.connection(
     {
       type: CommentType,
@@ -227,8 +278,15 @@ builder.queryFields((t) => ({
     type: CommentContextType,
     description: "A comment with its ancestors and the list cursor that opens its thread (visibility as comment(id:)).",
     authScopes: { browser: true },
-    args: { id: t.arg.id({ required: true }), sort: t.arg({ type: CommentSort, description: "The list's sort (default newest)." }) },
-    resolve: (_root, { id, sort }, ctx) => commentContext(ctx, String(id), sort),
+    args: {
+      id: t.arg.id({ required: true }),
+      sort: t.arg({ type: CommentSort, description: "The list's sort (default newest)." }),
+      topLevel: t.arg.boolean({
+        description:
+          "rootCursor is then a cursor of `comments(discussionId, sort, topLevel: true)` (the first level) instead of every level.",
+      }),
+    },
+    resolve: (_root, { id, sort, topLevel }, ctx) => commentContext(ctx, String(id), sort, topLevel),
   }),
 }));
 

@@ -15,7 +15,7 @@ export interface ModerationContext {
     id: string;
     status: CommentWithAuthor["status"];
     excerpt: string;
-    author: { tenantId: string; id: string; name: string; avatarUrl: string | null };
+    author: { tenantId: string; id: string; name: string; avatarUrl: string | null; badge: string | null };
   } | null;
 }
 
@@ -25,7 +25,7 @@ export type CommentInContext = CommentWithAuthor & { moderation?: ModerationCont
 /** Columns and joins added to a statement over `comments c` (c's tenant names every joined row). */
 export const CONTEXT_COLUMNS = `xd.title AS ctx_discussion_title, xp.id AS ctx_parent_id, xp.status::text AS ctx_parent_status,
   left(xp.body, ${EXCERPT_CHARS}) AS ctx_parent_excerpt, xp.author_id AS ctx_parent_author_id, COALESCE(xp.author_name, xr.name) AS ctx_parent_author_name,
-  xr.avatar_url AS ctx_parent_author_avatar_url`;
+  xr.avatar_url AS ctx_parent_author_avatar_url, xr.badge AS ctx_parent_author_badge`;
 export const CONTEXT_JOINS = `LEFT JOIN discussions xd ON xd.tenant_id = c.tenant_id AND xd.id = c.discussion_id
   LEFT JOIN comments xp ON xp.tenant_id = c.tenant_id AND xp.id = c.parent_id
   LEFT JOIN readers xr ON xr.tenant_id = xp.tenant_id AND xr.id = xp.author_id`;
@@ -39,6 +39,7 @@ export interface ContextSqlRow {
   ctx_parent_author_id: string | null;
   ctx_parent_author_name: string | null;
   ctx_parent_author_avatar_url: string | null;
+  ctx_parent_author_badge: string | null;
 }
 
 export function contextOf(r: ContextSqlRow): ModerationContext {
@@ -54,6 +55,7 @@ export function contextOf(r: ContextSqlRow): ModerationContext {
             id: r.ctx_parent_author_id ?? "",
             name: r.ctx_parent_author_name ?? "",
             avatarUrl: r.ctx_parent_author_avatar_url,
+            badge: r.ctx_parent_author_badge,
           },
         }
       : null,

@@ -12,7 +12,10 @@ export interface CommentContext {
   comment: CommentWithAuthor;
   /** the comments it answers that the caller may see, the top-level one first */
   ancestors: CommentWithAuthor[];
-  /** `GET /discussions/{d}/comments?sort=<sort>&cursor=<rootCursor>` begins with the top-level ancestor */
+  /**
+   * `GET /discussions/{d}/comments?sort=<sort>&cursor=<rootCursor>` begins with the top-level ancestor
+   * (with `topLevel`: `…&topLevel=true&cursor=<rootCursor>`, the list of the first level)
+   */
   rootCursor: string;
 }
 
@@ -31,12 +34,19 @@ const CONTEXT = `WITH RECURSIVE chain AS (
    ORDER BY chain.up DESC`;
 
 /**
- * The comment's context for a list sorted by `sort` (default newest). 404 when the caller may not see
- * the comment (as GET /comments/{id}); an ancestor the caller may not see is left out. The cursor
- * starts at the top-level comment, or, when the caller may not see that one, at the first comment of
- * the chain they may see (never a hidden comment's keys).
+ * The comment's context for a list sorted by `sort` (default newest): the list of every level, or
+ * with `topLevel` the list of the first level (`comments(topLevel: true)`, what a thread shows before
+ * its replies). 404 when the caller may not see the comment (as GET /comments/{id}); an ancestor the
+ * caller may not see is left out. The cursor starts at the top-level comment, or, when the caller may
+ * not see that one, where the first comment of the chain they may see would be (never a hidden
+ * comment's keys).
  */
-export async function commentContext(ctx: RequestContext, id: string, sort: CommentSort | null | undefined): Promise<CommentContext> {
+export async function commentContext(
+  ctx: RequestContext,
+  id: string,
+  sort: CommentSort | null | undefined,
+  topLevel?: boolean | null,
+): Promise<CommentContext> {
   const order = sort ?? "newest";
   if (!COMMENT_SORTS.includes(order)) throw errors.validation([{ path: "sort", message: `must be one of ${COMMENT_SORTS.join(", ")}` }]);
   const rows = await store(ctx).sql.query<CommentSqlRow>(CONTEXT, [id], "comment_context");
@@ -45,5 +55,5 @@ export async function commentContext(ctx: RequestContext, id: string, sort: Comm
   if (!comment || comment.id !== id || !(await visibleTo(ctx, comment))) throw errors.notFound("Comment");
   const ancestors: CommentWithAuthor[] = [];
   for (const c of chain) if (await visibleTo(ctx, c)) ancestors.push(c);
-  return { comment, ancestors, rootCursor: startAtCursor(ancestors[0] ?? comment, order) };
+  return { comment, ancestors, rootCursor: startAtCursor(ancestors[0] ?? comment, order, !!topLevel) };
 }

@@ -22,15 +22,15 @@ import type { CommentWithAuthor } from "./dto.js";
 import { visibleTo } from "./visibility.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 
-export const COMMENT_SORTS = ["newest", "oldest", "top"] as const;
+export const COMMENT_SORTS = ["newest", "oldest", "top", "best", "score"] as const;
 export type CommentSort = (typeof COMMENT_SORTS)[number];
 export const LIST_STATUSES = ["approved", "pending", "rejected"] as const;
 export type ListStatus = (typeof LIST_STATUSES)[number];
 
 /** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
-export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.status::text AS status,
+export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.body_html, c.status::text AS status,
   c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
-  c.moderation_reason, c.author_name AS own_author_name, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar_url`;
+  c.moderation_reason, c.upvotes, c.downvotes, c.score, c.vote_best, c.author_name AS own_author_name, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar_url, r.badge AS author_badge`;
 
 export interface CommentSqlRow {
   id: string;
@@ -40,6 +40,7 @@ export interface CommentSqlRow {
   depth: number;
   author_id: string;
   body: string;
+  body_html: string | null;
   status: CommentWithAuthor["status"];
   pinned: boolean;
   edited_at: Date | null;
@@ -50,11 +51,16 @@ export interface CommentSqlRow {
   reply_count: number;
   published_at: Date | null;
   moderation_reason: CommentWithAuthor["moderationReason"];
+  upvotes: number;
+  downvotes: number;
+  score: number;
+  vote_best: number;
   /** the comment's own author name (an import's), null for the reader's */
   own_author_name: string | null;
   /** the name shown: the comment's own, else the reader's */
   author_name: string;
   author_avatar_url: string | null;
+  author_badge: string | null;
 }
 
 export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
@@ -67,6 +73,7 @@ export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
     authorId: r.author_id,
     authorName: r.own_author_name,
     body: r.body,
+    bodyHtml: r.body_html,
     status: r.status,
     pinned: r.pinned,
     editedAt: r.edited_at,
@@ -77,11 +84,16 @@ export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
     replyCount: r.reply_count,
     publishedAt: r.published_at,
     moderationReason: r.moderation_reason,
+    upvotes: r.upvotes,
+    downvotes: r.downvotes,
+    score: r.score,
+    voteBest: r.vote_best,
     author: {
       tenantId: r.tenant_id,
       id: r.author_id,
       name: r.author_name,
       avatarUrl: r.author_avatar_url,
+      badge: r.author_badge,
     },
   };
 }
@@ -97,11 +109,20 @@ export async function getComment(ctx: RequestContext, id: string): Promise<Comme
   return c;
 }
 
-/** Pinned first, then the sort's own keys (all in one direction); `id` breaks ties so the order is total. */
-const ORDERS: Record<CommentSort, { columns: string[]; fields: ("createdAt" | "id" | "reactionTotal")[]; dir: "asc" | "desc" }> = {
+/** The keys a sort orders by: a time, the id, or a number kept on the comment. */
+type SortField = "createdAt" | "id" | "reactionTotal" | "score" | "voteBest";
+
+/**
+ * Pinned first, then the sort's own keys (all in one direction); `id` breaks ties so the order is
+ * total. best: the Wilson lower bound of upvotes among votes (vote_best, kept by eng_vote), score:
+ * upvotes − downvotes; both with ties newest first. Each has its index (comments_list_*_idx).
+ */
+const ORDERS: Record<CommentSort, { columns: string[]; fields: SortField[]; dir: "asc" | "desc" }> = {
   newest: { columns: ["c.created_at", "c.id"], fields: ["createdAt", "id"], dir: "desc" },
   oldest: { columns: ["c.created_at", "c.id"], fields: ["createdAt", "id"], dir: "asc" },
   top: { columns: ["c.reaction_total", "c.created_at", "c.id"], fields: ["reactionTotal", "createdAt", "id"], dir: "desc" },
+  best: { columns: ["c.vote_best", "c.created_at", "c.id"], fields: ["voteBest", "createdAt", "id"], dir: "desc" },
+  score: { columns: ["c.score", "c.created_at", "c.id"], fields: ["score", "createdAt", "id"], dir: "desc" },
 };
 
 /**
@@ -134,11 +155,12 @@ function cursorOf(tag: string, sort: CommentSort, c: CommentWithAuthor): CursorV
 const START_AT = "at";
 
 /**
- * The cursor of the discussion's list (`comments(discussionId, sort)`: approved, every level, no
- * parentId) whose page begins with `c`: its pinned flag and keys, marked START_AT.
+ * The cursor of the discussion's list (`comments(discussionId, sort)`: approved, no parentId; every
+ * level, or with `topLevel` the first level only) whose page begins with `c`: its pinned flag and
+ * keys, marked START_AT.
  */
-export function startAtCursor(c: CommentWithAuthor, sort: CommentSort): string {
-  return encodeCursor([...cursorOf(listTag(c.discussionId, sort, "approved", null, "all"), sort, c), START_AT]);
+export function startAtCursor(c: CommentWithAuthor, sort: CommentSort, topLevel = false): string {
+  return encodeCursor([...cursorOf(listTag(c.discussionId, sort, "approved", null, topLevel ? "top" : "all"), sort, c), START_AT]);
 }
 
 /** Where a page starts: at the list's start, after the cursor's comment, or at it (START_AT). */
@@ -158,7 +180,7 @@ function decodeAfter(tag: string, sort: CommentSort, cursor: string): { start: P
       if (typeof v !== "number" || !Number.isFinite(v)) throw cursorNotIssued();
       return new Date(v);
     }
-    if (field === "reactionTotal" ? typeof v !== "number" : typeof v !== "string") throw cursorNotIssued();
+    if (field === "id" ? typeof v !== "string" : typeof v !== "number" || !Number.isFinite(v)) throw cursorNotIssued();
     return v;
   });
   return { start, values: [pinned, ...values] };
@@ -222,7 +244,7 @@ function listText(sort: CommentSort, status: ListStatus, scope: ListScope, start
           UNION ALL
           (SELECT c.* ${from} AND ${second} ORDER BY ${within} LIMIT $3)
         ) c ORDER BY ${whole} LIMIT $3
-      ) c JOIN LATERAL (SELECT r.name, r.avatar_url FROM readers r WHERE r.tenant_id = $1 AND r.id = c.author_id LIMIT 1) r ON true
+      ) c JOIN LATERAL (SELECT r.name, r.avatar_url, r.badge FROM readers r WHERE r.tenant_id = $1 AND r.id = c.author_id LIMIT 1) r ON true
       ORDER BY ${whole}) x ON true
      WHERE d.tenant_id = $1 AND d.id = $2`;
 }

@@ -1,4 +1,4 @@
-// REST routes of comments and reactions (contract section 4); moderation: src/modules/moderation/routes.ts.
+// REST routes of comments, reactions and votes (contract sections 4 and 18); moderation: src/modules/moderation/routes.ts.
 import { bodyObject, route } from "../../http/rest/router.js";
 import { bool, int, str } from "../../http/rest/params.js";
 import {
@@ -9,37 +9,60 @@ import {
   RestListCommentsDocument,
   RestModerationQueueDocument,
   RestPostCommentDocument,
+  RestSearchCommentsDocument,
   RestToggleReactionDocument,
+  RestVoteDocument,
   type CommentListStatus,
   type ModerationQueueSort,
   type ModerationQueueStatus,
   type CommentSort,
+  type CommentStatus,
 } from "../../generated/operations.js";
 
 export const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
 
+/** The members REST leaves out of a comment when they are null (for whom they are null: see restComment). */
+type Optional = "moderationReason" | "myVote";
+
 /**
  * A comment as REST answers it: `moderationReason` only when there is one and the caller may see it
- * (moderate_content), so for everyone else it is exactly the JSON events carry.
+ * (moderate_content), `myVote` only with an identity, so for everyone else it is exactly the JSON
+ * events carry.
  */
-export function restComment<T extends { moderationReason?: unknown }>(c: T): Omit<T, "moderationReason"> | T {
-  if (c.moderationReason !== null && c.moderationReason !== undefined) return c;
-  const { moderationReason: _, ...rest } = c;
-  return rest;
+export function restComment<T extends { moderationReason?: unknown; myVote?: unknown }>(c: T): Omit<T, Optional> | T {
+  const { moderationReason, myVote, ...rest } = c;
+  return {
+    ...rest,
+    ...(myVote === null || myVote === undefined ? {} : { myVote }),
+    ...(moderationReason === null || moderationReason === undefined ? {} : { moderationReason }),
+  };
 }
 
-const restPage = <T extends { items: { moderationReason?: unknown }[] }>(page: T) => ({ ...page, items: page.items.map(restComment) });
+/**
+ * The comment a post or an edit answers: the author's own, so exactly what its event carries (their
+ * myVote on it is always 0, and events are the same for every reader).
+ */
+function restWrittenComment<T extends { moderationReason?: unknown; myVote?: unknown }>(c: T) {
+  const { myVote: _, ...rest } = c;
+  return restComment(rest);
+}
+
+const restPage = <T extends { items: { moderationReason?: unknown; myVote?: unknown }[] }>(page: T) => ({
+  ...page,
+  items: page.items.map(restComment),
+});
 
 export const commentRoutes = [
   route({
     method: "POST",
     path: "/discussions/:id/comments",
     identity: "required",
+    readerClient: true,
     document: RestPostCommentDocument,
     claimInWrite: true,
     variables: ({ params, body }) => ({ discussionId: params.id ?? "", input: bodyObject(body) }),
     paramVars: ["discussionId"],
-    respond: (d) => restComment(d.postComment),
+    respond: (d) => restWrittenComment(d.postComment),
     status: 201,
   }),
   route({
@@ -72,6 +95,26 @@ export const commentRoutes = [
     paramVars: ["status", "sort", "limit", "cursor"],
     respond: (d) => restPage(d.moderationQueue),
   }),
+  // comment search for moderators (contract section 21)
+  route({
+    method: "GET",
+    path: "/comments/search",
+    document: RestSearchCommentsDocument,
+    variables: ({ query }) => ({
+      q: str(query, "q"),
+      status: str(query, "status") as CommentStatus | undefined,
+      discussionId: str(query, "discussionId"),
+      readerId: str(query, "readerId"),
+      hasLinks: bool(query, "hasLinks"),
+      reported: bool(query, "reported"),
+      from: str(query, "from"),
+      to: str(query, "to"),
+      limit: int(query, "limit"),
+      cursor: str(query, "cursor"),
+    }),
+    paramVars: ["q", "status", "discussionId", "readerId", "hasLinks", "reported", "from", "to", "limit", "cursor"],
+    respond: (d) => restPage(d.searchComments),
+  }),
   route({
     method: "GET",
     path: "/comments/:id",
@@ -87,8 +130,12 @@ export const commentRoutes = [
     path: "/comments/:id/context",
     identity: "optional",
     document: RestCommentContextDocument,
-    variables: ({ params, query }) => ({ ...byId(params), sort: str(query, "sort") as CommentSort | undefined }),
-    paramVars: ["id", "sort"],
+    variables: ({ params, query }) => ({
+      ...byId(params),
+      sort: str(query, "sort") as CommentSort | undefined,
+      topLevel: bool(query, "topLevel"),
+    }),
+    paramVars: ["id", "sort", "topLevel"],
     respond: ({ commentContext: c }) => ({
       comment: restComment(c.comment),
       ancestors: c.ancestors.map(restComment),
@@ -103,7 +150,7 @@ export const commentRoutes = [
     claimInWrite: true,
     variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
-    respond: (d) => restComment(d.editComment),
+    respond: (d) => restWrittenComment(d.editComment),
   }),
   route({
     method: "DELETE",
@@ -113,6 +160,17 @@ export const commentRoutes = [
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
     respond: () => undefined,
+  }),
+  // a reader's vote (contract section 18)
+  route({
+    method: "PUT",
+    path: "/comments/:id/vote",
+    identity: "required",
+    document: RestVoteDocument,
+    claimInWrite: true,
+    variables: ({ params, body }) => ({ commentId: params.id ?? "", input: bodyObject(body) }),
+    paramVars: ["commentId"],
+    respond: ({ vote: v }) => ({ value: v.value, score: v.score, upvotes: v.upvotes, downvotes: v.downvotes }),
   }),
   route({
     method: "POST",

@@ -22,7 +22,7 @@ export const isVisible = (c: Pick<Comment, "status">): boolean => c.status === "
  * ones to everybody; pending, rejected and never-published deleted ones to moderators and to
  * their author (identity assertion).
  */
-export async function visibleTo(ctx: RequestContext, c: Comment): Promise<boolean> {
+export async function visibleTo(ctx: RequestContext, c: Pick<Comment, "status" | "publishedAt" | "authorId">): Promise<boolean> {
   if (c.status === "approved") return true;
   if (c.status === "deleted" && c.publishedAt) return true;
   if (canModerate(ctx)) return true;

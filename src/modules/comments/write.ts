@@ -4,8 +4,11 @@
 // prisma/sql/20-comments.sql): the rules that need the rows under the discussion lock
 // (parent, author, window, archived/locked) run there; input rules run here, and so do the tenant's
 // safety rules on the body (src/tenancy/safety-rules.ts), then its moderation hook
-// (src/modules/moderation-hook/check.ts): the verdict and its reason go to the function, which can
-// only make the status stricter (newReaderHold is applied there).
+// (src/modules/moderation-hook/check.ts), and for a new comment Akismet (src/modules/akismet/check.ts):
+// the verdict and its reason go to the function, which can
+// only make the status stricter (newReaderHold is applied there). The body is rendered here, once
+// (src/lib/markdown.ts, the tenant's formatting settings): the rules read the rendering, the hook gets
+// both, and the function stores the HTML beside the source (comments.body_html).
 import { z } from "zod";
 import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
@@ -17,7 +20,9 @@ import { commentFromRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
 import { getDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
-import { screenComment } from "../moderation-hook/check.js";
+import { screenComment, type Verdict } from "../moderation-hook/check.js";
+import { akismetVerdict, type AkismetHold } from "../akismet/check.js";
+import { renderBody } from "../../lib/markdown.js";
 
 /** Body rules: 1..max characters (code points), not blank, no NUL (PostgreSQL text refuses it). */
 const bodySchema = (max: number) =>
@@ -79,15 +84,23 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   if (ctx.principal?.kind === "publishable") await getDiscussion(ctx, discussionId);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(postSchema(settings.maxBodyLength), input);
+  const rendered = renderBody(data.body, settings.formatting);
   const id = newId("cmt");
-  const verdict = await screenComment(ctx, settings, {
+  let verdict: Verdict | AkismetHold | null = await screenComment(ctx, settings, {
     action: "create",
     commentId: id,
     discussionId,
     parentId: data.parentId ?? null,
     body: data.body,
+    rendered,
     reader,
   });
+  // then Akismet (src/modules/akismet/check.ts), unless the comment is rejected already: the stricter
+  // verdict wins, a tie keeps the one before
+  if (settings.safety.akismet && verdict?.status !== "rejected") {
+    const akismet = await akismetVerdict(ctx, settings.safety.akismet, { discussionId, body: data.body, reader });
+    if (akismet && (akismet.status === "rejected" || !verdict)) verdict = akismet;
+  }
   const status = verdict?.status ?? (settings.moderation === "pre" ? "pending" : "approved");
   const row = await runWrite(ctx, "eng_post_comment", {
     tenant: tenantIdOf(ctx),
@@ -96,7 +109,9 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     reader: reader.id,
     name: reader.name,
     avatar: reader.avatarUrl,
+    badge: reader.badge ?? null,
     body: data.body,
+    bodyHtml: rendered.html,
     parent: data.parentId ?? null,
     status,
     reason: verdict ? jsonText(verdict.reason) : null,
@@ -117,13 +132,15 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(editSchema(settings.maxBodyLength), input);
-  const verdict = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, reader });
+  const rendered = renderBody(data.body, settings.formatting);
+  const verdict = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, rendered, reader });
   const row = await runWrite(ctx, "eng_edit_comment", {
     tenant: tenantIdOf(ctx),
     id,
     reader: reader.id,
     moderator: canModerate(ctx),
     body: data.body,
+    bodyHtml: rendered.html,
     windowSeconds: settings.editWindowSeconds,
     verdict: verdict?.status ?? null,
     reason: verdict ? jsonText(verdict.reason) : null,

@@ -85,6 +85,7 @@ export async function changeDiscussionState(ctx: RequestContext, id: string, act
     state: d.state,
     seq: 0,
     commentCount: d.commentCount,
+    reactionCounts: d.reactions,
     createdAt: new Date(d.createdAt),
     updatedAt: new Date(d.updatedAt),
   };
@@ -97,14 +98,22 @@ export const MAX_COUNT_IDS = 100;
  * Visible (approved, not deleted) comment counts of up to 100 discussions, in the order asked;
  * unknown ids count 0 (a teaser list may name articles nobody commented on yet). One statement.
  */
-export async function discussionCounts(ctx: RequestContext, ids: readonly string[]): Promise<{ discussionId: string; comments: number }[]> {
+export async function discussionCounts(
+  ctx: RequestContext,
+  ids: readonly string[],
+  opts: { presence?: boolean } = {},
+): Promise<{ discussionId: string; comments: number; reading: number | null }[]> {
   const unique = [...new Set(ids)];
   const problems = [];
   if (unique.length < 1 || unique.length > MAX_COUNT_IDS)
     problems.push({ path: "ids", message: `must name 1–${MAX_COUNT_IDS} discussions` });
   for (const [i, id] of unique.entries()) if (!DISCUSSION_ID_RE.test(id)) problems.push({ path: `ids[${i}]`, message: DISCUSSION_ID_RULE });
   if (problems.length) throw errors.validation(problems);
-  const rows = await db(ctx).discussion.findMany({ where: { id: { in: unique } }, select: { id: true, commentCount: true } });
+  const [rows, reading] = await Promise.all([
+    db(ctx).discussion.findMany({ where: { id: { in: unique } }, select: { id: true, commentCount: true } }),
+    // readers: the discussion's open streams on every instance (contract section 19, presence)
+    opts.presence ? ctx.app.streams.presence.count(tenantIdOf(ctx), unique) : null,
+  ]);
   const found = new Map(rows.map((r) => [r.id, r.commentCount]));
-  return unique.map((discussionId) => ({ discussionId, comments: found.get(discussionId) ?? 0 }));
+  return unique.map((discussionId, i) => ({ discussionId, comments: found.get(discussionId) ?? 0, reading: reading?.[i] ?? null }));
 }

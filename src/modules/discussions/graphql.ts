@@ -41,18 +41,30 @@ const UpsertDiscussionPayload = builder
     }),
   });
 
-const DiscussionCommentCount = builder.objectRef<{ discussionId: string; comments: number }>("DiscussionCommentCount").implement({
-  description: "Visible (approved, not deleted) comments of a discussion; 0 for an unknown id.",
-  fields: (t) => ({ discussionId: t.exposeString("discussionId"), comments: t.exposeInt("comments") }),
-});
+const DiscussionCommentCount = builder
+  .objectRef<{ discussionId: string; comments: number; reading: number | null }>("DiscussionCommentCount")
+  .implement({
+    description: "Visible (approved, not deleted) comments of a discussion; 0 for an unknown id.",
+    fields: (t) => ({
+      discussionId: t.exposeString("discussionId"),
+      comments: t.exposeInt("comments"),
+      reading: t.exposeInt("reading", {
+        nullable: true,
+        description: "Open streams of the discussion on every instance (presence); null unless asked with `presence: true`.",
+      }),
+    }),
+  });
 
 builder.queryFields((t) => ({
   discussionCounts: t.field({
     type: [DiscussionCommentCount],
     description: "Comment counts of 1–100 discussions in one request (article teasers), in the order asked.",
     authScopes: { browser: true },
-    args: { ids: t.arg.stringList({ required: true }) },
-    resolve: (_r, { ids }, ctx) => discussionCounts(ctx, ids),
+    args: {
+      ids: t.arg.stringList({ required: true }),
+      presence: t.arg.boolean({ required: false, description: "Also count the readers (open streams) of each discussion." }),
+    },
+    resolve: (_r, { ids, presence }, ctx) => discussionCounts(ctx, ids, { presence: presence === true }),
   }),
   discussion: t.field({
     type: DiscussionType,

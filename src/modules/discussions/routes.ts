@@ -1,5 +1,5 @@
 import { bodyObject, route } from "../../http/rest/router.js";
-import { int, str } from "../../http/rest/params.js";
+import { bool, int, str, type Query } from "../../http/rest/params.js";
 import {
   RestArchiveDiscussionDocument,
   RestDiscussionCountsDocument,
@@ -7,13 +7,25 @@ import {
   RestListDiscussionsDocument,
   RestLockDiscussionDocument,
   RestUnlockDiscussionDocument,
+  RestToggleDiscussionReactionDocument,
   RestUpsertDiscussionDocument,
 } from "../../generated/operations.js";
 
 const byId = (p: Record<string, string>) => ({ id: p.id ?? "" });
 
+/** A discussion as REST answers it: `myReactions` only with the reader's identity (GraphQL's null without one). */
+export function restDiscussion<T extends { myReactions?: unknown }>(d: T): Omit<T, "myReactions"> | T {
+  if (d.myReactions !== null && d.myReactions !== undefined) return d;
+  const { myReactions: _, ...rest } = d;
+  return rest;
+}
+
 /** How long browsers and shared caches may reuse a counts answer (then they revalidate with its ETag). */
 export const COUNTS_MAX_AGE_SECONDS = 30;
+/** …and one with `presence=true`: no longer than presence events are apart (the interval, 5 s). */
+export const PRESENCE_COUNTS_MAX_AGE_SECONDS = 5;
+
+const withPresence = (query: Query) => bool(query, "presence") === true;
 
 export const discussionRoutes = [
   // before /discussions/:id (a static segment wins in the router anyway)
@@ -21,11 +33,21 @@ export const discussionRoutes = [
     method: "GET",
     path: "/discussions/counts",
     document: RestDiscussionCountsDocument,
-    variables: ({ query }) => ({ ids: (str(query, "ids") ?? "").split(",").filter((id) => id !== "") }),
-    paramVars: ["ids"],
-    respond: (d) => ({ counts: Object.fromEntries(d.discussionCounts.map((c) => [c.discussionId, c.comments])) }),
-    response: (s) => s.object({ counts: s.map(s.at("discussionCounts.comments")) }),
-    cache: { maxAgeSeconds: COUNTS_MAX_AGE_SECONDS },
+    variables: ({ query }) => ({
+      ids: (str(query, "ids") ?? "").split(",").filter((id) => id !== ""),
+      presence: withPresence(query),
+    }),
+    paramVars: ["ids", "presence"],
+    // `reading` (contract section 19) only when asked: without presence=true the answer is as before
+    respond: (d) => ({
+      counts: Object.fromEntries(d.discussionCounts.map((c) => [c.discussionId, c.comments])),
+      ...(d.discussionCounts.some((c) => c.reading !== null)
+        ? { reading: Object.fromEntries(d.discussionCounts.map((c) => [c.discussionId, c.reading ?? 0])) }
+        : {}),
+    }),
+    response: (s) =>
+      s.object({ counts: s.map(s.at("discussionCounts.comments")), reading: s.map(s.at("discussionCounts.comments")) }, ["reading"]),
+    cache: { maxAgeSeconds: (query) => (withPresence(query) ? PRESENCE_COUNTS_MAX_AGE_SECONDS : COUNTS_MAX_AGE_SECONDS) },
   }),
   route({
     method: "PUT",
@@ -33,25 +55,37 @@ export const discussionRoutes = [
     document: RestUpsertDiscussionDocument,
     variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
-    respond: (d) => d.upsertDiscussion.discussion,
+    respond: (d) => restDiscussion(d.upsertDiscussion.discussion),
     response: (s) => s.at("upsertDiscussion.discussion"),
     status: (d) => (d.upsertDiscussion.created ? 201 : 200),
   }),
   route({
     method: "GET",
     path: "/discussions/:id",
+    identity: "optional",
     document: RestGetDiscussionDocument,
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
-    respond: (d) => d.discussion,
+    respond: (d) => restDiscussion(d.discussion),
   }),
   route({
     method: "GET",
     path: "/discussions",
+    identity: "optional",
     document: RestListDiscussionsDocument,
     variables: ({ query }) => ({ limit: int(query, "limit"), cursor: str(query, "cursor") }),
     paramVars: ["limit", "cursor"],
-    respond: (d) => d.discussions,
+    respond: (d) => ({ ...d.discussions, items: d.discussions.items.map(restDiscussion) }),
+  }),
+  route({
+    method: "POST",
+    path: "/discussions/:id/reactions",
+    identity: "required",
+    document: RestToggleDiscussionReactionDocument,
+    claimInWrite: true,
+    variables: ({ params, body }) => ({ discussionId: params.id ?? "", input: bodyObject(body) }),
+    paramVars: ["discussionId"],
+    respond: (d) => d.toggleDiscussionReaction,
   }),
   ...(
     [
@@ -66,7 +100,7 @@ export const discussionRoutes = [
       document: document as typeof RestLockDiscussionDocument,
       variables: ({ params }) => byId(params),
       paramVars: ["id"],
-      respond: (d) => (d as unknown as Record<string, unknown>)[field],
+      respond: (d) => restDiscussion((d as unknown as Record<string, { myReactions?: unknown }>)[field]!),
     }),
   ),
 ];

@@ -15,11 +15,18 @@ const NotificationPreferencesType = builder.objectRef<NotificationPreferences>("
   fields: (t) => ({
     replies: t.expose("replies", { type: ReplyEmailsEnum }),
     chosen: t.exposeBoolean("chosen", { description: "Whether the reader chose it; false: the tenant's email.defaultReplies." }),
+    subscriptions: t.expose("subscriptions", {
+      type: ReplyEmailsEnum,
+      description: "Emails of new comments in the discussions the reader follows (`off` unless chosen).",
+    }),
   }),
 });
 
 const NotificationPreferencesInput = builder.inputType("NotificationPreferencesInput", {
-  fields: (t) => ({ replies: t.string({ description: "immediate | daily | off" }) }),
+  fields: (t) => ({
+    replies: t.string({ description: "immediate | daily | off" }),
+    subscriptions: t.string({ description: "immediate | daily | off: emails of new comments in followed discussions" }),
+  }),
 });
 
 builder.queryField("myNotifications", (t) =>
@@ -34,7 +41,8 @@ builder.queryField("myNotifications", (t) =>
 builder.mutationField("updateMyNotifications", (t) =>
   t.field({
     type: NotificationPreferencesType,
-    description: "The reader of X-Service-Identity chooses how often they hear of replies by email.",
+    description:
+      "The reader of X-Service-Identity chooses how often they hear by email of replies, and of new comments in the discussions they follow.",
     authScopes: { browser: true },
     args: { input: t.arg({ type: NotificationPreferencesInput, required: true }) },
     resolve: (_r, { input }, ctx) => updateMyNotifications(ctx, input),

@@ -1,6 +1,8 @@
 // The emails' words (contract section 15): one template per kind, each giving a plain-text and an
 // HTML part from the same data. Pure: the mail queue (mail-queue.ts) gathers the data, these render
-// it. No tracking pixels, no external images, no scripts: the HTML is a few paragraphs and links.
+// it. No tracking pixels, no external images, no scripts: the HTML is a few paragraphs and links, and
+// each reply as the comment shows it (its stored bodyHtml, sanitized when it was written; the text
+// part quotes the Markdown source).
 // A subject is one line (src/lib/single-line.ts), whatever the names and titles in it hold.
 import { oneLine } from "../../lib/single-line.js";
 
@@ -10,6 +12,8 @@ export interface ReplyItem {
   /** the replier's display name */
   authorName: string;
   body: string;
+  /** the reply as the service rendered it (sanitized: src/lib/markdown.ts), shown in the HTML part; null: not rendered yet */
+  bodyHtml: string | null;
   /** the reader's comment it answers (null when it is gone) */
   parentBody: string | null;
   discussionTitle: string | null;
@@ -22,6 +26,8 @@ export interface ReplyEmailData {
   readerName: string;
   /** `replies`: sent within minutes; `digest`: the daily digest */
   kind: "replies" | "digest";
+  /** what the items are: replies to the reader (default), or new comments in discussions they follow (contract section 19) */
+  about?: "replies" | "following";
   items: ReplyItem[];
   unsubscribeUrl: string;
 }
@@ -51,6 +57,7 @@ export function commentLink(discussionUrl: string | null, commentId: string): st
 const quoted = (s: string) => `“${s}”`;
 
 export function renderReplyEmail(data: ReplyEmailData): RenderedEmail {
+  if (data.about === "following") return renderFollowingEmail(data);
   const n = data.items.length;
   const first = data.items[0]!;
   const where = (item: ReplyItem) => (item.discussionTitle ? ` on ${quoted(item.discussionTitle)}` : "");
@@ -67,7 +74,39 @@ export function renderReplyEmail(data: ReplyEmailData): RenderedEmail {
       : n === 1
         ? `${first.authorName} replied to your comment${where(first)}.`
         : `${n} replies have come in to your comments on ${data.tenantName}.`;
+  return renderItems(data, subject, intro, {
+    why: `You get these emails because you comment on ${data.tenantName}.`,
+    stop: "Stop reply emails",
+  });
+}
 
+/** New comments in the discussions the reader follows (subscription `all`): at once, or the daily digest. */
+function renderFollowingEmail(data: ReplyEmailData): RenderedEmail {
+  const n = data.items.length;
+  const first = data.items[0]!;
+  const where = (item: ReplyItem) => (item.discussionTitle ? ` on ${quoted(item.discussionTitle)}` : "");
+  const comments = n === 1 ? "one new comment" : `${n} new comments`;
+  const subject = oneLine(
+    data.kind === "digest"
+      ? `Your daily digest from ${data.tenantName}: ${comments} in discussions you follow`
+      : n === 1
+        ? `${first.authorName} commented${where(first)}`
+        : `${comments} in discussions you follow on ${data.tenantName}`,
+  );
+  const intro =
+    data.kind === "digest"
+      ? `Since yesterday's digest, ${comments} came in to the discussions you follow on ${data.tenantName}.`
+      : n === 1
+        ? `${first.authorName} commented${where(first)}, a discussion you follow.`
+        : `${comments} came in to the discussions you follow on ${data.tenantName}.`;
+  return renderItems(data, subject, intro, {
+    why: `You get these emails because you follow discussions on ${data.tenantName}.`,
+    stop: "Stop emails of followed discussions",
+  });
+}
+
+function renderItems(data: ReplyEmailData, subject: string, intro: string, footerWords: { why: string; stop: string }): RenderedEmail {
+  const where = (item: ReplyItem) => (item.discussionTitle ? ` on ${quoted(item.discussionTitle)}` : "");
   const textItems = data.items.map((item) => {
     const link = commentLink(item.discussionUrl, item.commentId);
     return [
@@ -79,17 +118,14 @@ export function renderReplyEmail(data: ReplyEmailData): RenderedEmail {
       ...(link ? ["", `Read it and reply: ${link}`] : []),
     ].join("\n");
   });
-  const footer = [
-    `You get these emails because you comment on ${data.tenantName}.`,
-    `Stop reply emails (one click, no sign-in): ${data.unsubscribeUrl}`,
-  ];
+  const footer = [footerWords.why, `${footerWords.stop} (one click, no sign-in): ${data.unsubscribeUrl}`];
   const text = [`Hello ${data.readerName},`, "", intro, "", textItems.join("\n\n---\n\n"), "", "-- ", ...footer, ""].join("\n");
 
   const htmlItems = data.items.map((item) => {
     const link = commentLink(item.discussionUrl, item.commentId);
     return [
       `<p><strong>${escapeHtml(item.authorName)}</strong> wrote${escapeHtml(where(item))}:</p>`,
-      `<blockquote style="margin:0 0 0 0.5em;padding-left:0.75em;border-left:3px solid #ccc">${escapeHtml(excerpt(item.body))}</blockquote>`,
+      `<blockquote style="margin:0 0 0 0.5em;padding-left:0.75em;border-left:3px solid #ccc">${item.bodyHtml ?? escapeHtml(excerpt(item.body))}</blockquote>`,
       item.parentBody !== null
         ? `<p style="color:#555">In reply to your comment: ${escapeHtml(quoted(excerpt(item.parentBody, 200)))}</p>`
         : "",
@@ -103,8 +139,8 @@ export function renderReplyEmail(data: ReplyEmailData): RenderedEmail {
     `<p>Hello ${escapeHtml(data.readerName)},</p>`,
     `<p>${escapeHtml(intro)}</p>`,
     htmlItems.join('\n<hr style="border:0;border-top:1px solid #ddd">\n'),
-    `<p style="color:#666;font-size:0.9em">You get these emails because you comment on ${escapeHtml(data.tenantName)}.<br>`,
-    `<a href="${escapeHtml(data.unsubscribeUrl)}">Stop reply emails</a> (one click, no sign-in).</p>`,
+    `<p style="color:#666;font-size:0.9em">${escapeHtml(footerWords.why)}<br>`,
+    `<a href="${escapeHtml(data.unsubscribeUrl)}">${escapeHtml(footerWords.stop)}</a> (one click, no sign-in).</p>`,
     "</body></html>",
     "",
   ].join("\n");

@@ -13,6 +13,7 @@ import type { RequestContext } from "../../context/request.js";
 import type { ReaderIdentity } from "../../auth/identity.js";
 import type { Settings } from "../../tenancy/settings-model.js";
 import type { RuleVerdict } from "../../tenancy/safety-rules.js";
+import type { RenderedBody } from "../../lib/markdown.js";
 import { moderationHookOf, type HookDecision, type HookOutcome } from "./caller.js";
 import { tenantIdOf, store } from "../../context/request.js";
 
@@ -32,14 +33,31 @@ export interface CommentCheck {
   action: "create" | "edit";
   /** only in the console's "Send test" */
   test?: true;
-  comment: { id: string; discussionId: string; parentId: string | null; body: string; createdAt: string; editedAt?: string };
+  comment: {
+    id: string;
+    discussionId: string;
+    parentId: string | null;
+    body: string;
+    bodyHtml: string;
+    createdAt: string;
+    editedAt?: string;
+  };
   reader: { id: string; name: string; avatarUrl: string | null; approvedCount: number; rejectedCount: number };
   discussion: { id: string; title: string | null; url: string | null };
 }
 
+/** The body as written (`body`) and as rendered: the rules read the rendering, the hook gets both. */
 export type ScreenInput =
-  | { action: "create"; commentId: string; discussionId: string; parentId: string | null; body: string; reader: ReaderIdentity }
-  | { action: "edit"; commentId: string; body: string; reader: ReaderIdentity };
+  | {
+      action: "create";
+      commentId: string;
+      discussionId: string;
+      parentId: string | null;
+      body: string;
+      rendered: RenderedBody;
+      reader: ReaderIdentity;
+    }
+  | { action: "edit"; commentId: string; body: string; rendered: RenderedBody; reader: ReaderIdentity };
 
 interface ContextRow {
   approved: number;
@@ -99,6 +117,7 @@ async function buildCheck(ctx: RequestContext, settings: Settings, input: Screen
         discussionId: input.discussionId,
         parentId: input.parentId,
         body: input.body,
+        bodyHtml: input.rendered.html,
         createdAt: now.toISOString(),
       },
       reader: readerOf(input.reader, row),
@@ -119,6 +138,7 @@ async function buildCheck(ctx: RequestContext, settings: Settings, input: Screen
       discussionId: row.discussion_id,
       parentId: row.parent_id,
       body: input.body,
+      bodyHtml: input.rendered.html,
       createdAt: new Date(row.created_at).toISOString(),
       editedAt: now.toISOString(),
     },
@@ -192,7 +212,7 @@ async function askHook(
  * an edit is never held by an `approve`.
  */
 export async function screenComment(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<Verdict | null> {
-  const rules = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(input.body);
+  const rules = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(input.rendered);
   if (rules?.status === "rejected" || !settings.safety.hook) return rules;
   const asked = await askHook(ctx, settings, input);
   if (!asked) return rules;

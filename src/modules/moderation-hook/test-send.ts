@@ -2,6 +2,7 @@
 // `comment.check`, marked `"test": true` and made of test data only, sent to the configured hook the
 // way a real check is (signed, SSRF-guarded, within timeoutMs) but past its breaker, which it leaves as
 // it is, and not counted in the metrics. The answer says what the hook said, or why it said nothing.
+import { renderBody } from "../../lib/markdown.js";
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
@@ -20,6 +21,8 @@ export interface HookTestResult {
   error: string | null;
 }
 
+const SAMPLE_BODY = "This is a **test comment** sent by the moderation hook's Send test. It was not posted anywhere.";
+
 /** The sample check: clearly test data (ids, names and body say so). */
 export function sampleCheck(now: Date): CommentCheck {
   return {
@@ -30,7 +33,8 @@ export function sampleCheck(now: Date): CommentCheck {
       id: "cmt_test",
       discussionId: "test-discussion",
       parentId: null,
-      body: "This is a test comment sent by the moderation hook's Send test. It was not posted anywhere.",
+      body: SAMPLE_BODY,
+      bodyHtml: renderBody(SAMPLE_BODY, { markdown: true, images: false }).html,
       createdAt: now.toISOString(),
     },
     reader: { id: "test-reader", name: "Test Reader", avatarUrl: null, approvedCount: 0, rejectedCount: 0 },

@@ -4,6 +4,7 @@
 // record, so memory holds one batch whatever the tenant's size. With `since`, what changed from
 // then: comments created or edited, reactions made, and the discussions and readers they name (or
 // that were created or renamed since).
+import { storedBodyHtml } from "../comments/dto.js";
 import type { TenantSql } from "../../db/tenant-store.js";
 import type { CommentStatus, DiscussionState } from "../../generated/prisma/enums.js";
 import { EXPORT_VERSION, type ExportRecord } from "./records.js";
@@ -24,7 +25,7 @@ SELECT d.id, d.title, d.url, d.state::text AS state, d.created_at FROM discussio
  ORDER BY d.id LIMIT $3`;
 
 const READERS = `
-SELECT r.id, r.name, r.avatar_url, r.created_at FROM readers r
+SELECT r.id, r.name, r.avatar_url, r.badge, r.created_at FROM readers r
  WHERE r.tenant_id = $1 AND ($2::text IS NULL OR r.id > $2)
    AND ($4::timestamptz IS NULL OR r.created_at >= $4 OR r.updated_at >= $4
         OR EXISTS (SELECT 1 FROM comments c WHERE c.tenant_id = $1 AND c.author_id = r.id AND (c.created_at >= $4 OR c.edited_at >= $4))
@@ -35,9 +36,9 @@ SELECT r.id, r.name, r.avatar_url, r.created_at FROM readers r
 // the tenant's readers); a page continues after the last row of the one before within its pinned
 // group (the first page has no keyset, and most discussions fit in it)
 const COMMENT_COLUMNS = `
-SELECT c.id, c.parent_id, c.author_id, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar, c.body, c.status::text AS status,
+SELECT c.id, c.parent_id, c.author_id, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar, r.badge AS author_badge, c.body, c.body_html, c.status::text AS status,
        c.pinned, c.created_at, c.edited_at, c.deleted_at
-  FROM comments c LEFT JOIN LATERAL (SELECT name, avatar_url FROM readers r
+  FROM comments c LEFT JOIN LATERAL (SELECT name, avatar_url, badge FROM readers r
                                       WHERE r.tenant_id = c.tenant_id AND r.id = c.author_id LIMIT 1) r ON true`;
 const SINCE = "($3::timestamptz IS NULL OR c.created_at >= $3 OR c.edited_at >= $3)";
 
@@ -61,7 +62,9 @@ interface ExportedCommentRow {
   author_id: string;
   author_name: string | null;
   author_avatar: string | null;
+  author_badge: string | null;
   body: string;
+  body_html: string | null;
   status: CommentStatus;
   pinned: boolean;
   created_at: Date;
@@ -105,11 +108,11 @@ export async function* exportRecords(sql: TenantSql, opts: { since: Date | null;
 
   let afterReader: string | null = null;
   for (;;) {
-    type R = { id: string; name: string; avatar_url: string | null; created_at: Date };
+    type R = { id: string; name: string; avatar_url: string | null; badge: string | null; created_at: Date };
     const rows: R[] = await sql.query<R>(READERS, [afterReader, BATCH, since]);
     for (const r of rows) {
       counts.readers++;
-      yield { type: "reader", id: r.id, name: r.name, avatarUrl: r.avatar_url, createdAt: iso(r.created_at) };
+      yield { type: "reader", id: r.id, name: r.name, avatarUrl: r.avatar_url, badge: r.badge, createdAt: iso(r.created_at) };
     }
     if (rows.length < BATCH) break;
     afterReader = rows[rows.length - 1]!.id;
@@ -128,8 +131,9 @@ export async function* exportRecords(sql: TenantSql, opts: { since: Date | null;
           id: c.id,
           discussionId: d.id,
           parentId: c.parent_id,
-          author: { id: c.author_id, name: c.author_name ?? "", avatarUrl: c.author_avatar },
+          author: { id: c.author_id, name: c.author_name ?? "", avatarUrl: c.author_avatar, badge: c.author_badge },
           body: c.body,
+          bodyHtml: storedBodyHtml({ body: c.body, bodyHtml: c.body_html }),
           status: c.status,
           pinned: c.pinned,
           createdAt: iso(c.created_at),

@@ -33,6 +33,8 @@ export const ReaderRecord = z.object({
   id: z.string().max(255),
   name: z.string().max(1_000),
   avatarUrl: z.string().max(4_000).nullable().optional(),
+  /** the reader's badge (contract section 21): exported; an import does not restore it */
+  badge: z.string().max(100).nullable().optional(),
   createdAt: iso,
 });
 
@@ -41,8 +43,15 @@ export const CommentRecord = z.object({
   id: z.string().min(1).max(64),
   discussionId: DiscussionRecord.shape.id,
   parentId: z.string().min(1).max(64).nullable().optional(),
-  author: z.object({ id: z.string().max(255), name: z.string().max(1_000), avatarUrl: z.string().max(4_000).nullable().optional() }),
+  author: z.object({
+    id: z.string().max(255),
+    name: z.string().max(1_000),
+    avatarUrl: z.string().max(4_000).nullable().optional(),
+    badge: z.string().max(100).nullable().optional(),
+  }),
   body: z.string().refine((s) => !s.includes("\u0000"), "must not contain NUL characters"),
+  /** the export's rendering of body; an import renders the body again (HTML from a file is never stored) */
+  bodyHtml: z.string().optional(),
   status: z.enum(CommentStatus),
   pinned: z.boolean().default(false),
   createdAt: iso,

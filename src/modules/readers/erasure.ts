@@ -1,8 +1,9 @@
 // Erasing a reader (contract section 13, docs/privacy.md). Batched so that no discussion is held for
-// long: each discussion the reader wrote or reacted in is worked through in statements of at most
-// ERASURE_BATCH of their comments (eng_erase_reader_batch, one statement under that discussion's
-// lock, like every write), which anonymize or remove them with the comment_deleted event a deletion
-// appends and scrub the events that carried them; then one statement without any discussion lock
+// long: each discussion the reader wrote or reacted in (on a comment or on the page) is worked
+// through in statements of at most ERASURE_BATCH of their comments (eng_erase_reader_batch, one
+// statement under that discussion's lock, like every write), which anonymize or remove them with the
+// comment_deleted event a deletion appends and scrub the events that carried them, and the last of
+// which removes their reactions there and fixes the counts; then one statement without any discussion lock
 // (eng_erase_reader_rest) scrubs the rest of the event log, removes their reports, stream tickets,
 // kept Idempotency-Key answers, mail (queued or sent) and their profile. Running it again finds nothing left to do.
 //
@@ -16,6 +17,7 @@
 // so it carries no Idempotent-Replayed header (nor does any part of it come from recorded results);
 // a repeat after the answer was kept gets that answer with Idempotent-Replayed: true. A request whose
 // key was taken over while it still ran keeps erasing too: the same outcome, harmless.
+import { renderBody } from "../../lib/markdown.js";
 import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { runWrite } from "../../events/statement.js";
@@ -24,6 +26,8 @@ import { recordAudit } from "../audit/audit.js";
 
 /** The body an anonymized comment keeps. */
 export const ERASED_BODY = "[erased]";
+/** its bodyHtml: the marker as plain text renders it (src/lib/markdown.ts) */
+const ERASED_BODY_HTML = renderBody(ERASED_BODY, { markdown: false, images: false }).html;
 /** How many of a reader's comments one statement erases (one discussion locked meanwhile), unless the runtime says otherwise. */
 export const ERASURE_BATCH = 500;
 
@@ -36,7 +40,9 @@ export interface ReaderErasure {
   commentsDeleted: number;
   /** comments removed but kept as a tombstone (status deleted, no body, no author) because replies hang under them */
   commentsTombstoned: number;
+  /** on comments and on discussions (page reactions) */
   reactionsRemoved: number;
+  votesRemoved: number;
   reportsRemoved: number;
   eventsScrubbed: number;
   /** whether a profile was held (false: erased already, or never seen) */
@@ -46,6 +52,9 @@ export interface ReaderErasure {
 const DISCUSSIONS = `SELECT DISTINCT discussion_id AS id FROM comments WHERE tenant_id = $1 AND author_id = $2
   UNION SELECT DISTINCT c.discussion_id FROM reactions r JOIN comments c ON c.tenant_id = r.tenant_id AND c.id = r.comment_id
          WHERE r.tenant_id = $1 AND r.reader_id = $2
+  UNION SELECT DISTINCT discussion_id FROM page_reactions WHERE tenant_id = $1 AND reader_id = $2
+  UNION SELECT DISTINCT c.discussion_id FROM votes v JOIN comments c ON c.tenant_id = v.tenant_id AND c.id = v.comment_id
+         WHERE v.tenant_id = $1 AND v.reader_id = $2
   ORDER BY id`;
 
 export function checkReaderId(readerId: string): void {
@@ -67,6 +76,7 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
     commentsDeleted: 0,
     commentsTombstoned: 0,
     reactionsRemoved: 0,
+    votesRemoved: 0,
     reportsRemoved: 0,
     eventsScrubbed: 0,
     profileRemoved: false,
@@ -82,6 +92,7 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
         discussion: id,
         delete: mode === "delete",
         marker: ERASED_BODY,
+        markerHtml: ERASED_BODY_HTML,
         limit: ctx.app.erasure.batchSize,
         at: ctx.app.clock.now(),
       });
@@ -89,6 +100,7 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
       out.commentsDeleted += b.removed;
       out.commentsTombstoned += b.tombstones;
       out.reactionsRemoved += b.reactions;
+      out.votesRemoved += b.votes;
       out.eventsScrubbed += b.eventsScrubbed;
       if (b.done) break;
     }

@@ -1,8 +1,10 @@
 // A reader's data export (contract section 13, docs/privacy.md): every datum the service holds about
 // one reader, as one JSON document — the profile, every comment of theirs in any status with the
 // bodies the event log still holds for it (the comments table keeps only the current body), their
-// reactions, the reports they made, the sanctions imposed on them, and notification preferences (the
-// service keeps none: an empty object). Read with six statements, none of them locking anything.
+// reactions (on comments, and on discussions: page reactions) and votes, the reports they made, the
+// sanctions imposed on them, the discussions they follow or silenced (contract section 19), and
+// notification preferences (the service keeps none beyond the profile's: an empty object).
+// Read with nine statements, none of them locking anything.
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { CommentStatus } from "../../generated/prisma/enums.js";
@@ -18,7 +20,10 @@ export interface ReaderExport {
     id: string;
     name: string;
     avatarUrl: string | null;
+    badge: string | null;
     replyEmails: string | null;
+    /** emails of new comments in followed discussions (immediate, daily, off) */
+    subscriptionEmails: string;
     email: string | null;
     emailSuppressedAt: string | null;
     createdAt: string;
@@ -26,6 +31,10 @@ export interface ReaderExport {
   } | null;
   comments: ExportedComment[];
   reactions: { commentId: string; discussionId: string; kind: string; createdAt: string }[];
+  /** their reactions on discussions themselves (page reactions, contract section 18) */
+  pageReactions: { discussionId: string; kind: string; createdAt: string }[];
+  /** the reader's votes on comments: 1 or -1 */
+  votes: { commentId: string; discussionId: string; value: number; createdAt: string; updatedAt: string }[];
   reports: {
     id: string;
     commentId: string;
@@ -36,6 +45,8 @@ export interface ReaderExport {
     dismissedAt: string | null;
   }[];
   sanctions: { until: string | null; reason: string | null; createdAt: string; liftedAt: string | null }[];
+  /** the discussions they follow (`all`) or silenced (`off`); `replies`, the default, is not kept */
+  subscriptions: { discussionId: string; mode: string; createdAt: string; updatedAt: string }[];
   notificationPreferences: Record<string, never>;
 }
 
@@ -46,6 +57,8 @@ interface ExportedComment {
   /** the author name an import gave this comment (comments.author_name); null: the profile's name */
   authorName: string | null;
   body: string;
+  /** its rendering (null only before the start-up backfill reached it) */
+  bodyHtml: string | null;
   status: CommentStatus;
   pinned: boolean;
   createdAt: string;
@@ -59,9 +72,9 @@ interface ExportedComment {
   history: { event: string; at: string; body: string }[];
 }
 
-const PROFILE = `SELECT id, name, avatar_url AS "avatarUrl", reply_emails::text AS "replyEmails", email, eng_iso(email_suppressed_at) AS "emailSuppressedAt", eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
+const PROFILE = `SELECT id, name, avatar_url AS "avatarUrl", badge, reply_emails::text AS "replyEmails", subscription_emails::text AS "subscriptionEmails", email, eng_iso(email_suppressed_at) AS "emailSuppressedAt", eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
   FROM readers WHERE tenant_id = $1 AND id = $2`;
-const COMMENTS = `SELECT id, discussion_id AS "discussionId", parent_id AS "parentId", author_name AS "authorName", body, status::text AS status, pinned,
+const COMMENTS = `SELECT id, discussion_id AS "discussionId", parent_id AS "parentId", author_name AS "authorName", body, body_html AS "bodyHtml", status::text AS status, pinned,
     eng_iso(created_at) AS "createdAt", eng_iso(edited_at) AS "editedAt", eng_iso(deleted_at) AS "deletedAt",
     eng_iso(published_at) AS "publishedAt", reaction_counts AS reactions, reply_count AS "replyCount", moderation_reason AS "moderationReason"
   FROM comments WHERE tenant_id = $1 AND author_id = $2 ORDER BY created_at, id`;
@@ -76,11 +89,21 @@ const HISTORY = `SELECT e.payload #>> '{data,comment,id}' AS "commentId", e.type
 const REACTIONS = `SELECT r.comment_id AS "commentId", c.discussion_id AS "discussionId", r.kind, eng_iso(r.created_at) AS "createdAt"
   FROM reactions r JOIN comments c ON c.tenant_id = r.tenant_id AND c.id = r.comment_id
  WHERE r.tenant_id = $1 AND r.reader_id = $2 ORDER BY r.created_at, r.comment_id, r.kind`;
+const PAGE_REACTIONS = `SELECT discussion_id AS "discussionId", kind, eng_iso(created_at) AS "createdAt"
+  FROM page_reactions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at, discussion_id, kind`;
+
+const VOTES = `SELECT v.comment_id AS "commentId", c.discussion_id AS "discussionId", v.value, eng_iso(v.created_at) AS "createdAt",
+    eng_iso(v.updated_at) AS "updatedAt"
+  FROM votes v JOIN comments c ON c.tenant_id = v.tenant_id AND c.id = v.comment_id
+ WHERE v.tenant_id = $1 AND v.reader_id = $2 ORDER BY v.created_at, v.comment_id`;
 const REPORTS = `SELECT id, comment_id AS "commentId", reason::text AS reason, note, status::text AS status,
     eng_iso(created_at) AS "createdAt", eng_iso(dismissed_at) AS "dismissedAt"
   FROM comment_reports WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at, id`;
 const SANCTIONS = `SELECT eng_iso(until) AS until, reason, eng_iso(created_at) AS "createdAt", eng_iso(lifted_at) AS "liftedAt"
   FROM reader_sanctions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at, id`;
+
+const SUBSCRIPTIONS = `SELECT discussion_id AS "discussionId", mode::text AS mode, eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
+  FROM discussion_subscriptions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY discussion_id`;
 
 /** A comment the reader wrote as COMMENTS reads it; its history comes from HISTORY. */
 type HeldCommentRow = Omit<ExportedComment, "history">;
@@ -97,15 +120,26 @@ export async function exportReader(
 ): Promise<ReaderExport> {
   const args = [readerId];
   const q = <T>(text: string, name: string) => store(ctx).sql.query<T & Record<string, unknown>>(text, args, name);
-  const [profile, comments, history, reactions, reports, sanctions] = await Promise.all([
+  const [profile, comments, history, reactions, pageReactions, votes, reports, sanctions, subscriptions] = await Promise.all([
     q<NonNullable<ReaderExport["profile"]>>(PROFILE, "reader_export_profile"),
     q<HeldCommentRow>(COMMENTS, "reader_export_comments"),
     q<{ commentId: string; event: string; at: string; body: string }>(HISTORY, "reader_export_history"),
     q<ReaderExport["reactions"][number]>(REACTIONS, "reader_export_reactions"),
+    q<ReaderExport["pageReactions"][number]>(PAGE_REACTIONS, "reader_export_page_reactions"),
+    q<ReaderExport["votes"][number]>(VOTES, "reader_export_votes"),
     q<ReaderExport["reports"][number]>(REPORTS, "reader_export_reports"),
     q<ReaderExport["sanctions"][number]>(SANCTIONS, "reader_export_sanctions"),
+    q<ReaderExport["subscriptions"][number]>(SUBSCRIPTIONS, "reader_export_subscriptions"),
   ]);
-  const held = profile.length + comments.length + reactions.length + reports.length + sanctions.length;
+  const held =
+    profile.length +
+    comments.length +
+    reactions.length +
+    pageReactions.length +
+    votes.length +
+    reports.length +
+    sanctions.length +
+    subscriptions.length;
   if (opts.mustExist && held === 0) throw errors.notFound("Reader");
   const byComment = new Map<string, ExportedComment["history"]>();
   for (const h of history) {
@@ -124,8 +158,11 @@ export async function exportReader(
       history: byComment.get(c.id) ?? [],
     })),
     reactions,
+    pageReactions,
+    votes,
     reports,
     sanctions,
+    subscriptions,
     notificationPreferences: {},
   };
 }

@@ -4,8 +4,9 @@
 import { builder } from "../../graphql/builder.js";
 import { CommentType, ReaderType } from "../comments/graphql.js";
 import { ReplyEmailsEnum } from "../settings/graphql.js";
-import { getReaderProfile, type ReaderCommentCounts, type ReaderProfile } from "./profile.js";
+import { getReaderProfile, type FollowedDiscussion, type ReaderCommentCounts, type ReaderProfile } from "./profile.js";
 import { banReader, liftReaderBan, type Sanction } from "./sanctions.js";
+import { updateReader } from "./badge.js";
 import { exportReader } from "./export.js";
 import { eraseReader, type ReaderErasure } from "./erasure.js";
 import { currentReader, requireReader, tenantIdOf } from "../../context/request.js";
@@ -34,12 +35,30 @@ const ReaderEmailStatusEnum = builder.enumType("ReaderEmailStatus", {
   values: ["none", "verified", "suppressed"] as const,
 });
 
+const FollowedDiscussionType = builder.objectRef<FollowedDiscussion>("FollowedDiscussion").implement({
+  description: "A discussion a reader follows (mode all) or silenced (mode off).",
+  fields: (t) => ({
+    discussionId: t.exposeString("discussionId"),
+    title: t.exposeString("title", { nullable: true }),
+    mode: t.exposeString("mode", { description: "all | off" }),
+    since: t.expose("since", { type: "DateTime", description: "when the reader chose it" }),
+  }),
+});
+
 const ReaderProfileType = builder.objectRef<ReaderProfile>("ReaderProfile").implement({
   description: "A reader as a moderator sees them: profile, comment counts, open reports, sanction, latest comments.",
   fields: (t) => ({
     id: t.exposeID("id"),
     name: t.exposeString("name"),
     avatarUrl: t.exposeString("avatarUrl", { nullable: true }),
+    badge: t.exposeString("badge", {
+      nullable: true,
+      description: "The label shown by the reader's name (at most 20 characters); null when none.",
+    }),
+    badgeSource: t.exposeString("badgeSource", {
+      nullable: true,
+      description: "Who set the badge: claim (the identity's `badge` claim) or moderator (which wins until cleared); null when none.",
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime", description: "when the service first saw the reader" }),
     commentCounts: t.field({ type: ReaderCommentCountsType, resolve: (r) => r.commentCounts }),
     openReports: t.exposeInt("openReports", { description: "open reports against the reader's comments" }),
@@ -66,6 +85,16 @@ const ReaderProfileType = builder.objectRef<ReaderProfile>("ReaderProfile").impl
       description: "The reader's latest 20 comments, any status, newest first.",
       resolve: (r) => r.recentComments,
     }),
+    following: t.field({
+      type: [FollowedDiscussionType],
+      description: "The discussions the reader follows or silenced, latest choice first (at most 50).",
+      resolve: (r) => r.following,
+    }),
+    followingCount: t.exposeInt("followingCount", { description: "How many discussions the reader follows (mode all)." }),
+    inboxItems: t.exposeInt("inboxItems", {
+      description: "Items the reader's inbox holds (the retention job deletes them after inbox.retentionDays).",
+    }),
+    inboxUnread: t.exposeInt("inboxUnread", { description: "Of those, the ones not read yet." }),
   }),
 });
 
@@ -74,6 +103,16 @@ const BanReaderInput = builder.inputType("BanReaderInput", {
     until: t.string({ required: false, description: "ISO 8601, in the future: a suspension; absent or null: a ban until lifted." }),
     reason: t.string({ required: false, description: "Up to 500 characters, for moderators." }),
     rejectPending: t.boolean({ required: false, description: "Also reject the reader's pending comments (default false)." }),
+  }),
+});
+
+const UpdateReaderInput = builder.inputType("UpdateReaderInput", {
+  fields: (t) => ({
+    badge: t.string({
+      required: false,
+      description:
+        "At most 20 characters, trimmed, no control characters: wins over the identity's claim; null clears it; absent: unchanged.",
+    }),
   }),
 });
 
@@ -94,6 +133,16 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: BanReaderInput, required: false }) },
     resolve: async (_root, { id, input }, ctx) => {
       await banReader(ctx, id, input ?? {});
+      return getReaderProfile(ctx, id);
+    },
+  }),
+  updateReader: t.field({
+    type: ReaderProfileType,
+    description: "Changes what a moderator may change of the reader: their badge (audited as reader.badge).",
+    authScopes: { capability: "moderate_content" },
+    args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateReaderInput, required: true }) },
+    resolve: async (_root, { id, input }, ctx) => {
+      await updateReader(ctx, id, input);
       return getReaderProfile(ctx, id);
     },
   }),
@@ -123,6 +172,7 @@ const ReaderErasureType = builder.objectRef<ReaderErasure>("ReaderErasure").impl
       description: "deleted comments kept as tombstones for the replies under them",
     }),
     reactionsRemoved: t.exposeInt("reactionsRemoved"),
+    votesRemoved: t.exposeInt("votesRemoved", { description: "the reader's votes, taken out of the comments' tallies" }),
     reportsRemoved: t.exposeInt("reportsRemoved"),
     eventsScrubbed: t.exposeInt("eventsScrubbed", {
       description: "event-log entries rewritten (replays and webhook deliveries read them)",
@@ -172,7 +222,9 @@ builder.queryField("viewer", (t) =>
     authScopes: { browser: true },
     resolve: async (_r, _a, ctx) => {
       const reader = await currentReader(ctx);
-      return reader ? { tenantId: tenantIdOf(ctx), id: reader.id, name: reader.name, avatarUrl: reader.avatarUrl } : null;
+      return reader
+        ? { tenantId: tenantIdOf(ctx), id: reader.id, name: reader.name, avatarUrl: reader.avatarUrl, badge: reader.badge ?? null }
+        : null;
     },
   }),
 );

@@ -1,6 +1,7 @@
 // A reader as a moderator sees them (moderate_content, declared by the GraphQL field): profile, how
 // many comments they have of each status, the open reports against their comments, the sanction in
-// force (judged at the app clock's now) and their latest comments of any status. Two statements.
+// force (judged at the app clock's now), their latest comments of any status, the discussions they
+// follow or have silenced (contract section 19) and how many items their inbox keeps. Three statements.
 import { loadTenant, type RequestContext, store } from "../../context/request.js";
 import { resolveSettings, type ReplyEmails } from "../../tenancy/settings-model.js";
 import { errors } from "../../lib/errors.js";
@@ -10,6 +11,16 @@ import type { Sanction } from "./sanctions.js";
 
 /** How many of the reader's latest comments the profile shows. */
 export const RECENT_COMMENTS = 20;
+/** How many of the discussions they follow (or silenced) it shows, latest choice first. */
+export const FOLLOWED_SHOWN = 50;
+
+/** A discussion the reader chose a mode other than the default `replies` for (replies is kept as no row). */
+export interface FollowedDiscussion {
+  discussionId: string;
+  title: string | null;
+  mode: "all" | "off";
+  since: Date;
+}
 
 export interface ReaderCommentCounts {
   approved: number;
@@ -22,6 +33,9 @@ export interface ReaderProfile {
   id: string;
   name: string;
   avatarUrl: string | null;
+  /** the badge shown by their name (contract section 21), and who set it */
+  badge: string | null;
+  badgeSource: "claim" | "moderator" | null;
   createdAt: Date;
   commentCounts: ReaderCommentCounts;
   openReports: number;
@@ -32,9 +46,16 @@ export interface ReaderProfile {
   replyEmails: ReplyEmails;
   replyEmailsChosen: boolean;
   recentComments: CommentInContext[];
+  /** the discussions they follow (`all`) or silenced (`off`), latest first, at most FOLLOWED_SHOWN */
+  following: FollowedDiscussion[];
+  /** how many discussions they follow (mode all) */
+  followingCount: number;
+  /** items their inbox keeps (within retention), and how many of them are unread */
+  inboxItems: number;
+  inboxUnread: number;
 }
 
-const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.created_at, r.reply_emails::text AS reply_emails,
+const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.badge, r.badge_source, r.created_at, r.reply_emails::text AS reply_emails,
     CASE WHEN r.email IS NULL THEN 'none' WHEN r.email_suppressed_at IS NOT NULL THEN 'suppressed' ELSE 'verified' END AS email_status,
     (SELECT json_build_object('approved', count(*) FILTER (WHERE status = 'approved'), 'pending', count(*) FILTER (WHERE status = 'pending'),
             'rejected', count(*) FILTER (WHERE status = 'rejected'), 'deleted', count(*) FILTER (WHERE status = 'deleted'))
@@ -43,30 +64,49 @@ const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.created_at, r.reply_emails
       WHERE cr.tenant_id = r.tenant_id AND c.author_id = r.id AND cr.status = 'open') AS open_reports,
     (SELECT eng_sanction_json(s) FROM reader_sanctions s
       WHERE s.tenant_id = r.tenant_id AND s.reader_id = r.id AND s.lifted_at IS NULL AND (s.until IS NULL OR s.until > $3)
-      ORDER BY s.created_at DESC LIMIT 1) AS sanction
+      ORDER BY s.created_at DESC LIMIT 1) AS sanction,
+    (SELECT count(*)::int FROM discussion_subscriptions f WHERE f.tenant_id = r.tenant_id AND f.reader_id = r.id AND f.mode = 'all') AS following_count,
+    (SELECT json_build_object('items', count(*), 'unread', count(*) FILTER (WHERE i.read_at IS NULL))
+       FROM inbox_items i WHERE i.tenant_id = r.tenant_id AND i.reader_id = r.id) AS inbox
   FROM readers r WHERE r.tenant_id = $1 AND r.id = $2`;
 
 const RECENT = `SELECT ${COMMENT_COLUMNS}, ${CONTEXT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
   ${CONTEXT_JOINS}
   WHERE c.tenant_id = $1 AND c.author_id = $2 ORDER BY c.created_at DESC, c.id DESC LIMIT ${RECENT_COMMENTS}`;
 
+const FOLLOWED = `SELECT f.discussion_id, d.title, f.mode::text AS mode, f.updated_at FROM discussion_subscriptions f
+  LEFT JOIN discussions d ON d.tenant_id = f.tenant_id AND d.id = f.discussion_id
+  WHERE f.tenant_id = $1 AND f.reader_id = $2 ORDER BY f.updated_at DESC, f.discussion_id LIMIT ${FOLLOWED_SHOWN}`;
+
+interface FollowedSqlRow {
+  discussion_id: string;
+  title: string | null;
+  mode: "all" | "off";
+  updated_at: Date;
+}
+
 interface ProfileSqlRow {
   id: string;
   name: string;
   avatar_url: string | null;
+  badge: string | null;
+  badge_source: string | null;
   created_at: Date;
   counts: ReaderCommentCounts;
   open_reports: number;
   sanction: Sanction | null;
   reply_emails: ReplyEmails | null;
   email_status: ReaderProfile["emailStatus"];
+  following_count: number;
+  inbox: { items: number; unread: number };
 }
 
 /** The reader's profile; 404 when the tenant has no such reader. */
 export async function getReaderProfile(ctx: RequestContext, readerId: string): Promise<ReaderProfile> {
-  const [profile, recent, tenant] = await Promise.all([
+  const [profile, recent, followed, tenant] = await Promise.all([
     store(ctx).sql.query<ProfileSqlRow>(PROFILE, [readerId, ctx.app.clock.now()], "reader_profile"),
     store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(RECENT, [readerId], "reader_recent_comments"),
+    store(ctx).sql.query<FollowedSqlRow>(FOLLOWED, [readerId], "reader_followed"),
     loadTenant(ctx),
   ]);
   const p = profile[0];
@@ -75,6 +115,8 @@ export async function getReaderProfile(ctx: RequestContext, readerId: string): P
     id: p.id,
     name: p.name,
     avatarUrl: p.avatar_url,
+    badge: p.badge,
+    badgeSource: p.badge_source as ReaderProfile["badgeSource"],
     createdAt: p.created_at,
     commentCounts: p.counts,
     openReports: p.open_reports,
@@ -83,5 +125,9 @@ export async function getReaderProfile(ctx: RequestContext, readerId: string): P
     replyEmails: p.reply_emails ?? resolveSettings(tenant.settings).email.defaultReplies,
     replyEmailsChosen: p.reply_emails !== null,
     recentComments: recent.map((r) => ({ ...rowToComment(r), moderation: contextOf(r) })),
+    following: followed.map((f) => ({ discussionId: f.discussion_id, title: f.title, mode: f.mode, since: f.updated_at })),
+    followingCount: p.following_count,
+    inboxItems: p.inbox.items,
+    inboxUnread: p.inbox.unread,
   };
 }

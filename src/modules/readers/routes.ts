@@ -1,4 +1,5 @@
-// REST routes of readers (contract section 12), moderate_content: GET /readers/:readerId, and
+// REST routes of readers (contract section 12), moderate_content: GET /readers/:readerId, PATCH
+// /readers/:readerId (its badge, contract section 21), and
 // POST / DELETE /readers/:readerId/ban; privacy (contract section 13, docs/privacy.md): GET
 // /readers/:readerId/export and DELETE /readers/:readerId (manage_readers), GET /me/export and
 // DELETE /me (the reader of X-Service-Identity).
@@ -11,6 +12,7 @@ import {
   RestMyExportDocument,
   RestReaderDocument,
   RestReaderExportDocument,
+  RestUpdateReaderDocument,
 } from "../../generated/operations.js";
 import { restComment } from "../comments/routes.js";
 
@@ -30,6 +32,14 @@ export const readerRoutes = [
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
     respond: (d) => restReader(d.reader),
+  }),
+  route({
+    method: "PATCH",
+    path: "/readers/:readerId",
+    document: RestUpdateReaderDocument,
+    variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
+    paramVars: ["id"],
+    respond: (d) => restReader(d.updateReader),
   }),
   route({
     method: "POST",

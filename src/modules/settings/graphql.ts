@@ -1,6 +1,12 @@
 // Tenant settings as typed objects (manage_settings): read, patch, identity-secret rotation; and the few a reader-facing client needs (`readerSettings`, any key).
 import { builder } from "../../graphql/builder.js";
-import { DELIVERY_TUNABLES, REPLY_EMAIL_CHOICES, type Settings } from "../../tenancy/settings-model.js";
+import {
+  DEFAULT_AKISMET_BASE_URL,
+  DELIVERY_TUNABLES,
+  REPLY_EMAIL_CHOICES,
+  VOTE_MODES,
+  type Settings,
+} from "../../tenancy/settings-model.js";
 import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 import { getSettings, rotateIdentitySecret, updateSettings, type RotatedIdentitySecret } from "./settings.js";
 import type { ShownHook } from "../moderation-hook/secret.js";
@@ -46,6 +52,12 @@ const IdempotencySettings = builder.objectRef<Settings["idempotency"]>("Idempote
   }),
 });
 
+const InboxSettings = builder.objectRef<Settings["inbox"]>("InboxSettings").implement({
+  fields: (t) => ({
+    retentionDays: t.exposeInt("retentionDays", { description: "Days a reader's inbox items are kept (default 90, 1–3650)." }),
+  }),
+});
+
 const ReportAction = builder.enumType("ReportAction", { values: ["queue", "hold"] as const });
 const HookFallback = builder.enumType("ModerationHookFallback", { values: ["hold", "approve", "reject"] as const });
 
@@ -60,6 +72,17 @@ const SafetyHookSettings = builder.objectRef<NonNullable<Settings["safety"]["hoo
       description:
         "The hook's Standard Webhooks signing secret (whsec_…): only in the updateSettings answer that set the hook or changed its url; null otherwise.",
       resolve: (hook) => (hook as ShownHook).secret ?? null,
+    }),
+  }),
+});
+
+const SafetyAkismetSettings = builder.objectRef<NonNullable<Settings["safety"]["akismet"]>>("SafetyAkismetSettings").implement({
+  description: "Akismet: each new comment is checked before it is written (docs/safety.md). Its API key is write-only: never answered.",
+  fields: (t) => ({
+    blog: t.exposeString("blog", { description: "The site Akismet knows the key for." }),
+    baseUrl: t.string({
+      description: "Akismet's API (default https://rest.akismet.com).",
+      resolve: (a) => a.baseUrl ?? DEFAULT_AKISMET_BASE_URL,
     }),
   }),
 });
@@ -83,6 +106,7 @@ const SafetySettings = builder.objectRef<Settings["safety"]>("SafetySettings").i
       description: "At the threshold, queue (default: stays published, listed as reported) or hold (taken out of public view).",
     }),
     hook: t.expose("hook", { type: SafetyHookSettings, nullable: true }),
+    akismet: t.expose("akismet", { type: SafetyAkismetSettings, nullable: true }),
   }),
 });
 
@@ -172,12 +196,20 @@ const FormattingSettings = builder.objectRef<Settings["formatting"]>("Formatting
   }),
 });
 
+const VoteModeEnum = builder.enumType("VoteMode", {
+  description: "Votes on comments: off (default), up (upvotes only) or updown (upvotes and downvotes).",
+  values: VOTE_MODES,
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
     editWindowSeconds: t.exposeInt("editWindowSeconds"),
     reactionKinds: t.exposeStringList("reactionKinds"),
     maxBodyLength: t.exposeInt("maxBodyLength"),
+    pageReactionKinds: t.exposeStringList("pageReactionKinds", {
+      description: "The kinds of reaction readers may leave on a discussion itself (page reactions); [] (default): off.",
+    }),
     delivery: t.expose("delivery", { type: DeliverySettings }),
     replay: t.expose("replay", { type: ReplaySettings }),
     rateLimits: t.expose("rateLimits", { type: RateLimitSettings }),
@@ -187,11 +219,16 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     }),
     retention: t.expose("retention", { type: RetentionSettings }),
     idempotency: t.expose("idempotency", { type: IdempotencySettings }),
+    inbox: t.expose("inbox", { type: InboxSettings }),
     safety: t.expose("safety", { type: SafetySettings }),
     identity: t.expose("identity", { type: IdentitySettings }),
     privacy: t.expose("privacy", { type: PrivacySettings }),
     email: t.expose("email", { type: EmailSettings }),
     formatting: t.expose("formatting", { type: FormattingSettings }),
+    votes: t.expose("votes", { type: VoteModeEnum }),
+    autoLockAfterDays: t.exposeInt("autoLockAfterDays", {
+      description: "Discussions this many days old (from their creation) are locked within a minute of it; 0 (default): never.",
+    }),
   }),
 });
 
@@ -224,8 +261,20 @@ const IdempotencyPatch = builder.inputType("IdempotencySettingsPatch", {
   fields: (t) => ({ ttlHours: t.int() }),
 });
 
+const InboxPatch = builder.inputType("InboxSettingsPatch", {
+  fields: (t) => ({ retentionDays: t.int() }),
+});
+
 const SafetyHookPatch = builder.inputType("SafetyHookSettingsPatch", {
   fields: (t) => ({ url: t.string(), timeoutMs: t.int(), onTimeout: t.string({ description: "hold | approve | reject" }) }),
+});
+
+const SafetyAkismetPatch = builder.inputType("SafetyAkismetSettingsPatch", {
+  fields: (t) => ({
+    apiKey: t.string({ description: "Write-only: stored encrypted, never answered. Required when Akismet is first set." }),
+    blog: t.string({ description: "The site's URL, as Akismet knows it." }),
+    baseUrl: t.string({ description: "https://host[:port] of Akismet's API; null: https://rest.akismet.com." }),
+  }),
 });
 
 const SafetyPatch = builder.inputType("SafetySettingsPatch", {
@@ -237,6 +286,7 @@ const SafetyPatch = builder.inputType("SafetySettingsPatch", {
     reportThreshold: t.int(),
     reportAction: t.string({ description: "queue | hold" }),
     hook: t.field({ type: SafetyHookPatch, description: "null removes the hook" }),
+    akismet: t.field({ type: SafetyAkismetPatch, description: "null turns Akismet off" }),
   }),
 });
 
@@ -287,6 +337,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     editWindowSeconds: t.int(),
     reactionKinds: t.stringList(),
     maxBodyLength: t.int(),
+    pageReactionKinds: t.stringList({ description: "The whole list (at most 32); [] turns page reactions off." }),
     delivery: t.field({ type: DeliveryPatch }),
     replay: t.field({ type: ReplayPatch }),
     rateLimits: t.field({ type: RateLimitPatch }),
@@ -294,11 +345,14 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     allowedOrigins: t.stringList(),
     retention: t.field({ type: RetentionPatch }),
     idempotency: t.field({ type: IdempotencyPatch }),
+    inbox: t.field({ type: InboxPatch }),
     safety: t.field({ type: SafetyPatch }),
     identity: t.field({ type: IdentityPatch }),
     privacy: t.field({ type: PrivacyPatch }),
     email: t.field({ type: EmailPatch }),
     formatting: t.field({ type: FormattingPatch }),
+    votes: t.string({ description: "off | up | updown" }),
+    autoLockAfterDays: t.int({ description: "0..36500; 0 turns auto-close off." }),
   }),
 });
 
@@ -320,6 +374,14 @@ const ReaderSettingsType = builder.objectRef<Settings>("ReaderSettings").impleme
     reactionKinds: t.exposeStringList("reactionKinds", { description: "The reaction kinds readers may use." }),
     editWindowSeconds: t.exposeInt("editWindowSeconds", { description: "How long after posting a reader may edit (0: no limit)." }),
     maxBodyLength: t.exposeInt("maxBodyLength", { description: "The longest comment body, in characters." }),
+    formatting: t.expose("formatting", {
+      type: FormattingSettings,
+      description: "Whether bodies are Markdown (a client shows its Write/Preview tabs and formatting help) and may show images.",
+    }),
+    pageReactionKinds: t.exposeStringList("pageReactionKinds", {
+      description: "The reaction kinds readers may leave on the discussion itself; empty: page reactions are off.",
+    }),
+    votes: t.expose("votes", { type: VoteModeEnum, description: "What readers may vote on comments: off, up, or updown." }),
   }),
 });
 

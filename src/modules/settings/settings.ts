@@ -18,6 +18,7 @@ import { recordAudit } from "../audit/audit.js";
 import { identitySecretKid } from "../../auth/identity.js";
 import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";
 import { auditedPatch, checkSmtpUrl, sealSmtpUrl } from "../email/smtp-url.js";
+import { checkAkismetBaseUrl, sealAkismetKey, withMaskedAkismetKey, withoutAkismetKey } from "../akismet/settings.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
   return resolveSettings((await loadTenant(ctx)).settings);
@@ -34,6 +35,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   const tenantId = tenantIdOf(ctx);
   await checkHookUrl(ctx, parsed.data);
   await checkSmtpUrl(ctx, parsed.data);
+  await checkAkismetBaseUrl(ctx, parsed.data);
   const { settings, changes } = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
@@ -43,18 +45,25 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     // a new hook or url gets a new signing secret, shown once in this answer
     const hook = sealHookSecret(ctx, before, applySettingsPatch(tenant.settings, parsed.data), parsed.data);
     // a new SMTP URL is stored sealed (src/modules/email/smtp-url.ts)
-    const next = sealSmtpUrl(ctx.app.secretBox, hook.stored);
+    // and Akismet's key (src/modules/akismet/settings.ts)
+    const next = sealAkismetKey(ctx.app.secretBox, sealSmtpUrl(ctx.app.secretBox, hook.stored));
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
     await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
-    const changes = settingsChanges(withoutHookSecret(before), withoutHookSecret(full.data), parsed.data);
+    const unsealed = (s: Settings) => withoutAkismetKey(withoutHookSecret(s));
+    const changes = settingsChanges(unsealed(before), unsealed(full.data), parsed.data);
     return { settings: withShownSecret(full.data, hook.secret), changes };
   });
   delete ctx.cache.tenant;
   ctx.app.authCache.invalidateTenant(tenantId);
   ctx.app.rateLimiter.invalidate(tenantId);
   if (parsed.data.allowedOrigins) await ctx.app.origins.refresh();
-  await recordAudit(ctx, "settings.update", { type: "settings", id: null }, { patch: auditedPatch(parsed.data), changes });
+  await recordAudit(
+    ctx,
+    "settings.update",
+    { type: "settings", id: null },
+    { patch: withMaskedAkismetKey(auditedPatch(parsed.data)), changes },
+  );
   return settings;
 }
 

@@ -3,7 +3,9 @@ import { builder } from "../../graphql/builder.js";
 import { mintStreamTicket, type MintedTicket } from "./ticket-minting.js";
 
 const StreamTicketType = builder.objectRef<MintedTicket>("StreamTicket").implement({
-  description: "A single-use ticket for GET /api/v1/stream/{discussionId}?ticket=… (or the subscription's `ticket`), valid 60 s.",
+  description:
+    "A single-use ticket for GET /api/v1/stream/{discussionId}?ticket=… (or GET /api/v1/stream/me?ticket=… for scope me; or the " +
+    "subscriptions' `ticket`), valid 60 s.",
   fields: (t) => ({
     ticket: t.exposeString("ticket"),
     expiresAt: t.expose("expiresAt", { type: "DateTime" }),
@@ -13,9 +15,17 @@ const StreamTicketType = builder.objectRef<MintedTicket>("StreamTicket").impleme
 builder.mutationField("createStreamTicket", (t) =>
   t.field({
     type: StreamTicketType,
-    description: "Mints a stream ticket bound to the tenant, the discussion and, with X-Service-Identity, the reader.",
+    description:
+      "Mints a stream ticket bound to the tenant, the discussion and, with X-Service-Identity, the reader; or, with " +
+      '`scope: "me"` (instead of discussionId) and X-Service-Identity, to the reader\'s own stream (GET /api/v1/stream/me, myInbox).',
     authScopes: { browser: true },
-    args: { discussionId: t.arg.string({ required: true }) },
-    resolve: (_r, { discussionId }, ctx) => mintStreamTicket(ctx, discussionId),
+    args: {
+      discussionId: t.arg.string({ required: false }),
+      scope: t.arg.string({
+        required: false,
+        description: '"me": the reader\'s own stream (needs X-Service-Identity). Not with discussionId.',
+      }),
+    },
+    resolve: (_r, args, ctx) => mintStreamTicket(ctx, args),
   }),
 );

@@ -1,4 +1,5 @@
-// POST /api/v1/stream/ticket {"discussionId"} → 201 {"ticket","expiresAt"} (the stream itself: src/modules/streams/sse-route.ts).
+// POST /api/v1/stream/ticket {"discussionId"} or {"scope": "me"} → 201 {"ticket","expiresAt"} (the streams
+// themselves: src/modules/streams/sse-route.ts).
 import { bodyObject, route } from "../../http/rest/router.js";
 import { RestCreateStreamTicketDocument } from "../../generated/operations.js";
 
@@ -8,8 +9,11 @@ export const streamTicketRoutes = [
     path: "/stream/ticket",
     identity: "optional",
     document: RestCreateStreamTicketDocument,
-    variables: ({ body }) => ({ discussionId: bodyObject(body, ["discussionId"]).discussionId as string }),
-    body: ["discussionId"],
+    variables: ({ body }) => {
+      const b = bodyObject(body, ["discussionId", "scope"]);
+      return { discussionId: b.discussionId as string | undefined, scope: b.scope as string | undefined };
+    },
+    body: ["discussionId", "scope"],
     respond: (d) => d.createStreamTicket,
     status: 201,
   }),

@@ -1,4 +1,6 @@
-// GET /api/v1/stream/:discussionId — the per-discussion SSE stream (contract section 4, "Stream").
+// GET /api/v1/stream/:discussionId — the per-discussion SSE stream (contract section 4, "Stream"), and
+// GET /api/v1/stream/me — the reader's own stream (contract section 19; a discussion named "me" has
+// no SSE stream of its own: the GraphQL subscription serves it).
 // Everything that can fail (auth, 404, caps, the replay query) happens before the response head
 // is written, so those errors are problem documents; after that the stream only ends.
 //
@@ -18,7 +20,7 @@ import { internalError, knownFailure, writeProblem } from "../../http/problem.js
 import type { CorsPolicy } from "../../http/cors.js";
 import { requestIdOf, type RequestRecorder } from "../../http/observability.js";
 import type { RawRoutes } from "../../http/raw-routes.js";
-import { streamCaller } from "./engine/access.js";
+import { readerStreamCaller, streamCaller } from "./engine/access.js";
 import type { StreamHub } from "../../stream-engine/hub.js";
 import { SseSink } from "../../stream-engine/sse-sink.js";
 import { sseHeaders } from "../../stream-engine/sse-writer.js";
@@ -26,6 +28,9 @@ import { sseHeaders } from "../../stream-engine/sse-writer.js";
 const PREFIX = "/api/v1/stream/";
 /** The route's pattern, as metrics and the access log name it. */
 export const STREAM_ROUTE = `${PREFIX}:discussionId`;
+/** The reader's own stream's path segment, and its route as metrics and the access log name it. */
+const ME = "me";
+export const ME_STREAM_ROUTE = `${PREFIX}${ME}`;
 
 export interface StreamRouteDeps {
   app: AppServices;
@@ -58,10 +63,12 @@ async function serve(deps: StreamRouteDeps, req: IncomingMessage, res: ServerRes
   const reqId = requestIdOf(req.headers["x-request-id"]);
   // what every answer carries, the stream's head included
   const headers: Record<string, string> = { "X-Request-Id": reqId, ...deps.cors.headers(req.headers.origin) };
+  const route = segment === ME ? ME_STREAM_ROUTE : STREAM_ROUTE;
   const record = (status: number) =>
-    deps.record({ reqId, method: "GET", route: STREAM_ROUTE, url: req.url ?? "", status, seconds: (performance.now() - started) / 1000 });
+    deps.record({ reqId, method: "GET", route, url: req.url ?? "", status, seconds: (performance.now() - started) / 1000 });
   try {
-    await openStream(deps, req, res, segment, search, headers, () => record(200));
+    if (segment === ME) await openReaderStream(deps, req, res, search, headers, () => record(200));
+    else await openStream(deps, req, res, segment, search, headers, () => record(200));
   } catch (err) {
     if (res.headersSent) {
       deps.app.log.error({ err, reqId }, "stream failed after it started");
@@ -125,6 +132,37 @@ async function openStream(
       ticket: caller.ticket,
       redeem: caller.redeem,
     },
+    sink,
+  );
+}
+
+/** GET /api/v1/stream/me: the same auth (a key with X-Service-Identity, a ticket of scope me, the deprecated ?token=), caps and framing. */
+async function openReaderStream(
+  { app, hub }: StreamRouteDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  search: string,
+  headers: Record<string, string>,
+  onOpen: () => void,
+): Promise<void> {
+  const query = (search === "" ? {} : parseQuery(search)) as Query;
+  const ticket = str(query, "ticket");
+  const token = str(query, "token");
+  const after = lastEventId(req.headers["last-event-id"], str(query, "lastEventId"));
+  const headerAuth = Boolean(req.headers["x-api-key"] || req.headers.authorization);
+  const viaToken = !headerAuth && !ticket && token !== undefined;
+  if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
+  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET" });
+  if (ctx.rateLimit) Object.assign(headers, rateLimitHeaders(ctx.rateLimit));
+  const caller = await readerStreamCaller(ctx, { ticket: headerAuth ? undefined : ticket, lastEventId: after, origin: req.headers.origin });
+  const sink = new SseSink(res, {
+    headers: sseHeaders(headers),
+    maxBufferedBytes: hub.options.maxBufferedBytes,
+    onOpen,
+    onOverflow: overflowReporter(app, hub, caller.tenantId, ME),
+  });
+  await hub.openReader(
+    { tenantId: caller.tenantId, readerId: caller.readerId, after, settings: caller.settings, ticket: caller.ticket },
     sink,
   );
 }

@@ -11,6 +11,10 @@ import type { CommentJson } from "../../events/write-results.js";
 import { DiscussionType } from "../discussions/graphql.js";
 import { ReactionToggleType } from "../reactions/graphql.js";
 import type { ReactionToggle } from "../reactions/reactions.js";
+import { DiscussionReactionToggleType } from "../reactions/graphql.js";
+import type { DiscussionReactionToggle } from "../reactions/page-reactions.js";
+import { VoteResultType } from "../votes/graphql.js";
+import type { VoteResult } from "../votes/votes.js";
 
 type Connected = Extract<StreamItem, { kind: "connected" }>;
 type EventItem = Extract<StreamItem, { kind: "event" }>;
@@ -47,10 +51,29 @@ const ReactionEventData = builder.objectRef<EventItem>("ReactionEventData").impl
   fields: (t) => ({ reaction: t.field({ type: ReactionToggleType, resolve: (i) => dataOf(i).reaction as ReactionToggle }) }),
 });
 
+const DiscussionReactionEventData = builder.objectRef<EventItem>("DiscussionReactionEventData").implement({
+  description: "reaction_toggled of a page reaction (commentId null): who toggled which kind, and the discussion's counts.",
+  fields: (t) => ({
+    reaction: t.field({ type: DiscussionReactionToggleType, resolve: (i) => dataOf(i).reaction as DiscussionReactionToggle }),
+  }),
+});
+
+const VoteEventData = builder.objectRef<EventItem>("VoteEventData").implement({
+  description: 'reaction_toggled of kind "vote": who voted what, and the comment\'s tallies.',
+  fields: (t) => ({ vote: t.field({ type: VoteResultType, resolve: (i) => dataOf(i).reaction as VoteResult }) }),
+});
+
 const DiscussionEventData = builder.objectRef<EventItem>("DiscussionEventData").implement({
   description: "discussion_* events: the discussion as REST returns it.",
   fields: (t) => ({
-    discussion: t.field({ type: DiscussionType, resolve: (i) => dataOf(i).discussion as unknown as Discussion }),
+    discussion: t.field({
+      type: DiscussionType,
+      // the event's JSON names the counts `reactions`; the row `reactionCounts`
+      resolve: (i) => {
+        const d = dataOf(i).discussion as Record<string, unknown>;
+        return { ...d, reactionCounts: d.reactions ?? {} } as unknown as Discussion;
+      },
+    }),
   }),
 });
 
@@ -77,10 +100,14 @@ const NotificationEventData = builder.objectRef<EventItem>("NotificationEventDat
 
 const EventPayload = builder.unionType("EventPayload", {
   description: "The event's `data`, typed by what it carries.",
-  types: [CommentEventData, ReactionEventData, DiscussionEventData, NotificationEventData],
+  types: [CommentEventData, ReactionEventData, VoteEventData, DiscussionReactionEventData, DiscussionEventData, NotificationEventData],
   resolveType: (i) => {
     const type = i.event.type;
-    if (type === "reaction_toggled") return ReactionEventData;
+    if (type === "reaction_toggled") {
+      const reaction = dataOf(i).reaction as { commentId?: unknown; kind?: unknown };
+      if (reaction.commentId === null) return DiscussionReactionEventData;
+      return reaction.kind === "vote" ? VoteEventData : ReactionEventData;
+    }
     if (type === "notification_reply") return NotificationEventData;
     if (type.startsWith("discussion_")) return DiscussionEventData;
     return CommentEventData;
@@ -105,7 +132,7 @@ const StreamEvent = builder.objectRef<EventItem>("StreamEvent").implement({
   }),
 });
 
-const StreamConnectionTimeout = builder.objectRef<Timeout>("StreamConnectionTimeout").implement({
+export const StreamConnectionTimeout = builder.objectRef<Timeout>("StreamConnectionTimeout").implement({
   description: "Last item before the server completes the subscription; resubscribe with `after` = the last seq.",
   fields: (t) => ({ reason: t.exposeString("reason") }),
 });

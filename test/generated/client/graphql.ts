@@ -47,8 +47,10 @@ export type ClientDiscussionEventsSubscription = { discussionEvents:
     | { __typename: 'StreamEvent', seq: number, type: EventType, payload:
         | { __typename: 'CommentEventData', comment: { id: string, body: string } }
         | { __typename: 'DiscussionEventData' }
+        | { __typename: 'DiscussionReactionEventData' }
         | { __typename: 'NotificationEventData' }
         | { __typename: 'ReactionEventData', reaction: { commentId: string, kind: string, active: boolean } }
+        | { __typename: 'VoteEventData' }
        }
    };
 

@@ -7,6 +7,10 @@
 // At composing time the rules are checked again: the reader still wants mail and has an address that
 // is not suppressed, the reply is still approved and not deleted, and the reader has had fewer than
 // `email.maxPerReaderPerDay` messages in the last 24 hours. What fails them is dropped, not retried.
+// New comments in discussions a reader follows (contract section 19) are queued the same way by the
+// follow worker (email_items.source `new_comment`, the reader's `subscriptions` choice): they make
+// messages of their own (kinds `following` and `following_digest`), whose unsubscribe link stops only
+// them.
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Clock } from "../../../lib/clock.js";
@@ -17,7 +21,7 @@ export interface ComposeDeps {
   prisma: PrismaClient;
   clock: Clock;
   /** builds the one-click unsubscribe URL for a reader */
-  unsubscribeUrl: (tenantId: string, readerId: string) => string;
+  unsubscribeUrl: (tenantId: string, readerId: string, about: "replies" | "subscriptions") => string;
   /** EMAIL_OUTBOX=1: messages are kept (state `outbox`) instead of queued for sending */
   outbox: boolean;
   /** whether a tenant's mail can go anywhere (the outbox, SMTP_URL, or its own email.smtpUrl): else it is dropped */
@@ -42,6 +46,8 @@ interface ReaderRow {
   email: string | null;
   suppressed: boolean;
   mode: ReplyEmails;
+  /** the reader's choice for new comments in followed discussions */
+  subscriptionMode: ReplyEmails;
   tenantName: string;
   settings: unknown;
   recent: number;
@@ -50,6 +56,8 @@ interface ReaderRow {
 type ReplyRow = ReplyItem & { tenantId: string };
 
 const keyOf = (tenantId: string, readerId: string) => `${tenantId}\n${readerId}`;
+/** what a queued item tells of: a reply (`reply`) or a new comment in a followed discussion (`new_comment`) */
+type Source = "reply" | "new_comment";
 
 /**
  * Composes the messages of up to READERS_PER_PASS readers with an item due, in one transaction:
@@ -59,23 +67,25 @@ const keyOf = (tenantId: string, readerId: string) => `${tenantId}\n${readerId}`
 export async function composeDue(deps: ComposeDeps): Promise<ComposeResult> {
   const now = deps.clock.now();
   return deps.prisma.$transaction(async (tx) => {
-    const items = await tx.$queryRawUnsafe<{ tenantId: string; readerId: string; commentId: string; mode: string }[]>(
+    const items = await tx.$queryRawUnsafe<{ tenantId: string; readerId: string; commentId: string; mode: string; source: Source }[]>(
       `DELETE FROM email_items i
         USING (SELECT DISTINCT tenant_id, reader_id FROM email_items WHERE due_at <= $1 LIMIT ${READERS_PER_PASS}) due
         WHERE i.tenant_id = due.tenant_id AND i.reader_id = due.reader_id AND i.created_at <= $1
-       RETURNING i.tenant_id AS "tenantId", i.reader_id AS "readerId", i.comment_id AS "commentId", i.mode`,
+       RETURNING i.tenant_id AS "tenantId", i.reader_id AS "readerId", i.comment_id AS "commentId", i.mode, i.source`,
       now,
     );
     if (items.length === 0) return { messages: 0, dropped: 0 };
+    // one message per reader and source: replies, and new comments of followed discussions
     const byReader = new Map<string, typeof items>();
     for (const item of items) {
-      const k = keyOf(item.tenantId, item.readerId);
+      const k = `${keyOf(item.tenantId, item.readerId)}\n${item.source}`;
       byReader.set(k, [...(byReader.get(k) ?? []), item]);
     }
-    const pairs = [...byReader.values()].map((list) => list[0]!);
+    const pairs = [...new Map(items.map((i) => [keyOf(i.tenantId, i.readerId), i])).values()];
     const readers = await tx.$queryRawUnsafe<ReaderRow[]>(
       `SELECT r.tenant_id AS "tenantId", r.id AS "readerId", r.name, r.email, r.email_suppressed_at IS NOT NULL AS suppressed,
               coalesce(r.reply_emails::text, t.settings #>> '{email,defaultReplies}', 'off') AS mode,
+              r.subscription_emails::text AS "subscriptionMode",
               t.name AS "tenantName", t.settings,
               (SELECT count(*)::int FROM email_messages m
                 WHERE m.tenant_id = r.tenant_id AND m.reader_id = r.id AND m.created_at > $3
@@ -88,7 +98,7 @@ export async function composeDue(deps: ComposeDeps): Promise<ComposeResult> {
       new Date(now.getTime() - DAY_MS),
     );
     const replies = await tx.$queryRawUnsafe<ReplyRow[]>(
-      `SELECT c.tenant_id AS "tenantId", c.id AS "commentId", coalesce(c.author_name, ra.name, 'Someone') AS "authorName", c.body,
+      `SELECT c.tenant_id AS "tenantId", c.id AS "commentId", coalesce(c.author_name, ra.name, 'Someone') AS "authorName", c.body, c.body_html AS "bodyHtml",
               CASE WHEN p.deleted_at IS NULL THEN p.body END AS "parentBody",
               d.title AS "discussionTitle", d.url AS "discussionUrl"
          FROM unnest($1::text[], $2::text[]) AS k(tenant_id, comment_id)
@@ -105,38 +115,48 @@ export async function composeDue(deps: ComposeDeps): Promise<ComposeResult> {
     const rows: unknown[][] = [];
     let dropped = 0;
     for (const reader of readers) {
-      const queued = byReader.get(keyOf(reader.tenantId, reader.readerId)) ?? [];
-      const limit = resolveSettings(reader.settings).email.maxPerReaderPerDay;
-      // in the order they were published
-      const wanted = new Set(queued.map((i) => replyByKey.get(keyOf(i.tenantId, i.commentId))));
-      const found = replies.filter((r) => wanted.has(r));
-      if (
-        !deps.canSend(reader.settings) ||
-        !reader.email ||
-        reader.suppressed ||
-        reader.mode === "off" ||
-        reader.recent >= limit ||
-        found.length === 0
-      )
-        continue;
-      dropped += queued.length - found.length;
-      byReader.delete(keyOf(reader.tenantId, reader.readerId));
-      const kind = queued.some((i) => i.mode === "daily") ? "digest" : "replies";
-      const unsubscribeUrl = deps.unsubscribeUrl(reader.tenantId, reader.readerId);
-      const items = found.map(({ tenantId: _t, ...item }) => item);
-      const m = renderReplyEmail({ tenantName: reader.tenantName, readerName: reader.name, kind, items, unsubscribeUrl });
-      rows.push([
-        randomUUID(),
-        reader.tenantId,
-        reader.readerId,
-        kind,
-        reader.email,
-        m.subject,
-        m.text,
-        m.html,
-        unsubscribeUrl,
-        items.length,
-      ]);
+      let recent = reader.recent;
+      for (const source of ["reply", "new_comment"] as const) {
+        const group = `${keyOf(reader.tenantId, reader.readerId)}\n${source}`;
+        const queued = byReader.get(group);
+        if (!queued) continue;
+        const limit = resolveSettings(reader.settings).email.maxPerReaderPerDay;
+        // in the order they were published
+        const wanted = new Set(queued.map((i) => replyByKey.get(keyOf(i.tenantId, i.commentId))));
+        const found = replies.filter((r) => wanted.has(r));
+        const mode = source === "reply" ? reader.mode : reader.subscriptionMode;
+        if (!deps.canSend(reader.settings) || !reader.email || reader.suppressed || mode === "off" || recent >= limit || found.length === 0)
+          continue;
+        dropped += queued.length - found.length;
+        byReader.delete(group);
+        recent++;
+        const digest = queued.some((i) => i.mode === "daily");
+        const following = source === "new_comment";
+        const kind = following ? (digest ? "following_digest" : "following") : digest ? "digest" : "replies";
+        const unsubscribeUrl = deps.unsubscribeUrl(reader.tenantId, reader.readerId, following ? "subscriptions" : "replies");
+        // a new comment is told of for itself, not as an answer to the reader
+        const items = found.map(({ tenantId: _t, ...item }) => (following ? { ...item, parentBody: null } : item));
+        const m = renderReplyEmail({
+          tenantName: reader.tenantName,
+          readerName: reader.name,
+          kind: digest ? "digest" : "replies",
+          about: following ? "following" : "replies",
+          items,
+          unsubscribeUrl,
+        });
+        rows.push([
+          randomUUID(),
+          reader.tenantId,
+          reader.readerId,
+          kind,
+          reader.email,
+          m.subject,
+          m.text,
+          m.html,
+          unsubscribeUrl,
+          items.length,
+        ]);
+      }
     }
     // what no message took: a reader gone, without an address, unsubscribed, over the limit, or replies gone
     for (const left of byReader.values()) dropped += left.length;

@@ -2,13 +2,15 @@
 // `https://<service>/api/v1/unsubscribe/<token>` in List-Unsubscribe. The token says which reader of
 // which tenant stops which email, and is signed (HMAC-SHA256 with a key derived from the server's
 // ADMIN_JWT_SECRET), so it needs no sign-in, works from any mail client, and a forged or altered one
-// changes nothing. Using it turns the reader's reply emails off, or an operator's moderation digest.
+// changes nothing. Using it turns the reader's reply emails off, or their emails of new comments in
+// followed discussions (`subscriptions`, contract section 19), or an operator's moderation digest.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppServices } from "../../../context/services.js";
 import { errors } from "../../../lib/errors.js";
 
-/** what a link stops: a reader's reply emails, or an operator's moderation digest */
-export type UnsubscribeKind = "replies" | "moderation";
+/** what a link stops: a reader's reply emails, their emails of followed discussions, or an operator's moderation digest */
+export type UnsubscribeKind = "replies" | "subscriptions" | "moderation";
+const KINDS: readonly string[] = ["replies", "subscriptions", "moderation"] satisfies UnsubscribeKind[];
 
 /** `subjectId`: the reader's id (replies) or the operator's (moderation) */
 interface Claims {
@@ -49,11 +51,12 @@ export function verifyUnsubscribeToken(app: AppServices, token: string): Claims 
     parsed[0] !== VERSION ||
     typeof parsed[1] !== "string" ||
     typeof parsed[2] !== "string" ||
-    (parsed[3] !== "replies" && parsed[3] !== "moderation")
+    typeof parsed[3] !== "string" ||
+    !KINDS.includes(parsed[3])
   ) {
     throw bad();
   }
-  return { tenantId: parsed[1], subjectId: parsed[2], kind: parsed[3] };
+  return { tenantId: parsed[1], subjectId: parsed[2], kind: parsed[3] as UnsubscribeKind };
 }
 
 /** Turns the reader's reply emails off, or the operator's digest (someone the service no longer knows: nothing to do). */
@@ -63,6 +66,14 @@ export async function unsubscribe(app: AppServices, claims: Claims): Promise<voi
       `UPDATE operators SET moderation_digest = 'off', moderation_digest_due_at = NULL WHERE tenant_id = $1 AND id = $2`,
       [claims.tenantId, claims.subjectId],
       "operator_unsubscribe",
+    );
+    return;
+  }
+  if (claims.kind === "subscriptions") {
+    await app.sql.query(
+      `UPDATE readers SET subscription_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
+      [claims.tenantId, claims.subjectId, app.clock.now()],
+      "reader_unsubscribe_subscriptions",
     );
     return;
   }

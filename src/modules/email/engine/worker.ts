@@ -66,8 +66,8 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     clock: app.clock,
     outbox: app.config.EMAIL_OUTBOX,
     canSend,
-    unsubscribeUrl: (tenantId, readerId) =>
-      unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: readerId, kind: "replies" }),
+    unsubscribeUrl: (tenantId, readerId, about) =>
+      unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: readerId, kind: about }),
   });
 
   /** Composes everything due: operators' digests, then readers' replies, 200 readers a transaction. */

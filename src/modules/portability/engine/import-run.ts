@@ -48,6 +48,7 @@ export async function runImportJob(
     const summary = await runImport(app.sql, source.stream, {
       tenantId: job.tenantId,
       maxBodyLength: resolveSettings(tenant?.settings).maxBodyLength,
+      formatting: resolveSettings(tenant?.settings).formatting,
       format: job.format as ImportFormat,
       ...keptChoicesOf(job),
       now: app.clock.now(),

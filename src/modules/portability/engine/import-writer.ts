@@ -53,6 +53,8 @@ export interface ImportedCommentRow {
   /** the author name the source gives this comment */
   authorName: string;
   body: string;
+  /** the body rendered as the tenant's formatting settings say (src/lib/markdown.ts) */
+  bodyHtml: string;
   status: CommentStatus;
   pinned: boolean;
   createdAt: Date;
@@ -133,10 +135,10 @@ SELECT $1, v.o, $2, v.i, v.n, v.a, v.e, v.c
 // escaped element by element in JavaScript).
 const STAGE_COMMENTS = `
 INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, author_name,
-                                    body, status, pinned, edited_at, deleted_at, created_at, position)
-SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.s, v.n, v.e, v.x, v.c, v.w
+                                    body, body_html, status, pinned, edited_at, deleted_at, created_at, position)
+SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w
   FROM json_to_recordset($3::json)
-       AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, s text, n boolean, e timestamptz, x timestamptz,
+       AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, h text, s text, n boolean, e timestamptz, x timestamptz,
             c timestamptz, w text)`;
 
 const STAGE_REACTIONS = `
@@ -155,13 +157,13 @@ SELECT $1, v.o, $2, v.i, v.d, v.r, v.k, v.c
 // discussions where a row gained its parent, and the inserted replies whose parent never came.
 const WRITE_BUCKET = `
 WITH RECURSIVE staged AS MATERIALIZED (
-  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, status, pinned, edited_at, deleted_at,
+  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
          created_at, position,
          row_number() OVER w AS n, first_value(position) OVER w AS first
     FROM import_staged_comments WHERE run = $1 AND bucket = $2
   WINDOW w AS (PARTITION BY id ORDER BY ord)
 ), s AS MATERIALIZED (
-  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, status, pinned, edited_at, deleted_at,
+  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
          created_at, position
     FROM staged WHERE n = 1
 ), r AS MATERIALIZED (
@@ -181,11 +183,11 @@ WITH RECURSIVE staged AS MATERIALIZED (
 ), replies AS (
   SELECT linked AS id, count(*)::int AS n FROM r WHERE staged_parent AND status = 'approved' GROUP BY linked
 ), ins AS (
-  INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, status, pinned,
+  INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, body_html, status, pinned,
                              edited_at, deleted_at, created_at, published_at, reply_count)
   SELECT r.id, $3, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
          NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = r.author_id)),
-         r.body, r.status::"CommentStatus", r.pinned,
+         r.body, r.body_html, r.status::"CommentStatus", r.pinned,
          r.edited_at, r.deleted_at, r.created_at, CASE WHEN r.status = 'approved' THEN r.created_at END, COALESCE(n.n, 0)
     FROM r LEFT JOIN depths d ON d.id = r.id LEFT JOIN replies n ON n.id = r.id
    ORDER BY r.discussion_id, r.created_at, r.id
@@ -363,6 +365,7 @@ export class ImportWriter {
         a: c.authorId,
         m: c.authorName,
         t: c.body,
+        h: c.bodyHtml,
         s: c.status,
         n: c.pinned,
         e: c.editedAt,

@@ -18,6 +18,7 @@
 import type { Sql } from "../../../db/sql.js";
 import { isHttpUrl } from "../../../lib/http-url.js";
 import { DEFAULT_SETTINGS } from "../../../tenancy/settings-model.js";
+import { renderBody, type FormattingOptions } from "../../../lib/markdown.js";
 import { ImportWriter, type WriterCounts } from "./import-writer.js";
 import { parseDisqus } from "../parse-disqus.js";
 import { parseWordpress } from "../parse-wordpress.js";
@@ -30,6 +31,8 @@ export interface ImportOptions extends Omit<ImportChoices, "keepEmails">, Partia
   tenantId: string;
   /** the longest comment body: the tenant's maxBodyLength setting (by default, the setting's default) */
   maxBodyLength?: number;
+  /** how bodies are rendered (bodyHtml): the tenant's formatting settings (by default, their defaults) */
+  formatting?: FormattingOptions;
   /** rows per statement (default 1,000) */
   batchSize?: number;
   now: Date;
@@ -67,6 +70,7 @@ const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>) 
 export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | string>, opts: ImportOptions): Promise<ImportSummary> {
   const errors: ImportError[] = [];
   const maxBodyLength = opts.maxBodyLength ?? DEFAULT_SETTINGS.maxBodyLength;
+  const formatting = opts.formatting ?? DEFAULT_SETTINGS.formatting;
   let skipped = 0;
   const note = (position: string, message: string) => {
     if (errors.length < MAX_ERRORS) errors.push({ position, message });
@@ -189,6 +193,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           authorId: item.author.id,
           authorName: item.author.name,
           body: item.body,
+          bodyHtml: item.body === "" ? "" : renderBody(item.body, formatting).html,
           status: item.status,
           pinned: item.pinned,
           createdAt: item.createdAt,

@@ -1,11 +1,17 @@
 // Who is opening a stream, and what it may see: an API key (X-API-Key, or the deprecated
 // ?token=) optionally with X-Service-Identity, or a ticket minted by POST /api/v1/stream/ticket.
-import { currentReader, loadTenant, type RequestContext } from "../../../context/request.js";
+import { currentReader, loadTenant, requireReader, type RequestContext } from "../../../context/request.js";
 import { resolveSettings, type Settings } from "../../../tenancy/settings-model.js";
 import { keyState } from "../../../auth/key-auth.js";
 import { hasCapability } from "../../../auth/principal.js";
 import { errors } from "../../../lib/errors.js";
-import { redeemStreamTicket, ticketTenant, type RedeemedTicket } from "../../../stream-engine/ticket-redemption.js";
+import {
+  invalidTicket,
+  READER_SCOPE,
+  redeemStreamTicket,
+  ticketTenant,
+  type RedeemedTicket,
+} from "../../../stream-engine/ticket-redemption.js";
 import type { PendingTicket } from "../../../stream-engine/hub.js";
 import type { Viewer } from "../../../stream-engine/event-visibility.js";
 
@@ -62,14 +68,7 @@ export async function streamCaller(
         resuming: opts.lastEventId !== undefined && opts.lastEventId !== null,
         resumeSeconds: app.config.STREAM_TICKET_RESUME_SECONDS,
       },
-      accept(t, settings) {
-        if (t.apiKeyId) assertMinterActive(t.minter, app.clock.now());
-        if (origin && !app.origins.tenantAllows(settings, origin)) {
-          app.origins.refused(origin, t.tenantId);
-          throw errors.originNotAllowed(origin);
-        }
-        return { moderator: false, readerId: t.readerId };
-      },
+      accept: (t, settings) => ({ moderator: false, readerId: acceptTicket(ctx, t, settings, origin) }),
     };
     const named = ticketTenant(opts.ticket);
     if (named && app.streams.knowsTenant(named)) {
@@ -85,6 +84,57 @@ export async function streamCaller(
     };
   }
   throw errors.unauthenticated("A stream needs X-API-Key, ?ticket= (from POST /api/v1/stream/ticket) or the deprecated ?token=.");
+}
+
+/** A redeemed ticket's checks (its minter, the browser's origin); answers the reader it is bound to. */
+function acceptTicket(ctx: RequestContext, t: RedeemedTicket, settings: Settings, origin: string | null | undefined): string | null {
+  const app = ctx.app;
+  if (t.apiKeyId) assertMinterActive(t.minter, app.clock.now());
+  if (origin && !app.origins.tenantAllows(settings, origin)) {
+    app.origins.refused(origin, t.tenantId);
+    throw errors.originNotAllowed(origin);
+  }
+  return t.readerId;
+}
+
+export interface ReaderStreamCaller {
+  tenantId: string;
+  readerId: string;
+  settings: Settings;
+  ticket?: { hash: string; connectionId: string; resumed: boolean };
+}
+
+/**
+ * The caller of a reader's own stream (GET /api/v1/stream/me, the myInbox subscription): a key (or
+ * admin JWT) with X-Service-Identity — without one, the problem every identity route answers — or a
+ * ticket minted with `{"scope": "me"}` and an identity. A ticket is redeemed on its own (then the
+ * stream reads the inbox): a discussion's ticket is refused here like any unknown one.
+ */
+export async function readerStreamCaller(
+  ctx: RequestContext,
+  opts: { ticket?: string | null | undefined; lastEventId?: number | null; origin?: string | null | undefined },
+): Promise<ReaderStreamCaller> {
+  if (ctx.principal) {
+    const reader = await requireReader(ctx);
+    return { tenantId: ctx.principal.tenantId, readerId: reader.id, settings: resolveSettings((await loadTenant(ctx)).settings) };
+  }
+  if (opts.ticket) {
+    const app = ctx.app;
+    const t = await redeemStreamTicket(app.sql, {
+      raw: opts.ticket,
+      discussionId: READER_SCOPE,
+      resuming: opts.lastEventId !== undefined && opts.lastEventId !== null,
+      resumeSeconds: app.config.STREAM_TICKET_RESUME_SECONDS,
+      now: app.clock.now(),
+    });
+    const settings = await app.streams.settingsOf(t.tenantId);
+    const readerId = acceptTicket(ctx, t, settings, opts.origin);
+    if (!readerId) throw invalidTicket();
+    return { tenantId: t.tenantId, readerId, settings, ticket: { hash: t.hash, connectionId: t.connectionId, resumed: t.resumed } };
+  }
+  throw errors.unauthenticated(
+    "The reader's stream needs X-API-Key with X-Service-Identity, or ?ticket= (from POST /api/v1/stream/ticket with scope me).",
+  );
 }
 
 /** A ticket is only as good as the key that minted it, as of now: a revoked or expired key's tickets fail. */

@@ -1,0 +1,101 @@
+-- Database functions, written by `npm run functions:migrate` from prisma/sql (their source):
+-- eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_limit integer, p_at timestamp with time zone): dropped
+-- eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_marker_html text, p_limit integer, p_at timestamp with time zone): changed
+
+DROP FUNCTION public.eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_limit integer, p_at timestamp with time zone);
+
+CREATE OR REPLACE FUNCTION public.eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_marker_html text, p_limit integer, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: none
+DECLARE
+  d discussions;
+  c comments;
+  rx record;
+  v_events json[] := ARRAY[]::json[];
+  v_ids text[] := ARRAY[]::text[];
+  v_was_visible boolean;
+  v_anonymized int := 0;
+  v_removed int := 0;
+  v_tombstones int := 0;
+  v_reactions int := 0;
+  v_scrubbed int := 0;
+  v_n int;
+  v_counts jsonb;
+BEGIN
+  SELECT * INTO d FROM discussions WHERE tenant_id = p_tenant AND id = p_discussion FOR UPDATE;
+  -- d.seq: the events before this batch's own comment_deleted ones, which carry nothing to scrub
+  INSERT INTO readers (tenant_id, id, name, avatar_url, created_at, updated_at)
+  VALUES (p_tenant, '', '[erased]', NULL, p_at, p_at) ON CONFLICT (tenant_id, id) DO NOTHING;
+  FOR c IN SELECT * FROM comments
+            WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND author_id = p_reader
+            ORDER BY depth DESC, id LIMIT p_limit LOOP
+    v_ids := v_ids || c.id;
+    v_was_visible := c.status = 'approved';
+    IF p_delete THEN
+      UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = COALESCE(deleted_at, p_at),
+             author_id = '', author_name = NULL, moderation_reason = NULL
+       WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
+      IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
+    ELSE
+      UPDATE comments SET body = CASE WHEN status = 'deleted' THEN '' ELSE p_marker END,
+             body_html = CASE WHEN status = 'deleted' THEN '' ELSE p_marker_html END, author_id = '', author_name = NULL, moderation_reason = NULL
+       WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
+    END IF;
+    -- readers' streams and webhooks are told as for a deletion (eng_delete_comment's event)
+    v_events := v_events || eng_append_event(p_tenant, p_discussion, 'comment_deleted',
+      CASE WHEN v_was_visible OR (c.status = 'deleted' AND c.published_at IS NOT NULL) THEN 'all' ELSE 'moderators' END,
+      NULL, json_build_object('comment', eng_comment_json(c)), p_at);
+    IF p_delete AND NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND parent_id = c.id) THEN
+      DELETE FROM comments WHERE tenant_id = p_tenant AND id = c.id;
+      v_removed := v_removed + 1;
+    ELSIF p_delete THEN
+      v_tombstones := v_tombstones + 1;
+    ELSE
+      v_anonymized := v_anonymized + 1;
+    END IF;
+  END LOOP;
+  IF cardinality(v_ids) > 0 THEN
+    -- every event that carried one of these comments: no body, no author left in a replay or a delivery
+    UPDATE events e
+       SET payload = jsonb_set(jsonb_set(jsonb_set(e.payload, '{data,comment,author}',
+                                                   '{"id":"","name":"[erased]","avatarUrl":null}'::jsonb),
+                                         '{data,comment,body}',
+                                         to_jsonb(CASE WHEN p_delete OR e.payload #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker END)),
+                               '{data,comment,bodyHtml}',
+                               to_jsonb(CASE WHEN p_delete OR e.payload #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker_html END)),
+           reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
+     WHERE e.tenant_id = p_tenant AND e.discussion_id = p_discussion AND e.seq <= d.seq
+       AND e.payload #>> '{data,comment,id}' = ANY (v_ids);
+    GET DIAGNOSTICS v_scrubbed = ROW_COUNT;
+  END IF;
+  IF cardinality(v_ids) < p_limit THEN
+    FOR rx IN SELECT r.comment_id, r.kind FROM comments x JOIN reactions r ON r.comment_id = x.id AND r.reader_id = p_reader
+               WHERE x.tenant_id = p_tenant AND x.discussion_id = p_discussion LOOP
+      DELETE FROM reactions WHERE comment_id = rx.comment_id AND reader_id = p_reader AND kind = rx.kind;
+      SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = rx.comment_id;
+      v_n := COALESCE((c.reaction_counts ->> rx.kind)::int, 0) - 1;
+      v_counts := CASE WHEN v_n > 0 THEN c.reaction_counts || jsonb_build_object(rx.kind, v_n) ELSE c.reaction_counts - rx.kind END;
+      UPDATE comments SET reaction_counts = v_counts,
+             reaction_total = (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(v_counts))
+       WHERE tenant_id = p_tenant AND id = rx.comment_id;
+      v_reactions := v_reactions + 1;
+    END LOOP;
+    -- their page reactions on this discussion, and its counts without them
+    v_n := v_reactions;
+    v_counts := d.reaction_counts;
+    FOR rx IN DELETE FROM page_reactions WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND reader_id = p_reader RETURNING kind LOOP
+      v_counts := CASE WHEN COALESCE((v_counts ->> rx.kind)::int, 0) > 1 THEN v_counts || jsonb_build_object(rx.kind, (v_counts ->> rx.kind)::int - 1)
+                       ELSE v_counts - rx.kind END;
+      v_reactions := v_reactions + 1;
+    END LOOP;
+    IF v_reactions > v_n THEN
+      UPDATE discussions SET reaction_counts = v_counts WHERE tenant_id = p_tenant AND id = p_discussion;
+    END IF;
+  END IF;
+  RETURN json_build_object('row', json_build_object('anonymized', v_anonymized, 'removed', v_removed, 'tombstones', v_tombstones,
+                                                    'reactions', v_reactions, 'eventsScrubbed', v_scrubbed,
+                                                    'done', cardinality(v_ids) < p_limit),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
+END $function$;

@@ -1,0 +1,190 @@
+// Comment search for moderators (contract section 21): GET /api/v1/comments/search and the GraphQL
+// field searchComments (moderate_content, declared by the field). Matching comments of the tenant,
+// newest first, keyset-paginated on (createdAt, id), each with its moderation context
+// (moderation-context.ts). ONE statement per page.
+//
+// Words: PostgreSQL full-text search over comments.search_vector, a generated column holding
+// to_tsvector('simple', eng_unaccent(body)) (migration *_comment_search, GIN index
+// comments_search_idx): lower-cased, accents removed, no stemming and no stop words. `q` is parsed
+// here into terms; user text only ever reaches the database as a bound parameter of
+// phraseto_tsquery('simple', eng_unaccent($n)), which reads it with the same parser the column used
+// and never interprets operators. The terms are joined in SQL with the tsquery operators:
+//   word      all words must match (&&)
+//   word*     a prefix: the last lexeme of the term's query gets :* (on PostgreSQL's own text of it)
+//   "a b c"   a phrase: the words next to each other, in order (phraseto_tsquery's <->)
+//   -word     excluded (!!); also -"a phrase" and -prefix*
+// A query of exclusions only is refused (it would read every comment of the tenant).
+import { sha256 } from "../../lib/sha256.js";
+import { type RequestContext, store } from "../../context/request.js";
+import { errors, type FieldError } from "../../lib/errors.js";
+import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
+import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./read.js";
+import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
+import type { CommentWithAuthor } from "./dto.js";
+
+/** The longest `q` taken, in characters. */
+export const Q_MAX_CHARS = 200;
+/** The most terms (words, phrases, exclusions) one `q` may hold. */
+export const Q_MAX_TERMS = 12;
+/** The longest readerId filter (reader ids are the `sub` of an identity assertion). */
+const READER_ID_MAX = 256;
+
+export const SEARCH_STATUSES = ["approved", "pending", "rejected", "deleted"] as const;
+export type SearchStatus = (typeof SEARCH_STATUSES)[number];
+
+/** One term of `q`. */
+export interface SearchTerm {
+  /** the words as typed (a phrase's inside, without quotes; a prefix without its `*`) */
+  text: string;
+  prefix: boolean;
+  exclude: boolean;
+}
+
+/** Something to search for in a term: a letter or a digit. */
+const HAS_WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * `q` as terms, or the problems with it (path `q`). Whitespace separates terms; `"…"` is one term
+ * (an unclosed quote runs to the end); a leading `-` excludes the term; trailing `*` makes a word a
+ * prefix. Terms without a letter or digit (`*`, `--`, `""`) are ignored.
+ */
+export function parseSearchQuery(q: string): { terms: SearchTerm[]; problems: FieldError[] } {
+  const problems: FieldError[] = [];
+  if (q.length > Q_MAX_CHARS) problems.push({ path: "q", message: `must be at most ${Q_MAX_CHARS} characters` });
+  const terms: SearchTerm[] = [];
+  const s = q.normalize("NFC");
+  let i = 0;
+  while (i < s.length) {
+    if (/\s/u.test(s[i]!)) {
+      i++;
+      continue;
+    }
+    let exclude = false;
+    if (s[i] === "-" && i + 1 < s.length && !/\s/u.test(s[i + 1]!)) {
+      exclude = true;
+      i++;
+    }
+    let text: string;
+    let prefix = false;
+    if (s[i] === '"') {
+      const end = s.indexOf('"', i + 1);
+      text = s.slice(i + 1, end === -1 ? s.length : end);
+      i = end === -1 ? s.length : end + 1;
+    } else {
+      let end = i;
+      while (end < s.length && !/\s/u.test(s[end]!)) end++;
+      text = s.slice(i, end);
+      i = end;
+      const stripped = text.replace(/\*+$/u, "");
+      prefix = stripped.length < text.length;
+      text = stripped;
+    }
+    if (HAS_WORD.test(text)) terms.push({ text, prefix, exclude });
+  }
+  if (terms.length > Q_MAX_TERMS) problems.push({ path: "q", message: `may hold at most ${Q_MAX_TERMS} words, phrases and exclusions` });
+  if (q.trim() && !terms.some((t) => !t.exclude)) {
+    problems.push({ path: "q", message: "needs at least one word or phrase to look for (not only -excluded ones)" });
+  }
+  return { terms, problems };
+}
+
+export interface SearchArgs extends PageArgs {
+  q?: string | null | undefined;
+  status?: SearchStatus | null | undefined;
+  discussionId?: string | null | undefined;
+  readerId?: string | null | undefined;
+  hasLinks?: boolean | null | undefined;
+  reported?: boolean | null | undefined;
+  /** ISO 8601: comments created at or after */
+  from?: string | null | undefined;
+  /** ISO 8601: comments created before */
+  to?: string | null | undefined;
+}
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+function parseTime(value: string | null | undefined, path: string, problems: FieldError[]): Date | null {
+  if (value === null || value === undefined || value === "") return null;
+  const at = ISO_8601.test(value) ? new Date(value) : null;
+  if (!at || Number.isNaN(at.getTime())) {
+    problems.push({ path, message: "must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-25T10:00:00Z" });
+    return null;
+  }
+  return at;
+}
+
+/** The SQL of one term's tsquery, its text bound as `param`. */
+function termSql(term: SearchTerm, param: string): string {
+  const words = `phraseto_tsquery('simple', eng_unaccent(${param}))`;
+  const query = term.prefix ? `regexp_replace(${words}::text, '''$', ''':*')::tsquery` : words;
+  return term.exclude ? `(!! ${query})` : query;
+}
+
+/**
+ * Matching comments, newest first (createdAt, then id). Default status: every one but deleted
+ * (a deleted comment's body is empty). `reported`: whether the comment has an open report (any
+ * number: the reported queue's reportThreshold does not apply). `hasLinks`: whether its rendered
+ * body shows a link. A cursor is good only for the same q and filters.
+ */
+export async function searchComments(ctx: RequestContext, args: SearchArgs): Promise<Page<CommentInContext>> {
+  const problems: FieldError[] = [];
+  const { terms, problems: qProblems } = parseSearchQuery(args.q ?? "");
+  problems.push(...qProblems);
+  if (args.status && !(SEARCH_STATUSES as readonly string[]).includes(args.status)) {
+    problems.push({ path: "status", message: `must be one of ${SEARCH_STATUSES.join(", ")}` });
+  }
+  if (args.discussionId && !DISCUSSION_ID_RE.test(args.discussionId)) problems.push({ path: "discussionId", message: DISCUSSION_ID_RULE });
+  if (args.readerId && args.readerId.length > READER_ID_MAX) {
+    problems.push({ path: "readerId", message: `must be at most ${READER_ID_MAX} characters` });
+  }
+  const from = parseTime(args.from, "from", problems);
+  const to = parseTime(args.to, "to", problems);
+  if (from && to && from.getTime() >= to.getTime()) problems.push({ path: "from", message: "must be before 'to'" });
+  if (problems.length) throw errors.validation(problems);
+  const limit = checkLimit(args.limit);
+
+  const filters = {
+    terms,
+    status: args.status ?? null,
+    discussionId: args.discussionId || null,
+    readerId: args.readerId || null,
+    hasLinks: args.hasLinks ?? null,
+    reported: args.reported ?? null,
+    from: from?.getTime() ?? null,
+    to: to?.getTime() ?? null,
+  };
+  const tag = `search:${sha256(JSON.stringify(filters), "base64url").slice(0, 12)}`;
+  const after = args.cursor ? decodeTimeIdCursor(args.cursor, tag) : null;
+
+  const values: unknown[] = [];
+  const bind = (v: unknown) => {
+    values.push(v);
+    return `$${values.length + 1}`; // $1 is the tenant
+  };
+  const where = ["c.tenant_id = $1"];
+  if (terms.length) where.push(`c.search_vector @@ (${terms.map((t) => termSql(t, bind(t.text))).join(" && ")})`);
+  where.push(filters.status ? `c.status = ${bind(filters.status)}::"CommentStatus"` : "c.status <> 'deleted'");
+  if (filters.discussionId) where.push(`c.discussion_id = ${bind(filters.discussionId)}`);
+  if (filters.readerId) where.push(`c.author_id = ${bind(filters.readerId)}`);
+  // literals, not parameters: `c.has_links` is what the partial index comments_links_idx covers
+  if (filters.hasLinks !== null) where.push(filters.hasLinks ? "c.has_links" : "NOT c.has_links");
+  if (filters.reported !== null) {
+    where.push(
+      `${filters.reported ? "" : "NOT "}EXISTS (SELECT 1 FROM comment_reports cr WHERE cr.tenant_id = $1 AND cr.comment_id = c.id AND cr.status = 'open')`,
+    );
+  }
+  if (from) where.push(`c.created_at >= ${bind(from)}`);
+  if (to) where.push(`c.created_at < ${bind(to)}`);
+  if (after) where.push(`(c.created_at, c.id) < (${bind(after[0])}, ${bind(after[1])})`);
+  const text = `SELECT ${COMMENT_COLUMNS}, ${CONTEXT_COLUMNS} FROM comments c
+      JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+      ${CONTEXT_JOINS}
+     WHERE ${where.join("\n       AND ")}
+     ORDER BY c.created_at DESC, c.id DESC LIMIT ${bind(limit + 1)}`;
+  // unnamed: planned for its values each time (a rare word reads the GIN index, a common one walks
+  // the newest-first index), never one generic plan for every q
+  const rows = await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(text, values);
+  const comments = rows.map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
+  return toPage(comments, limit, (c: CommentWithAuthor) => timeIdCursor(c.createdAt, c.id, tag));
+}

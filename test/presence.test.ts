@@ -1,0 +1,253 @@
+// Presence (contract section 19): the open streams of a discussion count as its readers across
+// instances (two servers on one Redis), a closed stream stops counting, a killed instance's streams
+// vanish within the (short, here) expiry, `event: presence` frames are coalesced and carry no id,
+// `counts?presence=true` adds `reading`, and embedded mode (no Redis) counts in process.
+import type { ChildProcess } from "node:child_process";
+import { createClient } from "graphql-sse";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { startServer, testEnv, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { openSse, rawSse, type SseClient } from "./support/sse.js";
+import { spawnReady } from "./support/process.js";
+import type { HubOptions } from "../src/stream-engine/hub.js";
+
+const PRESENCE: Partial<HubOptions> = { presenceTtlMs: 1_500, presenceRefreshMs: 300, presenceIntervalMs: 400 };
+
+let a: TestServer;
+let b: TestServer;
+let t: TestTenant;
+let n = 0;
+const open: { close(): unknown }[] = [];
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startServer({}, { stream: PRESENCE }), startServer({}, { stream: PRESENCE })]);
+  t = await createTestTenant(a);
+});
+afterAll(async () => {
+  for (const c of open) await c.close();
+  for (const c of children) c.kill("SIGKILL");
+  await Promise.all([a?.stop(), b?.stop()]);
+});
+
+async function discussion(tenant = t): Promise<string> {
+  const id = `p-${++n}`;
+  expect((await tenant.api.put(`/api/v1/discussions/${id}`, {})).status).toBe(201);
+  return id;
+}
+
+/** A stream that records its presence frames (and when they came) and the last event id it saw. */
+function stream(server: { url: string }, id: string, key = t.apiKey) {
+  const c = openSse(`${server.url}/api/v1/stream/${id}`, { "x-api-key": key });
+  const presence: { reading: number; at: number }[] = [];
+  c.es.addEventListener("presence", (e) => {
+    const m = e as MessageEvent<string>;
+    presence.push({ ...(JSON.parse(m.data) as { reading: number }), at: Date.now() });
+  });
+  open.push(c);
+  return Object.assign(c, { presence, reading: () => presence.at(-1)?.reading });
+}
+
+const connected = (c: SseClient) => c.waitFor((f) => f.some((x) => x.event === "connected"));
+
+async function reading(server: { url: string }, ids: string[], key = t.apiKey): Promise<Record<string, number>> {
+  const r = await fetch(`${server.url}/api/v1/discussions/counts?ids=${ids.join(",")}&presence=true`, { headers: { "x-api-key": key } });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { reading: Record<string, number> }).reading;
+}
+
+describe("presence across instances", () => {
+  it("counts the streams on both instances; a closed one stops counting", async () => {
+    const id = await discussion();
+    const other = await discussion();
+    const s1 = stream(a, id);
+    await connected(s1);
+    const s2 = stream(b, id);
+    const s3 = stream(b, id);
+    await Promise.all([connected(s2), connected(s3)]);
+    await vi.waitFor(async () => expect(await reading(a, [id, other])).toEqual({ [id]: 3, [other]: 0 }), { timeout: 5_000 });
+    expect(await reading(b, [id])).toEqual({ [id]: 3 });
+    // every stream, on either instance, is told 3
+    await vi.waitFor(() => expect([s1.reading(), s2.reading(), s3.reading()]).toEqual([3, 3, 3]), { timeout: 5_000 });
+
+    s3.close();
+    await vi.waitFor(() => expect(s1.reading()).toBe(2), { timeout: 5_000 });
+    expect(await reading(b, [id])).toEqual({ [id]: 2 });
+    s2.close();
+    await vi.waitFor(() => expect(s1.reading()).toBe(1), { timeout: 5_000 });
+    expect(await reading(b, [id])).toEqual({ [id]: 1 });
+  });
+
+  it('frames presence as `event: presence` / `data: {"reading": n}`, without an id line', async () => {
+    const id = await discussion();
+    const raw = await rawSse(`${a.url}/api/v1/stream/${id}`, { "x-api-key": t.apiKey });
+    open.push(raw);
+    await raw.waitForText((x) => x.includes("event: connected"));
+    const s = stream(b, id);
+    await connected(s);
+    await raw.waitForText((x) => x.includes("event: presence"));
+    const frame = raw
+      .text()
+      .split("\n\n")
+      .find((f) => f.includes("event: presence"));
+    // no `id:` line: per the SSE rules the client's Last-Event-ID stays that of the last domain event
+    expect(frame).toBe('event: presence\ndata: {"reading":2}');
+    expect((await t.api.post(`/api/v1/discussions/${id}/lock`)).status).toBe(200);
+    await raw.waitForText((x) => x.includes("event: discussion_locked"));
+    expect(raw.text()).toContain("id: 1\nevent: discussion_locked");
+  });
+
+  it("a lone stream is sent no presence frame (it is the one reader)", async () => {
+    const id = await discussion();
+    const raw = await rawSse(`${a.url}/api/v1/stream/${id}`, { "x-api-key": t.apiKey });
+    open.push(raw);
+    await raw.waitForText((x) => x.includes("event: connected"));
+    await vi.waitFor(async () => expect(await reading(a, [id])).toEqual({ [id]: 1 }));
+    await new Promise((r) => setTimeout(r, 3 * PRESENCE.presenceIntervalMs!)); // what would have come has come
+    expect(raw.text()).not.toContain("presence");
+  });
+
+  it("coalesces changes: at most one frame per interval per discussion", async () => {
+    const id = await discussion();
+    const watcher = stream(a, id);
+    await connected(watcher);
+    // eight streams join in a burst on the other instance, then four leave
+    const burst = Array.from({ length: 8 }, () => stream(b, id));
+    await Promise.all(burst.map(connected));
+    for (const c of burst.slice(0, 4)) c.close();
+    await vi.waitFor(() => expect(watcher.reading()).toBe(5), { timeout: 5_000 });
+    await new Promise((r) => setTimeout(r, 2 * PRESENCE.presenceIntervalMs!));
+    expect(watcher.reading()).toBe(5);
+    const at = watcher.presence.map((p) => p.at);
+    expect(at.length).toBeLessThan(12); // 12 changes
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(PRESENCE.presenceIntervalMs! - 50);
+    for (const c of burst.slice(4)) c.close();
+  });
+
+  it("counts a GraphQL subscription of the discussion as a reader", async () => {
+    const id = await discussion();
+    const c = createClient({ url: `${b.url}/graphql/stream`, headers: { "x-api-key": t.apiKey }, retryAttempts: 0 });
+    const sub = c.iterate({
+      query: `subscription($d: String!) { discussionEvents(discussionId: $d) { __typename } }`,
+      variables: { d: id },
+    });
+    await sub.next(); // StreamConnected
+    await vi.waitFor(async () => expect(await reading(a, [id])).toEqual({ [id]: 1 }), { timeout: 5_000 });
+    await sub.return?.();
+    c.dispose();
+    await vi.waitFor(async () => expect(await reading(a, [id])).toEqual({ [id]: 0 }), { timeout: 5_000 });
+  });
+
+  it("a killed instance's streams stop counting within the expiry", async () => {
+    const id = await discussion();
+    const watcher = stream(a, id);
+    await connected(watcher);
+    const env = {
+      ...process.env,
+      ...testEnv(),
+      PRESENCE_TTL_MS: String(PRESENCE.presenceTtlMs),
+      PRESENCE_REFRESH_MS: String(PRESENCE.presenceRefreshMs),
+      PRESENCE_INTERVAL_MS: String(PRESENCE.presenceIntervalMs),
+    };
+    const { proc, ready: url } = await spawnReady("test/support/presence-server.mjs", env, 60_000);
+    children.push(proc);
+    const crashing = [stream({ url }, id), stream({ url }, id)];
+    await Promise.all(crashing.map(connected));
+    await vi.waitFor(() => expect(watcher.reading()).toBe(3), { timeout: 5_000 });
+    for (const c of crashing) c.close(); // the client side only: the killed server never removes them
+    proc.kill("SIGKILL");
+    const killedAt = Date.now();
+    await vi.waitFor(async () => expect(await reading(a, [id])).toEqual({ [id]: 1 }), { timeout: 10_000, interval: 50 });
+    // gone from the counts no later than the expiry after the last refresh
+    expect(Date.now() - killedAt).toBeLessThan(PRESENCE.presenceTtlMs! + 1_000);
+    // and the streams of the surviving instance are told, by its next refresh and count
+    await vi.waitFor(() => expect(watcher.reading()).toBe(1), { timeout: 5_000 });
+  });
+});
+
+describe("counts?presence", () => {
+  it("adds `reading` only when asked; the plain answer is unchanged", async () => {
+    const id = await discussion();
+    const plain = await fetch(`${a.url}/api/v1/discussions/counts?ids=${id}`, { headers: { "x-api-key": t.apiKey } });
+    expect(await plain.json()).toEqual({ counts: { [id]: 0 } });
+    expect(plain.headers.get("cache-control")).toBe("public, max-age=30");
+    const withPresence = await fetch(`${a.url}/api/v1/discussions/counts?ids=${id},nope&presence=true`, {
+      headers: { "x-api-key": t.apiKey },
+    });
+    expect(await withPresence.json()).toEqual({ counts: { [id]: 0, nope: 0 }, reading: { [id]: 0, nope: 0 } });
+    expect(withPresence.headers.get("cache-control")).toBe("public, max-age=5");
+    const bad = await fetch(`${a.url}/api/v1/discussions/counts?ids=${id}&presence=yes`, { headers: { "x-api-key": t.apiKey } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { code: string }).code).toBe("invalid_parameter");
+  });
+
+  it("GraphQL: discussionCounts(presence: true) { reading }", async () => {
+    const id = await discussion();
+    const s = stream(a, id);
+    await connected(s);
+    const q = async (presence: boolean) =>
+      (
+        await t.api.post("/graphql", {
+          query: `query($ids: [String!]!, $p: Boolean) { discussionCounts(ids: $ids, presence: $p) { discussionId reading } }`,
+          variables: { ids: [id], p: presence },
+        })
+      ).body.data.discussionCounts;
+    await vi.waitFor(async () => expect(await q(true)).toEqual([{ discussionId: id, reading: 1 }]));
+    expect(await q(false)).toEqual([{ discussionId: id, reading: null }]);
+    s.close();
+  });
+
+  it("counts only the tenant's own streams", async () => {
+    const other = await createTestTenant(a);
+    const id = await discussion();
+    await discussion(other).then(() => undefined);
+    expect((await other.api.put(`/api/v1/discussions/${id}`, {})).status).toBe(201);
+    const s = stream(a, id);
+    await connected(s);
+    await vi.waitFor(async () => expect(await reading(a, [id])).toEqual({ [id]: 1 }));
+    expect(await reading(a, [id], other.apiKey)).toEqual({ [id]: 0 });
+    s.close();
+  });
+});
+
+describe("embedded mode (no Redis): counted in process", () => {
+  let e: TestServer;
+  let et: TestTenant;
+  beforeAll(async () => {
+    e = await startServer({ REDIS_URL: "", REDIS_CLUSTER_NODES: "" }, { stream: PRESENCE });
+    et = await createTestTenant(e);
+  });
+  afterAll(() => e?.stop());
+
+  it("counts, frames and drops streams without Redis", async () => {
+    const id = await discussion(et);
+    const s1 = stream(e, id, et.apiKey);
+    const s2 = stream(e, id, et.apiKey);
+    await Promise.all([connected(s1), connected(s2)]);
+    await vi.waitFor(() => expect([s1.reading(), s2.reading()]).toEqual([2, 2]), { timeout: 5_000 });
+    expect(await reading(e, [id], et.apiKey)).toEqual({ [id]: 2 });
+    s2.close();
+    await vi.waitFor(() => expect(s1.reading()).toBe(1), { timeout: 5_000 });
+    expect(await reading(e, [id], et.apiKey)).toEqual({ [id]: 1 });
+  });
+});
+
+describe("STREAM_PRESENCE=0", () => {
+  it("counts no readers and sends no presence frame", async () => {
+    const off = await startServer({ STREAM_PRESENCE: "0" }, { stream: PRESENCE });
+    try {
+      const ot = await createTestTenant(off);
+      const id = await discussion(ot);
+      const s1 = stream(off, id, ot.apiKey);
+      const s2 = stream(off, id, ot.apiKey);
+      await Promise.all([connected(s1), connected(s2)]);
+      await new Promise((r) => setTimeout(r, 3 * PRESENCE.presenceIntervalMs!));
+      expect(await reading(off, [id], ot.apiKey)).toEqual({ [id]: 0 });
+      expect(s1.presence).toEqual([]);
+      s1.close();
+      s2.close();
+    } finally {
+      await off.stop();
+    }
+  });
+});
