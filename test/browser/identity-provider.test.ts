@@ -160,7 +160,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("a page signed in at the s
     const listed = await t.api.get(`/api/v1/discussions/${DISCUSSION}/comments`);
     expect(listed.status).toBe(200);
     expect(listed.body.items).toHaveLength(1);
-    expect(listed.body.items[0].author).toEqual({ id: readerId, name: "Grace Hopper", avatarUrl: `${siteOrigin}/avatar.svg` });
+    expect(listed.body.items[0].author).toEqual({ badge: null, id: readerId, name: "Grace Hopper", avatarUrl: `${siteOrigin}/avatar.svg` });
     const reader = await t.api.get(`/api/v1/readers/${encodeURIComponent(readerId)}`);
     expect(reader.status, JSON.stringify(reader.body)).toBe(200);
     expect(reader.body).toMatchObject({ id: readerId, name: "Grace Hopper" });
