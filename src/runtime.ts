@@ -21,7 +21,7 @@ import { createIdentityProviders, type IdentityProviderOptions } from "./auth/id
 import { createCommandConnection, redisTargetOf, type RedisClient } from "./lib/redis-connection.js";
 import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
-import { createSignInThrottle, signInKeyPrefix } from "./auth/sign-in-throttle.js";
+import { createKeyLimiter, createSignInThrottle, signInKeyPrefix } from "./auth/sign-in-throttle.js";
 import { createAuthCache, tenantRow } from "./auth/auth-cache.js";
 import { resolveSettings } from "./tenancy/settings-model.js";
 import { createOriginIndex } from "./auth/origins.js";
@@ -207,6 +207,21 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         onStoreCall: () => metrics.rateLimitStoreCalls.inc(),
       }),
       signInThrottle: createSignInThrottle({ redis, keyPrefix: signInKeyPrefix(config.DATABASE_URL) }),
+      readerSignIn: {
+        perAddress: createKeyLimiter({
+          redis,
+          keyPrefix: `${signInKeyPrefix(config.DATABASE_URL)}:reader-addr`,
+          points: config.SIGN_IN_REQUESTS_PER_ADDRESS,
+          windowSeconds: 600,
+        }),
+        // contract section 20: at most 5 email links per address per hour
+        perEmail: createKeyLimiter({
+          redis,
+          keyPrefix: `${signInKeyPrefix(config.DATABASE_URL)}:reader-email`,
+          points: 5,
+          windowSeconds: 3600,
+        }),
+      },
       authCache,
       origins,
       scoped,

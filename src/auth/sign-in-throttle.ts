@@ -83,25 +83,27 @@ function firstConnection(redis: RedisClient | undefined): () => Promise<void> {
   };
 }
 
+/** A fixed-window counter shared through Redis when there is one (in process, and as its insurance, otherwise). */
+function windowLimiter(redis: RedisClient | undefined, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
+  if (!redis) return new RateLimiterMemory({ points, duration });
+  return new RateLimiterRedis({
+    storeClient: redis,
+    points,
+    duration,
+    keyPrefix,
+    // Redis down or not connected: count in process at once; stalled: after the command timeout
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory({ points, duration }),
+  });
+}
+
 export function createSignInThrottle(opts: {
   redis?: RedisClient | undefined;
   keyPrefix: string;
   limits?: Readonly<SignInLimits>;
 }): SignInThrottle {
   const limits = opts.limits ?? SIGN_IN_LIMITS;
-  const limiter = (points: number, name: string): RateLimiterAbstract => {
-    const duration = limits.windowSeconds;
-    if (!opts.redis) return new RateLimiterMemory({ points, duration });
-    return new RateLimiterRedis({
-      storeClient: opts.redis,
-      points,
-      duration,
-      keyPrefix: `${opts.keyPrefix}:${name}`,
-      // Redis down or not connected: count in process at once; stalled: after the command timeout
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: new RateLimiterMemory({ points, duration }),
-    });
-  };
+  const limiter = (points: number, name: string) => windowLimiter(opts.redis, `${opts.keyPrefix}:${name}`, points, limits.windowSeconds);
   const byAccount = limiter(limits.perAccount, "acct");
   const byAddress = limiter(limits.perAddress, "addr");
   const connected = firstConnection(opts.redis);
@@ -128,6 +130,45 @@ export function createSignInThrottle(opts: {
     },
     async abandoned(attempt) {
       await Promise.all([byAccount.reward(accountKey(attempt)), byAddress.reward(attempt.address)]);
+    },
+  };
+}
+
+/** A budget of `points` per key in each window, shared by every instance (Redis) when there is one. */
+export interface KeyLimiter {
+  /** Counts one; 429 rate_limited with Retry-After when the key has none left in its window. */
+  consume(key: string): Promise<void>;
+  /** Counts one; whether the key still had one (no error: for answers that must not differ, as an email link's). */
+  tryConsume(key: string): Promise<boolean>;
+}
+
+export function createKeyLimiter(opts: {
+  redis?: RedisClient | undefined;
+  keyPrefix: string;
+  points: number;
+  windowSeconds: number;
+}): KeyLimiter {
+  const limiter = windowLimiter(opts.redis, opts.keyPrefix, opts.points, opts.windowSeconds);
+  const connected = firstConnection(opts.redis);
+  return {
+    async consume(key) {
+      await connected();
+      try {
+        await limiter.consume(key);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) throw errors.rateLimited(Math.max(1, Math.ceil(err.msBeforeNext / 1000)));
+        throw err;
+      }
+    },
+    async tryConsume(key) {
+      await connected();
+      try {
+        await limiter.consume(key);
+        return true;
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return false;
+        throw err;
+      }
     },
   };
 }

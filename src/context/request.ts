@@ -5,6 +5,7 @@ import { errors } from "../lib/errors.js";
 import type { Principal } from "../auth/principal.js";
 import { verifyIdentity, type ReaderIdentity } from "../auth/identity.js";
 import { isProviderToken, type ProviderIdentity } from "../auth/identity-providers.js";
+import { isSessionToken, verifySession, type SessionReader } from "../auth/reader-sessions.js";
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { TenantStore } from "../db/tenant-store.js";
@@ -116,11 +117,17 @@ export function currentReader(ctx: RequestContext): Promise<ReaderIdentity | nul
 }
 
 /**
- * A reader token verified as a request's X-Service-Identity is (also the settings' "Test token"): one
- * signed with a public key by the tenant's identity providers, HS256 with the tenant's secrets.
- * Invalid → 401 invalid_identity with the reason.
+ * A reader token verified as a request's X-Service-Identity is (also the settings' "Test token"): a
+ * reader session of the hosted sign-in (`rs_…`, src/auth/reader-sessions.ts), one signed with a public
+ * key by the tenant's identity providers, HS256 with the tenant's secrets. Invalid → 401
+ * invalid_identity with the reason.
  */
-export function verifyReaderToken(ctx: RequestContext, tenant: Tenant, token: string): Promise<ReaderIdentity | ProviderIdentity> {
+export function verifyReaderToken(
+  ctx: RequestContext,
+  tenant: Tenant,
+  token: string,
+): Promise<ReaderIdentity | ProviderIdentity | SessionReader> {
+  if (isSessionToken(token)) return verifySession(ctx.app.stores(tenant.id), ctx.app.clock, token);
   if (isProviderToken(token)) return ctx.app.identityProviders.verify(token, resolveSettings(tenant.settings).identity.providers);
   return verifyIdentity(token, identitySecrets(ctx, tenant), ctx.app.clock);
 }

@@ -12,7 +12,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import type { SecretBox } from "../lib/secret-box.js";
 import type { RateLimiter } from "../auth/rate-limit.js";
-import type { SignInThrottle } from "../auth/sign-in-throttle.js";
+import type { KeyLimiter, SignInThrottle } from "../auth/sign-in-throttle.js";
 import type { AuthCache } from "../auth/auth-cache.js";
 import type { OriginIndex } from "../auth/origins.js";
 import type { EventPipeline } from "../events/pipeline.js";
@@ -40,6 +40,8 @@ export interface AppServices {
   rateLimiter: RateLimiter;
   /** console password sign-in attempts, counted across instances through Redis (src/auth/sign-in-throttle.ts) */
   signInThrottle: SignInThrottle;
+  /** the hosted reader sign-in's budgets (contract section 20): requests per client address and tenant, email links per address */
+  readerSignIn: { perAddress: KeyLimiter; perEmail: KeyLimiter };
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
   /** browser origins allowed by CORS_ORIGINS and the tenants' allowedOrigins (src/auth/origins.ts) */

@@ -32,6 +32,8 @@ const TENANT_TABLES = new Set([
   "idempotency_keys",
   "comment_reports",
   "reader_sanctions",
+  "reader_sessions",
+  "sign_in_tokens",
   "imports",
   "import_staged_comments",
   "import_staged_discussions",

@@ -26,6 +26,8 @@ export const TENANT_MODELS = new Set([
   "AuditEntry",
   "CommentReport",
   "ReaderSanction",
+  "ReaderSession",
+  "SignInToken",
   "EmailItem",
   "EmailMessage",
   "InboxItem",

@@ -4,6 +4,8 @@
 //    beyond the newest replay.maxEvents of their discussion) that no pending delivery still needs,
 //  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30),
 //  - spent or expired stream tickets, an hour after their expiry,
+//  - expired console sessions and links, readers' expired hosted sign-in sessions, and the hosted
+//    sign-in's one-time tokens an hour after their expiry (the hour its per-address limit counts),
 //  - Idempotency-Keys past their tenant's idempotency.ttlHours (a claim already treats them as new),
 //  - readers' inbox items older than their tenant's inbox.retentionDays (default 90; no longer listed
 //    from then on: src/modules/inbox/inbox.ts).
@@ -21,7 +23,7 @@ export interface RetentionResult {
   events: number;
   attempts: number;
   tickets: number;
-  /** ended console sessions and expired sign-in links */
+  /** ended console and reader sessions, expired sign-in links and tokens */
   sessions: number;
   /** expired Idempotency-Key records */
   idempotencyKeys: number;
@@ -70,7 +72,9 @@ export function createRetentionJob(deps: {
            WHERE GREATEST(expires_at, resume_until) < ${new Date(now.getTime() - TICKET_KEEP_MS)}::timestamptz`;
         const sessions =
           (await tx.$executeRaw`DELETE FROM console_sessions WHERE expires_at < ${now}::timestamptz`) +
-          (await tx.$executeRaw`DELETE FROM console_links WHERE expires_at < ${now}::timestamptz`);
+          (await tx.$executeRaw`DELETE FROM console_links WHERE expires_at < ${now}::timestamptz`) +
+          (await tx.$executeRaw`DELETE FROM reader_sessions WHERE expires_at < ${now}::timestamptz`) +
+          (await tx.$executeRaw`DELETE FROM sign_in_tokens WHERE expires_at < ${new Date(now.getTime() - TICKET_KEEP_MS)}::timestamptz`);
         const idempotencyKeys = await tx.$executeRaw`DELETE FROM idempotency_keys WHERE expires_at <= ${now}::timestamptz`;
         const inboxItems = await tx.$executeRaw`
           DELETE FROM inbox_items i USING tenants t

@@ -108,6 +108,16 @@ export const errors = {
   /** a page reaction while the tenant's pageReactionKinds is empty (contract section 18) */
   pageReactionsDisabled: () =>
     new AppError(409, "page_reactions_disabled", "Page reactions are off: set pageReactionKinds in the settings first."),
+  /** PATCH /me or POST /me/sign-out with a reader the site's own sign-in asserts, not a hosted session (contract section 20) */
+  notASession: () =>
+    new AppError(
+      409,
+      "not_a_session",
+      "This reader comes from the site's own sign-in (an identity assertion or provider token), not a session of the service's hosted sign-in: the site manages their name and sign-out.",
+    ),
+  /** a hosted sign-in route of a method the tenant's signIn.methods does not list (contract section 20) */
+  signInMethodDisabled: (method: string) =>
+    new AppError(403, "sign_in_method_disabled", `Sign-in by ${method} is not enabled for this site (settings signIn.methods).`),
   /** a vote while the tenant's settings say `votes: "off"` (contract section 18) */
   votesDisabled: () => new AppError(409, "votes_disabled", 'Votes are off on this site (settings votes is "off").'),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),

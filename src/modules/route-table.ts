@@ -18,6 +18,7 @@ import { formattingRoutes } from "./formatting/routes.js";
 import { recentRoutes } from "./recent/routes.js";
 import { inboxRoutes } from "./inbox/routes.js";
 import { followingRoutes } from "./following/routes.js";
+import { meRoutes } from "./sign-in/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
@@ -36,6 +37,7 @@ export const restRoutes: AnyRoute[] = [
   ...auditRoutes,
   ...reportRoutes,
   ...readerRoutes,
+  ...meRoutes,
   ...emailRoutes,
   ...formattingRoutes,
 ];

@@ -23,6 +23,7 @@ import "./recent/graphql.js";
 import "./inbox/graphql.js";
 import "./following/graphql.js";
 import "./inbox/subscription.js";
+import "./sign-in/graphql.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

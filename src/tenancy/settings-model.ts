@@ -225,6 +225,100 @@ export const EmailSchema = z
 /** What a PATCH may send as `email.smtpUrl`: smtp(s)://[user:password@]host[:port] and nothing else, or null to use the service's. */
 export const smtpUrlPatch = outboundUrl("smtp").nullable();
 
+/** Hosted sign-in's methods (contract section 20; src/modules/sign-in/). */
+export const SIGN_IN_METHODS = ["email", "oidc", "guest"] as const;
+export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
+
+const httpsEndpoint = z.string().max(2048).refine(isHttpUrl, HTTP_URL_RULE);
+
+/**
+ * An OpenID Connect provider (discovery from `issuer`) or a plain OAuth 2 one (its three endpoints,
+ * GitHub's shape) for hosted sign-in. The client secret is write-only: a PATCH's `clientSecret` is
+ * sealed into `clientSecretEnc` (src/modules/sign-in/settings.ts) and never answered.
+ */
+const signInProviderFields = {
+  /** the provider's id: the callback's path segment and the readers' id prefix (`<id>:<sub>`) */
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "must be 1–32 lower-case letters, digits or hyphens, starting with a letter or digit")
+    .refine((v) => !["email", "guest"].includes(v), "must not be email or guest (those name the other methods' readers)"),
+  /** the button's text: "Sign in with <label>" */
+  label: z.string().min(1).max(60).refine(isSingleLine, SINGLE_LINE_RULE),
+  issuer: httpsEndpoint.optional(),
+  authorizationEndpoint: httpsEndpoint.optional(),
+  tokenEndpoint: httpsEndpoint.optional(),
+  userinfoEndpoint: httpsEndpoint.optional(),
+  clientId: z.string().min(1).max(500),
+  /** default: openid email profile with an issuer; none (the provider's default) without one */
+  scopes: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(100)
+        .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be a scope token"),
+    )
+    .max(20)
+    .optional(),
+  /** which claim (or userinfo member) holds the reader's id, name, avatar and address; defaults: sub|id, name|login, picture|avatar_url, email */
+  claims: z
+    .object({
+      id: z.string().min(1).max(100),
+      name: z.string().min(1).max(100),
+      avatarUrl: z.string().min(1).max(100),
+      email: z.string().min(1).max(100),
+    })
+    .partial()
+    .strict()
+    .optional(),
+};
+
+const endpointsComplete = (p: {
+  issuer?: string | undefined;
+  authorizationEndpoint?: string | undefined;
+  tokenEndpoint?: string | undefined;
+  userinfoEndpoint?: string | undefined;
+}) =>
+  p.issuer !== undefined || (p.authorizationEndpoint !== undefined && p.tokenEndpoint !== undefined && p.userinfoEndpoint !== undefined);
+const ENDPOINTS_RULE = "needs an issuer (OpenID Connect discovery) or all of authorizationEndpoint, tokenEndpoint and userinfoEndpoint";
+
+export const SignInProviderSchema = z
+  .object({ ...signInProviderFields, clientSecretEnc: z.string() })
+  .strict()
+  .refine(endpointsComplete, { message: ENDPOINTS_RULE, path: ["issuer"] });
+
+/** A PATCH's provider: `clientSecret` in the clear (required for a new id; absent keeps the stored one). */
+export const SignInProviderPatchSchema = z
+  .object({ ...signInProviderFields, clientSecret: z.string().min(1).max(500).optional() })
+  .strict()
+  .refine(endpointsComplete, { message: ENDPOINTS_RULE, path: ["issuer"] });
+
+const uniqueIds = (a: readonly { id: string }[]) => new Set(a.map((p) => p.id)).size === a.length;
+
+export const SignInSchema = z
+  .object({
+    /** the methods the hosted pages offer; none: hosted sign-in is off */
+    methods: z
+      .array(z.enum(SIGN_IN_METHODS))
+      .max(3)
+      .refine((a) => new Set(a).size === a.length, "must not repeat a method"),
+    oidc: z.array(SignInProviderSchema).max(5).refine(uniqueIds, "must not repeat a provider id"),
+    guest: z
+      .object({
+        /** a guest must give an address (for reply emails once a link confirms it) */
+        requireEmail: z.boolean(),
+        /** pre: guests' comments are held (pending); post: published as others' are */
+        moderation: z.enum(["pre", "post"]),
+      })
+      .strict(),
+    /** how long a session token lasts */
+    sessionDays: z.number().int().min(1).max(365),
+  })
+  .strict();
+
+export type SignInSettings = z.infer<typeof SignInSchema>;
+export type SignInProvider = z.infer<typeof SignInProviderSchema>;
+
 /** How comment bodies are rendered (contract section 18; src/lib/markdown.ts). */
 export const FormattingSchema = z
   .object({
@@ -299,6 +393,8 @@ export const SettingsSchema = z
     votes: z.enum(VOTE_MODES),
     /** discussions this many days old (from their creation) are locked by the auto-close job; 0: never (contract section 21) */
     autoLockAfterDays: z.number().int().min(0).max(36_500),
+    /** hosted sign-in (contract section 20) */
+    signIn: SignInSchema,
   })
   .strict();
 
@@ -341,6 +437,7 @@ export const DEFAULT_SETTINGS: Settings = {
   formatting: { markdown: true, images: false },
   votes: "off",
   autoLockAfterDays: 0,
+  signIn: { methods: [], oidc: [], guest: { requireEmail: false, moderation: "pre" }, sessionDays: 30 },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -366,6 +463,15 @@ export const SettingsPatchSchema = z
     formatting: FormattingSchema.partial(),
     votes: SettingsSchema.shape.votes,
     autoLockAfterDays: SettingsSchema.shape.autoLockAfterDays,
+    signIn: z
+      .object({
+        methods: SignInSchema.shape.methods,
+        oidc: z.array(SignInProviderPatchSchema).max(5).refine(uniqueIds, "must not repeat a provider id"),
+        guest: SignInSchema.shape.guest.partial(),
+        sessionDays: SignInSchema.shape.sessionDays,
+      })
+      .partial()
+      .strict(),
   })
   .partial()
   .strict();

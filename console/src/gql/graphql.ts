@@ -262,9 +262,47 @@ export type SettingsPatch = {
   replay?: ReplaySettingsPatch | null | undefined;
   retention?: RetentionSettingsPatch | null | undefined;
   safety?: SafetySettingsPatch | null | undefined;
+  signIn?: SignInSettingsPatch | null | undefined;
   stream?: StreamSettingsPatch | null | undefined;
   /** off | up | updown */
   votes?: string | null | undefined;
+};
+
+export type SignInGuestSettingsPatch = {
+  /** pre | post */
+  moderation?: string | null | undefined;
+  requireEmail?: boolean | null | undefined;
+};
+
+export type SignInProviderClaimsInput = {
+  avatarUrl?: string | null | undefined;
+  email?: string | null | undefined;
+  id?: string | null | undefined;
+  name?: string | null | undefined;
+};
+
+export type SignInProviderInput = {
+  authorizationEndpoint?: string | null | undefined;
+  claims?: SignInProviderClaimsInput | null | undefined;
+  clientId: string;
+  /** Write-only: stored encrypted. Required for a new id; left out, the stored one is kept. */
+  clientSecret?: string | null | undefined;
+  id: string;
+  issuer?: string | null | undefined;
+  label: string;
+  scopes?: Array<string> | null | undefined;
+  tokenEndpoint?: string | null | undefined;
+  userinfoEndpoint?: string | null | undefined;
+};
+
+export type SignInSettingsPatch = {
+  guest?: SignInGuestSettingsPatch | null | undefined;
+  /** The whole list: email | oidc | guest. */
+  methods?: Array<string> | null | undefined;
+  /** The whole list (at most 5); [] removes them all. */
+  oidc?: Array<SignInProviderInput> | null | undefined;
+  /** 1–365. */
+  sessionDays?: number | null | undefined;
 };
 
 export type StreamSettingsPatch = {

@@ -21,6 +21,7 @@ import { canModerate } from "./visibility.js";
 import { getDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
 import { screenComment, type Verdict } from "../moderation-hook/check.js";
+import { isGuestReader } from "../../auth/reader-sessions.js";
 import { akismetVerdict, type AkismetHold } from "../akismet/check.js";
 import { renderBody } from "../../lib/markdown.js";
 
@@ -101,7 +102,9 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     const akismet = await akismetVerdict(ctx, settings.safety.akismet, { discussionId, body: data.body, reader });
     if (akismet && (akismet.status === "rejected" || !verdict)) verdict = akismet;
   }
-  const status = verdict?.status ?? (settings.moderation === "pre" ? "pending" : "approved");
+  // a guest of the hosted sign-in is held while signIn.guest.moderation is "pre" (the default)
+  const held = settings.moderation === "pre" || (isGuestReader(reader.id) && settings.signIn.guest.moderation === "pre");
+  const status = verdict?.status ?? (held ? "pending" : "approved");
   const row = await runWrite(ctx, "eng_post_comment", {
     tenant: tenantIdOf(ctx),
     discussion: discussionId,

@@ -201,6 +201,55 @@ const VoteModeEnum = builder.enumType("VoteMode", {
   values: VOTE_MODES,
 });
 
+const SignInProviderClaims = builder
+  .objectRef<NonNullable<Settings["signIn"]["oidc"][number]["claims"]>>("SignInProviderClaims")
+  .implement({
+    description: "Which claim (or userinfo member) holds the reader's id, name, avatar and address; null: the default.",
+    fields: (t) => ({
+      id: t.string({ nullable: true, description: "Default sub (OIDC), id (OAuth 2).", resolve: (c) => c.id ?? null }),
+      name: t.string({ nullable: true, description: "Default name, then login.", resolve: (c) => c.name ?? null }),
+      avatarUrl: t.string({ nullable: true, description: "Default picture, then avatar_url.", resolve: (c) => c.avatarUrl ?? null }),
+      email: t.string({ nullable: true, description: "Default email (kept only when verified).", resolve: (c) => c.email ?? null }),
+    }),
+  });
+
+const SignInProvider = builder.objectRef<Settings["signIn"]["oidc"][number]>("SignInProvider").implement({
+  description:
+    "An OpenID Connect (issuer: discovery) or plain OAuth 2 (its three endpoints) provider readers sign in with; its client secret is write-only: never answered.",
+  fields: (t) => ({
+    id: t.exposeString("id", { description: "The callback's path segment and the readers' id prefix (`<id>:<sub>`)." }),
+    label: t.exposeString("label", { description: 'The button says "Sign in with <label>".' }),
+    issuer: t.string({ nullable: true, resolve: (p) => p.issuer ?? null }),
+    authorizationEndpoint: t.string({ nullable: true, resolve: (p) => p.authorizationEndpoint ?? null }),
+    tokenEndpoint: t.string({ nullable: true, resolve: (p) => p.tokenEndpoint ?? null }),
+    userinfoEndpoint: t.string({ nullable: true, resolve: (p) => p.userinfoEndpoint ?? null }),
+    clientId: t.exposeString("clientId"),
+    scopes: t.stringList({
+      nullable: true,
+      description: "null: openid email profile (OIDC), the provider's default (OAuth 2).",
+      resolve: (p) => p.scopes ?? null,
+    }),
+    claims: t.field({ type: SignInProviderClaims, nullable: true, resolve: (p) => p.claims ?? null }),
+  }),
+});
+
+const SignInGuestSettings = builder.objectRef<Settings["signIn"]["guest"]>("SignInGuestSettings").implement({
+  fields: (t) => ({
+    requireEmail: t.exposeBoolean("requireEmail", { description: "A guest must give an address (default false)." }),
+    moderation: t.exposeString("moderation", { description: "pre (default): guests' comments are held; post: published as others' are." }),
+  }),
+});
+
+const SignInSettings = builder.objectRef<Settings["signIn"]>("SignInSettings").implement({
+  description: "Sign-in hosted by the service for sites with no identity provider (contract section 20; docs/sign-in.md).",
+  fields: (t) => ({
+    methods: t.exposeStringList("methods", { description: "email | oidc | guest; [] (default): hosted sign-in is off." }),
+    oidc: t.expose("oidc", { type: [SignInProvider], description: "At most 5." }),
+    guest: t.expose("guest", { type: SignInGuestSettings }),
+    sessionDays: t.exposeInt("sessionDays", { description: "How long a reader session lasts (default 30, 1–365)." }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -229,6 +278,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     autoLockAfterDays: t.exposeInt("autoLockAfterDays", {
       description: "Discussions this many days old (from their creation) are locked within a minute of it; 0 (default): never.",
     }),
+    signIn: t.expose("signIn", { type: SignInSettings }),
   }),
 });
 
@@ -331,6 +381,38 @@ const FormattingPatch = builder.inputType("FormattingSettingsPatch", {
   fields: (t) => ({ markdown: t.boolean(), images: t.boolean() }),
 });
 
+const SignInProviderClaimsInput = builder.inputType("SignInProviderClaimsInput", {
+  fields: (t) => ({ id: t.string(), name: t.string(), avatarUrl: t.string(), email: t.string() }),
+});
+
+const SignInProviderInput = builder.inputType("SignInProviderInput", {
+  fields: (t) => ({
+    id: t.string({ required: true }),
+    label: t.string({ required: true }),
+    issuer: t.string(),
+    authorizationEndpoint: t.string(),
+    tokenEndpoint: t.string(),
+    userinfoEndpoint: t.string(),
+    clientId: t.string({ required: true }),
+    clientSecret: t.string({ description: "Write-only: stored encrypted. Required for a new id; left out, the stored one is kept." }),
+    scopes: t.stringList(),
+    claims: t.field({ type: SignInProviderClaimsInput }),
+  }),
+});
+
+const SignInGuestPatch = builder.inputType("SignInGuestSettingsPatch", {
+  fields: (t) => ({ requireEmail: t.boolean(), moderation: t.string({ description: "pre | post" }) }),
+});
+
+const SignInPatch = builder.inputType("SignInSettingsPatch", {
+  fields: (t) => ({
+    methods: t.stringList({ description: "The whole list: email | oidc | guest." }),
+    oidc: t.field({ type: [SignInProviderInput], description: "The whole list (at most 5); [] removes them all." }),
+    guest: t.field({ type: SignInGuestPatch }),
+    sessionDays: t.int({ description: "1–365." }),
+  }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -353,6 +435,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     formatting: t.field({ type: FormattingPatch }),
     votes: t.string({ description: "off | up | updown" }),
     autoLockAfterDays: t.int({ description: "0..36500; 0 turns auto-close off." }),
+    signIn: t.field({ type: SignInPatch }),
   }),
 });
 
@@ -382,6 +465,10 @@ const ReaderSettingsType = builder.objectRef<Settings>("ReaderSettings").impleme
       description: "The reaction kinds readers may leave on the discussion itself; empty: page reactions are off.",
     }),
     votes: t.expose("votes", { type: VoteModeEnum, description: "What readers may vote on comments: off, up, or updown." }),
+    signInMethods: t.stringList({
+      description: "The hosted sign-in's methods (email | oidc | guest); empty: the page must give the reader's identity itself.",
+      resolve: (s) => s.signIn.methods,
+    }),
   }),
 });
 

@@ -16,8 +16,10 @@ import {
 function restSettings(s: SettingsFieldsFragment): unknown {
   const hook = s.safety.hook;
   const safety = !hook || hook.secret !== null ? s.safety : { ...s.safety, hook: (({ secret: _none, ...shown }) => shown)(hook) };
-  const providers = s.identity.providers.map((p) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null)));
-  return { ...s, safety, identity: { ...s.identity, providers } };
+  const present = <T extends object>(p: T) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null));
+  const providers = s.identity.providers.map(present);
+  const oidc = s.signIn.oidc.map((p) => present({ ...p, claims: p.claims && present(p.claims) }));
+  return { ...s, safety, identity: { ...s.identity, providers }, signIn: { ...s.signIn, oidc } };
 }
 
 export const settingsRoutes = [

@@ -19,6 +19,7 @@ import { identitySecretKid } from "../../auth/identity.js";
 import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";
 import { auditedPatch, checkSmtpUrl, sealSmtpUrl } from "../email/smtp-url.js";
 import { checkAkismetBaseUrl, sealAkismetKey, withMaskedAkismetKey, withoutAkismetKey } from "../akismet/settings.js";
+import { checkSignInEndpoints, sealSignInSecrets, withMaskedSignInSecrets, withoutSignInSecrets } from "../sign-in/settings.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
   return resolveSettings((await loadTenant(ctx)).settings);
@@ -36,6 +37,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   await checkHookUrl(ctx, parsed.data);
   await checkSmtpUrl(ctx, parsed.data);
   await checkAkismetBaseUrl(ctx, parsed.data);
+  await checkSignInEndpoints(ctx, parsed.data);
   const { settings, changes } = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
@@ -46,11 +48,17 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     const hook = sealHookSecret(ctx, before, applySettingsPatch(tenant.settings, parsed.data), parsed.data);
     // a new SMTP URL is stored sealed (src/modules/email/smtp-url.ts)
     // and Akismet's key (src/modules/akismet/settings.ts)
-    const next = sealAkismetKey(ctx.app.secretBox, sealSmtpUrl(ctx.app.secretBox, hook.stored));
+    // and sign-in providers' client secrets (src/modules/sign-in/settings.ts)
+    const next = sealSignInSecrets(
+      ctx.app.secretBox,
+      before,
+      sealAkismetKey(ctx.app.secretBox, sealSmtpUrl(ctx.app.secretBox, hook.stored)),
+      parsed.data,
+    );
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
     await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
-    const unsealed = (s: Settings) => withoutAkismetKey(withoutHookSecret(s));
+    const unsealed = (s: Settings) => withoutSignInSecrets(withoutAkismetKey(withoutHookSecret(s)));
     const changes = settingsChanges(unsealed(before), unsealed(full.data), parsed.data);
     return { settings: withShownSecret(full.data, hook.secret), changes };
   });
@@ -62,7 +70,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     ctx,
     "settings.update",
     { type: "settings", id: null },
-    { patch: withMaskedAkismetKey(auditedPatch(parsed.data)), changes },
+    { patch: withMaskedSignInSecrets(withMaskedAkismetKey(auditedPatch(parsed.data))), changes },
   );
   return settings;
 }
