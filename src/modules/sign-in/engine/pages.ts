@@ -1,0 +1,101 @@
+// The hosted sign-in's pages (contract section 20): one shell for all of them — light and dark
+// (prefers-color-scheme), a strict CSP of their own (no inline script but the page's own, by nonce;
+// nothing framed; forms only to ourselves) — and the two ends every method shares: the finish page,
+// which posts {"type":"engagement:signed-in","token","reader"} to window.opener with the page's
+// origin as the target (the origin was checked against allowedOrigins when the sign-in began), and
+// the problem page. Text in pages is escaped here (escapeHtml); nothing a reader or tenant typed is
+// ever put in a page unescaped, nor in the script (JSON with `<` escaped).
+import { randomBytes } from "node:crypto";
+
+export const escapeHtml = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+/** JSON safe inside a <script>: no `</script>`, no HTML comment openers, no line separators. */
+export const scriptJson = (v: unknown): string =>
+  JSON.stringify(v)
+    .replace(/</g, "\\u003c")
+    .replace(/>/g, "\\u003e")
+    .replace(/&/g, "\\u0026")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
+
+export interface HostedPage {
+  /** the answer's headers: the CSP with this page's nonce, no caching, no referrer */
+  headers: Record<string, string>;
+  html: string;
+}
+
+/** CSP: our own scripts by nonce (and files under /auth/v1/static), our own styles, forms and fetches to ourselves. */
+const csp = (nonce: string) =>
+  [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}' 'self'`,
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' https: data:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    // ALTCHA's solver runs in a worker made from a blob
+    "worker-src 'self' blob:",
+  ].join("; ");
+
+const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1d2430;--muted:#5b6472;--accent:#2457c5;--border:#c9ced6;--error:#b3261e}
+@media (prefers-color-scheme:dark){:root{--bg:#16181d;--fg:#e6e8ec;--muted:#a3aab5;--accent:#8ab4ff;--border:#3a3f48;--error:#ffb4ab}}
+*{box-sizing:border-box}body{font:16px/1.5 system-ui,sans-serif;background:var(--bg);color:var(--fg);margin:0}
+main{max-width:26rem;margin:2.5rem auto;padding:0 1.25rem}h1{font-size:1.5rem;margin:0 0 1rem}
+p{color:var(--muted)}label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+input[type=text],input[type=email]{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--fg)}
+button,.button{display:inline-block;font:inherit;padding:.55rem 1rem;border:0;border-radius:6px;background:var(--accent);color:var(--bg);cursor:pointer;text-decoration:none;margin-top:.75rem}
+section{border-top:1px solid var(--border);padding-top:1rem;margin-top:1.25rem}.error{color:var(--error)}
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}.visually-hidden{position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden}`;
+
+/** A page of the hosted sign-in: `body` is trusted HTML (escape what it holds); `script` runs with the page's nonce. */
+export function hostedPage(opts: { lang: string; title: string; body: string; script?: string }): HostedPage {
+  const nonce = randomBytes(16).toString("base64");
+  const html = `<!doctype html>
+<html lang="${escapeHtml(opts.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(opts.title)}</title><style nonce="${nonce}">${STYLE}</style></head>
+<body><main><h1>${escapeHtml(opts.title)}</h1>${opts.body}</main>${opts.script ? `<script nonce="${nonce}">${opts.script}</script>` : ""}</body></html>`;
+  return {
+    html,
+    headers: {
+      "Content-Security-Policy": csp(nonce),
+      "Cache-Control": "no-store",
+      "Referrer-Policy": "no-referrer",
+      "X-Content-Type-Options": "nosniff",
+      "Cross-Origin-Opener-Policy": "unsafe-none",
+    },
+  };
+}
+
+export interface SignedIn {
+  token: string;
+  reader: { id: string; name: string; avatarUrl: string | null };
+}
+
+/** The message a finished sign-in posts to its opener (contract section 20). */
+export const signedInMessage = (s: SignedIn) => ({ type: "engagement:signed-in", token: s.token, reader: s.reader });
+
+/**
+ * The end of every method: posts the session to `window.opener` for `origin` alone (the browser drops
+ * it for any other page in the opener) and closes; a BroadcastChannel tells a sign-in popup of the
+ * same browser when the page was opened from elsewhere (an email link in a new tab), and that popup
+ * posts it to its own opener.
+ */
+export function finishPage(opts: { lang: string; origin: string; session: SignedIn; title?: string; text?: string }): HostedPage {
+  const message = signedInMessage(opts.session);
+  return hostedPage({
+    lang: opts.lang,
+    title: opts.title ?? "Signed in",
+    body: `<p role="status">${escapeHtml(opts.text ?? `You are signed in as ${opts.session.reader.name}. You can close this window.`)}</p>`,
+    script: `(function(){var m=${scriptJson(message)},o=${scriptJson(opts.origin)};
+if(window.opener){try{window.opener.postMessage(m,o)}catch(e){}setTimeout(function(){window.close()},300);return}
+try{var c=new BroadcastChannel("engagement:sign-in");c.postMessage({message:m,origin:o});c.close()}catch(e){}})();`,
+  });
+}
+
+/** A page for a sign-in that cannot go on (a bad or used link, a refused callback): what happened and what to do. */
+export function problemPage(opts: { lang: string; title: string; detail: string }): HostedPage {
+  return hostedPage({ lang: opts.lang, title: opts.title, body: `<p class="error" role="alert">${escapeHtml(opts.detail)}</p>` });
+}
