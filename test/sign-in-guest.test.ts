@@ -72,9 +72,9 @@ describe("settings signIn", () => {
     const provider = {
       id: "gh",
       label: "GitHub",
-      authorizationEndpoint: "https://github.com/login/oauth/authorize",
-      tokenEndpoint: "https://github.com/login/oauth/access_token",
-      userinfoEndpoint: "https://api.github.com/user",
+      authorizationEndpoint: "http://127.0.0.1:9/login/oauth/authorize",
+      tokenEndpoint: "http://127.0.0.1:9/login/oauth/access_token",
+      userinfoEndpoint: "http://127.0.0.1:9/user",
       clientId: "abc",
     };
     const noSecret = await t.api.patch("/api/v1/settings", { signIn: { oidc: [provider] } });

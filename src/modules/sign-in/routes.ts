@@ -27,6 +27,7 @@ export const meRoutes = [
     identity: "required",
     document: RestSignOutDocument,
     variables: () => ({}),
+    status: 204,
     respond: () => undefined,
   }),
 ];
