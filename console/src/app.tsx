@@ -1,5 +1,5 @@
 // The console shell: sign-in, navigation and the screens (hash routes: #/moderation,
-// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, #/settings/email, #/outbox, …).
+// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, #/settings/sign-in, #/settings/email, #/outbox, …).
 // The Outbox is in the navigation only while the service keeps emails instead of sending them
 // (emailStatus.mode "outbox", read once for owners). A moderator who opens an owner's screen is told
 // why it is not shown; a sign-in link the server refused says why (?signin=…, set by
@@ -14,6 +14,7 @@ import { KeysScreen } from "./screens/keys";
 import { WebhooksScreen } from "./screens/webhooks";
 import { SettingsScreen } from "./screens/settings";
 import { IdentityScreen } from "./screens/settings-identity";
+import { SignInScreen } from "./screens/settings-sign-in";
 import { PortabilityScreen } from "./screens/settings-portability";
 import { EmailScreen } from "./screens/settings-email";
 import { OutboxScreen } from "./screens/outbox";
@@ -172,6 +173,8 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
           current.path === "settings" &&
           (route[1] === "identity" ? (
             <IdentityScreen />
+          ) : route[1] === "sign-in" ? (
+            <SignInScreen tenantId={session.tenantId} />
           ) : route[1] === "email" ? (
             <EmailScreen />
           ) : route[1] === "portability" ? (

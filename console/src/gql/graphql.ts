@@ -587,14 +587,14 @@ export type DismissReportsMutationVariables = Exact<{
 
 export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } };
 
-export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> };
+export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null };
 
 export type ReaderQueryVariables = Exact<{
   id: string;
 }>;
 
 
-export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
+export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type BanReaderMutationVariables = Exact<{
   id: string;
@@ -602,7 +602,7 @@ export type BanReaderMutationVariables = Exact<{
 }>;
 
 
-export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
+export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type UpdateReaderBadgeMutationVariables = Exact<{
   id: string;
@@ -610,14 +610,14 @@ export type UpdateReaderBadgeMutationVariables = Exact<{
 }>;
 
 
-export type UpdateReaderBadgeMutation = { updateReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
+export type UpdateReaderBadgeMutation = { updateReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type LiftReaderBanMutationVariables = Exact<{
   id: string;
 }>;
 
 
-export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }> } };
+export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type IdentityFieldsFragment = { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> };
 
@@ -719,6 +719,20 @@ export type SearchCommentsQueryVariables = Exact<{
 
 
 export type SearchCommentsQuery = { searchComments: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type SignInFieldsFragment = { methods: Array<string>, sessionDays: number, oidc: Array<{ id: string, label: string, issuer: string | null, authorizationEndpoint: string | null, tokenEndpoint: string | null, userinfoEndpoint: string | null, clientId: string, scopes: Array<string> | null, claims: { id: string | null, name: string | null, avatarUrl: string | null, email: string | null } | null }>, guest: { requireEmail: boolean, moderation: string } };
+
+export type SignInSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type SignInSettingsQuery = { settings: { signIn: { methods: Array<string>, sessionDays: number, oidc: Array<{ id: string, label: string, issuer: string | null, authorizationEndpoint: string | null, tokenEndpoint: string | null, userinfoEndpoint: string | null, clientId: string, scopes: Array<string> | null, claims: { id: string | null, name: string | null, avatarUrl: string | null, email: string | null } | null }>, guest: { requireEmail: boolean, moderation: string } } } };
+
+export type UpdateSignInMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type UpdateSignInMutation = { updateSettings: { signIn: { methods: Array<string>, sessionDays: number, oidc: Array<{ id: string, label: string, issuer: string | null, authorizationEndpoint: string | null, tokenEndpoint: string | null, userinfoEndpoint: string | null, clientId: string, scopes: Array<string> | null, claims: { id: string | null, name: string | null, avatarUrl: string | null, email: string | null } | null }>, guest: { requireEmail: boolean, moderation: string } } } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -922,6 +936,12 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   followingCount
   inboxItems
   inboxUnread
+  signIn {
+    method
+    provider
+    providerLabel
+    at
+  }
 }
     fragment QueueComment on Comment {
   id
@@ -975,6 +995,32 @@ export const EmailFieldsFragmentDoc = new TypedDocumentString(`
   smtpUrl
 }
     `, {"fragmentName":"EmailFields"}) as unknown as TypedDocumentString<EmailFieldsFragment, unknown>;
+export const SignInFieldsFragmentDoc = new TypedDocumentString(`
+    fragment SignInFields on SignInSettings {
+  methods
+  oidc {
+    id
+    label
+    issuer
+    authorizationEndpoint
+    tokenEndpoint
+    userinfoEndpoint
+    clientId
+    scopes
+    claims {
+      id
+      name
+      avatarUrl
+      email
+    }
+  }
+  guest {
+    requireEmail
+    moderation
+  }
+  sessionDays
+}
+    `, {"fragmentName":"SignInFields"}) as unknown as TypedDocumentString<SignInFieldsFragment, unknown>;
 export const ModerationQueueDocument = new TypedDocumentString(`
     query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
   moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
@@ -1799,6 +1845,12 @@ fragment ReaderPage on ReaderProfile {
   followingCount
   inboxItems
   inboxUnread
+  signIn {
+    method
+    provider
+    providerLabel
+    at
+  }
 }`) as unknown as TypedDocumentString<ReaderQuery, ReaderQueryVariables>;
 export const BanReaderDocument = new TypedDocumentString(`
     mutation BanReader($id: String!, $input: BanReaderInput) {
@@ -1866,6 +1918,12 @@ fragment ReaderPage on ReaderProfile {
   followingCount
   inboxItems
   inboxUnread
+  signIn {
+    method
+    provider
+    providerLabel
+    at
+  }
 }`) as unknown as TypedDocumentString<BanReaderMutation, BanReaderMutationVariables>;
 export const UpdateReaderBadgeDocument = new TypedDocumentString(`
     mutation UpdateReaderBadge($id: String!, $badge: String) {
@@ -1933,6 +1991,12 @@ fragment ReaderPage on ReaderProfile {
   followingCount
   inboxItems
   inboxUnread
+  signIn {
+    method
+    provider
+    providerLabel
+    at
+  }
 }`) as unknown as TypedDocumentString<UpdateReaderBadgeMutation, UpdateReaderBadgeMutationVariables>;
 export const LiftReaderBanDocument = new TypedDocumentString(`
     mutation LiftReaderBan($id: String!) {
@@ -2000,6 +2064,12 @@ fragment ReaderPage on ReaderProfile {
   followingCount
   inboxItems
   inboxUnread
+  signIn {
+    method
+    provider
+    providerLabel
+    at
+  }
 }`) as unknown as TypedDocumentString<LiftReaderBanMutation, LiftReaderBanMutationVariables>;
 export const IdentitySettingsDocument = new TypedDocumentString(`
     query IdentitySettings {
@@ -2235,3 +2305,67 @@ export const SearchCommentsDocument = new TypedDocumentString(`
     }
   }
 }`) as unknown as TypedDocumentString<SearchCommentsQuery, SearchCommentsQueryVariables>;
+export const SignInSettingsDocument = new TypedDocumentString(`
+    query SignInSettings {
+  settings {
+    signIn {
+      ...SignInFields
+    }
+  }
+}
+    fragment SignInFields on SignInSettings {
+  methods
+  oidc {
+    id
+    label
+    issuer
+    authorizationEndpoint
+    tokenEndpoint
+    userinfoEndpoint
+    clientId
+    scopes
+    claims {
+      id
+      name
+      avatarUrl
+      email
+    }
+  }
+  guest {
+    requireEmail
+    moderation
+  }
+  sessionDays
+}`) as unknown as TypedDocumentString<SignInSettingsQuery, SignInSettingsQueryVariables>;
+export const UpdateSignInDocument = new TypedDocumentString(`
+    mutation UpdateSignIn($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    signIn {
+      ...SignInFields
+    }
+  }
+}
+    fragment SignInFields on SignInSettings {
+  methods
+  oidc {
+    id
+    label
+    issuer
+    authorizationEndpoint
+    tokenEndpoint
+    userinfoEndpoint
+    clientId
+    scopes
+    claims {
+      id
+      name
+      avatarUrl
+      email
+    }
+  }
+  guest {
+    requireEmail
+    moderation
+  }
+  sessionDays
+}`) as unknown as TypedDocumentString<UpdateSignInMutation, UpdateSignInMutationVariables>;

@@ -6,7 +6,9 @@
 // how often they hear of replies, by their own choice or the tenant's default; the discussions they
 // follow or silenced and their inbox's size. Owners also get Export
 // and Erase (reader-privacy.tsx). Their badge (contract section 21): shown by the name, with where it
-// came from; a moderator sets one (it wins over the identity's claim) or clears it.
+// came from; a moderator sets one (it wins over the identity's claim) or clears it. How they signed
+// in: through the service's hosted sign-in (an email link, a provider, as a guest; contract section
+// 20) and when, or "Identified by the site" for a reader the site's own sign-in names.
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import {
@@ -107,6 +109,7 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
           <p>
             Reader <code>{r.id}</code> · first seen {when(r.createdAt)}
           </p>
+          <p class="sign-in-method">{signInText(r.signIn)}</p>
           <p class="counts">
             {plural(r.commentCounts.approved, "published comment")} · {r.commentCounts.pending} pending · {r.commentCounts.rejected}{" "}
             rejected · {r.commentCounts.deleted} deleted
@@ -212,6 +215,18 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
       )}
     </section>
   );
+}
+
+/** How the reader last signed in: a hosted method and when, or by the site's own sign-in. */
+function signInText(s: ReaderPageFragment["signIn"]): string {
+  if (!s) return "Identified by the site (its own sign-in or identity provider).";
+  const how =
+    s.method === "email"
+      ? "with an email link"
+      : s.method === "guest"
+        ? "as a guest"
+        : `with ${s.providerLabel ?? s.provider ?? "a provider"}${s.providerLabel && s.provider ? ` (${s.provider})` : ""}`;
+  return s.at ? `Signed in ${how}, ${when(s.at)}.` : `Signed in ${how} (signed out since).`;
 }
 
 function SanctionText({ r }: { r: ReaderPageFragment }) {

@@ -119,8 +119,8 @@ const invalid = (errors: Errors, path: string) => ({
   "aria-describedby": errors[path] ? `err-${path}` : undefined,
 });
 
-/** The settings views: General, Identity providers, Email (settings-email.tsx), Import and export (settings-portability.tsx). */
-export function SettingsViews({ current }: { current: "general" | "identity" | "email" | "portability" }) {
+/** The settings views: General, Identity providers, Sign-in (settings-sign-in.tsx), Email (settings-email.tsx), Import and export (settings-portability.tsx). */
+export function SettingsViews({ current }: { current: "general" | "identity" | "sign-in" | "email" | "portability" }) {
   return (
     <nav class="views" aria-label="Settings views">
       <a href="#/settings" aria-current={current === "general" ? "page" : undefined}>
@@ -128,6 +128,9 @@ export function SettingsViews({ current }: { current: "general" | "identity" | "
       </a>
       <a href="#/settings/identity" aria-current={current === "identity" ? "page" : undefined}>
         Identity providers
+      </a>
+      <a href="#/settings/sign-in" aria-current={current === "sign-in" ? "page" : undefined}>
+        Sign-in
       </a>
       <a href="#/settings/email" aria-current={current === "email" ? "page" : undefined}>
         Email

@@ -4,7 +4,7 @@
 import { builder } from "../../graphql/builder.js";
 import { CommentType, ReaderType } from "../comments/graphql.js";
 import { ReplyEmailsEnum } from "../settings/graphql.js";
-import { getReaderProfile, type FollowedDiscussion, type ReaderCommentCounts, type ReaderProfile } from "./profile.js";
+import { getReaderProfile, type FollowedDiscussion, type ReaderCommentCounts, type ReaderProfile, type ReaderSignIn } from "./profile.js";
 import { banReader, liftReaderBan, type Sanction } from "./sanctions.js";
 import { updateReader } from "./badge.js";
 import { exportReader } from "./export.js";
@@ -42,6 +42,23 @@ const FollowedDiscussionType = builder.objectRef<FollowedDiscussion>("FollowedDi
     title: t.exposeString("title", { nullable: true }),
     mode: t.exposeString("mode", { description: "all | off" }),
     since: t.expose("since", { type: "DateTime", description: "when the reader chose it" }),
+  }),
+});
+
+const ReaderSignInType = builder.objectRef<ReaderSignIn>("ReaderSignIn").implement({
+  description: "How a reader last signed in through the service's hosted sign-in (contract section 20).",
+  fields: (t) => ({
+    method: t.exposeString("method", { description: "email | oidc | guest" }),
+    provider: t.exposeString("provider", { nullable: true, description: "The OIDC provider's id (method oidc); null otherwise." }),
+    providerLabel: t.exposeString("providerLabel", {
+      nullable: true,
+      description: "That provider's label in the settings now; null when it is not (or no longer) among them.",
+    }),
+    at: t.expose("at", {
+      type: "DateTime",
+      nullable: true,
+      description: "When their latest session began; null when every session of theirs was signed out.",
+    }),
   }),
 });
 
@@ -95,6 +112,13 @@ const ReaderProfileType = builder.objectRef<ReaderProfile>("ReaderProfile").impl
       description: "Items the reader's inbox holds (the retention job deletes them after inbox.retentionDays).",
     }),
     inboxUnread: t.exposeInt("inboxUnread", { description: "Of those, the ones not read yet." }),
+    signIn: t.field({
+      type: ReaderSignInType,
+      nullable: true,
+      description:
+        "How the reader signs in through the hosted sign-in (their latest session; once all are signed out, what their id says: guest:, email:, <provider id>:); null: never — a reader the site's own sign-in identifies.",
+      resolve: (r) => r.signIn,
+    }),
   }),
 });
 

@@ -1,9 +1,12 @@
 // A reader as a moderator sees them (moderate_content, declared by the GraphQL field): profile, how
 // many comments they have of each status, the open reports against their comments, the sanction in
 // force (judged at the app clock's now), their latest comments of any status, the discussions they
-// follow or have silenced (contract section 19) and how many items their inbox keeps. Three statements.
+// follow or have silenced (contract section 19), how many items their inbox keeps, and how they last
+// signed in through the service's hosted sign-in (contract section 20; src/auth/reader-sessions.ts).
+// Four statements.
 import { loadTenant, type RequestContext, store } from "../../context/request.js";
-import { resolveSettings, type ReplyEmails } from "../../tenancy/settings-model.js";
+import { resolveSettings, type ReplyEmails, type SignInMethod } from "../../tenancy/settings-model.js";
+import { isGuestReader, lastSignIn } from "../../auth/reader-sessions.js";
 import { errors } from "../../lib/errors.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
@@ -20,6 +23,27 @@ export interface FollowedDiscussion {
   title: string | null;
   mode: "all" | "off";
   since: Date;
+}
+
+/** How a reader last signed in through the hosted sign-in. */
+export interface ReaderSignIn {
+  method: SignInMethod;
+  /** the OIDC provider's id (method oidc), and its label in today's settings (null once removed) */
+  provider: string | null;
+  providerLabel: string | null;
+  /** when their latest session began; null: every session of theirs was signed out (its row is gone) */
+  at: Date | null;
+}
+
+/**
+ * How the hosted sign-in names its readers (contract section 20): `guest:…`, `email:…`, `<provider
+ * id>:…`; what a reader whose sessions are all signed out is known by. Null: none of these.
+ */
+function methodOfId(readerId: string, providers: readonly { id: string }[]): Omit<ReaderSignIn, "providerLabel" | "at"> | null {
+  if (isGuestReader(readerId)) return { method: "guest", provider: null };
+  if (readerId.startsWith("email:")) return { method: "email", provider: null };
+  const provider = providers.find((p) => readerId.startsWith(`${p.id}:`));
+  return provider ? { method: "oidc", provider: provider.id } : null;
 }
 
 export interface ReaderCommentCounts {
@@ -53,6 +77,8 @@ export interface ReaderProfile {
   /** items their inbox keeps (within retention), and how many of them are unread */
   inboxItems: number;
   inboxUnread: number;
+  /** their latest hosted sign-in; null: never (a reader the site's own sign-in identifies) */
+  signIn: ReaderSignIn | null;
 }
 
 const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.badge, r.badge_source, r.created_at, r.reply_emails::text AS reply_emails,
@@ -103,14 +129,18 @@ interface ProfileSqlRow {
 
 /** The reader's profile; 404 when the tenant has no such reader. */
 export async function getReaderProfile(ctx: RequestContext, readerId: string): Promise<ReaderProfile> {
-  const [profile, recent, followed, tenant] = await Promise.all([
+  const [profile, recent, followed, tenant, signIn] = await Promise.all([
     store(ctx).sql.query<ProfileSqlRow>(PROFILE, [readerId, ctx.app.clock.now()], "reader_profile"),
     store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(RECENT, [readerId], "reader_recent_comments"),
     store(ctx).sql.query<FollowedSqlRow>(FOLLOWED, [readerId], "reader_followed"),
     loadTenant(ctx),
+    lastSignIn(store(ctx), readerId),
   ]);
   const p = profile[0];
   if (!p) throw errors.notFound("Reader");
+  const settings = resolveSettings(tenant.settings);
+  const how = signIn ?? methodOfId(p.id, settings.signIn.oidc);
+  const providerLabel = how?.provider ? (settings.signIn.oidc.find((o) => o.id === how.provider)?.label ?? null) : null;
   return {
     id: p.id,
     name: p.name,
@@ -122,12 +152,13 @@ export async function getReaderProfile(ctx: RequestContext, readerId: string): P
     openReports: p.open_reports,
     sanction: p.sanction,
     emailStatus: p.email_status,
-    replyEmails: p.reply_emails ?? resolveSettings(tenant.settings).email.defaultReplies,
+    replyEmails: p.reply_emails ?? settings.email.defaultReplies,
     replyEmailsChosen: p.reply_emails !== null,
     recentComments: recent.map((r) => ({ ...rowToComment(r), moderation: contextOf(r) })),
     following: followed.map((f) => ({ discussionId: f.discussion_id, title: f.title, mode: f.mode, since: f.updated_at })),
     followingCount: p.following_count,
     inboxItems: p.inbox.items,
     inboxUnread: p.inbox.unread,
+    signIn: how ? { method: how.method, provider: how.provider, providerLabel, at: signIn?.at ?? null } : null,
   };
 }

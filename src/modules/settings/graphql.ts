@@ -11,6 +11,8 @@ import { deliveryTunablesInput } from "../../graphql/delivery-tunables.js";
 import { getSettings, rotateIdentitySecret, updateSettings, type RotatedIdentitySecret } from "./settings.js";
 import type { ShownHook } from "../moderation-hook/secret.js";
 import { maskSmtpUrl, tenantSmtpUrl } from "../email/smtp-url.js";
+import { signInPageUrl } from "../sign-in/settings.js";
+import { tenantIdOf } from "../../context/request.js";
 
 const Moderation = builder.enumType("Moderation", { values: ["post", "pre"] as const });
 
@@ -468,6 +470,12 @@ const ReaderSettingsType = builder.objectRef<Settings>("ReaderSettings").impleme
     signInMethods: t.stringList({
       description: "The hosted sign-in's methods (email | oidc | guest); empty: the page must give the reader's identity itself.",
       resolve: (s) => s.signIn.methods,
+    }),
+    signInUrl: t.string({
+      nullable: true,
+      description:
+        "The hosted sign-in page a client opens in a popup (add ?origin=<page origin>&lang=<language>): `<PUBLIC_URL>/auth/v1/{tenantId}/sign-in`, or that path alone (after the service's address the client uses) when PUBLIC_URL is unset; null while signInMethods is empty.",
+      resolve: (s, _a, ctx) => (s.signIn.methods.length ? signInPageUrl(ctx.app.config.PUBLIC_URL, tenantIdOf(ctx)) : null),
     }),
   }),
 });

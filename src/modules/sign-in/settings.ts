@@ -67,3 +67,10 @@ export function withoutSignInSecrets(settings: Settings): Settings {
   const oidc = settings.signIn.oidc.map(({ clientSecretEnc: _sealed, ...rest }) => rest as (typeof settings.signIn.oidc)[number]);
   return { ...settings, signIn: { ...settings.signIn, oidc } };
 }
+
+/**
+ * Where a reader-facing client opens the hosted sign-in (ReaderSettings.signInUrl): on PUBLIC_URL
+ * when it is set, else a path the client puts after the service's address it already uses.
+ */
+export const signInPageUrl = (publicUrl: string | undefined, tenantId: string): string =>
+  `${(publicUrl ?? "").replace(/\/+$/, "")}/auth/v1/${encodeURIComponent(tenantId)}/sign-in`;
