@@ -2,9 +2,10 @@
 // [discussion-url]> (contract sections 14 and 18): a discussion's comments on any page. Reads and streams with the publishable key; a
 // reader writes once the host page hands over an identity (`element.identity = token`, or
 // `element.getIdentity = async () => token`), and without one the element fires
-// `engagement:sign-in-required` when the reader tries to. The first snapshot is read once the stream
-// (embed/src/thread/live.ts) is live; events that arrive while it loads are applied after it, so
-// nothing written while the page connects is missed. Whenever the count of the comments it shows
+// `engagement:sign-in-required` when the reader tries to; when the tenant turned the service's hosted
+// sign-in on, it also offers "Sign in" itself and keeps the session (embed/src/thread/session.ts).
+// The first snapshot is read once the stream (embed/src/thread/live.ts) is live; events that arrive
+// while it loads are applied after it, so nothing written while the page connects is missed. Whenever the count of the comments it shows
 // changes, it fires `engagement:count` ({ discussionId, count, apiBase }; it bubbles to the
 // document), which <engagement-count> elements for the same discussion follow (embed/src/count.ts).
 // This file is the element: its attributes, lifecycle, identity and events, wiring the rest (in
@@ -16,7 +17,7 @@
 // Built by esbuild (lit bundled in) into dist/embed/v1/thread.js (`npm run build:embed`) and served
 // at /embed/v1/thread.js (src/http/embed-static.ts). Renders into an open shadow root styled by a
 // constructable stylesheet: pages with a strict CSP work.
-import { LitElement, nothing, type PropertyValues, type TemplateResult } from "lit";
+import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from "lit";
 import { loadedFrom } from "./loaded-from.js";
 import { ThreadApi } from "./thread/api.js";
 import { bellStyles, renderInboxList, renderReaderBar } from "./thread/bell.js";
@@ -28,6 +29,7 @@ import { ThreadLoader } from "./thread/loader.js";
 import { Permalinks } from "./thread/permalink.js";
 import { Previews } from "./thread/preview.js";
 import { richStyles } from "./thread/rich-styles.js";
+import { HostedSession, renderSession, sessionStyles } from "./thread/session.js";
 import { tallyStyles } from "./thread/tally-styles.js";
 import type { Sort } from "./thread/store.js";
 import { threadStyles } from "./thread/styles.js";
@@ -39,7 +41,7 @@ const script = loadedFrom("thread.js");
 type Identity = string | null | undefined;
 
 export class EngagementThread extends LitElement {
-  static override styles = [threadStyles, tallyStyles, richStyles, bellStyles];
+  static override styles = [threadStyles, tallyStyles, richStyles, bellStyles, sessionStyles];
   static override properties = {
     discussionId: { attribute: "discussion-id" },
     commentId: { attribute: "comment-id" },
@@ -82,6 +84,14 @@ export class EngagementThread extends LitElement {
   private started = false;
   private near = false;
   private nearby: IntersectionObserver | undefined;
+  /** whether the host page gave the identity of the latest request (then hosted sign-in stays hidden) */
+  private hostGave = false;
+
+  private readonly session: HostedSession = new HostedSession({
+    language: () => languageOf(this.locale),
+    changed: () => void this.refresh(),
+    requestUpdate: () => this.requestUpdate(),
+  });
 
   private readonly loader: ThreadLoader = new ThreadLoader({
     target: () => ({ api: this.api, discussionId: this.discussionId }),
@@ -89,6 +99,11 @@ export class EngagementThread extends LitElement {
     identity: () => this.readIdentity(),
     afterStreamOpens: () => this.stream.afterOpens(),
     signedIn: () => this.writes.forgetSignIn(),
+    learned: (settings) => {
+      const usable = !!this.api && this.session.configure(this.api.base, settings.signInUrl) && !this.hostGave;
+      if (usable) void this.inbox.start(this.api, this.discussionId);
+      return usable;
+    },
     describe: (e) => this.describe(e),
     incoming: (n) => this.announce(fill(this.t[n === 1 ? "new_comments_one" : "new_comments_other"], { n })),
     openAt: () => this.permalinks.openAt(),
@@ -202,6 +217,7 @@ export class EngagementThread extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     this.clockTimer = setInterval(() => this.requestUpdate(), 60_000);
+    this.session.connect();
     this.permalinks.connect();
     this.watchViewport();
   }
@@ -210,6 +226,7 @@ export class EngagementThread extends LitElement {
     super.disconnectedCallback();
     clearInterval(this.clockTimer);
     this.permalinks.disconnect();
+    this.session.disconnect();
     this.nearby?.disconnect();
     this.nearby = undefined;
     this.stream.close();
@@ -224,6 +241,7 @@ export class EngagementThread extends LitElement {
       const key = this.publishableKey ?? script.publishableKey;
       const base = (this.apiBase ?? script.origin).replace(/\/+$/, "");
       this.api = this.discussionId && key ? new ThreadApi(base, key) : null;
+      if (this.api) this.api.refused = (identity) => this.session.refused(identity);
       this.stream.follow(this.api, this.discussionId);
       if (this.api) void this.loader.load();
       void this.inbox.start(this.api, this.discussionId);
@@ -253,7 +271,14 @@ export class EngagementThread extends LitElement {
 
   // ---------------------------------------------------------------- identity and events
 
+  /** The host page's identity when it gives one, else the hosted sign-in's kept session. */
   private async readIdentity(): Promise<string | null> {
+    const own = await this.pageIdentity();
+    this.hostGave = own !== null;
+    return own ?? this.session.token;
+  }
+
+  private async pageIdentity(): Promise<string | null> {
     if (this.identity) return this.identity;
     if (!this.getIdentity) return null;
     try {
@@ -343,7 +368,8 @@ export class EngagementThread extends LitElement {
       announcement: this.announcement,
       loadingMore,
       loadingReplies,
-      readerBar: renderReaderBar({ t: this.t, inbox: this.inbox, discussionId: this.discussionId }),
+      readerBar: html`${renderSession(this.t, this.session, viewer, this.hostGave, this.api)}
+      ${renderReaderBar({ t: this.t, inbox: this.inbox, discussionId: this.discussionId })}`,
       inboxList: renderInboxList({ t: this.t, inbox: this.inbox, discussionId: this.discussionId }),
       on: this.on,
     });

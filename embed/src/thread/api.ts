@@ -14,7 +14,7 @@ const THREAD = `query EmbedThread($d: String!, $sort: CommentSort, $after: Strin
   discussion(id: $d) { state commentCount reactions: reactionMap myReactions }
   comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
 }`;
-const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes } }`;
+const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes signInUrl } }`;
 const MORE = `query EmbedMore($d: String!, $sort: CommentSort, $after: String) {
   comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
 }`;
@@ -63,6 +63,8 @@ export interface ReaderSettings {
   maxBodyLength: number;
   /** votes on comments: off, up (upvotes only) or updown */
   votes: "off" | "up" | "updown";
+  /** the service's hosted sign-in page (a path on the API base when PUBLIC_URL is unset); null: off */
+  signInUrl: string | null;
 }
 
 /** A vote as it now stands, with the comment's tallies. */
@@ -88,6 +90,9 @@ export interface ThreadPage {
 const EMPTY_PAGE: Page<CommentWithReplies> = { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
 
 export class ThreadApi {
+  /** told when the service refuses the identity a request carried (401 invalid_identity) */
+  refused: (identity: string) => void = () => {};
+
   constructor(
     readonly base: string,
     readonly key: string,
@@ -204,6 +209,12 @@ export class ThreadApi {
     return url.toString();
   }
 
+  /** Ends a hosted sign-in's session (POST /api/v1/me/sign-out → 204); whether the service took it (a refused token is over too). */
+  async signOut(token: string): Promise<void> {
+    const res = await this.send(`${this.base}/api/v1/me/sign-out`, undefined, token);
+    if (!res.ok && res.status !== 401) throw new ServiceError("unavailable", `HTTP ${res.status}`);
+  }
+
   /** A REST route of the contract (`path` under /api/v1) as the reader: its answer, or a ServiceError with the problem's code. */
   async rest<T>(method: "GET" | "POST" | "PUT", path: string, body: unknown, identity: string | null): Promise<T> {
     const res = await this.send(
@@ -214,7 +225,10 @@ export class ThreadApi {
       method,
     );
     const answer = (await res.json().catch(() => null)) as (T & { code?: string; detail?: string }) | null;
-    if (!res.ok || answer === null) throw new ServiceError(answer?.code ?? "unavailable", answer?.detail ?? `HTTP ${res.status}`);
+    if (!res.ok || answer === null) {
+      if (identity && answer?.code === "invalid_identity") this.refused(identity);
+      throw new ServiceError(answer?.code ?? "unavailable", answer?.detail ?? `HTTP ${res.status}`);
+    }
     return answer;
   }
 
@@ -232,6 +246,7 @@ export class ThreadApi {
       detail?: string;
     } | null;
     const error = body?.errors?.[0];
+    if (identity && (error?.extensions?.code ?? body?.code) === "invalid_identity") this.refused(identity);
     if (error)
       throw new ServiceError(String(error.extensions?.code ?? "internal_error"), error.message, {
         origin: location.origin,

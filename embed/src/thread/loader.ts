@@ -3,7 +3,8 @@
 // applied to it. Events that arrive while a first page loads are held and applied after it (applying
 // one the page already shows changes nothing); a load that a newer one overtook is dropped. A load
 // that opens at a comment (a permalink) reads its context first and shows the page of top-level
-// comments that begins with its thread, the replies down to it placed under their parents.
+// comments that begins with its thread, the replies down to it placed under their parents. A first
+// load that learns of a session kept from the hosted sign-in (embed/src/thread/session.ts) loads again with it.
 import type { ReaderSettings, ThreadApi, Viewer } from "./api.js";
 import { ThreadStore, type LiveEvent, type Sort } from "./store.js";
 
@@ -13,6 +14,7 @@ const DEFAULT_SETTINGS: ReaderSettings = {
   editWindowSeconds: 900,
   maxBodyLength: 10_000,
   votes: "off",
+  signInUrl: null,
 };
 
 /** What the loads need from the element. */
@@ -25,6 +27,8 @@ export interface LoaderHost {
   afterStreamOpens(): Promise<void>;
   /** a load found the reader signed in */
   signedIn(): void;
+  /** the tenant's settings arrived; true: load again (they made a stored hosted sign-in session usable) */
+  learned(settings: ReaderSettings): boolean;
   describe(e: unknown): string;
   /** new top-level comments by others wait behind the button: `waiting` of them now */
   incoming(waiting: number): void;
@@ -72,6 +76,7 @@ export class ThreadLoader {
         context,
       ]);
       if (generation !== this.generation) return;
+      if (host.learned(basics.readerSettings)) return await this.load();
       this.viewer = basics.viewer;
       this.settings = basics.readerSettings;
       if (basics.viewer) host.signedIn();

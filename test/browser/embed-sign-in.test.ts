@@ -1,0 +1,277 @@
+// The thread element's Sign in (contract section 20), in headless Chromium on a host
+// page of another origin with the strict CSP of section 14: "Sign in" only while the tenant has a
+// hosted sign-in method and the page gives no identity; it opens the tenant's sign-in page in a popup
+// (`?origin=<page origin>&lang=<element language>`); a message from the service's origin (posted by a
+// page of that origin in the popup, with a real guest session) signs the element in, one from another
+// origin does not; the token is kept in the page's localStorage and used (the reader's post carries
+// their name), survives a reload, and "Sign out" ends it at the service and forgets it; a stored token
+// the service refuses is forgotten; the host page's own identity wins. Screenshots docs/embed/sign-in.png
+// and signed-in.png with UPDATE_SCREENSHOTS=1, else a scratch folder.
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { expectAccessible } from "../support/console-page.js";
+import { hostPages, type HostPage } from "../support/embed.js";
+import { signInGuest, type GuestSession } from "../support/sign-in.js";
+
+const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
+
+describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_000 }, () => {
+  let server: TestServer;
+  let t: TestTenant;
+  let browser: Browser | undefined;
+  let host: HostPage;
+  let elsewhere: HostPage;
+  let key: string;
+  const violations: string[] = [];
+  const storageKey = () => `engagement:session:${t.tenantId}`;
+
+  beforeAll(async () => {
+    server = await startServer();
+    t = await createTestTenant(server);
+    key = (await t.admin.post("/api/v1/publishable-keys", { label: "blog" })).body.key as string;
+    host = await hostPages(server.url, key);
+    // a page of another origin: a message from it must not sign anyone in
+    elsewhere = await hostPages(server.url, key);
+    expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin] })).status).toBe(200);
+    browser = await launchChromium();
+    await mkdir(SHOTS, { recursive: true });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+    await elsewhere?.close();
+    await server?.stop();
+    // no page of any test was refused anything by its CSP
+    expect(violations).toEqual([]);
+  });
+
+  const methods = async (list: string[]) => {
+    const r = await t.api.patch("/api/v1/settings", { signIn: { methods: list } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  };
+
+  const thread = (p: Page) => p.locator("engagement-thread");
+  const signInButton = (p: Page) => thread(p).getByRole("button", { name: "Sign in", exact: true });
+  const stored = (p: Page) => p.evaluate((k) => localStorage.getItem(k), storageKey());
+
+  /** The element on the host page, loaded (in a browser context of its own: its localStorage starts empty). */
+  async function open(discussionId: string, attrs = ""): Promise<Page> {
+    const p = await browser!.newPage({ viewport: { width: 900, height: 800 } });
+    p.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await p.goto(host.url(discussionId, attrs));
+    await loaded(p);
+    return p;
+  }
+  const loaded = async (p: Page) => {
+    await thread(p)
+      .getByRole("heading", { name: /Comments|Kommentare/ })
+      .waitFor();
+    await thread(p).locator("ol[part=comments]").waitFor({ state: "attached" });
+  };
+
+  /** Clicks Sign in: the popup it opens, at its URL. */
+  async function openPopup(p: Page, name = "Sign in"): Promise<{ popup: Page; url: URL }> {
+    const [popup] = await Promise.all([p.waitForEvent("popup"), thread(p).getByRole("button", { name, exact: true }).click()]);
+    await popup.waitForLoadState("domcontentloaded");
+    return { popup, url: new URL(popup.url()) };
+  }
+
+  /** Records the origins of the messages the host page receives, after the element's own listener (which was added first) has seen each. */
+  const recordMessages = (p: Page) =>
+    p.evaluate(() => {
+      const seen: string[] = ((window as unknown as { __seen: string[] }).__seen = []);
+      window.addEventListener("message", (e) => seen.push(e.origin));
+    });
+  const messagesFrom = (p: Page, origin: string, n: number) =>
+    p.waitForFunction(([o, count]) => (window as unknown as { __seen: string[] }).__seen.filter((x) => x === o).length >= count, [
+      origin,
+      n,
+    ] as const);
+
+  /** What the hosted sign-in's finish page posts to its opener, posted from `from` (a page in the popup). */
+  const postSignedIn = (from: Page, session: GuestSession, target: string) =>
+    from.evaluate(({ message, target }) => window.opener.postMessage(message, target), {
+      message: { type: "engagement:signed-in", token: session.token, reader: session.reader },
+      target,
+    });
+
+  it("shows no Sign in while the tenant has no hosted sign-in method", async () => {
+    await methods([]);
+    const p = await open("signin-off");
+    await expect(thread(p).getByText("Sign in to join the discussion.").count()).resolves.toBe(1);
+    await expect(signInButton(p).count()).resolves.toBe(0);
+    await p.close();
+  });
+
+  it("with a method on and no identity, Sign in opens the tenant's sign-in page in a popup with the page's origin and language", async () => {
+    await methods(["guest"]);
+    const p = await open("signin-popup");
+    await signInButton(p).waitFor();
+    await expectAccessible(p, "the thread with Sign in");
+    await p.screenshot({ path: join(SHOTS, "sign-in.png"), fullPage: true });
+    const { popup, url } = await openPopup(p);
+    expect(url.origin).toBe(new URL(server.url).origin);
+    expect(url.pathname).toBe(`/auth/v1/${t.tenantId}/sign-in`);
+    expect(url.searchParams.get("origin")).toBe(host.origin);
+    expect(url.searchParams.get("lang")).toBe("en");
+    await popup.close();
+    await p.close();
+
+    // a German element asks for the page in German
+    const de = await open("signin-popup", 'lang="de"');
+    const german = await openPopup(de, "Anmelden");
+    expect(german.url.searchParams.get("lang")).toBe("de");
+    await german.popup.close();
+    await de.close();
+  });
+
+  it("a message from another origin is ignored; the service's signs the element in, its token kept and used, and Sign out ends it", async () => {
+    await methods(["guest"]);
+    const d = "signin-flow";
+    // a publishable key never creates a discussion: the site's backend does
+    expect((await t.api.put(`/api/v1/discussions/${d}`, { title: "Signing in" })).status).toBeLessThan(300);
+    const ada = await signInGuest(server.url, t.tenantId, "Ada Guest");
+    const mallory = await signInGuest(server.url, t.tenantId, "Mallory");
+    const p = await open(d);
+    await signInButton(p).waitFor();
+    await recordMessages(p);
+
+    // a page of another origin in a window this page opened posts a real session: nothing happens
+    const [other] = await Promise.all([
+      p.waitForEvent("popup"),
+      p.evaluate((u) => void window.open(u, "other"), `${elsewhere.origin}/site.css`),
+    ]);
+    await other.waitForLoadState("domcontentloaded");
+    expect(new URL(other.url()).origin).toBe(elsewhere.origin);
+    await postSignedIn(other, mallory, host.origin);
+    await messagesFrom(p, elsewhere.origin, 1);
+    expect(await stored(p)).toBeNull();
+    await expect(signInButton(p).count()).resolves.toBe(1);
+    await other.close();
+
+    // the service's origin: a page of it in the element's own popup posts the session
+    const { popup } = await openPopup(p);
+    await postSignedIn(popup, ada, host.origin);
+    await thread(p).getByText("Signed in as Ada Guest").waitFor();
+    expect(await stored(p)).toBe(ada.token);
+    await expect(signInButton(p).count()).resolves.toBe(0);
+    await popup.close();
+
+    // used as X-Service-Identity: the post is Ada's (held: guests' comments are pre-moderated by default)
+    await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Hello from a guest");
+    await thread(p).getByRole("button", { name: "Post comment" }).click();
+    const mine = thread(p).locator("article", { has: p.locator(".body", { hasText: "Hello from a guest" }) });
+    await mine.waitFor();
+    await expect(mine.locator("[part=author]").textContent()).resolves.toBe("Ada Guest");
+    await expect(mine.getByText("Awaiting moderation").count()).resolves.toBe(1);
+    const id = await mine.getAttribute("data-comment-id");
+    const saved = await t.api.get(`/api/v1/comments/${id}`);
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    expect(saved.body).toMatchObject({ status: "pending", author: { id: ada.reader.id, name: "Ada Guest" } });
+    await expectAccessible(p, "the thread signed in through hosted sign-in");
+    await p.screenshot({ path: join(SHOTS, "signed-in.png"), fullPage: true });
+
+    // kept across a reload: the page's localStorage
+    await p.reload();
+    await loaded(p);
+    await thread(p).getByText("Signed in as Ada Guest").waitFor();
+
+    // Sign out: ended at the service, forgotten here
+    await thread(p).getByRole("button", { name: "Sign out" }).click();
+    await signInButton(p).waitFor();
+    expect(await stored(p)).toBeNull();
+    const me = await t.as({ key: t.apiKey, identity: ada.token }).get("/api/v1/me");
+    expect(me.status).toBe(401);
+    await p.close();
+  });
+
+  it("a message of another shape from the service's origin, or with a token that is not a session's, is ignored", async () => {
+    await methods(["guest"]);
+    const p = await open("signin-shapes");
+    const bo = await signInGuest(server.url, t.tenantId, "Bo");
+    await recordMessages(p);
+    const { popup } = await openPopup(p);
+    await popup.evaluate(
+      ({ target, token }) => {
+        window.opener.postMessage({ type: "engagement:signed-out", token }, target);
+        window.opener.postMessage({ type: "engagement:signed-in", token: "eyJhbGciOiJIUzI1NiJ9.e30.x" }, target);
+        window.opener.postMessage(`{"type":"engagement:signed-in","token":"${token}"}`, target);
+      },
+      { target: host.origin, token: bo.token },
+    );
+    await messagesFrom(p, new URL(server.url).origin, 3);
+    expect(await stored(p)).toBeNull();
+    await expect(signInButton(p).count()).resolves.toBe(1);
+    // the contract's message is taken
+    await postSignedIn(popup, bo, host.origin);
+    await thread(p).getByText("Signed in as Bo").waitFor();
+    expect(await stored(p)).toBe(bo.token);
+    await popup.close();
+    await p.close();
+  });
+
+  it("forgets a stored token the service refuses (signed out elsewhere) and offers Sign in again", async () => {
+    await methods(["guest"]);
+    const cy = await signInGuest(server.url, t.tenantId, "Cy");
+    expect((await t.as({ key: t.apiKey, identity: cy.token }).post("/api/v1/me/sign-out")).status).toBe(204);
+    const p = await browser!.newPage();
+    // the token sits in the host page's storage before the element loads
+    await p.goto(host.url("signin-refused"));
+    await p.evaluate(([k, v]) => localStorage.setItem(k!, v!), [storageKey(), cy.token]);
+    await p.reload();
+    await loaded(p);
+    await signInButton(p).waitFor();
+    await expect.poll(() => stored(p)).toBeNull();
+    await expect(thread(p).getByText("Signed in as Cy").count()).resolves.toBe(0);
+    await p.close();
+  });
+
+  it("the host page's own identity wins: no Sign in, and the kept session is not used", async () => {
+    await methods(["guest"]);
+    const dee = await signInGuest(server.url, t.tenantId, "Dee");
+    expect((await t.api.put("/api/v1/discussions/signin-host", { title: "The host's reader" })).status).toBeLessThan(300);
+    const p = await browser!.newPage();
+    await p.goto(host.url("signin-host"));
+    await p.evaluate(([k, v]) => localStorage.setItem(k!, v!), [storageKey(), dee.token]);
+    await p.reload();
+    await loaded(p);
+    await thread(p).getByText("Signed in as Dee").waitFor();
+    const assertion = await t.identity("host-reader", { name: "Hosted Hana" });
+    await p.evaluate((tok) => {
+      (document.querySelector("engagement-thread") as HTMLElement & { identity: string | null }).identity = tok;
+    }, assertion);
+    await expect.poll(() => thread(p).getByText("Signed in as Dee").count()).toBe(0);
+    await expect(signInButton(p).count()).resolves.toBe(0);
+    await expect(thread(p).getByRole("button", { name: "Sign out" }).count()).resolves.toBe(0);
+    await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Posted as the site's reader");
+    await thread(p).getByRole("button", { name: "Post comment" }).click();
+    const posted = thread(p).locator("article", { has: p.locator(".body", { hasText: "Posted as the site's reader" }) });
+    await posted.waitFor();
+    await expect(posted.locator("[part=author]").textContent()).resolves.toBe("Hosted Hana");
+    // the kept session is still there for when the page stops giving one
+    expect(await stored(p)).toBe(dee.token);
+    await p.close();
+  });
+
+  // The full round trip through the hosted sign-in page (its guest form: a textbox "Name" and a button
+  // "Continue as guest", then the finish page posting to the opener) waits for that page
+  // (GET /auth/v1/{tenantId}/sign-in), which this branch does not serve.
+  it.skip("signs a guest in through the hosted sign-in page in the popup", async () => {
+    await methods(["guest"]);
+    const p = await open("signin-round-trip");
+    const { popup } = await openPopup(p);
+    await popup.getByRole("textbox", { name: "Name" }).fill("Eve");
+    await popup.getByRole("button", { name: "Continue as guest" }).click();
+    await thread(p).getByText("Signed in as Eve").waitFor();
+    expect(await stored(p)).toMatch(/^rs_/);
+    await p.close();
+  });
+});
