@@ -3,7 +3,7 @@
 // in headless Chromium by altcha-lib's own solver (SHA-256 through WebCrypto, as the widget's workers
 // do it), on the page's main thread so that DevTools' CPU throttling certainly applies to it. Rows:
 // this machine's CPU (the floor) and 4× and 6× slower (Lighthouse's "mid-tier mobile" is 4×). The
-// goal (issue 40): under 1 s on a mid-range phone. BENCH_RUNS challenges per row (default 30).
+// goal: under 1 s on a mid-range phone. BENCH_RUNS challenges per row (default 30).
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { build } from "esbuild";
