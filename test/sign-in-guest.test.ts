@@ -189,6 +189,28 @@ describe("guests and reader sessions", () => {
     expect((await asA.get("/api/v1/me")).status).toBe(401);
   });
 
+  it("exports a reader's sessions, and signs an erased reader out: their sessions go with them", async () => {
+    const t = await guestTenant();
+    const { token, reader } = await signInGuest(t, "Gone");
+    const me = t.as({ key: t.apiKey, identity: token });
+    expect((await me.get("/api/v1/me")).status).toBe(200);
+    // their export lists the session (how and when), never its token
+    const exported = await me.get("/api/v1/me/export");
+    expect(exported.status).toBe(200);
+    expect(exported.body.sessions).toEqual([
+      { method: "guest", provider: null, createdAt: expect.any(String), expiresAt: expect.any(String) },
+    ]);
+    expect(JSON.stringify(exported.body)).not.toContain(token);
+    const erased = await t.api.del(`/api/v1/readers/${encodeURIComponent(reader.id)}`);
+    expect(erased.status, JSON.stringify(erased.body)).toBe(204);
+    const [left] = await sql<{ n: string }>("SELECT count(*) AS n FROM reader_sessions WHERE tenant_id = $1 AND reader_id = $2", [
+      t.tenantId,
+      reader.id,
+    ]);
+    expect(left!.n).toBe("0");
+    expect((await me.get("/api/v1/me")).status).toBe(401);
+  });
+
   it("refuses a replayed, expired, forged or honeypotted solution, writing nothing", async () => {
     const t = await guestTenant({ guest: { requireEmail: true, moderation: "pre" } });
     const before = await readerCount(t.tenantId);

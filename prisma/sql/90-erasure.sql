@@ -139,6 +139,8 @@ BEGIN
   DELETE FROM inbox_counters WHERE tenant_id = p_tenant AND reader_id = p_reader;
   -- and the discussions they follow or silenced
   DELETE FROM discussion_subscriptions WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- and their hosted sign-in's sessions: the erased reader is signed out everywhere
+  DELETE FROM reader_sessions WHERE tenant_id = p_tenant AND reader_id = p_reader;
   DELETE FROM idempotency_keys k
    WHERE k.tenant_id = p_tenant AND k.status IS NOT NULL
      AND EXISTS (SELECT 1 FROM jsonb_array_elements(k.results) x

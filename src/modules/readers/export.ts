@@ -2,9 +2,10 @@
 // one reader, as one JSON document — the profile, every comment of theirs in any status with the
 // bodies the event log still holds for it (the comments table keeps only the current body), their
 // reactions (on comments, and on discussions: page reactions) and votes, the reports they made, the
-// sanctions imposed on them, the discussions they follow or silenced (contract section 19), and
+// sanctions imposed on them, the discussions they follow or silenced (contract section 19), their
+// sessions of the hosted sign-in (how and when; never a token: only its hash is kept), and
 // notification preferences (the service keeps none beyond the profile's: an empty object).
-// Read with nine statements, none of them locking anything.
+// Read with ten statements, none of them locking anything.
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { CommentStatus } from "../../generated/prisma/enums.js";
@@ -47,6 +48,8 @@ export interface ReaderExport {
   sanctions: { until: string | null; reason: string | null; createdAt: string; liftedAt: string | null }[];
   /** the discussions they follow (`all`) or silenced (`off`); `replies`, the default, is not kept */
   subscriptions: { discussionId: string; mode: string; createdAt: string; updatedAt: string }[];
+  /** their sessions of the hosted sign-in (contract section 20): method (email, oidc, guest), the OIDC provider, when */
+  sessions: { method: string; provider: string | null; createdAt: string; expiresAt: string }[];
   notificationPreferences: Record<string, never>;
 }
 
@@ -104,6 +107,8 @@ const SANCTIONS = `SELECT eng_iso(until) AS until, reason, eng_iso(created_at) A
 
 const SUBSCRIPTIONS = `SELECT discussion_id AS "discussionId", mode::text AS mode, eng_iso(created_at) AS "createdAt", eng_iso(updated_at) AS "updatedAt"
   FROM discussion_subscriptions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY discussion_id`;
+const SESSIONS = `SELECT method, provider, eng_iso(created_at) AS "createdAt", eng_iso(expires_at) AS "expiresAt"
+  FROM reader_sessions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at`;
 
 /** A comment the reader wrote as COMMENTS reads it; its history comes from HISTORY. */
 type HeldCommentRow = Omit<ExportedComment, "history">;
@@ -120,7 +125,7 @@ export async function exportReader(
 ): Promise<ReaderExport> {
   const args = [readerId];
   const q = <T>(text: string, name: string) => store(ctx).sql.query<T & Record<string, unknown>>(text, args, name);
-  const [profile, comments, history, reactions, pageReactions, votes, reports, sanctions, subscriptions] = await Promise.all([
+  const [profile, comments, history, reactions, pageReactions, votes, reports, sanctions, subscriptions, sessions] = await Promise.all([
     q<NonNullable<ReaderExport["profile"]>>(PROFILE, "reader_export_profile"),
     q<HeldCommentRow>(COMMENTS, "reader_export_comments"),
     q<{ commentId: string; event: string; at: string; body: string }>(HISTORY, "reader_export_history"),
@@ -130,6 +135,7 @@ export async function exportReader(
     q<ReaderExport["reports"][number]>(REPORTS, "reader_export_reports"),
     q<ReaderExport["sanctions"][number]>(SANCTIONS, "reader_export_sanctions"),
     q<ReaderExport["subscriptions"][number]>(SUBSCRIPTIONS, "reader_export_subscriptions"),
+    q<ReaderExport["sessions"][number]>(SESSIONS, "reader_export_sessions"),
   ]);
   const held =
     profile.length +
@@ -139,7 +145,8 @@ export async function exportReader(
     votes.length +
     reports.length +
     sanctions.length +
-    subscriptions.length;
+    subscriptions.length +
+    sessions.length;
   if (opts.mustExist && held === 0) throw errors.notFound("Reader");
   const byComment = new Map<string, ExportedComment["history"]>();
   for (const h of history) {
@@ -163,6 +170,7 @@ export async function exportReader(
     reports,
     sanctions,
     subscriptions,
+    sessions,
     notificationPreferences: {},
   };
 }
