@@ -69,12 +69,14 @@ describe("settings signIn", () => {
     const bad = await t.api.patch("/api/v1/settings", { signIn: { methods: ["guest", "password"] } });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].path).toMatch(/^signIn\.methods/);
+    // GitHub's shape on loopback (ALLOW_HTTP_WEBHOOKS=1 in tests): the SSRF guard resolves each
+    // endpoint's host, and a test must not need the internet's DNS
     const provider = {
       id: "gh",
       label: "GitHub",
-      authorizationEndpoint: "https://github.com/login/oauth/authorize",
-      tokenEndpoint: "https://github.com/login/oauth/access_token",
-      userinfoEndpoint: "https://api.github.com/user",
+      authorizationEndpoint: "http://127.0.0.1:9/login/oauth/authorize",
+      tokenEndpoint: "http://127.0.0.1:9/login/oauth/access_token",
+      userinfoEndpoint: "http://127.0.0.1:9/user",
       clientId: "abc",
     };
     const noSecret = await t.api.patch("/api/v1/settings", { signIn: { oidc: [provider] } });
