@@ -27,6 +27,7 @@ export const meRoutes = [
     identity: "required",
     document: RestSignOutDocument,
     variables: () => ({}),
+    // a POST answering no body: its 204 named, so the OpenAPI document lists it (a DELETE's is implied)
     status: 204,
     respond: () => undefined,
   }),
