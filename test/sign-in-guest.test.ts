@@ -72,9 +72,11 @@ describe("settings signIn", () => {
     const provider = {
       id: "gh",
       label: "GitHub",
-      authorizationEndpoint: "https://github.com/login/oauth/authorize",
-      tokenEndpoint: "https://github.com/login/oauth/access_token",
-      userinfoEndpoint: "https://api.github.com/user",
+      // GitHub's paths on a loopback address: the SSRF guard resolves hosts when settings are written,
+      // and the test machine has no DNS (ALLOW_HTTP_WEBHOOKS admits loopback)
+      authorizationEndpoint: "https://127.0.0.1/login/oauth/authorize",
+      tokenEndpoint: "https://127.0.0.1/login/oauth/access_token",
+      userinfoEndpoint: "https://127.0.0.1/user",
       clientId: "abc",
     };
     const noSecret = await t.api.patch("/api/v1/settings", { signIn: { oidc: [provider] } });

@@ -28,6 +28,7 @@ export const meRoutes = [
     document: RestSignOutDocument,
     variables: () => ({}),
     respond: () => undefined,
+    status: 204,
   }),
 ];
 
