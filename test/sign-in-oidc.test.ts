@@ -15,6 +15,8 @@ import { startTestIdp, type TestIdp } from "./support/oidc-provider.js";
 import { startTestGithub, type TestGithub } from "./support/github-oauth.js";
 import { manualClock } from "../src/lib/clock.js";
 import { sha256 } from "../src/lib/sha256.js";
+import { subjectOf } from "../src/modules/sign-in/engine/oidc.js";
+import type { SignInProvider } from "../src/tenancy/settings-model.js";
 
 const SITE = "https://news.example";
 const IDP_SECRET = "idp-client-secret-9f8e7d6c5b4a";
@@ -525,3 +527,63 @@ describe("secrets and the SSRF guard", () => {
     }
   });
 });
+
+describe("claims to a reader (subjectOf)", () => {
+  const oauth2: SignInProvider = { ...ghProviderShape(), clientSecretEnc: "sealed" };
+  const openid: SignInProvider = { id: "corp", label: "Corp", issuer: "https://id.corp.example", clientId: "c", clientSecretEnc: "sealed" };
+
+  it("takes the defaults, the provider's own claim names, and refuses what cannot name a reader", () => {
+    expect(
+      subjectOf(openid, { sub: "u1", name: "Ann", picture: "https://x.example/a.png", email: "ann@corp.example", email_verified: true }),
+    ).toEqual({
+      id: "corp:u1",
+      name: "Ann",
+      avatarUrl: "https://x.example/a.png",
+      email: "ann@corp.example",
+      method: "oidc",
+      provider: "corp",
+    });
+    // an address not said to be verified, a picture that is not http(s), no name: the id stands in
+    expect(subjectOf(openid, { sub: "u2", picture: "data:image/png;base64,AAAA", email: "b@corp.example" })).toMatchObject({
+      id: "corp:u2",
+      name: "u2",
+      avatarUrl: null,
+      email: null,
+    });
+    // GitHub's numeric id, login for a missing name; its address is never taken
+    expect(subjectOf(oauth2, { id: 42, login: "octo", name: null, avatar_url: "https://a.example/42", email: "o@x.example" })).toEqual({
+      id: "gh:42",
+      name: "octo",
+      avatarUrl: "https://a.example/42",
+      email: null,
+      method: "oidc",
+      provider: "gh",
+    });
+    const renamed: SignInProvider = { ...openid, claims: { id: "oid", name: "display_name", avatarUrl: "photo", email: "mail" } };
+    expect(
+      subjectOf(renamed, {
+        sub: "ignored",
+        oid: "abc",
+        display_name: "Cy",
+        photo: "https://p.example/c",
+        mail: "c@corp.example",
+        email_verified: true,
+      }),
+    ).toMatchObject({ id: "corp:abc", name: "Cy", avatarUrl: "https://p.example/c", email: "c@corp.example" });
+    expect(() => subjectOf(openid, { name: "no id" })).toThrow(/no usable id/);
+    expect(() => subjectOf(openid, { sub: "bad\nid" })).toThrow(/no usable id/);
+    expect(() => subjectOf(openid, { sub: "x".repeat(251) })).toThrow(/longer than a reader id/);
+    expect(subjectOf(openid, { sub: "x".repeat(250) }).id).toHaveLength(255);
+  });
+});
+
+function ghProviderShape() {
+  return {
+    id: "gh",
+    label: "GitHub",
+    authorizationEndpoint: "https://github.example/login/oauth/authorize",
+    tokenEndpoint: "https://github.example/login/oauth/access_token",
+    userinfoEndpoint: "https://api.github.example/user",
+    clientId: "gh-client",
+  };
+}
