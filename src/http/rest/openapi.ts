@@ -358,6 +358,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
 
     const rootField = op.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD)!;
     const description = root.getFields()[rootField.name.value]?.description;
+    // no body: a DELETE, or a route that says it answers 204 (POST /me/sign-out)
     const responseSchema =
       r.method === "DELETE" || r.status === 204
         ? null
