@@ -165,7 +165,7 @@ async function atGithub(authorizeUrl: URL): Promise<URL> {
 
 /** The finish page's message to the opener: {type, token, reader}, and the origin it is posted to. */
 function finished(html: string): { message: { type: string; token: string; reader: Record<string, unknown> }; origin: string } {
-  const m = /var m=(\{.*?\}),o=("[^"]*");/.exec(html);
+  const m = /engagementFinish\((\{.*?\}),("[^"]*")\);/.exec(html);
   expect(m, html).not.toBeNull();
   return { message: JSON.parse(m![1]!), origin: JSON.parse(m![2]!) };
 }
