@@ -69,6 +69,8 @@ describe("settings signIn", () => {
     const bad = await t.api.patch("/api/v1/settings", { signIn: { methods: ["guest", "password"] } });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].path).toMatch(/^signIn\.methods/);
+    // GitHub's shape on loopback (ALLOW_HTTP_WEBHOOKS=1 in tests): the SSRF guard resolves each
+    // endpoint's host, and a test must not need the internet's DNS
     const provider = {
       id: "gh",
       label: "GitHub",

@@ -26,6 +26,7 @@ const TITLES: Record<number, string> = {
   422: "Unprocessable Content",
   429: "Too Many Requests",
   500: "Internal Server Error",
+  502: "Bad Gateway",
   503: "Service Unavailable",
 };
 
@@ -118,6 +119,26 @@ export const errors = {
   /** a hosted sign-in route of a method the tenant's signIn.methods does not list (contract section 20) */
   signInMethodDisabled: (method: string) =>
     new AppError(403, "sign_in_method_disabled", `Sign-in by ${method} is not enabled for this site (settings signIn.methods).`),
+  /** a hosted sign-in's `origin` that the tenant's allowedOrigins does not list (contract section 20) */
+  signInOriginNotAllowed: (origin: string) =>
+    new AppError(
+      400,
+      "sign_in_origin_not_allowed",
+      `The page origin ${JSON.stringify(origin)} is not in this site's allowedOrigins: sign-in can only report back to a page of the site.`,
+    ),
+  /** an OIDC / OAuth 2 callback whose `state` is unknown, expired, already used or another provider's (contract section 20) */
+  signInStateInvalid: () =>
+    new AppError(
+      400,
+      "sign_in_state_invalid",
+      "This sign-in is unknown, has expired, was already completed or belongs to another provider: close this window and sign in again.",
+    ),
+  /** the provider sent the reader back with an error (`?error=access_denied`: they cancelled) */
+  signInCancelled: (detail: string) => new AppError(400, "sign_in_cancelled", detail),
+  /** the provider's answer was refused: no code, a code it would not exchange, an ID token that failed its checks */
+  signInRefused: (detail: string) => new AppError(400, "sign_in_refused", detail),
+  /** the provider could not be reached (down, slow, or an address the SSRF guard refuses) */
+  signInProviderUnreachable: (detail: string) => new AppError(502, "sign_in_provider_unreachable", detail),
   /** a vote while the tenant's settings say `votes: "off"` (contract section 18) */
   votesDisabled: () => new AppError(409, "votes_disabled", 'Votes are off on this site (settings votes is "off").'),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),

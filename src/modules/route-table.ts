@@ -18,7 +18,7 @@ import { formattingRoutes } from "./formatting/routes.js";
 import { recentRoutes } from "./recent/routes.js";
 import { inboxRoutes } from "./inbox/routes.js";
 import { followingRoutes } from "./following/routes.js";
-import { meRoutes } from "./sign-in/routes.js";
+import { meRoutes, signInProviderRoutes } from "./sign-in/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
@@ -38,6 +38,7 @@ export const restRoutes: AnyRoute[] = [
   ...reportRoutes,
   ...readerRoutes,
   ...meRoutes,
+  ...signInProviderRoutes,
   ...emailRoutes,
   ...formattingRoutes,
 ];

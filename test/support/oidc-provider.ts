@@ -3,7 +3,9 @@
 // and rotate its keys (a new `kid`) without restarting anything of the service's. With `signIn`, it
 // also signs people in for real: one public client (authorization code + PKCE, no secret, as a page's
 // script uses it), oidc-provider's development login and consent pages (any login and password; the
-// login is the account's `sub`), and the accounts' claims in the ID token.
+// login is the account's `sub`), and the accounts' claims in the ID token. With `signIn.clientSecret`
+// the client is a confidential one instead (the service's hosted sign-in: client_secret_basic unless
+// `tokenEndpointAuthMethod` says client_secret_post).
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,6 +24,9 @@ interface SigningKey {
 /** A client that signs people in at the provider, and the accounts it knows (any other login is an account with only `sub`). */
 export interface TestIdpSignIn {
   clientId: string;
+  /** a confidential client (the secret at the token endpoint); none: a public client (PKCE alone) */
+  clientSecret?: string;
+  tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post";
   redirectUris: string[];
   /** by login: name, picture, email, email_verified… */
   accounts: Record<string, Record<string, unknown>>;
@@ -128,7 +133,9 @@ function signInConfig(signIn: TestIdpSignIn): Partial<Configuration> {
         redirect_uris: signIn.redirectUris,
         response_types: ["code"],
         grant_types: ["authorization_code"],
-        token_endpoint_auth_method: "none",
+        ...(signIn.clientSecret
+          ? { client_secret: signIn.clientSecret, token_endpoint_auth_method: signIn.tokenEndpointAuthMethod ?? "client_secret_basic" }
+          : { token_endpoint_auth_method: "none" }),
       },
     ],
     features: { devInteractions: { enabled: true } },

@@ -7,7 +7,8 @@
 //  - the request body is the `input` variable's input type (or the variables a route names in
 //    `body`);
 //  - the response is the operation's selection set over the schema's output types (aliases
-//    included), picked or reshaped the way the route's `respond` does (`response`), 204 for DELETE (and a route of status 204);
+//    included), picked or reshaped the way the route's `respond` does (`response`), 204 for DELETE
+//    and for a route that says `status: 204` (POST /me/sign-out);
 //  - errors are RFC 9457 problem documents; auth is X-API-Key, the admin JWT or the console session.
 import {
   getNamedType,
@@ -357,6 +358,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
 
     const rootField = op.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD)!;
     const description = root.getFields()[rootField.name.value]?.description;
+    // no body: a DELETE, or a route that says it answers 204 (POST /me/sign-out)
     const responseSchema =
       r.method === "DELETE" || r.status === 204
         ? null

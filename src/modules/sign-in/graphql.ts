@@ -1,8 +1,10 @@
 // GraphQL of the signed-in reader's account (contract section 20): `me`, `updateMe(input: {name})`,
 // `signOut` (any key, publishable included; REST GET|PATCH /api/v1/me and POST /api/v1/me/sign-out
-// run them).
+// run them); and the Test button of a sign-in provider, `testSignInProvider(id)` (manage_settings).
 import { builder } from "../../graphql/builder.js";
 import { getMe, signOut, updateMe, type Me } from "./me.js";
+import type { ProviderCheck } from "./engine/oidc.js";
+import { testSignInProvider, type SignInProviderTest } from "./provider-test.js";
 
 const MeType = builder.objectRef<Me>("Me").implement({
   description: "The reader X-Service-Identity stands for, and how they signed in.",
@@ -47,3 +49,46 @@ builder.mutationFields((t) => ({
     },
   }),
 }));
+
+// The console's Test button of a hosted sign-in's provider (src/modules/sign-in/provider-test.ts).
+const ProviderCheckType = builder.objectRef<ProviderCheck>("SignInProviderCheck").implement({
+  description: "One check of a sign-in provider's Test.",
+  fields: (t) => ({
+    endpoint: t.exposeString("endpoint", {
+      description:
+        "discovery and jwks (OpenID Connect), or authorization, token and userinfo (plain OAuth 2); clientSecret: the stored secret opens with this server's key.",
+    }),
+    url: t.exposeString("url", { description: "The URL called; empty for clientSecret." }),
+    ok: t.exposeBoolean("ok"),
+    status: t.exposeInt("status", { nullable: true, description: "The HTTP status answered; null when none came." }),
+    error: t.exposeString("error", {
+      nullable: true,
+      description: "Why the check failed: a refused address, a timeout, the network, an HTTP status, a bad document.",
+    }),
+  }),
+});
+
+const SignInProviderTestType = builder.objectRef<SignInProviderTest>("SignInProviderTest").implement({
+  description: "Whether a hosted sign-in's provider answers this server (through the SSRF guard). Nobody signs in.",
+  fields: (t) => ({
+    ok: t.exposeBoolean("ok", { description: "Every check passed." }),
+    checks: t.field({ type: [ProviderCheckType], resolve: (r) => r.checks }),
+    redirectUri: t.exposeString("redirectUri", {
+      nullable: true,
+      description:
+        "The redirect URI to register at the provider: <PUBLIC_URL>/auth/v1/{tenantId}/callback/{id}; null while PUBLIC_URL is unset.",
+    }),
+    latencyMs: t.exposeInt("latencyMs"),
+  }),
+});
+
+builder.mutationField("testSignInProvider", (t) =>
+  t.field({
+    type: SignInProviderTestType,
+    description:
+      "The Test button of a provider of settings signIn.oidc: its discovery document and key set, or its three endpoints, called from this server. 404 not_found for an id the settings do not list.",
+    authScopes: { capability: "manage_settings" },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_r, { id }, ctx) => testSignInProvider(ctx, id),
+  }),
+);

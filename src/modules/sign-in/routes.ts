@@ -2,7 +2,7 @@
 // GET /api/v1/me → {"id","name","avatarUrl","method"}; PATCH /api/v1/me {"name"} → 200 the same;
 // POST /api/v1/me/sign-out → 204.
 import { bodyObject, route } from "../../http/rest/router.js";
-import { RestMeDocument, RestSignOutDocument, RestUpdateMeDocument } from "../../generated/operations.js";
+import { RestMeDocument, RestSignOutDocument, RestTestSignInProviderDocument, RestUpdateMeDocument } from "../../generated/operations.js";
 
 export const meRoutes = [
   route({
@@ -27,7 +27,21 @@ export const meRoutes = [
     identity: "required",
     document: RestSignOutDocument,
     variables: () => ({}),
+    // a POST answering no body: its 204 named, so the OpenAPI document lists it (a DELETE's is implied)
     status: 204,
     respond: () => undefined,
+  }),
+];
+
+// The Test button of a hosted sign-in's provider (manage_settings): POST
+// /api/v1/settings/sign-in/providers/{id}/test → 200 {"ok","checks":[{"endpoint","url","ok","status","error"}],"redirectUri","latencyMs"}.
+export const signInProviderRoutes = [
+  route({
+    method: "POST",
+    path: "/settings/sign-in/providers/:id/test",
+    document: RestTestSignInProviderDocument,
+    paramVars: ["id"],
+    variables: ({ params }) => ({ id: params.id ?? "" }),
+    respond: (d) => d.testSignInProvider,
   }),
 ];

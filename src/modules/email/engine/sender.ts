@@ -8,6 +8,7 @@
 //    tenant: nothing more is queued for it until their identity gives another address.
 // A worker that dies mid-send leaves its messages locked until the lease ends; then another sends them.
 // Each message carries a Message-ID made from its id, so a receiver can tell a resend from a new one.
+// A message with a one-time link (the hosted sign-in's: links.ts) gets its link put in as it is sent.
 import nodemailer from "nodemailer";
 import type { Transporter } from "nodemailer";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
@@ -18,6 +19,7 @@ import { retryDelayMs } from "../../../webhook-delivery/backoff.js";
 import { oneLine } from "../../../lib/single-line.js";
 import type { UrlGuardOptions } from "../../../webhook-delivery/url-guard.js";
 import { sendFailure, smtpTransportOptions, type SmtpServer } from "../transport.js";
+import { withLink } from "./links.js";
 
 /** Messages sent at once: a pool's connections (per SMTP server), and a worker pass's slots. */
 const SEND_SLOTS = 4;
@@ -44,11 +46,14 @@ export interface SenderDeps {
   leaseMs: number;
   batchSize: number;
   random?: () => number;
+  /** for messages with a one-time link (links.ts): the secret their tokens are made with, and where links point */
+  links?: { secret: string; base: () => string };
 }
 
 export interface QueuedMessage {
   id: string;
   tenantId: string;
+  kind: string;
   readerId: string | null;
   toAddress: string;
   subject: string;
@@ -153,7 +158,7 @@ export function createSender(deps: SenderDeps): Sender {
                         WHERE state = 'queued' AND next_attempt_at <= $3 AND (locked_until IS NULL OR locked_until <= $3)
                         ORDER BY next_attempt_at LIMIT ${deps.batchSize}
                         FOR UPDATE SKIP LOCKED)
-       RETURNING m.id::text, m.tenant_id AS "tenantId", m.reader_id AS "readerId", m.to_address AS "toAddress", m.subject,
+       RETURNING m.id::text, m.tenant_id AS "tenantId", m.kind, m.reader_id AS "readerId", m.to_address AS "toAddress", m.subject,
                  m.text_body AS "textBody", m.html_body AS "htmlBody", m.unsubscribe_url AS "unsubscribeUrl", m.attempts,
                  t.settings #>> '{email,from}' AS "from", t.settings #>> '{email,replyTo}' AS "replyTo",
                  t.settings #>> '{email,smtpUrlEnc}' AS "smtpUrlEnc"`,
@@ -217,7 +222,8 @@ export function createSender(deps: SenderDeps): Sender {
         ? { url: deps.smtpUrl, guard: null }
         : null;
     if (!server) throw Object.assign(new Error("no SMTP server"), { code: "ECONNECTION" });
-    await (await transportOf(server)).sendMail({ ...headerFields(m, deps.defaultFrom), text: m.textBody, html: m.htmlBody });
+    const bodies = deps.links ? withLink(m, deps.links.secret, deps.links.base()) : m;
+    await (await transportOf(server)).sendMail({ ...headerFields(m, deps.defaultFrom), text: bodies.textBody, html: bodies.htmlBody });
   }
 
   return {

@@ -11,7 +11,7 @@ import { composeDue, type ComposeDeps, type ComposeResult } from "./mail-queue.j
 import { createSender, type SendResult } from "./sender.js";
 import { signUnsubscribeToken } from "./unsubscribe.js";
 import { composeModerationDigests } from "./moderation-digests.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { mailCanGo } from "./links.js";
 
 export interface EmailWorker {
   /** one pass: compose what is due, then send what is queued */
@@ -53,9 +53,11 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     workerId: o.workerId,
     leaseMs: o.leaseMs,
     batchSize: o.batchSize,
+    // sign-in links and address confirmations (links.ts) point at the same base as unsubscribe links
+    links: { secret: app.adminJwtSecret, base: () => baseUrl },
   });
   // a tenant's mail can go somewhere: the outbox, the service's SMTP server, or its own
-  const canSend = (settings: unknown) => app.config.EMAIL_OUTBOX || !!app.config.SMTP_URL || !!resolveSettings(settings).email.smtpUrlEnc;
+  const canSend = (settings: unknown) => mailCanGo(app, settings);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = false;

@@ -4,7 +4,8 @@
 // solution for another; altcha-lib (its v1 protocol, the contract's shape) makes and checks it. A
 // solution is single use (its challenge is recorded as spent in sign_in_tokens, an insert that a
 // replay finds taken) and expires 5 minutes after the challenge was made (the injectable clock). A
-// filled honeypot field `website` is refused. Nothing is written for a refused attempt.
+// filled honeypot field `website` is refused. Nothing is written for a refused attempt. An address a
+// guest gives earns a confirmation link (email-link.ts); readers.email stays null until it is followed.
 // Under engine/: the tenant comes from the path, not from a request context of a key.
 import { createHmac, randomBytes } from "node:crypto";
 import { createChallenge, extractParams, verifySolution } from "altcha-lib/v1";
@@ -16,6 +17,8 @@ import { plausibleAddress } from "../../../auth/identity.js";
 import { errors, type FieldError } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
 import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { sendGuestConfirmation } from "./email-link.js";
+import { pickLanguage } from "./strings.js";
 
 /** How long a challenge may be solved and used. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -72,6 +75,8 @@ export interface GuestInput {
   email?: unknown;
   altcha?: unknown;
   website?: unknown;
+  /** the page's language, for the confirmation email */
+  lang?: unknown;
 }
 
 /**
@@ -80,7 +85,7 @@ export interface GuestInput {
  */
 export async function guestSignIn(app: AppServices, tenant: Tenant, input: GuestInput) {
   const settings = resolveSettings(tenant.settings).signIn;
-  const unknown = Object.keys(input).filter((k) => !["name", "email", "altcha", "website"].includes(k));
+  const unknown = Object.keys(input).filter((k) => !["name", "email", "altcha", "website", "lang"].includes(k));
   if (unknown.length) throw errors.validation(unknown.map((path) => ({ path, message: "is not a known field" })));
   // the honeypot first: a bot that fills every field learns nothing else
   if (input.website !== undefined && input.website !== null && input.website !== "") {
@@ -113,5 +118,12 @@ export async function guestSignIn(app: AppServices, tenant: Tenant, input: Guest
 
   const id = GUEST_PREFIX + randomBytes(16).toString("base64url");
   // an address a guest gives is not theirs until a link confirms it: it earns no email before then
-  return startSession(store, app.clock, { id, name: name as string, avatarUrl: null, email: null, method: "guest" }, settings.sessionDays);
+  const session = await startSession(
+    store,
+    app.clock,
+    { id, name: name as string, avatarUrl: null, email: null, method: "guest" },
+    settings.sessionDays,
+  );
+  if (email !== null) await sendGuestConfirmation(app, tenant, { readerId: id, address: email, lang: pickLanguage(input.lang, undefined) });
+  return session;
 }

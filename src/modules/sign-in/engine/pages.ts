@@ -25,12 +25,12 @@ export interface HostedPage {
   html: string;
 }
 
-/** CSP: our own scripts by nonce (and files under /auth/v1/static), our own styles, forms and fetches to ourselves. */
+/** CSP: our own scripts by nonce (and files under /auth/v1/static), our own styles (by nonce, and the ALTCHA widget's stylesheet), forms and fetches to ourselves. */
 const csp = (nonce: string) =>
   [
     "default-src 'none'",
     `script-src 'nonce-${nonce}' 'self'`,
-    `style-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}' 'self'`,
     "img-src 'self' https: data:",
     "connect-src 'self'",
     "form-action 'self'",
@@ -48,14 +48,19 @@ p{color:var(--muted)}label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],input[type=email]{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--fg)}
 button,.button{display:inline-block;font:inherit;padding:.55rem 1rem;border:0;border-radius:6px;background:var(--accent);color:var(--bg);cursor:pointer;text-decoration:none;margin-top:.75rem}
 section{border-top:1px solid var(--border);padding-top:1rem;margin-top:1.25rem}.error{color:var(--error)}
-:focus-visible{outline:3px solid var(--accent);outline-offset:2px}.visually-hidden{position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden}`;
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}.visually-hidden{position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden}
+h2{font-size:1.1rem;margin:0 0 .25rem}.hint{font-size:.875rem;margin:.25rem 0 0}ul.providers{list-style:none;padding:0;margin:0}
+altcha-widget{display:block;margin-top:.75rem;--altcha-color-base:var(--bg);--altcha-color-text:var(--fg);--altcha-color-border:var(--border);--altcha-color-border-focus:var(--accent);--altcha-color-footer-bg:var(--bg);--altcha-max-width:100%}`;
 
-/** A page of the hosted sign-in: `body` is trusted HTML (escape what it holds); `script` runs with the page's nonce. */
-export function hostedPage(opts: { lang: string; title: string; body: string; script?: string }): HostedPage {
+/**
+ * A page of the hosted sign-in: `body` is trusted HTML (escape what it holds); `script` runs with the
+ * page's nonce; `head` is trusted HTML for the head (our own files: the ALTCHA widget's script and styles).
+ */
+export function hostedPage(opts: { lang: string; title: string; body: string; script?: string; head?: string }): HostedPage {
   const nonce = randomBytes(16).toString("base64");
   const html = `<!doctype html>
 <html lang="${escapeHtml(opts.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${escapeHtml(opts.title)}</title><style nonce="${nonce}">${STYLE}</style></head>
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(opts.title)}</title><style nonce="${nonce}">${STYLE}</style>${opts.head ?? ""}</head>
 <body><main><h1>${escapeHtml(opts.title)}</h1>${opts.body}</main>${opts.script ? `<script nonce="${nonce}">${opts.script}</script>` : ""}</body></html>`;
   return {
     html,
@@ -78,20 +83,35 @@ export interface SignedIn {
 export const signedInMessage = (s: SignedIn) => ({ type: "engagement:signed-in", token: s.token, reader: s.reader });
 
 /**
- * The end of every method: posts the session to `window.opener` for `origin` alone (the browser drops
- * it for any other page in the opener) and closes; a BroadcastChannel tells a sign-in popup of the
- * same browser when the page was opened from elsewhere (an email link in a new tab), and that popup
- * posts it to its own opener.
+ * The end of every method, as a script function every page that finishes a sign-in holds:
+ * `engagementFinish(message, origin)` posts the message to `window.opener` for `origin` alone (the
+ * browser drops it for any other page in the opener) and closes; with no opener (an email link
+ * opened in a new tab) a BroadcastChannel "engagement:sign-in" tells a sign-in popup of the same
+ * browser, which posts it to its own opener (SIGN_IN_LISTEN_SCRIPT).
  */
+export const FINISH_SCRIPT = `function engagementFinish(m,o){
+if(window.opener){try{window.opener.postMessage(m,o)}catch(e){}setTimeout(function(){window.close()},300);return}
+try{var c=new BroadcastChannel("engagement:sign-in");c.postMessage({message:m,origin:o});c.close()}catch(e){}}`;
+
+/**
+ * The other end of the channel, for a sign-in popup waiting for an email link to be opened:
+ * `engagementListen(origin)` forwards a finished sign-in for that same origin to the popup's opener
+ * and closes the popup.
+ */
+export const SIGN_IN_LISTEN_SCRIPT = `function engagementListen(o){
+try{var c=new BroadcastChannel("engagement:sign-in");c.onmessage=function(e){var d=e.data;
+if(!d||d.origin!==o||!d.message||d.message.type!=="engagement:signed-in")return;
+if(window.opener){try{window.opener.postMessage(d.message,o)}catch(x){}}c.close();setTimeout(function(){window.close()},300)}}catch(e){}}`;
+
+/** The finish page: the session posted to the opener (or the waiting popup), in the page's words. */
 export function finishPage(opts: { lang: string; origin: string; session: SignedIn; title?: string; text?: string }): HostedPage {
   const message = signedInMessage(opts.session);
   return hostedPage({
     lang: opts.lang,
     title: opts.title ?? "Signed in",
     body: `<p role="status">${escapeHtml(opts.text ?? `You are signed in as ${opts.session.reader.name}. You can close this window.`)}</p>`,
-    script: `(function(){var m=${scriptJson(message)},o=${scriptJson(opts.origin)};
-if(window.opener){try{window.opener.postMessage(m,o)}catch(e){}setTimeout(function(){window.close()},300);return}
-try{var c=new BroadcastChannel("engagement:sign-in");c.postMessage({message:m,origin:o});c.close()}catch(e){}})();`,
+    script: `${FINISH_SCRIPT}
+engagementFinish(${scriptJson(message)},${scriptJson(opts.origin)});`,
   });
 }
 

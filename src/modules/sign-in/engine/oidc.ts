@@ -1,0 +1,439 @@
+// OpenID Connect and OAuth 2 sign-in of the hosted pages (contract section 20), with the service as a
+// confidential client of the tenant's provider (settings signIn.oidc). openid-client (v6) does the
+// protocol — the authorization URL, PKCE (S256), the code exchange with the client secret, the ID
+// token's checks (issuer, audience, expiry, `nonce`, its signature against the provider's key set)
+// and userinfo — so nothing here is a hand-written OAuth flow. What is ours:
+//
+// - start (`GET /auth/v1/{tenantId}/oidc/{providerId}?origin=`): a PKCE verifier, a `state` and (for
+//   OpenID Connect) a `nonce`, kept in sign_in_tokens (kind `oidc_state`, only the state's SHA-256 as
+//   the key, with the verifier, nonce, page origin, provider id and redirect URI; 10 minutes); then a
+//   302 to the provider's authorization endpoint with redirect_uri
+//   `<PUBLIC_URL>/auth/v1/{tenantId}/callback/{providerId}`.
+// - callback: the state is spent (an UPDATE that only an unused, unexpired row of this provider
+//   matches: a replay, a forged or expired state, or another provider's, writes nothing and is
+//   refused), then the code is exchanged, the reader's claims mapped, and a session started.
+// - Discovery when `issuer` is set (cached per issuer for DISCOVERY_TTL_MS, with the key set openid-
+//   client fetched); without it, plain OAuth 2 with the three endpoints of the settings, GitHub's
+//   shape: client_secret_post, the token answered as JSON (openid-client asks with Accept:
+//   application/json), userinfo a GET with `Authorization: Bearer` answering {id, login, name,
+//   avatar_url, email}.
+// - Every call to a provider goes through the SSRF guard (./provider-fetch.ts).
+// Under engine/: the tenant comes from the path, not from a key's request context.
+import * as oidc from "openid-client";
+import type { AppServices } from "../../../context/services.js";
+import type { Tenant } from "../../../generated/prisma/client.js";
+import { startSession, type SessionSubject } from "../../../auth/reader-sessions.js";
+import { plausibleAddress } from "../../../auth/identity.js";
+import { AppError, errors } from "../../../lib/errors.js";
+import { isHttpUrl } from "../../../lib/http-url.js";
+import { sha256 } from "../../../lib/sha256.js";
+import { resolveSettings, type SignInProvider } from "../../../tenancy/settings-model.js";
+import { DeliveryError } from "../../../webhook-delivery/http-client.js";
+import type { SignedIn } from "./pages.js";
+import { PROVIDER_TIMEOUT_MS, providerFetch } from "./provider-fetch.js";
+
+/** How long a started sign-in may come back to the callback. */
+export const STATE_TTL_MS = 10 * 60_000;
+/** How long a provider's discovery document (and the key set fetched with it) is reused. */
+export const DISCOVERY_TTL_MS = 5 * 60_000;
+/** Reader ids are at most 255 characters (contract section 3), `<providerId>:` included. */
+const MAX_READER_ID = 255;
+const DEFAULT_OIDC_SCOPES = ["openid", "email", "profile"];
+
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+interface Discovered {
+  metadata: oidc.ServerMetadata;
+  jwks?: oidc.ExportedJWKSCache;
+  at: number;
+}
+
+/** Discovery documents by issuer, one cache per app (each instance keeps its own). */
+const discoveries = new WeakMap<AppServices, Map<string, Discovered>>();
+
+const isOidc = (p: SignInProvider): boolean => p.issuer !== undefined;
+
+/** A provider's failure as the page shows it: unreachable (502) or refused (400), never a 500. */
+function providerFailure(provider: SignInProvider, err: unknown, during: string): AppError {
+  if (err instanceof AppError) return err;
+  const reason = messageChain(err);
+  if (findCause(err, (e) => e instanceof DeliveryError || (e instanceof Error && e.name === "TimeoutError")))
+    return errors.signInProviderUnreachable(`${provider.label} could not be reached ${during}: ${reason}.`);
+  return errors.signInRefused(`${provider.label} did not complete the sign-in ${during}: ${reason}.`);
+}
+
+function findCause(err: unknown, test: (e: unknown) => boolean): boolean {
+  let current: unknown = err;
+  for (let depth = 0; depth < 6 && current !== undefined && current !== null; depth++) {
+    if (test(current)) return true;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return false;
+}
+
+/** The error's message and its causes', short: what a tenant can act on (no answer bodies, no secrets). */
+function messageChain(err: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 3 && current instanceof Error; depth++) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+    // the provider's own OAuth error (invalid_grant…): ResponseBodyError, AuthorizationResponseError
+    const { error, error_description: description } = current as { error?: unknown; error_description?: unknown };
+    if (typeof error === "string") parts.push(typeof description === "string" ? `${error} (${description})` : error);
+    current = current.cause;
+  }
+  return (parts.join(": ") || "an unknown failure").slice(0, 300);
+}
+
+/** openid-client's options of every Configuration: the guarded fetch, its timeout, http to loopback only in development. */
+function prepare(app: AppServices, config: oidc.Configuration): oidc.Configuration {
+  config[oidc.customFetch] = providerFetch(app.webhooks.http);
+  config.timeout = PROVIDER_TIMEOUT_MS / 1000;
+  // plain http passes the guard only to loopback and only under ALLOW_HTTP_WEBHOOKS
+  if (app.webhooks.policy.allowHttpLoopback) oidc.allowInsecureRequests(config);
+  return config;
+}
+
+/** The provider's server metadata: discovered from its issuer (cached), or its endpoints from the settings. */
+async function serverMetadata(app: AppServices, provider: SignInProvider, fresh = false): Promise<Discovered> {
+  if (!isOidc(provider)) {
+    return {
+      metadata: {
+        // no issuer to check against: the authorization endpoint's origin names the server
+        issuer: new URL(provider.authorizationEndpoint!).origin,
+        authorization_endpoint: provider.authorizationEndpoint!,
+        token_endpoint: provider.tokenEndpoint!,
+        userinfo_endpoint: provider.userinfoEndpoint!,
+        token_endpoint_auth_methods_supported: ["client_secret_post"],
+        code_challenge_methods_supported: ["S256"],
+      },
+      at: app.clock.now().getTime(),
+    };
+  }
+  const issuer = provider.issuer!;
+  let cache = discoveries.get(app);
+  if (!cache) discoveries.set(app, (cache = new Map()));
+  const now = app.clock.now().getTime();
+  const hit = cache.get(issuer);
+  if (!fresh && hit && now - hit.at < DISCOVERY_TTL_MS) return hit;
+  const config = await oidc.discovery(new URL(issuer), provider.clientId, undefined, oidc.None(), {
+    [oidc.customFetch]: providerFetch(app.webhooks.http),
+    timeout: PROVIDER_TIMEOUT_MS / 1000,
+    ...(app.webhooks.policy.allowHttpLoopback ? { execute: [oidc.allowInsecureRequests] } : {}),
+  });
+  const entry: Discovered = { metadata: JSON.parse(JSON.stringify(config.serverMetadata())) as oidc.ServerMetadata, at: now };
+  // a new document keeps the key set fetched before when it names the same one
+  if (hit?.jwks && hit.metadata.jwks_uri === entry.metadata.jwks_uri) entry.jwks = hit.jwks;
+  cache.set(issuer, entry);
+  return entry;
+}
+
+/** client_secret_basic unless the provider lists only client_secret_post (plain OAuth 2: post, as GitHub wants). */
+function clientAuth(metadata: oidc.ServerMetadata, secret: string): oidc.ClientAuth {
+  const methods = metadata.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
+  return methods.includes("client_secret_basic") ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret);
+}
+
+/** The callback's address, where the provider sends the reader back. */
+export const callbackUri = (base: string, tenantId: string, providerId: string): string =>
+  `${base}/auth/v1/${encodeURIComponent(tenantId)}/callback/${encodeURIComponent(providerId)}`;
+
+/** The tenant's provider by id; 404 when it has none of that id. */
+export function findProvider(tenant: Tenant, providerId: string): SignInProvider {
+  const provider = resolveSettings(tenant.settings).signIn.oidc.find((p) => p.id === providerId);
+  if (!provider) throw errors.notFound("Sign-in provider");
+  return provider;
+}
+
+/** The page origin a sign-in reports to: one of the tenant's allowedOrigins, exactly. */
+export function checkOrigin(tenant: Tenant, origin: unknown): string {
+  if (typeof origin !== "string" || origin.length === 0 || origin.length > 2048) {
+    throw errors.signInOriginNotAllowed(typeof origin === "string" ? origin.slice(0, 100) : "");
+  }
+  if (!resolveSettings(tenant.settings).allowedOrigins.includes(origin)) throw errors.signInOriginNotAllowed(origin.slice(0, 100));
+  return origin;
+}
+
+interface StateData {
+  provider: string;
+  origin: string;
+  verifier: string;
+  nonce: string | null;
+  redirectUri: string;
+}
+
+const INSERT_STATE = `INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, data, created_at, expires_at)
+  VALUES ($1, 'oidc_state', $2, $3::jsonb, $4, $5)`;
+
+/**
+ * A new sign-in at the provider: the state row written, the authorization URL answered (for a 302).
+ * `base` is where the service is reached (PUBLIC_URL, else the request's own address).
+ */
+export async function startProviderSignIn(
+  app: AppServices,
+  tenant: Tenant,
+  provider: SignInProvider,
+  origin: string,
+  base: string,
+): Promise<URL> {
+  let discovered: Discovered;
+  try {
+    discovered = await serverMetadata(app, provider);
+  } catch (err) {
+    throw providerFailure(provider, err, "(its discovery document)");
+  }
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = isOidc(provider) ? oidc.randomNonce() : null;
+  const redirectUri = callbackUri(base, tenant.id, provider.id);
+  const config = prepare(app, new oidc.Configuration(discovered.metadata, provider.clientId));
+  const scopes = provider.scopes ?? (isOidc(provider) ? DEFAULT_OIDC_SCOPES : []);
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    ...(scopes.length ? { scope: scopes.join(" ") } : {}),
+    state,
+    ...(nonce ? { nonce } : {}),
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+  });
+  const now = app.clock.now();
+  const data: StateData = { provider: provider.id, origin, verifier, nonce, redirectUri };
+  await app
+    .stores(tenant.id)
+    .sql.query(INSERT_STATE, [sha256(state, "hex"), JSON.stringify(data), now, new Date(now.getTime() + STATE_TTL_MS)], "oidc_state");
+  return url;
+}
+
+// single use: only an unused, unexpired state of this very provider is spent, and only once
+const SPEND_STATE = `UPDATE sign_in_tokens SET used_at = $3
+  WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2 AND used_at IS NULL AND expires_at > $3
+    AND data ->> 'provider' = $4
+  RETURNING data`;
+
+/** The callback's query, as the provider sent it. */
+export interface CallbackQuery {
+  [name: string]: unknown;
+  state?: unknown;
+  code?: unknown;
+  error?: unknown;
+}
+
+const PROVIDER_ERROR = /^[\x20-\x7e]{1,100}$/;
+
+/**
+ * The reader back from the provider: the state spent, the code exchanged, the reader's session
+ * started. Answers the session and the page origin it goes to; throws the AppError the problem page
+ * shows (400 for a bad state, a cancelled or refused sign-in; 502 for a provider out of reach).
+ */
+export async function finishProviderSignIn(
+  app: AppServices,
+  tenant: Tenant,
+  provider: SignInProvider,
+  query: CallbackQuery,
+): Promise<{ origin: string; session: SignedIn }> {
+  const state = typeof query.state === "string" && query.state.length > 0 && query.state.length <= 512 ? query.state : null;
+  const store = app.stores(tenant.id);
+  if (query.error !== undefined) {
+    // the reader cancelled (access_denied) or the provider ended the sign-in: the state is spent all the same
+    if (state) await store.sql.query(SPEND_STATE, [sha256(state, "hex"), app.clock.now(), provider.id], "oidc_state_spend");
+    const code = typeof query.error === "string" && PROVIDER_ERROR.test(query.error) ? query.error : "an error";
+    throw errors.signInCancelled(
+      code === "access_denied"
+        ? `Sign-in with ${provider.label} was cancelled: nothing was shared. Close this window and try again if you want to sign in.`
+        : `Sign-in with ${provider.label} was cancelled: the provider answered ${code}. Close this window and try again.`,
+    );
+  }
+  if (!state) throw errors.signInStateInvalid();
+  if (typeof query.code !== "string" || query.code.length === 0 || query.code.length > 2048) {
+    throw errors.signInRefused(`${provider.label} sent no authorization code back: close this window and sign in again.`);
+  }
+  const [row] = await store.sql.query<{ data: StateData }>(
+    SPEND_STATE,
+    [sha256(state, "hex"), app.clock.now(), provider.id],
+    "oidc_state_spend",
+  );
+  if (!row) throw errors.signInStateInvalid();
+  const saved = row.data;
+
+  // the secret is opened only now, for the one call that needs it
+  const secret = app.secretBox.open(provider.clientSecretEnc);
+  const claims = await exchange(app, provider, secret, saved, query);
+  const subject = subjectOf(provider, claims);
+  const settings = resolveSettings(tenant.settings).signIn;
+  const session = await startSession(store, app.clock, subject, settings.sessionDays);
+  return { origin: saved.origin, session };
+}
+
+/** The code exchanged for tokens, the ID token checked (OIDC), userinfo fetched: the reader's claims. */
+async function exchange(
+  app: AppServices,
+  provider: SignInProvider,
+  secret: string,
+  saved: StateData,
+  query: CallbackQuery,
+): Promise<Record<string, unknown>> {
+  let discovered: Discovered;
+  try {
+    discovered = await serverMetadata(app, provider);
+  } catch (err) {
+    throw providerFailure(provider, err, "(its discovery document)");
+  }
+  const config = prepare(
+    app,
+    new oidc.Configuration(discovered.metadata, provider.clientId, { client_secret: secret }, clientAuth(discovered.metadata, secret)),
+  );
+  if (isOidc(provider)) {
+    // the ID token's signature is checked against the provider's key set too (fetched through the guard)
+    oidc.enableNonRepudiationChecks(config);
+    if (discovered.jwks) oidc.setJwksCache(config, discovered.jwks);
+  }
+  // the URL the provider sent the reader to: the redirect URI of the start, with the provider's parameters
+  const current = new URL(saved.redirectUri);
+  for (const [name, value] of Object.entries(query)) if (typeof value === "string") current.searchParams.set(name, value);
+
+  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+  try {
+    tokens = await oidc.authorizationCodeGrant(config, current, {
+      pkceCodeVerifier: saved.verifier,
+      expectedState: current.searchParams.get("state")!,
+      ...(saved.nonce ? { expectedNonce: saved.nonce, idTokenExpected: true } : {}),
+    });
+  } catch (err) {
+    throw providerFailure(provider, err, "(exchanging the authorization code)");
+  } finally {
+    const jwks = isOidc(provider) ? oidc.getJwksCache(config) : undefined;
+    if (jwks) discovered.jwks = jwks;
+  }
+
+  try {
+    if (isOidc(provider)) {
+      const idClaims = tokens.claims();
+      if (!idClaims) throw errors.signInRefused(`${provider.label} answered no ID token.`);
+      const userinfo = discovered.metadata.userinfo_endpoint ? await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub) : {};
+      // the ID token's claims win: they are signed and were checked
+      return { ...userinfo, ...idClaims } as Record<string, unknown>;
+    }
+    const res = await oidc.fetchProtectedResource(config, tokens.access_token, new URL(provider.userinfoEndpoint!), "GET");
+    if (res.status !== 200) throw new Error(`its userinfo endpoint answered HTTP ${res.status}`);
+    const body: unknown = await res.json().catch(() => null);
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new Error("its userinfo endpoint answered no JSON object");
+    return body as Record<string, unknown>;
+  } catch (err) {
+    throw providerFailure(provider, err, "(reading the reader's profile)");
+  }
+}
+
+/** The claim (or userinfo member) named, as a string: numbers (GitHub's ids) in decimal. */
+function claimString(claims: Record<string, unknown>, name: string): string | null {
+  const v = claims[name];
+  if (typeof v === "string") return v;
+  if (typeof v === "number" && Number.isSafeInteger(v)) return String(v);
+  return null;
+}
+
+const firstOf = (claims: Record<string, unknown>, names: string[]): string | null => {
+  for (const name of names) {
+    const v = claimString(claims, name);
+    if (v !== null && v.trim() !== "") return v;
+  }
+  return null;
+};
+
+/**
+ * The reader of the claims: `<providerId>:<sub or id>`, name (name | login), avatar (picture |
+ * avatar_url, http(s) only), and for OpenID Connect the address when `email_verified` is true (a
+ * plain OAuth 2 provider's address is not known to be verified: none). `provider.claims` renames any.
+ */
+export function subjectOf(provider: SignInProvider, claims: Record<string, unknown>): SessionSubject {
+  const names = provider.claims ?? {};
+  const rawId = firstOf(claims, names.id ? [names.id] : ["sub", "id"]);
+  if (rawId === null || CONTROL.test(rawId)) throw errors.signInRefused(`${provider.label} did not say who the reader is (no usable id).`);
+  const id = `${provider.id}:${rawId}`;
+  if (id.length > MAX_READER_ID) throw errors.signInRefused(`${provider.label}'s id for the reader is longer than a reader id may be.`);
+  const rawName = firstOf(claims, names.name ? [names.name] : ["name", "login"]);
+  const name = rawName !== null && !CONTROL.test(rawName) ? rawName.trim().slice(0, 200) : rawId.slice(0, 200);
+  const picture = claims[names.avatarUrl ?? (claims.picture !== undefined ? "picture" : "avatar_url")];
+  const email = claims[names.email ?? "email"];
+  const verified = isOidc(provider) && claims.email_verified === true && plausibleAddress(email);
+  return {
+    id,
+    name,
+    avatarUrl: isHttpUrl(picture) ? picture : null,
+    email: verified ? (email as string) : null,
+    method: "oidc",
+    provider: provider.id,
+  };
+}
+
+/** One check of the console's Test button. */
+export interface ProviderCheck {
+  /** discovery | jwks | authorization | token | userinfo (| clientSecret: src/modules/sign-in/provider-test.ts) */
+  endpoint: string;
+  url: string;
+  ok: boolean;
+  /** the HTTP status answered; null when none came */
+  status: number | null;
+  error: string | null;
+}
+
+export interface ProviderTestResult {
+  ok: boolean;
+  checks: ProviderCheck[];
+  latencyMs: number;
+}
+
+/**
+ * The console's Test button: an OpenID provider's discovery document is read afresh (its issuer
+ * must match) and its key set fetched; a plain OAuth 2 provider's three endpoints must each answer
+ * (any HTTP status below 500: nobody signs in, so a 401 or 400 is what they say to a stranger). All
+ * through the SSRF guard. Whether the client id and secret are right only a real sign-in shows.
+ */
+export async function testProvider(app: AppServices, provider: SignInProvider): Promise<ProviderTestResult> {
+  const started = performance.now();
+  const fetcher = providerFetch(app.webhooks.http);
+  const checks: ProviderCheck[] = [];
+  const probe = async (endpoint: string, url: string, method: "GET" | "POST", accept: (status: number, body: string) => string | null) => {
+    try {
+      const res = await fetcher(url, {
+        method,
+        headers: { accept: "application/json", ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
+        body: method === "POST" ? "grant_type=authorization_code" : undefined,
+        redirect: "manual",
+      });
+      const problem = accept(res.status, await res.text());
+      checks.push({ endpoint, url, ok: problem === null, status: res.status, error: problem });
+    } catch (err) {
+      checks.push({ endpoint, url, ok: false, status: null, error: messageChain(err) });
+    }
+  };
+  const answers = (status: number) => (status < 500 ? null : `it answered HTTP ${status}`);
+
+  if (isOidc(provider)) {
+    const url = `${provider.issuer!.replace(/\/$/, "")}/.well-known/openid-configuration`;
+    try {
+      const { metadata } = await serverMetadata(app, provider, true);
+      checks.push({ endpoint: "discovery", url, ok: true, status: 200, error: null });
+      if (metadata.jwks_uri) {
+        await probe("jwks", metadata.jwks_uri, "GET", (status, body) => {
+          if (status !== 200) return `it answered HTTP ${status}`;
+          try {
+            const keys = (JSON.parse(body) as { keys?: unknown }).keys;
+            return Array.isArray(keys) && keys.length > 0 ? null : "it holds no keys";
+          } catch {
+            return "it is not JSON";
+          }
+        });
+      } else {
+        checks.push({ endpoint: "jwks", url: "", ok: false, status: null, error: "the discovery document names no jwks_uri" });
+      }
+    } catch (err) {
+      checks.push({ endpoint: "discovery", url, ok: false, status: null, error: messageChain(err) });
+    }
+  } else {
+    await probe("authorization", provider.authorizationEndpoint!, "GET", answers);
+    await probe("token", provider.tokenEndpoint!, "POST", answers);
+    await probe("userinfo", provider.userinfoEndpoint!, "GET", answers);
+  }
+  return { ok: checks.every((c) => c.ok), checks, latencyMs: Math.round(performance.now() - started) };
+}
