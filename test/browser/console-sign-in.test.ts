@@ -2,7 +2,8 @@
 // the real server: the methods, guests' options and session length are saved (only what changed is
 // sent); a provider is added with a client secret that is sent once and never shown again (the field
 // says "stored"; saving an edit without a new secret keeps the stored one); the answer's problems
-// (422) are shown beside their fields. A reader's page says how they signed in: as a guest (a session
+// (422) are shown beside their fields; a saved provider's Test lists the checks the service ran
+// (testSignInProvider: its endpoints refused on a closed port, its stored secret opening). A reader's page says how they signed in: as a guest (a session
 // made through the guest API with a solved ALTCHA challenge), or "Identified by the site". axe-core;
 // screenshot docs/console/sign-in-settings.png with UPDATE_SCREENSHOTS=1.
 import type { Browser, Page } from "playwright-core";
@@ -147,6 +148,18 @@ describe.skipIf(chromiumMissing)("the console's sign-in settings", { timeout: 12
     expect(await storedSecret()).toBe(SECRET);
     const audit = await t.admin.get("/api/v1/audit?action=settings.update");
     expect(JSON.stringify(audit.body)).not.toContain(SECRET);
+
+    // Test: the saved provider's endpoints called from the service; nothing listens on port 9
+    await provider(1).getByRole("button", { name: "Test", exact: true }).click();
+    const answer = provider(1).getByRole("status").filter({ hasText: "checks" });
+    await answer.getByText("Some checks failed.").waitFor({ timeout: 20_000 });
+    const checks = await answer.locator("li").allTextContents();
+    expect(checks.find((c) => c.startsWith("authorization: failed"))).toContain(ENDPOINTS.authorizationEndpoint);
+    expect(checks).toContain("clientSecret: ok");
+    // a provider not saved yet has nothing to test
+    await page.getByRole("button", { name: "Add a provider" }).click();
+    expect(await provider(2).getByRole("button", { name: "Test", exact: true }).isDisabled()).toBe(true);
+    await provider(2).getByRole("button", { name: "Remove provider 2" }).click();
 
     await expectAccessible(page, "the sign-in settings");
     await shoot(page, "sign-in-settings");

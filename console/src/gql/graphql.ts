@@ -734,6 +734,13 @@ export type UpdateSignInMutationVariables = Exact<{
 
 export type UpdateSignInMutation = { updateSettings: { signIn: { methods: Array<string>, sessionDays: number, oidc: Array<{ id: string, label: string, issuer: string | null, authorizationEndpoint: string | null, tokenEndpoint: string | null, userinfoEndpoint: string | null, clientId: string, scopes: Array<string> | null, claims: { id: string | null, name: string | null, avatarUrl: string | null, email: string | null } | null }>, guest: { requireEmail: boolean, moderation: string } } } };
 
+export type TestSignInProviderMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type TestSignInProviderMutation = { testSignInProvider: { ok: boolean, latencyMs: number, redirectUri: string | null, checks: Array<{ endpoint: string, url: string, ok: boolean, status: number | null, error: string | null }> } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -2369,3 +2376,19 @@ export const UpdateSignInDocument = new TypedDocumentString(`
   }
   sessionDays
 }`) as unknown as TypedDocumentString<UpdateSignInMutation, UpdateSignInMutationVariables>;
+export const TestSignInProviderDocument = new TypedDocumentString(`
+    mutation TestSignInProvider($id: String!) {
+  testSignInProvider(id: $id) {
+    ok
+    latencyMs
+    redirectUri
+    checks {
+      endpoint
+      url
+      ok
+      status
+      error
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<TestSignInProviderMutation, TestSignInProviderMutationVariables>;

@@ -6,17 +6,20 @@
 // stored one (it says "stored"); an empty field keeps it, a typed one replaces it. Saving sends only
 // what changed (form-diff.ts): the whole `oidc` list when any provider was added, edited or removed
 // (the PATCH replaces the list), and the other fields each on its own. Each problem of the answer is
-// shown beside the field it names.
+// shown beside the field it names. A saved provider's "Test" calls its endpoints from the service
+// (GraphQL testSignInProvider) and shows each check's outcome.
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
 import {
   SignInSettingsDocument,
+  TestSignInProviderDocument,
   UpdateSignInDocument,
+  type TestSignInProviderMutation,
   type SignInFieldsFragment,
   type SignInProviderInput,
   type SignInSettingsPatch,
 } from "../gql/graphql";
-import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
+import { ErrorMessage, Notice, messageOf, useAction, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
 import { SettingsViews } from "./settings-identity";
 
@@ -470,11 +473,69 @@ function ProviderFields({
         placeholder: "openid email profile",
         hint: "Empty: openid email profile with an issuer, the provider's default without one.",
       })}
+      <ProviderTest id={stored ? d.storedId : null} n={n} />
       <div class="actions">
         <button type="button" class="btn-delete" onClick={onRemove}>
           Remove provider {n}
         </button>
       </div>
     </fieldset>
+  );
+}
+
+type ProviderTestAnswer = TestSignInProviderMutation["testSignInProvider"];
+
+/** "Test": the saved provider's endpoints called from the service (testSignInProvider), each check's outcome. */
+function ProviderTest({ id, n }: { id: string | null; n: number }) {
+  const action = useAction();
+  const [answer, setAnswer] = useState<ProviderTestAnswer | null>(null);
+  return (
+    <div class="provider-test">
+      <div class="actions">
+        <button
+          type="button"
+          class="btn-plain"
+          disabled={!id || action.busy}
+          aria-describedby={`provider-test-hint-${n}`}
+          onClick={() =>
+            void action.run(async () => {
+              setAnswer(null);
+              setAnswer((await gql(TestSignInProviderDocument, { id: id! })).testSignInProvider);
+            })
+          }
+        >
+          {action.busy ? "Testing…" : "Test"}
+        </button>
+        <span class="hint" id={`provider-test-hint-${n}`}>
+          {id
+            ? "Calls the saved provider's endpoints from the service (unsaved changes are not tested)."
+            : "Save the provider first: Test calls the saved one."}
+        </span>
+      </div>
+      <ErrorMessage error={action.error} />
+      <div role="status">
+        {answer && (
+          <div class={`hook-answer ${answer.ok ? "ok" : "failed"}`}>
+            <p>
+              <strong>{answer.ok ? "Every check passed." : "Some checks failed."}</strong> ({answer.latencyMs} ms)
+            </p>
+            <ul>
+              {answer.checks.map((c) => (
+                <li key={c.endpoint}>
+                  {c.endpoint}: {c.ok ? "ok" : `failed${c.error ? `: ${c.error}` : ""}`}
+                  {c.status !== null ? ` (HTTP ${c.status})` : ""}
+                  {c.url ? (
+                    <>
+                      {" "}
+                      <code>{c.url}</code>
+                    </>
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
+      </div>
+    </div>
   );
 }
