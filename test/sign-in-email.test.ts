@@ -257,6 +257,33 @@ describe("email links", () => {
   });
 });
 
+describe("a reader signed in by email", () => {
+  it("is an ordinary reader for reply emails: a reply to their comment is mailed to the address they signed in with", async () => {
+    const t = await tenantWith({ methods: ["email"] }, { email: { defaultReplies: "immediate" } });
+    const address = "reply-me@readers.example";
+    expect((await ask(t, address)).status).toBe(202);
+    const { path } = await linkFor(address);
+    const session = sessionOf((await http("POST", path, { form: { name: "Rae" } })).text)!;
+    expect(session).toBeTruthy();
+    const rae = t.as({ key: t.apiKey, identity: session });
+    expect((await t.api.put("/api/v1/discussions/email-readers", { title: "On lakes", url: "https://blog.example/lakes" })).status).toBe(
+      201,
+    );
+    const mine = await rae.post("/api/v1/discussions/email-readers/comments", { body: "Lakes are still rivers" });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+    const zed = await t.reader("zed", { name: "Zed", iat: Math.floor(clock.now().getTime() / 1000) });
+    const answer = await zed.post("/api/v1/discussions/email-readers/comments", { body: "They are not", parentId: mine.body.id });
+    expect(answer.status).toBe(201);
+    // immediate replies are coalesced for a couple of minutes before they go
+    clock.advance(10 * 60_000);
+    await pass();
+    const replies = mailTo(address).filter((m) => m.text?.includes("They are not"));
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!.text).toContain("Hello Rae,");
+    expect(replies[0]!.text).toContain(`https://blog.example/lakes#comment-${answer.body.id}`);
+  });
+});
+
 describe("guests' addresses", () => {
   async function solved(t: TestTenant): Promise<string> {
     const c = JSON.parse((await http("GET", `/auth/v1/${t.tenantId}/challenge`)).text) as Record<string, string> & { maxnumber: number };

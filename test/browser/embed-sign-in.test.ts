@@ -19,6 +19,8 @@ import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
 import { hostPages, type HostPage } from "../support/embed.js";
 import { signInGuest, type GuestSession } from "../support/sign-in.js";
+import { startSmtp, type TestSmtp } from "../support/smtp.js";
+import { startTestGithub, type TestGithub } from "../support/github-oauth.js";
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
 
@@ -29,12 +31,21 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
   let host: HostPage;
   let elsewhere: HostPage;
   let key: string;
+  let smtp: TestSmtp;
+  let gh: TestGithub;
   const violations: string[] = [];
   const storageKey = () => `engagement:session:${t.tenantId}`;
 
   beforeAll(async () => {
-    server = await startServer();
+    smtp = await startSmtp();
+    // the email worker is driven pass by pass (server.app.email.runOnce)
+    server = await startServer({ SMTP_URL: smtp.url, RUN_EMAIL_WORKER: "0" });
     t = await createTestTenant(server);
+    gh = await startTestGithub({
+      clientId: "embed-gh",
+      clientSecret: "embed-gh-secret",
+      user: { id: 4242, login: "octo", name: "Octo Cat", avatar_url: "https://avatars.example/octo.png", email: null },
+    });
     key = (await t.admin.post("/api/v1/publishable-keys", { label: "blog" })).body.key as string;
     host = await hostPages(server.url, key);
     // a page of another origin: a message from it must not sign anyone in
@@ -48,6 +59,8 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
     await host?.close();
     await elsewhere?.close();
     await server?.stop();
+    await smtp?.close();
+    await gh?.close();
     // no page of any test was refused anything by its CSP
     expect(violations).toEqual([]);
   });
@@ -283,6 +296,65 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
     const posted = thread(p).locator("article", { has: p.locator(".body", { hasText: "Eve was here" }) });
     await posted.waitFor();
     await expect(posted.locator("[part=author]").textContent()).resolves.toBe("Eve");
+    await p.close();
+  });
+
+  it("signs a reader in by email link through the popup, end to end", async () => {
+    await methods(["email"]);
+    expect((await t.api.put("/api/v1/discussions/signin-email-trip", { title: "By email" })).status).toBeLessThan(300);
+    const p = await open("signin-email-trip");
+    const { popup } = await openPopup(p);
+    await popup.getByRole("textbox", { name: "Email", exact: true }).fill("ivy@readers.example");
+    await popup.getByRole("button", { name: "Email me a link" }).click();
+    const mailTo = () => smtp.received.filter((m) => m.to && !Array.isArray(m.to) && m.to.value[0]?.address === "ivy@readers.example");
+    await expect
+      .poll(async () => {
+        await server.app.email.runOnce();
+        return mailTo().length;
+      })
+      .toBe(1);
+    const link = /(http:\/\/\S+\/auth\/v1\/\S+\/email\/[A-Za-z0-9_-]{43})/.exec(mailTo()[0]!.text ?? "")![1]!;
+    // the reader opens the link in another tab of the same browser; the waiting popup finishes
+    const tab = await p.context().newPage();
+    await tab.goto(link);
+    await tab.getByRole("textbox", { name: "Your name" }).fill("Ivy");
+    await tab.getByRole("button", { name: "Sign in" }).click();
+    await thread(p).getByText("Signed in as Ivy").waitFor({ timeout: 15_000 });
+    const token = await stored(p);
+    expect((await t.as({ key: t.apiKey, identity: token! }).get("/api/v1/me")).body).toMatchObject({ name: "Ivy", method: "email" });
+    await p.close();
+  });
+
+  it("signs a reader in at an OAuth 2 provider (GitHub's shape) through the popup, end to end", async () => {
+    const set = await t.api.patch("/api/v1/settings", {
+      signIn: {
+        methods: ["oidc"],
+        oidc: [
+          {
+            id: "gh",
+            label: "GitHub",
+            authorizationEndpoint: `${gh.url}/login/oauth/authorize`,
+            tokenEndpoint: `${gh.url}/login/oauth/access_token`,
+            userinfoEndpoint: `${gh.url}/user`,
+            clientId: "embed-gh",
+            clientSecret: "embed-gh-secret",
+          },
+        ],
+      },
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect((await t.api.put("/api/v1/discussions/signin-oauth-trip", { title: "By GitHub" })).status).toBeLessThan(300);
+    const p = await open("signin-oauth-trip");
+    const { popup } = await openPopup(p);
+    // the provider approves at once and sends the popup back to the service's callback
+    await popup.getByRole("link", { name: "Sign in with GitHub" }).click();
+    await thread(p).getByText("Signed in as Octo Cat").waitFor({ timeout: 15_000 });
+    const token = await stored(p);
+    expect((await t.as({ key: t.apiKey, identity: token! }).get("/api/v1/me")).body).toMatchObject({
+      id: "gh:4242",
+      name: "Octo Cat",
+      method: "oidc",
+    });
     await p.close();
   });
 });
