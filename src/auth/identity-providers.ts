@@ -40,6 +40,7 @@ import { errors } from "../lib/errors.js";
 import { isHttpUrl } from "../lib/http-url.js";
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, PROVIDER_ALGORITHMS, type IdentityProviderSettings } from "../tenancy/settings-model.js";
 import type { ReaderIdentity } from "./identity.js";
+import { CONTROL_CHARS as CONTROL, READER_NAME_MAX } from "../lib/reader-name.js";
 
 export { PROVIDER_ALGORITHMS, type IdentityProviderSettings };
 export type ProviderAlgorithm = IdentityProviderSettings["algorithms"][number];
@@ -69,8 +70,6 @@ export interface IdentityProviders {
 
 /** Reader ids are at most 255 characters (contract section 3), the namespace included. */
 const MAX_READER_ID = 255;
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** `<iss>#<sub>` (or `<jwksUri>#<sub>`): a provider's reader, apart from the readers of the tenant's assertions and other providers. */
 export const providerReaderId = (namespace: string, subject: string): string => `${namespace}#${subject}`;
@@ -217,7 +216,10 @@ function readerOf(payload: JWTPayload, provider: IdentityProviderSettings, names
   const id = providerReaderId(namespace, sub);
   if (id.length > MAX_READER_ID) throw refuse(`its issuer (or key set) and 'sub' together exceed ${MAX_READER_ID} characters`);
   const rawName = claim(provider.claims.name);
-  const name = typeof rawName === "string" && rawName.trim() && !CONTROL.test(rawName) ? rawName.slice(0, 200) : sub.slice(0, 200);
+  const name =
+    typeof rawName === "string" && rawName.trim() && !CONTROL.test(rawName)
+      ? rawName.slice(0, READER_NAME_MAX)
+      : sub.slice(0, READER_NAME_MAX);
   const picture = claim(provider.claims.picture);
   const email = claim(provider.claims.email);
   return {

@@ -8,6 +8,7 @@ import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { HTTP_URL_RULE, isHttpUrl } from "../lib/http-url.js";
 import { parseBadge } from "../lib/badge.js";
+import { CONTROL_CHARS as CONTROL, isReaderName } from "../lib/reader-name.js";
 
 export interface ReaderIdentity {
   id: string;
@@ -29,9 +30,6 @@ export const plausibleAddress = (v: unknown): v is string =>
 const MAX_LIFETIME_SECONDS = 3600;
 /** Clock skew tolerated for `iat` in the future (contract section 9). */
 const MAX_IAT_SKEW_SECONDS = 60;
-/** PostgreSQL text cannot hold NUL, and no id or name needs control characters. */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const enc = new TextEncoder();
 
 /**
@@ -105,7 +103,7 @@ async function verifyUncached(token: string, secret: string, clock: Clock): Prom
   if (typeof sub !== "string" || sub.length === 0 || sub.length > 255 || CONTROL.test(sub)) {
     problems.push("'sub' must be a string of 1–255 chars without control characters");
   }
-  if (typeof name !== "string" || name.length === 0 || name.length > 200 || CONTROL.test(name)) {
+  if (!isReaderName(name)) {
     problems.push("'name' must be a string of 1–200 chars without control characters");
   }
   if (avatarUrl !== undefined && avatarUrl !== null && !isHttpUrl(avatarUrl)) {

@@ -6,6 +6,7 @@ import { requireReader, store, type RequestContext } from "../../context/request
 import { isProviderToken } from "../../auth/identity-providers.js";
 import { endSession, isSessionToken, renameSessionReader, type SessionReader } from "../../auth/reader-sessions.js";
 import { errors } from "../../lib/errors.js";
+import { isReaderName, READER_NAME_RULE } from "../../lib/reader-name.js";
 
 /** How the reader of X-Service-Identity signed in: a hosted method, or the site's own (assertion | provider). */
 export type MeMethod = SessionReader["method"] | "assertion" | "provider";
@@ -24,14 +25,11 @@ export async function getMe(ctx: RequestContext): Promise<Me> {
   return { id: reader.id, name: reader.name, avatarUrl: reader.avatarUrl, method };
 }
 
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
 export async function updateMe(ctx: RequestContext, input: { name?: unknown }): Promise<Me> {
   const me = await sessionReader(ctx);
   const name = typeof input.name === "string" ? input.name.trim() : input.name;
-  if (typeof name !== "string" || name.length === 0 || name.length > 200 || CONTROL.test(name)) {
-    throw errors.validation([{ path: "name", message: "must be 1–200 characters without control characters" }]);
+  if (!isReaderName(name)) {
+    throw errors.validation([{ path: "name", message: READER_NAME_RULE }]);
   }
   await renameSessionReader(store(ctx), ctx.app.clock, me.id, name);
   return { ...me, name };

@@ -24,6 +24,7 @@ import { escapeHtml } from "../../email/templates.js";
 import { LINK_PLACEHOLDER, mailCanGo, queueLinkEmail, type LinkKind } from "../../email/engine/links.js";
 import { pickLanguage, say, SIGN_IN_LANGUAGES, type SignInLanguage, type SignInStringKey } from "./strings.js";
 import type { SignedIn } from "./pages.js";
+import { isReaderName } from "../../../lib/reader-name.js";
 
 /** How long a sign-in link works. */
 export const LINK_TTL_MS = 15 * 60_000;
@@ -35,9 +36,6 @@ export const emailReaderId = (address: string): string => `email:${sha256(addres
 
 /** What a per-address limit counts by: the address's hash, never the address. */
 const addressKey = (tenantId: string, address: string) => `${tenantId}\n${sha256(address.toLowerCase(), "hex")}`;
-
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** A link's rendered email: subject, text and HTML, the link where LINK_PLACEHOLDER stands. */
 export function renderLinkEmail(lang: SignInLanguage, kind: LinkKind, site: string) {
@@ -196,7 +194,7 @@ async function spend(app: AppServices, tenant: Tenant, link: OpenLink, token: st
 export function chosenName(link: OpenLink, given: unknown): string | null {
   const name = typeof given === "string" ? given.trim() : "";
   if (name === "") return link.currentName;
-  return name.length <= 200 && !CONTROL.test(name) ? name : null;
+  return isReaderName(name) ? name : null;
 }
 
 /**

@@ -19,6 +19,7 @@ import { sha256 } from "../../../lib/sha256.js";
 import { resolveSettings } from "../../../tenancy/settings-model.js";
 import { sendGuestConfirmation } from "./email-link.js";
 import { pickLanguage } from "./strings.js";
+import { isReaderName, READER_NAME_RULE } from "../../../lib/reader-name.js";
 
 /** How long a challenge may be solved and used. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -48,9 +49,6 @@ export async function guestChallenge(app: AppServices, tenantId: string): Promis
     signature: challenge.signature,
   };
 }
-
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The base64 JSON of a solved challenge, or null when it is not one. */
 function decodeSolution(value: unknown): Payload | null {
@@ -93,8 +91,8 @@ export async function guestSignIn(app: AppServices, tenant: Tenant, input: Guest
   }
   const problems: FieldError[] = [];
   const name = typeof input.name === "string" ? input.name.trim() : input.name;
-  if (typeof name !== "string" || name.length === 0 || name.length > 200 || CONTROL.test(name)) {
-    problems.push({ path: "name", message: "must be 1–200 characters without control characters" });
+  if (!isReaderName(name)) {
+    problems.push({ path: "name", message: READER_NAME_RULE });
   }
   const email = typeof input.email === "string" && input.email.trim() !== "" ? input.email.trim() : null;
   if (email !== null && !plausibleAddress(email)) problems.push({ path: "email", message: "must be an email address" });

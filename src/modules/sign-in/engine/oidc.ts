@@ -31,6 +31,7 @@ import { resolveSettings, type SignInProvider } from "../../../tenancy/settings-
 import { DeliveryError } from "../../../webhook-delivery/http-client.js";
 import type { SignedIn } from "./pages.js";
 import { PROVIDER_TIMEOUT_MS, providerFetch } from "./provider-fetch.js";
+import { CONTROL_CHARS as CONTROL, READER_NAME_MAX } from "../../../lib/reader-name.js";
 
 /** How long a started sign-in may come back to the callback. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -39,9 +40,6 @@ export const DISCOVERY_TTL_MS = 5 * 60_000;
 /** Reader ids are at most 255 characters (contract section 3), `<providerId>:` included. */
 const MAX_READER_ID = 255;
 const DEFAULT_OIDC_SCOPES = ["openid", "email", "profile"];
-
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 interface Discovered {
   metadata: oidc.ServerMetadata;
@@ -352,7 +350,7 @@ export function subjectOf(provider: SignInProvider, claims: Record<string, unkno
   const id = `${provider.id}:${rawId}`;
   if (id.length > MAX_READER_ID) throw errors.signInRefused(`${provider.label}'s id for the reader is longer than a reader id may be.`);
   const rawName = firstOf(claims, names.name ? [names.name] : ["name", "login"]);
-  const name = rawName !== null && !CONTROL.test(rawName) ? rawName.trim().slice(0, 200) : rawId.slice(0, 200);
+  const name = rawName !== null && !CONTROL.test(rawName) ? rawName.trim().slice(0, READER_NAME_MAX) : rawId.slice(0, READER_NAME_MAX);
   const picture = claims[names.avatarUrl ?? (claims.picture !== undefined ? "picture" : "avatar_url")];
   const email = claims[names.email ?? "email"];
   const verified = isOidc(provider) && claims.email_verified === true && plausibleAddress(email);
