@@ -43,6 +43,8 @@ const post = (id: string, reader: string, more: { parent?: string; status?: stri
     parent: more.parent ?? null,
     status: more.status ?? "approved",
     reason: more.status === "pending" ? jsonText({ source: "hook", detail: "held" }) : null,
+    trustedStatus: "approved",
+    trustedReason: null,
     hold: 0,
   });
 
@@ -65,6 +67,8 @@ describe("the write functions answer what write-results.ts declares", () => {
       windowSeconds: 0,
       verdict: null,
       reason: null,
+      trustedVerdict: null,
+      trustedReason: null,
     });
     expect([edited.row.body, edited.types]).toEqual(["edited", ["comment_edited"]]);
     const toggled = await write("eng_toggle_reaction", {
@@ -124,9 +128,10 @@ describe("the write functions answer what write-results.ts declares", () => {
       reason: "spam",
       by: "admin",
       rejectPending: true,
+      shadow: false,
     });
     expect([banned.row, banned.types]).toEqual([
-      { sanction: { until: null, reason: "spam", createdAt: expect.any(String) }, rejected: 1 },
+      { sanction: { until: null, reason: "spam", shadow: false, createdAt: expect.any(String) }, rejected: 1 },
       ["comment_rejected"],
     ]);
     const deleted = await write("eng_delete_comment", { id: "wr-c2", reader: null, moderator: true });

@@ -52,7 +52,7 @@ AS $function$
     'createdAt', eng_iso(r.created_at))
 $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_by text, p_reject_pending boolean, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -71,8 +71,8 @@ BEGIN
   -- one sanction in force at a time: a new one replaces the current one
   UPDATE reader_sanctions SET lifted_at = p_at, lifted_by = p_by
    WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at);
-  INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, reason, created_by, created_at)
-  VALUES (p_id, p_tenant, p_reader, p_until, p_reason, p_by, p_at)
+  INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, reason, shadow, created_by, created_at)
+  VALUES (p_id, p_tenant, p_reader, p_until, p_reason, p_shadow, p_by, p_at)
   RETURNING * INTO s;
   IF p_reject_pending THEN
     -- the discussions in one order (their ids), each locked before its comments change
@@ -101,5 +101,5 @@ CREATE OR REPLACE FUNCTION public.eng_sanction_json(s reader_sanctions)
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT json_build_object('until', eng_iso(s.until), 'reason', s.reason, 'createdAt', eng_iso(s.created_at))
+  SELECT json_build_object('until', eng_iso(s.until), 'reason', s.reason, 'shadow', s.shadow, 'createdAt', eng_iso(s.created_at))
 $function$;

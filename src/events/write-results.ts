@@ -134,7 +134,7 @@ export const reportJson = z.strictObject({
 export type CommentReport = z.infer<typeof reportJson>;
 
 /** A sanction as the API shows it (eng_sanction_json): `until` null for a ban until lifted. */
-export const sanctionJson = z.strictObject({ until: time.nullable(), reason: z.string().nullable(), createdAt: time });
+export const sanctionJson = z.strictObject({ until: time.nullable(), reason: z.string().nullable(), shadow: z.boolean(), createdAt: time });
 export type Sanction = z.infer<typeof sanctionJson>;
 
 /** The functions `runWrite` calls: each answers `{ row, events }`, and this is its row. */

@@ -31,7 +31,7 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_by text, p_reject_pending boolean, p_at timestamp with time zone) RETURNS json */
+  /** eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone) RETURNS json */
   eng_ban_reader: {
     args: {
       tenant: string;
@@ -39,6 +39,7 @@ export interface DbFunctions {
       id: string;
       until: Date | null;
       reason: string | null;
+      shadow: boolean;
       by: string;
       rejectPending: boolean;
       at: Date;
@@ -66,7 +67,7 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_body_html text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_at timestamp with time zone) RETURNS json */
+  /** eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_body_html text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_trusted_verdict text, p_trusted_reason jsonb, p_at timestamp with time zone) RETURNS json */
   eng_edit_comment: {
     args: {
       tenant: string;
@@ -78,6 +79,8 @@ export interface DbFunctions {
       windowSeconds: number;
       verdict: string | null;
       reason: JsonText | null;
+      trustedVerdict: string | null;
+      trustedReason: JsonText | null;
       at: Date;
     };
     result: "json";
@@ -96,7 +99,7 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_hold integer, p_at timestamp with time zone) RETURNS json */
+  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
     args: {
       tenant: string;
@@ -111,6 +114,8 @@ export interface DbFunctions {
       parent: string | null;
       status: string;
       reason: JsonText | null;
+      trustedStatus: string;
+      trustedReason: JsonText | null;
       hold: number;
       at: Date;
     };
@@ -214,12 +219,12 @@ export type DbArgs<F extends DbFunctionName> = DbFunctions[F]["args"];
 export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof DbArgs<F>)[] } = {
   eng_append_event: ["tenant", "discussion", "type", "audience", "reader", "data", "at"],
   eng_auto_lock_discussions: ["at", "limit"],
-  eng_ban_reader: ["tenant", "reader", "id", "until", "reason", "by", "rejectPending", "at"],
+  eng_ban_reader: ["tenant", "reader", "id", "until", "reason", "shadow", "by", "rejectPending", "at"],
   eng_claim_badge: ["tenant", "reader", "badge", "at"],
   eng_delete_comment: ["tenant", "id", "reader", "moderator", "at"],
-  eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "at"],
+  eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "trustedVerdict", "trustedReason", "at"],
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
-  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "hold", "at"],
+  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
   eng_set_comment_pinned: ["tenant", "id", "pinned", "at"],
   eng_set_comment_status: ["tenant", "id", "to", "at"],

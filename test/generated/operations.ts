@@ -13,6 +13,8 @@ export type BanReaderInput = {
   reason?: string | null | undefined;
   /** Also reject the reader's pending comments (default false). */
   rejectPending?: boolean | null | undefined;
+  /** A shadow ban (default false): nothing is refused; the reader's new comments are stored rejected (reason shadow_ban), shown as published to them alone; nobody else sees them and no event leaves for them. */
+  shadow?: boolean | null | undefined;
   /** ISO 8601, in the future: a suspension; absent or null: a ban until lifted. */
   until?: string | null | undefined;
 };

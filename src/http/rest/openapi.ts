@@ -52,7 +52,9 @@ const JSON_FIELDS: Record<string, JsonSchema> = {
   },
   "Comment.moderationReason": {
     type: "object",
-    properties: { source: { type: "string", enum: ["rule", "new_reader", "moderator", "reports", "hook", "akismet"] } },
+    properties: {
+      source: { type: "string", enum: ["rule", "new_reader", "moderator", "reports", "hook", "akismet", "trust", "shadow_ban"] },
+    },
     required: ["source"],
   },
 };

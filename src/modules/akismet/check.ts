@@ -22,22 +22,24 @@ export interface AkismetInput {
 }
 
 // The discussion's url (the permalink), and whether the write will be refused anyway (a ban or
-// suspension in force, as eng_assert_not_banned reads it; a locked or archived discussion): such a
-// post costs no call, and Akismet is not told of it.
+// suspension in force, as eng_assert_not_banned reads it; a locked or archived discussion) or Akismet's
+// verdict would not count (a shadow ban rejects it; a trusted reader skips Akismet): such a post costs
+// no call, and Akismet is not told of it.
 const CONTEXT = `SELECT d.url, d.state::text AS state,
        EXISTS (SELECT 1 FROM reader_sanctions WHERE tenant_id = $1 AND reader_id = $3 AND lifted_at IS NULL
-                  AND (until IS NULL OR until > $4::timestamptz)) AS banned
+                  AND (until IS NULL OR until > $4::timestamptz)) AS banned,
+       EXISTS (SELECT 1 FROM readers WHERE tenant_id = $1 AND id = $3 AND trust_level = 'trusted') AS trusted
   FROM (SELECT 1) one LEFT JOIN discussions d ON d.tenant_id = $1 AND d.id = $2`;
 
 /** Asks Akismet about a new comment: the status it requires, or null (ham, no answer, or a post refused anyway). */
 export async function akismetVerdict(ctx: RequestContext, settings: AkismetSettings, input: AkismetInput): Promise<AkismetHold | null> {
   const tenantId = tenantIdOf(ctx);
-  const [discussion] = await store(ctx).sql.query<{ url: string | null; state: string | null; banned: boolean }>(
+  const [discussion] = await store(ctx).sql.query<{ url: string | null; state: string | null; banned: boolean; trusted: boolean }>(
     CONTEXT,
     [input.discussionId, input.reader.id, ctx.app.clock.now()],
     "akismet_context",
   );
-  if (!discussion || discussion.banned || (discussion.state !== null && discussion.state !== "open")) return null;
+  if (!discussion || discussion.banned || discussion.trusted || (discussion.state !== null && discussion.state !== "open")) return null;
   const outcome = await checkComment(ctx.app, settings, {
     userIp: ctx.readerClient?.ip ?? null,
     userAgent: ctx.readerClient?.userAgent ?? null,

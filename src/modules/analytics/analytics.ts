@@ -56,6 +56,12 @@ const STEP_MS: Record<AnalyticsInterval, number> = { day: 86_400_000, hour: 3_60
 const DEFAULT_SPAN_MS: Record<AnalyticsInterval, number> = { day: 30 * 86_400_000, hour: 86_400_000 };
 const MAX_BUCKETS: Record<AnalyticsInterval, number> = { day: 366, hour: 744 };
 
+/**
+ * A shadow-banned reader's post or edit (contract section 21): the only events told to their author
+ * alone that show a comment published (eng_post_comment, eng_edit_comment). Analytics count nothing of them.
+ */
+const SHADOW_BANNED_POST = Prisma.sql`(type IN ('comment_created', 'comment_edited') AND audience = 'reader' AND payload #>> '{data,comment,status}' = 'approved')`;
+
 const MODERATION_TYPES = [
   "comment_approved",
   "comment_rejected",
@@ -127,7 +133,7 @@ export async function getAnalytics(ctx: RequestContext, args: AnalyticsParams): 
           AND payload #>> '{data,comment,parentId}' IS NOT NULL)::int AS replies,
         count(*) FILTER (WHERE type IN (${Prisma.join(MODERATION_TYPES)}))::int AS moderation,
         count(DISTINCT COALESCE(payload #>> '{data,comment,author,id}', payload #>> '{data,reaction,readerId}'))
-          FILTER (WHERE type IN ('comment_created', 'comment_edited', 'reaction_toggled'))::int AS readers
+          FILTER (WHERE type IN ('comment_created', 'comment_edited', 'reaction_toggled') AND NOT ${SHADOW_BANNED_POST})::int AS readers
       FROM e
       GROUP BY GROUPING SETS ((bucket_ms), ())`,
     client.$queryRaw<Row<{ page: boolean; kind: string; n: number }>[]>`

@@ -33,6 +33,7 @@ export const AUDIT_ACTIONS = [
   "reader.unban",
   "reader.erase",
   "reader.badge",
+  "reader.trust",
   "discussion.lock",
   "discussion.unlock",
   "discussion.archive",

@@ -14,6 +14,7 @@ import { moderationContextOf, type ModerationContext } from "./moderation-contex
 import { commentContext, type CommentContext } from "./permalink.js";
 import { countDiscussionComments, listDiscussionComments, type CommentStatusCounts } from "./moderation-read.js";
 import { Q_MAX_CHARS, searchComments } from "./search.js";
+import { canModerate, isShadowBanned } from "./visibility.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
@@ -92,7 +93,13 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
         "was written: safe to insert as HTML. Empty for deleted comments.",
       resolve: (c) => storedBodyHtml(c),
     }),
-    status: t.expose("status", { type: CommentStatus }),
+    status: t.field({
+      type: CommentStatus,
+      description:
+        "A shadow-banned reader's comment (stored rejected, reason shadow_ban) reads as approved to everyone but moderators: only its " +
+        "author is ever shown it.",
+      resolve: (c, _a, ctx) => (isShadowBanned(c) && !canModerate(ctx) ? "approved" : c.status),
+    }),
     pinned: t.exposeBoolean("pinned"),
     editedAt: t.expose("editedAt", { type: "DateTime", nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
@@ -116,7 +123,8 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
       description:
         'Why a safety rule or a moderator decided the status (moderate_content; null for other callers): {"source":"rule",' +
         '"rule":"bannedWords|suspectWords|maxLinks","words":[…] or "links":n,"maxLinks":n}, {"source":"new_reader",…}, ' +
-        '{"source":"akismet"} (Akismet called it spam) or {"source":"moderator","decision":…,"previous":…}; null when none did.',
+        '{"source":"akismet"} (Akismet called it spam), {"source":"trust","trustLevel":"premoderated"}, {"source":"shadow_ban"} or ' +
+        '{"source":"moderator","decision":…,"previous":…}; null when none did.',
       authScopes: { capability: "moderate_content" },
       unauthorizedResolver: () => null,
       resolve: (c) => c.moderationReason ?? null,

@@ -3,7 +3,7 @@
 // the comments with their authors (a join), reaction and reply counts (columns kept by the writes),
 // and for a list the discussion's existence in the same statement.
 import { sha256 } from "../../lib/sha256.js";
-import { type RequestContext, store } from "../../context/request.js";
+import { currentReader, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import {
   checkLimit,
@@ -19,7 +19,7 @@ import {
 } from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import type { CommentWithAuthor } from "./dto.js";
-import { visibleTo } from "./visibility.js";
+import { canModerate, visibleTo } from "./visibility.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 
 export const COMMENT_SORTS = ["newest", "oldest", "top", "best", "score"] as const;
@@ -282,10 +282,74 @@ export async function listComments(ctx: RequestContext, discussionId: string, ar
   const from = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
   const { name, text } = listStatement(sort, status, scope, from?.start ?? "first");
   const values: unknown[] = [discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(from?.values ?? [])];
-  const rows = await store(ctx).sql.query<CommentSqlRow>(text, values, name);
+  const [rows, own] = await Promise.all([
+    store(ctx).sql.query<CommentSqlRow>(text, values, name),
+    status === "approved" ? ownShadowed(ctx, discussionId) : [],
+  ]);
   if (rows.length === 0) throw errors.notFound("Discussion");
   const comments = rows.filter((r) => r.id !== null).map(rowToComment);
-  return toPage(comments, limit, (c) => cursorOf(tag, sort, c));
+  const page = toPage(comments, limit, (c) => cursorOf(tag, sort, c));
+  if (!own.length) return page;
+  const inScope = own.filter((c) => (args.parentId ? c.parentId === args.parentId : scope === "top" ? c.parentId === null : true));
+  return { ...page, items: withOwnShadowed(page.items, inScope, sort, from, page.nextCursor !== null) };
+}
+
+// A shadow-banned reader's own comments in a discussion (contract section 21: stored rejected with
+// reason shadow_ban, read back by their author as published). comments_shadow_idx holds only these.
+const OWN_SHADOWED = `SELECT ${COMMENT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+  WHERE c.tenant_id = $1 AND c.author_id = $2 AND c.discussion_id = $3 AND c.moderation_reason ->> 'source' = 'shadow_ban'
+    AND c.status = 'rejected' ORDER BY c.created_at DESC, c.id DESC LIMIT 500`;
+
+/** The caller's own shadow-banned comments in the discussion: none for an anonymous caller or a moderator (who sees them as they are). */
+async function ownShadowed(ctx: RequestContext, discussionId: string): Promise<CommentWithAuthor[]> {
+  if (!ctx.identityToken || canModerate(ctx)) return [];
+  const reader = await currentReader(ctx).catch(() => null);
+  if (!reader) return [];
+  const rows = await store(ctx).sql.query<CommentSqlRow>(OWN_SHADOWED, [reader.id, discussionId], "comments_own_shadowed");
+  return rows.map(rowToComment);
+}
+
+/** A row's place in a sort: pinned first, then the sort's keys (times as numbers). */
+function placeOf(sort: CommentSort, c: CommentWithAuthor): (boolean | number | string)[] {
+  return [c.pinned, ...ORDERS[sort].fields.map((f) => (c[f] instanceof Date ? c[f].getTime() : (c[f] as number | string)))];
+}
+
+/** Negative when place `a` comes before `b` in the sort's order. */
+function comparePlaces(sort: CommentSort, a: readonly unknown[], b: readonly unknown[]): number {
+  if (a[0] !== b[0]) return a[0] ? -1 : 1;
+  const sign = ORDERS[sort].dir === "desc" ? -1 : 1;
+  for (let i = 1; i < a.length; i++) {
+    const [p, q] = [a[i], b[i]];
+    const x = (p instanceof Date ? p.getTime() : p) as number | string;
+    const y = (q instanceof Date ? q.getTime() : q) as number | string;
+    if (x !== y) return (x < y ? -1 : 1) * sign;
+  }
+  return 0;
+}
+
+/**
+ * The page with the caller's own shadow-banned comments that fall within it, each in its place: after
+ * the page's cursor (at it, for a START_AT cursor) and, unless this is the last page, not past its last
+ * row, so each shows on exactly one page. The page's cursors stay those of its published rows.
+ */
+export function withOwnShadowed(
+  items: CommentWithAuthor[],
+  own: CommentWithAuthor[],
+  sort: CommentSort,
+  from: { start: PageStart; values: unknown[] } | null,
+  more: boolean,
+): CommentWithAuthor[] {
+  const last = items[items.length - 1];
+  const inPage = own.filter((c) => {
+    const place = placeOf(sort, c);
+    if (from) {
+      const past = comparePlaces(sort, place, from.values);
+      if (past < 0 || (past === 0 && from.start !== "at")) return false;
+    }
+    return !more || !last || comparePlaces(sort, place, placeOf(sort, last)) < 0;
+  });
+  if (!inPage.length) return items;
+  return [...items, ...inPage].sort((a, b) => comparePlaces(sort, placeOf(sort, a), placeOf(sort, b)));
 }
 
 export const QUEUE_STATUSES = ["pending", "rejected"] as const;

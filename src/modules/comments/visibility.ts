@@ -32,3 +32,18 @@ export async function visibleTo(ctx: RequestContext, c: Pick<Comment, "status" |
 
 /** Audience of an event about this comment (src/events/types.ts). */
 export const audienceOf = (c: Pick<Comment, "status">): Audience => (isVisible(c) ? "all" : "moderators");
+
+/**
+ * A shadow ban's comment (contract section 21): stored rejected with reason shadow_ban, and shown
+ * as published to its author, the only reader who may see it (eng_post_comment; read.ts).
+ */
+export function isShadowBanned(c: Pick<Comment, "status" | "moderationReason">): boolean {
+  const reason = c.moderationReason;
+  return (
+    c.status === "rejected" &&
+    !!reason &&
+    typeof reason === "object" &&
+    !Array.isArray(reason) &&
+    (reason as { source?: unknown }).source === "shadow_ban"
+  );
+}

@@ -6,7 +6,9 @@
 // safety rules on the body (src/tenancy/safety-rules.ts), then its moderation hook
 // (src/modules/moderation-hook/check.ts), and for a new comment Akismet (src/modules/akismet/check.ts):
 // the verdict and its reason go to the function, which can
-// only make the status stricter (newReaderHold is applied there). The body is rendered here, once
+// only make the status stricter (newReaderHold is applied there), and its reader's trust level and a
+// shadow ban are judged (contract section 21: a trusted reader's comment takes the banned-words-only
+// verdict; a premoderated one's is held; a shadow-banned one's is stored rejected). The body is rendered here, once
 // (src/lib/markdown.ts, the tenant's formatting settings): the rules read the rendering, the hook gets
 // both, and the function stores the HTML beside the source (comments.body_html).
 import { z } from "zod";
@@ -87,7 +89,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   const data = parse(postSchema(settings.maxBodyLength), input);
   const rendered = renderBody(data.body, settings.formatting);
   const id = newId("cmt");
-  let verdict: Verdict | AkismetHold | null = await screenComment(ctx, settings, {
+  const screened = await screenComment(ctx, settings, {
     action: "create",
     commentId: id,
     discussionId,
@@ -96,6 +98,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     rendered,
     reader,
   });
+  let verdict: Verdict | AkismetHold | null = screened.verdict;
   // then Akismet (src/modules/akismet/check.ts), unless the comment is rejected already: the stricter
   // verdict wins, a tie keeps the one before
   if (settings.safety.akismet && verdict?.status !== "rejected") {
@@ -118,6 +121,9 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     parent: data.parentId ?? null,
     status,
     reason: verdict ? jsonText(verdict.reason) : null,
+    // a trusted reader's (eng_post_comment decides whether the reader is): banned words alone
+    trustedStatus: screened.trusted?.status ?? "approved",
+    trustedReason: screened.trusted ? jsonText(screened.trusted.reason) : null,
     hold: settings.safety.newReaderHold,
     at: ctx.app.clock.now(),
   });
@@ -136,7 +142,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(editSchema(settings.maxBodyLength), input);
   const rendered = renderBody(data.body, settings.formatting);
-  const verdict = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, rendered, reader });
+  const { verdict, trusted } = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, rendered, reader });
   const row = await runWrite(ctx, "eng_edit_comment", {
     tenant: tenantIdOf(ctx),
     id,
@@ -147,6 +153,8 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
     windowSeconds: settings.editWindowSeconds,
     verdict: verdict?.status ?? null,
     reason: verdict ? jsonText(verdict.reason) : null,
+    trustedVerdict: trusted?.status ?? null,
+    trustedReason: trusted ? jsonText(trusted.reason) : null,
     at: ctx.app.clock.now(),
   });
   return commentFromRow(row);

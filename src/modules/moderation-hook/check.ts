@@ -62,8 +62,10 @@ export type ScreenInput =
 interface ContextRow {
   approved: number;
   rejected: number;
-  /** a ban or suspension in force (eng_assert_not_banned will refuse the write) */
+  /** a sanction in force (eng_assert_not_banned will refuse the write; a shadow ban will reject it) */
   banned: boolean;
+  /** a trusted reader (contract section 21): the hook is not asked */
+  trusted: boolean;
   title: string | null;
   url: string | null;
   state: string | null;
@@ -82,11 +84,12 @@ interface EditRow extends ContextRow {
 const COUNTS = `(SELECT count(*) FILTER (WHERE status = 'approved')::int AS approved,
                         count(*) FILTER (WHERE status = 'rejected')::int AS rejected,
                         EXISTS (SELECT 1 FROM reader_sanctions WHERE tenant_id = $1 AND reader_id = $2 AND lifted_at IS NULL
-                                   AND (until IS NULL OR until > $4::timestamptz)) AS banned
+                                   AND (until IS NULL OR until > $4::timestamptz)) AS banned,
+                        EXISTS (SELECT 1 FROM readers WHERE tenant_id = $1 AND id = $2 AND trust_level = 'trusted') AS trusted
                    FROM comments WHERE tenant_id = $1 AND author_id = $2) r`;
-const CREATE_CONTEXT = `SELECT r.approved, r.rejected, r.banned, d.title, d.url, d.state::text AS state FROM ${COUNTS}
+const CREATE_CONTEXT = `SELECT r.approved, r.rejected, r.banned, r.trusted, d.title, d.url, d.state::text AS state FROM ${COUNTS}
   LEFT JOIN discussions d ON d.tenant_id = $1 AND d.id = $3`;
-const EDIT_CONTEXT = `SELECT r.approved, r.rejected, r.banned, d.title, d.url, d.state::text AS state,
+const EDIT_CONTEXT = `SELECT r.approved, r.rejected, r.banned, r.trusted, d.title, d.url, d.state::text AS state,
        c.discussion_id, c.parent_id, c.created_at, c.author_id, c.status::text AS status FROM ${COUNTS}
   LEFT JOIN comments c ON c.tenant_id = $1 AND c.id = $3
   LEFT JOIN discussions d ON d.tenant_id = $1 AND d.id = c.discussion_id`;
@@ -102,13 +105,14 @@ const readerOf = (reader: ReaderIdentity, row: ContextRow): CommentCheck["reader
 /**
  * The check to send, or null when the write will be refused anyway (a banned or suspended reader, a
  * locked or archived discussion; for an edit: a missing or deleted comment, another author's, a
- * closed edit window): such a request costs no hook call, and the hook is not told of it.
+ * closed edit window) or its verdict would not count (a shadow-banned or a trusted reader): such a
+ * request costs no hook call, and the hook is not told of it.
  */
 async function buildCheck(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<CommentCheck | null> {
   const now = ctx.app.clock.now();
   if (input.action === "create") {
     const [row] = await store(ctx).sql.query<ContextRow>(CREATE_CONTEXT, [input.reader.id, input.discussionId, now], "hook_create_context");
-    if (!row || row.banned || (row.state !== null && row.state !== "open")) return null;
+    if (!row || row.banned || row.trusted || (row.state !== null && row.state !== "open")) return null;
     return {
       type: "comment.check",
       action: "create",
@@ -125,7 +129,15 @@ async function buildCheck(ctx: RequestContext, settings: Settings, input: Screen
     };
   }
   const [row] = await store(ctx).sql.query<EditRow>(EDIT_CONTEXT, [input.reader.id, input.commentId, now], "hook_edit_context");
-  if (!row || row.banned || !row.discussion_id || !row.created_at || row.author_id !== input.reader.id || row.status === "deleted")
+  if (
+    !row ||
+    row.banned ||
+    row.trusted ||
+    !row.discussion_id ||
+    !row.created_at ||
+    row.author_id !== input.reader.id ||
+    row.status === "deleted"
+  )
     return null;
   if (row.state !== "open") return null;
   const window = settings.editWindowSeconds;
@@ -207,14 +219,21 @@ async function askHook(
 }
 
 /**
- * The verdict for a new or edited comment's body: the rules first (a rejection ends it), then the
- * hook. For a new comment under pre-moderation an `approve` still holds it (with the hook's reason);
- * an edit is never held by an `approve`.
+ * The verdicts for a new or edited comment's body. `verdict`, any reader's: the rules first (a
+ * rejection ends it), then the hook; for a new comment under pre-moderation an `approve` still holds
+ * it (with the hook's reason); an edit is never held by an `approve`. `trusted`, a trusted reader's
+ * (contract section 21): banned words alone. The write function takes the one the reader's trust
+ * level calls for, in the write's own statement.
  */
-export async function screenComment(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<Verdict | null> {
+export async function screenComment(
+  ctx: RequestContext,
+  settings: Settings,
+  input: ScreenInput,
+): Promise<{ verdict: Verdict | null; trusted: Verdict | null }> {
   const rules = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(input.rendered);
-  if (rules?.status === "rejected" || !settings.safety.hook) return rules;
+  const trusted = rules?.status === "rejected" ? rules : null;
+  if (rules?.status === "rejected" || !settings.safety.hook) return { verdict: rules, trusted };
   const asked = await askHook(ctx, settings, input);
-  if (!asked) return rules;
-  return combine(rules, asked.decision, asked.reason, input.action === "create" && settings.moderation === "pre");
+  if (!asked) return { verdict: rules, trusted };
+  return { verdict: combine(rules, asked.decision, asked.reason, input.action === "create" && settings.moderation === "pre"), trusted };
 }

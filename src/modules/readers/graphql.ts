@@ -1,5 +1,6 @@
-// GraphQL for readers as moderators see them (moderate_content): `reader(id)`, and the sanctions
-// `banReader` (a ban, or a suspension with `until`) and `liftReaderBan`; and for a reader themself:
+// GraphQL for readers as moderators see them (moderate_content): `reader(id)`, the sanctions
+// `banReader` (a ban, or a suspension with `until`; either may be a shadow ban) and `liftReaderBan`,
+// `setReaderTrust`; and for a reader themself:
 // `viewer` (who X-Service-Identity says they are), the export and the erasure.
 import { builder } from "../../graphql/builder.js";
 import { CommentType, ReaderType } from "../comments/graphql.js";
@@ -7,6 +8,7 @@ import { ReplyEmailsEnum } from "../settings/graphql.js";
 import { getReaderProfile, type FollowedDiscussion, type ReaderCommentCounts, type ReaderProfile, type ReaderSignIn } from "./profile.js";
 import { banReader, liftReaderBan, type Sanction } from "./sanctions.js";
 import { updateReader } from "./badge.js";
+import { setReaderTrust, TRUST_LEVELS } from "./trust.js";
 import { exportReader } from "./export.js";
 import { eraseReader, type ReaderErasure } from "./erasure.js";
 import { currentReader, requireReader, tenantIdOf } from "../../context/request.js";
@@ -16,6 +18,10 @@ const ReaderSanctionType = builder.objectRef<Sanction>("ReaderSanction").impleme
   fields: (t) => ({
     until: t.expose("until", { type: "DateTime", nullable: true }),
     reason: t.exposeString("reason", { nullable: true }),
+    shadow: t.exposeBoolean("shadow", {
+      description:
+        "A shadow ban: nothing is refused; the reader's new comments are stored rejected (reason shadow_ban) and shown as published to them alone.",
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
   }),
 });
@@ -62,6 +68,13 @@ const ReaderSignInType = builder.objectRef<ReaderSignIn>("ReaderSignIn").impleme
   }),
 });
 
+const TrustLevelEnum = builder.enumType("TrustLevel", {
+  description:
+    "How the write path treats a reader's comments: trusted skips newReaderHold, suspect words, maxLinks, the hook, Akismet and " +
+    "pre-moderation (banned words still reject); premoderated holds every comment; default applies the tenant's rules.",
+  values: TRUST_LEVELS,
+});
+
 const ReaderProfileType = builder.objectRef<ReaderProfile>("ReaderProfile").implement({
   description: "A reader as a moderator sees them: profile, comment counts, open reports, sanction, latest comments.",
   fields: (t) => ({
@@ -76,6 +89,7 @@ const ReaderProfileType = builder.objectRef<ReaderProfile>("ReaderProfile").impl
       nullable: true,
       description: "Who set the badge: claim (the identity's `badge` claim) or moderator (which wins until cleared); null when none.",
     }),
+    trustLevel: t.field({ type: TrustLevelEnum, resolve: (r) => r.trustLevel }),
     createdAt: t.expose("createdAt", { type: "DateTime", description: "when the service first saw the reader" }),
     commentCounts: t.field({ type: ReaderCommentCountsType, resolve: (r) => r.commentCounts }),
     openReports: t.exposeInt("openReports", { description: "open reports against the reader's comments" }),
@@ -127,7 +141,17 @@ const BanReaderInput = builder.inputType("BanReaderInput", {
     until: t.string({ required: false, description: "ISO 8601, in the future: a suspension; absent or null: a ban until lifted." }),
     reason: t.string({ required: false, description: "Up to 500 characters, for moderators." }),
     rejectPending: t.boolean({ required: false, description: "Also reject the reader's pending comments (default false)." }),
+    shadow: t.boolean({
+      required: false,
+      description:
+        "A shadow ban (default false): nothing is refused; the reader's new comments are stored rejected (reason shadow_ban), " +
+        "shown as published to them alone; nobody else sees them and no event leaves for them.",
+    }),
   }),
+});
+
+const SetReaderTrustInput = builder.inputType("SetReaderTrustInput", {
+  fields: (t) => ({ level: t.field({ type: TrustLevelEnum, required: true }) }),
 });
 
 const UpdateReaderInput = builder.inputType("UpdateReaderInput", {
@@ -167,6 +191,16 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateReaderInput, required: true }) },
     resolve: async (_root, { id, input }, ctx) => {
       await updateReader(ctx, id, input);
+      return getReaderProfile(ctx, id);
+    },
+  }),
+  setReaderTrust: t.field({
+    type: ReaderProfileType,
+    description: "Sets the reader's trust level (audited as reader.trust).",
+    authScopes: { capability: "moderate_content" },
+    args: { id: t.arg.string({ required: true }), input: t.arg({ type: SetReaderTrustInput, required: true }) },
+    resolve: async (_root, { id, input }, ctx) => {
+      await setReaderTrust(ctx, id, input);
       return getReaderProfile(ctx, id);
     },
   }),

@@ -11,6 +11,7 @@ import { errors } from "../../lib/errors.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
 import type { Sanction } from "./sanctions.js";
+import type { TrustLevel } from "./trust.js";
 
 /** How many of the reader's latest comments the profile shows. */
 export const RECENT_COMMENTS = 20;
@@ -60,6 +61,8 @@ export interface ReaderProfile {
   /** the badge shown by their name (contract section 21), and who set it */
   badge: string | null;
   badgeSource: "claim" | "moderator" | null;
+  /** how the write path treats their comments (contract section 21; ./trust.ts) */
+  trustLevel: TrustLevel;
   createdAt: Date;
   commentCounts: ReaderCommentCounts;
   openReports: number;
@@ -81,7 +84,7 @@ export interface ReaderProfile {
   signIn: ReaderSignIn | null;
 }
 
-const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.badge, r.badge_source, r.created_at, r.reply_emails::text AS reply_emails,
+const PROFILE = `SELECT r.id, r.name, r.avatar_url, r.badge, r.badge_source, r.trust_level::text AS trust_level, r.created_at, r.reply_emails::text AS reply_emails,
     CASE WHEN r.email IS NULL THEN 'none' WHEN r.email_suppressed_at IS NOT NULL THEN 'suppressed' ELSE 'verified' END AS email_status,
     (SELECT json_build_object('approved', count(*) FILTER (WHERE status = 'approved'), 'pending', count(*) FILTER (WHERE status = 'pending'),
             'rejected', count(*) FILTER (WHERE status = 'rejected'), 'deleted', count(*) FILTER (WHERE status = 'deleted'))
@@ -117,6 +120,7 @@ interface ProfileSqlRow {
   avatar_url: string | null;
   badge: string | null;
   badge_source: string | null;
+  trust_level: TrustLevel;
   created_at: Date;
   counts: ReaderCommentCounts;
   open_reports: number;
@@ -147,6 +151,7 @@ export async function getReaderProfile(ctx: RequestContext, readerId: string): P
     avatarUrl: p.avatar_url,
     badge: p.badge,
     badgeSource: p.badge_source as ReaderProfile["badgeSource"],
+    trustLevel: p.trust_level,
     createdAt: p.created_at,
     commentCounts: p.counts,
     openReports: p.open_reports,

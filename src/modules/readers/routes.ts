@@ -1,6 +1,6 @@
 // REST routes of readers (contract section 12), moderate_content: GET /readers/:readerId, PATCH
-// /readers/:readerId (its badge, contract section 21), and
-// POST / DELETE /readers/:readerId/ban; privacy (contract section 13, docs/privacy.md): GET
+// /readers/:readerId (its badge, contract section 21), PUT /readers/:readerId/trust (contract section
+// 21), and POST / DELETE /readers/:readerId/ban; privacy (contract section 13, docs/privacy.md): GET
 // /readers/:readerId/export and DELETE /readers/:readerId (manage_readers), GET /me/export and
 // DELETE /me (the reader of X-Service-Identity).
 import { bodyObject, route } from "../../http/rest/router.js";
@@ -12,6 +12,7 @@ import {
   RestMyExportDocument,
   RestReaderDocument,
   RestReaderExportDocument,
+  RestSetReaderTrustDocument,
   RestUpdateReaderDocument,
 } from "../../generated/operations.js";
 import { restComment } from "../comments/routes.js";
@@ -48,6 +49,14 @@ export const readerRoutes = [
     variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
     respond: (d) => restReader(d.banReader),
+  }),
+  route({
+    method: "PUT",
+    path: "/readers/:readerId/trust",
+    document: RestSetReaderTrustDocument,
+    variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) as { level: "trusted" | "default" | "premoderated" } }),
+    paramVars: ["id"],
+    respond: (d) => restReader(d.setReaderTrust),
   }),
   route({
     method: "DELETE",

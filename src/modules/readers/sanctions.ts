@@ -1,5 +1,7 @@
 // Reader sanctions (contract section 12): a ban (no `until`) or a suspension (until a time) of one of
-// the tenant's readers, kept as history in reader_sanctions. The write functions refuse a sanctioned
+// the tenant's readers, kept as history in reader_sanctions; either may be a shadow ban (contract
+// section 21), which refuses nothing: eng_post_comment stores the reader's new comments rejected
+// (reason shadow_ban) and answers them, to that reader alone, as published. The write functions refuse a sanctioned
 // reader's post, edit, reaction and report themselves (eng_assert_not_banned, judged at the write's
 // time from the app's clock), so a ban holds on every instance at once, with nothing cached.
 // Banning is one statement (eng_ban_reader): the sanction and, with rejectPending, the rejection of the
@@ -21,6 +23,8 @@ export interface BanReaderInput {
   until?: string | null | undefined;
   reason?: string | null | undefined;
   rejectPending?: boolean | null | undefined;
+  /** a shadow ban: nothing is refused; the reader's new comments are stored rejected, shown to them alone */
+  shadow?: boolean | null | undefined;
 }
 
 const BanInput = z.object({
@@ -31,6 +35,7 @@ const BanInput = z.object({
     .refine((s) => !s.includes("\u0000"), "must not contain NUL characters")
     .nullish(),
   rejectPending: z.boolean({ error: "must be a boolean" }).nullish(),
+  shadow: z.boolean({ error: "must be a boolean" }).nullish(),
 });
 
 /**
@@ -55,6 +60,7 @@ export async function banReader(
     id: newId("ban"),
     until,
     reason,
+    shadow: parsed.data.shadow ?? false,
     by: actorOf(principal).actorId,
     rejectPending: parsed.data.rejectPending ?? false,
     at: now,
@@ -63,7 +69,7 @@ export async function banReader(
     ctx,
     "reader.ban",
     { type: "reader", id: readerId },
-    { until: result.sanction.until, reason, rejectedPending: result.rejected },
+    { until: result.sanction.until, reason, shadow: result.sanction.shadow, rejectedPending: result.rejected },
   );
   return result;
 }
