@@ -357,7 +357,7 @@ describe("the sign-in page", () => {
     const order = ["Email me a link", "Continue as guest", "Sign in with GitHub"].map((s) => ok.text.indexOf(s));
     expect(order.every((i) => i > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
-    expect(ok.text).toContain(`href="/auth/v1/${t.tenantId}/oidc/gh?origin=${encodeURIComponent(ORIGIN)}"`);
+    expect(ok.text).toContain(`href="/auth/v1/${t.tenantId}/oidc/gh?origin=${encodeURIComponent(ORIGIN)}&amp;lang=en"`);
     expect(ok.text).toContain('<label for="guest-email">Email</label>');
     expect(ok.text).toContain(`challengeurl="/auth/v1/${t.tenantId}/challenge"`);
     // the widget's files from our own origin

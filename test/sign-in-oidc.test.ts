@@ -5,8 +5,9 @@
 // submitting oidc-provider's development login and consent forms as a reader would. Checked: the
 // reader, session and finish page of both shapes; every refused callback (a forged, replayed,
 // expired or other provider's state, no code, the provider's error, a forged nonce or PKCE verifier)
-// writes no reader and no session; the client secrets never leave; the Test button; the SSRF guard
-// refusing a provider's private address on a server whose policy says so.
+// writes no reader and no session; the callback's pages in the language of the sign-in's start; the
+// client secrets never leave; the Test button; the SSRF guard refusing a provider's private address
+// on a server whose policy says so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { isolatedDatabase } from "./support/database.js";
@@ -89,16 +90,18 @@ afterAll(async () => {
 });
 
 /** A GET of the service with no redirect followed; the body kept for the secrets check. */
-async function get(url: string) {
-  const res = await fetch(url, { redirect: "manual" });
+async function get(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { redirect: "manual", headers });
   const body = await res.text();
   answered.push(body, res.headers.get("location") ?? "");
   return { status: res.status, location: res.headers.get("location"), body, headers: res.headers };
 }
 
-/** GET /auth/v1/{tenantId}/oidc/{id}: the 302 to the provider. */
-async function start(providerId: string, origin = SITE, tenantId = t.tenantId) {
-  const r = await get(`${server.url}/auth/v1/${tenantId}/oidc/${providerId}?origin=${encodeURIComponent(origin)}`);
+/** GET /auth/v1/{tenantId}/oidc/{id}[&lang=]: the 302 to the provider. */
+async function start(providerId: string, lang?: string) {
+  const r = await get(
+    `${server.url}/auth/v1/${t.tenantId}/oidc/${providerId}?origin=${encodeURIComponent(SITE)}${lang === undefined ? "" : `&lang=${encodeURIComponent(lang)}`}`,
+  );
   expect(r.status, r.body).toBe(302);
   return new URL(r.location!);
 }
@@ -421,6 +424,111 @@ describe("refused callbacks write nothing", () => {
     expect(disabled.status).toBe(403);
     expect(disabled.body).toContain("not enabled");
     expect((await get(`${server.url}/auth/v1/no-such-tenant/oidc/gh?origin=x`)).status).toBe(404);
+  });
+});
+
+describe("the callback's pages in the sign-in's language", () => {
+  const stateRow = async (authorize: URL) =>
+    (
+      await sql<{ data: Record<string, unknown> }>(
+        "SELECT data FROM sign_in_tokens WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2",
+        [t.tenantId, sha256(authorize.searchParams.get("state")!, "hex")],
+      )
+    )[0]!.data;
+
+  it("carries lang=de from the sign-in page's link through the provider to a German finish page", async () => {
+    const signIn = await get(`${server.url}/auth/v1/${t.tenantId}/sign-in?origin=${encodeURIComponent(SITE)}&lang=de`);
+    expect(signIn.status, signIn.body).toBe(200);
+    const href = /href="([^"]*\/oidc\/idp\?[^"]*)"/.exec(signIn.body)?.[1];
+    expect(href, signIn.body).toBe(`/auth/v1/${t.tenantId}/oidc/idp?origin=${encodeURIComponent(SITE)}&amp;lang=de`);
+    const started = await get(`${server.url}${href!.replace(/&amp;/g, "&")}`);
+    expect(started.status, started.body).toBe(302);
+    const authorize = new URL(started.location!);
+    expect(await stateRow(authorize)).toMatchObject({ provider: "idp", lang: "de" });
+
+    const back = await atIdp(authorize, "grace");
+    // the browser's own language does not matter: the sign-in's does
+    const page = await get(back.href, { "accept-language": "fr" });
+    expect(page.status, page.body).toBe(200);
+    expect(page.body).toContain('<html lang="de">');
+    expect(page.body).toContain("<title>Angemeldet</title>");
+    expect(page.body).toContain("Sie sind als Grace Hopper angemeldet. Sie können dieses Fenster schließen.");
+    expect(finished(page.body).message.reader).toMatchObject({ id: "idp:grace" });
+
+    // the same callback again: the state is spent, its row still says German
+    const replay = await get(back.href, { "accept-language": "fr" });
+    expect(replay.status).toBe(400);
+    expect(replay.body).toContain('<html lang="de">');
+    expect(replay.body).toContain("Diese Anmeldung kann nicht abgeschlossen werden");
+    expect(replay.body).toContain("bereits abgeschlossen");
+  });
+
+  it("says a sign-in started with lang=de and cancelled at the provider was cancelled, in German", async () => {
+    const before = await written();
+    const authorize = await start("idp", "de");
+    const back = await atIdp(authorize, "grace", { cancel: true });
+    expect(back.searchParams.get("error")).toBe("access_denied");
+    const page = await get(back.href);
+    expect(page.status).toBe(400);
+    expect(page.body).toContain('<html lang="de">');
+    expect(page.body).toContain("<title>Anmeldung abgebrochen</title>");
+    expect(page.body).toContain("Die Anmeldung mit Test IdP wurde abgebrochen: Es wurde nichts weitergegeben.");
+    expect(page.body).not.toContain("was cancelled");
+    expect(await written()).toEqual(before);
+  });
+
+  it("refuses in German with the provider's own words in English under them, the state left unspent", async () => {
+    const back = await atGithub(await start("gh", "de"));
+    const noCode = new URL(back);
+    noCode.searchParams.delete("code");
+    const page = await get(noCode.href);
+    expect(page.status).toBe(400);
+    expect(page.body).toContain('<html lang="de">');
+    expect(page.body).toContain("<title>Anmeldung fehlgeschlagen</title>");
+    expect(page.body).toContain("GitHub hat die Anmeldung nicht abgeschlossen.");
+    expect(page.body).toContain('<p class="hint" lang="en">GitHub sent no authorization code back.</p>');
+    expect((await get(back.href)).status).toBe(200);
+  });
+
+  it("falls back to Accept-Language, then English, for a lang not of the ten; never puts one in the page", async () => {
+    const bad = '"><script>alert(1)</script>';
+    const authorize = await start("gh", bad);
+    expect((await stateRow(authorize)).lang).toBe("en");
+    const page = await get((await atGithub(authorize)).href);
+    expect(page.status, page.body).toBe(200);
+    expect(page.body).toContain('<html lang="en">');
+    expect(page.body).toContain("You are signed in as The Octocat.");
+    expect(page.body).not.toContain("alert(1)");
+
+    const klingon = await start("gh", "tlh");
+    expect((await stateRow(klingon)).lang).toBe("en");
+    const viaHeader = await get(`${server.url}/auth/v1/${t.tenantId}/oidc/gh?origin=${encodeURIComponent(SITE)}&lang=tlh`, {
+      "accept-language": "tlh, nl;q=0.5",
+    });
+    expect((await stateRow(new URL(viaHeader.location!))).lang).toBe("nl");
+
+    // a row whose language is not one of the ten (written by hand): English, not the row's words
+    const tampered = await start("gh", "de");
+    await sql(
+      `UPDATE sign_in_tokens SET data = jsonb_set(data, '{lang}', '"de\\"><b>"')
+        WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2`,
+      [t.tenantId, sha256(tampered.searchParams.get("state")!, "hex")],
+    );
+    const finish = await get((await atGithub(tampered)).href);
+    expect(finish.status, finish.body).toBe(200);
+    expect(finish.body).toContain('<html lang="en">');
+    expect(finish.body).not.toContain("<b>");
+  });
+
+  it("answers an unknown state in the browser's Accept-Language, else English", async () => {
+    const unknown = `${server.url}/auth/v1/${t.tenantId}/callback/gh?state=no-such-state-0123456789&code=abc`;
+    const fr = await get(unknown, { "accept-language": "fr-CA, en;q=0.5" });
+    expect(fr.status).toBe(400);
+    expect(fr.body).toContain('<html lang="fr">');
+    expect(fr.body).toContain("Cette connexion ne peut pas aboutir");
+    const plain = await get(unknown);
+    expect(plain.body).toContain('<html lang="en">');
+    expect(plain.body).toContain("This sign-in cannot be completed");
   });
 });
 

@@ -1,8 +1,10 @@
 // The hosted sign-in's words (src/modules/sign-in/engine/strings.ts): every language has every
 // message, each with the placeholders of the English one and none it lacks, none left as English;
-// the page's language from ?lang= or Accept-Language.
+// the page's language from ?lang= or Accept-Language; a stored language trusted only when it is one of
+// the ten; the callback's finish and refusal pages in each language.
 import { describe, expect, it } from "vitest";
-import { pickLanguage, say, SIGN_IN_LANGUAGES, SIGN_IN_STRINGS } from "../../src/modules/sign-in/engine/strings.js";
+import { isSignInLanguage, pickLanguage, say, SIGN_IN_LANGUAGES, SIGN_IN_STRINGS } from "../../src/modules/sign-in/engine/strings.js";
+import { finishPage, problemPage } from "../../src/modules/sign-in/engine/pages.js";
 
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -31,6 +33,28 @@ describe("sign-in strings", () => {
     expect(pickLanguage(undefined, "de;q=0")).toBe("en");
     expect(pickLanguage(["de"], undefined)).toBe("en");
     expect(pickLanguage(undefined, undefined)).toBe("en");
+  });
+
+  it("trusts a stored language only when it is exactly one of the ten", () => {
+    for (const lang of SIGN_IN_LANGUAGES) expect(isSignInLanguage(lang)).toBe(true);
+    for (const v of ["DE", "de-AT", "xx", "", '"><script>', null, undefined, 1, ["de"]]) expect(isSignInLanguage(v), String(v)).toBe(false);
+  });
+
+  it("has the callback's pages in every language: the finish page and each refusal, with the page's lang", () => {
+    const session = { token: "rs_x", reader: { id: "idp:a", name: "Ada <b>", avatarUrl: null } };
+    for (const lang of SIGN_IN_LANGUAGES) {
+      const finish = finishPage({ lang, origin: "https://news.example", session }).html;
+      expect(finish, lang).toContain(`<html lang="${lang}">`);
+      expect(finish, lang).toContain(`<title>${SIGN_IN_STRINGS[lang].signed_in_title}</title>`);
+      expect(finish, lang).toContain("Ada &lt;b&gt;");
+      for (const key of ["oidc_state_invalid", "oidc_cancelled", "oidc_cancelled_error", "oidc_refused", "oidc_unreachable"] as const) {
+        const text = say(lang, key, { label: "Test IdP", error: "server_error" });
+        if (key !== "oidc_state_invalid") expect(text, `${lang}.${key}`).toContain("Test IdP");
+        const page = problemPage({ lang, title: say(lang, "oidc_refused_title"), detail: text, note: "invalid_grant" }).html;
+        expect(page, `${lang}.${key}`).toContain(`<html lang="${lang}">`);
+        expect(page).toContain('<p class="hint" lang="en">invalid_grant</p>');
+      }
+    }
   });
 
   it("fills placeholders once, leaving what a value holds as it is", () => {

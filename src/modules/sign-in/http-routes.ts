@@ -173,16 +173,7 @@ export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
         }
         const done = await useLink(app, tenant, req.params.token, link, name);
         if (done) {
-          return sendPage(
-            reply,
-            finishPage({
-              lang: link.lang,
-              origin: done.origin,
-              session: done.session,
-              title: say(link.lang, "signed_in_title"),
-              text: say(link.lang, "signed_in_text", { name: done.session.reader.name }),
-            }),
-          );
+          return sendPage(reply, finishPage({ lang: link.lang, origin: done.origin, session: done.session }));
         }
         const title = say(link.lang, "confirmed_title");
         return sendPage(

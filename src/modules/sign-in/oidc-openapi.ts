@@ -20,7 +20,15 @@ export const oidcSignInPaths = {
       summary: "Starts a sign-in at the provider (authorization code with PKCE, state, and a nonce for OpenID Connect)",
       tags: ["sign-in"],
       security: [],
-      parameters: [tenantId, providerId, query("origin", "The page that opened the popup: one of the site's allowedOrigins", true)],
+      parameters: [
+        tenantId,
+        providerId,
+        query("origin", "The page that opened the popup: one of the site's allowedOrigins", true),
+        query(
+          "lang",
+          "The language of the callback's pages: en, de, fr, es, pt, it, nl, pl, ja or zh (else the best of Accept-Language, else English)",
+        ),
+      ],
       responses: {
         "302": { description: "To the provider's authorization endpoint" },
         "400": html("The origin is not in allowedOrigins"),
@@ -45,7 +53,9 @@ export const oidcSignInPaths = {
         query("error", "The provider's error (access_denied: the reader cancelled)"),
       ],
       responses: {
-        "200": html('The finish page: posts {"type":"engagement:signed-in","token","reader"} to the opener, for the origin of the start'),
+        "200": html(
+          'The finish page, in the language of the start: posts {"type":"engagement:signed-in","token","reader"} to the opener, for the origin of the start',
+        ),
         "400": html("A state unknown, expired, used or another provider's; a cancelled or refused sign-in"),
         "403": html("Sign-in by oidc is not enabled for the site"),
         "404": html("No such site, or no such provider"),

@@ -22,7 +22,7 @@ import { sha256 } from "../../../lib/sha256.js";
 import { resolveSettings } from "../../../tenancy/settings-model.js";
 import { escapeHtml } from "../../email/templates.js";
 import { LINK_PLACEHOLDER, mailCanGo, queueLinkEmail, type LinkKind } from "../../email/engine/links.js";
-import { pickLanguage, say, SIGN_IN_LANGUAGES, type SignInLanguage, type SignInStringKey } from "./strings.js";
+import { isSignInLanguage, pickLanguage, say, type SignInLanguage, type SignInStringKey } from "./strings.js";
 import type { SignedIn } from "./pages.js";
 import { isReaderName } from "../../../lib/reader-name.js";
 
@@ -63,8 +63,7 @@ export function renderLinkEmail(lang: SignInLanguage, kind: LinkKind, site: stri
 const allowedOrigin = (tenant: Tenant, origin: unknown): origin is string =>
   typeof origin === "string" && resolveSettings(tenant.settings).allowedOrigins.includes(origin);
 
-const languageOf = (v: unknown): SignInLanguage =>
-  (SIGN_IN_LANGUAGES as readonly unknown[]).includes(v) ? (v as SignInLanguage) : pickLanguage(v, undefined);
+const languageOf = (v: unknown): SignInLanguage => (isSignInLanguage(v) ? v : pickLanguage(v, undefined));
 
 /**
  * Asks for a sign-in link (POST /auth/v1/{tenantId}/email). Resolves (202) whether the address is

@@ -6,12 +6,14 @@
 //
 // - start (`GET /auth/v1/{tenantId}/oidc/{providerId}?origin=`): a PKCE verifier, a `state` and (for
 //   OpenID Connect) a `nonce`, kept in sign_in_tokens (kind `oidc_state`, only the state's SHA-256 as
-//   the key, with the verifier, nonce, page origin, provider id and redirect URI; 10 minutes); then a
-//   302 to the provider's authorization endpoint with redirect_uri
+//   the key, with the verifier, nonce, page origin, provider id, redirect URI and the sign-in's
+//   language, one of strings.ts's ten, for the callback's pages; 10 minutes); then a 302 to the
+//   provider's authorization endpoint with redirect_uri
 //   `<PUBLIC_URL>/auth/v1/{tenantId}/callback/{providerId}`.
 // - callback: the state is spent (an UPDATE that only an unused, unexpired row of this provider
 //   matches: a replay, a forged or expired state, or another provider's, writes nothing and is
-//   refused), then the code is exchanged, the reader's claims mapped, and a session started.
+//   refused), then the code is exchanged, the reader's claims mapped, and a session started. A
+//   refusal (CallbackRefused) carries the language of the state's row when there is one.
 // - Discovery when `issuer` is set (cached per issuer for DISCOVERY_TTL_MS, with the key set openid-
 //   client fetched); without it, plain OAuth 2 with the three endpoints of the settings, GitHub's
 //   shape: client_secret_post, the token answered as JSON (openid-client asks with Accept:
@@ -30,6 +32,7 @@ import { sha256 } from "../../../lib/sha256.js";
 import { resolveSettings, type SignInProvider } from "../../../tenancy/settings-model.js";
 import { DeliveryError } from "../../../webhook-delivery/http-client.js";
 import type { SignedIn } from "./pages.js";
+import { isSignInLanguage, type SignInLanguage } from "./strings.js";
 import { PROVIDER_TIMEOUT_MS, providerFetch } from "./provider-fetch.js";
 import { CONTROL_CHARS as CONTROL, READER_NAME_MAX } from "../../../lib/reader-name.js";
 
@@ -159,6 +162,8 @@ interface StateData {
   verifier: string;
   nonce: string | null;
   redirectUri: string;
+  /** the sign-in's language, for the callback's pages (a row without one: they go by Accept-Language) */
+  lang?: SignInLanguage;
 }
 
 const INSERT_STATE = `INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, data, created_at, expires_at)
@@ -174,6 +179,7 @@ export async function startProviderSignIn(
   provider: SignInProvider,
   origin: string,
   base: string,
+  lang: SignInLanguage,
 ): Promise<URL> {
   let discovered: Discovered;
   try {
@@ -196,7 +202,7 @@ export async function startProviderSignIn(
     code_challenge_method: "S256",
   });
   const now = app.clock.now();
-  const data: StateData = { provider: provider.id, origin, verifier, nonce, redirectUri };
+  const data: StateData = { provider: provider.id, origin, verifier, nonce, redirectUri, lang };
   await app
     .stores(tenant.id)
     .sql.query(INSERT_STATE, [sha256(state, "hex"), JSON.stringify(data), now, new Date(now.getTime() + STATE_TTL_MS)], "oidc_state");
@@ -217,50 +223,87 @@ export interface CallbackQuery {
   error?: unknown;
 }
 
+// the language of a state's row, whatever became of it (spent, expired, another provider's): only for the words of a refusal
+const STATE_LANG = `SELECT data ->> 'lang' AS lang FROM sign_in_tokens WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2`;
+
 const PROVIDER_ERROR = /^[\x20-\x7e]{1,100}$/;
 
 /**
+ * A refused callback: the error (its status, code and the catalogue's English detail) and what its
+ * page needs to say it in the sign-in's language — the language kept with the state, when its row is
+ * there (null: none known, the route goes by Accept-Language), and the provider's `error` when the
+ * provider ended the sign-in (printable ASCII, at most 100 characters).
+ */
+export class CallbackRefused extends Error {
+  constructor(
+    readonly error: AppError,
+    readonly lang: SignInLanguage | null,
+    readonly providerError: string | null = null,
+  ) {
+    super(error.detail);
+  }
+}
+
+/** A stored language, trusted only when it is one of the ten. */
+const storedLanguage = (v: unknown): SignInLanguage | null => (isSignInLanguage(v) ? v : null);
+
+/**
  * The reader back from the provider: the state spent, the code exchanged, the reader's session
- * started. Answers the session and the page origin it goes to; throws the AppError the problem page
- * shows (400 for a bad state, a cancelled or refused sign-in; 502 for a provider out of reach).
+ * started. Answers the session, the page origin it goes to and the sign-in's language (null for a
+ * row that kept none); throws CallbackRefused with the AppError the problem page shows (400 for a
+ * bad state, a cancelled or refused sign-in; 502 for a provider out of reach).
  */
 export async function finishProviderSignIn(
   app: AppServices,
   tenant: Tenant,
   provider: SignInProvider,
   query: CallbackQuery,
-): Promise<{ origin: string; session: SignedIn }> {
+): Promise<{ origin: string; session: SignedIn; lang: SignInLanguage | null }> {
   const state = typeof query.state === "string" && query.state.length > 0 && query.state.length <= 512 ? query.state : null;
+  const stateHash = state ? sha256(state, "hex") : null;
   const store = app.stores(tenant.id);
+  const spend = async () =>
+    stateHash
+      ? (await store.sql.query<{ data: StateData }>(SPEND_STATE, [stateHash, app.clock.now(), provider.id], "oidc_state_spend"))[0]
+      : undefined;
+  /** A refusal in the language of the state's row, if it has one (read, not spent). */
+  const refused = async (err: AppError, providerError: string | null = null) => {
+    const [row] = stateHash ? await store.sql.query<{ lang: string | null }>(STATE_LANG, [stateHash], "oidc_state_lang") : [];
+    return new CallbackRefused(err, storedLanguage(row?.lang), providerError);
+  };
+
   if (query.error !== undefined) {
     // the reader cancelled (access_denied) or the provider ended the sign-in: the state is spent all the same
-    if (state) await store.sql.query(SPEND_STATE, [sha256(state, "hex"), app.clock.now(), provider.id], "oidc_state_spend");
-    const code = typeof query.error === "string" && PROVIDER_ERROR.test(query.error) ? query.error : "an error";
-    throw errors.signInCancelled(
+    const spent = await spend();
+    const code = typeof query.error === "string" && PROVIDER_ERROR.test(query.error) ? query.error : null;
+    const err = errors.signInCancelled(
       code === "access_denied"
         ? `Sign-in with ${provider.label} was cancelled: nothing was shared. Close this window and try again if you want to sign in.`
-        : `Sign-in with ${provider.label} was cancelled: the provider answered ${code}. Close this window and try again.`,
+        : `Sign-in with ${provider.label} was cancelled: the provider answered ${code ?? "an error"}. Close this window and try again.`,
     );
+    throw spent ? new CallbackRefused(err, storedLanguage(spent.data.lang), code) : await refused(err, code);
   }
-  if (!state) throw errors.signInStateInvalid();
+  if (!stateHash) throw new CallbackRefused(errors.signInStateInvalid(), null);
   if (typeof query.code !== "string" || query.code.length === 0 || query.code.length > 2048) {
-    throw errors.signInRefused(`${provider.label} sent no authorization code back: close this window and sign in again.`);
+    throw await refused(errors.signInRefused(`${provider.label} sent no authorization code back.`));
   }
-  const [row] = await store.sql.query<{ data: StateData }>(
-    SPEND_STATE,
-    [sha256(state, "hex"), app.clock.now(), provider.id],
-    "oidc_state_spend",
-  );
-  if (!row) throw errors.signInStateInvalid();
+  const row = await spend();
+  if (!row) throw await refused(errors.signInStateInvalid());
   const saved = row.data;
+  const lang = storedLanguage(saved.lang);
 
-  // the secret is opened only now, for the one call that needs it
-  const secret = app.secretBox.open(provider.clientSecretEnc);
-  const claims = await exchange(app, provider, secret, saved, query);
-  const subject = subjectOf(provider, claims);
-  const settings = resolveSettings(tenant.settings).signIn;
-  const session = await startSession(store, app.clock, subject, settings.sessionDays);
-  return { origin: saved.origin, session };
+  try {
+    // the secret is opened only now, for the one call that needs it
+    const secret = app.secretBox.open(provider.clientSecretEnc);
+    const claims = await exchange(app, provider, secret, saved, query);
+    const subject = subjectOf(provider, claims);
+    const settings = resolveSettings(tenant.settings).signIn;
+    const session = await startSession(store, app.clock, subject, settings.sessionDays);
+    return { origin: saved.origin, session, lang };
+  } catch (err) {
+    if (err instanceof AppError) throw new CallbackRefused(err, lang);
+    throw err;
+  }
 }
 
 /** The code exchanged for tokens, the ID token checked (OIDC), userinfo fetched: the reader's claims. */

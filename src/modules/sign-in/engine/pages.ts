@@ -6,6 +6,7 @@
 // the problem page. Text in pages is escaped here (escapeHtml); nothing a reader or tenant typed is
 // ever put in a page unescaped, nor in the script (JSON with `<` escaped).
 import { randomBytes } from "node:crypto";
+import { say, type SignInLanguage } from "./strings.js";
 
 export const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
@@ -103,19 +104,25 @@ try{var c=new BroadcastChannel("engagement:sign-in");c.onmessage=function(e){var
 if(!d||d.origin!==o||!d.message||d.message.type!=="engagement:signed-in")return;
 if(window.opener){try{window.opener.postMessage(d.message,o)}catch(x){}}c.close();setTimeout(function(){window.close()},300)}}catch(e){}}`;
 
-/** The finish page: the session posted to the opener (or the waiting popup), in the page's words. */
-export function finishPage(opts: { lang: string; origin: string; session: SignedIn; title?: string; text?: string }): HostedPage {
-  const message = signedInMessage(opts.session);
+/** The finish page: the session posted to the opener (or the waiting popup), in the sign-in's language. */
+export function finishPage(opts: { lang: SignInLanguage; origin: string; session: SignedIn }): HostedPage {
+  const { lang, session } = opts;
+  const message = signedInMessage(session);
   return hostedPage({
-    lang: opts.lang,
-    title: opts.title ?? "Signed in",
-    body: `<p role="status">${escapeHtml(opts.text ?? `You are signed in as ${opts.session.reader.name}. You can close this window.`)}</p>`,
+    lang,
+    title: say(lang, "signed_in_title"),
+    body: `<p role="status">${escapeHtml(say(lang, "signed_in_text", { name: session.reader.name }))}</p>`,
     script: `${FINISH_SCRIPT}
 engagementFinish(${scriptJson(message)},${scriptJson(opts.origin)});`,
   });
 }
 
-/** A page for a sign-in that cannot go on (a bad or used link, a refused callback): what happened and what to do. */
-export function problemPage(opts: { lang: string; title: string; detail: string }): HostedPage {
-  return hostedPage({ lang: opts.lang, title: opts.title, body: `<p class="error" role="alert">${escapeHtml(opts.detail)}</p>` });
+/**
+ * A page for a sign-in that cannot go on (a bad or used link, a refused callback): what happened and
+ * what to do, in the page's language; `note` is the error catalogue's English detail (what a provider
+ * answered), shown under it marked as English.
+ */
+export function problemPage(opts: { lang: string; title: string; detail: string; note?: string }): HostedPage {
+  const note = opts.note ? `<p class="hint" lang="en">${escapeHtml(opts.note)}</p>` : "";
+  return hostedPage({ lang: opts.lang, title: opts.title, body: `<p class="error" role="alert">${escapeHtml(opts.detail)}</p>${note}` });
 }

@@ -6,7 +6,8 @@
 //  - guest: "Name", "Email" (or "Email (optional)"), a honeypot `website` no person sees, the ALTCHA
 //    widget (the `altcha` package, served from /auth/v1/static/altcha/ under the page's CSP) and
 //    "Continue as guest" (POST /auth/v1/{tenantId}/guest, then the finish script);
-//  - oidc: a link "Sign in with <label>" per provider to /auth/v1/{tenantId}/oidc/{id}?origin=….
+//  - oidc: a link "Sign in with <label>" per provider to /auth/v1/{tenantId}/oidc/{id}?origin=…&lang=…
+//    (the page's language, which the callback's pages then speak).
 // The origin was checked against allowedOrigins by the route; the page posts only to it.
 import { escapeHtml, FINISH_SCRIPT, hostedPage, scriptJson, SIGN_IN_LISTEN_SCRIPT, type HostedPage } from "./pages.js";
 import { say, SIGN_IN_STRINGS, type SignInLanguage } from "./strings.js";
@@ -55,7 +56,7 @@ function oidcSection(input: SignInPageInput): string {
   const { lang, tenantId, origin } = input;
   const links = input.signIn.oidc.map(
     (p) =>
-      `<li><a class="button" href="${escapeHtml(`${authPath(tenantId, `/oidc/${encodeURIComponent(p.id)}`)}?origin=${encodeURIComponent(origin)}`)}">${escapeHtml(
+      `<li><a class="button" href="${escapeHtml(`${authPath(tenantId, `/oidc/${encodeURIComponent(p.id)}`)}?origin=${encodeURIComponent(origin)}&lang=${lang}`)}">${escapeHtml(
         say(lang, "oidc_button", { label: p.label }),
       )}</a></li>`,
   );

@@ -1,8 +1,9 @@
 // The words of the hosted sign-in's pages and emails (contract section 20), in the ten languages of
 // the thread element (embed/src/thread/i18n.ts): en, de, fr, es, pt, it, nl, pl, ja, zh. A page's
 // language is `?lang=` when it names one of them, else the best of the request's Accept-Language,
-// else English. `{site}`, `{name}`, `{email}`, `{label}` are filled in when shown (and escaped by
-// the page that shows them). test/unit/sign-in-strings.test.ts checks every language has every
+// else English; the pages of an OpenID Connect or OAuth 2 callback speak the language its start was
+// given (kept with its state). `{site}`, `{name}`, `{email}`, `{label}`, `{error}` are filled in when
+// shown (and escaped by the page that shows them). test/unit/sign-in-strings.test.ts checks every language has every
 // message with its placeholders.
 
 export const SIGN_IN_LANGUAGES = ["en", "de", "fr", "es", "pt", "it", "nl", "pl", "ja", "zh"] as const;
@@ -46,6 +47,16 @@ const EN = {
   bad_origin_title: "Sign-in is not available here",
   bad_origin: "This page was opened for a site that may not use this sign-in.",
   no_methods: "Sign-in is not enabled for this site.",
+  oidc_state_invalid_title: "This sign-in cannot be completed",
+  oidc_state_invalid:
+    "This sign-in is unknown, has expired, was already completed or belongs to another provider: close this window and sign in again.",
+  oidc_cancelled_title: "Sign-in cancelled",
+  oidc_cancelled: "Sign-in with {label} was cancelled: nothing was shared. Close this window and try again if you want to sign in.",
+  oidc_cancelled_error: "Sign-in with {label} was cancelled: the provider answered {error}. Close this window and try again.",
+  oidc_refused_title: "Sign-in failed",
+  oidc_refused: "{label} did not complete the sign-in. Close this window and sign in again.",
+  oidc_unreachable_title: "The sign-in provider could not be reached",
+  oidc_unreachable: "{label} could not be reached. Close this window and try again in a few minutes.",
   mail_subject: "Sign in to {site}",
   mail_text: "Use this link to sign in to {site}. It works once, within 15 minutes:",
   mail_button: "Sign in to {site}",
@@ -98,6 +109,18 @@ const DE: SignInStrings = {
   bad_origin_title: "Anmeldung hier nicht verfügbar",
   bad_origin: "Diese Seite wurde für eine Website geöffnet, die diese Anmeldung nicht verwenden darf.",
   no_methods: "Die Anmeldung ist für diese Website nicht aktiviert.",
+  oidc_state_invalid_title: "Diese Anmeldung kann nicht abgeschlossen werden",
+  oidc_state_invalid:
+    "Diese Anmeldung ist unbekannt, abgelaufen, bereits abgeschlossen oder gehört zu einem anderen Anbieter: Schließen Sie dieses Fenster und melden Sie sich erneut an.",
+  oidc_cancelled_title: "Anmeldung abgebrochen",
+  oidc_cancelled:
+    "Die Anmeldung mit {label} wurde abgebrochen: Es wurde nichts weitergegeben. Schließen Sie dieses Fenster und versuchen Sie es erneut, wenn Sie sich anmelden möchten.",
+  oidc_cancelled_error:
+    "Die Anmeldung mit {label} wurde abgebrochen: Der Anbieter antwortete {error}. Schließen Sie dieses Fenster und versuchen Sie es erneut.",
+  oidc_refused_title: "Anmeldung fehlgeschlagen",
+  oidc_refused: "{label} hat die Anmeldung nicht abgeschlossen. Schließen Sie dieses Fenster und melden Sie sich erneut an.",
+  oidc_unreachable_title: "Der Anmeldeanbieter ist nicht erreichbar",
+  oidc_unreachable: "{label} ist nicht erreichbar. Schließen Sie dieses Fenster und versuchen Sie es in einigen Minuten erneut.",
   mail_subject: "Bei {site} anmelden",
   mail_text: "Mit diesem Link melden Sie sich bei {site} an. Er funktioniert einmal, innerhalb von 15 Minuten:",
   mail_button: "Bei {site} anmelden",
@@ -148,6 +171,17 @@ const FR: SignInStrings = {
   bad_origin_title: "Connexion indisponible ici",
   bad_origin: "Cette page a été ouverte pour un site qui n’est pas autorisé à utiliser cette connexion.",
   no_methods: "La connexion n’est pas activée pour ce site.",
+  oidc_state_invalid_title: "Cette connexion ne peut pas aboutir",
+  oidc_state_invalid:
+    "Cette connexion est inconnue, a expiré, a déjà été effectuée ou appartient à un autre fournisseur : fermez cette fenêtre et reconnectez-vous.",
+  oidc_cancelled_title: "Connexion annulée",
+  oidc_cancelled:
+    "La connexion avec {label} a été annulée : rien n’a été partagé. Fermez cette fenêtre et réessayez si vous souhaitez vous connecter.",
+  oidc_cancelled_error: "La connexion avec {label} a été annulée : le fournisseur a répondu {error}. Fermez cette fenêtre et réessayez.",
+  oidc_refused_title: "Échec de la connexion",
+  oidc_refused: "{label} n’a pas terminé la connexion. Fermez cette fenêtre et reconnectez-vous.",
+  oidc_unreachable_title: "Le fournisseur de connexion est injoignable",
+  oidc_unreachable: "{label} est injoignable. Fermez cette fenêtre et réessayez dans quelques minutes.",
   mail_subject: "Se connecter à {site}",
   mail_text: "Utilisez ce lien pour vous connecter à {site}. Il fonctionne une seule fois, dans les 15 minutes :",
   mail_button: "Se connecter à {site}",
@@ -197,6 +231,18 @@ const ES: SignInStrings = {
   bad_origin_title: "El inicio de sesión no está disponible aquí",
   bad_origin: "Esta página se abrió para un sitio que no puede usar este inicio de sesión.",
   no_methods: "El inicio de sesión no está activado para este sitio.",
+  oidc_state_invalid_title: "No se puede completar este inicio de sesión",
+  oidc_state_invalid:
+    "Este inicio de sesión es desconocido, ha caducado, ya se completó o pertenece a otro proveedor: cierra esta ventana y vuelve a iniciar sesión.",
+  oidc_cancelled_title: "Inicio de sesión cancelado",
+  oidc_cancelled:
+    "Se canceló el inicio de sesión con {label}: no se compartió nada. Cierra esta ventana y vuelve a intentarlo si quieres iniciar sesión.",
+  oidc_cancelled_error:
+    "Se canceló el inicio de sesión con {label}: el proveedor respondió {error}. Cierra esta ventana y vuelve a intentarlo.",
+  oidc_refused_title: "No se pudo iniciar sesión",
+  oidc_refused: "{label} no completó el inicio de sesión. Cierra esta ventana y vuelve a iniciar sesión.",
+  oidc_unreachable_title: "No se pudo contactar con el proveedor de inicio de sesión",
+  oidc_unreachable: "No se pudo contactar con {label}. Cierra esta ventana y vuelve a intentarlo en unos minutos.",
   mail_subject: "Inicia sesión en {site}",
   mail_text: "Usa este enlace para iniciar sesión en {site}. Funciona una sola vez, durante 15 minutos:",
   mail_button: "Iniciar sesión en {site}",
@@ -245,6 +291,18 @@ const PT: SignInStrings = {
   bad_origin_title: "Início de sessão indisponível aqui",
   bad_origin: "Esta página foi aberta para um site que não pode usar este início de sessão.",
   no_methods: "O início de sessão não está ativado para este site.",
+  oidc_state_invalid_title: "Não é possível concluir este início de sessão",
+  oidc_state_invalid:
+    "Este início de sessão é desconhecido, expirou, já foi concluído ou pertence a outro fornecedor: feche esta janela e inicie sessão novamente.",
+  oidc_cancelled_title: "Início de sessão cancelado",
+  oidc_cancelled:
+    "O início de sessão com {label} foi cancelado: nada foi partilhado. Feche esta janela e tente novamente se quiser iniciar sessão.",
+  oidc_cancelled_error:
+    "O início de sessão com {label} foi cancelado: o fornecedor respondeu {error}. Feche esta janela e tente novamente.",
+  oidc_refused_title: "O início de sessão falhou",
+  oidc_refused: "{label} não concluiu o início de sessão. Feche esta janela e inicie sessão novamente.",
+  oidc_unreachable_title: "Não foi possível contactar o fornecedor de início de sessão",
+  oidc_unreachable: "Não foi possível contactar {label}. Feche esta janela e tente novamente dentro de alguns minutos.",
   mail_subject: "Iniciar sessão em {site}",
   mail_text: "Use este link para iniciar sessão em {site}. Funciona uma vez, dentro de 15 minutos:",
   mail_button: "Iniciar sessão em {site}",
@@ -293,6 +351,17 @@ const IT: SignInStrings = {
   bad_origin_title: "Accesso non disponibile qui",
   bad_origin: "Questa pagina è stata aperta per un sito che non può usare questo accesso.",
   no_methods: "L’accesso non è attivo per questo sito.",
+  oidc_state_invalid_title: "Impossibile completare questo accesso",
+  oidc_state_invalid:
+    "Questo accesso è sconosciuto, è scaduto, è già stato completato o appartiene a un altro provider: chiudi questa finestra e accedi di nuovo.",
+  oidc_cancelled_title: "Accesso annullato",
+  oidc_cancelled:
+    "L’accesso con {label} è stato annullato: non è stato condiviso nulla. Chiudi questa finestra e riprova se vuoi accedere.",
+  oidc_cancelled_error: "L’accesso con {label} è stato annullato: il provider ha risposto {error}. Chiudi questa finestra e riprova.",
+  oidc_refused_title: "Accesso non riuscito",
+  oidc_refused: "{label} non ha completato l’accesso. Chiudi questa finestra e accedi di nuovo.",
+  oidc_unreachable_title: "Impossibile raggiungere il provider di accesso",
+  oidc_unreachable: "Impossibile raggiungere {label}. Chiudi questa finestra e riprova tra qualche minuto.",
   mail_subject: "Accedi a {site}",
   mail_text: "Usa questo link per accedere a {site}. Funziona una sola volta, entro 15 minuti:",
   mail_button: "Accedi a {site}",
@@ -341,6 +410,17 @@ const NL: SignInStrings = {
   bad_origin_title: "Inloggen is hier niet beschikbaar",
   bad_origin: "Deze pagina is geopend voor een site die deze inlogmethode niet mag gebruiken.",
   no_methods: "Inloggen is niet ingeschakeld voor deze site.",
+  oidc_state_invalid_title: "Deze inlogpoging kan niet worden afgerond",
+  oidc_state_invalid:
+    "Deze inlogpoging is onbekend, verlopen, al afgerond of hoort bij een andere provider: sluit dit venster en log opnieuw in.",
+  oidc_cancelled_title: "Inloggen geannuleerd",
+  oidc_cancelled:
+    "Inloggen met {label} is geannuleerd: er is niets gedeeld. Sluit dit venster en probeer het opnieuw als je wilt inloggen.",
+  oidc_cancelled_error: "Inloggen met {label} is geannuleerd: de provider antwoordde {error}. Sluit dit venster en probeer het opnieuw.",
+  oidc_refused_title: "Inloggen mislukt",
+  oidc_refused: "{label} heeft het inloggen niet afgerond. Sluit dit venster en log opnieuw in.",
+  oidc_unreachable_title: "De inlogprovider is niet bereikbaar",
+  oidc_unreachable: "{label} is niet bereikbaar. Sluit dit venster en probeer het over een paar minuten opnieuw.",
   mail_subject: "Inloggen op {site}",
   mail_text: "Gebruik deze link om in te loggen op {site}. Hij werkt één keer, binnen 15 minuten:",
   mail_button: "Inloggen op {site}",
@@ -389,6 +469,17 @@ const PL: SignInStrings = {
   bad_origin_title: "Logowanie jest tu niedostępne",
   bad_origin: "Tę stronę otwarto dla witryny, która nie może korzystać z tego logowania.",
   no_methods: "Logowanie nie jest włączone dla tej witryny.",
+  oidc_state_invalid_title: "Nie można dokończyć tego logowania",
+  oidc_state_invalid:
+    "To logowanie jest nieznane, wygasło, zostało już zakończone lub należy do innego dostawcy: zamknij to okno i zaloguj się ponownie.",
+  oidc_cancelled_title: "Logowanie anulowane",
+  oidc_cancelled:
+    "Logowanie przez {label} zostało anulowane: nic nie zostało udostępnione. Zamknij to okno i spróbuj ponownie, jeśli chcesz się zalogować.",
+  oidc_cancelled_error: "Logowanie przez {label} zostało anulowane: dostawca odpowiedział {error}. Zamknij to okno i spróbuj ponownie.",
+  oidc_refused_title: "Logowanie nie powiodło się",
+  oidc_refused: "Dostawca {label} nie dokończył logowania. Zamknij to okno i zaloguj się ponownie.",
+  oidc_unreachable_title: "Nie można połączyć się z dostawcą logowania",
+  oidc_unreachable: "Nie można połączyć się z dostawcą {label}. Zamknij to okno i spróbuj ponownie za kilka minut.",
   mail_subject: "Zaloguj się w serwisie {site}",
   mail_text: "Użyj tego linku, aby zalogować się w serwisie {site}. Działa jeden raz, przez 15 minut:",
   mail_button: "Zaloguj się w serwisie {site}",
@@ -437,6 +528,18 @@ const JA: SignInStrings = {
   bad_origin_title: "ここではサインインできません",
   bad_origin: "このページは、このサインインを使用できないサイトのために開かれました。",
   no_methods: "このサイトではサインインが有効になっていません。",
+  oidc_state_invalid_title: "このサインインは完了できません",
+  oidc_state_invalid:
+    "このサインインは不明か、期限切れか、すでに完了しているか、別のプロバイダーのものです。このウィンドウを閉じて、もう一度サインインしてください。",
+  oidc_cancelled_title: "サインインがキャンセルされました",
+  oidc_cancelled:
+    "{label} でのサインインはキャンセルされました。何も共有されていません。サインインする場合は、このウィンドウを閉じてもう一度お試しください。",
+  oidc_cancelled_error:
+    "{label} でのサインインはキャンセルされました（プロバイダーの応答: {error}）。このウィンドウを閉じて、もう一度お試しください。",
+  oidc_refused_title: "サインインできませんでした",
+  oidc_refused: "{label} でのサインインが完了しませんでした。このウィンドウを閉じて、もう一度サインインしてください。",
+  oidc_unreachable_title: "サインインプロバイダーに接続できません",
+  oidc_unreachable: "{label} に接続できませんでした。このウィンドウを閉じて、数分後にもう一度お試しください。",
   mail_subject: "{site} にサインイン",
   mail_text: "このリンクから {site} にサインインしてください。15 分以内に 1 回だけ使えます:",
   mail_button: "{site} にサインイン",
@@ -485,6 +588,15 @@ const ZH: SignInStrings = {
   bad_origin_title: "此处无法登录",
   bad_origin: "此页面是为一个不允许使用此登录方式的网站打开的。",
   no_methods: "此网站未启用登录。",
+  oidc_state_invalid_title: "无法完成此次登录",
+  oidc_state_invalid: "此次登录未知、已过期、已完成或属于其他提供方：请关闭此窗口并重新登录。",
+  oidc_cancelled_title: "登录已取消",
+  oidc_cancelled: "使用 {label} 的登录已取消：未共享任何信息。如果仍要登录，请关闭此窗口后重试。",
+  oidc_cancelled_error: "使用 {label} 的登录已取消：提供方返回了 {error}。请关闭此窗口后重试。",
+  oidc_refused_title: "登录失败",
+  oidc_refused: "{label} 未完成登录。请关闭此窗口并重新登录。",
+  oidc_unreachable_title: "无法连接登录提供方",
+  oidc_unreachable: "无法连接 {label}。请关闭此窗口，几分钟后再试。",
   mail_subject: "登录 {site}",
   mail_text: "使用此链接登录 {site}。链接只能使用一次，15 分钟内有效：",
   mail_button: "登录 {site}",
@@ -506,6 +618,9 @@ export const SIGN_IN_STRINGS: Readonly<Record<SignInLanguage, SignInStrings>> = 
   ja: JA,
   zh: ZH,
 };
+
+/** Whether `v` is exactly one of the ten (a stored language, read back: anything else is not trusted). */
+export const isSignInLanguage = (v: unknown): v is SignInLanguage => (SIGN_IN_LANGUAGES as readonly unknown[]).includes(v);
 
 /** One of ours for a language tag (`de-AT` → de), or null. */
 function ours(tag: string): SignInLanguage | null {
