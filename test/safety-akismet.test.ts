@@ -2,6 +2,9 @@
 // like Akismet's API (POST /1.1/comment-check, form-encoded; "true" / "false", X-akismet-pro-tip), the
 // verdict deciding the status with its reason, failing open on a stall or an error, the reader's IP
 // and user agent passed through, the key never answered, and a moderator's approval sent as submit-ham.
+// Verify key (POST /api/v1/settings/safety/akismet/verify, verifyAkismetKey): the same server's
+// /1.1/verify-key answers "valid" for its one key and blog, "invalid" otherwise; a server that does not
+// answer is a clear valid: false with the reason, within the 5 s budget.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
@@ -21,6 +24,14 @@ afterAll(() => server?.stop());
 const API_KEY = "akismet-key-0123456789";
 const formOf = (r: Received) => Object.fromEntries(new URLSearchParams(r.raw));
 
+/** Akismet's verify-key: "valid" for API_KEY at https://news.example, "invalid" with its debug help otherwise. */
+const verifyKeyReply = (r: Received): Reply => {
+  const form = formOf(r);
+  return form.key === API_KEY && form.blog === "https://news.example"
+    ? { body: "valid" }
+    : { body: "invalid", headers: { "X-akismet-debug-help": "We were unable to find this key." } };
+};
+
 interface Akismet {
   t: TestTenant;
   receiver: Receiver;
@@ -34,7 +45,11 @@ async function tenantWithAkismet(): Promise<Akismet> {
   const t = await createTestTenant(server);
   const a = { t, check: () => ({ body: "false" }) } as unknown as Akismet;
   a.receiver = await startReceiver((req) =>
-    req.path === "/1.1/comment-check" ? a.check(req) : { body: "Thanks for making the web a better place." },
+    req.path === "/1.1/comment-check"
+      ? a.check(req)
+      : req.path === "/1.1/verify-key"
+        ? verifyKeyReply(req)
+        : { body: "Thanks for making the web a better place." },
   );
   receivers.push(a.receiver);
   const baseUrl = new URL(a.receiver.url).origin;
@@ -195,5 +210,120 @@ describe("moderators teach Akismet", () => {
     expect(formOf(a.receiver.requests.find((r) => r.path === "/1.1/submit-spam")!).comment_content).toBe("Passed by Akismet");
     // an approval of a comment Akismet did not hold sends nothing more
     expect(a.receiver.requests.filter((r) => r.path === "/1.1/submit-ham")).toHaveLength(1);
+  });
+});
+
+describe("Verify key", () => {
+  const verify = (api: TestTenant["api"], body?: Record<string, unknown>) => api.post("/api/v1/settings/safety/akismet/verify", body);
+  const verifies = (a: Akismet) => a.receiver.requests.filter((r) => r.path === "/1.1/verify-key");
+
+  it("verifies the saved key and blog: valid; the key is sent form-encoded and never answered", async () => {
+    const a = await tenantWithAkismet();
+    const r = await verify(a.t.api);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ valid: true, error: null, debugHelp: null, latencyMs: expect.any(Number) });
+    expect(JSON.stringify(r.body)).not.toContain(API_KEY);
+    const [sent] = verifies(a);
+    expect(sent!.method).toBe("POST");
+    expect(sent!.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+    expect(formOf(sent!)).toEqual({ key: API_KEY, api_key: API_KEY, blog: "https://news.example" });
+    // nothing about comments goes with it, and no comment-check was made
+    expect(checks(a)).toHaveLength(0);
+  });
+
+  it("an invalid key (or a blog the key is not for): valid false with Akismet's help; a key tried before saving is not stored", async () => {
+    const a = await tenantWithAkismet();
+    const wrong = await verify(a.t.api, { apiKey: "not-the-key" });
+    expect(wrong.status).toBe(200);
+    expect(wrong.body).toEqual({ valid: false, error: null, debugHelp: "We were unable to find this key.", latencyMs: expect.any(Number) });
+    expect(formOf(verifies(a)[0]!).key).toBe("not-the-key");
+    // the saved key is unchanged: it still verifies, and it is what a comment-check sends
+    expect((await verify(a.t.api)).body.valid).toBe(true);
+    expect((await post(a, "After a verify")).status).toBe(201);
+    expect(formOf(checks(a)[0]!).api_key).toBe(API_KEY);
+    // the saved key for another blog
+    const blog = await verify(a.t.api, { blog: "https://other.example" });
+    expect(blog.body).toMatchObject({ valid: false, error: null });
+    expect(formOf(verifies(a).at(-1)!)).toMatchObject({ key: API_KEY, blog: "https://other.example" });
+    // over GraphQL, the same
+    const g = await a.t.api.post("/graphql", {
+      query: "mutation($input: AkismetKeyInput) { verifyAkismetKey(input: $input) { valid error debugHelp } }",
+      variables: { input: { apiKey: "still-wrong" } },
+    });
+    expect(g.body).toEqual({ data: { verifyAkismetKey: { valid: false, error: null, debugHelp: "We were unable to find this key." } } });
+  });
+
+  it("a key not yet saved: verified with its blog and base URL, nothing stored", async () => {
+    const a = await tenantWithAkismet();
+    const fresh = await createTestTenant(server);
+    const baseUrl = new URL(a.receiver.url).origin;
+    const r = await verify(fresh.api, { apiKey: API_KEY, blog: "https://news.example", baseUrl });
+    expect(r.status).toBe(200);
+    expect(r.body.valid).toBe(true);
+    expect((await fresh.api.get("/api/v1/settings")).body.safety.akismet).toBeNull();
+    // a key needs a blog
+    const noBlog = await verify(fresh.api, { apiKey: API_KEY, baseUrl });
+    expect(noBlog.status).toBe(422);
+    expect(noBlog.body.errors.map((e: any) => e.path)).toEqual(["blog"]);
+  });
+
+  it("an unreachable or stalled Akismet is a clear answer: valid false with the reason, within the 5 s budget", async () => {
+    const a = await tenantWithAkismet();
+    const closed = await startReceiver();
+    const closedUrl = new URL(closed.url).origin;
+    await closed.close();
+    const down = await verify(a.t.api, { apiKey: API_KEY, baseUrl: closedUrl });
+    expect(down.status).toBe(200);
+    expect(down.body).toEqual({
+      valid: false,
+      error: expect.stringMatching(/^network: .*ECONNREFUSED/),
+      debugHelp: null,
+      latencyMs: expect.any(Number),
+    });
+
+    const stalled = await startReceiver(() => ({ body: "valid", delayMs: 8_000 }));
+    receivers.push(stalled);
+    const started = Date.now();
+    const slow = await verify(a.t.api, { apiKey: API_KEY, baseUrl: new URL(stalled.url).origin });
+    const took = Date.now() - started;
+    expect(slow.status).toBe(200);
+    expect(slow.body).toMatchObject({ valid: false, error: expect.stringMatching(/^timeout: /) });
+    expect(took).toBeGreaterThanOrEqual(4_900);
+    expect(took).toBeLessThan(7_000);
+
+    // an HTTP error and an answer that is neither valid nor invalid
+    const broken = await startReceiver((req) => (req.path === "/1.1/verify-key" ? { status: 503, body: "down" } : { body: "??" }));
+    receivers.push(broken);
+    const http = await verify(a.t.api, { apiKey: API_KEY, baseUrl: new URL(broken.url).origin });
+    expect(http.body).toMatchObject({ valid: false, error: "Akismet answered HTTP 503" });
+    broken.respond = () => ({ body: "maybe" });
+    expect((await verify(a.t.api, { apiKey: API_KEY, baseUrl: new URL(broken.url).origin })).body).toMatchObject({
+      valid: false,
+      error: 'Akismet answered "maybe"',
+    });
+  }, 20_000);
+
+  it("manage_settings only; the saved key goes only to the saved base URL; an address the guard refuses is 422; nothing saved is 409", async () => {
+    const a = await tenantWithAkismet();
+    expect((await verify(a.moderator)).status).toBe(403);
+    expect((await verify(a.moderator)).body.code).toBe("missing_capability");
+    expect((await verify(a.ann)).status).toBe(403);
+    expect(verifies(a)).toHaveLength(0);
+
+    const elsewhere = await verify(a.t.api, { baseUrl: "https://akismet.example" });
+    expect(elsewhere.status).toBe(422);
+    expect(elsewhere.body.errors.map((e: any) => e.path)).toEqual(["apiKey"]);
+    const blocked = await verify(a.t.api, { apiKey: "another", baseUrl: "https://10.0.0.1" });
+    expect(blocked.status).toBe(422);
+    expect(blocked.body.errors.map((e: any) => e.path)).toEqual(["baseUrl"]);
+    const unknown = await verify(a.t.api, { key: API_KEY });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors).toEqual([{ path: "key", message: "is not a known field" }]);
+    expect(verifies(a)).toHaveLength(0);
+
+    const fresh = await createTestTenant(server);
+    const none = await verify(fresh.api);
+    expect(none.status).toBe(409);
+    expect(none.body.code).toBe("akismet_not_configured");
   });
 });

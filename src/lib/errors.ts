@@ -106,6 +106,13 @@ export const errors = {
   emailNotConfigured: () => new AppError(409, "email_not_configured", "Email is off: the service has no SMTP server (SMTP_URL)."),
   hookNotConfigured: () =>
     new AppError(409, "hook_not_configured", "No moderation hook is configured: set safety.hook in the settings first."),
+  /** the console's Verify key with no `safety.akismet` set and no key given */
+  akismetNotConfigured: () =>
+    new AppError(
+      409,
+      "akismet_not_configured",
+      "Akismet is not set: save safety.akismet in the settings first, or give the apiKey and blog to verify.",
+    ),
   /** a page reaction while the tenant's pageReactionKinds is empty (contract section 18) */
   pageReactionsDisabled: () =>
     new AppError(409, "page_reactions_disabled", "Page reactions are off: set pageReactionKinds in the settings first."),

@@ -103,7 +103,7 @@ const akismetFields = {
 };
 
 /** A PATCH of Akismet: the API key (write-only: sealed, never answered) and any of its fields; a field left out keeps its stored value. */
-const SafetyAkismetPatchSchema = z
+export const SafetyAkismetPatchSchema = z
   .object({ apiKey: z.string().min(1).max(200), blog: akismetFields.blog, baseUrl: akismetBaseUrl.nullable() })
   .partial()
   .strict();

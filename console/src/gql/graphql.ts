@@ -4,6 +4,16 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** What to verify; a field left out is the saved settings' (safety.akismet). Nothing is stored. */
+export type AkismetKeyInput = {
+  /** A key to try before saving it; left out: the saved one, which is only sent to the saved base URL. */
+  apiKey?: string | null | undefined;
+  /** https://host[:port] of Akismet's API; null: https://rest.akismet.com. */
+  baseUrl?: string | null | undefined;
+  /** The site's URL, as Akismet knows it. */
+  blog?: string | null | undefined;
+};
+
 export type AnalyticsInterval =
   | 'day'
   | 'hour';
@@ -552,24 +562,31 @@ export type AuditLogQueryVariables = Exact<{
 
 export type AuditLogQuery = { auditLog: { edges: Array<{ node: { id: string, at: string, action: string, actor: { type: string, id: string, label: string | null }, resource: { type: string, id: string | null }, changes: Array<{ field: string, from: unknown, to: unknown }> } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
-export type SafetyFieldsFragment = { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null };
+export type SafetyFieldsFragment = { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null, akismet: { blog: string, baseUrl: string } | null };
 
 export type SafetySettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SafetySettingsQuery = { settings: { moderation: Moderation, safety: { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null } } };
+export type SafetySettingsQuery = { settings: { moderation: Moderation, safety: { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null, akismet: { blog: string, baseUrl: string } | null } } };
 
 export type UpdateSafetyMutationVariables = Exact<{
   input: SettingsPatch;
 }>;
 
 
-export type UpdateSafetyMutation = { updateSettings: { moderation: Moderation, safety: { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { secret: string | null, url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null } } };
+export type UpdateSafetyMutation = { updateSettings: { moderation: Moderation, safety: { bannedWords: Array<string>, suspectWords: Array<string>, maxLinks: number | null, newReaderHold: number, reportThreshold: number, reportAction: ReportAction, hook: { secret: string | null, url: string, timeoutMs: number, onTimeout: ModerationHookFallback } | null, akismet: { blog: string, baseUrl: string } | null } } };
 
 export type TestSafetyHookMutationVariables = Exact<{ [key: string]: never; }>;
 
 
 export type TestSafetyHookMutation = { testSafetyHook: { ok: boolean, status: number | null, decision: ModerationHookDecision | null, reason: string | null, latencyMs: number, error: string | null } };
+
+export type VerifyAkismetKeyMutationVariables = Exact<{
+  input?: AkismetKeyInput | null | undefined;
+}>;
+
+
+export type VerifyAkismetKeyMutation = { verifyAkismetKey: { valid: boolean, error: string | null, debugHelp: string | null, latencyMs: number } };
 
 export type ReportedFragment = { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } };
 
@@ -834,6 +851,10 @@ export const SafetyFieldsFragmentDoc = new TypedDocumentString(`
     url
     timeoutMs
     onTimeout
+  }
+  akismet {
+    blog
+    baseUrl
   }
 }
     `, {"fragmentName":"SafetyFields"}) as unknown as TypedDocumentString<SafetyFieldsFragment, unknown>;
@@ -1642,6 +1663,10 @@ export const SafetySettingsDocument = new TypedDocumentString(`
     timeoutMs
     onTimeout
   }
+  akismet {
+    blog
+    baseUrl
+  }
 }`) as unknown as TypedDocumentString<SafetySettingsQuery, SafetySettingsQueryVariables>;
 export const UpdateSafetyDocument = new TypedDocumentString(`
     mutation UpdateSafety($input: SettingsPatch!) {
@@ -1667,6 +1692,10 @@ export const UpdateSafetyDocument = new TypedDocumentString(`
     timeoutMs
     onTimeout
   }
+  akismet {
+    blog
+    baseUrl
+  }
 }`) as unknown as TypedDocumentString<UpdateSafetyMutation, UpdateSafetyMutationVariables>;
 export const TestSafetyHookDocument = new TypedDocumentString(`
     mutation TestSafetyHook {
@@ -1680,6 +1709,16 @@ export const TestSafetyHookDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<TestSafetyHookMutation, TestSafetyHookMutationVariables>;
+export const VerifyAkismetKeyDocument = new TypedDocumentString(`
+    mutation VerifyAkismetKey($input: AkismetKeyInput) {
+  verifyAkismetKey(input: $input) {
+    valid
+    error
+    debugHelp
+    latencyMs
+  }
+}
+    `) as unknown as TypedDocumentString<VerifyAkismetKeyMutation, VerifyAkismetKeyMutationVariables>;
 export const ReportsDocument = new TypedDocumentString(`
     query Reports($status: ReportStatus, $first: Int, $after: String) {
   reports(status: $status, first: $first, after: $after) {

@@ -1,16 +1,19 @@
 // Safety: the tenant's trust-and-safety settings (`safety`, docs/safety.md) — banned and suspect word
 // lists (one entry per line, counted against the 2,000 allowed), maxLinks, newReaderHold, the report
-// threshold and action, and the moderation hook. Saving sends only the safety fields the operator
-// changed (form-diff.ts) through the settings mutation, so nothing else (moderation among them) is
-// written back; each problem of the answer is shown beside the field it names.
+// threshold and action, the moderation hook and Akismet (./safety-akismet.tsx). Saving sends only the
+// safety fields the operator changed (form-diff.ts) through the settings mutation, so nothing else
+// (moderation among them) is written back; each problem of the answer is shown beside the field it names.
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
 import { SafetySettingsDocument, UpdateSafetyDocument, type SafetyFieldsFragment, type SafetySettingsPatch } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
 import { HookSecret, HookTest } from "./safety-hook";
+import { AkismetFields, akismetSaved, readAkismet, type AkismetEdit } from "./safety-akismet";
 
 type Safety = SafetyFieldsFragment;
+/** The settings as the form compares them: Akismet's key only when one is typed. */
+type Edited = Omit<Safety, "akismet"> & { akismet: AkismetEdit | null };
 type Errors = Record<string, string>;
 
 export const MAX_WORDS = 2000;
@@ -113,8 +116,8 @@ function NumberField({ label, name, value, errors, hint }: { label: string; name
   );
 }
 
-/** What the form says, in the settings' shape (hook null when its URL is empty). */
-function read(form: HTMLFormElement): Safety {
+/** What the form says, in the settings' shape (hook null when its URL is empty; akismet null when it is off). */
+function read(form: HTMLFormElement): Edited {
   const f = new FormData(form);
   const text = (n: string) => String(f.get(n) ?? "").trim();
   const int = (n: string) => (text(n) === "" ? null : Number(text(n)));
@@ -129,6 +132,7 @@ function read(form: HTMLFormElement): Safety {
     hook: url
       ? { url, timeoutMs: int("hook.timeoutMs") ?? 1500, onTimeout: text("hook.onTimeout") as NonNullable<Safety["hook"]>["onTimeout"] }
       : null,
+    akismet: readAkismet(f),
   };
 }
 
@@ -139,12 +143,14 @@ export function SafetyScreen() {
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
+  // each save renews the form: a key typed in is not kept in it
+  const [saves, setSaves] = useState(0);
   const s = loaded.data?.settings;
 
   const save = (form: HTMLFormElement, current: Safety) => {
     const edited = read(form);
     // only what the operator changed: a value shown but left alone is never written back
-    const patch = changedFields(current, edited) as SafetySettingsPatch;
+    const patch = changedFields({ ...current, akismet: akismetSaved(current.akismet) }, edited) as SafetySettingsPatch;
     setErrors({});
     setError(null);
     setNotice(null);
@@ -161,6 +167,7 @@ export function SafetyScreen() {
           // the secret is in this answer only: shown once, never kept with the settings
           loaded.setData({ settings: { moderation, safety: { ...safety, hook: safety.hook ? (hook as Safety["hook"]) : null } } });
           if (shown) setSecret(shown);
+          setSaves((n) => n + 1);
           setNotice(`Safety settings saved: ${changedNames(patch).join(", ")}.`);
         },
         (e: unknown) => {
@@ -186,7 +193,7 @@ export function SafetyScreen() {
         <form
           class="settings safety"
           aria-labelledby="safety-title"
-          key={JSON.stringify(s.safety)}
+          key={`${saves}:${JSON.stringify(s.safety)}`}
           onSubmit={(e) => {
             e.preventDefault();
             save(e.currentTarget, s.safety);
@@ -293,6 +300,7 @@ export function SafetyScreen() {
             <FieldError errors={errors} path="hook" />
             <HookTest saved={s.safety.hook} />
           </fieldset>
+          <AkismetFields saved={s.safety.akismet} errors={errors} />
           <button type="submit" disabled={busy}>
             Save safety settings
           </button>

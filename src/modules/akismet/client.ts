@@ -1,5 +1,6 @@
 // Calls of Akismet's REST API (contract section 21, docs/safety.md): `comment-check` on the request
-// path of a new comment, `submit-ham` / `submit-spam` after a moderator's decision. Each is one form-
+// path of a new comment, `submit-ham` / `submit-spam` after a moderator's decision, `verify-key` for
+// the console's Verify key (./verify.ts). Each is one form-
 // encoded POST to {baseUrl}/1.1/<call> through the webhooks' HTTP client (src/webhook-delivery/
 // http-client.ts: the SSRF guard, checked again at connect time, no redirects, the answer's size
 // bounded). The base URL is reduced to its scheme, host and port (src/lib/outbound-url.ts) and the
@@ -15,6 +16,8 @@ export const AKISMET_USER_AGENT = "engagement-service/1 | akismet";
 export const AKISMET_CHECK_TIMEOUT_MS = 2_000;
 /** submit-ham / submit-spam are sent after the moderator's answer, each within this long. */
 export const AKISMET_SUBMIT_TIMEOUT_MS = 10_000;
+/** The console's Verify key waits this long for Akismet's answer. */
+export const AKISMET_VERIFY_TIMEOUT_MS = 5_000;
 
 export type AkismetSettings = NonNullable<SafetySettings["akismet"]>;
 
@@ -29,10 +32,12 @@ export interface AkismetComment {
 
 export type AkismetVerdict = "ham" | "spam" | "discard";
 
+export type AkismetCall = "comment-check" | "submit-ham" | "submit-spam" | "verify-key";
+
 export type AkismetOutcome = { kind: "verdict"; verdict: AkismetVerdict } | { kind: "error"; error: string };
 
 /** `{baseUrl}/1.1/<call>` from the base URL's scheme, host and port alone. */
-export function akismetUrl(settings: AkismetSettings, call: "comment-check" | "submit-ham" | "submit-spam"): string {
+export function akismetUrl(settings: Pick<AkismetSettings, "baseUrl">, call: AkismetCall): string {
   const parsed = parseOutboundUrl(settings.baseUrl ?? DEFAULT_AKISMET_BASE_URL, "http");
   if (!parsed.ok) throw new Error(`unusable Akismet base URL: ${parsed.problem.message}`);
   const { scheme, host, port } = parsed.target;
@@ -58,9 +63,19 @@ async function post(
   timeoutMs: number,
 ) {
   const apiKey = app.secretBox.open(settings.apiKeyEnc);
+  return postForm(app, settings, call, formOf(apiKey, settings, comment), timeoutMs);
+}
+
+function postForm(
+  app: Pick<AppServices, "webhooks">,
+  settings: Pick<AkismetSettings, "baseUrl">,
+  call: AkismetCall,
+  form: string,
+  timeoutMs: number,
+) {
   return app.webhooks.http.post({
     url: akismetUrl(settings, call),
-    body: formOf(apiKey, settings, comment),
+    body: form,
     timeoutMs,
     headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": AKISMET_USER_AGENT },
   });
@@ -107,5 +122,33 @@ export async function submitComment(
     return res.statusCode === 200 ? { ok: true } : { ok: false, error: `Akismet answered HTTP ${res.statusCode}` };
   } catch (err) {
     return { ok: false, error: describe(err) };
+  }
+}
+
+/** What verify-key said: the key is valid for the blog, or not; or why there is no answer. */
+export type AkismetKeyOutcome = { kind: "answer"; valid: boolean; debugHelp: string | null } | { kind: "error"; error: string };
+
+/**
+ * verify-key: `key` and `blog`, form-encoded (the key also as `api_key`, the name Akismet's other
+ * calls take); "valid" or "invalid" (with `X-akismet-debug-help` saying why), anything else (another
+ * answer, a status other than 200, a timeout, a refusal) is an error.
+ */
+export async function verifyKey(
+  app: Pick<AppServices, "webhooks">,
+  target: { apiKey: string; blog: string; baseUrl?: string | undefined },
+  timeoutMs = AKISMET_VERIFY_TIMEOUT_MS,
+): Promise<AkismetKeyOutcome> {
+  try {
+    const form = new URLSearchParams({ key: target.apiKey, api_key: target.apiKey, blog: target.blog }).toString();
+    const res = await postForm(app, target, "verify-key", form, timeoutMs);
+    const body = res.body.trim();
+    const debugHeader = res.headers["x-akismet-debug-help"];
+    const debugHelp = (Array.isArray(debugHeader) ? debugHeader[0] : debugHeader)?.trim() || null;
+    if (res.statusCode !== 200) return { kind: "error", error: `Akismet answered HTTP ${res.statusCode}` };
+    if (body === "valid") return { kind: "answer", valid: true, debugHelp: null };
+    if (body === "invalid") return { kind: "answer", valid: false, debugHelp };
+    return { kind: "error", error: `Akismet answered ${JSON.stringify(body.slice(0, 100))}${debugHelp ? ` (${debugHelp})` : ""}` };
+  } catch (err) {
+    return { kind: "error", error: describe(err) };
   }
 }
