@@ -134,6 +134,9 @@ export function reasonText(reason: unknown): string {
   if (r.source === "hook" && r.fallback)
     return `the moderation hook gave no answer (${r.fallback.replace("_", " ")}${r.error ? `: ${r.error}` : ""}); its fallback decided ${r.decision}`;
   if (r.source === "hook") return `the moderation hook decided ${r.decision}${r.reason ? `: ${r.reason}` : ""}`;
+  if (r.source === "akismet") return "Akismet called it spam";
+  if (r.source === "trust") return "the reader is premoderated: every comment of theirs is held";
+  if (r.source === "shadow_ban") return "the reader is shadow-banned: only they see this comment, as if published";
   if (r.source === "moderator") {
     const before = reasonText(r.previous);
     const by = r.ban ? (r.ban.until ? "by a moderator suspending the reader" : "by a moderator banning the reader") : "by a moderator";

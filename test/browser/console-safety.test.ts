@@ -413,6 +413,58 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
     await mod.close();
   });
 
+  it("a reader's page sets their trust (Trust, Premoderate, Back to default) and shadow-bans them", async () => {
+    await post("park", "Gus", "A regular's first comment");
+    await page.goto(`${server.url}/console/#/readers/gus`);
+    await page.getByRole("heading", { level: 1, name: "Gus" }).waitFor();
+    await settled(page);
+    const main = page.getByRole("main");
+    expect(await main.textContent()).toContain("Default: the site's rules apply to their comments.");
+    expect(await page.getByRole("button", { name: "Back to default" }).count()).toBe(0);
+
+    await page.getByRole("button", { name: "Trust", exact: true }).click();
+    await page.getByRole("status").filter({ hasText: "Gus is now trusted." }).waitFor();
+    expect((await t.api.get("/api/v1/readers/gus")).body.trustLevel).toBe("trusted");
+    expect(await main.textContent()).toContain("Trusted: their comments skip");
+    // the tenant pre-moderates, yet a trusted reader's comment is published at once
+    const trusted = await (await t.reader("gus", { name: "Gus" })).post("/api/v1/discussions/park/comments", { body: "Straight in" });
+    expect(trusted.body.status).toBe("approved");
+
+    await page.getByRole("button", { name: "Premoderate" }).click();
+    await page.getByRole("status").filter({ hasText: "Gus is now premoderated." }).waitFor();
+    expect((await t.api.get("/api/v1/readers/gus")).body.trustLevel).toBe("premoderated");
+    await page.getByRole("button", { name: "Back to default" }).click();
+    await page.getByRole("status").filter({ hasText: "Gus is now default." }).waitFor();
+    expect((await t.api.get("/api/v1/readers/gus")).body.trustLevel).toBe("default");
+
+    await page.getByRole("button", { name: "Shadow ban" }).click();
+    const form = page.getByRole("form", { name: "Shadow ban Gus" });
+    expect(await form.textContent()).toContain("only they will see their new comments");
+    await form.getByLabel("Reason (for moderators, optional)").fill("baiting other readers");
+    await expectAccessible(page, "the shadow ban form");
+    await form.getByRole("button", { name: "Confirm shadow ban" }).click();
+    await page.getByRole("status").filter({ hasText: "Shadow-banned Gus until lifted." }).waitFor();
+    expect((await t.api.get("/api/v1/readers/gus")).body.sanction).toMatchObject({
+      until: null,
+      shadow: true,
+      reason: "baiting other readers",
+    });
+    expect(await main.textContent()).toContain("Shadow-banned until lifted");
+    // their next comment: published to them, rejected as a moderator sees it, with the reason in words
+    const shadowed = await (await t.reader("gus", { name: "Gus" })).post("/api/v1/discussions/park/comments", { body: "Only I see this" });
+    expect(shadowed.body.status).toBe("approved");
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: "Gus" }).waitFor();
+    await settled(page);
+    const history = page.getByRole("list", { name: "Gus's latest comments, newest first" });
+    await history.getByRole("listitem", { name: "Comment in The new park, rejected" }).waitFor();
+    expect(await main.textContent()).toContain("Why: the reader is shadow-banned");
+    await expectAccessible(page, "a shadow-banned reader's page");
+    await shoot(page, "reader-shadow-banned");
+    await page.getByRole("button", { name: "Lift ban" }).click();
+    await page.getByRole("status").filter({ hasText: "Lifted the ban on Gus." }).waitFor();
+  });
+
   it("is accessible and fits at 390 px", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [path, heading] of [

@@ -322,6 +322,12 @@ export type StreamSettingsPatch = {
   maxConnectionSeconds?: number | null | undefined;
 };
 
+/** How the write path treats a reader's comments: trusted skips newReaderHold, suspect words, maxLinks, the hook, Akismet and pre-moderation (banned words still reject); premoderated holds every comment; default applies the tenant's rules. */
+export type TrustLevel =
+  | 'default'
+  | 'premoderated'
+  | 'trusted';
+
 export type UpdateWebhookInput = {
   delivery?: WebhookDeliveryInput | null | undefined;
   description?: string | null | undefined;
@@ -606,14 +612,14 @@ export type DismissReportsMutationVariables = Exact<{
 
 export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } };
 
-export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null };
+export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null };
 
 export type ReaderQueryVariables = Exact<{
   id: string;
 }>;
 
 
-export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type BanReaderMutationVariables = Exact<{
   id: string;
@@ -621,7 +627,7 @@ export type BanReaderMutationVariables = Exact<{
 }>;
 
 
-export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type UpdateReaderBadgeMutationVariables = Exact<{
   id: string;
@@ -629,14 +635,22 @@ export type UpdateReaderBadgeMutationVariables = Exact<{
 }>;
 
 
-export type UpdateReaderBadgeMutation = { updateReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type UpdateReaderBadgeMutation = { updateReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+
+export type SetReaderTrustMutationVariables = Exact<{
+  id: string;
+  level: TrustLevel;
+}>;
+
+
+export type SetReaderTrustMutation = { setReaderTrust: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type LiftReaderBanMutationVariables = Exact<{
   id: string;
 }>;
 
 
-export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type IdentityFieldsFragment = { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> };
 
@@ -938,6 +952,7 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   avatarUrl
   badge
   badgeSource
+  trustLevel
   createdAt
   commentCounts {
     approved
@@ -949,6 +964,7 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   sanction {
     until
     reason
+    shadow
     createdAt
   }
   recentComments {
@@ -1865,6 +1881,7 @@ fragment ReaderPage on ReaderProfile {
   avatarUrl
   badge
   badgeSource
+  trustLevel
   createdAt
   commentCounts {
     approved
@@ -1876,6 +1893,7 @@ fragment ReaderPage on ReaderProfile {
   sanction {
     until
     reason
+    shadow
     createdAt
   }
   recentComments {
@@ -1938,6 +1956,7 @@ fragment ReaderPage on ReaderProfile {
   avatarUrl
   badge
   badgeSource
+  trustLevel
   createdAt
   commentCounts {
     approved
@@ -1949,6 +1968,7 @@ fragment ReaderPage on ReaderProfile {
   sanction {
     until
     reason
+    shadow
     createdAt
   }
   recentComments {
@@ -2011,6 +2031,7 @@ fragment ReaderPage on ReaderProfile {
   avatarUrl
   badge
   badgeSource
+  trustLevel
   createdAt
   commentCounts {
     approved
@@ -2022,6 +2043,7 @@ fragment ReaderPage on ReaderProfile {
   sanction {
     until
     reason
+    shadow
     createdAt
   }
   recentComments {
@@ -2046,6 +2068,81 @@ fragment ReaderPage on ReaderProfile {
     at
   }
 }`) as unknown as TypedDocumentString<UpdateReaderBadgeMutation, UpdateReaderBadgeMutationVariables>;
+export const SetReaderTrustDocument = new TypedDocumentString(`
+    mutation SetReaderTrust($id: String!, $level: TrustLevel!) {
+  setReaderTrust(id: $id, input: {level: $level}) {
+    ...ReaderPage
+  }
+}
+    fragment QueueComment on Comment {
+  id
+  discussionId
+  parentId
+  body
+  status
+  pinned
+  createdAt
+  author {
+    id
+    name
+    badge
+  }
+  discussionTitle
+  moderationReason
+  parent {
+    id
+    status
+    excerpt
+    author {
+      id
+      name
+      badge
+    }
+  }
+}
+fragment ReaderPage on ReaderProfile {
+  id
+  name
+  avatarUrl
+  badge
+  badgeSource
+  trustLevel
+  createdAt
+  commentCounts {
+    approved
+    pending
+    rejected
+    deleted
+  }
+  openReports
+  sanction {
+    until
+    reason
+    shadow
+    createdAt
+  }
+  recentComments {
+    ...QueueComment
+  }
+  emailStatus
+  replyEmails
+  replyEmailsChosen
+  following {
+    discussionId
+    title
+    mode
+    since
+  }
+  followingCount
+  inboxItems
+  inboxUnread
+  signIn {
+    method
+    provider
+    providerLabel
+    at
+  }
+}`) as unknown as TypedDocumentString<SetReaderTrustMutation, SetReaderTrustMutationVariables>;
 export const LiftReaderBanDocument = new TypedDocumentString(`
     mutation LiftReaderBan($id: String!) {
   liftReaderBan(id: $id) {
@@ -2084,6 +2181,7 @@ fragment ReaderPage on ReaderProfile {
   avatarUrl
   badge
   badgeSource
+  trustLevel
   createdAt
   commentCounts {
     approved
@@ -2095,6 +2193,7 @@ fragment ReaderPage on ReaderProfile {
   sanction {
     until
     reason
+    shadow
     createdAt
   }
   recentComments {

@@ -8,15 +8,19 @@
 // and Erase (reader-privacy.tsx). Their badge (contract section 21): shown by the name, with where it
 // came from; a moderator sets one (it wins over the identity's claim) or clears it. How they signed
 // in: through the service's hosted sign-in (an email link, a provider, as a guest; contract section
-// 20) and when, or "Identified by the site" for a reader the site's own sign-in names.
+// 20) and when, or "Identified by the site" for a reader the site's own sign-in names. Their trust
+// level (contract section 21) with Trust / Premoderate / Back to default, and a Shadow ban beside Ban
+// and Suspend.
 import { useState } from "preact/hooks";
 import { gql, when } from "../api";
 import {
   BanReaderDocument,
   LiftReaderBanDocument,
   ReaderDocument,
+  SetReaderTrustDocument,
   UpdateReaderBadgeDocument,
   type ReaderPageFragment,
+  type TrustLevel,
 } from "../gql/graphql";
 import { ErrorMessage, Notice, useAction, useLoad } from "../ui";
 import {
@@ -31,7 +35,17 @@ import {
 } from "../comments";
 import { ReaderPrivacy, erasureText } from "./reader-privacy";
 
-type Asking = "ban" | "suspend" | null;
+type Asking = "ban" | "suspend" | "shadow" | null;
+
+const TRUST_LABEL: Record<TrustLevel, string> = { trusted: "Trusted", default: "Default", premoderated: "Premoderated" };
+
+/** What each trust level does to the reader's comments (contract section 21; docs/safety.md). */
+const TRUST_TEXT: Record<TrustLevel, string> = {
+  trusted:
+    "Trusted: their comments skip the new-reader hold, suspect words, the link limit, the hook, Akismet and pre-moderation (banned words still reject).",
+  default: "Default: the site's rules apply to their comments.",
+  premoderated: "Premoderated: every comment they post waits in the moderation queue.",
+};
 
 /** A datetime-local value (the browser's time zone) as ISO 8601; "" when it is not a date. */
 const isoOf = (local: string) => {
@@ -56,7 +70,7 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
     setNotice(msg);
   };
 
-  const sanction = (form: HTMLFormElement, kind: "ban" | "suspend", who: ReaderPageFragment) => {
+  const sanction = (form: HTMLFormElement, kind: "ban" | "suspend" | "shadow", who: ReaderPageFragment) => {
     const f = new FormData(form);
     const until = kind === "suspend" ? isoOf(String(f.get("until") ?? "")) : null;
     const reason = String(f.get("reason") ?? "").trim() || null;
@@ -66,16 +80,26 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
       return;
     }
     void action.run(async () => {
-      const d = await gql(BanReaderDocument, { id, input: { until, reason, rejectPending } });
+      const shadow = kind === "shadow";
+      const d = await gql(BanReaderDocument, { id, input: { until, reason, rejectPending, shadow } });
       const rejected = rejectPending ? ` Their pending comments were rejected.` : "";
       show(
         d.banReader,
-        kind === "ban" ? `Banned ${who.name} until lifted.${rejected}` : `Suspended ${who.name} until ${when(until)}.${rejected}`,
+        kind === "ban"
+          ? `Banned ${who.name} until lifted.${rejected}`
+          : shadow
+            ? `Shadow-banned ${who.name} until lifted.${rejected}`
+            : `Suspended ${who.name} until ${when(until)}.${rejected}`,
       );
     });
   };
   const lift = (who: ReaderPageFragment) =>
     void action.run(async () => show((await gql(LiftReaderBanDocument, { id })).liftReaderBan, `Lifted the ban on ${who.name}.`));
+  const setTrust = (level: TrustLevel) =>
+    void action.run(async () => {
+      const d = await gql(SetReaderTrustDocument, { id, level });
+      show(d.setReaderTrust, `${d.setReaderTrust.name} is now ${TRUST_LABEL[level].toLowerCase()}.`);
+    });
   const setBadge = (badge: string | null) =>
     void action.run(async () => {
       const d = await gql(UpdateReaderBadgeDocument, { id, badge });
@@ -124,12 +148,31 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
               : `${plural(r.openReports, "open report")} against their comments.`}{" "}
             <a href="#/moderation/reported">Reported comments</a>
           </p>
+          <h2>Trust</h2>
+          <p class="trust-level">{TRUST_TEXT[r.trustLevel]}</p>
+          <div class="actions">
+            {r.trustLevel !== "trusted" && (
+              <button type="button" disabled={action.busy} onClick={() => setTrust("trusted")}>
+                Trust
+              </button>
+            )}
+            {r.trustLevel !== "premoderated" && (
+              <button type="button" class="btn-reject" disabled={action.busy} onClick={() => setTrust("premoderated")}>
+                Premoderate
+              </button>
+            )}
+            {r.trustLevel !== "default" && (
+              <button type="button" class="btn-plain" disabled={action.busy} onClick={() => setTrust("default")}>
+                Back to default
+              </button>
+            )}
+          </div>
           <h2>Ban or suspension</h2>
           <SanctionText r={r} />
           {asking ? (
             <form
               class="panel"
-              aria-label={asking === "ban" ? `Ban ${r.name}` : `Suspend ${r.name}`}
+              aria-label={asking === "ban" ? `Ban ${r.name}` : asking === "shadow" ? `Shadow ban ${r.name}` : `Suspend ${r.name}`}
               onSubmit={(e) => {
                 e.preventDefault();
                 sanction(e.currentTarget, asking, r);
@@ -138,7 +181,9 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
               <p>
                 {asking === "ban"
                   ? `${r.name} will not be able to post, edit, react or report until the ban is lifted.`
-                  : `${r.name} will not be able to post, edit, react or report until the time you choose.`}
+                  : asking === "shadow"
+                    ? `${r.name} will go on posting, but until the ban is lifted only they will see their new comments: to everyone else they never appear.`
+                    : `${r.name} will not be able to post, edit, react or report until the time you choose.`}
               </p>
               {asking === "suspend" && (
                 <label>
@@ -156,7 +201,7 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
               </label>
               <div class="actions">
                 <button type="submit" class="danger" disabled={action.busy}>
-                  {asking === "ban" ? "Confirm ban" : "Confirm suspension"}
+                  {asking === "ban" ? "Confirm ban" : asking === "shadow" ? "Confirm shadow ban" : "Confirm suspension"}
                 </button>
                 <button type="button" class="btn-plain" onClick={() => setAsking(null)}>
                   Cancel
@@ -170,6 +215,9 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
               </button>
               <button type="button" class="btn-reject" disabled={action.busy} onClick={() => setAsking("suspend")}>
                 Suspend
+              </button>
+              <button type="button" class="btn-reject" disabled={action.busy} onClick={() => setAsking("shadow")}>
+                Shadow ban
               </button>
               {r.sanction && (
                 <button type="button" class="btn-plain" disabled={action.busy} onClick={() => lift(r)}>
@@ -234,8 +282,16 @@ function SanctionText({ r }: { r: ReaderPageFragment }) {
   if (!s) return <p>No ban or suspension: {r.name} can post.</p>;
   return (
     <p class="sanction">
-      <strong>{s.until ? `Suspended until ${when(s.until)}` : "Banned until lifted"}</strong> (since {when(s.createdAt)})
-      {s.reason ? `. Reason: ${s.reason}` : ". No reason given."}
+      <strong>
+        {s.shadow
+          ? s.until
+            ? `Shadow-banned until ${when(s.until)}`
+            : "Shadow-banned until lifted"
+          : s.until
+            ? `Suspended until ${when(s.until)}`
+            : "Banned until lifted"}
+      </strong>{" "}
+      (since {when(s.createdAt)}){s.reason ? `. Reason: ${s.reason}` : ". No reason given."}
     </p>
   );
 }
