@@ -6,6 +6,7 @@ import { moderationRoutes } from "./moderation/routes.js";
 import { keyRoutes } from "./keys/routes.js";
 import { settingsRoutes } from "./settings/routes.js";
 import { moderationHookRoutes } from "./moderation-hook/routes.js";
+import { alertRoutes } from "./alerts/routes.js";
 import { identityRoutes } from "./identity/routes.js";
 import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
@@ -30,6 +31,7 @@ export const restRoutes: AnyRoute[] = [
   ...keyRoutes,
   ...settingsRoutes,
   ...moderationHookRoutes,
+  ...alertRoutes,
   ...identityRoutes,
   ...analyticsRoutes,
   ...streamTicketRoutes,

@@ -9,6 +9,7 @@ import "./votes/graphql.js";
 import "./keys/graphql.js";
 import "./settings/graphql.js";
 import "./moderation-hook/graphql.js";
+import "./alerts/graphql.js";
 import "./identity/graphql.js";
 import "./analytics/graphql.js";
 import "./streams/graphql.js";
