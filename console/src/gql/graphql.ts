@@ -15,6 +15,17 @@ export type AlertInput = {
   url?: string | null | undefined;
 };
 
+/** Where a chat alert goes: a Slack or a Discord incoming webhook. */
+export type AlertKind =
+  | 'discord'
+  | 'slack';
+
+/** When an alert is sent: pending (a new comment held, but not by the hook), hook_hold (a new comment the moderation hook held), reported (a comment's open reports reaching safety.reportThreshold). */
+export type AlertTrigger =
+  | 'hook_hold'
+  | 'pending'
+  | 'reported';
+
 export type AnalyticsInterval =
   | 'day'
   | 'hour';
@@ -754,6 +765,27 @@ export type TestSignInProviderMutationVariables = Exact<{
 
 export type TestSignInProviderMutation = { testSignInProvider: { ok: boolean, latencyMs: number, redirectUri: string | null, checks: Array<{ endpoint: string, url: string, ok: boolean, status: number | null, error: string | null }> } };
 
+export type AlertFieldsFragment = { id: string, kind: AlertKind, url: string, on: Array<AlertTrigger> };
+
+export type AlertSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AlertSettingsQuery = { settings: { alerts: Array<{ id: string, kind: AlertKind, url: string, on: Array<AlertTrigger> }> } };
+
+export type UpdateAlertsMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type UpdateAlertsMutation = { updateSettings: { alerts: Array<{ id: string, kind: AlertKind, url: string, on: Array<AlertTrigger> }> } };
+
+export type TestAlertMutationVariables = Exact<{
+  index: number;
+}>;
+
+
+export type TestAlertMutation = { testAlert: { ok: boolean, status: number | null, latencyMs: number, error: string | null } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -1041,6 +1073,14 @@ export const SignInFieldsFragmentDoc = new TypedDocumentString(`
   sessionDays
 }
     `, {"fragmentName":"SignInFields"}) as unknown as TypedDocumentString<SignInFieldsFragment, unknown>;
+export const AlertFieldsFragmentDoc = new TypedDocumentString(`
+    fragment AlertFields on AlertSettings {
+  id
+  kind
+  url
+  on
+}
+    `, {"fragmentName":"AlertFields"}) as unknown as TypedDocumentString<AlertFieldsFragment, unknown>;
 export const ModerationQueueDocument = new TypedDocumentString(`
     query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
   moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
@@ -2405,3 +2445,41 @@ export const TestSignInProviderDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<TestSignInProviderMutation, TestSignInProviderMutationVariables>;
+export const AlertSettingsDocument = new TypedDocumentString(`
+    query AlertSettings {
+  settings {
+    alerts {
+      ...AlertFields
+    }
+  }
+}
+    fragment AlertFields on AlertSettings {
+  id
+  kind
+  url
+  on
+}`) as unknown as TypedDocumentString<AlertSettingsQuery, AlertSettingsQueryVariables>;
+export const UpdateAlertsDocument = new TypedDocumentString(`
+    mutation UpdateAlerts($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    alerts {
+      ...AlertFields
+    }
+  }
+}
+    fragment AlertFields on AlertSettings {
+  id
+  kind
+  url
+  on
+}`) as unknown as TypedDocumentString<UpdateAlertsMutation, UpdateAlertsMutationVariables>;
+export const TestAlertDocument = new TypedDocumentString(`
+    mutation TestAlert($index: Int!) {
+  testAlert(index: $index) {
+    ok
+    status
+    latencyMs
+    error
+  }
+}
+    `) as unknown as TypedDocumentString<TestAlertMutation, TestAlertMutationVariables>;
