@@ -378,4 +378,15 @@ describe("the Approve and Reject links", () => {
     }
     expect(await statusOf(t, comments[2]!)).toBe("pending");
   });
+
+  it("sent alerts' jobs go after retention.deliveryLogDays", async () => {
+    const jobs = () => prisma().webhookDelivery.count({ where: { tenantId: t.tenantId, kind: "alert" } });
+    expect(await jobs()).toBe(6);
+    await server.app.runtime.retention.runOnce();
+    expect(await jobs()).toBe(6); // 7 days old: kept
+    clock.advance(24 * 86_400_000);
+    const r = await server.app.runtime.retention.runOnce();
+    expect(r!.alerts).toBeGreaterThanOrEqual(6);
+    expect(await jobs()).toBe(0);
+  });
 });
