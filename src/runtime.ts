@@ -35,6 +35,7 @@ import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 import { createReaderAddresses } from "./context/reader-addresses.js";
 import { ERASURE_BATCH } from "./modules/readers/erasure.js";
 import { createInboxFeed } from "./modules/inbox/engine/feed.js";
+import { createAlertJobs, type AlertJobs } from "./modules/alerts/engine/alert-jobs.js";
 
 export interface Runtime {
   services: AppServices;
@@ -43,6 +44,8 @@ export interface Runtime {
   redis: RedisClient | undefined;
   /** bounded storage (src/events/retention.ts); started by the app */
   retention: RetentionJob;
+  /** chat alerts' messages, composed for the webhook worker (their links' address is set at start: src/workers.ts) */
+  alerts: AlertJobs;
   /** migrations applied by this start (empty when none were pending or `migrate: false`) */
   migrated: string[];
   close(): Promise<void>;
@@ -168,7 +171,11 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     const clock = opts.clock ?? systemClock;
     const metrics = createMetrics();
     const base = { config, prisma: db.prisma, sql: db.sql, clock, log, secretBox, metrics };
-    const webhooks = createWebhookRuntime(base, opts.webhooks);
+    const scoped = createScopeCache(db.prisma);
+    const stores = createTenantStores(scoped, db.sql);
+    // chat alerts go through the webhook queue: their messages are composed by the alerts' engine
+    const alerts = createAlertJobs({ config, stores, secretBox, linkSecret: adminJwtSecret });
+    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts } }, opts.webhooks);
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({
@@ -191,7 +198,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       options: { ...opts.stream },
       onBusEvent: (ev) => metrics.fanoutLag.observe(Math.max(0, Date.now() - Date.parse(ev.envelope.occurredAt)) / 1000),
     });
-    const scoped = createScopeCache(db.prisma);
     const services: AppServices = {
       ...base,
       db,
@@ -225,7 +231,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       authCache,
       origins,
       scoped,
-      stores: createTenantStores(scoped, db.sql),
+      stores,
       streams,
       webhooks,
       safety: createSafetyRules(),
@@ -245,6 +251,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       bus,
       redis,
       retention,
+      alerts,
       migrated,
       async close() {
         retention.stop();

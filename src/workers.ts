@@ -44,7 +44,10 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
     start(serverUrl) {
       if (config.RUN_WEBHOOK_WORKER) services.webhooks.worker.start();
       if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
-      if (serverUrl !== undefined) email.useServerUrl(serverUrl);
+      if (serverUrl !== undefined) {
+        email.useServerUrl(serverUrl);
+        runtime.alerts.useServerUrl(serverUrl);
+      }
       if (config.RUN_EMAIL_WORKER) email.start();
       if (config.AUTO_CLOSE_INTERVAL_MS > 0) autoClose.start(config.AUTO_CLOSE_INTERVAL_MS);
       if (config.RUN_FOLLOW_WORKER) follow.start();

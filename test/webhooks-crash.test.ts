@@ -172,7 +172,7 @@ describe("worker crash", () => {
       });
       expect(held.length).toBeGreaterThan(0); // killed with claims in hand
       // the dead worker's claims run out within the bound: its last renewal leased them no further
-      for (const job of held) expect(job.lockedUntil!.getTime() - crashedAt, job.eventId).toBeLessThanOrEqual(CRASH_BOUND_MS);
+      for (const job of held) expect(job.lockedUntil!.getTime() - crashedAt, job.eventId!).toBeLessThanOrEqual(CRASH_BOUND_MS);
 
       // Another worker whose clock stands still at 15 s after the crash finds every dead claim free and
       // sends every job: nothing renewed the leases after the crash. Its clock does not move while it
@@ -190,7 +190,7 @@ describe("worker crash", () => {
       for (const job of held) {
         const sent = receiver50.deliveries().filter((d) => keyOf(d) === job.eventId);
         const last = Date.parse(String(sent[sent.length - 1]!.headers["x-service-timestamp"]));
-        expect(last - crashedAt, job.eventId).toBeLessThanOrEqual(CRASH_BOUND_MS);
+        expect(last - crashedAt, job.eventId!).toBeLessThanOrEqual(CRASH_BOUND_MS);
       }
     } finally {
       frozenAtMs = undefined;

@@ -17,6 +17,7 @@ import { IdentityScreen } from "./screens/settings-identity";
 import { SignInScreen } from "./screens/settings-sign-in";
 import { PortabilityScreen } from "./screens/settings-portability";
 import { EmailScreen } from "./screens/settings-email";
+import { AlertsScreen } from "./screens/settings-alerts";
 import { OutboxScreen } from "./screens/outbox";
 import { SafetyScreen } from "./screens/safety";
 import { ReportedScreen } from "./screens/reported";
@@ -177,6 +178,8 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
             <SignInScreen tenantId={session.tenantId} />
           ) : route[1] === "email" ? (
             <EmailScreen />
+          ) : route[1] === "alerts" ? (
+            <AlertsScreen />
           ) : route[1] === "portability" ? (
             <PortabilityScreen />
           ) : (

@@ -101,6 +101,11 @@ BEGIN
     PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
   END IF;
   PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
+  -- a held comment alerts the moderators' chats (a hold by the moderation hook is its own trigger)
+  IF v_status = 'pending' THEN
+    PERFORM eng_enqueue_alerts(p_tenant, CASE WHEN v_reason ->> 'source' = 'hook' THEN 'hook_hold' ELSE 'pending' END,
+                               c.id, v_reason, p_at);
+  END IF;
   IF v_visible = 1 THEN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
                                        json_build_object('comment', v_comment), p_at)];

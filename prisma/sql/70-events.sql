@@ -1,5 +1,5 @@
 -- What ends every write: the event appended with the discussion's next seq, its webhook jobs and a
--- reply's email, in the write's own transaction.
+-- reply's email, in the write's own transaction; and the chat alerts a held or reported comment sends.
 
 CREATE OR REPLACE FUNCTION public.eng_append_event(p_tenant text, p_discussion text, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone)
  RETURNS json
@@ -60,3 +60,26 @@ AS $function$
   SELECT CASE WHEN t > p_at THEN t ELSE t + interval '1 day' END
     FROM (SELECT (date_trunc('day', p_at AT TIME ZONE 'UTC') + make_interval(hours => p_hour)) AT TIME ZONE 'UTC' AS t) x
 $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_enqueue_alerts(p_tenant text, p_trigger text, p_comment text, p_reason jsonb, p_at timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+-- Chat alerts (contract section 21, src/modules/alerts/): one delivery row of kind `alert` for each of
+-- the tenant's settings `alerts` whose `on` lists p_trigger (pending | hook_hold | reported), in the
+-- transaction of the change itself. The webhook worker claims, sends and retries them as it does
+-- webhook jobs; the message (its text, its Approve and Reject links) is made when it is sent.
+DECLARE
+  v_jobs int;
+BEGIN
+  INSERT INTO webhook_deliveries (id, tenant_id, kind, alert, next_attempt_at, created_at, updated_at)
+  SELECT gen_random_uuid(), t.id, 'alert',
+         jsonb_build_object('alertId', a ->> 'id', 'trigger', p_trigger, 'commentId', p_comment, 'reason', p_reason),
+         p_at, p_at, p_at
+    FROM tenants t
+   CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(t.settings -> 'alerts') = 'array' THEN t.settings -> 'alerts'
+                                                ELSE '[]'::jsonb END) a
+   WHERE t.id = p_tenant AND a -> 'on' @> to_jsonb(p_trigger);
+  GET DIAGNOSTICS v_jobs = ROW_COUNT;
+  RETURN v_jobs;
+END $function$;

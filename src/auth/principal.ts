@@ -15,7 +15,12 @@ export type Principal =
       capabilities: ReadonlySet<Capability>;
     }
   /** a browser's `pk_` key: reads, reader actions with an identity assertion, stream tickets; no capability */
-  | { kind: "publishable"; tenantId: string; keyId: string; capabilities: ReadonlySet<Capability> };
+  | { kind: "publishable"; tenantId: string; keyId: string; capabilities: ReadonlySet<Capability> }
+  /**
+   * a chat alert's Approve or Reject link (src/modules/alerts/): one moderation of one comment, never
+   * a request's caller; `alertJobId` is the job whose message carried it, `label` its chat ("Slack alert")
+   */
+  | { kind: "alert_link"; tenantId: string; alertJobId: string; label: string; capabilities: ReadonlySet<Capability> };
 
 export const ALL_CAPABILITIES: ReadonlySet<Capability> = new Set(CAPABILITIES);
 

@@ -154,6 +154,7 @@ export function createRateLimiter(opts: {
       if (p.kind === "admin") return take(`${p.tenantId}:a:${p.subject}`, limits.requestsPerMinute, points);
       if (p.kind === "key") return take(`${p.tenantId}:k:${p.keyId}`, limits.requestsPerMinute, points);
       if (p.kind === "operator") return take(`${p.tenantId}:o:${p.operatorId}`, limits.requestsPerMinute, points);
+      if (p.kind === "alert_link") return take(`${p.tenantId}:l:${p.alertJobId}`, limits.requestsPerMinute, points);
       return take(`${p.tenantId}:k:${p.keyId}`, limits.publishableKeyRequestsPerMinute, points);
     },
     async consumeReader(tenantId, readerId, storedSettings) {

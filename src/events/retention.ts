@@ -2,7 +2,8 @@
 // deletes
 //  - event rows outside every replay window (older than the tenant's replay.maxAgeSeconds, or
 //    beyond the newest replay.maxEvents of their discussion) that no pending delivery still needs,
-//  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30),
+//  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30), and chat alerts'
+//    jobs sent or failed that long ago (a webhook job goes with its event),
 //  - spent or expired stream tickets, an hour after their expiry,
 //  - expired console sessions and links, readers' expired hosted sign-in sessions, and the hosted
 //    sign-in's one-time tokens an hour after their expiry (the hour its per-address limit counts),
@@ -22,6 +23,8 @@ const TICKET_KEEP_MS = 60 * 60_000;
 export interface RetentionResult {
   events: number;
   attempts: number;
+  /** chat alerts' jobs, sent or failed before retention.deliveryLogDays */
+  alerts: number;
   tickets: number;
   /** ended console and reader sessions, expired sign-in links and tokens */
   sessions: number;
@@ -67,6 +70,11 @@ export function createRetentionJob(deps: {
            WHERE t.id = a.tenant_id
              AND a.created_at < ${now}::timestamptz
                  - make_interval(days => COALESCE((t.settings -> 'retention' ->> 'deliveryLogDays')::int, ${d.retention.deliveryLogDays}))`;
+        const alerts = await tx.$executeRaw`
+          DELETE FROM webhook_deliveries w USING tenants t
+           WHERE t.id = w.tenant_id AND w.kind = 'alert' AND w.status <> 'pending'
+             AND w.updated_at < ${now}::timestamptz
+                 - make_interval(days => COALESCE((t.settings -> 'retention' ->> 'deliveryLogDays')::int, ${d.retention.deliveryLogDays}))`;
         const tickets = await tx.$executeRaw`
           DELETE FROM stream_tickets
            WHERE GREATEST(expires_at, resume_until) < ${new Date(now.getTime() - TICKET_KEEP_MS)}::timestamptz`;
@@ -81,7 +89,7 @@ export function createRetentionJob(deps: {
            WHERE t.id = i.tenant_id
              AND i.created_at < ${now}::timestamptz
                  - make_interval(days => COALESCE((t.settings -> 'inbox' ->> 'retentionDays')::int, ${d.inbox.retentionDays}))`;
-        return { events, attempts, tickets, sessions, idempotencyKeys, inboxItems };
+        return { events, attempts, alerts, tickets, sessions, idempotencyKeys, inboxItems };
       },
       { timeout: 60_000, maxWait: 5_000 },
     );

@@ -34,8 +34,12 @@ export function idempotencyKeyOf(headers: HeaderBag): string | null {
   return key;
 }
 
-const credentialOf = (p: Principal): string =>
-  p.kind === "admin" ? `admin:${p.subject}` : p.kind === "operator" ? `operator:${p.operatorId}` : `${p.kind}:${p.keyId}`;
+function credentialOf(p: Principal): string {
+  if (p.kind === "admin") return `admin:${p.subject}`;
+  if (p.kind === "operator") return `operator:${p.operatorId}`;
+  if (p.kind === "alert_link") return `alert_link:${p.alertJobId}`;
+  return `${p.kind}:${p.keyId}`;
+}
 
 export type Begun =
   /** run the request with `ctx.idempotency` set; then finishIdempotent */

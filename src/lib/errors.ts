@@ -146,6 +146,22 @@ export const errors = {
   signInRefused: (detail: string) => new AppError(400, "sign_in_refused", detail),
   /** the provider could not be reached (down, slow, or an address the SSRF guard refuses) */
   signInProviderUnreachable: (detail: string) => new AppError(502, "sign_in_provider_unreachable", detail),
+  /** a chat alert's Approve / Reject link (/moderate/v1/{token}) that was never made, or was altered (contract section 21) */
+  alertLinkUnknown: () =>
+    new AppError(404, "alert_link_unknown", "This moderation link is not valid: it was never made, or it was changed. Nothing was done."),
+  /** a chat alert's link used once already: a link acts once */
+  alertLinkUsed: (at: Date) =>
+    new AppError(410, "alert_link_used", `This moderation link was already used (${at.toISOString()}). Nothing more was done.`),
+  /** a chat alert's link past its 7 days */
+  alertLinkExpired: (at: Date) =>
+    new AppError(
+      410,
+      "alert_link_expired",
+      `This moderation link expired at ${at.toISOString()}. Nothing was done: moderate the comment in the console.`,
+    ),
+  /** the Send test of an alert the settings do not have (`alerts` has fewer) */
+  alertNotConfigured: (index: number) =>
+    new AppError(404, "alert_not_configured", `The settings have no alert at index ${index}: set alerts in the settings first.`),
   /** a vote while the tenant's settings say `votes: "off"` (contract section 18) */
   votesDisabled: () => new AppError(409, "votes_disabled", 'Votes are off on this site (settings votes is "off").'),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),

@@ -7,6 +7,7 @@ import { keyRoutes } from "./keys/routes.js";
 import { settingsRoutes } from "./settings/routes.js";
 import { moderationHookRoutes } from "./moderation-hook/routes.js";
 import { akismetRoutes } from "./akismet/routes.js";
+import { alertRoutes } from "./alerts/routes.js";
 import { identityRoutes } from "./identity/routes.js";
 import { analyticsRoutes } from "./analytics/routes.js";
 import { streamTicketRoutes } from "./streams/routes.js";
@@ -32,6 +33,7 @@ export const restRoutes: AnyRoute[] = [
   ...settingsRoutes,
   ...moderationHookRoutes,
   ...akismetRoutes,
+  ...alertRoutes,
   ...identityRoutes,
   ...analyticsRoutes,
   ...streamTicketRoutes,

@@ -10,6 +10,7 @@ import "./keys/graphql.js";
 import "./settings/graphql.js";
 import "./moderation-hook/graphql.js";
 import "./akismet/graphql.js";
+import "./alerts/graphql.js";
 import "./identity/graphql.js";
 import "./analytics/graphql.js";
 import "./streams/graphql.js";

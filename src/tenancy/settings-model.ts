@@ -319,6 +319,31 @@ export const SignInSchema = z
 export type SignInSettings = z.infer<typeof SignInSchema>;
 export type SignInProvider = z.infer<typeof SignInProviderSchema>;
 
+/** Where a chat alert goes: a Slack or a Discord incoming webhook (contract section 21; src/modules/alerts/). */
+export const ALERT_KINDS = ["slack", "discord"] as const;
+/** When an alert is sent: a new comment held (by the hook: hook_hold; else pending), a comment reaching reportThreshold. */
+export const ALERT_TRIGGERS = ["pending", "reported", "hook_hold"] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+export type AlertTrigger = (typeof ALERT_TRIGGERS)[number];
+
+const alertId = z.string().regex(/^alr_[A-Za-z0-9_-]{1,40}$/, "must be the id of one of the site's alerts (alr_…)");
+const alertFields = {
+  kind: z.enum(ALERT_KINDS),
+  on: z
+    .array(z.enum(ALERT_TRIGGERS))
+    .min(1)
+    .max(ALERT_TRIGGERS.length)
+    .refine((a) => new Set(a).size === a.length, "must not repeat a trigger"),
+};
+
+/** A stored alert: its URL sealed with the app's SecretBox (the URL is its secret), never answered. */
+export const AlertSchema = z.object({ id: alertId, ...alertFields, urlEnc: z.string() }).strict();
+
+/** A PATCH's alert: `url` in the clear (required for a new alert; left out, the one stored under `id` is kept). */
+export const AlertPatchSchema = z.object({ id: alertId.optional(), ...alertFields, url: outboundUrl("http").optional() }).strict();
+
+export type AlertSettings = z.infer<typeof AlertSchema>;
+
 /** How comment bodies are rendered (contract section 18; src/lib/markdown.ts). */
 export const FormattingSchema = z
   .object({
@@ -395,6 +420,8 @@ export const SettingsSchema = z
     autoLockAfterDays: z.number().int().min(0).max(36_500),
     /** hosted sign-in (contract section 20) */
     signIn: SignInSchema,
+    /** chat alerts to the moderators' Slack or Discord (contract section 21): at most 5 */
+    alerts: z.array(AlertSchema).max(5).refine(uniqueIds, "must not repeat an alert id"),
   })
   .strict();
 
@@ -438,6 +465,7 @@ export const DEFAULT_SETTINGS: Settings = {
   votes: "off",
   autoLockAfterDays: 0,
   signIn: { methods: [], oidc: [], guest: { requireEmail: false, moderation: "pre" }, sessionDays: 30 },
+  alerts: [],
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -472,6 +500,11 @@ export const SettingsPatchSchema = z
       })
       .partial()
       .strict(),
+    /** the whole list; an alert without `url` keeps the one stored under its `id` */
+    alerts: z
+      .array(AlertPatchSchema)
+      .max(5)
+      .refine((a) => uniqueIds(a.filter((x): x is typeof x & { id: string } => x.id !== undefined)), "must not repeat an alert id"),
   })
   .partial()
   .strict();

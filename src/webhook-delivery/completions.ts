@@ -6,7 +6,8 @@
  *
  * A job's update applies only while the claim that made the attempt still holds it (claim_token),
  * so a worker whose lease ran out cannot overwrite a newer claim's outcome; its log row is kept
- * either way (the attempt did happen).
+ * either way (the attempt did happen). Only webhook jobs have a log (an endpoint's deliveries); an
+ * alert's row keeps its own attempts and last error.
  */
 import type { Sql } from "../db/sql.js";
 import type { AttemptRecord, ClaimedJob, JobOutcome } from "./jobs.js";
@@ -34,6 +35,7 @@ function row(p: Pending) {
     job_id: job.id,
     claim_token: job.claimToken,
     tenant_id: job.tenantId,
+    kind: job.kind,
     endpoint_id: job.endpointId,
     event_id: job.eventId,
     event_type: a.eventType,
@@ -58,7 +60,7 @@ async function write(sql: Sql, batch: Pending[]): Promise<Set<string>> {
 const WRITE = `
     WITH v AS (
       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-        job_id uuid, claim_token uuid, tenant_id text, endpoint_id text, event_id text, event_type text,
+        job_id uuid, claim_token uuid, tenant_id text, kind text, endpoint_id text, event_id text, event_type text,
         idempotency_key text, delivery_id uuid, attempt int, status_code int, duration_ms int, error text,
         at timestamptz, status "DeliveryStatus", next_attempt_at timestamptz, last_error text)
     ), logged AS (
@@ -67,7 +69,8 @@ const WRITE = `
       SELECT gen_random_uuid(), tenant_id, endpoint_id, job_id, event_id, event_type, idempotency_key,
              delivery_id, attempt, status_code, duration_ms, error, at
         FROM v
-       WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = v.endpoint_id) -- deleted meanwhile: no log
+       WHERE v.kind = 'webhook'
+         AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = v.endpoint_id) -- deleted meanwhile: no log
     )
     UPDATE webhook_deliveries d
        SET status = v.status, attempts = v.attempt, next_attempt_at = v.next_attempt_at, last_error = v.last_error,

@@ -2,6 +2,8 @@
  * One delivery attempt of a claimed job (API.md §0 "Delivery", "Signature", "Delivery rules"):
  * gate on the endpoint's breaker, sign the stored envelope, POST it, then record the attempt, the
  * job's next state (retry with backoff + jitter, Retry-After, or final) and the breaker outcome.
+ * A job of another kind (a chat alert) has its request composed by its feature (composers.ts) and
+ * goes through the same POST, next state and recording, without a breaker or a signature.
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
@@ -18,6 +20,8 @@ import { releaseJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
 import { currentSigningKey, validSecrets } from "./secrets.js";
 import { signPayload, standardWebhooksHeaders } from "./signature.js";
 import type { BatchContext } from "./job-context.js";
+import type { Composed, MessageComposers } from "./composers.js";
+import { resolveTunables, type DeliveryTunables } from "./tunables.js";
 
 export interface DeliveryDeps {
   prisma: PrismaClient;
@@ -29,6 +33,8 @@ export interface DeliveryDeps {
   random: () => number;
   /** Writes attempt outcomes (batched). */
   completions: CompletionWriter;
+  /** what composes the request of each other kind of job (composers.ts) */
+  composers: MessageComposers;
 }
 
 /**
@@ -92,8 +98,9 @@ export async function deliverJob(
   signal: AbortSignal,
   answered: () => void = () => undefined,
 ): Promise<DeliveryResult> {
+  if (job.kind !== "webhook") return deliverMessage(deps, job, batch, signal, answered);
   const endpoint = batch.endpoints.get(job.endpointId);
-  const event = batch.events.get(job.eventId);
+  const event = job.eventId === null ? undefined : batch.events.get(job.eventId);
   const start = deps.clock.now();
   const decision = endpoint ? canAttempt(endpoint.breaker, start) : "no";
   if (!endpoint || !event || !endpoint.verified || decision === "no") {
@@ -146,17 +153,7 @@ export async function deliverJob(
 
   const attempt = job.attempts + 1;
   const done = deps.clock.now();
-  let outcome: JobOutcome;
-  if (result.ok) {
-    outcome = { status: "succeeded", nextAttemptAt: done, lastError: null };
-  } else if (attempt >= tunables.maxAttempts) {
-    outcome = { status: "failed", nextAttemptAt: done, lastError: result.error };
-  } else {
-    const backoff = retryDelayMs(attempt, tunables.backoffBaseMs, deps.random);
-    const honoured =
-      result.statusCode === 429 || result.statusCode === 503 ? parseRetryAfter(result.retryAfter, done, tunables.breakerCooldownMs) : null;
-    outcome = { status: "pending", nextAttemptAt: new Date(done.getTime() + Math.max(backoff, honoured ?? 0)), lastError: result.error };
-  }
+  const outcome = nextState(result, attempt, tunables, done, deps.random);
 
   const record = {
     deliveryId,
@@ -178,6 +175,103 @@ export async function deliverJob(
     kept = await deps.completions.complete(job, record, outcome);
   } catch (err) {
     deps.log.error({ err, jobId: job.id, endpointId: endpoint.id }, "webhook outcome not recorded; the job is retried after its lease");
+    return "unrecorded";
+  }
+  if (!kept) return "lost_claim";
+  return result.ok ? "delivered" : outcome.status === "failed" ? "failed" : "retry";
+}
+
+/** The job's state after an attempt: done, failed for good (its last attempt), or due again after its backoff or Retry-After. */
+function nextState(result: Attempt, attempt: number, tunables: DeliveryTunables, done: Date, random: () => number): JobOutcome {
+  if (result.ok) return { status: "succeeded", nextAttemptAt: done, lastError: null };
+  if (attempt >= tunables.maxAttempts) return { status: "failed", nextAttemptAt: done, lastError: result.error };
+  const backoff = retryDelayMs(attempt, tunables.backoffBaseMs, random);
+  const honoured =
+    result.statusCode === 429 || result.statusCode === 503 ? parseRetryAfter(result.retryAfter, done, tunables.breakerCooldownMs) : null;
+  return { status: "pending", nextAttemptAt: new Date(done.getTime() + Math.max(backoff, honoured ?? 0)), lastError: result.error };
+}
+
+/**
+ * A job of another kind (an alert): its feature composes the request (composers.ts), which is sent,
+ * retried and recorded as a webhook job's is, with the tenant's `delivery` settings (no endpoint
+ * overrides, no breaker, no signature). A job whose feature says it sends nothing ends failed with
+ * that reason, no request made.
+ */
+async function deliverMessage(
+  deps: DeliveryDeps,
+  job: ClaimedJob,
+  batch: BatchContext,
+  signal: AbortSignal,
+  answered: () => void,
+): Promise<DeliveryResult> {
+  const snapshot = batch.messages.get(job.id);
+  if (!snapshot || job.kind === "webhook") {
+    await releaseJob(deps.sql, job);
+    return "released";
+  }
+  const start = deps.clock.now();
+  const tunables = resolveTunables(snapshot.tenantSettings, null);
+  const failure = (error: string): Attempt => ({
+    ok: false,
+    statusCode: null,
+    durationMs: 0,
+    error: error.slice(0, 500),
+    retryAfter: undefined,
+  });
+  let composed: Composed;
+  try {
+    composed = await deps.composers[job.kind].compose({ ...snapshot, attempts: job.attempts }, start);
+  } catch (err) {
+    // counted as a failed attempt: retried after its backoff like one
+    deps.log.warn({ err, jobId: job.id, kind: job.kind }, "a delivery could not be composed");
+    return record(deps, job, start, failure(`compose: ${err instanceof Error ? err.message : String(err)}`), tunables, answered);
+  }
+  if ("drop" in composed) return record(deps, job, start, failure(composed.drop), { ...tunables, maxAttempts: 1 }, answered);
+  const result = await send(
+    deps,
+    {
+      url: composed.url,
+      body: composed.body,
+      timeoutMs: tunables.attemptTimeoutMs,
+      headers: { "content-type": "application/json", ...composed.headers },
+    },
+    signal,
+  );
+  if (result === "aborted") {
+    answered();
+    await releaseJob(deps.sql, job);
+    return "released";
+  }
+  return record(deps, job, start, result, tunables, answered);
+}
+
+/** Records another kind's attempt and the job's next state (its row keeps them: no attempt log). */
+async function record(
+  deps: DeliveryDeps,
+  job: ClaimedJob,
+  start: Date,
+  result: Attempt,
+  tunables: DeliveryTunables,
+  answered: () => void,
+): Promise<DeliveryResult> {
+  answered();
+  const attempt = job.attempts + 1;
+  const outcome = nextState(result, attempt, tunables, deps.clock.now(), deps.random);
+  const log = {
+    deliveryId: randomUUID(),
+    eventType: job.kind,
+    idempotencyKey: `${job.kind}:${job.id}`,
+    attempt,
+    statusCode: result.statusCode,
+    durationMs: result.durationMs,
+    error: result.error,
+    at: start,
+  };
+  let kept: boolean;
+  try {
+    kept = await deps.completions.complete(job, log, outcome);
+  } catch (err) {
+    deps.log.error({ err, jobId: job.id, kind: job.kind }, "delivery outcome not recorded; the job is retried after its lease");
     return "unrecorded";
   }
   if (!kept) return "lost_claim";

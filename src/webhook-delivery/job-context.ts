@@ -1,6 +1,7 @@
 /**
  * What a batch of claimed jobs needs, taken from the claim's own rows (jobs.ts claimJobs reads the
- * endpoint, its signing secret, the event and the tenant's settings in the same statement).
+ * endpoint, its signing secret, the event and the tenant's settings in the same statement; for an
+ * alert, its message and the tenant's settings).
  */
 import type { BreakerState } from "./breaker.js";
 import type { ClaimedJob, ClaimedRow } from "./jobs.js";
@@ -24,25 +25,44 @@ export interface EventSnapshot {
   payload: unknown;
 }
 
+/** A claimed job of another kind than webhook (an alert): its stored message and its tenant's settings. */
+export interface MessageSnapshot {
+  id: string;
+  tenantId: string;
+  /** the row's own data (an alert's {alertId, trigger, commentId, reason}) */
+  message: unknown;
+  tenantSettings: unknown;
+  createdAt: Date;
+}
+
 export interface BatchContext {
   endpoints: Map<string, EndpointSnapshot>;
   events: Map<string, EventSnapshot>;
+  /** by job id */
+  messages: Map<string, MessageSnapshot>;
 }
+
+/** The slots' key of an alert (ClaimedJob.endpointId): the tenant's alert it goes to. */
+const alertTarget = (r: ClaimedRow): string => {
+  const alertId = (r.message as { alertId?: unknown } | null)?.alertId;
+  return `alert:${r.tenantId}:${typeof alertId === "string" ? alertId : ""}`;
+};
 
 export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[]; context: BatchContext } {
   const endpoints = new Map<string, EndpointSnapshot>();
   const events = new Map<string, EventSnapshot>();
+  const messages = new Map<string, MessageSnapshot>();
   const jobs: ClaimedJob[] = [];
   for (const r of rows) {
-    jobs.push({
-      id: r.id,
-      tenantId: r.tenantId,
-      endpointId: r.endpointId,
-      eventId: r.eventId,
-      attempts: r.attempts,
-      claimToken: r.claimToken,
-    });
-    if (!endpoints.has(r.endpointId)) {
+    const common = { id: r.id, tenantId: r.tenantId, kind: r.kind, attempts: r.attempts, claimToken: r.claimToken };
+    if (r.kind !== "webhook" || r.endpointId === null || r.eventId === null) {
+      jobs.push({ ...common, endpointId: r.endpointId ?? alertTarget(r), eventId: null });
+      messages.set(r.id, { id: r.id, tenantId: r.tenantId, message: r.message, tenantSettings: r.tenantSettings, createdAt: r.createdAt });
+      continue;
+    }
+    jobs.push({ ...common, endpointId: r.endpointId, eventId: r.eventId });
+    // the endpoint was deleted since the claim: no snapshot (deliverJob gives the job back)
+    if (r.url !== null && !endpoints.has(r.endpointId)) {
       endpoints.set(r.endpointId, {
         id: r.endpointId,
         url: r.url,
@@ -57,5 +77,5 @@ export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[];
     }
     events.set(r.eventId, { id: r.eventId, type: r.eventType, payload: r.payload });
   }
-  return { jobs, context: { endpoints, events } };
+  return { jobs, context: { endpoints, events, messages } };
 }

@@ -22,23 +22,46 @@
  * is killed mid-delivery, its lease simply expires and another worker claims the job again (same
  * idempotency key, new delivery id). Recording an outcome requires the claim token, so a worker
  * that lost its lease cannot overwrite the newer claim's outcome (completions.ts).
+ *
+ * The same rows carry the tenants' chat alerts (kind `alert`, src/modules/alerts/): a message to a
+ * Slack or Discord URL, queued by the write that held or reported a comment. The claim takes due
+ * alerts beside due webhook jobs, and both go through the one lease, outcome and retry path; an alert
+ * has no endpoint, event, breaker or attempt log (its row keeps its attempts and last error).
  */
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
+import type { DeliveryKind } from "../generated/prisma/enums.js";
 import type { Sql } from "../db/sql.js";
+
+/** What a delivery row sends (the DeliveryKind enum of prisma/schema.prisma). */
+export type JobKind = DeliveryKind;
 
 export interface ClaimedJob {
   id: string;
   tenantId: string;
+  kind: JobKind;
+  /**
+   * A webhook job's endpoint; for another kind the target its slots are counted by (slots.ts): an
+   * alert's is `alert:<tenantId>:<alertId>`, so one chat URL that stalls cannot take every slot.
+   */
   endpointId: string;
-  eventId: string;
+  /** a webhook job's event; null for another kind */
+  eventId: string | null;
   /** attempts recorded so far (the next one is attempts + 1) */
   attempts: number;
   claimToken: string;
 }
 
-/** A claimed job with what delivering it needs, read in the same statement as the claim. */
-export interface ClaimedRow extends ClaimedJob {
-  url: string;
+/**
+ * A claimed job with what delivering it needs, read in the same statement as the claim. The endpoint,
+ * secret and event members are a webhook job's (null for another kind); `message` is another kind's.
+ */
+export interface ClaimedRow extends Omit<ClaimedJob, "endpointId"> {
+  /** null for an alert (batchContext names its target) */
+  endpointId: string | null;
+  /** an alert's row: {alertId, trigger, commentId, reason} */
+  message: unknown;
+  createdAt: Date;
+  url: string | null;
   verified: boolean;
   state: "active" | "circuit_open" | "disabled";
   consecutiveFailures: number;
@@ -122,9 +145,21 @@ const CLAIM = `
         ) j
         LEFT JOIN t_busy tb ON tb.tenant_id = e.tenant_id
        WHERE e.room > 0
+    ), alerts AS (
+      -- due chat alerts (kind alert: no endpoint, no breaker), from the (kind, status, next_attempt_at) index
+      SELECT d.id, d.next_attempt_at
+        FROM webhook_deliveries d
+       WHERE d.kind = 'alert' AND d.status = 'pending'
+         AND d.next_attempt_at <= $6::timestamptz
+         AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
+       ORDER BY d.next_attempt_at
+       LIMIT $8::int
     ), candidates AS (
-      SELECT id FROM ranked
-       WHERE t_load <= $7::int
+      SELECT id FROM (
+        SELECT id, next_attempt_at FROM ranked WHERE t_load <= $7::int
+        UNION ALL
+        SELECT id, next_attempt_at FROM alerts
+      ) due
        ORDER BY next_attempt_at
        LIMIT $8::int
     ), picked AS (
@@ -143,17 +178,18 @@ const CLAIM = `
          SET locked_until = $9::timestamptz, claim_token = gen_random_uuid(), locked_by = $10::text
         FROM picked
        WHERE d.id = picked.id
-      RETURNING d.id, d.tenant_id, d.endpoint_id, d.event_id, d.attempts, d.claim_token
+      RETURNING d.id, d.tenant_id, d.kind, d.endpoint_id, d.event_id, d.alert, d.attempts, d.claim_token, d.created_at
     )
-    SELECT c.id::text AS id, c.tenant_id AS "tenantId", c.endpoint_id AS "endpointId", c.event_id::text AS "eventId",
+    SELECT c.id::text AS id, c.tenant_id AS "tenantId", c.kind::text AS kind, c.endpoint_id AS "endpointId",
+           c.event_id::text AS "eventId", c.alert AS message, c.created_at AS "createdAt",
            c.attempts, c.claim_token::text AS "claimToken",
            w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures",
            w.circuit_open_until AS "circuitOpenUntil", w.delivery,
            t.settings AS "tenantSettings", s.kid, s.secret_enc AS "secretEnc", p.previous AS "previousSecrets",
            ev.type AS "eventType", ev.payload
       FROM claimed c
-      JOIN webhook_endpoints w ON w.id = c.endpoint_id
-      JOIN events ev ON ev.id = c.event_id
+      LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
+      LEFT JOIN events ev ON ev.id = c.event_id
       JOIN tenants t ON t.id = c.tenant_id
       LEFT JOIN LATERAL (
         SELECT kid, secret_enc FROM webhook_secrets

@@ -20,6 +20,7 @@ import { HANDSHAKE_TIMEOUT_MS } from "./handshake.js";
 import type { AddressPolicy } from "./url-guard.js";
 import { createWebhookWorker, type WebhookWorker, type WorkerDeps, type WorkerOptions } from "./worker.js";
 import { createSignedCalls, type SignedCalls } from "./signed-calls.js";
+import type { MessageComposers } from "./composers.js";
 
 export interface WebhookOptions {
   /** Handshake timeout (contract: 30 s); tests shorten it. */
@@ -57,6 +58,8 @@ export interface WebhookServices {
   clock: Clock;
   log: Logger;
   secretBox: SecretBox;
+  /** what composes the queue's other kinds of job (composers.ts): the chat alerts' */
+  composers: MessageComposers;
 }
 
 export function createWebhookRuntime(services: WebhookServices, options: Partial<WebhookOptions> = {}): WebhookRuntime {
@@ -81,6 +84,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     log: services.log,
     http,
     secretBox: services.secretBox,
+    composers: services.composers,
     onResult: (result, seconds) => {
       services.metrics?.webhookDeliveries.inc({ outcome: result });
       services.metrics?.webhookLatency.observe(seconds);

@@ -3,6 +3,7 @@
  * (deliver.ts) and sleeps until nudged (a local commit created jobs), a slot frees up while it is
  * saturated, or `pollIntervalMs` passes (retries coming due, jobs created by other instances).
  * Any number of workers may run against one database (see jobs.ts for why claims never collide).
+ * The same worker sends the queue's other kind of job, the chat alerts (composers.ts).
  *
  * Time comes from the injected clock; `runOnce()` processes everything due now and returns, so
  * tests can drive a worker step by step with a manual clock.
@@ -22,6 +23,7 @@ import { batchContext } from "./job-context.js";
 import { claimJobs, releaseJob, type ClaimedRow } from "./jobs.js";
 import { createLeaseKeeper } from "./leases.js";
 import { createSlots } from "./slots.js";
+import type { MessageComposers } from "./composers.js";
 
 export interface WorkerOptions {
   /**
@@ -79,6 +81,8 @@ export interface WorkerDeps {
   log: Logger;
   http: WebhookHttpClient;
   secretBox: SecretBox;
+  /** what composes the jobs of each other kind (composers.ts): the chat alerts' */
+  composers: MessageComposers;
 }
 
 export interface WebhookWorker {
@@ -283,7 +287,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       // A short batch may still have left due jobs behind: those of an endpoint or tenant that the
       // claim counted at its cap. Their freed slots wake the loop (freeSlot) instead of the poll.
       for (const j of jobs) {
-        shift(epAtClaim, j.endpointId, 1);
+        if (j.endpointId !== null) shift(epAtClaim, j.endpointId, 1); // an alert has no endpoint cap in the claim
         shift(tAtClaim, j.tenantId, 1);
       }
       const cappedEndpoints = [...epAtClaim].filter(([, n]) => n >= endpointHeldCap).map(([k]) => k);

@@ -3,6 +3,17 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+export type AlertInput = {
+  /** An existing alert's id: left out, a new alert. */
+  id?: string | null | undefined;
+  /** slack | discord */
+  kind: string;
+  /** pending | reported | hook_hold (at least one) */
+  on: Array<string>;
+  /** The incoming webhook URL (https), stored encrypted and never answered. Required for a new alert; left out (or as read, masked) the stored one is kept. */
+  url?: string | null | undefined;
+};
+
 export type ApiKeyState =
   | 'active'
   | 'expired'
@@ -215,6 +226,8 @@ export type SafetySettingsPatch = {
 };
 
 export type SettingsPatch = {
+  /** The whole list (at most 5); [] removes them all. An alert named by its id without url keeps its URL. */
+  alerts?: Array<AlertInput> | null | undefined;
   allowedOrigins?: Array<string> | null | undefined;
   /** 0..36500; 0 turns auto-close off. */
   autoLockAfterDays?: number | null | undefined;

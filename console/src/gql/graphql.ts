@@ -14,6 +14,28 @@ export type AkismetKeyInput = {
   blog?: string | null | undefined;
 };
 
+export type AlertInput = {
+  /** An existing alert's id: left out, a new alert. */
+  id?: string | null | undefined;
+  /** slack | discord */
+  kind: string;
+  /** pending | reported | hook_hold (at least one) */
+  on: Array<string>;
+  /** The incoming webhook URL (https), stored encrypted and never answered. Required for a new alert; left out (or as read, masked) the stored one is kept. */
+  url?: string | null | undefined;
+};
+
+/** Where a chat alert goes: a Slack or a Discord incoming webhook. */
+export type AlertKind =
+  | 'discord'
+  | 'slack';
+
+/** When an alert is sent: pending (a new comment held, but not by the hook), hook_hold (a new comment the moderation hook held), reported (a comment's open reports reaching safety.reportThreshold). */
+export type AlertTrigger =
+  | 'hook_hold'
+  | 'pending'
+  | 'reported';
+
 export type AnalyticsInterval =
   | 'day'
   | 'hour';
@@ -253,6 +275,8 @@ export type SafetySettingsPatch = {
 };
 
 export type SettingsPatch = {
+  /** The whole list (at most 5); [] removes them all. An alert named by its id without url keeps its URL. */
+  alerts?: Array<AlertInput> | null | undefined;
   allowedOrigins?: Array<string> | null | undefined;
   /** 0..36500; 0 turns auto-close off. */
   autoLockAfterDays?: number | null | undefined;
@@ -774,6 +798,27 @@ export type TestSignInProviderMutationVariables = Exact<{
 
 export type TestSignInProviderMutation = { testSignInProvider: { ok: boolean, latencyMs: number, redirectUri: string | null, checks: Array<{ endpoint: string, url: string, ok: boolean, status: number | null, error: string | null }> } };
 
+export type AlertFieldsFragment = { id: string, kind: AlertKind, url: string, on: Array<AlertTrigger> };
+
+export type AlertSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AlertSettingsQuery = { settings: { alerts: Array<{ id: string, kind: AlertKind, url: string, on: Array<AlertTrigger> }> } };
+
+export type UpdateAlertsMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type UpdateAlertsMutation = { updateSettings: { alerts: Array<{ id: string, kind: AlertKind, url: string, on: Array<AlertTrigger> }> } };
+
+export type TestAlertMutationVariables = Exact<{
+  index: number;
+}>;
+
+
+export type TestAlertMutation = { testAlert: { ok: boolean, status: number | null, latencyMs: number, error: string | null } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -1067,6 +1112,14 @@ export const SignInFieldsFragmentDoc = new TypedDocumentString(`
   sessionDays
 }
     `, {"fragmentName":"SignInFields"}) as unknown as TypedDocumentString<SignInFieldsFragment, unknown>;
+export const AlertFieldsFragmentDoc = new TypedDocumentString(`
+    fragment AlertFields on AlertSettings {
+  id
+  kind
+  url
+  on
+}
+    `, {"fragmentName":"AlertFields"}) as unknown as TypedDocumentString<AlertFieldsFragment, unknown>;
 export const ModerationQueueDocument = new TypedDocumentString(`
     query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
   moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
@@ -2532,3 +2585,41 @@ export const TestSignInProviderDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<TestSignInProviderMutation, TestSignInProviderMutationVariables>;
+export const AlertSettingsDocument = new TypedDocumentString(`
+    query AlertSettings {
+  settings {
+    alerts {
+      ...AlertFields
+    }
+  }
+}
+    fragment AlertFields on AlertSettings {
+  id
+  kind
+  url
+  on
+}`) as unknown as TypedDocumentString<AlertSettingsQuery, AlertSettingsQueryVariables>;
+export const UpdateAlertsDocument = new TypedDocumentString(`
+    mutation UpdateAlerts($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    alerts {
+      ...AlertFields
+    }
+  }
+}
+    fragment AlertFields on AlertSettings {
+  id
+  kind
+  url
+  on
+}`) as unknown as TypedDocumentString<UpdateAlertsMutation, UpdateAlertsMutationVariables>;
+export const TestAlertDocument = new TypedDocumentString(`
+    mutation TestAlert($index: Int!) {
+  testAlert(index: $index) {
+    ok
+    status
+    latencyMs
+    error
+  }
+}
+    `) as unknown as TypedDocumentString<TestAlertMutation, TestAlertMutationVariables>;

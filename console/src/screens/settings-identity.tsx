@@ -119,8 +119,8 @@ const invalid = (errors: Errors, path: string) => ({
   "aria-describedby": errors[path] ? `err-${path}` : undefined,
 });
 
-/** The settings views: General, Identity providers, Sign-in (settings-sign-in.tsx), Email (settings-email.tsx), Import and export (settings-portability.tsx). */
-export function SettingsViews({ current }: { current: "general" | "identity" | "sign-in" | "email" | "portability" }) {
+/** The settings views: General, Identity providers, Sign-in (settings-sign-in.tsx), Email (settings-email.tsx), Chat alerts (settings-alerts.tsx), Import and export (settings-portability.tsx). */
+export function SettingsViews({ current }: { current: "general" | "identity" | "sign-in" | "email" | "alerts" | "portability" }) {
   return (
     <nav class="views" aria-label="Settings views">
       <a href="#/settings" aria-current={current === "general" ? "page" : undefined}>
@@ -134,6 +134,9 @@ export function SettingsViews({ current }: { current: "general" | "identity" | "
       </a>
       <a href="#/settings/email" aria-current={current === "email" ? "page" : undefined}>
         Email
+      </a>
+      <a href="#/settings/alerts" aria-current={current === "alerts" ? "page" : undefined}>
+        Chat alerts
       </a>
       <a href="#/settings/portability" aria-current={current === "portability" ? "page" : undefined}>
         Import and export

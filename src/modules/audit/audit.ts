@@ -46,6 +46,8 @@ export function actorOf(p: Principal, keyLabel: string | null = null): { actorTy
       return { actorType: "operator", actorId: p.operatorId, actorLabel: p.email };
     case "admin":
       return { actorType: "admin", actorId: p.subject, actorLabel: null };
+    case "alert_link":
+      return { actorType: "alert_link", actorId: p.alertJobId, actorLabel: p.label };
     default:
       return { actorType: "key", actorId: p.keyId, actorLabel: keyLabel };
   }

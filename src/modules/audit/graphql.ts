@@ -6,10 +6,12 @@ import type { AuditEntry } from "../../generated/prisma/client.js";
 import { listAudit } from "./audit.js";
 
 const AuditActor = builder.objectRef<AuditEntry>("AuditActor").implement({
-  description: "Who acted: an operator of the console, an API key, or the admin JWT's subject.",
+  description:
+    "Who acted: an operator of the console, an API key, the admin JWT's subject, a chat alert's link, or the system (auto-close).",
   fields: (t) => ({
-    type: t.exposeString("actorType", { description: "operator | key | admin" }),
-    id: t.exposeString("actorId", { description: "operator id, API key id or admin `sub`" }),
+    type: t.exposeString("actorType", { description: "operator | key | admin | alert_link | system" }),
+    kind: t.exposeString("actorType", { description: "The same as type (contract section 21 names it kind)." }),
+    id: t.exposeString("actorId", { description: "operator id, API key id, admin `sub`, or the alert job whose link acted" }),
     label: t.exposeString("actorLabel", {
       nullable: true,
       description: "the operator's email or the key's label, as it was then (null for the admin JWT and entries written before labels)",

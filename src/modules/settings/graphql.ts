@@ -13,6 +13,7 @@ import type { ShownHook } from "../moderation-hook/secret.js";
 import { maskSmtpUrl, tenantSmtpUrl } from "../email/smtp-url.js";
 import { signInPageUrl } from "../sign-in/settings.js";
 import { tenantIdOf } from "../../context/request.js";
+import { AlertInput, AlertSettingsType } from "../alerts/graphql.js";
 
 const Moderation = builder.enumType("Moderation", { values: ["post", "pre"] as const });
 
@@ -281,6 +282,10 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
       description: "Discussions this many days old (from their creation) are locked within a minute of it; 0 (default): never.",
     }),
     signIn: t.expose("signIn", { type: SignInSettings }),
+    alerts: t.expose("alerts", {
+      type: [AlertSettingsType],
+      description: "Chat alerts to the moderators' Slack or Discord (at most 5; docs/safety.md).",
+    }),
   }),
 });
 
@@ -438,6 +443,10 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     votes: t.string({ description: "off | up | updown" }),
     autoLockAfterDays: t.int({ description: "0..36500; 0 turns auto-close off." }),
     signIn: t.field({ type: SignInPatch }),
+    alerts: t.field({
+      type: [AlertInput],
+      description: "The whole list (at most 5); [] removes them all. An alert named by its id without url keeps its URL.",
+    }),
   }),
 });
 

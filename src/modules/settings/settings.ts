@@ -20,6 +20,7 @@ import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from
 import { auditedPatch, checkSmtpUrl, sealSmtpUrl } from "../email/smtp-url.js";
 import { checkAkismetBaseUrl, sealAkismetKey, withMaskedAkismetKey, withoutAkismetKey } from "../akismet/settings.js";
 import { checkSignInEndpoints, sealSignInSecrets, withMaskedSignInSecrets, withoutSignInSecrets } from "../sign-in/settings.js";
+import { checkAlertUrls, sealAlertUrls, withMaskedAlertUrls, withoutAlertUrls } from "../alerts/settings.js";
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
   return resolveSettings((await loadTenant(ctx)).settings);
@@ -38,6 +39,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   await checkSmtpUrl(ctx, parsed.data);
   await checkAkismetBaseUrl(ctx, parsed.data);
   await checkSignInEndpoints(ctx, parsed.data);
+  await checkAlertUrls(ctx, parsed.data);
   const { settings, changes } = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
@@ -49,16 +51,22 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     // a new SMTP URL is stored sealed (src/modules/email/smtp-url.ts)
     // and Akismet's key (src/modules/akismet/settings.ts)
     // and sign-in providers' client secrets (src/modules/sign-in/settings.ts)
-    const next = sealSignInSecrets(
+    // and chat alerts' URLs (src/modules/alerts/settings.ts)
+    const next = sealAlertUrls(
       ctx.app.secretBox,
       before,
-      sealAkismetKey(ctx.app.secretBox, sealSmtpUrl(ctx.app.secretBox, hook.stored)),
+      sealSignInSecrets(
+        ctx.app.secretBox,
+        before,
+        sealAkismetKey(ctx.app.secretBox, sealSmtpUrl(ctx.app.secretBox, hook.stored)),
+        parsed.data,
+      ),
       parsed.data,
     );
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
     await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
-    const unsealed = (s: Settings) => withoutSignInSecrets(withoutAkismetKey(withoutHookSecret(s)));
+    const unsealed = (s: Settings) => withoutAlertUrls(withoutSignInSecrets(withoutAkismetKey(withoutHookSecret(s))));
     const changes = settingsChanges(unsealed(before), unsealed(full.data), parsed.data);
     return { settings: withShownSecret(full.data, hook.secret), changes };
   });
@@ -70,7 +78,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     ctx,
     "settings.update",
     { type: "settings", id: null },
-    { patch: withMaskedSignInSecrets(withMaskedAkismetKey(auditedPatch(parsed.data))), changes },
+    { patch: withMaskedAlertUrls(withMaskedSignInSecrets(withMaskedAkismetKey(auditedPatch(parsed.data)))), changes },
   );
   return settings;
 }

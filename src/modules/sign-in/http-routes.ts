@@ -16,8 +16,8 @@ import type { AppServices } from "../../context/services.js";
 import type { Tenant } from "../../generated/prisma/client.js";
 import { tenantRow } from "../../auth/auth-cache.js";
 import { AppError, errors } from "../../lib/errors.js";
-import { originOf } from "../../lib/origin.js";
 import { knownFailure } from "../../http/problem.js";
+import { crossSiteForm } from "../../http/public-base.js";
 import { resolveSettings, type SignInMethod } from "../../tenancy/settings-model.js";
 import { guestChallenge, guestSignIn, type GuestInput } from "./engine/guest.js";
 import { escapeHtml, finishPage, hostedPage, problemPage, type HostedPage } from "./engine/pages.js";
@@ -64,20 +64,6 @@ function pageProblem(reply: FastifyReply, err: unknown, lang: SignInLanguage): F
   for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
   const detail = known.status === 429 ? say(lang, "rate_limited") : known.detail;
   return sendPage(reply, problemPage({ lang, title: say(lang, "bad_origin_title"), detail }), known.status);
-}
-
-/**
- * Whether a form POST came from another site: a browser's Sec-Fetch-Site says so (anything but
- * same-origin); without it, an Origin that is neither ours nor "null" (our pages send no referrer, so
- * a browser may send Origin: null for their own forms).
- */
-function crossSite(app: AppServices, req: FastifyRequest): boolean {
-  const site = req.headers["sec-fetch-site"];
-  if (typeof site === "string") return site !== "same-origin";
-  const origin = req.headers.origin;
-  if (typeof origin !== "string" || origin === "null") return false;
-  const own = [originOf(`${req.protocol}://${req.headers.host ?? ""}`), app.config.PUBLIC_URL ? originOf(app.config.PUBLIC_URL) : null];
-  return !own.includes(origin);
 }
 
 /** The page a link opens: the name and "Sign in" (email_link), or "Confirm" (a guest's address). */
@@ -164,7 +150,7 @@ export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
       const lang = pickLanguage(undefined, req.headers["accept-language"]);
       try {
         const tenant = await admitSignIn(app, req);
-        if (crossSite(app, req)) throw new LinkProblem(403, "cross_site", lang);
+        if (crossSiteForm(app.config, req)) throw new LinkProblem(403, "cross_site", lang);
         const link = await openLink(app, tenant, req.params.token);
         const form = req.body instanceof URLSearchParams ? req.body : new URLSearchParams();
         const name = link.kind === "email_link" ? chosenName(link, form.get("name")) : null;

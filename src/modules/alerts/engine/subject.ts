@@ -1,0 +1,32 @@
+// What a chat alert and its link's page say of the comment: its body, status, reader, discussion and
+// the site, as they are now, in one statement on the tenant's store.
+import type { TenantStore } from "../../../db/tenant-store.js";
+import type { CommentStatus } from "../../../generated/prisma/enums.js";
+
+export interface AlertSubjectRow {
+  id: string;
+  body: string;
+  status: CommentStatus;
+  moderationReason: unknown;
+  readerId: string;
+  readerName: string;
+  discussionId: string;
+  discussionTitle: string | null;
+  discussionUrl: string | null;
+  site: string;
+}
+
+const READ = `SELECT c.id, c.body, c.status::text AS status, c.moderation_reason AS "moderationReason", c.author_id AS "readerId",
+       coalesce(c.author_name, r.name, c.author_id) AS "readerName", c.discussion_id AS "discussionId",
+       d.title AS "discussionTitle", d.url AS "discussionUrl", t.name AS site
+  FROM comments c
+  JOIN tenants t ON t.id = $1
+  LEFT JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+  LEFT JOIN discussions d ON d.tenant_id = c.tenant_id AND d.id = c.discussion_id
+ WHERE c.tenant_id = $1 AND c.id = $2`;
+
+/** The comment with its reader, discussion and site; null when there is none. */
+export async function readAlertSubject(store: TenantStore, commentId: string): Promise<AlertSubjectRow | null> {
+  const [row] = await store.sql.query<AlertSubjectRow>(READ, [commentId], "alert_subject");
+  return row ?? null;
+}

@@ -1,0 +1,29 @@
+/**
+ * Deliveries of another kind than webhook (jobs.ts `JobKind`): rows of the same queue whose request a
+ * feature composes when the worker has claimed them. The worker keeps everything else as it is for
+ * webhooks — the claim, the lease and its renewal, the attempt's timeout, the outcome and its retry
+ * with backoff (the tenant's `delivery` settings), the claim token that guards the outcome — so a
+ * feature's jobs get the queue's guarantees without a queue of their own. The composers are built by
+ * the composition root (src/runtime.ts) and handed to the webhook runtime: the chat alerts'
+ * (src/modules/alerts/engine/alert-jobs.ts).
+ */
+import type { JobKind } from "./jobs.js";
+import type { MessageSnapshot } from "./job-context.js";
+
+/** The one POST a claimed job makes now (JSON; the worker adds Content-Type). */
+export interface ComposedRequest {
+  url: string;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+/** A request, or why the job sends nothing at all (it ends `failed` with this as its last error). */
+export type Composed = ComposedRequest | { drop: string };
+
+export interface MessageComposer {
+  /** Composes a claimed job's request; a throw counts as a failed attempt (retried as one). */
+  compose(job: MessageSnapshot & { attempts: number }, now: Date): Promise<Composed>;
+}
+
+/** A composer for each kind that is not a webhook. */
+export type MessageComposers = Record<Exclude<JobKind, "webhook">, MessageComposer>;
