@@ -36,6 +36,7 @@ import { createReaderAddresses } from "./context/reader-addresses.js";
 import { ERASURE_BATCH } from "./modules/readers/erasure.js";
 import { createInboxFeed } from "./modules/inbox/engine/feed.js";
 import { createAlertJobs, type AlertJobs } from "./modules/alerts/engine/alert-jobs.js";
+import { createAkismetJobs } from "./modules/akismet/engine/feedback-jobs.js";
 
 export interface Runtime {
   services: AppServices;
@@ -173,9 +174,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     const base = { config, prisma: db.prisma, sql: db.sql, clock, log, secretBox, metrics };
     const scoped = createScopeCache(db.prisma);
     const stores = createTenantStores(scoped, db.sql);
-    // chat alerts go through the webhook queue: their messages are composed by the alerts' engine
+    // chat alerts and Akismet's submissions go through the webhook queue: their requests are composed by their engines
     const alerts = createAlertJobs({ config, stores, secretBox, linkSecret: adminJwtSecret });
-    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts } }, opts.webhooks);
+    const akismet = createAkismetJobs({ stores, secretBox });
+    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet } }, opts.webhooks);
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({

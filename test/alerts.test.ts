@@ -171,7 +171,7 @@ describe("a held comment alerts", () => {
       ["alert", "pending", null, null],
       ["alert", "pending", null, null],
     ]);
-    expect(jobs[0]!.alert).toMatchObject({ trigger: "pending", commentId: c.body.id });
+    expect(jobs[0]!.message).toMatchObject({ trigger: "pending", commentId: c.body.id });
     await worker().runOnce();
     expect([slack.requests.length, discord.requests.length, other.requests.length]).toEqual([1, 1, 0]);
 

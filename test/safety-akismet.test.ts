@@ -1,12 +1,14 @@
 // Akismet (contract section 21, docs/safety.md): each new comment checked by a local HTTP server shaped
 // like Akismet's API (POST /1.1/comment-check, form-encoded; "true" / "false", X-akismet-pro-tip), the
 // verdict deciding the status with its reason, failing open on a stall or an error, the reader's IP
-// and user agent passed through, the key never answered, and a moderator's approval sent as submit-ham.
+// and user agent passed through, the key never answered, and a moderator's approval sent as submit-ham
+// (a job of the webhook queue, queued with the approval and retried like a webhook).
 // Verify key (POST /api/v1/settings/safety/akismet/verify, verifyAkismetKey): the same server's
 // /1.1/verify-key answers "valid" for its one key and blog, "invalid" otherwise; a server that does not
 // answer is a clear valid: false with the reason, within the 5 s budget.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type TestServer } from "./support/server.js";
+import type { TestServer } from "./support/server.js";
+import { startWebhookServer } from "./support/receiver-app.js";
 import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { startReceiver, type Received, type Receiver, type Reply } from "./support/receiver.js";
 
@@ -14,7 +16,8 @@ let server: TestServer;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  server = await startServer();
+  // the webhook worker sends the moderators' submit-ham / submit-spam
+  server = await startWebhookServer();
 });
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
@@ -210,6 +213,41 @@ describe("moderators teach Akismet", () => {
     expect(formOf(a.receiver.requests.find((r) => r.path === "/1.1/submit-spam")!).comment_content).toBe("Passed by Akismet");
     // an approval of a comment Akismet did not hold sends nothing more
     expect(a.receiver.requests.filter((r) => r.path === "/1.1/submit-ham")).toHaveLength(1);
+  });
+
+  it("is a job of the webhook queue, written with the moderator's change and retried until Akismet takes it", async () => {
+    const a = await tenantWithAkismet();
+    expect((await a.t.api.patch("/api/v1/settings", { delivery: { backoffBaseMs: 1 } })).status).toBe(200);
+    let submits = 0;
+    a.receiver.respond = (req) =>
+      req.path === "/1.1/submit-spam" ? (++submits === 1 ? { status: 503, body: "busy" } : { body: "Thanks" }) : { body: "false" };
+    const ok = await post(a, "Spam that passed");
+    expect(ok.body.status).toBe("approved");
+    expect((await a.moderator.post(`/api/v1/comments/${ok.body.id}/reject`)).status).toBe(200);
+    // the job is there as soon as the rejection answered (same transaction)
+    const jobs = await server.app.runtime.services.prisma.webhookDelivery.findMany({ where: { tenantId: a.t.tenantId, kind: "akismet" } });
+    expect(jobs.map((j) => j.message)).toEqual([{ call: "submit-spam", commentId: ok.body.id }]);
+    await a.receiver.waitFor((reqs) => reqs.filter((r) => r.path === "/1.1/submit-spam").length >= 2, 10_000);
+    await expect
+      .poll(
+        async () => (await server.app.runtime.services.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: jobs[0]!.id } })).status,
+        {
+          timeout: 5_000,
+        },
+      )
+      .toBe("succeeded");
+    expect(formOf(a.receiver.requests.filter((r) => r.path === "/1.1/submit-spam")[1]!).comment_content).toBe("Spam that passed");
+
+    // Akismet turned off before the job is sent: nothing goes out
+    a.receiver.respond = (req) => (req.path === "/1.1/comment-check" ? { body: "true" } : { body: "Thanks" });
+    const held = await post(a, "Held, then Akismet is turned off");
+    expect(held.body.status).toBe("pending");
+    expect((await a.t.api.patch("/api/v1/settings", { safety: { akismet: null } })).status).toBe(200);
+    expect((await a.moderator.post(`/api/v1/comments/${held.body.id}/approve`)).status).toBe(200);
+    // no tenant with Akismet off gets a job at all
+    const after = await server.app.runtime.services.prisma.webhookDelivery.count({ where: { tenantId: a.t.tenantId, kind: "akismet" } });
+    expect(after).toBe(1);
+    expect(a.receiver.requests.some((r) => r.path === "/1.1/submit-ham")).toBe(false);
   });
 });
 

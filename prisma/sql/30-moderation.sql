@@ -16,6 +16,8 @@ BEGIN
   IF c.status = 'deleted' THEN PERFORM eng_refuse('404', 'not_found', 'Comment not found.'); END IF;
   PERFORM eng_assert_not_archived(d);
   IF c.status::text = p_to THEN RETURN eng_result(c, ARRAY[]::json[]); END IF;
+  -- what Akismet is told of it (submit-ham / submit-spam), queued with the change
+  PERFORM eng_enqueue_akismet(c, p_to, p_at);
   v_events := eng_change_status(c, p_to, jsonb_strip_nulls(jsonb_build_object('source', 'moderator', 'decision', p_to,
     'previous', CASE WHEN c.moderation_reason ->> 'source' = 'moderator' THEN c.moderation_reason -> 'previous'
                      ELSE c.moderation_reason END)), p_at);

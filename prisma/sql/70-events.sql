@@ -72,7 +72,7 @@ AS $function$
 DECLARE
   v_jobs int;
 BEGIN
-  INSERT INTO webhook_deliveries (id, tenant_id, kind, alert, next_attempt_at, created_at, updated_at)
+  INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
   SELECT gen_random_uuid(), t.id, 'alert',
          jsonb_build_object('alertId', a ->> 'id', 'trigger', p_trigger, 'commentId', p_comment, 'reason', p_reason),
          p_at, p_at, p_at
@@ -80,6 +80,28 @@ BEGIN
    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(t.settings -> 'alerts') = 'array' THEN t.settings -> 'alerts'
                                                 ELSE '[]'::jsonb END) a
    WHERE t.id = p_tenant AND a -> 'on' @> to_jsonb(p_trigger);
+  GET DIAGNOSTICS v_jobs = ROW_COUNT;
+  RETURN v_jobs;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_enqueue_akismet(c comments, p_to text, p_at timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+-- Akismet learns from the moderators (contract section 21, src/modules/akismet/engine/feedback-jobs.ts):
+-- c is the comment before a moderator's change to p_to. Approving one Akismet held sends submit-ham,
+-- rejecting a published one submit-spam, while the tenant has Akismet: one delivery row of kind
+-- `akismet`, in the transaction of the change; the webhook worker sends and retries it.
+DECLARE
+  v_call text := CASE WHEN p_to = 'approved' AND c.status <> 'approved' AND c.moderation_reason ->> 'source' = 'akismet' THEN 'submit-ham'
+                      WHEN p_to = 'rejected' AND c.status = 'approved' THEN 'submit-spam' END;
+  v_jobs int;
+BEGIN
+  IF v_call IS NULL THEN RETURN 0; END IF;
+  INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+  SELECT gen_random_uuid(), t.id, 'akismet', jsonb_build_object('call', v_call, 'commentId', c.id), p_at, p_at, p_at
+    FROM tenants t
+   WHERE t.id = c.tenant_id AND jsonb_typeof(t.settings #> '{safety,akismet}') = 'object';
   GET DIAGNOSTICS v_jobs = ROW_COUNT;
   RETURN v_jobs;
 END $function$;

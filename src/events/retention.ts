@@ -2,8 +2,8 @@
 // deletes
 //  - event rows outside every replay window (older than the tenant's replay.maxAgeSeconds, or
 //    beyond the newest replay.maxEvents of their discussion) that no pending delivery still needs,
-//  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30), and chat alerts'
-//    jobs sent or failed that long ago (a webhook job goes with its event),
+//  - webhook attempts older than the tenant's retention.deliveryLogDays (default 30), and the other
+//    kinds' jobs (chat alerts, Akismet) sent or failed that long ago (a webhook job goes with its event),
 //  - spent or expired stream tickets, an hour after their expiry,
 //  - expired console sessions and links, readers' expired hosted sign-in sessions, and the hosted
 //    sign-in's one-time tokens an hour after their expiry (the hour its per-address limit counts),
@@ -23,7 +23,7 @@ const TICKET_KEEP_MS = 60 * 60_000;
 export interface RetentionResult {
   events: number;
   attempts: number;
-  /** chat alerts' jobs, sent or failed before retention.deliveryLogDays */
+  /** jobs of the other kinds (chat alerts, Akismet), sent or failed before retention.deliveryLogDays */
   alerts: number;
   tickets: number;
   /** ended console and reader sessions, expired sign-in links and tokens */
@@ -72,7 +72,7 @@ export function createRetentionJob(deps: {
                  - make_interval(days => COALESCE((t.settings -> 'retention' ->> 'deliveryLogDays')::int, ${d.retention.deliveryLogDays}))`;
         const alerts = await tx.$executeRaw`
           DELETE FROM webhook_deliveries w USING tenants t
-           WHERE t.id = w.tenant_id AND w.kind = 'alert' AND w.status <> 'pending'
+           WHERE t.id = w.tenant_id AND w.kind <> 'webhook' AND w.status <> 'pending'
              AND w.updated_at < ${now}::timestamptz
                  - make_interval(days => COALESCE((t.settings -> 'retention' ->> 'deliveryLogDays')::int, ${d.retention.deliveryLogDays}))`;
         const tickets = await tx.$executeRaw`

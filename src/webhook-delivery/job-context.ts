@@ -42,8 +42,9 @@ export interface BatchContext {
   messages: Map<string, MessageSnapshot>;
 }
 
-/** The slots' key of an alert (ClaimedJob.endpointId): the tenant's alert it goes to. */
+/** The slots' key of another kind's job (ClaimedJob.endpointId): the tenant's alert it goes to, or the tenant's Akismet. */
 const alertTarget = (r: ClaimedRow): string => {
+  if (r.kind !== "alert") return `${r.kind}:${r.tenantId}`;
   const alertId = (r.message as { alertId?: unknown } | null)?.alertId;
   return `alert:${r.tenantId}:${typeof alertId === "string" ? alertId : ""}`;
 };

@@ -24,9 +24,10 @@
  * that lost its lease cannot overwrite the newer claim's outcome (completions.ts).
  *
  * The same rows carry the tenants' chat alerts (kind `alert`, src/modules/alerts/): a message to a
- * Slack or Discord URL, queued by the write that held or reported a comment. The claim takes due
- * alerts beside due webhook jobs, and both go through the one lease, outcome and retry path; an alert
- * has no endpoint, event, breaker or attempt log (its row keeps its attempts and last error).
+ * Slack or Discord URL, queued by the write that held or reported a comment; and a moderator's
+ * verdict told to Akismet (kind `akismet`, src/modules/akismet/engine/feedback-jobs.ts). The claim
+ * takes them beside due webhook jobs, and all go through the one lease, outcome and retry path; they
+ * have no endpoint, event, breaker or attempt log (the row keeps its attempts and last error).
  */
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
 import type { DeliveryKind } from "../generated/prisma/enums.js";
@@ -58,7 +59,7 @@ export interface ClaimedJob {
 export interface ClaimedRow extends Omit<ClaimedJob, "endpointId"> {
   /** null for an alert (batchContext names its target) */
   endpointId: string | null;
-  /** an alert's row: {alertId, trigger, commentId, reason} */
+  /** another kind's own data: an alert's {alertId, trigger, commentId, reason}, Akismet's {call, commentId} */
   message: unknown;
   createdAt: Date;
   url: string | null;
@@ -145,11 +146,12 @@ const CLAIM = `
         ) j
         LEFT JOIN t_busy tb ON tb.tenant_id = e.tenant_id
        WHERE e.room > 0
-    ), alerts AS (
-      -- due chat alerts (kind alert: no endpoint, no breaker), from the (kind, status, next_attempt_at) index
+    ), others AS (
+      -- due jobs of the other kinds (chat alerts, Akismet: no endpoint, no breaker), from the (kind,
+      -- status, next_attempt_at) index
       SELECT d.id, d.next_attempt_at
         FROM webhook_deliveries d
-       WHERE d.kind = 'alert' AND d.status = 'pending'
+       WHERE d.kind IN ('alert', 'akismet') AND d.status = 'pending'
          AND d.next_attempt_at <= $6::timestamptz
          AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
        ORDER BY d.next_attempt_at
@@ -158,7 +160,7 @@ const CLAIM = `
       SELECT id FROM (
         SELECT id, next_attempt_at FROM ranked WHERE t_load <= $7::int
         UNION ALL
-        SELECT id, next_attempt_at FROM alerts
+        SELECT id, next_attempt_at FROM others
       ) due
        ORDER BY next_attempt_at
        LIMIT $8::int
@@ -178,10 +180,10 @@ const CLAIM = `
          SET locked_until = $9::timestamptz, claim_token = gen_random_uuid(), locked_by = $10::text
         FROM picked
        WHERE d.id = picked.id
-      RETURNING d.id, d.tenant_id, d.kind, d.endpoint_id, d.event_id, d.alert, d.attempts, d.claim_token, d.created_at
+      RETURNING d.id, d.tenant_id, d.kind, d.endpoint_id, d.event_id, d.message, d.attempts, d.claim_token, d.created_at
     )
     SELECT c.id::text AS id, c.tenant_id AS "tenantId", c.kind::text AS kind, c.endpoint_id AS "endpointId",
-           c.event_id::text AS "eventId", c.alert AS message, c.created_at AS "createdAt",
+           c.event_id::text AS "eventId", c.message, c.created_at AS "createdAt",
            c.attempts, c.claim_token::text AS "claimToken",
            w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures",
            w.circuit_open_until AS "circuitOpenUntil", w.delivery,

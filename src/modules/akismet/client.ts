@@ -1,5 +1,6 @@
 // Calls of Akismet's REST API (contract section 21, docs/safety.md): `comment-check` on the request
-// path of a new comment, `submit-ham` / `submit-spam` after a moderator's decision, `verify-key` for
+// path of a new comment, `submit-ham` / `submit-spam` after a moderator's decision (the request only:
+// the webhook worker sends it, engine/feedback-jobs.ts), `verify-key` for
 // the console's Verify key (./verify.ts). Each is one form-
 // encoded POST to {baseUrl}/1.1/<call> through the webhooks' HTTP client (src/webhook-delivery/
 // http-client.ts: the SSRF guard, checked again at connect time, no redirects, the answer's size
@@ -14,8 +15,6 @@ export const AKISMET_USER_AGENT = "engagement-service/1 | akismet";
 
 /** A post waits at most this long for Akismet's answer; past it the comment is written as usual (fail open). */
 export const AKISMET_CHECK_TIMEOUT_MS = 2_000;
-/** submit-ham / submit-spam are sent after the moderator's answer, each within this long. */
-export const AKISMET_SUBMIT_TIMEOUT_MS = 10_000;
 /** The console's Verify key waits this long for Akismet's answer. */
 export const AKISMET_VERIFY_TIMEOUT_MS = 5_000;
 
@@ -110,19 +109,21 @@ export async function checkComment(
   }
 }
 
-/** submit-ham / submit-spam: whether Akismet took it (HTTP 200). */
-export async function submitComment(
-  app: Pick<AppServices, "webhooks" | "secretBox">,
+/**
+ * The request of a submit-ham / submit-spam (the webhook worker sends it: engine/feedback-jobs.ts):
+ * the form with the key opened from the settings, to the settings' base URL.
+ */
+export function submitRequest(
+  secretBox: Pick<AppServices["secretBox"], "open">,
   settings: AkismetSettings,
   call: "submit-ham" | "submit-spam",
   comment: AkismetComment,
-): Promise<{ ok: true } | { ok: false; error: string }> {
-  try {
-    const res = await post(app, settings, call, comment, AKISMET_SUBMIT_TIMEOUT_MS);
-    return res.statusCode === 200 ? { ok: true } : { ok: false, error: `Akismet answered HTTP ${res.statusCode}` };
-  } catch (err) {
-    return { ok: false, error: describe(err) };
-  }
+): { url: string; body: string; headers: Record<string, string> } {
+  return {
+    url: akismetUrl(settings, call),
+    body: formOf(secretBox.open(settings.apiKeyEnc), settings, comment),
+    headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": AKISMET_USER_AGENT },
+  };
 }
 
 /** What verify-key said: the key is valid for the blog, or not; or why there is no answer. */

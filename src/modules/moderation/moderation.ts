@@ -7,7 +7,6 @@ import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { runWrite } from "../../events/statement.js";
 import { commentFromRow, type CommentWithAuthor } from "../comments/dto.js";
 import { recordAudit } from "../audit/audit.js";
-import { akismetFeedback } from "../akismet/feedback.js";
 
 /**
  * pending|rejected → approved makes the comment visible (counts, comment_approved to all) and, the
@@ -15,10 +14,8 @@ import { akismetFeedback } from "../akismet/feedback.js";
  * pending|approved → rejected hides it (counts) with comment_rejected to moderators only.
  */
 export async function setCommentStatus(ctx: RequestContext, id: string, to: "approved" | "rejected"): Promise<CommentWithAuthor> {
-  // what Akismet is told of it (submit-ham / submit-spam), read before the change, sent after it
-  const feedback = await akismetFeedback(ctx, id, to);
+  // what Akismet is told of it (submit-ham / submit-spam) is queued by the same statement
   const row = await runWrite(ctx, "eng_set_comment_status", { tenant: tenantIdOf(ctx), id, to, at: ctx.app.clock.now() });
-  feedback?.();
   await recordAudit(
     ctx,
     to === "approved" ? "comment.approve" : "comment.reject",
