@@ -184,6 +184,26 @@ describe.each(engines)("comment search on %s", (_engine, start) => {
     expect(wrong.body.errors).toEqual([expect.objectContaining({ path: "cursor" })]);
   });
 
+  it("pages words within a discussion newest first, a pinned comment in its time's place, each once", async () => {
+    // d1's comments (a pinned one among them): paged 1 at a time, the first read (a walk of the
+    // discussion's list index) answers each full page, the GIN read the last, short one
+    expect((await s.mod.post(`/api/v1/comments/${s.ids.cafe1}/pin`)).status).toBe(200);
+    const names: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r: { status: number; body: any } = await s.mod.get(
+        `/api/v1/comments/search?${q("cafe")}&discussionId=d1&limit=1${cursor ? `&cursor=${cursor}` : ""}`,
+      );
+      expect(r.status).toBe(200);
+      const byId = Object.fromEntries(Object.entries(s.ids).map(([name, id]) => [id, name]));
+      names.push(...r.body.items.map((c: { id: string }) => byId[c.id] ?? c.id));
+      cursor = r.body.nextCursor;
+    } while (cursor && names.length < 10);
+    expect(names).toEqual(["prog2", "cafe1"]);
+    expect(await search(`${q("cafe")}&discussionId=d1`)).toEqual(["prog2", "cafe1"]);
+    expect((await s.mod.post(`/api/v1/comments/${s.ids.cafe1}/unpin`)).status).toBe(200);
+  });
+
   it("answers moderators only", async () => {
     const denied = await s.t.as({ key: s.plainKey }).get(`/api/v1/comments/search?${q("cafe")}`);
     expect(denied.status).toBe(403);

@@ -1,7 +1,7 @@
 // Comment search for moderators (contract section 21): GET /api/v1/comments/search and the GraphQL
 // field searchComments (moderate_content, declared by the field). Matching comments of the tenant,
 // newest first, keyset-paginated on (createdAt, id), each with its moderation context
-// (moderation-context.ts). ONE statement per page.
+// (moderation-context.ts). One statement per page, two when the words are rare (searchComments).
 //
 // Words: PostgreSQL full-text search over comments.search_vector, a generated column holding
 // to_tsvector('simple', eng_unaccent(body)) (migration *_comment_search, GIN index
@@ -114,6 +114,21 @@ function parseTime(value: string | null | undefined, path: string, problems: Fie
   return at;
 }
 
+/** How many comments of the range the first read walks before the GIN index is asked instead. */
+export const SEARCH_WALK = 5_000;
+
+/**
+ * The newest SEARCH_WALK comments of the range, in order. A discussion's are read from its list
+ * index (comments_list_newest_idx: pinned ones, then the others, each in order) and merged.
+ */
+function walked(inRange: string[], byDiscussion: boolean): string {
+  const order = `ORDER BY c.created_at DESC, c.id DESC LIMIT ${SEARCH_WALK}`;
+  const where = inRange.join(" AND ");
+  if (!byDiscussion) return `SELECT c.* FROM comments c WHERE ${where} ${order}`;
+  return `SELECT c.* FROM ((SELECT c.* FROM comments c WHERE ${where} AND c.pinned ${order})
+      UNION ALL (SELECT c.* FROM comments c WHERE ${where} AND NOT c.pinned ${order})) c ${order}`;
+}
+
 /** The SQL of one term's tsquery, its text bound as `param`. */
 function termSql(term: SearchTerm, param: string): string {
   const words = `phraseto_tsquery('simple', eng_unaccent(${param}))`;
@@ -162,29 +177,51 @@ export async function searchComments(ctx: RequestContext, args: SearchArgs): Pro
     values.push(v);
     return `$${values.length + 1}`; // $1 is the tenant
   };
-  const where = ["c.tenant_id = $1"];
-  if (terms.length) where.push(`c.search_vector @@ (${terms.map((t) => termSql(t, bind(t.text))).join(" && ")})`);
-  where.push(filters.status ? `c.status = ${bind(filters.status)}::"CommentStatus"` : "c.status <> 'deleted'");
-  if (filters.discussionId) where.push(`c.discussion_id = ${bind(filters.discussionId)}`);
-  if (filters.readerId) where.push(`c.author_id = ${bind(filters.readerId)}`);
+  // where the comments are walked from, newest first: the discussion's, the reader's or the tenant's
+  // (each an index in that order), from the cursor on, within from/to
+  const range: string[] = [];
+  if (filters.discussionId) range.push(`c.discussion_id = ${bind(filters.discussionId)}`);
+  if (filters.readerId) range.push(`c.author_id = ${bind(filters.readerId)}`);
+  if (from) range.push(`c.created_at >= ${bind(from)}`);
+  if (to) range.push(`c.created_at < ${bind(to)}`);
+  if (after) range.push(`(c.created_at, c.id) < (${bind(after[0])}, ${bind(after[1])})`);
+  // what each comment of the range must be
+  const match: string[] = [];
+  if (terms.length) match.push(`c.search_vector @@ (${terms.map((t) => termSql(t, bind(t.text))).join(" && ")})`);
+  match.push(filters.status ? `c.status = ${bind(filters.status)}::"CommentStatus"` : "c.status <> 'deleted'");
   // literals, not parameters: `c.has_links` is what the partial index comments_links_idx covers
-  if (filters.hasLinks !== null) where.push(filters.hasLinks ? "c.has_links" : "NOT c.has_links");
+  if (filters.hasLinks !== null) match.push(filters.hasLinks ? "c.has_links" : "NOT c.has_links");
   if (filters.reported !== null) {
-    where.push(
+    match.push(
       `${filters.reported ? "" : "NOT "}EXISTS (SELECT 1 FROM comment_reports cr WHERE cr.tenant_id = $1 AND cr.comment_id = c.id AND cr.status = 'open')`,
     );
   }
-  if (from) where.push(`c.created_at >= ${bind(from)}`);
-  if (to) where.push(`c.created_at < ${bind(to)}`);
-  if (after) where.push(`(c.created_at, c.id) < (${bind(after[0])}, ${bind(after[1])})`);
-  const text = `SELECT ${COMMENT_COLUMNS}, ${CONTEXT_COLUMNS} FROM comments c
+  const take = bind(limit + 1);
+  const page = (source: string, where: string[]) => `SELECT ${COMMENT_COLUMNS}, ${CONTEXT_COLUMNS} FROM ${source} c
       JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
       ${CONTEXT_JOINS}
-     WHERE ${where.join("\n       AND ")}
-     ORDER BY c.created_at DESC, c.id DESC LIMIT ${bind(limit + 1)}`;
-  // unnamed: planned for its values each time (a rare word reads the GIN index, a common one walks
-  // the newest-first index), never one generic plan for every q
-  const rows = await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(text, values);
+     ${where.length ? `WHERE ${where.join("\n       AND ")}` : ""}
+     ORDER BY c.created_at DESC, c.id DESC LIMIT ${take}`;
+  const inRange = ["c.tenant_id = $1", ...range];
+  let rows: (CommentSqlRow & ContextSqlRow)[];
+  if (!terms.some((t) => !t.exclude)) {
+    // filters alone: the range walked newest first until a page matches
+    rows = await store(ctx).sql.query(page("comments", [...inRange, ...match]), values);
+  } else {
+    // words: first the newest WALK comments of the range (an index read in order), which holds the
+    // page whenever the words are common; a page short of them means they are rare here, and all their
+    // matches are then read through the GIN index (comments_search_idx) and sorted. The planner cannot
+    // tell the two apart (a word's frequency is estimated from the column's most common words): one
+    // plan for both walks the whole tenant for a word no comment has.
+    // (c.tenant_id = $1 again outside: what ties the joined rows to the tenant for the tenant guard)
+    rows = await store(ctx).sql.query(page(`(${walked(inRange, filters.discussionId !== null)})`, ["c.tenant_id = $1", ...match]), values);
+    if (rows.length <= limit) {
+      rows = await store(ctx).sql.query(
+        `WITH m AS MATERIALIZED (SELECT c.* FROM comments c WHERE ${[...inRange, ...match].join(" AND ")}) ${page("m", ["c.tenant_id = $1"])}`,
+        values,
+      );
+    }
+  }
   const comments = rows.map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
   return toPage(comments, limit, (c: CommentWithAuthor) => timeIdCursor(c.createdAt, c.id, tag));
 }
