@@ -315,7 +315,9 @@ async function scenario(
   const w0 = procStat(pid);
   const wStart = now();
   for (let r = 0; r < rounds; r++) {
-    const targets = Array.from({ length: perRound }, (_, j) => discussions[(r * perRound + j) % discussions.length]!);
+    const targets = onlyFirst
+      ? [discussions[0]!]
+      : Array.from({ length: perRound }, (_, j) => discussions[(r * perRound + j) % discussions.length]!);
     await Promise.all(
       targets.map(async (d) => {
         const seq = (seqs.get(d) ?? 0) + 1;
