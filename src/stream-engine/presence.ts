@@ -49,6 +49,9 @@ export const PRESENCE_CHANNEL = "eng:presence";
  */
 const ALONE = 1;
 
+/** How many members one slice of a refresh re-scores (or discussions it counts) before the event loop runs again. */
+const REFRESH_SLICE = 500;
+
 /** A stream that is told the count. */
 export interface PresenceMember {
   presence(reading: number): void;
@@ -95,6 +98,8 @@ export class Presence {
   private readonly notices: ControlChannel;
   private readonly refreshTimer: NodeJS.Timeout;
   private closed = false;
+  /** a refresh under way (slices of it await Redis): the next tick skips rather than overlaps */
+  private refreshing = false;
 
   constructor(private readonly deps: PresenceDeps) {
     this.options = { ...DEFAULT_PRESENCE_OPTIONS, ...deps.options };
@@ -226,37 +231,57 @@ export class Presence {
     }
   }
 
-  /** Re-scores this instance's members, prunes expired ones, and counts again where the number moved. */
+  /**
+   * Re-scores this instance's members, prunes expired ones, and counts again where the number moved.
+   * In slices of at most REFRESH_SLICE members (a discussion's thousands of members in several
+   * ZADDs), each slice's pipeline awaited before the next is built: the event loop runs between them,
+   * so a write's fan-out never waits for one pipeline of every member of the instance to be encoded.
+   */
   private async refresh(): Promise<void> {
     const redis = this.redis;
-    if (!redis || this.closed || this.entries.size === 0 || redis.status !== "ready") return;
+    if (!redis || this.closed || this.refreshing || this.entries.size === 0 || redis.status !== "ready") return;
+    this.refreshing = true;
     const now = this.now();
     const expiry = now + this.options.presenceTtlMs;
-    const pipes = pipelinesByTag(redis);
     const entries = [...this.entries.values()];
-    for (const e of entries) {
-      const args: (string | number)[] = [];
-      for (const { name } of e.members.values()) args.push(expiry, name);
-      if (args.length === 0) continue;
-      pipes
-        .for(e.key)
-        .zadd(e.key, ...args)
-        .pexpire(e.key, this.options.presenceTtlMs * 2)
-        .zremrangebyscore(e.key, "-inf", now);
-    }
     try {
+      let pipes = pipelinesByTag(redis);
+      let queued = 0;
+      for (const e of entries) {
+        const names = [...e.members.values()].map((m) => m.name);
+        if (names.length === 0) continue;
+        for (let k = 0; k < names.length; k += REFRESH_SLICE) {
+          pipes.for(e.key).zadd(e.key, ...names.slice(k, k + REFRESH_SLICE).flatMap((name) => [expiry, name]));
+          queued += Math.min(REFRESH_SLICE, names.length - k);
+          if (queued >= REFRESH_SLICE) {
+            await pipes.exec();
+            [pipes, queued] = [pipelinesByTag(redis), 0];
+          }
+        }
+        // after every ZADD of this discussion (a pipeline runs in order; slices one after another)
+        pipes
+          .for(e.key)
+          .pexpire(e.key, this.options.presenceTtlMs * 2)
+          .zremrangebyscore(e.key, "-inf", now);
+        queued++;
+      }
       await pipes.exec();
-      // one pipeline per discussion on a cluster, in the order of `entries`
-      const counting = pipelinesByTag(redis);
-      for (const e of entries) counting.for(e.key).zcount(e.key, `(${now}`, "+inf");
-      const results = (await counting.exec()) as ([Error | null, unknown][] | null)[];
-      const counts = results.flatMap((r) => r ?? []).map(([err, v]) => (err ? -1 : Number(v)));
-      entries.forEach((e, i) => {
-        const n = counts[i];
-        if (n !== undefined && n >= 0 && n !== e.counted) this.schedule(e);
-      });
+      for (let k = 0; k < entries.length; k += REFRESH_SLICE) {
+        // one pipeline per discussion on a cluster, in the order of the slice
+        const slice = entries.slice(k, k + REFRESH_SLICE);
+        const counting = pipelinesByTag(redis);
+        for (const e of slice) counting.for(e.key).zcount(e.key, `(${now}`, "+inf");
+        const results = (await counting.exec()) as ([Error | null, unknown][] | null)[];
+        const counts = results.flatMap((r) => r ?? []).map(([err, v]) => (err ? -1 : Number(v)));
+        slice.forEach((e, i) => {
+          const n = counts[i];
+          if (n !== undefined && n >= 0 && n !== e.counted) this.schedule(e);
+        });
+      }
     } catch (err) {
       this.deps.log.warn({ err }, "presence: refresh failed");
+    } finally {
+      this.refreshing = false;
     }
   }
 
