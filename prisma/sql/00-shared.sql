@@ -130,6 +130,15 @@ AS $function$
      ORDER BY s.created_at DESC LIMIT 1), false)
 $function$;
 
+CREATE OR REPLACE FUNCTION public.eng_is_shadowed(c comments)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  -- a shadow ban's comment: stored rejected with the reason shadow_ban (as comments_shadow_idx reads it)
+  SELECT c.status = 'rejected' AND c.moderation_reason ->> 'source' = 'shadow_ban'
+$function$;
+
 CREATE OR REPLACE FUNCTION public.eng_shadow_shown(c comments)
  RETURNS comments
  LANGUAGE plpgsql

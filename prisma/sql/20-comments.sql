@@ -69,7 +69,7 @@ BEGIN
   END IF;
   -- a shadow-banned reader is answered (and their stream told) as if the comment were published
   c_shown := c;
-  IF v_reason ->> 'source' = 'shadow_ban' THEN
+  IF eng_is_shadowed(c) THEN
     c_shown := eng_shadow_shown(c);
   END IF;
   v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', v_badge));
@@ -185,7 +185,7 @@ BEGIN
     v_events := eng_change_status(c, v_to, v_reason, p_at);
     SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
   END IF;
-  IF c.status = 'rejected' AND c.moderation_reason ->> 'source' = 'shadow_ban' THEN
+  IF eng_is_shadowed(c) THEN
     -- a shadow ban's comment: only its author hears of the edit, as of a published comment's
     RETURN eng_result(c, v_events || eng_append_event(p_tenant, c.discussion_id, 'comment_edited', 'reader', c.author_id,
       json_build_object('comment', eng_comment_json(eng_shadow_shown(c))), p_at));
@@ -213,7 +213,7 @@ BEGIN
   IF c.status = 'deleted' THEN RETURN eng_result(c, ARRAY[]::json[]); END IF;
   PERFORM eng_assert_not_archived(d);
   v_was_visible := c.status = 'approved';
-  v_was_shadow := c.status = 'rejected' AND c.moderation_reason ->> 'source' = 'shadow_ban';
+  v_was_shadow := eng_is_shadowed(c);
   UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = p_at
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;

@@ -309,10 +309,8 @@ async function ownShadowed(ctx: RequestContext, discussionId: string): Promise<C
   return rows.map(rowToComment);
 }
 
-/** A row's place in a sort: pinned first, then the sort's keys (times as numbers). */
-function placeOf(sort: CommentSort, c: CommentWithAuthor): (boolean | number | string)[] {
-  return [c.pinned, ...ORDERS[sort].fields.map((f) => (c[f] instanceof Date ? c[f].getTime() : (c[f] as number | string)))];
-}
+/** A row's place in a sort: its cursor's values without the list's tag (pinned, then the sort's keys). */
+const placeOf = (sort: CommentSort, c: CommentWithAuthor): readonly unknown[] => cursorOf("", sort, c).slice(1);
 
 /** Negative when place `a` comes before `b` in the sort's order. */
 function comparePlaces(sort: CommentSort, a: readonly unknown[], b: readonly unknown[]): number {

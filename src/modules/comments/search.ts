@@ -115,7 +115,7 @@ function parseTime(value: string | null | undefined, path: string, problems: Fie
 }
 
 /** How many comments of the range the first read walks before the GIN index is asked instead. */
-export const SEARCH_WALK = 5_000;
+const SEARCH_WALK = 5_000;
 
 /**
  * The newest SEARCH_WALK comments of the range, in order. A discussion's are read from its list

@@ -57,37 +57,35 @@ export interface LinkToken {
   expiresAt: Date;
 }
 
+// the link's token and its message in one statement (both or neither)
+const QUEUE_LINK = `WITH token AS (
+    INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, subject, data, created_at, expires_at)
+    VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7))
+  INSERT INTO email_messages (id, tenant_id, kind, to_address, subject, text_body, html_body, item_count, state, next_attempt_at, created_at)
+  VALUES ($8::uuid, $1, $9, $10, $11, $12, $13, 1, $14, $6, $6)`;
+
 /**
  * Queues a message with a one-time link and records the link's token (hashed) in sign_in_tokens, in
- * one transaction: the worker sends it on its next pass (EMAIL_POLL_MS).
+ * one statement on the tenant's store: the worker sends it on its next pass (EMAIL_POLL_MS).
  */
 export async function queueLinkEmail(app: AppServices, tenantId: string, email: LinkEmail, token: LinkToken): Promise<void> {
   const id = randomUUID();
   const now = app.clock.now();
-  await app.prisma.$transaction([
-    app.prisma.$executeRawUnsafe(
-      `INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, subject, data, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
-      tenantId,
+  await app
+    .stores(tenantId)
+    .sql.query(QUEUE_LINK, [
       token.kind,
       sha256(linkToken(app.adminJwtSecret, id), "hex"),
       token.subject,
       JSON.stringify(token.data),
       now,
       token.expiresAt,
-    ),
-    app.prisma.$executeRawUnsafe(
-      `INSERT INTO email_messages (id, tenant_id, kind, to_address, subject, text_body, html_body, item_count, state, next_attempt_at, created_at)
-       VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, 1, $8, $9, $9)`,
       id,
-      tenantId,
       email.kind,
       email.to,
       email.subject,
       email.text,
       email.html,
       app.config.EMAIL_OUTBOX ? "outbox" : "queued",
-      now,
-    ),
-  ]);
+    ]);
 }
