@@ -100,13 +100,14 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_assert_not_banned(p_tenant text, p_reader text, p_at timestamp with time zone)
- RETURNS void
+ RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   s reader_sanctions;
 BEGIN
-  -- a shadow ban refuses nothing (eng_shadow_banned)
+  -- the sanction in force (one at a time): a ban or suspension refuses the write; a shadow ban
+  -- refuses nothing, and the answer says it is one (eng_post_comment stores the comment rejected)
   SELECT * INTO s FROM reader_sanctions
    WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at)
    ORDER BY created_at DESC LIMIT 1;
@@ -116,19 +117,8 @@ BEGIN
            ELSE format('This reader is suspended from commenting, reacting and reporting until %s.', eng_iso(s.until)) END,
       json_build_object('until', eng_iso(s.until)));
   END IF;
+  RETURN FOUND AND s.shadow;
 END $function$;
-
-CREATE OR REPLACE FUNCTION public.eng_shadow_banned(p_tenant text, p_reader text, p_at timestamp with time zone)
- RETURNS boolean
- LANGUAGE sql
- STABLE
-AS $function$
-  -- the sanction in force (one at a time) is a shadow ban: the reader's new comments are stored
-  -- rejected and shown as published to them alone (contract section 21)
-  SELECT COALESCE((SELECT s.shadow FROM reader_sanctions s
-     WHERE s.tenant_id = p_tenant AND s.reader_id = p_reader AND s.lifted_at IS NULL AND (s.until IS NULL OR s.until > p_at)
-     ORDER BY s.created_at DESC LIMIT 1), false)
-$function$;
 
 CREATE OR REPLACE FUNCTION public.eng_is_shadowed(c comments)
  RETURNS boolean

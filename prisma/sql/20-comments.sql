@@ -14,6 +14,7 @@ DECLARE
   v_reason jsonb := p_reason;
   v_trust text;
   v_shadow boolean;
+  r readers;
   c_shown comments;
   v_earlier int;
   v_visible int;
@@ -27,11 +28,15 @@ DECLARE
   v_comment json;
   v_events json[];
 BEGIN
-  -- 1. outside the discussion's lock
-  PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
-  -- the reader's trust and a shadow ban in force (contract section 21), judged here, in the write
-  SELECT trust_level::text INTO v_trust FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
-  v_shadow := eng_shadow_banned(p_tenant, p_reader, p_at);
+  -- 1. outside the discussion's lock: the sanction in force (a shadow ban refuses nothing) and the
+  -- reader's row, read once (their trust, whether their name and avatar changed, the badge in force)
+  v_shadow := eng_assert_not_banned(p_tenant, p_reader, p_at);
+  SELECT * INTO r FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
+  v_reader_current := FOUND AND r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar;
+  v_trust := r.trust_level::text;
+  -- a moderator's badge wins over the claim (written with the reader's row below)
+  v_badge := CASE WHEN r.badge_source = 'moderator' THEN r.badge ELSE p_badge END;
+  -- the reader's trust and a shadow ban (contract section 21), judged here, in the write
   IF v_trust = 'trusted' THEN
     v_status := p_trusted_status;
     v_reason := p_trusted_reason;
@@ -56,11 +61,6 @@ BEGIN
     SELECT * INTO p FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
     v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
   END IF;
-  v_reader_current := eng_reader_current(p_tenant, p_reader, p_name, p_avatar);
-  -- the badge in force: a moderator's wins over the claim (written with the reader's row below)
-  SELECT CASE WHEN badge_source = 'moderator' THEN badge ELSE p_badge END INTO v_badge
-    FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
-  IF NOT FOUND THEN v_badge := p_badge; END IF;
   IF v_parent_ok THEN
     INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, status, created_at, published_at, moderation_reason)
     VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, v_status::"CommentStatus",
