@@ -8,7 +8,7 @@
 // body (the body is at most maxBodyLength characters; markdown-it nests at most MAX_NESTING levels).
 import markdownIt, { type MarkdownIt } from "markdown-it";
 import sanitizeHtml from "sanitize-html";
-import { Parser } from "htmlparser2";
+import { decodeHTML } from "entities";
 import type { Settings } from "../tenancy/settings-model.js";
 
 /** The tenant's `formatting` settings: Markdown or plain text, images or not. */
@@ -97,8 +97,16 @@ function sanitizerOptions(images: boolean): sanitizeHtml.IOptions {
         return { tagName, attribs: kept };
       },
     },
-    // an image whose source was refused (not https) is nothing to show
-    exclusiveFilter: (frame) => frame.tag === "img" && !frame.attribs.src,
+    textFilter: (escaped) => {
+      reading?.onText(escaped);
+      return escaped;
+    },
+    exclusiveFilter: (frame) => {
+      // an image whose source was refused (not https) is nothing to show
+      if (frame.tag === "img" && !frame.attribs.src) return true;
+      reading?.onClose(frame.tag, frame.attribs);
+      return false;
+    },
   };
 }
 
@@ -119,32 +127,46 @@ function rendererFor(images: boolean): Renderer {
 /** The elements after which the text goes on on a new line, so words of two blocks never join. */
 const BLOCKS = new Set(["p", "br", "pre", "blockquote", "ul", "ol", "li"]);
 
-/** The text of sanitized HTML (entities decoded, a line break between blocks) and its links with an href. */
-function textAndLinks(html: string): { text: string; links: number; hrefs: string[] } {
-  let text = "";
-  let links = 0;
-  const hrefs: string[] = [];
-  const p = new Parser({
-    onopentag: (name, attribs) => {
-      if (name === "a" && attribs.href) {
-        links++;
-        hrefs.push(attribs.href);
-      }
-      if (name === "img" && attribs.alt) text += attribs.alt;
-    },
+/**
+ * What one sanitize-html pass reads of its own output, through its hooks: `textFilter` sees each
+ * text node it writes (escaped, as written), `exclusiveFilter` each element it keeps as the element
+ * closes, with the attributes it kept. So the text and links are those of the sanitized HTML, read
+ * without parsing it a second time. sanitize-html runs synchronously: one reading is in progress at
+ * a time, and `sanitizeBodyHtml` leaves none behind.
+ */
+class Reading {
+  text = "";
+  links = 0;
+  hrefs: string[] = [];
+  onText(escaped: string): void {
+    const t = decodeHTML(escaped);
     // the line break the HTML has after a block or a <br> is the one already counted
-    ontext: (t) => (text += text.endsWith("\n") ? t.replace(/^\n+/, "") : t),
-    onclosetag: (name) => {
-      if (name === "br" || (BLOCKS.has(name) && !text.endsWith("\n"))) text += "\n";
-    },
-  });
-  p.end(html);
-  return { text: text.trim(), links, hrefs };
+    this.text += this.text.endsWith("\n") ? t.replace(/^\n+/, "") : t;
+  }
+  onClose(tag: string, attribs: Readonly<Record<string, string>>): void {
+    if (tag === "a" && attribs.href) {
+      this.links++;
+      this.hrefs.push(attribs.href);
+    }
+    if (tag === "img" && attribs.alt) this.text += attribs.alt;
+    if (tag === "br" || (BLOCKS.has(tag) && !this.text.endsWith("\n"))) this.text += "\n";
+  }
+}
+
+let reading: Reading | undefined;
+
+function sanitizeAndRead(html: string, images: boolean, into?: Reading): string {
+  reading = into;
+  try {
+    return sanitizeHtml(html, rendererFor(images).options).trim();
+  } finally {
+    reading = undefined;
+  }
 }
 
 /** Sanitized HTML: only the allow-list's elements, attributes and URL schemes (the renderer's last step). */
 export function sanitizeBodyHtml(html: string, images: boolean): string {
-  return sanitizeHtml(html, rendererFor(images).options).trim();
+  return sanitizeAndRead(html, images);
 }
 
 /** Renders a body as the tenant's formatting settings say: sanitized HTML, its link count and its text. */
@@ -156,6 +178,7 @@ export function renderBody(body: string, formatting: FormattingOptions): Rendere
         .split(/\r\n|\r|\n/)
         .map((line) => r.md.utils.escapeHtml(line))
         .join("<br>\n")}</p>`;
-  const html = sanitizeBodyHtml(raw, formatting.markdown && formatting.images);
-  return { html, ...textAndLinks(html) };
+  const read = new Reading();
+  const html = sanitizeAndRead(raw, formatting.markdown && formatting.images, read);
+  return { html, text: read.text.trim(), links: read.links, hrefs: read.hrefs };
 }
