@@ -65,6 +65,31 @@ export function commentFromJson(d: CommentJson): CommentWithAuthor {
   } as unknown as CommentWithAuthor;
 }
 
+/**
+ * A comment as REST answers it and events carry it (the inverse of commentFromJson): for JSON built
+ * outside SQL from a row already read (the reader's own stream, src/modules/inbox/engine/feed.ts),
+ * member for member as eng_comment_json builds it.
+ */
+export function commentToJson(c: CommentWithAuthor): CommentJson {
+  return {
+    id: c.id,
+    discussionId: c.discussionId,
+    parentId: c.parentId,
+    author: { id: c.author.id, name: c.author.name, avatarUrl: c.author.avatarUrl, badge: c.author.badge },
+    body: c.body,
+    bodyHtml: storedBodyHtml(c),
+    status: c.status,
+    pinned: c.pinned,
+    editedAt: c.editedAt === null ? null : c.editedAt.toISOString(),
+    createdAt: c.createdAt.toISOString(),
+    reactions: reactionCountsOf(c),
+    replyCount: c.replyCount,
+    score: c.score,
+    upvotes: c.upvotes,
+    downvotes: c.downvotes,
+  };
+}
+
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s));
 
 /** A write's row as the GraphQL type reads it (times as Dates). */

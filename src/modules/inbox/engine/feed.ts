@@ -9,7 +9,7 @@ import { ReaderFrame, type FeedRead, type ReaderFeed, type ReaderKey } from "../
 import { readerKey } from "../../../stream-engine/reader-stream.js";
 import type { InboxItemType } from "../../../generated/prisma/enums.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../../comments/read.js";
-import { reactionCountsOf, storedBodyHtml, type CommentWithAuthor } from "../../comments/dto.js";
+import { commentToJson, type CommentWithAuthor } from "../../comments/dto.js";
 import type { InboxItem } from "../inbox.js";
 
 interface FeedRow extends CommentSqlRow {
@@ -55,27 +55,8 @@ const HEADS = `SELECT tenant_id, reader_id, seq FROM inbox_counters c
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
-/** A comment as REST shows it to the reader (GET /api/v1/me/inbox's `comment` and `parent`). */
-function restCommentJson(c: CommentWithAuthor, myVote: number) {
-  return {
-    id: c.id,
-    discussionId: c.discussionId,
-    parentId: c.parentId,
-    author: { id: c.author.id, name: c.author.name, avatarUrl: c.author.avatarUrl, badge: c.author.badge },
-    body: c.body,
-    bodyHtml: storedBodyHtml(c),
-    status: c.status,
-    pinned: c.pinned,
-    editedAt: iso(c.editedAt),
-    createdAt: iso(c.createdAt),
-    reactions: reactionCountsOf(c),
-    replyCount: c.replyCount,
-    score: c.score,
-    upvotes: c.upvotes,
-    downvotes: c.downvotes,
-    myVote,
-  };
-}
+/** A comment as REST shows it to the reader (GET /api/v1/me/inbox's `comment` and `parent`): with their vote. */
+const restCommentJson = (c: CommentWithAuthor, myVote: number) => ({ ...commentToJson(c), myVote });
 
 /** An item's data, member for member as GET /api/v1/me/inbox lists it. */
 function itemJson(item: InboxItem, myVote: number, parentVote: number): string {
