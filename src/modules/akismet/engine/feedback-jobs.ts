@@ -12,6 +12,7 @@ import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
 import { resolveSettings } from "../../../tenancy/settings-model.js";
 import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
+import { readCommentSubject } from "../../comments/engine/subject.js";
 import { submitRequest } from "../client.js";
 
 export interface AkismetJobDeps {
@@ -30,12 +31,6 @@ const isAkismetRow = (v: unknown): v is AkismetRow => {
   return (r?.call === "submit-ham" || r?.call === "submit-spam") && typeof r.commentId === "string";
 };
 
-const COMMENT = `SELECT c.status::text AS status, c.body, COALESCE(c.author_name, r.name, '') AS author, d.url
-  FROM comments c
-  LEFT JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
-  LEFT JOIN discussions d ON d.tenant_id = c.tenant_id AND d.id = c.discussion_id
- WHERE c.tenant_id = $1 AND c.id = $2`;
-
 export function createAkismetJobs(deps: AkismetJobDeps): MessageComposer {
   return {
     async compose(job): Promise<Composed> {
@@ -43,16 +38,14 @@ export function createAkismetJobs(deps: AkismetJobDeps): MessageComposer {
       const { call, commentId } = job.message;
       const akismet = resolveSettings(job.tenantSettings).safety.akismet;
       if (!akismet) return { drop: "Akismet was turned off" };
-      const [c] = await deps
-        .stores(job.tenantId)
-        .sql.query<{ status: string; body: string; author: string; url: string | null }>(COMMENT, [commentId], "akismet_feedback");
+      const c = await readCommentSubject(deps.stores(job.tenantId), commentId);
       if (!c || c.status === "deleted") return { drop: "the comment is gone" };
       return submitRequest(deps.secretBox, akismet, call, {
         userIp: null,
         userAgent: null,
-        author: c.author,
+        author: c.readerName,
         content: c.body,
-        permalink: c.url,
+        permalink: c.discussionUrl,
       });
     },
   };

@@ -13,7 +13,7 @@ import type { Composed, MessageComposer } from "../../../webhook-delivery/compos
 import { alertUrl } from "../settings.js";
 import { recordAlertLinks } from "./links.js";
 import { describeReason, renderAlert } from "./messages.js";
-import { readAlertSubject } from "./subject.js";
+import { readCommentSubject } from "../../comments/engine/subject.js";
 
 export interface AlertJobs extends MessageComposer {
   /** Where links point: PUBLIC_URL, else `serverUrl`, the address the server listens on (set at start-up). */
@@ -56,7 +56,7 @@ export function createAlertJobs(deps: AlertJobDeps): AlertJobs {
       const alert = resolveSettings(job.tenantSettings).alerts.find((a) => a.id === row.alertId);
       if (!alert) return { drop: "the alert was removed from the settings" };
       const store = deps.stores(job.tenantId);
-      const comment = await readAlertSubject(store, row.commentId);
+      const comment = await readCommentSubject(store, row.commentId);
       if (!comment || comment.status === "deleted") return { drop: "the comment is gone" };
       const tokens = await recordAlertLinks(
         store,

@@ -13,7 +13,7 @@ import { errors } from "../../../lib/errors.js";
 import { setCommentStatus } from "../../moderation/moderation.js";
 import type { CommentWithAuthor } from "../../comments/dto.js";
 import { openAlertLink, restoreAlertLink, spendAlertLink, tenantOfToken, type AlertLinkData } from "./links.js";
-import { readAlertSubject, type AlertSubjectRow } from "./subject.js";
+import { readCommentSubject, type CommentSubject } from "../../comments/engine/subject.js";
 
 /** The tenant a token names; alert_link_unknown for no token or no such tenant. */
 async function tenantOf(app: AppServices, token: string): Promise<Tenant> {
@@ -25,7 +25,7 @@ async function tenantOf(app: AppServices, token: string): Promise<Tenant> {
 
 export interface OpenedAlertLink {
   link: AlertLinkData;
-  comment: AlertSubjectRow;
+  comment: CommentSubject;
   expiresAt: Date;
 }
 
@@ -34,7 +34,7 @@ export async function viewAlertLink(app: AppServices, token: string): Promise<Op
   const tenant = await tenantOf(app, token);
   const store = app.stores(tenant.id);
   const { data: link, expiresAt } = await openAlertLink(store, token, app.clock.now());
-  const comment = await readAlertSubject(store, link.commentId);
+  const comment = await readCommentSubject(store, link.commentId);
   if (!comment || comment.status === "deleted") throw errors.notFound("Comment");
   return { tenant, link, comment, expiresAt };
 }

@@ -1,9 +1,10 @@
-// What a chat alert and its link's page say of the comment: its body, status, reader, discussion and
-// the site, as they are now, in one statement on the tenant's store.
+// A comment as the jobs that speak of it outside a request read it, as it is now, in one statement on
+// the tenant's store: its body, status, reader, discussion and the site. A chat alert and its link's
+// page (src/modules/alerts) show it; Akismet's submit-ham / submit-spam send it (src/modules/akismet).
 import type { TenantStore } from "../../../db/tenant-store.js";
 import type { CommentStatus } from "../../../generated/prisma/enums.js";
 
-export interface AlertSubjectRow {
+export interface CommentSubject {
   id: string;
   body: string;
   status: CommentStatus;
@@ -26,7 +27,7 @@ const READ = `SELECT c.id, c.body, c.status::text AS status, c.moderation_reason
  WHERE c.tenant_id = $1 AND c.id = $2`;
 
 /** The comment with its reader, discussion and site; null when there is none. */
-export async function readAlertSubject(store: TenantStore, commentId: string): Promise<AlertSubjectRow | null> {
-  const [row] = await store.sql.query<AlertSubjectRow>(READ, [commentId], "alert_subject");
+export async function readCommentSubject(store: TenantStore, commentId: string): Promise<CommentSubject | null> {
+  const [row] = await store.sql.query<CommentSubject>(READ, [commentId], "comment_subject");
   return row ?? null;
 }
