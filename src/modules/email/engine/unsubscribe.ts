@@ -61,25 +61,27 @@ export function verifyUnsubscribeToken(app: AppServices, token: string): Claims 
 
 /** Turns the reader's reply emails off, or the operator's digest (someone the service no longer knows: nothing to do). */
 export async function unsubscribe(app: AppServices, claims: Claims): Promise<void> {
+  // the link names its tenant: from here on, that tenant's store ($1 is its id)
+  const sql = app.stores(claims.tenantId).sql;
   if (claims.kind === "moderation") {
-    await app.sql.query(
+    await sql.query(
       `UPDATE operators SET moderation_digest = 'off', moderation_digest_due_at = NULL WHERE tenant_id = $1 AND id = $2`,
-      [claims.tenantId, claims.subjectId],
+      [claims.subjectId],
       "operator_unsubscribe",
     );
     return;
   }
   if (claims.kind === "subscriptions") {
-    await app.sql.query(
+    await sql.query(
       `UPDATE readers SET subscription_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
-      [claims.tenantId, claims.subjectId, app.clock.now()],
+      [claims.subjectId, app.clock.now()],
       "reader_unsubscribe_subscriptions",
     );
     return;
   }
-  await app.sql.query(
+  await sql.query(
     `UPDATE readers SET reply_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
-    [claims.tenantId, claims.subjectId, app.clock.now()],
+    [claims.subjectId, app.clock.now()],
     "reader_unsubscribe",
   );
 }

@@ -87,9 +87,9 @@ export function createFollowWorker(app: AppServices, opts: Partial<FollowWorkerO
     let items = 0;
     for (;;) {
       const now = app.clock.now();
-      const rows = await app.sql.query<{ r: { readers: string[]; done: boolean } | null }>(
+      const rows = await app.stores(job.tenantId).sql.query<{ r: { readers: string[]; done: boolean } | null }>(
         `SELECT eng_follow_fanout($1, $2::uuid, $3::uuid, $4, $5, $6) AS r`,
-        [job.tenantId, job.id, job.claimToken, o.batchSize, new Date(now.getTime() + o.leaseMs), now],
+        [job.id, job.claimToken, o.batchSize, new Date(now.getTime() + o.leaseMs), now],
         "follow_fanout",
       );
       const r = rows[0]?.r ?? null;
