@@ -87,11 +87,13 @@ export function createFollowWorker(app: AppServices, opts: Partial<FollowWorkerO
     let items = 0;
     for (;;) {
       const now = app.clock.now();
-      const rows = await app.stores(job.tenantId).sql.query<{ r: { readers: string[]; done: boolean } | null }>(
-        `SELECT eng_follow_fanout($1, $2::uuid, $3::uuid, $4, $5, $6) AS r`,
-        [job.id, job.claimToken, o.batchSize, new Date(now.getTime() + o.leaseMs), now],
-        "follow_fanout",
-      );
+      const rows = await app
+        .stores(job.tenantId)
+        .sql.query<{ r: { readers: string[]; done: boolean } | null }>(
+          `SELECT eng_follow_fanout($1, $2::uuid, $3::uuid, $4, $5, $6) AS r`,
+          [job.id, job.claimToken, o.batchSize, new Date(now.getTime() + o.leaseMs), now],
+          "follow_fanout",
+        );
       const r = rows[0]?.r ?? null;
       if (!r) return null;
       items += r.readers.length;
