@@ -160,6 +160,10 @@ describe("a shadow ban", () => {
     const reply = await post(t, "troll", "sb-1", "and another thing", id);
     expect(reply.status).toBe(201);
     expect(reply.body.status).toBe("approved");
+    // nobody else can answer it: to them it does not exist
+    const answered = await post(t, "ann", "sb-1", "who said that?", id);
+    expect(answered.status).toBe(422);
+    expect(answered.body.errors).toEqual([expect.objectContaining({ path: "parentId" })]);
     // a reply to someone else's comment: the parent's author hears nothing
     const annRoot = await post(t, "ann", "sb-1", "a fine point");
     const annReply = await post(t, "troll", "sb-1", "no", annRoot.body.id);

@@ -90,8 +90,8 @@ BEGIN
       v_parent_ok := FOUND;
     ELSIF v_parent_ok THEN
       -- a shadow-banned reader may answer their own shadow-banned comment (which they see as published)
-      SELECT status = 'approved' OR (v_shadow AND author_id = p_reader AND moderation_reason ->> 'source' = 'shadow_ban')
-        INTO v_parent_ok FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
+      SELECT pc.status = 'approved' OR (v_shadow AND pc.author_id = p_reader AND eng_is_shadowed(pc))
+        INTO v_parent_ok FROM comments pc WHERE pc.tenant_id = p_tenant AND pc.id = p_parent;
     END IF;
     IF NOT v_parent_ok THEN
       PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
