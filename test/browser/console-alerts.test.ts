@@ -53,6 +53,8 @@ describe.skipIf(chromiumMissing)("the console's chat alerts", { timeout: 120_000
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings", exact: true }).click();
     await page.getByRole("navigation", { name: "Settings views" }).getByRole("link", { name: "Chat alerts", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Chat alerts" }).waitFor();
+    // the heading is there before the settings are: wait for what the settings say (no alerts yet)
+    await page.getByText("No chat alerts yet.").waitFor();
     await settled(page);
     expect(await page.getByText("No chat alerts yet.").count()).toBe(1);
     await expectAccessible(page, "Settings › Chat alerts, empty");
