@@ -69,6 +69,26 @@ async function createDatabase(tag: string): Promise<string> {
   return url.toString();
 }
 
+/**
+ * ANALYZE in every database of the run (floor and service alike), before each path: the write rows
+ * grow the tables by tens of thousands of rows faster than autovacuum re-reads their statistics, and a
+ * plan chosen on the warm-up's small tables (the floor's prepared list once ran 188 ms a request) would
+ * otherwise decide the read rows. New statistics make both sides plan again.
+ */
+async function analyzeAll(): Promise<void> {
+  for (const name of databases) {
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${name}`;
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    try {
+      await c.query("ANALYZE");
+    } finally {
+      await c.end();
+    }
+  }
+}
+
 /** Starts a compiled bench server (`node <script>`) and resolves with the JSON after its `ready ` line. */
 async function startReady(source: string, env: Record<string, string>): Promise<Record<string, unknown>> {
   const script = await compiledScript(source);
@@ -480,6 +500,7 @@ async function main() {
   const measured = new Map<string, Measured[]>();
   for (const path of PATHS) {
     const [ft, st] = path.endsWith(POOLED) && pooled ? [pooled.floor, pooled.service] : [floor, service];
+    await analyzeAll();
     const f = await measure(pathOptions(path, ft), ft.pid);
     const s = await measure(pathOptions(path, st), st.pid);
     measured.set(path, [...(measured.get(path) ?? []), s]);
