@@ -10,6 +10,7 @@ import { createHmac } from "node:crypto";
 import type { TenantStore } from "../../../db/tenant-store.js";
 import { errors } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
+import { spendOneTimeToken } from "../../../auth/one-time-tokens.js";
 import type { AlertKind } from "../../../tenancy/settings-model.js";
 
 export const ALERT_LINK_TTL_MS = 7 * 86_400_000;
@@ -92,13 +93,10 @@ export async function openAlertLink(store: TenantStore, token: string, now: Date
   return { data: row.data, expiresAt: row.expiresAt };
 }
 
-const SPEND = `UPDATE sign_in_tokens SET used_at = $2 WHERE tenant_id = $1 AND kind = 'alert_link' AND token_hash = $3
-  AND used_at IS NULL AND expires_at > $2 RETURNING data`;
-
 /** Spends the link (once, on every instance: the first UPDATE wins); the problem of openAlertLink when it cannot be. */
 export async function spendAlertLink(store: TenantStore, token: string, now: Date): Promise<AlertLinkData> {
-  const [row] = await store.sql.query<{ data: AlertLinkData }>(SPEND, [now, sha256(token, "hex")], "alert_link_spend");
-  if (row) return row.data;
+  const data = await spendOneTimeToken<AlertLinkData>(store, "alert_link", token, now, "alert_link_spend");
+  if (data) return data;
   await openAlertLink(store, token, now); // throws: why it cannot be spent
   throw errors.alertLinkUsed(now); // spent meanwhile by another request
 }

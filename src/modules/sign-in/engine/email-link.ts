@@ -19,6 +19,7 @@ import { plausibleAddress } from "../../../auth/identity.js";
 import { startSession } from "../../../auth/reader-sessions.js";
 import { errors, type FieldError } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
+import { spendOneTimeToken } from "../../../auth/one-time-tokens.js";
 import { resolveSettings } from "../../../tenancy/settings-model.js";
 import { escapeHtml } from "../../email/templates.js";
 import { LINK_PLACEHOLDER, mailCanGo, queueLinkEmail, type LinkKind } from "../../email/engine/links.js";
@@ -180,13 +181,10 @@ export async function openLink(app: AppServices, tenant: Tenant, token: string):
   };
 }
 
-const SPEND = `UPDATE sign_in_tokens SET used_at = $3 WHERE tenant_id = $1 AND kind = $2 AND token_hash = $4
-  AND used_at IS NULL AND expires_at > $3 RETURNING 1 AS spent`;
-
 /** Spends the link (once, on every instance: the first UPDATE wins); LinkProblem 410 when it was spent meanwhile. */
 async function spend(app: AppServices, tenant: Tenant, link: OpenLink, token: string): Promise<void> {
-  const rows = await app.stores(tenant.id).sql.query(SPEND, [link.kind, app.clock.now(), sha256(token, "hex")], "email_link_spend");
-  if (rows.length === 0) throw new LinkProblem(410, "link_spent", link.lang);
+  const spent = await spendOneTimeToken(app.stores(tenant.id), link.kind, token, app.clock.now(), "email_link_spend");
+  if (spent === null) throw new LinkProblem(410, "link_spent", link.lang);
 }
 
 /** The name a link's form gives: trimmed; the reader's current one when left empty; null when none will do. */
