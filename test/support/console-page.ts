@@ -37,8 +37,13 @@ export async function expectAccessible(p: Page, screen: string): Promise<void> {
   expect(violations, `axe on ${screen}`).toEqual([]);
 }
 
-/** The screen's data has arrived: no request of the page's own is in flight (streams aside). */
+/**
+ * The screen's data has arrived: no request of the page's own is in flight (streams aside). A screen's
+ * loads start in its effects, which run after the frame that first drew it (its heading already
+ * there): one frame and a task are let pass first, so a count of 0 is not read before they began.
+ */
 export async function settled(p: Page): Promise<void> {
+  await p.evaluate(() => new Promise<void>((done) => requestAnimationFrame(() => setTimeout(done, 0))));
   await p.waitForFunction(() => (window as any).__inflight === 0, undefined, { timeout: 10_000 });
 }
 
