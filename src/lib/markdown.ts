@@ -1,15 +1,20 @@
 // A comment body rendered to the HTML a page may show (contract section 18): markdown-it parses it
 // as CommonMark with GitHub's strikethrough and autolinks (raw HTML is shown as text), then
-// sanitize-html keeps only the allow-list below, whatever the parser produced. The two are separate
+// xss (js-xss) keeps only the allow-list below, whatever the parser produced. The two are separate
 // on purpose: the parser's own link check (`validateLink`, http/https/mailto only) decides what
 // becomes a link, and the sanitizer would still drop any tag, attribute or URL scheme outside the
 // list if a parser bug let one through. With `formatting.markdown: false` the body is plain text:
 // escaped by markdown-it's own escaper, its line breaks kept as <br>. Rendering is linear in the
 // body (the body is at most maxBodyLength characters; markdown-it nests at most MAX_NESTING levels).
 import markdownIt, { type MarkdownIt } from "markdown-it";
-import sanitizeHtml from "sanitize-html";
-import { decodeHTML } from "entities";
+import xss from "xss";
+import type * as Xss from "xss";
+import { decodeHTML, decodeHTMLAttribute, escapeAttribute } from "entities";
 import type { Settings } from "../tenancy/settings-model.js";
+
+// xss is CommonJS, and Node's ESM loader names only some of its exports: the rest are read off the module
+const { FilterXSS, escapeHtml: escapeTextXss, parseAttr } = xss as unknown as typeof Xss;
+type FilterXSS = InstanceType<typeof FilterXSS>;
 
 /** The tenant's `formatting` settings: Markdown or plain text, images or not. */
 export type FormattingOptions = Settings["formatting"];
@@ -48,8 +53,13 @@ export const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
 };
 
 function schemeAllowed(url: string, schemes: readonly string[]): boolean {
-  if (!URL.canParse(url)) return false; // a relative URL has no base here: not a link
-  return schemes.includes(new URL(url).protocol.slice(0, -1));
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol; // parsed once: a relative URL has no base here, so it throws (not a link)
+  } catch {
+    return false;
+  }
+  return schemes.includes(protocol.slice(0, -1));
 }
 
 function parser(images: boolean): MarkdownIt {
@@ -77,42 +87,104 @@ function parser(images: boolean): MarkdownIt {
   return md;
 }
 
-function sanitizerOptions(images: boolean): sanitizeHtml.IOptions {
-  return {
-    allowedTags: images ? [...ALLOWED_TAGS, "img"] : [...ALLOWED_TAGS],
-    allowedAttributes: Object.fromEntries(Object.entries(ALLOWED_ATTRIBUTES).map(([tag, names]) => [tag, [...names]])),
-    allowedSchemes: [...LINK_SCHEMES],
-    allowedSchemesByTag: { img: [...IMAGE_SCHEMES] },
-    allowedSchemesAppliedToAttributes: ["href", "src"],
-    allowProtocolRelative: false,
-    allowedStyles: {},
-    disallowedTagsMode: "discard",
-    transformTags: {
-      a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, rel: LINK_REL } }),
-      img: (tagName, attribs) => ({ tagName, attribs: { ...attribs, loading: "lazy", referrerpolicy: "no-referrer" } }),
-      ol: (tagName, attribs) => {
-        const start = Number(attribs.start);
-        const kept: sanitizeHtml.Attributes = {};
-        if (Number.isSafeInteger(start) && start >= 0) kept.start = String(start);
-        return { tagName, attribs: kept };
-      },
+/** Elements dropped with everything inside them (their content is code or a form's, never text to show). */
+const DROPPED_WITH_CONTENT = [
+  "script",
+  "style",
+  "textarea",
+  "option",
+  "noscript",
+  "template",
+  "iframe",
+  "noembed",
+  "noframes",
+  "xmp",
+  "title",
+];
+
+/**
+ * The attributes of a start tag as the sanitizer's own tokenizer reads them (xss's parseAttr), each
+ * value decoded as a browser decodes an attribute (entities); the first of each name, as a browser keeps.
+ */
+function attributesOf(tagHtml: string): Map<string, string> {
+  const found = new Map<string, string>();
+  const space = tagHtml.search(/\s/);
+  if (space === -1) return found;
+  const text = tagHtml.slice(space + 1, -1).trim();
+  parseAttr(text.endsWith("/") ? text.slice(0, -1) : text, (name, value) => {
+    if (!found.has(name)) found.set(name, decodeHTMLAttribute(value));
+    return "";
+  });
+  return found;
+}
+
+/** One attribute written back: the value the checks read, escaped for a double-quoted attribute (entities' escapeAttribute). */
+const attribute = (name: string, value: string | undefined): string => (value === undefined ? "" : ` ${name}="${escapeAttribute(value)}"`);
+
+/**
+ * A kept element's start tag with only its allowed attributes: a link's href only with an allowed
+ * scheme (read as a browser resolves it: WHATWG URL parsing drops the tabs, newlines and padding that
+ * hide a scheme), always with its rel; an image only with an https source (else nothing), lazily and
+ * without a referrer; a list's start only as a number. Undefined for the elements with no attributes
+ * at all: xss writes those itself, attributes dropped.
+ */
+function startTag(tag: string, tagHtml: string, images: boolean, into: Reading | undefined): string | undefined {
+  if (tag === "a") {
+    const a = attributesOf(tagHtml);
+    const href = a.get("href");
+    const link = href !== undefined && schemeAllowed(href, LINK_SCHEMES) ? href : undefined;
+    if (link !== undefined) into?.onLink(link);
+    return `<a${attribute("href", link)}${attribute("title", a.get("title"))} rel="${LINK_REL}">`;
+  }
+  if (tag === "img") {
+    if (!images) return "";
+    const a = attributesOf(tagHtml);
+    const src = a.get("src");
+    if (src === undefined || !schemeAllowed(src, IMAGE_SCHEMES)) return "";
+    into?.onAlt(a.get("alt") ?? "");
+    return `<img${attribute("src", src)}${attribute("alt", a.get("alt"))}${attribute("title", a.get("title"))} loading="lazy" referrerpolicy="no-referrer" />`;
+  }
+  if (tag === "ol") {
+    const start = Number(attributesOf(tagHtml).get("start"));
+    return `<ol${Number.isSafeInteger(start) && start >= 0 ? attribute("start", String(start)) : ""}>`;
+  }
+  if (tag === "br") into?.onBreak();
+  return undefined;
+}
+
+/** The elements a rendered body may hold, each with no attribute of its own (a, img and ol are written by startTag). */
+function allowList(images: boolean): Record<string, string[]> {
+  return Object.fromEntries((images ? [...ALLOWED_TAGS, "img"] : [...ALLOWED_TAGS]).map((tag) => [tag, []]));
+}
+
+let reading: Reading | undefined;
+
+/** The sanitizer of one image setting: xss (js-xss) with the allow-list, made once. */
+function sanitizer(images: boolean): FilterXSS {
+  return new FilterXSS({
+    whiteList: allowList(images),
+    stripIgnoreTag: true, // an element outside the list goes, its text stays
+    stripIgnoreTagBody: DROPPED_WITH_CONTENT,
+    allowCommentTag: false,
+    css: false,
+    onTag: (tag, html, { isClosing, isWhite }) => {
+      if (!isWhite) return undefined;
+      if (isClosing) {
+        reading?.onClose(tag);
+        return undefined;
+      }
+      return startTag(tag, html, images, reading);
     },
-    textFilter: (escaped) => {
-      reading?.onText(escaped);
-      return escaped;
+    escapeHtml: (text) => {
+      reading?.onText(text);
+      return escapeTextXss(text);
     },
-    exclusiveFilter: (frame) => {
-      // an image whose source was refused (not https) is nothing to show
-      if (frame.tag === "img" && !frame.attribs.src) return true;
-      reading?.onClose(frame.tag, frame.attribs);
-      return false;
-    },
-  };
+  });
 }
 
 interface Renderer {
   md: MarkdownIt;
-  options: sanitizeHtml.IOptions;
+  sanitizer: FilterXSS;
 }
 
 /** The two renderers (images on and off), each made once when first used. */
@@ -120,45 +192,48 @@ const renderers = new Map<boolean, Renderer>();
 
 function rendererFor(images: boolean): Renderer {
   let r = renderers.get(images);
-  if (!r) renderers.set(images, (r = { md: parser(images), options: sanitizerOptions(images) }));
+  if (!r) renderers.set(images, (r = { md: parser(images), sanitizer: sanitizer(images) }));
   return r;
 }
 
 /** The elements after which the text goes on on a new line, so words of two blocks never join. */
-const BLOCKS = new Set(["p", "br", "pre", "blockquote", "ul", "ol", "li"]);
+const BLOCKS = new Set(["p", "pre", "blockquote", "ul", "ol", "li"]);
 
 /**
- * What one sanitize-html pass reads of its own output, through its hooks: `textFilter` sees each
- * text node it writes (escaped, as written), `exclusiveFilter` each element it keeps as the element
- * closes, with the attributes it kept. So the text and links are those of the sanitized HTML, read
- * without parsing it a second time. sanitize-html runs synchronously: one reading is in progress at
- * a time, and `sanitizeBodyHtml` leaves none behind.
+ * What one sanitizer pass reads of its own output, through its hooks: the text between tags as it
+ * is written (escaped), each kept link's href and each kept image's alt as their elements are
+ * written, and the end of each block. So the text and links are those of the sanitized HTML, read
+ * without parsing it a second time. xss runs synchronously: one reading is in progress at a time,
+ * and `sanitizeAndRead` leaves none behind.
  */
 class Reading {
   text = "";
   links = 0;
   hrefs: string[] = [];
   onText(escaped: string): void {
-    const t = decodeHTML(escaped);
+    const t = escaped.includes("&") ? decodeHTML(escaped) : escaped;
     // the line break the HTML has after a block or a <br> is the one already counted
     this.text += this.text.endsWith("\n") ? t.replace(/^\n+/, "") : t;
   }
-  onClose(tag: string, attribs: Readonly<Record<string, string>>): void {
-    if (tag === "a" && attribs.href) {
-      this.links++;
-      this.hrefs.push(attribs.href);
-    }
-    if (tag === "img" && attribs.alt) this.text += attribs.alt;
-    if (tag === "br" || (BLOCKS.has(tag) && !this.text.endsWith("\n"))) this.text += "\n";
+  onLink(href: string): void {
+    this.links++;
+    this.hrefs.push(href);
+  }
+  onAlt(alt: string): void {
+    this.text += alt;
+  }
+  onBreak(): void {
+    this.text += "\n";
+  }
+  onClose(tag: string): void {
+    if (BLOCKS.has(tag) && !this.text.endsWith("\n")) this.text += "\n";
   }
 }
-
-let reading: Reading | undefined;
 
 function sanitizeAndRead(html: string, images: boolean, into?: Reading): string {
   reading = into;
   try {
-    return sanitizeHtml(html, rendererFor(images).options).trim();
+    return rendererFor(images).sanitizer.process(html).trim();
   } finally {
     reading = undefined;
   }
@@ -177,7 +252,7 @@ export function renderBody(body: string, formatting: FormattingOptions): Rendere
     : `<p>${body
         .split(/\r\n|\r|\n/)
         .map((line) => r.md.utils.escapeHtml(line))
-        .join("<br>\n")}</p>`;
+        .join("<br />\n")}</p>`;
   const read = new Reading();
   const html = sanitizeAndRead(raw, formatting.markdown && formatting.images, read);
   return { html, text: read.text.trim(), links: read.links, hrefs: read.hrefs };

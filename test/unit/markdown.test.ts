@@ -206,4 +206,25 @@ describe("the renderer and the XSS corpus", () => {
     );
     expect(sanitizeBodyHtml("<script>alert(1)</script><style>p{}</style><p>kept</p>", false)).toBe("<p>kept</p>");
   });
+
+  it("the sanitizer writes back what it checked: each kept attribute decoded as a browser decodes it, the first of a name, escaped again", () => {
+    expect(sanitizeBodyHtml(`<a href='https://x.example/?a=1&amp;b="2"' title='say "hi" <b>'>x</a>`, false)).toBe(
+      `<a href="https://x.example/?a=1&amp;b=&quot;2&quot;" title="say &quot;hi&quot; <b>" rel="${REL}">x</a>`,
+    );
+    // a browser keeps the first of two attributes of one name: so does the sanitizer, and judges that one
+    expect(sanitizeBodyHtml('<a href="https://x.example/" href="javascript:alert(1)">x</a>', false)).toBe(
+      `<a href="https://x.example/" rel="${REL}">x</a>`,
+    );
+    expect(sanitizeBodyHtml('<a href="javascript:alert(1)" href="https://x.example/">x</a>', false)).toBe(`<a rel="${REL}">x</a>`);
+    expect(sanitizeBodyHtml('<a href="&#x6A;avascript&colon;alert(1)">x</a><a href=" https://x.example/ ">y</a>', false)).toBe(
+      `<a rel="${REL}">x</a><a href="https://x.example/" rel="${REL}">y</a>`,
+    );
+    expect(sanitizeBodyHtml('<ol start="3x"><li>a</li></ol><ol start="007" type="i"></ol>', false)).toBe(
+      '<ol><li>a</li></ol><ol start="7"></ol>',
+    );
+    expect(sanitizeBodyHtml('<img alt="a" src="https://x.example/a.png" srcset="http://x.example/b.png 2x">', true)).toBe(
+      '<img src="https://x.example/a.png" alt="a" loading="lazy" referrerpolicy="no-referrer" />',
+    );
+    expect(sanitizeBodyHtml('<img src="https://x.example/a.png">', false)).toBe("");
+  });
 });
