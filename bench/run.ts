@@ -16,7 +16,10 @@
 // `post-hot-markdown` is post-hot with a 2 KB Markdown body (emphasis, links, a list, a quote, code; the
 // floor stores the same body as it is) and `post-hot-plain` with 2 KB of plain prose (no markup, no links):
 // read against each other, what formatting costs a body of the same size (and against post-hot, what a
-// 2 KB body costs at all).
+// 2 KB body costs at all). `post-hot-text` posts the Markdown body's own text, as the reader reads it
+// (renderBody's text: no markup; the URLs it shows stay, so its autolinks are links again): the same
+// comment written without formatting. One sentence repeated compresses to a tenth in PostgreSQL and
+// has 20 distinct words; this text has the Markdown body's words, its repetition and its links.
 // `post-hot-pgbouncer` and `get-one-pgbouncer` are post-hot and get-one through a transaction-mode
 // PgBouncer the bench starts (test/support/pgbouncer.ts: stock settings, pool_mode = transaction),
 // a second floor and a second service in front of it, each with a database of its own: the service
@@ -30,6 +33,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { SignJWT } from "jose";
 import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
+import { renderBody } from "../src/lib/markdown.js";
 import { pgbouncerVersion, startPgBouncer, type PgBouncer } from "../test/support/pgbouncer.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -82,7 +86,8 @@ async function analyzeAll(): Promise<void> {
     const c = new pg.Client({ connectionString: url.toString() });
     await c.connect();
     try {
-      await c.query("ANALYZE");
+      await c.query(process.env.BENCH_VACUUM ? "VACUUM (ANALYZE)" : "ANALYZE");
+      if (process.env.BENCH_VACUUM) await c.query("CHECKPOINT");
     } finally {
       await c.end();
     }
@@ -253,6 +258,9 @@ const MARKDOWN_BODY = (() => {
 })();
 
 /** As many characters of plain prose: words, commas and full stops, no markup and nothing that looks like a link. */
+/** The Markdown body's text, as its reader reads it: the same comment written without formatting. */
+const TEXT_BODY = renderBody(MARKDOWN_BODY, { markdown: true, images: false }).text;
+
 const PLAIN_BODY = (() => {
   const sentence = "I read the whole piece twice, and the second half is where it gets interesting because the numbers do not match. ";
   return sentence.repeat(Math.ceil(MARKDOWN_BODY.length / sentence.length)).slice(0, MARKDOWN_BODY.length);
@@ -267,13 +275,14 @@ function pathOptions(path: string, t: Target): autocannon.Options {
   switch (path) {
     case "post-hot-markdown":
     case "post-hot-plain":
+    case "post-hot-text":
       return {
         ...base,
         requests: [
           {
             method: "POST",
             path: "/api/v1/discussions/hot/comments",
-            body: JSON.stringify({ body: path === "post-hot-plain" ? PLAIN_BODY : MARKDOWN_BODY }),
+            body: JSON.stringify({ body: path === "post-hot-plain" ? PLAIN_BODY : path === "post-hot-text" ? TEXT_BODY : MARKDOWN_BODY }),
             setupRequest: (req) => ({ ...req, headers: { ...json, "x-service-identity": pick(t.identities) } }),
           },
         ],
@@ -530,9 +539,14 @@ async function main() {
       `post-hot-safety against post-hot (service): ${Math.round((100 * ruled.rps) / Math.max(1, plain.rps))} % of its rps, ` +
         `${(ruled.cpuUs / Math.max(1, plain.cpuUs)).toFixed(2)}× its CPU per request\n`,
     );
-  const [markdown, prose] = [mean(measured.get("post-hot-markdown")), mean(measured.get("post-hot-plain"))];
+  const [markdown, prose, text] = [
+    mean(measured.get("post-hot-markdown")),
+    mean(measured.get("post-hot-plain")),
+    mean(measured.get("post-hot-text")),
+  ];
   for (const [name, base] of [
     ["post-hot-plain", prose],
+    ["post-hot-text", text],
     ["post-hot", plain],
   ] as const)
     if (markdown && base)
