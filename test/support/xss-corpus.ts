@@ -137,6 +137,21 @@ export const RAW_HTML = [
   `<scr<script>ipt>${A}</scr</script>ipt>`,
   `<<img src=x onerror=${A}>//<`,
   `\u0000<script>${A}</script>`,
+  // aimed at a sanitizer that tokenizes tags itself (xss): attributes with no space between them, odd
+  // separators, quotes and markup inside values, a comment inside a tag, a tag inside a tag
+  `<a href="https://x.example/"title="t"onmouseover=${FLAG}>x</a>`,
+  `<a/href="javascript:${A}">x</a>`,
+  `<a\nhref="javascript:${A}"\nonclick=${FLAG}>x</a>`,
+  `<a href=https://x.example/ onclick=${FLAG}>x</a>`,
+  "<a href=`javascript:alert(1)`>x</a>",
+  `<a href="https://x.example/" <img src=x onerror=${A}>>x</a>`,
+  `<a title='"><img src=x onerror=${A}>' href="https://x.example/">x</a>`,
+  `<a href="https://x.example/"<!-- -->onclick=${FLAG}>x</a>`,
+  `<a href="https://x.example/" title=\`x\` onfocus=${FLAG} autofocus>x</a>`,
+  `<ol start="1 onclick=${A}"><li>x</li></ol>`,
+  `</p onclick=${A}><p/onclick=${A}>x</p>`,
+  `<img src="https://x.example/a.png"/onerror=${FLAG}>`,
+  `<img src="https://x.example/a.png" alt="x" / onerror=${FLAG}>`,
 ];
 
 /** Markdown: links, images and autolinks carrying those schemes, and markup that breaks out. */
