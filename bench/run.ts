@@ -414,6 +414,25 @@ async function measure(opts: autocannon.Options, pid: number): Promise<Measured>
   return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad, cpuUs, dbCpuUs };
 }
 
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/**
+ * One row's service runs against another's, round by round (the i-th run of each): the median of the
+ * rounds' rps ratios with each round's, and the median CPU ratio. Undefined unless both rows ran.
+ */
+function against(measured: Map<string, Measured[]>, row: string, base: string): string | undefined {
+  const [x, y] = [measured.get(row), measured.get(base)];
+  if (!x?.length || !y?.length) return undefined;
+  const rounds = Array.from({ length: Math.min(x.length, y.length) }, (_, i) => [x[i]!, y[i]!] as const);
+  const rps = rounds.map(([a, b]) => (100 * a.rps) / Math.max(1, b.rps));
+  const cpu = rounds.map(([a, b]) => a.cpuUs / Math.max(1, b.cpuUs));
+  const each = rounds.length > 1 ? ` (median of ${rounds.length} rounds: ${rps.map((r) => Math.round(r)).join(" / ")} %)` : "";
+  return `${row} against ${base} (service): ${Math.round(median(rps))} % of its rps${each}, ${median(cpu).toFixed(2)}× its CPU per request`;
+}
+
 async function seedComment(t: Target): Promise<string> {
   const res = await fetch(`${t.url}/api/v1/discussions/hot/comments`, {
     method: "POST",
@@ -505,7 +524,7 @@ async function main() {
   );
 
   const rows: (string | number)[][] = [];
-  // each path's service runs (a path named twice in BENCH_PATHS runs twice: the ratio below uses the means)
+  // each path's service runs (a path named twice in BENCH_PATHS runs twice: the ratios below are read round by round)
   const measured = new Map<string, Measured[]>();
   for (const path of PATHS) {
     const [ft, st] = path.endsWith(POOLED) && pooled ? [pooled.floor, pooled.service] : [floor, service];
@@ -531,36 +550,18 @@ async function main() {
     `\n${CONNECTIONS} connections, ${SECONDS} s per run; bare graphql-yoga {hello}: ${bare.rps} rps (p99 ${bare.p99} ms); ` +
       `synchronous_commit: floor ${String(floorInfo.synchronousCommit)}, service ${svc.synchronousCommit}\n`,
   );
-  const mean = (runs: Measured[] | undefined) =>
-    runs && { rps: runs.reduce((a, r) => a + r.rps, 0) / runs.length, cpuUs: runs.reduce((a, r) => a + r.cpuUs, 0) / runs.length };
-  const [plain, ruled] = [mean(measured.get("post-hot")), mean(measured.get("post-hot-safety"))];
-  if (plain && ruled)
-    console.log(
-      `post-hot-safety against post-hot (service): ${Math.round((100 * ruled.rps) / Math.max(1, plain.rps))} % of its rps, ` +
-        `${(ruled.cpuUs / Math.max(1, plain.cpuUs)).toFixed(2)}× its CPU per request\n`,
-    );
-  const [markdown, prose, text] = [
-    mean(measured.get("post-hot-markdown")),
-    mean(measured.get("post-hot-plain")),
-    mean(measured.get("post-hot-text")),
-  ];
-  for (const [name, base] of [
-    ["post-hot-plain", prose],
-    ["post-hot-text", text],
-    ["post-hot", plain],
-  ] as const)
-    if (markdown && base)
-      console.log(
-        `post-hot-markdown (${MARKDOWN_BODY.length} characters) against ${name} (service): ` +
-          `${Math.round((100 * markdown.rps) / Math.max(1, base.rps))} % of its rps, ` +
-          `${(markdown.cpuUs / Math.max(1, base.cpuUs)).toFixed(2)}× its CPU per request\n`,
-      );
-  const [reply, mailed] = [mean(measured.get("post-reply")), mean(measured.get("post-reply-email"))];
-  if (reply && mailed)
-    console.log(
-      `post-reply-email against post-reply (service): ${Math.round((100 * mailed.rps) / Math.max(1, reply.rps))} % of its rps, ` +
-        `${(mailed.cpuUs / Math.max(1, reply.cpuUs)).toFixed(2)}× its CPU per request\n`,
-    );
+  // rows read against each other, round by round (the i-th run of one against the i-th of the other,
+  // run next to each other when BENCH_PATHS alternates them): the median ratio and each round's
+  for (const [row, base] of [
+    ["post-hot-safety", "post-hot"],
+    ["post-hot-markdown", "post-hot-plain"],
+    ["post-hot-markdown", "post-hot-text"],
+    ["post-hot-markdown", "post-hot"],
+    ["post-reply-email", "post-reply"],
+  ] as const) {
+    const line = against(measured, row, base);
+    if (line) console.log(`${line}\n`);
+  }
   if (pooled)
     console.log(
       `*${POOLED}: both through one transaction-mode ${pgbouncerVersion()} (stock settings: default_pool_size 20, max_client_conn 100), ` +
