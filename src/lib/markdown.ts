@@ -4,7 +4,7 @@
 // on purpose: the parser's own link check (`validateLink`, http/https/mailto only) decides what
 // becomes a link, and the sanitizer would still drop any tag, attribute or URL scheme outside the
 // list if a parser bug let one through. With `formatting.markdown: false` the body is plain text:
-// escaped by markdown-it's own escaper, its line breaks kept as <br>. Rendering is linear in the
+// escaped by markdown-it's own escaper, its line breaks kept as <br />. Rendering is linear in the
 // body (the body is at most maxBodyLength characters; markdown-it nests at most MAX_NESTING levels).
 import markdownIt, { type MarkdownIt } from "markdown-it";
 import xss from "xss";
@@ -44,13 +44,6 @@ export const LINK_REL = "nofollow ugc noopener noreferrer";
 
 /** The elements a rendered body may hold (img only with `formatting.images`). */
 export const ALLOWED_TAGS = ["p", "br", "em", "strong", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a"] as const;
-
-/** Each element's attributes: nothing else, no class, style or event handler anywhere. */
-export const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
-  a: ["href", "title", "rel"],
-  ol: ["start"],
-  img: ["src", "alt", "title", "loading", "referrerpolicy"],
-};
 
 function schemeAllowed(url: string, schemes: readonly string[]): boolean {
   let protocol: string;
@@ -122,11 +115,13 @@ function attributesOf(tagHtml: string): Map<string, string> {
 const attribute = (name: string, value: string | undefined): string => (value === undefined ? "" : ` ${name}="${escapeAttribute(value)}"`);
 
 /**
- * A kept element's start tag with only its allowed attributes: a link's href only with an allowed
- * scheme (read as a browser resolves it: WHATWG URL parsing drops the tabs, newlines and padding that
- * hide a scheme), always with its rel; an image only with an https source (else nothing), lazily and
- * without a referrer; a list's start only as a number. Undefined for the elements with no attributes
- * at all: xss writes those itself, attributes dropped.
+ * A kept element's start tag with only its allowed attributes — `a`: href, title, rel; `img`: src,
+ * alt, title, loading, referrerpolicy; `ol`: start; no other element has any, and no class, style or
+ * event handler is ever written. A link's href only with an allowed scheme (read as a browser
+ * resolves it: WHATWG URL parsing drops the tabs, newlines and padding that hide a scheme), always
+ * with its rel; an image only with an https source (else nothing), lazily and without a referrer; a
+ * list's start only as a number. Undefined for the elements with no attributes at all: xss writes
+ * those itself, attributes dropped.
  */
 function startTag(tag: string, tagHtml: string, images: boolean, into: Reading | undefined): string | undefined {
   if (tag === "a") {
