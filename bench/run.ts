@@ -4,7 +4,9 @@
 // each up, then runs autocannon per path, floor then service back to back, and prints a table with
 // the service/floor ratios. Compare ratios, never absolute numbers: these machines are noisy.
 // Each row also has the server processes' CPU time per request (user + system, from /proc): far
-// less noisy than throughput on a shared machine.
+// less noisy than throughput on a shared machine; and the service's main thread alone, per request
+// and as a share of the run's wall time: near 100 % the JavaScript is what limits the row, well below
+// it something else does (a row's lock, the database, the disk).
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all). `post-hot-idem` and
 // `post-spread-idem` send a new Idempotency-Key with every request (the floor ignores it): what a key costs.
 // `post-hot-safety` is post-hot on a second tenant of the service whose safety settings list 2,000 banned
@@ -369,6 +371,10 @@ interface Measured {
   cpuUs: number;
   /** PostgreSQL's CPU time (every postgres process of the machine's cluster) per request, µs */
   dbCpuUs: number;
+  /** the server's main thread (its JavaScript; not GC helpers, libuv or compiler threads): CPU per request, µs */
+  mainUs: number;
+  /** the share of the run's wall time the main thread was on a CPU: near 100 % it is the bottleneck */
+  mainBusy: number;
 }
 
 /** User + system CPU time in a /proc/<pid>/stat line, in clock ticks (100 per second). */
@@ -379,6 +385,9 @@ function ticksIn(stat: string): number {
 
 /** A process's CPU time so far (user + system), in clock ticks. */
 const cpuTicks = (pid: number): number => ticksIn(readFileSync(`/proc/${pid}/stat`, "utf8"));
+
+/** A process's main thread's CPU time so far (the thread whose id is the process's), in clock ticks. */
+const mainThreadTicks = (pid: number): number => ticksIn(readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8"));
 
 /** CPU ticks so far of each postgres process (the cluster both databases live in), by pid. */
 function postgresTicks(): Map<string, number> {
@@ -404,14 +413,19 @@ function postgresTicksSince(before: Map<string, number>): number {
 
 async function measure(opts: autocannon.Options, pid: number): Promise<Measured> {
   const cpu0 = cpuTicks(pid);
+  const main0 = mainThreadTicks(pid);
   const db0 = postgresTicks();
+  const started = performance.now();
   const r = await autocannon(opts);
+  const mainSeconds = (mainThreadTicks(pid) - main0) / 100;
+  const mainBusy = (100 * mainSeconds) / ((performance.now() - started) / 1000);
+  const mainUs = (mainSeconds * 1e6) / Math.max(1, r.requests.total);
   const cpuUs = (((cpuTicks(pid) - cpu0) / 100) * 1e6) / Math.max(1, r.requests.total);
   const dbCpuUs = ((postgresTicksSince(db0) / 100) * 1e6) / Math.max(1, r.requests.total);
   const bad = r.non2xx + r.errors + r.timeouts;
   if (bad > 0)
     console.warn(`${String(opts.url)}: non-2xx by status ${JSON.stringify(r.statusCodeStats)}, errors ${r.errors}, timeouts ${r.timeouts}`);
-  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad, cpuUs, dbCpuUs };
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad, cpuUs, dbCpuUs, mainUs, mainBusy };
 }
 
 const median = (xs: number[]): number => {
@@ -430,7 +444,11 @@ function against(measured: Map<string, Measured[]>, row: string, base: string): 
   const rps = rounds.map(([a, b]) => (100 * a.rps) / Math.max(1, b.rps));
   const cpu = rounds.map(([a, b]) => a.cpuUs / Math.max(1, b.cpuUs));
   const each = rounds.length > 1 ? ` (median of ${rounds.length} rounds: ${rps.map((r) => Math.round(r)).join(" / ")} %)` : "";
-  return `${row} against ${base} (service): ${Math.round(median(rps))} % of its rps${each}, ${median(cpu).toFixed(2)}× its CPU per request`;
+  const busy = (ms: readonly Measured[]) => `${Math.round(median(ms.map((m) => m.mainBusy)))} %`;
+  return (
+    `${row} against ${base} (service): ${Math.round(median(rps))} % of its rps${each}, ${median(cpu).toFixed(2)}× its CPU per request; ` +
+    `main thread busy ${busy(x)} against ${busy(y)}`
+  );
 }
 
 async function seedComment(t: Target): Promise<string> {
@@ -544,6 +562,7 @@ async function main() {
       `${Math.round(f.cpuUs)} / ${Math.round(s.cpuUs)}`,
       `${(s.cpuUs / Math.max(1, f.cpuUs)).toFixed(2)}×`,
       `${Math.round(f.dbCpuUs)} / ${Math.round(s.dbCpuUs)}`,
+      `${Math.round(s.mainUs)} (${Math.round(s.mainBusy)} %)`,
     ]);
   }
   console.log(
@@ -582,6 +601,7 @@ async function main() {
         "CPU µs/req floor/service",
         "CPU ratio",
         "PostgreSQL CPU µs/req floor/service",
+        "service main thread µs/req (busy)",
       ],
       rows,
     ),
