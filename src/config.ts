@@ -29,6 +29,9 @@ const EnvSchema = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** a stalled database answers 503 within this (statement, connect and pool-acquire timeouts) */
   DATABASE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(4_000),
+  /** the planner's cost of a page read out of order, for the service's own statements: 1.1 (the hot
+   *  tables are cached, and what is not is on SSDs), or `server` to keep the database server's setting */
+  DATABASE_RANDOM_PAGE_COST: z.union([z.literal("server"), z.coerce.number().positive().max(1000)]).default(1.1),
   /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor): no named
    *  prepared statements, no startup parameters, timeouts per transaction (docs/scaling.md) */
   DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),

@@ -135,6 +135,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     timeoutMs: config.DATABASE_TIMEOUT_MS,
+    randomPageCost: config.DATABASE_RANDOM_PAGE_COST === "server" ? undefined : config.DATABASE_RANDOM_PAGE_COST,
     ...(opts.lockRole ? { lockRole: opts.lockRole } : {}),
     onIdleError: (err) => log.warn({ err: err.message }, "idle database connection failed"),
     onCreated: (database) => log.info({ database }, "created the database named by DATABASE_URL"),

@@ -49,6 +49,8 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** statement, connect and pool-acquire timeout (ms): a stalled database fails fast, never hangs */
   timeoutMs?: number;
+  /** the planner's random_page_cost for the service's statements (undefined: the server's own) */
+  randomPageCost?: number | undefined;
   /** an idle pooled connection failed (the database restarted, or terminated it): told, never thrown */
   onIdleError?: (err: Error) => void;
   /** embedded: who holds the data folder (a server waits for a CLI command holding it; see data-dir-lock.ts) */
@@ -75,7 +77,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       // waiting for a connection (new or from the pool), then the server's and the client's limits:
       // the server's set at connect, or per transaction through a pooler (src/db/pooler.ts)
       connectionTimeoutMillis: timeoutMs,
-      ...(pooled ? { Client: poolerClient(timeoutMs) } : { statement_timeout: timeoutMs }),
+      ...(pooled
+        ? { Client: poolerClient({ timeoutMs, randomPageCost: opts.randomPageCost }) }
+        : {
+            statement_timeout: timeoutMs,
+            ...(opts.randomPageCost === undefined ? {} : { options: `-c random_page_cost=${opts.randomPageCost}` }),
+          }),
       query_timeout: timeoutMs + 500,
       keepAlive: true,
       // the plain-SQL hot paths (Prisma passes its own parsers with every query)
@@ -105,6 +112,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   try {
     const pglite = new PGlite(join(opts.dataDir, "pgdata"), { extensions: pgliteExtensions });
     await pglite.waitReady;
+    if (opts.randomPageCost !== undefined) await pglite.exec(`SET random_page_cost = ${opts.randomPageCost}`);
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     return {
       prisma,

@@ -10,6 +10,8 @@
 // - `BEGIN` is sent followed by `SET LOCAL statement_timeout = <ms>`: the whole transaction has it
 //   (SET takes no snapshot, so SET TRANSACTION ISOLATION LEVEL may still follow);
 // - a statement inside a transaction, COMMIT, ROLLBACK and savepoints are sent as they are.
+// The planner's random_page_cost (DATABASE_RANDOM_PAGE_COST, unless `server`) goes the same way: a
+// second set_config in the same SELECT, or a second SET LOCAL after BEGIN.
 // The extra statement costs the server a parse and an execute of its own, never a round trip.
 // Client-side limits (query_timeout, connectionTimeoutMillis) stay: a stalled pooler fails the
 // request within DATABASE_TIMEOUT_MS. Relies on pg's Query and Connection as pg-cursor does.
@@ -37,16 +39,28 @@ function sendExtra(connection: pg.Connection, text: string): void {
   connection.execute({ portal: "" }, true);
 }
 
+/** What each transaction is given through the pooler: its statement timeout and, unless the server's own, the planner's random_page_cost. */
+export interface PoolerSettings {
+  timeoutMs: number;
+  randomPageCost?: number | undefined;
+}
+
 /** The statements a query is sent with: before it and after it, in its batch. */
 export function timeoutStatements(
   text: string | undefined,
   inTransaction: boolean,
-  timeoutMs: number,
+  settings: PoolerSettings,
 ): { before: string[]; after: string[] } {
-  const ms = Math.max(1, Math.round(timeoutMs));
+  const ms = Math.max(1, Math.round(settings.timeoutMs));
+  const cost = settings.randomPageCost;
   if (inTransaction || typeof text !== "string" || TRANSACTION_CONTROL.test(text)) return { before: [], after: [] };
-  if (TRANSACTION_START.test(text)) return { before: [], after: [`SET LOCAL statement_timeout = ${ms}`] };
-  return { before: [`SELECT set_config('statement_timeout', '${ms}', true)`], after: [] };
+  if (TRANSACTION_START.test(text))
+    return {
+      before: [],
+      after: [`SET LOCAL statement_timeout = ${ms}`, ...(cost === undefined ? [] : [`SET LOCAL random_page_cost = ${cost}`])],
+    };
+  const costConfig = cost === undefined ? "" : `, set_config('random_page_cost', '${cost}', true)`;
+  return { before: [`SELECT set_config('statement_timeout', '${ms}', true)${costConfig}`], after: [] };
 }
 
 /** A query sent with its timeout statements in one batch; their answers are skipped, the query's own are its result. */
@@ -60,7 +74,7 @@ class TimedQuery extends WireQueryBase {
     config: object,
     values: unknown,
     callback: unknown,
-    private readonly timeoutMs: number,
+    private readonly settings: PoolerSettings,
     private readonly inTransaction: () => boolean,
   ) {
     super(config, values, callback);
@@ -68,7 +82,7 @@ class TimedQuery extends WireQueryBase {
 
   override submit(connection: pg.Connection): Error | null {
     // decided now, not when queued: the previous query's ReadyForQuery said where the session is
-    const { before, after } = timeoutStatements(this.text, this.inTransaction(), this.timeoutMs);
+    const { before, after } = timeoutStatements(this.text, this.inTransaction(), this.settings);
     if (!before.length && !after.length) return super.submit(connection);
     this.framed = true;
     this.pendingBefore = before.length;
@@ -126,7 +140,7 @@ type Release = (err?: Error | boolean) => void;
  * one of the pooler's server sessions, and the next borrower's statements would run in its
  * transaction. Closing it ends the transaction.
  */
-export function poolerClient(timeoutMs: number): typeof pg.Client {
+export function poolerClient(settings: PoolerSettings): typeof pg.Client {
   return class PoolerClient extends pg.Client {
     /** pg-pool's release, set on this client at each checkout */
     private giveBack: Release | undefined;
@@ -156,7 +170,7 @@ export function poolerClient(timeoutMs: number): typeof pg.Client {
         }
         // a named statement would live in one server session: parsed again by the next transaction's, or missing there
         const { name: _name, ...unnamed } = typeof config === "string" ? { text: config, name: undefined } : (config as { name?: string });
-        const q = new TimedQuery(unnamed, values, callback, timeoutMs, inTransaction);
+        const q = new TimedQuery(unnamed, values, callback, settings, inTransaction);
         if (q.callback) return void send(q);
         return new Promise((resolve, reject) => {
           q.callback = (err, result) => (err ? reject(err) : resolve(result));

@@ -147,7 +147,7 @@ describe.skipIf(!behindPooler)("through the run's PgBouncer", () => {
   });
 
   it("closes a connection given back inside a transaction instead of lending it again (its transaction ends with it)", async () => {
-    const pool = new pg.Pool({ connectionString: inject("databaseUrl"), max: 1, Client: poolerClient(2000) });
+    const pool = new pg.Pool({ connectionString: inject("databaseUrl"), max: 1, Client: poolerClient({ timeoutMs: 2000 }) });
     try {
       const c = await pool.connect();
       await c.query("BEGIN");
@@ -264,9 +264,16 @@ describe.skipIf(!behindPooler)("a pooler with one server connection for every tr
 
   it("has the server apply DATABASE_TIMEOUT_MS to each transaction, and leaves nothing in the session", async () => {
     const { db, prisma } = server.app.runtime.services;
-    expect(await db.sql.query("SELECT current_setting('statement_timeout') AS st", [])).toEqual([{ st: "1500ms" }]);
-    const inTx = await prisma.$transaction(async (tx) => tx.$queryRaw<{ st: string }[]>`SELECT current_setting('statement_timeout') AS st`);
-    expect(inTx).toEqual([{ st: "1500ms" }]);
+    expect(await db.sql.query("SELECT current_setting('statement_timeout') AS st, current_setting('random_page_cost') AS rpc", [])).toEqual(
+      [{ st: "1500ms", rpc: "1.1" }],
+    );
+    const inTx = await prisma.$transaction(
+      async (tx) =>
+        tx.$queryRaw<
+          { st: string; rpc: string }[]
+        >`SELECT current_setting('statement_timeout') AS st, current_setting('random_page_cost') AS rpc`,
+    );
+    expect(inTx).toEqual([{ st: "1500ms", rpc: "1.1" }]);
     // cancelled by the server (57014), before the client's own limit (query_timeout, 2 s) would end the connection
     const started = Date.now();
     const err = await db.sql.query("SELECT pg_sleep(5)", []).catch((e: unknown) => e);
@@ -275,6 +282,7 @@ describe.skipIf(!behindPooler)("a pooler with one server connection for every tr
     // one server session serves every transaction: another client of the pooler finds its defaults
     await withClient(bouncer.urlFor(direct()), async (c) => {
       expect((await c.query("SHOW statement_timeout")).rows[0].statement_timeout).toBe("0");
+      expect((await c.query("SHOW random_page_cost")).rows[0].random_page_cost).not.toBe("1.1");
       expect((await c.query("SELECT count(*)::int AS n FROM pg_prepared_statements")).rows[0].n).toBe(0);
     });
   });

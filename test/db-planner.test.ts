@@ -1,0 +1,56 @@
+// The planner setting the service gives its own statements (DATABASE_RANDOM_PAGE_COST, src/db/client.ts):
+// random_page_cost 1.1 by default on PostgreSQL and the embedded database alike, through the plain-SQL
+// pool and Prisma, inside transactions too; `server` keeps the server's own. (Through a transaction-mode
+// pooler it is set per transaction: test/engines/pooler.test.ts.)
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
+import { openDatabase, type Database } from "../src/db/client.js";
+import { isolatedDatabase } from "./support/database.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function settingsOf(db: Database): Promise<string[]> {
+  const [plain] = await db.sql.query<{ rpc: string }>("SELECT current_setting('random_page_cost') AS rpc", []);
+  const viaPrisma = await db.prisma.$queryRaw<{ rpc: string }[]>`SELECT current_setting('random_page_cost') AS rpc`;
+  const inTransaction = await db.prisma.$transaction(
+    async (tx) => tx.$queryRaw<{ rpc: string }[]>`SELECT current_setting('random_page_cost') AS rpc`,
+  );
+  return [plain!.rpc, viaPrisma[0]!.rpc, inTransaction[0]!.rpc];
+}
+
+describe("DATABASE_RANDOM_PAGE_COST", () => {
+  it("is 1.1 unless told otherwise, and `server` or a number is taken; anything else is refused", () => {
+    expect(loadConfig({}).DATABASE_RANDOM_PAGE_COST).toBe(1.1);
+    expect(loadConfig({ DATABASE_RANDOM_PAGE_COST: "server" }).DATABASE_RANDOM_PAGE_COST).toBe("server");
+    expect(loadConfig({ DATABASE_RANDOM_PAGE_COST: "2" }).DATABASE_RANDOM_PAGE_COST).toBe(2);
+    expect(() => loadConfig({ DATABASE_RANDOM_PAGE_COST: "0" })).toThrow(/DATABASE_RANDOM_PAGE_COST/);
+    expect(() => loadConfig({ DATABASE_RANDOM_PAGE_COST: "1; DROP TABLE x" })).toThrow(/DATABASE_RANDOM_PAGE_COST/);
+  });
+
+  it("plans the service's statements on PostgreSQL with it, and leaves the server's own when not set", async () => {
+    const pgdb = await isolatedDatabase("planner");
+    cleanups.push(() => pgdb.drop());
+    const set = await openDatabase({ databaseUrl: pgdb.url, dataDir: "/nonexistent", randomPageCost: 1.1 });
+    cleanups.push(() => set.close());
+    expect(await settingsOf(set)).toEqual(["1.1", "1.1", "1.1"]);
+    const server = await openDatabase({ databaseUrl: pgdb.url, dataDir: "/nonexistent" });
+    cleanups.push(() => server.close());
+    expect(await settingsOf(server)).not.toContain("1.1");
+  });
+
+  it("plans the embedded database's statements with it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "planner-"));
+    const embedded = await openDatabase({ dataDir: dir, randomPageCost: 1.1 });
+    cleanups.push(async () => {
+      await embedded.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    expect(await settingsOf(embedded)).toEqual(["1.1", "1.1", "1.1"]);
+  });
+});
