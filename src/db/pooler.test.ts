@@ -1,16 +1,16 @@
 import type pg from "pg";
 import { describe, expect, it } from "vitest";
-import { timeoutStatements } from "./pooler.js";
+import { framingFor, timeoutStatements } from "./pooler.js";
 import { pgSql } from "./sql.js";
 
 describe("timeoutStatements (behind a transaction-mode pooler)", () => {
   it("sets the timeout before a statement outside a transaction, in its implicit transaction", () => {
-    expect(timeoutStatements("SELECT eng_post_comment($1)", false, { timeoutMs: 4000 })).toEqual({
+    expect(timeoutStatements("SELECT eng_post_comment($1)", false, framingFor({ timeoutMs: 4000 }))).toEqual({
       before: ["SELECT set_config('statement_timeout', '4000', true)"],
       after: [],
     });
     // and the planner's random_page_cost in the same statement, when the service sets one
-    expect(timeoutStatements("SELECT 1", false, { timeoutMs: 4000, randomPageCost: 1.1 })).toEqual({
+    expect(timeoutStatements("SELECT 1", false, framingFor({ timeoutMs: 4000, randomPageCost: 1.1 }))).toEqual({
       before: ["SELECT set_config('statement_timeout', '4000', true), set_config('random_page_cost', '1.1', true)"],
       after: [],
     });
@@ -18,8 +18,11 @@ describe("timeoutStatements (behind a transaction-mode pooler)", () => {
 
   it("sets it for the whole transaction after BEGIN (or START TRANSACTION)", () => {
     for (const begin of ["BEGIN", " begin", "START TRANSACTION ISOLATION LEVEL SERIALIZABLE"]) {
-      expect(timeoutStatements(begin, false, { timeoutMs: 2500 })).toEqual({ before: [], after: ["SET LOCAL statement_timeout = 2500"] });
-      expect(timeoutStatements(begin, false, { timeoutMs: 2500, randomPageCost: 1.1 })).toEqual({
+      expect(timeoutStatements(begin, false, framingFor({ timeoutMs: 2500 }))).toEqual({
+        before: [],
+        after: ["SET LOCAL statement_timeout = 2500"],
+      });
+      expect(timeoutStatements(begin, false, framingFor({ timeoutMs: 2500, randomPageCost: 1.1 }))).toEqual({
         before: [],
         after: ["SET LOCAL statement_timeout = 2500", "SET LOCAL random_page_cost = 1.1"],
       });
@@ -27,9 +30,9 @@ describe("timeoutStatements (behind a transaction-mode pooler)", () => {
   });
 
   it("adds nothing inside a transaction, nor to COMMIT, ROLLBACK or savepoints", () => {
-    expect(timeoutStatements("SELECT 1", true, { timeoutMs: 4000, randomPageCost: 1.1 })).toEqual({ before: [], after: [] });
+    expect(timeoutStatements("SELECT 1", true, framingFor({ timeoutMs: 4000, randomPageCost: 1.1 }))).toEqual({ before: [], after: [] });
     for (const control of ["COMMIT", "ROLLBACK", "SAVEPOINT s1", "RELEASE SAVEPOINT s1", "END"]) {
-      expect(timeoutStatements(control, false, { timeoutMs: 4000, randomPageCost: 1.1 })).toEqual({ before: [], after: [] });
+      expect(timeoutStatements(control, false, framingFor({ timeoutMs: 4000, randomPageCost: 1.1 }))).toEqual({ before: [], after: [] });
     }
   });
 });

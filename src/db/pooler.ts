@@ -45,22 +45,33 @@ export interface PoolerSettings {
   randomPageCost?: number | undefined;
 }
 
+/** The statements that give a transaction its settings: before a lone statement, and after BEGIN. */
+export interface Framing {
+  /** one SELECT of set_config(…, true) per setting: they end with the statement's implicit transaction */
+  statement: string;
+  /** one SET LOCAL per setting (SET takes no snapshot: SET TRANSACTION ISOLATION LEVEL may still follow) */
+  begin: string[];
+}
+
+/** The framing of a pool's settings, written once (each setting a name and a value, in both forms). */
+export function framingFor(settings: PoolerSettings): Framing {
+  const named: [string, string][] = [["statement_timeout", String(Math.max(1, Math.round(settings.timeoutMs)))]];
+  if (settings.randomPageCost !== undefined) named.push(["random_page_cost", String(settings.randomPageCost)]);
+  return {
+    statement: `SELECT ${named.map(([name, value]) => `set_config('${name}', '${value}', true)`).join(", ")}`,
+    begin: named.map(([name, value]) => `SET LOCAL ${name} = ${value}`),
+  };
+}
+
 /** The statements a query is sent with: before it and after it, in its batch. */
 export function timeoutStatements(
   text: string | undefined,
   inTransaction: boolean,
-  settings: PoolerSettings,
+  framing: Framing,
 ): { before: string[]; after: string[] } {
-  const ms = Math.max(1, Math.round(settings.timeoutMs));
-  const cost = settings.randomPageCost;
   if (inTransaction || typeof text !== "string" || TRANSACTION_CONTROL.test(text)) return { before: [], after: [] };
-  if (TRANSACTION_START.test(text))
-    return {
-      before: [],
-      after: [`SET LOCAL statement_timeout = ${ms}`, ...(cost === undefined ? [] : [`SET LOCAL random_page_cost = ${cost}`])],
-    };
-  const costConfig = cost === undefined ? "" : `, set_config('random_page_cost', '${cost}', true)`;
-  return { before: [`SELECT set_config('statement_timeout', '${ms}', true)${costConfig}`], after: [] };
+  if (TRANSACTION_START.test(text)) return { before: [], after: framing.begin };
+  return { before: [framing.statement], after: [] };
 }
 
 /** A query sent with its timeout statements in one batch; their answers are skipped, the query's own are its result. */
@@ -74,7 +85,7 @@ class TimedQuery extends WireQueryBase {
     config: object,
     values: unknown,
     callback: unknown,
-    private readonly settings: PoolerSettings,
+    private readonly framing: Framing,
     private readonly inTransaction: () => boolean,
   ) {
     super(config, values, callback);
@@ -82,7 +93,7 @@ class TimedQuery extends WireQueryBase {
 
   override submit(connection: pg.Connection): Error | null {
     // decided now, not when queued: the previous query's ReadyForQuery said where the session is
-    const { before, after } = timeoutStatements(this.text, this.inTransaction(), this.settings);
+    const { before, after } = timeoutStatements(this.text, this.inTransaction(), this.framing);
     if (!before.length && !after.length) return super.submit(connection);
     this.framed = true;
     this.pendingBefore = before.length;
@@ -141,6 +152,7 @@ type Release = (err?: Error | boolean) => void;
  * transaction. Closing it ends the transaction.
  */
 export function poolerClient(settings: PoolerSettings): typeof pg.Client {
+  const framing = framingFor(settings);
   return class PoolerClient extends pg.Client {
     /** pg-pool's release, set on this client at each checkout */
     private giveBack: Release | undefined;
@@ -170,7 +182,7 @@ export function poolerClient(settings: PoolerSettings): typeof pg.Client {
         }
         // a named statement would live in one server session: parsed again by the next transaction's, or missing there
         const { name: _name, ...unnamed } = typeof config === "string" ? { text: config, name: undefined } : (config as { name?: string });
-        const q = new TimedQuery(unnamed, values, callback, settings, inTransaction);
+        const q = new TimedQuery(unnamed, values, callback, framing, inTransaction);
         if (q.callback) return void send(q);
         return new Promise((resolve, reject) => {
           q.callback = (err, result) => (err ? reject(err) : resolve(result));
