@@ -1,6 +1,7 @@
 // The planner setting the service gives its own statements (DATABASE_RANDOM_PAGE_COST, src/db/client.ts):
 // random_page_cost 1.1 by default on PostgreSQL and the embedded database alike, through the plain-SQL
-// pool and Prisma, inside transactions too; `server` keeps the server's own. (Through a transaction-mode
+// pool and Prisma, inside transactions too, beside the URL's own startup options; `server` keeps the
+// server's own. (Through a transaction-mode
 // pooler it is set per transaction: test/engines/pooler.test.ts.)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,6 +40,14 @@ describe("DATABASE_RANDOM_PAGE_COST", () => {
     const set = await openDatabase({ databaseUrl: pgdb.url, dataDir: "/nonexistent", randomPageCost: 1.1 });
     cleanups.push(() => set.close());
     expect(await settingsOf(set)).toEqual(["1.1", "1.1", "1.1"]);
+    // the URL's own startup options stay beside it
+    const url = new URL(pgdb.url);
+    url.searchParams.set("options", "-c work_mem=5MB");
+    const withOptions = await openDatabase({ databaseUrl: url.toString(), dataDir: "/nonexistent", randomPageCost: 1.1 });
+    cleanups.push(() => withOptions.close());
+    expect(await withOptions.sql.query("SELECT current_setting('random_page_cost') AS rpc, current_setting('work_mem') AS wm", [])).toEqual(
+      [{ rpc: "1.1", wm: "5MB" }],
+    );
     const server = await openDatabase({ databaseUrl: pgdb.url, dataDir: "/nonexistent" });
     cleanups.push(() => server.close());
     expect(await settingsOf(server)).not.toContain("1.1");

@@ -59,6 +59,18 @@ export interface DatabaseOptions {
   onCreated?: (name: string) => void;
 }
 
+/**
+ * A connection's URL and startup `options` with one more `-c name=value`, added to those the URL's
+ * `options` parameter (or else PGOPTIONS) gives: pg lets the URL's parameter win over its own
+ * `options`, so it moves out of the URL into the merged one.
+ */
+function withSetting(url: string, name: string, value: number): { connectionString: string; options: string } {
+  const u = new URL(url);
+  const given = u.searchParams.get("options") ?? process.env.PGOPTIONS ?? "";
+  u.searchParams.delete("options");
+  return { connectionString: u.toString(), options: [given.trim(), `-c ${name}=${value}`].filter(Boolean).join(" ") };
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
@@ -81,7 +93,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         ? { Client: poolerClient({ timeoutMs, randomPageCost: opts.randomPageCost }) }
         : {
             statement_timeout: timeoutMs,
-            ...(opts.randomPageCost === undefined ? {} : { options: `-c random_page_cost=${opts.randomPageCost}` }),
+            ...(opts.randomPageCost === undefined ? {} : withSetting(url, "random_page_cost", opts.randomPageCost)),
           }),
       query_timeout: timeoutMs + 500,
       keepAlive: true,
