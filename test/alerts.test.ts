@@ -199,7 +199,7 @@ describe("a held comment alerts", () => {
     expect(embed.title).toContain("waiting for review");
     expect(embed.description).toContain("\\*bold\\*");
     expect(embed.fields.map((f: any) => f.name)).toEqual(["Reader", "Discussion", "Reason", "Moderate"]);
-    expect(embed.fields[1].value).toBe("[Launch <day\\>](https://news.example/launch)"); // Discord's markup escaped
+    expect(embed.fields[1].value).toBe("[Launch \\<day\\>](https://news.example/launch)"); // Discord's markup escaped
     expect(embed.footer.text).toContain(c.body.id);
     const dl = discordLinks(d.json);
     expect(dl.approve).not.toBe(sl.approve); // each alert its own links
@@ -207,6 +207,57 @@ describe("a held comment alerts", () => {
       "succeeded",
       "succeeded",
     ]);
+  });
+
+  it("every text a reader or the tenant wrote reaches the chats escaped for each (as the receivers got it)", async () => {
+    const hostile = "<!here> <http://evil.example|Official> <@U123> @everyone & [x](http://evil.example)";
+    const slackSafe = "&lt;!here&gt; &lt;http://evil.example|Official&gt; &lt;@U123&gt; @everyone &amp; [x](http://evil.example)";
+    const discordSafe = "\\<!here\\> \\<http\\://evil.example\\|Official\\> \\<\\@U123\\> \\@everyone & \\[x\\]\\(http\\://evil.example\\)";
+    const hook = await receiver(() => ({ status: 200, body: { decision: "hold", reason: `Hook ${hostile}` } }));
+    const slack = await receiver();
+    const discord = await receiver(() => ({ status: 204 }));
+    const t = await createTestTenant(server, `Site ${hostile}`);
+    const set = await t.api.patch("/api/v1/settings", {
+      safety: { hook: { url: `${hook.url}/check` } },
+      alerts: [
+        { kind: "slack", on: ["hook_hold"], url: `${slack.url}/hooks/slack` },
+        { kind: "discord", on: ["hook_hold"], url: `${discord.url}/hooks/discord` },
+      ],
+    });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    await t.api.put("/api/v1/discussions/hostile", { title: `Title ${hostile}`, url: "https://news.example/a?b=1&c=(2)|x" });
+    const mallory = await t.reader("mallory", { name: `Name ${hostile}` });
+    const c = await mallory.post("/api/v1/discussions/hostile/comments", { body: `Body ${hostile}` });
+    expect(c.body.status).toBe("pending");
+    await worker().runOnce();
+    expect([slack.requests.length, discord.requests.length]).toEqual([1, 1]);
+
+    const s = slack.requests[0]!.json;
+    expect(s.text).toBe(`The moderation hook held a comment: Name ${slackSafe} in Title ${slackSafe}`);
+    const mrkdwn = JSON.stringify(s.blocks)
+      .match(/\{"type":"mrkdwn"[^}]*\}/g)!
+      .map((o: string) => JSON.parse(o) as { text: string; verbatim: boolean });
+    expect(mrkdwn.every((o) => o.verbatim)).toBe(true);
+    expect(mrkdwn.map((o) => o.text)).toEqual([
+      `*Reader*\nName ${slackSafe} (\`mallory\`)`,
+      `*Discussion*\n<https://news.example/a?b=1&amp;c=(2)%7Cx|Title ${slackSafe}>`,
+      `*Reason*\nThe moderation hook held it: Hook ${slackSafe}`,
+      `>Body ${slackSafe}`,
+      `Comment \`${c.body.id}\` · Site ${slackSafe}`,
+    ]);
+    expect(JSON.stringify(s)).not.toContain("<!here>");
+
+    const d = discord.requests[0]!.json;
+    expect(d.allowed_mentions).toEqual({ parse: [] });
+    const embed = d.embeds[0];
+    expect(embed.description).toBe(`Body ${discordSafe}`);
+    expect(embed.fields.map((f: any) => f.value).slice(0, 3)).toEqual([
+      `Name ${discordSafe} (mallory)`,
+      `[Title ${discordSafe}](https://news.example/a?b=1&c=%282%29|x)`,
+      `The moderation hook held it\\: Hook ${discordSafe}`,
+    ]);
+    expect(embed.footer.text).toBe(`Comment ${c.body.id} · Site ${hostile}`); // plain text in Discord: no markdown, no mentions
+    expect(d.content).toBe("The moderation hook held a comment");
   });
 
   it("a hold by the moderation hook is hook_hold, a report at the threshold is reported", async () => {

@@ -2,8 +2,16 @@
 // Block Kit (`blocks`, with `text` as the notification's fallback) and Discord's `embeds`. It names the
 // comment (an excerpt and its id), its reader, its discussion and the reason, with the Approve and
 // Reject links (Slack: link buttons; Discord: links in a field, its incoming webhooks having no
-// buttons). Everything a reader or tenant wrote is escaped for the chat's markup, and neither chat is
-// allowed to turn it into a mention (Slack: `<` escaped; Discord: allowed_mentions empty).
+// buttons). Everything a reader or tenant wrote (the reader's name and id, the excerpt, the discussion's
+// title, id and URL, the site's name, the reason) is escaped for the chat, wherever it goes, and
+// neither chat is allowed to turn it into a mention or a link:
+// - Slack: `&`, `<` and `>` as entities in the fallback `text` and in every mrkdwn object, which are
+//   `verbatim` (no automatic links, channel names or mentions); plain_text objects carry our own words
+//   only (the headline, the buttons); the discussion's URL is percent-encoded where it could end or
+//   relabel its link.
+// - Discord: its markdown and mention characters backslash-escaped in the description and the fields,
+//   `allowed_mentions` empty; the footer is plain text there (no markdown, no mentions), shown as written.
+// A name, a title or a site's name is shown on one line, so no line of it can pass for a field.
 import type { AlertKind, AlertTrigger } from "../../../tenancy/settings-model.js";
 
 export interface AlertMessage {
@@ -62,31 +70,45 @@ export function describeReason(reason: unknown): string {
   }
 }
 
-/** Slack's mrkdwn: `&`, `<` and `>` escaped (no links, mentions or channel pings from the text). */
+/** One line: a name or a title with line breaks (or other control characters) gets spaces instead. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ");
+
+/** A URL's characters that would end or relabel a chat's link, percent-encoded (encodeURIComponent leaves `(`, `)`). */
+const encodeIn = (url: string, chars: RegExp): string =>
+  url.replace(chars, (c) => [...Buffer.from(c, "utf8")].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""));
+
+const isWebUrl = (url: string | null): url is string => url !== null && /^https?:\/\//i.test(url);
+
+/** Slack's mrkdwn and fallback text: `&`, `<` and `>` escaped (no links, mentions or channel pings from the text). */
 const slackText = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-/** Discord's markdown: its markup characters escaped, so the text shows as written. */
-const discordText = (s: string): string => s.replace(/([\\*_~`|>[\]()#@:-])/g, "\\$1");
+/** A URL inside Slack's `<url|label>`: `<`, `>`, `|` and white space percent-encoded, `&` as Slack escapes it. */
+const slackUrl = (url: string): string => encodeIn(url, /[<>|\s]/gu).replace(/&/g, "&amp;");
+
+/** A mrkdwn text object: verbatim, so Slack adds no links, channel names or mentions of its own. */
+const mrkdwn = (text: string) => ({ type: "mrkdwn", text, verbatim: true });
+
+/** Discord's markdown: its markup and mention characters escaped, so the text shows as written. */
+const discordText = (s: string): string => s.replace(/([\\*_~`|<>[\]()#@:-])/g, "\\$1");
 
 function slack(m: AlertMessage): unknown {
   const headline = `${m.test ? "[Test] " : ""}${HEADLINES[m.trigger]}`;
-  const title = m.discussion.title ?? m.discussion.id;
-  const discussion =
-    m.discussion.url && /^https?:\/\//.test(m.discussion.url)
-      ? `<${m.discussion.url.replace(/[<>|]/g, encodeURIComponent)}|${slackText(title)}>`
-      : slackText(title);
+  const title = oneLine(m.discussion.title ?? m.discussion.id);
+  const label = slackText(cut(title, 200));
+  const discussion = isWebUrl(m.discussion.url) ? `<${slackUrl(m.discussion.url)}|${label}>` : label;
   const blocks: unknown[] = [
     { type: "header", text: { type: "plain_text", text: cut(headline, 150) } },
     {
       type: "section",
       fields: [
-        { type: "mrkdwn", text: `*Reader*\n${slackText(cut(m.reader.name, 200))} (\`${slackText(m.reader.id)}\`)` },
-        { type: "mrkdwn", text: `*Discussion*\n${discussion}` },
+        mrkdwn(`*Reader*\n${slackText(cut(oneLine(m.reader.name), 200))} (\`${slackText(oneLine(m.reader.id))}\`)`),
+        mrkdwn(`*Discussion*\n${discussion}`),
       ],
     },
-    { type: "section", text: { type: "mrkdwn", text: `*Reason*\n${slackText(cut(m.reason, 500))}` } },
-    { type: "section", text: { type: "mrkdwn", text: `>${slackText(cut(m.comment.body, EXCERPT_CHARS)).replace(/\n/g, "\n>")}` } },
-    { type: "context", elements: [{ type: "mrkdwn", text: `Comment \`${slackText(m.comment.id)}\` · ${slackText(cut(m.site, 100))}` }] },
+    { type: "section", text: mrkdwn(`*Reason*\n${slackText(cut(m.reason, 500))}`) },
+    { type: "section", text: mrkdwn(`>${slackText(cut(m.comment.body, EXCERPT_CHARS)).replace(/\n/g, "\n>")}`) },
+    { type: "context", elements: [mrkdwn(`Comment \`${slackText(m.comment.id)}\` · ${slackText(cut(oneLine(m.site), 100))}`)] },
   ];
   if (m.links) {
     blocks.push({
@@ -97,22 +119,19 @@ function slack(m: AlertMessage): unknown {
       ],
     });
   }
-  return { text: `${headline}: ${cut(m.reader.name, 100)} in ${cut(title, 100)}`, blocks };
+  return { text: `${headline}: ${slackText(cut(oneLine(m.reader.name), 100))} in ${slackText(cut(title, 100))}`, blocks };
 }
 
 const COLORS: Record<AlertTrigger, number> = { pending: 0xe8a317, hook_hold: 0x8e44ad, reported: 0xc0392b };
 
 function discord(m: AlertMessage): unknown {
   const headline = `${m.test ? "[Test] " : ""}${HEADLINES[m.trigger]}`;
-  const title = m.discussion.title ?? m.discussion.id;
+  const title = discordText(cut(oneLine(m.discussion.title ?? m.discussion.id), 200));
   const fields = [
-    { name: "Reader", value: `${discordText(cut(m.reader.name, 200))} (${discordText(m.reader.id)})`, inline: true },
+    { name: "Reader", value: `${discordText(cut(oneLine(m.reader.name), 200))} (${discordText(oneLine(m.reader.id))})`, inline: true },
     {
       name: "Discussion",
-      value:
-        m.discussion.url && /^https?:\/\//.test(m.discussion.url)
-          ? `[${discordText(cut(title, 200))}](${m.discussion.url.replace(/[()\s]/g, encodeURIComponent)})`
-          : discordText(cut(title, 200)),
+      value: isWebUrl(m.discussion.url) ? `[${title}](${encodeIn(m.discussion.url, /[()<>\s]/gu)})` : title,
       inline: true,
     },
     { name: "Reason", value: discordText(cut(m.reason, 500)) },
@@ -127,7 +146,7 @@ function discord(m: AlertMessage): unknown {
         description: discordText(cut(m.comment.body, EXCERPT_CHARS)),
         color: COLORS[m.trigger],
         fields,
-        footer: { text: cut(`Comment ${m.comment.id} · ${m.site}`, 2048) },
+        footer: { text: cut(oneLine(`Comment ${m.comment.id} · ${m.site}`), 2048) },
         timestamp: m.at.toISOString(),
       },
     ],
