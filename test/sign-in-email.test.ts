@@ -239,6 +239,36 @@ describe("email links", () => {
     expect(mailTo("ok@readers.example")).toHaveLength(0);
   });
 
+  it("carries the asking page's relay nonce to the link's finish, which broadcasts only with it", async () => {
+    const t = await tenantWith({ methods: ["email"] });
+    const relay = "a".repeat(16) + "0123456789abcdef0123456789abcdef";
+    const badRelay = await http("POST", `/auth/v1/${t.tenantId}/email`, {
+      json: { email: "relay@readers.example", origin: ORIGIN, relay: "short" },
+    });
+    expect(badRelay.status).toBe(422);
+    expect(JSON.parse(badRelay.text).errors).toEqual([{ path: "relay", message: expect.stringContaining("nonce") }]);
+    const asked = await http("POST", `/auth/v1/${t.tenantId}/email`, { json: { email: "relay@readers.example", origin: ORIGIN, relay } });
+    expect(asked.status).toBe(202);
+    const { path, token } = await linkFor("relay@readers.example");
+    const [row] = await sql<{ data: Record<string, string> }>("SELECT data FROM sign_in_tokens WHERE tenant_id = $1 AND token_hash = $2", [
+      t.tenantId,
+      sha(token),
+    ]);
+    expect(row!.data.relay).toBe(relay);
+    const done = await http("POST", path, { form: { name: "Rae" } });
+    expect(done.status, done.text).toBe(200);
+    // the finish names the popup it is for (the listener forwards only a message carrying its own nonce)
+    expect(done.text).toContain(`,${JSON.stringify(ORIGIN)},${JSON.stringify(relay)});`);
+    expect(done.text).toContain("relay:r");
+    // a link asked for without one broadcasts nothing (no popup can be told it is its own)
+    await ask(t, "norelay@readers.example");
+    const plain = await linkFor("norelay@readers.example");
+    const finish = await http("POST", plain.path, { form: { name: "Nora" } });
+    expect(finish.status).toBe(200);
+    expect(finish.text).toContain(`,${JSON.stringify(ORIGIN)});`);
+    expect(finish.text).toContain("if(!r)return;");
+  });
+
   it("meets a flood from one client address with 429 and Retry-After on every /auth/v1 route", async () => {
     const t = await tenantWith({ methods: ["email"] });
     const statuses: number[] = [];

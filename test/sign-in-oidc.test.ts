@@ -89,24 +89,37 @@ afterAll(async () => {
   await own?.drop();
 });
 
-/** A GET of the service with no redirect followed; the body kept for the secrets check. */
-async function get(url: string, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { redirect: "manual", headers });
+/**
+ * A GET of the service with no redirect followed, from `browser` (default: the reader's, whose
+ * cookies it keeps, as a browser would: the start's binding cookie goes back with the callback); the
+ * body kept for the secrets check.
+ */
+async function get(url: string, headers: Record<string, string> = {}, browser: Jar = readerBrowser) {
+  const cookie = browser.header();
+  const res = await fetch(url, { redirect: "manual", headers: { ...headers, ...(cookie ? { cookie } : {}) } });
+  browser.take(res);
   const body = await res.text();
   answered.push(body, res.headers.get("location") ?? "");
   return { status: res.status, location: res.headers.get("location"), body, headers: res.headers };
 }
 
-/** GET /auth/v1/{tenantId}/oidc/{id}[&lang=]: the 302 to the provider. */
-async function start(providerId: string, lang?: string) {
+/** The reader's browser at the service (its cookies). */
+const readerBrowser = jar();
+
+/** GET /auth/v1/{tenantId}/oidc/{id}[&lang=]: the 302 to the provider (in `browser`, default the reader's). */
+async function start(providerId: string, lang?: string, browser: Jar = readerBrowser) {
   const r = await get(
     `${server.url}/auth/v1/${t.tenantId}/oidc/${providerId}?origin=${encodeURIComponent(SITE)}${lang === undefined ? "" : `&lang=${encodeURIComponent(lang)}`}`,
+    {},
+    browser,
   );
   expect(r.status, r.body).toBe(302);
   return new URL(r.location!);
 }
 
-/** A cookie jar of one origin: oidc-provider keeps its interaction in cookies. */
+type Jar = ReturnType<typeof jar>;
+
+/** A cookie jar of one origin: oidc-provider keeps its interaction in cookies, the service its sign-in binding. */
 function jar() {
   const cookies = new Map<string, string>();
   return {
@@ -334,6 +347,90 @@ describe("plain OAuth 2 (GitHub's shape)", () => {
     ]);
     expect(reader!.email).toBeNull();
     expect(await written()).toEqual({ readers: before.readers + 1, sessions: before.sessions + 1 });
+  });
+});
+
+describe("a sign-in finishes only in the browser that began it (login CSRF)", () => {
+  const cookieOf = (res: { headers: Headers }) => res.headers.getSetCookie().find((c) => /eng_sign_in=/.test(c)) ?? "";
+
+  it("binds the start to the browser with an HttpOnly, SameSite=Lax cookie, kept as a hash with the state", async () => {
+    const browser = jar();
+    const r = await get(`${server.url}/auth/v1/${t.tenantId}/oidc/gh?origin=${encodeURIComponent(SITE)}`, {}, browser);
+    expect(r.status).toBe(302);
+    const cookie = cookieOf(r);
+    // plain http: no Secure cookie can be kept, so not the __Host- name
+    expect(cookie).toMatch(/^eng_sign_in=[A-Za-z0-9_-]{43};/);
+    expect(cookie).toMatch(/; HttpOnly/i);
+    expect(cookie).toMatch(/; SameSite=Lax/i);
+    expect(cookie).toMatch(/; Path=\/(;|$)/);
+    expect(cookie).toMatch(/; Max-Age=600/);
+    expect(cookie).not.toMatch(/Domain=/i);
+    const value = /^eng_sign_in=([^;]+)/.exec(cookie)![1]!;
+    const state = new URL(r.location!).searchParams.get("state")!;
+    const [row] = await sql<{ data: Record<string, unknown> }>(
+      "SELECT data FROM sign_in_tokens WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2",
+      [t.tenantId, sha256(state, "hex")],
+    );
+    expect(row!.data.binding).toBe(sha256(value, "hex"));
+    expect(JSON.stringify(row!.data)).not.toContain(value);
+    // a second start in the same browser keeps its value: two tabs' sign-ins both finish
+    const again = await get(`${server.url}/auth/v1/${t.tenantId}/oidc/gh?origin=${encodeURIComponent(SITE)}`, {}, browser);
+    expect(cookieOf(again)).toContain(`eng_sign_in=${value};`);
+  });
+
+  it("the attacker's callback opened in another browser starts no session, says why, and stays the attacker's", async () => {
+    const attacker = jar();
+    const back = await atGithub(await start("gh", undefined, attacker));
+    const before = await written();
+    // a victim's browser that never began a sign-in: no binding at all
+    const victim = jar();
+    const none = await get(back.href, {}, victim);
+    expect(none.status, none.body).toBe(400);
+    expect(none.body).toContain("begun in another browser");
+    expect(none.body).not.toContain("engagement:signed-in");
+    expect(none.body).not.toContain("rs_");
+    // a victim who began a sign-in of their own: another binding
+    await start("gh", undefined, victim);
+    const other = await get(back.href, {}, victim);
+    expect(other.status, other.body).toBe(400);
+    expect(other.body).toContain("begun in another browser");
+    expect(other.body).not.toContain("engagement:signed-in");
+    // a forged cookie of the right shape is another binding too
+    const forged = await get(back.href, { cookie: `eng_sign_in=${"A".repeat(43)}` }, jar());
+    expect(forged.status).toBe(400);
+    expect(await written()).toEqual(before);
+    // the state is not spent by the refusals: it finishes in the browser that began it
+    const own = await get(back.href, {}, attacker);
+    expect(own.status, own.body).toBe(200);
+    expect(finished(own.body).message.type).toBe("engagement:signed-in");
+  });
+
+  it("over https the cookie is __Host- and Secure, and only that name is read back", async () => {
+    const secure = await startServer({ ...own.env, RETENTION_INTERVAL_MS: "0", PUBLIC_URL: "https://comments.example" });
+    try {
+      const res = await fetch(`${secure.url}/auth/v1/${t.tenantId}/oidc/gh?origin=${encodeURIComponent(SITE)}`, { redirect: "manual" });
+      expect(res.status).toBe(302);
+      const cookie = cookieOf(res);
+      expect(cookie).toMatch(/^__Host-eng_sign_in=[A-Za-z0-9_-]{43};/);
+      expect(cookie).toMatch(/; Secure/i);
+      expect(cookie).toMatch(/; HttpOnly/i);
+      expect(cookie).toMatch(/; Path=\/(;|$)/);
+      const value = /^__Host-eng_sign_in=([^;]+)/.exec(cookie)![1]!;
+      // the provider sends the reader to PUBLIC_URL's callback; here it reaches this server directly
+      const redirect = await atGithub(new URL(res.headers.get("location")!));
+      const back = `${secure.url}${redirect.pathname}${redirect.search}`;
+      const before = await written();
+      // the value under the plain name (a cookie a sibling host could set) does not count over https
+      const plain = await fetch(back, { redirect: "manual", headers: { cookie: `eng_sign_in=${value}` } });
+      expect(plain.status).toBe(400);
+      expect(await plain.text()).toContain("begun in another browser");
+      expect(await written()).toEqual(before);
+      const good = await fetch(back, { redirect: "manual", headers: { cookie: `__Host-eng_sign_in=${value}` } });
+      expect(good.status, await good.clone().text()).toBe(200);
+      expect(finished(await good.text()).message.type).toBe("engagement:signed-in");
+    } finally {
+      await secure.stop();
+    }
   });
 });
 

@@ -23,3 +23,8 @@ export function crossSiteForm(config: Pick<Config, "PUBLIC_URL">, req: FastifyRe
   const own = [originOf(`${req.protocol}://${req.headers.host ?? ""}`), config.PUBLIC_URL ? originOf(config.PUBLIC_URL) : null];
   return !own.includes(origin);
 }
+
+/** Whether the browser reaches us over https (the request's own scheme, or PUBLIC_URL's): cookies set then are Secure. */
+export function isSecureRequest(config: Pick<Config, "PUBLIC_URL">, req: FastifyRequest): boolean {
+  return req.protocol === "https" || (config.PUBLIC_URL ?? "").startsWith("https:");
+}

@@ -140,6 +140,13 @@ export const errors = {
       "sign_in_state_invalid",
       "This sign-in is unknown, has expired, was already completed or belongs to another provider: close this window and sign in again.",
     ),
+  /** an open sign-in's callback opened in a browser that did not begin it (no binding cookie, or another) */
+  signInBrowserMismatch: () =>
+    new AppError(
+      400,
+      "sign_in_browser_mismatch",
+      "This sign-in was begun in another browser (or this browser refused or cleared its cookie): it can only finish where it began. Close this window and sign in again from the page you are on.",
+    ),
   /** the provider sent the reader back with an error (`?error=access_denied`: they cancelled) */
   signInCancelled: (detail: string) => new AppError(400, "sign_in_cancelled", detail),
   /** the provider's answer was refused: no code, a code it would not exchange, an ID token that failed its checks */

@@ -3,7 +3,9 @@
 // in a popup (window.open); the reader signs in at oidc-provider's own login and consent pages (the
 // GitHub-shaped server approves at once); the service's finish page posts
 // {"type":"engagement:signed-in","token","reader"} to the host page, from the service's origin, and
-// the token is a reader session for GET /api/v1/me.
+// the token is a reader session for GET /api/v1/me. And login CSRF: an attacker's own callback URL,
+// kept unopened and opened in a victim's browser (a popup of the victim's page), delivers nothing to
+// the victim's page and starts no session (the start's binding cookie is the attacker's browser's).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -159,5 +161,49 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("hosted sign-in at a provi
     // nothing else was posted to the page
     expect(await tab.evaluate(() => (window as any).received.length)).toBe(1);
     await context.close();
+  }, 60_000);
+
+  it("the attacker's callback opened in the victim's browser posts nothing to the victim's page", async () => {
+    // the attacker begins a sign-in in his own browser (its request context shares the browser's
+    // cookies), signs in at the provider as himself, and keeps the callback unopened
+    const attacker = await browser!.newContext();
+    const begun = await attacker.request.get(`${server.url}/auth/v1/${t.tenantId}/oidc/gh?origin=${encodeURIComponent(siteOrigin)}`, {
+      maxRedirects: 0,
+    });
+    expect(begun.status()).toBe(302);
+    expect((await attacker.cookies(server.url)).map((c) => c.name)).toContain("eng_sign_in");
+    const atProvider = await fetch(begun.headers().location!, { redirect: "manual" });
+    const callback = atProvider.headers.get("location")!;
+    expect(callback).toContain(`/auth/v1/${t.tenantId}/callback/gh?`);
+    const sessions = async () =>
+      Number(
+        (
+          await server.app.runtime.services.sql.query<{ n: string }>("SELECT count(*) AS n FROM reader_sessions WHERE tenant_id = $1", [
+            t.tenantId,
+          ])
+        )[0]!.n,
+      );
+    const before = await sessions();
+
+    // the victim's page opens it (a link of the attacker's, in a popup of the victim's page)
+    const { context, tab } = await hostPage();
+    const [popup] = await Promise.all([
+      tab.waitForEvent("popup"),
+      tab.evaluate((url) => void window.open(url, "sign-in", "width=520,height=640"), callback),
+    ]);
+    await popup.waitForLoadState();
+    await popup.getByRole("heading", { name: "This sign-in cannot be completed" }).waitFor();
+    expect(await popup.getByRole("alert").textContent()).toContain("begun in another browser");
+    await tab.waitForTimeout(500);
+    expect(await tab.evaluate(() => (window as any).received)).toEqual([]);
+    expect(await tab.textContent("#who")).toBe("");
+    expect(await sessions()).toBe(before);
+    await context.close();
+    // in the browser that began it, the same callback finishes
+    const own = await attacker.newPage();
+    await own.goto(callback);
+    await own.getByRole("heading", { name: "Signed in" }).waitFor();
+    expect(await sessions()).toBe(before + 1);
+    await attacker.close();
   }, 60_000);
 });

@@ -8,7 +8,10 @@
 //      hands the session to its opener;
 //  (c) axe-core on the page, light and dark, and in German;
 //  (d) a popup opened for an allowed origin from a page of another origin: the browser drops the
-//      message (postMessage's target origin), the other page gets nothing.
+//      message (postMessage's target origin), the other page gets nothing;
+//  (e) login CSRF by email: an attacker's own link (asked for from his own sign-in popup, in another
+//      browser) opened in the victim's browser beside the victim's waiting popup delivers nothing to
+//      the victim's page; the victim's own link then does.
 // Screenshots: docs/sign-in/ with UPDATE_SCREENSHOTS=1, else a scratch folder.
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -201,6 +204,76 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("the hosted sign-in pages,
     await de.screenshot({ path: join(SHOTS, "sign-in-de.png"), fullPage: true });
     await de.close();
   }, 60_000);
+
+  /** Asks for a link in `popup` and reads it from the SMTP server. */
+  async function emailLink(popup: Page, address: string): Promise<string> {
+    await popup.getByRole("textbox", { name: "Email", exact: true }).fill(address);
+    const before = smtp.received.length;
+    await popup.getByRole("button", { name: "Email me a link" }).click();
+    await popup
+      .getByRole("status")
+      .filter({ hasText: `We sent a link to ${address}` })
+      .waitFor();
+    await server.app.email.runOnce();
+    const mail = (await smtp.waitFor(before + 1)).find(
+      (m, i) => i >= before && m.text?.includes("/email/") && JSON.stringify(m.to).includes(address),
+    );
+    const link = /(http:\/\/\S+\/auth\/v1\/\S+\/email\/[A-Za-z0-9_-]{43})/.exec(mail?.text ?? "")?.[1];
+    expect(link, mail?.text).toBeTruthy();
+    return link!;
+  }
+
+  /** A link's page in a new tab of `context`: the name, "Sign in", until the page says so. */
+  async function finishLink(context: import("playwright-core").BrowserContext, link: string, name: string): Promise<void> {
+    const tab = await context.newPage();
+    await tab.goto(link);
+    await tab.getByRole("textbox", { name: "Your name" }).fill(name);
+    await tab.getByRole("button", { name: "Sign in" }).click();
+    await tab
+      .getByRole("status")
+      .filter({ hasText: `You are signed in as ${name}` })
+      .waitFor();
+  }
+
+  it("(e) an attacker's email link opened beside the victim's waiting popup posts nothing to the victim's page", async () => {
+    // the attacker asks for a link to his own address from his own popup, in his own browser
+    const attackerBrowser = await browser!.newContext();
+    const attackerHost = await attackerBrowser.newPage();
+    await attackerHost.goto(allowed.url);
+    const [attackerPopup] = await Promise.all([
+      attackerHost.waitForEvent("popup"),
+      attackerHost.evaluate((url) => (window as any).openSignIn(url), signInUrl(allowed.origin)),
+    ]);
+    await attackerPopup.waitForLoadState();
+    const attackerLink = await emailLink(attackerPopup, "mallory@attacker.example");
+    await attackerBrowser.close();
+
+    // the victim's page waits for a link of its own
+    const victim = await browser!.newContext();
+    const page = await victim.newPage();
+    await page.goto(allowed.url);
+    const [popup] = await Promise.all([
+      page.waitForEvent("popup"),
+      page.evaluate((url) => (window as any).openSignIn(url), signInUrl(allowed.origin)),
+    ]);
+    watch(popup);
+    await popup.waitForLoadState();
+    const victimLink = await emailLink(popup, "victim@readers.example");
+
+    // the attacker's link, opened (and finished) in the victim's browser: the waiting popup ignores it
+    await finishLink(victim, attackerLink, "Mallory");
+    await page.waitForTimeout(1_000);
+    expect(await received(page)).toEqual([]);
+    expect(popup.isClosed()).toBe(false);
+
+    // the victim's own link reaches the same popup, which hands it to the page
+    await finishLink(victim, victimLink, "Victor");
+    await page.waitForFunction(() => (window as any).received.length > 0, undefined, { timeout: 15_000 });
+    const got = await received(page);
+    expect(got).toHaveLength(1);
+    await expectWorkingSession(got[0]!, "email", "Victor");
+    await victim.close();
+  }, 90_000);
 
   it("(d) does not deliver the session to an opener of another origin", async () => {
     const { page, popup } = await openPopup(other, allowed.origin);

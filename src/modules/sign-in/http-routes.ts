@@ -6,7 +6,7 @@
 //                                        an origin not in allowedOrigins, 403 with no method enabled)
 //   GET  /auth/v1/{tenantId}/challenge  → an ALTCHA challenge (guest)
 //   POST /auth/v1/{tenantId}/guest      {"name","email"?,"altcha","website"?,"lang"?} → 201 {"token","reader"}
-//   POST /auth/v1/{tenantId}/email      {"email","origin","lang"?} → 202 {} (known or not: the same answer)
+//   POST /auth/v1/{tenantId}/email      {"email","origin","lang"?,"relay"?} → 202 {} (known or not: the same answer)
 //   GET  /auth/v1/{tenantId}/email/{token} → the link's page (HTML): it never acts, a mail scanner may fetch it
 //   POST /auth/v1/{tenantId}/email/{token} (a form: name=…) → the finish page (session) or "confirmed"
 //   GET  /auth/v1/static/altcha/…       → the ALTCHA widget's files (altcha-static.ts)
@@ -159,7 +159,7 @@ export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
         }
         const done = await useLink(app, tenant, req.params.token, link, name);
         if (done) {
-          return sendPage(reply, finishPage({ lang: link.lang, origin: done.origin, session: done.session }));
+          return sendPage(reply, finishPage({ lang: link.lang, origin: done.origin, session: done.session, relay: done.relay }));
         }
         const title = say(link.lang, "confirmed_title");
         return sendPage(

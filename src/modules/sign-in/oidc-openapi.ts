@@ -30,7 +30,11 @@ export const oidcSignInPaths = {
         ),
       ],
       responses: {
-        "302": { description: "To the provider's authorization endpoint" },
+        "302": {
+          description:
+            "To the provider's authorization endpoint. Sets the browser's sign-in binding cookie (`__Host-eng_sign_in` over https, `eng_sign_in` over http; HttpOnly, SameSite=Lax): only this browser can finish the sign-in",
+          headers: { "Set-Cookie": { schema: { type: "string" }, description: "The browser's sign-in binding (10 minutes)" } },
+        },
         "400": html("The origin is not in allowedOrigins"),
         "403": html("Sign-in by oidc is not enabled for the site"),
         "404": html("No such site, or no such provider"),
@@ -56,7 +60,9 @@ export const oidcSignInPaths = {
         "200": html(
           'The finish page, in the language of the start: posts {"type":"engagement:signed-in","token","reader"} to the opener, for the origin of the start',
         ),
-        "400": html("A state unknown, expired, used or another provider's; a cancelled or refused sign-in"),
+        "400": html(
+          "A state unknown, expired, used or another provider's (sign_in_state_invalid); a state begun in another browser, or a browser without the start's binding cookie (sign_in_browser_mismatch); a cancelled or refused sign-in",
+        ),
         "403": html("Sign-in by oidc is not enabled for the site"),
         "404": html("No such site, or no such provider"),
         "429": html("Too many sign-in requests from this address (Retry-After)"),

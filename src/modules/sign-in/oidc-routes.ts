@@ -1,11 +1,13 @@
 // The hosted sign-in's OpenID Connect and OAuth 2 routes (contract section 20; the flow is
 // src/modules/sign-in/engine/oidc.ts). Both are pages a popup shows, so every refusal is a problem
 // page (src/modules/sign-in/engine/pages.ts) with the status of its error-catalogue entry:
-//   GET /auth/v1/{tenantId}/oidc/{providerId}?origin=<page origin>[&lang=…]  → 302 to the provider
+//   GET /auth/v1/{tenantId}/oidc/{providerId}?origin=<page origin>[&lang=…]  → 302 to the provider, with
+//       the browser's binding cookie (browser-binding.ts)
 //       (400 sign_in_origin_not_allowed, 404 for an unknown provider, 403 while oidc is off, 429)
 //   GET /auth/v1/{tenantId}/callback/{providerId}?code&state                  → the finish page posting
 //       {"type":"engagement:signed-in","token","reader"} to the page's origin
-//       (400 sign_in_state_invalid | sign_in_cancelled | sign_in_refused, 502 sign_in_provider_unreachable)
+//       (400 sign_in_state_invalid | sign_in_browser_mismatch | sign_in_cancelled | sign_in_refused,
+//       502 sign_in_provider_unreachable); only in the browser holding the start's binding cookie
 // Languages (engine/strings.ts): the start's is `?lang=` when it is one of the ten, else the best of
 // Accept-Language, else English — the sign-in page's rule (its provider links carry its `lang`). It is
 // kept with the state, and the callback's pages speak it; a callback whose state's row is gone (or
@@ -16,6 +18,7 @@ import type { AppServices } from "../../context/services.js";
 import { publicBase } from "../../http/public-base.js";
 import { AppError } from "../../lib/errors.js";
 import { admitSignIn } from "./http-routes.js";
+import { bindBrowser, browserBinding } from "./browser-binding.js";
 import {
   CallbackRefused,
   checkOrigin,
@@ -36,6 +39,7 @@ interface Words {
 
 const WORDS: Record<string, Words> = {
   sign_in_state_invalid: { title: "oidc_state_invalid_title", text: "oidc_state_invalid", note: false },
+  sign_in_browser_mismatch: { title: "oidc_state_invalid_title", text: "oidc_other_browser", note: false },
   sign_in_cancelled: { title: "oidc_cancelled_title", text: "oidc_cancelled", note: false },
   sign_in_refused: { title: "oidc_refused_title", text: "oidc_refused", note: true },
   sign_in_provider_unreachable: { title: "oidc_unreachable_title", text: "oidc_unreachable", note: true },
@@ -100,7 +104,8 @@ export function mountOidcSignIn(fastify: FastifyInstance, app: AppServices): voi
         const provider = findProvider(tenant, req.params.providerId);
         known.label = provider.label;
         const origin = checkOrigin(tenant, req.query.origin);
-        const url = await startProviderSignIn(app, tenant, provider, origin, publicBase(app.config, req), known.lang);
+        const binding = bindBrowser(app.config, req, reply);
+        const url = await startProviderSignIn(app, tenant, provider, origin, publicBase(app.config, req), known.lang, binding);
         return reply.status(302).headers({ "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", Location: url.href }).send();
       });
     },
@@ -115,7 +120,7 @@ export function mountOidcSignIn(fastify: FastifyInstance, app: AppServices): voi
         const tenant = await admitSignIn(app, req, "oidc");
         const provider = findProvider(tenant, req.params.providerId);
         known.label = provider.label;
-        const { origin, session, lang } = await finishProviderSignIn(app, tenant, provider, req.query);
+        const { origin, session, lang } = await finishProviderSignIn(app, tenant, provider, req.query, browserBinding(app.config, req));
         const pageLang = lang ?? pickLanguage(undefined, req.headers["accept-language"]);
         return send(reply, 200, finishPage({ lang: pageLang, origin, session }));
       });

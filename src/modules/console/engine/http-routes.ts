@@ -10,11 +10,12 @@ import type { AppServices } from "../../../context/services.js";
 import { createRequestContext } from "../../../context/request.js";
 import { AppError, errors } from "../../../lib/errors.js";
 import { sendProblem, knownFailure, internalError } from "../../../http/problem.js";
+import { isSecureRequest } from "../../../http/public-base.js";
 import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../../auth/console-session.js";
 import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
 
 export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): void {
-  const secure = (req: FastifyRequest) => req.protocol === "https" || (app.config.PUBLIC_URL ?? "").startsWith("https:");
+  const secure = (req: FastifyRequest) => isSecureRequest(app.config, req);
 
   const setSession = (req: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number) =>
     reply.header(

@@ -4,7 +4,8 @@
 //    (app.readerSignIn.perEmail, shared by every instance): past that the answer is the same 202 and
 //    nothing is sent. The link goes out through the email worker and the tenant's SMTP server
 //    (src/modules/email/engine/links.ts: the token is never stored, only its SHA-256 in
-//    sign_in_tokens, kind email_link, data {address, origin, lang}); valid 15 minutes, single use.
+//    sign_in_tokens, kind email_link, data {address, origin, lang, relay?}); valid 15 minutes, single
+//    use. `relay` is the asking sign-in page's own nonce: the link's finish reaches that popup alone.
 //  - GET of the link never acts (mail scanners fetch links): it shows a page asking for the name
 //    (prefilled with the reader's, required for a new reader) and a button; its POST spends the token
 //    and starts the session (reader `email:` + 32 hex of SHA-256 of the lower-cased address).
@@ -24,7 +25,7 @@ import { resolveSettings } from "../../../tenancy/settings-model.js";
 import { escapeHtml } from "../../email/templates.js";
 import { LINK_PLACEHOLDER, mailCanGo, queueLinkEmail, type LinkKind } from "../../email/engine/links.js";
 import { isSignInLanguage, pickLanguage, say, type SignInLanguage, type SignInStringKey } from "./strings.js";
-import type { SignedIn } from "./pages.js";
+import { RELAY_NONCE, type SignedIn } from "./pages.js";
 import { isReaderName } from "../../../lib/reader-name.js";
 
 /** How long a sign-in link works. */
@@ -72,7 +73,7 @@ const languageOf = (v: unknown): SignInLanguage => (isSignInLanguage(v) ? v : pi
  * not an address and an allowed origin.
  */
 export async function requestEmailLink(app: AppServices, tenant: Tenant, input: Record<string, unknown>): Promise<void> {
-  const unknown = Object.keys(input).filter((k) => !["email", "origin", "lang"].includes(k));
+  const unknown = Object.keys(input).filter((k) => !["email", "origin", "lang", "relay"].includes(k));
   const problems: FieldError[] = unknown.map((path) => ({ path, message: "is not a known field" }));
   const address = typeof input.email === "string" ? input.email.trim() : null;
   if (!plausibleAddress(address)) problems.push({ path: "email", message: "must be an email address" });
@@ -80,6 +81,10 @@ export async function requestEmailLink(app: AppServices, tenant: Tenant, input: 
     problems.push({ path: "origin", message: "must be one of the site's allowedOrigins (the page the sign-in is for)" });
   }
   if (input.lang !== undefined && typeof input.lang !== "string") problems.push({ path: "lang", message: "must be a string" });
+  const relay = input.relay;
+  if (relay !== undefined && (typeof relay !== "string" || !RELAY_NONCE.test(relay))) {
+    problems.push({ path: "relay", message: "must be 22–128 URL-safe characters (the waiting sign-in page's own nonce)" });
+  }
   if (problems.length) throw errors.validation(problems);
   const lang = languageOf(input.lang);
   if (!(await app.readerSignIn.perEmail.tryConsume(addressKey(tenant.id, address!)))) return;
@@ -94,7 +99,7 @@ export async function requestEmailLink(app: AppServices, tenant: Tenant, input: 
     {
       kind: "email_link",
       subject: sha256(address!.toLowerCase(), "hex"),
-      data: { address: address!, origin: input.origin as string, lang },
+      data: { address: address!, origin: input.origin as string, lang, ...(typeof relay === "string" ? { relay } : {}) },
       expiresAt: new Date(app.clock.now().getTime() + LINK_TTL_MS),
     },
   );
@@ -142,6 +147,8 @@ export interface OpenLink {
   readerId: string | null;
   /** email_link: the reader's name now, when the address has signed in before */
   currentName: string | null;
+  /** email_link: the relay nonce of the sign-in page that asked for it (the only popup its finish reaches) */
+  relay: string | null;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -178,6 +185,7 @@ export async function openLink(app: AppServices, tenant: Tenant, token: string):
     origin: typeof row.data.origin === "string" ? row.data.origin : null,
     readerId: typeof row.data.readerId === "string" ? row.data.readerId : null,
     currentName,
+    relay: typeof row.data.relay === "string" ? row.data.relay : null,
   };
 }
 
@@ -204,7 +212,7 @@ export async function useLink(
   token: string,
   link: OpenLink,
   name: string | null,
-): Promise<{ session: SignedIn; origin: string } | null> {
+): Promise<{ session: SignedIn; origin: string; relay: string | null } | null> {
   const settings = resolveSettings(tenant.settings);
   if (link.kind === "email_link") {
     // the tenant may have withdrawn the method or the page's origin since the link was sent
@@ -218,7 +226,7 @@ export async function useLink(
       { id: emailReaderId(link.address), name, avatarUrl: null, email: link.address, method: "email" },
       settings.signIn.sessionDays,
     );
-    return { session, origin: link.origin };
+    return { session, origin: link.origin, relay: link.relay };
   }
   await spend(app, tenant, link, token);
   await app

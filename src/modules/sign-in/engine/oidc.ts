@@ -10,10 +10,13 @@
 //   language, one of strings.ts's ten, for the callback's pages; 10 minutes); then a 302 to the
 //   provider's authorization endpoint with redirect_uri
 //   `<PUBLIC_URL>/auth/v1/{tenantId}/callback/{providerId}`.
-// - callback: the state is spent (an UPDATE that only an unused, unexpired row of this provider
-//   matches: a replay, a forged or expired state, or another provider's, writes nothing and is
-//   refused), then the code is exchanged, the reader's claims mapped, and a session started. A
-//   refusal (CallbackRefused) carries the language of the state's row when there is one.
+// - the start also binds the sign-in to the browser (../browser-binding.ts): a random value in an
+//   HttpOnly cookie, its SHA-256 kept with the state.
+// - callback: the state is spent (an UPDATE that only an unused, unexpired row of this provider,
+//   brought back by the browser holding its binding, matches: a replay, a forged or expired state,
+//   another provider's, or one opened in another browser, writes nothing and is refused), then the
+//   code is exchanged, the reader's claims mapped, and a session started. A refusal
+//   (CallbackRefused) carries the language of the state's row when there is one.
 // - Discovery when `issuer` is set (cached per issuer for DISCOVERY_TTL_MS, with the key set openid-
 //   client fetched); without it, plain OAuth 2 with the three endpoints of the settings, GitHub's
 //   shape: client_secret_post, the token answered as JSON (openid-client asks with Accept:
@@ -164,6 +167,8 @@ interface StateData {
   redirectUri: string;
   /** the sign-in's language, for the callback's pages (a row without one: they go by Accept-Language) */
   lang?: SignInLanguage;
+  /** the SHA-256 of the starting browser's binding cookie (../browser-binding.ts): only that browser may finish */
+  binding: string;
 }
 
 const INSERT_STATE = `INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, data, created_at, expires_at)
@@ -180,6 +185,7 @@ export async function startProviderSignIn(
   origin: string,
   base: string,
   lang: SignInLanguage,
+  binding: string,
 ): Promise<URL> {
   let discovered: Discovered;
   try {
@@ -202,17 +208,18 @@ export async function startProviderSignIn(
     code_challenge_method: "S256",
   });
   const now = app.clock.now();
-  const data: StateData = { provider: provider.id, origin, verifier, nonce, redirectUri, lang };
+  const data: StateData = { provider: provider.id, origin, verifier, nonce, redirectUri, lang, binding };
   await app
     .stores(tenant.id)
     .sql.query(INSERT_STATE, [sha256(state, "hex"), JSON.stringify(data), now, new Date(now.getTime() + STATE_TTL_MS)], "oidc_state");
   return url;
 }
 
-// single use: only an unused, unexpired state of this very provider is spent, and only once
+// single use: only an unused, unexpired state of this very provider, back in the browser that began
+// it, is spent, and only once
 const SPEND_STATE = `UPDATE sign_in_tokens SET used_at = $3
   WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2 AND used_at IS NULL AND expires_at > $3
-    AND data ->> 'provider' = $4
+    AND data ->> 'provider' = $4 AND data ->> 'binding' = $5
   RETURNING data`;
 
 /** The callback's query, as the provider sent it. */
@@ -223,8 +230,11 @@ export interface CallbackQuery {
   error?: unknown;
 }
 
-// the language of a state's row, whatever became of it (spent, expired, another provider's): only for the words of a refusal
-const STATE_LANG = `SELECT data ->> 'lang' AS lang FROM sign_in_tokens WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2`;
+// the language of a state's row, whatever became of it (spent, expired, another provider's): only for
+// the words of a refusal; and whether it was one another browser could still have finished
+const STATE_LANG = `SELECT data ->> 'lang' AS lang,
+    (used_at IS NULL AND expires_at > $3 AND data ->> 'provider' = $4) AS open
+  FROM sign_in_tokens WHERE tenant_id = $1 AND kind = 'oidc_state' AND token_hash = $2`;
 
 const PROVIDER_ERROR = /^[\x20-\x7e]{1,100}$/;
 
@@ -249,28 +259,36 @@ const storedLanguage = (v: unknown): SignInLanguage | null => (isSignInLanguage(
 
 /**
  * The reader back from the provider: the state spent, the code exchanged, the reader's session
- * started. Answers the session, the page origin it goes to and the sign-in's language (null for a
- * row that kept none); throws CallbackRefused with the AppError the problem page shows (400 for a
- * bad state, a cancelled or refused sign-in; 502 for a provider out of reach).
+ * started. `binding` is the hash of the browser's binding cookie (null: it holds none); only the
+ * browser that began the sign-in may finish it. Answers the session, the page origin it goes to and
+ * the sign-in's language (null for a row that kept none); throws CallbackRefused with the AppError
+ * the problem page shows (400 for a bad state, a state begun in another browser, a cancelled or
+ * refused sign-in; 502 for a provider out of reach).
  */
 export async function finishProviderSignIn(
   app: AppServices,
   tenant: Tenant,
   provider: SignInProvider,
   query: CallbackQuery,
+  binding: string | null,
 ): Promise<{ origin: string; session: SignedIn; lang: SignInLanguage | null }> {
   const state = typeof query.state === "string" && query.state.length > 0 && query.state.length <= 512 ? query.state : null;
   const stateHash = state ? sha256(state, "hex") : null;
   const store = app.stores(tenant.id);
+  const now = app.clock.now();
+  // a browser with no binding matches no row (NULL equals nothing)
   const spend = async () =>
     stateHash
-      ? (await store.sql.query<{ data: StateData }>(SPEND_STATE, [stateHash, app.clock.now(), provider.id], "oidc_state_spend"))[0]
+      ? (await store.sql.query<{ data: StateData }>(SPEND_STATE, [stateHash, now, provider.id, binding], "oidc_state_spend"))[0]
       : undefined;
-  /** A refusal in the language of the state's row, if it has one (read, not spent). */
-  const refused = async (err: AppError, providerError: string | null = null) => {
-    const [row] = stateHash ? await store.sql.query<{ lang: string | null }>(STATE_LANG, [stateHash], "oidc_state_lang") : [];
-    return new CallbackRefused(err, storedLanguage(row?.lang), providerError);
-  };
+  /** The state's row as it is (read, not spent): its language, and whether it is still open to its own browser. */
+  const look = async () =>
+    stateHash
+      ? (await store.sql.query<{ lang: string | null; open: boolean }>(STATE_LANG, [stateHash, now, provider.id], "oidc_state_lang"))[0]
+      : undefined;
+  /** A refusal in the language of the state's row, if it has one. */
+  const refused = async (err: AppError, providerError: string | null = null) =>
+    new CallbackRefused(err, storedLanguage((await look())?.lang), providerError);
 
   if (query.error !== undefined) {
     // the reader cancelled (access_denied) or the provider ended the sign-in: the state is spent all the same
@@ -288,7 +306,12 @@ export async function finishProviderSignIn(
     throw await refused(errors.signInRefused(`${provider.label} sent no authorization code back.`));
   }
   const row = await spend();
-  if (!row) throw await refused(errors.signInStateInvalid());
+  if (!row) {
+    // a state its own browser could still finish, brought back by another one: said as such, and left
+    // unspent (it is not this browser's to spend)
+    const found = await look();
+    throw new CallbackRefused(found?.open ? errors.signInBrowserMismatch() : errors.signInStateInvalid(), storedLanguage(found?.lang));
+  }
   const saved = row.data;
   const lang = storedLanguage(saved.lang);
 

@@ -85,35 +85,45 @@ export const signedInMessage = (s: SignedIn) => ({ type: "engagement:signed-in",
 
 /**
  * The end of every method, as a script function every page that finishes a sign-in holds:
- * `engagementFinish(message, origin)` posts the message to `window.opener` for `origin` alone (the
- * browser drops it for any other page in the opener) and closes; with no opener (an email link
- * opened in a new tab) a BroadcastChannel "engagement:sign-in" tells a sign-in popup of the same
- * browser, which posts it to its own opener (SIGN_IN_LISTEN_SCRIPT).
+ * `engagementFinish(message, origin[, relay])` posts the message to `window.opener` for `origin`
+ * alone (the browser drops it for any other page in the opener) and closes; with no opener (an email
+ * link opened in a new tab) a BroadcastChannel "engagement:sign-in" tells a sign-in popup of the same
+ * browser, which posts it to its own opener (SIGN_IN_LISTEN_SCRIPT) — but only the popup whose own
+ * `relay` nonce the link carried (see docs/sign-in.md, "One browser, one sign-in").
  */
-export const FINISH_SCRIPT = `function engagementFinish(m,o){
+export const FINISH_SCRIPT = `function engagementFinish(m,o,r){
 if(window.opener){try{window.opener.postMessage(m,o)}catch(e){}setTimeout(function(){window.close()},300);return}
-try{var c=new BroadcastChannel("engagement:sign-in");c.postMessage({message:m,origin:o});c.close()}catch(e){}}`;
+if(!r)return;try{var c=new BroadcastChannel("engagement:sign-in");c.postMessage({message:m,origin:o,relay:r});c.close()}catch(e){}}`;
 
 /**
  * The other end of the channel, for a sign-in popup waiting for an email link to be opened:
- * `engagementListen(origin)` forwards a finished sign-in for that same origin to the popup's opener
- * and closes the popup.
+ * `engagementListen(origin, relay)` forwards a finished sign-in for that same origin, carrying the
+ * popup's own relay nonce (sent with its request for the link), to the popup's opener and closes the
+ * popup. A sign-in finished from anyone else's link — an attacker's, opened in this browser — carries
+ * another nonce (or none) and is ignored.
  */
-export const SIGN_IN_LISTEN_SCRIPT = `function engagementListen(o){
+export const SIGN_IN_LISTEN_SCRIPT = `function engagementListen(o,r){
 try{var c=new BroadcastChannel("engagement:sign-in");c.onmessage=function(e){var d=e.data;
-if(!d||d.origin!==o||!d.message||d.message.type!=="engagement:signed-in")return;
+if(!d||d.origin!==o||!r||d.relay!==r||!d.message||d.message.type!=="engagement:signed-in")return;
 if(window.opener){try{window.opener.postMessage(d.message,o)}catch(x){}}c.close();setTimeout(function(){window.close()},300)}}catch(e){}}`;
 
-/** The finish page: the session posted to the opener (or the waiting popup), in the sign-in's language. */
-export function finishPage(opts: { lang: SignInLanguage; origin: string; session: SignedIn }): HostedPage {
+/** A popup's relay nonce, as the sign-in page makes it and POST …/email takes it. */
+export const RELAY_NONCE = /^[A-Za-z0-9_-]{22,128}$/;
+
+/**
+ * The finish page: the session posted to the opener, or (an email link's, with the relay nonce of the
+ * popup that asked for it) to that waiting popup alone; in the sign-in's language.
+ */
+export function finishPage(opts: { lang: SignInLanguage; origin: string; session: SignedIn; relay?: string | null }): HostedPage {
   const { lang, session } = opts;
   const message = signedInMessage(session);
+  const relay = opts.relay ? `,${scriptJson(opts.relay)}` : "";
   return hostedPage({
     lang,
     title: say(lang, "signed_in_title"),
     body: `<p role="status">${escapeHtml(say(lang, "signed_in_text", { name: session.reader.name }))}</p>`,
     script: `${FINISH_SCRIPT}
-engagementFinish(${scriptJson(message)},${scriptJson(opts.origin)});`,
+engagementFinish(${scriptJson(message)},${scriptJson(opts.origin)}${relay});`,
   });
 }
 

@@ -1,8 +1,9 @@
 // The hosted sign-in page (contract section 20): GET /auth/v1/{tenantId}/sign-in?origin=…[&lang=…]
 // lists the methods the tenant enabled, in this order and with these accessible names:
-//  - email: a form "Email" + "Email me a link" (POST /auth/v1/{tenantId}/email); then the popup waits
-//    on the BroadcastChannel "engagement:sign-in" for the link's page to finish, and hands the
-//    session to its opener (SIGN_IN_LISTEN_SCRIPT in pages.ts);
+//  - email: a form "Email" + "Email me a link" (POST /auth/v1/{tenantId}/email, with a relay nonce
+//    the page made for itself); then the popup waits on the BroadcastChannel "engagement:sign-in"
+//    for the page of the link carrying that nonce to finish, and hands the session to its opener
+//    (SIGN_IN_LISTEN_SCRIPT in pages.ts);
 //  - guest: "Name", "Email" (or "Email (optional)"), a honeypot `website` no person sees, the ALTCHA
 //    widget (the `altcha` package, served from /auth/v1/static/altcha/ under the page's CSP) and
 //    "Continue as guest" (POST /auth/v1/{tenantId}/guest, then the finish script);
@@ -65,15 +66,16 @@ function oidcSection(input: SignInPageInput): string {
 }
 
 // The page's script: the two forms, each posting JSON to our own routes (connect-src 'self').
-const SCRIPT = `function post(path,body){return fetch(BASE+path,{method:"POST",headers:{"content-type":"application/json"},body:JSON.stringify(body),credentials:"omit"})}
+const SCRIPT = `var R=(function(){var b=new Uint8Array(24);crypto.getRandomValues(b);var s="";for(var i=0;i<b.length;i++)s+=("0"+b[i].toString(16)).slice(-2);return s})();
+function post(path,body){return fetch(BASE+path,{method:"POST",headers:{"content-type":"application/json"},body:JSON.stringify(body),credentials:"omit"})}
 function trouble(r){return r&&r.status===429?S.rate_limited:S.failed}
 function fill(s,k,v){return s.split("{"+k+"}").join(v)}
 var ef=document.getElementById("email-form");
 if(ef){ef.addEventListener("submit",function(e){e.preventDefault();
 var b=ef.querySelector("button"),st=document.getElementById("email-status"),er=document.getElementById("email-error"),email=document.getElementById("email").value.trim();
 er.textContent="";st.textContent=S.working;b.disabled=true;
-post("/email",{email:email,origin:O,lang:L}).then(function(r){
-if(r.status===202){st.textContent=fill(S.email_sent,"email",email);engagementListen(O);return}
+post("/email",{email:email,origin:O,lang:L,relay:R}).then(function(r){
+if(r.status===202){st.textContent=fill(S.email_sent,"email",email);engagementListen(O,R);return}
 st.textContent="";er.textContent=trouble(r);b.disabled=false},function(){st.textContent="";er.textContent=S.failed;b.disabled=false})})}
 var gf=document.getElementById("guest-form");
 if(gf){var w=gf.querySelector("altcha-widget"),solved=null;

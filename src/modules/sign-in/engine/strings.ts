@@ -51,6 +51,8 @@ const EN = {
   oidc_state_invalid:
     "This sign-in is unknown, has expired, was already completed or belongs to another provider: close this window and sign in again.",
   oidc_cancelled_title: "Sign-in cancelled",
+  oidc_other_browser:
+    "This sign-in was begun in another browser, or this browser did not keep its cookie: it can only finish where it began. Close this window and sign in again from the page you are on.",
   oidc_cancelled: "Sign-in with {label} was cancelled: nothing was shared. Close this window and try again if you want to sign in.",
   oidc_cancelled_error: "Sign-in with {label} was cancelled: the provider answered {error}. Close this window and try again.",
   oidc_refused_title: "Sign-in failed",
@@ -113,6 +115,8 @@ const DE: SignInStrings = {
   oidc_state_invalid:
     "Diese Anmeldung ist unbekannt, abgelaufen, bereits abgeschlossen oder gehört zu einem anderen Anbieter: Schließen Sie dieses Fenster und melden Sie sich erneut an.",
   oidc_cancelled_title: "Anmeldung abgebrochen",
+  oidc_other_browser:
+    "Diese Anmeldung wurde in einem anderen Browser begonnen, oder dieser Browser hat ihr Cookie nicht behalten: Sie kann nur dort abgeschlossen werden, wo sie begonnen wurde. Schließen Sie dieses Fenster und melden Sie sich auf der Seite, auf der Sie sind, erneut an.",
   oidc_cancelled:
     "Die Anmeldung mit {label} wurde abgebrochen: Es wurde nichts weitergegeben. Schließen Sie dieses Fenster und versuchen Sie es erneut, wenn Sie sich anmelden möchten.",
   oidc_cancelled_error:
@@ -175,6 +179,8 @@ const FR: SignInStrings = {
   oidc_state_invalid:
     "Cette connexion est inconnue, a expiré, a déjà été effectuée ou appartient à un autre fournisseur : fermez cette fenêtre et reconnectez-vous.",
   oidc_cancelled_title: "Connexion annulée",
+  oidc_other_browser:
+    "Cette connexion a été commencée dans un autre navigateur, ou ce navigateur n'a pas gardé son cookie : elle ne peut se terminer que là où elle a commencé. Fermez cette fenêtre et reconnectez-vous depuis la page où vous êtes.",
   oidc_cancelled:
     "La connexion avec {label} a été annulée : rien n’a été partagé. Fermez cette fenêtre et réessayez si vous souhaitez vous connecter.",
   oidc_cancelled_error: "La connexion avec {label} a été annulée : le fournisseur a répondu {error}. Fermez cette fenêtre et réessayez.",
@@ -235,6 +241,8 @@ const ES: SignInStrings = {
   oidc_state_invalid:
     "Este inicio de sesión es desconocido, ha caducado, ya se completó o pertenece a otro proveedor: cierra esta ventana y vuelve a iniciar sesión.",
   oidc_cancelled_title: "Inicio de sesión cancelado",
+  oidc_other_browser:
+    "Este inicio de sesión se empezó en otro navegador, o este navegador no guardó su cookie: solo puede terminar donde empezó. Cierra esta ventana y vuelve a iniciar sesión desde la página en la que estás.",
   oidc_cancelled:
     "Se canceló el inicio de sesión con {label}: no se compartió nada. Cierra esta ventana y vuelve a intentarlo si quieres iniciar sesión.",
   oidc_cancelled_error:
@@ -295,6 +303,8 @@ const PT: SignInStrings = {
   oidc_state_invalid:
     "Este início de sessão é desconhecido, expirou, já foi concluído ou pertence a outro fornecedor: feche esta janela e inicie sessão novamente.",
   oidc_cancelled_title: "Início de sessão cancelado",
+  oidc_other_browser:
+    "Este início de sessão foi começado noutro navegador, ou este navegador não guardou o seu cookie: só pode terminar onde começou. Feche esta janela e inicie sessão novamente a partir da página em que está.",
   oidc_cancelled:
     "O início de sessão com {label} foi cancelado: nada foi partilhado. Feche esta janela e tente novamente se quiser iniciar sessão.",
   oidc_cancelled_error:
@@ -355,6 +365,8 @@ const IT: SignInStrings = {
   oidc_state_invalid:
     "Questo accesso è sconosciuto, è scaduto, è già stato completato o appartiene a un altro provider: chiudi questa finestra e accedi di nuovo.",
   oidc_cancelled_title: "Accesso annullato",
+  oidc_other_browser:
+    "Questo accesso è stato iniziato in un altro browser, oppure questo browser non ha conservato il suo cookie: può concludersi solo dove è iniziato. Chiudi questa finestra e accedi di nuovo dalla pagina in cui ti trovi.",
   oidc_cancelled:
     "L’accesso con {label} è stato annullato: non è stato condiviso nulla. Chiudi questa finestra e riprova se vuoi accedere.",
   oidc_cancelled_error: "L’accesso con {label} è stato annullato: il provider ha risposto {error}. Chiudi questa finestra e riprova.",
@@ -414,6 +426,8 @@ const NL: SignInStrings = {
   oidc_state_invalid:
     "Deze inlogpoging is onbekend, verlopen, al afgerond of hoort bij een andere provider: sluit dit venster en log opnieuw in.",
   oidc_cancelled_title: "Inloggen geannuleerd",
+  oidc_other_browser:
+    "Deze inlogpoging is in een andere browser begonnen, of deze browser heeft de cookie niet bewaard: ze kan alleen worden afgerond waar ze begon. Sluit dit venster en log opnieuw in vanaf de pagina waarop je bent.",
   oidc_cancelled:
     "Inloggen met {label} is geannuleerd: er is niets gedeeld. Sluit dit venster en probeer het opnieuw als je wilt inloggen.",
   oidc_cancelled_error: "Inloggen met {label} is geannuleerd: de provider antwoordde {error}. Sluit dit venster en probeer het opnieuw.",
@@ -473,6 +487,8 @@ const PL: SignInStrings = {
   oidc_state_invalid:
     "To logowanie jest nieznane, wygasło, zostało już zakończone lub należy do innego dostawcy: zamknij to okno i zaloguj się ponownie.",
   oidc_cancelled_title: "Logowanie anulowane",
+  oidc_other_browser:
+    "To logowanie zostało rozpoczęte w innej przeglądarce albo ta przeglądarka nie zachowała jego pliku cookie: można je zakończyć tylko tam, gdzie się zaczęło. Zamknij to okno i zaloguj się ponownie ze strony, na której jesteś.",
   oidc_cancelled:
     "Logowanie przez {label} zostało anulowane: nic nie zostało udostępnione. Zamknij to okno i spróbuj ponownie, jeśli chcesz się zalogować.",
   oidc_cancelled_error: "Logowanie przez {label} zostało anulowane: dostawca odpowiedział {error}. Zamknij to okno i spróbuj ponownie.",
@@ -532,6 +548,8 @@ const JA: SignInStrings = {
   oidc_state_invalid:
     "このサインインは不明か、期限切れか、すでに完了しているか、別のプロバイダーのものです。このウィンドウを閉じて、もう一度サインインしてください。",
   oidc_cancelled_title: "サインインがキャンセルされました",
+  oidc_other_browser:
+    "このサインインは別のブラウザーで開始されたか、このブラウザーが Cookie を保持していません。開始したブラウザーでのみ完了できます。このウィンドウを閉じて、今いるページからもう一度サインインしてください。",
   oidc_cancelled:
     "{label} でのサインインはキャンセルされました。何も共有されていません。サインインする場合は、このウィンドウを閉じてもう一度お試しください。",
   oidc_cancelled_error:
@@ -591,6 +609,8 @@ const ZH: SignInStrings = {
   oidc_state_invalid_title: "无法完成此次登录",
   oidc_state_invalid: "此次登录未知、已过期、已完成或属于其他提供方：请关闭此窗口并重新登录。",
   oidc_cancelled_title: "登录已取消",
+  oidc_other_browser:
+    "此次登录是在另一个浏览器中开始的，或此浏览器未保留其 Cookie：只能在开始登录的浏览器中完成。请关闭此窗口，并从当前页面重新登录。",
   oidc_cancelled: "使用 {label} 的登录已取消：未共享任何信息。如果仍要登录，请关闭此窗口后重试。",
   oidc_cancelled_error: "使用 {label} 的登录已取消：提供方返回了 {error}。请关闭此窗口后重试。",
   oidc_refused_title: "登录失败",
