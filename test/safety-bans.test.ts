@@ -1,11 +1,14 @@
 // Reader sanctions (contract section 12): bans and suspensions refuse a reader's post, edit, reaction
 // and report with 403 reader_banned (and `until`), judged by the write functions at the app clock's
-// time; lifting, rejectPending, the moderator's view of a reader, audit entries, GraphQL.
+// time; lifting, rejectPending, the moderator's view of a reader, audit entries, GraphQL; a ban
+// revokes the reader's hosted sign-in sessions for good, a suspension or a shadow ban keeps them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../src/lib/clock.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, keyWith } from "./support/fixtures.js";
 import { client } from "./support/client.js";
+import { signInGuest } from "./support/sign-in.js";
+import { startSession } from "../src/auth/reader-sessions.js";
 import { TestBanReaderDocument, TestLiftReaderBanDocument, TestReaderDocument } from "./generated/operations.js";
 
 let server: TestServer;
@@ -152,6 +155,105 @@ describe("a banned reader", () => {
       expect([last.type, last.audience, (last.payload as any).data.comment.id]).toEqual(["comment_rejected", "moderators", id]);
     }
     expect((await t.admin.get("/api/v1/audit?action=reader.ban")).body.items[0].details).toMatchObject({ rejectedPending: 2 });
+  });
+});
+
+describe("a reader's hosted sign-in sessions", () => {
+  /** A tenant with guests signing in, and a guest's session as X-Service-Identity. */
+  async function guests() {
+    const ctx = await tenantWith({}, { signIn: { methods: ["guest"], guest: { moderation: "post" } } });
+    const session = async (name: string) => {
+      const g = await signInGuest(server.url, ctx.t.tenantId, name);
+      return {
+        id: g.reader.id,
+        path: `/api/v1/readers/${encodeURIComponent(g.reader.id)}`,
+        as: ctx.t.as({ key: ctx.plain, identity: g.token }),
+      };
+    };
+    return { ...ctx, session };
+  }
+
+  it("a ban revokes them: lifting it brings none back, the reader signs in again", async () => {
+    const { moderator, session } = await guests();
+    const troll = await session("Troll");
+    const other = await session("Other");
+    expect((await troll.as.get("/api/v1/me")).status).toBe(200);
+
+    clock.advance(1_000);
+    const ban = await moderator.post(`${troll.path}/ban`, { reason: "abuse" });
+    expect(ban.status).toBe(200);
+    const banned = await troll.as.get("/api/v1/me");
+    expect([banned.status, banned.body.code, banned.body.detail]).toEqual([401, "invalid_identity", expect.stringMatching(/banned/)]);
+    expect((await other.as.get("/api/v1/me")).status).toBe(200); // only that reader's
+
+    clock.advance(1_000);
+    expect((await moderator.del(`${troll.path}/ban`)).status).toBe(204);
+    const after = await troll.as.get("/api/v1/me");
+    expect([after.status, after.body.code]).toEqual([401, "invalid_identity"]);
+    expect(after.body.detail).toMatch(/sign in again/);
+    expect((await troll.as.post("/api/v1/discussions/sessions-1/comments", { body: "back?" })).status).toBe(401);
+  });
+
+  it("a session begun while a ban is in force stays revoked once the ban ends (lifted, or made a suspension)", async () => {
+    const { t, moderator, session } = await guests();
+    for (const end of ["lift", "suspend"] as const) {
+      const g = await session(`Persistent ${end}`);
+      expect((await moderator.post(`${g.path}/ban`, {})).status).toBe(200);
+      // the reader signs in again while banned (as an email link would: the same reader), refused
+      const during = await startSession(
+        server.app.runtime.services.stores(t.tenantId),
+        clock,
+        { id: g.id, name: "Persistent", avatarUrl: null, email: null, method: "guest" },
+        30,
+      );
+      const later = t.as({ key: t.apiKey, identity: during.token });
+      expect((await later.get("/api/v1/me")).body.detail).toMatch(/banned/);
+      clock.advance(1_000);
+      if (end === "lift") expect((await moderator.del(`${g.path}/ban`)).status).toBe(204);
+      else
+        expect((await moderator.post(`${g.path}/ban`, { until: new Date(clock.now().getTime() + 60_000).toISOString() })).status).toBe(200);
+      for (const as of [g.as, later]) {
+        const r = await as.get("/api/v1/me");
+        expect([r.status, r.body.detail], end).toEqual([401, expect.stringMatching(/sign in again/)]);
+      }
+      // a session begun after the ban ended works
+      clock.advance(1_000);
+      const fresh = await startSession(
+        server.app.runtime.services.stores(t.tenantId),
+        clock,
+        { id: g.id, name: "Persistent", avatarUrl: null, email: null, method: "guest" },
+        30,
+      );
+      expect((await t.as({ key: t.apiKey, identity: fresh.token }).get("/api/v1/me")).status).toBe(200);
+    }
+  });
+
+  it("a suspension keeps them: refused writes until it ends, usable throughout and after", async () => {
+    const { moderator, session } = await guests();
+    const g = await session("Hothead");
+    const until = new Date(clock.now().getTime() + 60_000).toISOString();
+    const suspend = await moderator.post(`${g.path}/ban`, { until, reason: "cool down" });
+    expect(suspend.status).toBe(200);
+    expect((await g.as.get("/api/v1/me")).status).toBe(200); // still signed in
+    const refused = await g.as.post("/api/v1/discussions/sessions-2/comments", { body: "now" });
+    expect([refused.status, refused.body.code, refused.body.until]).toEqual([403, "reader_banned", until]);
+    clock.advance(61_000);
+    expect((await g.as.get("/api/v1/me")).status).toBe(200);
+    expect((await g.as.post("/api/v1/discussions/sessions-2/comments", { body: "later" })).status).toBe(201);
+    // lifting a suspension early keeps them too
+    const again = await moderator.post(`${g.path}/ban`, { until: new Date(clock.now().getTime() + 60_000).toISOString() });
+    expect(again.status).toBe(200);
+    expect((await moderator.del(`${g.path}/ban`)).status).toBe(204);
+    expect((await g.as.get("/api/v1/me")).status).toBe(200);
+  });
+
+  it("a shadow ban keeps them: it must not show", async () => {
+    const { moderator, session } = await guests();
+    const g = await session("Shadowed");
+    expect((await moderator.post(`${g.path}/ban`, { shadow: true })).status).toBe(200);
+    expect((await g.as.get("/api/v1/me")).status).toBe(200);
+    const posted = await g.as.post("/api/v1/discussions/sessions-3/comments", { body: "unseen" });
+    expect([posted.status, posted.body.status]).toEqual([201, "approved"]); // as the reader sees it
   });
 });
 

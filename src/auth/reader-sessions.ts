@@ -3,6 +3,12 @@
 // the token's SHA-256 is stored (reader_sessions); each request looks it up, so a sign-out (the row
 // deleted) or a ban holds on every instance at once. A session reader is an ordinary reader: the
 // readers row carries their name (PATCH /me), avatar and, for an email sign-in, the address.
+// A ban (no `until`, not a shadow ban) revokes them: a session begun before a ban ended — before the
+// ban, or while it was in force — is refused for good, so lifting the ban (or making it a suspension)
+// brings none back and the reader signs in again; the rows go when they expire (the retention job).
+// A suspension ends by itself and keeps the sessions (the writes refuse the reader until then:
+// eng_assert_not_banned); a shadow ban refuses nothing, sessions included, as it must not show
+// (docs/safety.md, "Bans").
 import { randomBytes } from "node:crypto";
 import type { ReaderIdentity } from "./identity.js";
 import type { TenantStore } from "../db/tenant-store.js";
@@ -70,14 +76,19 @@ export async function startSession(
   return { token, reader: { id: subject.id, name: subject.name, avatarUrl: subject.avatarUrl } };
 }
 
-// a ban (not a suspension, which ends by itself) refuses the reader's sessions at once
+// `banned`: a ban is in force; `revoked`: a ban ended (lifted, or replaced) after the session began
 const LOOKUP = `SELECT s.reader_id AS id, r.name, r.avatar_url AS "avatarUrl", r.email, s.method,
     EXISTS (SELECT 1 FROM reader_sanctions b WHERE b.tenant_id = s.tenant_id AND b.reader_id = s.reader_id
-            AND b.lifted_at IS NULL AND b.until IS NULL) AS banned
+            AND b.until IS NULL AND NOT b.shadow AND b.lifted_at IS NULL) AS banned,
+    EXISTS (SELECT 1 FROM reader_sanctions b WHERE b.tenant_id = s.tenant_id AND b.reader_id = s.reader_id
+            AND b.until IS NULL AND NOT b.shadow AND b.lifted_at >= s.created_at) AS revoked
   FROM reader_sessions s JOIN readers r ON r.tenant_id = s.tenant_id AND r.id = s.reader_id
   WHERE s.tenant_id = $1 AND s.token_hash = $2 AND s.expires_at > $3`;
 
-/** The session's reader; 401 invalid_identity when the token is unknown, expired, signed out or the reader banned. */
+/**
+ * The session's reader; 401 invalid_identity when the token is unknown, expired or signed out, the
+ * reader is banned, or a ban revoked it.
+ */
 export async function verifySession(store: TenantStore, clock: Clock, token: string): Promise<SessionReader> {
   const [row] = await store.sql.query<{
     id: string;
@@ -86,9 +97,11 @@ export async function verifySession(store: TenantStore, clock: Clock, token: str
     email: string | null;
     method: SignInMethod;
     banned: boolean;
+    revoked: boolean;
   }>(LOOKUP, [sha256(token, "hex"), clock.now()], "session_lookup");
   if (!row) throw errors.invalidIdentity("The reader session is unknown, has expired or was signed out: sign in again.");
   if (row.banned) throw errors.invalidIdentity("This reader is banned: their sessions no longer sign them in.");
+  if (row.revoked) throw errors.invalidIdentity("This session was revoked by a ban on the reader: sign in again.");
   return { id: row.id, name: row.name, avatarUrl: row.avatarUrl, email: row.email, badge: null, method: row.method };
 }
 

@@ -5,7 +5,10 @@
 // reader's post, edit, reaction and report themselves (eng_assert_not_banned, judged at the write's
 // time from the app's clock), so a ban holds on every instance at once, with nothing cached.
 // Banning is one statement (eng_ban_reader): the sanction and, with rejectPending, the rejection of the
-// reader's pending comments with the events a moderator's rejection appends. Both actions are audited.
+// reader's pending comments with the events a moderator's rejection appends. A ban (no `until`, not
+// shadow) revokes the reader's hosted sign-in sessions for good, so lifting it brings none back; a
+// suspension keeps them, as it ends by itself (verifySession, src/auth/reader-sessions.ts). Both
+// actions are audited.
 import { z } from "zod";
 import { requirePrincipal, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
