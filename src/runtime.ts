@@ -3,9 +3,10 @@
 // hands each to what needs it. Shared by the server (src/app.ts) and the CLI.
 import { renderUnrenderedBodies } from "./modules/comments/engine/render-backfill.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { redactSecrets } from "./lib/log-redaction.js";
 import type { Config } from "./config.js";
 import type { AppServices } from "./context/services.js";
 import { openDatabase } from "./db/client.js";
@@ -63,9 +64,14 @@ export function resolveAdminSecret(config: Config): string {
   return secret;
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
+/**
+ * The service's logger: JSON lines at LOG_LEVEL to `destination` (standard output by default), every
+ * finished line passed through the one redaction of secrets (src/lib/log-redaction.ts).
+ */
+export function createLogger(config: Pick<Config, "LOG_LEVEL">, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level: config.LOG_LEVEL,
+    hooks: { streamWrite: redactSecrets },
     redact: {
       paths: [
         "req.headers.authorization",
@@ -78,7 +84,8 @@ export function createLogger(config: Config): Logger {
       ],
       censor: "[redacted]",
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Gauges read on scrape: open streams, the webhook queue, breaker states, database connections. */
@@ -186,6 +193,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       bus,
       redis,
       redisTarget,
+      // presence names readers and client addresses in Redis by a keyed hash every instance computes alike
+      presenceSecret: createHmac("sha256", adminJwtSecret).update("engagement presence v1").digest(),
       // readers' own streams read their inbox items (GET /api/v1/stream/me)
       readerFeed: createInboxFeed(db.sql),
       tenantSettings: {
