@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { restRoutes } from "../src/modules/route-table.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -182,6 +183,26 @@ describe("unknown body fields", () => {
       expect(r.status, what).toBe(422);
       expect(r.body.code, what).toBe("validation_failed");
       expect(r.body.errors, what).toContainEqual({ path: "colour", message: "is not a known field" });
+    }
+  });
+});
+
+describe("unknown query parameters", () => {
+  it("are refused with 400 invalid_parameter naming each one, on every REST route", async () => {
+    const search = await t.api.get("/api/v1/comments/search?query=x&limit=5");
+    expect(search.status).toBe(400);
+    expect(search.body.code).toBe("invalid_parameter");
+    expect(search.body.errors).toEqual([{ path: "query", message: "is not a known parameter" }]);
+    expect((await t.api.get("/api/v1/comments/search?q=x&limit=5")).status).toBe(200);
+    for (const r of restRoutes) {
+      const path = `/api/v1${r.path.replace(/:(\w+)/g, "unknown-$1")}?colour=red`;
+      const who = r.adminOnly ? t.admin : t.api;
+      const res = await who.raw(r.method, path, r.method === "GET" || r.method === "DELETE" ? undefined : {});
+      expect([res.status, res.body.code, res.body.errors], `${r.method} ${r.path}`).toEqual([
+        400,
+        "invalid_parameter",
+        [{ path: "colour", message: "is not a known parameter" }],
+      ]);
     }
   });
 });

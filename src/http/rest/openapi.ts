@@ -33,7 +33,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import type { AnyRoute } from "./router.js";
+import { queryParamsOf, type AnyRoute } from "./router.js";
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -327,7 +327,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
     );
 
     const pathParams = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-    const queryParams = r.method === "GET" ? (r.paramVars ?? []).slice(pathParams.length) : [];
+    const queryParams = queryParamsOf(r);
     const parameters = [
       ...(r.identity ? [identityHeader(r.identity === "required")] : []),
       ...(r.readerClient ? READER_CLIENT_HEADERS : []),

@@ -37,7 +37,8 @@ export interface Route<TData, TVars> {
   variables: (input: RestInput) => TVars;
   /**
    * variables that come from the path or query string: their errors are 400 invalid_parameter.
-   * Path-bound ones first, then the query's (the OpenAPI document reads the query's from here).
+   * Path-bound ones first, then the query's, each named as its query parameter: they are the only
+   * query parameters the route accepts (`queryParamsOf`; the OpenAPI document reads them too).
    */
   paramVars?: string[];
   /** body fields that become variables of their own name (when the body is not the `input` variable) */
@@ -95,11 +96,30 @@ export function bodyObject(body: unknown, allowed?: readonly string[]): Record<s
   return b;
 }
 
+/**
+ * The query parameters a route accepts: its paramVars after the path-bound ones (one per path
+ * parameter). Any other is refused (`unknownQueryParams`), as an unknown body field is.
+ */
+export function queryParamsOf(r: AnyRoute): string[] {
+  const pathParams = r.path.match(/:\w+/g)?.length ?? 0;
+  return (r.paramVars ?? []).slice(pathParams);
+}
+
+/**
+ * 400 invalid_parameter naming each query parameter the route does not take: a misspelt filter
+ * (`/comments/search?query=x` for `q`) is never silently dropped to answer everything.
+ */
+export function unknownQueryParams(query: Query, accepted: ReadonlySet<string>): void {
+  const unknown = Object.keys(query).filter((k) => !accepted.has(k));
+  if (unknown.length) throw errors.invalidParameter(unknown.map((path) => ({ path, message: "is not a known parameter" })));
+}
+
 /** Mounts the route table; `countOperation` is the app's graphql_operations_total counter. */
 export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yoga, routes: AnyRoute[], countOperation: OperationCounter) {
   const run = createOperationRunner(yoga, countOperation);
   for (const r of routes) {
     const paramVars = new Set(r.paramVars ?? []);
+    const queryParams = new Set(queryParamsOf(r));
     fastify.route({
       method: r.method,
       url: `/api/v1${r.path}`,
@@ -124,7 +144,7 @@ export function mountRoutes(fastify: FastifyInstance, app: AppServices, yoga: Yo
             if (begun.kind === "refused") return sendProblem(reply, begun.error);
             ctx.idempotency = scope = begun.scope;
           }
-          const answer = await answerOf(r, req, ctx, run, paramVars);
+          const answer = await answerOf(r, req, ctx, run, paramVars, queryParams);
           if (scope) {
             const s = scope;
             scope = undefined; // settled here, not again below
@@ -164,7 +184,9 @@ async function answerOf(
   ctx: RequestContext,
   run: RunOperation,
   paramVars: Set<string>,
+  queryParams: ReadonlySet<string>,
 ): Promise<StoredAnswer> {
+  unknownQueryParams(req.query as Query, queryParams);
   const variables = r.variables({
     params: req.params as Record<string, string>,
     query: req.query as Query,
