@@ -128,6 +128,29 @@ describe("pre-moderation", () => {
   });
 });
 
+describe("pendingCommentCount", () => {
+  it("counts the tenant's pending comments, not another tenant's, and needs moderate_content", async () => {
+    const tt = await createTestTenant(server);
+    await setSettings(tt.tenantId, { moderation: "pre" });
+    const plain = (await keyWith(tt, [])).key;
+    const count = async () => (await tt.api.post("/graphql", { query: "{ pendingCommentCount }" })).body.data.pendingCommentCount;
+    expect(await count()).toBe(0);
+    const ann = await reader(tt, plain, "ann");
+    const ids: string[] = [];
+    for (const body of ["one", "two", "three"]) ids.push((await ann.post("/api/v1/discussions/count-1/comments", { body })).body.id);
+    // another tenant's pending comment is not counted
+    const other = await createTestTenant(server);
+    await setSettings(other.tenantId, { moderation: "pre" });
+    await (await reader(other, (await keyWith(other, [])).key, "bo")).post("/api/v1/discussions/x/comments", { body: "elsewhere" });
+    expect(await count()).toBe(3);
+    await tt.api.post(`/api/v1/comments/${ids[0]}/approve`);
+    await tt.api.post(`/api/v1/comments/${ids[1]}/reject`);
+    expect(await count()).toBe(1);
+    const refused = await tt.as({ key: plain }).post("/graphql", { query: "{ pendingCommentCount }" });
+    expect(refused.body.errors[0].extensions.code).toBe("missing_capability");
+  });
+});
+
 describe("moderation routes", () => {
   it("need moderate_content: 403 missing_capability naming it, 401 without a key", async () => {
     const a = await reader(t, plainKey, "cap-a");

@@ -1,7 +1,17 @@
-// GraphQL for moderation: approve, reject, pin and unpin a comment (moderate_content).
+// GraphQL for moderation: approve, reject, pin and unpin a comment, and how many comments are pending
+// (moderate_content).
 import { builder } from "../../graphql/builder.js";
 import { CommentType } from "../comments/graphql.js";
 import { setCommentPinned, setCommentStatus } from "./moderation.js";
+import { QUEUE_COUNT_CAP, countPending } from "./queue-count.js";
+
+builder.queryField("pendingCommentCount", (t) =>
+  t.int({
+    description: `How many comments wait in the moderation queue (status pending), counted up to ${QUEUE_COUNT_CAP}.`,
+    authScopes: { capability: "moderate_content" },
+    resolve: (_root, _args, ctx) => countPending(ctx),
+  }),
+);
 
 const moderation = (name: string, run: Parameters<typeof setCommentStatus>[2] | "pin" | "unpin") =>
   builder.mutationField(name, (t) =>

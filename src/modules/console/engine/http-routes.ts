@@ -1,5 +1,5 @@
 // Console sign-in (contract section 10): the single-use link printed by `engagement console-link`,
-// email + password, sign-out and the current session. The session is an HttpOnly, SameSite=Strict
+// email + password, sign-out and the current session (its tenant's id and name, the operator, the CSRF token). The session is an HttpOnly, SameSite=Strict
 // cookie (Secure behind https); the console reads its CSRF token from GET /console/auth/session and
 // sends it in X-CSRF-Token. Failed sign-in attempts are limited per account and per address, shared by
 // every instance (app.signInThrottle), and every password failure has one message. A refused link
@@ -22,6 +22,10 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
       "Set-Cookie",
       serialize(SESSION_COOKIE, value, { httpOnly: true, sameSite: "strict", secure: secure(req), path: "/", maxAge: maxAgeSeconds }),
     );
+
+  /** The tenant's name, which the console shows before its id. */
+  const tenantNameOf = async (tenantId: string) =>
+    (await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { name: true } }))?.name ?? null;
 
   const handle =
     (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
@@ -71,6 +75,7 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
       setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
       return reply.header("Cache-Control", "no-store").send({
         tenantId: operator.tenantId,
+        tenantName: await tenantNameOf(operator.tenantId),
         operator: { id: operator.id, email: operator.email, role: operator.role },
         csrfToken: session.csrfToken,
       });
@@ -86,6 +91,7 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
       if (p.kind !== "operator") throw errors.unauthenticated("Not signed in to the console.");
       return reply.header("Cache-Control", "no-store").send({
         tenantId: p.tenantId,
+        tenantName: await tenantNameOf(p.tenantId),
         operator: { id: p.operatorId, email: p.email, role: p.role },
         csrfToken,
       });
