@@ -156,9 +156,16 @@ export const errors = {
   /** a chat alert's Approve / Reject link (/moderate/v1/{token}) that was never made, or was altered (contract section 21) */
   alertLinkUnknown: () =>
     new AppError(404, "alert_link_unknown", "This moderation link is not valid: it was never made, or it was changed. Nothing was done."),
-  /** a chat alert's link used once already: a link acts once */
-  alertLinkUsed: (at: Date) =>
-    new AppError(410, "alert_link_used", `This moderation link was already used (${at.toISOString()}). Nothing more was done.`),
+  /** a chat alert's link, or its alert's other one, used already: an alert's Approve and Reject links are one decision, made once */
+  alertLinkUsed: (at: Date, decided = "") =>
+    new AppError(
+      410,
+      "alert_link_used",
+      `This alert's Approve and Reject links were already used (${at.toISOString()}): they are one decision, made once.${decided ? ` ${decided}` : ""} Nothing more was done.`,
+    ),
+  /** a chat alert's link whose comment was decided after the alert was sent (a moderator, another link, an edit, a deletion) */
+  alertLinkDecided: (decided: string) =>
+    new AppError(409, "alert_link_decided", `${decided} This link was made before that, so it changed nothing.`),
   /** a chat alert's link past its 7 days */
   alertLinkExpired: (at: Date) =>
     new AppError(
