@@ -85,6 +85,20 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKey", "adminJwt"]));
   });
 
+  it("describes every parameter: each path, query and header parameter of every operation says what it means", () => {
+    const bare = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) =>
+      Object.entries(ops).flatMap(([method, op]: [string, any]) =>
+        (op.parameters ?? [])
+          .filter((p: any) => typeof p.description !== "string" || p.description.trim().length < 8)
+          .map((p: any) => `${method.toUpperCase()} ${path} ${p.in}:${p.name}`),
+      ),
+    );
+    expect(bare).toEqual([]);
+    const search = doc.paths["/api/v1/comments/search"].get.parameters;
+    expect(search.find((p: any) => p.name === "q").description).toMatch(/words/);
+    expect(search.find((p: any) => p.name === "limit").description).toMatch(/1–100/);
+  });
+
   it("matches real answers (the shared client checks every one) and its checker refuses what it does not describe", async () => {
     const r = await t.api.put("/api/v1/discussions/oa-1", { title: "OpenAPI" });
     expect(r.status).toBe(201);

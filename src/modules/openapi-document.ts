@@ -6,12 +6,15 @@
 import { buildOpenApi } from "../http/rest/openapi.js";
 import { schema } from "./schema.js";
 import { restRoutes } from "./route-table.js";
+import { describeRestParameter } from "./rest-parameters.js";
 import { portabilityPaths } from "./portability/openapi.js";
 import { unsubscribePaths } from "./email/openapi.js";
 import { feedPaths } from "./feeds/openapi.js";
 import { oidcSignInPaths } from "./sign-in/oidc-openapi.js";
 
 export function openApiDocument(version: string): { paths: Record<string, unknown> } & Record<string, unknown> {
-  const document = buildOpenApi({ schema, routes: restRoutes, version }) as { paths: Record<string, unknown> } & Record<string, unknown>;
+  const document = buildOpenApi({ schema, routes: restRoutes, version, describeParameter: describeRestParameter }) as {
+    paths: Record<string, unknown>;
+  } & Record<string, unknown>;
   return { ...document, paths: { ...document.paths, ...portabilityPaths, ...unsubscribePaths, ...feedPaths, ...oidcSignInPaths } };
 }

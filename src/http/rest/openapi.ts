@@ -28,6 +28,7 @@ import {
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLInputType,
+  type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -275,6 +276,40 @@ const REPLAYED_HEADERS = {
   },
 };
 
+/** The stream's ways to authenticate and to resume, for both streams. */
+const STREAM_PARAMETERS = [
+  {
+    name: "ticket",
+    in: "query",
+    required: false,
+    description:
+      "A one-time stream ticket (st_…) from POST /api/v1/stream/ticket, for a browser, which cannot set headers on an EventSource.",
+    schema: { type: "string" },
+  },
+  {
+    name: "token",
+    in: "query",
+    required: false,
+    deprecated: true,
+    description: "Deprecated: an API key in the query string, where it ends up in logs and histories; use ticket.",
+    schema: { type: "string" },
+  },
+  {
+    name: "lastEventId",
+    in: "query",
+    required: false,
+    description: "The id of the last event seen, when Last-Event-ID cannot be sent: the stream replays what came after it.",
+    schema: { type: "string" },
+  },
+  {
+    name: "Last-Event-ID",
+    in: "header",
+    required: false,
+    description: "The id of the last event seen (an EventSource sends it when it reconnects): the stream replays what came after it.",
+    schema: { type: "string" },
+  },
+];
+
 const problem = (description: string) => ({
   description,
   content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
@@ -304,7 +339,29 @@ function operationOf(doc: DocumentNode): { op: OperationDefinitionNode; fragment
   return { op, fragments };
 }
 
-export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly AnyRoute[]; version: string }): JsonSchema {
+/** The descriptions of the root field's arguments, by the variable each is given. */
+function argumentDescriptions(op: OperationDefinitionNode, root: GraphQLObjectType): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const sel of op.selectionSet.selections) {
+    if (sel.kind !== Kind.FIELD) continue;
+    const field = root.getFields()[sel.name.value];
+    for (const arg of sel.arguments ?? []) {
+      const description = field?.args.find((a) => a.name === arg.name.value)?.description;
+      if (arg.value.kind === Kind.VARIABLE && description) out.set(arg.value.name.value, description);
+    }
+  }
+  return out;
+}
+
+/** What a route's path or query parameter means, where its GraphQL argument does not say (src/modules/rest-parameters.ts). */
+export type DescribeParameter = (method: string, path: string, where: "path" | "query", name: string) => string | undefined;
+
+export function buildOpenApi(opts: {
+  schema: GraphQLSchema;
+  routes: readonly AnyRoute[];
+  version: string;
+  describeParameter?: DescribeParameter;
+}): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
   // operationIds are unique (generators name functions and types by them): where two routes run
   // the same operation (DELETE /keys/{id} and /admin/keys/{id}), the admin-only one is admin…
@@ -328,11 +385,23 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
 
     const pathParams = [...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     const queryParams = queryParamsOf(r);
+    const fromArguments = argumentDescriptions(op, root);
+    // the argument's description first (a path parameter feeds the paramVar at its position)
+    const described = (where: "path" | "query", name: string, variable: string | undefined) => {
+      const description = (variable && fromArguments.get(variable)) || opts.describeParameter?.(r.method, r.path, where, name);
+      return description ? { description } : {};
+    };
     const parameters = [
       ...(r.identity ? [identityHeader(r.identity === "required")] : []),
       ...(r.readerClient ? READER_CLIENT_HEADERS : []),
       ...(r.method !== "GET" ? [IDEMPOTENCY_KEY] : []),
-      ...pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
+      ...pathParams.map((name, i) => ({
+        name,
+        in: "path",
+        required: true,
+        ...described("path", name, r.paramVars?.[i]),
+        schema: { type: "string" },
+      })),
       ...queryParams.map((name) => {
         const v = variables.get(name);
         const named = v ? getNullableType(v) : undefined;
@@ -342,7 +411,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
           : isListType(named)
             ? { type: "string", description: "comma-separated" }
             : inputSchema(new GraphQLNonNull(getNullableType(v) as GraphQLInputType));
-        return { name, in: "query", required: false, schema };
+        return { name, in: "query", required: false, ...described("query", name, name), schema };
       }),
     ];
 
@@ -423,11 +492,8 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
         "Server-Sent Events of one discussion: `connected` (id: the seq the stream continues after: the Last-Event-ID, or the head without one), then every event as id: <seq> / event: <name> / data: <envelope>; Last-Event-ID resumes. Auth: X-API-Key, ?ticket= or the deprecated ?token=.",
       security: [{ apiKey: [] }, {}],
       parameters: [
-        { name: "discussionId", in: "path", required: true, schema: { type: "string" } },
-        { name: "ticket", in: "query", required: false, schema: { type: "string" } },
-        { name: "token", in: "query", required: false, deprecated: true, schema: { type: "string" } },
-        { name: "lastEventId", in: "query", required: false, schema: { type: "string" } },
-        { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
+        { name: "discussionId", in: "path", required: true, description: "The discussion's id.", schema: { type: "string" } },
+        ...STREAM_PARAMETERS,
       ],
       responses: {
         "200": { description: "The event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
@@ -444,13 +510,7 @@ export function buildOpenApi(opts: { schema: GraphQLSchema; routes: readonly Any
         'the item as GET /api/v1/me/inbox lists it) and `inbox_read` (data {"unreadCount"}); Last-Event-ID replays the listed items after it. ' +
         'Auth: X-API-Key with X-Service-Identity, or ?ticket= from POST /api/v1/stream/ticket {"scope":"me"}.',
       security: [{ apiKey: [] }, {}],
-      parameters: [
-        { name: "X-Service-Identity", in: "header", required: false, schema: { type: "string" } },
-        { name: "ticket", in: "query", required: false, schema: { type: "string" } },
-        { name: "token", in: "query", required: false, deprecated: true, schema: { type: "string" } },
-        { name: "lastEventId", in: "query", required: false, schema: { type: "string" } },
-        { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
-      ],
+      parameters: [identityHeader(false), ...STREAM_PARAMETERS],
       responses: {
         "200": { description: "The reader's stream", content: { "text/event-stream": { schema: { type: "string" } } } },
         ...Object.fromEntries(["400", "401", "403", "429", "503"].map((c) => [c, problem(ERRORS[c]!)])),

@@ -18,7 +18,17 @@ const feed = (operationId: string, description: string, more: unknown[] = []) =>
     operationId,
     description,
     security: [{ apiKey: [] }, {}],
-    parameters: [...more, KEY, { name: "If-None-Match", in: "header", required: false, schema: { type: "string" } }],
+    parameters: [
+      ...more,
+      KEY,
+      {
+        name: "If-None-Match",
+        in: "header",
+        required: false,
+        description: "The ETag of the feed already held: 304 when it has not changed.",
+        schema: { type: "string" },
+      },
+    ],
     responses: {
       "200": {
         description:
@@ -37,6 +47,6 @@ const feed = (operationId: string, description: string, more: unknown[] = []) =>
 export const feedPaths: Record<string, Record<string, unknown>> = {
   "/api/v1/feeds/recent.atom": feed("recentCommentsFeed", "The tenant's latest visible comments as an Atom feed."),
   "/api/v1/feeds/discussions/{id}.atom": feed("discussionFeed", "A discussion's latest visible comments as an Atom feed.", [
-    { name: "id", in: "path", required: true, schema: { type: "string" } },
+    { name: "id", in: "path", required: true, description: "The discussion's id.", schema: { type: "string" } },
   ]),
 };

@@ -78,8 +78,20 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
         "The tenant's imports, newest first. An import whose server stopped before it ended is answered failed (failure: interrupted …); importing the file again continues it. Needs manage_settings.",
       security: SECURITY,
       parameters: [
-        { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
-        { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+        {
+          name: "limit",
+          in: "query",
+          required: false,
+          description: "Imports per page, 1–100 (default 20).",
+          schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
+        },
+        {
+          name: "cursor",
+          in: "query",
+          required: false,
+          description: "The previous page's nextCursor, for the page after it; absent for the first page.",
+          schema: { type: "string" },
+        },
       ],
       responses: {
         "200": {
@@ -105,7 +117,13 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
         "Imports a Disqus XML export, a WordPress WXR export or this service's NDJSON export (the file as the body, any content type). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed XML ends failed at its first error's line and column and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
       security: SECURITY,
       parameters: [
-        { name: "format", in: "query", required: true, schema: { type: "string", enum: ["disqus", "wordpress", "ndjson"] } },
+        {
+          name: "format",
+          in: "query",
+          required: true,
+          description: "The file's format: a Disqus XML export, a WordPress WXR export, or this service's NDJSON export.",
+          schema: { type: "string", enum: ["disqus", "wordpress", "ndjson"] },
+        },
         {
           name: "idFrom",
           in: "query",
@@ -114,7 +132,13 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
             "discussion ids from the thread's identifier, its URL, or its URL's path (each falling back to the identifier or URL)",
           schema: { type: "string", enum: ["identifier", "url", "path"], default: "identifier" },
         },
-        { name: "onError", in: "query", required: false, schema: { type: "string", enum: ["skip", "stop"], default: "skip" } },
+        {
+          name: "onError",
+          in: "query",
+          required: false,
+          description: "A bad record: skip lists it in errors and goes on; stop ends the import failed there (what came before it stays).",
+          schema: { type: "string", enum: ["skip", "stop"], default: "skip" },
+        },
         {
           name: "keepEmails",
           in: "query",
@@ -146,7 +170,9 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
       description:
         "An import's state, progress counts and bad records with their positions; one whose server stopped before it ended is answered failed (interrupted). Needs manage_settings.",
       security: SECURITY,
-      parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+      parameters: [
+        { name: "id", in: "path", required: true, description: "The import's id, as POST answered it.", schema: { type: "string" } },
+      ],
       responses: {
         "200": { description: "The import", content: { "application/json": { schema: IMPORT_SCHEMA } } },
         ...PROBLEMS,
@@ -160,7 +186,16 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
       description:
         'The tenant\'s data as NDJSON (format version 1): a header {"type":"export"}, then discussion, reader, comment and reaction records, and an end record with the counts. Importable with format=ndjson. Needs manage_settings.',
       security: SECURITY,
-      parameters: [{ name: "since", in: "query", required: false, schema: { type: "string", format: "date-time" } }],
+      parameters: [
+        {
+          name: "since",
+          in: "query",
+          required: false,
+          description:
+            "ISO 8601: only what was created or changed from then on (comments created or edited, reactions made, …); absent: everything.",
+          schema: { type: "string", format: "date-time" },
+        },
+      ],
       responses: {
         "200": { description: "The export, streamed", content: { "application/x-ndjson": { schema: { type: "string" } } } },
         ...PROBLEMS,
