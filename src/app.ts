@@ -7,7 +7,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
 import { RawRoutes } from "./http/raw-routes.js";
 import { schema } from "./modules/schema.js";
-import { createGraphQLServer, graphiqlPage } from "./http/graphql-server.js";
+import { createGraphQLServer } from "./http/graphql-server.js";
+import { mountGraphiql } from "./http/graphiql.js";
+import { mountCompression } from "./http/compression.js";
 import { createDirectGraphQL } from "./http/graphql-direct.js";
 import { createOperationCounter } from "./http/compiled-operations.js";
 import { mountRoutes } from "./http/rest/router.js";
@@ -69,6 +71,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
+  // before any route: each route gets the compression hook (src/http/compression.ts)
+  await mountCompression(fastify);
 
   const cors = createCorsPolicy(services.origins);
   // this app's graphql_operations_total by name: yoga, the direct path and REST count with it
@@ -76,11 +80,11 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const yoga = createGraphQLServer(services, schema, cors, countOperation);
   const direct = createDirectGraphQL(yoga, services, countOperation);
   const idempotent = createIdempotentGraphQL(yoga, services, cors);
-  const graphiql = graphiqlPage(config);
+  const graphiql = mountGraphiql(fastify, config);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     // a browser opening /graphql: GraphiQL, where it is on
     if (graphiql && req.method === "GET" && req.url.split("?")[0] === "/graphql" && (req.headers.accept ?? "").includes("text/html")) {
-      return reply.type("text/html; charset=utf-8").send(graphiql);
+      return graphiql(reply);
     }
     // a mutation with an Idempotency-Key: claimed first, its answer kept (src/http/graphql-idempotent.ts)
     const served = (req.headers["idempotency-key"] !== undefined && (await idempotent(req, reply))) || (await direct(req, reply));

@@ -6,7 +6,6 @@
 // internal_error). A backend's plain POST is served around it by src/http/graphql-direct.ts.
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
-import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type GraphQLSchema } from "graphql";
@@ -20,7 +19,6 @@ import { maskGraphQLError, useRequestErrorCodes } from "./graphql-errors.js";
 import { graphqlContext, type ServerContext } from "./graphql-context.js";
 import { createOperationFactsCache, type OperationFactsOf } from "./graphql-operation-facts.js";
 import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "./cors.js";
-import type { Config } from "../config.js";
 
 export type GraphQLServer = YogaServerInstance<ServerContext, RequestContext>;
 
@@ -129,33 +127,6 @@ function useValidationCodes(): Plugin {
  * The yoga server of one app. `countOperation` is the app's graphql_operations_total counter,
  * shared with the direct path and REST; the facts of each parsed document are kept here, per server.
  */
-/**
- * GraphiQL (on outside production, src/config.ts): its headers pane open with `X-API-Key` to fill in,
- * and a first query whose comments say which key goes there. Its scripts and styles inlined from
- * @graphql-yoga/render-graphiql: nothing from a CDN.
- */
-const GRAPHIQL_OPTIONS = {
-  title: "Engagement service GraphQL",
-  headers: JSON.stringify({ "X-API-Key": "" }, null, 2),
-  defaultEditorToolsVisibility: "headers" as const,
-  defaultQuery: [
-    "# Every request needs a key: put yours in",
-    '# Headers (below) as { "X-API-Key": "ek_…" }.',
-    "# An API key (ek_…): `npm run cli -- tenant",
-    "# create` prints one; the console's Keys",
-    "# screen makes more. A publishable key (pk_…)",
-    "# with X-Service-Identity: <reader's token>",
-    "# acts as that reader. An admin JWT goes in",
-    "# Authorization: Bearer <token> instead.",
-    "{",
-    "  discussions(first: 5) {",
-    "    edges { node { id title commentCount } }",
-    "  }",
-    "}",
-    "",
-  ].join("\n"),
-};
-
 export function createGraphQLServer(
   app: AppServices,
   schema: GraphQLSchema,
@@ -191,7 +162,7 @@ export function createGraphQLServer(
     graphqlEndpoint: "/graphql",
     logging: false,
     landingPage: false,
-    // GraphiQL is served by graphiqlPage below: yoga's plugin would add an onRequest hook to every request
+    // GraphiQL is served by src/http/graphiql.ts: yoga's plugin would add an onRequest hook to every request
     graphiql: false,
     // only the allowed origins, never with credentials (src/http/cors.ts)
     cors: (request) => {
@@ -224,13 +195,4 @@ export function createGraphQLServer(
       }
     },
   });
-}
-
-/**
- * The GraphiQL page a browser gets on GET /graphql (Accept: text/html), rendered once; null when
- * GraphiQL is off. Served by the /graphql route itself (src/app.ts) rather than by yoga's GraphiQL
- * plugin, whose onRequest hook would run on every request, writes included.
- */
-export function graphiqlPage(config: Pick<Config, "GRAPHIQL">): string | null {
-  return config.GRAPHIQL ? renderGraphiQL({ ...GRAPHIQL_OPTIONS, endpoint: "/graphql" }) : null;
 }
