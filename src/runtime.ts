@@ -22,7 +22,7 @@ import { createIdentityProviders, type IdentityProviderOptions } from "./auth/id
 import { createCommandConnection, redisTargetOf, type RedisClient } from "./lib/redis-connection.js";
 import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
-import { createKeyLimiter, createSignInThrottle, signInKeyPrefix } from "./auth/sign-in-throttle.js";
+import { createKeyLimiter, createSignInThrottle, signInKeyPrefix, type KeyLimiter } from "./auth/sign-in-throttle.js";
 import { createAuthCache, tenantRow } from "./auth/auth-cache.js";
 import { resolveSettings } from "./tenancy/settings-model.js";
 import { createOriginIndex } from "./auth/origins.js";
@@ -86,6 +86,16 @@ export function createLogger(config: Pick<Config, "LOG_LEVEL">, destination?: De
     },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** One limiter per budget a tenant's setting names, made on first use (settings hold few distinct values). */
+function keyLimiters(make: (points: number) => KeyLimiter): (points: number) => KeyLimiter {
+  const made = new Map<number, KeyLimiter>();
+  return (points) => {
+    let limiter = made.get(points);
+    if (!limiter) made.set(points, (limiter = make(points)));
+    return limiter;
+  };
 }
 
 /** Gauges read on scrape: open streams, the webhook queue, breaker states, database connections. */
@@ -240,6 +250,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
           windowSeconds: 3600,
         }),
       },
+      discussionAutoCreate: keyLimiters((perMinute) =>
+        createKeyLimiter({
+          redis,
+          keyPrefix: `${signInKeyPrefix(config.DATABASE_URL)}:discussion-create:${perMinute}`,
+          points: perMinute,
+          windowSeconds: 60,
+        }),
+      ),
       authCache,
       origins,
       scoped,

@@ -157,6 +157,11 @@ export class EngagementThread extends LitElement {
     announce: (text) => this.announce(text),
     focusLater: (selector) => this.focusLater(selector),
     requestUpdate: () => this.requestUpdate(),
+    posted: () => {
+      // the first comment may have created the discussion: its stream and Follow are there now
+      this.stream.resume();
+      if (this.inbox.active && this.inbox.follow === null) void this.inbox.start(this.api, this.discussionId);
+    },
   });
 
   /** what the thread is drawn with, besides the element's state (see render) */

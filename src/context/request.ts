@@ -32,6 +32,13 @@ export interface RequestContext {
    * publishable key they are the browser's own (the connection's address, its User-Agent).
    */
   readerClient?: { ip: string | null; userAgent: string | null };
+  /**
+   * The address of the connection the request came on (its peer, as the server sees it; no proxy
+   * header is read): a stream's presence counts a reader-less stream by it (src/stream-engine/presence-people.ts).
+   */
+  clientAddress?: string | null;
+  /** a publishable key's request from a browser: its Origin, admitted by the tenant's allowedOrigins (else null) */
+  browserOrigin?: string | null;
   /** memoised lookups */
   cache: { tenant?: Promise<Tenant>; reader?: Promise<ReaderIdentity | null> };
 }
@@ -50,12 +57,17 @@ export async function createRequestContext(
     identityToken: header(headers, "x-service-identity"),
     cache: caller?.tenant ? { tenant: Promise.resolve(caller.tenant) } : {},
     ...(rateLimit ? { rateLimit } : {}),
+    clientAddress: opts.ip ?? null,
     readerClient:
       principal?.kind === "publishable"
         ? { ip: opts.ip ?? null, userAgent: header(headers, "user-agent") }
         : { ip: header(headers, "x-service-reader-ip"), userAgent: header(headers, "x-service-reader-agent") },
   };
-  if (principal?.kind === "publishable") await admitBrowser(ctx, header(headers, "origin"));
+  if (principal?.kind === "publishable") {
+    const origin = header(headers, "origin");
+    await admitBrowser(ctx, origin);
+    ctx.browserOrigin = origin;
+  }
   return ctx;
 }
 

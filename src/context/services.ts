@@ -42,6 +42,8 @@ export interface AppServices {
   signInThrottle: SignInThrottle;
   /** the hosted reader sign-in's budgets (contract section 20): requests per client address and tenant, email links per address */
   readerSignIn: { perAddress: KeyLimiter; perEmail: KeyLimiter };
+  /** discussions a page's origin may create per minute (settings discussions.autoCreatePerMinute): the limiter of that budget */
+  discussionAutoCreate: (perMinute: number) => KeyLimiter;
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
   /** browser origins allowed by CORS_ORIGINS and the tenants' allowedOrigins (src/auth/origins.ts) */

@@ -101,6 +101,16 @@ export const errors = {
       "Send the body List-Unsubscribe=One-Click as application/x-www-form-urlencoded (RFC 8058); nothing was changed.",
     ),
   notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
+  /** a browser's comment on a discussion that does not exist, and that its page may not create */
+  discussionNotFound: (autoCreate: boolean) =>
+    new AppError(
+      404,
+      "not_found",
+      autoCreate
+        ? "Discussion not found: a page creates its discussion with its first comment only from one of the site's allowedOrigins (an Origin header naming it)."
+        : "Discussion not found: this site creates its discussions from its backend (PUT /api/v1/discussions/{id}); settings discussions.autoCreate is off.",
+      { extra: { resource: "discussion" } },
+    ),
   conflict: (code: string, detail: string) => new AppError(409, code, detail),
   /** the console's "Send test" with no `safety.hook` set */
   emailNotConfigured: () => new AppError(409, "email_not_configured", "Email is off: the service has no SMTP server (SMTP_URL)."),

@@ -397,6 +397,12 @@ export const SettingsSchema = z
         heartbeatSeconds: z.number().int().min(1).max(3_600),
       })
       .strict(),
+    /**
+     * discussions a page brings into being: a reader's first comment through a publishable key, from
+     * one of `allowedOrigins`, creates the discussion with the page's URL and title (docs/embed.md);
+     * at most `autoCreatePerMinute` per origin
+     */
+    discussions: z.object({ autoCreate: z.boolean(), autoCreatePerMinute: z.number().int().min(1).max(10_000) }).strict(),
     /** browser origins (scheme://host[:port]) whose pages may call the browser-facing surface (contract section 7) */
     allowedOrigins: z
       .array(origin)
@@ -444,6 +450,7 @@ export const DEFAULT_SETTINGS: Settings = {
   replay: { maxEvents: 1000, maxAgeSeconds: 86_400 },
   rateLimits: { requestsPerMinute: 6000, streamConnections: 10_000, publishableKeyRequestsPerMinute: 60_000, readerRequestsPerMinute: 300 },
   stream: { maxConnectionSeconds: 1800, heartbeatSeconds: 15 },
+  discussions: { autoCreate: true, autoCreatePerMinute: 30 },
   allowedOrigins: [],
   retention: { deliveryLogDays: 30 },
   idempotency: { ttlHours: 24 },
@@ -480,6 +487,7 @@ export const SettingsPatchSchema = z
     replay: SettingsSchema.shape.replay.partial(),
     rateLimits: SettingsSchema.shape.rateLimits.partial(),
     stream: SettingsSchema.shape.stream.partial(),
+    discussions: SettingsSchema.shape.discussions.partial(),
     allowedOrigins: SettingsSchema.shape.allowedOrigins,
     retention: SettingsSchema.shape.retention.partial(),
     idempotency: SettingsSchema.shape.idempotency.partial(),

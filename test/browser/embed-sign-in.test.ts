@@ -207,6 +207,82 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
     await p.close();
   });
 
+  /** A new page for `discussionId` whose every request to the service is logged from the start: method, path, body, status. */
+  async function openLogged(
+    discussionId: string,
+  ): Promise<{ p: Page; log: { method: string; path: string; body: string; status: number }[] }> {
+    const p = await browser!.newPage({ viewport: { width: 900, height: 800 } });
+    const log: { method: string; path: string; body: string; status: number }[] = [];
+    p.on("response", (r) => {
+      const u = new URL(r.url());
+      if (u.origin !== new URL(server.url).origin) return;
+      log.push({ method: r.request().method(), path: u.pathname, body: r.request().postData() ?? "", status: r.status() });
+    });
+    await p.goto(host.url(discussionId));
+    await loaded(p);
+    return { p, log };
+  }
+
+  it("the README's two lines on a new page: the first comment creates the discussion with the page's URL and title", async () => {
+    await methods(["guest"]);
+    const d = `fresh-${Date.now()}`;
+    const ada = await signInGuest(server.url, t.tenantId, "Ada First");
+    const { p, log } = await openLogged(d);
+    const { popup } = await openPopup(p);
+    await postSignedIn(popup, ada, host.origin);
+    await thread(p).getByText("Signed in as Ada First").waitFor();
+    await popup.close();
+    // the discussion does not exist yet: its stream's ticket was refused once and not asked again
+    await p.waitForTimeout(2_500);
+    const tickets = () => log.filter((r) => r.method === "POST" && r.path === "/api/v1/stream/ticket" && r.body.includes(d));
+    expect(
+      tickets().every((r) => r.status === 404),
+      JSON.stringify(log),
+    ).toBe(true);
+    expect(tickets().length).toBe(1);
+
+    await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("First!");
+    await thread(p).getByRole("button", { name: "Post comment" }).click();
+    const mine = thread(p).locator("article", { has: p.locator(".body", { hasText: "First!" }) });
+    await mine.waitFor();
+    const made = await t.api.get(`/api/v1/discussions/${d}`);
+    expect(made.status).toBe(200);
+    expect(made.body).toMatchObject({ id: d, title: "An article", url: host.url(d) });
+    // now the stream opens
+    await expect.poll(() => tickets().filter((r) => r.status === 201).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    // no 4xx was asked twice
+    const refused = log.filter((r) => r.status >= 400 && r.status < 500).map((r) => `${r.method} ${r.path}`);
+    expect(new Set(refused).size).toBe(refused.length);
+    await p.close();
+  });
+
+  it("with discussions.autoCreate off, the post says the discussion is not open, and no refusal is asked again", async () => {
+    await methods(["guest"]);
+    expect((await t.api.patch("/api/v1/settings", { discussions: { autoCreate: false } })).status).toBe(200);
+    try {
+      const d = `closed-${Date.now()}`;
+      const bo = await signInGuest(server.url, t.tenantId, "Bo");
+      const { p, log } = await openLogged(d);
+      const { popup } = await openPopup(p);
+      await postSignedIn(popup, bo, host.origin);
+      await thread(p).getByText("Signed in as Bo").waitFor();
+      await popup.close();
+      await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("Anyone here?");
+      await thread(p).getByRole("button", { name: "Post comment" }).click();
+      await thread(p)
+        .getByRole("alert")
+        .filter({ hasText: "Comments are not open on this page yet: the site has not set up its discussion." })
+        .waitFor();
+      await p.waitForTimeout(2_500);
+      expect((await t.api.get(`/api/v1/discussions/${d}`)).status).toBe(404);
+      const refused = log.filter((r) => r.status >= 400 && r.status < 500).map((r) => `${r.method} ${r.path}`);
+      expect(new Set(refused).size).toBe(refused.length);
+      await p.close();
+    } finally {
+      expect((await t.api.patch("/api/v1/settings", { discussions: { autoCreate: true } })).status).toBe(200);
+    }
+  });
+
   it("a message of another shape from the service's origin, or with a token that is not a session's, is ignored", async () => {
     await methods(["guest"]);
     const p = await open("signin-shapes");

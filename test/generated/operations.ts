@@ -84,6 +84,11 @@ export type DiscussionState =
   | 'locked'
   | 'open';
 
+export type DiscussionsSettingsPatch = {
+  autoCreate?: boolean | null | undefined;
+  autoCreatePerMinute?: number | null | undefined;
+};
+
 export type EmailSettingsPatch = {
   /** immediate | daily | off */
   defaultReplies?: string | null | undefined;
@@ -152,8 +157,18 @@ export type ModerationHookFallback =
 export type PostCommentInput = {
   /** 1..maxBodyLength characters (setting, default 10,000). */
   body?: string | null | undefined;
+  /** Through a publishable key, from a page of allowedOrigins: the page's URL and title, used when this comment creates the discussion (settings discussions.autoCreate); ignored when it exists. */
+  discussion?: PostCommentPageInput | null | undefined;
   /** Reply to this comment of the same discussion. */
   parentId?: string | null | undefined;
+};
+
+/** The page a browser's comment comes from, for a discussion its first comment creates (settings discussions.autoCreate). */
+export type PostCommentPageInput = {
+  /** The page's title (one line, at most 500 characters). */
+  title?: string | null | undefined;
+  /** The page's URL: http(s), on the origin the request comes from. */
+  url?: string | null | undefined;
 };
 
 export type PrivacySettingsPatch = {
@@ -232,6 +247,7 @@ export type SettingsPatch = {
   /** 0..36500; 0 turns auto-close off. */
   autoLockAfterDays?: number | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
+  discussions?: DiscussionsSettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   email?: EmailSettingsPatch | null | undefined;
   formatting?: FormattingSettingsPatch | null | undefined;

@@ -87,6 +87,23 @@ export interface ThreadPage {
   comments: Page<CommentWithReplies>;
 }
 
+/**
+ * The page the element is on, as a discussion its first comment creates would have it: the
+ * canonical URL when the page names one on its own origin (else its address without the fragment),
+ * and its title on one line, at most 500 characters.
+ */
+function thisPage(): { url: string; title?: string } {
+  const canonical = document.querySelector<HTMLLinkElement>('link[rel="canonical"]')?.href;
+  let url = `${location.origin}${location.pathname}${location.search}`;
+  try {
+    if (canonical && new URL(canonical).origin === location.origin) url = new URL(canonical).href.replace(/#.*$/, "");
+  } catch {
+    /* not a URL: the page's own address */
+  }
+  const title = document.title.replace(/\s+/g, " ").trim().slice(0, 500);
+  return title ? { url, title } : { url };
+}
+
 const EMPTY_PAGE: Page<CommentWithReplies> = { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
 
 export class ThreadApi {
@@ -138,9 +155,13 @@ export class ThreadApi {
     return (await this.graphql<{ preview: { bodyHtml: string } }>(PREVIEW, { body }, identity)).preview.bodyHtml;
   }
 
-  /** Posts as the reader; the idempotency key makes a retried post (a lost answer) post once. */
+  /**
+   * Posts as the reader; the idempotency key makes a retried post (a lost answer) post once. A
+   * first-level comment says which page it comes from: the first one creates the discussion with
+   * that URL and title, where the site lets pages do so (settings discussions.autoCreate).
+   */
   async post(discussionId: string, body: string, parentId: string | null, identity: string, idempotencyKey: string): Promise<Comment> {
-    const input = parentId ? { body, parentId } : { body };
+    const input = parentId ? { body, parentId } : { body, discussion: thisPage() };
     return (await this.graphql<{ postComment: Comment }>(POST, { d: discussionId, input }, identity, idempotencyKey)).postComment;
   }
 

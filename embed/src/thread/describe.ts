@@ -32,6 +32,8 @@ export function describeFailure(e: unknown, t: Strings, locale: string, requestS
     requestSignIn();
     return t.err_invalid_identity;
   }
+  // a comment's discussion that does not exist (and that this page may not create)
+  if (e.code === "not_found" && e.extensions.resource === "discussion") return t.err_discussion_missing;
   if (e.code === "validation_failed") {
     const first = (e.extensions.errors as { message?: string }[] | undefined)?.[0]?.message;
     return fill(t.err_generic, { detail: first ?? e.message });

@@ -119,6 +119,7 @@ export const EN = {
   err_not_author: "Only the author can change this comment.",
   err_invalid_identity: "Your sign-in has expired. Please sign in again.",
   err_not_found: "This comment no longer exists.",
+  err_discussion_missing: "Comments are not open on this page yet: the site has not set up its discussion.",
   err_report_own: "You cannot report your own comment.",
   err_votes_disabled: "Voting is off on this site.",
   err_empty: "Write something first.",

@@ -5,7 +5,7 @@
 // toggle of the discussion (PUT /discussions/{id}/subscription, `all` ↔ `replies`). Nothing of it
 // exists while the reader is signed out. The list is read with GraphQL `myInbox`, whose items carry their
 // discussion's address (`discussionUrl`), so an item of another discussion links to its comment there. Drawn by embed/src/thread/bell.ts.
-import type { ThreadApi } from "./api.js";
+import { ServiceError, type ThreadApi } from "./api.js";
 import type { Comment } from "./store.js";
 
 export interface InboxItem {
@@ -153,14 +153,20 @@ export class ReaderInbox {
     return this.api!.inbox(LIST_SIZE, this.identity!);
   }
 
-  private async readFollow(discussionId: string): Promise<FollowMode> {
-    const answer = await this.api!.rest<{ mode: FollowMode }>(
-      "GET",
-      `/discussions/${encodeURIComponent(discussionId)}/subscription`,
-      undefined,
-      this.identity,
-    );
-    return answer.mode;
+  /** The reader's follow mode; null while the discussion does not exist (its first comment creates it). */
+  private async readFollow(discussionId: string): Promise<FollowMode | null> {
+    try {
+      const answer = await this.api!.rest<{ mode: FollowMode }>(
+        "GET",
+        `/discussions/${encodeURIComponent(discussionId)}/subscription`,
+        undefined,
+        this.identity,
+      );
+      return answer.mode;
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === "not_found") return null;
+      throw e;
+    }
   }
 
   /** The reader's own stream; after a refusal (an expired ticket) a new ticket resumes from the last item seen. */

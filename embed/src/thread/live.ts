@@ -1,16 +1,21 @@
 // The live half of <engagement-thread>: a stream ticket (contract section 4), then an EventSource on
 // the discussion's stream. The browser's EventSource resumes with Last-Event-ID after a drop or a
 // restart; when the stream refuses it (the ticket's resume lifetime has passed) this asks for a new
-// ticket and resumes from the last id it saw (`?lastEventId=`), backing off from 1 s to 30 s. It also
+// ticket and resumes from the last id it saw (`?lastEventId=`), backing off from 1 s to 30 s. A ticket
+// refused for what it asks (a discussion that does not exist yet: 404, a key or origin refused) is not
+// asked again: the stream waits until the reader's first comment creates the discussion (resume). It also
 // says when the element's first snapshot may be read (afterOpens), so that nothing written while the
 // page connects is missed.
-import type { ThreadApi } from "./api.js";
+import { ServiceError, type ThreadApi } from "./api.js";
 import type { LiveEvent } from "./store.js";
 // the service's own list of event names (a constant module, bundled in)
 import { STREAM_EVENT_TYPES } from "../../../src/events/types.js";
 
 /** how long the first snapshot waits for the stream to connect before it loads anyway (and again later) */
 const STREAM_WAIT_MS = 3000;
+
+/** Failures that pass, after which a ticket is asked for again (anything else is a 4xx refusal). */
+const RETRIED = new Set(["network", "unavailable", "internal_error", "rate_limited", "service_unavailable"]);
 
 /** What the stream needs from the element and tells it. */
 export interface LiveHost {
@@ -42,6 +47,8 @@ export class LiveStream {
   private reloadWhenLive = false;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private retryDelay = 1000;
+  /** the ticket was refused for what it asks (not for a failure that passes): no retry until resume() */
+  private refused = false;
 
   constructor(private readonly host: LiveHost) {}
 
@@ -53,8 +60,17 @@ export class LiveStream {
     this.lastEventId = null;
     this.reading = 1;
     this.reloadWhenLive = false;
+    this.refused = false;
     this.streamReady = new Promise((resolve) => (this.markStreamReady = resolve));
     if (api) void this.open();
+  }
+
+  /** The discussion now exists (the reader's first comment created it): a refused stream opens. */
+  resume(): void {
+    if (!this.refused) return;
+    this.refused = false;
+    this.retryDelay = 1000;
+    void this.open();
   }
 
   /**
@@ -83,8 +99,13 @@ export class LiveStream {
     let ticket: string;
     try {
       ticket = await api.ticket(discussionId, await this.host.identity());
-    } catch {
+    } catch (e) {
       this.markStreamReady(false);
+      // a refusal of what is asked stays one (4xx): asking again changes nothing until resume()
+      if (e instanceof ServiceError && !RETRIED.has(e.code)) {
+        this.refused = true;
+        return;
+      }
       this.scheduleReopen();
       return;
     }

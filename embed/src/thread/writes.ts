@@ -30,6 +30,8 @@ export interface WritesHost {
   announce(text: string): void;
   focusLater(selector: string): Promise<void>;
   requestUpdate(): void;
+  /** a comment of the reader's was posted (the first may have created the discussion) */
+  posted(): void;
 }
 
 /** The page reactions' key among the forms' busy flags and errors. */
@@ -77,6 +79,7 @@ export class ThreadWrites {
       this.drafts.delete(formKey);
       this.idempotencyKeys.delete(formKey);
       this.now.store.addOwn(comment);
+      host.posted();
       if (comment.status === "pending") host.notify(this.now.t.pending_notice);
       if (parentId) {
         this.replyTo = null;

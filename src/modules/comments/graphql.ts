@@ -181,10 +181,24 @@ builder.objectField(CommentType, "replies", (t) =>
   ),
 );
 
+const PostCommentPageInput = builder.inputType("PostCommentPageInput", {
+  description: "The page a browser's comment comes from, for a discussion its first comment creates (settings discussions.autoCreate).",
+  fields: (t) => ({
+    title: t.string({ required: false, description: "The page's title (one line, at most 500 characters)." }),
+    url: t.string({ required: false, description: "The page's URL: http(s), on the origin the request comes from." }),
+  }),
+});
+
 const PostCommentInput = builder.inputType("PostCommentInput", {
   fields: (t) => ({
     body: t.string({ required: false, description: "1..maxBodyLength characters (setting, default 10,000)." }),
     parentId: t.string({ required: false, description: "Reply to this comment of the same discussion." }),
+    discussion: t.field({
+      type: PostCommentPageInput,
+      required: false,
+      description:
+        "Through a publishable key, from a page of allowedOrigins: the page's URL and title, used when this comment creates the discussion (settings discussions.autoCreate); ignored when it exists.",
+    }),
   }),
 });
 

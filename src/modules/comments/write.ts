@@ -20,7 +20,7 @@ import { jsonText } from "../../generated/db-functions.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { commentFromRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
-import { getDiscussion } from "../discussions/discussions.js";
+import { discussionForPage, type PageOfDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
 import { screenComment, type Verdict } from "../moderation-hook/check.js";
 import { isGuestReader } from "../../auth/reader-sessions.js";
@@ -38,6 +38,8 @@ const bodySchema = (max: number) =>
 export interface PostCommentInput {
   body?: string | null | undefined;
   parentId?: string | null | undefined;
+  /** the page's URL and title, for a discussion its first comment creates (a browser's; settings discussions.autoCreate) */
+  discussion?: PageOfDiscussion | null | undefined;
 }
 
 export interface EditCommentInput {
@@ -75,7 +77,8 @@ function parse<T>(schema: z.ZodType<T>, input: unknown): T {
 }
 
 /**
- * Posts a comment as the asserted reader. An unknown discussion is created. `parentId` must name
+ * Posts a comment as the asserted reader. An unknown discussion is created (through a publishable
+ * key: as discussions.autoCreate allows, with `discussion`'s URL and title). `parentId` must name
  * an approved comment of the same discussion: an unknown, foreign, pending, rejected or deleted
  * parent is a 422 on `parentId` (it is a field of the body, not the resource of the URL, so 404
  * would wrongly say the discussion is missing).
@@ -83,10 +86,10 @@ function parse<T>(schema: z.ZodType<T>, input: unknown): T {
 export async function postComment(ctx: RequestContext, discussionId: string, input: PostCommentInput): Promise<CommentWithAuthor> {
   checkDiscussionId(discussionId, "discussionId");
   const reader = await requireReader(ctx);
-  // browsers comment on the tenant's discussions; only its backend creates them
-  if (ctx.principal?.kind === "publishable") await getDiscussion(ctx, discussionId);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(postSchema(settings.maxBodyLength), input);
+  // a browser comments on the tenant's discussions, and creates one only as discussions.autoCreate allows
+  if (ctx.principal?.kind === "publishable") await discussionForPage(ctx, discussionId, input.discussion, settings);
   const rendered = renderBody(data.body, settings.formatting);
   const id = newId("cmt");
   const screened = await screenComment(ctx, settings, {

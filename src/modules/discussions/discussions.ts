@@ -11,6 +11,7 @@ import { writeTx } from "../../events/write-tx.js";
 import { runWrite } from "../../events/statement.js";
 import type { EventType } from "../../events/types.js";
 import { recordAudit } from "../audit/audit.js";
+import type { Settings } from "../../tenancy/settings-model.js";
 
 const UpsertInput = z
   .object({
@@ -48,6 +49,55 @@ export async function upsertDiscussion(
       : await tx.discussion.update({ where: { tenantId_id: { tenantId, id } }, data });
     return { discussion, created };
   });
+}
+
+/** What a page says of itself when its first comment creates its discussion (settings discussions.autoCreate). */
+const PageInput = z
+  .object({
+    title: UpsertInput.shape.title,
+    url: UpsertInput.shape.url,
+  })
+  .strict();
+
+export type PageOfDiscussion = z.input<typeof PageInput>;
+
+/**
+ * A browser's comment (publishable key) needs its discussion: the one that exists, or — with
+ * settings discussions.autoCreate and the request from one of the tenant's own allowedOrigins — a
+ * new one with the page's URL (which must be a page of that origin) and title, at most
+ * discussions.autoCreatePerMinute per origin (429 past it). Otherwise 404, as without the setting.
+ */
+export async function discussionForPage(
+  ctx: RequestContext,
+  id: string,
+  page: PageOfDiscussion | null | undefined,
+  settings: Pick<Settings, "discussions" | "allowedOrigins">,
+): Promise<void> {
+  checkDiscussionId(id, "discussionId");
+  const found = await db(ctx).discussion.findUnique({ where: { tenantId_id: { tenantId: tenantIdOf(ctx), id } }, select: { id: true } });
+  if (found) return;
+  const origin = ctx.browserOrigin ?? null;
+  if (!settings.discussions.autoCreate || origin === null || !settings.allowedOrigins.includes(origin)) {
+    throw errors.discussionNotFound(settings.discussions.autoCreate);
+  }
+  const parsed = PageInput.safeParse(page ?? {});
+  if (!parsed.success)
+    throw errors.validation(fieldErrorsFromZod(parsed.error.issues).map((e) => ({ ...e, path: `discussion.${e.path}` })));
+  const { title, url } = parsed.data;
+  if (url && new URL(url).origin !== origin) {
+    throw errors.validation([{ path: "discussion.url", message: `must be a page of ${origin} (the page the comment comes from)` }]);
+  }
+  await ctx.app.discussionAutoCreate(settings.discussions.autoCreatePerMinute).consume(`${tenantIdOf(ctx)}\n${origin}`);
+  const tenantId = tenantIdOf(ctx);
+  // a discussion made meanwhile (another reader's first comment, the backend's PUT) is kept as it is
+  await writeTx(
+    ctx,
+    tenantId,
+    (tx) => tx.$executeRaw`
+    INSERT INTO discussions (tenant_id, id, title, url, updated_at)
+    VALUES (${tenantId}, ${id}, ${title ?? null}, ${url ?? null}, now())
+    ON CONFLICT (tenant_id, id) DO NOTHING`,
+  );
 }
 
 export async function getDiscussion(ctx: RequestContext, id: string): Promise<Discussion> {

@@ -55,6 +55,18 @@ const IdempotencySettings = builder.objectRef<Settings["idempotency"]>("Idempote
   }),
 });
 
+const DiscussionsSettings = builder.objectRef<Settings["discussions"]>("DiscussionsSettings").implement({
+  fields: (t) => ({
+    autoCreate: t.exposeBoolean("autoCreate", {
+      description:
+        "A reader's first comment through a publishable key, from one of allowedOrigins, creates a discussion that does not exist yet, with the page's URL and title (default true).",
+    }),
+    autoCreatePerMinute: t.exposeInt("autoCreatePerMinute", {
+      description: "Discussions a page's origin may create that way per minute (default 30, 1–10000); past it 429.",
+    }),
+  }),
+});
+
 const InboxSettings = builder.objectRef<Settings["inbox"]>("InboxSettings").implement({
   fields: (t) => ({
     retentionDays: t.exposeInt("retentionDays", { description: "Days a reader's inbox items are kept (default 90, 1–3650)." }),
@@ -266,6 +278,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
     replay: t.expose("replay", { type: ReplaySettings }),
     rateLimits: t.expose("rateLimits", { type: RateLimitSettings }),
     stream: t.expose("stream", { type: StreamSettings }),
+    discussions: t.expose("discussions", { type: DiscussionsSettings }),
     allowedOrigins: t.exposeStringList("allowedOrigins", {
       description: "Browser origins whose pages may use publishable keys and tickets (CORS).",
     }),
@@ -316,6 +329,10 @@ const RetentionPatch = builder.inputType("RetentionSettingsPatch", {
 
 const IdempotencyPatch = builder.inputType("IdempotencySettingsPatch", {
   fields: (t) => ({ ttlHours: t.int() }),
+});
+
+const DiscussionsPatch = builder.inputType("DiscussionsSettingsPatch", {
+  fields: (t) => ({ autoCreate: t.boolean(), autoCreatePerMinute: t.int() }),
 });
 
 const InboxPatch = builder.inputType("InboxSettingsPatch", {
@@ -431,6 +448,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
     replay: t.field({ type: ReplayPatch }),
     rateLimits: t.field({ type: RateLimitPatch }),
     stream: t.field({ type: StreamPatch }),
+    discussions: t.field({ type: DiscussionsPatch }),
     allowedOrigins: t.stringList(),
     retention: t.field({ type: RetentionPatch }),
     idempotency: t.field({ type: IdempotencyPatch }),
