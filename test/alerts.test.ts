@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../src/lib/clock.js";
 import { isolatedDatabase } from "./support/database.js";
 import { startServer, type TestServer } from "./support/server.js";
-import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { startReceiver, type Receiver, type Reply } from "./support/receiver.js";
 
 let own: Awaited<ReturnType<typeof isolatedDatabase>>;
@@ -331,6 +331,134 @@ describe("a held comment alerts", () => {
   });
 });
 
+describe("an alert's links are one decision, made once", () => {
+  /** A tenant alerting a Slack- and a Discord-shaped receiver; `n` held comments by ann, their alerts sent. */
+  async function alerted(n = 1) {
+    const slack = await receiver();
+    const discord = await receiver(() => ({ status: 204 }));
+    const { t, ann } = await tenantWithAlerts([
+      { kind: "slack", on: ["pending"], receiver: slack },
+      { kind: "discord", on: ["pending"], receiver: discord },
+    ]);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push((await ann.post("/api/v1/discussions/launch/comments", { body: `held ${i}` })).body.id);
+    await worker().runOnce();
+    const of = (r: Receiver, id: string) => r.requests.find((q) => JSON.stringify(q.json).includes(id))!.json;
+    return {
+      t,
+      ann,
+      ids,
+      slackOf: (i = 0) => slackLinks(of(slack, ids[i]!)),
+      discordOf: (i = 0) => discordLinks(of(discord, ids[i]!)),
+    };
+  }
+  const refused = (t: TestTenant) => t.admin.get("/api/v1/audit?action=alert_link.refused").then((r) => r.body.items as any[]);
+
+  it("after a moderator approved the comment, its stale Reject link changes nothing and says who decided", async () => {
+    const { t, ids, slackOf } = await alerted();
+    expect((await t.api.post(`/api/v1/comments/${ids[0]}/approve`)).status).toBe(200);
+    const events = await prisma().event.count({ where: { tenantId: t.tenantId } });
+
+    const opened = await page(slackOf().reject); // the page says so before any button
+    expect(opened.status).toBe(409);
+    expect(opened.html).toContain("Already decided");
+    expect(opened.html).not.toContain("<form");
+    expect(opened.html).toContain("already approved by a moderator&#39;s API key (bootstrap)");
+    expect(opened.html).toContain("alert_link_decided");
+
+    const used = await page(slackOf().reject, "POST", "");
+    expect(used.status).toBe(409);
+    expect(used.html).toContain("already approved by a moderator&#39;s API key (bootstrap)");
+    expect(used.html).toContain("changed nothing");
+    expect(await statusOf(t, ids[0]!)).toBe("approved");
+    expect(await prisma().event.count({ where: { tenantId: t.tenantId } })).toBe(events);
+    // audited as the link's use that changed nothing
+    const [entry] = await refused(t);
+    expect(entry).toMatchObject({
+      actor: { kind: "alert_link", label: "Slack alert" },
+      action: "alert_link.refused",
+      resource: { type: "comment", id: ids[0] },
+      details: { action: "reject", code: "alert_link_decided", status: "approved", decidedBy: "a moderator's API key (bootstrap)" },
+    });
+    expect((await t.admin.get("/api/v1/audit?action=comment.reject")).body.items).toHaveLength(0);
+    // that use spent the alert's decision: its Approve link now says the links were used
+    const approve = await page(slackOf().approve, "POST", "");
+    expect(approve.status).toBe(410);
+    expect(approve.html).toContain("alert_link_used");
+    expect(approve.html).toContain("one decision, made once");
+    expect(await statusOf(t, ids[0]!)).toBe("approved");
+  });
+
+  it("using Approve spends Reject: the paired link changes nothing and names the link that decided", async () => {
+    const { t, ids, slackOf, discordOf } = await alerted();
+    expect((await page(slackOf().approve, "POST", "")).html).toContain("Comment approved");
+    expect(await statusOf(t, ids[0]!)).toBe("approved");
+    for (const method of ["GET", "POST"] as const) {
+      clock.advance(1); // the audit log's order is its entries' times
+      const reject = await page(slackOf().reject, method, method === "POST" ? "" : undefined);
+      expect(reject.status).toBe(410);
+      expect(reject.html).toContain("alert_link_used");
+      expect(reject.html).toContain("already approved by this alert&#39;s Approve link");
+    }
+    // the same link again: "by this link"
+    clock.advance(1);
+    expect((await page(slackOf().approve, "POST", "")).html).toContain("already approved by this link");
+    // the other alert's links (Discord) about the same comment: decided since, by the Slack alert's link
+    clock.advance(1);
+    const other = await page(discordOf().reject, "POST", "");
+    expect(other.status).toBe(409);
+    expect(other.html).toContain("already approved by another Slack alert&#39;s Approve link");
+    expect(await statusOf(t, ids[0]!)).toBe("approved");
+    expect((await t.admin.get("/api/v1/audit?action=comment.")).body.items).toHaveLength(1); // the one approval
+    expect((await refused(t)).map((e) => [e.actor.label, e.details.action, e.details.code])).toEqual([
+      ["Discord alert", "reject", "alert_link_decided"],
+      ["Slack alert", "approve", "alert_link_used"],
+      ["Slack alert", "reject", "alert_link_used"],
+    ]);
+  });
+
+  it("the author's edit or a deletion since the alert: its links change nothing and say so", async () => {
+    const { t, ids, slackOf, discordOf } = await alerted(3);
+    // the author with a key that cannot moderate (a moderator's deletion is another decision)
+    const ann = t.as({ key: (await keyWith(t, [])).key, identity: await t.identity("ann", { name: "Ann *Reader*" }) });
+    expect((await ann.patch(`/api/v1/comments/${ids[0]}`, { body: "edited after the alert" })).status).toBe(200);
+    const edited = await page(slackOf(0).approve, "POST", "");
+    expect([edited.status, edited.html.includes("edited by its author")]).toEqual([409, true]);
+    expect(await statusOf(t, ids[0]!)).toBe("pending");
+
+    expect((await ann.del(`/api/v1/comments/${ids[1]}`)).status).toBe(204);
+    const byAuthor = await page(slackOf(1).approve, "POST", "");
+    expect([byAuthor.status, byAuthor.html.includes("deleted by its author")], byAuthor.html).toEqual([409, true]);
+
+    expect((await t.api.del(`/api/v1/comments/${ids[2]}`)).status).toBe(204);
+    const byModerator = await page(discordOf(2).reject);
+    expect([byModerator.status, byModerator.html.includes("deleted by a moderator&#39;s API key (bootstrap)")]).toEqual([409, true]);
+  });
+
+  it("an Approve and a Reject used at once: exactly one acts, the other changes nothing", async () => {
+    const { t, ids, slackOf } = await alerted(4);
+    for (let i = 0; i < ids.length; i++) {
+      const { approve, reject } = slackOf(i);
+      const [a, r] = await Promise.all([page(approve, "POST", ""), page(reject, "POST", "")]);
+      const statuses = [a.status, r.status].sort();
+      expect(statuses, `${a.html}\n${r.html}`).toEqual([200, 410]);
+      expect(await statusOf(t, ids[i]!)).toBe(a.status === 200 ? "approved" : "rejected");
+    }
+    const decisions = (await t.admin.get("/api/v1/audit?action=comment.")).body.items;
+    expect(decisions).toHaveLength(4);
+  });
+
+  it("a refused action (an archived discussion) spends nothing: the links still decide later", async () => {
+    const { t, ids, slackOf } = await alerted();
+    const tokens = () => prisma().signInToken.findMany({ where: { tenantId: t.tenantId, kind: "alert_link" } });
+    expect((await t.api.post("/api/v1/discussions/launch/archive")).status).toBe(200);
+    const res = await page(slackOf().approve, "POST", "");
+    expect([res.status, res.html.includes("discussion_archived")]).toEqual([409, true]);
+    expect((await tokens()).every((k) => k.usedAt === null)).toBe(true);
+    expect(await statusOf(t, ids[0]!)).toBe("pending");
+  });
+});
+
 describe("the Approve and Reject links", () => {
   let t: TestTenant;
   let ann: TestTenant["api"];
@@ -411,12 +539,8 @@ describe("the Approve and Reject links", () => {
     const res = await page(approve, "POST", "action=reject");
     expect(res.status).toBe(200);
     expect(await statusOf(t, comments[1]!)).toBe("approved");
-    const reject = discordLinks(messageOf(discord, 1)).reject;
-    const rejected = await page(reject, "POST", "");
-    expect(rejected.html).toContain("Comment rejected");
-    expect(await statusOf(t, comments[1]!)).toBe("rejected");
-    const audit = (await t.admin.get("/api/v1/audit?action=comment.reject")).body.items;
-    expect(audit[0].actor).toMatchObject({ kind: "alert_link", label: "Discord alert" });
+    const audit = (await t.admin.get("/api/v1/audit?action=comment.approve")).body.items;
+    expect(audit.find((e: any) => e.resource.id === comments[1]).actor).toMatchObject({ kind: "alert_link", label: "Discord alert" });
   });
 
   it("a link past its 7 days changes nothing", async () => {

@@ -120,6 +120,26 @@ describe("the write functions answer what write-results.ts declares", () => {
     expect(reported.row).toMatchObject({ created: true, report: { id: "wr-r1", reason: "spam", status: "open" } });
     const approved = await write("eng_set_comment_status", { id: "wr-c3", to: "approved" });
     expect(approved.types).toEqual(["comment_approved", "comment_created", "notification_reply"]);
+    // a chat alert's link: both of its alert's links spent, the comment approved as by a moderator
+    await post("wr-c5", "wr-cat", { status: "pending" });
+    await server.app.runtime.services.sql.query(
+      `INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, data, created_at, expires_at)
+       SELECT $1, 'alert_link', h, '{}'::jsonb, now(), now() + interval '1 day' FROM unnest($2::text[]) h`,
+      [t.tenantId, ["wr-ha", "wr-hr"]],
+    );
+    const decided = await write("eng_decide_by_alert_link", {
+      id: "wr-c5",
+      to: "approved",
+      revision: 0,
+      link: "wr-hr",
+      links: ["wr-ha", "wr-hr"],
+    });
+    expect([decided.row.spent, decided.row.acted, decided.row.comment.status, decided.types]).toEqual([
+      true,
+      true,
+      "approved",
+      ["comment_approved", "comment_created"],
+    ]);
     expect((await write("eng_set_comment_pinned", { id: "wr-c1", pinned: true })).row.pinned).toBe(true);
     const banned = await write("eng_ban_reader", {
       reader: "wr-bob",

@@ -178,7 +178,7 @@ BEGIN
   END IF;
   v_to := CASE WHEN v_verdict = 'rejected' AND c.status <> 'rejected' THEN 'rejected'
                WHEN v_verdict = 'pending' AND c.status = 'approved' THEN 'pending' END;
-  UPDATE comments SET body = p_body, body_html = p_body_html, edited_at = p_at,
+  UPDATE comments SET body = p_body, body_html = p_body_html, edited_at = p_at, revision = revision + 1,
          moderation_reason = CASE WHEN v_verdict IS NOT NULL AND v_verdict = c.status::text THEN v_reason ELSE moderation_reason END
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_to IS NOT NULL THEN
@@ -214,7 +214,7 @@ BEGIN
   PERFORM eng_assert_not_archived(d);
   v_was_visible := c.status = 'approved';
   v_was_shadow := eng_is_shadowed(c);
-  UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = p_at
+  UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = p_at, revision = revision + 1
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
   IF v_was_shadow THEN

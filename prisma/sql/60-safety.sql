@@ -32,16 +32,17 @@ BEGIN
   SELECT COALESCE(sum(x.n), 0)::int, jsonb_object_agg(x.reason, x.n) INTO v_count, v_reasons
     FROM (SELECT reason::text AS reason, count(*)::int AS n FROM comment_reports
            WHERE tenant_id = p_tenant AND comment_id = p_comment AND status = 'open' GROUP BY reason) x;
-  -- the report that puts the comment on the reported list alerts the moderators' chats
-  IF v_count = p_threshold THEN
-    PERFORM eng_enqueue_alerts(p_tenant, 'reported', p_comment,
-      jsonb_build_object('source', 'reports', 'reportCount', v_count, 'reasons', v_reasons), p_at);
-  END IF;
   -- at the threshold a published comment is held, unless a moderator approved it after reports held it
   IF p_hold AND v_count >= p_threshold AND c.status = 'approved'
      AND NOT (COALESCE(c.moderation_reason ->> 'source', '') = 'moderator'
               AND COALESCE(c.moderation_reason -> 'previous' ->> 'source', '') = 'reports') THEN
     v_events := eng_change_status(c, 'pending',
+      jsonb_build_object('source', 'reports', 'reportCount', v_count, 'reasons', v_reasons), p_at);
+  END IF;
+  -- the report that puts the comment on the reported list alerts the moderators' chats (after the
+  -- hold: the alert's links act on the comment as it is held)
+  IF v_count = p_threshold THEN
+    PERFORM eng_enqueue_alerts(p_tenant, 'reported', p_comment,
       jsonb_build_object('source', 'reports', 'reportCount', v_count, 'reasons', v_reasons), p_at);
   END IF;
   RETURN json_build_object('row', json_build_object('report', eng_report_json(r), 'created', true),

@@ -68,13 +68,17 @@ AS $function$
 -- Chat alerts (contract section 21, src/modules/alerts/): one delivery row of kind `alert` for each of
 -- the tenant's settings `alerts` whose `on` lists p_trigger (pending | hook_hold | reported), in the
 -- transaction of the change itself. The webhook worker claims, sends and retries them as it does
--- webhook jobs; the message (its text, its Approve and Reject links) is made when it is sent.
+-- webhook jobs; the message (its text, its Approve and Reject links) is made when it is sent. Each
+-- row keeps the comment's revision as it is now, after the change: the links act only on that one
+-- (eng_decide_by_alert_link).
 DECLARE
   v_jobs int;
+  v_revision int := (SELECT revision FROM comments WHERE tenant_id = p_tenant AND id = p_comment);
 BEGIN
   INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
   SELECT gen_random_uuid(), t.id, 'alert',
-         jsonb_build_object('alertId', a ->> 'id', 'trigger', p_trigger, 'commentId', p_comment, 'reason', p_reason),
+         jsonb_build_object('alertId', a ->> 'id', 'trigger', p_trigger, 'commentId', p_comment, 'reason', p_reason,
+                            'revision', v_revision),
          p_at, p_at, p_at
     FROM tenants t
    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(t.settings -> 'alerts') = 'array' THEN t.settings -> 'alerts'

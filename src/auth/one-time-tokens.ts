@@ -1,6 +1,8 @@
 // Single-use tokens kept in sign_in_tokens (only their SHA-256, with a kind, an expiry and when they
-// were used): the hosted sign-in's email links and a chat alert's Approve / Reject links. Spending
-// one is one UPDATE: the first request on any instance wins, a used or expired token is never spent.
+// were used): the hosted sign-in's email links. Spending one is one UPDATE: the first request on any
+// instance wins, a used or expired token is never spent. A chat alert's Approve and Reject links are
+// kept there too but spent two at once, in the statement that acts on their comment
+// (eng_decide_by_alert_link, src/modules/alerts/engine/link-actions.ts).
 import type { TenantStore } from "../db/tenant-store.js";
 import { sha256 } from "../lib/sha256.js";
 

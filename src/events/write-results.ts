@@ -144,6 +144,7 @@ export const WRITE_ROWS = {
   eng_delete_comment: writtenCommentRow,
   eng_set_comment_status: writtenCommentRow,
   eng_set_comment_pinned: writtenCommentRow,
+  eng_decide_by_alert_link: z.strictObject({ spent: z.boolean(), acted: z.boolean(), comment: writtenCommentRow }),
   eng_toggle_reaction: reactionToggle,
   eng_toggle_discussion_reaction: discussionReactionToggle,
   eng_vote: voteJson,

@@ -56,6 +56,19 @@ export interface DbFunctions {
     };
     result: "text";
   };
+  /** eng_decide_by_alert_link(p_tenant text, p_id text, p_to text, p_revision integer, p_link text, p_links text[], p_at timestamp with time zone) RETURNS json */
+  eng_decide_by_alert_link: {
+    args: {
+      tenant: string;
+      id: string;
+      to: string;
+      revision: number;
+      link: string;
+      links: string[];
+      at: Date;
+    };
+    result: "json";
+  };
   /** eng_delete_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_at timestamp with time zone) RETURNS json */
   eng_delete_comment: {
     args: {
@@ -221,6 +234,7 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_auto_lock_discussions: ["at", "limit"],
   eng_ban_reader: ["tenant", "reader", "id", "until", "reason", "shadow", "by", "rejectPending", "at"],
   eng_claim_badge: ["tenant", "reader", "badge", "at"],
+  eng_decide_by_alert_link: ["tenant", "id", "to", "revision", "link", "links", "at"],
   eng_delete_comment: ["tenant", "id", "reader", "moderator", "at"],
   eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "trustedVerdict", "trustedReason", "at"],
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],

@@ -1,11 +1,14 @@
 // A chat alert's Approve and Reject links (contract section 21), no key: the token is the credential.
 //   GET  /moderate/v1/{token} → a confirm page (HTML): the comment, its reader, discussion, status and
 //                               reason, and one button; it never acts (chats and mail scanners fetch links)
-//   POST /moderate/v1/{token} → the button's form: approves or rejects (the link's own action, once)
+//   POST /moderate/v1/{token} → the button's form: approves or rejects (the link's own action), once for
+//                               the alert's two links (engine/link-actions.ts)
 // Problems are pages too, with the catalogue's status and words (src/lib/errors.ts): a link never made
-// or altered 404 alert_link_unknown, used 410 alert_link_used, past its 7 days 410 alert_link_expired;
-// nothing is changed by any of them. The pages are the hosted sign-in's (src/modules/sign-in/engine/pages.ts:
-// a strict CSP by nonce, no referrer, not framed, no caching).
+// or altered 404 alert_link_unknown; its alert's decision made (by it or the other link) 410
+// alert_link_used, its comment decided since the alert (a moderator, another link, an edit, a
+// deletion) 409 alert_link_decided, each saying what became of the comment and who decided; past its 7
+// days 410 alert_link_expired; nothing is changed by any of them. The pages are the hosted sign-in's
+// (src/modules/sign-in/engine/pages.ts: a strict CSP by nonce, no referrer, not framed, no caching).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { AppError } from "../../lib/errors.js";
@@ -25,7 +28,8 @@ function problem(reply: FastifyReply, err: unknown): FastifyReply {
   const known = err instanceof AppError ? err : knownFailure(err);
   if (!known) throw err;
   for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
-  const page = problemPage({ lang: "en", title: "This link cannot be used", detail: known.detail });
+  const decided = known.code === "alert_link_used" || known.code === "alert_link_decided";
+  const page = problemPage({ lang: "en", title: decided ? "Already decided" : "This link cannot be used", detail: known.detail });
   return sendPage(
     reply,
     { ...page, html: page.html.replace("</main>", `<p class="hint">${escapeHtml(known.code)}</p></main>`) },
@@ -49,7 +53,7 @@ function confirmPage({ link, comment, expiresAt }: OpenedAlertLink): HostedPage 
 <blockquote><p>${escapeHtml(excerpt).replace(/\n/g, "<br>")}</p></blockquote>
 <p>Status now: <strong>${escapeHtml(comment.status)}</strong>. ${escapeHtml(describeReason(comment.moderationReason))}.</p>
 <form method="post"><button type="submit">${verb.ask} comment</button></form>
-<p class="hint">This link works once, until ${escapeHtml(expiresAt.toISOString())}.</p>`,
+<p class="hint">This alert's Approve and Reject links are one decision: the first used decides, once, until ${escapeHtml(expiresAt.toISOString())}.</p>`,
   });
 }
 

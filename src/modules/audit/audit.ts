@@ -29,6 +29,8 @@ export const AUDIT_ACTIONS = [
   "comment.unpin",
   "comment.delete",
   "comment.reports.dismiss",
+  /** a chat alert's link used that changed nothing: its alert's decision was made, the comment decided since, or the link expired */
+  "alert_link.refused",
   "reader.ban",
   "reader.unban",
   "reader.erase",

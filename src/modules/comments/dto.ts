@@ -12,8 +12,11 @@ import { DEFAULT_SETTINGS } from "../../tenancy/settings-model.js";
 /** A comment's author as every API shows it (the reader row's own timestamps are not read). */
 export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl" | "badge">;
 
-/** (hasLinks is a generated column only search filters on: migration *_comment_search) */
-export type CommentWithAuthor = Omit<Comment, "hasLinks"> & { author: Author };
+/**
+ * (hasLinks is a generated column only search filters on: migration *_comment_search; revision is
+ * what a chat alert's links compare with, read by their own statements: src/modules/alerts/engine/)
+ */
+export type CommentWithAuthor = Omit<Comment, "hasLinks" | "revision"> & { author: Author };
 
 /**
  * A comment's stored rendering. A comment written before bodies were rendered has none until the

@@ -5,6 +5,7 @@
 // discussions refuse (409).
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { runWrite } from "../../events/statement.js";
+import type { WrittenCommentRow } from "../../events/write-results.js";
 import { commentFromRow, type CommentWithAuthor } from "../comments/dto.js";
 import { recordAudit } from "../audit/audit.js";
 
@@ -16,13 +17,18 @@ import { recordAudit } from "../audit/audit.js";
 export async function setCommentStatus(ctx: RequestContext, id: string, to: "approved" | "rejected"): Promise<CommentWithAuthor> {
   // what Akismet is told of it (submit-ham / submit-spam) is queued by the same statement
   const row = await runWrite(ctx, "eng_set_comment_status", { tenant: tenantIdOf(ctx), id, to, at: ctx.app.clock.now() });
+  await auditCommentStatus(ctx, row, to);
+  return commentFromRow(row);
+}
+
+/** The audit entry of an approval or rejection (a chat alert's link records its own the same way). */
+export async function auditCommentStatus(ctx: RequestContext, row: WrittenCommentRow, to: "approved" | "rejected"): Promise<void> {
   await recordAudit(
     ctx,
     to === "approved" ? "comment.approve" : "comment.reject",
-    { type: "comment", id },
+    { type: "comment", id: row.id },
     { discussionId: row.discussionId },
   );
-  return commentFromRow(row);
 }
 
 export async function setCommentPinned(ctx: RequestContext, id: string, pinned: boolean): Promise<CommentWithAuthor> {

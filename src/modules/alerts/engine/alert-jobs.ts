@@ -4,7 +4,8 @@
 // composer for the request (src/webhook-delivery/composers.ts); it then sends, retries and records it
 // as it does a webhook's. Composing reads the alert's URL from the settings as they are now (an alert
 // removed since sends nothing), the comment as it is now (one gone sends nothing), records the job's
-// Approve and Reject links (links.ts) and renders the chat's message (messages.ts).
+// Approve and Reject links (links.ts: bound to the comment's revision the row kept, so they act only
+// if nothing decided it since the alert was queued) and renders the chat's message (messages.ts).
 import type { Config } from "../../../config.js";
 import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
@@ -34,6 +35,8 @@ interface AlertRow {
   trigger: AlertTrigger;
   commentId: string;
   reason: unknown;
+  /** the comment's revision when the alert was queued (absent in rows queued before it was kept) */
+  revision?: number;
 }
 
 const isAlertRow = (v: unknown): v is AlertRow => {
@@ -61,7 +64,16 @@ export function createAlertJobs(deps: AlertJobDeps): AlertJobs {
       const tokens = await recordAlertLinks(
         store,
         deps.linkSecret,
-        { tenantId: job.tenantId, jobId: job.id, alertId: alert.id, chat: alert.kind, commentId: comment.id },
+        {
+          tenantId: job.tenantId,
+          jobId: job.id,
+          alertId: alert.id,
+          chat: alert.kind,
+          commentId: comment.id,
+          // a row queued before revisions were kept: the comment as the message shows it
+          revision: typeof row.revision === "number" ? row.revision : comment.revision,
+          queuedAt: job.createdAt.toISOString(),
+        },
         now,
       );
       const link = (token: string) => `${base.replace(/\/+$/, "")}${moderateLinkPath(token)}`;

@@ -2,15 +2,17 @@
 // the sign-in's email links are (src/modules/email/engine/links.ts): the token is an HMAC under the
 // service's secret — of the alert job's id and the action, so a job's links are the same at each
 // retry and only a process holding ADMIN_JWT_SECRET can make one — and only its SHA-256 is stored,
-// in sign_in_tokens (kind `alert_link`, data {jobId, alertId, chat, commentId, action}), with its
-// expiry (7 days after the message is first sent) and the time it was used. The token starts with
-// the tenant's id (base64url) so the link finds the tenant's row; the rest cannot be made or altered
-// without the secret: a changed token matches no row. One token is one action on one comment, once.
+// in sign_in_tokens (kind `alert_link`, data {jobId, alertId, chat, commentId, action, revision,
+// queuedAt}), with its expiry (7 days after the message is first sent) and the time it was used. The
+// token starts with the tenant's id (base64url) so the link finds the tenant's row; the rest cannot be
+// made or altered without the secret: a changed token matches no row.
+// An alert's two links are one decision: the job's id pairs them (each one's hash is made from it),
+// and using either spends both (eng_decide_by_alert_link, in the statement that acts). Each carries
+// the comment's revision when its alert was queued: a link acts only on that revision of the comment.
 import { createHmac } from "node:crypto";
 import type { TenantStore } from "../../../db/tenant-store.js";
 import { errors } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
-import { spendOneTimeToken } from "../../../auth/one-time-tokens.js";
 import type { AlertKind } from "../../../tenancy/settings-model.js";
 
 export const ALERT_LINK_TTL_MS = 7 * 86_400_000;
@@ -19,12 +21,16 @@ export type AlertAction = (typeof ALERT_ACTIONS)[number];
 
 /** What a link is bound to. */
 export interface AlertLinkData {
-  /** the alert job (webhook_deliveries row) whose message carried it: the audit entry's actor id */
+  /** the alert job (webhook_deliveries row) whose message carried it: the audit entry's actor id, and its decision */
   jobId: string;
   alertId: string;
   chat: AlertKind;
   commentId: string;
   action: AlertAction;
+  /** the comment's revision when the alert was queued (comments.revision); absent in links made before it was kept: 0 */
+  revision?: number;
+  /** when the alert was queued (ISO 8601): what decided the comment since is looked for from then */
+  queuedAt?: string;
 }
 
 /** A link's token: the tenant's id (base64url), a dot, 43 characters of HMAC. */
@@ -77,33 +83,41 @@ export async function recordAlertLinks(
   return tokens;
 }
 
-const FIND = `SELECT data, expires_at AS "expiresAt", used_at AS "usedAt" FROM sign_in_tokens
-  WHERE tenant_id = $1 AND kind = 'alert_link' AND token_hash = $2`;
+/** The hashes of a job's two links: one decision. */
+export function alertLinkHashes(secret: string, tenantId: string, jobId: string): Record<AlertAction, string> {
+  return {
+    approve: sha256(alertLinkToken(secret, tenantId, jobId, "approve"), "hex"),
+    reject: sha256(alertLinkToken(secret, tenantId, jobId, "reject"), "hex"),
+  };
+}
 
-/** A link that can still be used, and until when; 404 alert_link_unknown for one never made, 410 for one used or expired. Reads only. */
-export async function openAlertLink(store: TenantStore, token: string, now: Date): Promise<{ data: AlertLinkData; expiresAt: Date }> {
-  const [row] = await store.sql.query<{ data: AlertLinkData; expiresAt: Date; usedAt: Date | null }>(
+/** A link as it is stored, with its alert's decision: when either of its two links was used (both at once). */
+export interface StoredAlertLink {
+  data: AlertLinkData;
+  hash: string;
+  /** the hashes of both of its alert's links */
+  hashes: Record<AlertAction, string>;
+  createdAt: Date;
+  expiresAt: Date;
+  /** when its alert's decision was spent (by this link or the other); null: not yet */
+  usedAt: Date | null;
+}
+
+const FIND = `SELECT data, created_at AS "createdAt", expires_at AS "expiresAt", used_at AS "usedAt" FROM sign_in_tokens
+  WHERE tenant_id = $1 AND kind = 'alert_link' AND token_hash = $2`;
+const FIND_USED = `SELECT max(used_at) AS "usedAt" FROM sign_in_tokens
+  WHERE tenant_id = $1 AND kind = 'alert_link' AND token_hash = ANY($2::text[])`;
+
+/** The link a token names, with when its alert's decision was spent; 404 alert_link_unknown for one never made or altered. Reads only. */
+export async function readAlertLink(store: TenantStore, secret: string, tenantId: string, token: string): Promise<StoredAlertLink> {
+  const hash = sha256(token, "hex");
+  const [row] = await store.sql.query<{ data: AlertLinkData; createdAt: Date; expiresAt: Date; usedAt: Date | null }>(
     FIND,
-    [sha256(token, "hex")],
+    [hash],
     "alert_link_find",
   );
   if (!row) throw errors.alertLinkUnknown();
-  if (row.usedAt !== null) throw errors.alertLinkUsed(row.usedAt);
-  if (row.expiresAt.getTime() <= now.getTime()) throw errors.alertLinkExpired(row.expiresAt);
-  return { data: row.data, expiresAt: row.expiresAt };
-}
-
-/** Spends the link (once, on every instance: the first UPDATE wins); the problem of openAlertLink when it cannot be. */
-export async function spendAlertLink(store: TenantStore, token: string, now: Date): Promise<AlertLinkData> {
-  const data = await spendOneTimeToken<AlertLinkData>(store, "alert_link", token, now, "alert_link_spend");
-  if (data) return data;
-  await openAlertLink(store, token, now); // throws: why it cannot be spent
-  throw errors.alertLinkUsed(now); // spent meanwhile by another request
-}
-
-const RESTORE = `UPDATE sign_in_tokens SET used_at = NULL WHERE tenant_id = $1 AND kind = 'alert_link' AND token_hash = $2 AND used_at = $3`;
-
-/** Gives a spent link back (its action failed: nothing changed, so it may be used again). */
-export async function restoreAlertLink(store: TenantStore, token: string, spentAt: Date): Promise<void> {
-  await store.sql.query(RESTORE, [sha256(token, "hex"), spentAt], "alert_link_restore");
+  const hashes = alertLinkHashes(secret, tenantId, row.data.jobId);
+  const [pair] = await store.sql.query<{ usedAt: Date | null }>(FIND_USED, [[hashes.approve, hashes.reject]], "alert_link_pair");
+  return { data: row.data, hash, hashes, createdAt: row.createdAt, expiresAt: row.expiresAt, usedAt: pair?.usedAt ?? row.usedAt };
 }

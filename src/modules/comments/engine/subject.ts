@@ -1,6 +1,7 @@
 // A comment as the jobs that speak of it outside a request read it, as it is now, in one statement on
 // the tenant's store: its body, status, reader, discussion and the site. A chat alert and its link's
-// page (src/modules/alerts) show it; Akismet's submit-ham / submit-spam send it (src/modules/akismet).
+// page (src/modules/alerts) show it, and its links compare its revision and edit with the alert's;
+// Akismet's submit-ham / submit-spam send it (src/modules/akismet).
 import type { TenantStore } from "../../../db/tenant-store.js";
 import type { CommentStatus } from "../../../generated/prisma/enums.js";
 
@@ -9,6 +10,9 @@ export interface CommentSubject {
   body: string;
   status: CommentStatus;
   moderationReason: unknown;
+  /** changes of its status or text since it was written (comments.revision) */
+  revision: number;
+  editedAt: Date | null;
   readerId: string;
   readerName: string;
   discussionId: string;
@@ -17,7 +21,8 @@ export interface CommentSubject {
   site: string;
 }
 
-const READ = `SELECT c.id, c.body, c.status::text AS status, c.moderation_reason AS "moderationReason", c.author_id AS "readerId",
+const READ = `SELECT c.id, c.body, c.status::text AS status, c.moderation_reason AS "moderationReason", c.revision,
+       c.edited_at AS "editedAt", c.author_id AS "readerId",
        coalesce(c.author_name, r.name, c.author_id) AS "readerName", c.discussion_id AS "discussionId",
        d.title AS "discussionTitle", d.url AS "discussionUrl", t.name AS site
   FROM comments c
