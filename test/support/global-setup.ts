@@ -2,7 +2,9 @@
 // isolate themselves by tenant (every test makes its own tenants). A copy of it as migrated, never
 // connected to, is the template of the databases test files make for themselves
 // (test/support/database.ts). The server is built once (`npm run build`, what `npm start` runs
-// first) for the tests that start it as a process.
+// first) for the tests that start it as a process. Every process the run starts carries the run's
+// mark; at the end, one still running (a test's own PostgreSQL left paused, a server a failed test
+// never stopped) is listed loudly, ended, and fails the run (test/support/leftover-processes.ts).
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +15,7 @@ import type { TestProject } from "vitest/node";
 import { migratePostgres } from "../../src/db/migrate.js";
 import { NODE_FLAGS } from "./process.js";
 import { pgliteTemplatePath } from "./pglite-template.js";
+import { endLeftovers, RUN_MARK } from "./leftover-processes.js";
 
 const ADMIN_URL = process.env.TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
@@ -40,6 +43,9 @@ function build(): Promise<void> {
 }
 
 export default async function setup(project: TestProject) {
+  // inherited by every process started from here on: the workers and all they start
+  const runId = `${process.pid}-${Date.now()}`;
+  process.env[RUN_MARK] = runId;
   const built = build();
   built.catch(() => undefined); // awaited below; not unhandled if making the database fails first
   const name = `eng_test_${Date.now()}_${process.pid}`;
@@ -83,5 +89,12 @@ export default async function setup(project: TestProject) {
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
     await c.end();
+    const left = await endLeftovers(runId, 5_000);
+    if (left.length) {
+      const list = left.map((p) => `  pid ${p.pid} (${p.state === "T" ? "stopped" : p.state}): ${p.command}`).join("\n");
+      console.error(`\n!!! The test run left ${left.length} process(es) running; they are killed now:\n${list}\n`);
+      process.exitCode = 1; // vitest reports an error thrown here but would still exit 0
+      throw new Error(`the test run left ${left.length} process(es) running (listed above)`);
+    }
   };
 }

@@ -1,12 +1,17 @@
 // PostgreSQL and Redis processes of a test's own, on free loopback ports, for fault tests (stalls,
 // crashes, restarts). Only these processes are ever stopped or paused — never the machine's own
-// services. PostgreSQL runs as the `postgres` user (it refuses root), with its data in a temp dir.
+// services. PostgreSQL runs as the `postgres` user (it refuses root), with its data in a temp dir:
+// spawned with that user's uid and gid directly, not under runuser, whose wrapper process stops
+// itself when its child is stopped and, never continued, outlives the test. Each one still running
+// when the worker exits (a test that failed before its afterAll stopped it) is continued and killed
+// then; the run's global setup lists any process left (test/support/leftover-processes.ts).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, chownSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { recordSpawned } from "./leftover-processes.js";
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,9 +29,28 @@ const pgBin = () => {
   return join("/usr/lib/postgresql", versions[versions.length - 1]!, "bin");
 };
 
-/** Runs as the postgres user when we are root (PostgreSQL refuses to run as root). */
-const asPostgres = (cmd: string, args: string[]): [string, string[]] =>
-  userInfo().uid === 0 ? ["runuser", ["-u", "postgres", "--", cmd, ...args]] : [cmd, args];
+/** The postgres user's uid and gid when we are root (PostgreSQL refuses to run as root), for spawn's options. */
+const asPostgres = (): { uid?: number; gid?: number } => {
+  if (userInfo().uid !== 0) return {};
+  const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }));
+  return { uid: id("-u"), gid: id("-g") };
+};
+
+/** What is still running at the worker's exit is continued and killed there (synchronously: exit allows nothing else). */
+const running = new Set<() => void>();
+process.once("exit", () => {
+  for (const end of running) end();
+});
+
+function kill(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
 
 function childrenOf(pid: number): number[] {
   try {
@@ -37,6 +61,12 @@ function childrenOf(pid: number): number[] {
   } catch {
     return [];
   }
+}
+
+/** Resolves when the process has exited (at once when there is none, or it already has). */
+function exitOf(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
 async function waitFor(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
@@ -64,9 +94,10 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const dir = mkdtempSync(join(tmpdir(), "eng-pg-"));
   const port = await freePort();
   const bin = pgBin();
-  if (userInfo().uid === 0) chownSync(dir, Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" })), 0);
-  const [initCmd, initArgs] = asPostgres(join(bin, "initdb"), ["-D", dir, "-A", "trust", "-U", "postgres", "--no-sync"]);
-  execFileSync(initCmd, initArgs, { stdio: "ignore" });
+  const user = asPostgres();
+  if (user.uid !== undefined) chownSync(dir, user.uid, user.gid!);
+  execFileSync(join(bin, "initdb"), ["-D", dir, "-A", "trust", "-U", "postgres", "--no-sync"], { stdio: "ignore", ...user });
+  const pgCtl = (args: string[]) => execFileSync(join(bin, "pg_ctl"), ["-D", dir, ...args], { stdio: "ignore", ...user });
   let child: ChildProcess | undefined;
   const postmasterPid = () => Number(readFileSync(join(dir, "postmaster.pid"), "utf8").split("\n")[0]);
   const pids = () => {
@@ -78,23 +109,24 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     }
     return [pm, ...childrenOf(pm)];
   };
+  /** Continued and killed, every process of it: the postmaster, its backends and the process spawned. */
+  const killAll = () => {
+    const all = [...new Set([...pids(), ...(child?.pid ? [child.pid] : [])])];
+    kill(all, "SIGCONT");
+    kill(all, "SIGKILL");
+  };
+  const end = () => {
+    killAll();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  running.add(end);
   const pg = {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     port,
     async start() {
-      const [cmd, args] = asPostgres(join(bin, "postgres"), [
-        "-D",
-        dir,
-        "-p",
-        String(port),
-        "-k",
-        dir,
-        "-c",
-        "listen_addresses=127.0.0.1",
-        "-c",
-        "fsync=off",
-      ]);
-      child = spawn(cmd, args, { stdio: "ignore" });
+      const args = ["-D", dir, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"];
+      child = spawn(join(bin, "postgres"), args, { stdio: "ignore", ...user });
+      recordSpawned(child.pid);
       await waitFor(
         () => {
           try {
@@ -109,24 +141,27 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       );
     },
     pause() {
-      for (const pid of pids()) process.kill(pid, "SIGSTOP");
+      kill(pids(), "SIGSTOP");
     },
     resume() {
-      for (const pid of pids()) process.kill(pid, "SIGCONT");
+      kill(pids(), "SIGCONT");
     },
     async crash() {
-      const [cmd, args] = asPostgres(join(bin, "pg_ctl"), ["stop", "-D", dir, "-m", "immediate", "-w"]);
-      execFileSync(cmd, args, { stdio: "ignore" });
+      const exited = exitOf(child);
+      pgCtl(["stop", "-m", "immediate", "-w"]);
+      await exited;
       child = undefined;
     },
     async stop() {
       pg.resume();
+      const exited = exitOf(child);
       try {
-        const [cmd, args] = asPostgres(join(bin, "pg_ctl"), ["stop", "-D", dir, "-m", "fast", "-w"]);
-        execFileSync(cmd, args, { stdio: "ignore" });
+        pgCtl(["stop", "-m", "fast", "-w"]);
       } catch {
-        child?.kill("SIGKILL");
+        killAll();
       }
+      await exited;
+      running.delete(end);
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -146,6 +181,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",
   });
+  recordSpawned(child.pid);
   await waitFor(
     () => {
       try {
@@ -157,14 +193,20 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     10_000,
     "own Redis",
   );
+  const end = () => {
+    child.kill("SIGCONT");
+    child.kill("SIGKILL");
+  };
+  running.add(end);
   return {
     url: `redis://127.0.0.1:${port}`,
     pause: () => child.kill("SIGSTOP"),
     resume: () => child.kill("SIGCONT"),
     async stop() {
-      child.kill("SIGCONT");
-      child.kill("SIGKILL");
-      await new Promise((r) => child.once("exit", r));
+      const exited = exitOf(child);
+      end();
+      await exited;
+      running.delete(end);
     },
   };
 }

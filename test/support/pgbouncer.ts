@@ -11,6 +11,7 @@ import { connect, createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { recordSpawned } from "./leftover-processes.js";
 
 export const PGBOUNCER_BIN = process.env.PGBOUNCER_BIN ?? "/usr/sbin/pgbouncer";
 
@@ -106,6 +107,7 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PgBouncer>
   const child: ChildProcess = spawn(PGBOUNCER_BIN, [...(root ? ["-u", "postgres"] : []), join(dir, "pgbouncer.ini")], {
     stdio: ["ignore", "ignore", "pipe"],
   });
+  recordSpawned(child.pid); // its process title hides the run's mark (test/support/leftover-processes.ts)
   child.stderr?.on("data", (d: Buffer) => (log = (log + d.toString()).slice(-20_000)));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const until = Date.now() + 10_000;

@@ -13,6 +13,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { recordSpawned } from "./leftover-processes.js";
 
 export interface RedisCluster {
   /** `host:port` of every master, as REDIS_CLUSTER_NODES takes them */
@@ -91,6 +92,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
       "--cluster-node-timeout", String(NODE_TIMEOUT_MS), "--cluster-require-full-coverage", "no",
       "--save", "", "--appendonly", "no",
     ], { stdio: "ignore" });
+    recordSpawned(child.pid); // its process title hides the run's mark (test/support/leftover-processes.ts)
     children[i] = child;
     await waitFor(() => cli(port, "ping").trim() === "PONG", 10_000, `Redis Cluster node on ${port}`);
   };
