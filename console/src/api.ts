@@ -5,6 +5,8 @@ import type { TypedDocumentString } from "./gql/graphql";
 
 export interface Session {
   tenantId: string;
+  /** the tenant's name, shown before its id */
+  tenantName?: string | null;
   operator: { id: string; email: string; role: "owner" | "moderator" };
   csrfToken: string;
 }

@@ -3,16 +3,20 @@
 // The Outbox is in the navigation only while the service keeps emails instead of sending them
 // (emailStatus.mode "outbox", read once for owners). A moderator who opens an owner's screen is told
 // why it is not shown; a sign-in link the server refused says why (?signin=…, set by
-// src/modules/console/engine/http-routes.ts).
-import { useEffect, useState } from "preact/hooks";
-import { gql, loadSession, signIn, signOut, type Session } from "./api";
-import { EmailModeDocument } from "./gql/graphql";
+// src/modules/console/engine/http-routes.ts). The header names the tenant (its id on hover); the
+// Moderation link says how many comments are pending, read again when the queue changes here, every
+// 20 seconds (other moderators) and when the tab comes back into view. The sign-in page leads with
+// the link route (`npm run cli -- console-link`): an owner made by that command has no password.
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { ApiError, gql, loadSession, signIn, signOut, type Session } from "./api";
+import { EmailModeDocument, PendingCountDocument } from "./gql/graphql";
 import { ErrorMessage, messageOf } from "./ui";
 import { ModerationScreen } from "./screens/moderation";
 import { DiscussionsScreen } from "./screens/discussions";
 import { KeysScreen } from "./screens/keys";
 import { WebhooksScreen } from "./screens/webhooks";
 import { SettingsScreen } from "./screens/settings";
+import { DeliveryScreen } from "./screens/settings-delivery";
 import { IdentityScreen } from "./screens/settings-identity";
 import { SignInScreen } from "./screens/settings-sign-in";
 import { PortabilityScreen } from "./screens/settings-portability";
@@ -69,54 +73,113 @@ export function App() {
 const LINK_REFUSED: Record<string, string> = {
   "link-expired": "That sign-in link has expired or was used already. Ask for a new one.",
   "unknown-operator":
-    "That sign-in link names an email that is not an operator of this tenant. Ask an owner to add you (engagement operator create), then for a new link.",
+    "That sign-in link names an email that is not an operator of this tenant. Ask an owner to add you (npm run cli -- operator create), then for a new link.",
   "unknown-tenant": "That sign-in link names a tenant that does not exist.",
 };
 
 function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => void; error: string | null }) {
   const refused = new URLSearchParams(location.search).get("signin");
-  const [error, setError] = useState<string | null>(initial ?? (refused ? (LINK_REFUSED[refused] ?? LINK_REFUSED["link-expired"]!) : null));
+  // why there is no session (a refused link, the service down): above both ways in
+  const why = initial ?? (refused ? (LINK_REFUSED[refused] ?? LINK_REFUSED["link-expired"]!) : null);
+  const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   return (
     <main class="signin">
       <h1>Engagement console</h1>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          const f = new FormData(e.currentTarget);
-          setBusy(true);
-          signIn(String(f.get("tenantId")), String(f.get("email")), String(f.get("password")))
-            .then(onSignedIn, (err: unknown) => setError(messageOf(err)))
-            .finally(() => setBusy(false));
-        }}
-      >
-        <label>
-          Tenant
-          <input name="tenantId" autoComplete="organization" required />
-        </label>
-        <label>
-          Email
-          <input name="email" type="email" autoComplete="username" required />
-        </label>
-        <label>
-          Password
-          <input name="password" type="password" autoComplete="current-password" required />
-        </label>
-        <ErrorMessage error={error} />
-        <button type="submit" disabled={busy}>
-          Sign in
-        </button>
-      </form>
-      <p class="hint">
-        Or open a sign-in link from <code>engagement console-link --tenant &lt;id&gt;</code>.
-      </p>
+      <ErrorMessage error={why} />
+      <section aria-labelledby="link-title">
+        <h2 id="link-title">Sign in with a link</h2>
+        <p>In the service's folder, run</p>
+        <pre>
+          <code>npm run cli -- console-link --tenant &lt;id&gt;</code>
+        </pre>
+        <p>
+          and open the link it prints (its last line; single-use, valid 15 minutes). Without <code>--email</code> it signs you in as the
+          tenant's first owner, who has no password: this is their way in. Add <code>--email you@example.com</code> for another operator.
+        </p>
+      </section>
+      <section>
+        <h2>Or sign in with a password</h2>
+        <p class="hint">
+          For operators made with <code>npm run cli -- operator create</code>, which prints their password once.
+        </p>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const f = new FormData(e.currentTarget);
+            setBusy(true);
+            signIn(String(f.get("tenantId")), String(f.get("email")), String(f.get("password")))
+              .then(onSignedIn, (err: unknown) =>
+                setError(
+                  err instanceof ApiError && err.code === "invalid_credentials"
+                    ? `${err.message} An owner made by console-link has no password: sign in with a link instead.`
+                    : messageOf(err),
+                ),
+              )
+              .finally(() => setBusy(false));
+          }}
+        >
+          <label>
+            Tenant
+            <input name="tenantId" autoComplete="organization" required />
+          </label>
+          <label>
+            Email
+            <input name="email" type="email" autoComplete="username" required />
+          </label>
+          <label>
+            Password
+            <input name="password" type="password" autoComplete="current-password" required />
+          </label>
+          <ErrorMessage error={error} />
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+        </form>
+      </section>
     </main>
   );
+}
+
+/** How often the pending count is read again while nothing here changed the queue (other moderators, new comments). */
+const PENDING_POLL_MS = 20_000;
+
+/** The number of pending comments (the count stops at 1000: "1000+"), kept current; null until known. */
+function usePendingCount(): string | null {
+  const [count, setCount] = useState<number | null>(null);
+  const read = useCallback(() => {
+    gql(PendingCountDocument).then(
+      (d) => setCount(d.pendingCommentCount),
+      () => undefined,
+    );
+  }, []);
+  useEffect(() => {
+    read();
+    let soon: ReturnType<typeof setTimeout> | undefined;
+    // a burst of changes (a bulk approve, a flood of new comments) is read once
+    const changed = () => {
+      clearTimeout(soon);
+      soon = setTimeout(read, 250);
+    };
+    const visible = () => document.visibilityState === "visible" && read();
+    const every = setInterval(() => document.visibilityState === "visible" && read(), PENDING_POLL_MS);
+    window.addEventListener("console:queue-changed", changed);
+    document.addEventListener("visibilitychange", visible);
+    return () => {
+      clearTimeout(soon);
+      clearInterval(every);
+      window.removeEventListener("console:queue-changed", changed);
+      document.removeEventListener("visibilitychange", visible);
+    };
+  }, [read]);
+  return count === null ? null : count >= 1000 ? "1000+" : String(count);
 }
 
 function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
   const route = useHashRoute();
   const owner = session.operator.role === "owner";
+  const pending = usePendingCount();
+  const tenant = session.tenantName || session.tenantId;
   // how email leaves the service (emailStatus needs manage_settings: owners only); undefined until known
   const [emailMode, setEmailMode] = useState<string | undefined>(undefined);
   useEffect(() => {
@@ -148,15 +211,15 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
               .map((s) => (
                 <li key={s.path}>
                   <a href={`#/${s.path}`} aria-current={s === current ? "page" : undefined}>
-                    {s.name}
+                    {s.path === "moderation" && pending !== null ? `${s.name} (${pending})` : s.name}
                   </a>
                 </li>
               ))}
           </ul>
         </nav>
         <div class="account">
-          <span class="who" title={`${session.operator.email} (${session.operator.role}) · ${session.tenantId}`}>
-            {session.operator.email} ({session.operator.role}) · {session.tenantId}
+          <span class="who" title={`${tenant} (tenant id: ${session.tenantId}) · ${session.operator.email} (${session.operator.role})`}>
+            <strong>{tenant}</strong> · {session.operator.email} ({session.operator.role})
           </span>
           <button type="button" onClick={() => void signOut().then(onSignedOut)}>
             Sign out
@@ -182,6 +245,8 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
             <AlertsScreen />
           ) : route[1] === "portability" ? (
             <PortabilityScreen />
+          ) : route[1] === "delivery" ? (
+            <DeliveryScreen />
           ) : (
             <SettingsScreen />
           ))}

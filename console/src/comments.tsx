@@ -5,6 +5,7 @@
 // (approved) comment, Delete after a confirmation — and why a safety rule or a moderator decided its
 // status (moderationReason), in words.
 import { useState } from "preact/hooks";
+import { when } from "./api";
 import { gql } from "./api";
 import {
   ApproveDocument,
@@ -17,6 +18,30 @@ import {
 } from "./gql/graphql";
 
 export type Moderated = Pick<QueueCommentFragment, "id" | "status" | "pinned" | "author" | "parent">;
+
+/**
+ * The comment as readers see it: the service's own rendering (`bodyHtml`, Markdown rendered and sanitized
+ * by the server's one sanitizer when the comment was written, contract section 18), inserted as it is.
+ * The console renders no Markdown and sanitizes nothing itself; its CSP (no inline script, images from
+ * https only) holds whatever the HTML says. A deleted comment says so; a body the service has no HTML
+ * for (none should be) shows its source as text.
+ */
+export function CommentBody({ c }: { c: Pick<QueueCommentFragment, "status" | "body" | "bodyHtml"> }) {
+  if (c.status === "deleted")
+    return (
+      <div class="body">
+        <p>
+          <em>Deleted comment</em>
+        </p>
+      </div>
+    );
+  if (!c.bodyHtml) return <p class="body">{c.body}</p>;
+  return <div class="body rendered" dangerouslySetInnerHTML={{ __html: c.bodyHtml }} />;
+}
+
+/** Tells the shell that the moderation queue changed (its Moderation (n) count reads it again). */
+export const queueChanged = () => window.dispatchEvent(new Event("console:queue-changed"));
+
 export type CommentAction = "approve" | "reject" | "pin" | "unpin" | "delete";
 
 /** "1 comment", "2 comments". */
@@ -37,6 +62,7 @@ export async function runCommentAction(id: string, action: CommentAction): Promi
   else if (action === "pin") await gql(PinDocument, { id });
   else if (action === "unpin") await gql(UnpinDocument, { id });
   else await gql(DeleteCommentDocument, { id });
+  queueChanged();
 }
 
 const STATUS_LABEL: Record<CommentStatus, string> = {
@@ -50,11 +76,12 @@ export function StatusBadge({ status }: { status: CommentStatus }) {
   return <span class={`badge status-${status}`}>{STATUS_LABEL[status]}</span>;
 }
 
-/** The reader: a link to their page (history, reports, Ban / Suspend / Lift ban). */
+/** The reader: a link to their page (history, reports, Ban / Suspend / Lift ban); the name first, the id a muted detail. */
 export function ReaderName({ author }: { author: { id: string; name: string; badge?: string | null } }) {
   return (
     <a class="reader" href={readerHref(author.id)}>
-      <strong>{author.name}</strong> {author.badge && <ReaderBadge badge={author.badge} />} <span class="muted">(reader {author.id})</span>
+      <strong>{author.name}</strong> {author.badge && <ReaderBadge badge={author.badge} />}{" "}
+      <span class="muted id-detail">(reader {author.id})</span>
     </a>
   );
 }
@@ -65,6 +92,35 @@ export function ReaderBadge({ badge }: { badge: string }) {
 }
 
 export const readerHref = (id: string) => `#/readers/${encodeURIComponent(id)}`;
+
+/** The discussion a comment is in: its title, a link to its page; its id on hover (the id when it has no title). */
+export function DiscussionLink({ c }: { c: Pick<QueueCommentFragment, "discussionId" | "discussionTitle"> }) {
+  return (
+    <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`} title={`Discussion id: ${c.discussionId}`}>
+      {c.discussionTitle ?? c.discussionId}
+    </a>
+  );
+}
+
+/** A card's line: the discussion (unless the page is the discussion's), the reader, when. */
+export function CommentMeta({
+  c,
+  discussion = true,
+}: {
+  c: Pick<QueueCommentFragment, "discussionId" | "discussionTitle" | "author" | "createdAt">;
+  discussion?: boolean;
+}) {
+  return (
+    <>
+      {discussion && (
+        <>
+          <DiscussionLink c={c} /> ·{" "}
+        </>
+      )}
+      <ReaderName author={c.author} /> · <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+    </>
+  );
+}
 
 const REPORT_REASON: Record<string, string> = { spam: "spam", abuse: "abuse", off_topic: "off topic", other: "other" };
 export const reportReasonLabel = (r: string) => REPORT_REASON[r] ?? r;

@@ -66,7 +66,12 @@ describe.skipIf(chromiumMissing)("comment search in the console", { timeout: 120
     await shoot(page, "moderation-search");
   });
 
-  it("narrows by the filters", async () => {
+  it("narrows by the filters, folded under the search box until opened", async () => {
+    const filters = page.getByRole("button", { name: /^Filters/ });
+    expect(await filters.getAttribute("aria-expanded")).toBe("false");
+    expect(await page.getByLabel("Status").isVisible()).toBe(false);
+    await filters.click();
+    expect(await filters.getAttribute("aria-expanded")).toBe("true");
     await page.getByRole("searchbox", { name: "Search comments" }).fill("cafe -early");
     await page.getByLabel("Status").selectOption("approved");
     await search();

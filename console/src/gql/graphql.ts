@@ -359,6 +359,12 @@ export type UpdateWebhookInput = {
   url?: string | null | undefined;
 };
 
+/** Votes on comments: off (default), up (upvotes only) or updown (upvotes and downvotes). */
+export type VoteMode =
+  | 'off'
+  | 'up'
+  | 'updown';
+
 /** Overrides of the tenant's delivery settings for one endpoint; null removes an override. */
 export type WebhookDeliveryInput = {
   attemptTimeoutMs?: number | null | undefined;
@@ -374,7 +380,12 @@ export type WebhookState =
   | 'circuit_open'
   | 'disabled';
 
-export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null };
+export type QueueCommentFragment = { id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null };
+
+export type PendingCountQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type PendingCountQuery = { pendingCommentCount: number };
 
 export type ModerationQueueQueryVariables = Exact<{
   status?: ModerationQueueStatus | null | undefined;
@@ -384,12 +395,12 @@ export type ModerationQueueQueryVariables = Exact<{
 }>;
 
 
-export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ModerationQueueQuery = { moderationQueue: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type PendingCommentsSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
-export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } };
+export type PendingCommentsSubscription = { pendingComments: { id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } };
 
 export type ApproveMutationVariables = Exact<{
   id: string;
@@ -440,7 +451,7 @@ export type DiscussionThreadQueryVariables = Exact<{
 }>;
 
 
-export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number, reactions: Array<{ kind: string, count: number }> }, discussionCommentCounts: { approved: number, pending: number, rejected: number, deleted: number }, discussionComments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type DiscussionThreadQuery = { discussion: { id: string, title: string | null, url: string | null, state: DiscussionState, commentCount: number, reactions: Array<{ kind: string, count: number }> }, discussionCommentCounts: { approved: number, pending: number, rejected: number, deleted: number }, discussionComments: { edges: Array<{ node: { depth: number | null, replyCount: number, id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type LockDiscussionMutationVariables = Exact<{
   id: string;
@@ -555,19 +566,19 @@ export type DeliveriesQueryVariables = Exact<{
 
 export type DeliveriesQuery = { webhookDeliveries: { edges: Array<{ node: { id: string, eventId: string, eventType: string, attempt: number, statusCode: number | null, durationMs: number, error: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
-export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } };
+export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } };
 
 export type SettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
+export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
 
 export type UpdateSettingsMutationVariables = Exact<{
   input: SettingsPatch;
 }>;
 
 
-export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
+export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
 
 export type RotateIdentitySecretMutationVariables = Exact<{ [key: string]: never; }>;
 
@@ -618,7 +629,7 @@ export type VerifyAkismetKeyMutationVariables = Exact<{
 
 export type VerifyAkismetKeyMutation = { verifyAkismetKey: { valid: boolean, error: string | null, debugHelp: string | null, latencyMs: number } };
 
-export type ReportedFragment = { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } };
+export type ReportedFragment = { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } };
 
 export type ReportsQueryVariables = Exact<{
   status?: ReportStatus | null | undefined;
@@ -627,23 +638,23 @@ export type ReportsQueryVariables = Exact<{
 }>;
 
 
-export type ReportsQuery = { reports: { edges: Array<{ node: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ReportsQuery = { reports: { edges: Array<{ node: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type DismissReportsMutationVariables = Exact<{
   commentId: string;
 }>;
 
 
-export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } };
+export type DismissReportsMutation = { dismissReports: { status: ReportStatus, reportCount: number, lastReportedAt: string | null, dismissedAt: string | null, reasonCounts: Array<{ reason: ReportReason, count: number }>, notes: Array<{ reason: ReportReason, note: string, createdAt: string }>, comment: { id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } } };
 
-export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null };
+export type ReaderPageFragment = { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null };
 
 export type ReaderQueryVariables = Exact<{
   id: string;
 }>;
 
 
-export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type ReaderQuery = { reader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type BanReaderMutationVariables = Exact<{
   id: string;
@@ -651,7 +662,7 @@ export type BanReaderMutationVariables = Exact<{
 }>;
 
 
-export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type BanReaderMutation = { banReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type UpdateReaderBadgeMutationVariables = Exact<{
   id: string;
@@ -659,7 +670,7 @@ export type UpdateReaderBadgeMutationVariables = Exact<{
 }>;
 
 
-export type UpdateReaderBadgeMutation = { updateReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type UpdateReaderBadgeMutation = { updateReader: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type SetReaderTrustMutationVariables = Exact<{
   id: string;
@@ -667,14 +678,14 @@ export type SetReaderTrustMutationVariables = Exact<{
 }>;
 
 
-export type SetReaderTrustMutation = { setReaderTrust: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type SetReaderTrustMutation = { setReaderTrust: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type LiftReaderBanMutationVariables = Exact<{
   id: string;
 }>;
 
 
-export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
+export type LiftReaderBanMutation = { liftReaderBan: { id: string, name: string, avatarUrl: string | null, badge: string | null, badgeSource: string | null, trustLevel: TrustLevel, createdAt: string, openReports: number, emailStatus: ReaderEmailStatus, replyEmails: ReplyEmails, replyEmailsChosen: boolean, followingCount: number, inboxItems: number, inboxUnread: number, commentCounts: { approved: number, pending: number, rejected: number, deleted: number }, sanction: { until: string | null, reason: string | null, shadow: boolean, createdAt: string } | null, recentComments: Array<{ id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null }>, following: Array<{ discussionId: string, title: string | null, mode: string, since: string }>, signIn: { method: string, provider: string | null, providerLabel: string | null, at: string | null } | null } };
 
 export type IdentityFieldsFragment = { secretOverlapHours: number, providers: Array<{ issuer: string | null, jwksUri: string | null, audience: Array<string>, algorithms: Array<string>, claims: { name: string, picture: string, email: string } }> };
 
@@ -775,7 +786,7 @@ export type SearchCommentsQueryVariables = Exact<{
 }>;
 
 
-export type SearchCommentsQuery = { searchComments: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type SearchCommentsQuery = { searchComments: { edges: Array<{ node: { id: string, discussionId: string, parentId: string | null, body: string, bodyHtml: string, status: CommentStatus, pinned: boolean, createdAt: string, discussionTitle: string | null, moderationReason: unknown, author: { id: string, name: string, badge: string | null }, parent: { id: string, status: CommentStatus, excerpt: string, author: { id: string, name: string, badge: string | null } } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type SignInFieldsFragment = { methods: Array<string>, sessionDays: number, oidc: Array<{ id: string, label: string, issuer: string | null, authorizationEndpoint: string | null, tokenEndpoint: string | null, userinfoEndpoint: string | null, clientId: string, scopes: Array<string> | null, claims: { id: string | null, name: string | null, avatarUrl: string | null, email: string | null } | null }>, guest: { requireEmail: boolean, moderation: string } };
 
@@ -859,6 +870,11 @@ export const AllSettingsFragmentDoc = new TypedDocumentString(`
   editWindowSeconds
   reactionKinds
   pageReactionKinds
+  formatting {
+    markdown
+    images
+  }
+  votes
   maxBodyLength
   autoLockAfterDays
   delivery {
@@ -923,6 +939,7 @@ export const QueueCommentFragmentDoc = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -969,6 +986,7 @@ export const ReportedFragmentDoc = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1039,6 +1057,7 @@ export const ReaderPageFragmentDoc = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1120,6 +1139,11 @@ export const AlertFieldsFragmentDoc = new TypedDocumentString(`
   on
 }
     `, {"fragmentName":"AlertFields"}) as unknown as TypedDocumentString<AlertFieldsFragment, unknown>;
+export const PendingCountDocument = new TypedDocumentString(`
+    query PendingCount {
+  pendingCommentCount
+}
+    `) as unknown as TypedDocumentString<PendingCountQuery, PendingCountQueryVariables>;
 export const ModerationQueueDocument = new TypedDocumentString(`
     query ModerationQueue($status: ModerationQueueStatus, $sort: ModerationQueueSort, $first: Int, $after: String) {
   moderationQueue(status: $status, sort: $sort, first: $first, after: $after) {
@@ -1139,6 +1163,7 @@ export const ModerationQueueDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1171,6 +1196,7 @@ export const PendingCommentsDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1290,6 +1316,7 @@ export const DiscussionThreadDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1547,6 +1574,11 @@ export const SettingsDocument = new TypedDocumentString(`
   editWindowSeconds
   reactionKinds
   pageReactionKinds
+  formatting {
+    markdown
+    images
+  }
+  votes
   maxBodyLength
   autoLockAfterDays
   delivery {
@@ -1596,6 +1628,11 @@ export const UpdateSettingsDocument = new TypedDocumentString(`
   editWindowSeconds
   reactionKinds
   pageReactionKinds
+  formatting {
+    markdown
+    images
+  }
+  votes
   maxBodyLength
   autoLockAfterDays
   delivery {
@@ -1807,6 +1844,7 @@ export const ReportsDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1857,6 +1895,7 @@ export const DismissReportsDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1907,6 +1946,7 @@ export const ReaderDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -1982,6 +2022,7 @@ export const BanReaderDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -2057,6 +2098,7 @@ export const UpdateReaderBadgeDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -2132,6 +2174,7 @@ export const SetReaderTrustDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -2207,6 +2250,7 @@ export const LiftReaderBanDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt
@@ -2484,6 +2528,7 @@ export const SearchCommentsDocument = new TypedDocumentString(`
   discussionId
   parentId
   body
+  bodyHtml
   status
   pinned
   createdAt

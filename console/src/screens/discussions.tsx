@@ -14,7 +14,16 @@ import {
 } from "../gql/graphql";
 import { ErrorMessage, Notice, useAction, useLoad } from "../ui";
 import { httpHref } from "../safe-url";
-import { CommentActions, ReaderName, StatusBadge, doneLabel, plural, runCommentAction, type CommentAction } from "../comments";
+import {
+  CommentActions,
+  CommentBody,
+  CommentMeta,
+  StatusBadge,
+  doneLabel,
+  plural,
+  runCommentAction,
+  type CommentAction,
+} from "../comments";
 
 type Row = DiscussionsQuery["discussions"]["edges"][number]["node"];
 
@@ -53,7 +62,6 @@ function DiscussionList() {
           <thead>
             <tr>
               <th scope="col">Discussion</th>
-              <th scope="col">Title</th>
               <th scope="col">State</th>
               <th scope="col">Published comments</th>
               <th scope="col">Created</th>
@@ -63,9 +71,11 @@ function DiscussionList() {
             {shown.map((d) => (
               <tr key={d.id}>
                 <td>
-                  <a href={`#/discussions/${encodeURIComponent(d.id)}`}>{d.id}</a>
+                  <a href={`#/discussions/${encodeURIComponent(d.id)}`} title={`Discussion id: ${d.id}`}>
+                    {d.title ?? d.id}
+                  </a>
+                  {d.title && <span class="muted id-detail block">{d.id}</span>}
                 </td>
-                <td>{d.title ?? "—"}</td>
                 <td>{d.state}</td>
                 <td>{d.commentCount}</td>
                 <td>{when(d.createdAt)}</td>
@@ -183,10 +193,9 @@ function DiscussionPage({ id }: { id: string }) {
               >
                 <div class="meta">
                   <StatusBadge status={c.status} />
-                  {c.pinned && <span class="badge">pinned</span>} <ReaderName author={c.author} /> ·{" "}
-                  <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+                  {c.pinned && <span class="badge">pinned</span>} <CommentMeta c={c} discussion={false} />
                 </div>
-                <p class="body">{c.status === "deleted" ? <em>Deleted comment</em> : c.body}</p>
+                <CommentBody c={c} />
                 <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} />
               </li>
             ))}

@@ -3,15 +3,18 @@
 // (reader, discussion, status, links, open reports, a range of UTC days). While a search is shown the
 // queue below is hidden (onActive); its results carry the same actions as the queue's cards and the
 // search runs again after one, so a result shows its new status (or leaves a status-filtered search).
-import { useState } from "preact/hooks";
-import { gql, when } from "../api";
+// The seven filters are folded under the search box (a "Filters" disclosure) until used, so the queue
+// starts near the top; they open by themselves when one is set.
+import { useEffect, useState } from "preact/hooks";
+import { gql } from "../api";
 import { SearchCommentsDocument, type CommentStatus, type QueueCommentFragment, type SearchCommentsQueryVariables } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf } from "../ui";
 import {
   CommentActions,
+  CommentBody,
+  CommentMeta,
   ModerationReason,
   ParentExcerpt,
-  ReaderName,
   StatusBadge,
   doneLabel,
   runCommentAction,
@@ -53,6 +56,9 @@ function variablesOf(f: Fields): SearchCommentsQueryVariables {
 
 const where = (c: QueueCommentFragment) => c.discussionTitle ?? c.discussionId;
 
+/** How many of the filters (every field but the words) are set. */
+const filtersSet = (f: Fields) => (Object.keys(EMPTY) as (keyof Fields)[]).filter((k) => k !== "q" && f[k].trim() !== "").length;
+
 export function CommentSearch({ onActive }: { onActive: (active: boolean) => void }) {
   const [fields, setFields] = useState<Fields>(EMPTY);
   /** the search shown: null while none is */
@@ -63,6 +69,12 @@ export function CommentSearch({ onActive }: { onActive: (active: boolean) => voi
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const active = filtersSet(fields);
+  const [open, setOpen] = useState(active > 0);
+  // a filter set (by the form, or state given to it) shows the filters
+  useEffect(() => {
+    if (active > 0) setOpen(true);
+  }, [active > 0]);
 
   const set =
     <K extends keyof Fields>(key: K) =>
@@ -145,7 +157,17 @@ export function CommentSearch({ onActive }: { onActive: (active: boolean) => voi
           Every word must match; <code>word*</code> matches a prefix, <code>"a phrase"</code> the words in order, <code>-word</code> leaves
           them out. Case and accents are ignored.
         </p>
-        <fieldset>
+        <button
+          type="button"
+          class="btn-plain disclosure"
+          aria-expanded={open}
+          aria-controls="search-filters"
+          onClick={() => setOpen(!open)}
+        >
+          <span aria-hidden="true">{open ? "▾ " : "▸ "}</span>
+          Filters{active > 0 ? ` (${active} set)` : ""}
+        </button>
+        <fieldset id="search-filters" hidden={!open}>
           <legend>Filters</legend>
           <div class="toolbar">
             <label>
@@ -201,12 +223,10 @@ export function CommentSearch({ onActive }: { onActive: (active: boolean) => voi
           {items.map((c) => (
             <li key={c.id} aria-label={`Comment by ${c.author.name} in ${where(c)}`}>
               <div class="meta">
-                <StatusBadge status={c.status} /> <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{where(c)}</a>
-                {c.discussionTitle && <span class="muted"> ({c.discussionId})</span>} · <ReaderName author={c.author} /> ·{" "}
-                <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+                <StatusBadge status={c.status} /> <CommentMeta c={c} />
               </div>
               <ParentExcerpt parent={c.parent} />
-              <p class="body">{c.body}</p>
+              <CommentBody c={c} />
               <ModerationReason reason={c.moderationReason} />
               <CommentActions c={c} busy={busy} onAction={(a) => void act(c, a)} />
             </li>

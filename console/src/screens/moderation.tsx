@@ -6,7 +6,7 @@
 // is chosen in the toolbar (moderation-digest.tsx). Above it, comment search (moderation-search.tsx):
 // while a search is shown the queue, its toolbar and its shortcuts step aside.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { gql, subscribe, when } from "../api";
+import { gql, subscribe } from "../api";
 import {
   ModerationQueueDocument,
   PendingCommentsDocument,
@@ -17,11 +17,13 @@ import {
 import { ErrorMessage, Notice, messageOf } from "../ui";
 import {
   CommentActions,
+  CommentBody,
+  CommentMeta,
   ModerationReason,
   ParentExcerpt,
-  ReaderName,
   doneLabel,
   plural,
+  queueChanged,
   runCommentAction,
   type CommentAction,
 } from "../comments";
@@ -92,6 +94,7 @@ export function ModerationScreen() {
         const c = d.pendingComments;
         setItems((prev) => (prev.some((x) => x.id === c.id) ? prev : sort === "oldest" ? [...prev, c] : [c, ...prev]));
         setNotice(`New pending comment by ${c.author.name} in ${where(c)}.`);
+        queueChanged();
       },
       // back after a break: what arrived meanwhile may be older than the server's look-back
       () => void load(null),
@@ -221,13 +224,11 @@ export function ModerationScreen() {
               <div class="card-head">
                 <input type="checkbox" aria-label={`Select the ${cardName(c)}`} checked={picked.has(c.id)} onChange={() => toggle(c.id)} />
                 <div class="meta">
-                  <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{where(c)}</a>
-                  {c.discussionTitle && <span class="muted"> ({c.discussionId})</span>} · <ReaderName author={c.author} /> ·{" "}
-                  <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+                  <CommentMeta c={c} />
                 </div>
               </div>
               <ParentExcerpt parent={c.parent} />
-              <p class="body">{c.body}</p>
+              <CommentBody c={c} />
               <ModerationReason reason={c.moderationReason} />
               <CommentActions c={c} busy={busy} onAction={(a) => void act([c], a)} />
             </li>

@@ -25,6 +25,8 @@ import {
 import { ErrorMessage, Notice, useAction, useLoad } from "../ui";
 import {
   CommentActions,
+  CommentBody,
+  DiscussionLink,
   ModerationReason,
   ReaderBadge,
   StatusBadge,
@@ -249,11 +251,9 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
                 aria-label={`Comment in ${c.discussionTitle ?? c.discussionId}, ${c.status === "approved" ? "published" : c.status}`}
               >
                 <div class="meta">
-                  <StatusBadge status={c.status} />{" "}
-                  <a href={`#/discussions/${encodeURIComponent(c.discussionId)}`}>{c.discussionTitle ?? c.discussionId}</a> ·{" "}
-                  <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
+                  <StatusBadge status={c.status} /> <DiscussionLink c={c} /> · <time dateTime={c.createdAt}>{when(c.createdAt)}</time>
                 </div>
-                <p class="body">{c.status === "deleted" ? <em>Deleted comment</em> : c.body}</p>
+                <CommentBody c={c} />
                 <ModerationReason reason={c.moderationReason} />
                 <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} />
               </li>

@@ -8,9 +8,10 @@ import { DismissReportsDocument, ReportsDocument, type ReportedFragment } from "
 import { ErrorMessage, Notice, messageOf } from "../ui";
 import {
   CommentActions,
+  CommentBody,
+  CommentMeta,
   ModerationReason,
   ParentExcerpt,
-  ReaderName,
   StatusBadge,
   doneLabel,
   plural,
@@ -107,12 +108,10 @@ export function ReportedScreen() {
         {items.map((r) => (
           <li key={r.comment.id} aria-label={cardName(r)}>
             <div class="meta">
-              <StatusBadge status={r.comment.status} />{" "}
-              <a href={`#/discussions/${encodeURIComponent(r.comment.discussionId)}`}>{where(r)}</a> ·{" "}
-              <ReaderName author={r.comment.author} /> · <time dateTime={r.comment.createdAt}>{when(r.comment.createdAt)}</time>
+              <StatusBadge status={r.comment.status} /> <CommentMeta c={r.comment} />
             </div>
             <ParentExcerpt parent={r.comment.parent} />
-            <p class="body">{r.comment.status === "deleted" ? <em>Deleted comment</em> : r.comment.body}</p>
+            <CommentBody c={r.comment} />
             <p class="reports">
               <strong>
                 {r.status === "open" ? "Reported by" : "Dismissed reports from"} {plural(r.reportCount, "reader")}:

@@ -119,12 +119,19 @@ const invalid = (errors: Errors, path: string) => ({
   "aria-describedby": errors[path] ? `err-${path}` : undefined,
 });
 
-/** The settings views: General, Identity providers, Sign-in (settings-sign-in.tsx), Email (settings-email.tsx), Chat alerts (settings-alerts.tsx), Import and export (settings-portability.tsx). */
-export function SettingsViews({ current }: { current: "general" | "identity" | "sign-in" | "email" | "alerts" | "portability" }) {
+/** The settings views: General, Delivery & limits (settings-delivery.tsx), Identity providers, Sign-in (settings-sign-in.tsx), Email (settings-email.tsx), Chat alerts (settings-alerts.tsx), Import and export (settings-portability.tsx). */
+export function SettingsViews({
+  current,
+}: {
+  current: "general" | "delivery" | "identity" | "sign-in" | "email" | "alerts" | "portability";
+}) {
   return (
     <nav class="views" aria-label="Settings views">
       <a href="#/settings" aria-current={current === "general" ? "page" : undefined}>
         General
+      </a>
+      <a href="#/settings/delivery" aria-current={current === "delivery" ? "page" : undefined}>
+        Delivery &amp; limits
       </a>
       <a href="#/settings/identity" aria-current={current === "identity" ? "page" : undefined}>
         Identity providers
