@@ -62,10 +62,9 @@ export async function describeDecided(
 ): Promise<{ sentence: string; by: string; status: string }> {
   if (!comment) return { sentence: "The comment was deleted.", by: "a deletion", status: "deleted" };
   const entry = await lastDecision(ctx, comment, since);
-  const reason = (typeof comment.moderationReason === "object" && comment.moderationReason !== null ? comment.moderationReason : {}) as Record<
-    string,
-    unknown
-  >;
+  const reason = (
+    typeof comment.moderationReason === "object" && comment.moderationReason !== null ? comment.moderationReason : {}
+  ) as Record<string, unknown>;
   const edited = comment.editedAt && comment.editedAt.getTime() >= since.getTime() ? comment.editedAt : null;
   const at = (d: Date) => ` at ${d.toISOString()}`;
   const state = STATE[comment.status] ?? comment.status;
