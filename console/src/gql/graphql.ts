@@ -106,6 +106,11 @@ export type DiscussionState =
   | 'locked'
   | 'open';
 
+export type DiscussionsSettingsPatch = {
+  autoCreate?: boolean | null | undefined;
+  autoCreatePerMinute?: number | null | undefined;
+};
+
 /** How email leaves the service: `smtp` (SMTP_URL), `outbox` (EMAIL_OUTBOX=1: kept, never sent) or `off`. */
 export type EmailDelivery =
   | 'off'
@@ -281,6 +286,7 @@ export type SettingsPatch = {
   /** 0..36500; 0 turns auto-close off. */
   autoLockAfterDays?: number | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
+  discussions?: DiscussionsSettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   email?: EmailSettingsPatch | null | undefined;
   formatting?: FormattingSettingsPatch | null | undefined;
