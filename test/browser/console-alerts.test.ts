@@ -147,8 +147,16 @@ describe.skipIf(chromiumMissing)("the console's chat alerts", { timeout: 120_000
     await page.getByRole("heading", { level: 1, name: "Comment approved" }).waitFor();
     await expectAccessible(page, "an alert link's done page");
     expect((await t.api.get(`/api/v1/comments/${c.body.id}`)).body.status).toBe("approved");
-    await page.goto(approve);
-    await page.getByRole("heading", { level: 1, name: "This link cannot be used" }).waitFor();
-    expect(await page.textContent("main")).toContain("already used");
+    // the alert's decision is made: this link, and its Reject link, say so and who decided
+    const reject = sent.json.blocks.find((b: any) => b.type === "actions").elements[1].url as string;
+    for (const used of [approve, reject]) {
+      await page.goto(used);
+      await page.getByRole("heading", { level: 1, name: "Already decided" }).waitFor();
+      expect(await page.textContent("main")).toContain("already used");
+      expect(await page.textContent("main")).toContain(
+        used === approve ? "approved by this link" : "approved by this alert's Approve link",
+      );
+    }
+    await expectAccessible(page, "an alert link's page once decided");
   });
 });
