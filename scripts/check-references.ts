@@ -1,10 +1,12 @@
 // npm run references:check (part of `npm run check`): every path that a comment, a doc or a config
-// names in the repository exists (a glob matches at least one file), and no comment tells history
+// names in the repository exists (a glob matches at least one file), no Markdown file links (or names
+// a relative path) outside the repository (scripts/outside-links.ts), and no comment tells history
 // (which issue or session brought something): history is git's. Paths are read as the repository's tracked
 // files see them, from the repository's root (or, inside console/ and embed/, from that folder).
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { repoRoot } from "../src/db/paths.js";
+import { linksLeavingRepo } from "./outside-links.js";
 
 const tracked = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: repoRoot, encoding: "utf8" })
   .split("\n")
@@ -52,6 +54,10 @@ const problems: string[] = [];
 for (const file of tracked) {
   if (!READ.test(file) || SKIP.test(file)) continue;
   const text = readFileSync(`${repoRoot}/${file}`, "utf8");
+  if (file.endsWith(".md")) {
+    for (const l of linksLeavingRepo(file, text, exists))
+      problems.push(`${file}:${l.line}: links to ${l.target}, outside the repository; link a page or file inside it`);
+  }
   const lines = text.split("\n");
   lines.forEach((line, i) => {
     // a package subpath in an import statement is not a path of ours
@@ -71,4 +77,4 @@ if (problems.length) {
   console.error(`\n${problems.length} reference problem(s).`);
   process.exit(1);
 }
-console.log("Every path named in comments and docs exists; none tells history.");
+console.log("Every path named in comments and docs exists, no doc links outside the repository, none tells history.");
