@@ -114,6 +114,8 @@ const EnvSchema = z.object({
     .enum(["1", "0", "true", "false"])
     .optional()
     .transform((v) => v === undefined || v === "1" || v === "true"),
+  /** presence counts people: a client address's reader-less streams count one each up to this many (0: each counts); unset: the hub's default (3) */
+  STREAM_PRESENCE_PER_ADDRESS: z.coerce.number().int().min(0).max(100).optional(),
   /** stream tickets are valid this long (contract: 60 s; tests shorten it) */
   STREAM_TICKET_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   /** once redeemed, a ticket's own EventSource may reconnect with it (Last-Event-ID) this long after its last connect */

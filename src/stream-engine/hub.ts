@@ -1,6 +1,7 @@
 // The instance's streams: one Channel per discussion with local sessions (created with the first,
 // dropped with the last, so the bus subscription is held exactly while needed), connection caps,
 // catch-up after a bus reconnect, a periodic head check against the log, and graceful shutdown.
+import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
@@ -28,7 +29,7 @@ import type { Viewer } from "./event-visibility.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
 import { readerKey, ReaderSession, type ReaderFeed, type ReaderKey, type ReaderSink } from "./reader-stream.js";
 import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
-import { DEFAULT_PRESENCE_OPTIONS, Presence, type PresenceOptions } from "./presence.js";
+import { DEFAULT_PRESENCE_OPTIONS, DEFAULT_PRESENCE_PER_ADDRESS, Presence, type PresenceOptions } from "./presence.js";
 
 export interface HubOptions extends PresenceOptions {
   /** how long a gap in bus messages may last before the log is read */
@@ -61,6 +62,8 @@ export interface OpenRequest {
   settings: Settings;
   /** a stream opened with a ticket: a later connection with the same ticket supersedes this one */
   ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
+  /** the client's address (the connection's peer): presence counts a reader-less stream by it */
+  address?: string | null | undefined;
   /**
    * A ticket that names `tenantId` and is not redeemed yet: the connect's one statement redeems it
    * and reads the log (src/stream-engine/ticket-redemption.ts). `viewer` and `ticket` then come from the redemption.
@@ -82,7 +85,7 @@ export interface StreamHubServices {
   prisma: PrismaClient;
   /** plain SQL for the log reads of a connect (head, replay) */
   sql: Sql;
-  config: Pick<Config, "MAX_STREAMS_PER_INSTANCE"> & Partial<Pick<Config, "STREAM_PRESENCE">>;
+  config: Pick<Config, "MAX_STREAMS_PER_INSTANCE"> & Partial<Pick<Config, "STREAM_PRESENCE" | "STREAM_PRESENCE_PER_ADDRESS">>;
   clock: Clock;
   log: Logger;
 }
@@ -101,6 +104,11 @@ export interface StreamHubDeps {
   redis?: RedisClient | undefined;
   /** with `redis`: where ticket takeovers reach the other instances */
   redisTarget?: RedisTarget | undefined;
+  /**
+   * The key presence hashes readers and client addresses with before they reach Redis; every
+   * instance must have the same one. Absent: a random one (one instance only).
+   */
+  presenceSecret?: Buffer;
   /** every event that arrives on the bus with its envelope (the fan-out lag metric) */
   onBusEvent?: (event: LiveEvent) => void;
   /** defaults to the database's event log */
@@ -200,6 +208,10 @@ export class StreamHub {
       redis: deps.redis,
       redisTarget: deps.redisTarget,
       options: this.options,
+      people: {
+        secret: deps.presenceSecret ?? randomBytes(32),
+        perAddress: app.config.STREAM_PRESENCE_PER_ADDRESS ?? DEFAULT_PRESENCE_PER_ADDRESS,
+      },
     });
     this.takeovers = createControlChannel({
       channel: TICKET_TAKEOVER_CHANNEL,
@@ -261,6 +273,7 @@ export class StreamHub {
     // a ticket's connect takes its slot once the ticket is known to be good
     let release = redeem ? undefined : await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
     const session = new Session(tenantId, discussionId, req.viewer, sink);
+    let readerId = req.viewer.readerId;
     // One database round trip per connect. A live channel proves the discussion exists (they are
     // never deleted) and knows its head: only the replay is read, shared by identical reconnects.
     // Without one, the new channel's first read is this session's: existence, head and replay in
@@ -321,6 +334,7 @@ export class StreamHub {
         }
         const own = this.openedWith(t, settings, redeem);
         session.bind(own.viewer);
+        readerId = own.viewer.readerId;
         ticket = own.ticket;
         release = await this.slots.acquire(tenantId, settings.rateLimits.streamConnections);
         if (session.closed) release();
@@ -342,9 +356,9 @@ export class StreamHub {
       // closed before it could start while the client is still there (shutdown, or more live
       // events during the replay than a session may buffer): tell it to come back
       if (session.closed && !sink.closed) throw errors.unavailable("The stream could not start; reconnect.");
-      // a reader from now until the stream closes
+      // a reader from now until the stream closes: the one it is bound to, or else its address's
       if (!session.closed && this.app.config.STREAM_PRESENCE !== false)
-        session.onClose(this.presence.join(tenantId, discussionId, session));
+        session.onClose(this.presence.join(tenantId, discussionId, session, { readerId, address: req.address ?? null }));
       return session;
     } catch (err) {
       session.close();

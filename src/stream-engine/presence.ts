@@ -1,13 +1,17 @@
-// Presence (contract section 19): the open streams of a discussion count as its readers, one per
-// connection (an SSE stream or a GraphQL subscription), on every instance; the discussion's streams
-// get `event: presence` `{"reading": n}` when the number changes, at most once per interval.
+// Presence (contract section 19): the people with a discussion open count as its readers, on every
+// instance; the discussion's streams get `event: presence` `{"reading": n}` when the number changes,
+// at most once per interval. A stream (an SSE stream or a GraphQL subscription) counts as its
+// person: a reader once however many streams they have, an address's reader-less streams one each
+// up to a small cap (src/stream-engine/presence-people.ts).
 //
-// Across instances (Redis): one sorted set per discussion, `eng:pr:{<tenant>:<discussion>}` (the
-// discussion is the key's hash tag: on a Redis Cluster everything about one discussion is one slot),
-// one member per open stream (`<instance>:<n>`) scored by the time it expires. A stream joins with
-// ZADD and leaves with ZREM; every `refreshMs` the instance re-scores its own live members (now +
-// ttlMs) and prunes the expired ones, so a crashed instance's streams stop counting at most `ttlMs`
-// after its last refresh. The count is ZCOUNT of the members not expired.
+// Across instances (Redis): per discussion, the instances' leases, each instance's count of each
+// person's streams, and the persons' counted slots, all under the discussion's hash tag (on a Redis
+// Cluster everything about one discussion is one slot); src/stream-engine/presence-store.ts. A
+// stream's join or leave sets this instance's count of its person and rewrites the person's slots,
+// in one script; every `refreshMs` the instance renews its lease on each discussion it has streams
+// of (now + ttlMs), so a crashed instance's streams stop counting at most `ttlMs` after its last
+// refresh, and the next refresh of a live instance clears its counts away. The count is the slots
+// held by live instances.
 //
 // Changes reach the other instances as a notice on the control channel `eng:presence` (the
 // discussion's key); an instance with streams of that discussion then counts again. Per
@@ -16,19 +20,20 @@
 // and a notice is published at most once per interval too. The refresh also compares the count
 // with the last one sent, which is how a crashed instance's streams vanish from the others' events.
 //
-// Without Redis (embedded, one instance) the count is this instance's streams, kept in memory.
+// Without Redis (embedded, one instance) the count is this instance's persons, kept in memory.
 // Presence frames carry no `id:` and are not in the event log: they never move Last-Event-ID.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock } from "../lib/clock.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
 import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
-import { pipelinesByTag } from "../lib/redis-connection.js";
+import { localCount, personOf, type PeopleOptions, type Person, type PresenceClient } from "./presence-people.js";
+import { PresenceStore } from "./presence-store.js";
 
 export interface PresenceOptions {
-  /** a member counts this long after its instance last refreshed it (crash bound) */
+  /** an instance's streams count this long after it last renewed its lease (crash bound) */
   presenceTtlMs: number;
-  /** how often an instance re-scores its live members and prunes expired ones */
+  /** how often an instance renews its leases (and clears away dead instances) */
   presenceRefreshMs: number;
   /** at most one presence frame per discussion per this interval */
   presenceIntervalMs: number;
@@ -40,6 +45,9 @@ export const DEFAULT_PRESENCE_OPTIONS: PresenceOptions = {
   presenceIntervalMs: 5_000,
 };
 
+/** A client address's reader-less streams that count, at most, when STREAM_PRESENCE_PER_ADDRESS is not given. */
+export const DEFAULT_PRESENCE_PER_ADDRESS = 3;
+
 /** Where instances tell each other that a discussion's presence changed. */
 export const PRESENCE_CHANNEL = "eng:presence";
 
@@ -49,7 +57,7 @@ export const PRESENCE_CHANNEL = "eng:presence";
  */
 const ALONE = 1;
 
-/** How many members one slice of a refresh re-scores (or discussions it counts) before the event loop runs again. */
+/** How many discussions one slice of a refresh renews before the event loop runs again. */
 const REFRESH_SLICE = 500;
 
 /** A stream that is told the count. */
@@ -57,12 +65,22 @@ export interface PresenceMember {
   presence(reading: number): void;
 }
 
+/** A local stream: the count it was sent last, the person it counts as. */
+interface Joined {
+  sent: number;
+  person: Person;
+}
+
 interface Entry {
   tenantId: string;
   discussionId: string;
   key: string;
-  /** local streams: their member names in the sorted set, the count each was sent last */
-  members: Map<PresenceMember, { name: string; sent: number }>;
+  /** local streams */
+  members: Map<PresenceMember, Joined>;
+  /** the persons of the local streams, by tag */
+  persons: Map<string, Person>;
+  /** this instance has sent a sync of the discussion since it last had none: it holds a lease as far as it knows */
+  leased: boolean;
   /** the count last taken */
   counted: number;
   /** when the count was last taken (Date.now) */
@@ -73,7 +91,7 @@ interface Entry {
   dirty: boolean;
   /** this instance's membership changed since the last notice */
   changed: boolean;
-  /** a write (ZADD/ZREM) not yet answered: the count waits for it */
+  /** a write not yet answered: the count waits for it */
   pending: Promise<unknown>;
 }
 
@@ -83,18 +101,22 @@ export interface PresenceDeps {
   redis?: RedisClient | undefined;
   redisTarget?: RedisTarget | undefined;
   options?: Partial<PresenceOptions>;
+  /** who counts as whom: the hashing key and the cap per address (src/stream-engine/presence-people.ts) */
+  people: PeopleOptions;
 }
 
-/** The sorted set of a discussion's streams; exported for tests and operators. */
+/** The key of a discussion's counted slots (the other two are beside it); exported for tests and operators. */
 export const presenceKey = (tenantId: string, discussionId: string): string =>
   `eng:pr:{${encodeURIComponent(tenantId)}:${encodeURIComponent(discussionId)}}`;
 
 export class Presence {
   readonly options: PresenceOptions;
   private readonly entries = new Map<string, Entry>();
-  private readonly instance = randomBytes(6).toString("hex");
+  /** names this instance's streams that are persons of their own (`STREAM_PRESENCE_PER_ADDRESS=0`) apart from other instances' */
+  private readonly prefix = randomBytes(6).toString("hex");
   private next = 0;
-  private readonly redis: RedisClient | undefined;
+  /** presence in Redis; none in embedded mode */
+  private readonly store: PresenceStore | undefined;
   private readonly notices: ControlChannel;
   private readonly refreshTimer: NodeJS.Timeout;
   private closed = false;
@@ -103,7 +125,8 @@ export class Presence {
 
   constructor(private readonly deps: PresenceDeps) {
     this.options = { ...DEFAULT_PRESENCE_OPTIONS, ...deps.options };
-    this.redis = deps.redis;
+    const ttlMs = this.options.presenceTtlMs;
+    this.store = deps.redis && new PresenceStore(deps.redis, { ttlMs, perAddress: deps.people.perAddress, now: () => this.now() });
     this.notices = createControlChannel({
       channel: PRESENCE_CHANNEL,
       redis: deps.redis ? deps.redisTarget : undefined,
@@ -122,8 +145,8 @@ export class Presence {
     return this.deps.clock.now().getTime();
   }
 
-  /** A stream of the discussion opened here; the returned function is its leaving (idempotent). */
-  join(tenantId: string, discussionId: string, member: PresenceMember): () => void {
+  /** A stream of the discussion opened here by `client`; the returned function is its leaving (idempotent). */
+  join(tenantId: string, discussionId: string, member: PresenceMember, client: PresenceClient): () => void {
     const key = presenceKey(tenantId, discussionId);
     let entry = this.entries.get(key);
     if (!entry) {
@@ -132,6 +155,8 @@ export class Presence {
         discussionId,
         key,
         members: new Map(),
+        persons: new Map(),
+        leased: false,
         counted: ALONE,
         lastFire: 0,
         timer: undefined,
@@ -141,39 +166,62 @@ export class Presence {
       };
       this.entries.set(key, entry);
     }
-    const name = `${this.instance}:${(this.next++).toString(36)}`;
-    entry.members.set(member, { name, sent: ALONE });
+    const who = personOf(this.deps.people, key, client, `${this.prefix}.${(this.next++).toString(36)}`);
+    let person = entry.persons.get(who.tag);
+    if (!person) entry.persons.set(who.tag, (person = { ...who, streams: 0 }));
+    person.streams++;
+    const joined: Joined = { sent: ALONE, person };
+    entry.members.set(member, joined);
     entry.changed = true;
-    if (this.redis) {
-      const expiry = this.now() + this.options.presenceTtlMs;
-      entry.pending = this.redis
-        .multi()
-        .zadd(key, expiry, name)
-        .pexpire(key, this.options.presenceTtlMs * 2)
-        .exec()
-        .catch((err: unknown) => this.deps.log.warn({ err }, "presence: join not recorded"));
-    }
+    if (this.store)
+      entry.pending = this.record(entry, [person]).catch((err: unknown) => this.deps.log.warn({ err }, "presence: join not recorded"));
     this.schedule(entry);
-    const joined = entry;
+    const joinedTo = entry;
     let left = false;
     return () => {
       if (left) return;
       left = true;
-      this.leave(joined, member, name);
+      this.leave(joinedTo, member, joined);
     };
   }
 
-  private leave(entry: Entry, member: PresenceMember, name: string): void {
+  private leave(entry: Entry, member: PresenceMember, joined: Joined): void {
     entry.members.delete(member);
+    const { person } = joined;
+    person.streams--;
+    if (person.streams === 0 && entry.persons.get(person.tag) === person) entry.persons.delete(person.tag);
     entry.changed = true;
-    if (this.redis && !this.closed) {
-      entry.pending = this.redis.zrem(entry.key, name).catch((err: unknown) => this.deps.log.warn({ err }, "presence: leave not recorded"));
+    const last = entry.members.size === 0;
+    if (this.store && !this.closed) {
+      entry.pending = this.record(entry, [person], last).catch((err: unknown) =>
+        this.deps.log.warn({ err }, "presence: leave not recorded"),
+      );
     }
-    if (entry.members.size > 0) return this.schedule(entry);
+    if (!last) return this.schedule(entry);
     // the last stream here: nobody to tell here; the other instances count again
     clearTimeout(entry.timer);
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
-    if (this.redis && !this.closed) void entry.pending.then(() => this.notices.publish(entry.key));
+    if (this.store && !this.closed) void entry.pending.then(() => this.notices.publish(entry.key));
+  }
+
+  /**
+   * This instance's count of each person (its streams now) to Redis, with the persons' slots
+   * rewritten; `drop`: its last stream of the discussion closed, and its lease goes too. When the
+   * script finds the lease this instance thought it held gone (cleared away as dead), every person
+   * of the discussion is sent again.
+   */
+  private async record(entry: Entry, persons: readonly Person[], drop = false): Promise<void> {
+    const leased = entry.leased;
+    entry.leased = !drop;
+    const lost = await this.store!.sync(entry.key, persons, leased, drop);
+    if (lost && !drop && !this.closed && this.entries.get(entry.key) === entry) await this.resync(entry);
+  }
+
+  /** Every person of the discussion sent again (its lease was lost: its counts may have been cleared away). */
+  private resync(entry: Entry): Promise<void> {
+    this.deps.log.info({ tenantId: entry.tenantId, discussionId: entry.discussionId }, "presence: lease lost; counts sent again");
+    entry.leased = false;
+    return this.record(entry, [...entry.persons.values()]);
   }
 
   /** Counts again now, or at the end of the current interval (coalesced). */
@@ -190,7 +238,7 @@ export class Presence {
     entry.dirty = false;
     try {
       await entry.pending;
-      if (entry.changed && this.redis) this.notices.publish(entry.key);
+      if (entry.changed && this.store) this.notices.publish(entry.key);
       entry.changed = false;
       const [n] = await this.count(entry.tenantId, [entry.discussionId]);
       this.send(entry, n ?? 0);
@@ -216,15 +264,14 @@ export class Presence {
 
   /**
    * Readers of each discussion, in the order asked. Without Redis (or when it fails) this
-   * instance's streams.
+   * instance's persons.
    */
   async count(tenantId: string, discussionIds: readonly string[]): Promise<number[]> {
-    const local = discussionIds.map((d) => this.entries.get(presenceKey(tenantId, d))?.members.size ?? 0);
-    const redis = this.redis;
-    if (!redis) return local;
-    const now = this.now();
+    const local = discussionIds.map((d) => localCount(this.entries.get(presenceKey(tenantId, d))?.persons.values() ?? []));
+    const store = this.store;
+    if (!store) return local;
     try {
-      return await Promise.all(discussionIds.map((d) => redis.zcount(presenceKey(tenantId, d), `(${now}`, "+inf")));
+      return await Promise.all(discussionIds.map((d) => store.count(presenceKey(tenantId, d))));
     } catch (err) {
       this.deps.log.warn({ err }, "presence: count unavailable; counting this instance only");
       return local;
@@ -232,50 +279,29 @@ export class Presence {
   }
 
   /**
-   * Re-scores this instance's members, prunes expired ones, and counts again where the number moved.
-   * In slices of at most REFRESH_SLICE members (a discussion's thousands of members in several
-   * ZADDs), each slice's pipeline awaited before the next is built: the event loop runs between them,
-   * so a write's fan-out never waits for one pipeline of every member of the instance to be encoded.
+   * Renews this instance's lease on each discussion it has streams of, clears away dead instances,
+   * and counts again where the number moved: one script per discussion, whatever its number of
+   * streams, in slices of at most REFRESH_SLICE discussions, each awaited before the next is sent
+   * (the event loop runs between them).
    */
   private async refresh(): Promise<void> {
-    const redis = this.redis;
-    if (!redis || this.closed || this.refreshing || this.entries.size === 0 || redis.status !== "ready") return;
+    const store = this.store;
+    if (!store || this.closed || this.refreshing || this.entries.size === 0 || !store.ready) return;
     this.refreshing = true;
-    const now = this.now();
-    const expiry = now + this.options.presenceTtlMs;
     const entries = [...this.entries.values()];
     try {
-      let pipes = pipelinesByTag(redis);
-      let queued = 0;
-      for (const e of entries) {
-        const names = [...e.members.values()].map((m) => m.name);
-        if (names.length === 0) continue;
-        for (let k = 0; k < names.length; k += REFRESH_SLICE) {
-          pipes.for(e.key).zadd(e.key, ...names.slice(k, k + REFRESH_SLICE).flatMap((name) => [expiry, name]));
-          queued += Math.min(REFRESH_SLICE, names.length - k);
-          if (queued >= REFRESH_SLICE) {
-            await pipes.exec();
-            [pipes, queued] = [pipelinesByTag(redis), 0];
-          }
-        }
-        // after every ZADD of this discussion (a pipeline runs in order; slices one after another)
-        pipes
-          .for(e.key)
-          .pexpire(e.key, this.options.presenceTtlMs * 2)
-          .zremrangebyscore(e.key, "-inf", now);
-        queued++;
-      }
-      await pipes.exec();
       for (let k = 0; k < entries.length; k += REFRESH_SLICE) {
-        // one pipeline per discussion on a cluster, in the order of the slice
-        const slice = entries.slice(k, k + REFRESH_SLICE);
-        const counting = pipelinesByTag(redis);
-        for (const e of slice) counting.for(e.key).zcount(e.key, `(${now}`, "+inf");
-        const results = (await counting.exec()) as ([Error | null, unknown][] | null)[];
-        const counts = results.flatMap((r) => r ?? []).map(([err, v]) => (err ? -1 : Number(v)));
+        // (one whose last stream closed meanwhile has given its lease back)
+        const slice = entries.slice(k, k + REFRESH_SLICE).filter((e) => this.entries.get(e.key) === e);
+        const answers = await store.refresh(slice.map((e) => e.key));
         slice.forEach((e, i) => {
-          const n = counts[i];
-          if (n !== undefined && n >= 0 && n !== e.counted) this.schedule(e);
+          const a = answers[i];
+          if (!a || a instanceof Error) return void this.deps.log.warn({ err: a }, "presence: refresh failed");
+          if (this.entries.get(e.key) !== e) return;
+          // cleared away as dead while it lived on (a stall, or Redis lost its keys): its counts again
+          if (a.taken && e.leased)
+            e.pending = this.resync(e).catch((err: unknown) => this.deps.log.warn({ err }, "presence: counts not sent again"));
+          if (a.count !== e.counted) this.schedule(e);
         });
       }
     } catch (err) {
@@ -292,19 +318,17 @@ export class Presence {
     return n;
   }
 
-  /** Stops the timers and takes this instance's members out of the counts. */
+  /** Stops the timers and takes this instance's streams out of the counts. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.refreshTimer);
     for (const e of this.entries.values()) clearTimeout(e.timer);
     this.notices.close();
-    const redis = this.redis;
-    if (redis && redis.status === "ready" && this.entries.size > 0) {
-      const pipes = pipelinesByTag(redis);
-      for (const e of this.entries.values())
-        if (e.members.size > 0) pipes.for(e.key).zrem(e.key, ...[...e.members.values()].map((m) => m.name));
-      await pipes.exec().catch(() => undefined);
+    const store = this.store;
+    if (store?.ready && this.entries.size > 0) {
+      const discussions = [...this.entries.values()].map((e) => ({ slots: e.key, persons: [...e.persons.values()] }));
+      await store.release(discussions).catch(() => undefined);
     }
     this.entries.clear();
   }

@@ -1,5 +1,7 @@
 // Stream test helpers: a real SSE client (the `eventsource` package: reconnects with Last-Event-ID
 // on its own), a raw reader for exact framing, and shortcuts to write events and tune settings.
+import { request } from "node:http";
+import { Readable } from "node:stream";
 import { EventSource } from "eventsource";
 import { vi } from "vitest";
 import { STREAM_EVENT_TYPES, type Audience, type EventType } from "../../src/events/types.js";
@@ -31,10 +33,15 @@ export interface SseClient {
 
 const FRAME_NAMES = [...STREAM_EVENT_TYPES, "connected", "connection-timeout", "inbox_item", "inbox_read"];
 
-/** Opens an EventSource; `headers` go on every (re)connect, as a server-side client would send them. */
-export function openSse(url: string, headers: Record<string, string> = {}): SseClient {
+/**
+ * Opens an EventSource; `headers` go on every (re)connect, as a server-side client would send them.
+ * `from`: the local address to connect from (another loopback address, 127.0.0.2 …, is another
+ * client address to the server).
+ */
+export function openSse(url: string, headers: Record<string, string> = {}, opts: { from?: string } = {}): SseClient {
+  const via = opts.from ? fetchFrom(opts.from) : fetch;
   const es = new EventSource(url, {
-    fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
+    fetch: (input, init) => via(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
   });
   const frames: Frame[] = [];
   const c: SseClient = {
@@ -69,6 +76,25 @@ export function openSse(url: string, headers: Record<string, string> = {}): SseC
     (e) => void c.errors.push({ code: (e as { code?: number }).code, message: (e as { message?: string }).message }),
   );
   return c;
+}
+
+/** A fetch for GETs whose connections come from `localAddress` (node:http; fetch cannot choose it). */
+function fetchFrom(localAddress: string): typeof fetch {
+  return (input, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const req = request(
+        String(input instanceof Request ? input.url : input),
+        { method: "GET", headers: init?.headers as Record<string, string>, localAddress },
+        (res) => {
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
+          resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status: res.statusCode ?? 0, headers }));
+        },
+      );
+      init?.signal?.addEventListener("abort", () => req.destroy(new Error("aborted")));
+      req.on("error", reject);
+      req.end();
+    });
 }
 
 /** Reads a stream's raw bytes (exact framing, headers). */

@@ -106,7 +106,9 @@ async function openStream(
   const viaToken = !headerAuth && !ticket && token !== undefined;
   if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
 
-  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET" });
+  // the connection's peer, as fastify's req.ip is for the other routes
+  const ip = req.socket.remoteAddress;
+  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET", ip });
   // the budget left, on the stream's head as on every counted answer
   if (ctx.rateLimit) Object.assign(headers, rateLimitHeaders(ctx.rateLimit));
   const caller = await streamCaller(ctx, {
@@ -131,6 +133,7 @@ async function openStream(
       settings: caller.settings,
       ticket: caller.ticket,
       redeem: caller.redeem,
+      address: caller.address,
     },
     sink,
   );

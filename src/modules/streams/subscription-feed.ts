@@ -29,6 +29,7 @@ export async function openDiscussionSubscription(
       settings: caller.settings,
       ticket: caller.ticket,
       redeem: caller.redeem,
+      address: caller.address,
     },
     sink,
   );

@@ -24,6 +24,8 @@ export interface StreamCaller {
   ticket?: { hash: string; connectionId: string; resumed: boolean };
   /** a ticket naming `tenantId`, redeemed by the hub in the connect's own statement */
   redeem?: PendingTicket;
+  /** the client's address, which presence counts a reader-less stream by */
+  address: string | null;
 }
 
 /** Who a stream with a ticket is for, before the redemption says (the hub binds the real one). */
@@ -52,11 +54,12 @@ export async function streamCaller(
     origin?: string | null | undefined;
   },
 ): Promise<StreamCaller> {
+  const address = ctx.clientAddress ?? null;
   if (ctx.principal) {
     const reader = await currentReader(ctx);
     const moderator = !reader && !opts.viaQueryToken && hasCapability(ctx.principal, "moderate_content");
     const settings = resolveSettings((await loadTenant(ctx)).settings);
-    return { tenantId: ctx.principal.tenantId, settings, viewer: { moderator, readerId: reader?.id ?? null } };
+    return { tenantId: ctx.principal.tenantId, settings, viewer: { moderator, readerId: reader?.id ?? null }, address };
   }
   if (opts.ticket) {
     const app = ctx.app;
@@ -72,7 +75,7 @@ export async function streamCaller(
     };
     const named = ticketTenant(opts.ticket);
     if (named && app.streams.knowsTenant(named)) {
-      return { tenantId: named, settings: await app.streams.settingsOf(named), viewer: NOBODY, redeem: pending };
+      return { tenantId: named, settings: await app.streams.settingsOf(named), viewer: NOBODY, redeem: pending, address };
     }
     const t = await redeemStreamTicket(app.sql, { ...pending.redemption, now: app.clock.now() });
     const settings = await app.streams.settingsOf(t.tenantId);
@@ -81,6 +84,7 @@ export async function streamCaller(
       settings,
       viewer: pending.accept(t, settings),
       ticket: { hash: t.hash, connectionId: t.connectionId, resumed: t.resumed },
+      address,
     };
   }
   throw errors.unauthenticated("A stream needs X-API-Key, ?ticket= (from POST /api/v1/stream/ticket) or the deprecated ?token=.");
