@@ -316,7 +316,7 @@ const problem = (description: string) => ({
 });
 
 const ERRORS: Record<string, string> = {
-  "400": "Malformed JSON or a bad path or query parameter",
+  "400": "Malformed JSON, or a bad path or query parameter, or a query parameter the route does not take",
   "401": "No, unknown, expired or revoked credentials, or a bad identity assertion",
   "403": "Authenticated but not allowed (missing capability, not the author, origin not allowed, CSRF)",
   "404": "Unknown id (or another tenant's)",
