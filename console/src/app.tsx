@@ -210,16 +210,35 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
               .filter((s) => !("hidden" in s) && (!("outbox" in s) || emailMode === "outbox"))
               .map((s) => (
                 <li key={s.path}>
-                  <a href={`#/${s.path}`} aria-current={s === current ? "page" : undefined}>
-                    {s.path === "moderation" && pending !== null ? `${s.name} (${pending})` : s.name}
+                  <a
+                    href={`#/${s.path}`}
+                    aria-current={s === current ? "page" : undefined}
+                    {...(s.path === "moderation" && pending !== null ? { "aria-describedby": "pending-count" } : {})}
+                  >
+                    {s.name}
+                    {/* the link's name stays "Moderation"; the count is its description ("3 pending") */}
+                    {s.path === "moderation" && pending !== null && (
+                      <span class="count" aria-hidden="true">
+                        {" "}
+                        ({pending})
+                      </span>
+                    )}
                   </a>
+                  {s.path === "moderation" && pending !== null && (
+                    <span id="pending-count" hidden>
+                      {pending} pending
+                    </span>
+                  )}
                 </li>
               ))}
           </ul>
         </nav>
         <div class="account">
           <span class="who" title={`${tenant} (tenant id: ${session.tenantId}) · ${session.operator.email} (${session.operator.role})`}>
-            <strong>{tenant}</strong> · {session.operator.email} ({session.operator.role})
+            <strong>{tenant}</strong>
+            <span>
+              · {session.operator.email} ({session.operator.role})
+            </span>
           </span>
           <button type="button" onClick={() => void signOut().then(onSignedOut)}>
             Sign out
