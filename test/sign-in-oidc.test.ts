@@ -16,7 +16,7 @@ import { startTestIdp, type TestIdp } from "./support/oidc-provider.js";
 import { startTestGithub, type TestGithub } from "./support/github-oauth.js";
 import { manualClock } from "../src/lib/clock.js";
 import { sha256 } from "../src/lib/sha256.js";
-import { subjectOf } from "../src/modules/sign-in/engine/oidc.js";
+import { subjectOf } from "../src/modules/sign-in/engine/claims.js";
 import type { SignInProvider } from "../src/tenancy/settings-model.js";
 
 const SITE = "https://news.example";

@@ -1,6 +1,6 @@
 // Discussions: a comment thread per tenant-chosen id (e.g. an article slug).
 import { z } from "zod";
-import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { db, store, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
@@ -88,17 +88,13 @@ export async function discussionForPage(
     throw errors.validation([{ path: "discussion.url", message: `must be a page of ${origin} (the page the comment comes from)` }]);
   }
   await ctx.app.discussionAutoCreate(settings.discussions.autoCreatePerMinute).consume(`${tenantIdOf(ctx)}\n${origin}`);
-  const tenantId = tenantIdOf(ctx);
   // a discussion made meanwhile (another reader's first comment, the backend's PUT) is kept as it is
-  await writeTx(
-    ctx,
-    tenantId,
-    (tx) => tx.$executeRaw`
-    INSERT INTO discussions (tenant_id, id, title, url, updated_at)
-    VALUES (${tenantId}, ${id}, ${title ?? null}, ${url ?? null}, now())
-    ON CONFLICT (tenant_id, id) DO NOTHING`,
-  );
+  await store(ctx).sql.query(CREATE_FOR_PAGE, [id, title ?? null, url ?? null], "discussion_create_for_page");
 }
+
+/** A page's discussion, unless one of that id exists: `$1` the tenant (the store binds it), then id, title, url. */
+const CREATE_FOR_PAGE = `INSERT INTO discussions (tenant_id, id, title, url, updated_at)
+  VALUES ($1, $2, $3, $4, now()) ON CONFLICT (tenant_id, id) DO NOTHING`;
 
 export async function getDiscussion(ctx: RequestContext, id: string): Promise<Discussion> {
   checkDiscussionId(id, "id");

@@ -3,7 +3,7 @@
 // run them); and the Test button of a sign-in provider, `testSignInProvider(id)` (manage_settings).
 import { builder } from "../../graphql/builder.js";
 import { getMe, signOut, updateMe, type Me } from "./me.js";
-import type { ProviderCheck } from "./engine/oidc.js";
+import type { ProviderCheck } from "./engine/provider-check.js";
 import { testSignInProvider, type SignInProviderTest } from "./provider-test.js";
 
 const MeType = builder.objectRef<Me>("Me").implement({

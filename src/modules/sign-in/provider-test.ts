@@ -6,7 +6,8 @@
 // right ones only a real sign-in shows. The answer never holds the secret.
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { AppError } from "../../lib/errors.js";
-import { callbackUri, findProvider, testProvider, type ProviderTestResult } from "./engine/oidc.js";
+import { callbackUri, findProvider } from "./engine/oidc.js";
+import { testProvider, type ProviderTestResult } from "./engine/provider-check.js";
 
 export type SignInProviderTest = ProviderTestResult & {
   /** the redirect URI to register at the provider; null while PUBLIC_URL is unset */

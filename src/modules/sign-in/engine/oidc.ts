@@ -27,24 +27,20 @@
 import * as oidc from "openid-client";
 import type { AppServices } from "../../../context/services.js";
 import type { Tenant } from "../../../generated/prisma/client.js";
-import { startSession, type SessionSubject } from "../../../auth/reader-sessions.js";
-import { plausibleAddress } from "../../../auth/identity.js";
+import { startSession } from "../../../auth/reader-sessions.js";
+import { subjectOf } from "./claims.js";
 import { AppError, errors } from "../../../lib/errors.js";
-import { isHttpUrl } from "../../../lib/http-url.js";
 import { sha256 } from "../../../lib/sha256.js";
 import { resolveSettings, type SignInProvider } from "../../../tenancy/settings-model.js";
 import { DeliveryError } from "../../../webhook-delivery/http-client.js";
 import type { SignedIn } from "./pages.js";
 import { isSignInLanguage, type SignInLanguage } from "./strings.js";
 import { PROVIDER_TIMEOUT_MS, providerFetch } from "./provider-fetch.js";
-import { CONTROL_CHARS as CONTROL, READER_NAME_MAX } from "../../../lib/reader-name.js";
 
 /** How long a started sign-in may come back to the callback. */
 export const STATE_TTL_MS = 10 * 60_000;
 /** How long a provider's discovery document (and the key set fetched with it) is reused. */
 export const DISCOVERY_TTL_MS = 5 * 60_000;
-/** Reader ids are at most 255 characters (contract section 3), `<providerId>:` included. */
-const MAX_READER_ID = 255;
 const DEFAULT_OIDC_SCOPES = ["openid", "email", "profile"];
 
 interface Discovered {
@@ -56,7 +52,7 @@ interface Discovered {
 /** Discovery documents by issuer, one cache per app (each instance keeps its own). */
 const discoveries = new WeakMap<AppServices, Map<string, Discovered>>();
 
-const isOidc = (p: SignInProvider): boolean => p.issuer !== undefined;
+export const isOidc = (p: SignInProvider): boolean => p.issuer !== undefined;
 
 /** A provider's failure as the page shows it: unreachable (502) or refused (400), never a 500. */
 function providerFailure(provider: SignInProvider, err: unknown, during: string): AppError {
@@ -77,7 +73,7 @@ function findCause(err: unknown, test: (e: unknown) => boolean): boolean {
 }
 
 /** The error's message and its causes', short: what a tenant can act on (no answer bodies, no secrets). */
-function messageChain(err: unknown): string {
+export function messageChain(err: unknown): string {
   const parts: string[] = [];
   let current: unknown = err;
   for (let depth = 0; depth < 3 && current instanceof Error; depth++) {
@@ -100,7 +96,7 @@ function prepare(app: AppServices, config: oidc.Configuration): oidc.Configurati
 }
 
 /** The provider's server metadata: discovered from its issuer (cached), or its endpoints from the settings. */
-async function serverMetadata(app: AppServices, provider: SignInProvider, fresh = false): Promise<Discovered> {
+export async function serverMetadata(app: AppServices, provider: SignInProvider, fresh = false): Promise<Discovered> {
   if (!isOidc(provider)) {
     return {
       metadata: {
@@ -386,118 +382,4 @@ async function exchange(
   } catch (err) {
     throw providerFailure(provider, err, "(reading the reader's profile)");
   }
-}
-
-/** The claim (or userinfo member) named, as a string: numbers (GitHub's ids) in decimal. */
-function claimString(claims: Record<string, unknown>, name: string): string | null {
-  const v = claims[name];
-  if (typeof v === "string") return v;
-  if (typeof v === "number" && Number.isSafeInteger(v)) return String(v);
-  return null;
-}
-
-const firstOf = (claims: Record<string, unknown>, names: string[]): string | null => {
-  for (const name of names) {
-    const v = claimString(claims, name);
-    if (v !== null && v.trim() !== "") return v;
-  }
-  return null;
-};
-
-/**
- * The reader of the claims: `<providerId>:<sub or id>`, name (name | login), avatar (picture |
- * avatar_url, http(s) only), and for OpenID Connect the address when `email_verified` is true (a
- * plain OAuth 2 provider's address is not known to be verified: none). `provider.claims` renames any.
- */
-export function subjectOf(provider: SignInProvider, claims: Record<string, unknown>): SessionSubject {
-  const names = provider.claims ?? {};
-  const rawId = firstOf(claims, names.id ? [names.id] : ["sub", "id"]);
-  if (rawId === null || CONTROL.test(rawId)) throw errors.signInRefused(`${provider.label} did not say who the reader is (no usable id).`);
-  const id = `${provider.id}:${rawId}`;
-  if (id.length > MAX_READER_ID) throw errors.signInRefused(`${provider.label}'s id for the reader is longer than a reader id may be.`);
-  const rawName = firstOf(claims, names.name ? [names.name] : ["name", "login"]);
-  const name = rawName !== null && !CONTROL.test(rawName) ? rawName.trim().slice(0, READER_NAME_MAX) : rawId.slice(0, READER_NAME_MAX);
-  const picture = claims[names.avatarUrl ?? (claims.picture !== undefined ? "picture" : "avatar_url")];
-  const email = claims[names.email ?? "email"];
-  const verified = isOidc(provider) && claims.email_verified === true && plausibleAddress(email);
-  return {
-    id,
-    name,
-    avatarUrl: isHttpUrl(picture) ? picture : null,
-    email: verified ? (email as string) : null,
-    method: "oidc",
-    provider: provider.id,
-  };
-}
-
-/** One check of the console's Test button. */
-export interface ProviderCheck {
-  /** discovery | jwks | authorization | token | userinfo (| clientSecret: src/modules/sign-in/provider-test.ts) */
-  endpoint: string;
-  url: string;
-  ok: boolean;
-  /** the HTTP status answered; null when none came */
-  status: number | null;
-  error: string | null;
-}
-
-export interface ProviderTestResult {
-  ok: boolean;
-  checks: ProviderCheck[];
-  latencyMs: number;
-}
-
-/**
- * The console's Test button: an OpenID provider's discovery document is read afresh (its issuer
- * must match) and its key set fetched; a plain OAuth 2 provider's three endpoints must each answer
- * (any HTTP status below 500: nobody signs in, so a 401 or 400 is what they say to a stranger). All
- * through the SSRF guard. Whether the client id and secret are right only a real sign-in shows.
- */
-export async function testProvider(app: AppServices, provider: SignInProvider): Promise<ProviderTestResult> {
-  const started = performance.now();
-  const fetcher = providerFetch(app.webhooks.http);
-  const checks: ProviderCheck[] = [];
-  const probe = async (endpoint: string, url: string, method: "GET" | "POST", accept: (status: number, body: string) => string | null) => {
-    try {
-      const res = await fetcher(url, {
-        method,
-        headers: { accept: "application/json", ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
-        body: method === "POST" ? "grant_type=authorization_code" : undefined,
-        redirect: "manual",
-      });
-      const problem = accept(res.status, await res.text());
-      checks.push({ endpoint, url, ok: problem === null, status: res.status, error: problem });
-    } catch (err) {
-      checks.push({ endpoint, url, ok: false, status: null, error: messageChain(err) });
-    }
-  };
-  const answers = (status: number) => (status < 500 ? null : `it answered HTTP ${status}`);
-
-  if (isOidc(provider)) {
-    const url = `${provider.issuer!.replace(/\/$/, "")}/.well-known/openid-configuration`;
-    try {
-      const { metadata } = await serverMetadata(app, provider, true);
-      checks.push({ endpoint: "discovery", url, ok: true, status: 200, error: null });
-      if (metadata.jwks_uri) {
-        await probe("jwks", metadata.jwks_uri, "GET", (status, body) => {
-          if (status !== 200) return `it answered HTTP ${status}`;
-          try {
-            const keys = (JSON.parse(body) as { keys?: unknown }).keys;
-            return Array.isArray(keys) && keys.length > 0 ? null : "it holds no keys";
-          } catch {
-            return "it is not JSON";
-          }
-        });
-      } else {
-        checks.push({ endpoint: "jwks", url: "", ok: false, status: null, error: "the discovery document names no jwks_uri" });
-      }
-    } catch (err) {
-      checks.push({ endpoint: "discovery", url, ok: false, status: null, error: messageChain(err) });
-    }
-  } else {
-    await probe("authorization", provider.authorizationEndpoint!, "GET", answers);
-    await probe("token", provider.tokenEndpoint!, "POST", answers);
-    await probe("userinfo", provider.userinfoEndpoint!, "GET", answers);
-  }
-  return { ok: checks.every((c) => c.ok), checks, latencyMs: Math.round(performance.now() - started) };
 }
