@@ -194,7 +194,8 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("hosted sign-in at a provi
     await popup.waitForLoadState();
     await popup.getByRole("heading", { name: "This sign-in cannot be completed" }).waitFor();
     expect(await popup.getByRole("alert").textContent()).toContain("begun in another browser");
-    await tab.waitForTimeout(500);
+    // the refusal's page holds no finish script: nothing can reach the victim's page from it
+    expect(await popup.content()).not.toContain("engagementFinish(");
     expect(await tab.evaluate(() => (window as any).received)).toEqual([]);
     expect(await tab.textContent("#who")).toBe("");
     expect(await sessions()).toBe(before);
