@@ -37,6 +37,7 @@ import type { EmailWorker } from "./modules/email/engine/worker.js";
 import type { FollowWorker } from "./modules/following/engine/fanout.js";
 import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import { mountFeedRoutes } from "./modules/feeds/http-routes.js";
+import { mountIndexableRoutes } from "./modules/indexable/http-routes.js";
 import { createWorkers } from "./workers.js";
 import type { AutoCloseJob } from "./modules/auto-close/auto-close.js";
 
@@ -116,6 +117,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   mountStreamRoute(raw, { app: services, hub: streams, cors, record });
   mountPortabilityRoutes(fastify, services);
   mountFeedRoutes(fastify, services);
+  mountIndexableRoutes(fastify, services);
   mountConsoleAuth(fastify, services);
   await mountConsole(fastify);
   mountEmbed(fastify);

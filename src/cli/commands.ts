@@ -8,6 +8,7 @@ import { signAdminToken } from "../auth/admin-jwt.js";
 import { createOperator, signConsoleLink } from "../modules/console/engine/operators.js";
 import { AppError } from "../lib/errors.js";
 import { parseDuration } from "../lib/duration.js";
+import { renderForTenant } from "../modules/indexable/engine/render.js";
 
 export const CliCommandSchema = z.discriminatedUnion("command", [
   z.object({ command: z.literal("tenant create"), name: z.string(), ttl: z.string() }),
@@ -21,6 +22,16 @@ export const CliCommandSchema = z.discriminatedUnion("command", [
   z.object({ command: z.literal("admin-token"), tenantId: z.string(), ttl: z.string(), subject: z.string() }),
   z.object({ command: z.literal("console-link"), tenantId: z.string(), email: z.string().optional() }),
   z.object({ command: z.literal("migrate") }),
+  z.object({
+    command: z.literal("render"),
+    tenantId: z.string(),
+    discussionId: z.string(),
+    sort: z.string().nullable(),
+    lang: z.string().nullable(),
+    cursor: z.string().nullable(),
+    key: z.string().nullable(),
+    apiBase: z.string().nullable(),
+  }),
 ]);
 export type CliCommand = z.infer<typeof CliCommandSchema>;
 
@@ -31,6 +42,8 @@ export interface CliResults {
   "console-link": { url: string; expiresAt: string };
   /** `server`: the running embedded server (its pid) answered; it applied the migrations at start-up */
   migrate: { applied: string[]; server?: number };
+  /** a discussion's indexable thread (src/modules/indexable/engine/render.ts) */
+  render: { html: string };
 }
 export type CliResult<C extends CliCommand> = CliResults[C["command"]];
 
@@ -109,5 +122,11 @@ async function run(ctx: CommandContext, cmd: CliCommand): Promise<CliResults[key
     }
     case "migrate":
       return { applied: ctx.migrated, ...(ctx.server !== undefined ? { server: ctx.server } : {}) };
+    case "render": {
+      const { tenantId, apiBase, ...request } = cmd;
+      if (request.key !== null && !request.key.startsWith("pk_"))
+        throw new CliRefusal("--key must be a publishable key (pk_…): the page shows it to every reader");
+      return { html: await renderForTenant(services, tenantId, { ...request, apiBase: apiBase ?? ctx.baseUrl }) };
+    }
   }
 }

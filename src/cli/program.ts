@@ -202,6 +202,40 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
       }
     });
 
+  program
+    .command("render")
+    .description("Print a discussion's comments as the HTML a page includes for search engines and readers without JavaScript")
+    .requiredOption("--tenant <id>", "tenant id")
+    .requiredOption("--discussion <id>", "discussion id")
+    .option("--sort <sort>", "newest | oldest | top | best | score (default newest)")
+    .option("--lang <tag>", "the language of its words and dates (en de fr es pt it nl pl ja zh)")
+    .option("--cursor <cursor>", "a later page (the cursor of its rel=next link)")
+    .option("--key <pk_…>", "the publishable key the element uses (else the thread.js script tag's data-publishable-key)")
+    .option("--api-base <url>", "the service's address the page reaches (default PUBLIC_URL)")
+    .action(
+      async (opts: {
+        tenant: string;
+        discussion: string;
+        sort?: string;
+        lang?: string;
+        cursor?: string;
+        key?: string;
+        apiBase?: string;
+      }) => {
+        const { html } = await execute(io, {
+          command: "render",
+          tenantId: opts.tenant,
+          discussionId: opts.discussion,
+          sort: opts.sort ?? null,
+          lang: opts.lang ?? null,
+          cursor: opts.cursor ?? null,
+          key: opts.key ?? null,
+          apiBase: opts.apiBase ?? null,
+        }).catch(cliError);
+        io.stdout(html);
+      },
+    );
+
   // import and export stream, so they run here only (src/cli/portability.ts)
   addPortabilityCommands(program, io);
 

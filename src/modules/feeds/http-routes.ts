@@ -12,8 +12,11 @@ import { atomFeed } from "./feed.js";
 
 type Query = Record<string, string | string[] | undefined>;
 
-/** The credentials of a feed request: `?key=` (publishable keys only) in place of the X-API-Key header. */
-function credentialsOf(req: FastifyRequest): FastifyRequest["headers"] {
+/**
+ * The credentials of a feed request: `?key=` (publishable keys only) in place of the X-API-Key header.
+ * Also the indexable thread's (src/modules/indexable/http-routes.ts): the same key rules.
+ */
+export function credentialsOf(req: FastifyRequest): FastifyRequest["headers"] {
   const key = (req.query as Query).key;
   if (key === undefined) return req.headers;
   if (typeof key !== "string" || !key.startsWith("pk_")) {

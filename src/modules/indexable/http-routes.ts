@@ -1,0 +1,68 @@
+// GET /embed/v1/discussions/{id}.html?key=pk_…[&sort=][&lang=][&cursor=] (contract section 23): a
+// discussion's indexable thread for a host page to include (fragment.ts). A plain fastify route,
+// as the feeds are: the publishable key comes in the URL, with the feeds' rules (their
+// credentialsOf: a secret key there is 400; no key is 401, the key being what the element names).
+// text/html; ETag (a hash of the bytes, so any visible change changes it) and 304;
+// Cache-Control: public, max-age=60, stale-while-revalidate=300. The discussion's page, when it has
+// one, is named the canonical address (Link header): the comments belong to it, not to this URL.
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { createRequestContext, requirePrincipal, type AppServices } from "../../context/request.js";
+import { rateLimitHeaders } from "../../auth/rate-limit.js";
+import { AppError, errors } from "../../lib/errors.js";
+import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { unknownQueryParams } from "../../http/rest/router.js";
+import { credentialsOf } from "../feeds/http-routes.js";
+import { renderFragment } from "./fragment.js";
+
+export const FRAGMENT_CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=300";
+const PARAMETERS = new Set(["key", "sort", "lang", "cursor"]);
+/** opened on its own (a crawler following rel="next"), the fragment runs nothing and loads nothing but images */
+const FRAGMENT_CSP = "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; sandbox";
+
+type Query = Record<string, string | string[] | undefined>;
+
+function one(query: Query, name: string): string | null {
+  const v = query[name];
+  if (v === undefined) return null;
+  if (typeof v !== "string") throw errors.invalidParameter([{ path: name, message: "must be given once" }]);
+  return v;
+}
+
+export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices): void {
+  fastify.get("/embed/v1/discussions/:file", async (req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      const file = (req.params as { file: string }).file;
+      if (!file.endsWith(".html")) throw errors.notFound("Thread");
+      const query = req.query as Query;
+      unknownQueryParams(query, PARAMETERS);
+      const key = one(query, "key");
+      if (key === null) throw errors.unauthenticated("Send the publishable key in the URL: ?key=pk_… (the element names it).");
+      const ctx = await createRequestContext(app, credentialsOf(req), { method: req.method, ip: req.ip });
+      if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
+      requirePrincipal(ctx);
+      const { html, pageUrl } = await renderFragment(ctx, {
+        discussionId: file.slice(0, -".html".length),
+        sort: one(query, "sort"),
+        lang: one(query, "lang"),
+        cursor: one(query, "cursor"),
+        key,
+        apiBase: app.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`,
+      });
+      const etag = `"${createHash("sha256").update(html).digest("base64url").slice(0, 27)}"`;
+      reply
+        .header("ETag", etag)
+        .header("Cache-Control", FRAGMENT_CACHE_CONTROL)
+        .header("Content-Security-Policy", FRAGMENT_CSP)
+        .header("X-Content-Type-Options", "nosniff");
+      if (pageUrl) reply.header("Link", `<${new URL(pageUrl).href}>; rel="canonical"`);
+      if (req.headers["if-none-match"] === etag) return reply.status(304).send();
+      return reply.type("text/html; charset=utf-8").send(html);
+    } catch (err) {
+      const known = err instanceof AppError ? err : knownFailure(err);
+      if (known) return sendProblem(reply, known);
+      req.log.error({ err }, "indexable thread failed");
+      return sendProblem(reply, internalError());
+    }
+  });
+}

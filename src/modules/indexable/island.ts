@@ -1,0 +1,68 @@
+// What the thread element needs to take the server-rendered thread over without reading it again
+// (contract section 23): the first page as its GraphQL query answers it (embed/src/thread/api.ts,
+// EmbedThread: the discussion's state, count and page reactions, the top-level comments as a Relay
+// page each with its replies), the reader settings (EmbedBasics' readerSettings, for a reader with no
+// identity) and the discussion's event seq, after which its stream resumes. Comments are the JSON
+// every API and event carries (`commentToJson`), with a reader's own fields as they are without an
+// identity (no reactions of theirs, no vote); replies nest as `replies` pages at every level, their
+// cursors those of the same lists the element reads further pages from.
+import { tenantIdOf, type RequestContext } from "../../context/request.js";
+import type { CommentJson } from "../../events/write-results.js";
+import { commentToJson, reactionCountsOf } from "../comments/dto.js";
+import { signInPageUrl } from "../sign-in/settings.js";
+import type { ThreadNode, ThreadSnapshot } from "./snapshot.js";
+
+interface RelayPage<T> {
+  edges: { node: T }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+type IslandComment = CommentJson & { viewerReactions: string[]; myVote: null; replies?: RelayPage<IslandComment> };
+
+export interface ThreadIsland {
+  discussionId: string;
+  sort: string;
+  seq: number;
+  thread: {
+    discussion: { state: string; commentCount: number; reactions: Record<string, number>; myReactions: null };
+    comments: RelayPage<IslandComment>;
+  };
+  readerSettings: {
+    reactionKinds: string[];
+    pageReactionKinds: string[];
+    editWindowSeconds: number;
+    maxBodyLength: number;
+    votes: string;
+    signInUrl: string | null;
+  };
+}
+
+function islandComment(n: ThreadNode): IslandComment {
+  const own = { ...commentToJson(n.comment), viewerReactions: [], myVote: null };
+  if (!n.repliesEnd) return own;
+  return { ...own, replies: { edges: n.replies.map((r) => ({ node: islandComment(r) })), pageInfo: n.repliesEnd } };
+}
+
+export function threadIsland(ctx: RequestContext, s: ThreadSnapshot): ThreadIsland {
+  const { discussion: d, settings } = s;
+  return {
+    discussionId: d.id,
+    sort: s.sort,
+    seq: d.seq,
+    thread: {
+      discussion: { state: d.state, commentCount: d.commentCount, reactions: reactionCountsOf(d), myReactions: null },
+      comments: {
+        edges: s.top.map((n) => ({ node: islandComment(n) })),
+        pageInfo: s.topEnd,
+      },
+    },
+    readerSettings: {
+      reactionKinds: settings.reactionKinds,
+      pageReactionKinds: settings.pageReactionKinds,
+      editWindowSeconds: settings.editWindowSeconds,
+      maxBodyLength: settings.maxBodyLength,
+      votes: settings.votes,
+      signInUrl: settings.signIn.methods.length ? signInPageUrl(ctx.app.config.PUBLIC_URL, tenantIdOf(ctx)) : null,
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// The HTML of an indexable thread (contract section 23): one <engagement-thread> element whose light
+// DOM is the page of comments as plain semantic HTML, readable with no script and no stylesheet:
+// an <article id="comment-<id>"> per comment (microformats2 h-entry: the author's name as
+// p-author h-card, the date as dt-published inside the u-url permalink, the stored bodyHtml as
+// e-content, a reply's parent as u-in-reply-to), replies in an <ol> inside their parent's article,
+// and an <a rel="next"> to the next page's fragment. Inside the element, first, the thread
+// element's island (island.ts) as a JSON data block it reads instead of asking for the page; after
+// the element, the JSON-LD (structured-data.ts). Every text and attribute is escaped; bodies are the
+// service's sanitized bodyHtml as stored, never rendered again.
+import { storedBodyHtml } from "../comments/dto.js";
+import { escapeHtml } from "../email/templates.js";
+import type { ThreadIsland } from "./island.js";
+import type { ThreadNode, ThreadSnapshot } from "./snapshot.js";
+import { discussionLd, pageUrlOf, permalinkOf, scriptJson } from "./structured-data.js";
+import { fillCount, type FragmentWords } from "./words.js";
+
+export interface FragmentOptions {
+  /** the publishable key the element uses (and the next page's link carries); null: the script tag's */
+  key: string | null;
+  /** the service's origin: the element's api-base and the next page's link */
+  apiBase: string;
+  /** the `sort` and `lang` asked for (null: not given, the element's defaults) */
+  sort: string | null;
+  lang: string | null;
+  words: FragmentWords;
+  /** the language dates are written in */
+  locale: string;
+}
+
+const attr = (name: string, value: string | null) => (value === null ? "" : ` ${name}="${escapeHtml(value)}"`);
+
+/** The address of the fragment of the page at `cursor`, with the same key, sort and language. */
+export function fragmentUrl(
+  discussionId: string,
+  opts: Pick<FragmentOptions, "apiBase" | "key" | "sort" | "lang">,
+  cursor: string,
+): string {
+  const query = new URLSearchParams();
+  if (opts.key) query.set("key", opts.key);
+  if (opts.sort) query.set("sort", opts.sort);
+  if (opts.lang) query.set("lang", opts.lang);
+  query.set("cursor", cursor);
+  return `${opts.apiBase}/embed/v1/discussions/${encodeURIComponent(discussionId)}.html?${query.toString()}`;
+}
+
+export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland, opts: FragmentOptions): string {
+  const d = s.discussion;
+  const pageUrl = pageUrlOf(d.url);
+  const w = opts.words;
+  const dates = new Intl.DateTimeFormat(opts.locale, { dateStyle: "medium", timeZone: "UTC" });
+
+  const comment = (n: ThreadNode, parentLink: string | null): string => {
+    const c = n.comment;
+    const link = permalinkOf(pageUrl, c.id);
+    const replies = n.replies.length ? `\n<ol>${n.replies.map((r) => comment(r, link)).join("")}</ol>` : "";
+    if (c.status === "deleted")
+      return `<li><article id="comment-${escapeHtml(c.id)}"><p>${escapeHtml(w.deleted)}</p>${replies}</article></li>\n`;
+    const meta = [
+      `<span class="p-author h-card">${escapeHtml(c.author.name)}</span>${c.author.badge ? ` <small>${escapeHtml(c.author.badge)}</small>` : ""}`,
+      `<a class="u-url" href="${escapeHtml(link)}"><time class="dt-published" datetime="${c.createdAt.toISOString()}">${escapeHtml(dates.format(c.createdAt))}</time></a>`,
+      ...(c.editedAt ? [escapeHtml(w.edited)] : []),
+      ...(c.pinned ? [escapeHtml(w.pinned)] : []),
+    ].join(" · ");
+    const inReplyTo = parentLink ? `<data class="u-in-reply-to" value="${escapeHtml(parentLink)}"></data>` : "";
+    return (
+      `<li><article id="comment-${escapeHtml(c.id)}" class="h-entry">${inReplyTo}\n<p>${meta}</p>\n` +
+      `<div class="e-content">${storedBodyHtml(c)}</div>${replies}</article></li>\n`
+    );
+  };
+
+  const count = fillCount(d.commentCount === 1 ? w.count_one : w.count_other, d.commentCount);
+  const list = s.top.length
+    ? `<ol class="comments">\n${s.top.map((n) => comment(n, null)).join("")}</ol>\n`
+    : `<p>${escapeHtml(w.empty)}</p>\n`;
+  const next =
+    s.topEnd.hasNextPage && s.topEnd.endCursor
+      ? `<p><a rel="next" href="${escapeHtml(fragmentUrl(d.id, opts, s.topEnd.endCursor))}">${escapeHtml(w.load_more)}</a></p>\n`
+      : "";
+  const element =
+    `<engagement-thread${attr("discussion-id", d.id)}${attr("publishable-key", opts.key)}${attr("api-base", opts.apiBase)}` +
+    `${attr("discussion-url", pageUrl)}${attr("sort", opts.sort)}${attr("lang", opts.lang)}>\n` +
+    `<script type="application/json" data-engagement-thread>${scriptJson(island)}</script>\n` +
+    `<h2>${escapeHtml(w.title)} <small>(${escapeHtml(count)})</small></h2>\n${list}${next}</engagement-thread>\n`;
+  return `${element}<script type="application/ld+json">${scriptJson(discussionLd(s))}</script>\n`;
+}

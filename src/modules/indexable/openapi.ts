@@ -1,0 +1,73 @@
+// The OpenAPI description of the indexable thread (src/modules/indexable/http-routes.ts), added by
+// src/modules/openapi-document.ts to the document generated from the REST table.
+import { COMMENT_SORTS } from "../comments/read.js";
+import { THREAD_LANGUAGES } from "./words.js";
+
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+});
+
+export const indexablePaths: Record<string, Record<string, unknown>> = {
+  "/embed/v1/discussions/{id}.html": {
+    get: {
+      operationId: "indexableThread",
+      description:
+        "A discussion's first page of comments (20 top-level comments with their replies, visible ones only) as HTML a page includes: " +
+        "one <engagement-thread> element whose light DOM holds them as semantic HTML with microformats2 classes (and the thread " +
+        "element's data, so it upgrades without asking again), an <a rel=\"next\"> to the next page's fragment, and a schema.org " +
+        "DiscussionForumPosting as JSON-LD beside it. No identity: what every reader sees.",
+      security: [{}],
+      parameters: [
+        { name: "id", in: "path", required: true, description: "The discussion's id.", schema: { type: "string" } },
+        {
+          name: "key",
+          in: "query",
+          required: true,
+          description: "A publishable key (pk_…): the element names it. A secret key here is refused (400); none is 401.",
+          schema: { type: "string", pattern: "^pk_" },
+        },
+        {
+          name: "sort",
+          in: "query",
+          required: false,
+          description: "The order of the top-level comments (default newest).",
+          schema: { type: "string", enum: [...COMMENT_SORTS] },
+        },
+        {
+          name: "lang",
+          in: "query",
+          required: false,
+          description: `A language tag for the words and dates (${THREAD_LANGUAGES.join(", ")}; another is English); the element gets it as its lang.`,
+          schema: { type: "string" },
+        },
+        {
+          name: "cursor",
+          in: "query",
+          required: false,
+          description: 'A later page: the cursor of the rel="next" link.',
+          schema: { type: "string" },
+        },
+        {
+          name: "If-None-Match",
+          in: "header",
+          required: false,
+          description: "The ETag of the fragment already held: 304 when it has not changed.",
+          schema: { type: "string" },
+        },
+      ],
+      responses: {
+        "200": {
+          description:
+            "The fragment (ETag; Cache-Control: public, max-age=60, stale-while-revalidate=300; Link rel=canonical: the discussion's page when it has one)",
+          content: { "text/html": { schema: { type: "string" } } },
+        },
+        "304": { description: "Not modified (If-None-Match matched the ETag)" },
+        "400": problem("A secret key in the URL, a bad sort, lang or cursor, or a query parameter the route does not take"),
+        "401": problem("No key, or an unknown one"),
+        "404": problem("No such discussion"),
+        "429": problem("Rate limited"),
+      },
+    },
+  },
+};
