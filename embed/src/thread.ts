@@ -4,7 +4,10 @@
 // `element.getIdentity = async () => token`), and without one the element fires
 // `engagement:sign-in-required` when the reader tries to; when the tenant turned the service's hosted
 // sign-in on, it also offers "Sign in" itself and keeps the session (embed/src/thread/session.ts).
-// The first snapshot is read once the stream (embed/src/thread/live.ts) is live; events that arrive
+// A server-rendered thread (contract section 23: the service's fragment, with its first page as an
+// island in the light DOM, embed/src/thread/island.ts) is shown as it is until the element has drawn
+// the same page from the island, without asking for it; its stream resumes after the island's seq.
+// Otherwise the first snapshot is read once the stream (embed/src/thread/live.ts) is live; events that arrive
 // while it loads are applied after it, so nothing written while the page connects is missed. Whenever the count of the comments it shows
 // changes, it fires `engagement:count` ({ discussionId, count, apiBase }; it bubbles to the
 // document), which <engagement-count> elements for the same discussion follow (embed/src/count.ts).
@@ -24,6 +27,7 @@ import { bellStyles, renderInboxList, renderReaderBar } from "./thread/bell.js";
 import { describeFailure } from "./thread/describe.js";
 import { EN, fill, languageOf, loadStrings, stringsFor, type Strings } from "./thread/i18n.js";
 import { ReaderInbox } from "./thread/inbox.js";
+import { ISLAND_SELECTOR, readIsland } from "./thread/island.js";
 import { LiveStream } from "./thread/live.js";
 import { ThreadLoader } from "./thread/loader.js";
 import { Permalinks } from "./thread/permalink.js";
@@ -240,6 +244,11 @@ export class EngagementThread extends LitElement {
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (!this.awake) return this.watchViewport();
+    // defined before the parser reached its children: a server-rendered thread's island may follow
+    if (!this.started && document.readyState === "loading" && !this.firstElementChild) {
+      document.addEventListener("DOMContentLoaded", () => this.requestUpdate(), { once: true });
+      return;
+    }
     const target = !this.started || changed.has("discussionId") || changed.has("publishableKey") || changed.has("apiBase");
     if (target) {
       this.started = true;
@@ -247,8 +256,11 @@ export class EngagementThread extends LitElement {
       const base = (this.apiBase ?? script.origin).replace(/\/+$/, "");
       this.api = this.discussionId && key ? new ThreadApi(base, key) : null;
       if (this.api) this.api.refused = (identity) => this.session.refused(identity);
-      this.stream.follow(this.api, this.discussionId);
-      if (this.api) void this.loader.load();
+      // a server-rendered first page (contract section 23) is shown as it is, not asked for again
+      const island = this.api ? readIsland(this, this.discussionId) : null;
+      const seeded = island?.sort === this.currentSort() ? island : null;
+      this.stream.follow(this.api, this.discussionId, seeded?.seq ?? null);
+      if (this.api) void (seeded ? this.loader.seed(seeded) : this.loader.load());
       void this.inbox.start(this.api, this.discussionId);
       return;
     }
@@ -350,10 +362,11 @@ export class EngagementThread extends LitElement {
     // viewport); until then nothing is shown, rather than English for a moment. A lazy element far
     // from the viewport shows its shell: "Loading comments…".
     const language = languageOf(this.locale);
-    if (!stringsFor(language)) {
-      if (this.awake) void loadStrings(language, script.origin).then(() => this.requestUpdate());
-      return nothing;
-    }
+    const words = stringsFor(language);
+    if (!words && this.awake) void loadStrings(language, script.origin).then(() => this.requestUpdate());
+    // a server-rendered thread shows as the server rendered it (its light DOM) until its own first page is ready
+    if ((!words || this.loader.status !== "ready") && this.querySelector(`:scope > ${ISLAND_SELECTOR}`)) return html`<slot></slot>`;
+    if (!words) return nothing;
     const { store, viewer, settings, status, notice, loadingMore, loadingReplies, openedAtThread } = this.loader;
     return renderThread({
       t: this.t,

@@ -49,15 +49,22 @@ export class LiveStream {
   private retryDelay = 1000;
   /** the ticket was refused for what it asks (not for a failure that passes): no retry until resume() */
   private refused = false;
+  /** the first connection resumes after a server-rendered page's seq: a truncated replay reloads */
+  private resuming = false;
 
   constructor(private readonly host: LiveHost) {}
 
-  /** Follows a discussion (none when `api` is null) from its latest event, closing the stream of the one before. */
-  follow(api: ThreadApi | null, discussionId: string | null): void {
+  /**
+   * Follows a discussion (none when `api` is null) from its latest event, or after the event seq
+   * `after` (a server-rendered first page's: embed/src/thread/island.ts), closing the stream of the
+   * one before. A resume the stream can no longer replay whole (`truncated`) reloads the page.
+   */
+  follow(api: ThreadApi | null, discussionId: string | null, after: number | null = null): void {
     this.close();
     this.api = api;
     this.discussionId = discussionId;
-    this.lastEventId = null;
+    this.lastEventId = after === null ? null : String(after);
+    this.resuming = after !== null;
     this.reading = 1;
     this.reloadWhenLive = false;
     this.refused = false;
@@ -114,6 +121,10 @@ export class LiveStream {
     this.source = source;
     source.addEventListener("connected", (e) => {
       this.lastEventId = (e as MessageEvent).lastEventId || this.lastEventId;
+      if (this.resuming) {
+        this.resuming = false;
+        if (truncated((e as MessageEvent<string>).data)) this.reloadWhenLive = true;
+      }
       this.retryDelay = 1000;
       this.setLive(true);
       this.markStreamReady(true);
@@ -168,5 +179,14 @@ export class LiveStream {
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.open(), this.retryDelay);
     this.retryDelay = Math.min(this.retryDelay * 2, 30_000);
+  }
+}
+
+/** Whether a `connected` frame says the replay asked for was cut to the window the stream keeps. */
+function truncated(data: string): boolean {
+  try {
+    return (JSON.parse(data) as { truncated?: unknown }).truncated === true;
+  } catch {
+    return false;
   }
 }

@@ -6,6 +6,7 @@
 // comments that begins with its thread, the replies down to it placed under their parents. A first
 // load that learns of a session kept from the hosted sign-in (embed/src/thread/session.ts) loads again with it.
 import type { ReaderSettings, ThreadApi, Viewer } from "./api.js";
+import type { ThreadIsland } from "./island.js";
 import { ThreadStore, type LiveEvent, type Sort } from "./store.js";
 
 const DEFAULT_SETTINGS: ReaderSettings = {
@@ -99,6 +100,29 @@ export class ThreadLoader {
       this.notice = host.describe(e);
     }
     host.requestUpdate();
+  }
+
+  /**
+   * Shows a server-rendered first page (its island, embed/src/thread/island.ts) at once, as a first
+   * load would have it for a reader with no identity: no request for it. The stream, resumed after
+   * the island's seq, brings what changed since. A reader the page (or a kept hosted sign-in) names
+   * is then loaded as usual, the island shown meanwhile.
+   */
+  async seed(island: ThreadIsland): Promise<void> {
+    const host = this.host;
+    const store = new ThreadStore(island.sort, null);
+    store.reset(island.thread.comments);
+    store.state = island.thread.discussion?.state ?? "open";
+    store.total = island.thread.discussion?.commentCount ?? 0;
+    store.pageReactions = island.thread.discussion?.reactions ?? {};
+    this.store = store;
+    this.settings = island.readerSettings;
+    this.viewer = null;
+    this.buffered = null;
+    this.status = "ready";
+    host.requestUpdate();
+    const usable = host.learned(island.readerSettings);
+    if (usable || host.openAt() || (await host.identity())) await this.load();
   }
 
   async loadMore(): Promise<void> {

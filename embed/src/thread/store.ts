@@ -58,12 +58,17 @@ export class ThreadStore {
     this.topAfter = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
   }
 
-  /** Appends a page of one comment's replies (in the replies' order: pinned first, then oldest first). */
-  addReplies(parentId: string, page: Page<Comment>): void {
+  /**
+   * Appends a page of one comment's replies (in the replies' order: pinned first, then oldest first),
+   * and the replies read with each of them.
+   */
+  addReplies(parentId: string, page: Page<CommentWithReplies>): void {
     const list = this.childList(parentId);
     for (const { node } of page.edges) {
-      this.put(node);
-      if (!list.includes(node.id)) list.push(node.id);
+      const { replies, ...comment } = node;
+      this.put(comment);
+      if (!list.includes(comment.id)) list.push(comment.id);
+      if (replies) this.addReplies(comment.id, replies);
     }
     this.orderReplies(list);
     if (page.pageInfo.hasNextPage && page.pageInfo.endCursor) this.repliesAfter.set(parentId, page.pageInfo.endCursor);

@@ -48,7 +48,8 @@ export interface Page<T> {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-export type CommentWithReplies = Comment & { replies?: Page<Comment> };
+/** A comment with its replies read with it (a server-rendered thread's island nests them at every level). */
+export type CommentWithReplies = Comment & { replies?: Page<CommentWithReplies> };
 
 /** A stream event's type and data (the envelope's `data`, section 5). */
 export interface LiveEvent {

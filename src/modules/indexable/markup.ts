@@ -1,8 +1,10 @@
 // The HTML of an indexable thread (contract section 23): one <engagement-thread> element whose light
 // DOM is the page of comments as plain semantic HTML, readable with no script and no stylesheet:
-// an <article id="comment-<id>"> per comment (microformats2 h-entry: the author's name as
-// p-author h-card, the date as dt-published inside the u-url permalink, the stored bodyHtml as
-// e-content, a reply's parent as u-in-reply-to), replies in an <ol> inside their parent's article,
+// an <article id="comment-<id>"> per comment (microformats2 h-entry: a header with the author's name
+// as p-author h-card and the date as dt-published inside the u-url permalink, the stored bodyHtml as
+// e-content, a reply's parent as u-in-reply-to; a top-level comment's footer links it again, in the
+// place of the live thread's actions, so the element is about as tall before and after it upgrades),
+// replies in an <ol> inside their parent's article,
 // and an <a rel="next"> to the next page's fragment. Inside the element, first, the thread
 // element's island (island.ts) as a JSON data block it reads instead of asking for the page; after
 // the element, the JSON-LD (structured-data.ts). Every text and attribute is escaped; bodies are the
@@ -63,8 +65,8 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland, opts: Frag
     ].join(" · ");
     const inReplyTo = parentLink ? `<data class="u-in-reply-to" value="${escapeHtml(parentLink)}"></data>` : "";
     return (
-      `<li><article id="comment-${escapeHtml(c.id)}" class="h-entry">${inReplyTo}\n<p>${meta}</p>\n` +
-      `<div class="e-content">${storedBodyHtml(c)}</div>${replies}</article></li>\n`
+      `<li><article id="comment-${escapeHtml(c.id)}" class="h-entry">${inReplyTo}\n<header>${meta}</header>\n` +
+      `<div class="e-content">${storedBodyHtml(c)}</div>${parentLink ? "" : `\n<footer><a href="${escapeHtml(link)}">${escapeHtml(w.link)}</a></footer>`}${replies}</article></li>\n`
     );
   };
 

@@ -18,10 +18,15 @@ type JsonLd = Record<string, unknown>;
 /** The block-level ends of the service's sanitized HTML (src/lib/markdown.ts): a line break each. */
 const BLOCK_END = /<\/(p|div|li|blockquote|pre|h[1-6]|ul|ol)>|<br\s*\/?>/gi;
 
-/** The plain text of a stored bodyHtml: tags dropped, entities decoded, a line break between blocks. */
+/** The plain text of a stored bodyHtml: tags dropped, entities decoded, one line break between blocks. */
 export function textOfBodyHtml(html: string): string {
-  return decodeHTML(html.replace(BLOCK_END, "\n").replace(/<[^>]*>/g, ""))
-    .replace(/\n{3,}/g, "\n\n")
+  return decodeHTML(
+    html
+      .replace(/>\s+</g, "><")
+      .replace(BLOCK_END, "\n")
+      .replace(/<[^>]*>/g, ""),
+  )
+    .replace(/\n{2,}/g, "\n")
     .trim();
 }
 
