@@ -4,7 +4,7 @@
 // page each with its replies), the reader settings (EmbedBasics' readerSettings, for a reader with no
 // identity) and the discussion's event seq, after which its stream resumes. Comments are the JSON
 // every API and event carries (`commentToJson`), with a reader's own fields as they are without an
-// identity (no reactions of theirs, no vote); replies nest as `replies` pages at every level, their
+// identity (no reactions of theirs, no vote) and without the Markdown source; replies nest as `replies` pages at every level, their
 // cursors those of the same lists the element reads further pages from.
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { CommentJson } from "../../events/write-results.js";
@@ -38,7 +38,8 @@ export interface ThreadIsland {
 }
 
 function islandComment(n: ThreadNode): IslandComment {
-  const own = { ...commentToJson(n.comment), viewerReactions: [], myVote: null };
+  // the source is left out (the element shows bodyHtml; a reader's own comment, the only one it edits, comes from a load with their identity)
+  const own = { ...commentToJson(n.comment), body: "", viewerReactions: [], myVote: null };
   if (!n.repliesEnd) return own;
   return { ...own, replies: { edges: n.replies.map((r) => ({ node: islandComment(r) })), pageInfo: n.repliesEnd } };
 }
