@@ -5,7 +5,7 @@
 // no request for the first page (the network log), the rendered height within 10 % before and after,
 // then live as ever: a comment written after the fragment was cached arrives from the stream (it
 // resumes after the fragment's seq), and a reader posts and replies.
-// Screenshots: docs/seo/ with UPDATE_SCREENSHOTS=1, else a scratch folder.
+// Screenshots: docs/seo/ with UPDATE_SCREENSHOTS=1, else a scratch folder (the one before the upgrade always there).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdir } from "node:fs/promises";
@@ -17,7 +17,8 @@ import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 
-const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "seo") : join(tmpdir(), "engagement-seo-shots");
+const SCRATCH = join(tmpdir(), "engagement-seo-shots");
+const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "seo") : SCRATCH;
 
 let server: TestServer;
 let t: TestTenant;
@@ -102,6 +103,7 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     }
     browser = await launchChromium();
     await mkdir(SHOTS, { recursive: true });
+    await mkdir(SCRATCH, { recursive: true });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -157,7 +159,8 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     await p.locator("#after").waitFor({ state: "attached" });
     const before = await threadHeight(p);
     const afterTop = await p.evaluate(() => document.getElementById("after")!.getBoundingClientRect().top);
-    await p.screenshot({ path: join(SHOTS, "thread-before-upgrade.png"), fullPage: true });
+    // the same as the page with JavaScript off: looked at, not kept in docs/
+    await p.screenshot({ path: join(SCRATCH, "thread-before-upgrade.png"), fullPage: true });
     release();
     // upgraded: its own shadow DOM shows the comments
     const shadowComments = p.locator("engagement-thread ol[part=comments] > li > article");
