@@ -58,7 +58,9 @@ const choice =
 export function addPortabilityCommands(program: Command, io: PortabilityIo = processIo): void {
   program
     .command("import")
-    .description("Import comments from a Disqus XML export, a WordPress WXR export or this service's NDJSON export (idempotent)")
+    .description(
+      "Import comments from a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's comments JSON or the generic JSON format (idempotent; docs/import.md)",
+    )
     .argument("<file>", "the file, or - for standard input")
     .requiredOption("--tenant <id>", "tenant id")
     .requiredOption("--format <format>", `one of ${IMPORT_FORMATS.join(", ")}`, choice("--format", IMPORT_FORMATS))

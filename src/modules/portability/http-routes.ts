@@ -1,6 +1,6 @@
 // The import and export routes (contract section 16), plain fastify routes beside the REST table
 // because their bodies are files, not JSON:
-//   POST /api/v1/imports?format=disqus|wordpress|ndjson[&idFrom=identifier|url|path][&onError=skip|stop][&keepEmails=true]
+//   POST /api/v1/imports?format=disqus|wordpress|ndjson|remark42|commento|isso|github|json[&idFrom=identifier|url|path][&onError=skip|stop][&keepEmails=true]
 //     the file as the body (any content type), streamed to a temporary file, checked to look like
 //     its format, then imported in the background → 202 with the import resource (Location: its URL)
 //   GET /api/v1/imports/{id} → the import: state, progress counts, errors with their positions
@@ -10,6 +10,7 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { constants as zlib, gunzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createRequestContext, requirePrincipal, type AppServices, type RequestContext, db, store } from "../../context/request.js";
 import { hasCapability } from "../../auth/principal.js";
@@ -21,7 +22,8 @@ import { runImportJob } from "./engine/import-run.js";
 import { exportLines, exportRecords } from "./export.js";
 import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportChoices, type ImportFormat, type OnError } from "./source.js";
 import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
-import { FORMAT_NAMES, formatOf } from "./sniff.js";
+import { FORMAT_NAMES, formatOf, SQLITE_MAGIC } from "./sniff.js";
+import { isGzip } from "./decompress.js";
 
 /** the largest file an import takes over HTTP (larger ones: the CLI) */
 export const MAX_IMPORT_BYTES = 4 * 1024 ** 3;
@@ -57,16 +59,33 @@ export function parseSince(q: Query): Date | null {
   return d;
 }
 
+/** what of a gzip file's start is expanded to tell its format (at most some MiB, whatever it holds) */
+const GZIP_HEAD_BYTES = 8 * 1024;
+
 /**
  * Whether the first bytes look like the format (so a wrong file is refused at once, not imported
- * as nothing): the export header's first line, or XML whose root is <disqus> or <rss>. A file of
- * another format is named (sniff.ts).
+ * as nothing): the export header's first line, XML whose root is <disqus> or <rss>, a JSON object
+ * (remark42, Commento) or array (GitHub, the generic JSON), an SQLite file (isso); a gzip file's
+ * expanded start (one whose start does not expand is left to the import, which fails at its
+ * position). A file of another format is named (sniff.ts).
  */
-export function formatProblem(format: ImportFormat, head: string): string | null {
+export function formatProblem(format: ImportFormat, headBytes: Uint8Array | string): string | null {
+  let head = typeof headBytes === "string" ? headBytes : Buffer.from(headBytes).toString("utf8");
+  if (typeof headBytes !== "string" && isGzip(headBytes)) {
+    try {
+      head = gunzipSync(headBytes.subarray(0, GZIP_HEAD_BYTES), { finishFlush: zlib.Z_SYNC_FLUSH }).toString("utf8");
+    } catch {
+      return null;
+    }
+  }
   const text = head.replace(/^\uFEFF/, "").trimStart();
   if (!text) return "is empty: send the file as the request body";
-  const found = formatOf(text);
+  const found = formatOf(head.startsWith(SQLITE_MAGIC) ? head : text);
   if (found && found !== format) return `is ${FORMAT_NAMES[found]}, not ${format}`;
+  if (format === "isso") return head.startsWith(SQLITE_MAGIC) ? null : "is not an SQLite database (isso's comments.db)";
+  if (format === "remark42" || format === "commento")
+    return text.startsWith("{") ? null : `is not ${FORMAT_NAMES[format]} (a JSON object${format === "remark42" ? " per line" : ""})`;
+  if (format === "github" || format === "json") return text.startsWith("[") ? null : "is not a JSON array";
   if (format === "ndjson") {
     const first = text.split("\n", 1)[0]!;
     try {
@@ -222,13 +241,13 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
   });
 }
 
-/** The first 64 KB of a file as text. */
-async function headOf(file: string): Promise<string> {
+/** The first 64 KB of a file. */
+async function headOf(file: string): Promise<Uint8Array> {
   const fh = await open(file, "r");
   try {
     const buf = Buffer.alloc(64 * 1024);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return buf.subarray(0, bytesRead).toString("utf8");
+    return buf.subarray(0, bytesRead);
   } finally {
     await fh.close();
   }

@@ -1,5 +1,8 @@
 // The OpenAPI description of the import and export routes (src/modules/portability/http-routes.ts),
 // added by src/app.ts to the document generated from the REST table.
+import { IMPORT_FORMATS } from "./source.js";
+
+const FORMATS = [...IMPORT_FORMATS];
 const problem = (description: string) => ({
   description,
   content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
@@ -49,7 +52,7 @@ export const IMPORT_SCHEMA = {
   additionalProperties: false,
   properties: {
     id: { type: "string" },
-    format: { type: "string", enum: ["disqus", "wordpress", "ndjson"] },
+    format: { type: "string", enum: FORMATS },
     state: { type: "string", enum: ["running", "succeeded", "failed"] },
     idFrom: { type: "string", enum: ["identifier", "url", "path"] },
     onError: { type: "string", enum: ["skip", "stop"] },
@@ -114,15 +117,16 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
     post: {
       operationId: "createImport",
       description:
-        "Imports a Disqus XML export, a WordPress WXR export or this service's NDJSON export (the file as the body, any content type). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed XML ends failed at its first error's line and column and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
+        "Imports a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's issue or discussion comments JSON or the generic JSON format (docs/import.md; the file as the body, any content type, gzipped or not). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed (XML, JSON, gzip, SQLite) ends failed at its first error's position (line and column, byte) and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
       security: SECURITY,
       parameters: [
         {
           name: "format",
           in: "query",
           required: true,
-          description: "The file's format: a Disqus XML export, a WordPress WXR export, or this service's NDJSON export.",
-          schema: { type: "string", enum: ["disqus", "wordpress", "ndjson"] },
+          description:
+            "The file's format: a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup (JSON lines), a Commento or Commento++ JSON export, an isso SQLite database, GitHub's REST JSON of issue or discussion comments (gh api --paginate), or the generic JSON format (docs/import.md). Any of them may be gzipped.",
+          schema: { type: "string", enum: FORMATS },
         },
         {
           name: "idFrom",
@@ -144,7 +148,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
           in: "query",
           required: false,
           description:
-            "true: authors' email addresses (Disqus, WordPress) become their readers' addresses for reply emails (contract section 15); by default none is stored",
+            "true: authors' email addresses (Disqus, WordPress, Commento, isso, the generic JSON) become their readers' addresses for reply emails; by default none is stored",
           schema: { type: "string", enum: ["true", "false"], default: "false" },
         },
       ],

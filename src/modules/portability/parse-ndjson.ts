@@ -6,38 +6,49 @@ import { CommentRecord, HeaderRecord, ImportRecord, EXPORT_VERSION } from "./rec
 import { parseSourceDate, type SourceItem } from "./source.js";
 
 /** a longer line is refused rather than buffered (a comment body is at most a few hundred KB) */
-const MAX_LINE_BYTES = 4 * 1024 * 1024;
+export const MAX_LINE_BYTES = 4 * 1024 * 1024;
 
-/** The lines of `input` with their numbers, never more than one line in memory. */
+/**
+ * The lines of `input` with their numbers, never more than one line (of at most `maxLine`
+ * characters) in memory. A line's pieces are kept apart until its end is found, so each character
+ * is looked at once however long the line.
+ */
 export async function* lines(
   input: AsyncIterable<Uint8Array | string>,
+  maxLine = MAX_LINE_BYTES,
 ): AsyncGenerator<{ n: number; text: string } | { n: number; tooLong: true }> {
   const decoder = new TextDecoder("utf-8");
-  let rest = "";
+  let parts: string[] = [];
+  let held = 0;
   let n = 0;
   let skipping = false;
   for await (const chunk of input) {
-    rest += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-    let at: number;
+    const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
     let start = 0;
-    while ((at = rest.indexOf("\n", start)) >= 0) {
-      const text = rest.slice(start, at);
+    let at: number;
+    while ((at = text.indexOf("\n", start)) >= 0) {
+      const line = parts.length ? parts.join("") + text.slice(start, at) : text.slice(start, at);
+      parts = [];
+      held = 0;
       start = at + 1;
       n++;
       if (skipping) {
         skipping = false;
         continue;
       }
-      yield { n, text };
+      yield { n, text: line };
     }
-    rest = rest.slice(start);
-    if (rest.length > MAX_LINE_BYTES && !skipping) {
+    if (skipping || start === text.length) continue;
+    parts.push(text.slice(start));
+    held += text.length - start;
+    if (held > maxLine) {
       yield { n: n + 1, tooLong: true };
       skipping = true;
-      rest = "";
-    } else if (skipping) rest = "";
+      parts = [];
+      held = 0;
+    }
   }
-  rest += decoder.decode();
+  const rest = parts.join("") + decoder.decode();
   if (rest.length && !skipping) yield { n: n + 1, text: rest };
 }
 

@@ -1,7 +1,11 @@
-// Which format a file is, from its first characters: our NDJSON export starts with a JSON object,
-// a Disqus export's root element is <disqus>, a WordPress export (WXR) is an <rss> that names the
-// WordPress export namespace. src/modules/portability/engine/importer.ts refuses a file whose format is
-// not the one asked for.
+// Which format a file is, from its first characters (a gzip file's, once expanded: decompress.ts):
+// our NDJSON export starts with its header object {"type":"export",…}, a remark42 backup with its
+// meta line {"version":…,"users":…}, a Commento export is an object with "comments" of
+// "commentHex"es, an isso database is an SQLite file, GitHub's REST answers and the generic JSON
+// format are arrays (of GitHub's comments or issues, of records with a "type"), a Disqus export's
+// root element is <disqus>, and a WordPress export (WXR) is an <rss> that names the WordPress export
+// namespace. src/modules/portability/engine/importer.ts refuses a file whose format is not the one
+// asked for.
 import type { ImportFormat } from "./source.js";
 
 /** what is read of a file to tell its format */
@@ -11,12 +15,36 @@ export const FORMAT_NAMES: Record<ImportFormat, string> = {
   disqus: "a Disqus export",
   wordpress: "a WordPress export (WXR)",
   ndjson: "an NDJSON export of this service",
+  remark42: "a remark42 backup",
+  commento: "a Commento export",
+  isso: "an SQLite database (isso's)",
+  github: "GitHub's JSON of issue or discussion comments",
+  json: "a file of the generic JSON import format",
 };
+
+/** The first bytes of every SQLite database file. */
+export const SQLITE_MAGIC = "SQLite format 3\u0000";
 
 /** The format `head` (a file's start) is, or null when it is none of them (or cannot tell yet). */
 export function formatOf(head: string): ImportFormat | null {
+  if (head.startsWith(SQLITE_MAGIC)) return "isso";
   const text = head.replace(/^[\s\uFEFF]+/, "");
-  if (text.startsWith("{")) return "ndjson";
+  if (text.startsWith("{")) {
+    if (/^\{\s*"type"\s*:\s*"export"/.test(text)) return "ndjson";
+    const firstLine = text.split("\n", 1)[0]!;
+    if (/^\{\s*"version"\s*:\s*\d+\s*,\s*"users"\s*:/.test(firstLine)) return "remark42";
+    if (/^\{\s*"version"\s*:\s*\d+\s*,\s*"comments"\s*:/.test(text) && /"commentHex"|"commenters"|"comments"\s*:\s*\[\s*\]/.test(text))
+      return "commento";
+    // a one-line object with "type": our export, its members in another order
+    return /^\{[^\n]*"type"\s*:\s*"export"/.test(firstLine) ? "ndjson" : null;
+  }
+  if (text.startsWith("[")) {
+    const first = /^\[\s*\{\s*"([^"]*)"\s*:\s*("?)([^",}]*)/.exec(text);
+    if (!first) return null;
+    if (first[1] === "type" && ["discussion", "reader", "comment"].includes(first[3]!)) return "json";
+    if (/"(issue_url|discussion_id|author_association|node_id|html_url)"\s*:/.test(text.slice(0, 4096))) return "github";
+    return null;
+  }
   if (!text.startsWith("<")) return null;
   // the root element: the first tag that is not a declaration, a comment, a doctype or an instruction
   const body = text.replace(/<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<![A-Za-z][^>]*>/g, "").trimStart();

@@ -6,7 +6,7 @@ import { Parser } from "htmlparser2";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";
 import type { CommentStatus, DiscussionState } from "../../generated/prisma/enums.js";
 
-export const IMPORT_FORMATS = ["disqus", "wordpress", "ndjson"] as const;
+export const IMPORT_FORMATS = ["disqus", "wordpress", "ndjson", "remark42", "commento", "isso", "github", "json"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 export const ID_FROM = ["identifier", "url", "path"] as const;
 export type IdFrom = (typeof ID_FROM)[number];
@@ -24,7 +24,10 @@ export interface ImportChoices {
 /** What an import job keeps of the choices in its `options` (the format has a column of its own). */
 export type KeptImportChoices = Omit<ImportChoices, "format">;
 
-/** Where a record starts: `line 12, column 3` (XML) or `line 12` (NDJSON). */
+/**
+ * Where a record starts: `line 12, column 3` (XML), `line 12` (NDJSON, remark42), `line 1, column
+ * 1197 (byte 1196)` (JSON), `comments row 7 (id 7)` (isso's database).
+ */
 export type Position = string;
 
 export interface SourceAuthor {
@@ -33,6 +36,12 @@ export interface SourceAuthor {
   avatarUrl?: string | null | undefined;
   /** the address the source gives (lower case, checked by emailOf), kept only with `keepEmails` */
   email?: string | null | undefined;
+  /**
+   * the source names the author here but describes them in a record of their own, later or
+   * earlier in the file (Commento's commenters, the generic JSON's readers): this reader is written
+   * only when no such record comes, and the comment shows its reader's name
+   */
+  provisional?: boolean;
 }
 
 export interface SourceThread {
@@ -63,6 +72,16 @@ export interface SourcePost {
   createdAt: Date;
   editedAt: Date | null;
   deletedAt: Date | null;
+  /**
+   * the author name kept on the comment when it is not its reader's (comments.author_name); by
+   * default author.name, null where the comment shows its reader's name (a provisional author's)
+   */
+  shownName?: string | null;
+  /** the votes the source counts for the comment (who voted is not kept) */
+  upvotes?: number;
+  downvotes?: number;
+  /** the reactions the source counts for the comment, by kind (GitHub's) */
+  reactionCounts?: Record<string, number> | null;
   position: Position;
 }
 
@@ -88,6 +107,20 @@ export interface SourceError {
   message: string;
   /** a file that cannot be read on (not well-formed XML, a missing header): the import stops whatever --on-error says */
   fatal?: boolean;
+}
+
+/**
+ * A file that cannot be read on, thrown from below a parser (a gzip stream that ends early, a
+ * database file that is not whole): the import fails at `position`, as for a fatal SourceError.
+ */
+export class SourceFailure extends Error {
+  constructor(
+    readonly position: Position,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SourceFailure";
+  }
 }
 
 /** Our own export's header: a file exported from this tenant keeps its comment ids when read back. */

@@ -50,8 +50,8 @@ export interface ImportedCommentRow {
   /** the parent as the file names it (for a warning) */
   parentKey: string | null;
   authorId: string;
-  /** the author name the source gives this comment */
-  authorName: string;
+  /** the author name the source gives this comment; null: its reader's */
+  authorName: string | null;
   body: string;
   /** the body rendered as the tenant's formatting settings say (src/lib/markdown.ts) */
   bodyHtml: string;
@@ -60,6 +60,10 @@ export interface ImportedCommentRow {
   createdAt: Date;
   editedAt: Date | null;
   deletedAt: Date | null;
+  /** the votes and reactions the source counts for it (who voted or reacted is not kept) */
+  upvotes: number;
+  downvotes: number;
+  reactionCounts: Record<string, number> | null;
   position: string;
 }
 
@@ -135,11 +139,12 @@ SELECT $1, v.o, $2, v.i, v.n, v.a, v.e, v.c
 // escaped element by element in JavaScript).
 const STAGE_COMMENTS = `
 INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, author_name,
-                                    body, body_html, status, pinned, edited_at, deleted_at, created_at, position)
-SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w
+                                    body, body_html, status, pinned, edited_at, deleted_at, created_at, position,
+                                    upvotes, downvotes, reaction_counts)
+SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w, COALESCE(v.u, 0), COALESCE(v.v, 0), v.r
   FROM json_to_recordset($3::json)
        AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, h text, s text, n boolean, e timestamptz, x timestamptz,
-            c timestamptz, w text)`;
+            c timestamptz, w text, u int, v int, r jsonb)`;
 
 const STAGE_REACTIONS = `
 INSERT INTO import_staged_reactions (run, ord, tenant_id, comment_id, discussion_id, reader_id, kind, created_at)
@@ -158,13 +163,13 @@ SELECT $1, v.o, $2, v.i, v.d, v.r, v.k, v.c
 const WRITE_BUCKET = `
 WITH RECURSIVE staged AS MATERIALIZED (
   SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position,
+         created_at, position, upvotes, downvotes, reaction_counts,
          row_number() OVER w AS n, first_value(position) OVER w AS first
     FROM import_staged_comments WHERE run = $1 AND bucket = $2
   WINDOW w AS (PARTITION BY id ORDER BY ord)
 ), s AS MATERIALIZED (
   SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position
+         created_at, position, upvotes, downvotes, reaction_counts
     FROM staged WHERE n = 1
 ), r AS MATERIALIZED (
   SELECT s.*, CASE WHEN q.id IS NOT NULL OR p.id IS NOT NULL THEN s.parent_id END AS linked,
@@ -184,11 +189,17 @@ WITH RECURSIVE staged AS MATERIALIZED (
   SELECT linked AS id, count(*)::int AS n FROM r WHERE staged_parent AND status = 'approved' GROUP BY linked
 ), ins AS (
   INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, body_html, status, pinned,
-                             edited_at, deleted_at, created_at, published_at, reply_count)
+                             edited_at, deleted_at, created_at, published_at, reply_count,
+                             upvotes, downvotes, score, vote_best, reaction_counts, reaction_total)
   SELECT r.id, $3, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
          NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = r.author_id)),
          r.body, r.body_html, r.status::"CommentStatus", r.pinned,
-         r.edited_at, r.deleted_at, r.created_at, CASE WHEN r.status = 'approved' THEN r.created_at END, COALESCE(n.n, 0)
+         r.edited_at, r.deleted_at, r.created_at, CASE WHEN r.status = 'approved' THEN r.created_at END, COALESCE(n.n, 0),
+         r.upvotes, r.downvotes, r.upvotes - r.downvotes,
+         CASE WHEN r.upvotes > 0 THEN eng_wilson_lower_bound(r.upvotes, r.upvotes + r.downvotes) ELSE 0 END,
+         COALESCE(r.reaction_counts, '{}'::jsonb),
+         CASE WHEN r.reaction_counts IS NULL THEN 0
+              ELSE (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(r.reaction_counts))::int END
     FROM r LEFT JOIN depths d ON d.id = r.id LEFT JOIN replies n ON n.id = r.id
    ORDER BY r.discussion_id, r.created_at, r.id
   ON CONFLICT (id) DO UPDATE SET parent_id = EXCLUDED.parent_id
@@ -215,6 +226,13 @@ UPDATE comments c SET author_name = s.author_name
          WHERE run = $1 AND bucket = $2 ORDER BY id, ord) s
  WHERE c.tenant_id = $3 AND c.id = s.id AND c.author_id = s.author_id AND c.author_name IS NULL AND s.author_name IS NOT NULL
    AND s.author_name IS DISTINCT FROM (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = c.author_id)`;
+
+// Replies staged before the file said their parent was deleted (and left out) hang from its nearest
+// ancestor that is not: one pass over the run's staging, joined to the (few) deleted ones.
+const REPARENT = `
+UPDATE import_staged_comments s SET parent_id = m.p, parent_key = m.k
+  FROM json_to_recordset($2::json) AS m(d text, p text, k text)
+ WHERE s.run = $1 AND s.parent_id = m.d`;
 
 const WRITE_REACTIONS = `
 WITH ins AS (
@@ -259,6 +277,9 @@ export class ImportWriter {
   private batch = emptyBatch();
   private readonly seenDiscussions = new Set<string>();
   private readonly seenReaders = new Set<string>();
+  /** readers named by a comment only, held back until their own record comes (or the file ends) */
+  private readonly provisionalReaders = new Map<string, ImportedReaderRow>();
+  private readonly provisionalDiscussions = new Map<string, ImportedDiscussionRow>();
   /** the bucket of each discussion with comments, in the order they first came */
   private readonly bucketOf = new Map<string, number>();
   private buckets = 0;
@@ -273,6 +294,8 @@ export class ImportWriter {
   private readonly depthDirty = new Set<string>();
   private readonly reacted = new Map<string, Set<string>>();
   private inflight: Promise<void> = Promise.resolve();
+  /** comments left out as deleted, with the parent their replies hang from instead */
+  private reparented: { id: string; parentId: string | null; parentKey: string | null }[] = [];
   private staleCleared: Promise<void> | undefined;
 
   constructor(
@@ -290,21 +313,54 @@ export class ImportWriter {
     },
   ) {}
 
-  addDiscussion(d: ImportedDiscussionRow): void {
+  /**
+   * Stages a discussion once (the first record of an id is kept). One only named by a comment is
+   * `provisional`: held until the discussion's own record comes (the generic JSON lets it come
+   * later), which replaces it, or the file ends.
+   */
+  addDiscussion(d: ImportedDiscussionRow, provisional = false): void {
     if (this.seenDiscussions.has(d.id)) return;
+    if (provisional) {
+      if (!this.provisionalDiscussions.has(d.id)) this.provisionalDiscussions.set(d.id, d);
+      return;
+    }
+    const held = this.provisionalDiscussions.get(d.id);
+    if (held) this.provisionalDiscussions.delete(d.id);
     this.seenDiscussions.add(d.id);
-    this.batch.discussions.push({ ...d, ord: this.discussionOrd++ });
+    const createdAt = held && held.createdAt < d.createdAt ? held.createdAt : d.createdAt;
+    this.batch.discussions.push({ ...d, createdAt, ord: this.discussionOrd++ });
   }
 
-  addReader(r: ImportedReaderRow): void {
+  /**
+   * Stages a reader once (the first record of an id is kept). A `provisional` one (named by a
+   * comment whose source describes its readers in records of their own) is held until such a
+   * record comes, which replaces it, or the file ends.
+   */
+  addReader(r: ImportedReaderRow, provisional = false): void {
     if (this.seenReaders.has(r.id)) return;
+    if (provisional) {
+      if (!this.provisionalReaders.has(r.id)) this.provisionalReaders.set(r.id, r);
+      return;
+    }
+    const held = this.provisionalReaders.get(r.id);
+    if (held) this.provisionalReaders.delete(r.id);
     this.seenReaders.add(r.id);
-    this.batch.readers.push({ ...r, ord: this.readerOrd++ });
+    // a reader is as old as the first comment that names them
+    const createdAt = held && held.createdAt < r.createdAt ? held.createdAt : r.createdAt;
+    this.batch.readers.push({ ...r, createdAt, ord: this.readerOrd++ });
+  }
+
+  /**
+   * The comments left out as deleted and where their replies go instead (their nearest ancestor
+   * that is not deleted, or none): replies staged before the file said so are moved at the end.
+   */
+  reparent(rows: { id: string; parentId: string | null; parentKey: string | null }[]): void {
+    this.reparented = rows;
   }
 
   /** Stages a comment; resolves when the batch it filled (if any) is on its way. */
   async addComment(c: ImportedCommentRow): Promise<void> {
-    this.addDiscussion({ id: c.discussionId, title: null, url: null, state: "open", createdAt: c.createdAt });
+    this.addDiscussion({ id: c.discussionId, title: null, url: null, state: "open", createdAt: c.createdAt }, true);
     let bucket = this.bucketOf.get(c.discussionId);
     if (bucket === undefined) {
       if (this.inBucket === BUCKET_DISCUSSIONS || this.buckets === 0) {
@@ -372,6 +428,9 @@ export class ImportWriter {
         x: c.deletedAt,
         c: c.createdAt,
         w: c.position,
+        ...(c.upvotes ? { u: c.upvotes } : {}),
+        ...(c.downvotes ? { v: c.downvotes } : {}),
+        ...(c.reactionCounts ? { r: c.reactionCounts } : {}),
       }));
       await sql.query(STAGE_COMMENTS, [this.run, t, JSON.stringify(rows)]);
     }
@@ -445,11 +504,21 @@ export class ImportWriter {
    */
   async finish(commit = true): Promise<void> {
     try {
+      if (commit) {
+        for (const r of [...this.provisionalReaders.values()]) this.addReader(r);
+        for (const d of [...this.provisionalDiscussions.values()]) this.addDiscussion(d);
+      }
+      this.provisionalReaders.clear();
+      this.provisionalDiscussions.clear();
       await this.flush();
       await this.inflight;
       if (!commit) return;
       this.counts.threads += await this.writeStaged(WRITE_DISCUSSIONS, this.discussionOrd);
       this.counts.readers += await this.writeStaged(WRITE_READERS, this.readerOrd);
+      if (this.reparented.length && this.buckets) {
+        const rows = this.reparented.map((r) => ({ d: r.id, p: r.parentId, k: r.parentKey }));
+        await this.sql.long(REPARENT, [this.run, JSON.stringify(rows)], MAINTENANCE_TIMEOUT_MS);
+      }
       for (const d of this.seenDiscussions) this.touched.add(d);
       // the staging's statistics as they are now: without them the planner takes a bucket for a few
       // rows and joins its rows to each other in nested loops, quadratic in a big discussion

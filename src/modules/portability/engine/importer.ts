@@ -1,5 +1,6 @@
-// An import: reads a file of one format (Disqus XML, WordPress WXR or our NDJSON export) as a
-// stream and writes what it holds with src/modules/portability/engine/import-writer.ts — threads as
+// An import: reads a file of one format (Disqus XML, WordPress WXR, our NDJSON export, a remark42
+// backup, a Commento export, an isso database, GitHub's comments JSON or the generic JSON format;
+// any of them gzipped: decompress.ts) as a stream and writes what it holds with src/modules/portability/engine/import-writer.ts — threads as
 // discussions (id from the thread's identifier or its URL, `idFrom`), posts as comments with their
 // times, status and thread structure, authors as readers namespaced by source. A bad record is
 // reported with its position and skipped, or stops the import (`onError`); what was read before it
@@ -14,6 +15,10 @@
 // tenant's maxBodyLength is a bad record; a discussion url or an avatar url that is not an http(s)
 // URL (isHttpUrl, src/lib/http-url.ts) is dropped (null), as an identity provider's picture is,
 // and the record kept.
+// A deleted comment of remark42, Commento, isso or the generic JSON (contract section 25) is not
+// imported: it is counted as skipped, and a reply to it hangs from its parent instead (Disqus and
+// WordPress deleted posts stay deleted rows, as before). Votes and reactions the source counts
+// are written as the comment's counts.
 // Imported history appends no events, so no stream or webhook hears of it.
 import type { Sql } from "../../../db/sql.js";
 import { isHttpUrl } from "../../../lib/http-url.js";
@@ -23,8 +28,22 @@ import { ImportWriter, type WriterCounts } from "./import-writer.js";
 import { parseDisqus } from "../parse-disqus.js";
 import { parseWordpress } from "../parse-wordpress.js";
 import { parseNdjson } from "../parse-ndjson.js";
+import { parseRemark42 } from "../parse-remark42.js";
+import { parseCommento } from "../parse-commento.js";
+import { parseIsso } from "../parse-isso.js";
+import { parseGithub } from "../parse-github.js";
+import { parseJson } from "../parse-json.js";
+import { openInput } from "../decompress.js";
 import { FORMAT_NAMES, sniffFormat } from "../sniff.js";
-import { importedCommentId, threadDiscussionId, type ImportChoices, type ImportFormat, type SourceItem } from "../source.js";
+import {
+  discussionIdOf,
+  importedCommentId,
+  SourceFailure,
+  threadDiscussionId,
+  type ImportChoices,
+  type ImportFormat,
+  type SourceItem,
+} from "../source.js";
 
 /** The choices (keepEmails off unless given), and how this run goes. */
 export interface ImportOptions extends Omit<ImportChoices, "keepEmails">, Partial<Pick<ImportChoices, "keepEmails">> {
@@ -65,7 +84,17 @@ const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>) 
   disqus: parseDisqus,
   wordpress: parseWordpress,
   ndjson: parseNdjson,
+  remark42: parseRemark42,
+  commento: parseCommento,
+  isso: parseIsso,
+  github: parseGithub,
+  json: parseJson,
 };
+
+/** the formats whose deleted comments are skipped and counted (contract section 25), their replies hung from their parents */
+const SKIPS_DELETED: ReadonlySet<ImportFormat> = new Set(["remark42", "commento", "isso", "github", "json"]);
+/** how far a reply climbs past deleted ancestors (a cycle in a hostile file ends there) */
+const MAX_CLIMB = 1_000;
 
 export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | string>, opts: ImportOptions): Promise<ImportSummary> {
   const errors: ImportError[] = [];
@@ -119,108 +148,161 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   /** a file that cannot be read on: nothing of it is written */
   let fatal = false;
 
-  const sniffed = await sniffFormat(input);
+  /** the deleted comments left out (SKIPS_DELETED), with their parents: where their replies go */
+  const deletedParents = new Map<string, string | null>();
+  const liveParent = (key: string | null) => {
+    for (let i = 0; key !== null && deletedParents.has(key) && i < MAX_CLIMB; i++) key = deletedParents.get(key) ?? null;
+    return key;
+  };
+
+  let sniffed: Awaited<ReturnType<typeof sniffFormat>>;
+  try {
+    sniffed = await sniffFormat((await openInput(input)).stream);
+  } catch (err) {
+    if (!(err instanceof SourceFailure)) throw err;
+    note(err.position, err.message);
+    await writer.finish(false);
+    return { ...snapshot(), state: "failed", failure: `${err.position}: ${err.message}` };
+  }
   if (sniffed.format && sniffed.format !== opts.format) {
     const message = `this file is ${FORMAT_NAMES[sniffed.format]}, not ${opts.format}`;
     note("line 1, column 1", message);
     return { ...snapshot(), state: "failed", failure: message };
   }
 
-  for await (const item of PARSERS[opts.format](sniffed.stream)) {
-    if (opts.signal?.aborted) {
-      failure = "stopped: the server is shutting down";
-      break;
-    }
-    switch (item.kind) {
-      case "header":
-        keepIds = item.tenantId === opts.tenantId;
-        break;
-      case "thread": {
-        if (item.deleted) {
-          deletedThreads.add(item.key);
-          break;
-        }
-        const id = threadDiscussionId(item, opts.idFrom);
-        if (!id) {
-          refuse(item.position, "a thread without an identifier or a link");
-          break;
-        }
-        threads.set(item.key, id);
-        writer.addDiscussion({
-          id,
-          title: item.title?.slice(0, 1_000) ?? null,
-          url: httpUrlOrNull(item.url),
-          state: item.state ?? "open",
-          createdAt: item.createdAt ?? opts.now,
-        });
+  try {
+    for await (const item of PARSERS[opts.format](sniffed.stream)) {
+      if (opts.signal?.aborted) {
+        failure = "stopped: the server is shutting down";
         break;
       }
-      case "reader":
-        writer.addReader({
-          id: item.id,
-          name: item.name,
-          avatarUrl: httpUrlOrNull(item.avatarUrl),
-          email: opts.keepEmails ? (item.email ?? null) : null,
-          createdAt: item.createdAt ?? opts.now,
-        });
-        break;
-      case "post": {
-        if (deletedThreads.has(item.threadKey)) {
+      switch (item.kind) {
+        case "header":
+          keepIds = item.tenantId === opts.tenantId;
+          break;
+        case "thread": {
+          if (item.deleted) {
+            deletedThreads.add(item.key);
+            break;
+          }
+          const id = threadDiscussionId(item, opts.idFrom);
+          if (!id) {
+            refuse(item.position, "a thread without an identifier or a link");
+            break;
+          }
+          threads.set(item.key, id);
+          writer.addDiscussion({
+            id,
+            title: item.title?.slice(0, 1_000) ?? null,
+            url: httpUrlOrNull(item.url),
+            state: item.state ?? "open",
+            createdAt: item.createdAt ?? opts.now,
+          });
+          break;
+        }
+        case "reader":
+          writer.addReader({
+            id: item.id,
+            name: item.name,
+            avatarUrl: httpUrlOrNull(item.avatarUrl),
+            email: opts.keepEmails ? (item.email ?? null) : null,
+            createdAt: item.createdAt ?? opts.now,
+          });
+          break;
+        case "post": {
+          if (deletedThreads.has(item.threadKey)) {
+            skipped++;
+            break;
+          }
+          if (item.status === "deleted" && SKIPS_DELETED.has(opts.format)) {
+            skipped++;
+            deletedParents.set(item.key, item.parentKey);
+            break;
+          }
+          // our export and the generic JSON may name a discussion without a record of it
+          const discussionId =
+            threads.get(item.threadKey) ??
+            (opts.format === "ndjson"
+              ? item.threadKey
+              : opts.format === "json"
+                ? (discussionIdOf(item.threadKey) ?? undefined)
+                : undefined);
+          if (!discussionId) {
+            refuse(item.position, `its thread ${item.threadKey} is not in the file (before it)`);
+            break;
+          }
+          if (item.body.length > maxBodyLength) {
+            refuse(item.position, `its body is ${item.body.length} characters, longer than maxBodyLength (${maxBodyLength})`);
+            break;
+          }
+          writer.addReader(
+            {
+              id: item.author.id,
+              name: item.author.name,
+              avatarUrl: httpUrlOrNull(item.author.avatarUrl),
+              email: opts.keepEmails ? (item.author.email ?? null) : null,
+              createdAt: item.createdAt,
+            },
+            item.author.provisional === true,
+          );
+          const parentKey = liveParent(item.parentKey);
+          await writer.addComment({
+            id: commentId(item.key),
+            discussionId,
+            parentId: parentKey ? commentId(parentKey) : null,
+            parentKey,
+            authorId: item.author.id,
+            authorName: item.shownName !== undefined ? item.shownName : item.author.name,
+            body: item.body,
+            bodyHtml: item.body === "" ? "" : renderBody(item.body, formatting).html,
+            status: item.status,
+            pinned: item.pinned,
+            createdAt: item.createdAt,
+            editedAt: item.editedAt,
+            deletedAt: item.deletedAt,
+            upvotes: item.upvotes ?? 0,
+            downvotes: item.downvotes ?? 0,
+            reactionCounts: item.reactionCounts ?? null,
+            position: item.position,
+          });
+          break;
+        }
+        case "reaction":
+          await writer.addReaction({
+            commentId: commentId(item.postKey),
+            discussionId: threads.get(item.threadKey) ?? item.threadKey,
+            readerId: item.readerId,
+            kind: item.reaction,
+            createdAt: item.createdAt,
+          });
+          break;
+        case "error":
           skipped++;
+          note(item.position, item.message);
+          fatal ||= item.fatal === true;
+          if (item.fatal || opts.onError === "stop") failure = `${item.position}: ${item.message}`;
           break;
-        }
-        const discussionId = threads.get(item.threadKey) ?? (opts.format === "ndjson" ? item.threadKey : undefined);
-        if (!discussionId) {
-          refuse(item.position, `its thread ${item.threadKey} is not in the file (before it)`);
-          break;
-        }
-        if (item.body.length > maxBodyLength) {
-          refuse(item.position, `its body is ${item.body.length} characters, longer than maxBodyLength (${maxBodyLength})`);
-          break;
-        }
-        writer.addReader({
-          id: item.author.id,
-          name: item.author.name,
-          avatarUrl: httpUrlOrNull(item.author.avatarUrl),
-          email: opts.keepEmails ? (item.author.email ?? null) : null,
-          createdAt: item.createdAt,
-        });
-        await writer.addComment({
-          id: commentId(item.key),
-          discussionId,
-          parentId: item.parentKey ? commentId(item.parentKey) : null,
-          parentKey: item.parentKey,
-          authorId: item.author.id,
-          authorName: item.author.name,
-          body: item.body,
-          bodyHtml: item.body === "" ? "" : renderBody(item.body, formatting).html,
-          status: item.status,
-          pinned: item.pinned,
-          createdAt: item.createdAt,
-          editedAt: item.editedAt,
-          deletedAt: item.deletedAt,
-          position: item.position,
-        });
-        break;
       }
-      case "reaction":
-        await writer.addReaction({
-          commentId: commentId(item.postKey),
-          discussionId: threads.get(item.threadKey) ?? item.threadKey,
-          readerId: item.readerId,
-          kind: item.reaction,
-          createdAt: item.createdAt,
-        });
-        break;
-      case "error":
-        skipped++;
-        note(item.position, item.message);
-        fatal ||= item.fatal === true;
-        if (item.fatal || opts.onError === "stop") failure = `${item.position}: ${item.message}`;
-        break;
+      if (failure) break;
     }
-    if (failure) break;
+  } catch (err) {
+    // a file that cannot be read on, found below its parser (a cut gzip stream, a damaged database)
+    if (!(err instanceof SourceFailure)) {
+      await writer.finish(false).catch(() => undefined);
+      throw err;
+    }
+    skipped++;
+    note(err.position, err.message);
+    fatal = true;
+    failure = `${err.position}: ${err.message}`;
   }
+  // replies that came before the deleted comment they answer hang from its nearest live ancestor too
+  writer.reparent(
+    [...deletedParents.keys()].map((key) => {
+      const parentKey = liveParent(deletedParents.get(key) ?? null);
+      return { id: commentId(key), parentId: parentKey ? commentId(parentKey) : null, parentKey };
+    }),
+  );
   // what was read is written and counted, a stopped import's too (its discussions' counts stay
   // right); a file that is not well-formed writes nothing
   await writer.finish(!fatal);
