@@ -1,0 +1,353 @@
+// Switching in (contract section 25) from remark42, Commento and isso, on files those systems wrote
+// (../shared/fixtures/import-more, SOURCES.txt says where each comes from): every comment checked
+// record by record against an independent reading of the file (test/support/import-readings.ts:
+// the JSON lines read here, the Commento JSON parsed here, isso's tables SELECTed with sql.js here)
+// — author names, threading, dates, statuses (deleted skipped and counted, flagged rejected,
+// unapproved pending), votes, pinned and locked; importing again changes nothing; a cut or
+// damaged file fails at its position and writes nothing; gzip, a gzip bomb, JSON nested 100,000
+// deep and a file of another format are refused at their position, never a 500.
+import { readFileSync } from "node:fs";
+import { gunzipSync, gzipSync } from "node:zlib";
+import initSqlJs from "sql.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "./support/server.js";
+import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import {
+  commentIdOf,
+  discussionIdOfText,
+  expectComments,
+  holdings,
+  htmlText,
+  IMPORT_FIXTURES,
+  importFile as importInto,
+  liveParentOf,
+  MORE,
+  type Expected,
+} from "./support/import-readings.js";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server?.stop());
+
+const importFile = (t: TestTenant, format: string, body: Uint8Array | string, query = "") => importInto(server, t, format, body, query);
+const file = (name: string) => readFileSync(`${MORE}${name}`);
+const post = (t: TestTenant, format: string, body: Uint8Array | string) =>
+  fetch(`${server.url}/api/v1/imports?format=${format}`, {
+    method: "POST",
+    headers: { "x-api-key": t.apiKey },
+    body: typeof body === "string" ? body : new Uint8Array(body),
+  });
+
+/** remark42's backup read here: the meta line, then store.Comment per line (backend/app/migrator/native.go) */
+function readRemark42(text: string) {
+  const [meta, ...lines] = text.split("\n").filter((l) => l.trim());
+  const comments = lines.map((l) => JSON.parse(l) as any);
+  const deleted = new Set(comments.filter((c) => c.delete === true).map((c) => c.id as string));
+  const parents = new Map(comments.map((c) => [c.id as string, (c.pid as string) || null]));
+  const expected: Expected[] = comments
+    .filter((c) => !deleted.has(c.id))
+    .map((c) => {
+      const votes = Object.values((c.votes ?? {}) as Record<string, boolean>);
+      return {
+        sourceId: c.id,
+        discussionId: discussionIdOfText(c.locator.url, true),
+        parentSourceId: liveParentOf(parents, deleted, c.pid || null),
+        body: c.orig?.trim() || htmlText(c.text),
+        authorId: `remark42:${c.user.id}`,
+        authorName: c.user.name,
+        status: "approved",
+        createdAt: new Date(c.time),
+        upvotes: votes.filter((v) => v === true).length,
+        downvotes: votes.filter((v) => v === false).length,
+        pinned: c.pin === true,
+      };
+    });
+  return { meta: JSON.parse(meta!), comments, deleted, expected };
+}
+
+describe("remark42", () => {
+  it("a backup imports comment by comment: names, threading (a deleted comment's replies hang from its parent), dates, votes; again: nothing changes; gzipped: the same", async () => {
+    const r = readRemark42(file("remark42/radiot-576.r42").toString("utf8"));
+    expect(r.comments).toHaveLength(58);
+    expect(r.deleted.size).toBe(2);
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "remark42", file("remark42/radiot-576.r42"));
+    expect(done).toMatchObject({ format: "remark42", state: "succeeded", threads: 1, comments: 56, skipped: 2, errors: [] });
+    expect(done.readers).toBe(new Set(r.expected.map((e) => e.authorId)).size);
+    const rows = await expectComments(server, t, "remark42", r.expected);
+    // the two replies of the deleted 3666132431 (top-level) are top-level now, and shown
+    const orphans = r.comments.filter((c) => c.pid === "3666132431");
+    expect(orphans).toHaveLength(2);
+    const d = await t.api.get("/api/v1/discussions/radio-t.com-p-2017-12-16-podcast-576");
+    expect(d.body).toMatchObject({ url: "https://radio-t.com/p/2017/12/16/podcast-576/", state: "open", commentCount: 56 });
+    // votes are the comment's score in the API
+    const voted = r.expected.find((e) => e.upvotes! > 0)!;
+    const one = rows.find((x) => x.body === voted.body)!;
+    expect((await t.api.get(`/api/v1/comments/${one.id}`)).body).toMatchObject({
+      score: voted.upvotes! - voted.downvotes!,
+      upvotes: voted.upvotes,
+    });
+
+    const again = await importFile(t, "remark42", file("remark42/radiot-576.r42"));
+    expect(again).toMatchObject({ state: "succeeded", threads: 0, comments: 0, readers: 0, unchanged: 56, skipped: 2 });
+    await expectComments(server, t, "remark42", r.expected);
+
+    const gz = await createTestTenant(server);
+    expect(file("remark42/radiot-576.r42.gz").subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    expect(await importFile(gz, "remark42", file("remark42/radiot-576.r42.gz"))).toMatchObject({
+      state: "succeeded",
+      comments: 56,
+      skipped: 2,
+    });
+    await expectComments(server, gz, "remark42", r.expected);
+  });
+
+  it("remark42's own test export: read_only posts are locked, a parent not in the file leaves the reply top-level with a warning", async () => {
+    const r = readRemark42(file("remark42/remark42-native-test.r42").toString("utf8"));
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "remark42", file("remark42/remark42-native-test.r42"));
+    expect(done).toMatchObject({ state: "succeeded", threads: 2, comments: 2, skipped: 0 });
+    expect(done.errors).toEqual([{ position: "line 3", message: "the parent 1234 is not in this thread: kept as a top-level comment" }]);
+    await expectComments(
+      server,
+      t,
+      "remark42",
+      r.expected.map((e) => ({ ...e, parentSourceId: null })),
+    );
+    const readOnly = (r.meta.posts as { url: string; read_only: boolean }[]).filter((p) => p.read_only).map((p) => p.url);
+    expect(readOnly).toEqual(["https://radio-t.com"]);
+    expect((await t.api.get(`/api/v1/discussions/${discussionIdOfText("https://radio-t.com", true)}`)).body.state).toBe("locked");
+    expect((await t.api.get(`/api/v1/discussions/${discussionIdOfText("https://radio-t.com/2", true)}`)).body.state).toBe("open");
+  });
+
+  it("a cut backup fails at its line, a cut gzip at its byte, and neither writes anything", async () => {
+    const t = await createTestTenant(server);
+    const cut = await importFile(t, "remark42", file("remark42/truncated-radiot-576.r42"));
+    // the cut is inside line 41: the 40 lines before it parse, line 41 does not
+    const text = file("remark42/truncated-radiot-576.r42").toString("utf8").split("\n");
+    expect(text).toHaveLength(41);
+    expect(() => JSON.parse(text[40]!)).toThrow();
+    expect(cut).toMatchObject({ format: "remark42", state: "failed", comments: 0 });
+    expect(cut.failure).toMatch(/^line 41: not JSON/);
+    const gz = await importFile(t, "remark42", file("remark42/truncated-radiot-576.r42.gz"));
+    expect(gz).toMatchObject({ state: "failed", comments: 0 });
+    expect(gz.failure).toBe("line 42 (byte 5779 of the gzip file): the gzip file ends early: it is truncated");
+    expect(await holdings(server, t)).toEqual({ discussions: 0, readers: 0, comments: 0 });
+  });
+
+  it("what is not a backup is refused naming what it is: remark42's own test input (plain and gzipped), a Disqus export; a gzip bomb fails at its byte", async () => {
+    const t = await createTestTenant(server);
+    for (const name of ["remark42/remark42-cmd-import.txt", "remark42/remark42-cmd-import.txt.gz"]) {
+      const res = await post(t, "remark42", file(name));
+      expect(res.status, name).toBe(422);
+      expect(await res.json()).toMatchObject({
+        code: "validation_failed",
+        errors: [{ path: "body", message: expect.stringMatching(/is not a remark42 backup/) }],
+      });
+    }
+    const disqus = await post(t, "remark42", readFileSync(`${IMPORT_FIXTURES}disqus-isso.xml`));
+    expect(disqus.status).toBe(422);
+    expect((await disqus.json()).errors[0].message).toBe("is a Disqus export, not remark42");
+
+    // a meta line, then 512 MiB of NUL bytes (gzip members one after the other, as gunzip reads
+    // them): refused once it expands past 256 times its size
+    const mib = gzipSync(Buffer.alloc(1024 * 1024), { level: 9 });
+    const bomb = Buffer.concat([gzipSync('{"version":1,"users":[],"posts":[]}\n'), ...Array.from({ length: 512 }, () => mib)]);
+    expect(bomb.byteLength).toBeLessThan(1024 * 1024);
+    const done = await importFile(t, "remark42", bomb);
+    expect(done).toMatchObject({ state: "failed", comments: 0 });
+    // its second line is the NUL bytes: too long a line, or too much expansion, whichever comes first
+    expect(done.failure).toMatch(
+      /^line 2(: not read: a line longer than 16777216 characters| \(byte \d+ of the gzip file\): the gzip file expands more than 256 times)/,
+    );
+    expect(await holdings(server, t)).toEqual({ discussions: 0, readers: 0, comments: 0 });
+  });
+});
+
+/** Commento's export read here: {"version","comments","commenters"} (api/domain_export.go, comment.go, commenter.go) */
+function readCommento(text: string) {
+  const doc = JSON.parse(text) as { comments: any[]; commenters: any[] };
+  const names = new Map(doc.commenters.map((c) => [c.commenterHex as string, c.name as string]));
+  const deleted = new Set(doc.comments.filter((c) => c.deleted).map((c) => c.commentHex as string));
+  const parents = new Map(doc.comments.map((c) => [c.commentHex as string, c.parentHex === "root" ? null : (c.parentHex as string)]));
+  const status: Record<string, string> = { approved: "approved", unapproved: "pending", flagged: "rejected" };
+  const kept = doc.comments.filter((c) => !c.deleted && c.markdown.trim());
+  const expected: Expected[] = kept.map((c) => ({
+    sourceId: c.commentHex,
+    discussionId: discussionIdOfText(`https://${c.domain}${c.url}`, true),
+    parentSourceId: liveParentOf(parents, deleted, parents.get(c.commentHex) ?? null),
+    body: c.markdown.trim(),
+    authorId: `commento:${c.commenterHex}`,
+    authorName: c.commenterHex === "anonymous" ? "Anonymous" : (names.get(c.commenterHex) ?? "Anonymous"),
+    status: status[c.state]!,
+    createdAt: new Date(c.creationDate),
+    upvotes: Math.max(c.score, 0),
+    downvotes: Math.max(-c.score, 0),
+  }));
+  return { doc, deleted, expected, empty: doc.comments.filter((c) => !c.deleted && !c.markdown.trim()) };
+}
+
+describe("Commento", () => {
+  it("Commento's own import test: a reply listed before its parent is threaded; commenters named, anonymous ones Anonymous; again: nothing changes", async () => {
+    const r = readCommento(file("commento/commento-import-test.json").toString("utf8"));
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "commento", file("commento/commento-import-test.json"));
+    expect(done).toMatchObject({ format: "commento", state: "succeeded", threads: 1, comments: 3, readers: 2, skipped: 0, errors: [] });
+    const rows = await expectComments(server, t, "commento", r.expected);
+    expect(rows.filter((x) => x.parentId !== null)).toHaveLength(1);
+    // served gzipped, as Commento's download is
+    const gz = await createTestTenant(server);
+    expect(await importFile(gz, "commento", gzipSync(file("commento/commento-import-test.json")))).toMatchObject({
+      state: "succeeded",
+      comments: 3,
+    });
+    await expectComments(server, gz, "commento", r.expected);
+    expect(await importFile(t, "commento", file("commento/commento-import-test.json"))).toMatchObject({
+      comments: 0,
+      unchanged: 3,
+      readers: 0,
+    });
+  });
+
+  it("states: flagged is rejected, unapproved pending, a deleted comment skipped and counted; keepEmails keeps the commenters' addresses", async () => {
+    const r = readCommento(file("commento/states-remark42-migrator-commento.json").toString("utf8"));
+    expect(r.deleted.size).toBe(1);
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "commento", file("commento/states-remark42-migrator-commento.json"), "&keepEmails=true");
+    expect(done).toMatchObject({ state: "succeeded", threads: 2, comments: 3, skipped: 1, errors: [] });
+    await expectComments(server, t, "commento", r.expected);
+    expect(new Set(r.expected.map((e) => e.status))).toEqual(new Set(["approved", "pending", "rejected"]));
+    const readers = await server.app.runtime.services.prisma.reader.findMany({ where: { tenantId: t.tenantId }, orderBy: { id: "asc" } });
+    const emails = new Map((r.doc.commenters as any[]).map((c) => [`commento:${c.commenterHex}`, c.email]));
+    for (const reader of readers) expect(reader.email).toBe(emails.get(reader.id) ?? null);
+    // the plain file (the same without the changed states) also imports whole
+    const plain = readCommento(file("commento/remark42-migrator-commento.json").toString("utf8"));
+    const p = await createTestTenant(server);
+    expect(await importFile(p, "commento", file("commento/remark42-migrator-commento.json"))).toMatchObject({
+      state: "succeeded",
+      skipped: 0,
+    });
+    await expectComments(server, p, "commento", plain.expected);
+  });
+
+  it("a Commento++ export whose comments have no text: each a bad record at its position, the import goes on", async () => {
+    const r = readCommento(file("commento/remark42-rest-commento.json").toString("utf8"));
+    expect(r.empty).toHaveLength(7);
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "commento", file("commento/remark42-rest-commento.json"));
+    expect(done).toMatchObject({ state: "succeeded", comments: 0, skipped: 7 });
+    const lines = file("commento/remark42-rest-commento.json").toString("utf8").split("\n");
+    expect(done.errors).toHaveLength(7);
+    for (const [i, e] of (done.errors as { position: string; message: string }[]).entries()) {
+      const line = Number(/^line (\d+),/.exec(e.position)![1]);
+      expect(lines[line - 1]!.trim()).toBe("{");
+      expect(e.message).toBe(`comment ${r.empty[i].commentHex}: its markdown is empty`);
+    }
+  });
+
+  it("a cut export fails at its line and byte and writes nothing; JSON nested 100,000 deep fails at the depth", async () => {
+    const t = await createTestTenant(server);
+    const cut = file("commento/truncated-remark42-migrator-commento.json");
+    const done = await importFile(t, "commento", cut);
+    expect(done).toMatchObject({ state: "failed", comments: 0 });
+    expect(done.failure).toBe(`line 39, column 46 (byte ${cut.byteLength}): the file ends inside a JSON value: it is truncated`);
+    const deep = `{"version":1,"comments":[{"commentHex":"a","markdown":${"[".repeat(100_000)}${"]".repeat(100_000)}}],"commenters":[]}`;
+    const nested = await importFile(t, "commento", deep);
+    expect(nested).toMatchObject({ state: "failed", comments: 0 });
+    // the root object, the comments array and the comment are 3 deep: the 62nd "[" is the 65th level
+    const at = deep.indexOf("[[") + 61;
+    expect(nested.failure).toBe(`line 1, column ${at + 1} (byte ${at}): not read: JSON nested deeper than 64`);
+    expect(await holdings(server, t)).toEqual({ discussions: 0, readers: 0, comments: 0 });
+  });
+});
+
+/** isso's tables SELECTed here with sql.js (isso/db/comments.py: mode 1 accepted, 2 pending, 4 deleted) */
+async function readIsso(bytes: Uint8Array) {
+  const SQL = await initSqlJs();
+  const db = new SQL.Database(bytes);
+  const rows = (q: string) => {
+    const [res] = db.exec(q);
+    return (res?.values ?? []).map((v) => Object.fromEntries(res!.columns.map((c, i) => [c, v[i]]))) as any[];
+  };
+  const threads = rows("SELECT id, uri, title FROM threads");
+  const comments = rows("SELECT tid, id, parent, created, modified, mode, text, author, email, likes, dislikes FROM comments");
+  db.close();
+  const deleted = new Set(comments.filter((c) => c.mode === 4).map((c) => String(c.id)));
+  const parents = new Map(comments.map((c) => [String(c.id), c.parent === null ? null : String(c.parent)]));
+  const expected: Expected[] = comments
+    .filter((c) => c.mode !== 4)
+    .map((c) => ({
+      sourceId: String(c.id),
+      discussionId: discussionIdOfText(threads.find((th) => th.id === c.tid).uri),
+      parentSourceId: liveParentOf(parents, deleted, c.parent === null ? null : String(c.parent)),
+      body: htmlText(c.text),
+      authorName: c.author ?? "Anonymous",
+      status: c.mode === 2 ? "pending" : "approved",
+      createdAt: new Date(c.created * 1000),
+      editedAt: c.modified ? new Date(c.modified * 1000) : null,
+      upvotes: c.likes,
+      downvotes: c.dislikes,
+    }));
+  return { threads, comments, deleted, expected };
+}
+
+describe("isso", () => {
+  it("Radio-T's comments in isso's database: flattened replies, a pending, an anonymous, a deleted (skipped, its replies top-level), an edited one, likes and dislikes; again: nothing changes", async () => {
+    const bytes = file("isso/isso-radiot-576.db");
+    const r = await readIsso(bytes);
+    expect(r.comments).toHaveLength(58);
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "isso", bytes);
+    expect(done).toMatchObject({ format: "isso", state: "succeeded", threads: 1, comments: 57, skipped: 1, errors: [] });
+    await expectComments(server, t, "isso", r.expected);
+    expect(r.expected.filter((e) => e.status === "pending")).toHaveLength(1);
+    expect(r.expected.filter((e) => e.editedAt)).toHaveLength(1);
+    const d = await t.api.get("/api/v1/discussions/p-2017-12-16-podcast-576");
+    expect(d.body).toMatchObject({ title: "Радио-Т 576", commentCount: 56 });
+    expect(await importFile(t, "isso", bytes)).toMatchObject({ state: "succeeded", comments: 0, unchanged: 57, skipped: 1 });
+    await expectComments(server, t, "isso", r.expected);
+  });
+
+  it("isso's Disqus import: two threads (one untitled), a deleted comment kept for its reply; readers merged by email keep each comment's name", async () => {
+    const bytes = file("isso/isso-tests-disqus.db");
+    const r = await readIsso(bytes);
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "isso", bytes, "&keepEmails=true");
+    expect(done).toMatchObject({ state: "succeeded", threads: 2, comments: 4, skipped: 1, errors: [] });
+    const rows = await expectComments(server, t, "isso", r.expected);
+    // peter and user write from one address: one reader, each comment its own name
+    const shared = r.comments.filter((c) => c.email === "foo@bar.com" && c.mode !== 4);
+    expect(new Set(shared.map((c) => c.author))).toEqual(new Set(["peter", "user"]));
+    const sharedRows = rows.filter((x) => shared.some((c) => commentIdOf(t.tenantId, "isso", String(c.id)) === x.id));
+    expect(sharedRows).toHaveLength(shared.length);
+    expect(new Set(sharedRows.map((x) => x.authorId)).size).toBe(1);
+    const prisma = server.app.runtime.services.prisma;
+    const titles = (await prisma.discussion.findMany({ where: { tenantId: t.tenantId }, orderBy: { title: "asc" } })).map((x) => x.title);
+    expect(titles).toEqual(["Hello, World!", null]);
+    expect((await prisma.reader.findMany({ where: { tenantId: t.tenantId } })).map((x) => x.email).sort()).toEqual([
+      "baz@email.foo",
+      "foo@bar.com",
+    ]);
+  });
+
+  it("a cut database fails at the byte where it ends and writes nothing; what is not SQLite is refused; another format is named", async () => {
+    const t = await createTestTenant(server);
+    const done = await importFile(t, "isso", file("isso/truncated-isso-radiot-576.db"));
+    expect(done).toMatchObject({ state: "failed", comments: 0 });
+    expect(done.failure).toBe(
+      "byte 34816: the database file ends at byte 34816, but its header says it holds 69632 bytes: it is truncated",
+    );
+    expect(await holdings(server, t)).toEqual({ discussions: 0, readers: 0, comments: 0 });
+    const res = await post(t, "isso", file("remark42/radiot-576.r42"));
+    expect(res.status).toBe(422);
+    expect((await res.json()).errors[0].message).toBe("is a remark42 backup, not isso");
+    const plain = await post(t, "isso", "hello");
+    expect((await plain.json()).errors[0].message).toBe("is not an SQLite database (isso's comments.db)");
+    const wrong = await post(t, "remark42", file("isso/isso-radiot-576.db"));
+    expect((await wrong.json()).errors[0].message).toBe("is an SQLite database (isso's), not remark42");
+    // gunzipSync is used by the readings; a gzipped database is read too
+    expect(gunzipSync(gzipSync(file("isso/isso-tests-disqus.db"))).equals(file("isso/isso-tests-disqus.db"))).toBe(true);
+  });
+});
