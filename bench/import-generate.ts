@@ -1,12 +1,16 @@
-// Writes a Disqus XML export of N comments in D threads, as Disqus writes one (threads first, then
-// posts in time order; about a third are replies, a few of them listed before their parents), for
-// measuring imports: `tsx bench/import-generate.ts --comments 1000000 --threads 10000 --out /tmp/disqus-1m.xml`
+// Writes an export of N comments in D threads, as Disqus writes one (threads first, then posts in
+// time order; about a third are replies, a few of them listed before their parents; 1 % deleted, 1 %
+// spam), for measuring imports: `tsx bench/import-generate.ts --comments 1000000 --threads 10000 --out /tmp/disqus-1m.xml`
 // then `engagement import --tenant <id> --format disqus /tmp/disqus-1m.xml`. Deterministic (seeded).
+// `--format remark42|commento|isso|github|json` writes the same comments in that system's format
+// instead (bench-format-writers.ts; docs/import.md): the same threads, authors, replies, deleted
+// and spam ones where the format has them, so the imports compare (bench/import-formats.ts).
 // `--offset N` shifts every post and thread id by N and `--prefix` names the threads' identifiers
 // (default "article-"), so a second file imports beside the first (bench/scale.ts: one big thread).
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { parseArgs } from "node:util";
+import { formatWriter, type GeneratedPost } from "./bench-format-writers.js";
 
 const { values } = parseArgs({
   options: {
@@ -17,6 +21,7 @@ const { values } = parseArgs({
     seed: { type: "string", default: "1" },
     offset: { type: "string", default: "0" },
     prefix: { type: "string", default: "article-" },
+    format: { type: "string", default: "disqus" },
   },
 });
 const COMMENTS = Number(values.comments);
@@ -40,28 +45,24 @@ const WORDS = "the a comment reply agree think article good point really more ab
 const sentence = () => Array.from({ length: 8 + pick(30) }, () => WORDS[pick(WORDS.length)]).join(" ");
 
 const out = values.out ? createWriteStream(values.out) : process.stdout;
-async function write(text: string) {
+async function write(text: string | Uint8Array) {
   if (!out.write(text)) await once(out, "drain");
 }
 
 const start = Date.parse("2015-01-01T00:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+const writer = formatWriter(values.format ?? "disqus", { prefix: PREFIX, offset: OFFSET, start, iso });
 
-await write(
-  '<?xml version="1.0" encoding="utf-8"?>\n<disqus xmlns="http://disqus.com" xmlns:dsq="http://disqus.com/disqus-internals" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n',
-);
+await write(writer.begin());
 let chunk = "";
 for (let t = 0; t < THREADS; t++) {
-  chunk +=
-    `<thread dsq:id="${OFFSET + 1_000_000 + t}"><id>${PREFIX}${t}</id><forum>bench</forum><category dsq:id="1"/>` +
-    `<link>https://news.example/${PREFIX}${t}</link><title>Article ${PREFIX}${t}</title><message/>` +
-    `<createdAt>${iso(start + t * 1000)}</createdAt><author><name>Editor</name><isAnonymous>false</isAnonymous><username>editor</username></author>` +
-    `<isClosed>false</isClosed><isDeleted>false</isDeleted></thread>\n`;
+  chunk += writer.thread(t);
   if (chunk.length > 1 << 20) {
     await write(chunk);
     chunk = "";
   }
 }
+chunk += writer.afterThreads();
 // the last few posts of each thread, for replies
 const recent: number[][] = Array.from({ length: THREADS }, () => []);
 let held: string | null = null; // a reply held back to be written after its parent's child: children before parents
@@ -70,18 +71,18 @@ for (let i = 0; i < COMMENTS; i++) {
   const mine = recent[thread]!;
   const parent = mine.length && random() < 0.35 ? mine[pick(mine.length)] : undefined;
   const reader = pick(READERS);
-  const post =
-    `<post dsq:id="${OFFSET + i + 1}"><id/><message><![CDATA[<p>${sentence()}</p>]]></message>` +
-    `<createdAt>${iso(start + 86_400_000 + i * 1000)}</createdAt><isDeleted>${random() < 0.01 ? "true" : "false"}</isDeleted>` +
-    `<isSpam>${random() < 0.01 ? "true" : "false"}</isSpam>` +
-    `<author><email>reader${reader}@example.com</email><name>Reader ${reader}</name><isAnonymous>false</isAnonymous><username>reader${reader}</username></author>` +
-    `<thread dsq:id="${OFFSET + 1_000_000 + thread}"/>${parent ? `<parent dsq:id="${OFFSET + parent}"/>` : ""}</post>\n`;
+  const text = sentence();
+  const createdAt = start + 86_400_000 + i * 1000;
+  const deleted = random() < 0.01;
+  const spam = random() < 0.01;
+  const p: GeneratedPost = { id: i + 1, thread, parent, reader, text, createdAt, deleted, spam };
+  const post = writer.post(p);
   if (parent === undefined && held === null && random() < 0.01) {
     held = post; // a top-level post written after the next one (which may reply to it)
   } else {
-    chunk += post;
+    chunk += writer.emit ? writer.emit(post) : post;
     if (held) {
-      chunk += held;
+      chunk += writer.emit ? writer.emit(held) : held;
       held = null;
     }
   }
@@ -92,8 +93,10 @@ for (let i = 0; i < COMMENTS; i++) {
     chunk = "";
   }
 }
-if (held) chunk += held;
-await write(`${chunk}</disqus>\n`);
+if (held) chunk += writer.emit ? writer.emit(held) : held;
+await write(chunk + writer.end(READERS));
+const file = await writer.finish?.();
+if (file) await write(file);
 if (out !== process.stdout) {
   out.end();
   await once(out, "finish");
