@@ -138,7 +138,11 @@ async function startService(pooler?: PgBouncer): Promise<{
   const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
   // BENCH_SERVICE_NODE_ARGS: more node options for the service (e.g. "--trace-gc")
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(process.execPath, [...profile, ...nodeArgs, ...serviceEntry()], {
+  // BENCH_SERVICE_DIR: run another checkout's service (its own `npm run build` done, node_modules
+  // present) against this bench and its floor, e.g. an older commit in a git worktree when bisecting
+  const cwd = process.env.BENCH_SERVICE_DIR;
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, ...(cwd ? ["dist/main.js"] : serviceEntry())], {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", process.env.BENCH_SERVICE_STDOUT ? "inherit" : "ignore", "inherit"],
   });
@@ -153,6 +157,7 @@ async function startService(pooler?: PgBouncer): Promise<{
     }
   }
   const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
+    cwd,
     env: { ...process.env, ...env },
     encoding: "utf8",
   });
@@ -167,6 +172,7 @@ async function startService(pooler?: PgBouncer): Promise<{
   );
   // post-hot-safety's tenant: 2,000 banned and 2,000 suspect words (distinct words a comment does not contain)
   const second = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "safety", "--json"], {
+    cwd,
     env: { ...process.env, ...env },
     encoding: "utf8",
   });

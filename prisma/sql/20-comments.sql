@@ -21,6 +21,7 @@ DECLARE
   v_parent_ok boolean := true;
   v_reader_current boolean;
   v_badge text;
+  v_badge_claim boolean;
   v_seq int;
   d discussions;
   p comments;
@@ -36,6 +37,8 @@ BEGIN
   v_trust := r.trust_level::text;
   -- a moderator's badge wins over the claim (written with the reader's row below)
   v_badge := CASE WHEN r.badge_source = 'moderator' THEN r.badge ELSE p_badge END;
+  -- whether the claim changes the badge (eng_claim_badge writes it below, with the reader's row)
+  v_badge_claim := NOT v_reader_current OR (r.badge_source IS DISTINCT FROM 'moderator' AND r.badge IS DISTINCT FROM p_badge);
   -- the reader's trust and a shadow ban (contract section 21), judged here, in the write
   IF v_trust = 'trusted' THEN
     v_status := p_trusted_status;
@@ -73,7 +76,13 @@ BEGIN
     c_shown := eng_shadow_shown(c);
   END IF;
   v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', v_badge));
-  -- 2. the discussion's row: its next seq and count
+  -- the discussion's followers hear of a visible comment after commit (the follow worker): one job
+  -- row at most, written before the discussion's lock so the lock is held no longer for it
+  IF v_parent_ok AND v_visible = 1 THEN
+    PERFORM eng_follow_enqueue(c, p_at);
+  END IF;
+  -- 2. the discussion's row: its next seq and count (held from here to the commit: only what needs
+  -- the seq or the row follows)
   INSERT INTO discussions AS x (tenant_id, id, seq, comment_count, created_at, updated_at)
   VALUES (p_tenant, p_discussion, 1, v_visible, p_at, CASE WHEN v_visible = 1 THEN now() ELSE p_at END)
   ON CONFLICT (tenant_id, id) DO UPDATE
@@ -100,7 +109,9 @@ BEGIN
   IF NOT v_reader_current THEN
     PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
   END IF;
-  PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
+  IF v_badge_claim THEN
+    PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
+  END IF;
   -- a held comment alerts the moderators' chats (a hold by the moderation hook is its own trigger)
   IF v_status = 'pending' THEN
     PERFORM eng_enqueue_alerts(p_tenant, CASE WHEN v_reason ->> 'source' = 'hook' THEN 'hook_hold' ELSE 'pending' END,
@@ -110,8 +121,6 @@ BEGIN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
                                        json_build_object('comment', v_comment), p_at)];
     IF p_parent IS NOT NULL THEN v_events := v_events || eng_reply_notification(c, p.author_id, p_at); END IF;
-    -- the discussion's followers hear of it after commit (the follow worker): here one job row at most
-    PERFORM eng_follow_enqueue(c, p_at);
   ELSE
     -- not public until approved (a shadow ban's: never): only the author's own stream hears of it
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
