@@ -33,10 +33,11 @@ const MAX_IAT_SKEW_SECONDS = 60;
 const enc = new TextEncoder();
 
 /**
- * Verified assertions, by secret and token: a page sends the same assertion with every request for
- * up to an hour, so each is verified once. A hit is still checked against `exp` (to the second).
+ * Verified assertions, by token, with the secret that verified each: a page sends the same assertion
+ * with every request for up to an hour, so each is verified once (its header not even decoded again).
+ * A hit counts only while that secret is still one of the tenant's and before `exp` (to the second).
  */
-const verified = new Map<string, { identity: ReaderIdentity; exp: number }>();
+const verified = new Map<string, { identity: ReaderIdentity; exp: number; secret: string }>();
 const MAX_VERIFIED = 10_000;
 
 /** A secret's `kid`: the first 16 hex digits of its SHA-256 (public, and stable for the secret). */
@@ -47,6 +48,9 @@ export const identitySecretKid = (secret: string): string => createHash("sha256"
  * (the current one first). A secret's kid is only computed for a token that names one.
  */
 export async function verifyIdentity(token: string, secrets: readonly string[], clock: Clock): Promise<ReaderIdentity> {
+  // an assertion verified before, with a secret the tenant still has, until it expires: the same answer
+  const hit = verified.get(token);
+  if (hit && clock.now().getTime() < hit.exp * 1000 && secrets.includes(hit.secret)) return hit.identity;
   let kid: unknown;
   try {
     kid = decodeProtectedHeader(token).kid;
@@ -71,15 +75,10 @@ export async function verifyIdentity(token: string, secrets: readonly string[], 
 }
 
 async function verifyWith(token: string, secret: string, clock: Clock): Promise<ReaderIdentity> {
-  const cacheKey = `${secret}\n${token}`;
-  const hit = verified.get(cacheKey);
-  if (hit) {
-    if (clock.now().getTime() < hit.exp * 1000) return hit.identity;
-    verified.delete(cacheKey);
-  }
   const identity = await verifyUncached(token, secret, clock);
+  verified.delete(token);
   if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
-  verified.set(cacheKey, { identity, exp: identity.exp });
+  verified.set(token, { identity, exp: identity.exp, secret });
   return identity;
 }
 

@@ -239,8 +239,23 @@ export function sanitizeBodyHtml(html: string, images: boolean): string {
   return sanitizeAndRead(html, images);
 }
 
+/**
+ * A body of one line of words and the punctuation no rule of either renderer reads: letters and
+ * digits (a letter first, so never a list's number), spaces between them (none at either end),
+ * `, ; ? ! ' "` and `( )`, and `.` or `:` only before a space or at the end (so never a link, an
+ * address, a scheme or an entity). Both renderers make it one paragraph of the same text, `"`
+ * escaped, no link: what `renderBody` answers without running them. Most comments are this.
+ */
+const PLAIN_LINE = /^\p{L}(?:[\p{L}\p{M}\p{N},;?!'"()]| (?=[^ ])|[.:](?= [^ ]|$))*$/u;
+
 /** Renders a body as the tenant's formatting settings say: sanitized HTML, its link count and its text. */
 export function renderBody(body: string, formatting: FormattingOptions): RenderedBody {
+  if (PLAIN_LINE.test(body)) return { html: `<p>${body.replaceAll('"', "&quot;")}</p>`, text: body, links: 0, hrefs: [] };
+  return renderThroughParser(body, formatting);
+}
+
+/** `renderBody` without the plain line's shortcut: the parser (or the plain-text escaper) and the sanitizer, always. */
+export function renderThroughParser(body: string, formatting: FormattingOptions): RenderedBody {
   const r = rendererFor(formatting.markdown && formatting.images);
   const raw = formatting.markdown
     ? r.md.render(body)

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "parse5";
 import type { DefaultTreeAdapterTypes as T } from "parse5";
-import { renderBody, sanitizeBodyHtml } from "../../src/lib/markdown.js";
+import fc from "fast-check";
+import { renderBody, renderThroughParser, sanitizeBodyHtml } from "../../src/lib/markdown.js";
 import { FORMATTINGS, JAVASCRIPT_SPELLINGS, OTHER_SCHEMES, RAW_HTML, XSS_CORPUS } from "../support/xss-corpus.js";
 
 const MD = { markdown: true, images: false };
@@ -226,5 +227,63 @@ describe("the renderer and the XSS corpus", () => {
       '<img src="https://x.example/a.png" alt="a" loading="lazy" referrerpolicy="no-referrer" />',
     );
     expect(sanitizeBodyHtml('<img src="https://x.example/a.png">', false)).toBe("");
+  });
+});
+
+describe("the plain line's shortcut", () => {
+  // renderBody answers a body of words and harmless punctuation without the parser and sanitizer;
+  // whatever the shortcut takes must render exactly as they would render it, in both modes
+  const alphabet = ["a", "Z", "é", "ß", "ж", "中", "e\u0301", "7", "½", " ", "  ", ".", ":", ",", ";", "?", "!", "'", '"', "(", ")"];
+  const tricky = [
+    "hello from the bench",
+    'She said "no" (twice). Really: yes!',
+    "Straße, 中文 and ж; ok?",
+    "a . b",
+    "end.",
+    "x: y",
+    "e.g. this",
+    "www. example",
+    "mailto: someone",
+    "http: nothing",
+    "Item 1. then 2) done",
+    "a! [b",
+  ];
+  const shortcutTakes = (body: string) =>
+    JSON.stringify(renderBody(body, MD)) !== JSON.stringify(renderThroughParser(body, MD)) ? "differs" : "same";
+
+  it("renders every body it takes exactly as the parser and the sanitizer do", () => {
+    for (const body of tricky) {
+      expect(renderBody(body, MD), body).toEqual(renderThroughParser(body, MD));
+      expect(renderBody(body, PLAIN), body).toEqual(renderThroughParser(body, PLAIN));
+    }
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 40 }), (parts) => {
+        const body = parts.join("");
+        expect(renderBody(body, MD)).toEqual(renderThroughParser(body, MD));
+        expect(renderBody(body, PLAIN)).toEqual(renderThroughParser(body, PLAIN));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(shortcutTakes("hello")).toBe("same");
+  });
+
+  it("leaves to the parser whatever could be a link, markup, an entity or a block", () => {
+    // each of these renders differently from its own text in a paragraph: the shortcut must not take it
+    for (const body of [
+      "see www.example.com",
+      "a@b.co",
+      "http://x.org",
+      "*em*",
+      "1. one",
+      "- item",
+      "> quote",
+      "a &copy; b",
+      " lead",
+      "`c`",
+    ]) {
+      const full = renderThroughParser(body, MD);
+      expect(full, body).not.toEqual({ html: `<p>${body}</p>`, text: body, links: 0, hrefs: [] });
+      expect(renderBody(body, MD), body).toEqual(full);
+    }
   });
 });
