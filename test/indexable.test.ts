@@ -66,8 +66,8 @@ function parse(html: string) {
   const top = root.childNodes.filter(isEl);
   const thread = top.find((e) => e.tagName === "engagement-thread")!;
   const ld = top.find((e) => e.tagName === "script" && attrOf(e, "type") === "application/ld+json")!;
-  const island = all(thread, (e) => e.tagName === "script" && attrOf(e, "type") === "application/json")[0]!;
-  return { root, top, thread, ld: JSON.parse(textOf(ld)) as any, island: JSON.parse(textOf(island)) as any };
+  const island = all(thread, (e) => e.tagName === "script" && attrOf(e, "type") === "application/json")[0];
+  return { root, top, thread, ld: JSON.parse(textOf(ld)) as any, island: island ? (JSON.parse(textOf(island)) as any) : null };
 }
 
 // The schema.org vocabulary this fragment may use (https://schema.org/DiscussionForumPosting,
@@ -228,6 +228,10 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     expect(ld.url).toBe("https://news.example/rivers?x=1&y=2");
     expect(ld.commentCount).toBe(4);
     for (const p of GOOGLE_POSTING_RECOMMENDED) expect(ld).toHaveProperty(p);
+    // Google requires the posting's own author and text: the host page's article's, which the service does not know (docs/seo.md)
+    expect(ld.datePublished).toEqual(expect.any(String));
+    expect(ld).not.toHaveProperty("author");
+    expect(ld).not.toHaveProperty("text");
     const comments = flatComments(ld.comment);
     expect(comments.map((c) => c.url)).toEqual([second.id, first.id, reply.id, deeper.id].map(permalink));
     for (const c of comments) {
@@ -265,19 +269,23 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
         },
       )
     ).comments;
-    // the island's comments carry the events' JSON (with discussionId, without the source); the element's query selects the rest
+    // the island's comments carry the events' JSON (with discussionId, without the source, and without
+    // bodyHtml: each body is once in the page, its article's e-content); the element's query selects the rest
     const strip = (page: any, depth: number): any => ({
       ...page,
       edges: page.edges.map(({ node }: any) => {
         const { discussionId: _, replies, body, ...rest } = node;
         expect(body).toBe("");
+        expect(node).not.toHaveProperty("bodyHtml");
         return { node: { ...rest, ...(replies && depth > 0 ? { replies: strip(replies, depth - 1) } : {}) } };
       }),
     });
+    const bodies = new Map<string, string>();
     const dropEmpty = (page: any): any => ({
       ...page,
       edges: page.edges.map(({ node }: any) => {
-        const { replies, body: _, ...rest } = node;
+        const { replies, body: _, bodyHtml, ...rest } = node;
+        bodies.set(node.id, bodyHtml);
         return { node: { ...rest, ...(replies && replies.edges.length ? { replies: dropEmpty(replies) } : {}) } };
       }),
     });
@@ -288,6 +296,16 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     expect(island.thread.discussion).toEqual(thread1.discussion);
     expect(strip(island.thread.comments, 1)).toEqual(dropEmpty(thread1.comments));
     expect(strip(island.thread.comments.edges[1].node.replies.edges[0].node.replies, 0)).toEqual(dropEmpty(deeperPage));
+    // each body GraphQL answers is the e-content of its comment's article, once in the bytes
+    expect([...bodies.keys()].sort()).toEqual([first.id, second.id, reply.id, deeper.id].sort());
+    for (const [id, bodyHtml] of bodies) {
+      const content = `<div class="e-content">${bodyHtml}</div>`;
+      expect(html.indexOf(content, html.indexOf(`<article id="comment-${id}"`))).toBe(
+        html.indexOf('<div class="e-content">', html.indexOf(`<article id="comment-${id}"`)),
+      );
+      expect(html.split(content)).toHaveLength(2);
+    }
+    expect(JSON.stringify(island)).not.toContain("bodyHtml");
   });
 
   it("pages by rel=next: 20 top-level comments each, in the sort asked for, every comment reachable; words and dates in the language asked for", async () => {
@@ -330,6 +348,142 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     expect(mixed.res.status).toBe(400);
     expect(await mixed.res.json()).toMatchObject({ code: "invalid_parameter", errors: [{ path: "cursor" }] });
   });
+
+  it(
+    "reaches every visible comment through plain links: a comment whose replies were cut off links its replies page",
+    { timeout: 60_000 },
+    async () => {
+      const t = await createTestTenant(server);
+      const key = await publishableKey(t);
+      expect((await t.api.put("/api/v1/discussions/ix-deep", { title: "Deep", url: "https://blog.example/deep" })).status).toBe(201);
+      const readers = await Promise.all(["a", "b", "c", "d"].map((sub) => t.reader(sub, { name: `Reader ${sub}` })));
+      let n = 0;
+      const post = async (body: string, parentId?: string) => {
+        const r = await readers[n++ % 4]!.post("/api/v1/discussions/ix-deep/comments", parentId ? { body, parentId } : { body });
+        expect(r.status).toBe(201);
+        return r.body.id as string;
+      };
+      const inBatches = async (count: number, make: (i: number) => Promise<string>) => {
+        const out: string[] = [];
+        for (let i = 0; i < count; i += 10)
+          out.push(...(await Promise.all(Array.from({ length: Math.min(10, count - i) }, (_, j) => make(i + j)))));
+        return out;
+      };
+      // the oldest top-level comment has 23 replies (past 20 per comment), its first reply one of its own;
+      // 19 newer ones have 10 each (with the wide one's, past the page's 200)
+      const wide = await post("wide");
+      const wideReplies: string[] = [];
+      for (let i = 0; i < 23; i++) wideReplies.push(await post(`wide reply ${i}`, wide));
+      const deepest = await post("a reply to the first wide reply", wideReplies[0]);
+      const others = await inBatches(19, (i) => post(`top ${i}`));
+      const otherReplies = (await Promise.all(others.map((id) => inBatches(10, (i) => post(`reply ${i}`, id))))).flat();
+      const everyone = new Set([wide, ...wideReplies, deepest, ...others, ...otherReplies]);
+      expect(everyone.size).toBe(1 + 23 + 1 + 19 + 190);
+
+      // a crawler: follow every link of the service's fragments from the first page
+      const seen = new Set<string>();
+      const queue = [`${server.url}${fragmentPath("ix-deep", `key=${key}`)}`];
+      const visited = new Set<string>();
+      const replyPages: { url: URL; html: string }[] = [];
+      while (queue.length) {
+        const url = queue.shift()!;
+        if (visited.has(url)) continue;
+        visited.add(url);
+        const res = await fetch(url);
+        expect([url, res.status]).toEqual([url, 200]);
+        const html = await res.text();
+        const { thread, ld } = parse(html);
+        for (const a of all(thread, (e) => e.tagName === "article")) seen.add(attrOf(a, "id")!.slice("comment-".length));
+        checkVocabulary(ld);
+        if (new URL(url).searchParams.has("parentId")) replyPages.push({ url: new URL(url), html });
+        for (const a of all(thread, (e) => e.tagName === "a")) {
+          const href = attrOf(a, "href")!;
+          if (href.startsWith(server.url)) queue.push(href);
+          else expect(href).toMatch(/^https:\/\/blog\.example\/deep#comment-/);
+        }
+      }
+      expect([...everyone].filter((id) => !seen.has(id))).toEqual([]);
+
+      // newest first, the 19 newer comments' 190 replies come first: the wide one gets the page's last
+      // 10, and a link to the rest after them; its first reply's own reply is past the page's 200
+      const { html: firstPage } = await fragment("ix-deep", `key=${key}`);
+      const { thread } = parse(firstPage);
+      const articleIn = (root: El, id: string) => all(root, (e) => e.tagName === "article" && attrOf(e, "id") === `comment-${id}`)[0]!;
+      const moreLink = (article: El) =>
+        article.childNodes
+          .filter(isEl)
+          .flatMap((p) => (p.tagName === "p" ? p.childNodes.filter(isEl).filter((x) => x.tagName === "a") : []))[0];
+      expect(childArticles(articleIn(thread, others[0]!))).toHaveLength(10);
+      expect(moreLink(articleIn(thread, others[0]!))).toBeUndefined();
+      expect(childArticles(articleIn(thread, wide))).toHaveLength(10);
+      const wideMore = moreLink(articleIn(thread, wide))!;
+      expect(textOf(wideMore)).toBe("Show 13 more replies");
+      const wideUrl = new URL(attrOf(wideMore, "href")!);
+      expect(wideUrl.searchParams.get("parentId")).toBe(wide);
+      expect(wideUrl.searchParams.get("cursor")).toEqual(expect.any(String));
+      expect(childArticles(articleIn(thread, wideReplies[0]!))).toEqual([]);
+      expect(textOf(moreLink(articleIn(thread, wideReplies[0]!))!)).toBe("Show 1 more reply");
+      // oldest first, the wide comment's 20 come first (20 per comment), and the page's 200 end before the last comment's replies
+      const oldest = parse((await fragment("ix-deep", `key=${key}&sort=oldest`)).html).thread;
+      expect(childArticles(articleIn(oldest, wide))).toHaveLength(20);
+      expect(textOf(moreLink(articleIn(oldest, wide))!)).toBe("Show 3 more replies");
+      expect(childArticles(articleIn(oldest, others[18]!))).toEqual([]);
+      const lastMore = moreLink(articleIn(oldest, others[18]!))!;
+      expect(textOf(lastMore)).toBe("Show 10 more replies");
+      expect(new URL(attrOf(lastMore, "href")!).searchParams.get("sort")).toBe("oldest");
+      expect(new URL(attrOf(lastMore, "href")!).searchParams.has("cursor")).toBe(false);
+
+      // the wide comment's replies page after the 10 shown: the comment, its other 13 replies, no island, its JSON-LD nested the same way
+      const rest = await fetch(wideUrl);
+      const restHtml = await rest.text();
+      const restPage = parse(restHtml);
+      const list = all(restPage.thread, (e) => e.tagName === "ol" && classes(e).includes("comments"))[0]!;
+      const tops = list.childNodes.filter(isEl).map((li) => li.childNodes.filter(isEl).find((a) => a.tagName === "article")!);
+      expect(tops.map((a) => attrOf(a, "id"))).toEqual([`comment-${wide}`]);
+      expect(childArticles(tops[0]!).map((a) => attrOf(a, "id"))).toEqual(wideReplies.slice(10).map((id) => `comment-${id}`));
+      expect(restPage.island).toBeNull();
+      expect(all(restPage.thread, (e) => attrOf(e, "rel") === "next")).toEqual([]);
+      expect(restPage.ld.comment.map((c: any) => c.url)).toEqual([`https://blog.example/deep#comment-${wide}`]);
+      expect(restPage.ld.comment[0].comment.map((c: any) => c.url)).toEqual(
+        wideReplies.slice(10).map((id) => `https://blog.example/deep#comment-${id}`),
+      );
+      expect(rest.headers.get("link")).toBe('<https://blog.example/deep>; rel="canonical"');
+      // a reply's replies page: the reply (in reply to its parent), then its own reply
+      const deepPage = replyPages.find((p) => p.url.searchParams.get("parentId") === wideReplies[0])!;
+      expect(deepPage.url.searchParams.has("cursor")).toBe(false);
+      const deep = parse(deepPage.html).thread;
+      expect(attrOf(byClass(deep, "u-in-reply-to")[0]!, "value")).toBe(`https://blog.example/deep#comment-${wide}`);
+      expect(byClass(deep, "h-entry").map((a) => attrOf(a, "id"))).toEqual([`comment-${wideReplies[0]}`, `comment-${deepest}`]);
+
+      // a replies page without a cursor pages by rel=next past 20 replies
+      const { html: widePage } = await fragment("ix-deep", `key=${key}&parentId=${wide}`);
+      const next = all(parse(widePage).thread, (e) => attrOf(e, "rel") === "next")[0]!;
+      expect(new URL(attrOf(next, "href")!).searchParams.get("parentId")).toBe(wide);
+
+      // the OpenAPI document names the parameter
+      const openapi = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as any;
+      expect(openapi.paths["/embed/v1/discussions/{id}.html"].get.parameters.map((p: any) => p.name)).toContain("parentId");
+
+      // what is not a comment of this discussion's, or not a cursor of the list asked for, is refused
+      expect((await t.api.put("/api/v1/discussions/ix-other", {})).status).toBe(201);
+      const elsewhere = (await readers[0]!.post("/api/v1/discussions/ix-other/comments", { body: "elsewhere" })).body.id as string;
+      const cases: [string, number, string | null][] = [
+        [`key=${key}&parentId=${elsewhere}`, 404, null],
+        [`key=${key}&parentId=cmt_nope`, 404, null],
+        [`key=${key}&parentId=${encodeURIComponent("<b>")}`, 400, "parentId"],
+        [`key=${key}&parentId=${others[0]}&cursor=${encodeURIComponent(wideUrl.searchParams.get("cursor")!)}`, 400, "cursor"],
+        [`key=${key}&cursor=${encodeURIComponent(wideUrl.searchParams.get("cursor")!)}`, 400, "cursor"],
+        [`key=${key}&parentId=${wide}&parentId=${wide}`, 400, "parentId"],
+      ];
+      for (const [query, status, path] of cases) {
+        const r = await fragment("ix-deep", query);
+        expect([query, r.res.status]).toEqual([query, status]);
+        const problem = (await r.res.json()) as { code: string; errors?: { path: string }[] };
+        if (path) expect(problem).toMatchObject({ code: "invalid_parameter", errors: [{ path }] });
+        else expect(problem.code).toBe("not_found");
+      }
+    },
+  );
 
   it("answers 304 to its ETag until a visible comment appears or changes", async () => {
     const t = await createTestTenant(server);
@@ -395,7 +549,8 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     const key = await publishableKey(t);
     expect((await t.api.put("/api/v1/discussions/ix-cli", { title: "CLI", url: "https://blog.example/cli" })).status).toBe(201);
     const ann = await t.reader("ann", { name: "Ann" });
-    await ann.post("/api/v1/discussions/ix-cli/comments", { body: "from the CLI" });
+    const top = (await ann.post("/api/v1/discussions/ix-cli/comments", { body: "from the CLI" })).body.id as string;
+    await ann.post("/api/v1/discussions/ix-cli/comments", { body: "a reply from the CLI", parentId: top });
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: inject("databaseUrl"), ADMIN_JWT_SECRET: TEST_ADMIN_SECRET };
     for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
     const args = [
@@ -418,6 +573,11 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     const { html } = await fragment("ix-cli", `key=${key}&sort=oldest&lang=fr`);
     expect(r.stdout).toBe(html);
     expect(r.stdout).toContain("from the CLI");
+    // a comment's replies page, as the route answers it with parentId
+    const replies = await runCliInProcess([...args, "--parent", top], env);
+    expect(replies.code, replies.stderr).toBe(0);
+    expect(replies.stdout).toBe((await fragment("ix-cli", `key=${key}&sort=oldest&lang=fr&parentId=${top}`)).html);
+    expect(replies.stdout).toContain("a reply from the CLI");
 
     const refused = await runCliInProcess(["render", "--tenant", t.tenantId, "--discussion", "ix-cli", "--sort", "random"], env);
     expect(refused.code).toBe(1);

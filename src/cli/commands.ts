@@ -29,6 +29,7 @@ export const CliCommandSchema = z.discriminatedUnion("command", [
     sort: z.string().nullable(),
     lang: z.string().nullable(),
     cursor: z.string().nullable(),
+    parentId: z.string().nullish(),
     key: z.string().nullable(),
     apiBase: z.string().nullable(),
   }),
@@ -123,10 +124,12 @@ async function run(ctx: CommandContext, cmd: CliCommand): Promise<CliResults[key
     case "migrate":
       return { applied: ctx.migrated, ...(ctx.server !== undefined ? { server: ctx.server } : {}) };
     case "render": {
-      const { tenantId, apiBase, ...request } = cmd;
+      const { tenantId, apiBase, parentId, ...request } = cmd;
       if (request.key !== null && !request.key.startsWith("pk_"))
         throw new CliRefusal("--key must be a publishable key (pk_…): the page shows it to every reader");
-      return { html: await renderForTenant(services, tenantId, { ...request, apiBase: apiBase ?? ctx.baseUrl }) };
+      return {
+        html: await renderForTenant(services, tenantId, { ...request, parentId: parentId ?? null, apiBase: apiBase ?? ctx.baseUrl }),
+      };
     }
   }
 }

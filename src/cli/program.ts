@@ -210,6 +210,7 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
     .option("--sort <sort>", "newest | oldest | top | best | score (default newest)")
     .option("--lang <tag>", "the language of its words and dates (en de fr es pt it nl pl ja zh)")
     .option("--cursor <cursor>", "a later page (the cursor of its rel=next link)")
+    .option("--parent <commentId>", "a comment's replies page (where its replies stop short in a page, its link leads there)")
     .option("--key <pk_…>", "the publishable key the element uses (else the thread.js script tag's data-publishable-key)")
     .option("--api-base <url>", "the service's address the page reaches (default PUBLIC_URL)")
     .action(
@@ -219,6 +220,7 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
         sort?: string;
         lang?: string;
         cursor?: string;
+        parent?: string;
         key?: string;
         apiBase?: string;
       }) => {
@@ -229,6 +231,7 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
           sort: opts.sort ?? null,
           lang: opts.lang ?? null,
           cursor: opts.cursor ?? null,
+          parentId: opts.parent ?? null,
           key: opts.key ?? null,
           apiBase: opts.apiBase ?? null,
         }).catch(cliError);

@@ -4,7 +4,8 @@
 // names and dates are on the page. With thread.js the element takes the server-rendered thread over:
 // no request for the first page (the network log), the rendered height within 10 % before and after,
 // then live as ever: a comment written after the fragment was cached arrives from the stream (it
-// resumes after the fragment's seq), and a reader posts and replies.
+// resumes after the fragment's seq), and a reader posts and replies. The bodies the element shows are
+// the articles' own (the island does not carry them again).
 // Screenshots: docs/seo/ with UPDATE_SCREENSHOTS=1, else a scratch folder (the one before the upgrade always there).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -167,6 +168,21 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     await shadowComments.first().waitFor();
     await p.waitForFunction(() => !!document.querySelector("engagement-thread")?.shadowRoot?.querySelector("[part=comments]"));
     expect(await shadowComments.count()).toBe(20);
+    // the island carries no bodies: each is the one in the article beside it, as its HTML (Markdown's strong kept)
+    const bodies = await p.evaluate(() =>
+      [...document.querySelector("engagement-thread")!.shadowRoot!.querySelectorAll("article[data-comment-id]")].map((a) => ({
+        id: a.getAttribute("data-comment-id")!,
+        html: a.querySelector(":scope .body.rich")?.innerHTML ?? null,
+        light:
+          document.getElementById(`comment-${a.getAttribute("data-comment-id")}`)?.querySelector(":scope > .e-content")?.innerHTML ?? null,
+      })),
+    );
+    expect(bodies.length).toBeGreaterThanOrEqual(20);
+    for (const b of bodies) {
+      expect(b.light, b.id).not.toBeNull();
+      expect(b.html?.replace(/<!--[^>]*-->/g, ""), b.id).toBe(b.light);
+    }
+    expect(bodies.some((b) => b.html?.includes("<strong>cracked</strong>"))).toBe(true);
     const after = await threadHeight(p);
     await p.screenshot({ path: join(SHOTS, "thread-upgraded.png"), fullPage: true });
     expect(Math.abs(after - before) / before, `height ${before} → ${after}`).toBeLessThanOrEqual(0.1);

@@ -3,10 +3,13 @@
 // `<script type="application/json" data-engagement-thread>`, in the shapes the element's own queries
 // answer (ThreadPage, ReaderSettings) with the discussion's event seq when it was read. The element
 // shows it at once instead of asking for the page, and resumes its stream after that seq, so what
-// was written since (the fragment may be minutes old in a cache) arrives as events. Pure but for
-// reading the block; anything that is not such a block for this discussion is ignored.
+// was written since (the fragment may be minutes old in a cache) arrives as events. The island
+// carries no bodyHtml: each body is in the HTML beside it once, its article's e-content
+// (`<article id="comment-<id>"><div class="e-content">…`), read from there. Pure but for reading
+// the element's children; anything that is not such a block for this discussion is ignored.
 import type { ReaderSettings, ThreadPage } from "./api.js";
 import type { Sort } from "./store.js";
+import type { CommentWithReplies, Page } from "./types.js";
 
 export interface ThreadIsland {
   discussionId: string;
@@ -32,8 +35,29 @@ export function readIsland(element: Element, discussionId: string | null): Threa
       Array.isArray(island.thread?.comments?.edges) &&
       typeof island.readerSettings === "object" &&
       island.readerSettings !== null;
-    return ok ? (island as ThreadIsland) : null;
+    if (!ok) return null;
+    fillBodies(element, (island as ThreadIsland).thread.comments);
+    return island as ThreadIsland;
   } catch {
     return null;
   }
+}
+
+const ARTICLE_ID = "comment-";
+
+/** Each comment's bodyHtml the island leaves out, from its server-rendered article's e-content (the service's sanitized HTML, as the page parsed it). */
+function fillBodies(element: Element, page: Page<CommentWithReplies>): void {
+  const bodies = new Map<string, string>();
+  for (const content of element.querySelectorAll(`:scope article[id^="${ARTICLE_ID}"] > .e-content`))
+    bodies.set(content.parentElement!.id.slice(ARTICLE_ID.length), content.innerHTML);
+  const fill = (p: Page<CommentWithReplies>): void => {
+    for (const { node } of p.edges) {
+      if (node.bodyHtml === undefined) {
+        const body = bodies.get(node.id);
+        if (body !== undefined) node.bodyHtml = body;
+      }
+      if (node.replies) fill(node.replies);
+    }
+  };
+  fill(page);
 }

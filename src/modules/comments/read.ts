@@ -3,7 +3,8 @@
 // the comments with their authors (a join), reaction and reply counts (columns kept by the writes),
 // and for a list the discussion's existence in the same statement.
 import { sha256 } from "../../lib/sha256.js";
-import { currentReader, type RequestContext, store } from "../../context/request.js";
+import { currentReader, type RequestContext, store, tenantIdOf } from "../../context/request.js";
+import type { Discussion } from "../../generated/prisma/client.js";
 import { errors } from "../../lib/errors.js";
 import {
   checkLimit,
@@ -199,19 +200,46 @@ const statements = new Map<string, { name: string; text: string }>();
 /** which comments of the discussion a list holds: all of them, the first level, or one comment's replies */
 type ListScope = "all" | "top" | "parent";
 
-function listStatement(sort: CommentSort, status: ListStatus, scope: ListScope, start: PageStart): { name: string; text: string } {
-  const name = `comments_list_${sort}_${status}_${scope === "parent" ? "p" : scope === "top" ? "t" : "d"}_${start === "first" ? "f" : start === "after" ? "a" : "s"}`;
+/**
+ * The discussion's own columns, read beside the page by the list statement of
+ * `listCommentsWithDiscussion` (the same snapshot as the page's rows: its seq is the last event the
+ * page can show).
+ */
+const DISCUSSION_COLUMNS = `d.title AS d_title, d.url AS d_url, d.state::text AS d_state, d.seq AS d_seq, d.comment_count AS d_comment_count,
+  d.reaction_counts AS d_reaction_counts, d.created_at AS d_created_at, d.updated_at AS d_updated_at`;
+
+interface DiscussionSqlColumns {
+  d_title: string | null;
+  d_url: string | null;
+  d_state: Discussion["state"];
+  d_seq: number;
+  d_comment_count: number;
+  d_reaction_counts: Discussion["reactionCounts"];
+  d_created_at: Date;
+  d_updated_at: Date;
+}
+
+function listStatement(
+  sort: CommentSort,
+  status: ListStatus,
+  scope: ListScope,
+  start: PageStart,
+  withDiscussion = false,
+): { name: string; text: string } {
+  const name = `comments_list_${sort}_${status}_${scope === "parent" ? "p" : scope === "top" ? "t" : "d"}_${start === "first" ? "f" : start === "after" ? "a" : "s"}${withDiscussion ? "_wd" : ""}`;
   let statement = statements.get(name);
-  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, scope, start) }));
+  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, scope, start, withDiscussion) }));
   return statement;
 }
 
-function listText(sort: CommentSort, status: ListStatus, scope: ListScope, start: PageStart): string {
+/** What a reader's list holds: approved comments, and tombstones of deleted ones while they have visible replies. */
+const VISIBLE_IN_LIST = "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))";
+
+function listText(sort: CommentSort, status: ListStatus, scope: ListScope, start: PageStart, withDiscussion: boolean): string {
   const o = ORDERS[sort];
   let n = 4;
   const parent = scope === "parent" ? `AND c.parent_id = $${n++}` : scope === "top" ? "AND c.parent_id IS NULL" : "";
-  const visibility =
-    status === "approved" ? "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))" : `c.status = '${status}'`;
+  const visibility = status === "approved" ? VISIBLE_IN_LIST : `c.status = '${status}'`;
   const from = `FROM comments c WHERE c.tenant_id = d.tenant_id AND c.discussion_id = d.id AND ${visibility} ${parent}`;
   // The pinned comments, then the others: each part is one range of the list's index
   // (comments_list_*_idx: pinned, then the sort's columns; oldest-first reads the newest-first index
@@ -237,7 +265,7 @@ function listText(sort: CommentSort, status: ListStatus, scope: ListScope, start
   // the page's comments first, then each one's reader by its key: never a plan that walks the
   // discussion's comments reader by reader and sorts them, nor one that reads every reader (both
   // taken by the planner on young tables whose statistics said they were tiny)
-  return `SELECT x.* FROM discussions d LEFT JOIN LATERAL (
+  return `SELECT x.*${withDiscussion ? `, ${DISCUSSION_COLUMNS}` : ""} FROM discussions d LEFT JOIN LATERAL (
       SELECT ${COMMENT_COLUMNS} FROM (
         SELECT * FROM (
           (SELECT c.* ${from} AND ${first} ORDER BY ${within} LIMIT $3)
@@ -267,6 +295,41 @@ export interface ListCommentsArgs {
  * `status: pending|rejected` lists those instead — the GraphQL field requires moderate_content for it.
  */
 export async function listComments(ctx: RequestContext, discussionId: string, args: ListCommentsArgs): Promise<Page<CommentWithAuthor>> {
+  return (await readList(ctx, discussionId, args, false)).page;
+}
+
+/**
+ * `listComments`, and the discussion's row read by the same statement: one round trip, and the
+ * discussion (its seq, its count) as it was when the page's rows were read.
+ */
+export async function listCommentsWithDiscussion(
+  ctx: RequestContext,
+  discussionId: string,
+  args: ListCommentsArgs,
+): Promise<{ page: Page<CommentWithAuthor>; discussion: Discussion }> {
+  const { page, first } = await readList(ctx, discussionId, args, true);
+  const d = first as CommentSqlRow & DiscussionSqlColumns;
+  const discussion: Discussion = {
+    tenantId: tenantIdOf(ctx),
+    id: discussionId,
+    title: d.d_title,
+    url: d.d_url,
+    state: d.d_state,
+    seq: d.d_seq,
+    commentCount: d.d_comment_count,
+    reactionCounts: d.d_reaction_counts,
+    createdAt: d.d_created_at,
+    updatedAt: d.d_updated_at,
+  };
+  return { page, discussion };
+}
+
+async function readList(
+  ctx: RequestContext,
+  discussionId: string,
+  args: ListCommentsArgs,
+  withDiscussion: boolean,
+): Promise<{ page: Page<CommentWithAuthor>; first: CommentSqlRow }> {
   checkDiscussionId(discussionId, "discussionId");
   const sort = args.sort ?? "newest";
   const status = args.status ?? "approved";
@@ -280,18 +343,67 @@ export async function listComments(ctx: RequestContext, discussionId: string, ar
   const scope: ListScope = args.parentId ? "parent" : args.topLevel ? "top" : "all";
   const tag = listTag(discussionId, sort, status, args.parentId, scope);
   const from = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
-  const { name, text } = listStatement(sort, status, scope, from?.start ?? "first");
+  const { name, text } = listStatement(sort, status, scope, from?.start ?? "first", withDiscussion);
   const values: unknown[] = [discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(from?.values ?? [])];
   const [rows, own] = await Promise.all([
     store(ctx).sql.query<CommentSqlRow>(text, values, name),
     status === "approved" ? ownShadowed(ctx, discussionId) : [],
   ]);
-  if (rows.length === 0) throw errors.notFound("Discussion");
+  const first = rows[0];
+  if (!first) throw errors.notFound("Discussion");
   const comments = rows.filter((r) => r.id !== null).map(rowToComment);
   const page = toPage(comments, limit, (c) => cursorOf(tag, sort, c));
-  if (!own.length) return page;
+  if (!own.length) return { page, first };
   const inScope = own.filter((c) => (args.parentId ? c.parentId === args.parentId : scope === "top" ? c.parentId === null : true));
-  return { ...page, items: withOwnShadowed(page.items, inScope, sort, from, page.nextCursor !== null) };
+  return { page: { ...page, items: withOwnShadowed(page.items, inScope, sort, from, page.nextCursor !== null) }, first };
+}
+
+// The first pages of several comments' replies at once, each as `listComments(…, { parentId, sort:
+// "oldest", limit })` reads it (the same rows in the same order: pinned first, then oldest first).
+// $2 the parents' ids, $3 each one's limit + 1, $4 the discussion.
+const REPLY_PAGES = `SELECT x.* FROM unnest($2::text[], $3::int[]) AS p(id, lim) CROSS JOIN LATERAL (
+    SELECT ${COMMENT_COLUMNS} FROM (
+      SELECT c.* FROM comments c WHERE c.tenant_id = $1 AND c.discussion_id = $4 AND c.parent_id = p.id AND ${VISIBLE_IN_LIST}
+      ORDER BY c.pinned DESC, c.created_at ASC, c.id ASC LIMIT p.lim
+    ) c JOIN LATERAL (SELECT r.name, r.avatar_url, r.badge FROM readers r WHERE r.tenant_id = $1 AND r.id = c.author_id LIMIT 1) r ON true
+    ORDER BY c.pinned DESC, c.created_at ASC, c.id ASC) x`;
+
+/**
+ * The first page of each parent's direct replies, oldest first, in ONE statement: for each parent
+ * the page (items, next cursor, cursors) `listComments(ctx, discussionId, { parentId, sort:
+ * "oldest", limit })` answers, with the caller's own shadow-banned replies in their places.
+ * A thread read level by level (src/modules/indexable/snapshot.ts) asks once per level, not once
+ * per comment.
+ */
+export async function listReplyPages(
+  ctx: RequestContext,
+  discussionId: string,
+  parents: { parentId: string; limit: number }[],
+): Promise<Page<CommentWithAuthor>[]> {
+  checkDiscussionId(discussionId, "discussionId");
+  if (!parents.length) return [];
+  const limits = parents.map((p) => checkLimit(p.limit));
+  const [rows, own] = await Promise.all([
+    store(ctx).sql.query<CommentSqlRow>(
+      REPLY_PAGES,
+      [parents.map((p) => p.parentId), limits.map((l) => l + 1), discussionId],
+      "comments_reply_pages",
+    ),
+    ownShadowed(ctx, discussionId),
+  ]);
+  const byParent = new Map<string, CommentWithAuthor[]>();
+  for (const r of rows) {
+    const c = rowToComment(r);
+    const list = byParent.get(c.parentId ?? "");
+    if (list) list.push(c);
+    else byParent.set(c.parentId ?? "", [c]);
+  }
+  return parents.map(({ parentId }, i) => {
+    const tag = listTag(discussionId, "oldest", "approved", parentId, "parent");
+    const page = toPage(byParent.get(parentId) ?? [], limits[i]!, (c) => cursorOf(tag, "oldest", c));
+    const mine = own.filter((c) => c.parentId === parentId);
+    return mine.length ? { ...page, items: withOwnShadowed(page.items, mine, "oldest", null, page.nextCursor !== null) } : page;
+  });
 }
 
 // A shadow-banned reader's own comments in a discussion (contract section 21: stored rejected with

@@ -20,6 +20,8 @@ export interface FragmentRequest {
   /** a language tag (null: not given: English, and the element follows the page's language) */
   lang: string | null;
   cursor: string | null;
+  /** a comment whose replies the page shows (its replies page: the links where a page's replies stop lead there); null: the top-level list */
+  parentId: string | null;
   /** the publishable key the element names; null: the one on the script tag (data-publishable-key) */
   key: string | null;
   /** the service's origin, for the element's api-base and the next page's link */
@@ -27,6 +29,8 @@ export interface FragmentRequest {
 }
 
 const LANGUAGE_TAG = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/;
+/** what a comment id can be (`cmt_…`, an import's own ids): anything else is no comment's */
+const COMMENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The parameters' problems, all of them (400 invalid_parameter). */
 function checkRequest(r: FragmentRequest): FieldError[] {
@@ -37,6 +41,7 @@ function checkRequest(r: FragmentRequest): FieldError[] {
   if (r.lang !== null && !LANGUAGE_TAG.test(r.lang)) problems.push({ path: "lang", message: "must be a language tag such as en or de-AT" });
   if (r.cursor !== null && (r.cursor === "" || r.cursor.length > 1000))
     problems.push({ path: "cursor", message: "is not a cursor this list issued" });
+  if (r.parentId !== null && !COMMENT_ID.test(r.parentId)) problems.push({ path: "parentId", message: "must be a comment's id" });
   return problems;
 }
 
@@ -50,7 +55,7 @@ export async function renderFragment(ctx: RequestContext, r: FragmentRequest): P
   const sort = (r.sort ?? "newest") as CommentSort;
   let snapshot;
   try {
-    snapshot = await readThreadSnapshot(ctx, r.discussionId, { sort, cursor: r.cursor });
+    snapshot = await readThreadSnapshot(ctx, r.discussionId, { sort, cursor: r.cursor, parentId: r.parentId });
   } catch (err) {
     // the list's refusal of a cursor it did not issue is about a query parameter here
     if (err instanceof AppError && err.code === "validation_failed" && err.fieldErrors?.every((e) => e.path === "cursor"))
@@ -58,7 +63,9 @@ export async function renderFragment(ctx: RequestContext, r: FragmentRequest): P
     throw err;
   }
   const language = threadLanguageOf(r.lang);
-  const html = fragmentHtml(snapshot, threadIsland(ctx, snapshot), {
+  // a replies page is for links (crawlers, readers without JavaScript): the element on it loads its thread as usual
+  const island = snapshot.parentId === null ? threadIsland(ctx, snapshot) : null;
+  const html = fragmentHtml(snapshot, island, {
     key: r.key,
     apiBase: r.apiBase.replace(/\/+$/, ""),
     sort: r.sort,

@@ -1,4 +1,4 @@
-// GET /embed/v1/discussions/{id}.html?key=pk_…[&sort=][&lang=][&cursor=] (contract section 23): a
+// GET /embed/v1/discussions/{id}.html?key=pk_…[&sort=][&lang=][&cursor=][&parentId=] (contract section 23): a
 // discussion's indexable thread for a host page to include (fragment.ts). A plain fastify route,
 // as the feeds are: the publishable key comes in the URL, with the feeds' rules (their
 // credentialsOf: a secret key there is 400; no key is 401, the key being what the element names).
@@ -16,7 +16,7 @@ import { credentialsOf } from "../feeds/http-routes.js";
 import { renderFragment } from "./fragment.js";
 
 export const FRAGMENT_CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=300";
-const PARAMETERS = new Set(["key", "sort", "lang", "cursor"]);
+const PARAMETERS = new Set(["key", "sort", "lang", "cursor", "parentId"]);
 /** opened on its own (a crawler following rel="next"), the fragment runs nothing and loads nothing but images */
 const FRAGMENT_CSP = "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; sandbox";
 
@@ -46,6 +46,7 @@ export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices)
         sort: one(query, "sort"),
         lang: one(query, "lang"),
         cursor: one(query, "cursor"),
+        parentId: one(query, "parentId"),
         key,
         apiBase: app.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`,
       });

@@ -4,8 +4,10 @@
 // page each with its replies), the reader settings (EmbedBasics' readerSettings, for a reader with no
 // identity) and the discussion's event seq, after which its stream resumes. Comments are the JSON
 // every API and event carries (`commentToJson`), with a reader's own fields as they are without an
-// identity (no reactions of theirs, no vote) and without the Markdown source; replies nest as `replies` pages at every level, their
-// cursors those of the same lists the element reads further pages from.
+// identity (no reactions of theirs, no vote), without the Markdown source and without bodyHtml: each
+// body is in the HTML beside the island once (its article's e-content, markup.ts), where the element
+// reads it (embed/src/thread/island.ts). Replies nest as `replies` pages at every level, their cursors
+// those of the same lists the element reads further pages from.
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { CommentJson } from "../../events/write-results.js";
 import { commentToJson, reactionCountsOf } from "../comments/dto.js";
@@ -17,7 +19,7 @@ interface RelayPage<T> {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-type IslandComment = CommentJson & { viewerReactions: string[]; myVote: null; replies?: RelayPage<IslandComment> };
+type IslandComment = Omit<CommentJson, "bodyHtml"> & { viewerReactions: string[]; myVote: null; replies?: RelayPage<IslandComment> };
 
 export interface ThreadIsland {
   discussionId: string;
@@ -38,8 +40,10 @@ export interface ThreadIsland {
 }
 
 function islandComment(n: ThreadNode): IslandComment {
-  // the source is left out (the element shows bodyHtml; a reader's own comment, the only one it edits, comes from a load with their identity)
-  const own = { ...commentToJson(n.comment), body: "", viewerReactions: [], myVote: null };
+  // the source is left out (the element shows bodyHtml; a reader's own comment, the only one it edits, comes from a load with their identity),
+  // and bodyHtml is the article's beside the island
+  const { bodyHtml: _, ...json } = commentToJson(n.comment);
+  const own = { ...json, body: "", viewerReactions: [], myVote: null };
   if (!n.repliesEnd) return own;
   return { ...own, replies: { edges: n.replies.map((r) => ({ node: islandComment(r) })), pageInfo: n.repliesEnd } };
 }

@@ -4,17 +4,20 @@
 // as p-author h-card and the date as dt-published inside the u-url permalink, the stored bodyHtml as
 // e-content, a reply's parent as u-in-reply-to; a top-level comment's footer links it again, in the
 // place of the live thread's actions, so the element is about as tall before and after it upgrades),
-// replies in an <ol> inside their parent's article,
-// and an <a rel="next"> to the next page's fragment. Inside the element, first, the thread
-// element's island (island.ts) as a JSON data block it reads instead of asking for the page; after
-// the element, the JSON-LD (structured-data.ts). Every text and attribute is escaped; bodies are the
-// service's sanitized bodyHtml as stored, never rendered again.
+// replies in an <ol> inside their parent's article, and where a comment's replies were cut off (20
+// per comment, 200 per page) a "Show n more replies" link to the fragment's replies page for it
+// (`parentId`), as the live thread has its button there; then an <a rel="next"> to the next page's
+// fragment. Inside the element, first, the thread element's island (island.ts) as a JSON data block
+// it reads instead of asking for the page (not on a replies page, which the element does not show
+// as such); after the element, the JSON-LD (structured-data.ts). Every text and attribute is
+// escaped; bodies are the service's sanitized bodyHtml as stored, never rendered again, and written
+// once: the island takes them from the articles beside it.
 import { storedBodyHtml } from "../comments/dto.js";
 import { escapeHtml } from "../email/templates.js";
 import type { ThreadIsland } from "./island.js";
 import type { ThreadNode, ThreadSnapshot } from "./snapshot.js";
 import { discussionLd, pageUrlOf, permalinkOf, scriptJson } from "./structured-data.js";
-import { fillCount, type FragmentWords } from "./words.js";
+import { fillCount, fragmentDates, type FragmentWords, type ThreadLanguage } from "./words.js";
 
 export interface FragmentOptions {
   /** the publishable key the element uses (and the next page's link carries); null: the script tag's */
@@ -26,35 +29,50 @@ export interface FragmentOptions {
   lang: string | null;
   words: FragmentWords;
   /** the language dates are written in */
-  locale: string;
+  locale: ThreadLanguage;
 }
 
 const attr = (name: string, value: string | null) => (value === null ? "" : ` ${name}="${escapeHtml(value)}"`);
 
-/** The address of the fragment of the page at `cursor`, with the same key, sort and language. */
+/**
+ * The address of a fragment with the same key, sort and language: the page at `cursor`, or with
+ * `parentId` that comment's replies page (at `cursor`, when given).
+ */
 export function fragmentUrl(
   discussionId: string,
   opts: Pick<FragmentOptions, "apiBase" | "key" | "sort" | "lang">,
-  cursor: string,
+  at: { cursor?: string | null; parentId?: string | null },
 ): string {
   const query = new URLSearchParams();
   if (opts.key) query.set("key", opts.key);
   if (opts.sort) query.set("sort", opts.sort);
   if (opts.lang) query.set("lang", opts.lang);
-  query.set("cursor", cursor);
+  if (at.parentId) query.set("parentId", at.parentId);
+  if (at.cursor) query.set("cursor", at.cursor);
   return `${opts.apiBase}/embed/v1/discussions/${encodeURIComponent(discussionId)}.html?${query.toString()}`;
 }
 
-export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland, opts: FragmentOptions): string {
+export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opts: FragmentOptions): string {
   const d = s.discussion;
   const pageUrl = pageUrlOf(d.url);
   const w = opts.words;
-  const dates = new Intl.DateTimeFormat(opts.locale, { dateStyle: "medium", timeZone: "UTC" });
+  const dates = fragmentDates(opts.locale);
 
-  const comment = (n: ThreadNode, parentLink: string | null): string => {
+  /** where a comment's replies stop short of its replyCount: a link to its replies page, after those shown */
+  const moreReplies = (n: ThreadNode): string => {
+    const c = n.comment;
+    const left = c.replyCount - n.replies.length;
+    if (c.id === s.parentId || c.replyCount <= 0 || (n.repliesEnd ? !n.repliesEnd.hasNextPage : false)) return "";
+    const href = fragmentUrl(d.id, opts, { parentId: c.id, cursor: n.repliesEnd?.endCursor ?? null });
+    const words = fillCount(left === 1 ? w.more_replies_one : w.more_replies_other, Math.max(left, 1));
+    return `\n<p><a href="${escapeHtml(href)}">${escapeHtml(words)}</a></p>`;
+  };
+
+  const comment = (n: ThreadNode): string => {
     const c = n.comment;
     const link = permalinkOf(pageUrl, c.id);
-    const replies = n.replies.length ? `\n<ol>${n.replies.map((r) => comment(r, link)).join("")}</ol>` : "";
+    const parentLink = c.parentId === null ? null : permalinkOf(pageUrl, c.parentId);
+    const replies = (n.replies.length ? `\n<ol>${n.replies.map(comment).join("")}</ol>` : "") + moreReplies(n);
     if (c.status === "deleted")
       return `<li><article id="comment-${escapeHtml(c.id)}"><p>${escapeHtml(w.deleted)}</p>${replies}</article></li>\n`;
     const meta = [
@@ -71,17 +89,15 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland, opts: Frag
   };
 
   const count = fillCount(d.commentCount === 1 ? w.count_one : w.count_other, d.commentCount);
-  const list = s.top.length
-    ? `<ol class="comments">\n${s.top.map((n) => comment(n, null)).join("")}</ol>\n`
-    : `<p>${escapeHtml(w.empty)}</p>\n`;
+  const list = s.top.length ? `<ol class="comments">\n${s.top.map(comment).join("")}</ol>\n` : `<p>${escapeHtml(w.empty)}</p>\n`;
   const next =
     s.topEnd.hasNextPage && s.topEnd.endCursor
-      ? `<p><a rel="next" href="${escapeHtml(fragmentUrl(d.id, opts, s.topEnd.endCursor))}">${escapeHtml(w.load_more)}</a></p>\n`
+      ? `<p><a rel="next" href="${escapeHtml(fragmentUrl(d.id, opts, { parentId: s.parentId, cursor: s.topEnd.endCursor }))}">${escapeHtml(w.load_more)}</a></p>\n`
       : "";
   const element =
     `<engagement-thread${attr("discussion-id", d.id)}${attr("publishable-key", opts.key)}${attr("api-base", opts.apiBase)}` +
     `${attr("discussion-url", pageUrl)}${attr("sort", opts.sort)}${attr("lang", opts.lang)}>\n` +
-    `<script type="application/json" data-engagement-thread>${scriptJson(island)}</script>\n` +
+    (island ? `<script type="application/json" data-engagement-thread>${scriptJson(island)}</script>\n` : "") +
     `<h2>${escapeHtml(w.title)} <small>(${escapeHtml(count)})</small></h2>\n${list}${next}</engagement-thread>\n`;
   return `${element}<script type="application/ld+json">${scriptJson(discussionLd(s))}</script>\n`;
 }

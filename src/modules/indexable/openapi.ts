@@ -13,7 +13,8 @@ export const indexablePaths: Record<string, Record<string, unknown>> = {
     get: {
       operationId: "indexableThread",
       description:
-        "A discussion's first page of comments (20 top-level comments with their replies, visible ones only) as HTML a page includes: " +
+        "A discussion's first page of comments (20 top-level comments with their replies, visible ones only) as HTML a page includes " +
+        "(with parentId, one comment's replies page): " +
         "one <engagement-thread> element whose light DOM holds them as semantic HTML with microformats2 classes (and the thread " +
         "element's data, so it upgrades without asking again), an <a rel=\"next\"> to the next page's fragment, and a schema.org " +
         "DiscussionForumPosting as JSON-LD beside it. No identity: what every reader sees.",
@@ -45,7 +46,18 @@ export const indexablePaths: Record<string, Record<string, unknown>> = {
           name: "cursor",
           in: "query",
           required: false,
-          description: 'A later page: the cursor of the rel="next" link.',
+          description: 'A later page: the cursor of the rel="next" link (or of a comment\'s "more replies" link, with its parentId).',
+          schema: { type: "string" },
+        },
+        {
+          name: "parentId",
+          in: "query",
+          required: false,
+          description:
+            "A comment's replies page: the comment (a visible one of this discussion) with a page of its direct replies, oldest first, " +
+            "each with its own replies; with cursor, the page after it. Where a page's replies stop short of a comment's (20 per comment, " +
+            "200 per page), the comment links here, so every visible comment is reachable through plain links. No island on it: the " +
+            "element there loads its thread as usual.",
           schema: { type: "string" },
         },
         {
@@ -63,9 +75,9 @@ export const indexablePaths: Record<string, Record<string, unknown>> = {
           content: { "text/html": { schema: { type: "string" } } },
         },
         "304": { description: "Not modified (If-None-Match matched the ETag)" },
-        "400": problem("A secret key in the URL, a bad sort, lang or cursor, or a query parameter the route does not take"),
+        "400": problem("A secret key in the URL, a bad sort, lang, cursor or parentId, or a query parameter the route does not take"),
         "401": problem("No key, or an unknown one"),
-        "404": problem("No such discussion"),
+        "404": problem("No such discussion, or (parentId) no such visible comment in it"),
         "429": problem("Rate limited"),
       },
     },

@@ -17,6 +17,8 @@ const EN = {
   pinned: "Pinned",
   deleted: "This comment was deleted.",
   load_more: "Load more comments",
+  more_replies_one: "Show {n} more reply",
+  more_replies_other: "Show {n} more replies",
   link: "Link",
 };
 export type FragmentWords = typeof EN;
@@ -43,6 +45,13 @@ export function threadLanguageOf(tag: string | null | undefined): ThreadLanguage
 
 export function fragmentWords(language: ThreadLanguage): FragmentWords {
   return WORDS.get(language) ?? EN;
+}
+
+/** Every language's date format (a medium date, in UTC), made once when the module loads. */
+const DATES = new Map(THREAD_LANGUAGES.map((l) => [l, new Intl.DateTimeFormat(l, { dateStyle: "medium", timeZone: "UTC" })] as const));
+
+export function fragmentDates(language: ThreadLanguage): Intl.DateTimeFormat {
+  return DATES.get(language)!;
 }
 
 /** A string with its `{n}` filled in. */
