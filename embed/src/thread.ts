@@ -55,7 +55,8 @@ export class EngagementThread extends LitElement {
     sort: {},
     language: { attribute: "lang" },
     loading: {},
-    identity: { attribute: false },
+    // null and unset both mean signed out: a page setting null on a signed-out element changes nothing (no reload)
+    identity: { attribute: false, hasChanged: (now: unknown, before: unknown) => (now ?? null) !== (before ?? null) },
     getIdentity: { attribute: false },
     strings: { attribute: false },
   };

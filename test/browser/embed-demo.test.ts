@@ -1,9 +1,12 @@
-// /embed/demo (contract section 14): the page a newcomer opens after `npm start`. In headless
-// Chromium: the thread shows the demo's welcome comment, the sign-in stub hands the element an
-// identity, a comment posts and the count follows; the page runs under its own strict CSP. The demo
-// tenant is made once and found again; the page is off in production unless EMBED_DEMO=1; the stub
-// refuses an empty name with a problem document.
-// Screenshot: docs/embed/demo.png with UPDATE_SCREENSHOTS=1, else a scratch folder.
+// /embed/demo (contract section 14): the page a newcomer opens after `npm start`. Its server includes
+// the thread's indexable fragment (contract section 23): with JavaScript off the welcome comment is
+// in the page; in headless Chromium thread.js takes it over without asking for the page, the sign-in
+// stub hands the element an identity, a comment posts and the count follows; the page runs under
+// its own strict CSP. The element's light DOM keeps the server's HTML (not shown once upgraded), so
+// the thread's locators are scoped to what it shows: its shadow root's section[part=thread]. The
+// demo tenant is made once and found again; the page is off in production unless EMBED_DEMO=1; the
+// stub refuses an empty name with a problem document.
+// Screenshots: docs/embed/demo.png and demo-no-javascript.png with UPDATE_SCREENSHOTS=1, else a scratch folder.
 import { mkdtemp, mkdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +36,11 @@ describe("/embed/demo", () => {
     const html = await page.text();
     const key = /publishable-key="(pk_[0-9a-f]{64})"/.exec(html)?.[1];
     expect(key).toBeDefined();
+    // the thread is the fragment, as the service answers it for the demo's discussion (its JSON-LD too)
+    const fragment = await (await fetch(`${server.url}/embed/v1/discussions/demo-article.html?key=${key}`)).text();
+    expect(html).toContain(fragment);
+    expect(fragment).toContain('class="h-entry"');
+    expect(fragment).toContain("Welcome! Sign in with any name above");
     const remembered = JSON.parse(await readFile(join(dataDir, "embed-demo.json"), "utf8")) as { publishableKey: string; tenantId: string };
     expect(remembered.publishableKey).toBe(key);
     // a second visit, and a restarted server, use the same tenant
@@ -81,13 +89,31 @@ describe.skipIf(chromiumMissing)("/embed/demo in headless Chromium", () => {
     const browser = await launchChromium();
     const violations: string[] = [];
     try {
+      await mkdir(SHOTS, { recursive: true });
+      // with JavaScript off: the server's HTML, the welcome comment with its author and date
+      const off = await browser.newPage({ viewport: { width: 900, height: 1100 }, javaScriptEnabled: false });
+      await off.goto(`${server.url}/embed/demo`);
+      const light = off.locator("engagement-thread > ol.comments article.h-entry").first();
+      expect(await light.locator(".e-content").innerText()).toContain("Welcome! Sign in with any name above");
+      expect(await light.locator(".p-author").innerText()).toBe("Ada");
+      expect(await light.locator("time.dt-published").isVisible()).toBe(true);
+      await off.screenshot({ path: join(SHOTS, "demo-no-javascript.png"), fullPage: true });
+      await off.close();
+
       const p = await browser.newPage({ viewport: { width: 900, height: 1100 } });
       p.on("console", (m) => {
         if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
       });
+      const firstPage: string[] = [];
+      p.on("request", (r) => {
+        if (/EmbedThread/.test(r.postData() ?? "")) firstPage.push(r.url());
+      });
       await p.goto(`${server.url}/embed/demo`);
-      const thread = p.locator("engagement-thread");
+      // what the element shows once thread.js has taken the server's HTML over (its shadow root)
+      const thread = p.locator("engagement-thread section[part=thread]");
       await thread.getByText("Welcome! Sign in with any name above").waitFor();
+      // the element took the fragment's page: no request for it
+      expect(firstPage).toEqual([]);
       await p
         .locator("engagement-count")
         .getByText(/^\d+ comments?$/)
@@ -108,8 +134,7 @@ describe.skipIf(chromiumMissing)("/embed/demo in headless Chromium", () => {
       const fresh = await browser.newPage({ viewport: { width: 900, height: 1100 } });
       await fresh.goto(`${server.url}/embed/demo`);
       await expect.poll(async () => Number((await fresh.locator("engagement-count").getAttribute("count")) ?? "-1")).toBe(before + 1);
-      await fresh.locator("engagement-thread").getByText("Hello from the demo").waitFor();
-      await mkdir(SHOTS, { recursive: true });
+      await fresh.locator("engagement-thread section[part=thread]").getByText("Hello from the demo").waitFor();
       await fresh.screenshot({ path: join(SHOTS, "demo.png"), fullPage: true });
       expect(violations).toEqual([]);
     } finally {

@@ -1,9 +1,11 @@
 // /embed/demo (contract section 14): a page a newcomer opens after `npm start` to see the comment
-// thread working against the embedded database, with a sign-in stub. Mounted unless
+// thread working against the embedded database, with a sign-in stub; the thread is the indexable
+// fragment (src/modules/indexable/) the page's server includes, upgraded in place by thread.js. Mounted unless
 // NODE_ENV=production (there only with EMBED_DEMO=1). Its tenant: src/modules/embed-demo/engine/demo-tenant.ts.
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { AppError } from "../../lib/errors.js";
+import { renderForTenant } from "../indexable/engine/render.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
 import { DEMO_DISCUSSION, demoOriginAllower, demoTenantSource } from "./engine/demo-tenant.js";
 import { checkDemoName, demoReaderId, signDemoIdentity } from "./identity.js";
@@ -31,11 +33,19 @@ export function mountEmbedDemo(fastify: FastifyInstance, app: AppServices): void
       const demo = await demoTenant();
       const origin = `${req.protocol}://${req.headers.host ?? `${app.config.HOST}:${app.config.PORT}`}`;
       await allowOrigin(demo.tenantId, origin);
+      const request = { discussionId: DEMO_DISCUSSION, sort: null, lang: null, cursor: null, parentId: null };
+      // the page's server includes the thread's HTML; a discussion gone from under the demo leaves the plain element
+      const thread = await renderForTenant(app, demo.tenantId, { ...request, key: demo.publishableKey, apiBase: origin }).catch(
+        (err: unknown) => {
+          if (err instanceof AppError && err.status === 404) return null;
+          throw err;
+        },
+      );
       return reply
         .header("Content-Security-Policy", PAGE_CSP)
         .header("Cache-Control", "no-store")
         .type("text/html; charset=utf-8")
-        .send(demoHtml({ origin, publishableKey: demo.publishableKey, discussionId: DEMO_DISCUSSION }));
+        .send(demoHtml({ origin, publishableKey: demo.publishableKey, discussionId: DEMO_DISCUSSION, thread }));
     } catch (err) {
       return fail(reply, err);
     }

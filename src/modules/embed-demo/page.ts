@@ -1,10 +1,17 @@
-// The demo page's three files: the HTML (the two lines a site pastes, the thread, a count, and the
-// demo's controls), its stylesheet and its script. No inline script or style: the page is served with
-// a strict CSP, the same a careful site would use.
+// The demo page's three files: the HTML (what a site adds, the thread, a count, and the demo's
+// controls), its stylesheet and its script. The thread is the service's indexable fragment
+// (src/modules/indexable/, docs/seo.md) included by the page's server, as a site that cares about
+// search would do: its comments are in the page's HTML with JavaScript off, and thread.js takes them
+// over in place. No inline script or style: the page is served with a strict CSP, the same a careful
+// site would use.
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function demoHtml(opts: { origin: string; publishableKey: string; discussionId: string }): string {
+/**
+ * The page. `thread`: the fragment's HTML as the service answered it (its own escaping done), put in
+ * as it is; null: the plain element, for a discussion the fragment could not be read for.
+ */
+export function demoHtml(opts: { origin: string; publishableKey: string; discussionId: string; thread: string | null }): string {
   const key = escape(opts.publishableKey);
   const origin = escape(opts.origin);
   const id = escape(opts.discussionId);
@@ -20,9 +27,11 @@ export function demoHtml(opts: { origin: string; publishableKey: string; discuss
 <header class="site">
   <p class="eyebrow">engagement service · embed demo</p>
   <h1>A comment thread in any page</h1>
-  <p>This page is a site's article page. Its comments are two lines of HTML:</p>
-  <pre><code>&lt;script src="${origin}/embed/v1/thread.js"&gt;&lt;/script&gt;
-&lt;engagement-thread discussion-id="${id}" publishable-key="${key}"&gt;&lt;/engagement-thread&gt;</code></pre>
+  <p>This page is a site's article page. Its server puts the comments in its HTML (what search engines and readers without JavaScript see) and one script makes them live:</p>
+  <pre><code>&lt;!-- where the comments go: the page's server includes the answer of --&gt;
+GET ${origin}/embed/v1/discussions/${id}.html?key=${key}
+&lt;!-- once, at the end of &lt;body&gt; --&gt;
+&lt;script src="${origin}/embed/v1/thread.js"&gt;&lt;/script&gt;</code></pre>
 </header>
 <section class="controls" aria-label="Demo controls">
   <form id="sign-in" class="row">
@@ -45,8 +54,7 @@ export function demoHtml(opts: { origin: string; publishableKey: string; discuss
     <p class="byline"><engagement-count discussion-id="${id}"></engagement-count></p>
     <p>Everything below the line is the <code>&lt;engagement-thread&gt;</code> element, talking to this service with a publishable key.</p>
   </article>
-  <engagement-thread id="thread" discussion-id="${id}" publishable-key="${key}"></engagement-thread>
-</main>
+${opts.thread ?? `  <engagement-thread discussion-id="${id}" publishable-key="${key}"></engagement-thread>\n`}</main>
 <script src="/embed/v1/count.js" data-publishable-key="${key}"></script>
 <script src="/embed/v1/thread.js"></script>
 <script src="/embed/demo/demo.js"></script>
@@ -77,7 +85,7 @@ engagement-thread{margin-top:16px;border-top:1px solid var(--line);padding-top:1
 
 export const DEMO_JS = `// The demo's controls: sign in (a stub that asks the service for a demo identity), theme, language.
 (function () {
-  var thread = document.getElementById("thread");
+  var thread = document.querySelector("main engagement-thread");
   var form = document.getElementById("sign-in");
   var nameInput = document.getElementById("name");
   var signedIn = document.getElementById("signed-in");
