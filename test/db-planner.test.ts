@@ -53,6 +53,19 @@ describe("DATABASE_RANDOM_PAGE_COST", () => {
     expect(await settingsOf(server)).not.toContain("1.1");
   });
 
+  it("plans a named statement once per connection (a generic plan from its first run), whatever the server's plan_cache_mode", async () => {
+    const pgdb = await isolatedDatabase("planner_generic");
+    cleanups.push(() => pgdb.drop());
+    const db = await openDatabase({ databaseUrl: pgdb.url, dataDir: "/nonexistent", poolSize: 1 });
+    cleanups.push(() => db.close());
+    await db.sql.query("CREATE TABLE t (k int, v text)", []);
+    for (let i = 0; i < 8; i++) await db.sql.query("SELECT v FROM t WHERE k = $1", [i], "planner_named");
+    // PostgreSQL's default (auto) would make a custom plan for each of the first five runs
+    expect(
+      await db.sql.query("SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE name = 'planner_named'", []),
+    ).toEqual([{ generic_plans: 8, custom_plans: 0 }]);
+  });
+
   it("plans the embedded database's statements with it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "planner-"));
     const embedded = await openDatabase({ dataDir: dir, randomPageCost: 1.1 });

@@ -64,12 +64,21 @@ export interface DatabaseOptions {
  * `options` parameter (or else PGOPTIONS) gives: pg lets the URL's parameter win over its own
  * `options`, so it moves out of the URL into the merged one.
  */
-function withSetting(url: string, name: string, value: number): { connectionString: string; options: string } {
+function withSettings(url: string, settings: [name: string, value: string | number][]): { connectionString: string; options: string } {
   const u = new URL(url);
   const given = u.searchParams.get("options") ?? process.env.PGOPTIONS ?? "";
   u.searchParams.delete("options");
-  return { connectionString: u.toString(), options: [given.trim(), `-c ${name}=${value}`].filter(Boolean).join(" ") };
+  const added = settings.map(([name, value]) => `-c ${name}=${value}`);
+  return { connectionString: u.toString(), options: [given.trim(), ...added].filter(Boolean).join(" ") };
 }
+
+/**
+ * A named statement (src/db/sql.ts: the hot paths) is planned once per connection, as its name
+ * promises: with PostgreSQL's default (`auto`) a list statement whose table had grown by a burst of
+ * writes was re-planned on every execution (1.1–1.2 ms of planning each, three times its execution:
+ * bench/README.md, "The lists after writes"). Unnamed statements are planned each time whatever this says.
+ */
+const PLAN_CACHE_MODE = "force_generic_plan";
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
@@ -93,7 +102,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         ? { Client: poolerClient({ timeoutMs, randomPageCost: opts.randomPageCost }) }
         : {
             statement_timeout: timeoutMs,
-            ...(opts.randomPageCost === undefined ? {} : withSetting(url, "random_page_cost", opts.randomPageCost)),
+            ...withSettings(url, [
+              ["plan_cache_mode", PLAN_CACHE_MODE],
+              ...(opts.randomPageCost === undefined ? [] : [["random_page_cost", opts.randomPageCost] as [string, number]]),
+            ]),
           }),
       query_timeout: timeoutMs + 500,
       keepAlive: true,
