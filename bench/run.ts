@@ -42,7 +42,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PATHS = (
   process.env.BENCH_PATHS ??
-  "post-hot,post-hot-markdown,post-hot-plain,post-hot-safety,post-hot-idem,post-spread,post-spread-idem,post-reply,post-reply-email,reaction,list-rest,list-graphql,get-one,post-hot-pgbouncer,get-one-pgbouncer"
+  "post-hot,post-hot-typical,post-hot-markdown,post-hot-plain,post-hot-safety,post-hot-idem,post-spread,post-spread-idem,post-reply,post-reply-email,reaction,list-rest,list-graphql,get-one,post-hot-pgbouncer,get-one-pgbouncer"
 ).split(",");
 /** rows run against the floor and the service started behind the bench's PgBouncer */
 const POOLED = "-pgbouncer";
@@ -265,6 +265,15 @@ const MARKDOWN_BODY = (() => {
   return `${body}\n\n${body}`.slice(0, 2_048);
 })();
 
+/**
+ * A typical formatted comment (about 360 characters): a quote, emphasis, strikethrough, a link, inline
+ * code: what readers post when they format at all. `post-hot-typical` posts it (the floor stores it as it is).
+ */
+const TYPICAL_BODY =
+  "> The numbers in the second chart don't add up to what the report says about the third quarter.\n\n" +
+  "I think you're *partly* right, but the ~~old~~ method is still **documented** in [the appendix](https://example.org/report/appendix#methods): " +
+  "they divide by `total_population`, not by households. Same mistake as last year, honestly. Worth a correction note?";
+
 /** As many characters of plain prose: words, commas and full stops, no markup and nothing that looks like a link. */
 /** The Markdown body's text, as its reader reads it: the same comment written without formatting. */
 const TEXT_BODY = renderBody(MARKDOWN_BODY, { markdown: true, images: false }).text;
@@ -284,13 +293,23 @@ function pathOptions(path: string, t: Target): autocannon.Options {
     case "post-hot-markdown":
     case "post-hot-plain":
     case "post-hot-text":
+    case "post-hot-typical":
       return {
         ...base,
         requests: [
           {
             method: "POST",
             path: "/api/v1/discussions/hot/comments",
-            body: JSON.stringify({ body: path === "post-hot-plain" ? PLAIN_BODY : path === "post-hot-text" ? TEXT_BODY : MARKDOWN_BODY }),
+            body: JSON.stringify({
+              body:
+                path === "post-hot-plain"
+                  ? PLAIN_BODY
+                  : path === "post-hot-text"
+                    ? TEXT_BODY
+                    : path === "post-hot-typical"
+                      ? TYPICAL_BODY
+                      : MARKDOWN_BODY,
+            }),
             setupRequest: (req) => ({ ...req, headers: { ...json, "x-service-identity": pick(t.identities) } }),
           },
         ],
@@ -579,6 +598,7 @@ async function main() {
   // run next to each other when BENCH_PATHS alternates them): the median ratio and each round's
   for (const [row, base] of [
     ["post-hot-safety", "post-hot"],
+    ["post-hot-typical", "post-hot"],
     ["post-hot-markdown", "post-hot-plain"],
     ["post-hot-markdown", "post-hot-text"],
     ["post-hot-markdown", "post-hot"],
