@@ -3,13 +3,12 @@
 // pool and Prisma, inside transactions too, beside the URL's own startup options; `server` keeps the
 // server's own. (Through a transaction-mode
 // pooler it is set per transaction: test/engines/pooler.test.ts.)
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { openDatabase, type Database } from "../src/db/client.js";
 import { isolatedDatabase } from "./support/database.js";
+import { pgliteDataDir } from "./support/pglite-template.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -67,7 +66,8 @@ describe("DATABASE_RANDOM_PAGE_COST", () => {
   });
 
   it("plans the embedded database's statements with it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "planner-"));
+    // a copy of the run's migrated PGlite folder: no initdb here (test/embedded.test.ts makes one)
+    const dir = await pgliteDataDir("planner-");
     const embedded = await openDatabase({ dataDir: dir, randomPageCost: 1.1 });
     cleanups.push(async () => {
       await embedded.close();
