@@ -41,7 +41,7 @@ async function startChildWorker(leaseMs: number | null = LEASE_MS): Promise<{ pr
     CLOCK_OFFSET_MS: String(OFFSET_MS),
     ...(leaseMs === null ? {} : { WORKER_LEASE_MS: String(leaseMs) }),
   };
-  const { proc, ready } = await spawnReady(script, env, 20_000);
+  const { proc, ready } = await spawnReady(script, env, 45_000); // a node start: 3 s quiet, 20+ s under load
   return { proc, workerId: ready };
 }
 
