@@ -4,7 +4,6 @@
 // (tenant, discussion, reader, kind) allows one row, and the discussion's counts change in the same
 // statement. A discussion nobody has written to yet is created by the toggle, as a post creates it
 // (a publishable key's toggle, like its post, is 404 there instead).
-import { z } from "zod";
 import { currentReader, db, loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
@@ -12,27 +11,13 @@ import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import type { DiscussionReactionToggle } from "../../events/write-results.js";
 import { getDiscussion } from "../discussions/discussions.js";
+import { requestBatch } from "../../context/request-batch.js";
+import { parseKind } from "./kind.js";
 
 export type { DiscussionReactionToggle };
 
 export interface ToggleDiscussionReactionInput {
   kind?: string | null | undefined;
-}
-
-/** The input schema per list of page reaction kinds (a tenant setting): built once, not per request. */
-const kindSchemas = new WeakMap<readonly string[], z.ZodType<{ kind: string }>>();
-
-function kindSchema(kinds: readonly string[]) {
-  let schema = kindSchemas.get(kinds);
-  if (!schema) {
-    schema = z.object({
-      kind: z
-        .string({ error: (i) => (i.input === undefined || i.input === null ? "is required" : "must be a string") })
-        .refine((k) => kinds.includes(k), `must be one of ${kinds.join(", ")}`),
-    });
-    kindSchemas.set(kinds, schema);
-  }
-  return schema;
 }
 
 /**
@@ -50,10 +35,7 @@ export async function toggleDiscussionReaction(
   checkDiscussionId(discussionId);
   const kinds = resolveSettings((await loadTenant(ctx)).settings).pageReactionKinds;
   if (kinds.length === 0) throw errors.pageReactionsDisabled();
-  const parsed = kindSchema(kinds).safeParse(input ?? {});
-  if (!parsed.success) {
-    throw errors.validation(parsed.error.issues.map((i) => ({ path: String(i.path[0] ?? "kind"), message: i.message })));
-  }
+  const kind = parseKind(kinds, input);
   // a publishable key never creates a discussion (as for a post): an unknown one is 404
   if (ctx.principal?.kind === "publishable") await getDiscussion(ctx, discussionId);
   return runWrite(ctx, "eng_toggle_discussion_reaction", {
@@ -62,17 +44,23 @@ export async function toggleDiscussionReaction(
     reader: reader.id,
     name: reader.name,
     avatar: reader.avatarUrl,
-    kind: parsed.data.kind,
+    kind,
     at: ctx.app.clock.now(),
   });
 }
 
-interface Batch {
-  ids: Set<string>;
-  result: Promise<Map<string, string[]> | null>;
-}
-
-const batches = new WeakMap<RequestContext, Batch>();
+const pageReactionsOf = requestBatch(async (ctx, discussionIds) => {
+  const reader = await currentReader(ctx);
+  if (!reader) return null;
+  const rows = await db(ctx).pageReaction.findMany({
+    where: { tenantId: tenantIdOf(ctx), readerId: reader.id, discussionId: { in: discussionIds } },
+    select: { discussionId: true, kind: true },
+    orderBy: { kind: "asc" },
+  });
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.discussionId, [...(out.get(r.discussionId) ?? []), r.kind]);
+  return out;
+});
 
 /**
  * The asserting reader's own page reactions on a discussion (Discussion.myReactions), kinds in
@@ -80,30 +68,6 @@ const batches = new WeakMap<RequestContext, Batch>();
  * discussion it resolves (a list of 20 costs one statement).
  */
 export async function myPageReactions(ctx: RequestContext, discussionId: string): Promise<string[] | null> {
-  let batch = batches.get(ctx);
-  if (!batch) {
-    const ids = new Set<string>();
-    const created: Batch = {
-      ids,
-      // every resolver of this execution step adds its id before the batch runs
-      result: new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-        batches.delete(ctx);
-        const reader = await currentReader(ctx);
-        if (!reader) return null;
-        const rows = await db(ctx).pageReaction.findMany({
-          where: { tenantId: tenantIdOf(ctx), readerId: reader.id, discussionId: { in: [...ids] } },
-          select: { discussionId: true, kind: true },
-          orderBy: { kind: "asc" },
-        });
-        const out = new Map<string, string[]>();
-        for (const r of rows) out.set(r.discussionId, [...(out.get(r.discussionId) ?? []), r.kind]);
-        return out;
-      }),
-    };
-    batches.set(ctx, created);
-    batch = created;
-  }
-  batch.ids.add(discussionId);
-  const found = await batch.result;
+  const found = await pageReactionsOf(ctx, discussionId);
   return found ? (found.get(discussionId) ?? []) : null;
 }

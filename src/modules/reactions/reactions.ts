@@ -2,9 +2,8 @@
 // toggle (database function eng_toggle_reaction, one statement) runs under the discussion row lock
 // (one writer per discussion at a time), the primary key (comment, reader, kind) allows one row,
 // and the counts on the comment are updated in the same statement.
-import { z } from "zod";
 import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
-import { errors } from "../../lib/errors.js";
+import { parseKind } from "./kind.js";
 import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { canModerate } from "../comments/visibility.js";
@@ -12,22 +11,6 @@ import type { ReactionToggle } from "../../events/write-results.js";
 
 /** A reaction toggled: the row eng_toggle_reaction answers (declared in src/events/write-results.ts). */
 export type { ReactionToggle };
-
-/** The input schema per list of reaction kinds (a tenant setting): built once, not per request. */
-const kindSchemas = new WeakMap<readonly string[], z.ZodType<{ kind: string }>>();
-
-function kindSchema(kinds: readonly string[]) {
-  let schema = kindSchemas.get(kinds);
-  if (!schema) {
-    schema = z.object({
-      kind: z
-        .string({ error: (i) => (i.input === undefined || i.input === null ? "is required" : "must be a string") })
-        .refine((k) => kinds.includes(k), `must be one of ${kinds.join(", ")}`),
-    });
-    kindSchemas.set(kinds, schema);
-  }
-  return schema;
-}
 
 export interface ToggleReactionInput {
   kind?: string | null | undefined;
@@ -42,11 +25,7 @@ export interface ToggleReactionInput {
 export async function toggleReaction(ctx: RequestContext, commentId: string, input: ToggleReactionInput): Promise<ReactionToggle> {
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
-  const parsed = kindSchema(settings.reactionKinds).safeParse(input ?? {});
-  if (!parsed.success) {
-    throw errors.validation(parsed.error.issues.map((i) => ({ path: String(i.path[0] ?? "kind"), message: i.message })));
-  }
-  const { kind } = parsed.data;
+  const kind = parseKind(settings.reactionKinds, input);
   return runWrite(ctx, "eng_toggle_reaction", {
     tenant: tenantIdOf(ctx),
     comment: commentId,

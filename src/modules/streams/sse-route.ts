@@ -96,34 +96,15 @@ async function openStream(
   if (!DISCUSSION_ID_RE.test(discussionId)) {
     throw errors.invalidParameter([{ path: "discussionId", message: DISCUSSION_ID_RULE }]);
   }
-  const query = (search === "" ? {} : parseQuery(search)) as Query;
-  const ticket = str(query, "ticket");
-  const token = str(query, "token");
-  const after = lastEventId(req.headers["last-event-id"], str(query, "lastEventId"));
-
-  const headerAuth = Boolean(req.headers["x-api-key"] || req.headers.authorization);
-  // ?token= is an API key in the query string: deprecated (it ends up in logs and histories).
-  const viaToken = !headerAuth && !ticket && token !== undefined;
-  if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
-
-  // the connection's peer, as fastify's req.ip is for the other routes
-  const ip = req.socket.remoteAddress;
-  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET", ip });
-  // the budget left, on the stream's head as on every counted answer
-  if (ctx.rateLimit) Object.assign(headers, rateLimitHeaders(ctx.rateLimit));
+  const { ctx, ticket, viaToken, after } = await authenticate(app, req, search, headers);
   const caller = await streamCaller(ctx, {
     discussionId,
-    ticket: headerAuth ? undefined : ticket,
+    ticket,
     viaQueryToken: viaToken,
     lastEventId: after,
     origin: req.headers.origin,
   });
-  const sink = new SseSink(res, {
-    headers: sseHeaders(headers),
-    maxBufferedBytes: hub.options.maxBufferedBytes,
-    onOpen,
-    onOverflow: overflowReporter(app, hub, caller.tenantId, discussionId),
-  });
+  const sink = sseSink(app, hub, res, headers, onOpen, caller.tenantId, discussionId);
   await hub.open(
     {
       tenantId: caller.tenantId,
@@ -148,26 +129,37 @@ async function openReaderStream(
   headers: Record<string, string>,
   onOpen: () => void,
 ): Promise<void> {
-  const query = (search === "" ? {} : parseQuery(search)) as Query;
-  const ticket = str(query, "ticket");
-  const token = str(query, "token");
-  const after = lastEventId(req.headers["last-event-id"], str(query, "lastEventId"));
-  const headerAuth = Boolean(req.headers["x-api-key"] || req.headers.authorization);
-  const viaToken = !headerAuth && !ticket && token !== undefined;
-  if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
-  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET" });
-  if (ctx.rateLimit) Object.assign(headers, rateLimitHeaders(ctx.rateLimit));
-  const caller = await readerStreamCaller(ctx, { ticket: headerAuth ? undefined : ticket, lastEventId: after, origin: req.headers.origin });
-  const sink = new SseSink(res, {
-    headers: sseHeaders(headers),
-    maxBufferedBytes: hub.options.maxBufferedBytes,
-    onOpen,
-    onOverflow: overflowReporter(app, hub, caller.tenantId, ME),
-  });
+  const { ctx, ticket, after } = await authenticate(app, req, search, headers);
+  const caller = await readerStreamCaller(ctx, { ticket, lastEventId: after, origin: req.headers.origin });
+  const sink = sseSink(app, hub, res, headers, onOpen, caller.tenantId, ME);
   await hub.openReader(
     { tenantId: caller.tenantId, readerId: caller.readerId, after, settings: caller.settings, ticket: caller.ticket },
     sink,
   );
+}
+
+/**
+ * Both streams' preamble: the request's context from the key in a header or the deprecated
+ * ?token= (that one marked Deprecation and Sunset on the answer), the budget left on the answer's
+ * headers, the ticket (only when no key is in a header) and where to resume.
+ */
+async function authenticate(app: AppServices, req: IncomingMessage, search: string, headers: Record<string, string>) {
+  const query = (search === "" ? {} : parseQuery(search)) as Query;
+  const ticket = str(query, "ticket");
+  const token = str(query, "token");
+  const after = lastEventId(req.headers["last-event-id"], str(query, "lastEventId"));
+
+  const headerAuth = Boolean(req.headers["x-api-key"] || req.headers.authorization);
+  // ?token= is an API key in the query string: deprecated (it ends up in logs and histories).
+  const viaToken = !headerAuth && !ticket && token !== undefined;
+  if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
+
+  // the connection's peer, as fastify's req.ip is for the other routes
+  const ip = req.socket.remoteAddress;
+  const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET", ip });
+  // the budget left, on the stream's head as on every counted answer
+  if (ctx.rateLimit) Object.assign(headers, rateLimitHeaders(ctx.rateLimit));
+  return { ctx, ticket: headerAuth ? undefined : ticket, viaToken, after };
 }
 
 /** The discussion id as sent (URL-encoded); undecodable → the router's 400, as for any route. */
@@ -177,6 +169,24 @@ function pathParameter(segment: string): string {
   } catch {
     throw errors.invalidParameter([{ path: "url", message: "a path parameter is too long or not valid URL encoding" }]);
   }
+}
+
+/** The stream's sink: its head carries `headers`; a client that falls behind its buffer bound is let go. */
+function sseSink(
+  app: AppServices,
+  hub: StreamHub,
+  res: ServerResponse,
+  headers: Record<string, string>,
+  onOpen: () => void,
+  tenantId: string,
+  discussionId: string,
+) {
+  return new SseSink(res, {
+    headers: sseHeaders(headers),
+    maxBufferedBytes: hub.options.maxBufferedBytes,
+    onOpen,
+    onOverflow: overflowReporter(app, hub, tenantId, discussionId),
+  });
 }
 
 // Made outside openStream, so a long-lived stream does not keep its request's objects alive.

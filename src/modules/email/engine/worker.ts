@@ -12,6 +12,7 @@ import { createSender, type SendResult } from "./sender.js";
 import { signUnsubscribeToken } from "./unsubscribe.js";
 import { composeModerationDigests } from "./moderation-digests.js";
 import { mailCanGo } from "./links.js";
+import { pollLoop } from "../../../lib/poll-loop.js";
 
 export interface EmailWorker {
   /** one pass: compose what is due, then send what is queued */
@@ -58,9 +59,6 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
   });
   // a tenant's mail can go somewhere: the outbox, the service's SMTP server, or its own
   const canSend = (settings: unknown) => mailCanGo(app, settings);
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
 
   const unsubscribeBase = () => `${baseUrl.replace(/\/$/, "")}/api/v1/unsubscribe/`;
   const composeDeps = (): ComposeDeps => ({
@@ -102,15 +100,9 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     return { ...composed, ...(await sender.sendDue()) };
   }
 
-  const tick = () => {
-    if (stopped) return;
-    running = runOnce()
-      .catch((err: unknown) => app.log.warn({ err: err instanceof Error ? err.message : String(err) }, "email worker pass failed"))
-      .finally(() => {
-        running = undefined;
-        if (!stopped) timer = setTimeout(tick, o.pollMs);
-      });
-  };
+  const loop = pollLoop(runOnce, o.pollMs, (err) =>
+    app.log.warn({ err: err instanceof Error ? err.message : String(err) }, "email worker pass failed"),
+  );
 
   return {
     runOnce,
@@ -119,14 +111,9 @@ export function createEmailWorker(app: AppServices, opts: Partial<EmailWorkerOpt
     useServerUrl(url) {
       baseUrl = app.config.PUBLIC_URL ?? url;
     },
-    start() {
-      stopped = false;
-      timer = setTimeout(tick, o.pollMs);
-    },
+    start: loop.start,
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      await loop.stop();
       sender.close();
     },
   };

@@ -15,6 +15,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { AppServices } from "../../../context/services.js";
 import { retryDelayMs } from "../../../webhook-delivery/backoff.js";
+import { pollLoop } from "../../../lib/poll-loop.js";
 
 export interface FollowWorkerOptions {
   pollMs: number;
@@ -63,10 +64,6 @@ export function createFollowWorker(app: AppServices, opts: Partial<FollowWorkerO
     workerId: `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
     ...opts,
   };
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
-
   async function claim(): Promise<ClaimedFollowJob[]> {
     const now = app.clock.now();
     return app.sql.query<ClaimedFollowJob>(
@@ -135,26 +132,9 @@ export function createFollowWorker(app: AppServices, opts: Partial<FollowWorkerO
     }
   }
 
-  const tick = () => {
-    if (stopped) return;
-    running = runOnce()
-      .catch((err: unknown) => app.log.warn({ err: err instanceof Error ? err.message : String(err) }, "follow worker pass failed"))
-      .finally(() => {
-        running = undefined;
-        if (!stopped) timer = setTimeout(tick, o.pollMs);
-      });
-  };
+  const loop = pollLoop(runOnce, o.pollMs, (err) =>
+    app.log.warn({ err: err instanceof Error ? err.message : String(err) }, "follow worker pass failed"),
+  );
 
-  return {
-    runOnce,
-    start() {
-      stopped = false;
-      timer = setTimeout(tick, o.pollMs);
-    },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return { runOnce, start: loop.start, stop: loop.stop };
 }
