@@ -8,6 +8,7 @@ import type { ComponentChildren } from "preact";
 import { gql } from "../api";
 import { VerifyAkismetKeyDocument, type AkismetKeyInput, type VerifyAkismetKeyMutation } from "../gql/graphql";
 import { ErrorMessage, useAction } from "../ui";
+import { FieldError, type Errors } from "../components/fields";
 
 export const DEFAULT_AKISMET_BASE_URL = "https://rest.akismet.com";
 
@@ -35,17 +36,8 @@ export function readAkismet(f: FormData): AkismetEdit | null {
   };
 }
 
-type Errors = Record<string, string>;
 type Answer = VerifyAkismetKeyMutation["verifyAkismetKey"];
 
-function FieldError({ errors, path }: { errors: Errors; path: string }) {
-  const msg = errors[path];
-  return msg ? (
-    <span class="field-error" id={`err-${path}`}>
-      {msg}
-    </span>
-  ) : null;
-}
 /** aria-invalid, and aria-describedby naming the field's hint and its problem (if any). */
 const described = (errors: Errors, path: string, hint: string) => ({
   "aria-invalid": errors[path] ? ("true" as const) : undefined,

@@ -10,11 +10,11 @@ import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
 import { HookSecret, HookTest } from "./safety-hook";
 import { AkismetFields, akismetSaved, readAkismet, type AkismetEdit } from "./safety-akismet";
+import { FieldError, type Errors } from "../components/fields";
 
 type Safety = SafetyFieldsFragment;
 /** The settings as the form compares them: Akismet's key only when one is typed. */
 type Edited = Omit<Safety, "akismet"> & { akismet: AkismetEdit | null };
-type Errors = Record<string, string>;
 
 export const MAX_WORDS = 2000;
 /** A text area's entries: one a line, trimmed, empty lines left out. */
@@ -49,15 +49,6 @@ function errorsByField(fields: { path: string; message: string }[], sent: { bann
     out[key] = out[key] ? `${out[key]}; ${message}` : message;
   }
   return out;
-}
-
-function FieldError({ errors, path }: { errors: Errors; path: string }) {
-  const msg = errors[path];
-  return msg ? (
-    <span class="field-error" id={`err-${path}`}>
-      {msg}
-    </span>
-  ) : null;
 }
 
 const invalid = (errors: Errors, path: string) => ({

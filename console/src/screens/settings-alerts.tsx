@@ -17,7 +17,7 @@ import {
   type TestAlertMutation,
 } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf, useAction, useLoad } from "../ui";
-import { SettingsViews } from "./settings-identity";
+import { SettingsViews } from "./settings-views";
 
 const MAX_ALERTS = 5;
 const KINDS = [

@@ -5,7 +5,7 @@
 // (settings-fields.tsx): the server's current values, only the fields changed are saved.
 import { ErrorMessage } from "../ui";
 import type { AllSettingsFragment } from "../gql/graphql";
-import { SettingsViews } from "./settings-identity";
+import { SettingsViews } from "./settings-views";
 import { NUMBER_GROUPS, NumberGroups, numberGroupsOf, useSettingsForm, type Groups } from "./settings-fields";
 
 const ORDER: Groups[] = ["delivery", "retention", "replay", "stream", "rateLimits", "idempotency"];

@@ -17,9 +17,9 @@ import {
 } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf, useAction, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
-import { SettingsViews } from "./settings-identity";
+import { SettingsViews } from "./settings-views";
+import { FieldError, type Errors } from "../components/fields";
 
-type Errors = Record<string, string>;
 type Status = EmailSettingsQuery["emailStatus"];
 
 const REPLIES = [
@@ -28,14 +28,6 @@ const REPLIES = [
   { value: "off", label: "off (only readers who ask for emails get them)" },
 ] as const;
 
-function FieldError({ errors, path }: { errors: Errors; path: string }) {
-  const msg = errors[path];
-  return msg ? (
-    <span class="field-error" id={`err-email-${path}`}>
-      {msg}
-    </span>
-  ) : null;
-}
 /** aria-invalid and the hint and problem that describe a field. */
 const describe = (errors: Errors, path: string, hint?: string) => {
   const ids = [...(hint ? [hint] : []), ...(errors[path] ? [`err-email-${path}`] : [])];
@@ -202,7 +194,7 @@ function EmailForm({
           <span id="email-from-hint" class="hint">
             An address or Name &lt;address&gt;. Empty: the service's own sender.
           </span>
-          <FieldError errors={errors} path="from" />
+          <FieldError idPrefix="err-email-" errors={errors} path="from" />
         </div>
         <div>
           <label>
@@ -220,7 +212,7 @@ function EmailForm({
           <span id="email-reply-to-hint" class="hint">
             Where readers' answers to the emails go. Empty: nowhere.
           </span>
-          <FieldError errors={errors} path="replyTo" />
+          <FieldError idPrefix="err-email-" errors={errors} path="replyTo" />
         </div>
         <div>
           <label>
@@ -237,7 +229,7 @@ function EmailForm({
           <span id="email-smtp-hint" class="hint">
             The tenant's own SMTP server (smtp:// or smtps://), stored encrypted; its password is shown masked. Empty: the service's.
           </span>
-          <FieldError errors={errors} path="smtpUrl" />
+          <FieldError idPrefix="err-email-" errors={errors} path="smtpUrl" />
         </div>
       </fieldset>
       <fieldset>
@@ -257,7 +249,7 @@ function EmailForm({
           <span id="email-default-hint" class="hint">
             How often a reader who has not chosen hears of replies to their comments.
           </span>
-          <FieldError errors={errors} path="defaultReplies" />
+          <FieldError idPrefix="err-email-" errors={errors} path="defaultReplies" />
         </div>
         <div>
           <label>
@@ -274,7 +266,7 @@ function EmailForm({
           <span id="email-hour-hint" class="hint">
             0 to 23: the hour daily digests go out.
           </span>
-          <FieldError errors={errors} path="digestHour" />
+          <FieldError idPrefix="err-email-" errors={errors} path="digestHour" />
         </div>
         <div>
           <label>
@@ -291,7 +283,7 @@ function EmailForm({
           <span id="email-limit-hint" class="hint">
             1 to 1000 emails to one reader in any 24 hours; replies past it are not mailed.
           </span>
-          <FieldError errors={errors} path="maxPerReaderPerDay" />
+          <FieldError idPrefix="err-email-" errors={errors} path="maxPerReaderPerDay" />
         </div>
       </fieldset>
       <button type="submit" disabled={busy}>

@@ -8,6 +8,7 @@ import { ApiError, gql } from "../api";
 import { SettingsDocument, UpdateSettingsDocument, type AllSettingsFragment, type SettingsPatch } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
+import { FieldError } from "../components/fields";
 
 export type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention" | "inbox" | "idempotency";
 
@@ -139,15 +140,6 @@ export const NUMBER_GROUPS: { group: Groups; title: string; fields: NumberField[
     ],
   },
 ];
-
-export function FieldError({ errors, path }: { errors: Record<string, string>; path: string }) {
-  const msg = errors[path];
-  return msg ? (
-    <span class="field-error" id={`err-${path}`}>
-      {msg}
-    </span>
-  ) : null;
-}
 
 /** The changed fields' names, nested ones as group.field. */
 export const changedNames = (patch: Record<string, unknown>): string[] =>

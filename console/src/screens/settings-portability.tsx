@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { rest, ApiError } from "../api";
 import { ErrorMessage, Notice, messageOf } from "../ui";
-import { SettingsViews } from "./settings-identity";
+import { SettingsViews } from "./settings-views";
 
 interface ImportState {
   id: string;

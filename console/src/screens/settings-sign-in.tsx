@@ -10,20 +10,13 @@
 // (GraphQL testSignInProvider) and shows each check's outcome.
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
-import {
-  SignInSettingsDocument,
-  TestSignInProviderDocument,
-  UpdateSignInDocument,
-  type TestSignInProviderMutation,
-  type SignInFieldsFragment,
-  type SignInProviderInput,
-  type SignInSettingsPatch,
-} from "../gql/graphql";
-import { ErrorMessage, Notice, messageOf, useAction, useLoad } from "../ui";
+import { SignInSettingsDocument, UpdateSignInDocument, type SignInFieldsFragment, type SignInSettingsPatch } from "../gql/graphql";
+import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
-import { SettingsViews } from "./settings-identity";
+import { SettingsViews } from "./settings-views";
+import { FieldError, ProviderList, type Errors } from "../components/fields";
+import { MAX_SIGN_IN_PROVIDERS, ProviderFields, blank, described, draftOf, inputOf, type Draft } from "./settings-sign-in-provider";
 
-export const MAX_SIGN_IN_PROVIDERS = 5;
 const METHODS = [
   { value: "email", label: "Email link", hint: "A one-time link sent to the reader's address (through your tenant's email settings)." },
   {
@@ -37,88 +30,6 @@ const METHODS = [
     hint: "A name (and an address if you ask for one) behind a proof-of-work check instead of a captcha.",
   },
 ] as const;
-const ENDPOINTS = [
-  { key: "authorizationEndpoint", label: "Authorization endpoint", placeholder: "https://github.com/login/oauth/authorize" },
-  { key: "tokenEndpoint", label: "Token endpoint", placeholder: "https://github.com/login/oauth/access_token" },
-  { key: "userinfoEndpoint", label: "Userinfo endpoint", placeholder: "https://api.github.com/user" },
-] as const;
-
-type Errors = Record<string, string>;
-type Provider = SignInFieldsFragment["oidc"][number];
-type Claims = NonNullable<Provider["claims"]>;
-/** A provider as the form holds it. */
-interface Draft {
-  key: number;
-  /** the id it was stored under (its secret is kept while the id stays); null for a new one */
-  storedId: string | null;
-  id: string;
-  label: string;
-  issuer: string;
-  authorizationEndpoint: string;
-  tokenEndpoint: string;
-  userinfoEndpoint: string;
-  clientId: string;
-  /** a new secret typed in; "" keeps the stored one */
-  clientSecret: string;
-  /** as typed, space-separated */
-  scopes: string;
-  /** carried as stored (the form does not edit the claim mapping) */
-  claims: Claims | null;
-}
-
-let nextKey = 1;
-const draftOf = (p: Provider): Draft => ({
-  key: nextKey++,
-  storedId: p.id,
-  id: p.id,
-  label: p.label,
-  issuer: p.issuer ?? "",
-  authorizationEndpoint: p.authorizationEndpoint ?? "",
-  tokenEndpoint: p.tokenEndpoint ?? "",
-  userinfoEndpoint: p.userinfoEndpoint ?? "",
-  clientId: p.clientId,
-  clientSecret: "",
-  scopes: (p.scopes ?? []).join(" "),
-  claims: p.claims ?? null,
-});
-const blank = (): Draft => ({
-  key: nextKey++,
-  storedId: null,
-  id: "",
-  label: "",
-  issuer: "",
-  authorizationEndpoint: "",
-  tokenEndpoint: "",
-  userinfoEndpoint: "",
-  clientId: "",
-  clientSecret: "",
-  scopes: "",
-  claims: null,
-});
-
-/** Only the claims that are set (the service's defaults stand for the others). */
-const claimsInput = (c: Claims | null) => {
-  const set = Object.fromEntries(Object.entries(c ?? {}).filter(([k, v]) => k !== "__typename" && typeof v === "string" && v));
-  return Object.keys(set).length ? { claims: set } : {};
-};
-
-/** A provider in the PATCH's shape; both the server's and the form's go through it, so they compare field by field. */
-function inputOf(d: Omit<Draft, "key" | "storedId">): SignInProviderInput {
-  const scopes = d.scopes.split(/[\s,]+/).filter(Boolean);
-  const opt = (k: "issuer" | "authorizationEndpoint" | "tokenEndpoint" | "userinfoEndpoint") => (d[k].trim() ? { [k]: d[k].trim() } : {});
-  return {
-    id: d.id.trim(),
-    label: d.label.trim(),
-    ...opt("issuer"),
-    ...opt("authorizationEndpoint"),
-    ...opt("tokenEndpoint"),
-    ...opt("userinfoEndpoint"),
-    clientId: d.clientId.trim(),
-    ...(d.clientSecret ? { clientSecret: d.clientSecret } : {}),
-    ...(scopes.length ? { scopes } : {}),
-    ...claimsInput(d.claims),
-  };
-}
 
 /**
  * The answer's problems by the field they name: `signIn.oidc.1.clientSecret` (or `signIn.oidc[1].clientSecret`)
@@ -140,20 +51,6 @@ export function signInErrors(fields: { path: string; message: string }[]): Error
 /** The paths the form shows a problem beside; another's problem is said in the form's own error. */
 const SHOWN =
   /^(methods|sessionDays|guest\.(requireEmail|moderation)|oidc(\.\d+(\.(id|label|issuer|authorizationEndpoint|tokenEndpoint|userinfoEndpoint|clientId|clientSecret|scopes))?)?)$/;
-
-function FieldError({ errors, path }: { errors: Errors; path: string }) {
-  const msg = errors[path];
-  return msg ? (
-    <span class="field-error" id={`err-${path}`}>
-      {msg}
-    </span>
-  ) : null;
-}
-/** aria-invalid, and aria-describedby naming the field's problem (if any) and its hint. */
-const described = (errors: Errors, path: string, hint?: string) => ({
-  "aria-invalid": errors[path] ? ("true" as const) : undefined,
-  "aria-describedby": [errors[path] ? `err-${path}` : null, hint ?? null].filter(Boolean).join(" ") || undefined,
-});
 
 export function SignInScreen({ tenantId }: { tenantId: string }) {
   const loaded = useLoad(() => gql(SignInSettingsDocument));
@@ -205,7 +102,6 @@ function SignInForm({
   const [errors, setErrors] = useState<Errors>({});
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const edit = (key: number, change: (d: Draft) => Draft) => setDrafts((all) => all.map((d) => (d.key === key ? change(d) : d)));
 
   const save = () => {
     setErrors({});
@@ -323,35 +219,19 @@ function SignInForm({
         </span>
         <FieldError errors={errors} path="sessionDays" />
       </div>
-      <h2 id="sign-in-providers-title">Providers</h2>
-      <FieldError errors={errors} path="oidc" />
-      {drafts.length === 0 && <p>No provider: "Sign in with a provider" has nothing to offer until you add one.</p>}
-      {drafts.map((d, i) => (
-        <ProviderFields
-          key={d.key}
-          d={d}
-          n={i + 1}
-          errors={errors}
-          prefix={`oidc.${i}`}
-          tenantId={tenantId}
-          onChange={(change) => edit(d.key, change)}
-          onRemove={() => setDrafts((all) => all.filter((x) => x.key !== d.key))}
-        />
-      ))}
-      <div class="actions">
-        <button
-          type="button"
-          class="btn-plain"
-          disabled={drafts.length >= MAX_SIGN_IN_PROVIDERS}
-          aria-describedby="sign-in-providers-count"
-          onClick={() => setDrafts((all) => [...all, blank()])}
-        >
-          Add a provider
-        </button>
-        <span id="sign-in-providers-count" class="hint">
-          {drafts.length} of {MAX_SIGN_IN_PROVIDERS} providers
-        </span>
-      </div>
+      <ProviderList
+        titleId="sign-in-providers-title"
+        countId="sign-in-providers-count"
+        path="oidc"
+        errors={errors}
+        drafts={drafts}
+        setDrafts={setDrafts}
+        blank={blank}
+        max={MAX_SIGN_IN_PROVIDERS}
+        empty={'No provider: "Sign in with a provider" has nothing to offer until you add one.'}
+      >
+        {(props) => <ProviderFields {...props} tenantId={tenantId} />}
+      </ProviderList>
       <div class="actions">
         <button type="submit" disabled={busy}>
           Save sign-in settings
@@ -360,182 +240,5 @@ function SignInForm({
       {/* what the save did, beside the button that did it */}
       <ErrorMessage error={error} />
     </form>
-  );
-}
-
-function ProviderFields({
-  d,
-  n,
-  errors,
-  prefix,
-  tenantId,
-  onChange,
-  onRemove,
-}: {
-  d: Draft;
-  n: number;
-  errors: Errors;
-  prefix: string;
-  tenantId: string;
-  onChange: (change: (d: Draft) => Draft) => void;
-  onRemove: () => void;
-}) {
-  const p = (field: string) => `${prefix}.${field}`;
-  const hintId = (field: string) => `hint-${prefix}.${field}`;
-  const stored = d.storedId !== null && d.id.trim() === d.storedId;
-  const text = (
-    field: "id" | "label" | "issuer" | "authorizationEndpoint" | "tokenEndpoint" | "userinfoEndpoint" | "clientId" | "scopes",
-    label: string,
-    opts: { placeholder?: string; hint?: string; type?: string } = {},
-  ) => (
-    <div>
-      <label>
-        {label}
-        <input
-          type={opts.type ?? "text"}
-          spellcheck={false}
-          placeholder={opts.placeholder}
-          value={d[field]}
-          onInput={(e) => {
-            const v = e.currentTarget.value;
-            onChange((x) => ({ ...x, [field]: v }));
-          }}
-          {...described(errors, p(field), opts.hint ? hintId(field) : undefined)}
-        />
-      </label>
-      {opts.hint && (
-        <span class="hint" id={hintId(field)}>
-          {opts.hint}
-        </span>
-      )}
-      <FieldError errors={errors} path={p(field)} />
-    </div>
-  );
-  const id = d.id.trim();
-  return (
-    <fieldset aria-label={`Provider ${n}`} class="sign-in-provider">
-      <legend>
-        Provider {n}
-        {d.label.trim() ? `: ${d.label.trim()}` : ""}
-      </legend>
-      <FieldError errors={errors} path={prefix} />
-      <div class="pair">
-        {text("id", "Id", {
-          placeholder: "github",
-          hint: id
-            ? `Its readers are ${id}:<their id>.`
-            : "Lower-case letters, digits and hyphens; it names the redirect URI and prefixes its readers' ids.",
-        })}
-        {text("label", "Label", { placeholder: "GitHub", hint: 'The button says "Sign in with <label>".' })}
-      </div>
-      {id && (
-        <p class="hint redirect-uri">
-          Redirect URI to register with the provider: <code>{`${location.origin}/auth/v1/${tenantId}/callback/${id}`}</code>
-        </p>
-      )}
-      {text("issuer", "Issuer", {
-        type: "url",
-        placeholder: "https://accounts.google.com",
-        hint: "OpenID Connect: the endpoints come from its discovery document. Leave empty for plain OAuth 2 and give the three endpoints.",
-      })}
-      <div class="endpoints">
-        {ENDPOINTS.map((e) => (
-          <div key={e.key}>{text(e.key, e.label, { type: "url", placeholder: e.placeholder })}</div>
-        ))}
-      </div>
-      <div class="pair">
-        {text("clientId", "Client id")}
-        <div>
-          <label>
-            Client secret
-            <input
-              type="password"
-              autoComplete="new-password"
-              spellcheck={false}
-              placeholder={stored ? "stored" : ""}
-              value={d.clientSecret}
-              onInput={(e) => {
-                const v = e.currentTarget.value;
-                onChange((x) => ({ ...x, clientSecret: v }));
-              }}
-              {...described(errors, p("clientSecret"), hintId("clientSecret"))}
-            />
-          </label>
-          <span class="hint" id={hintId("clientSecret")}>
-            {stored
-              ? "A secret is stored (it is never shown): leave this empty to keep it, or type a new one to replace it."
-              : "Required: stored encrypted and never shown again."}
-          </span>
-          <FieldError errors={errors} path={p("clientSecret")} />
-        </div>
-      </div>
-      {text("scopes", "Scopes (space-separated)", {
-        placeholder: "openid email profile",
-        hint: "Empty: openid email profile with an issuer, the provider's default without one.",
-      })}
-      <ProviderTest id={stored ? d.storedId : null} n={n} />
-      <div class="actions">
-        <button type="button" class="btn-delete" onClick={onRemove}>
-          Remove provider {n}
-        </button>
-      </div>
-    </fieldset>
-  );
-}
-
-type ProviderTestAnswer = TestSignInProviderMutation["testSignInProvider"];
-
-/** "Test": the saved provider's endpoints called from the service (testSignInProvider), each check's outcome. */
-function ProviderTest({ id, n }: { id: string | null; n: number }) {
-  const action = useAction();
-  const [answer, setAnswer] = useState<ProviderTestAnswer | null>(null);
-  return (
-    <div class="provider-test">
-      <div class="actions">
-        <button
-          type="button"
-          class="btn-plain"
-          disabled={!id || action.busy}
-          aria-describedby={`provider-test-hint-${n}`}
-          onClick={() =>
-            void action.run(async () => {
-              setAnswer(null);
-              setAnswer((await gql(TestSignInProviderDocument, { id: id! })).testSignInProvider);
-            })
-          }
-        >
-          {action.busy ? "Testing…" : "Test"}
-        </button>
-        <span class="hint" id={`provider-test-hint-${n}`}>
-          {id
-            ? "Calls the saved provider's endpoints from the service (unsaved changes are not tested)."
-            : "Save the provider first: Test calls the saved one."}
-        </span>
-      </div>
-      <ErrorMessage error={action.error} />
-      <div role="status">
-        {answer && (
-          <div class={`hook-answer ${answer.ok ? "ok" : "failed"}`}>
-            <p>
-              <strong>{answer.ok ? "Every check passed." : "Some checks failed."}</strong> ({answer.latencyMs} ms)
-            </p>
-            <ul>
-              {answer.checks.map((c) => (
-                <li key={c.endpoint}>
-                  {c.endpoint}: {c.ok ? "ok" : `failed${c.error ? `: ${c.error}` : ""}`}
-                  {c.status !== null ? ` (HTTP ${c.status})` : ""}
-                  {c.url ? (
-                    <>
-                      {" "}
-                      <code>{c.url}</code>
-                    </>
-                  ) : null}
-                </li>
-              ))}
-            </ul>
-          </div>
-        )}
-      </div>
-    </div>
   );
 }

@@ -10,8 +10,9 @@ import { useState } from "preact/hooks";
 import { gql } from "../api";
 import { RotateIdentitySecretDocument, type AllSettingsFragment, type SettingsPatch, type VoteMode } from "../gql/graphql";
 import { Copy, ErrorMessage, messageOf } from "../ui";
-import { SettingsViews } from "./settings-identity";
-import { Field, FieldError, Help, NUMBER_GROUPS, NumberGroups, describedBy, numberGroupsOf, useSettingsForm } from "./settings-fields";
+import { SettingsViews } from "./settings-views";
+import { FieldError } from "../components/fields";
+import { Field, Help, NUMBER_GROUPS, NumberGroups, describedBy, numberGroupsOf, useSettingsForm } from "./settings-fields";
 
 /** The number groups this view holds; the rest are Delivery & limits'. */
 const GENERAL_GROUPS = NUMBER_GROUPS.filter((g) => g.group === "inbox");
