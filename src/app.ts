@@ -3,17 +3,13 @@
 import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "./runtime.js";
-import type { FastifyReply, FastifyRequest } from "fastify";
 import { createFastify } from "./http/fastify.js";
 import { RawRoutes } from "./http/raw-routes.js";
 import { schema } from "./modules/schema.js";
-import { createGraphQLServer } from "./http/graphql-server.js";
-import { mountGraphiql } from "./http/graphiql.js";
+import { mountGraphQL } from "./http/graphql/route.js";
 import { mountCompression } from "./http/compression.js";
-import { createDirectGraphQL } from "./http/graphql-direct.js";
 import { createOperationCounter } from "./http/compiled-operations.js";
 import { mountRoutes } from "./http/rest/router.js";
-import { createIdempotentGraphQL } from "./http/graphql-idempotent.js";
 import { openApiDocument } from "./modules/openapi-document.js";
 import { mountOpenApi } from "./http/openapi-route.js";
 import { SERVICE_VERSION } from "./lib/version.js";
@@ -78,34 +74,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const cors = createCorsPolicy(services.origins);
   // this app's graphql_operations_total by name: yoga, the direct path and REST count with it
   const countOperation = createOperationCounter(services.metrics);
-  const yoga = createGraphQLServer(services, schema, cors, countOperation);
-  const direct = createDirectGraphQL(yoga, services, countOperation);
-  const idempotent = createIdempotentGraphQL(yoga, services, cors);
-  const graphiql = mountGraphiql(fastify, config);
-  const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
-    // a browser opening /graphql: GraphiQL, where it is on
-    if (graphiql && req.method === "GET" && req.url.split("?")[0] === "/graphql" && (req.headers.accept ?? "").includes("text/html")) {
-      return graphiql(reply);
-    }
-    // a mutation with an Idempotency-Key: claimed first, its answer kept (src/http/graphql-idempotent.ts)
-    const served = (req.headers["idempotency-key"] !== undefined && (await idempotent(req, reply))) || (await direct(req, reply));
-    services.metrics.graphqlRequests.inc({ path: served || "yoga" });
-    if (served) return reply;
-    const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
-    response.headers.forEach((value, key) => void reply.header(key, value));
-    reply.status(response.status);
-    const type = response.headers.get("content-type") ?? "";
-    if (response.body && (type.startsWith("text/event-stream") || type.startsWith("multipart/"))) {
-      reply.send(response.body); // a stream (subscriptions, graphql-sse): piped as it comes
-    } else {
-      // a whole answer: one write with Content-Length, not a chunked pipe (about a fifth of the CPU)
-      reply.send(Buffer.from(await response.arrayBuffer()));
-    }
-    return reply;
-  };
-  fastify.route({ url: "/graphql", method: ["GET", "POST", "OPTIONS"], handler: graphqlHandler });
-  // graphql-sse single-connection mode (PUT reserves a stream, GET opens it, POST/DELETE operations)
-  fastify.route({ url: "/graphql/stream", method: ["GET", "POST", "PUT", "DELETE", "OPTIONS"], handler: graphqlHandler });
+  // /graphql: which path serves each request (src/http/graphql/route.ts)
+  const yoga = mountGraphQL(fastify, services, config, schema, cors, countOperation);
   const record = createRequestRecorder(fastify.log, services.metrics);
   mountObservability(fastify, { record, metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
   mountRestCors(fastify, cors);

@@ -1,4 +1,4 @@
-// The direct /graphql path (src/http/graphql-direct.ts, createDirectGraphQL) answers a backend's POST
+// The direct /graphql path (src/http/graphql/direct.ts, createDirectGraphQL) answers a backend's POST
 // exactly as yoga's whole pipeline does: the same requests with an Origin header (which always
 // go through yoga) get the same status, media type and body; graphql_requests_total says which path served.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

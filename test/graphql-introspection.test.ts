@@ -1,6 +1,6 @@
 // Introspection where it is on (issue 19, item 2): graphql-js's standard introspection query with
 // every option passes the document limits (an `ofType` chain inside __schema/__type is one level of
-// depth, its own length at most the depth limit: src/http/graphql-limits.ts) and yields our schema;
+// depth, its own length at most the depth limit: src/http/graphql/limits.ts) and yields our schema;
 // graphql-codegen pointed at the URL loads it (GraphiQL's documentation explorer, in headless
 // Chromium: test/browser/graphiql.test.ts). Introspection-shaped bombs are still refused, and with
 // introspection off nothing changes.

@@ -1,5 +1,5 @@
 // GraphQL operations run without the envelope's per-request execution hooks: REST's fixed documents
-// (src/http/rest/execute.ts) and a backend's simple /graphql queries (src/http/graphql-direct.ts).
+// (src/http/rest/execute.ts) and a backend's simple /graphql queries (src/http/graphql/direct.ts).
 // Both are validated through yoga's envelope (document limits, every validation rule) and compiled
 // by graphql-jit once each, here; both count graphql_operations_total as the envelope's metrics
 // plugin does, with the same counter. Which operations are compiled is kept by each path, per app.

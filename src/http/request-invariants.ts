@@ -13,21 +13,21 @@ import { rateLimitHeaders } from "../auth/rate-limit.js";
 import { requestIdOf, createRequestRecorder, mountObservability } from "./observability.js";
 import { internalError, knownFailure, problemBody, sendProblem, writeProblem } from "./problem.js";
 import { beginIdempotent, finishIdempotent, idempotencyKeyOf, sendStoredAnswer } from "./idempotency.js";
-import { maskGraphQLError, useRequestErrorCodes } from "./graphql-errors.js";
+import { maskGraphQLError, useRequestErrorCodes } from "./graphql/errors.js";
 import { createOperationCounter } from "./compiled-operations.js";
 import { announceRateLimit } from "./request-context.js";
-import { graphqlContext } from "./graphql-context.js";
-import { createGraphQLServer } from "./graphql-server.js";
-import { createDirectGraphQL } from "./graphql-direct.js";
-import { createIdempotentGraphQL } from "./graphql-idempotent.js";
+import { graphqlContext } from "./graphql/context.js";
+import { createGraphQLServer } from "./graphql/server.js";
+import { createDirectGraphQL } from "./graphql/direct.js";
+import { createIdempotentGraphQL } from "./graphql/idempotent.js";
 import { createOperationRunner } from "./rest/execute.js";
 import { mountRoutes } from "./rest/router.js";
 
 /** The ways a request is executed, and what selects each. */
 export const EXECUTION_PATHS = {
-  yoga: "src/http/graphql-server.ts: /graphql through yoga's whole pipeline (a request with an Origin, GET, batches, subscriptions, other media types)",
-  direct: "src/http/graphql-direct.ts: a backend's plain POST /graphql (JSON, no Origin); a one-root-field query of a caller runs compiled",
-  idempotent: "src/http/graphql-idempotent.ts: a /graphql mutation carrying Idempotency-Key (from a backend or a browser)",
+  yoga: "src/http/graphql/server.ts: /graphql through yoga's whole pipeline (a request with an Origin, GET, batches, subscriptions, other media types)",
+  direct: "src/http/graphql/direct.ts: a backend's plain POST /graphql (JSON, no Origin); a one-root-field query of a caller runs compiled",
+  idempotent: "src/http/graphql/idempotent.ts: a /graphql mutation carrying Idempotency-Key (from a backend or a browser)",
   rest: "src/http/rest/router.ts: the /api/v1 routes, each a compiled GraphQL document (src/http/rest/execute.ts)",
   sse: "src/modules/streams/sse-route.ts: GET /api/v1/stream/:discussionId, answered before fastify (src/http/raw-routes.ts)",
 } as const;
@@ -222,7 +222,7 @@ export const REQUEST_INVARIANTS = {
     holds:
       "Each GraphQL operation run adds one to graphql_operations_total{operation,outcome}, once, whichever executor ran it (an answer run again counts once).",
     paths: {
-      yoga: { kept: "useOperationMetrics (src/http/graphql-server.ts)", by: [createOperationCounter, createGraphQLServer] },
+      yoga: { kept: "useOperationMetrics (src/http/graphql/server.ts)", by: [createOperationCounter, createGraphQLServer] },
       direct: {
         kept: "compiled: counted after it succeeds; otherwise yoga's pipeline counts it",
         by: [createOperationCounter, createDirectGraphQL],

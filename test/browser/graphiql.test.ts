@@ -1,4 +1,4 @@
-// GraphiQL at /graphql (headless Chromium): a small page whose assets all load (src/http/graphiql.ts),
+// GraphiQL at /graphql (headless Chromium): a small page whose assets all load (src/http/graphql/graphiql.ts),
 // and its documentation explorer loads our schema through the standard introspection query without
 // an error (the query itself: test/graphql-introspection.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

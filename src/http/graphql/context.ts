@@ -1,11 +1,11 @@
 // The per-request context of /graphql: REST's request context (src/context/request.ts), with its
 // RateLimit-* headers set on the answer as REST sets them (src/http/request-context.ts). Built by
-// the yoga server's `context` (src/http/graphql-server.ts), the direct path
-// (src/http/graphql-direct.ts) and the mutations under an Idempotency-Key
-// (src/http/graphql-idempotent.ts). `ServerContext` is what each request hands yoga from fastify.
+// the yoga server's `context` (src/http/graphql/server.ts), the direct path
+// (src/http/graphql/direct.ts) and the mutations under an Idempotency-Key
+// (src/http/graphql/idempotent.ts). `ServerContext` is what each request hands yoga from fastify.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { createRequestContext, type AppServices, type RequestContext } from "../context/request.js";
-import { announceRateLimit } from "./request-context.js";
+import { createRequestContext, type AppServices, type RequestContext } from "../../context/request.js";
+import { announceRateLimit } from "../request-context.js";
 
 export type ServerContext = {
   req: FastifyRequest;

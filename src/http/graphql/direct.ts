@@ -1,17 +1,17 @@
 // The direct path of /graphql: a backend's plain POST (JSON, no Origin) served without the fetch-API
 // request and response around yoga's pipeline. A valid one-root-field query runs compiled
 // (src/http/compiled-operations.ts) and its data is written directly; anything else enters yoga's
-// operation pipeline (src/http/graphql-server.ts). The compiled operations by query text are this
+// operation pipeline (src/http/graphql/server.ts). The compiled operations by query text are this
 // path's own, one cache per app (bounded).
 import { processRegularResult } from "graphql-yoga";
 import { getVariableValues, type DocumentNode, type ExecutionResult } from "graphql";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { compileValidated, type CompiledOperation, type OperationCounter } from "./compiled-operations.js";
-import type { AppServices, RequestContext } from "../context/request.js";
-import { parseWithinLimits } from "./graphql-limits.js";
-import { graphqlContext } from "./graphql-context.js";
-import { operationFacts } from "./graphql-operation-facts.js";
-import type { GraphQLServer } from "./graphql-server.js";
+import { compileValidated, type CompiledOperation, type OperationCounter } from "../compiled-operations.js";
+import type { AppServices, RequestContext } from "../../context/request.js";
+import { parseWithinLimits } from "./limits.js";
+import { graphqlContext } from "./context.js";
+import { operationFacts } from "./operation-facts.js";
+import type { GraphQLServer } from "./server.js";
 
 /** The Accept values the direct path answers (anything else goes through yoga's negotiation). */
 const DIRECT_MEDIA_TYPES: Record<string, string> = {

@@ -6,7 +6,7 @@
 //   syntax_error, invalid_query, unknown_operation, query_too_complex
 //                      the document: it does not parse, fails validation (unknown fields, literal
 //                      arguments of the wrong type or out of range, introspection where it is off),
-//                      names no operation, or is over a limit (graphql-limits.ts)
+//                      names no operation, or is over a limit (limits.ts)
 //   invalid_parameter  the variables' values: wrong type, missing or null where required, an Int
 //                      out of range, unknown or misplaced input fields (graphql-js's coercion)
 // Errors of ours (AppError) keep theirs; anything else is internal_error, logged at error level.
@@ -14,8 +14,8 @@
 import { GraphQLError, getOperationAST, getVariableValues, type ExecutionResult } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Logger } from "pino";
-import { AppError } from "../lib/errors.js";
-import { knownFailure } from "./problem.js";
+import { AppError } from "../../lib/errors.js";
+import { knownFailure } from "../problem.js";
 
 /** graphql-yoga's request-error codes → ours (the HTTP status yoga chose stays). */
 const YOGA_CODES: Record<string, string> = {

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { negotiate } from "@fastify/accept-negotiator";
-import type { Config } from "../config.js";
+import type { Config } from "../../config.js";
 
 const compressBrotli = promisify(brotliCompress);
 const compressGzip = promisify(gzip);

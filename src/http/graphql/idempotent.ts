@@ -6,13 +6,13 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { DocumentNode, OperationDefinitionNode } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
-import { AppError } from "../lib/errors.js";
-import type { AppServices, RequestContext } from "../context/request.js";
-import type { StoredAnswer } from "../idempotency/records.js";
-import type { CorsPolicy } from "./cors.js";
-import { parseWithinLimits } from "./graphql-limits.js";
-import { graphqlContext } from "./graphql-context.js";
-import { beginIdempotent, finishIdempotent, idempotencyKeyOf, replayedFromRecords, sendStoredAnswer } from "./idempotency.js";
+import { AppError } from "../../lib/errors.js";
+import type { AppServices, RequestContext } from "../../context/request.js";
+import type { StoredAnswer } from "../../idempotency/records.js";
+import type { CorsPolicy } from "../cors.js";
+import { parseWithinLimits } from "./limits.js";
+import { graphqlContext } from "./context.js";
+import { beginIdempotent, finishIdempotent, idempotencyKeyOf, replayedFromRecords, sendStoredAnswer } from "../idempotency.js";
 
 /** True when the body's operation (by operationName, or the only one) is a mutation. */
 function isMutationRequest(body: unknown): boolean {

@@ -28,8 +28,8 @@ import {
   type DocumentNode,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { MAX_LIMIT } from "../lib/pagination.js";
-import { AppError } from "../lib/errors.js";
+import { MAX_LIMIT } from "../../lib/pagination.js";
+import { AppError } from "../../lib/errors.js";
 
 export interface GraphQLLimits {
   maxTokens: number;

@@ -1,7 +1,7 @@
 // What the /graphql plugins and the direct path ask of an operation: its name, whether it is a
 // subscription, and how many root fields it has (aliases and fragments included; each is one unit
 // of the rate limit). `operationFacts` works them out; `createOperationFactsCache` keeps them per
-// parsed document for one yoga server (src/http/graphql-server.ts), whose parser cache hands the
+// parsed document for one yoga server (src/http/graphql/server.ts), whose parser cache hands the
 // same document to every request with the same query text.
 import { Kind, getOperationAST, type DocumentNode, type SelectionSetNode } from "graphql";
 

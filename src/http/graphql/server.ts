@@ -1,24 +1,24 @@
 // graphql-yoga serving the Pothos schema at /graphql, and its plugins, with the same request context
-// as REST (src/http/graphql-context.ts). The envelope carries every protection once: document
-// limits (graphql-limits.ts) and validation rules — which REST's fixed documents also pass, once
+// as REST (src/http/graphql/context.ts). The envelope carries every protection once: document
+// limits (limits.ts) and validation rules — which REST's fixed documents also pass, once
 // each (src/http/rest/execute.ts) — per-root-field rate limiting, production defaults (no
 // introspection or suggestions, no GraphiQL), and request errors with specific codes (never
-// internal_error). A backend's plain POST is served around it by src/http/graphql-direct.ts.
+// internal_error). A backend's plain POST is served around it by src/http/graphql/direct.ts.
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type GraphQLSchema } from "graphql";
-import type { OperationCounter } from "./compiled-operations.js";
-import { useSubscribeErrorsWithData } from "./graphql-sse-errors.js";
-import type { AppServices, RequestContext } from "../context/request.js";
-import { AppError } from "../lib/errors.js";
-import { knownFailure } from "./problem.js";
-import { useGraphQLLimits } from "./graphql-limits.js";
-import { maskGraphQLError, useRequestErrorCodes } from "./graphql-errors.js";
-import { graphqlContext, type ServerContext } from "./graphql-context.js";
-import { createOperationFactsCache, type OperationFactsOf } from "./graphql-operation-facts.js";
-import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "./cors.js";
+import type { OperationCounter } from "../compiled-operations.js";
+import { useSubscribeErrorsWithData } from "./sse-errors.js";
+import type { AppServices, RequestContext } from "../../context/request.js";
+import { AppError } from "../../lib/errors.js";
+import { knownFailure } from "../problem.js";
+import { useGraphQLLimits } from "./limits.js";
+import { maskGraphQLError, useRequestErrorCodes } from "./errors.js";
+import { graphqlContext, type ServerContext } from "./context.js";
+import { createOperationFactsCache, type OperationFactsOf } from "./operation-facts.js";
+import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "../cors.js";
 
 export type GraphQLServer = YogaServerInstance<ServerContext, RequestContext>;
 
@@ -162,7 +162,7 @@ export function createGraphQLServer(
     graphqlEndpoint: "/graphql",
     logging: false,
     landingPage: false,
-    // GraphiQL is served by src/http/graphiql.ts: yoga's plugin would add an onRequest hook to every request
+    // GraphiQL is served by src/http/graphql/graphiql.ts: yoga's plugin would add an onRequest hook to every request
     graphiql: false,
     // only the allowed origins, never with credentials (src/http/cors.ts)
     cors: (request) => {
@@ -180,7 +180,7 @@ export function createGraphQLServer(
         : false;
     },
     plugins,
-    // request errors get specific codes, anything unexpected is internal_error (./graphql-errors.ts)
+    // request errors get specific codes, anything unexpected is internal_error (./errors.ts)
     maskedErrors: { maskError: maskGraphQLError(app.log) },
     context: async (initial) => {
       if (initial.prebuilt) return initial.prebuilt;
