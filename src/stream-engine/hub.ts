@@ -1,14 +1,11 @@
 // The instance's streams: one Channel per discussion with local sessions (created with the first,
 // dropped with the last, so the bus subscription is held exactly while needed), connection caps,
 // catch-up after a bus reconnect, a periodic head check against the log, and graceful shutdown.
+// Readers' own streams are reader-streams.ts; what the hub is made with and asked for, hub-types.ts.
 import { randomBytes } from "node:crypto";
-import type { Logger } from "pino";
-import type { Config } from "../config.js";
-import type { PrismaClient } from "../generated/prisma/client.js";
-import type { Clock } from "../lib/clock.js";
-import { BusClosedError, BusTimeoutError, BusUnavailableError, type EventBus } from "../events/bus.js";
+import type { EventBus } from "../events/bus.js";
+import { unavailableOr } from "./bus-unavailable.js";
 import { LiveEvent } from "./live-event.js";
-import type { Sql } from "../db/sql.js";
 import {
   coalescingReplays,
   createEventLogReader,
@@ -19,138 +16,32 @@ import {
   type OpeningRead,
   type ReplayResult,
 } from "../events/replay.js";
-import { invalidTicket, redeemWith, type RedeemedTicket, type TicketRedemption } from "./ticket-redemption.js";
+import { invalidTicket, redeemWith, type RedeemedTicket } from "./ticket-redemption.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { AppError, errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";
 import { Session, type StreamSink } from "./session.js";
-import type { Viewer } from "./event-visibility.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
-import { readerKey, ReaderSession, type ReaderFeed, type ReaderKey, type ReaderSink } from "./reader-stream.js";
-import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
-import { DEFAULT_PRESENCE_OPTIONS, DEFAULT_PRESENCE_PER_ADDRESS, Presence, type PresenceOptions } from "./presence.js";
+import type { ReaderSession, ReaderSink } from "./reader-stream.js";
+import { DEFAULT_PRESENCE_PER_ADDRESS, Presence } from "./presence.js";
+import { ReaderStreams } from "./reader-streams.js";
+import {
+  DEFAULT_HUB_OPTIONS,
+  TICKET_TAKEOVER_CHANNEL,
+  type HubOptions,
+  type HubStats,
+  type OpenRequest,
+  type PendingTicket,
+  type ReaderOpenRequest,
+  type StreamHubDeps,
+  type StreamHubServices,
+  type TenantSettings,
+  type Ticketed,
+} from "./hub-types.js";
 
-export interface HubOptions extends PresenceOptions {
-  /** how long a gap in bus messages may last before the log is read */
-  gapGraceMs: number;
-  /** how often the heads of the open channels are compared with the log */
-  headCheckMs: number;
-  /** SSE writer bound per client (bytes) */
-  maxBufferedBytes: number;
-  /** how long shutdown waits for the final frames to flush */
-  shutdownFlushMs: number;
-  /** then a moment for transports that stream through async pipes (GraphQL over SSE) */
-  shutdownLingerMs: number;
-}
-
-export const DEFAULT_HUB_OPTIONS: HubOptions = {
-  gapGraceMs: 50,
-  headCheckMs: 5_000,
-  maxBufferedBytes: 1024 * 1024,
-  shutdownFlushMs: 2_000,
-  shutdownLingerMs: 100,
-  ...DEFAULT_PRESENCE_OPTIONS,
-};
-
-export interface OpenRequest {
-  tenantId: string;
-  discussionId: string;
-  viewer: Viewer;
-  /** Last-Event-ID / `after`; null = live only */
-  after: number | null;
-  settings: Settings;
-  /** a stream opened with a ticket: a later connection with the same ticket supersedes this one */
-  ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
-  /** the client's address (the connection's peer): presence counts a reader-less stream by it */
-  address?: string | null | undefined;
-  /**
-   * A ticket that names `tenantId` and is not redeemed yet: the connect's one statement redeems it
-   * and reads the log (src/stream-engine/ticket-redemption.ts). `viewer` and `ticket` then come from the redemption.
-   */
-  redeem?: PendingTicket | undefined;
-}
-
-export interface PendingTicket {
-  redemption: Omit<TicketRedemption, "now">;
-  /** Checks the redeemed ticket (its minter, the origin) and says who the stream is for; throws a problem. */
-  accept(ticket: RedeemedTicket, settings: Settings): Viewer;
-}
-
-/** Where instances tell each other that a ticket's connection was superseded (`<hash> <connectionId>`). */
-export const TICKET_TAKEOVER_CHANNEL = "eng:stream:ticket-takeover";
-
-/** What the hub needs of the app's services. */
-export interface StreamHubServices {
-  prisma: PrismaClient;
-  /** plain SQL for the log reads of a connect (head, replay) */
-  sql: Sql;
-  config: Pick<Config, "MAX_STREAMS_PER_INSTANCE"> & Partial<Pick<Config, "STREAM_PRESENCE" | "STREAM_PRESENCE_PER_ADDRESS">>;
-  clock: Clock;
-  log: Logger;
-}
-
-export interface TenantSettings {
-  /** the settings when the tenant's row is cached on this instance */
-  cached(tenantId: string): Settings | undefined;
-  /** the settings, read when not cached; null when there is no such tenant */
-  read(tenantId: string): Promise<Settings | null>;
-}
-
-export interface StreamHubDeps {
-  app: StreamHubServices;
-  bus: EventBus;
-  /** the command connection, for the cross-instance connection count (absent: this instance only) */
-  redis?: RedisClient | undefined;
-  /** with `redis`: where ticket takeovers reach the other instances */
-  redisTarget?: RedisTarget | undefined;
-  /**
-   * The key presence hashes readers and client addresses with before they reach Redis; every
-   * instance must have the same one. Absent: a random one (one instance only).
-   */
-  presenceSecret?: Buffer;
-  /** every event that arrives on the bus with its envelope (the fan-out lag metric) */
-  onBusEvent?: (event: LiveEvent) => void;
-  /** defaults to the database's event log */
-  log?: EventLogReader;
-  /** readers' inbox items, for their own streams (absent: openReader refuses with 503) */
-  readerFeed?: ReaderFeed;
-  /**
-   * A tenant's settings: the instance's cached tenant rows (src/auth/auth-cache.ts), which a
-   * settings change drops on every instance at once. Absent: read from the database every time.
-   */
-  tenantSettings?: TenantSettings;
-  options?: Partial<HubOptions>;
-}
-
-/** A reader's own stream to open (src/stream-engine/reader-stream.ts). */
-export interface ReaderOpenRequest extends ReaderKey {
-  /** Last-Event-ID: an inbox seq; null = live only */
-  after: number | null;
-  settings: Settings;
-  ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
-}
-
-/** The sessions of one reader on this instance, and their bus subscription. */
-interface ReaderChannel {
-  sessions: Set<ReaderSession>;
-  ready: Promise<() => Promise<void>>;
-}
-
-/** What a ticket's supersession ends. */
-interface Ticketed {
-  end(reason: "superseded"): void;
-  onClose(hook: () => void): void;
-}
-
-export interface HubStats {
-  sessions: number;
-  channels: number;
-  /** clients cut off for falling behind their buffer bound */
-  overflows: number;
-  /** catch-up reads of the event log (missed or envelope-less bus messages, reconnects, head checks) */
-  logReads: number;
-}
+/** the hub's options, as its builders and tests name them */
+export type { HubOptions } from "./hub-types.js";
 
 export class StreamHub {
   readonly options: HubOptions;
@@ -158,10 +49,9 @@ export class StreamHub {
   private readonly sessions = new Map<Session, StreamSink>();
   /** sessions opened with a ticket, by ticket hash, with their connection id */
   private readonly ticketed = new Map<string, Map<Ticketed, string>>();
-  private readonly readers = new Map<string, ReaderChannel>();
+  /** the readers' own streams on this instance: their sessions, and the bus subscriptions behind them */
   private readonly readerSessions = new Set<ReaderSession>();
-  private readonly readerSinks = new Map<ReaderSession, ReaderSink>();
-  private readonly readerFeed: ReaderFeed | undefined;
+  private readonly readerStreams: ReaderStreams;
   private readonly takeovers: ControlChannel;
   /** the open streams of each discussion, counted across instances (src/stream-engine/presence.ts) */
   readonly presence: Presence;
@@ -183,7 +73,6 @@ export class StreamHub {
   constructor(deps: StreamHubDeps) {
     const { app, bus } = deps;
     this.onBusEvent = deps.onBusEvent;
-    this.readerFeed = deps.readerFeed;
     this.tenantSettings = deps.tenantSettings ?? {
       cached: () => undefined,
       read: async (tenantId) => {
@@ -199,7 +88,7 @@ export class StreamHub {
     this.offReconnect = bus.onReconnect(() => {
       app.log.info({ channels: this.channels.size }, "event bus reconnected; streams catch up from the log");
       for (const ch of this.channels.values()) ch.catchUp();
-      for (const rs of this.readerSessions) rs.refresh();
+      this.readerStreams.refresh();
     });
     this.timers.push(setInterval(() => void this.checkHeads(), this.options.headCheckMs).unref());
     this.presence = new Presence({
@@ -212,6 +101,14 @@ export class StreamHub {
         secret: deps.presenceSecret ?? randomBytes(32),
         perAddress: app.config.STREAM_PRESENCE_PER_ADDRESS ?? DEFAULT_PRESENCE_PER_ADDRESS,
       },
+    });
+    this.readerStreams = new ReaderStreams({
+      app,
+      bus,
+      feed: deps.readerFeed,
+      slots: this.slots,
+      sessions: this.readerSessions,
+      trackTicket: (session, ticket) => this.trackTicket(session, ticket),
     });
     this.takeovers = createControlChannel({
       channel: TICKET_TAKEOVER_CHANNEL,
@@ -366,72 +263,10 @@ export class StreamHub {
     }
   }
 
-  /**
-   * Opens a reader's own stream: 429 past a connection cap (the same slots as discussion streams),
-   * 503 while stopping or when the bus is down. The reader's bus subscription is live before the
-   * first read, so no item committed after that read goes unannounced.
-   */
+  /** Opens a reader's own stream (reader-streams.ts); 503 while stopping. */
   async openReader(req: ReaderOpenRequest, sink: ReaderSink): Promise<ReaderSession> {
     if (this.stopping) throw errors.unavailable("This instance is shutting down; reconnect.");
-    const feed = this.readerFeed;
-    if (!feed) throw errors.unavailable("Reader streams are not served here.");
-    const { settings } = req;
-    const release = await this.slots.acquire(req.tenantId, settings.rateLimits.streamConnections);
-    const key = { tenantId: req.tenantId, readerId: req.readerId };
-    const session = new ReaderSession(key, sink, feed, (err) =>
-      this.app.log.warn({ err, tenantId: key.tenantId }, "reader stream: reading the inbox failed"),
-    );
-    const k = readerKey(key);
-    let ch = this.readers.get(k);
-    if (!ch) {
-      const sessions = new Set<ReaderSession>();
-      const created: ReaderChannel = {
-        sessions,
-        ready: this.bus.subscribeReader(key.tenantId, key.readerId, (poke) => {
-          for (const rs of sessions) rs.poked(poke.unreadCount);
-        }),
-      };
-      created.ready.catch(() => {
-        if (this.readers.get(k) === created) this.readers.delete(k);
-      });
-      this.readers.set(k, created);
-      ch = created;
-    }
-    const channel = ch;
-    channel.sessions.add(session);
-    this.readerSessions.add(session);
-    this.readerSinks.set(session, sink);
-    session.onClose(() => {
-      channel.sessions.delete(session);
-      this.readerSessions.delete(session);
-      this.readerSinks.delete(session);
-      release();
-      if (channel.sessions.size === 0 && this.readers.get(k) === channel) {
-        this.readers.delete(k);
-        void channel.ready.then((off) => off()).catch(() => undefined);
-      }
-    });
-    try {
-      try {
-        await channel.ready;
-      } catch (err) {
-        throw unavailableOr(err);
-      }
-      if (req.ticket) this.trackTicket(session, req.ticket);
-      const days = settings.inbox.retentionDays;
-      await session.start({
-        after: req.after,
-        heartbeatSeconds: settings.stream.heartbeatSeconds,
-        maxConnectionSeconds: settings.stream.maxConnectionSeconds,
-        keptSince: () => new Date(this.app.clock.now().getTime() - days * 86_400_000),
-      });
-      if (this.stopping) session.end("shutdown");
-      if (session.closed && !sink.closed) throw errors.unavailable("The stream could not start; reconnect.");
-      return session;
-    } catch (err) {
-      session.close();
-      throw err;
-    }
+    return this.readerStreams.open(req, sink, () => this.stopping);
   }
 
   /** An open request's part that a redeemed ticket decides. */
@@ -455,7 +290,7 @@ export class StreamHub {
     for (const t of this.timers) clearInterval(t);
     this.offReconnect();
     const sinks: { flushed(): Promise<void> }[] = [...this.sessions.values()];
-    sinks.push(...this.readerSinks.values());
+    sinks.push(...this.readerStreams.sinks.values());
     for (const session of [...this.sessions.keys()]) session.end("shutdown");
     for (const session of [...this.readerSessions]) session.end("shutdown");
     await Promise.race([
@@ -466,8 +301,7 @@ export class StreamHub {
     await Promise.all([...this.channels.values()].map((ch) => ch.close()));
     await this.presence.close();
     this.channels.clear();
-    await Promise.all([...this.readers.values()].map((ch) => ch.ready.then((off) => off()).catch(() => undefined)));
-    this.readers.clear();
+    await this.readerStreams.close();
     this.takeovers.close();
     await this.slots.close();
   }
@@ -499,18 +333,6 @@ export class StreamHub {
     return ch;
   }
 
-  /** Readers whose inbox sequence passed what their streams read: they read again. */
-  private async checkReaderHeads(): Promise<void> {
-    if (this.readerSessions.size === 0 || !this.readerFeed) return;
-    const keys = new Map<string, ReaderKey>();
-    for (const rs of this.readerSessions) keys.set(readerKey(rs.key), rs.key);
-    const heads = await this.readerFeed.heads([...keys.values()]);
-    for (const rs of this.readerSessions) {
-      const head = heads.get(readerKey(rs.key));
-      if (head !== undefined && head > rs.knownHead) rs.pull();
-    }
-  }
-
   private dropIfIdle(ch: Channel): void {
     if (!ch.idle) return;
     const key = headKey(ch.tenantId, ch.discussionId);
@@ -523,7 +345,7 @@ export class StreamHub {
     if (this.checking || (this.channels.size === 0 && this.readerSessions.size === 0)) return;
     this.checking = true;
     try {
-      await this.checkReaderHeads().catch((err: unknown) => this.app.log.warn({ err }, "reader stream head check failed"));
+      await this.readerStreams.checkHeads().catch((err: unknown) => this.app.log.warn({ err }, "reader stream head check failed"));
       if (this.channels.size === 0) return;
       const chans = [...this.channels.values()];
       const heads = await this.log.heads(chans.map((c) => ({ tenantId: c.tenantId, discussionId: c.discussionId })));
@@ -537,11 +359,4 @@ export class StreamHub {
       this.checking = false;
     }
   }
-}
-
-function unavailableOr(err: unknown): unknown {
-  if (err instanceof BusTimeoutError || err instanceof BusClosedError || err instanceof BusUnavailableError) {
-    return errors.unavailable("The event bus is unavailable; retry shortly.");
-  }
-  return err;
 }

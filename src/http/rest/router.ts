@@ -21,7 +21,7 @@ import {
 } from "../idempotency.js";
 import type { IdempotencyScope, StoredAnswer } from "../../idempotency/records.js";
 import type { Query } from "./params.js";
-import type { JsonSchema, ResponseShapes } from "./openapi.js";
+import type { JsonSchema, ResponseShapes } from "./json-schema.js";
 
 export interface RestInput {
   params: Record<string, string>;

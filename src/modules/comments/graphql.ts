@@ -9,7 +9,8 @@ import { CommentStatus as CommentStatuses } from "../../generated/prisma/enums.j
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { reactionCountsOf, storedBodyHtml, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
-import { COMMENT_SORTS, LIST_STATUSES, QUEUE_SORTS, QUEUE_STATUSES, getComment, listComments, listQueue } from "./read.js";
+import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments } from "./read.js";
+import { QUEUE_SORTS, QUEUE_STATUSES, listQueue } from "./queue.js";
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
 import { commentContext, type CommentContext } from "./permalink.js";
 import { countDiscussionComments, listDiscussionComments, type CommentStatusCounts } from "./moderation-read.js";

@@ -5,7 +5,7 @@ import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
-import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./comment-row.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 
 /** $1 tenant, $2 discussion, $3 limit + 1 (, $4 $5 the cursor's created_at and id). No row: no such discussion. */

@@ -5,7 +5,8 @@
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { CommentWithAuthor } from "./dto.js";
-import { COMMENT_COLUMNS, COMMENT_SORTS, rowToComment, startAtCursor, type CommentSort, type CommentSqlRow } from "./read.js";
+import { COMMENT_SORTS, startAtCursor, type CommentSort } from "./read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./comment-row.js";
 import { visibleTo } from "./visibility.js";
 
 export interface CommentContext {

@@ -6,98 +6,16 @@ import { sha256 } from "../../lib/sha256.js";
 import { currentReader, type RequestContext, store, tenantIdOf } from "../../context/request.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { errors } from "../../lib/errors.js";
-import {
-  checkLimit,
-  cursorNotIssued,
-  decodeCursor,
-  decodeTimeIdCursor,
-  encodeCursor,
-  timeIdCursor,
-  toPage,
-  type CursorValue,
-  type Page,
-  type PageArgs,
-} from "../../lib/pagination.js";
+import { checkLimit, cursorNotIssued, decodeCursor, encodeCursor, toPage, type CursorValue, type Page } from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import type { CommentWithAuthor } from "./dto.js";
 import { canModerate, visibleTo } from "./visibility.js";
-import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./comment-row.js";
 
 export const COMMENT_SORTS = ["newest", "oldest", "top", "best", "score"] as const;
 export type CommentSort = (typeof COMMENT_SORTS)[number];
 export const LIST_STATUSES = ["approved", "pending", "rejected"] as const;
 export type ListStatus = (typeof LIST_STATUSES)[number];
-
-/** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
-export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.body_html, c.status::text AS status,
-  c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
-  c.moderation_reason, c.upvotes, c.downvotes, c.score, c.vote_best, c.author_name AS own_author_name, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar_url, r.badge AS author_badge`;
-
-export interface CommentSqlRow {
-  id: string;
-  tenant_id: string;
-  discussion_id: string;
-  parent_id: string | null;
-  depth: number;
-  author_id: string;
-  body: string;
-  body_html: string | null;
-  status: CommentWithAuthor["status"];
-  pinned: boolean;
-  edited_at: Date | null;
-  deleted_at: Date | null;
-  created_at: Date;
-  reaction_counts: CommentWithAuthor["reactionCounts"];
-  reaction_total: number;
-  reply_count: number;
-  published_at: Date | null;
-  moderation_reason: CommentWithAuthor["moderationReason"];
-  upvotes: number;
-  downvotes: number;
-  score: number;
-  vote_best: number;
-  /** the comment's own author name (an import's), null for the reader's */
-  own_author_name: string | null;
-  /** the name shown: the comment's own, else the reader's */
-  author_name: string;
-  author_avatar_url: string | null;
-  author_badge: string | null;
-}
-
-export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
-  return {
-    id: r.id,
-    tenantId: r.tenant_id,
-    discussionId: r.discussion_id,
-    parentId: r.parent_id,
-    depth: r.depth,
-    authorId: r.author_id,
-    authorName: r.own_author_name,
-    body: r.body,
-    bodyHtml: r.body_html,
-    status: r.status,
-    pinned: r.pinned,
-    editedAt: r.edited_at,
-    deletedAt: r.deleted_at,
-    createdAt: r.created_at,
-    reactionCounts: r.reaction_counts,
-    reactionTotal: r.reaction_total,
-    replyCount: r.reply_count,
-    publishedAt: r.published_at,
-    moderationReason: r.moderation_reason,
-    upvotes: r.upvotes,
-    downvotes: r.downvotes,
-    score: r.score,
-    voteBest: r.vote_best,
-    author: {
-      tenantId: r.tenant_id,
-      id: r.author_id,
-      name: r.author_name,
-      avatarUrl: r.author_avatar_url,
-      badge: r.author_badge,
-    },
-  };
-}
 
 const GET_COMMENT = `SELECT ${COMMENT_COLUMNS} FROM comments c
   JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
@@ -460,45 +378,4 @@ export function withOwnShadowed(
   });
   if (!inPage.length) return items;
   return [...items, ...inPage].sort((a, b) => comparePlaces(sort, placeOf(sort, a), placeOf(sort, b)));
-}
-
-export const QUEUE_STATUSES = ["pending", "rejected"] as const;
-export type QueueStatus = (typeof QUEUE_STATUSES)[number];
-export const QUEUE_SORTS = ["oldest", "newest"] as const;
-export type QueueSort = (typeof QUEUE_SORTS)[number];
-
-function queueStatement(status: QueueStatus, sort: QueueSort, after: boolean): { name: string; text: string } {
-  const name = `comments_queue_ctx_${status}_${sort}_${after ? "a" : "f"}`;
-  let statement = statements.get(name);
-  if (!statement) {
-    const dir = sort === "newest" ? "DESC" : "ASC";
-    const keyset = after ? `AND (c.created_at, c.id) ${sort === "newest" ? "<" : ">"} ($3, $4)` : "";
-    const text = `SELECT ${COMMENT_COLUMNS}, ${CONTEXT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
-       ${CONTEXT_JOINS}
-       WHERE c.tenant_id = $1 AND c.status = '${status}' ${keyset}
-       ORDER BY c.created_at ${dir}, c.id ${dir} LIMIT $2`;
-    statements.set(name, (statement = { name, text }));
-  }
-  return statement;
-}
-
-/**
- * The moderation queue across every discussion of the tenant (contract section 10): pending (or
- * rejected) comments, oldest first by default, each with its moderation context (moderation-context.ts).
- * One statement; cursors are bound to status and sort.
- * Callers need moderate_content (the GraphQL field declares it).
- */
-export async function listQueue(
-  ctx: RequestContext,
-  args: PageArgs & { status?: QueueStatus | null; sort?: QueueSort | null },
-): Promise<Page<CommentInContext>> {
-  const status = args.status ?? "pending";
-  const sort = args.sort ?? "oldest";
-  const limit = checkLimit(args.limit);
-  const tag = `queue:${status}:${sort}`;
-  const after = args.cursor ? decodeTimeIdCursor(args.cursor, tag) : null;
-  const { name, text } = queueStatement(status, sort, !!after);
-  const rows = await store(ctx).sql.query<CommentSqlRow & ContextSqlRow>(text, [limit + 1, ...(after ?? [])], name);
-  const comments = rows.map((r): CommentInContext => ({ ...rowToComment(r), moderation: contextOf(r) }));
-  return toPage(comments, limit, (c) => timeIdCursor(c.createdAt, c.id, tag));
 }

@@ -19,7 +19,7 @@ import { type RequestContext, store } from "../../context/request.js";
 import { errors, type FieldError } from "../../lib/errors.js";
 import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
-import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./comment-row.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 import type { CommentWithAuthor } from "./dto.js";
 

@@ -14,7 +14,7 @@ import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type P
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import type { InboxItemType } from "../../generated/prisma/enums.js";
 import type { CommentWithAuthor } from "../comments/dto.js";
-import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/comment-row.js";
 
 /** At most this many ids in one mark-read. */
 export const MAX_MARK_IDS = 100;

@@ -8,7 +8,7 @@ import { loadTenant, type RequestContext, store } from "../../context/request.js
 import { resolveSettings, type ReplyEmails, type SignInMethod } from "../../tenancy/settings-model.js";
 import { isGuestReader, lastSignIn } from "../../auth/reader-sessions.js";
 import { errors } from "../../lib/errors.js";
-import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/comment-row.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
 import type { Sanction } from "./sanctions.js";
 import type { TrustLevel } from "./trust.js";

@@ -7,7 +7,7 @@ import { errors, type FieldError } from "../../lib/errors.js";
 import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
 import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import type { CommentWithAuthor } from "../comments/dto.js";
-import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/comment-row.js";
 
 /** At most this many discussions in one `discussionIds` filter. */
 export const MAX_RECENT_DISCUSSIONS = 50;

@@ -7,7 +7,7 @@ import { requirePrincipal, loadTenant, type RequestContext, store } from "../../
 import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
-import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/comment-row.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
 import { actorOf, recordAudit } from "../audit/audit.js";
 import { REPORT_REASONS, REPORT_STATUSES, type ReportReason, type ReportStatus } from "./reports.js";

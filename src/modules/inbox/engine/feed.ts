@@ -8,7 +8,7 @@ import type { Sql } from "../../../db/sql.js";
 import { ReaderFrame, type FeedRead, type ReaderFeed, type ReaderKey } from "../../../stream-engine/reader-stream.js";
 import { readerKey } from "../../../stream-engine/reader-stream.js";
 import type { InboxItemType } from "../../../generated/prisma/enums.js";
-import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../../comments/read.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../../comments/comment-row.js";
 import { commentToJson, type CommentWithAuthor } from "../../comments/dto.js";
 import type { InboxItem } from "../inbox.js";
 

@@ -24,56 +24,22 @@
 // under their locks: eng_import_recount in prisma/sql/95-import.sql.
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
-import type { CommentStatus, DiscussionState } from "../../../generated/prisma/enums.js";
-
-export interface ImportedDiscussionRow {
-  id: string;
-  title: string | null;
-  url: string | null;
-  state: DiscussionState;
-  createdAt: Date;
-}
-
-export interface ImportedReaderRow {
-  id: string;
-  name: string;
-  avatarUrl: string | null;
-  /** kept only when the tenant asked for it (ImportOptions.keepEmails) */
-  email: string | null;
-  createdAt: Date;
-}
-
-export interface ImportedCommentRow {
-  id: string;
-  discussionId: string;
-  parentId: string | null;
-  /** the parent as the file names it (for a warning) */
-  parentKey: string | null;
-  authorId: string;
-  /** the author name the source gives this comment; null: its reader's */
-  authorName: string | null;
-  body: string;
-  /** the body rendered as the tenant's formatting settings say (src/lib/markdown.ts) */
-  bodyHtml: string;
-  status: CommentStatus;
-  pinned: boolean;
-  createdAt: Date;
-  editedAt: Date | null;
-  deletedAt: Date | null;
-  /** the votes and reactions the source counts for it (who voted or reacted is not kept) */
-  upvotes: number;
-  downvotes: number;
-  reactionCounts: Record<string, number> | null;
-  position: string;
-}
-
-export interface ImportedReactionRow {
-  commentId: string;
-  discussionId: string;
-  readerId: string;
-  kind: string;
-  createdAt: Date;
-}
+import {
+  type ImportedCommentRow,
+  type ImportedDiscussionRow,
+  type ImportedReactionRow,
+  type ImportedReaderRow,
+  WRITE_DISCUSSIONS,
+  WRITE_READERS,
+  STAGE_DISCUSSIONS,
+  STAGE_READERS,
+  STAGE_COMMENTS,
+  STAGE_REACTIONS,
+  WRITE_BUCKET,
+  NAME_WRITTEN,
+  REPARENT,
+  WRITE_REACTIONS,
+} from "./import-statements.js";
 
 export interface WriterCounts {
   threads: number;
@@ -99,152 +65,6 @@ const ANALYZE_AFTER = 10_000;
 const STALE_STAGING = "1 day";
 /** the staging tables, emptied of a run's rows when it ends */
 const STAGING = ["import_staged_discussions", "import_staged_readers", "import_staged_comments", "import_staged_reactions"] as const;
-/** the warnings one bucket reports at most (MAX_ERRORS keeps fewer) */
-const WARNINGS_PER_BUCKET = 100;
-
-// Each id is staged once (the writer keeps the first), so one statement never meets a row twice.
-const WRITE_DISCUSSIONS = `
-WITH ins AS (
-  INSERT INTO discussions AS d (tenant_id, id, title, url, state, created_at, updated_at)
-  SELECT $1, v.id, v.title, v.url, v.state::"DiscussionState", v.created_at, v.created_at
-    FROM import_staged_discussions v WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
-  ON CONFLICT (tenant_id, id) DO UPDATE SET title = COALESCE(d.title, EXCLUDED.title), url = COALESCE(d.url, EXCLUDED.url)
-   WHERE (d.title IS NULL AND EXCLUDED.title IS NOT NULL) OR (d.url IS NULL AND EXCLUDED.url IS NOT NULL)
-  RETURNING (xmax = 0) AS inserted
-)
-SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
-
-// a reader already there gains an address only when it has none
-const WRITE_READERS = `
-WITH ins AS (
-  INSERT INTO readers AS r (tenant_id, id, name, avatar_url, email, created_at, updated_at)
-  SELECT $1, v.id, v.name, v.avatar_url, v.email, v.created_at, v.created_at
-    FROM import_staged_readers v WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
-  ON CONFLICT (tenant_id, id) DO UPDATE SET email = EXCLUDED.email WHERE r.email IS NULL AND EXCLUDED.email IS NOT NULL
-  RETURNING (xmax = 0) AS inserted
-)
-SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
-
-const STAGE_DISCUSSIONS = `
-INSERT INTO import_staged_discussions (run, ord, tenant_id, id, title, url, state, created_at)
-SELECT $1, v.o, $2, v.i, v.t, v.u, v.s, v.c
-  FROM json_to_recordset($3::json) AS v(o int, i text, t text, u text, s text, c timestamptz)`;
-
-const STAGE_READERS = `
-INSERT INTO import_staged_readers (run, ord, tenant_id, id, name, avatar_url, email, created_at)
-SELECT $1, v.o, $2, v.i, v.n, v.a, v.e, v.c
-  FROM json_to_recordset($3::json) AS v(o int, i text, n text, a text, e text, c timestamptz)`;
-
-// Staged rows go as one JSON array per statement (JSON.stringify is native; array parameters are
-// escaped element by element in JavaScript).
-const STAGE_COMMENTS = `
-INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, author_name,
-                                    body, body_html, status, pinned, edited_at, deleted_at, created_at, position,
-                                    upvotes, downvotes, reaction_counts)
-SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w, COALESCE(v.u, 0), COALESCE(v.v, 0), v.r
-  FROM json_to_recordset($3::json)
-       AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, h text, s text, n boolean, e timestamptz, x timestamptz,
-            c timestamptz, w text, u int, v int, r jsonb)`;
-
-const STAGE_REACTIONS = `
-INSERT INTO import_staged_reactions (run, ord, tenant_id, comment_id, discussion_id, reader_id, kind, created_at)
-SELECT $1, v.o, $2, v.i, v.d, v.r, v.k, v.c
-  FROM json_to_recordset($3::json) AS v(o int, i text, d text, r text, k text, c timestamptz)`;
-
-// One bucket's comments, in (discussion, time) order. A source id twice keeps its first (`s`). The
-// parent is named when it is in the same discussion, written before (p) or staged in this run (q);
-// the foreign key is checked at the statement's end, so a child before its parent is fine. Depths
-// are walked down from the bucket's roots (top-level rows, and rows whose parent was written
-// before), and reply counts are those of the staged approved children, so a fresh import's rows are
-// right as written (eng_import_recount then changes only what an earlier run's rows gained). The
-// author name is kept when it is not the reader's (written before the comments). A row
-// already there changes only to gain the parent it lacked. Answers what was inserted, the
-// discussions where a row gained its parent, and the inserted replies whose parent never came.
-const WRITE_BUCKET = `
-WITH RECURSIVE staged AS MATERIALIZED (
-  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position, upvotes, downvotes, reaction_counts,
-         row_number() OVER w AS n, first_value(position) OVER w AS first
-    FROM import_staged_comments WHERE run = $1 AND bucket = $2
-  WINDOW w AS (PARTITION BY id ORDER BY ord)
-), s AS MATERIALIZED (
-  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position, upvotes, downvotes, reaction_counts
-    FROM staged WHERE n = 1
-), r AS MATERIALIZED (
-  SELECT s.*, CASE WHEN q.id IS NOT NULL OR p.id IS NOT NULL THEN s.parent_id END AS linked,
-         q.id IS NOT NULL AS staged_parent, p.depth AS parent_depth
-    FROM s
-    LEFT JOIN s q ON s.parent_id IS NOT NULL AND q.id = s.parent_id AND q.discussion_id = s.discussion_id
-    LEFT JOIN comments p ON s.parent_id IS NOT NULL AND q.id IS NULL
-                        AND p.id = s.parent_id AND p.tenant_id = $3 AND p.discussion_id = s.discussion_id
-), depths AS (
-  SELECT r.id, CASE WHEN r.linked IS NULL THEN 0 ELSE r.parent_depth + 1 END AS depth FROM r WHERE NOT r.staged_parent
-  UNION ALL
-  SELECT c.id, d.depth + 1 FROM depths d JOIN r c ON c.staged_parent AND c.linked = d.id
-), dup AS (
-  -- a source id met again in the bucket, with where it was first: one pass over the staging with s
-  SELECT ord, position, first FROM staged WHERE n > 1
-), replies AS (
-  SELECT linked AS id, count(*)::int AS n FROM r WHERE staged_parent AND status = 'approved' GROUP BY linked
-), ins AS (
-  INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, body_html, status, pinned,
-                             edited_at, deleted_at, created_at, published_at, reply_count,
-                             upvotes, downvotes, score, vote_best, reaction_counts, reaction_total)
-  SELECT r.id, $3, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
-         NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = r.author_id)),
-         r.body, r.body_html, r.status::"CommentStatus", r.pinned,
-         r.edited_at, r.deleted_at, r.created_at, CASE WHEN r.status = 'approved' THEN r.created_at END, COALESCE(n.n, 0),
-         r.upvotes, r.downvotes, r.upvotes - r.downvotes,
-         CASE WHEN r.upvotes > 0 THEN eng_wilson_lower_bound(r.upvotes, r.upvotes + r.downvotes) ELSE 0 END,
-         COALESCE(r.reaction_counts, '{}'::jsonb),
-         CASE WHEN r.reaction_counts IS NULL THEN 0
-              ELSE (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(r.reaction_counts))::int END
-    FROM r LEFT JOIN depths d ON d.id = r.id LEFT JOIN replies n ON n.id = r.id
-   ORDER BY r.discussion_id, r.created_at, r.id
-  ON CONFLICT (id) DO UPDATE SET parent_id = EXCLUDED.parent_id
-   WHERE c.tenant_id = $3 AND c.parent_id IS NULL AND EXCLUDED.parent_id IS NOT NULL
-  RETURNING c.id, c.discussion_id, (xmax = 0) AS inserted
-)
-SELECT (SELECT count(*) FROM import_staged_comments WHERE run = $1 AND bucket = $2)::int AS staged,
-       (SELECT count(*) FROM ins)::int AS written,
-       (SELECT count(*) FROM ins WHERE inserted)::int AS inserted,
-       (SELECT coalesce(array_agg(DISTINCT discussion_id), '{}') FROM ins WHERE NOT inserted) AS relinked,
-       (SELECT coalesce(json_agg(json_build_object('position', o.position, 'parentKey', o.parent_key)), '[]')
-          FROM (SELECT r.position, r.parent_key FROM r JOIN ins ON ins.id = r.id AND ins.inserted
-                 WHERE r.parent_id IS NOT NULL AND r.linked IS NULL ORDER BY r.ord LIMIT ${WARNINGS_PER_BUCKET}) o) AS orphans,
-       (SELECT count(*) FROM dup)::int AS duplicates,
-       (SELECT coalesce(json_agg(json_build_object('position', d.position, 'first', d.first) ORDER BY d.ord), '[]')
-          FROM (SELECT * FROM dup ORDER BY ord LIMIT ${WARNINGS_PER_BUCKET}) d) AS duplicate_rows`;
-
-// A comment an earlier run wrote without the author name its source gives (an import before names
-// were kept) gains it when the file is imported again; one whose author was erased (author_id '')
-// does not. Run for a bucket only when some of its rows were already there.
-const NAME_WRITTEN = `
-UPDATE comments c SET author_name = s.author_name
-  FROM (SELECT DISTINCT ON (id) id, author_id, author_name FROM import_staged_comments
-         WHERE run = $1 AND bucket = $2 ORDER BY id, ord) s
- WHERE c.tenant_id = $3 AND c.id = s.id AND c.author_id = s.author_id AND c.author_name IS NULL AND s.author_name IS NOT NULL
-   AND s.author_name IS DISTINCT FROM (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = c.author_id)`;
-
-// Replies staged before the file said their parent was deleted (and left out) hang from its nearest
-// ancestor that is not: one pass over the run's staging, joined to the (few) deleted ones.
-const REPARENT = `
-UPDATE import_staged_comments s SET parent_id = m.p, parent_key = m.k
-  FROM json_to_recordset($2::json) AS m(d text, p text, k text)
- WHERE s.run = $1 AND s.parent_id = m.d`;
-
-const WRITE_REACTIONS = `
-WITH ins AS (
-  INSERT INTO reactions (tenant_id, comment_id, reader_id, kind, created_at)
-  SELECT $1, v.comment_id, v.reader_id, v.kind, v.created_at
-    FROM import_staged_reactions v
-    JOIN comments c ON c.id = v.comment_id AND c.tenant_id = $1
-   WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4
-  ON CONFLICT DO NOTHING
-  RETURNING comment_id
-)
-SELECT ins.comment_id, c.discussion_id FROM ins JOIN comments c ON c.id = ins.comment_id AND c.tenant_id = $1`;
 
 interface BucketResult {
   staged: number;

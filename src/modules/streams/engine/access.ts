@@ -12,7 +12,7 @@ import {
   ticketTenant,
   type RedeemedTicket,
 } from "../../../stream-engine/ticket-redemption.js";
-import type { PendingTicket } from "../../../stream-engine/hub.js";
+import type { PendingTicket } from "../../../stream-engine/hub-types.js";
 import type { Viewer } from "../../../stream-engine/event-visibility.js";
 
 export interface StreamCaller {
