@@ -48,7 +48,7 @@ afterAll(async () => {
 async function startChild(): Promise<{ proc: ChildProcess; url: string }> {
   const script = fileURLToPath(new URL("./support/erasure-crash-server.mjs", import.meta.url));
   const env = { ...process.env, ...testEnv({ DATABASE_URL: isolated.url, ERASURE_BATCH_SIZE: String(BATCH) }) };
-  const { proc, ready } = await spawnReady(script, env, 30_000);
+  const { proc, ready } = await spawnReady(script, env, 45_000); // a node start: 3 s quiet, 30+ s under load
   return { proc, url: ready };
 }
 
