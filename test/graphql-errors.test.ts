@@ -25,7 +25,7 @@ import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { schema } from "../src/modules/schema.js";
 import { restRoutes } from "../src/modules/route-table.js";
-import { maskGraphQLError } from "../src/http/graphql-errors.js";
+import { maskGraphQLError } from "../src/http/graphql/errors.js";
 import { testEnv, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 
