@@ -5,6 +5,20 @@ import { defineConfig } from "vitest/config";
 // person looks at); the black-box contract suite (test/contract/*.test.ts: the real CLI and one
 // server process for the run, started by test/support/contract-server.ts; nothing imported from
 // src/) by `npm run test:contract`; the engines' projects by `npm run test:engines`. CI runs them all.
+// The files whose subject is a process of their own (a crash and restart, the CLI's binary, `npm start`
+// on the embedded database, the README's commands, servers of one presence cluster): each starts
+// node processes on dist/ and waits for them, a third of `npm test`'s time. They run in the
+// `processes` project, part of `npm run test:engines` (CI runs it), not in `npm test`.
+const PROCESS_FILES = [
+  "test/email-crash.test.ts",
+  "test/erasure-crash.test.ts",
+  "test/webhooks-crash.test.ts",
+  "test/portability-cli.test.ts",
+  "test/readme.test.ts",
+  "test/embedded.test.ts",
+  "test/presence.test.ts",
+];
+
 export default defineConfig({
   resolve: {
     // graphql@16 has no exports map: make Vite load the same CJS build that yoga and graphql-sse load.
@@ -35,7 +49,7 @@ export default defineConfig({
           name: "default",
           include: ["test/**/*.test.ts", "src/**/*.test.ts"],
           // the engines' own tests need the engines their projects start (npm run test:engines)
-          exclude: ["test/contract/**", "test/engines/**", "test/browser/**"],
+          exclude: ["test/contract/**", "test/engines/**", "test/browser/**", ...PROCESS_FILES],
           globalSetup: ["test/support/global-setup.ts"],
         },
       },
@@ -67,6 +81,10 @@ export default defineConfig({
           ],
           globalSetup: ["test/support/cluster-setup.ts"],
         },
+      },
+      {
+        extends: true,
+        test: { name: "processes", include: PROCESS_FILES, globalSetup: ["test/support/global-setup.ts"] },
       },
       {
         extends: true,
