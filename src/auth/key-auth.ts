@@ -40,6 +40,7 @@ interface KeyRow extends Omit<CachedKey, "tenant"> {
   previousIdentitySecretEnc: string | null;
   previousIdentitySecretExpiresAt: Date | null;
   settings: Tenant["settings"];
+  federationHandle: string | null;
   tenantCreatedAt: Date;
 }
 
@@ -86,7 +87,8 @@ async function lookupKey(prisma: PrismaClient, hash: string, cache: AuthCache | 
     SELECT k.id, k.tenant_id AS "tenantId", k.capabilities, k.kind::text AS kind, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
            k.last_used_at AS "lastUsedAt", t.name AS "tenantName", t.identity_secret_enc AS "identitySecretEnc",
            t.previous_identity_secret_enc AS "previousIdentitySecretEnc",
-           t.previous_identity_secret_expires_at AS "previousIdentitySecretExpiresAt", t.settings, t.created_at AS "tenantCreatedAt"
+           t.previous_identity_secret_expires_at AS "previousIdentitySecretExpiresAt", t.settings,
+           t.federation_handle AS "federationHandle", t.created_at AS "tenantCreatedAt"
       FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
      WHERE k.key_hash = ${hash}`;
   if (!key) return undefined;
@@ -105,6 +107,7 @@ async function lookupKey(prisma: PrismaClient, hash: string, cache: AuthCache | 
       previousIdentitySecretEnc: key.previousIdentitySecretEnc,
       previousIdentitySecretExpiresAt: key.previousIdentitySecretExpiresAt,
       settings: key.settings,
+      federationHandle: key.federationHandle,
       createdAt: key.tenantCreatedAt,
     },
   };

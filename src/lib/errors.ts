@@ -186,6 +186,11 @@ export const errors = {
   /** the Send test of an alert the settings do not have (`alerts` has fewer) */
   alertNotConfigured: (index: number) =>
     new AppError(404, "alert_not_configured", `The settings have no alert at index ${index}: set alerts in the settings first.`),
+  /** settings federation.handle that another tenant of the server holds (contract section 24; tenants.federation_handle is unique) */
+  handleTaken: (handle: string) =>
+    new AppError(409, "handle_taken", `The fediverse handle ${JSON.stringify(handle)} is taken on this server: choose another.`, {
+      extra: { handle },
+    }),
   /** a vote while the tenant's settings say `votes: "off"` (contract section 18) */
   votesDisabled: () => new AppError(409, "votes_disabled", 'Votes are off on this site (settings votes is "off").'),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),

@@ -5,6 +5,7 @@ import { isHttpUrl, HTTP_URL_RULE } from "../lib/http-url.js";
 import { parseOutboundUrl, type OutboundKind } from "../lib/outbound-url.js";
 import { createWordNormalizer, entryProblem, type WordNormalizer } from "../lib/word-matcher.js";
 import { isSingleLine, SINGLE_LINE_RULE } from "../lib/single-line.js";
+import { DOMAIN_NAME_RULE, normalizeDomain } from "../lib/domain-name.js";
 
 export const DeliverySchema = z
   .object({
@@ -358,6 +359,47 @@ export const FormattingSchema = z
 export const VOTE_MODES = ["off", "up", "updown"] as const;
 export type VoteMode = (typeof VOTE_MODES)[number];
 
+/** A tenant's fediverse handle (contract section 24): its actor's preferredUsername, unique on the server (tenants.federation_handle). */
+export const FEDERATION_HANDLE_PATTERN = /^[a-z0-9_]{1,30}$/;
+/** How remote comments (ActivityPub replies, webmentions) are moderated: pre holds them (pending), post publishes them as local ones are. */
+export const REMOTE_MODERATION = ["pre", "post"] as const;
+export type RemoteModeration = (typeof REMOTE_MODERATION)[number];
+/** The most domains `federation.blockedDomains` holds. */
+export const MAX_BLOCKED_DOMAINS = 1000;
+
+/** A blocked domain, normalised by the URL parser (src/lib/domain-name.ts): stored lower-case and in punycode. */
+const blockedDomain = z
+  .string()
+  .max(300)
+  .transform((v, ctx) => {
+    const d = normalizeDomain(v);
+    if (d === null) {
+      ctx.addIssue({ code: "custom", message: DOMAIN_NAME_RULE });
+      return z.NEVER;
+    }
+    return d;
+  });
+
+const federationFields = {
+  /** ActivityPub and Webmention are served for the tenant (otherwise their routes answer 404) */
+  enabled: z.boolean(),
+  handle: z.string().regex(FEDERATION_HANDLE_PATTERN, "must be 1–30 chars of a-z, 0-9, _").nullable(),
+  remoteModeration: z.enum(REMOTE_MODERATION),
+  /** remote comments from these domains (and their subdomains) are refused and hidden */
+  blockedDomains: z
+    .array(blockedDomain)
+    .max(MAX_BLOCKED_DOMAINS)
+    .refine((a) => new Set(a).size === a.length, "must not repeat a domain"),
+};
+
+/** The fediverse (contract section 24; docs/fediverse.md): on, the actor's handle, remote moderation and blocked domains. */
+export const FederationSchema = z
+  .object(federationFields)
+  .strict()
+  .refine((f) => !f.enabled || f.handle !== null, { message: "must be set to turn federation on", path: ["handle"] });
+
+export type FederationSettings = z.infer<typeof FederationSchema>;
+
 const reactionKind = z
   .string()
   .regex(/^[a-z0-9_]{1,32}$/, "must be 1–32 chars of a-z, 0-9, _")
@@ -428,6 +470,8 @@ export const SettingsSchema = z
     signIn: SignInSchema,
     /** chat alerts to the moderators' Slack or Discord (contract section 21): at most 5 */
     alerts: z.array(AlertSchema).max(5).refine(uniqueIds, "must not repeat an alert id"),
+    /** the fediverse: ActivityPub and Webmention (contract section 24) */
+    federation: FederationSchema,
   })
   .strict();
 
@@ -473,6 +517,7 @@ export const DEFAULT_SETTINGS: Settings = {
   autoLockAfterDays: 0,
   signIn: { methods: [], oidc: [], guest: { requireEmail: false, moderation: "pre" }, sessionDays: 30 },
   alerts: [],
+  federation: { enabled: false, handle: null, remoteModeration: "pre", blockedDomains: [] },
 };
 
 /** A PATCH: any top-level field, and any subset of the nested objects' fields. */
@@ -513,6 +558,7 @@ export const SettingsPatchSchema = z
       .array(AlertPatchSchema)
       .max(5)
       .refine((a) => uniqueIds(a.filter((x): x is typeof x & { id: string } => x.id !== undefined)), "must not repeat an alert id"),
+    federation: z.object(federationFields).partial().strict(),
   })
   .partial()
   .strict();

@@ -136,6 +136,16 @@ export type ErasureMode =
   | 'anonymize'
   | 'delete';
 
+export type FederationSettingsPatch = {
+  /** The whole list (at most 1,000); each a domain name such as mastodon.social. */
+  blockedDomains?: Array<string> | null | undefined;
+  enabled?: boolean | null | undefined;
+  /** 1–30 of a-z, 0-9, _; null: none (federation must then be off). */
+  handle?: string | null | undefined;
+  /** pre | post */
+  remoteModeration?: string | null | undefined;
+};
+
 export type FormattingSettingsPatch = {
   images?: boolean | null | undefined;
   markdown?: boolean | null | undefined;
@@ -289,6 +299,7 @@ export type SettingsPatch = {
   discussions?: DiscussionsSettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;
   email?: EmailSettingsPatch | null | undefined;
+  federation?: FederationSettingsPatch | null | undefined;
   formatting?: FormattingSettingsPatch | null | undefined;
   idempotency?: IdempotencySettingsPatch | null | undefined;
   identity?: IdentitySettingsPatch | null | undefined;

@@ -265,6 +265,28 @@ const SignInSettings = builder.objectRef<Settings["signIn"]>("SignInSettings").i
   }),
 });
 
+const FederationSettings = builder.objectRef<Settings["federation"]>("FederationSettings").implement({
+  description: "The fediverse: ActivityPub and Webmention (contract section 24; docs/fediverse.md).",
+  fields: (t) => ({
+    enabled: t.exposeBoolean("enabled", {
+      description: "ActivityPub and Webmention are served for this site (default false: their routes answer 404). Needs a handle.",
+    }),
+    handle: t.exposeString("handle", {
+      nullable: true,
+      description: "The site's actor's handle (@handle@<PUBLIC_URL host>): 1–30 of a-z, 0-9, _, unique on the server (409 handle_taken).",
+    }),
+    remoteModeration: t.expose("remoteModeration", {
+      type: Moderation,
+      description:
+        "Comments from the fediverse and webmentions: pre (default) holds them as pending; post publishes them as local ones are.",
+    }),
+    blockedDomains: t.exposeStringList("blockedDomains", {
+      description:
+        "Domains (and their subdomains) whose remote comments are refused and hidden, lower-case and in punycode (at most 1,000).",
+    }),
+  }),
+});
+
 export const SettingsType = builder.objectRef<Settings>("Settings").implement({
   fields: (t) => ({
     moderation: t.expose("moderation", { type: Moderation }),
@@ -299,6 +321,7 @@ export const SettingsType = builder.objectRef<Settings>("Settings").implement({
       type: [AlertSettingsType],
       description: "Chat alerts to the moderators' Slack or Discord (at most 5; docs/safety.md).",
     }),
+    federation: t.expose("federation", { type: FederationSettings }),
   }),
 });
 
@@ -437,6 +460,15 @@ const SignInPatch = builder.inputType("SignInSettingsPatch", {
   }),
 });
 
+const FederationPatch = builder.inputType("FederationSettingsPatch", {
+  fields: (t) => ({
+    enabled: t.boolean(),
+    handle: t.string({ description: "1–30 of a-z, 0-9, _; null: none (federation must then be off)." }),
+    remoteModeration: t.string({ description: "pre | post" }),
+    blockedDomains: t.stringList({ description: "The whole list (at most 1,000); each a domain name such as mastodon.social." }),
+  }),
+});
+
 const SettingsPatch = builder.inputType("SettingsPatch", {
   fields: (t) => ({
     moderation: t.string({ description: "post | pre" }),
@@ -465,6 +497,7 @@ const SettingsPatch = builder.inputType("SettingsPatch", {
       type: [AlertInput],
       description: "The whole list (at most 5); [] removes them all. An alert named by its id without url keeps its URL.",
     }),
+    federation: t.field({ type: FederationPatch }),
   }),
 });
 

@@ -65,7 +65,13 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     );
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
-    await tx.tenant.update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue } });
+    // the handle is kept in its own unique column too: the database refuses one another tenant holds
+    const handle = full.data.federation.handle;
+    await tx.tenant
+      .update({ where: { id: tenantId }, data: { settings: next as Prisma.InputJsonValue, federationHandle: handle } })
+      .catch((err: unknown) => {
+        throw handle !== null && isUniqueViolation(err) ? errors.handleTaken(handle) : err;
+      });
     const unsealed = (s: Settings) => withoutAlertUrls(withoutSignInSecrets(withoutAkismetKey(withoutHookSecret(s))));
     const changes = settingsChanges(unsealed(before), unsealed(full.data), parsed.data);
     return { settings: withShownSecret(full.data, hook.secret), changes };
@@ -81,6 +87,11 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     { patch: withMaskedAlertUrls(withMaskedSignInSecrets(withMaskedAkismetKey(auditedPatch(parsed.data)))), changes },
   );
   return settings;
+}
+
+/** Prisma's unique-constraint refusal (P2002; the tenant row's only unique column besides its id is federation_handle). */
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "P2002";
 }
 
 export interface SettingChange {
