@@ -69,8 +69,9 @@ export default tseslint.config(
   ...boundaries,
   {
     // Tenancy by construction: feature code reaches a tenant's data only through the request's store —
-    // `db(ctx)` (the tenant-scoped Prisma client) and `store(ctx).sql` (plain SQL whose $1 is the
-    // tenant's id, each statement checked by the tenant guard): src/db/tenant-store.ts. The app's raw
+    // `db(ctx)` (the tenant-scoped Prisma client), `store(ctx).sql` (plain SQL whose $1 is the
+    // tenant's id, each statement checked by the tenant guard) and `store(ctx).write` (the
+    // event-appending writes, the tenant's id bound as $1 the same way): src/db/tenant-store.ts. The app's raw
     // clients are for the engines (`src/modules/*/engine/`: workers and jobs that cross tenants, and
     // the doors that find the tenant — sign-in, one-click unsubscribe, tenant creation).
     files: ["src/modules/**/*.ts"],
@@ -92,6 +93,11 @@ export default tseslint.config(
           selector:
             "ImportDeclaration[source.value=/generated\\/prisma\\/client\\.js$/] ImportSpecifier[imported.name='PrismaClient'], ImportDeclaration[source.value=/db\\/sql\\.js$/]",
           message: "The raw clients are for engines (src/modules/*/engine/); feature code uses db(ctx) and store(ctx).sql.",
+        },
+        {
+          selector: "ImportDeclaration[source.value=/events\\/statement\\.js$/]",
+          message:
+            'Feature code writes through store(ctx).write("eng_…", args) (src/context/request.ts), which binds the tenant\'s id; writes across tenants belong in an engine/ folder.',
         },
       ],
     },

@@ -35,7 +35,7 @@ import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import { mountFeedRoutes } from "./modules/feeds/http-routes.js";
 import { mountIndexableRoutes } from "./modules/indexable/http-routes.js";
 import { createWorkers } from "./workers.js";
-import type { AutoCloseJob } from "./modules/auto-close/auto-close.js";
+import type { AutoCloseJob } from "./modules/discussions/engine/auto-close.js";
 
 export interface App {
   runtime: Runtime;
@@ -45,7 +45,7 @@ export interface App {
   streams: StreamHub;
   /** composes and sends reply emails (src/modules/email/engine/worker.ts); started with the server unless RUN_EMAIL_WORKER=0 (src/workers.ts) */
   email: EmailWorker;
-  /** locks discussions past their tenant's autoLockAfterDays (src/modules/auto-close/auto-close.ts); started unless AUTO_CLOSE_INTERVAL_MS=0 */
+  /** locks discussions past their tenant's autoLockAfterDays (src/modules/discussions/engine/auto-close.ts); started unless AUTO_CLOSE_INTERVAL_MS=0 */
   autoClose: AutoCloseJob;
   /** tells discussions' followers of new comments (src/modules/following/engine/fanout.ts); started unless RUN_FOLLOW_WORKER=0 */
   follow: FollowWorker;

@@ -225,7 +225,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       db,
       adminJwtSecret,
       sql: db.sql,
-      idempotency: createIdempotencyRecords({ sql: db.sql, secretBox, log }),
+      idempotency: createIdempotencyRecords({ sql: db.sql, tenantSql: (tenantId) => stores(tenantId).sql, secretBox, log }),
       // after a write commits: its events on the bus, the webhook worker woken (src/events/pipeline.ts)
       events: createEventPipeline({ bus, metrics, nudgeWorker: () => webhooks.worker.nudge(), log }),
       rateLimiter: createRateLimiter({

@@ -2,12 +2,12 @@
 // (built with the webhook runtime, src/webhook-delivery/webhook-runtime.ts), the retention job
 // (src/events/retention.ts), the email worker (src/modules/email/engine/worker.ts, built here), the
 // follow worker (src/modules/following/engine/fanout.ts, built here) and auto-close
-// (src/modules/auto-close/auto-close.ts, built here), each as the config says: RUN_WEBHOOK_WORKER,
+// (src/modules/discussions/engine/auto-close.ts, built here), each as the config says: RUN_WEBHOOK_WORKER,
 // RETENTION_INTERVAL_MS, RUN_EMAIL_WORKER, RUN_FOLLOW_WORKER, AUTO_CLOSE_INTERVAL_MS. The server
 // starts them once it listens (src/app.ts); a process that runs only a worker (the crash tests'
 // children, test/support/*-crash-worker.mjs) does the same with the others switched off.
 import type { Runtime } from "./runtime.js";
-import { createAutoCloseJob, type AutoCloseJob } from "./modules/auto-close/auto-close.js";
+import { createAutoCloseJob, type AutoCloseJob } from "./modules/discussions/engine/auto-close.js";
 import { createEmailWorker, type EmailWorker, type EmailWorkerOptions } from "./modules/email/engine/worker.js";
 import { createFollowWorker, type FollowWorker, type FollowWorkerOptions } from "./modules/following/engine/fanout.js";
 

@@ -1,4 +1,4 @@
-// Auto-close (contract section 21, src/modules/auto-close/auto-close.ts), driven by the injectable
+// Auto-close (contract section 21, src/modules/discussions/engine/auto-close.ts), driven by the injectable
 // clock: a discussion older than its tenant's autoLockAfterDays is locked as by POST …/lock, with one
 // discussion_locked event and an audit entry by the system; younger ones, and tenants with the
 // setting at 0, are left; two passes at once (as on two instances) lock each discussion once.
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
-import { createAutoCloseJob } from "../src/modules/auto-close/auto-close.js";
+import { createAutoCloseJob } from "../src/modules/discussions/engine/auto-close.js";
 
 const DAY = 86_400_000;
 const clock = manualClock(new Date("2026-11-01T00:00:00.000Z"));

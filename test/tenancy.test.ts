@@ -9,6 +9,8 @@ import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { ACROSS_TENANTS, GUARDED_TABLES, SCALAR_FIRST, TenantGuardRefusal } from "../src/db/tenant-guard.js";
 import { TENANT_MODELS } from "../src/db/tenant-scope.js";
 import type { TenantStore } from "../src/db/tenant-store.js";
+import { store, type RequestContext } from "../src/context/request.js";
+import { AppError } from "../src/lib/errors.js";
 
 let server: TestServer;
 let a: TestTenant;
@@ -81,6 +83,43 @@ describe("a query that forgets the tenant, through tenant A's store", () => {
     ]);
     const { rows } = await db.query("SELECT count(*)::int AS n FROM comments WHERE id = $1", [theirs]);
     expect(rows[0].n).toBe(1);
+  });
+
+  it("a write: the store binds A's id as $1; one that passes the tenant itself, or none, is refused before it runs", async () => {
+    const state = async () =>
+      (
+        await db.query(
+          `SELECT c.status, (SELECT count(*)::int FROM events e WHERE e.tenant_id = c.tenant_id) AS events FROM comments c WHERE c.id = $1`,
+          [theirs],
+        )
+      ).rows[0];
+    const before = await state();
+    expect(before.status).toBe("approved");
+    // written the wrong way: the write function called by hand, B's id passed as a value, as a literal, or no tenant at all
+    const wrong: [string, unknown[]][] = [
+      ["SELECT eng_set_comment_status($2, $3, 'rejected', now()) AS r", [b.tenantId, theirs]],
+      [`SELECT eng_set_comment_status('${b.tenantId}', $2, 'rejected', now()) AS r`, [theirs]],
+      ["SELECT eng_set_comment_status((SELECT tenant_id FROM comments WHERE id = $2), $2, 'rejected', now()) AS r", [theirs]],
+      ["SELECT eng_auto_lock_discussions(now(), 500) AS r", []],
+    ];
+    for (const [text, values] of wrong) {
+      await expect(storeA.sql.query(text, values)).rejects.toBeInstanceOf(TenantGuardRefusal);
+    }
+    // the right way, through a request of A's: the function is given A's id, so B's comment is not found
+    const ctxA: RequestContext = {
+      app: server.app.runtime.services,
+      principal: { kind: "admin", tenantId: a.tenantId, subject: "tenancy-test", capabilities: new Set(["moderate_content"]) },
+      identityToken: null,
+      cache: {},
+    };
+    const write = store(ctxA).write("eng_set_comment_status", { id: theirs, to: "rejected", at: new Date() });
+    await expect(write).rejects.toBeInstanceOf(AppError);
+    await expect(write).rejects.toMatchObject({ code: "not_found" });
+    // nothing ran: B's comment is as it was, and no event was appended
+    expect(await state()).toEqual(before);
+    // and A's own comment is written as asked
+    const mine = await store(ctxA).write("eng_set_comment_pinned", { id: ours, pinned: true, at: new Date() });
+    expect(mine).toMatchObject({ id: ours, pinned: true });
   });
 
   it("the API answers 404 for B's comment with A's key", async () => {

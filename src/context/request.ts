@@ -9,6 +9,8 @@ import { isSessionToken, verifySession, type SessionReader } from "../auth/reade
 import type { RateLimitInfo } from "../auth/rate-limit.js";
 import type { ScopedPrisma } from "../db/tenant-scope.js";
 import type { TenantStore } from "../db/tenant-store.js";
+import { runWrite, type TenantWrite, type TenantWriteArgs } from "../events/statement.js";
+import type { WriteRow } from "../events/write-results.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
 import type { AppServices } from "./services.js";
 import { header, resolvePrincipal, type HeaderBag } from "./resolve-principal.js";
@@ -100,13 +102,24 @@ export function db(ctx: RequestContext): ScopedPrisma {
   return ctx.app.scoped(tenantIdOf(ctx));
 }
 
+/** A tenant's store as a request uses it: its writes also record their results under the request's Idempotency-Key. */
+export interface RequestStore extends TenantStore {
+  /**
+   * An event-appending write (src/events/statement.ts): the database function `fn` with its
+   * arguments by name but the tenant's, which the store binds as `$1`; one statement, checked by the
+   * tenant guard, its events published after the commit. Returns the function's row.
+   */
+  write<F extends TenantWrite>(fn: F, args: TenantWriteArgs<F>): Promise<WriteRow<F>>;
+}
+
 /**
- * The caller's tenant's store (src/db/tenant-store.ts): the scoped Prisma client and plain SQL whose
- * `$1` is the tenant's id, every statement checked by the tenant guard. Feature code reaches tenant
- * data only through this (or `db(ctx)`, its Prisma client).
+ * The caller's tenant's store (src/db/tenant-store.ts): the scoped Prisma client, plain SQL whose
+ * `$1` is the tenant's id, and the event-appending writes, every statement checked by the tenant
+ * guard. Feature code reaches tenant data only through this (or `db(ctx)`, its Prisma client).
  */
-export function store(ctx: RequestContext): TenantStore {
-  return ctx.app.stores(tenantIdOf(ctx));
+export function store(ctx: RequestContext): RequestStore {
+  const { tenantId, prisma, sql } = ctx.app.stores(tenantIdOf(ctx));
+  return { tenantId, prisma, sql, write: (fn, args) => runWrite(ctx.app, sql, ctx.idempotency, fn, args) };
 }
 
 export function loadTenant(ctx: RequestContext): Promise<Tenant> {

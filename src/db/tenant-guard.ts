@@ -57,7 +57,7 @@ export const SCALAR_FIRST = new Set(["eng_iso", "eng_next_digest", "eng_refuse",
 
 /**
  * Functions a background job runs over every tenant at once (never through a tenant's store: there the
- * guard refuses them, as they take no tenant's id first): auto-close (src/modules/auto-close/).
+ * guard refuses them, as they take no tenant's id first): auto-close (src/modules/discussions/engine/auto-close.ts, through `writeAcrossTenants` in src/events/statement.ts).
  */
 export const ACROSS_TENANTS = new Set(["eng_auto_lock_discussions"]);
 

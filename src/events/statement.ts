@@ -5,9 +5,16 @@
 // and the webhook worker is woken when jobs were queued. Under an Idempotency-Key the same statement
 // records the function's result for the key (eng_idempotency_record), and a repeat of a request whose
 // answer was lost gets that result back instead of writing again (src/idempotency/records.ts).
+// A write runs on a tenant's plain SQL (src/db/tenant-store.ts): the tenant's id is `$1`, bound by the
+// store, never passed by the caller, and each statement text (the write, the write recording its
+// result, the write claiming its key) passes the tenant guard before it first runs. Feature code calls
+// it as `store(ctx).write("eng_…", args)` (src/context/request.ts). The one write that crosses
+// tenants (auto-close's eng_auto_lock_discussions) is `writeAcrossTenants`, for engines only.
 // A function's arguments come by name, typed by its generated signature (src/generated/db-functions.ts);
 // what it answers is declared in src/events/write-results.ts.
 import type { Sql } from "../db/sql.js";
+import { ACROSS_TENANTS } from "../db/tenant-guard.js";
+import { tenantSql, type TenantSql } from "../db/tenant-store.js";
 import { DB_FUNCTION_ARGS, jsonText, type DbArgs, type DbFunctionName } from "../generated/db-functions.js";
 import { isKeyTaken, type IdempotencyScope, type PendingClaim } from "../idempotency/records.js";
 import type { Metrics } from "../lib/metrics.js";
@@ -23,11 +30,38 @@ export interface StatementServices {
   metrics?: Pick<Metrics, "eventsAppended">;
 }
 
+/** What a write needs after its commit: the event pipeline and the metrics. */
+export type WritePipeline = Pick<StatementServices, "events" | "metrics">;
+
 /** The arguments of a database function by name, in its definition's order: the statement's parameters. */
 export function positionalArgs<F extends DbFunctionName>(fn: F, args: DbArgs<F>): unknown[] {
   const names = DB_FUNCTION_ARGS[fn] as readonly (keyof DbArgs<F>)[];
   const values = new Array<unknown>(names.length);
   for (let i = 0; i < names.length; i++) values[i] = args[names[i]!];
+  return values;
+}
+
+/**
+ * The write functions that cross tenants (ACROSS_TENANTS, src/db/tenant-guard.ts): run by engines
+ * only (`writeAcrossTenants`), never through a tenant's store.
+ */
+export type AcrossTenantsWrite = "eng_auto_lock_discussions";
+/** The write functions of one tenant: the tenant's id is their first argument, bound by the store as `$1`. */
+export type TenantWrite = Exclude<WriteFunction, AcrossTenantsWrite>;
+/** A tenant write's arguments by name, the tenant's id left out: the store binds it. */
+export type TenantWriteArgs<F extends TenantWrite> = Omit<DbArgs<F>, "tenant">;
+
+for (const fn of Object.keys(WRITE_ROWS) as WriteFunction[]) {
+  // the store's `$1` is the first argument: a function whose tenant is elsewhere cannot be a tenant write
+  const tenantFirst = DB_FUNCTION_ARGS[fn][0] === "tenant";
+  if (tenantFirst === ACROSS_TENANTS.has(fn)) throw new Error(`${fn}: a tenant write takes the tenant's id first, and only it`);
+}
+
+/** A tenant write's arguments after the tenant's id, in order: `$2`, `$3`, … (the store puts the tenant's id first). */
+function argsAfterTenant<F extends TenantWrite>(fn: F, args: TenantWriteArgs<F>): unknown[] {
+  const names = DB_FUNCTION_ARGS[fn] as readonly (keyof TenantWriteArgs<F>)[];
+  const values = new Array<unknown>(names.length - 1);
+  for (let i = 1; i < names.length; i++) values[i - 1] = args[names[i]!];
   return values;
 }
 
@@ -41,15 +75,9 @@ const texts = (build: (fn: WriteFunction, n: number) => string) =>
 /** The plain statement of each write function. */
 export const WRITE_TEXT = texts((fn) => `SELECT ${call(fn)} AS r`);
 
-/** Who writes: the app's services, and the request's Idempotency-Key when it carries one. */
-export interface WriteCaller {
-  app: StatementServices;
-  idempotency?: IdempotencyScope | undefined;
-}
-
-/** The same call, its result recorded for the key in the same statement (the write runs first). */
+/** The same call, its result recorded for the key (the tenant's `$1`) in the same statement (the write runs first). */
 const RECORDED_TEXT = texts(
-  (fn, n) => `SELECT eng_idempotency_record($${n + 1}, $${n + 2}, $${n + 3}, w.r) AS r
+  (fn, n) => `SELECT eng_idempotency_record($1, $${n + 1}, $${n + 2}, w.r) AS r
        FROM (SELECT ${call(fn)} AS r OFFSET 0) w`,
 );
 
@@ -62,7 +90,7 @@ const RECORDED_TEXT = texts(
 const CLAIMING_TEXT = texts(
   (fn, n) => `WITH w AS MATERIALIZED (SELECT ${call(fn)} AS r),
        k AS (INSERT INTO idempotency_keys (tenant_id, key, owner, fingerprint, locked_until, results, created_at, expires_at)
-             SELECT $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, jsonb_build_array(w.r::jsonb), $${n + 6}, $${n + 7} FROM w
+             SELECT $1, $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, jsonb_build_array(w.r::jsonb), $${n + 5}, $${n + 6} FROM w
              RETURNING 1)
      SELECT w.r FROM w, k`,
 );
@@ -99,32 +127,31 @@ const rowGate = keyGate(WRITES_IN_FLIGHT_PER_ROW, ROW_TURN_WAIT_MS);
 export const writesWaitingForRow = (): number => rowGate.waiting();
 
 /**
- * Runs one write function with its arguments by name; returns its `row`. Events are published after
- * the commit.
+ * Runs one tenant write function on the tenant's plain SQL (`sql.tenantId` is `$1`) with its other
+ * arguments by name; returns its `row`. Under `scope` (the request's Idempotency-Key) the same
+ * statement records its result for the key. Events are published after the commit. Feature code
+ * calls it through `store(ctx).write` (src/context/request.ts).
  */
-export async function runWrite<F extends WriteFunction>(caller: WriteCaller, fn: F, args: DbArgs<F>): Promise<WriteRow<F>> {
-  const { app, idempotency: scope } = caller;
-  const values = positionalArgs(fn, args);
+export async function runWrite<F extends TenantWrite>(
+  app: WritePipeline,
+  sql: TenantSql,
+  scope: IdempotencyScope | undefined,
+  fn: F,
+  args: TenantWriteArgs<F>,
+): Promise<WriteRow<F>> {
+  const values = argsAfterTenant(fn, args);
+  const gate = `${sql.tenantId}\u0000${String(values[0])}`;
   let result: WriteResult<F>;
+  if (scope && scope.tenantId !== sql.tenantId) throw new Error("an Idempotency-Key of another tenant than the write's");
   const pending = scope?.pending;
   if (scope && pending) {
     scope.pending = undefined;
-    const claiming = values.concat(
-      scope.tenantId,
-      scope.key,
-      scope.owner,
-      pending.fingerprint,
-      // not locked: the request's one write is done when this commits, and its recorded result is
-      // its outcome — a repeat rebuilds the answer from it at once (Idempotent-Replayed), so no
-      // second statement keeps the answer
-      pending.createdAt,
-      pending.createdAt,
-      pending.expiresAt,
-    );
+    // not locked: the request's one write is done when this commits, and its recorded result is
+    // its outcome — a repeat rebuilds the answer from it at once (Idempotent-Replayed), so no
+    // second statement keeps the answer
+    const claiming = values.concat(scope.key, scope.owner, pending.fingerprint, pending.createdAt, pending.createdAt, pending.expiresAt);
     try {
-      const rows = await rowGate(gateKey(values), () =>
-        app.sql.query<{ r: WriteResult<F> }>(CLAIMING_TEXT[fn], claiming, `${fn}_claiming`),
-      );
+      const rows = await rowGate(gate, () => sql.query<{ r: WriteResult<F> }>(CLAIMING_TEXT[fn], claiming, `${fn}_claiming`));
       result = rows[0]!.r;
       scope.writes++;
       scope.outcomeRecorded = true;
@@ -143,10 +170,10 @@ export async function runWrite<F extends WriteFunction>(caller: WriteCaller, fn:
     return result.row;
   }
   try {
-    const rows = await rowGate(gateKey(values), () =>
+    const rows = await rowGate(gate, () =>
       scope
-        ? app.sql.query<{ r: WriteResult<F> }>(RECORDED_TEXT[fn], values.concat(scope.tenantId, scope.key, scope.owner), `${fn}_recorded`)
-        : app.sql.query<{ r: WriteResult<F> }>(WRITE_TEXT[fn], values, fn),
+        ? sql.query<{ r: WriteResult<F> }>(RECORDED_TEXT[fn], values.concat(scope.key, scope.owner), `${fn}_recorded`)
+        : sql.query<{ r: WriteResult<F> }>(WRITE_TEXT[fn], values, fn),
     );
     result = rows[0]!.r;
   } catch (err) {
@@ -157,29 +184,43 @@ export async function runWrite<F extends WriteFunction>(caller: WriteCaller, fn:
   return result.row;
 }
 
-/** The row a write locks: its tenant and its second argument (the discussion, comment or reader). */
-const gateKey = (values: unknown[]) => `${String(values[0])}\u0000${String(values[1])}`;
+/**
+ * Runs a write that crosses tenants (auto-close's pass over every tenant's discussions) on the app's
+ * raw SQL: for engines only (src/modules/discussions/engine/auto-close.ts), never a request's.
+ */
+export async function writeAcrossTenants<F extends AcrossTenantsWrite>(
+  app: StatementServices,
+  fn: F,
+  args: DbArgs<F>,
+): Promise<WriteRow<F>> {
+  let result: WriteResult<F>;
+  try {
+    const rows = await app.sql.query<{ r: WriteResult<F> }>(WRITE_TEXT[fn], positionalArgs(fn, args), fn);
+    result = rows[0]!.r;
+  } catch (err) {
+    throw databaseRefusal(err) ?? err;
+  }
+  afterCommit(app, result.events);
+  return result.row;
+}
 
 const APPEND_TEXT = `SELECT ${call("eng_append_event")} AS r`;
 
-/** Appends one event as the write functions do (tests and tools); returns it. */
+/** Appends one event as the write functions do (tests and tools), on the tenant's plain SQL; returns it. */
 export async function appendEvent(
   app: StatementServices,
   e: { tenantId: string; discussionId: string; type: string; audience?: Audience; readerId?: string | null; data: unknown; at: Date },
 ): Promise<StoredEvent> {
-  const rows = await app.sql.query<{ r: AppendedEvent }>(
-    APPEND_TEXT,
-    positionalArgs("eng_append_event", {
-      tenant: e.tenantId,
-      discussion: e.discussionId,
-      type: e.type,
-      audience: e.audience ?? "all",
-      reader: e.readerId ?? null,
-      data: jsonText(e.data),
-      at: e.at,
-    }),
-    "eng_append_event",
-  );
+  const [, ...rest] = positionalArgs("eng_append_event", {
+    tenant: e.tenantId,
+    discussion: e.discussionId,
+    type: e.type,
+    audience: e.audience ?? "all",
+    reader: e.readerId ?? null,
+    data: jsonText(e.data),
+    at: e.at,
+  });
+  const rows = await tenantSql(app.sql, e.tenantId).query<{ r: AppendedEvent }>(APPEND_TEXT, rest, "eng_append_event");
   const appended = rows[0]!.r;
   afterCommit(app, [appended]);
   return toStored(appended);
@@ -187,7 +228,7 @@ export async function appendEvent(
 
 const toStored = (a: AppendedEvent): StoredEvent => ({ envelope: a.envelope, audience: a.audience, readerId: a.readerId });
 
-function afterCommit(app: StatementServices, appended: AppendedEvent[]): void {
+function afterCommit(app: WritePipeline, appended: AppendedEvent[]): void {
   if (!appended.length) return;
   app.metrics?.eventsAppended.inc(appended.length);
   app.events.publish(appended.map(toStored));

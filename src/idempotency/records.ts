@@ -7,10 +7,15 @@
 // statement), or the key is let go (release). A repeat of the request finds the answer, or — when
 // the first request committed its writes but its answer was lost (a timeout, a crash) — the
 // recorded results, which its writes then return instead of running again.
+// A key's statements run on its tenant's plain SQL (src/db/tenant-store.ts: the tenant's id is `$1`,
+// each text checked by the tenant guard), as the writes that record their results do; only the
+// kept answers cross tenants: the answers of every request that ended meanwhile, whatever its
+// tenant, are kept by one statement (COMPLETE, on the app's raw SQL).
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { keyedBatcher } from "../lib/batcher.js";
 import type { Sql } from "../db/sql.js";
+import type { TenantSql } from "../db/tenant-store.js";
 import type { SecretBox } from "../lib/secret-box.js";
 
 /** A request running under an Idempotency-Key: its context carries this to every write it makes. */
@@ -117,8 +122,9 @@ RETURNING i.results`;
 const READ = `SELECT fingerprint, status, response, locked_until FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`;
 
 /**
- * The answers of every request that finished meanwhile, kept in one statement (group commit; the
- * writes' results, needed only until then, are dropped from the row), whose
+ * The answers of every request that finished meanwhile, of whichever tenants, kept in one statement
+ * (group commit across tenants, so it runs on the app's raw SQL: each row is matched by its own
+ * tenant, key and owner; the writes' results, needed only until then, are dropped from the row), whose
  * commit does not wait for the disk (synchronous_commit off for this transaction only): an answer a
  * crash loses is the answer its write recorded durably, in its own transaction, and a retry gets it
  * from there once the claim's lease ends.
@@ -177,8 +183,15 @@ function fromJsonText(text: string): unknown {
   return parsed.v;
 }
 
-export function createIdempotencyRecords(deps: { sql: Sql; secretBox: SecretBox; log: Logger }): IdempotencyRecords {
-  const { sql, secretBox, log } = deps;
+export function createIdempotencyRecords(deps: {
+  /** the app's raw SQL: the kept answers only (COMPLETE, across tenants) */
+  sql: Sql;
+  /** a tenant's plain SQL (its store's): the claims, reads and releases of its keys */
+  tenantSql: (tenantId: string) => TenantSql;
+  secretBox: SecretBox;
+  log: Logger;
+}): IdempotencyRecords {
+  const { sql, tenantSql, secretBox, log } = deps;
 
   /**
    * complete/release after the answer: when the database cannot be reached just then (the answer
@@ -219,17 +232,18 @@ export function createIdempotencyRecords(deps: { sql: Sql; secretBox: SecretBox;
       const owner = randomUUID();
       const lockedUntil = new Date(now.getTime() + CLAIM_LEASE_MS);
       const expiresAt = new Date(now.getTime() + ttlHours * 3_600_000);
-      const claimed = await sql.query<{ results: unknown[] }>(
+      const claimed = await tenantSql(tenantId).query<{ results: unknown[] }>(
         CLAIM,
-        [tenantId, key, fingerprint, owner, lockedUntil, now, expiresAt],
+        [key, fingerprint, owner, lockedUntil, now, expiresAt],
         "eng_idempotency_claim",
       );
       if (claimed[0]) return { kind: "run", scope: { tenantId, key, owner, replay: claimed[0].results, writes: 0 } };
-      const [row] = await sql.query<{ fingerprint: string; status: number | null; response: string | null; locked_until: Date | string }>(
-        READ,
-        [tenantId, key],
-        "eng_idempotency_read",
-      );
+      const [row] = await tenantSql(tenantId).query<{
+        fingerprint: string;
+        status: number | null;
+        response: string | null;
+        locked_until: Date | string;
+      }>(READ, [key], "eng_idempotency_read");
       if (!row) {
         if (tries < 3) continue; // let go between the two statements: claim it again
         return { kind: "in_progress", retryAfterSeconds: 1 };
@@ -267,7 +281,7 @@ export function createIdempotencyRecords(deps: { sql: Sql; secretBox: SecretBox;
       return settle("completion", () => completeBatch("complete", { scope, status: answer.status, sealed, now }));
     },
     release(scope, now) {
-      return settle("release", () => sql.query(RELEASE, [scope.tenantId, scope.key, scope.owner, now], "eng_idempotency_release"));
+      return settle("release", () => tenantSql(scope.tenantId).query(RELEASE, [scope.key, scope.owner, now], "eng_idempotency_release"));
     },
     sealResult: (result) => ({ sealed: secretBox.seal(toJsonText(result)) }),
     openResult(recorded) {

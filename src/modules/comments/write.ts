@@ -12,10 +12,9 @@
 // (src/lib/markdown.ts, the tenant's formatting settings): the rules read the rendering, the hook gets
 // both, and the function stores the HTML beside the source (comments.body_html).
 import { z } from "zod";
-import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, newId } from "../../lib/ids.js";
-import { runWrite } from "../../events/statement.js";
 import { jsonText } from "../../generated/db-functions.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { commentFromRow, type CommentWithAuthor } from "./dto.js";
@@ -111,8 +110,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   // a guest of the hosted sign-in is held while signIn.guest.moderation is "pre" (the default)
   const held = settings.moderation === "pre" || (isGuestReader(reader.id) && settings.signIn.guest.moderation === "pre");
   const status = verdict?.status ?? (held ? "pending" : "approved");
-  const row = await runWrite(ctx, "eng_post_comment", {
-    tenant: tenantIdOf(ctx),
+  const row = await store(ctx).write("eng_post_comment", {
     discussion: discussionId,
     id,
     reader: reader.id,
@@ -146,8 +144,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const data = parse(editSchema(settings.maxBodyLength), input);
   const rendered = renderBody(data.body, settings.formatting);
   const { verdict, trusted } = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, rendered, reader });
-  const row = await runWrite(ctx, "eng_edit_comment", {
-    tenant: tenantIdOf(ctx),
+  const row = await store(ctx).write("eng_edit_comment", {
     id,
     reader: reader.id,
     moderator: canModerate(ctx),
@@ -171,8 +168,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
 export async function deleteComment(ctx: RequestContext, id: string): Promise<CommentWithAuthor> {
   const moderator = canModerate(ctx);
   const reader = moderator ? null : await requireReader(ctx);
-  const row = await runWrite(ctx, "eng_delete_comment", {
-    tenant: tenantIdOf(ctx),
+  const row = await store(ctx).write("eng_delete_comment", {
     id,
     reader: reader?.id ?? null,
     moderator,

@@ -8,7 +8,6 @@ import { HTTP_URL_RULE, isHttpUrl } from "../../lib/http-url.js";
 import { isSingleLine, SINGLE_LINE_RULE } from "../../lib/single-line.js";
 import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
-import { runWrite } from "../../events/statement.js";
 import type { EventType } from "../../events/types.js";
 import { recordAudit } from "../audit/audit.js";
 import type { Settings } from "../../tenancy/settings-model.js";
@@ -121,7 +120,7 @@ export async function changeDiscussionState(ctx: RequestContext, id: string, act
   checkDiscussionId(id, "id");
   const tenantId = tenantIdOf(ctx);
   const t = TRANSITIONS[action];
-  const d = await runWrite(ctx, "eng_set_discussion_state", { tenant: tenantId, id, to: t.to, event: t.event, at: ctx.app.clock.now() });
+  const d = await store(ctx).write("eng_set_discussion_state", { id, to: t.to, event: t.event, at: ctx.app.clock.now() });
   await recordAudit(ctx, `discussion.${action}`, { type: "discussion", id });
   return {
     tenantId,

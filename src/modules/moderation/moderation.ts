@@ -3,8 +3,7 @@
 // eng_set_comment_status and eng_set_comment_pinned (one statement each). Idempotent: a call that
 // changes nothing appends no event. Deleted comments cannot be moderated (404); archived
 // discussions refuse (409).
-import { tenantIdOf, type RequestContext } from "../../context/request.js";
-import { runWrite } from "../../events/statement.js";
+import { store, type RequestContext } from "../../context/request.js";
 import type { WrittenCommentRow } from "../../events/write-results.js";
 import { commentFromRow, type CommentWithAuthor } from "../comments/dto.js";
 import { recordAudit } from "../audit/audit.js";
@@ -16,7 +15,7 @@ import { recordAudit } from "../audit/audit.js";
  */
 export async function setCommentStatus(ctx: RequestContext, id: string, to: "approved" | "rejected"): Promise<CommentWithAuthor> {
   // what Akismet is told of it (submit-ham / submit-spam) is queued by the same statement
-  const row = await runWrite(ctx, "eng_set_comment_status", { tenant: tenantIdOf(ctx), id, to, at: ctx.app.clock.now() });
+  const row = await store(ctx).write("eng_set_comment_status", { id, to, at: ctx.app.clock.now() });
   await auditCommentStatus(ctx, row, to);
   return commentFromRow(row);
 }
@@ -32,7 +31,7 @@ export async function auditCommentStatus(ctx: RequestContext, row: WrittenCommen
 }
 
 export async function setCommentPinned(ctx: RequestContext, id: string, pinned: boolean): Promise<CommentWithAuthor> {
-  const row = await runWrite(ctx, "eng_set_comment_pinned", { tenant: tenantIdOf(ctx), id, pinned, at: ctx.app.clock.now() });
+  const row = await store(ctx).write("eng_set_comment_pinned", { id, pinned, at: ctx.app.clock.now() });
   await recordAudit(ctx, pinned ? "comment.pin" : "comment.unpin", { type: "comment", id }, { discussionId: row.discussionId });
   return commentFromRow(row);
 }

@@ -4,10 +4,9 @@
 // (tenant, discussion, reader, kind) allows one row, and the discussion's counts change in the same
 // statement. A discussion nobody has written to yet is created by the toggle, as a post creates it
 // (a publishable key's toggle, like its post, is 404 there instead).
-import { currentReader, db, loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { currentReader, db, loadTenant, requireReader, store, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import type { DiscussionReactionToggle } from "../../events/write-results.js";
 import { getDiscussion } from "../discussions/discussions.js";
@@ -38,8 +37,7 @@ export async function toggleDiscussionReaction(
   const kind = parseKind(kinds, input);
   // a publishable key never creates a discussion (as for a post): an unknown one is 404
   if (ctx.principal?.kind === "publishable") await getDiscussion(ctx, discussionId);
-  return runWrite(ctx, "eng_toggle_discussion_reaction", {
-    tenant: tenantIdOf(ctx),
+  return store(ctx).write("eng_toggle_discussion_reaction", {
     discussion: discussionId,
     reader: reader.id,
     name: reader.name,

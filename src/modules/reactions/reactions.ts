@@ -2,9 +2,8 @@
 // toggle (database function eng_toggle_reaction, one statement) runs under the discussion row lock
 // (one writer per discussion at a time), the primary key (comment, reader, kind) allows one row,
 // and the counts on the comment are updated in the same statement.
-import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { parseKind } from "./kind.js";
-import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { canModerate } from "../comments/visibility.js";
 import type { ReactionToggle } from "../../events/write-results.js";
@@ -26,8 +25,7 @@ export async function toggleReaction(ctx: RequestContext, commentId: string, inp
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const kind = parseKind(settings.reactionKinds, input);
-  return runWrite(ctx, "eng_toggle_reaction", {
-    tenant: tenantIdOf(ctx),
+  return store(ctx).write("eng_toggle_reaction", {
     comment: commentId,
     reader: reader.id,
     name: reader.name,

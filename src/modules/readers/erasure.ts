@@ -20,7 +20,6 @@
 import { renderBody } from "../../lib/markdown.js";
 import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import { recordAudit } from "../audit/audit.js";
 
@@ -81,13 +80,12 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
     eventsScrubbed: 0,
     profileRemoved: false,
   };
-  // the request's services without its Idempotency-Key: nothing recorded, nothing replayed
-  const unrecorded = { app: ctx.app };
+  // the request without its Idempotency-Key: nothing recorded, nothing replayed
+  const unrecorded = store({ ...ctx, idempotency: undefined });
   const discussions = await store(ctx).sql.query<{ id: string }>(DISCUSSIONS, [readerId], "reader_erase_discussions");
   for (const { id } of discussions) {
     for (;;) {
-      const b = await runWrite(unrecorded, "eng_erase_reader_batch", {
-        tenant: tenantId,
+      const b = await unrecorded.write("eng_erase_reader_batch", {
         reader: readerId,
         discussion: id,
         delete: mode === "delete",

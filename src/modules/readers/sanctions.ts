@@ -10,10 +10,9 @@
 // suspension keeps them, as it ends by itself (verifySession, src/auth/reader-sessions.ts). Both
 // actions are audited.
 import { z } from "zod";
-import { requirePrincipal, tenantIdOf, type RequestContext, store } from "../../context/request.js";
+import { requirePrincipal, store, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
-import { runWrite } from "../../events/statement.js";
 import { actorOf, recordAudit } from "../audit/audit.js";
 import type { Sanction } from "../../events/write-results.js";
 
@@ -57,8 +56,7 @@ export async function banReader(
   const until = parsed.data.until ? new Date(parsed.data.until) : null;
   if (until && until.getTime() <= now.getTime()) throw errors.validation([{ path: "until", message: "must be in the future" }]);
   const reason = parsed.data.reason?.trim() ? parsed.data.reason : null;
-  const result = await runWrite(ctx, "eng_ban_reader", {
-    tenant: tenantIdOf(ctx),
+  const result = await store(ctx).write("eng_ban_reader", {
     reader: readerId,
     id: newId("ban"),
     until,

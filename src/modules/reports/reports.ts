@@ -5,10 +5,9 @@
 // discussion's lock. Moderators list reported comments (reported.ts) and dismiss their reports.
 // Reports append no event of their own: readers' streams and webhooks never carry them.
 import { z } from "zod";
-import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
-import { runWrite } from "../../events/statement.js";
 import { resolveSettings } from "../../tenancy/settings-model.js";
 import type { CommentReport } from "../../events/write-results.js";
 import { ReportReason as ReportReasons, ReportStatus as ReportStatuses } from "../../generated/prisma/enums.js";
@@ -57,8 +56,7 @@ export async function reportComment(
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const { safety } = resolveSettings((await loadTenant(ctx)).settings);
   const note = parsed.data.note?.trim() ? parsed.data.note : null;
-  return runWrite(ctx, "eng_report_comment", {
-    tenant: tenantIdOf(ctx),
+  return store(ctx).write("eng_report_comment", {
     comment: commentId,
     id: newId("rpt"),
     reader: reader.id,

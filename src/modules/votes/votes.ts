@@ -2,9 +2,8 @@
 // Exact under concurrency: the vote (database function eng_vote in prisma/sql/45-votes.sql, one
 // statement) runs under the discussion row lock, the primary key (comment, reader) allows one row,
 // and the comment's upvotes, downvotes, score and Wilson lower bound change in the same statement.
-import { loadTenant, requireReader, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { runWrite } from "../../events/statement.js";
 import { resolveSettings, type VoteMode } from "../../tenancy/settings-model.js";
 import { canModerate } from "../comments/visibility.js";
 import type { VoteResult } from "../../events/write-results.js";
@@ -37,8 +36,7 @@ export async function vote(ctx: RequestContext, commentId: string, input: VoteIn
   const { votes } = resolveSettings((await loadTenant(ctx)).settings);
   if (votes === "off") throw errors.votesDisabled();
   const value = checkValue(input?.value, votes);
-  return runWrite(ctx, "eng_vote", {
-    tenant: tenantIdOf(ctx),
+  return store(ctx).write("eng_vote", {
     comment: commentId,
     reader: reader.id,
     name: reader.name,

@@ -12,10 +12,9 @@
 // archived), the statement is rolled back: nothing is spent.
 // Under engine/: the tenant comes from the token, not from a key's request context.
 import type { AppServices } from "../../../context/services.js";
-import type { RequestContext } from "../../../context/request.js";
+import { store as storeOf, type RequestContext } from "../../../context/request.js";
 import type { Tenant } from "../../../generated/prisma/client.js";
 import { tenantRow } from "../../../auth/auth-cache.js";
-import { runWrite } from "../../../events/statement.js";
 import { AppError, errors } from "../../../lib/errors.js";
 import { recordAudit } from "../../audit/audit.js";
 import { auditCommentStatus } from "../../moderation/moderation.js";
@@ -109,8 +108,8 @@ export async function useAlertLink(app: AppServices, token: string): Promise<{ l
   const to = link.action === "approve" ? "approved" : "rejected";
   let spent = false;
   try {
-    const row = await runWrite(ctx, "eng_decide_by_alert_link", {
-      tenant: tenant.id,
+    // the link's context is its tenant's: the store binds that tenant's id
+    const row = await storeOf(ctx).write("eng_decide_by_alert_link", {
       id: link.commentId,
       to,
       revision: revisionOf(link),

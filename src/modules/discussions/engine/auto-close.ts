@@ -7,9 +7,12 @@
 // filled its batch runs again at once. Every instance runs the job every AUTO_CLOSE_INTERVAL_MS
 // (default 30 s, so a discussion is locked within a minute of passing its age). Time comes from the
 // injectable clock.
+// Under engine/: a pass is no tenant's request — it locks the due discussions of every tenant at once
+// (each locked as its own tenant's: the function reads each discussion's tenant's setting), so it runs
+// on the app's raw SQL (`writeAcrossTenants`), not through a tenant's store.
 import type { Logger } from "pino";
-import type { Clock } from "../../lib/clock.js";
-import { runWrite, type StatementServices } from "../../events/statement.js";
+import type { Clock } from "../../../lib/clock.js";
+import { writeAcrossTenants, type StatementServices } from "../../../events/statement.js";
 
 /** discussions locked by one statement at most */
 export const BATCH = 500;
@@ -28,7 +31,7 @@ export function createAutoCloseJob(deps: { app: StatementServices; clock: Clock;
   async function pass(): Promise<number> {
     let total = 0;
     for (;;) {
-      const { locked } = await runWrite({ app: deps.app }, "eng_auto_lock_discussions", { at: deps.clock.now(), limit: BATCH });
+      const { locked } = await writeAcrossTenants(deps.app, "eng_auto_lock_discussions", { at: deps.clock.now(), limit: BATCH });
       total += locked;
       if (locked < BATCH) break;
     }
