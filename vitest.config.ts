@@ -82,6 +82,11 @@ export default defineConfig({
           globalSetup: ["test/support/cluster-setup.ts"],
         },
       },
+      // read replicas: the test starts its own primary and streaming standby (test/engines/replicas.test.ts)
+      {
+        extends: true,
+        test: { name: "replica", include: ["test/engines/replica*.test.ts"], globalSetup: ["test/support/global-setup.ts"] },
+      },
       {
         extends: true,
         test: { name: "processes", include: PROCESS_FILES, globalSetup: ["test/support/global-setup.ts"] },

@@ -8,11 +8,10 @@
 // `nice -n -15` with BENCH_PG_URL on a PostgreSQL cluster of its own (its postmaster reniced too)
 // when the machine is busy: the CPU a request takes still grows with the machine's load.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import pg from "pg";
 import { SignJWT } from "jose";
-import { fmtTable, PG_ADMIN_URL } from "./support.js";
+import { clusterCpu, cpuOf, fmtTable, PG_ADMIN_URL } from "./support.js";
 
 const POSTS = Number(process.env.BENCH_POSTS ?? 3000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 4);
@@ -20,41 +19,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const checkouts = process.argv.slice(2).map((d) => resolve(d));
 if (checkouts.length === 0) throw new Error("name one or more checkouts (directories), e.g. . ../wt/0dc1c86");
-
-/** user + system CPU of one process, µs (clock ticks of 10 ms) */
-function cpuOf(pid: number | string): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-/** the CPU of the cluster's postmaster and every process it started (backends, writers, autovacuum) */
-async function clusterCpu(admin: pg.Client): Promise<number> {
-  const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity");
-  const [{ pm }] = (await admin.query<{ pm: string }>("SELECT setting AS pm FROM pg_settings WHERE name = 'data_directory'")).rows as [
-    { pm: string },
-  ];
-  let total = 0;
-  try {
-    const postmaster = readFileSync(`${pm}/postmaster.pid`, "utf8").split("\n")[0]!;
-    const children = execFileSync("pgrep", ["-P", postmaster]).toString().trim().split("\n");
-    for (const pid of [postmaster, ...children])
-      try {
-        total += cpuOf(pid);
-      } catch {
-        // ended in between
-      }
-    return total;
-  } catch {
-    // the data directory is not readable from here: the backends pg_stat_activity lists
-    for (const { pid } of rows)
-      try {
-        total += cpuOf(pid);
-      } catch {
-        // ended in between
-      }
-    return total;
-  }
-}
 
 async function measure(dir: string): Promise<{ service: number; postgres: number; rps: number }> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });

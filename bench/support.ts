@@ -1,6 +1,7 @@
 // Shared bench plumbing: a throwaway PostgreSQL database and a running app with a tenant; the
 // service and the floors built and started the way `npm start` runs the service.
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { build } from "esbuild";
 import pg from "pg";
@@ -85,4 +86,39 @@ export function fmtTable(header: string[], rows: (string | number)[][]): string 
   const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
   return [line(cells[0]!), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...cells.slice(1).map(line)].join("\n");
+}
+
+/** user + system CPU of one process, µs (clock ticks of 10 ms) */
+export function cpuOf(pid: number | string): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** the CPU of a PostgreSQL cluster's postmaster and every process it started (backends, writers, autovacuum, WAL senders and receivers) */
+export async function clusterCpu(admin: pg.Client): Promise<number> {
+  const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity");
+  const [{ pm }] = (await admin.query<{ pm: string }>("SELECT setting AS pm FROM pg_settings WHERE name = 'data_directory'")).rows as [
+    { pm: string },
+  ];
+  let total = 0;
+  try {
+    const postmaster = readFileSync(`${pm}/postmaster.pid`, "utf8").split("\n")[0]!;
+    const children = execFileSync("pgrep", ["-P", postmaster]).toString().trim().split("\n");
+    for (const pid of [postmaster, ...children])
+      try {
+        total += cpuOf(pid);
+      } catch {
+        // ended in between
+      }
+    return total;
+  } catch {
+    // the data directory is not readable from here: the backends pg_stat_activity lists
+    for (const { pid } of rows)
+      try {
+        total += cpuOf(pid);
+      } catch {
+        // ended in between
+      }
+    return total;
+  }
 }

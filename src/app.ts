@@ -17,6 +17,7 @@ import { restRoutes } from "./modules/route-table.js";
 import { mountHealth } from "./http/health.js";
 import { mountIndex } from "./http/index-route.js";
 import { createCorsPolicy, mountRestCors } from "./http/cors.js";
+import { createWriteMarks, mountConsistency } from "./http/consistency.js";
 import { createRequestRecorder, mountObservability } from "./http/observability.js";
 import type { StreamHub } from "./stream-engine/hub.js";
 import { mountStreamRoute } from "./modules/streams/sse-route.js";
@@ -75,7 +76,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   // this app's graphql_operations_total by name: yoga, the direct path and REST count with it
   const countOperation = createOperationCounter(services.metrics);
   // /graphql: which path serves each request (src/http/graphql/route.ts)
-  const yoga = mountGraphQL(fastify, services, config, schema, cors, countOperation);
+  // read-your-writes: the consistency token on every write's answer (src/http/consistency.ts)
+  const writeMarks = createWriteMarks();
+  mountConsistency(fastify, services, writeMarks);
+  const yoga = mountGraphQL(fastify, services, config, schema, cors, countOperation, writeMarks);
   const record = createRequestRecorder(fastify.log, services.metrics);
   mountObservability(fastify, { record, metrics: services.metrics, metricsToken: config.METRICS_TOKEN });
   mountRestCors(fastify, cors);

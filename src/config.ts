@@ -37,6 +37,12 @@ const EnvSchema = z.object({
   DATABASE_POOLER: z.enum(["none", "transaction"]).default("none"),
   /** the database itself, for what needs a session (migrations, session advisory locks); with DATABASE_POOLER=transaction */
   DATABASE_DIRECT_URL: z.string().url().optional(),
+  /** streaming replicas of DATABASE_URL (or poolers in front of them) that serve the read routes (docs/scaling.md "Read replicas") */
+  DATABASE_REPLICA_URLS: commaList.pipe(z.array(z.string().url("each replica is a postgresql:// URL")).max(16)),
+  /** a reader identity or key that wrote on this instance reads from the primary this long after */
+  DATABASE_REPLICA_STICKY_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
+  /** a replica whose replay lags more than this serves no reads until it catches up */
+  DATABASE_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(1).max(3_600_000).default(1_000),
   DATA_DIR: z.string().min(1).default("./data"),
   REDIS_URL: z.string().url().optional(),
   /** a Redis Cluster instead of REDIS_URL: some of its nodes, `host:port,host:port` */
@@ -185,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.DATABASE_POOLER === "transaction" && !e.DATABASE_URL) problems.push("DATABASE_POOLER: needs DATABASE_URL (the pooler)");
   if (e.DATABASE_POOLER === "transaction" && !e.DATABASE_DIRECT_URL)
     problems.push("DATABASE_DIRECT_URL: required with DATABASE_POOLER=transaction (migrations and session locks bypass the pooler)");
+  if (e.DATABASE_REPLICA_URLS.length > 0 && !e.DATABASE_URL) problems.push("DATABASE_REPLICA_URLS: needs DATABASE_URL (the primary)");
   if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) problems.push("REDIS_CLUSTER_NODES: set either it or REDIS_URL, not both");
   if (problems.length > 0) throw new ConfigError(problems);
   const graphiql = e.GRAPHIQL === undefined ? e.NODE_ENV !== "production" : e.GRAPHIQL === "1" || e.GRAPHIQL === "true";

@@ -34,6 +34,7 @@ import { createWebhookRuntime, type WebhookOptions } from "./webhook-delivery/we
 import { guardedFetch } from "./webhook-delivery/http-client.js";
 import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 import { createReaderAddresses } from "./context/reader-addresses.js";
+import { createRecentWriters } from "./context/read-routing.js";
 import { ERASURE_BATCH } from "./modules/readers/erasure.js";
 import { createInboxFeed } from "./modules/inbox/engine/feed.js";
 import { createAlertJobs, type AlertJobs } from "./modules/alerts/engine/alert-jobs.js";
@@ -116,6 +117,27 @@ function registerGauges(s: AppServices): void {
       SELECT state::text AS state, count(*) AS n FROM webhook_endpoints GROUP BY state`;
     for (const st of ["active", "circuit_open", "disabled"]) set({ state: st }, Number(rows.find((r) => r.state === st)?.n ?? 0));
   });
+  // the read replicas (docs/scaling.md "Read replicas"): which serve, and their replay lag at the last check
+  s.metrics.gauge("db_replica_serving", "1 when the read replica serves reads, 0 when it is lagging or down", ["replica"], (set) => {
+    for (const r of s.db.replicas.status()) set({ replica: r.name }, r.state === "serving" ? 1 : 0);
+  });
+  s.metrics.gauge(
+    "db_replica_state",
+    "The read replica's state at the last check: 1 for the state it is in",
+    ["replica", "state"],
+    (set) => {
+      for (const r of s.db.replicas.status())
+        for (const st of ["serving", "lagging", "down"]) set({ replica: r.name, state: st }, r.state === st ? 1 : 0);
+    },
+  );
+  s.metrics.gauge(
+    "db_replica_lag_seconds",
+    "The read replica's replay lag at the last check (absent while it does not answer)",
+    ["replica"],
+    (set) => {
+      for (const r of s.db.replicas.status()) if (r.lagMs !== null) set({ replica: r.name }, r.lagMs / 1000);
+    },
+  );
   s.metrics.gauge("db_pool_connections", "Database pool connections by state", ["state"], (set) => {
     const p = s.db.poolStats();
     if (!p) return;
@@ -145,6 +167,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
   const log = opts.log ?? createLogger(config);
   // the tenant guard's SQL parser (WebAssembly), loaded once before any tenant's store is used
   await loadTenantGuard();
+  const metrics = createMetrics();
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     pooler: config.DATABASE_POOLER,
@@ -156,6 +179,16 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     ...(opts.lockRole ? { lockRole: opts.lockRole } : {}),
     onIdleError: (err) => log.warn({ err: err.message }, "idle database connection failed"),
     onCreated: (database) => log.info({ database }, "created the database named by DATABASE_URL"),
+    replicas: {
+      urls: config.DATABASE_REPLICA_URLS,
+      maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+      onFallback: (replica, reason, err) => {
+        metrics.replicaFallbacks.inc({ replica, reason });
+        const detail = { replica, reason, err: err instanceof Error ? err.message : String(err) };
+        if (reason === "refused") log.warn(detail, "a read on a replica was refused and ran on the primary");
+      },
+      onStateChange: (replica, from, to, lagMs) => log.warn({ replica, from, to, lagMs }, `database replica ${to}`),
+    },
   });
   try {
     let migrated: string[] = [];
@@ -188,7 +221,6 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     redis?.on("error", (err: Error) => log.warn({ err: err.message }, "redis error"));
     const bus = createBus({ redis: redisTarget, onError: (err) => log.warn({ err: err.message }, "bus error") });
     const clock = opts.clock ?? systemClock;
-    const metrics = createMetrics();
     const base = { config, prisma: db.prisma, sql: db.sql, clock, log, secretBox, metrics };
     const scoped = createScopeCache(db.prisma);
     const stores = createTenantStores(scoped, db.sql);
@@ -207,6 +239,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       presenceSecret: createHmac("sha256", adminJwtSecret).update("engagement presence v1").digest(),
       // readers' own streams read their inbox items (GET /api/v1/stream/me)
       readerFeed: createInboxFeed(db.sql),
+      replicas: db.replicas,
+      onReplayRead: (target) => metrics.databaseReads.inc({ target, reason: "replay" }),
       tenantSettings: {
         cached: (tenantId) => {
           const t = authCache.tenant(tenantId);
@@ -272,6 +306,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         ...opts.identityProviders,
       }),
       readerAddresses: createReaderAddresses({ sql: db.sql, clock }),
+      recentWriters: createRecentWriters(config.DATABASE_REPLICA_STICKY_MS, clock),
       erasure: { batchSize: opts.erasure?.batchSize ?? ERASURE_BATCH },
     };
     registerGauges(services);

@@ -60,6 +60,14 @@ export async function signOut(): Promise<void> {
 const w = window as unknown as { __inflight: number };
 w.__inflight = 0;
 
+/**
+ * The last X-Service-Consistency a write's answer carried, sent with every later request: the
+ * console's reads see its own writes even when a read replica serves them (contract section 26).
+ */
+let consistency: string | null = null;
+const consistencyHeader = (): Record<string, string> => (consistency ? { "x-service-consistency": consistency } : {});
+const noteConsistency = (r: Response) => void (consistency = r.headers.get("x-service-consistency") ?? consistency);
+
 export async function gql<TResult, TVariables>(doc: TypedDocumentString<TResult, TVariables>, variables?: TVariables): Promise<TResult> {
   w.__inflight++;
   try {
@@ -75,12 +83,18 @@ async function request<TResult, TVariables>(doc: TypedDocumentString<TResult, TV
     r = await fetch("/graphql", {
       method: "POST",
       credentials: "same-origin",
-      headers: { "content-type": "application/json", accept: "application/graphql-response+json, application/json", "x-csrf-token": csrf },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/graphql-response+json, application/json",
+        "x-csrf-token": csrf,
+        ...consistencyHeader(),
+      },
       body: JSON.stringify({ query: doc.toString(), variables: variables ?? {} }),
     });
   } catch {
     throw new ApiError("The service cannot be reached. Check your connection and try again.", "network");
   }
+  noteConsistency(r);
   const body = (await r.json().catch(() => null)) as {
     data?: TResult;
     errors?: { message: string; extensions?: { code?: string; errors?: FieldError[] } }[];
@@ -103,12 +117,18 @@ export async function rest<T>(method: "GET" | "POST", path: string, body?: Blob)
       r = await fetch(path, {
         method,
         credentials: "same-origin",
-        headers: { accept: "application/json", "x-csrf-token": csrf, ...(body ? { "content-type": "application/octet-stream" } : {}) },
+        headers: {
+          accept: "application/json",
+          "x-csrf-token": csrf,
+          ...consistencyHeader(),
+          ...(body ? { "content-type": "application/octet-stream" } : {}),
+        },
         ...(body ? { body } : {}),
       });
     } catch {
       throw new ApiError("The service cannot be reached. Check your connection and try again.", "network");
     }
+    noteConsistency(r);
     const parsed = (await r.json().catch(() => null)) as (T & { detail?: string; code?: string; errors?: FieldError[] }) | null;
     if (!r.ok) throw new ApiError(parsed?.detail ?? `The service answered ${r.status}.`, parsed?.code ?? "error", parsed?.errors ?? []);
     if (parsed === null) throw new ApiError(`The service answered ${r.status} without a body.`, "unavailable");

@@ -16,6 +16,8 @@ import type { AppServices } from "./services.js";
 import { header, resolvePrincipal, type HeaderBag } from "./resolve-principal.js";
 import { resolveSettings } from "../tenancy/settings-model.js";
 import { tenantRow } from "../auth/auth-cache.js";
+import type { Replica } from "../db/replicas/replica-set.js";
+import { readConsistencyOf, type ReadConsistency } from "./read-routing.js";
 
 export type { AppServices };
 
@@ -41,6 +43,10 @@ export interface RequestContext {
   clientAddress?: string | null;
   /** a publishable key's request from a browser: its Origin, admitted by the tenant's allowedOrigins (else null) */
   browserOrigin?: string | null;
+  /** what the request's headers say of its reads (X-Service-Consistency, a recent write): with replicas only */
+  readConsistency?: ReadConsistency | undefined;
+  /** the read replica `store(ctx)` and `db(ctx)` read through (absent: the primary); set only by `routeReads` (src/context/read-routing.ts) */
+  readsFrom?: Replica;
   /** memoised lookups */
   cache: { tenant?: Promise<Tenant>; reader?: Promise<ReaderIdentity | null> };
 }
@@ -60,6 +66,7 @@ export async function createRequestContext(
     cache: caller?.tenant ? { tenant: Promise.resolve(caller.tenant) } : {},
     ...(rateLimit ? { rateLimit } : {}),
     clientAddress: opts.ip ?? null,
+    readConsistency: readConsistencyOf(app, headers),
     readerClient:
       principal?.kind === "publishable"
         ? { ip: opts.ip ?? null, userAgent: header(headers, "user-agent") }
@@ -99,7 +106,7 @@ export function tenantIdOf(ctx: RequestContext): string {
 
 /** The caller's tenant-scoped database client: every query it makes is filtered by tenant. */
 export function db(ctx: RequestContext): ScopedPrisma {
-  return ctx.app.scoped(tenantIdOf(ctx));
+  return ctx.app.scoped(tenantIdOf(ctx), ctx.readsFrom);
 }
 
 /** A tenant's store as a request uses it: its writes also record their results under the request's Idempotency-Key. */
@@ -118,8 +125,10 @@ export interface RequestStore extends TenantStore {
  * guard. Feature code reaches tenant data only through this (or `db(ctx)`, its Prisma client).
  */
 export function store(ctx: RequestContext): RequestStore {
-  const { tenantId, prisma, sql } = ctx.app.stores(tenantIdOf(ctx));
-  return { tenantId, prisma, sql, write: (fn, args) => runWrite(ctx.app, sql, ctx.idempotency, fn, args) };
+  const { tenantId, prisma, sql } = ctx.app.stores(tenantIdOf(ctx), ctx.readsFrom);
+  // reads on the request's replica when it has one (src/context/read-routing.ts); writes always on the primary
+  const primarySql = ctx.readsFrom ? ctx.app.stores(tenantId).sql : sql;
+  return { tenantId, prisma, sql, write: (fn, args) => runWrite(ctx.app, primarySql, ctx.idempotency, fn, args) };
 }
 
 export function loadTenant(ctx: RequestContext): Promise<Tenant> {

@@ -22,6 +22,8 @@ import type { WebhookRuntime } from "../webhook-delivery/webhook-runtime.js";
 import type { SafetyRules } from "../tenancy/safety-rules.js";
 import type { IdentityProviders } from "../auth/identity-providers.js";
 import type { ReaderAddresses } from "./reader-addresses.js";
+import type { Replica } from "../db/replicas/replica-set.js";
+import type { RecentWriters } from "./read-routing.js";
 
 export interface AppServices {
   config: Config;
@@ -50,10 +52,12 @@ export interface AppServices {
   origins: OriginIndex;
   /** Prometheus metrics (src/lib/metrics.ts) */
   metrics: Metrics;
-  /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts). */
-  scoped: (tenantId: string) => ScopedPrisma;
-  /** Each tenant's store: its scoped Prisma client and its guarded SQL (src/db/tenant-store.ts). */
-  stores: (tenantId: string) => TenantStore;
+  /** Tenant-scoped Prisma clients (src/db/tenant-scope.ts): the primary's, or a read replica's. */
+  scoped: (tenantId: string, replica?: Replica | null) => ScopedPrisma;
+  /** Each tenant's store: its scoped Prisma client and its guarded SQL (src/db/tenant-store.ts), on the primary or a read replica. */
+  stores: (tenantId: string, replica?: Replica | null) => TenantStore;
+  /** which reader identities and keys wrote lately on this instance (DATABASE_REPLICA_STICKY_MS: src/context/read-routing.ts) */
+  recentWriters: RecentWriters;
   /** the instance's SSE streams and GraphQL subscriptions */
   streams: StreamHub;
   /** outbound webhooks: client, URL policy, delivery worker, handshakes */

@@ -19,6 +19,7 @@ import { poolerClient } from "./pooler.js";
 import { pgliteSql, pgSql, type Sql } from "./sql.js";
 import { StartupError } from "../lib/startup-error.js";
 import { fastPgTypes } from "./timestamps.js";
+import { NO_REPLICAS, openReplicaSet, type ReplicaSet, type ReplicaSetOptions } from "./replicas/replica-set.js";
 
 export type Prisma = PrismaClient;
 
@@ -34,6 +35,8 @@ export interface Database {
   migrate(): Promise<MigrationResult>;
   /** Connections of the pool (PostgreSQL only), for the metrics. */
   poolStats(): { total: number; idle: number; waiting: number } | null;
+  /** the read replicas (DATABASE_REPLICA_URLS; none when embedded): src/db/replicas/replica-set.ts */
+  replicas: ReplicaSet;
   /** Cheap liveness query for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -57,6 +60,8 @@ export interface DatabaseOptions {
   lockRole?: LockRole;
   /** DATABASE_URL named a database that did not exist, and it was created */
   onCreated?: (name: string) => void;
+  /** streaming replicas of the primary for the read routes (DATABASE_REPLICA_URLS), their lag limit and what they report */
+  replicas?: Pick<ReplicaSetOptions, "urls" | "maxLagMs" | "checkMs" | "onFallback" | "onStateChange">;
 }
 
 /**
@@ -91,18 +96,18 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const created = await ensureDatabase(directUrl, timeoutMs, pooled ? "DATABASE_DIRECT_URL" : "DATABASE_URL");
     if (created === "created") opts.onCreated?.(new URL(directUrl).pathname.slice(1));
     if (pooled) await probeDatabase(url, timeoutMs, "DATABASE_URL");
-    // One pool for Prisma and the plain-SQL hot paths.
-    const pool = new pg.Pool({
-      connectionString: url,
+    // One pool for Prisma and the plain-SQL hot paths; each replica's is made alike (src/db/replicas/).
+    const poolConfig = (connectionString: string, connectTimeoutMs = timeoutMs): pg.PoolConfig => ({
+      connectionString,
       max: opts.poolSize ?? 10,
       // waiting for a connection (new or from the pool), then the server's and the client's limits:
       // the server's set at connect, or per transaction through a pooler (src/db/pooler.ts)
-      connectionTimeoutMillis: timeoutMs,
+      connectionTimeoutMillis: connectTimeoutMs,
       ...(pooled
         ? { Client: poolerClient({ timeoutMs, randomPageCost: opts.randomPageCost }) }
         : {
             statement_timeout: timeoutMs,
-            ...withSettings(url, [
+            ...withSettings(connectionString, [
               ["plan_cache_mode", PLAN_CACHE_MODE],
               ...(opts.randomPageCost === undefined ? [] : [["random_page_cost", opts.randomPageCost] as [string, number]]),
             ]),
@@ -112,12 +117,23 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       // the plain-SQL hot paths (Prisma passes its own parsers with every query)
       types: fastPgTypes,
     });
+    const pool = new pg.Pool(poolConfig(url));
     // Without a listener an idle connection's error (a restart, pg_terminate_backend) would be an
     // unhandled 'error' event and end the process; the pool drops that connection by itself.
     pool.on("error", (err) => opts.onIdleError?.(err));
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    // a replica that does not answer is given up on quickly: the read then runs on the primary
+    const replicas = await openReplicaSet({
+      urls: [],
+      maxLagMs: 1_000,
+      ...opts.replicas,
+      primary: pool,
+      poolConfig: (replicaUrl) => poolConfig(replicaUrl, Math.min(timeoutMs, 1_000)),
+      named: !pooled,
+    });
     return {
       prisma,
+      replicas,
       sql: pgSql(pool, { named: !pooled }),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       kind: "postgres",
@@ -126,6 +142,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
         await prisma.$queryRaw`SELECT 1`;
       },
       close: async () => {
+        await replicas.close();
         await prisma.$disconnect();
         await pool.end();
       },
@@ -140,6 +157,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
     return {
       prisma,
+      replicas: NO_REPLICAS,
       sql: pgliteSql(pglite),
       poolStats: () => null,
       kind: "embedded",

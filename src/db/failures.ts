@@ -59,3 +59,17 @@ export function isBadTextError(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * True when a statement a replica refused is to be run again on the primary: the replica cannot be
+ * reached or stalled (as above), refused a write (25006: a read route that writes), or cancelled
+ * the statement for a conflict with its replay (40001).
+ */
+export function failsOverToPrimary(err: unknown): boolean {
+  if (isDependencyDown(err)) return true;
+  for (const w of chain(err)) {
+    const state = sqlstateOf(w);
+    if (state === "25006" || state === "40001") return true;
+  }
+  return false;
+}

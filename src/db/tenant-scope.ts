@@ -6,6 +6,7 @@
 // to the tenant's id (a parameter whose value is that id) is refused before it runs.
 import type { PrismaClient } from "../generated/prisma/client.js";
 import { guardedStatement } from "./tenant-store.js";
+import type { Replica } from "./replicas/replica-set.js";
 
 export const TENANT_MODELS = new Set([
   "ApiKey",
@@ -134,14 +135,19 @@ function guardRawUnsafe(args: readonly unknown[], tenantId: string): void {
 
 export type ScopedPrisma = ReturnType<typeof scopeToTenant>;
 
-/** Scoped clients are cached per tenant: building an extension per request would be wasteful. */
+/**
+ * Scoped clients are cached per tenant: building an extension per request would be wasteful. The
+ * primary's, and each read replica's (over its own Prisma client), are cached apart.
+ */
 export function createScopeCache(prisma: PrismaClient, max = 1000) {
-  const cache = new Map<string, ScopedPrisma>();
-  return (tenantId: string): ScopedPrisma => {
+  const caches = new Map<Replica | null, Map<string, ScopedPrisma>>();
+  return (tenantId: string, replica: Replica | null = null): ScopedPrisma => {
+    let cache = caches.get(replica);
+    if (!cache) caches.set(replica, (cache = new Map()));
     let c = cache.get(tenantId);
     if (!c) {
       if (cache.size >= max) cache.delete(cache.keys().next().value as string);
-      c = scopeToTenant(prisma, tenantId);
+      c = scopeToTenant(replica?.prisma ?? prisma, tenantId);
       cache.set(tenantId, c);
     }
     return c;

@@ -10,6 +10,7 @@
 import type { Sql } from "./sql.js";
 import { checkTenantBound, TenantGuardRefusal } from "./tenant-guard.js";
 import type { ScopedPrisma } from "./tenant-scope.js";
+import type { Replica } from "./replicas/replica-set.js";
 
 /** Plain SQL bound to one tenant: `$1` is the tenant's id; `values` are `$2`, `$3`, … */
 export interface TenantSql {
@@ -71,14 +72,23 @@ export function tenantSql(sql: Sql, tenantId: string): TenantSql {
   };
 }
 
-/** Stores are cached per tenant (at most `max`), as scoped Prisma clients are. */
-export function createTenantStores(scoped: (tenantId: string) => ScopedPrisma, sql: Sql, max = 1000): (tenantId: string) => TenantStore {
-  const cache = new Map<string, TenantStore>();
-  return (tenantId) => {
+/**
+ * Stores are cached per tenant (at most `max`), as scoped Prisma clients are, for the primary and
+ * for each read replica (a read route's request reads through a replica's: src/context/read-routing.ts).
+ */
+export function createTenantStores(
+  scoped: (tenantId: string, replica?: Replica | null) => ScopedPrisma,
+  sql: Sql,
+  max = 1000,
+): (tenantId: string, replica?: Replica | null) => TenantStore {
+  const caches = new Map<Replica | null, Map<string, TenantStore>>();
+  return (tenantId, replica = null) => {
+    let cache = caches.get(replica);
+    if (!cache) caches.set(replica, (cache = new Map()));
     let s = cache.get(tenantId);
     if (!s) {
       if (cache.size >= max) cache.delete(cache.keys().next().value as string);
-      s = { tenantId, prisma: scoped(tenantId), sql: tenantSql(sql, tenantId) };
+      s = { tenantId, prisma: scoped(tenantId, replica), sql: tenantSql(replica?.sql ?? sql, tenantId) };
       cache.set(tenantId, s);
     }
     return s;

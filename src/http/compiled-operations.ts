@@ -7,6 +7,7 @@ import { getOperationAST, type DocumentNode, type GraphQLError, type GraphQLSche
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import type { YogaServerInstance } from "graphql-yoga";
 import type { AppServices } from "../context/request.js";
+import { readsOfOperation, type ReadsFrom } from "./database-routes.js";
 
 export interface CompiledOperation {
   query: CompiledQuery;
@@ -15,6 +16,8 @@ export interface CompiledOperation {
   /** the operation the document and name select (null when they select none) */
   operation: OperationDefinitionNode | null;
   schema: GraphQLSchema;
+  /** where its reads go (src/http/database-routes.ts) */
+  reads: ReadsFrom;
 }
 
 /** Validates the document through the envelope and compiles it; the errors when it is invalid. */
@@ -30,7 +33,13 @@ export function compileValidated(
   const query = compileQuery(schema, document, operationName);
   if (!isCompiledQuery(query)) return query.errors ?? [];
   const operation = getOperationAST(document, operationName);
-  return { query, name: operationName ?? operation?.name?.value ?? "anonymous", operation: operation ?? null, schema };
+  return {
+    query,
+    name: operationName ?? operation?.name?.value ?? "anonymous",
+    operation: operation ?? null,
+    schema,
+    reads: readsOfOperation(operation, document),
+  };
 }
 
 export type OperationCounter = (name: string, outcome: "ok" | "error") => void;

@@ -14,6 +14,7 @@ export const BROWSER_REQUEST_HEADERS = [
   "X-Request-Id",
   "If-None-Match",
   "Idempotency-Key",
+  "X-Service-Consistency",
 ];
 export const BROWSER_EXPOSED_HEADERS = [
   "RateLimit-Limit",
@@ -23,6 +24,7 @@ export const BROWSER_EXPOSED_HEADERS = [
   "ETag",
   "X-Request-Id",
   "Idempotent-Replayed",
+  "X-Service-Consistency",
 ];
 const METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 

@@ -1,6 +1,8 @@
 // GET /healthz: the process is up. GET /readyz: database and Redis reachable (200) or not (503); on a
 // Redis Cluster, Redis is reachable when every master serving slots answers. `details.email` says
-// whether email goes out (smtp) or is off (no SMTP_URL).
+// whether email goes out (smtp) or is off (no SMTP_URL); `details.replicas` each read replica's state
+// (serving, lagging, down) and replay lag at its last check (src/db/replicas/replica-set.ts): a
+// replica is not a dependency of readiness (without one, reads go to the primary).
 import type { FastifyInstance } from "fastify";
 import type { Database } from "../db/client.js";
 import { pingAll, type RedisClient } from "../lib/redis-connection.js";
@@ -28,6 +30,11 @@ export function mountHealth(fastify: FastifyInstance, deps: { db: Database; redi
     }
     const ok = Object.values(checks).every((v) => v === "ok");
     // email is not a dependency of readiness: off only means no email goes out
-    return reply.status(ok ? 200 : 503).send({ status: ok ? "ok" : "unavailable", checks, details: { email: deps.email } });
+    const replicas = deps.db.replicas.status();
+    return reply.status(ok ? 200 : 503).send({
+      status: ok ? "ok" : "unavailable",
+      checks,
+      details: { email: deps.email, ...(replicas.length ? { replicas } : {}) },
+    });
   });
 }

@@ -21,6 +21,10 @@ export interface Metrics {
   /** consumes sent to the rate limiter's store (a batch and its lease is one) */
   rateLimitStoreCalls: Counter;
   retentionDeleted: Counter<"what">;
+  /** requests of the read routes by where their reads went: `replica`, or `primary` and why (docs/scaling.md "Read replicas") */
+  databaseReads: Counter<"target" | "reason">;
+  /** statements a replica failed (`unreachable`) or refused (`refused`) that ran again on the primary */
+  replicaFallbacks: Counter<"replica" | "reason">;
   /** gauges read on scrape: open streams, queue depth and oldest job age, breaker states, pool use */
   gauge(
     name: string,
@@ -112,6 +116,18 @@ export function createMetrics(): Metrics {
       name: "retention_deleted_total",
       help: "Rows deleted by the retention job",
       labelNames: ["what"],
+      registers: [registry],
+    }),
+    databaseReads: new Counter({
+      name: "db_read_routes_total",
+      help: "Requests of the read routes by where their reads went: replica, or primary with the reason (no_replica, consistency, sticky, route)",
+      labelNames: ["target", "reason"],
+      registers: [registry],
+    }),
+    replicaFallbacks: new Counter({
+      name: "db_replica_fallbacks_total",
+      help: "Statements a read replica failed (unreachable) or refused (refused) that ran again on the primary",
+      labelNames: ["replica", "reason"],
       registers: [registry],
     }),
     gauge(name, help, labelNames, collect) {

@@ -8,6 +8,7 @@ import type { EventBus } from "../events/bus.js";
 import type { LiveEvent } from "./live-event.js";
 import type { Sql } from "../db/sql.js";
 import type { EventLogReader } from "../events/replay.js";
+import type { ReplicaSet } from "../db/replicas/replica-set.js";
 import type { RedeemedTicket, TicketRedemption } from "./ticket-redemption.js";
 import type { Settings } from "../tenancy/settings-model.js";
 import type { Viewer } from "./event-visibility.js";
@@ -97,6 +98,10 @@ export interface StreamHubDeps {
   onBusEvent?: (event: LiveEvent) => void;
   /** defaults to the database's event log */
   log?: EventLogReader;
+  /** the read replicas: replays are read from one that has the requested events (src/events/replica-replay.ts) */
+  replicas?: Pick<ReplicaSet, "size" | "pick">;
+  /** told where each replay read with `replicas` was served (the metrics) */
+  onReplayRead?: (by: "replica" | "primary") => void;
   /** readers' inbox items, for their own streams (absent: openReader refuses with 503) */
   readerFeed?: ReaderFeed;
   /**

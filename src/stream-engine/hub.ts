@@ -16,6 +16,7 @@ import {
   type OpeningRead,
   type ReplayResult,
 } from "../events/replay.js";
+import { replicaFirstReplays } from "../events/replica-replay.js";
 import { invalidTicket, redeemWith, type RedeemedTicket } from "./ticket-redemption.js";
 import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
 import { AppError, errors } from "../lib/errors.js";
@@ -83,7 +84,8 @@ export class StreamHub {
     this.app = app;
     this.bus = bus;
     this.options = { ...DEFAULT_HUB_OPTIONS, ...deps.options };
-    this.log = coalescingReplays(deps.log ?? createEventLogReader(app.prisma, app.sql));
+    const log = deps.log ?? createEventLogReader(app.prisma, app.sql);
+    this.log = coalescingReplays(deps.replicas ? replicaFirstReplays(log, deps.replicas, deps.onReplayRead) : log);
     this.slots = createStreamSlots({ maxPerInstance: app.config.MAX_STREAMS_PER_INSTANCE, redis: deps.redis, log: app.log });
     this.offReconnect = bus.onReconnect(() => {
       app.log.info({ channels: this.channels.size }, "event bus reconnected; streams catch up from the log");

@@ -90,13 +90,26 @@ export interface OwnPostgres {
   stop(): Promise<void>;
 }
 
-export async function startOwnPostgres(): Promise<OwnPostgres> {
+/**
+ * A PostgreSQL of the test's own. With `standbyOf`, a streaming standby of that one: its data copied
+ * with `pg_basebackup -R` (which writes the primary's address and standby.signal), replaying the
+ * primary's WAL as a hot standby (initdb's pg_hba.conf lets loopback replication connections in).
+ */
+export async function startOwnPostgres(opts: { standbyOf?: OwnPostgres } = {}): Promise<OwnPostgres> {
   const dir = mkdtempSync(join(tmpdir(), "eng-pg-"));
   const port = await freePort();
   const bin = pgBin();
   const user = asPostgres();
   if (user.uid !== undefined) chownSync(dir, user.uid, user.gid!);
-  execFileSync(join(bin, "initdb"), ["-D", dir, "-A", "trust", "-U", "postgres", "--no-sync"], { stdio: "ignore", ...user });
+  if (opts.standbyOf) {
+    const from = ["-h", "127.0.0.1", "-p", String(opts.standbyOf.port), "-U", "postgres"];
+    execFileSync(join(bin, "pg_basebackup"), [...from, "-D", dir, "-R", "-X", "stream", "-c", "fast", "--no-sync"], {
+      stdio: "ignore",
+      ...user,
+    });
+  } else {
+    execFileSync(join(bin, "initdb"), ["-D", dir, "-A", "trust", "-U", "postgres", "--no-sync"], { stdio: "ignore", ...user });
+  }
   const pgCtl = (args: string[]) => execFileSync(join(bin, "pg_ctl"), ["-D", dir, ...args], { stdio: "ignore", ...user });
   let child: ChildProcess | undefined;
   const postmasterPid = () => Number(readFileSync(join(dir, "postmaster.pid"), "utf8").split("\n")[0]);

@@ -109,6 +109,11 @@ const EMPTY_PAGE: Page<CommentWithReplies> = { edges: [], pageInfo: { hasNextPag
 export class ThreadApi {
   /** told when the service refuses the identity a request carried (401 invalid_identity) */
   refused: (identity: string) => void = () => {};
+  /**
+   * The last X-Service-Consistency a write's answer carried, sent with every later request: a read
+   * then sees the reader's own writes even when a read replica serves it (contract section 26).
+   */
+  private consistency: string | null = null;
 
   constructor(
     readonly base: string,
@@ -288,11 +293,15 @@ export class ThreadApi {
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (identity) headers["X-Service-Identity"] = identity;
     if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
+    if (this.consistency) headers["X-Service-Consistency"] = this.consistency;
+    let res: Response;
     try {
-      return await fetch(url, { method, headers, body, credentials: "omit", mode: "cors" });
+      res = await fetch(url, { method, headers, body, credentials: "omit", mode: "cors" });
     } catch {
       throw await this.unreachable();
     }
+    this.consistency = res.headers.get("X-Service-Consistency") ?? this.consistency;
+    return res;
   }
 
   /**

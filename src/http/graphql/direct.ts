@@ -11,6 +11,7 @@ import type { AppServices, RequestContext } from "../../context/request.js";
 import { parseWithinLimits } from "./limits.js";
 import { graphqlContext } from "./context.js";
 import { operationFacts } from "./operation-facts.js";
+import { routeReads } from "../../context/read-routing.js";
 import type { GraphQLServer } from "./server.js";
 
 /** The Accept values the direct path answers (anything else goes through yoga's negotiation). */
@@ -126,6 +127,7 @@ export function createDirectGraphQL(yoga: GraphQLServer, app: AppServices, count
       await throughYoga(ctx);
       return "direct";
     }
+    routeReads(ctx, op.reads);
     const result = (await op.query.query(undefined, ctx, variables)) as ExecutionResult;
     if (result.errors?.length) {
       await throughYoga(ctx);

@@ -8,6 +8,7 @@ import type { Config } from "../../config.js";
 import type { AppServices } from "../../context/request.js";
 import type { OperationCounter } from "../compiled-operations.js";
 import type { CorsPolicy } from "../cors.js";
+import type { WriteMarks } from "../consistency.js";
 import { createGraphQLServer, type GraphQLServer } from "./server.js";
 import { createDirectGraphQL } from "./direct.js";
 import { createIdempotentGraphQL } from "./idempotent.js";
@@ -21,8 +22,9 @@ export function mountGraphQL(
   schema: GraphQLSchema,
   cors: CorsPolicy,
   countOperation: OperationCounter,
+  marks: WriteMarks,
 ): GraphQLServer {
-  const yoga = createGraphQLServer(services, schema, cors, countOperation);
+  const yoga = createGraphQLServer(services, schema, cors, countOperation, marks);
   const direct = createDirectGraphQL(yoga, services, countOperation);
   const idempotent = createIdempotentGraphQL(yoga, services, cors);
   const graphiql = mountGraphiql(fastify, config);

@@ -8,7 +8,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { useGraphQlJit } from "@envelop/graphql-jit";
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type GraphQLSchema } from "graphql";
+import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, type DocumentNode, type GraphQLSchema } from "graphql";
 import type { OperationCounter } from "../compiled-operations.js";
 import { useSubscribeErrorsWithData } from "./sse-errors.js";
 import type { AppServices, RequestContext } from "../../context/request.js";
@@ -18,6 +18,9 @@ import { useGraphQLLimits } from "./limits.js";
 import { maskGraphQLError, useRequestErrorCodes } from "./errors.js";
 import { graphqlContext, type ServerContext } from "./context.js";
 import { createOperationFactsCache, type OperationFactsOf } from "./operation-facts.js";
+import { createReadsCache } from "../database-routes.js";
+import type { WriteMarks } from "../consistency.js";
+import { routeReads } from "../../context/read-routing.js";
 import { BROWSER_EXPOSED_HEADERS, BROWSER_REQUEST_HEADERS, type CorsPolicy } from "../cors.js";
 
 export type GraphQLServer = YogaServerInstance<ServerContext, RequestContext>;
@@ -91,6 +94,24 @@ function useOperationMetrics(facts: OperationFactsOf, count: OperationCounter): 
 }
 
 /**
+ * A query's reads on a replica where the table says so (src/http/database-routes.ts,
+ * src/context/read-routing.ts); a mutation's request marked as a write, whose answer gets the
+ * consistency token (src/http/consistency.ts).
+ */
+function useReadRouting(marks: WriteMarks): Plugin<RequestContext> {
+  const readsOf = createReadsCache();
+  return {
+    onExecute({ args }) {
+      const reads = readsOf(args.document, args.operationName);
+      if (reads === "replica") return void routeReads(args.contextValue, reads);
+      if (getOperationAST(args.document, args.operationName)?.operation !== "mutation") return;
+      const raw = (args.contextValue as Partial<ServerContext>).req?.raw;
+      if (raw) marks.mark(raw);
+    },
+  };
+}
+
+/**
  * Results are written with the native `JSON.stringify`, not graphql-jit's compiled stringifier
  * (which the jit plugin hangs on each result and yoga would prefer): for a comment page it was
  * about three times slower. The direct path's compiled queries answer the same way.
@@ -126,12 +147,14 @@ function useValidationCodes(): Plugin {
 /**
  * The yoga server of one app. `countOperation` is the app's graphql_operations_total counter,
  * shared with the direct path and REST; the facts of each parsed document are kept here, per server.
+ * `marks` are the app's requests that ran a mutation (src/http/consistency.ts).
  */
 export function createGraphQLServer(
   app: AppServices,
   schema: GraphQLSchema,
   cors: CorsPolicy,
   countOperation: OperationCounter,
+  marks: WriteMarks,
 ): GraphQLServer {
   const facts = createOperationFactsCache();
   const production = app.config.NODE_ENV === "production";
@@ -142,6 +165,7 @@ export function createGraphQLServer(
     useRequestErrorCodes(),
     useOperationMetrics(facts, countOperation),
     useRootFieldRateLimit(facts) as Plugin,
+    useReadRouting(marks) as Plugin,
     useUnauthenticatedStatus() as Plugin,
     useSubscribeErrorsWithData(),
     useGraphQLSSE({ endpoint: "/graphql/stream" }),

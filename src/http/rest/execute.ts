@@ -19,6 +19,7 @@ import { AppError, errors } from "../../lib/errors.js";
 import type { RequestContext } from "../../context/request.js";
 import { knownFailure } from "../problem.js";
 import { variableProblems } from "./coerce.js";
+import { routeReads } from "../../context/read-routing.js";
 
 /** The yoga server whose envelope validates REST documents (and whose schema runs them). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- yoga's server context type does not matter here
@@ -89,6 +90,7 @@ export function createOperationRunner(yoga: Yoga, countOperation: OperationCount
     }
     const op = prepare(document);
     if (!("query" in op)) return { data: null, errors: op };
+    routeReads(opts.context, op.reads);
     const result = (await op.query.query(undefined, opts.context, opts.variables)) as ExecutionResult;
     const errs = result.errors ?? [];
     countOperation(op.name, errs.length ? "error" : "ok");

@@ -99,6 +99,23 @@ const REPLAYED_HEADERS = {
   },
 };
 
+/** Read-your-writes with read replicas (contract section 26; docs/scaling.md "Read replicas"). */
+const CONSISTENCY_HEADERS = {
+  "X-Service-Consistency": {
+    description:
+      "With read replicas configured: an opaque token of the database position this write reached. Send it back on later reads (X-Service-Consistency) to see this write even when a replica serves them.",
+    schema: { type: "string" },
+  },
+};
+const CONSISTENCY = {
+  name: "X-Service-Consistency",
+  in: "header",
+  required: false,
+  description:
+    "The token a write's answer carried: the read is served by a read replica only once it has that write, else by the primary. Any other value sends the read to the primary.",
+  schema: { type: "string", maxLength: 64 },
+};
+
 /** The stream's ways to authenticate and to resume, for both streams. */
 const STREAM_PARAMETERS = [
   {
@@ -217,7 +234,7 @@ export function buildOpenApi(opts: {
     const parameters = [
       ...(r.identity ? [identityHeader(r.identity === "required")] : []),
       ...(r.readerClient ? READER_CLIENT_HEADERS : []),
-      ...(r.method !== "GET" ? [IDEMPOTENCY_KEY] : []),
+      ...(r.method !== "GET" ? [IDEMPOTENCY_KEY] : [CONSISTENCY]),
       ...pathParams.map((name, i) => ({
         name,
         in: "path",
@@ -259,7 +276,7 @@ export function buildOpenApi(opts: {
         : r.response
           ? r.response(shapesFor(result))
           : (result.properties as Record<string, JsonSchema>)[rootField.alias?.value ?? rootField.name.value]!;
-    const writeHeaders = r.method !== "GET" ? { ...RATE_HEADERS, ...REPLAYED_HEADERS } : RATE_HEADERS;
+    const writeHeaders = r.method !== "GET" ? { ...RATE_HEADERS, ...REPLAYED_HEADERS, ...CONSISTENCY_HEADERS } : RATE_HEADERS;
     const status = String(typeof r.status === "number" ? r.status : r.method === "DELETE" ? 204 : 200);
     const success =
       responseSchema === null

@@ -5,6 +5,8 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createRequestContext, requirePrincipal, type AppServices } from "../../context/request.js";
+import { routeReads } from "../../context/read-routing.js";
+import { endpointReads } from "../../http/database-routes.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
@@ -32,6 +34,7 @@ export function mountFeedRoutes(fastify: FastifyInstance, app: AppServices): voi
       const ctx = await createRequestContext(app, credentialsOf(req), { method: req.method });
       if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
       requirePrincipal(ctx);
+      routeReads(ctx, endpointReads("GET /api/v1/feeds/*"));
       const selfUrl = `${req.protocol}://${req.host}${req.url}`;
       const xml = await atomFeed(ctx, { discussionId: discussionOf(req), selfUrl });
       const etag = `"${createHash("sha256").update(xml).digest("base64url").slice(0, 27)}"`;

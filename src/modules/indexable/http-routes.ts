@@ -8,6 +8,8 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createRequestContext, requirePrincipal, type AppServices } from "../../context/request.js";
+import { routeReads } from "../../context/read-routing.js";
+import { endpointReads } from "../../http/database-routes.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
@@ -41,6 +43,7 @@ export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices)
       const ctx = await createRequestContext(app, credentialsOf(req), { method: req.method, ip: req.ip });
       if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
       requirePrincipal(ctx);
+      routeReads(ctx, endpointReads("GET /embed/v1/discussions/:file"));
       const { html, pageUrl } = await renderFragment(ctx, {
         discussionId: file.slice(0, -".html".length),
         sort: one(query, "sort"),

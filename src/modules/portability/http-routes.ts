@@ -12,6 +12,8 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { constants as zlib, gunzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { routeReads } from "../../context/read-routing.js";
+import { endpointReads } from "../../http/database-routes.js";
 import { createRequestContext, requirePrincipal, type AppServices, type RequestContext, db, store } from "../../context/request.js";
 import { hasCapability } from "../../auth/principal.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
@@ -210,6 +212,7 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
     handle(async (req, reply, ctx) => {
       const since = parseSince(req.query as Query);
       const tenantId = requirePrincipal(ctx).tenantId;
+      routeReads(ctx, endpointReads("GET /api/v1/export"));
       const lines = exportLines(exportRecords(store(ctx).sql, { since, now: app.clock.now() }));
       // the first reads happen before the head is written: their failure is a problem document
       const first = await lines.next();

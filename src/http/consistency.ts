@@ -1,0 +1,41 @@
+// Read-your-writes on the answers (contract section 26), with read replicas configured: every write's
+// answer carries X-Service-Consistency, the primary's WAL position read after the write committed
+// (src/db/replicas/consistency-token.ts), and its caller's credentials are noted as a recent writer
+// (src/context/read-routing.ts: its reads stay on the primary for DATABASE_REPLICA_STICKY_MS).
+// A write is an answer below 400 to a POST, PUT, PATCH or DELETE, except on /graphql, where it is a
+// request that ran a mutation (a query sent by POST writes nothing): yoga's pipeline marks those
+// (`WriteMarks`, given to src/http/graphql/server.ts), and the idempotent path runs its mutations there.
+import type { IncomingMessage } from "node:http";
+import type { FastifyInstance } from "fastify";
+import type { AppServices } from "../context/request.js";
+import { CONSISTENCY_HEADER, encodeConsistencyToken } from "../db/replicas/consistency-token.js";
+
+/** The /graphql requests that ran a mutation, for the answer's hook. */
+export interface WriteMarks {
+  mark(req: IncomingMessage): void;
+  marked(req: IncomingMessage): boolean;
+}
+
+export function createWriteMarks(): WriteMarks {
+  const marks = new WeakSet<IncomingMessage>();
+  return { mark: (req) => void marks.add(req), marked: (req) => marks.has(req) };
+}
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Adds the token to every write's answer (nothing without replicas: there every read is the primary's). */
+export function mountConsistency(fastify: FastifyInstance, app: AppServices, marks: WriteMarks): void {
+  if (app.db.replicas.size === 0) return;
+  fastify.addHook("onSend", async (req, reply, payload) => {
+    if (!WRITE_METHODS.has(req.method) || reply.statusCode >= 400) return payload;
+    if (req.url.startsWith("/graphql") && !marks.marked(req.raw)) return payload;
+    app.recentWriters.wrote(req.headers);
+    try {
+      reply.header(CONSISTENCY_HEADER, encodeConsistencyToken(await app.db.replicas.positionAfterWrite()));
+    } catch (err) {
+      // the primary did not say its position: no token (the writer's sticky window still holds)
+      req.log.warn({ err }, "no consistency token: the primary's WAL position was not read");
+    }
+    return payload;
+  });
+}
