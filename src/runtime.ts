@@ -24,7 +24,7 @@ import { createIdempotencyRecords } from "./idempotency/records.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { createKeyLimiter, createSignInThrottle, signInKeyPrefix, type KeyLimiter } from "./auth/sign-in-throttle.js";
 import { createAuthCache, tenantRow } from "./auth/auth-cache.js";
-import { resolveSettings } from "./tenancy/settings-model.js";
+import { resolveSettings } from "./tenancy/settings/resolve.js";
 import { createOriginIndex } from "./auth/origins.js";
 import { createMetrics } from "./lib/metrics.js";
 import { createRetentionJob, type RetentionJob } from "./events/retention.js";

@@ -8,7 +8,7 @@ import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { openSse, type SseClient } from "./support/sse.js";
 import { TestModerationReasonDocument, TestQueueReasonsDocument } from "./generated/operations.js";
-import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../src/tenancy/settings/tree.js";
 import { pgliteDataDir } from "./support/pglite-template.js";
 
 let server: TestServer;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, signIdentity } from "./support/fixtures.js";
 import { TestGetSettingsDocument, TestRotateIdentitySecretDocument, TestUpdateSettingsDocument } from "./generated/operations.js";
-import { DEFAULT_SETTINGS as MODEL_DEFAULTS } from "../src/tenancy/settings-model.js";
+import { DEFAULT_SETTINGS as MODEL_DEFAULTS } from "../src/tenancy/settings/tree.js";
 
 /** the defaults as answered: a tenant's own SMTP server is answered too (null: none, the service's) */
 const DEFAULT_SETTINGS = { ...MODEL_DEFAULTS, email: { ...MODEL_DEFAULTS.email, smtpUrl: null } };

@@ -17,7 +17,7 @@ import { startTestGithub, type TestGithub } from "./support/github-oauth.js";
 import { manualClock } from "../src/lib/clock.js";
 import { sha256 } from "../src/lib/sha256.js";
 import { subjectOf } from "../src/modules/sign-in/engine/claims.js";
-import type { SignInProvider } from "../src/tenancy/settings-model.js";
+import type { SignInProvider } from "../src/tenancy/settings/sign-in.js";
 
 const SITE = "https://news.example";
 const IDP_SECRET = "idp-client-secret-9f8e7d6c5b4a";

@@ -8,7 +8,7 @@ import { busMessageOf } from "../src/events/fanout.js";
 import type { LiveEvent } from "../src/stream-engine/live-event.js";
 import { headKey, type EventLogReader } from "../src/events/replay.js";
 import type { Audience, StoredEvent } from "../src/events/types.js";
-import { DEFAULT_SETTINGS } from "../src/tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../src/tenancy/settings/tree.js";
 import { StreamHub } from "../src/stream-engine/hub.js";
 import type { ConnectedInfo, EndReason, StreamSink } from "../src/stream-engine/session.js";
 

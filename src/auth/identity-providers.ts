@@ -38,7 +38,7 @@ import {
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { isHttpUrl } from "../lib/http-url.js";
-import { DEFAULT_TOKEN_LIFETIME_SECONDS, PROVIDER_ALGORITHMS, type IdentityProviderSettings } from "../tenancy/settings-model.js";
+import { DEFAULT_TOKEN_LIFETIME_SECONDS, PROVIDER_ALGORITHMS, type IdentityProviderSettings } from "../tenancy/settings/identity.js";
 import type { ReaderIdentity } from "./identity.js";
 import { CONTROL_CHARS as CONTROL, READER_NAME_MAX } from "../lib/reader-name.js";
 

@@ -12,7 +12,7 @@
 // origin), with what to set, so that the operator of a page whose comments do not load finds why.
 import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
-import type { Settings } from "../tenancy/settings-model.js";
+import type { Settings } from "../tenancy/settings/tree.js";
 import { originOf } from "../lib/origin.js";
 
 export interface OriginIndex {

@@ -7,7 +7,8 @@ import { errors, type AppError } from "../lib/errors.js";
 import { keyedBatcher } from "../lib/batcher.js";
 import type { RedisClient } from "../lib/redis-connection.js";
 import { claimLease, nextLease, refusedByLease, storeAsk, useLease, usedBefore, type Lease } from "./rate-lease.js";
-import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
+import { resolveSettings } from "../tenancy/settings/resolve.js";
+import { type Settings } from "../tenancy/settings/tree.js";
 import type { Principal } from "./principal.js";
 
 export interface RateLimitInfo {

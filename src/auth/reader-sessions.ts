@@ -15,7 +15,7 @@ import type { TenantStore } from "../db/tenant-store.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
 import { sha256 } from "../lib/sha256.js";
-import type { SignInMethod } from "../tenancy/settings-model.js";
+import type { SignInMethod } from "../tenancy/settings/sign-in.js";
 
 export const SESSION_PREFIX = "rs_";
 

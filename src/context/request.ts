@@ -14,7 +14,7 @@ import type { WriteRow } from "../events/write-results.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
 import type { AppServices } from "./services.js";
 import { header, resolvePrincipal, type HeaderBag } from "./resolve-principal.js";
-import { resolveSettings } from "../tenancy/settings-model.js";
+import { resolveSettings } from "../tenancy/settings/resolve.js";
 import { tenantRow } from "../auth/auth-cache.js";
 import type { Replica } from "../db/replicas/replica-set.js";
 import { readConsistencyOf, type ReadConsistency } from "./read-routing.js";

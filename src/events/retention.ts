@@ -15,7 +15,7 @@ import type { Logger } from "pino";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import type { Metrics } from "../lib/metrics.js";
-import { DEFAULT_SETTINGS } from "../tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../tenancy/settings/tree.js";
 
 const LOCK_ID = 4_207_311_878;
 const TICKET_KEEP_MS = 60 * 60_000;

@@ -13,7 +13,7 @@ import { errors, type AppError } from "../lib/errors.js";
 import { currentReader, loadTenant, type RequestContext } from "../context/request.js";
 import type { HeaderBag } from "../context/resolve-principal.js";
 import { header } from "../context/resolve-principal.js";
-import { resolveSettings } from "../tenancy/settings-model.js";
+import { resolveSettings } from "../tenancy/settings/resolve.js";
 import type { Principal } from "../auth/principal.js";
 import type { Claim, IdempotencyScope, StoredAnswer } from "../idempotency/records.js";
 

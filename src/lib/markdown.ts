@@ -10,7 +10,7 @@ import markdownIt, { type MarkdownIt } from "markdown-it";
 import xss from "xss";
 import type * as Xss from "xss";
 import { decodeHTML, decodeHTMLAttribute, escapeAttribute } from "entities";
-import type { Settings } from "../tenancy/settings-model.js";
+import type { Settings } from "../tenancy/settings/tree.js";
 
 // xss is CommonJS, and Node's ESM loader names only some of its exports: the rest are read off the module
 const { FilterXSS, escapeHtml: escapeTextXss, parseAttr } = xss as unknown as typeof Xss;

@@ -10,7 +10,7 @@ import type { Sql } from "../db/sql.js";
 import type { EventLogReader } from "../events/replay.js";
 import type { ReplicaSet } from "../db/replicas/replica-set.js";
 import type { RedeemedTicket, TicketRedemption } from "./ticket-redemption.js";
-import type { Settings } from "../tenancy/settings-model.js";
+import type { Settings } from "../tenancy/settings/tree.js";
 import type { Viewer } from "./event-visibility.js";
 import type { ReaderFeed, ReaderKey } from "./reader-stream.js";
 import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";

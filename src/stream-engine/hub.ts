@@ -18,7 +18,8 @@ import {
 } from "../events/replay.js";
 import { replicaFirstReplays } from "../events/replica-replay.js";
 import { invalidTicket, redeemWith, type RedeemedTicket } from "./ticket-redemption.js";
-import { resolveSettings, type Settings } from "../tenancy/settings-model.js";
+import { resolveSettings } from "../tenancy/settings/resolve.js";
+import { type Settings } from "../tenancy/settings/tree.js";
 import { AppError, errors } from "../lib/errors.js";
 import { Channel } from "./channel.js";
 import { createStreamSlots, type StreamSlots } from "./limits.js";

@@ -5,7 +5,7 @@
 // words in its text and its links' targets (markup cannot hide a word), maxLinks against its rendered links.
 // newReaderHold needs the reader's earlier comments: eng_post_comment applies it (prisma/sql/20-comments.sql).
 import { compileWordList, createWordNormalizer, type WordList, type WordNormalizer } from "../lib/word-matcher.js";
-import type { SafetySettings } from "./settings-model.js";
+import type { SafetySettings } from "./settings/safety.js";
 
 /** Why an automatic rule or a moderator decided a comment's status (`moderationReason`). */
 export type ModerationReason =

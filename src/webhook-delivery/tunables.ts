@@ -2,7 +2,8 @@
  * Delivery tunables of one endpoint (API.md §4 "Webhooks"): the tenant's `delivery` settings with
  * the endpoint's own `delivery` overrides on top. Contract names throughout.
  */
-import { DeliverySchema, resolveSettings, type DeliveryTunables } from "../tenancy/settings-model.js";
+import { DeliverySchema, type DeliveryTunables } from "../tenancy/settings/delivery.js";
+import { resolveSettings } from "../tenancy/settings/resolve.js";
 
 export type { DeliveryTunables };
 

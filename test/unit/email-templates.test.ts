@@ -7,7 +7,7 @@ import { commentLink, excerpt, renderReplyEmail } from "../../src/modules/email/
 import { bareAddress, listHeaders } from "../../src/modules/email/engine/sender.js";
 import { readerAddress } from "../../src/context/reader-addresses.js";
 import type { ProviderIdentity } from "../../src/auth/identity-providers.js";
-import { DEFAULT_SETTINGS } from "../../src/tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../../src/tenancy/settings/tree.js";
 import { renderBody } from "../../src/lib/markdown.js";
 
 const item = {

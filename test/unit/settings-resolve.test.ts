@@ -1,7 +1,8 @@
-// Stored settings that a newer rule refuses (src/tenancy/settings-model.ts resolveSettings): the value
+// Stored settings that a newer rule refuses (src/tenancy/settings/resolve.ts resolveSettings): the value
 // refused falls back to its default alone, and the tenant keeps every other setting it chose.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS, resolveSettings } from "../../src/tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../../src/tenancy/settings/tree.js";
+import { resolveSettings } from "../../src/tenancy/settings/resolve.js";
 
 describe("resolveSettings on stored values a rule now refuses", () => {
   it("drops only the refused members: an SMTP-free sender with a line break, a hook url with credentials, a provider with a query", () => {

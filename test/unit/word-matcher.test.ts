@@ -4,7 +4,9 @@ import { describe, expect, it } from "vitest";
 import { compileWordList, createWordNormalizer, entryProblem } from "../../src/lib/word-matcher.js";
 import { createSafetyRules } from "../../src/tenancy/safety-rules.js";
 import { renderBody } from "../../src/lib/markdown.js";
-import { DEFAULT_SETTINGS, checkSettings, type SafetySettings } from "../../src/tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../../src/tenancy/settings/tree.js";
+import { checkSettings } from "../../src/tenancy/settings/resolve.js";
+import { type SafetySettings } from "../../src/tenancy/settings/safety.js";
 
 const normalizer = createWordNormalizer();
 const list = (entries: string[]) => compileWordList(normalizer, entries);

@@ -1,6 +1,6 @@
 // The pieces the settings forms share (General, settings.tsx; Delivery & limits, settings-delivery.tsx):
-// the number settings in groups, each with a label in words and its unit and a line of help (settings
-// kept in ms are shown in seconds); a labelled field with its help and the answer's problem beside it;
+// the number settings in groups, each with a label in words and its unit and a line of help, written
+// with the setting itself in src/tenancy/settings/ (settings kept in ms are shown in seconds); a labelled field with its help and the answer's problem beside it;
 // and the save: only the fields the operator changed (form-diff.ts), each problem of the answer's
 // `errors` kept by the path it names, the outcome beside the Save button.
 import { useState } from "preact/hooks";
@@ -9,8 +9,10 @@ import { SettingsDocument, UpdateSettingsDocument, type AllSettingsFragment, typ
 import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
 import { FieldError } from "../components/fields";
+import { SETTINGS_TEXT } from "../settings-text";
 
-export type Groups = "delivery" | "replay" | "rateLimits" | "stream" | "retention" | "inbox" | "idempotency";
+/** The groups of number settings, as the settings' description names them (console/src/settings-text.ts, generated). */
+export type Groups = keyof typeof SETTINGS_TEXT;
 
 /** A number setting as the form shows it: a label in words with its unit, a line of help, and (for a setting kept in ms) the factor seconds are multiplied by. */
 interface NumberField {
@@ -21,125 +23,17 @@ interface NumberField {
   ms?: true;
 }
 
-export const NUMBER_GROUPS: { group: Groups; title: string; fields: NumberField[] }[] = [
-  {
-    group: "delivery",
-    title: "Webhook delivery",
-    fields: [
-      {
-        name: "maxAttempts",
-        label: "Attempts per event",
-        help: "How many times an event is tried at an endpoint before it is given up (1–20).",
-      },
-      {
-        name: "backoffBaseMs",
-        label: "First retry after (seconds)",
-        help: "The wait before the second attempt; each later wait doubles, with some jitter.",
-        ms: true,
-      },
-      {
-        name: "attemptTimeoutMs",
-        label: "Attempt timeout (seconds)",
-        help: "How long one attempt waits for the endpoint's answer (0.1–60).",
-        ms: true,
-      },
-      {
-        name: "breakerThreshold",
-        label: "Failures before pausing",
-        help: "Failed attempts in a row that pause an endpoint's deliveries for a while.",
-      },
-      { name: "breakerCooldownMs", label: "Pause (seconds)", help: "How long a paused endpoint waits before one trial attempt.", ms: true },
-      {
-        name: "disableThreshold",
-        label: "Failures before disabling",
-        help: "Failed attempts in a row after which an endpoint is disabled until you enable it.",
-      },
-    ],
-  },
-  {
-    group: "replay",
-    title: "Stream replay",
-    fields: [
-      {
-        name: "maxEvents",
-        label: "Events kept for replay (per discussion)",
-        help: "A reconnecting stream catches up on at most this many events (0: none).",
-      },
-      {
-        name: "maxAgeSeconds",
-        label: "Replay window (seconds)",
-        help: "Events older than this are not replayed to a reconnecting stream.",
-      },
-    ],
-  },
-  {
-    group: "rateLimits",
-    title: "Rate limits",
-    fields: [
-      { name: "requestsPerMinute", label: "Requests per minute, per API key", help: "Past it, requests get 429 with Retry-After." },
-      {
-        name: "streamConnections",
-        label: "Open streams (whole tenant)",
-        help: "Streams open at once across every instance; past it, new ones get 429.",
-      },
-      {
-        name: "publishableKeyRequestsPerMinute",
-        label: "Requests per minute, per publishable key",
-        help: "Shared by every browser on your pages.",
-      },
-      {
-        name: "readerRequestsPerMinute",
-        label: "Requests per minute, per reader",
-        help: "For each signed-in reader behind a publishable key.",
-      },
-    ],
-  },
-  {
-    group: "stream",
-    title: "Streams",
-    fields: [
-      {
-        name: "maxConnectionSeconds",
-        label: "Longest stream (seconds)",
-        help: "A stream is closed after this long; clients reconnect and resume where they were.",
-      },
-      {
-        name: "heartbeatSeconds",
-        label: "Heartbeat (seconds)",
-        help: "How often an idle stream sends a keep-alive, so proxies keep it open.",
-      },
-    ],
-  },
-  {
-    group: "retention",
-    title: "Retention",
-    fields: [
-      { name: "deliveryLogDays", label: "Delivery log kept (days)", help: "How long the log of webhook delivery attempts is kept." },
-    ],
-  },
-  {
-    group: "inbox",
-    title: "Readers' inboxes",
-    fields: [
-      {
-        name: "retentionDays",
-        label: "Inbox items kept (days)",
-        help: "How long replies and followed comments stay in a reader's inbox (1–3650).",
-      },
-    ],
-  },
-  {
-    group: "idempotency",
-    title: "Idempotency keys",
-    fields: [
-      {
-        name: "ttlHours",
-        label: "Idempotency keys kept (hours)",
-        help: "How long a request's answer is kept for a retry with the same Idempotency-Key.",
-      },
-    ],
-  },
-];
+/** The number settings in groups, with their words from the settings' description. */
+export const NUMBER_GROUPS: { group: Groups; title: string; fields: NumberField[] }[] = Object.entries(SETTINGS_TEXT).map(([group, g]) => ({
+  group: group as Groups,
+  title: g.title,
+  fields: Object.entries(g.fields).map(([name, f]: [string, { label: string; help: string; unit?: "ms" }]) => ({
+    name,
+    label: f.label,
+    help: f.help,
+    ...(f.unit === "ms" ? { ms: true as const } : {}),
+  })),
+}));
 
 /** The changed fields' names, nested ones as group.field. */
 export const changedNames = (patch: Record<string, unknown>): string[] =>

@@ -8,7 +8,7 @@
 // request target is built here from those fields alone.
 import { parseOutboundUrl } from "../../lib/outbound-url.js";
 import type { AppServices } from "../../context/services.js";
-import { DEFAULT_AKISMET_BASE_URL, type SafetySettings } from "../../tenancy/settings-model.js";
+import { DEFAULT_AKISMET_BASE_URL, type SafetySettings } from "../../tenancy/settings/safety.js";
 import { DeliveryError } from "../../webhook-delivery/http-client.js";
 
 export const AKISMET_USER_AGENT = "engagement-service/1 | akismet";

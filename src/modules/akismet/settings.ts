@@ -5,7 +5,7 @@
 import type { RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
-import type { Settings, SettingsPatch } from "../../tenancy/settings-model.js";
+import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
 
 /** A PATCH's new Akismet base URL must be one a webhook could be sent to: 422 on `safety.akismet.baseUrl` otherwise. */

@@ -10,7 +10,8 @@
 import { performance } from "node:perf_hooks";
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { AppError, errors, fieldErrorsFromZod } from "../../lib/errors.js";
-import { resolveSettings, SafetyAkismetPatchSchema } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
+import { SafetyAkismetPatchSchema } from "../../tenancy/settings/safety.js";
 import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
 import { akismetUrl, verifyKey } from "./client.js";
 

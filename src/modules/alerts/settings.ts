@@ -9,7 +9,8 @@ import type { RequestContext } from "../../context/request.js";
 import { errors, type FieldError } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import type { SecretBox } from "../../lib/secret-box.js";
-import type { AlertSettings, Settings, SettingsPatch } from "../../tenancy/settings-model.js";
+import type { AlertSettings } from "../../tenancy/settings/alerts.js";
+import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
 
 /** What answers and the audit log show of an alert's URL: its scheme and host, the secret path left out. */

@@ -5,7 +5,7 @@
 // answer says what the chat answered, or why it answered nothing. Nothing is queued or retried.
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { DeliveryError } from "../../webhook-delivery/http-client.js";
 import { renderAlert, type AlertMessage } from "./engine/messages.js";
 import { alertUrl } from "./settings.js";

@@ -7,7 +7,7 @@
 import type { Comment, Reader } from "../../generated/prisma/client.js";
 import type { CommentJson, WrittenCommentRow } from "../../events/write-results.js";
 import { renderBody } from "../../lib/markdown.js";
-import { DEFAULT_SETTINGS } from "../../tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../../tenancy/settings/tree.js";
 
 /** A comment's author as every API shows it (the reader row's own timestamps are not read). */
 export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl" | "badge">;

@@ -16,7 +16,7 @@ import { loadTenant, requireReader, store, type RequestContext } from "../../con
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, newId } from "../../lib/ids.js";
 import { jsonText } from "../../generated/db-functions.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { commentFromRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
 import { discussionForPage, type PageOfDiscussion } from "../discussions/discussions.js";

@@ -10,7 +10,7 @@ import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.
 import { writeTx } from "../../events/write-tx.js";
 import type { EventType } from "../../events/types.js";
 import { recordAudit } from "../audit/audit.js";
-import type { Settings } from "../../tenancy/settings-model.js";
+import type { Settings } from "../../tenancy/settings/tree.js";
 
 const UpsertInput = z
   .object({

@@ -6,9 +6,11 @@ import { builder } from "../../graphql/builder.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { emailStatus, listEmailMessages, type EmailMessageView, type EmailStatus } from "./messages.js";
 import { getMyModerationDigest, updateMyModerationDigest, type ModerationDigestChoice } from "./moderation-digest.js";
-import { ReplyEmailsEnum } from "../settings/graphql.js";
+import { settingsEnum } from "../../graphql/settings-types.js";
 import { getMyNotifications, updateMyNotifications, type NotificationPreferences } from "./preferences.js";
 import { sendTestEmail, type TestEmailResult } from "./test-email.js";
+
+const ReplyEmailsEnum = settingsEnum("ReplyEmails");
 
 const NotificationPreferencesType = builder.objectRef<NotificationPreferences>("NotificationPreferences").implement({
   description: "How the reader of X-Service-Identity hears of replies by email.",

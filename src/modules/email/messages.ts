@@ -4,7 +4,7 @@
 import { loadTenant, type RequestContext, db } from "../../context/request.js";
 import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { smtpServerFor } from "./smtp-url.js";
 
 export type EmailDelivery = "smtp" | "outbox" | "off";

@@ -8,7 +8,7 @@
 import type { RequestContext } from "../../context/request.js";
 import { loadTenant, requirePrincipal, db } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 
 export const DIGEST_FREQUENCIES = ["off", "hourly", "daily"] as const;
 export type DigestFrequency = (typeof DIGEST_FREQUENCIES)[number];

@@ -7,7 +7,8 @@
 // `off`, the default whatever the tenant; `readers.subscription_emails`).
 import { loadTenant, requireReader, type RequestContext, store } from "../../context/request.js";
 import { errors, type FieldError } from "../../lib/errors.js";
-import { REPLY_EMAIL_CHOICES, resolveSettings, type ReplyEmails } from "../../tenancy/settings-model.js";
+import { REPLY_EMAIL_CHOICES, type ReplyEmails } from "../../tenancy/settings/email.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 
 export interface NotificationPreferences {
   replies: ReplyEmails;

@@ -8,7 +8,7 @@
 import type { RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
-import type { Settings, SettingsPatch } from "../../tenancy/settings-model.js";
+import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { parseOutboundUrl } from "../../lib/outbound-url.js";
 import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
 import type { SmtpServer } from "./transport.js";

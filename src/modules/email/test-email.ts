@@ -3,7 +3,7 @@
 // and what happened.
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { randomUUID } from "node:crypto";
 import { escapeHtml } from "./templates.js";
 import { headerFields } from "./engine/sender.js";

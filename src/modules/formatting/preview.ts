@@ -3,7 +3,7 @@
 // (checkBody in src/modules/comments/write.ts: the same limit, the same 422). Nothing is stored.
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { renderBody } from "../../lib/markdown.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { checkBody } from "../comments/write.js";
 
 export interface BodyPreview {

@@ -11,7 +11,7 @@
 import { loadTenant, requireReader, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors, type FieldError } from "../../lib/errors.js";
 import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import type { InboxItemType } from "../../generated/prisma/enums.js";
 import type { CommentWithAuthor } from "../comments/dto.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/comment-row.js";

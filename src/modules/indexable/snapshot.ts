@@ -12,7 +12,7 @@
 import type { RequestContext } from "../../context/request.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { errors } from "../../lib/errors.js";
-import type { Settings } from "../../tenancy/settings-model.js";
+import type { Settings } from "../../tenancy/settings/tree.js";
 import type { CommentWithAuthor } from "../comments/dto.js";
 import { getComment, listCommentsWithDiscussion, listReplyPages, type CommentSort } from "../comments/read.js";
 import { getSettings } from "../settings/settings.js";

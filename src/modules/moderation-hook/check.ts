@@ -11,7 +11,7 @@
 // the same way, with a `fallback` reason.
 import type { RequestContext } from "../../context/request.js";
 import type { ReaderIdentity } from "../../auth/identity.js";
-import type { Settings } from "../../tenancy/settings-model.js";
+import type { Settings } from "../../tenancy/settings/tree.js";
 import type { RuleVerdict } from "../../tenancy/safety-rules.js";
 import type { RenderedBody } from "../../lib/markdown.js";
 import { moderationHookOf, type HookDecision, type HookOutcome } from "./caller.js";

@@ -5,7 +5,7 @@
 // the `standardwebhooks` library takes as it is) and never again. Removing the hook removes it.
 import type { RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import type { Settings, SettingsPatch } from "../../tenancy/settings-model.js";
+import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { generateSecret, standardWebhooksSecret } from "../../webhook-delivery/signature.js";
 import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
 

@@ -5,7 +5,7 @@
 import { renderBody } from "../../lib/markdown.js";
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { moderationHookOf, type HookDecision } from "./caller.js";
 import type { CommentCheck } from "./check.js";
 

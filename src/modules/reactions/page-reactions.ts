@@ -7,7 +7,7 @@
 import { currentReader, db, loadTenant, requireReader, store, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkDiscussionId } from "../../lib/ids.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import type { DiscussionReactionToggle } from "../../events/write-results.js";
 import { getDiscussion } from "../discussions/discussions.js";
 import { requestBatch } from "../../context/request-batch.js";

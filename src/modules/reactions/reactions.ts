@@ -4,7 +4,7 @@
 // and the counts on the comment are updated in the same statement.
 import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { parseKind } from "./kind.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { canModerate } from "../comments/visibility.js";
 import type { ReactionToggle } from "../../events/write-results.js";
 

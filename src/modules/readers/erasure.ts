@@ -20,7 +20,7 @@
 import { renderBody } from "../../lib/markdown.js";
 import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { recordAudit } from "../audit/audit.js";
 
 /** The body an anonymized comment keeps. */

@@ -4,7 +4,7 @@
 // `viewer` (who X-Service-Identity says they are), the export and the erasure.
 import { builder } from "../../graphql/builder.js";
 import { CommentType, ReaderType } from "../comments/graphql.js";
-import { ReplyEmailsEnum } from "../settings/graphql.js";
+import { settingsEnum } from "../../graphql/settings-types.js";
 import { getReaderProfile, type FollowedDiscussion, type ReaderCommentCounts, type ReaderProfile, type ReaderSignIn } from "./profile.js";
 import { banReader, liftReaderBan, type Sanction } from "./sanctions.js";
 import { updateReader } from "./badge.js";
@@ -12,6 +12,8 @@ import { setReaderTrust, TRUST_LEVELS } from "./trust.js";
 import { exportReader } from "./export.js";
 import { eraseReader, type ReaderErasure } from "./erasure.js";
 import { currentReader, requireReader, tenantIdOf } from "../../context/request.js";
+
+const ReplyEmailsEnum = settingsEnum("ReplyEmails");
 
 const ReaderSanctionType = builder.objectRef<Sanction>("ReaderSanction").implement({
   description: "A ban (until null: until lifted) or a suspension (until a time) of a reader.",

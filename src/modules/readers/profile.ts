@@ -5,7 +5,9 @@
 // signed in through the service's hosted sign-in (contract section 20; src/auth/reader-sessions.ts).
 // Four statements.
 import { loadTenant, type RequestContext, store } from "../../context/request.js";
-import { resolveSettings, type ReplyEmails, type SignInMethod } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
+import { type ReplyEmails } from "../../tenancy/settings/email.js";
+import { type SignInMethod } from "../../tenancy/settings/sign-in.js";
 import { isGuestReader, lastSignIn } from "../../auth/reader-sessions.js";
 import { errors } from "../../lib/errors.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/comment-row.js";

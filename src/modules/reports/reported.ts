@@ -6,7 +6,7 @@
 import { requirePrincipal, loadTenant, type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../comments/comment-row.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "../comments/moderation-context.js";
 import { actorOf, recordAudit } from "../audit/audit.js";

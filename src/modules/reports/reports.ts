@@ -8,7 +8,7 @@ import { z } from "zod";
 import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import type { CommentReport } from "../../events/write-results.js";
 import { ReportReason as ReportReasons, ReportStatus as ReportStatuses } from "../../generated/prisma/enums.js";
 

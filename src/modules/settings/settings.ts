@@ -1,19 +1,13 @@
 // Tenant settings: read, patch (merging only the named fields) and identity-secret rotation.
-// The model (defaults, shape, merge rules) lives in settings-model.ts. A patch's audit entry says
+// The model (defaults, shape, merge rules) is src/tenancy/settings/ (tree.ts, resolve.ts). A patch's audit entry says
 // which fields changed from what to what (settingsChanges).
 import { loadTenant, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Prisma } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { writeTx } from "../../events/write-tx.js";
 import { generateIdentitySecret } from "../tenants/engine/tenants.js";
-import {
-  applySettingsPatch,
-  checkSettings,
-  resolveSettings,
-  SettingsPatchSchema,
-  type Settings,
-  type SettingsPatch,
-} from "../../tenancy/settings-model.js";
+import { applySettingsPatch, checkSettings, resolveSettings } from "../../tenancy/settings/resolve.js";
+import { SettingsPatchSchema, type Settings, type SettingsPatch } from "../../tenancy/settings/tree.js";
 import { recordAudit } from "../audit/audit.js";
 import { identitySecretKid } from "../../auth/identity.js";
 import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";

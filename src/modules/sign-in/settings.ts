@@ -6,7 +6,7 @@
 import type { RequestContext } from "../../context/request.js";
 import { errors, type FieldError } from "../../lib/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
-import type { Settings, SettingsPatch } from "../../tenancy/settings-model.js";
+import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
 
 const ENDPOINTS = ["issuer", "authorizationEndpoint", "tokenEndpoint", "userinfoEndpoint"] as const;

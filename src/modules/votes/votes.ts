@@ -4,7 +4,8 @@
 // and the comment's upvotes, downvotes, score and Wilson lower bound change in the same statement.
 import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings, type VoteMode } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
+import { type VoteMode } from "../../tenancy/settings/formatting.js";
 import { canModerate } from "../comments/visibility.js";
 import type { VoteResult } from "../../events/write-results.js";
 

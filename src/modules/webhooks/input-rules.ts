@@ -1,7 +1,7 @@
 // Webhook request bodies (API.md §4 "Webhooks"), validated with zod so one 422 lists every problem.
 import { z } from "zod";
 import { WEBHOOK_EVENT_TYPES } from "../../events/types.js";
-import { DeliverySchema } from "../../tenancy/settings-model.js";
+import { DeliverySchema } from "../../tenancy/settings/delivery.js";
 
 const EVENT_NAMES: readonly string[] = WEBHOOK_EVENT_TYPES;
 

@@ -10,7 +10,7 @@
 // without them.
 import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
 import { readCommentSubject } from "../../comments/engine/subject.js";
 import { submitRequest } from "../client.js";

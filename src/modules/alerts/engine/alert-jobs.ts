@@ -9,7 +9,8 @@
 import type { Config } from "../../../config.js";
 import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
-import { ALERT_TRIGGERS, resolveSettings, type AlertTrigger } from "../../../tenancy/settings-model.js";
+import { ALERT_TRIGGERS, type AlertTrigger } from "../../../tenancy/settings/alerts.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
 import { alertUrl } from "../settings.js";
 import { recordAlertLinks } from "./links.js";

@@ -13,7 +13,7 @@ import { createHmac } from "node:crypto";
 import type { TenantStore } from "../../../db/tenant-store.js";
 import { errors } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
-import type { AlertKind } from "../../../tenancy/settings-model.js";
+import type { AlertKind } from "../../../tenancy/settings/alerts.js";
 
 export const ALERT_LINK_TTL_MS = 7 * 86_400_000;
 export const ALERT_ACTIONS = ["approve", "reject"] as const;

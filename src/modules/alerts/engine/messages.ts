@@ -12,7 +12,7 @@
 // - Discord: its markdown and mention characters backslash-escaped in the description and the fields,
 //   `allowed_mentions` empty; the footer is plain text there (no markdown, no mentions), shown as written.
 // A name, a title or a site's name is shown on one line, so no line of it can pass for a field.
-import type { AlertKind, AlertTrigger } from "../../../tenancy/settings-model.js";
+import type { AlertKind, AlertTrigger } from "../../../tenancy/settings/alerts.js";
 
 export interface AlertMessage {
   /** the tenant's name */

@@ -7,7 +7,7 @@
 // unrendered rows) makes a start with nothing to do one index probe.
 import type { Sql } from "../../../db/sql.js";
 import { renderBody, type FormattingOptions } from "../../../lib/markdown.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 
 /** rows read and written per statement */
 const BATCH = 500;

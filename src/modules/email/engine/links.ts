@@ -7,7 +7,7 @@
 // of such a message, the outbox included, is the placeholder; the link exists only in the mail.
 import { createHmac, randomUUID } from "node:crypto";
 import type { AppServices } from "../../../context/services.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { sha256 } from "../../../lib/sha256.js";
 import { escapeHtml } from "../templates.js";
 

@@ -14,7 +14,8 @@
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Clock } from "../../../lib/clock.js";
-import { resolveSettings, type ReplyEmails } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
+import { type ReplyEmails } from "../../../tenancy/settings/email.js";
 import { renderReplyEmail, type ReplyItem } from "../templates.js";
 
 export interface ComposeDeps {

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Clock } from "../../../lib/clock.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { renderModerationDigest, type WaitingComment } from "../templates.js";
 import { nextDigestAt, type DigestFrequency } from "../moderation-digest.js";
 

@@ -4,7 +4,7 @@
 import type { AppServices } from "../../../context/services.js";
 import type { Import } from "../../../generated/prisma/client.js";
 import { knownFailure } from "../../../http/problem.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { HEARTBEAT_MS, keptChoicesOf, recordEnd, recordFailure, recordProgress, touchImportJob } from "./import-jobs.js";
 import { runImport, type ImportProgress, type ImportSummary } from "./importer.js";
 import type { ImportFormat } from "../source.js";

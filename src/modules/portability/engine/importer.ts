@@ -22,7 +22,7 @@
 // Imported history appends no events, so no stream or webhook hears of it.
 import type { Sql } from "../../../db/sql.js";
 import { isHttpUrl } from "../../../lib/http-url.js";
-import { DEFAULT_SETTINGS } from "../../../tenancy/settings-model.js";
+import { DEFAULT_SETTINGS } from "../../../tenancy/settings/tree.js";
 import { renderBody, type FormattingOptions } from "../../../lib/markdown.js";
 import { ImportWriter, type WriterCounts } from "./import-writer.js";
 import { parseDisqus } from "../parse-disqus.js";

@@ -5,7 +5,7 @@ import { plausibleAddress } from "../../../auth/identity.js";
 import { errors } from "../../../lib/errors.js";
 import { isHttpUrl } from "../../../lib/http-url.js";
 import { CONTROL_CHARS as CONTROL, READER_NAME_MAX } from "../../../lib/reader-name.js";
-import type { SignInProvider } from "../../../tenancy/settings-model.js";
+import type { SignInProvider } from "../../../tenancy/settings/sign-in.js";
 
 /** Reader ids are at most 255 characters (contract section 3), `<providerId>:` included. */
 const MAX_READER_ID = 255;

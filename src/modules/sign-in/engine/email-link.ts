@@ -21,7 +21,7 @@ import { startSession } from "../../../auth/reader-sessions.js";
 import { errors, type FieldError } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
 import { spendOneTimeToken } from "../../../auth/one-time-tokens.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { escapeHtml } from "../../email/templates.js";
 import { LINK_PLACEHOLDER, mailCanGo, queueLinkEmail, type LinkKind } from "../../email/engine/links.js";
 import { isSignInLanguage, pickLanguage, say, type SignInLanguage, type SignInStringKey } from "./strings.js";

@@ -16,7 +16,7 @@ import { GUEST_PREFIX, startSession } from "../../../auth/reader-sessions.js";
 import { plausibleAddress } from "../../../auth/identity.js";
 import { errors, type FieldError } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { sendGuestConfirmation } from "./email-link.js";
 import { pickLanguage } from "./strings.js";
 import { isReaderName, READER_NAME_RULE } from "../../../lib/reader-name.js";

@@ -2,7 +2,7 @@
 // from the server through the SSRF guard, and what answered. The sign-in flow itself is ./oidc.ts,
 // whose discovery cache this shares.
 import type { AppServices } from "../../../context/services.js";
-import type { SignInProvider } from "../../../tenancy/settings-model.js";
+import type { SignInProvider } from "../../../tenancy/settings/sign-in.js";
 import { isOidc, messageChain, serverMetadata } from "./oidc.js";
 import { providerFetch } from "./provider-fetch.js";
 

@@ -12,7 +12,7 @@
 // The origin was checked against allowedOrigins by the route; the page posts only to it.
 import { escapeHtml, FINISH_SCRIPT, hostedPage, scriptJson, SIGN_IN_LISTEN_SCRIPT, type HostedPage } from "./pages.js";
 import { say, SIGN_IN_STRINGS, type SignInLanguage } from "./strings.js";
-import type { SignInSettings } from "../../../tenancy/settings-model.js";
+import type { SignInSettings } from "../../../tenancy/settings/sign-in.js";
 
 /** Where the ALTCHA widget's files are served (src/modules/sign-in/altcha-static.ts). */
 export const ALTCHA_BASE = "/auth/v1/static/altcha/";

@@ -1,7 +1,8 @@
 // Who is opening a stream, and what it may see: an API key (X-API-Key, or the deprecated
 // ?token=) optionally with X-Service-Identity, or a ticket minted by POST /api/v1/stream/ticket.
 import { currentReader, loadTenant, requireReader, type RequestContext } from "../../../context/request.js";
-import { resolveSettings, type Settings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
+import { type Settings } from "../../../tenancy/settings/tree.js";
 import { keyState } from "../../../auth/key-auth.js";
 import { hasCapability } from "../../../auth/principal.js";
 import { errors } from "../../../lib/errors.js";

@@ -1,0 +1,67 @@
+// The fediverse (contract section 24; docs/fediverse.md): ActivityPub and Webmention on or off, the
+// site actor's handle, how remote comments are moderated, and the domains they are refused from.
+import { z } from "zod";
+import { DOMAIN_NAME_RULE, normalizeDomain } from "../../lib/domain-name.js";
+import { named, setting } from "./define.js";
+import { noRepeats } from "./rules.js";
+
+/** A tenant's fediverse handle: its actor's preferredUsername, unique on the server (tenants.federation_handle). */
+export const FEDERATION_HANDLE_PATTERN = /^[a-z0-9_]{1,30}$/;
+/** How remote comments (ActivityPub replies, webmentions) are moderated: pre holds them (pending), post publishes them as local ones are. */
+export const REMOTE_MODERATION = ["pre", "post"] as const;
+export type RemoteModeration = (typeof REMOTE_MODERATION)[number];
+/** The most domains `federation.blockedDomains` holds. */
+export const MAX_BLOCKED_DOMAINS = 1000;
+
+/** A blocked domain, normalised by the URL parser (src/lib/domain-name.ts): stored lower-case and in punycode. */
+const blockedDomain = z
+  .string()
+  .max(300)
+  .transform((v, ctx) => {
+    const d = normalizeDomain(v);
+    if (d === null) {
+      ctx.addIssue({ code: "custom", message: DOMAIN_NAME_RULE });
+      return z.NEVER;
+    }
+    return d;
+  });
+
+/** On needs a handle: checked on the whole settings, not on a PATCH alone (which may set both). */
+export const FederationSchema = named(
+  z
+    .object({
+      /** ActivityPub and Webmention are served for the tenant (otherwise their routes answer 404) */
+      enabled: setting(z.boolean(), {
+        default: false,
+        description: "ActivityPub and Webmention are served for this site (default false: their routes answer 404). Needs a handle.",
+      }),
+      handle: setting(z.string().regex(FEDERATION_HANDLE_PATTERN, "must be 1–30 chars of a-z, 0-9, _").nullable(), {
+        default: null,
+        description: "The site's actor's handle (@handle@<PUBLIC_URL host>): 1–30 of a-z, 0-9, _, unique on the server (409 handle_taken).",
+        patchDescription: "1–30 of a-z, 0-9, _; null: none (federation must then be off).",
+      }),
+      remoteModeration: setting(z.enum(REMOTE_MODERATION), {
+        default: "pre",
+        enumType: { name: "Moderation" },
+        description:
+          "Comments from the fediverse and webmentions: pre (default) holds them as pending; post publishes them as local ones are.",
+      }),
+      /** remote comments from these domains (and their subdomains) are refused and hidden */
+      blockedDomains: setting(z.array(blockedDomain).max(MAX_BLOCKED_DOMAINS).refine(noRepeats, "must not repeat a domain"), {
+        default: [],
+        description:
+          "Domains (and their subdomains) whose remote comments are refused and hidden, lower-case and in punycode (at most 1,000).",
+        patchDescription: "The whole list (at most 1,000); each a domain name such as mastodon.social.",
+      }),
+    })
+    .strict()
+    .refine((f) => !f.enabled || f.handle !== null, { message: "must be set to turn federation on", path: ["handle"] }),
+  { name: "FederationSettings", description: "The fediverse: ActivityPub and Webmention (contract section 24; docs/fediverse.md)." },
+);
+
+export type FederationSettings = z.infer<typeof FederationSchema>;
+
+export const federationSettings = {
+  /** the fediverse: ActivityPub and Webmention (contract section 24) */
+  federation: FederationSchema,
+};

@@ -1,0 +1,147 @@
+// Hosted sign-in (contract section 20; src/modules/sign-in/): its methods, OpenID Connect or OAuth 2
+// providers, guests, and how long a session lasts.
+import { z } from "zod";
+import { isSingleLine, SINGLE_LINE_RULE } from "../../lib/single-line.js";
+import { group, named, sealed, setting } from "./define.js";
+import { httpUrl, noRepeats, uniqueIds } from "./rules.js";
+
+/** Hosted sign-in's methods. */
+export const SIGN_IN_METHODS = ["email", "oidc", "guest"] as const;
+export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
+
+const claim = (description: string) => setting(z.string().min(1).max(100).optional(), { description });
+
+/**
+ * An OpenID Connect provider (discovery from `issuer`) or a plain OAuth 2 one (its three endpoints,
+ * GitHub's shape) for hosted sign-in. The client secret is write-only: a PATCH's `clientSecret` is
+ * sealed into `clientSecretEnc` (src/modules/sign-in/settings.ts) and never answered.
+ */
+const signInProviderFields = {
+  /** the provider's id: the callback's path segment and the readers' id prefix (`<id>:<sub>`) */
+  id: setting(
+    z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "must be 1–32 lower-case letters, digits or hyphens, starting with a letter or digit")
+      .refine((v) => !["email", "guest"].includes(v), "must not be email or guest (those name the other methods' readers)"),
+    { description: "The callback's path segment and the readers' id prefix (`<id>:<sub>`)." },
+  ),
+  /** the button's text: "Sign in with <label>" */
+  label: setting(z.string().min(1).max(60).refine(isSingleLine, SINGLE_LINE_RULE), {
+    description: 'The button says "Sign in with <label>".',
+  }),
+  issuer: httpUrl().optional(),
+  authorizationEndpoint: httpUrl().optional(),
+  tokenEndpoint: httpUrl().optional(),
+  userinfoEndpoint: httpUrl().optional(),
+  clientId: z.string().min(1).max(500),
+  /** default: openid email profile with an issuer; none (the provider's default) without one */
+  scopes: setting(
+    z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(100)
+          .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be a scope token"),
+      )
+      .max(20)
+      .optional(),
+    { description: "null: openid email profile (OIDC), the provider's default (OAuth 2)." },
+  ),
+  /** which claim (or userinfo member) holds the reader's id, name, avatar and address; defaults: sub|id, name|login, picture|avatar_url, email */
+  claims: named(
+    z
+      .object({
+        id: claim("Default sub (OIDC), id (OAuth 2)."),
+        name: claim("Default name, then login."),
+        avatarUrl: claim("Default picture, then avatar_url."),
+        email: claim("Default email (kept only when verified)."),
+      })
+      .strict(),
+    {
+      name: "SignInProviderClaims",
+      patchName: "SignInProviderClaimsInput",
+      description: "Which claim (or userinfo member) holds the reader's id, name, avatar and address; null: the default.",
+    },
+  ).optional(),
+};
+
+const endpointsComplete = (p: {
+  issuer?: string | undefined;
+  authorizationEndpoint?: string | undefined;
+  tokenEndpoint?: string | undefined;
+  userinfoEndpoint?: string | undefined;
+}) =>
+  p.issuer !== undefined || (p.authorizationEndpoint !== undefined && p.tokenEndpoint !== undefined && p.userinfoEndpoint !== undefined);
+const ENDPOINTS_RULE = "needs an issuer (OpenID Connect discovery) or all of authorizationEndpoint, tokenEndpoint and userinfoEndpoint";
+
+export const SignInProviderSchema = named(
+  z
+    .object({ ...signInProviderFields, clientSecretEnc: sealed(z.string()) })
+    .strict()
+    .refine(endpointsComplete, { message: ENDPOINTS_RULE, path: ["issuer"] }),
+  {
+    name: "SignInProvider",
+    description:
+      "An OpenID Connect (issuer: discovery) or plain OAuth 2 (its three endpoints) provider readers sign in with; its client secret is write-only: never answered.",
+  },
+);
+
+/** A PATCH's provider: `clientSecret` in the clear (required for a new id; absent keeps the stored one). */
+export const SignInProviderPatchSchema = named(
+  z
+    .object({
+      ...signInProviderFields,
+      clientSecret: setting(z.string().min(1).max(500).optional(), {
+        patchDescription: "Write-only: stored encrypted. Required for a new id; left out, the stored one is kept.",
+      }),
+    })
+    .strict()
+    .refine(endpointsComplete, { message: ENDPOINTS_RULE, path: ["issuer"] }),
+  { name: "SignInProviderInput", patchName: "SignInProviderInput" },
+);
+
+export const SignInSchema = group(
+  {
+    name: "SignInSettings",
+    description: "Sign-in hosted by the service for sites with no identity provider (contract section 20; docs/sign-in.md).",
+  },
+  {
+    /** the methods the hosted pages offer; none: hosted sign-in is off */
+    methods: setting(z.array(z.enum(SIGN_IN_METHODS)).max(3).refine(noRepeats, "must not repeat a method"), {
+      default: [],
+      description: "email | oidc | guest; [] (default): hosted sign-in is off.",
+      patchDescription: "The whole list: email | oidc | guest.",
+    }),
+    oidc: setting(z.array(SignInProviderSchema).max(5).refine(uniqueIds, "must not repeat a provider id"), {
+      default: [],
+      description: "At most 5.",
+      patch: setting(z.array(SignInProviderPatchSchema).max(5).refine(uniqueIds, "must not repeat a provider id"), {
+        patchDescription: "The whole list (at most 5); [] removes them all.",
+      }),
+    }),
+    guest: group(
+      { name: "SignInGuestSettings" },
+      {
+        /** a guest must give an address (for reply emails once a link confirms it) */
+        requireEmail: setting(z.boolean(), { default: false, description: "A guest must give an address (default false)." }),
+        /** pre: guests' comments are held (pending); post: published as others' are */
+        moderation: setting(z.enum(["pre", "post"]), {
+          default: "pre",
+          description: "pre (default): guests' comments are held; post: published as others' are.",
+        }),
+      },
+    ),
+    /** how long a session token lasts */
+    sessionDays: setting(z.number().int().min(1).max(365), {
+      default: 30,
+      description: "How long a reader session lasts (default 30, 1–365).",
+      patchDescription: "1–365.",
+    }),
+  },
+);
+
+export type SignInSettings = z.infer<typeof SignInSchema>;
+export type SignInProvider = z.infer<typeof SignInProviderSchema>;
+
+export const signInSettings = { signIn: SignInSchema };
