@@ -32,16 +32,20 @@ interface LooseInputFields {
 
 const defOf = (s: z.ZodType) => (s as unknown as { def: { element: z.ZodType; in: z.ZodType; options: z.ZodType[] } }).def;
 
-const enumRefs = new Map<string, unknown>();
+const enumRefs = new Map<string, { ref: unknown; values: readonly string[] }>();
 
 /** A setting's named enum (`ReplyEmails`, `VoteMode`, …): made once, from the setting's values. */
 function enumRef(inner: z.ZodType, meta: SettingMeta): unknown {
   const { name, description } = meta.enumType!;
-  let ref = enumRefs.get(name);
-  if (!ref) {
-    ref = builder.enumType(name, { ...(description ? { description } : {}), values: enumValues(inner) });
-    enumRefs.set(name, ref);
+  const made = enumRefs.get(name);
+  // two settings may answer one enum (Moderation): with the same values
+  if (made) {
+    if ([...made.values].sort().join() !== [...enumValues(inner)].sort().join())
+      throw new Error(`settings enum ${name} named with other values`);
+    return made.ref;
   }
+  const ref = builder.enumType(name, { ...(description ? { description } : {}), values: enumValues(inner) });
+  enumRefs.set(name, { ref, values: enumValues(inner) });
   return ref;
 }
 

@@ -9,10 +9,16 @@ import { SettingsDocument, UpdateSettingsDocument, type AllSettingsFragment, typ
 import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
 import { FieldError } from "../components/fields";
-import { SETTINGS_TEXT } from "../settings-text";
+import { SETTINGS_GROUPS, SETTINGS_TEXT } from "../settings-text";
 
 /** The groups of number settings, as the settings' description names them (console/src/settings-text.ts, generated). */
-export type Groups = keyof typeof SETTINGS_TEXT;
+export type Groups = keyof typeof SETTINGS_GROUPS;
+
+/** A setting's path, as the settings' description names it (`editWindowSeconds`, `delivery.maxAttempts`). */
+export type SettingPath = keyof typeof SETTINGS_TEXT;
+
+/** A setting's label (with its unit in words) and line of help, written with the setting (src/tenancy/settings/). */
+export const textOf = (path: SettingPath): { label: string; help: string } => SETTINGS_TEXT[path];
 
 /** A number setting as the form shows it: a label in words with its unit, a line of help, and (for a setting kept in ms) the factor seconds are multiplied by. */
 interface NumberField {
@@ -24,16 +30,16 @@ interface NumberField {
 }
 
 /** The number settings in groups, with their words from the settings' description. */
-export const NUMBER_GROUPS: { group: Groups; title: string; fields: NumberField[] }[] = Object.entries(SETTINGS_TEXT).map(([group, g]) => ({
-  group: group as Groups,
-  title: g.title,
-  fields: Object.entries(g.fields).map(([name, f]: [string, { label: string; help: string; unit?: "ms" }]) => ({
-    name,
-    label: f.label,
-    help: f.help,
-    ...(f.unit === "ms" ? { ms: true as const } : {}),
-  })),
-}));
+export const NUMBER_GROUPS: { group: Groups; title: string; fields: NumberField[] }[] = Object.entries(SETTINGS_GROUPS).map(
+  ([group, g]) => ({
+    group: group as Groups,
+    title: g.title,
+    fields: g.fields.map((name: string) => {
+      const text: { label: string; help: string; unit?: "ms" } = SETTINGS_TEXT[`${group}.${name}` as SettingPath];
+      return { name, label: text.label, help: text.help, ...(text.unit === "ms" ? { ms: true as const } : {}) };
+    }),
+  }),
+);
 
 /** The changed fields' names, nested ones as group.field. */
 export const changedNames = (patch: Record<string, unknown>): string[] =>

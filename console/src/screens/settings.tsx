@@ -1,8 +1,8 @@
 // Settings › General (#/settings, owners): how comments work — moderation, the edit window, length,
 // auto-close, reaction kinds — how bodies are formatted (formatting.markdown, formatting.images),
 // votes (off / up / updown) and page reactions (contract section 18), readers' inboxes and the
-// allowed origins, in one form showing the server's current values; saving sends only the fields the
-// operator changed (settings-fields.tsx). Then identity-secret rotation, asked first, saying how long
+// allowed origins, in one form showing the server's current values, each setting's label and help as
+// its description gives them (textOf); saving sends only the fields the operator changed (settings-fields.tsx). Then identity-secret rotation, asked first, saying how long
 // the old secret keeps working (the new secret shown once). Webhook delivery, streams, rate limits and
 // idempotency are the Delivery & limits view (settings-delivery.tsx); identity providers, sign-in,
 // email, chat alerts and import/export the others (SettingsViews).
@@ -12,7 +12,7 @@ import { RotateIdentitySecretDocument, type AllSettingsFragment, type SettingsPa
 import { Copy, ErrorMessage, messageOf } from "../ui";
 import { SettingsViews } from "./settings-views";
 import { FieldError } from "../components/fields";
-import { Field, Help, NUMBER_GROUPS, NumberGroups, describedBy, numberGroupsOf, useSettingsForm } from "./settings-fields";
+import { Field, Help, NUMBER_GROUPS, NumberGroups, describedBy, numberGroupsOf, textOf, useSettingsForm } from "./settings-fields";
 
 /** The number groups this view holds; the rest are Delivery & limits'. */
 const GENERAL_GROUPS = NUMBER_GROUPS.filter((g) => g.group === "inbox");
@@ -83,7 +83,7 @@ export function SettingsScreen() {
             <legend>Comments</legend>
             <div class="field">
               <label>
-                Moderation
+                {textOf("moderation").label}
                 {/* `selected` on the option: a select has no defaultValue, so the server's value must be marked */}
                 <select name="moderation" aria-describedby={describedBy(errors, "moderation", true)}>
                   <option value="post" selected={s.moderation === "post"}>
@@ -95,38 +95,36 @@ export function SettingsScreen() {
                 </select>
               </label>
               <FieldError errors={errors} path="moderation" />
-              <Help path="moderation">
-                Post: comments appear at once, moderators remove what breaks the rules. Pre: each waits for approval.
-              </Help>
+              <Help path="moderation">{textOf("moderation").help}</Help>
             </div>
             <Field
-              label="Edit window (seconds, 0 = no limit)"
+              label={textOf("editWindowSeconds").label}
               path="editWindowSeconds"
               value={String(s.editWindowSeconds)}
               errors={errors}
-              help="How long after posting an author may still edit their comment."
+              help={textOf("editWindowSeconds").help}
             />
             <Field
-              label="Maximum body length (characters)"
+              label={textOf("maxBodyLength").label}
               path="maxBodyLength"
               value={String(s.maxBodyLength)}
               errors={errors}
-              help="Longer comments are refused; at most 10,000."
+              help={textOf("maxBodyLength").help}
             />
             <Field
-              label="Close discussions after (days, 0 = never)"
+              label={textOf("autoLockAfterDays").label}
               path="autoLockAfterDays"
               value={String(s.autoLockAfterDays)}
               errors={errors}
-              help="A discussion this old (from its creation) is locked within a minute: it can be read, not commented on."
+              help={textOf("autoLockAfterDays").help}
             />
             <Field
-              label="Reaction kinds (comma-separated)"
+              label={textOf("reactionKinds").label}
               path="reactionKinds"
               value={s.reactionKinds.join(", ")}
               errors={errors}
               type="text"
-              help="The reactions readers may add, such as like, love: lower-case letters, digits and _."
+              help={textOf("reactionKinds").help}
             />
           </fieldset>
           <fieldset>
@@ -139,13 +137,10 @@ export function SettingsScreen() {
                   defaultChecked={s.formatting.markdown}
                   aria-describedby={describedBy(errors, "formatting.markdown", true)}
                 />
-                Comments are Markdown
+                {textOf("formatting.markdown").label}
               </label>
               <FieldError errors={errors} path="formatting.markdown" />
-              <Help path="formatting.markdown">
-                Emphasis, links, lists, quotes and code, rendered and sanitized by the service; unticked, bodies show as plain text. Bodies
-                already written keep how they were rendered.
-              </Help>
+              <Help path="formatting.markdown">{textOf("formatting.markdown").help}</Help>
             </div>
             <div class="field">
               <label class="check">
@@ -155,17 +150,17 @@ export function SettingsScreen() {
                   defaultChecked={s.formatting.images}
                   aria-describedby={describedBy(errors, "formatting.images", true)}
                 />
-                Show images in comments (https only)
+                {textOf("formatting.images").label}
               </label>
               <FieldError errors={errors} path="formatting.images" />
-              <Help path="formatting.images">Markdown images from https addresses; otherwise an image shows as its link.</Help>
+              <Help path="formatting.images">{textOf("formatting.images").help}</Help>
             </div>
           </fieldset>
           <fieldset>
             <legend>Votes and page reactions</legend>
             <div class="field">
               <label>
-                Votes on comments
+                {textOf("votes").label}
                 <select name="votes" aria-describedby={describedBy(errors, "votes", true)} aria-invalid={errors.votes ? "true" : undefined}>
                   {VOTES.map((v) => (
                     <option key={v.value} value={v.value} selected={s.votes === v.value}>
@@ -175,7 +170,7 @@ export function SettingsScreen() {
                 </select>
               </label>
               <FieldError errors={errors} path="votes" />
-              <Help path="votes">Readers vote a comment up (and, with downvotes, down); the thread can then sort by best or score.</Help>
+              <Help path="votes">{textOf("votes").help}</Help>
             </div>
             <PageReactions s={s} errors={errors} />
           </fieldset>
@@ -184,7 +179,7 @@ export function SettingsScreen() {
             <legend>Browsers</legend>
             <div class="field">
               <label>
-                Allowed origins (one per line)
+                {textOf("allowedOrigins").label}
                 <textarea
                   name="allowedOrigins"
                   rows={3}
@@ -194,9 +189,7 @@ export function SettingsScreen() {
                 />
               </label>
               <FieldError errors={errors} path="allowedOrigins" />
-              <Help path="allowedOrigins">
-                The sites whose pages may show your comments with a publishable key, such as https://news.example (scheme, host, port).
-              </Help>
+              <Help path="allowedOrigins">{textOf("allowedOrigins").help}</Help>
             </div>
           </fieldset>
           {saveBar}
@@ -257,12 +250,12 @@ function PageReactions({ s, errors }: { s: AllSettingsFragment; errors: Record<s
       </div>
       {on && (
         <Field
-          label="Page reaction kinds (comma-separated)"
+          label={textOf("pageReactionKinds").label}
           path="pageReactionKinds"
           value={s.pageReactionKinds.length ? s.pageReactionKinds.join(", ") : "up, heart"}
           errors={errors}
           type="text"
-          help="Such as up, heart: lower-case letters, digits and _; at most 32."
+          help={textOf("pageReactionKinds").help}
         />
       )}
     </>

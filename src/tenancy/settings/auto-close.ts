@@ -8,5 +8,7 @@ export const autoCloseSettings = {
     default: 0,
     description: "Discussions this many days old (from their creation) are locked within a minute of it; 0 (default): never.",
     patchDescription: "0..36500; 0 turns auto-close off.",
+    label: "Close discussions after (days, 0 = never)",
+    help: "A discussion this old (from its creation) is locked within a minute: it can be read, not commented on.",
   }),
 };

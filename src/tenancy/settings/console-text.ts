@@ -1,9 +1,11 @@
-// The console's words for the settings it shows as numbers (console/src/screens/settings-fields.tsx):
-// each group with a `title` and its settings with a `label`, their help and unit, in the order the
-// description gives them. `npm run schema:print` writes them to console/src/settings-text.ts (the
-// console does not bundle zod); `npm run schema:check` fails when that file is stale.
+// The console's words for the settings its forms show: each setting's label (with its unit in words),
+// its line of help and its unit ("ms": kept in ms, shown in seconds) by path (`editWindowSeconds`,
+// `delivery.maxAttempts`), and the groups shown as fieldsets of numbers (a group with a `title`),
+// in the order the description gives them. `npm run schema:print` writes them to
+// console/src/settings-text.ts (the console does not bundle zod); `npm run schema:check` fails when
+// that file is stale.
 import type { z } from "zod";
-import { groupMetaOf, unwrap } from "./define.js";
+import { groupMetaOf, kindOf, unwrap } from "./define.js";
 import { SettingsSchema } from "./tree.js";
 
 export interface ConsoleSettingText {
@@ -12,20 +14,30 @@ export interface ConsoleSettingText {
   unit?: "ms";
 }
 
-export function consoleText(): Record<string, { title: string; fields: Record<string, ConsoleSettingText> }> {
-  const out: Record<string, { title: string; fields: Record<string, ConsoleSettingText> }> = {};
-  for (const [key, field] of Object.entries(SettingsSchema.shape)) {
-    const { inner } = unwrap(field as z.ZodType);
-    const title = groupMetaOf(inner)?.title;
-    if (!title) continue;
-    const fields: Record<string, ConsoleSettingText> = {};
-    for (const [name, f] of Object.entries((inner as z.ZodObject).shape)) {
-      const { label, help, unit } = unwrap(f as z.ZodType).meta;
-      if (label === undefined) continue;
-      if (help === undefined) throw new Error(`setting ${key}.${name} has a label and no help`);
-      fields[name] = { label, help, ...(unit ? { unit } : {}) };
+export interface ConsoleText {
+  settings: Record<string, ConsoleSettingText>;
+  groups: Record<string, { title: string; fields: string[] }>;
+}
+
+export function consoleText(): ConsoleText {
+  const out: ConsoleText = { settings: {}, groups: {} };
+  const walk = (schema: z.ZodType, prefix: string) => {
+    for (const [key, field] of Object.entries((schema as z.ZodObject).shape)) {
+      const { inner, meta } = unwrap(field as z.ZodType);
+      const path = `${prefix}${key}`;
+      if (kindOf(inner) === "object" && groupMetaOf(inner)) {
+        walk(inner, `${path}.`);
+        const title = groupMetaOf(inner)!.title;
+        if (title) {
+          const fields = Object.keys((inner as z.ZodObject).shape).filter((n) => out.settings[`${path}.${n}`]);
+          out.groups[path] = { title, fields };
+        }
+      } else if (meta.label !== undefined) {
+        if (meta.help === undefined) throw new Error(`setting ${path} has a label and no help`);
+        out.settings[path] = { label: meta.label, help: meta.help, ...(meta.unit ? { unit: meta.unit } : {}) };
+      }
     }
-    out[key] = { title, fields };
-  }
+  };
+  walk(SettingsSchema, "");
   return out;
 }

@@ -28,5 +28,7 @@ export const discussionsSettings = {
   allowedOrigins: setting(z.array(origin).max(100).refine(noRepeats, "must not repeat an origin"), {
     default: [],
     description: "Browser origins whose pages may use publishable keys and tickets (CORS).",
+    label: "Allowed origins (one per line)",
+    help: "The sites whose pages may show your comments with a publishable key, such as https://news.example (scheme, host, port).",
   }),
 };

@@ -15,9 +15,16 @@ export const FormattingSchema = group(
     markdown: setting(z.boolean(), {
       default: true,
       description: "Markdown: CommonMark with strikethrough and autolinks, raw HTML shown as text (default true); false: plain text.",
+      label: "Comments are Markdown",
+      help: "Emphasis, links, lists, quotes and code, rendered and sanitized by the service; unticked, bodies show as plain text. Bodies already written keep how they were rendered.",
     }),
     /** images (https only) in Markdown bodies */
-    images: setting(z.boolean(), { default: false, description: "Images in Markdown bodies, https only (default false)." }),
+    images: setting(z.boolean(), {
+      default: false,
+      description: "Images in Markdown bodies, https only (default false).",
+      label: "Show images in comments (https only)",
+      help: "Markdown images from https addresses; otherwise an image shows as its link.",
+    }),
   },
 );
 
@@ -28,5 +35,7 @@ export const votesSettings = {
   votes: setting(z.enum(VOTE_MODES), {
     default: "off",
     enumType: { name: "VoteMode", description: "Votes on comments: off (default), up (upvotes only) or updown (upvotes and downvotes)." },
+    label: "Votes on comments",
+    help: "Readers vote a comment up (and, with downvotes, down); the thread can then sort by best or score.",
   }),
 };
