@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { testEnv, type TestServer } from "./support/server.js";
@@ -47,7 +47,12 @@ beforeAll(async () => {
       done();
     },
   });
-  const app = await buildApp(loadConfig(testEnv({ LOG_LEVEL: "info" })), { migrate: false, log: pino({ level: "info" }, sink) });
+  // a "replica" that is the database itself (not a standby: never serving, so every read stays on the
+  // primary) makes every write's answer carry its consistency token (the read-your-writes row)
+  const app = await buildApp(loadConfig(testEnv({ LOG_LEVEL: "info", DATABASE_REPLICA_URLS: inject("databaseUrl") })), {
+    migrate: false,
+    log: pino({ level: "info" }, sink),
+  });
   server = { url: await app.start(), app, stop: () => app.stop() };
   [t, other, limited] = await Promise.all([createTestTenant(server), createTestTenant(server), createTestTenant(server)]);
   for (const d of [D, ...WRITTEN]) expect((await t.api.put(`/api/v1/discussions/${d}`, {})).status).toBe(201);
@@ -119,6 +124,8 @@ interface Driver {
   privileged?: { required: string; send(auth: Headers_, d: string): Promise<Answer> };
   /** a write of discussion `d` under Idempotency-Key `key` */
   write?(auth: Headers_, d: string, key: string): Promise<Answer>;
+  /** a write of discussion `d` as this path serves it (the idempotent path's carries a new key) */
+  plainWrite?(auth: Headers_, d: string): Promise<Answer>;
   /** the caller's mistake in the request itself, and the code it gets */
   malformed: { code: string; status: number; send(auth: Headers_, requestId: string): Promise<Answer> };
 }
@@ -146,6 +153,7 @@ function graphqlDriver(browser: boolean): Driver {
     privileged: { required: "manage_api_keys", send: (auth) => graphql(shape(auth), KEYS) },
     // a keyed mutation of this path's shape (src/app.ts hands it to the idempotent path)
     write: (auth, d, key) => graphql(shape({ ...auth, "idempotency-key": key }), LOCK, { d }),
+    plainWrite: (auth, d) => graphql(shape(auth), LOCK, { d }),
     malformed: {
       code: "syntax_error",
       status: 400,
@@ -172,6 +180,7 @@ const DRIVERS: Record<ExecutionPath, Driver> = {
       send: (auth, d) => graphql({ ...auth, "idempotency-key": newKey() }, LOCK, { d }),
     },
     write: (auth, d, key) => graphql({ ...auth, "idempotency-key": key }, LOCK, { d }),
+    plainWrite: (auth, d) => graphql({ ...auth, "idempotency-key": newKey() }, LOCK, { d }),
     malformed: {
       code: "invalid_parameter",
       status: 400,
@@ -187,6 +196,7 @@ const DRIVERS: Record<ExecutionPath, Driver> = {
     request: (auth, d, opts = {}) => send("GET", `/api/v1/discussions/${d}`, { ...auth, ...opts.headers }),
     privileged: { required: "manage_settings", send: (auth) => send("GET", "/api/v1/settings", auth) },
     write: (auth, d, key) => send("POST", `/api/v1/discussions/${d}/lock`, { ...auth, "idempotency-key": key }),
+    plainWrite: (auth, d) => send("POST", `/api/v1/discussions/${d}/lock`, auth),
     malformed: {
       code: "invalid_parameter",
       status: 400,
@@ -332,6 +342,17 @@ const PROBES: Record<InvariantId, Probe> = {
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect([again.status, again.body]).toEqual([first.status, first.body]);
     expectRefusal(drv, await write(main(), WRITTEN[1], key), { problem: 422, graphql: 422 }, "idempotency_key_reused");
+  },
+
+  async "read-your-writes"(path, drv) {
+    const written = await need(drv.plainWrite, "plainWrite", path)(main(), WRITTEN[0]);
+    expect([written.status, codeOf(written)]).toEqual([200, undefined]);
+    expect(written.headers.get("x-service-consistency")).toMatch(/^c1\.[A-Za-z0-9_-]{11}$/);
+    // the idempotent path's request is a write; the others' a read, which carries none
+    if (path === "idempotent") return;
+    const read = await drv.request(main(), D);
+    expect(read.status).toBe(200);
+    expect(read.headers.get("x-service-consistency")).toBeNull();
   },
 
   async errors(path, drv) {

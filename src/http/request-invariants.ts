@@ -22,6 +22,8 @@ import { createDirectGraphQL } from "./graphql/direct.js";
 import { createIdempotentGraphQL } from "./graphql/idempotent.js";
 import { createOperationRunner } from "./rest/execute.js";
 import { mountRoutes } from "./rest/router.js";
+import { mountConsistency } from "./consistency.js";
+import { routeReads } from "../context/read-routing.js";
 
 /** The ways a request is executed, and what selects each. */
 export const EXECUTION_PATHS = {
@@ -241,6 +243,31 @@ export const REQUEST_INVARIANTS = {
       idempotent: { kept: "the same handler (idempotent, as createIdempotentGraphQL answers)", by: [createIdempotentGraphQL] },
       rest: { notApplicable: "not /graphql: http_requests_total names each route" },
       sse: { notApplicable: "not /graphql: http_requests_total names the stream's route" },
+    },
+  },
+  "read-your-writes": {
+    holds:
+      "With read replicas configured, a write's answer (a mutation; a POST, PUT, PATCH or DELETE below 400) carries X-Service-Consistency and a read's does not; a read's tenant reads go where src/http/database-routes.ts says, unless its token, a recent write of its caller or the replicas' health keep it on the primary.",
+    paths: {
+      yoga: {
+        kept: "useReadRouting (src/http/graphql/server.ts) routes a query and marks a mutation's request; mountConsistency's onSend hook adds the token",
+        by: [createGraphQLServer, routeReads, mountConsistency],
+      },
+      direct: {
+        kept: "routeReads before a compiled query; a mutation runs in yoga's pipeline, which marks it",
+        by: [createDirectGraphQL, routeReads, mountConsistency],
+      },
+      idempotent: {
+        kept: "its mutation runs in yoga's pipeline, which marks it; the token is added to a replayed answer too",
+        by: [createIdempotentGraphQL, mountConsistency],
+      },
+      rest: {
+        kept: "createOperationRunner routes its operation's reads; the onSend hook adds the token to a write method's answer",
+        by: [createOperationRunner, routeReads, mountConsistency],
+      },
+      sse: {
+        notApplicable: "a stream writes nothing; its replay reads a replica only when it has every event (src/events/replica-replay.ts)",
+      },
     },
   },
 } as const satisfies Record<string, Invariant>;

@@ -81,7 +81,11 @@ beforeAll(async () => {
   primary = await startOwnPostgres();
   standby = await startOwnPostgres({ standbyOf: primary });
   // the first service creates and migrates the database (on the primary; the standby replays it)
-  loose = await startService({ DATABASE_REPLICA_MAX_LAG_MS: "3600000", DATABASE_REPLICA_STICKY_MS: "600000" });
+  loose = await startService({
+    DATABASE_REPLICA_MAX_LAG_MS: "3600000",
+    DATABASE_REPLICA_STICKY_MS: "600000",
+    CORS_ORIGINS: "https://site.example",
+  });
   strict = await startService({ DATABASE_REPLICA_MAX_LAG_MS: "300", DATABASE_REPLICA_STICKY_MS: "0" });
 }, 240_000);
 
@@ -167,6 +171,23 @@ describe("reads on a streaming replica", () => {
     }
     await caughtUp();
     expect(bodies(await other.get("/api/v1/discussions/ryw/comments")).length).toBe(3);
+  });
+
+  it("lets browsers send the header and read it (CORS)", async () => {
+    const origin = "https://site.example";
+    const preflight = await fetch(`${loose.url}/api/v1/discussions/ryw/comments`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "x-api-key, x-service-consistency" },
+    });
+    expect(preflight.headers.get("access-control-allow-headers")).toMatch(/X-Service-Consistency/);
+    const graphqlPreflight = await fetch(`${loose.url}/graphql`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "x-service-consistency" },
+    });
+    expect(graphqlPreflight.headers.get("access-control-allow-headers")).toMatch(/X-Service-Consistency/i);
+    const written = await writer.post("/api/v1/discussions/cors/comments", { body: "from a page" }, { headers: { origin } });
+    expect(written.headers.get(HEADER)).toMatch(/^c1\./);
+    expect(written.headers.get("access-control-expose-headers")).toMatch(/X-Service-Consistency/);
   });
 
   it("replays a stream from the replica only when it has every requested event", async () => {
