@@ -38,7 +38,7 @@ import { createRecentWriters } from "./context/read-routing.js";
 import { ERASURE_BATCH } from "./modules/readers/erasure.js";
 import { createInboxFeed } from "./modules/inbox/engine/feed.js";
 import { createAlertJobs, type AlertJobs } from "./modules/alerts/engine/alert-jobs.js";
-import { createAkismetJobs } from "./modules/akismet/engine/feedback-jobs.js";
+import { createAkismetJobs } from "./modules/moderation/engine/akismet-feedback.js";
 
 export interface Runtime {
   services: AppServices;

@@ -92,7 +92,7 @@ CREATE OR REPLACE FUNCTION public.eng_enqueue_akismet(c comments, p_to text, p_a
  RETURNS integer
  LANGUAGE plpgsql
 AS $function$
--- Akismet learns from the moderators (contract section 21, src/modules/akismet/engine/feedback-jobs.ts):
+-- Akismet learns from the moderators (contract section 21, src/modules/moderation/engine/akismet-feedback.ts):
 -- c is the comment before a moderator's change to p_to. Approving one Akismet held sends submit-ham,
 -- rejecting a published one submit-spam, while the tenant has Akismet: one delivery row of kind
 -- `akismet`, in the transaction of the change; the webhook worker sends and retries it.

@@ -25,7 +25,7 @@
  *
  * The same rows carry the tenants' chat alerts (kind `alert`, src/modules/alerts/): a message to a
  * Slack or Discord URL, queued by the write that held or reported a comment; and a moderator's
- * verdict told to Akismet (kind `akismet`, src/modules/akismet/engine/feedback-jobs.ts). The claim
+ * verdict told to Akismet (kind `akismet`, src/modules/moderation/engine/akismet-feedback.ts). The claim
  * takes them beside due webhook jobs, and all go through the one lease, outcome and retry path; they
  * have no endpoint, event, breaker or attempt log (the row keeps its attempts and last error).
  */

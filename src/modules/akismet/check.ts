@@ -1,7 +1,7 @@
-// Akismet's check of a new comment (contract section 21, docs/safety.md), made by postComment
-// (src/modules/comments/write.ts) after the tenant's rules and moderation hook, before the comment is
-// written: spam → pending, spam with `X-akismet-pro-tip: discard` → rejected, both with the reason
-// `{"source":"akismet"}`; ham → the status the comment gets anyway. A slow or failing Akismet
+// Akismet's check of a new comment (contract section 21, docs/safety.md): the Akismet step of
+// screening (src/modules/comments/screening.ts), after the tenant's rules and moderation hook, before
+// the comment is written: spam → pending, spam with `X-akismet-pro-tip: discard` → rejected, both with
+// the reason `{"source":"akismet"}`; ham → the status the comment gets anyway. A slow or failing Akismet
 // (AKISMET_CHECK_TIMEOUT_MS, 2 s) delays the post and never fails it: the comment is written as usual.
 // The reader's IP address and user agent (ctx.readerClient) go to Akismet and are stored nowhere.
 import { store, tenantIdOf, type RequestContext } from "../../context/request.js";

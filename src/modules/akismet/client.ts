@@ -1,6 +1,6 @@
 // Calls of Akismet's REST API (contract section 21, docs/safety.md): `comment-check` on the request
 // path of a new comment, `submit-ham` / `submit-spam` after a moderator's decision (the request only:
-// the webhook worker sends it, engine/feedback-jobs.ts), `verify-key` for
+// the webhook worker sends it, src/modules/moderation/engine/akismet-feedback.ts), `verify-key` for
 // the console's Verify key (./verify.ts). Each is one form-
 // encoded POST to {baseUrl}/1.1/<call> through the webhooks' HTTP client (src/webhook-delivery/
 // http-client.ts: the SSRF guard, checked again at connect time, no redirects, the answer's size
@@ -110,7 +110,7 @@ export async function checkComment(
 }
 
 /**
- * The request of a submit-ham / submit-spam (the webhook worker sends it: engine/feedback-jobs.ts):
+ * The request of a submit-ham / submit-spam (the webhook worker sends it: src/modules/moderation/engine/akismet-feedback.ts):
  * the form with the key opened from the settings, to the settings' base URL.
  */
 export function submitRequest(

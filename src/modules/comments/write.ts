@@ -2,28 +2,22 @@
 // read.ts; moderation and reactions are modules of their own. Each write is one statement calling
 // its database function (eng_post_comment, eng_edit_comment, eng_delete_comment in
 // prisma/sql/20-comments.sql): the rules that need the rows under the discussion lock
-// (parent, author, window, archived/locked) run there; input rules run here, and so do the tenant's
-// safety rules on the body (src/tenancy/safety-rules.ts), then its moderation hook
-// (src/modules/moderation-hook/check.ts), and for a new comment Akismet (src/modules/akismet/check.ts):
-// the verdict and its reason go to the function, which can
-// only make the status stricter (newReaderHold is applied there), and its reader's trust level and a
-// shadow ban are judged (contract section 21: a trusted reader's comment takes the banned-words-only
-// verdict; a premoderated one's is held; a shadow-banned one's is stored rejected). The body is rendered here, once
-// (src/lib/markdown.ts, the tenant's formatting settings): the rules read the rendering, the hook gets
-// both, and the function stores the HTML beside the source (comments.body_html).
+// (parent, author, window, archived/locked) run there; input rules run here. What decides a new or
+// edited comment's status is screening (screening.ts): one ordered list of steps, the first ones run
+// here before the write, the last ones (trust, a shadow ban, the new-reader hold) decided by the
+// function from what screening hands it. The body is rendered here, once (src/lib/markdown.ts, the
+// tenant's formatting settings): the rules read the rendering, the hook gets both, and the function
+// stores the HTML beside the source (comments.body_html).
 import { z } from "zod";
 import { loadTenant, requireReader, store, type RequestContext } from "../../context/request.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, newId } from "../../lib/ids.js";
-import { jsonText } from "../../generated/db-functions.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { commentFromRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
 import { discussionForPage, type PageOfDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
-import { screenComment, type Verdict } from "../moderation-hook/check.js";
-import { isGuestReader } from "../../auth/reader-sessions.js";
-import { akismetVerdict, type AkismetHold } from "../akismet/check.js";
+import { editHandOver, postHandOver, screenComment } from "./screening.js";
 import { renderBody } from "../../lib/markdown.js";
 
 /** Body rules: 1..max characters (code points), not blank, no NUL (PostgreSQL text refuses it). */
@@ -92,7 +86,7 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   const rendered = renderBody(data.body, settings.formatting);
   const id = newId("cmt");
   const screened = await screenComment(ctx, settings, {
-    action: "create",
+    action: "post",
     commentId: id,
     discussionId,
     parentId: data.parentId ?? null,
@@ -100,16 +94,6 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     rendered,
     reader,
   });
-  let verdict: Verdict | AkismetHold | null = screened.verdict;
-  // then Akismet (src/modules/akismet/check.ts), unless the comment is rejected already: the stricter
-  // verdict wins, a tie keeps the one before
-  if (settings.safety.akismet && verdict?.status !== "rejected") {
-    const akismet = await akismetVerdict(ctx, settings.safety.akismet, { discussionId, body: data.body, reader });
-    if (akismet && (akismet.status === "rejected" || !verdict)) verdict = akismet;
-  }
-  // a guest of the hosted sign-in is held while signIn.guest.moderation is "pre" (the default)
-  const held = settings.moderation === "pre" || (isGuestReader(reader.id) && settings.signIn.guest.moderation === "pre");
-  const status = verdict?.status ?? (held ? "pending" : "approved");
   const row = await store(ctx).write("eng_post_comment", {
     discussion: discussionId,
     id,
@@ -120,12 +104,8 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
     body: data.body,
     bodyHtml: rendered.html,
     parent: data.parentId ?? null,
-    status,
-    reason: verdict ? jsonText(verdict.reason) : null,
-    // a trusted reader's (eng_post_comment decides whether the reader is): banned words alone
-    trustedStatus: screened.trusted?.status ?? "approved",
-    trustedReason: screened.trusted ? jsonText(screened.trusted.reason) : null,
-    hold: settings.safety.newReaderHold,
+    // the verdicts, and what the function decides from the reader's row (screening.ts, steps 5-7)
+    ...postHandOver(screened, settings.safety.newReaderHold),
     at: ctx.app.clock.now(),
   });
   return commentFromRow(row);
@@ -143,7 +123,7 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const data = parse(editSchema(settings.maxBodyLength), input);
   const rendered = renderBody(data.body, settings.formatting);
-  const { verdict, trusted } = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, rendered, reader });
+  const screened = await screenComment(ctx, settings, { action: "edit", commentId: id, body: data.body, rendered, reader });
   const row = await store(ctx).write("eng_edit_comment", {
     id,
     reader: reader.id,
@@ -151,10 +131,8 @@ export async function editComment(ctx: RequestContext, id: string, input: EditCo
     body: data.body,
     bodyHtml: rendered.html,
     windowSeconds: settings.editWindowSeconds,
-    verdict: verdict?.status ?? null,
-    reason: verdict ? jsonText(verdict.reason) : null,
-    trustedVerdict: trusted?.status ?? null,
-    trustedReason: trusted ? jsonText(trusted.reason) : null,
+    // the verdicts, and what the function decides from the reader's row and the comment (screening.ts)
+    ...editHandOver(screened),
     at: ctx.app.clock.now(),
   });
   return commentFromRow(row);

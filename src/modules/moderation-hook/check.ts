@@ -1,18 +1,14 @@
-// What decides a new or edited comment's status before it is written: the tenant's body rules
-// (src/tenancy/safety-rules.ts), then its moderation hook (`safety.hook`, docs/safety.md). A comment
-// the rules reject is not sent to the hook; otherwise the hook is asked (src/webhook-delivery/
-// moderation-hook.ts: signed, SSRF-guarded, within timeoutMs, behind a breaker) and the stricter of
-// the two verdicts goes to eng_post_comment / eng_edit_comment, which can only make it stricter
-// still (pre-moderation, newReaderHold, an edit never loosening).
+// The moderation hook's step of screening (src/modules/comments/screening.ts, where it stands in the
+// list and how its decision combines with the others'): asks the tenant's hook (`safety.hook`,
+// docs/safety.md) about a new or edited comment (src/modules/moderation-hook/caller.ts: signed,
+// SSRF-guarded, within timeoutMs, behind a breaker) and answers its decision and the reason to record.
 //
-// The hook's decisions: `reject` → rejected, `hold` → pending, `approve` → no objection: the comment
-// gets the status it would have had without a hook (pre-moderation still holds a new one, with the
-// hook's reason so the moderator sees it). A timeout, a failure or an open breaker applies `onTimeout`
-// the same way, with a `fallback` reason.
+// The hook's decisions: `reject` → rejected, `hold` → pending, `approve` → no objection. A timeout, a
+// failure or an open breaker applies `onTimeout` the same way, with a `fallback` reason. A comment
+// whose write will be refused anyway, or whose verdict would not count, costs no call (buildCheck).
 import type { RequestContext } from "../../context/request.js";
 import type { ReaderIdentity } from "../../auth/identity.js";
 import type { Settings } from "../../tenancy/settings/tree.js";
-import type { RuleVerdict } from "../../tenancy/safety-rules.js";
 import type { RenderedBody } from "../../lib/markdown.js";
 import { moderationHookOf, type HookDecision, type HookOutcome } from "./caller.js";
 import { tenantIdOf, store } from "../../context/request.js";
@@ -21,10 +17,10 @@ export type HookReason =
   | { source: "hook"; decision: HookDecision; reason?: string }
   | { source: "hook"; fallback: "timeout" | "error" | "breaker_open"; decision: HookDecision; error: string };
 
-/** A verdict the write function takes: the status it requires and why; null when nothing objects. */
-export interface Verdict {
-  status: "pending" | "rejected";
-  reason: RuleVerdict["reason"] | HookReason;
+/** The hook's decision on a comment and the reason to record with it. */
+export interface HookJudgement {
+  decision: HookDecision;
+  reason: HookReason;
 }
 
 /** The body of a `comment.check` request (docs/safety.md). */
@@ -46,8 +42,8 @@ export interface CommentCheck {
   discussion: { id: string; title: string | null; url: string | null };
 }
 
-/** The body as written (`body`) and as rendered: the rules read the rendering, the hook gets both. */
-export type ScreenInput =
+/** What the hook is asked about: the body as written (`body`) and as rendered (the hook gets both). */
+export type HookCheckInput =
   | {
       action: "create";
       commentId: string;
@@ -108,7 +104,7 @@ const readerOf = (reader: ReaderIdentity, row: ContextRow): CommentCheck["reader
  * closed edit window) or its verdict would not count (a shadow-banned or a trusted reader): such a
  * request costs no hook call, and the hook is not told of it.
  */
-async function buildCheck(ctx: RequestContext, settings: Settings, input: ScreenInput): Promise<CommentCheck | null> {
+async function buildCheck(ctx: RequestContext, settings: Settings, input: HookCheckInput): Promise<CommentCheck | null> {
   const now = ctx.app.clock.now();
   if (input.action === "create") {
     const [row] = await store(ctx).sql.query<ContextRow>(CREATE_CONTEXT, [input.reader.id, input.discussionId, now], "hook_create_context");
@@ -160,7 +156,7 @@ async function buildCheck(ctx: RequestContext, settings: Settings, input: Screen
 }
 
 /** The hook's outcome as a decision and the reason to record. */
-export function decisionOf(outcome: HookOutcome, onTimeout: HookDecision): { decision: HookDecision; reason: HookReason } {
+export function decisionOf(outcome: HookOutcome, onTimeout: HookDecision): HookJudgement {
   if (outcome.kind === "decision") {
     return {
       decision: outcome.decision,
@@ -170,20 +166,8 @@ export function decisionOf(outcome: HookOutcome, onTimeout: HookDecision): { dec
   return { decision: onTimeout, reason: { source: "hook", fallback: outcome.kind, decision: onTimeout, error: outcome.error } };
 }
 
-/** The stricter of the rules' verdict and the hook's decision (a tie keeps the rules' reason). */
-function combine(rules: RuleVerdict | null, decision: HookDecision, reason: HookReason, holdsAnyway: boolean): Verdict | null {
-  if (decision === "reject") return { status: "rejected", reason };
-  if (rules) return rules;
-  if (decision === "hold" || holdsAnyway) return { status: "pending", reason };
-  return null;
-}
-
 /** Asks the tenant's hook about a comment; null when there is no hook or nothing to ask. */
-async function askHook(
-  ctx: RequestContext,
-  settings: Settings,
-  input: ScreenInput,
-): Promise<{ decision: HookDecision; reason: HookReason } | null> {
+export async function askHook(ctx: RequestContext, settings: Settings, input: HookCheckInput): Promise<HookJudgement | null> {
   const hook = settings.safety.hook;
   if (!hook) return null;
   const check = await buildCheck(ctx, settings, input);
@@ -216,24 +200,4 @@ async function askHook(
     );
   }
   return decisionOf(outcome, hook.onTimeout);
-}
-
-/**
- * The verdicts for a new or edited comment's body. `verdict`, any reader's: the rules first (a
- * rejection ends it), then the hook; for a new comment under pre-moderation an `approve` still holds
- * it (with the hook's reason); an edit is never held by an `approve`. `trusted`, a trusted reader's
- * (contract section 21): banned words alone. The write function takes the one the reader's trust
- * level calls for, in the write's own statement.
- */
-export async function screenComment(
-  ctx: RequestContext,
-  settings: Settings,
-  input: ScreenInput,
-): Promise<{ verdict: Verdict | null; trusted: Verdict | null }> {
-  const rules = ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(input.rendered);
-  const trusted = rules?.status === "rejected" ? rules : null;
-  if (rules?.status === "rejected" || !settings.safety.hook) return { verdict: rules, trusted };
-  const asked = await askHook(ctx, settings, input);
-  if (!asked) return { verdict: rules, trusted };
-  return { verdict: combine(rules, asked.decision, asked.reason, input.action === "create" && settings.moderation === "pre"), trusted };
 }

@@ -8,12 +8,14 @@
 // settings and the comment as they are now: Akismet turned off since, or the comment deleted or
 // erased, sends nothing. The reader's IP address and user agent were never stored, so these calls go
 // without them.
+// Under moderation's engine/: it is what the moderators' decisions send (whichever tenant's job the
+// worker claims, read through that tenant's store), over Akismet's client (src/modules/akismet/client.ts).
 import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
 import { readCommentSubject } from "../../comments/engine/subject.js";
-import { submitRequest } from "../client.js";
+import { submitRequest } from "../../akismet/client.js";
 
 export interface AkismetJobDeps {
   stores: (tenantId: string) => TenantStore;
