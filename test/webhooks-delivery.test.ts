@@ -38,7 +38,7 @@ describe("delivery request", () => {
     await new Promise((ok) => setTimeout(ok, 150));
     expect(r.deliveries()).toHaveLength(1); // discussion_unlocked is not subscribed
     const d = r.deliveries()[0]!;
-    const event = await prisma().event.findUniqueOrThrow({ where: { id: locked! } });
+    const event = await prisma().event.findFirstOrThrow({ where: { id: locked! } });
     expect(d.method).toBe("POST");
     expect(d.path).toBe("/hook");
     expect(d.raw).toBe(JSON.stringify(event.payload));

@@ -6,6 +6,12 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { emptySchemaFilter, readMigrationList, withSchemaEngine } from "./schema-engine.js";
 import { migrationsDir } from "./paths.js";
+import {
+  EVENT_LOG_PARTITION_MIGRATION,
+  needsOnlinePartitioning,
+  partitionEventLogOnline,
+  type OnlinePartitioningOptions,
+} from "./event-log-partitioning.js";
 
 /** Our own advisory lock (not the engine's) so concurrently starting instances migrate one at a time. */
 const MIGRATION_LOCK_ID = 4_207_311_877;
@@ -14,8 +20,13 @@ export interface MigrationResult {
   applied: string[];
 }
 
-export async function applyMigrationsWith(adapter: SqlMigrationAwareDriverAdapterFactory): Promise<MigrationResult> {
-  const migrationsList = await readMigrationList(migrationsDir);
+export async function applyMigrationsWith(
+  adapter: SqlMigrationAwareDriverAdapterFactory,
+  /** only the migrations before this one (src/db/event-log-partitioning.ts runs between) */
+  before?: string,
+): Promise<MigrationResult> {
+  const all = await readMigrationList(migrationsDir);
+  const migrationsList = before ? { ...all, migrationDirectories: all.migrationDirectories.filter((d) => d.path < before) } : all;
   const out = await withSchemaEngine(adapter, (engine) => engine.applyMigrations({ migrationsList, filters: emptySchemaFilter }));
   return { applied: out.appliedMigrationNames };
 }
@@ -47,14 +58,32 @@ function wholeScripts(factory: PrismaPg): SqlMigrationAwareDriverAdapterFactory 
   };
 }
 
-export async function migratePostgres(databaseUrl: string): Promise<MigrationResult> {
+/**
+ * Applies the pending migrations. A populated event log that is still one table is partitioned online
+ * first (src/db/event-log-partitioning.ts): the migrations before the one that partitions it, then the
+ * online steps, then the rest.
+ */
+export async function migratePostgres(
+  databaseUrl: string,
+  opts: OnlinePartitioningOptions & {
+    /** only the migrations before this one (a database as an older release left it: the tests) */
+    before?: string;
+  } = {},
+): Promise<MigrationResult> {
   const lockClient = new pg.Client({ connectionString: databaseUrl });
   await lockClient.connect();
   try {
     await lockClient.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     try {
-      return await applyMigrationsWith(wholeScripts(new PrismaPg(pool)));
+      if (opts.before) return await applyMigrationsWith(wholeScripts(new PrismaPg(pool)), opts.before);
+      const applied: string[] = [];
+      if (await needsOnlinePartitioning(lockClient)) {
+        applied.push(...(await applyMigrationsWith(wholeScripts(new PrismaPg(pool)), EVENT_LOG_PARTITION_MIGRATION)).applied);
+        await partitionEventLogOnline(lockClient, opts);
+      }
+      applied.push(...(await applyMigrationsWith(wholeScripts(new PrismaPg(pool)))).applied);
+      return { applied };
     } finally {
       await pool.end();
     }

@@ -80,6 +80,13 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_drop_event_partition(p_name text) RETURNS json */
+  eng_drop_event_partition: {
+    args: {
+      name: string;
+    };
+    result: "json";
+  };
   /** eng_edit_comment(p_tenant text, p_id text, p_reader text, p_moderator boolean, p_body text, p_body_html text, p_window_seconds integer, p_verdict text, p_reason jsonb, p_trusted_verdict text, p_trusted_reason jsonb, p_at timestamp with time zone) RETURNS json */
   eng_edit_comment: {
     args: {
@@ -111,6 +118,14 @@ export interface DbFunctions {
       at: Date;
     };
     result: "json";
+  };
+  /** eng_event_partitions_ahead(p_now timestamp with time zone, p_days integer) RETURNS integer */
+  eng_event_partitions_ahead: {
+    args: {
+      now: Date;
+      days: number;
+    };
+    result: "integer";
   };
   /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
@@ -236,8 +251,10 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_claim_badge: ["tenant", "reader", "badge", "at"],
   eng_decide_by_alert_link: ["tenant", "id", "to", "revision", "link", "links", "at"],
   eng_delete_comment: ["tenant", "id", "reader", "moderator", "at"],
+  eng_drop_event_partition: ["name"],
   eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "trustedVerdict", "trustedReason", "at"],
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
+  eng_event_partitions_ahead: ["now", "days"],
   eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
   eng_set_comment_pinned: ["tenant", "id", "pinned", "at"],
