@@ -105,6 +105,8 @@ function useReadRouting(marks: WriteMarks): Plugin<RequestContext> {
       const reads = readsOf(args.document, args.operationName);
       if (reads === "replica") return void routeReads(args.contextValue, reads);
       if (getOperationAST(args.document, args.operationName)?.operation !== "mutation") return;
+      // a mutation after a query of the same request (a batch) reads the primary
+      delete args.contextValue.readsFrom;
       const raw = (args.contextValue as Partial<ServerContext>).req?.raw;
       if (raw) marks.mark(raw);
     },
