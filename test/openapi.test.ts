@@ -62,6 +62,7 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/api/v1/keys/{id}"].delete.operationId).toBe("revokeApiKey");
     const list = doc.paths["/api/v1/discussions/{id}/comments"].get;
     expect(list.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual([
+      "header:X-Service-Consistency",
       "path:id",
       "query:sort",
       "query:parentId",
@@ -70,7 +71,7 @@ describe("the OpenAPI document", () => {
       "query:limit",
       "query:cursor",
     ]);
-    expect(list.parameters[1].schema.enum).toEqual(["best", "newest", "oldest", "score", "top"]);
+    expect(list.parameters[2].schema.enum).toEqual(["best", "newest", "oldest", "score", "top"]);
     const post = doc.paths["/api/v1/discussions/{id}/comments"].post;
     expect(post.requestBody.content["application/json"].schema.properties).toHaveProperty("body");
     const comment = post.responses["201"].content["application/json"].schema;
