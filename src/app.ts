@@ -37,6 +37,7 @@ import { mountFeedRoutes } from "./modules/feeds/http-routes.js";
 import { mountIndexableRoutes } from "./modules/indexable/http-routes.js";
 import { createWorkers } from "./workers.js";
 import type { AutoCloseJob } from "./modules/discussions/engine/auto-close.js";
+import { mountFederation } from "./modules/federation/http-routes.js";
 
 export interface App {
   runtime: Runtime;
@@ -100,6 +101,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   mountSignIn(fastify, services);
   mountOidcSignIn(fastify, services);
   mountAlertLinks(fastify, services);
+  mountFederation(fastify, runtime.federation);
   mountHealth(fastify, { db: services.db, redis: runtime.redis, email: emailMode(config) });
   mountIndex(fastify, config);
   const workers = createWorkers(runtime);

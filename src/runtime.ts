@@ -39,6 +39,9 @@ import { ERASURE_BATCH } from "./modules/readers/erasure.js";
 import { createInboxFeed } from "./modules/inbox/engine/feed.js";
 import { createAlertJobs, type AlertJobs } from "./modules/alerts/engine/alert-jobs.js";
 import { createAkismetJobs } from "./modules/moderation/engine/akismet-feedback.js";
+import { createKeyStore } from "./modules/federation/engine/keys.js";
+import { createActivityComposer } from "./modules/federation/engine/delivery.js";
+import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 
 export interface Runtime {
   services: AppServices;
@@ -51,6 +54,8 @@ export interface Runtime {
   alerts: AlertJobs;
   /** migrations applied by this start (empty when none were pending or `migrate: false`) */
   migrated: string[];
+  /** the fediverse (src/modules/federation/engine/engine.ts): served by the app, its outbound worker started with the others */
+  federation: FederationEngine;
   close(): Promise<void>;
 }
 
@@ -161,6 +166,8 @@ export interface RuntimeOptions {
   lockRole?: LockRole;
   /** a reader's erasure: comments per statement (tests make it small to get many batches) */
   erasure?: { batchSize?: number };
+  /** the federation's outbound worker (tests shorten its poll) */
+  federation?: FederationEngineOptions;
 }
 
 export async function createRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
@@ -227,7 +234,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     // chat alerts and Akismet's submissions go through the webhook queue: their requests are composed by their engines
     const alerts = createAlertJobs({ config, stores, secretBox, linkSecret: adminJwtSecret });
     const akismet = createAkismetJobs({ stores, secretBox });
-    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet } }, opts.webhooks);
+    // ActivityPub activities too: signed by the tenant's actor when the worker claims them
+    const federationKeys = createKeyStore({ sql: db.sql, secretBox });
+    const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys });
+    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet, activitypub } }, opts.webhooks);
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({
@@ -310,6 +320,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       erasure: { batchSize: opts.erasure?.batchSize ?? ERASURE_BATCH },
     };
     registerGauges(services);
+    const federation = createFederationEngine(services, { keys: federationKeys, redis }, opts.federation);
     const retention = createRetentionJob({ prisma: db.prisma, clock, log, metrics });
     return {
       services,
@@ -318,8 +329,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       retention,
       alerts,
       migrated,
+      federation,
       async close() {
         retention.stop();
+        await federation.stop();
         await streams.shutdown();
         await authCache.close();
         origins.close();

@@ -51,11 +51,13 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
       if (config.RUN_EMAIL_WORKER) email.start();
       if (config.AUTO_CLOSE_INTERVAL_MS > 0) autoClose.start(config.AUTO_CLOSE_INTERVAL_MS);
       if (config.RUN_FOLLOW_WORKER) follow.start();
+      // the fediverse's outbound activities (src/modules/federation/engine/outbound.ts), with the webhook worker that sends them
+      if (config.RUN_WEBHOOK_WORKER) runtime.federation.start(serverUrl);
     },
     async stop() {
       runtime.retention.stop();
       autoClose.stop();
-      await Promise.all([email.stop(), follow.stop(), services.webhooks.worker.stop()]);
+      await Promise.all([email.stop(), follow.stop(), runtime.federation.stop(), services.webhooks.worker.stop()]);
     },
   };
 }

@@ -45,6 +45,10 @@ const TENANT_TABLES = new Set([
   "inbox_counters",
   "discussion_subscriptions",
   "follow_jobs",
+  "federation_actors",
+  "federation_followers",
+  "federation_discussions",
+  "federation_objects",
 ]);
 /** Tables tied through a parent row instead: table → [its column, the parent table] (the parent's `id`). */
 const CHILD_TABLES: Record<string, [string, string]> = { webhook_secrets: ["endpoint_id", "webhook_endpoints"] };

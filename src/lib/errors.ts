@@ -101,6 +101,12 @@ export const errors = {
       "Send the body List-Unsubscribe=One-Click as application/x-www-form-urlencoded (RFC 8058); nothing was changed.",
     ),
   notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
+  /** an inbound ActivityPub activity without a valid HTTP signature of its actor's key (src/modules/federation/http-routes.ts) */
+  signatureInvalid: () =>
+    new AppError(401, "signature_invalid", "The activity carries no valid HTTP signature by a key of its actor: nothing was stored."),
+  /** an inbound ActivityPub activity from a domain in settings federation.blockedDomains */
+  domainBlocked: (domain: string) =>
+    new AppError(403, "domain_blocked", `Activities from ${domain} are refused by this site: nothing was stored.`, { extra: { domain } }),
   /** a browser's comment on a discussion that does not exist, and that its page may not create */
   discussionNotFound: (autoCreate: boolean) =>
     new AppError(

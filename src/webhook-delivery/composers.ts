@@ -17,12 +17,24 @@ export interface ComposedRequest {
   headers?: Record<string, string>;
 }
 
-/** A request, or why the job sends nothing at all (it ends `failed` with this as its last error). */
-export type Composed = ComposedRequest | { drop: string };
+/**
+ * A request; or why the job sends nothing at all (it ends `failed` with this as its last error); or
+ * a time before which it must not be tried (its target's circuit is open: given back, no attempt counted).
+ */
+export type Composed = ComposedRequest | { drop: string } | { defer: Date };
+
+/** What became of a composed request: 2xx or not, and the status (null: no answer). */
+export interface SentOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  url: string;
+}
 
 export interface MessageComposer {
   /** Composes a claimed job's request; a throw counts as a failed attempt (retried as one). */
   compose(job: MessageSnapshot & { attempts: number }, now: Date): Promise<Composed>;
+  /** Told each attempt's outcome (a per-target breaker: the ActivityPub domains'); a throw is logged, not retried. */
+  settled?(outcome: SentOutcome, now: Date): Promise<void>;
 }
 
 /** A composer for each kind that is not a webhook. */

@@ -16,7 +16,7 @@ import { claimTrial, recordFailure, recordSuccess } from "./endpoint-state.js";
 import { canAttempt } from "./breaker.js";
 import { DeliveryError, type WebhookHttpClient } from "./http-client.js";
 import type { CompletionWriter } from "./completions.js";
-import { releaseJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
+import { deferJob, releaseJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
 import { currentSigningKey, validSecrets } from "./secrets.js";
 import { signPayload, standardWebhooksHeaders } from "./signature.js";
 import type { BatchContext } from "./job-context.js";
@@ -227,6 +227,11 @@ async function deliverMessage(
     return record(deps, job, start, failure(`compose: ${err instanceof Error ? err.message : String(err)}`), tunables, answered);
   }
   if ("drop" in composed) return record(deps, job, start, failure(composed.drop), { ...tunables, maxAttempts: 1 }, answered);
+  if ("defer" in composed) {
+    answered();
+    await deferJob(deps.sql, job, composed.defer);
+    return "held";
+  }
   const result = await send(
     deps,
     {
@@ -241,6 +246,12 @@ async function deliverMessage(
     answered();
     await releaseJob(deps.sql, job);
     return "released";
+  }
+  const composer = deps.composers[job.kind];
+  if (composer.settled) {
+    await composer
+      .settled({ ok: result.ok, statusCode: result.statusCode, url: composed.url }, deps.clock.now())
+      .catch((err: unknown) => deps.log.warn({ err, jobId: job.id, kind: job.kind }, "a delivery's outcome was not counted for its target"));
   }
   return record(deps, job, start, result, tunables, answered);
 }

@@ -42,8 +42,15 @@ export interface BatchContext {
   messages: Map<string, MessageSnapshot>;
 }
 
-/** The slots' key of another kind's job (ClaimedJob.endpointId): the tenant's alert it goes to, or the tenant's Akismet. */
+/**
+ * The slots' key of another kind's job (ClaimedJob.endpointId): the tenant's alert it goes to, the
+ * remote server an ActivityPub activity goes to (across tenants), or the tenant's Akismet.
+ */
 const alertTarget = (r: ClaimedRow): string => {
+  if (r.kind === "activitypub") {
+    const inbox = (r.message as { inbox?: unknown } | null)?.inbox;
+    return `activitypub:${typeof inbox === "string" ? URL.parse(inbox)?.host ?? "" : ""}`;
+  }
   if (r.kind !== "alert") return `${r.kind}:${r.tenantId}`;
   const alertId = (r.message as { alertId?: unknown } | null)?.alertId;
   return `alert:${r.tenantId}:${typeof alertId === "string" ? alertId : ""}`;

@@ -147,11 +147,11 @@ const CLAIM = `
         LEFT JOIN t_busy tb ON tb.tenant_id = e.tenant_id
        WHERE e.room > 0
     ), others AS (
-      -- due jobs of the other kinds (chat alerts, Akismet: no endpoint, no breaker), from the (kind,
-      -- status, next_attempt_at) index
+      -- due jobs of the other kinds (chat alerts, Akismet, ActivityPub: no endpoint; an ActivityPub
+      -- domain's circuit is its composer's), from the (kind, status, next_attempt_at) index
       SELECT d.id, d.next_attempt_at
         FROM webhook_deliveries d
-       WHERE d.kind IN ('alert', 'akismet') AND d.status = 'pending'
+       WHERE d.kind IN ('alert', 'akismet', 'activitypub') AND d.status = 'pending'
          AND d.next_attempt_at <= $6::timestamptz
          AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
        ORDER BY d.next_attempt_at
@@ -207,6 +207,16 @@ const CLAIM = `
 function unzip(m: ReadonlyMap<string, number> | undefined): [string[], number[]] {
   const entries = [...(m ?? new Map<string, number>()).entries()].filter(([, n]) => n > 0);
   return [entries.map(([k]) => k), entries.map(([, n]) => n)];
+}
+
+/** Gives a claimed job back not attempted, due again at `until` (its attempts unchanged): a composer's deferral. */
+export async function deferJob(sql: Sql, job: ClaimedJob, until: Date): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_deliveries SET locked_until = NULL, claim_token = NULL, locked_by = NULL, next_attempt_at = $3::timestamptz
+      WHERE id = $1::uuid AND claim_token = $2::uuid`,
+    [job.id, job.claimToken, until],
+    "eng_webhook_defer",
+  );
 }
 
 /** Gives a claimed job back untouched (not attempted): another claim may take it at once. */

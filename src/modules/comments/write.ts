@@ -76,7 +76,13 @@ function parse<T>(schema: z.ZodType<T>, input: unknown): T {
  * parent is a 422 on `parentId` (it is a field of the body, not the resource of the URL, so 404
  * would wrongly say the discussion is missing).
  */
-export async function postComment(ctx: RequestContext, discussionId: string, input: PostCommentInput): Promise<CommentWithAuthor> {
+export async function postComment(
+  ctx: RequestContext,
+  discussionId: string,
+  input: PostCommentInput,
+  /** a remote comment's (the fediverse's: settings federation.remoteModeration) in place of settings `moderation` */
+  opts: { moderation?: "pre" | "post" } = {},
+): Promise<CommentWithAuthor> {
   checkDiscussionId(discussionId, "discussionId");
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
@@ -85,7 +91,9 @@ export async function postComment(ctx: RequestContext, discussionId: string, inp
   if (ctx.principal?.kind === "publishable") await discussionForPage(ctx, discussionId, input.discussion, settings);
   const rendered = renderBody(data.body, settings.formatting);
   const id = newId("cmt");
-  const screened = await screenComment(ctx, settings, {
+  // a remote comment is pre-moderated as settings federation.remoteModeration says, in place of `moderation`
+  const screening = opts.moderation ? { ...settings, moderation: opts.moderation } : settings;
+  const screened = await screenComment(ctx, screening, {
     action: "post",
     commentId: id,
     discussionId,

@@ -1,0 +1,112 @@
+// Outbound activities (contract section 24): each (activity, remote inbox) is one row of the durable
+// delivery queue (webhook_deliveries, kind `activitypub`), queued here and sent by the webhook worker
+// (src/webhook-delivery/): its lease, retries with backoff (the tenant's `delivery` settings), the
+// outbound client's SSRF guard and limits. When the worker claims a row, the composer below signs the
+// stored activity with the tenant's actor's RSA key (Fedify's signRequest: draft-cavage HTTP
+// signatures with a Digest, as Mastodon verifies) and hands back the request. Each remote server
+// (the inbox's host, across tenants) has a breaker in federation_domains: after DOMAIN_BREAKER_THRESHOLD
+// consecutive failed attempts its jobs wait (deferred, no attempt counted) for a cooldown that doubles
+// each time it opens again, from one minute up to an hour; one success closes it.
+import { signRequest, type Activity, type Context } from "@fedify/fedify";
+import type { Sql } from "../../../db/sql.js";
+import type { Composed, MessageComposer, SentOutcome } from "../../../webhook-delivery/composers.js";
+import type { KeyStore } from "./keys.js";
+import type { FederationData } from "./context.js";
+
+export const DOMAIN_BREAKER_THRESHOLD = 10;
+const COOLDOWN_MIN_MS = 60_000;
+const COOLDOWN_MAX_MS = 3_600_000;
+
+/** The row's message: where it goes, the activity (compacted JSON-LD) and the key that signs it. */
+interface ActivityJob {
+  inbox: string;
+  activity: unknown;
+  keyId: string;
+}
+
+const isActivityJob = (v: unknown): v is ActivityJob => {
+  const j = v as Partial<ActivityJob> | null;
+  return typeof j?.inbox === "string" && typeof j.keyId === "string" && typeof j.activity === "object" && j.activity !== null;
+};
+
+export interface OutboundQueue {
+  /** Queues `activity` (by the tenant's actor) to each inbox, once per distinct inbox; the worker is woken. */
+  send(ctx: Context<FederationData>, tenantId: string, activity: Activity, inboxes: Iterable<string>): Promise<number>;
+}
+
+export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: () => Date }): OutboundQueue {
+  return {
+    async send(ctx, tenantId, activity, inboxes) {
+      const targets = [...new Set(inboxes)];
+      if (targets.length === 0) return 0;
+      const json = await activity.toJsonLd({ format: "compact", contextLoader: ctx.contextLoader });
+      const keyId = `${ctx.getActorUri(tenantId).href}#main-key`;
+      const messages = targets.map((inbox) => JSON.stringify({ inbox, activity: json, keyId } satisfies ActivityJob));
+      const now = deps.now();
+      await deps.sql.query(
+        `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, 'activitypub', m::jsonb, $3::timestamptz, $3::timestamptz, $3::timestamptz
+           FROM unnest($2::text[]) AS m`,
+        [tenantId, messages, now],
+      );
+      deps.nudge();
+      return targets.length;
+    },
+  };
+}
+
+interface DomainRow {
+  consecutiveFailures: number;
+  circuitOpenUntil: Date | null;
+}
+
+/** The composer of `activitypub` jobs and the per-domain breaker (src/webhook-delivery/composers.ts). */
+export function createActivityComposer(deps: { sql: Sql; keys: KeyStore }): MessageComposer {
+  return {
+    async compose(job, now): Promise<Composed> {
+      if (!isActivityJob(job.message)) return { drop: "not an ActivityPub job's row" };
+      const { inbox, activity, keyId } = job.message;
+      const host = URL.parse(inbox)?.host;
+      if (!host) return { drop: "the inbox is not a URL" };
+      const [domain] = await deps.sql.query<DomainRow>(
+        `SELECT consecutive_failures AS "consecutiveFailures", circuit_open_until AS "circuitOpenUntil" FROM federation_domains WHERE domain = $1`,
+        [host],
+      );
+      if (domain?.circuitOpenUntil && domain.circuitOpenUntil > now) return { defer: domain.circuitOpenUntil };
+      const keys = await deps.keys.keysOf(job.tenantId);
+      const body = JSON.stringify(activity);
+      const unsigned = new Request(inbox, {
+        method: "POST",
+        headers: { "content-type": "application/activity+json", accept: "application/activity+json" },
+        body,
+      });
+      const signed = await signRequest(unsigned, keys.rsa.privateKey, new URL(keyId));
+      const headers: Record<string, string> = {};
+      signed.headers.forEach((value, name) => (headers[name] = value));
+      return { url: inbox, body, headers };
+    },
+    async settled(outcome: SentOutcome, now: Date) {
+      const host = URL.parse(outcome.url)?.host;
+      if (!host) return;
+      // a 4xx other than 408/429 is the receiver's answer about this activity, not its health
+      const healthy = outcome.ok || (outcome.statusCode !== null && outcome.statusCode >= 400 && outcome.statusCode < 500 && ![408, 429].includes(outcome.statusCode));
+      if (healthy) {
+        await deps.sql.query(
+          `UPDATE federation_domains SET consecutive_failures = 0, circuit_open_until = NULL, updated_at = $2::timestamptz
+            WHERE domain = $1 AND consecutive_failures > 0`,
+          [host, now],
+        );
+        return;
+      }
+      // the circuit opens at the threshold, and again at each further threshold's worth, each time twice as long
+      await deps.sql.query(
+        `INSERT INTO federation_domains AS f (domain, consecutive_failures, updated_at) VALUES ($1, 1, $2::timestamptz)
+         ON CONFLICT (domain) DO UPDATE SET consecutive_failures = f.consecutive_failures + 1, updated_at = EXCLUDED.updated_at,
+           circuit_open_until = CASE WHEN (f.consecutive_failures + 1) % $3::int = 0
+             THEN $2::timestamptz + make_interval(secs => LEAST($5::float8, $4::float8 * power(2, (f.consecutive_failures + 1) / $3::int - 1)) / 1000)
+             ELSE f.circuit_open_until END`,
+        [host, now, DOMAIN_BREAKER_THRESHOLD, COOLDOWN_MIN_MS, COOLDOWN_MAX_MS],
+      );
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// The federation of one instance, built once by the composition root (src/runtime.ts): Fedify's
+// federation (federation.ts) over our KvStore (kv-store.ts) and guarded loader, the actors' keys
+// (keys.ts, shared with the delivery composer), the outbound queue (delivery.ts) and the outbound
+// worker's loop (outbound.ts), started with the other workers (src/workers.ts).
+import type { Federation } from "@fedify/fedify";
+import type { AppServices } from "../../../context/request.js";
+import { createKeyLimiter } from "../../../auth/sign-in-throttle.js";
+import { signInKeyPrefix } from "../../../auth/sign-in-throttle.js";
+import type { RedisClient } from "../../../lib/redis-connection.js";
+import { pollLoop } from "../../../lib/poll-loop.js";
+import type { FederationData } from "./context.js";
+import { createKvStore } from "./kv-store.js";
+import type { KeyStore } from "./keys.js";
+import { createOutboundQueue } from "./delivery.js";
+import { buildFederation } from "./federation.js";
+import { outboundPass } from "./outbound.js";
+
+/** Inbound activities a remote domain may send per minute, across the server's inboxes. */
+export const INBOX_PER_DOMAIN_PER_MINUTE = 600;
+/** A remote document's fetch time limit. */
+const FETCH_TIMEOUT_MS = 5_000;
+
+export interface FederationEngineOptions {
+  /** the outbound worker's pause between passes (tests shorten it) */
+  pollMs?: number;
+}
+
+export interface FederationEngine {
+  readonly federation: Federation<FederationData>;
+  readonly data: FederationData;
+  /** PUBLIC_URL, else the server's own address once started */
+  origin(): URL | null;
+  /** Starts the outbound worker; `serverUrl` stands for PUBLIC_URL when it is unset. */
+  start(serverUrl?: string): void;
+  stop(): Promise<void>;
+  /** One outbound pass now (tests; the worker makes them on its own). */
+  pass(): Promise<number>;
+}
+
+export function createFederationEngine(
+  app: AppServices,
+  deps: { keys: KeyStore; redis: RedisClient | undefined },
+  opts: FederationEngineOptions = {},
+): FederationEngine {
+  const kv = createKvStore({ sql: app.sql, clock: app.clock });
+  const publicUrl = app.config.PUBLIC_URL;
+  let origin: URL | null = publicUrl ? new URL(publicUrl) : null;
+  const federation = buildFederation({ origin: publicUrl, kv, http: app.webhooks.http, fetchTimeoutMs: FETCH_TIMEOUT_MS });
+  const data: FederationData = {
+    app,
+    keys: deps.keys,
+    outbound: createOutboundQueue({ sql: app.sql, nudge: () => app.webhooks.worker.nudge(), now: () => app.clock.now() }),
+    inboxLimiter: createKeyLimiter({
+      redis: deps.redis,
+      keyPrefix: `${signInKeyPrefix(app.config.DATABASE_URL)}:ap-inbox`,
+      points: INBOX_PER_DOMAIN_PER_MINUTE,
+      windowSeconds: 60,
+    }),
+  };
+  const pass = async () => {
+    if (!origin) return 0;
+    await kv.sweepExpired();
+    return outboundPass(federation, origin, data);
+  };
+  const loop = pollLoop(pass, opts.pollMs ?? 1_000, (err) => app.log.warn({ err }, "federation outbound pass failed"));
+  return {
+    federation,
+    data,
+    origin: () => origin,
+    start(serverUrl) {
+      if (!origin && serverUrl) origin = new URL(serverUrl);
+      loop.start();
+    },
+    stop: () => loop.stop(),
+    pass,
+  };
+}

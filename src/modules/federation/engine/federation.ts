@@ -1,0 +1,129 @@
+// The Fedify federation of this service (contract section 24; docs/fediverse.md): WebFinger, NodeInfo,
+// each federating tenant's actor (a Service: its handle, its name, inbox, shared inbox, outbox,
+// followers, an RSA key and an Ed25519 key), its discussions as Articles and its comments as Notes,
+// and the inbox's listeners (inbox.ts). Fedify does the protocol — routing, content negotiation,
+// JSON-LD, WebFinger, HTTP signatures' verification, key ownership, replay — and this file says what
+// each of the tenant's documents holds. Built once by the composition root (src/app.ts); served by
+// the Fastify mount (../http-routes.ts); its documents fetched through the guarded loader
+// (document-loader.ts) and its state in our database (kv-store.ts).
+import {
+  Article,
+  createFederation,
+  Endpoints,
+  Note,
+  type Federation,
+  type KvStore,
+  type Recipient,
+  Service,
+  Image,
+  parseSemVer,
+} from "@fedify/fedify";
+import { SERVICE_VERSION } from "../../../lib/version.js";
+import { PATHS } from "../paths.js";
+import type { FederationData } from "./context.js";
+import { createDocumentLoader } from "./document-loader.js";
+import { federatingTenant, tenantOfHandle } from "./tenants.js";
+import { articleOf, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
+import { listenInbox } from "./inbox.js";
+import { mentionOf } from "./mentions.js";
+import type { WebhookHttpClient } from "../../../webhook-delivery/http-client.js";
+
+export interface FederationOptions {
+  /** PUBLIC_URL: every id is built on it (unset: the request's own origin) */
+  origin: string | undefined;
+  kv: KvStore;
+  http: WebhookHttpClient;
+  /** a remote document's fetch limit */
+  fetchTimeoutMs: number;
+}
+
+export const FEDERATION_USER_AGENT = `engagement-service/${SERVICE_VERSION} (ActivityPub; Fedify)`;
+
+export function buildFederation(opts: FederationOptions): Federation<FederationData> {
+  const loader = createDocumentLoader({ http: opts.http, kv: opts.kv, timeoutMs: opts.fetchTimeoutMs, userAgent: FEDERATION_USER_AGENT });
+  const federation = createFederation<FederationData>({
+    kv: opts.kv,
+    ...(opts.origin ? { origin: opts.origin } : {}),
+    documentLoaderFactory: () => loader,
+    contextLoaderFactory: () => loader,
+    authenticatedDocumentLoaderFactory: () => loader,
+    userAgent: undefined,
+  });
+
+  federation
+    .setActorDispatcher(PATHS.actor, async (ctx, identifier) => {
+      const t = await federatingTenant(ctx.data.app, identifier);
+      if (!t) return null;
+      const keys = await ctx.getActorKeyPairs(identifier);
+      return new Service({
+        id: ctx.getActorUri(identifier),
+        preferredUsername: t.settings.handle,
+        name: t.tenant.name,
+        summary: `Comments of ${t.tenant.name}: follow to see its discussions, and reply to join them.`,
+        inbox: ctx.getInboxUri(identifier),
+        outbox: ctx.getOutboxUri(identifier),
+        followers: ctx.getFollowersUri(identifier),
+        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        publicKey: keys[0]?.cryptographicKey ?? null,
+        assertionMethods: keys.map((k) => k.multikey),
+        manuallyApprovesFollowers: false,
+        discoverable: true,
+        icon: null as Image | null,
+      });
+    })
+    .setKeyPairsDispatcher(async (ctx, identifier) => {
+      if (!(await federatingTenant(ctx.data.app, identifier))) return [];
+      const keys = await ctx.data.keys.keysOf(identifier);
+      return [keys.rsa, keys.ed25519];
+    })
+    .mapHandle((ctx, username) => tenantOfHandle(ctx.data.app, username));
+
+  federation
+    .setFollowersDispatcher(PATHS.followers, async (ctx, identifier, cursor) => {
+      if (!(await federatingTenant(ctx.data.app, identifier))) return null;
+      const offset = cursor === null ? 0 : Math.max(0, Number.parseInt(cursor, 10) || 0);
+      const rows = await ctx.data.app.sql.query<{ actorId: string; inbox: string }>(
+        `SELECT actor_id AS "actorId", inbox FROM federation_followers WHERE tenant_id = $1 ORDER BY created_at, actor_id OFFSET $2 LIMIT 51`,
+        [identifier, offset],
+      );
+      const items: Recipient[] = rows.slice(0, 50).map((r) => ({ id: new URL(r.actorId), inboxId: new URL(r.inbox), endpoints: null }));
+      return { items, nextCursor: rows.length > 50 ? String(offset + 50) : null };
+    })
+    .setFirstCursor(() => "0")
+    .setCounter(async (ctx, identifier) => {
+      const [row] = await ctx.data.app.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`,
+        [identifier],
+      );
+      return row?.n ?? 0;
+    });
+
+  // the outbox lists nothing (its activities are delivered, not kept); it is there as actors must have one
+  federation
+    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier) => ((await federatingTenant(ctx.data.app, identifier)) ? { items: [] } : null))
+    .setCounter(() => 0);
+
+  federation.setObjectDispatcher(Article, PATHS.article, async (ctx, { tenant, discussion }) => {
+    if (!(await federatingTenant(ctx.data.app, tenant))) return null;
+    const d = await readDiscussion(ctx.data.app.sql, tenant, discussion);
+    return d?.url ? articleOf(ctx, tenant, { ...d, url: d.url }) : null;
+  });
+
+  federation.setObjectDispatcher(Note, PATHS.note, async (ctx, { tenant, comment }) => {
+    if (!(await federatingTenant(ctx.data.app, tenant))) return null;
+    const c = await readNote(ctx.data.app.sql, tenant, comment);
+    if (!c || c.status !== "approved" || isRemoteAuthor(c.authorId) || !c.discussionUrl) return null;
+    return noteOf(ctx, tenant, c, await mentionOf(ctx, c));
+  });
+
+  // the server's NodeInfo (the mount answers 404 for it while no tenant federates: ../http-routes.ts)
+  federation.setNodeInfoDispatcher(PATHS.nodeinfo, () => ({
+    software: { name: "engagement-service", version: parseSemVer(SERVICE_VERSION) },
+    protocols: ["activitypub"],
+    openRegistrations: false,
+    usage: { users: {}, localPosts: 0, localComments: 0 },
+  }));
+
+  listenInbox(federation.setInboxListeners(PATHS.inbox, PATHS.sharedInbox));
+  return federation;
+}

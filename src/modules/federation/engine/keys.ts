@@ -1,0 +1,77 @@
+// The tenant's actor's key pairs (contract section 24): an RSA key (RSASSA-PKCS1-v1_5, 2048 bits:
+// the HTTP signatures Mastodon verifies) and an Ed25519 key (Object Integrity Proofs, published under
+// `assertionMethod`). Made by Fedify (generateCryptoKeyPair) the first time the actor is needed and
+// kept in federation_actors: the public halves as JWK, the private halves sealed by the secret box
+// (src/lib/secret-box.ts) as every secret the service stores. Cross-tenant engine code (the delivery
+// composer signs any tenant's jobs), so it reads with the app's raw SQL, always by the tenant's id.
+import { exportJwk, generateCryptoKeyPair, importJwk } from "@fedify/fedify";
+import type { Sql } from "../../../db/sql.js";
+import type { SecretBox } from "../../../lib/secret-box.js";
+
+export interface ActorKeys {
+  rsa: CryptoKeyPair;
+  ed25519: CryptoKeyPair;
+}
+
+interface KeyRow {
+  rsaPublicJwk: JsonWebKey;
+  rsaPrivateEnc: string;
+  edPublicJwk: JsonWebKey;
+  edPrivateEnc: string;
+}
+
+const SELECT = `SELECT rsa_public_jwk AS "rsaPublicJwk", rsa_private_enc AS "rsaPrivateEnc",
+                       ed_public_jwk AS "edPublicJwk", ed_private_enc AS "edPrivateEnc"
+                  FROM federation_actors WHERE tenant_id = $1`;
+
+async function pairOf(publicJwk: JsonWebKey, privateSealed: string, box: SecretBox): Promise<CryptoKeyPair> {
+  const privateJwk = JSON.parse(box.open(privateSealed)) as JsonWebKey;
+  return { publicKey: await importJwk(publicJwk, "public"), privateKey: await importJwk(privateJwk, "private") };
+}
+
+export interface KeyStore {
+  /** The tenant's keys, made and stored on first use (two instances racing keep the first row written). */
+  keysOf(tenantId: string): Promise<ActorKeys>;
+}
+
+export function createKeyStore(deps: { sql: Sql; secretBox: SecretBox }): KeyStore {
+  // imported keys per tenant, in process (keys never change in place)
+  const cache = new Map<string, Promise<ActorKeys>>();
+  const read = async (tenantId: string): Promise<ActorKeys> => {
+    let [row] = await deps.sql.query<KeyRow>(SELECT, [tenantId], "eng_federation_keys");
+    if (!row) {
+      const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+      const ed = await generateCryptoKeyPair("Ed25519");
+      const seal = async (k: CryptoKey) => deps.secretBox.seal(JSON.stringify(await exportJwk(k)));
+      await deps.sql.query(
+        `INSERT INTO federation_actors (tenant_id, rsa_public_jwk, rsa_private_enc, ed_public_jwk, ed_private_enc)
+         VALUES ($1, $2::jsonb, $3, $4::jsonb, $5) ON CONFLICT (tenant_id) DO NOTHING`,
+        [
+          tenantId,
+          JSON.stringify(await exportJwk(rsa.publicKey)),
+          await seal(rsa.privateKey),
+          JSON.stringify(await exportJwk(ed.publicKey)),
+          await seal(ed.privateKey),
+        ],
+      );
+      [row] = await deps.sql.query<KeyRow>(SELECT, [tenantId], "eng_federation_keys");
+      if (!row) throw new Error(`the actor keys of tenant ${tenantId} were not stored`);
+    }
+    return {
+      rsa: await pairOf(row.rsaPublicJwk, row.rsaPrivateEnc, deps.secretBox),
+      ed25519: await pairOf(row.edPublicJwk, row.edPrivateEnc, deps.secretBox),
+    };
+  };
+  return {
+    keysOf(tenantId) {
+      let p = cache.get(tenantId);
+      if (!p) {
+        if (cache.size >= 1000) cache.delete(cache.keys().next().value as string);
+        p = read(tenantId);
+        cache.set(tenantId, p);
+        p.catch(() => cache.delete(tenantId));
+      }
+      return p;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+// Fedify's key-value store (its KvStore interface) over the service's own database: one row a key in
+// federation_kv, PostgreSQL and the embedded PGlite alike (Redis is optional here, so it is not the
+// store). Fedify keeps in it the remote documents its loader caches (actors and their keys: a
+// remote actor's profile is fetched once and re-read from here) and the ids of inbound activities it
+// has handled (a redelivered activity is not applied twice). Values expire by `ttl`; an expired row is
+// never answered and is deleted when next written or by the sweep of `sweepExpired`.
+import type { KvKey, KvStore, KvStoreSetOptions } from "@fedify/fedify";
+import type { Sql } from "../../../db/sql.js";
+import type { Clock } from "../../../lib/clock.js";
+
+/** A key's text: its parts joined by a separator no part holds unescaped. */
+const keyText = (key: KvKey): string => key.map((p) => p.replaceAll("\\", "\\\\").replaceAll("\u001f", "\\u")).join("\u001f");
+
+export function createKvStore(deps: { sql: Sql; clock: Clock }): KvStore & { sweepExpired(): Promise<number> } {
+  const now = () => deps.clock.now();
+  return {
+    async get<T = unknown>(key: KvKey): Promise<T | undefined> {
+      const [row] = await deps.sql.query<{ value: T }>(
+        `SELECT value FROM federation_kv WHERE key = $1 AND (expires_at IS NULL OR expires_at > $2::timestamptz)`,
+        [keyText(key), now()],
+        "eng_federation_kv_get",
+      );
+      return row?.value;
+    },
+    async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
+      const ttlMs = options?.ttl ? options.ttl.total("millisecond") : null;
+      const expires = ttlMs === null ? null : new Date(now().getTime() + ttlMs);
+      await deps.sql.query(
+        `INSERT INTO federation_kv (key, value, expires_at) VALUES ($1, $2::jsonb, $3::timestamptz)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+        [keyText(key), JSON.stringify(value ?? null), expires],
+        "eng_federation_kv_set",
+      );
+    },
+    async delete(key: KvKey): Promise<void> {
+      await deps.sql.query(`DELETE FROM federation_kv WHERE key = $1`, [keyText(key)], "eng_federation_kv_delete");
+    },
+    async sweepExpired() {
+      const rows = await deps.sql.query<{ key: string }>(
+        `DELETE FROM federation_kv WHERE key IN (SELECT key FROM federation_kv WHERE expires_at <= $1::timestamptz LIMIT 1000) RETURNING key`,
+        [now()],
+      );
+      return rows.length;
+    },
+  };
+}

@@ -1,0 +1,149 @@
+// The fediverse's HTTP side (contract section 24; docs/fediverse.md), handed to Fedify
+// (engine/federation.ts) from Fastify routes of their own: WebFinger and NodeInfo under
+// /.well-known/, /nodeinfo/2.1, and everything under /ap/ (actors, inboxes, the shared inbox, outbox,
+// followers, Articles, Notes). They are ordinary Fastify routes, so they keep the request id, the
+// access log and the metrics every route has; their bodies are read raw, bounded by
+// MAX_INBOX_BODY_BYTES (413 past it), in a scope of their own (its content-type parser touches no
+// other route). Before Fedify sees an inbound activity, this mount refuses what must never be stored:
+// a body that is not a bounded JSON object (400), an unsigned one (401), one from a domain a target
+// tenant blocks (403; the actor's and the signing key's domains), a domain past its rate (429). Fedify
+// then verifies the signature and the key's owner (401: problem documents here too).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, errors } from "../../lib/errors.js";
+import { internalError, sendProblem } from "../../http/problem.js";
+import { jsonDepthWithin } from "../../lib/json-depth.js";
+import type { FederationEngine } from "./engine/engine.js";
+import { anyTenantFederates, domainBlocked, federatingTenant } from "./engine/tenants.js";
+import { readNote, readDiscussion, commentPermalink } from "./engine/objects.js";
+
+/** The largest inbound activity read (Mastodon's are a few KiB). */
+export const MAX_INBOX_BODY_BYTES = 256 * 1024;
+/** The deepest JSON nesting an inbound activity may have. */
+const MAX_INBOX_DEPTH = 32;
+
+const ACTOR_PATH = /\/ap\/actors\/([^/?#]+)/g;
+const NOTE_PATH = /^\/ap\/actors\/([^/]+)\/notes\/([^/?#]+)/;
+const ARTICLE_PATH = /^\/ap\/actors\/([^/]+)\/articles\/([^/?#]+)/;
+
+const decode = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+};
+
+/** The host a JSON value names as an id (a string, or an object's `id`). */
+function hostOf(v: unknown): string | null {
+  const id = typeof v === "string" ? v : typeof v === "object" && v !== null && typeof (v as { id?: unknown }).id === "string" ? (v as { id: string }).id : null;
+  return id ? (URL.parse(id)?.hostname ?? null) : null;
+}
+
+/** The signing key's host, from draft-cavage's Signature or RFC 9421's Signature-Input. */
+function keyHostOf(req: FastifyRequest): string | null {
+  const header = [req.headers.signature, req.headers["signature-input"]].filter((h): h is string => typeof h === "string").join(" ");
+  const m = /keyid="([^"]+)"/i.exec(header);
+  return m?.[1] ? (URL.parse(m[1])?.hostname ?? null) : null;
+}
+
+/** The refusals made before Fedify (see the file's head); null: hand it on. */
+async function screenInbound(engine: FederationEngine, req: FastifyRequest, body: Buffer): Promise<AppError | null> {
+  const text = body.toString("utf8");
+  if (!jsonDepthWithin(text, MAX_INBOX_DEPTH)) return errors.malformedJson(`The activity nests deeper than ${MAX_INBOX_DEPTH} levels.`);
+  let activity: unknown;
+  try {
+    activity = JSON.parse(text);
+  } catch {
+    return errors.malformedJson();
+  }
+  if (typeof activity !== "object" || activity === null || Array.isArray(activity)) return errors.malformedJson("An activity is a JSON object.");
+  if (!req.headers.signature && !req.headers["signature-input"]) return errors.signatureInvalid();
+  const actorHost = hostOf((activity as { actor?: unknown }).actor);
+  const keyHost = keyHostOf(req);
+  const domain = keyHost ?? actorHost;
+  if (!domain) return errors.signatureInvalid();
+  const { app } = engine.data;
+  // the tenants it concerns: the inbox's own, and every actor of ours the activity names
+  const tenants = new Set([...(req.url + text).matchAll(ACTOR_PATH)].map((m) => decode(m[1]!)));
+  for (const tenantId of [...tenants].slice(0, 20)) {
+    const t = await federatingTenant(app, tenantId);
+    if (!t) continue;
+    for (const host of [actorHost, keyHost]) if (host && domainBlocked(t.settings.blockedDomains, host)) return errors.domainBlocked(host);
+  }
+  if (!(await engine.data.inboxLimiter.tryConsume(domain))) return errors.rateLimited(60);
+  return null;
+}
+
+/** A Note's or an Article's page, for a browser (Accept: text/html) at its id. */
+async function pageOf(engine: FederationEngine, path: string): Promise<string | null> {
+  const { app } = engine.data;
+  const note = NOTE_PATH.exec(path);
+  if (note) {
+    const [tenantId, commentId] = [decode(note[1]!), decode(note[2]!)];
+    if (!(await federatingTenant(app, tenantId))) return null;
+    const c = await readNote(app.sql, tenantId, commentId);
+    return c && c.status === "approved" && c.discussionUrl ? commentPermalink(c.discussionUrl, c.id) : null;
+  }
+  const article = ARTICLE_PATH.exec(path);
+  if (article) {
+    const tenantId = decode(article[1]!);
+    if (!(await federatingTenant(app, tenantId))) return null;
+    return (await readDiscussion(app.sql, tenantId, decode(article[2]!)))?.url ?? null;
+  }
+  return null;
+}
+
+async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
+  if (res.status === 401) return sendProblem(reply, errors.signatureInvalid());
+  if (res.status === 404) return sendProblem(reply, errors.notFound("Fediverse document"));
+  res.headers.forEach((value, name) => {
+    if (name !== "content-length" && name !== "transfer-encoding") reply.header(name, value);
+  });
+  return reply.status(res.status).send(Buffer.from(await res.arrayBuffer()));
+}
+
+export function mountFederation(fastify: FastifyInstance, engine: FederationEngine): void {
+  const { app } = engine.data;
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      const path = req.url.split("?")[0]!;
+      if ((path.startsWith("/nodeinfo/") || path === "/.well-known/nodeinfo") && !(await anyTenantFederates(app))) {
+        return sendProblem(reply, errors.notFound("NodeInfo"));
+      }
+      const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
+      if (body) {
+        const refusal = await screenInbound(engine, req, body);
+        if (refusal) return sendProblem(reply, refusal);
+      }
+      const origin = engine.origin()?.origin ?? `${req.protocol}://${req.host}`;
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === "string") headers.set(name, value);
+        else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+      }
+      const request = new Request(new URL(req.url, origin), { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+      const res = await engine.federation.fetch(request, {
+        contextData: engine.data,
+        onNotFound: () => new Response(null, { status: 404 }),
+        onNotAcceptable: async () => {
+          const page = await pageOf(engine, path);
+          return page
+            ? new Response(null, { status: 302, headers: { location: page, vary: "Accept" } })
+            : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });
+        },
+      });
+      return await send(reply, res);
+    } catch (err) {
+      if (err instanceof AppError) return sendProblem(reply, err);
+      req.log.error({ err }, "a fediverse request failed");
+      return sendProblem(reply, internalError());
+    }
+  };
+  void fastify.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: MAX_INBOX_BODY_BYTES }, (_req, body, done) => done(null, body));
+    for (const url of ["/.well-known/webfinger", "/.well-known/nodeinfo", "/nodeinfo/*", "/ap/*"]) {
+      scope.route({ method: ["GET", "POST"], url, bodyLimit: MAX_INBOX_BODY_BYTES, handler: handle });
+    }
+  });
+}

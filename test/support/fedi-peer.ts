@@ -1,0 +1,185 @@
+// A second fediverse server for the tests (contract section 24: "tested against a real ActivityPub
+// peer"), shaped like Mastodon: built on Fedify, on loopback, with its own actor (a Person at
+// /users/{name}, its RSA and Ed25519 keys, inbox, shared inbox /inbox), statuses at
+// /users/{name}/statuses/{id}, and every activity it sends signed by Fedify (draft-cavage HTTP
+// signatures, as Mastodon sends them, and Object Integrity Proofs). It records what its inbox
+// receives (after Fedify verified the sender's signature). Test-only: it fetches loopback http
+// (Fedify's allowPrivateAddress), which the service itself allows only under ALLOW_HTTP_WEBHOOKS.
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  Accept,
+  Activity,
+  Create,
+  createFederation,
+  Delete,
+  Endpoints,
+  Follow,
+  generateCryptoKeyPair,
+  Image,
+  Like,
+  MemoryKvStore,
+  Mention,
+  Note,
+  Person,
+  PUBLIC_COLLECTION,
+  Tombstone,
+  Undo,
+  Update,
+  type Federation,
+} from "@fedify/fedify";
+import { Temporal } from "@js-temporal/polyfill";
+
+export interface Received {
+  type: string;
+  json: Record<string, unknown>;
+}
+
+export interface FediPeer {
+  url: string;
+  actorUri(name: string): URL;
+  statusUri(name: string, id: string): URL;
+  /** what the inbox accepted, oldest first */
+  received: Received[];
+  follow(name: string, target: URL): Promise<Follow>;
+  undo(name: string, target: URL, activity: Activity): Promise<void>;
+  reply(name: string, target: URL, inReplyTo: URL, html: string, id?: string): Promise<Note>;
+  update(name: string, target: URL, note: Note, html: string): Promise<void>;
+  remove(name: string, target: URL, note: Note): Promise<void>;
+  like(name: string, target: URL, object: URL): Promise<Like>;
+  /** Sends a raw activity JSON signed by `name`'s key (whatever it claims: the forgery tests). */
+  sendRaw(name: string, inbox: URL, activity: Activity): Promise<void>;
+  close(): Promise<void>;
+}
+
+const readBody = (req: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+
+export async function startFediPeer(opts: { names?: string[] } = {}): Promise<FediPeer> {
+  const names = new Set(opts.names ?? ["alice", "bob"]);
+  const keys = new Map<string, CryptoKeyPair[]>();
+  for (const n of names) keys.set(n, [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"), await generateCryptoKeyPair("Ed25519")]);
+  const notes = new Map<string, Note>();
+  const received: Received[] = [];
+  const federation: Federation<void> = createFederation<void>({ kv: new MemoryKvStore(), allowPrivateAddress: true });
+  federation
+    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+      if (!names.has(identifier)) return null;
+      const pairs = await ctx.getActorKeyPairs(identifier);
+      return new Person({
+        id: ctx.getActorUri(identifier),
+        preferredUsername: identifier,
+        name: `${identifier[0]!.toUpperCase()}${identifier.slice(1)} of the peer`,
+        icon: new Image({ url: new URL(`/avatars/${identifier}.png`, ctx.url), mediaType: "image/png" }),
+        inbox: ctx.getInboxUri(identifier),
+        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        publicKey: pairs[0]?.cryptographicKey ?? null,
+        assertionMethods: pairs.map((p) => p.multikey),
+      });
+    })
+    .setKeyPairsDispatcher((_ctx, identifier) => keys.get(identifier) ?? []);
+  federation.setObjectDispatcher(Note, "/users/{name}/statuses/{id}", (_ctx, { name, id }) => notes.get(`${name}/${id}`) ?? null);
+  const record = async (_ctx: unknown, activity: Activity) => {
+    received.push({ type: activity.constructor.name, json: (await activity.toJsonLd()) as Record<string, unknown> });
+  };
+  federation
+    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    .on(Accept, record)
+    .on(Create, record)
+    .on(Update, record)
+    .on(Delete, record)
+    .on(Follow, record)
+    .on(Undo, record);
+
+  let origin = "";
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const body = req.method === "POST" ? await readBody(req) : null;
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
+      const request = new Request(new URL(req.url ?? "/", origin), { method: req.method ?? "GET", headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+      const answer = await federation.fetch(request, { contextData: undefined });
+      res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    })().catch((err: unknown) => {
+      res.writeHead(500).end(String(err));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ctx = () => federation.createContext(new URL(origin), undefined);
+  let seq = 0;
+
+  /** The target actor, as Fedify fetches it (its inbox). */
+  const recipient = async (target: URL) => {
+    const actor = await ctx().lookupObject(target);
+    if (!actor || !("inboxId" in actor) || !actor.id) throw new Error(`no actor at ${target.href}`);
+    return actor as Person;
+  };
+  const send = async (name: string, target: URL, activity: Activity) =>
+    ctx().sendActivity({ identifier: name }, await recipient(target), activity, { immediate: true });
+
+  const peer: FediPeer = {
+    url: origin,
+    actorUri: (name) => ctx().getActorUri(name),
+    statusUri: (name, id) => new URL(`/users/${name}/statuses/${id}`, origin),
+    received,
+    async follow(name, target) {
+      const follow = new Follow({ id: new URL(`/follows/${++seq}`, origin), actor: ctx().getActorUri(name), object: target });
+      await send(name, target, follow);
+      return follow;
+    },
+    async undo(name, target, activity) {
+      await send(name, target, new Undo({ id: new URL(`/undos/${++seq}`, origin), actor: ctx().getActorUri(name), object: activity }));
+    },
+    async reply(name, target, inReplyTo, html, id = String(++seq)) {
+      const note = new Note({
+        id: peer.statusUri(name, id),
+        attribution: ctx().getActorUri(name),
+        replyTarget: inReplyTo,
+        content: html,
+        to: PUBLIC_COLLECTION,
+        ccs: [target],
+        tags: [new Mention({ href: target })],
+        published: Temporal.Now.instant(),
+      });
+      notes.set(`${name}/${id}`, note);
+      await send(
+        name,
+        target,
+        new Create({ id: new URL(`${note.id!.href}/activity`), actor: ctx().getActorUri(name), object: note, to: PUBLIC_COLLECTION, published: note.published }),
+      );
+      return note;
+    },
+    async update(name, target, note, html) {
+      const edited = note.clone({ content: html, updated: Temporal.Now.instant() });
+      const [, , , id] = note.id!.pathname.split("/").slice(1);
+      notes.set(`${name}/${id ?? ""}`, edited);
+      await send(name, target, new Update({ id: new URL(`${note.id!.href}#updates/${++seq}`), actor: ctx().getActorUri(name), object: edited }));
+    },
+    async remove(name, target, note) {
+      await send(
+        name,
+        target,
+        new Delete({ id: new URL(`${note.id!.href}#delete`), actor: ctx().getActorUri(name), object: new Tombstone({ id: note.id }) }),
+      );
+    },
+    async like(name, target, object) {
+      const like = new Like({ id: new URL(`/likes/${++seq}`, origin), actor: ctx().getActorUri(name), object });
+      await send(name, target, like);
+      return like;
+    },
+    async sendRaw(name, inbox, activity) {
+      await ctx().sendActivity({ identifier: name }, { id: new URL(inbox.href.replace(/\/inbox$/, "")), inboxId: inbox, endpoints: null }, activity, {
+        immediate: true,
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  return peer;
+}
