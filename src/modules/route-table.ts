@@ -21,9 +21,11 @@ import { recentRoutes } from "./recent/routes.js";
 import { inboxRoutes } from "./inbox/routes.js";
 import { followingRoutes } from "./following/routes.js";
 import { meRoutes, signInProviderRoutes } from "./sign-in/routes.js";
+import { federationRoutes } from "./federation/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
+  ...federationRoutes,
   ...recentRoutes,
   ...inboxRoutes,
   ...followingRoutes,

@@ -26,6 +26,7 @@ import "./inbox/graphql.js";
 import "./following/graphql.js";
 import "./inbox/subscription.js";
 import "./sign-in/graphql.js";
+import "./federation/graphql.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

@@ -23,6 +23,7 @@ import {
   Note,
   Person,
   PUBLIC_COLLECTION,
+  signRequest,
   Tombstone,
   Undo,
   Update,
@@ -47,8 +48,8 @@ export interface FediPeer {
   update(name: string, target: URL, note: Note, html: string): Promise<void>;
   remove(name: string, target: URL, note: Note): Promise<void>;
   like(name: string, target: URL, object: URL): Promise<Like>;
-  /** Sends a raw activity JSON signed by `name`'s key (whatever it claims: the forgery tests). */
-  sendRaw(name: string, inbox: URL, activity: Activity): Promise<void>;
+  /** POSTs `json` as it is to `inbox`, signed by `name`'s RSA key (draft-cavage, as Mastodon); `tamper` changes the body after signing. */
+  signedPost(name: string, inbox: URL, json: unknown, opts?: { tamper?: (body: string) => string }): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -60,7 +61,7 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
     req.on("error", reject);
   });
 
-export async function startFediPeer(opts: { names?: string[] } = {}): Promise<FediPeer> {
+export async function startFediPeer(opts: { names?: string[]; host?: string } = {}): Promise<FediPeer> {
   const names = new Set(opts.names ?? ["alice", "bob"]);
   const keys = new Map<string, CryptoKeyPair[]>();
   for (const n of names) keys.set(n, [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"), await generateCryptoKeyPair("Ed25519")]);
@@ -111,7 +112,7 @@ export async function startFediPeer(opts: { names?: string[] } = {}): Promise<Fe
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = `http://${opts.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
   const ctx = () => federation.createContext(new URL(origin), undefined);
   let seq = 0;
 
@@ -174,10 +175,13 @@ export async function startFediPeer(opts: { names?: string[] } = {}): Promise<Fe
       await send(name, target, like);
       return like;
     },
-    async sendRaw(name, inbox, activity) {
-      await ctx().sendActivity({ identifier: name }, { id: new URL(inbox.href.replace(/\/inbox$/, "")), inboxId: inbox, endpoints: null }, activity, {
-        immediate: true,
-      });
+    async signedPost(name, inbox, json, o = {}) {
+      const body = JSON.stringify(json);
+      const unsigned = new Request(inbox, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
+      const rsa = keys.get(name)![0]!;
+      const signed = await signRequest(unsigned, rsa.privateKey, new URL(`${ctx().getActorUri(name).href}#main-key`));
+      const sent = o.tamper ? o.tamper(body) : body;
+      return fetch(inbox, { method: "POST", headers: signed.headers, body: sent });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

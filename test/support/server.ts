@@ -34,13 +34,14 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
 
 export async function startServer(
   env: Record<string, string> = {},
-  opts: Pick<AppOptions, "clock" | "webhooks" | "stream" | "identityProviders"> = {},
+  opts: Pick<AppOptions, "clock" | "webhooks" | "stream" | "identityProviders" | "federation"> = {},
 ): Promise<TestServer> {
   const app = await buildApp(loadConfig(testEnv(env)), {
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.stream ? { stream: opts.stream } : {}),
     ...(opts.webhooks ? { webhooks: opts.webhooks } : {}),
     ...(opts.identityProviders ? { identityProviders: opts.identityProviders } : {}),
+    ...(opts.federation ? { federation: opts.federation } : {}),
     migrate: false,
   });
   const url = await app.start();

@@ -39,6 +39,8 @@ export const AUDIT_ACTIONS = [
   "discussion.lock",
   "discussion.unlock",
   "discussion.archive",
+  /** announced to the fediverse by POST /discussions/{id}/federate (src/modules/federation/federate.ts) */
+  "discussion.federate",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,0 +1,41 @@
+// POST /api/v1/discussions/{id}/federate (manage_settings; GraphQL federateDiscussion): an existing
+// discussion with a url announced to the tenant's followers (Create(Article)), as a new one is on its
+// own. The announcement is queued, not sent here: the discussion's federation_discussions row is
+// marked to announce, and the outbound worker (engine/outbound.ts) announces it and from then on
+// sends its comments. Its comments before now are not sent (the cursor starts at its current event).
+import { loadTenant, store, type RequestContext } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+import { resolveSettings } from "../../tenancy/settings-model.js";
+import { recordAudit } from "../audit/audit.js";
+
+export interface FederatedDiscussion {
+  discussionId: string;
+  /** the Article's id */
+  articleId: string;
+  /** followers its announcement is queued for, as now counted */
+  followers: number;
+}
+
+export async function federateDiscussion(ctx: RequestContext, id: string): Promise<FederatedDiscussion> {
+  const tenant = await loadTenant(ctx);
+  const federation = resolveSettings(tenant.settings).federation;
+  if (!federation.enabled || !federation.handle) throw errors.federationDisabled();
+  const s = store(ctx);
+  const [d] = await s.sql.query<{ url: string | null }>(`SELECT url FROM discussions WHERE tenant_id = $1 AND id = $2`, [id]);
+  if (!d) throw errors.notFound("Discussion");
+  if (!d.url) throw errors.discussionWithoutUrl();
+  await s.sql.query(
+    `INSERT INTO federation_discussions (tenant_id, discussion_id, delivered_seq, announced_at, created_at)
+     SELECT d.tenant_id, d.id, d.seq, NULL, $3::timestamptz FROM discussions d WHERE d.tenant_id = $1 AND d.id = $2
+     ON CONFLICT (tenant_id, discussion_id) DO UPDATE SET announced_at = NULL`,
+    [id, ctx.app.clock.now()],
+  );
+  const [n] = await s.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`, []);
+  await recordAudit(ctx, "discussion.federate", { type: "discussion", id });
+  const origin = ctx.app.config.PUBLIC_URL ?? "";
+  return {
+    discussionId: id,
+    articleId: `${origin}/ap/actors/${encodeURIComponent(tenant.id)}/articles/${encodeURIComponent(id)}`,
+    followers: n?.n ?? 0,
+  };
+}

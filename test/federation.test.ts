@@ -1,0 +1,279 @@
+// The fediverse (contract section 24; docs/fediverse.md) against a real ActivityPub peer: a second
+// server built on Fedify and shaped like Mastodon (test/support/fedi-peer.ts), on loopback, every
+// flow over HTTP with signed deliveries both ways: discovery and the actor, Follow/Accept/Undo,
+// Create(Article) to followers, replies coming in as comments (Create/Update/Delete Note, Like and
+// Undo) with their events, local comments going out (Create/Update/Delete Note, the Mention of the
+// remote author answered), Notes dereferenceable (HTML redirects to the permalink), and refusals.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { Note } from "@fedify/fedify";
+import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
+import { AP_JSON, federatingTenant, getAp, startFederatingServer } from "./support/federating-server.js";
+import { createTestTenant } from "./support/fixtures.js";
+import type { TestServer } from "./support/server.js";
+
+let server: TestServer & { publicUrl: string };
+let peer: FediPeer;
+const host = () => new URL(server.publicUrl).host;
+const waitFor = <T>(fn: () => Promise<T> | T, timeout = 20_000) => vi.waitFor(fn, { timeout, interval: 100 });
+
+beforeAll(async () => {
+  server = await startFederatingServer();
+  peer = await startFediPeer();
+});
+
+afterAll(async () => {
+  await peer?.close();
+  await server?.stop();
+});
+
+const sql = <R>(text: string, values: unknown[]) => server.app.runtime.services.sql.query<R>(text, values);
+
+async function discussionWithUrl(t: Awaited<ReturnType<typeof federatingTenant>>, id: string) {
+  const res = await t.api.put(`/api/v1/discussions/${id}`, { title: `Post ${id}`, url: `https://blog.example/posts/${id}` });
+  expect(res.status).toBeLessThan(300);
+  return `${server.publicUrl}/ap/actors/${t.tenantId}/articles/${id}`;
+}
+
+describe("discovery and the actor", () => {
+  it("serves WebFinger, NodeInfo and the Service actor only while federation is on", async () => {
+    const t = await createTestTenant(server);
+    const actorUrl = `${server.publicUrl}/ap/actors/${t.tenantId}`;
+    const finger = `${server.publicUrl}/.well-known/webfinger?resource=${encodeURIComponent(`acct:site_${t.tenantId.slice(-6).toLowerCase()}@${host()}`)}`;
+    expect((await getAp(actorUrl)).status).toBe(404);
+    expect((await getAp(finger, "application/jrd+json")).status).toBe(404);
+
+    const handle = `site_${t.tenantId.slice(-6).toLowerCase()}`.replace(/[^a-z0-9_]/g, "_");
+    const on = await t.api.patch("/api/v1/settings", { federation: { enabled: true, handle } });
+    expect(on.status).toBe(200);
+
+    const jrd = await getAp(`${server.publicUrl}/.well-known/webfinger?resource=${encodeURIComponent(`acct:${handle}@${host()}`)}`, "application/jrd+json");
+    expect(jrd.status).toBe(200);
+    expect(jrd.json.subject).toBe(`acct:${handle}@${host()}`);
+    expect(jrd.json.links).toContainEqual(expect.objectContaining({ rel: "self", type: "application/activity+json", href: actorUrl }));
+
+    for (const accept of [AP_JSON, 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"']) {
+      const actor = await getAp(actorUrl, accept);
+      expect(actor.status).toBe(200);
+      expect(actor.json.type).toBe("Service");
+      expect(actor.json.id).toBe(actorUrl);
+      expect(actor.json.preferredUsername).toBe(handle);
+      expect(actor.json.name).toBe((await sql<{ name: string }>(`SELECT name FROM tenants WHERE id = $1`, [t.tenantId]))[0]!.name);
+      expect(actor.json.inbox).toBe(`${actorUrl}/inbox`);
+      expect(actor.json.outbox).toBe(`${actorUrl}/outbox`);
+      expect(actor.json.followers).toBe(`${actorUrl}/followers`);
+      expect(actor.json.endpoints.sharedInbox).toBe(`${server.publicUrl}/ap/inbox`);
+      expect(actor.json.publicKey.id).toBe(`${actorUrl}#main-key`);
+      expect(actor.json.publicKey.publicKeyPem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+      const methods = [actor.json.assertionMethod].flat();
+      // the Ed25519 key as a Multikey (multibase z6Mk… is an Ed25519 public key)
+      expect(methods.some((m: any) => m.type === "Multikey" && /^z6Mk/.test(m.publicKeyMultibase))).toBe(true);
+    }
+
+    // the private keys are stored sealed, as every secret
+    const [keys] = await sql<{ rsa: string; ed: string }>(`SELECT rsa_private_enc AS rsa, ed_private_enc AS ed FROM federation_actors WHERE tenant_id = $1`, [
+      t.tenantId,
+    ]);
+    expect(keys!.rsa).not.toMatch(/"d"|PRIVATE/);
+    const box = server.app.runtime.services.secretBox;
+    expect(JSON.parse(box.open(keys!.rsa)).kty).toBe("RSA");
+    expect(JSON.parse(box.open(keys!.ed)).crv).toBe("Ed25519");
+
+    const links = await getAp(`${server.publicUrl}/.well-known/nodeinfo`, "application/json");
+    expect(links.status).toBe(200);
+    const nodeinfo = await getAp(links.json.links[0].href, "application/json");
+    expect(nodeinfo.json.software.name).toBe("engagement-service");
+    expect(nodeinfo.json.protocols).toEqual(["activitypub"]);
+
+    // turned off again: 404 everywhere
+    await t.api.patch("/api/v1/settings", { federation: { enabled: false } });
+    await waitFor(async () => expect((await getAp(actorUrl)).status).toBe(404));
+  });
+});
+
+describe("following", () => {
+  it("stores a Follow, answers it with a signed Accept, announces new discussions, and Undo removes the follower", async () => {
+    const t = await federatingTenant(server, "follow_me");
+    const follow = await peer.follow("alice", new URL(t.actor));
+    await waitFor(async () =>
+      expect(await sql(`SELECT actor_id FROM federation_followers WHERE tenant_id = $1`, [t.tenantId])).toEqual([
+        { actor_id: peer.actorUri("alice").href },
+      ]),
+    );
+    // the Accept reached the peer's inbox, which verified our signature (Fedify refuses unsigned ones)
+    await waitFor(() => {
+      const accept = peer.received.find((r) => r.type === "Accept" && JSON.stringify(r.json).includes(follow.id!.href));
+      expect(accept?.json.actor).toBe(t.actor);
+    });
+    const followers = await getAp(`${t.actor}/followers`);
+    expect(followers.json.totalItems).toBe(1);
+
+    const article = await discussionWithUrl(t, "announced");
+    await waitFor(() => {
+      const create = peer.received.find((r) => r.type === "Create" && (r.json.object as any)?.id === article);
+      expect(create).toBeDefined();
+      const object = create!.json.object as any;
+      expect(object.type).toBe("Article");
+      expect(object.name).toBe("Post announced");
+      expect(object.url).toBe("https://blog.example/posts/announced");
+      expect(object.attributedTo).toBe(t.actor);
+      expect(object.replies).toBeDefined();
+    });
+    // the Article is dereferenceable; a browser is sent to the page
+    expect((await getAp(article)).json.type).toBe("Article");
+    const html = await getAp(article, "text/html");
+    expect(html.status).toBe(302);
+    expect(html.headers.get("location")).toBe("https://blog.example/posts/announced");
+
+    await peer.undo("alice", new URL(t.actor), follow);
+    await waitFor(async () => expect(await sql(`SELECT 1 FROM federation_followers WHERE tenant_id = $1`, [t.tenantId])).toEqual([]));
+  });
+
+  it("POST /discussions/{id}/federate announces an existing discussion", async () => {
+    const t = await federatingTenant(server, "older_posts");
+    await peer.follow("bob", new URL(t.actor));
+    // made before federation's actor existed for it? No: made now, but federate must announce it (again) on request
+    const article = await discussionWithUrl(t, "older");
+    await waitFor(() => expect(peer.received.filter((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toHaveLength(1));
+    const res = await t.api.post(`/api/v1/discussions/older/federate`);
+    expect(res.status).toBe(202);
+    await waitFor(() => expect(peer.received.filter((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toHaveLength(2));
+    // a discussion without a url cannot be an Article
+    await t.api.put(`/api/v1/discussions/no-url`, { title: "No page" });
+    expect((await t.api.post(`/api/v1/discussions/no-url/federate`)).status).toBe(409);
+  });
+});
+
+describe("replies from the fediverse", () => {
+  it("Create/Update/Delete(Note) and Like/Undo(Like) become the comment's changes, with their events", async () => {
+    const t = await federatingTenant(server, "replies_in");
+    const article = await discussionWithUrl(t, "talk");
+    const note = await peer.reply(
+      "bob",
+      new URL(t.actor),
+      new URL(article),
+      '<p>Great post! <a href="https://elsewhere.example/x" rel="nofollow">see this</a><script>alert(1)</script></p><p onclick="x()">Second</p>',
+    );
+    const readerId = `ap:${peer.actorUri("bob").href}`;
+    const comment = await waitFor(async () => {
+      const list = await t.api.get(`/api/v1/discussions/talk/comments`);
+      expect(list.body.items).toHaveLength(1);
+      return list.body.items[0];
+    });
+    expect(comment.author).toMatchObject({ id: readerId, name: "Bob of the peer", avatarUrl: `${peer.url}/avatars/bob.png` });
+    expect(comment.status).toBe("approved");
+    expect(comment.body).toBe("Great post! [see this](<https://elsewhere.example/x>)\n\nSecond");
+    expect(comment.bodyHtml).toContain('<a href="https://elsewhere.example/x"');
+    expect(comment.bodyHtml).not.toMatch(/script|onclick/);
+    const types = async () =>
+      (await sql<{ type: string }>(`SELECT type FROM events WHERE tenant_id = $1 AND discussion_id = 'talk' ORDER BY seq`, [t.tenantId])).map((e) => e.type);
+    expect(await types()).toEqual(["comment_created"]);
+
+    await peer.update("bob", new URL(t.actor), note, "<p>Edited on Mastodon</p>");
+    await waitFor(async () => expect((await t.api.get(`/api/v1/comments/${comment.id}`)).body.body).toBe("Edited on Mastodon"));
+
+    const like = await peer.like("alice", new URL(t.actor), note.id!);
+    await waitFor(async () => expect((await t.api.get(`/api/v1/comments/${comment.id}`)).body.reactions.like).toBe(1));
+    await peer.undo("alice", new URL(t.actor), like);
+    await waitFor(async () => expect((await t.api.get(`/api/v1/comments/${comment.id}`)).body.reactions.like ?? 0).toBe(0));
+
+    await peer.remove("bob", new URL(t.actor), note);
+    await waitFor(async () => expect((await t.api.get(`/api/v1/comments/${comment.id}`)).body.status).toBe("deleted"));
+    expect(await types()).toEqual(["comment_created", "comment_edited", "reaction_toggled", "reaction_toggled", "comment_deleted"]);
+  });
+
+  it("holds remote replies while remoteModeration is pre, and takes replies to a comment's Note", async () => {
+    const t = await federatingTenant(server, "held_replies", "pre");
+    const article = await discussionWithUrl(t, "held");
+    const local = await (await t.reader("ann")).post(`/api/v1/discussions/held/comments`, { body: "First!" });
+    expect(local.status).toBe(201);
+    await peer.reply("alice", new URL(t.actor), new URL(article), "<p>top level</p>");
+    await peer.reply("alice", new URL(t.actor), new URL(`${t.actor}/notes/${local.body.id}`), "<p>answering Ann</p>");
+    const rows = await waitFor(async () => {
+      const r = await sql<{ body: string; status: string; parent_id: string | null }>(
+        `SELECT body, status::text AS status, parent_id FROM comments WHERE tenant_id = $1 AND author_id LIKE 'ap:%' ORDER BY created_at`,
+        [t.tenantId],
+      );
+      expect(r).toHaveLength(2);
+      return r;
+    });
+    expect(rows).toEqual([
+      { body: "top level", status: "pending", parent_id: null },
+      { body: "answering Ann", status: "pending", parent_id: local.body.id },
+    ]);
+  });
+});
+
+describe("our comments going out", () => {
+  it("sends Create/Update/Delete(Note) to followers, mentions the remote author answered, and serves each Note", async () => {
+    const t = await federatingTenant(server, "comments_out");
+    await peer.follow("alice", new URL(t.actor));
+    await waitFor(async () => expect(await sql(`SELECT 1 FROM federation_followers WHERE tenant_id = $1`, [t.tenantId])).toHaveLength(1));
+    const article = await discussionWithUrl(t, "outgoing");
+    await waitFor(() => expect(peer.received.some((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toBe(true));
+
+    const ann = await t.reader("ann", { name: "Ann Local" });
+    const mine = await ann.post(`/api/v1/discussions/outgoing/comments`, { body: "Hello *fediverse*" });
+    const noteId = `${t.actor}/notes/${mine.body.id}`;
+    const created = await waitFor(() => {
+      const c = peer.received.find((r) => r.type === "Create" && (r.json.object as any)?.id === noteId);
+      expect(c).toBeDefined();
+      return c!.json.object as any;
+    });
+    expect(created.type).toBe("Note");
+    expect(created.inReplyTo).toBe(article);
+    expect(created.attributedTo).toBe(t.actor);
+    expect(created.content).toContain("<strong>Ann Local</strong>");
+    expect(created.content).toContain("<em>fediverse</em>");
+    expect(created.url).toBe(`https://blog.example/posts/outgoing#comment-${mine.body.id}`);
+
+    // the Note at its id; a browser is sent to the comment's permalink
+    expect((await getAp(noteId)).json.id).toBe(noteId);
+    const html = await getAp(noteId, "text/html");
+    expect(html.status).toBe(302);
+    expect(html.headers.get("location")).toBe(`https://blog.example/posts/outgoing#comment-${mine.body.id}`);
+
+    await ann.patch(`/api/v1/comments/${mine.body.id}`, { body: "Hello again" });
+    await waitFor(() => {
+      const u = peer.received.find((r) => r.type === "Update" && (r.json.object as any)?.id === noteId);
+      expect((u?.json.object as any)?.content).toContain("Hello again");
+    });
+
+    // a reply to bob's comment goes to bob too, mentioning him
+    const bobNote = await peer.reply("bob", new URL(t.actor), new URL(article), "<p>I disagree</p>");
+    const bobComment = await waitFor(async () => {
+      const [r] = await sql<{ comment_id: string }>(`SELECT comment_id FROM federation_objects WHERE tenant_id = $1 AND object_id = $2`, [
+        t.tenantId,
+        bobNote.id!.href,
+      ]);
+      expect(r).toBeDefined();
+      return r!.comment_id;
+    });
+    const answer = await ann.post(`/api/v1/discussions/outgoing/comments`, { body: "Why?", parentId: bobComment });
+    const answerNote = await waitFor(() => {
+      const c = peer.received.find((r) => r.type === "Create" && (r.json.object as any)?.id === `${t.actor}/notes/${answer.body.id}`);
+      expect(c).toBeDefined();
+      return c!.json.object as any;
+    });
+    expect(answerNote.inReplyTo).toBe(bobNote.id!.href);
+    expect([answerNote.tag].flat()).toContainEqual(expect.objectContaining({ type: "Mention", href: peer.actorUri("bob").href }));
+    expect([answerNote.cc].flat()).toContain(peer.actorUri("bob").href);
+
+    await ann.delete(`/api/v1/comments/${mine.body.id}`);
+    await waitFor(() => expect(peer.received.some((r) => r.type === "Delete" && JSON.stringify(r.json).includes(noteId))).toBe(true));
+    expect((await getAp(noteId)).status).toBe(404);
+
+    // every delivery went through the queue and succeeded, signed (the peer verified each)
+    const jobs = await sql<{ status: string }>(`SELECT status::text AS status FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub'`, [
+      t.tenantId,
+    ]);
+    expect(jobs.length).toBeGreaterThanOrEqual(6);
+    await waitFor(async () =>
+      expect(
+        (await sql<{ status: string }>(`SELECT status::text AS status FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub'`, [t.tenantId])).every(
+          (j) => j.status === "succeeded",
+        ),
+      ).toBe(true),
+    );
+    void Note;
+  });
+});

@@ -1,0 +1,50 @@
+// A service instance that federates, for the fediverse tests (test/federation*.test.ts): its port is
+// chosen first so that PUBLIC_URL (on which every ActivityPub id is built) names it; the webhook
+// worker runs (it sends the activities) and the federation's outbound worker polls often.
+import { createServer } from "node:net";
+import { startServer, type TestServer } from "./server.js";
+import { createTestTenant, type TestTenant } from "./fixtures.js";
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+export async function startFederatingServer(): Promise<TestServer & { publicUrl: string }> {
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const server = await startServer(
+    { PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1" },
+    { federation: { pollMs: 100 }, webhooks: { worker: { pollIntervalMs: 50 } } },
+  );
+  return { ...server, publicUrl };
+}
+
+/** A tenant with federation on under `handle` (remote comments per `remoteModeration`). */
+export async function federatingTenant(
+  server: TestServer,
+  handle: string,
+  remoteModeration: "pre" | "post" = "post",
+): Promise<TestTenant & { actor: string }> {
+  const t = await createTestTenant(server);
+  const res = await t.api.patch("/api/v1/settings", { federation: { enabled: true, handle, remoteModeration } });
+  if (res.status !== 200) throw new Error(`federation settings refused: ${res.status} ${JSON.stringify(res.body)}`);
+  return { ...t, actor: `${(server as { publicUrl?: string }).publicUrl ?? server.url}/ap/actors/${t.tenantId}` };
+}
+
+export const AP_JSON = "application/activity+json";
+
+export async function getAp(url: string, accept = AP_JSON): Promise<{ status: number; json: any; headers: Headers }> {
+  const res = await fetch(url, { headers: { accept }, redirect: "manual" });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json, headers: res.headers };
+}
