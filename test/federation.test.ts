@@ -46,7 +46,10 @@ describe("discovery and the actor", () => {
     const on = await t.api.patch("/api/v1/settings", { federation: { enabled: true, handle } });
     expect(on.status).toBe(200);
 
-    const jrd = await getAp(`${server.publicUrl}/.well-known/webfinger?resource=${encodeURIComponent(`acct:${handle}@${host()}`)}`, "application/jrd+json");
+    const jrd = await getAp(
+      `${server.publicUrl}/.well-known/webfinger?resource=${encodeURIComponent(`acct:${handle}@${host()}`)}`,
+      "application/jrd+json",
+    );
     expect(jrd.status).toBe(200);
     expect(jrd.json.subject).toBe(`acct:${handle}@${host()}`);
     expect(jrd.json.links).toContainEqual(expect.objectContaining({ rel: "self", type: "application/activity+json", href: actorUrl }));
@@ -70,9 +73,10 @@ describe("discovery and the actor", () => {
     }
 
     // the private keys are stored sealed, as every secret
-    const [keys] = await sql<{ rsa: string; ed: string }>(`SELECT rsa_private_enc AS rsa, ed_private_enc AS ed FROM federation_actors WHERE tenant_id = $1`, [
-      t.tenantId,
-    ]);
+    const [keys] = await sql<{ rsa: string; ed: string }>(
+      `SELECT rsa_private_enc AS rsa, ed_private_enc AS ed FROM federation_actors WHERE tenant_id = $1`,
+      [t.tenantId],
+    );
     expect(keys!.rsa).not.toMatch(/"d"|PRIVATE/);
     const box = server.app.runtime.services.secretBox;
     expect(JSON.parse(box.open(keys!.rsa)).kty).toBe("RSA");
@@ -165,7 +169,9 @@ describe("replies from the fediverse", () => {
     expect(comment.bodyHtml).toContain('<a href="https://elsewhere.example/x"');
     expect(comment.bodyHtml).not.toMatch(/script|onclick/);
     const types = async () =>
-      (await sql<{ type: string }>(`SELECT type FROM events WHERE tenant_id = $1 AND discussion_id = 'talk' ORDER BY seq`, [t.tenantId])).map((e) => e.type);
+      (
+        await sql<{ type: string }>(`SELECT type FROM events WHERE tenant_id = $1 AND discussion_id = 'talk' ORDER BY seq`, [t.tenantId])
+      ).map((e) => e.type);
     expect(await types()).toEqual(["comment_created"]);
 
     await peer.update("bob", new URL(t.actor), note, "<p>Edited on Mastodon</p>");
@@ -258,20 +264,24 @@ describe("our comments going out", () => {
     expect([answerNote.tag].flat()).toContainEqual(expect.objectContaining({ type: "Mention", href: peer.actorUri("bob").href }));
     expect([answerNote.cc].flat()).toContain(peer.actorUri("bob").href);
 
-    await ann.delete(`/api/v1/comments/${mine.body.id}`);
+    await ann.del(`/api/v1/comments/${mine.body.id}`);
     await waitFor(() => expect(peer.received.some((r) => r.type === "Delete" && JSON.stringify(r.json).includes(noteId))).toBe(true));
     expect((await getAp(noteId)).status).toBe(404);
 
     // every delivery went through the queue and succeeded, signed (the peer verified each)
-    const jobs = await sql<{ status: string }>(`SELECT status::text AS status FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub'`, [
-      t.tenantId,
-    ]);
+    const jobs = await sql<{ status: string }>(
+      `SELECT status::text AS status FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub'`,
+      [t.tenantId],
+    );
     expect(jobs.length).toBeGreaterThanOrEqual(6);
     await waitFor(async () =>
       expect(
-        (await sql<{ status: string }>(`SELECT status::text AS status FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub'`, [t.tenantId])).every(
-          (j) => j.status === "succeeded",
-        ),
+        (
+          await sql<{ status: string }>(
+            `SELECT status::text AS status FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub'`,
+            [t.tenantId],
+          )
+        ).every((j) => j.status === "succeeded"),
       ).toBe(true),
     );
     void Note;

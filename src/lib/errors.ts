@@ -106,7 +106,11 @@ export const errors = {
     new AppError(409, "federation_disabled", "Federation is off for this site: turn settings federation.enabled on (with a handle) first."),
   /** POST /discussions/{id}/federate for a discussion without a url: only a page can be an Article */
   discussionWithoutUrl: () =>
-    new AppError(409, "discussion_without_url", "Only a discussion with a url (its page) is announced to the fediverse: set its url first."),
+    new AppError(
+      409,
+      "discussion_without_url",
+      "Only a discussion with a url (its page) is announced to the fediverse: set its url first.",
+    ),
   /** an inbound ActivityPub activity without a valid HTTP signature of its actor's key (src/modules/federation/http-routes.ts) */
   signatureInvalid: () =>
     new AppError(401, "signature_invalid", "The activity carries no valid HTTP signature by a key of its actor: nothing was stored."),

@@ -9,7 +9,8 @@ export function jsonDepthWithin(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // a backslash: the next character is escaped
+      if (c === 92)
+        i++; // a backslash: the next character is escaped
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 91 || c === 123) {

@@ -251,7 +251,9 @@ async function deliverMessage(
   if (composer.settled) {
     await composer
       .settled({ ok: result.ok, statusCode: result.statusCode, url: composed.url }, deps.clock.now())
-      .catch((err: unknown) => deps.log.warn({ err, jobId: job.id, kind: job.kind }, "a delivery's outcome was not counted for its target"));
+      .catch((err: unknown) =>
+        deps.log.warn({ err, jobId: job.id, kind: job.kind }, "a delivery's outcome was not counted for its target"),
+      );
   }
   return record(deps, job, start, result, tunables, answered);
 }

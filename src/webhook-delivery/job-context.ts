@@ -49,7 +49,7 @@ export interface BatchContext {
 const alertTarget = (r: ClaimedRow): string => {
   if (r.kind === "activitypub") {
     const inbox = (r.message as { inbox?: unknown } | null)?.inbox;
-    return `activitypub:${typeof inbox === "string" ? URL.parse(inbox)?.host ?? "" : ""}`;
+    return `activitypub:${typeof inbox === "string" ? (URL.parse(inbox)?.host ?? "") : ""}`;
   }
   if (r.kind !== "alert") return `${r.kind}:${r.tenantId}`;
   const alertId = (r.message as { alertId?: unknown } | null)?.alertId;

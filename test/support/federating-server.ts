@@ -13,12 +13,12 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startFederatingServer(): Promise<TestServer & { publicUrl: string }> {
+export async function startFederatingServer(opts: { inboxPerDomainPerMinute?: number } = {}): Promise<TestServer & { publicUrl: string }> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const server = await startServer(
     { PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1" },
-    { federation: { pollMs: 100 }, webhooks: { worker: { pollIntervalMs: 50 } } },
+    { federation: { pollMs: 100, ...opts }, webhooks: { worker: { pollIntervalMs: 50 } } },
   );
   return { ...server, publicUrl };
 }

@@ -103,7 +103,11 @@ export async function startFediPeer(opts: { names?: string[]; host?: string } = 
       const body = req.method === "POST" ? await readBody(req) : null;
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      const request = new Request(new URL(req.url ?? "/", origin), { method: req.method ?? "GET", headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+      const request = new Request(new URL(req.url ?? "/", origin), {
+        method: req.method ?? "GET",
+        headers,
+        ...(body ? { body: new Uint8Array(body) } : {}),
+      });
       const answer = await federation.fetch(request, { contextData: undefined });
       res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
       res.end(Buffer.from(await answer.arrayBuffer()));
@@ -111,7 +115,9 @@ export async function startFediPeer(opts: { names?: string[]; host?: string } = 
       res.writeHead(500).end(String(err));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  // a loopback address of its own (127.0.0.2, …) makes it another domain to the service (its rate, its blocks)
+  const listenOn = opts.host && /^127\./.test(opts.host) ? opts.host : "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(0, listenOn, resolve));
   origin = `http://${opts.host ?? "127.0.0.1"}:${(server.address() as AddressInfo).port}`;
   const ctx = () => federation.createContext(new URL(origin), undefined);
   let seq = 0;
@@ -153,7 +159,13 @@ export async function startFediPeer(opts: { names?: string[]; host?: string } = 
       await send(
         name,
         target,
-        new Create({ id: new URL(`${note.id!.href}/activity`), actor: ctx().getActorUri(name), object: note, to: PUBLIC_COLLECTION, published: note.published }),
+        new Create({
+          id: new URL(`${note.id!.href}/activity`),
+          actor: ctx().getActorUri(name),
+          object: note,
+          to: PUBLIC_COLLECTION,
+          published: note.published,
+        }),
       );
       return note;
     },
@@ -161,7 +173,11 @@ export async function startFediPeer(opts: { names?: string[]; host?: string } = 
       const edited = note.clone({ content: html, updated: Temporal.Now.instant() });
       const [, , , id] = note.id!.pathname.split("/").slice(1);
       notes.set(`${name}/${id ?? ""}`, edited);
-      await send(name, target, new Update({ id: new URL(`${note.id!.href}#updates/${++seq}`), actor: ctx().getActorUri(name), object: edited }));
+      await send(
+        name,
+        target,
+        new Update({ id: new URL(`${note.id!.href}#updates/${++seq}`), actor: ctx().getActorUri(name), object: edited }),
+      );
     },
     async remove(name, target, note) {
       await send(

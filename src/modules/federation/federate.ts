@@ -20,17 +20,16 @@ export async function federateDiscussion(ctx: RequestContext, id: string): Promi
   const tenant = await loadTenant(ctx);
   const federation = resolveSettings(tenant.settings).federation;
   if (!federation.enabled || !federation.handle) throw errors.federationDisabled();
-  const s = store(ctx);
-  const [d] = await s.sql.query<{ url: string | null }>(`SELECT url FROM discussions WHERE tenant_id = $1 AND id = $2`, [id]);
+  const [d] = await store(ctx).sql.query<{ url: string | null }>(`SELECT url FROM discussions WHERE tenant_id = $1 AND id = $2`, [id]);
   if (!d) throw errors.notFound("Discussion");
   if (!d.url) throw errors.discussionWithoutUrl();
-  await s.sql.query(
+  await store(ctx).sql.query(
     `INSERT INTO federation_discussions (tenant_id, discussion_id, delivered_seq, announced_at, created_at)
      SELECT d.tenant_id, d.id, d.seq, NULL, $3::timestamptz FROM discussions d WHERE d.tenant_id = $1 AND d.id = $2
      ON CONFLICT (tenant_id, discussion_id) DO UPDATE SET announced_at = NULL`,
     [id, ctx.app.clock.now()],
   );
-  const [n] = await s.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`, []);
+  const [n] = await store(ctx).sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`, []);
   await recordAudit(ctx, "discussion.federate", { type: "discussion", id });
   const origin = ctx.app.config.PUBLIC_URL ?? "";
   return {

@@ -14,7 +14,7 @@ import { internalError, sendProblem } from "../../http/problem.js";
 import { jsonDepthWithin } from "../../lib/json-depth.js";
 import type { FederationEngine } from "./engine/engine.js";
 import { anyTenantFederates, domainBlocked, federatingTenant } from "./engine/tenants.js";
-import { readNote, readDiscussion, commentPermalink } from "./engine/objects.js";
+import { pageOf } from "./engine/pages.js";
 
 /** The largest inbound activity read (Mastodon's are a few KiB). */
 export const MAX_INBOX_BODY_BYTES = 256 * 1024;
@@ -22,8 +22,6 @@ export const MAX_INBOX_BODY_BYTES = 256 * 1024;
 const MAX_INBOX_DEPTH = 32;
 
 const ACTOR_PATH = /\/ap\/actors\/([^/?#]+)/g;
-const NOTE_PATH = /^\/ap\/actors\/([^/]+)\/notes\/([^/?#]+)/;
-const ARTICLE_PATH = /^\/ap\/actors\/([^/]+)\/articles\/([^/?#]+)/;
 
 const decode = (s: string) => {
   try {
@@ -35,7 +33,12 @@ const decode = (s: string) => {
 
 /** The host a JSON value names as an id (a string, or an object's `id`). */
 function hostOf(v: unknown): string | null {
-  const id = typeof v === "string" ? v : typeof v === "object" && v !== null && typeof (v as { id?: unknown }).id === "string" ? (v as { id: string }).id : null;
+  const id =
+    typeof v === "string"
+      ? v
+      : typeof v === "object" && v !== null && typeof (v as { id?: unknown }).id === "string"
+        ? (v as { id: string }).id
+        : null;
   return id ? (URL.parse(id)?.hostname ?? null) : null;
 }
 
@@ -56,7 +59,8 @@ async function screenInbound(engine: FederationEngine, req: FastifyRequest, body
   } catch {
     return errors.malformedJson();
   }
-  if (typeof activity !== "object" || activity === null || Array.isArray(activity)) return errors.malformedJson("An activity is a JSON object.");
+  if (typeof activity !== "object" || activity === null || Array.isArray(activity))
+    return errors.malformedJson("An activity is a JSON object.");
   if (!req.headers.signature && !req.headers["signature-input"]) return errors.signatureInvalid();
   const actorHost = hostOf((activity as { actor?: unknown }).actor);
   const keyHost = keyHostOf(req);
@@ -71,25 +75,6 @@ async function screenInbound(engine: FederationEngine, req: FastifyRequest, body
     for (const host of [actorHost, keyHost]) if (host && domainBlocked(t.settings.blockedDomains, host)) return errors.domainBlocked(host);
   }
   if (!(await engine.data.inboxLimiter.tryConsume(domain))) return errors.rateLimited(60);
-  return null;
-}
-
-/** A Note's or an Article's page, for a browser (Accept: text/html) at its id. */
-async function pageOf(engine: FederationEngine, path: string): Promise<string | null> {
-  const { app } = engine.data;
-  const note = NOTE_PATH.exec(path);
-  if (note) {
-    const [tenantId, commentId] = [decode(note[1]!), decode(note[2]!)];
-    if (!(await federatingTenant(app, tenantId))) return null;
-    const c = await readNote(app.sql, tenantId, commentId);
-    return c && c.status === "approved" && c.discussionUrl ? commentPermalink(c.discussionUrl, c.id) : null;
-  }
-  const article = ARTICLE_PATH.exec(path);
-  if (article) {
-    const tenantId = decode(article[1]!);
-    if (!(await federatingTenant(app, tenantId))) return null;
-    return (await readDiscussion(app.sql, tenantId, decode(article[2]!)))?.url ?? null;
-  }
   return null;
 }
 
@@ -121,12 +106,16 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         if (typeof value === "string") headers.set(name, value);
         else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
       }
-      const request = new Request(new URL(req.url, origin), { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+      const request = new Request(new URL(req.url, origin), {
+        method: req.method,
+        headers,
+        ...(body ? { body: new Uint8Array(body) } : {}),
+      });
       const res = await engine.federation.fetch(request, {
         contextData: engine.data,
         onNotFound: () => new Response(null, { status: 404 }),
         onNotAcceptable: async () => {
-          const page = await pageOf(engine, path);
+          const page = await pageOf(engine.data.app, path);
           return page
             ? new Response(null, { status: 302, headers: { location: page, vary: "Accept" } })
             : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });

@@ -11,6 +11,6 @@ export const federationRoutes = [
     variables: ({ params }) => ({ id: params.id ?? "" }),
     paramVars: ["id"],
     respond: (d) => d.federateDiscussion,
-    status: () => 202,
+    status: 202,
   }),
 ];

@@ -89,7 +89,9 @@ export function createActivityComposer(deps: { sql: Sql; keys: KeyStore }): Mess
       const host = URL.parse(outcome.url)?.host;
       if (!host) return;
       // a 4xx other than 408/429 is the receiver's answer about this activity, not its health
-      const healthy = outcome.ok || (outcome.statusCode !== null && outcome.statusCode >= 400 && outcome.statusCode < 500 && ![408, 429].includes(outcome.statusCode));
+      const healthy =
+        outcome.ok ||
+        (outcome.statusCode !== null && outcome.statusCode >= 400 && outcome.statusCode < 500 && ![408, 429].includes(outcome.statusCode));
       if (healthy) {
         await deps.sql.query(
           `UPDATE federation_domains SET consecutive_failures = 0, circuit_open_until = NULL, updated_at = $2::timestamptz

@@ -33,8 +33,7 @@ export interface LoaderDeps {
   userAgent: string;
 }
 
-const isJsonLd = (type: string | null) =>
-  type === null || /^application\/(activity\+json|ld\+json|json)(\s*;|$)/i.test(type.trim());
+const isJsonLd = (type: string | null) => type === null || /^application\/(activity\+json|ld\+json|json)(\s*;|$)/i.test(type.trim());
 
 /** A loader over the guarded client, then Fedify's cache around it. */
 export function createDocumentLoader(deps: LoaderDeps): DocumentLoader {

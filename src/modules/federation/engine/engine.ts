@@ -23,6 +23,8 @@ const FETCH_TIMEOUT_MS = 5_000;
 export interface FederationEngineOptions {
   /** the outbound worker's pause between passes (tests shorten it) */
   pollMs?: number;
+  /** inbound activities per remote domain and minute (default INBOX_PER_DOMAIN_PER_MINUTE; tests lower it) */
+  inboxPerDomainPerMinute?: number;
 }
 
 export interface FederationEngine {
@@ -53,7 +55,7 @@ export function createFederationEngine(
     inboxLimiter: createKeyLimiter({
       redis: deps.redis,
       keyPrefix: `${signInKeyPrefix(app.config.DATABASE_URL)}:ap-inbox`,
-      points: INBOX_PER_DOMAIN_PER_MINUTE,
+      points: opts.inboxPerDomainPerMinute ?? INBOX_PER_DOMAIN_PER_MINUTE,
       windowSeconds: 60,
     }),
   };

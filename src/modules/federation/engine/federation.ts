@@ -100,7 +100,9 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
 
   // the outbox lists nothing (its activities are delivered, not kept); it is there as actors must have one
   federation
-    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier) => ((await federatingTenant(ctx.data.app, identifier)) ? { items: [] } : null))
+    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier) =>
+      (await federatingTenant(ctx.data.app, identifier)) ? { items: [] } : null,
+    )
     .setCounter(() => 0);
 
   federation.setObjectDispatcher(Article, PATHS.article, async (ctx, { tenant, discussion }) => {

@@ -31,7 +31,10 @@ interface ObjectRow {
 }
 
 /** The tenant a URI of ours names (an actor, an Article, a Note), else null. */
-function tenantOfUri(ctx: Context<FederationData>, uri: URL | null): { tenantId: string; discussionId?: string; commentId?: string } | null {
+function tenantOfUri(
+  ctx: Context<FederationData>,
+  uri: URL | null,
+): { tenantId: string; discussionId?: string; commentId?: string } | null {
   const parsed = ctx.parseUri(uri);
   if (!parsed) return null;
   if (parsed.type === "actor") return { tenantId: parsed.identifier };
@@ -45,7 +48,12 @@ function tenantOfUri(ctx: Context<FederationData>, uri: URL | null): { tenantId:
 }
 
 /** The comments (one per tenant that has it) a remote object became. */
-async function objectsOf(ctx: Context<FederationData>, objectId: string, kind: "note" | "like", recipient: string | null): Promise<ObjectRow[]> {
+async function objectsOf(
+  ctx: Context<FederationData>,
+  objectId: string,
+  kind: "note" | "like",
+  recipient: string | null,
+): Promise<ObjectRow[]> {
   return ctx.data.app.sql.query<ObjectRow>(
     `SELECT tenant_id AS "tenantId", comment_id AS "commentId", reader_id AS "readerId", actor_id AS "actorId"
        FROM federation_objects WHERE object_id = $1 AND kind = $2 AND ($3::text IS NULL OR tenant_id = $3::text)`,
@@ -239,4 +247,3 @@ export function listenInbox(setters: InboxListenerSetters<FederationData>): void
     .on(Like, onLike)
     .onError((ctx, error) => ctx.data.app.log.warn({ err: error }, "an inbound ActivityPub activity failed"));
 }
-

@@ -62,8 +62,7 @@ export async function readNote(sql: Sql, tenantId: string, commentId: string): P
 
 const instant = (d: Date) => Temporal.Instant.fromEpochMilliseconds(d.getTime());
 
-const escapeHtml = (s: string) =>
-  s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+const escapeHtml = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
 
 /** A comment's address on its page (the embed's `#comment-<id>`, embed/src/thread/address.ts). */
 export const commentPermalink = (discussionUrl: string, commentId: string) =>
@@ -96,7 +95,9 @@ export function noteOf(
   mention: { actorId: string; name: string } | null,
 ): Note {
   const inReplyTo = c.parentId
-    ? (c.parentObjectId ? new URL(c.parentObjectId) : ctx.getObjectUri(Note, { tenant: tenantId, comment: c.parentId }))
+    ? c.parentObjectId
+      ? new URL(c.parentObjectId)
+      : ctx.getObjectUri(Note, { tenant: tenantId, comment: c.parentId })
     : ctx.getObjectUri(Article, { tenant: tenantId, discussion: c.discussionId });
   const mentionHtml = mention
     ? `<span class="h-card"><a class="u-url mention" href="${escapeHtml(mention.actorId)}">${escapeHtml(mention.name)}</a></span> `

@@ -37,7 +37,9 @@ interface EventRow {
 }
 
 async function followerInboxes(ctx: Context<FederationData>, tenantId: string, blocked: readonly string[]): Promise<string[]> {
-  const rows = await ctx.data.app.sql.query<{ inbox: string }>(`SELECT DISTINCT inbox FROM federation_followers WHERE tenant_id = $1`, [tenantId]);
+  const rows = await ctx.data.app.sql.query<{ inbox: string }>(`SELECT DISTINCT inbox FROM federation_followers WHERE tenant_id = $1`, [
+    tenantId,
+  ]);
   return rows.map((r) => r.inbox).filter((i) => !domainBlocked(blocked, URL.parse(i)?.hostname ?? ""));
 }
 
@@ -109,9 +111,24 @@ async function deliverEvent(ctx: Context<FederationData>, tenantId: string, bloc
     const to = [...followers, ...(mentioned ? [mentioned] : [])];
     const sent = await wasSent(ctx, tenantId, noteId.href);
     if (!published && !sent) return; // an edit of a comment never sent: nothing to update
-    const activity = published && !sent
-      ? new Create({ id: new URL(`${noteId.href}#create`), actor, object: note, tos: note.toIds, ccs: note.ccIds, published: note.published })
-      : new Update({ id: new URL(`${noteId.href}#update/${ev.seq}`), actor, object: note, tos: note.toIds, ccs: note.ccIds, updated: Temporal.Now.instant() });
+    const activity =
+      published && !sent
+        ? new Create({
+            id: new URL(`${noteId.href}#create`),
+            actor,
+            object: note,
+            tos: note.toIds,
+            ccs: note.ccIds,
+            published: note.published,
+          })
+        : new Update({
+            id: new URL(`${noteId.href}#update/${ev.seq}`),
+            actor,
+            object: note,
+            tos: note.toIds,
+            ccs: note.ccIds,
+            updated: Temporal.Now.instant(),
+          });
     await ctx.data.outbound.send(ctx, tenantId, activity, to);
     await ctx.data.app.sql.query(
       `INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, created_at) VALUES ($1, $2, 'sent', $3, $4::timestamptz) ON CONFLICT DO NOTHING`,
@@ -125,7 +142,10 @@ async function deliverEvent(ctx: Context<FederationData>, tenantId: string, bloc
       to: new URL("https://www.w3.org/ns/activitystreams#Public"),
     });
     await ctx.data.outbound.send(ctx, tenantId, del, followers);
-    await ctx.data.app.sql.query(`DELETE FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'sent'`, [tenantId, noteId.href]);
+    await ctx.data.app.sql.query(`DELETE FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'sent'`, [
+      tenantId,
+      noteId.href,
+    ]);
   }
 }
 
@@ -179,5 +199,3 @@ export async function outboundPass(federation: Federation<FederationData>, origi
   await noteNewDiscussions(ctx);
   return (await announce(ctx)) + (await deliverComments(ctx));
 }
-
-

@@ -47,7 +47,9 @@ export function contentToBody(html: string, max: number): string {
           link = null;
           const shown = text.trim();
           out +=
-            plain || shown === "" || shown === href ? shown || href : `[${escapeLinkText(shown)}](<${href.replace(/[<>\s]/g, encodeURIComponent)}>)`;
+            plain || shown === "" || shown === href
+              ? shown || href
+              : `[${escapeLinkText(shown)}](<${href.replace(/[<>\s]/g, encodeURIComponent)}>)`;
         }
       },
     },

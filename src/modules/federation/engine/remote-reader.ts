@@ -12,8 +12,7 @@ import type { FederationData } from "./context.js";
 
 export const remoteReaderId = (actorId: URL | string) => `ap:${String(actorId)}`;
 
-const clean = (s: string) =>
-  [...s.replace(new RegExp(CONTROL_CHARS.source, "g"), " ").trim()].slice(0, READER_NAME_MAX).join("");
+const clean = (s: string) => [...s.replace(new RegExp(CONTROL_CHARS.source, "g"), " ").trim()].slice(0, READER_NAME_MAX).join("");
 
 /** The reader an actor is (its document fetched through the guarded loader, else its id alone). */
 export async function remoteReader(ctx: Context<FederationData>, actorId: URL, known?: Actor | null): Promise<ReaderIdentity> {
