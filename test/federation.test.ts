@@ -133,17 +133,26 @@ describe("following", () => {
   });
 
   it("POST /discussions/{id}/federate announces an existing discussion", async () => {
-    const t = await federatingTenant(server, "older_posts");
-    await peer.follow("bob", new URL(t.actor));
-    // made before federation's actor existed for it? No: made now, but federate must announce it (again) on request
-    const article = await discussionWithUrl(t, "older");
-    await waitFor(() => expect(peer.received.filter((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toHaveLength(1));
-    const res = await t.api.post(`/api/v1/discussions/older/federate`);
+    // a discussion from before the site federated is not announced on its own
+    const t0 = await createTestTenant(server);
+    await t0.api.put(`/api/v1/discussions/older`, { title: "Post older", url: "https://blog.example/posts/older" });
+    await t0.api.put(`/api/v1/discussions/no-url`, { title: "No page" });
+    expect((await t0.api.post(`/api/v1/discussions/older/federate`)).body.code).toBe("federation_disabled");
+    expect((await t0.api.patch("/api/v1/settings", { federation: { enabled: true, handle: "older_posts" } })).status).toBe(200);
+    const actor = `${server.publicUrl}/ap/actors/${t0.tenantId}`;
+    await peer.follow("bob", new URL(actor));
+    await waitFor(async () => expect(await sql(`SELECT 1 FROM federation_followers WHERE tenant_id = $1`, [t0.tenantId])).toHaveLength(1));
+    const article = `${actor}/articles/older`;
+    await server.app.runtime.federation.pass();
+    expect(peer.received.filter((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toHaveLength(0);
+
+    const res = await t0.api.post(`/api/v1/discussions/older/federate`);
     expect(res.status).toBe(202);
-    await waitFor(() => expect(peer.received.filter((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toHaveLength(2));
+    expect(res.body).toEqual({ discussionId: "older", articleId: article, followers: 1 });
+    await waitFor(() => expect(peer.received.filter((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toHaveLength(1));
     // a discussion without a url cannot be an Article
-    await t.api.put(`/api/v1/discussions/no-url`, { title: "No page" });
-    expect((await t.api.post(`/api/v1/discussions/no-url/federate`)).status).toBe(409);
+    expect((await t0.api.post(`/api/v1/discussions/no-url/federate`)).body.code).toBe("discussion_without_url");
+    expect((await t0.api.post(`/api/v1/discussions/missing/federate`)).status).toBe(404);
   });
 });
 

@@ -5,7 +5,7 @@
 // sends its comments. Its comments before now are not sent (the cursor starts at its current event).
 import { loadTenant, store, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
-import { resolveSettings } from "../../tenancy/settings-model.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { recordAudit } from "../audit/audit.js";
 
 export interface FederatedDiscussion {

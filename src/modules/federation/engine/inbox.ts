@@ -14,7 +14,7 @@ import { Article, Create, Delete, Follow, Like, Note, Undo, Update, Accept, type
 import { AppError } from "../../../lib/errors.js";
 import { postComment, editComment, deleteComment } from "../../comments/write.js";
 import { toggleReaction } from "../../reactions/reactions.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import type { FederationData } from "./context.js";
 import { domainBlocked, federatingTenant, type FederatingTenant } from "./tenants.js";
 import { remoteContext, remoteReader, remoteReaderId } from "./remote-reader.js";

@@ -69,7 +69,8 @@ async function announce(ctx: Context<FederationData>): Promise<number> {
     if (t && d?.url) {
       const article = articleOf(ctx, r.tenantId, { ...d, url: d.url });
       const create = new Create({
-        id: new URL(`${article.id!.href}#create`),
+        // each announcement its own id (federate may announce again; receivers drop an id they have seen)
+        id: new URL(`${article.id!.href}#create/${ctx.data.app.clock.now().getTime()}`),
         actor: ctx.getActorUri(r.tenantId),
         object: article,
         to: article.toId,

@@ -4,7 +4,8 @@
 import type { Tenant } from "../../../generated/prisma/client.js";
 import type { AppServices } from "../../../context/request.js";
 import { tenantRow } from "../../../auth/auth-cache.js";
-import { resolveSettings, type FederationSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
+import type { FederationSettings } from "../../../tenancy/settings/federation.js";
 
 export interface FederatingTenant {
   tenant: Tenant;
