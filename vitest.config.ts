@@ -66,7 +66,7 @@ export default defineConfig({
           name: "pooler",
           include: [
             "test/engines/pooler*.test.ts",
-            "test/{comments,comments-list,reactions,idempotency,write-integrity,stream-replay,stream-resume,stream-me,webhooks-delivery}.test.ts",
+            "test/{comments,comments-list,reactions,idempotency,write-integrity,stream-replay,stream-resume,stream-me,webhooks-delivery,event-partitions,event-log-migration}.test.ts",
           ],
           globalSetup: ["test/support/pooler-setup.ts"],
         },
