@@ -84,6 +84,21 @@ export const SETTINGS_TEXT = {
     label: "Inbox items kept (days)",
     help: "How long replies and followed comments stay in a reader's inbox (1–3650).",
   },
+  "email.from": { label: "From", help: "An address or Name <address>. Empty: the service's own sender." },
+  "email.replyTo": { label: "Reply-to", help: "Where readers' answers to the emails go. Empty: nowhere." },
+  "email.digestHour": { label: "Digest hour (UTC)", help: "0 to 23: the hour daily digests go out." },
+  "email.defaultReplies": {
+    label: "Default for readers",
+    help: "How often a reader who has not chosen hears of replies to their comments.",
+  },
+  "email.maxPerReaderPerDay": {
+    label: "Daily limit per reader",
+    help: "1 to 1000 emails to one reader in any 24 hours; replies past it are not mailed.",
+  },
+  "email.smtpUrl": {
+    label: "SMTP server",
+    help: "The tenant's own SMTP server (smtp:// or smtps://), stored encrypted; its password is shown masked. Empty: the service's.",
+  },
   "formatting.markdown": {
     label: "Comments are Markdown",
     help: "Emphasis, links, lists, quotes and code, rendered and sanitized by the service; unticked, bodies show as plain text. Bodies already written keep how they were rendered.",

@@ -2,7 +2,8 @@
 // (emailStatus: through the service's SMTP_URL, kept in the Outbox under EMAIL_OUTBOX=1, or off), the
 // tenant's `email` settings — sender, reply-to address, the daily digest's hour, how often readers who
 // have not chosen hear of replies, the daily limit per reader — saved with only the fields changed
-// (form-diff.ts; an emptied From or Reply-to is null), each problem of the answer beside its field;
+// (form-diff.ts; an emptied From or Reply-to is null), each problem of the answer beside its field, each
+// field's label and hint as the settings' description gives them (textOf);
 // and "Send test email" (sendTestEmail), whose answer is shown in words.
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
@@ -19,6 +20,7 @@ import { ErrorMessage, Notice, messageOf, useAction, useLoad } from "../ui";
 import { changedFields } from "../form-diff";
 import { SettingsViews } from "./settings-views";
 import { FieldError, type Errors } from "../components/fields";
+import { textOf } from "./settings-fields";
 
 type Status = EmailSettingsQuery["emailStatus"];
 
@@ -181,7 +183,7 @@ function EmailForm({
         <legend>Sender</legend>
         <div>
           <label>
-            From
+            {textOf("email.from").label}
             <input
               name="from"
               defaultValue={current.from ?? ""}
@@ -192,13 +194,13 @@ function EmailForm({
             />
           </label>
           <span id="email-from-hint" class="hint">
-            An address or Name &lt;address&gt;. Empty: the service's own sender.
+            {textOf("email.from").help}
           </span>
           <FieldError idPrefix="err-email-" errors={errors} path="from" />
         </div>
         <div>
           <label>
-            Reply-to
+            {textOf("email.replyTo").label}
             <input
               name="replyTo"
               type="email"
@@ -210,13 +212,13 @@ function EmailForm({
             />
           </label>
           <span id="email-reply-to-hint" class="hint">
-            Where readers' answers to the emails go. Empty: nowhere.
+            {textOf("email.replyTo").help}
           </span>
           <FieldError idPrefix="err-email-" errors={errors} path="replyTo" />
         </div>
         <div>
           <label>
-            SMTP server
+            {textOf("email.smtpUrl").label}
             <input
               name="smtpUrl"
               defaultValue={current.smtpUrl ?? ""}
@@ -227,7 +229,7 @@ function EmailForm({
             />
           </label>
           <span id="email-smtp-hint" class="hint">
-            The tenant's own SMTP server (smtp:// or smtps://), stored encrypted; its password is shown masked. Empty: the service's.
+            {textOf("email.smtpUrl").help}
           </span>
           <FieldError idPrefix="err-email-" errors={errors} path="smtpUrl" />
         </div>
@@ -236,7 +238,7 @@ function EmailForm({
         <legend>Replies and digests</legend>
         <div>
           <label>
-            Default for readers
+            {textOf("email.defaultReplies").label}
             {/* `selected` on the option: a select has no defaultValue, so the server's value must be marked */}
             <select name="defaultReplies" {...describe(errors, "defaultReplies", "email-default-hint")}>
               {REPLIES.map((r) => (
@@ -247,13 +249,13 @@ function EmailForm({
             </select>
           </label>
           <span id="email-default-hint" class="hint">
-            How often a reader who has not chosen hears of replies to their comments.
+            {textOf("email.defaultReplies").help}
           </span>
           <FieldError idPrefix="err-email-" errors={errors} path="defaultReplies" />
         </div>
         <div>
           <label>
-            Digest hour (UTC)
+            {textOf("email.digestHour").label}
             <input
               name="digestHour"
               type="number"
@@ -264,13 +266,13 @@ function EmailForm({
             />
           </label>
           <span id="email-hour-hint" class="hint">
-            0 to 23: the hour daily digests go out.
+            {textOf("email.digestHour").help}
           </span>
           <FieldError idPrefix="err-email-" errors={errors} path="digestHour" />
         </div>
         <div>
           <label>
-            Daily limit per reader
+            {textOf("email.maxPerReaderPerDay").label}
             <input
               name="maxPerReaderPerDay"
               type="number"
@@ -281,7 +283,7 @@ function EmailForm({
             />
           </label>
           <span id="email-limit-hint" class="hint">
-            1 to 1000 emails to one reader in any 24 hours; replies past it are not mailed.
+            {textOf("email.maxPerReaderPerDay").help}
           </span>
           <FieldError idPrefix="err-email-" errors={errors} path="maxPerReaderPerDay" />
         </div>

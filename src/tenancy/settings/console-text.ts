@@ -27,6 +27,13 @@ export function consoleText(): ConsoleText {
       const path = `${prefix}${key}`;
       if (kindOf(inner) === "object" && groupMetaOf(inner)) {
         walk(inner, `${path}.`);
+        // what only a PATCH sends (a secret in the clear) has its words too
+        for (const [name, only] of Object.entries(groupMetaOf(inner)!.patchOnly ?? {})) {
+          const m = unwrap(only).meta;
+          if (m.label === undefined) continue;
+          if (m.help === undefined) throw new Error(`setting ${path}.${name} has a label and no help`);
+          out.settings[`${path}.${name}`] = { label: m.label, help: m.help };
+        }
         const title = groupMetaOf(inner)!.title;
         if (title) {
           const fields = Object.keys((inner as z.ZodObject).shape).filter((n) => out.settings[`${path}.${n}`]);

@@ -20,6 +20,8 @@ const emailAddress = z.string().max(320).email("must be an email address");
 /** What a PATCH may send as `email.smtpUrl`: smtp(s)://[user:password@]host[:port] and nothing else, or null to use the service's. */
 export const smtpUrlPatch = setting(outboundUrl("smtp").nullable(), {
   patchDescription: "smtp://user:password@host:587 or smtps://…, stored encrypted; null: the service's SMTP_URL.",
+  label: "SMTP server",
+  help: "The tenant's own SMTP server (smtp:// or smtps://), stored encrypted; its password is shown masked. Empty: the service's.",
 });
 
 export const EmailSchema = group(
@@ -48,30 +50,40 @@ export const EmailSchema = group(
         default: null,
         description: 'The sender ("Name <address>" or an address); null: the service\'s own.',
         patchDescription: 'An address or "Name <address>"; null: the service\'s own.',
+        label: "From",
+        help: "An address or Name <address>. Empty: the service's own sender.",
       },
     ),
     replyTo: setting(emailAddress.refine(isSingleLine, SINGLE_LINE_RULE).nullable(), {
       default: null,
       description: "Where replies to the emails go; null: nowhere.",
       patchDescription: "An address; null: none.",
+      label: "Reply-to",
+      help: "Where readers' answers to the emails go. Empty: nowhere.",
     }),
     /** the hour (0–23, UTC) the daily digests go out */
     digestHour: setting(z.number().int().min(0).max(23), {
       default: 7,
       description: "The hour (0–23, UTC) the daily digests go out.",
       patchDescription: "0–23 (UTC).",
+      label: "Digest hour (UTC)",
+      help: "0 to 23: the hour daily digests go out.",
     }),
     /** how often a reader who has not chosen hears of replies */
     defaultReplies: setting(z.enum(REPLY_EMAIL_CHOICES), {
       default: "off",
       enumType: REPLY_EMAILS_ENUM,
       description: "How often a reader who has not chosen hears of replies (default off: readers opt in).",
+      label: "Default for readers",
+      help: "How often a reader who has not chosen hears of replies to their comments.",
     }),
     /** at most this many emails to one reader in any 24 hours; replies past it are not mailed */
     maxPerReaderPerDay: setting(z.number().int().min(1).max(1000), {
       default: 20,
       description: "At most this many emails to one reader in any 24 hours (default 20); replies past it are not mailed.",
       patchDescription: "1–1000.",
+      label: "Daily limit per reader",
+      help: "1 to 1000 emails to one reader in any 24 hours; replies past it are not mailed.",
     }),
     /**
      * The tenant's own SMTP server, sealed with the app's SecretBox (src/modules/email/smtp-url.ts):
