@@ -1,5 +1,5 @@
-// Read-your-writes on the answers (contract section 26), with read replicas configured: every write's
-// answer carries X-Service-Consistency, the primary's WAL position read after the write committed
+// Read-your-writes on the answers (contract section 26): every write's answer carries
+// X-Service-Consistency; with read replicas configured, the primary's WAL position read after the write committed
 // (src/db/replicas/consistency-token.ts), and its caller's credentials are noted as a recent writer
 // (src/context/read-routing.ts: its reads stay on the primary for DATABASE_REPLICA_STICKY_MS).
 // A write is an answer below 400 to a POST, PUT, PATCH or DELETE, except on /graphql, where it is a
@@ -8,7 +8,7 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { AppServices } from "../context/request.js";
-import { CONSISTENCY_HEADER, encodeConsistencyToken } from "../db/replicas/consistency-token.js";
+import { CONSISTENCY_HEADER, PRIMARY_TOKEN, encodeConsistencyToken } from "../db/replicas/consistency-token.js";
 
 /** The /graphql requests that ran a mutation, for the answer's hook. */
 export interface WriteMarks {
@@ -23,9 +23,21 @@ export function createWriteMarks(): WriteMarks {
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** Adds the token to every write's answer (nothing without replicas: there every read is the primary's). */
+/**
+ * Adds the token to every write's answer. Without replicas every read is the primary's: the token is
+ * then `PRIMARY_TOKEN` (a position no replica reaches), so the answer says the same as with replicas
+ * without a round trip to read the position, and a token kept from then, sent after replicas are
+ * configured, still reads from the primary.
+ */
 export function mountConsistency(fastify: FastifyInstance, app: AppServices, marks: WriteMarks): void {
-  if (app.db.replicas.size === 0) return;
+  if (app.db.replicas.size === 0) {
+    fastify.addHook("onSend", (req, reply, payload, done) => {
+      if (WRITE_METHODS.has(req.method) && reply.statusCode < 400 && (!req.url.startsWith("/graphql") || marks.marked(req.raw)))
+        reply.header(CONSISTENCY_HEADER, PRIMARY_TOKEN);
+      done(null, payload);
+    });
+    return;
+  }
   fastify.addHook("onSend", async (req, reply, payload) => {
     if (!WRITE_METHODS.has(req.method) || reply.statusCode >= 400) return payload;
     if (req.url.startsWith("/graphql") && !marks.marked(req.raw)) return payload;

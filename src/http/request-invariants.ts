@@ -247,7 +247,7 @@ export const REQUEST_INVARIANTS = {
   },
   "read-your-writes": {
     holds:
-      "With read replicas configured, a write's answer (a mutation; a POST, PUT, PATCH or DELETE below 400) carries X-Service-Consistency and a read's does not; a read's tenant reads go where src/http/database-routes.ts says, unless its token, a recent write of its caller or the replicas' health keep it on the primary.",
+      "A write's answer (a mutation; a POST, PUT, PATCH or DELETE below 400) carries X-Service-Consistency (without read replicas, the token of a position no replica reaches) and a read's does not; with replicas, a read's tenant reads go where src/http/database-routes.ts says, unless its token, a recent write of its caller or the replicas' health keep it on the primary.",
     paths: {
       yoga: {
         kept: "useReadRouting (src/http/graphql/server.ts) routes a query and marks a mutation's request; mountConsistency's onSend hook adds the token",

@@ -32,6 +32,9 @@ export function encodeConsistencyToken(lsn: bigint): string {
   return PREFIX + bytes.toString("base64url");
 }
 
+/** The token of a position no replica reaches: what a write answers without replicas (its reads are the primary's). */
+export const PRIMARY_TOKEN = encodeConsistencyToken(0xffffffffffffffffn);
+
 /**
  * The LSN a token names; `invalid` for a value that is not a token this service wrote (the read then
  * goes to the primary, which has every write: never a stale answer, never a refusal of a browser that
