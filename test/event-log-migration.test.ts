@@ -76,7 +76,8 @@ describe("partitioning a populated event log online", () => {
     await db.query(
       `INSERT INTO events (id, tenant_id, discussion_id, seq, type, payload, occurred_at)
        SELECT gen_random_uuid(), 'bulk-tenant', 'bulk-' || (g % 200), g, 'comment_created', '{"data":{}}'::jsonb,
-              now() - interval '1 second' * g
+              -- one row dated ten days ahead (a clock ahead, or a test's): the boundary must still hold it
+              now() - interval '1 second' * g + CASE WHEN g = 1 THEN interval '10 days' ELSE interval '0' END
          FROM generate_series(1, ${BULK}) g`,
     );
 
