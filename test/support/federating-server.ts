@@ -13,12 +13,17 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startFederatingServer(opts: { inboxPerDomainPerMinute?: number } = {}): Promise<TestServer & { publicUrl: string }> {
+export async function startFederatingServer(
+  opts: { inboxPerDomainPerMinute?: number; env?: Record<string, string> } = {},
+): Promise<TestServer & { publicUrl: string }> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const server = await startServer(
-    { PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1" },
-    { federation: { pollMs: 100, ...opts }, webhooks: { worker: { pollIntervalMs: 50 } } },
+    { PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1", ...opts.env },
+    {
+      federation: { pollMs: 100, ...(opts.inboxPerDomainPerMinute ? { inboxPerDomainPerMinute: opts.inboxPerDomainPerMinute } : {}) },
+      webhooks: { worker: { pollIntervalMs: 50 } },
+    },
   );
   return { ...server, publicUrl };
 }
