@@ -29,6 +29,7 @@ import { mountUnsubscribe } from "./modules/email/http-routes.js";
 import { mountSignIn } from "./modules/sign-in/http-routes.js";
 import { mountOidcSignIn } from "./modules/sign-in/oidc-routes.js";
 import { mountAlertLinks } from "./modules/alerts/http-routes.js";
+import { mountWebmention } from "./modules/webmention/http-routes.js";
 import { emailMode } from "./modules/email/transport.js";
 import type { EmailWorker } from "./modules/email/engine/worker.js";
 import type { FollowWorker } from "./modules/following/engine/fanout.js";
@@ -102,6 +103,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   mountOidcSignIn(fastify, services);
   mountAlertLinks(fastify, services);
   mountFederation(fastify, runtime.federation);
+  mountWebmention(fastify, services);
   mountHealth(fastify, { db: services.db, redis: runtime.redis, email: emailMode(config) });
   mountIndex(fastify, config);
   const workers = createWorkers(runtime);

@@ -42,6 +42,8 @@ import { createAkismetJobs } from "./modules/moderation/engine/akismet-feedback.
 import { createKeyStore } from "./modules/federation/engine/keys.js";
 import { createActivityComposer } from "./modules/federation/engine/delivery.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
+import { createWebmentionJobs, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
+import { createWebhookHttpClient } from "./webhook-delivery/http-client.js";
 
 export interface Runtime {
   services: AppServices;
@@ -237,7 +239,15 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     // ActivityPub activities too: signed by the tenant's actor when the worker claims them
     const federationKeys = createKeyStore({ sql: db.sql, secretBox });
     const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys });
-    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet, activitypub } }, opts.webhooks);
+    // webmentions' sources are fetched through the same SSRF guard, by a client bounded to a page's size
+    const sourceHttp = createWebhookHttpClient({
+      allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS,
+      allowList: config.WEBHOOK_ALLOWLIST,
+      maxResponseBytes: WEBMENTION_MAX_SOURCE_BYTES,
+    });
+    // its writes need the statement services, built below with the worker's nudge
+    const webmention = createWebmentionJobs({ sql: db.sql, http: sourceHttp, clock, statements: () => services });
+    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet, activitypub, webmention } }, opts.webhooks);
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({
@@ -294,6 +304,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
           windowSeconds: 3600,
         }),
       },
+      webmentions: {
+        perSourceDomain: createKeyLimiter({
+          redis,
+          keyPrefix: `${signInKeyPrefix(config.DATABASE_URL)}:webmention-source`,
+          points: config.WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN,
+          windowSeconds: 600,
+        }),
+      },
       discussionAutoCreate: keyLimiters((perMinute) =>
         createKeyLimiter({
           redis,
@@ -337,6 +355,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         await authCache.close();
         origins.close();
         await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));
+        sourceHttp.close();
         await bus.close().catch(() => undefined);
         redis?.disconnect();
         await db.close();

@@ -66,6 +66,7 @@ describe("POST /discussions/{id}/comments", () => {
       score: 0,
       upvotes: 0,
       downvotes: 0,
+      kind: "comment",
     });
     const d = await t.api.get("/api/v1/discussions/post-1");
     expect(d.status).toBe(200);

@@ -46,6 +46,8 @@ const post = (id: string, reader: string, more: { parent?: string; status?: stri
     trustedStatus: "approved",
     trustedReason: null,
     hold: 0,
+    kind: null,
+    createdAt: null,
   });
 
 describe("the write functions answer what write-results.ts declares", () => {
@@ -154,6 +156,34 @@ describe("the write functions answer what write-results.ts declares", () => {
       { sanction: { until: null, reason: "spam", shadow: false, createdAt: expect.any(String) }, rejected: 1 },
       ["comment_rejected"],
     ]);
+    // a webmention (contract section 24): posted as a comment of kind mention, a re-send edits it, its removal deletes it
+    const mention = {
+      source: "https://site.example/a",
+      target: "https://blog.example/wr",
+      discussion: "wr-d",
+      id: "wr-m1",
+      reader: "wm:https://site.example",
+      name: "Site",
+      avatar: null,
+      body: "mentioned",
+      bodyHtml: "<p>mentioned</p>",
+      status: "approved",
+      hold: 0,
+      published: new Date("2026-01-02T03:04:05Z"),
+    };
+    const accepted = await write("eng_accept_mention", mention);
+    expect([accepted.row.kind, accepted.row.createdAt, accepted.types]).toEqual([
+      "mention",
+      "2026-01-02T03:04:05.000Z",
+      ["comment_created"],
+    ]);
+    const again = await write("eng_accept_mention", { ...mention, id: "wr-m2", body: "changed", bodyHtml: "<p>changed</p>" });
+    expect([again.row.id, again.types]).toEqual(["wr-m1", ["comment_edited"]]);
+    const removed = await write("eng_remove_mention", { source: mention.source, target: mention.target, status: "removed", error: "gone" });
+    expect([removed.row?.status, removed.types]).toEqual(["deleted", ["comment_deleted"]]);
+    expect(
+      (await write("eng_remove_mention", { source: "https://none.example/", target: mention.target, status: "rejected", error: "x" })).row,
+    ).toBeNull();
     const deleted = await write("eng_delete_comment", { id: "wr-c2", reader: null, moderator: true });
     expect([deleted.row.status, deleted.types]).toEqual(["deleted", ["comment_deleted"]]);
     const locked = await write("eng_set_discussion_state", { id: "wr-d", to: "locked", event: "discussion_locked" });

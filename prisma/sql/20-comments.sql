@@ -2,11 +2,13 @@
 -- shifts, the write's result (the comment's row with its author) and the comment's JSON, which every
 -- event carrying a comment holds as data.comment (the REST shape; src/events/write-results.ts declares it).
 
-CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
--- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at
+-- p_kind: comment (NULL) or mention (a webmention's: eng_accept_mention); p_created_at: when it was
+-- written, when that is not now (a mention's `published`)
 -- p_status/p_reason: what the body rules, the hook, Akismet and pre-moderation decided for any reader;
 -- p_trusted_status/p_trusted_reason: what they decide for a trusted one (banned words alone)
 DECLARE
@@ -65,9 +67,9 @@ BEGIN
     v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
   END IF;
   IF v_parent_ok THEN
-    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, status, created_at, published_at, moderation_reason)
+    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, status, kind, created_at, published_at, moderation_reason)
     VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, v_status::"CommentStatus",
-            p_at, CASE WHEN v_visible = 1 THEN p_at END, v_reason)
+            COALESCE(p_kind, 'comment')::"CommentKind", COALESCE(p_created_at, p_at), CASE WHEN v_visible = 1 THEN p_at END, v_reason)
     RETURNING * INTO c;
   END IF;
   -- a shadow-banned reader is answered (and their stream told) as if the comment were published
@@ -275,7 +277,8 @@ CREATE OR REPLACE FUNCTION public.eng_comment_row_by(c comments, p_name text, p_
 AS $function$
   SELECT json_build_object(
     'id', c.id, 'tenantId', c.tenant_id, 'discussionId', c.discussion_id, 'parentId', c.parent_id,
-    'depth', c.depth, 'authorId', c.author_id, 'authorName', c.author_name, 'body', c.body, 'bodyHtml', c.body_html, 'status', c.status, 'pinned', c.pinned,
+    'depth', c.depth, 'authorId', c.author_id, 'authorName', c.author_name, 'body', c.body, 'bodyHtml', c.body_html, 'status', c.status,
+    'kind', c.kind, 'pinned', c.pinned,
     'editedAt', eng_iso(c.edited_at), 'deletedAt', eng_iso(c.deleted_at), 'createdAt', eng_iso(c.created_at),
     'reactionCounts', c.reaction_counts::json, 'reactionTotal', c.reaction_total, 'replyCount', c.reply_count,
     'publishedAt', eng_iso(c.published_at), 'moderationReason', c.moderation_reason::json,
@@ -306,7 +309,7 @@ AS $function$
     'body', c.body, 'bodyHtml', c.body_html, 'status', c.status, 'pinned', c.pinned,
     'editedAt', CASE WHEN c.edited_at IS NULL THEN NULL ELSE eng_iso(c.edited_at) END,
     'createdAt', eng_iso(c.created_at), 'reactions', c.reaction_counts::json, 'replyCount', c.reply_count,
-    'score', c.score, 'upvotes', c.upvotes, 'downvotes', c.downvotes)
+    'score', c.score, 'upvotes', c.upvotes, 'downvotes', c.downvotes, 'kind', c.kind)
 $function$;
 
 -- Comment search (src/modules/comments/search.ts): unaccent as an IMMUTABLE function, so that the

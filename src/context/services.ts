@@ -46,6 +46,8 @@ export interface AppServices {
   readerSignIn: { perAddress: KeyLimiter; perEmail: KeyLimiter };
   /** discussions a page's origin may create per minute (settings discussions.autoCreatePerMinute): the limiter of that budget */
   discussionAutoCreate: (perMinute: number) => KeyLimiter;
+  /** webmentions' budget per source domain (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN in 10 minutes; src/modules/webmention/) */
+  webmentions: { perSourceDomain: KeyLimiter };
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
   /** browser origins allowed by CORS_ORIGINS and the tenants' allowedOrigins (src/auth/origins.ts) */

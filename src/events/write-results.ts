@@ -4,7 +4,7 @@
 // function against the database and parses its whole result with them (strict objects: a member a
 // function adds, drops or renames fails it). Nothing parses them on the write path itself.
 import { z } from "zod";
-import { CommentStatus, DiscussionState, ReportReason, ReportStatus } from "../generated/prisma/enums.js";
+import { CommentKind, CommentStatus, DiscussionState, ReportReason, ReportStatus } from "../generated/prisma/enums.js";
 import type { DbFunctionName, DbFunctions } from "../generated/db-functions.js";
 import { STREAM_EVENT_TYPES, type EventType } from "./types.js";
 
@@ -43,6 +43,8 @@ export const commentJson = z.strictObject({
   score: z.number().int(),
   upvotes: count,
   downvotes: count,
+  /** comment, or mention (a webmention: contract section 24) */
+  kind: z.enum(CommentKind),
 });
 export type CommentJson = z.infer<typeof commentJson>;
 
@@ -58,6 +60,7 @@ export const writtenCommentRow = z.strictObject({
   body: z.string(),
   bodyHtml: z.string(),
   status: z.enum(CommentStatus),
+  kind: z.enum(CommentKind),
   pinned: z.boolean(),
   editedAt: time.nullable(),
   deletedAt: time.nullable(),
@@ -152,6 +155,9 @@ export const WRITE_ROWS = {
   eng_auto_lock_discussions: z.strictObject({ locked: count }),
   eng_report_comment: z.strictObject({ report: reportJson, created: z.boolean() }),
   eng_ban_reader: z.strictObject({ sanction: sanctionJson, rejected: count }),
+  eng_accept_mention: writtenCommentRow,
+  /** null: the webmention had no comment to delete */
+  eng_remove_mention: writtenCommentRow.nullable(),
   eng_erase_reader_batch: z.strictObject({
     anonymized: count,
     removed: count,

@@ -10,6 +10,26 @@ export type JsonText = string & { readonly __jsonText: true };
 export const jsonText = (value: unknown): JsonText => JSON.stringify(value) as JsonText;
 
 export interface DbFunctions {
+  /** eng_accept_mention(p_tenant text, p_source text, p_target text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_body_html text, p_status text, p_hold integer, p_published timestamp with time zone, p_at timestamp with time zone) RETURNS json */
+  eng_accept_mention: {
+    args: {
+      tenant: string;
+      source: string;
+      target: string;
+      discussion: string;
+      id: string;
+      reader: string;
+      name: string;
+      avatar: string | null;
+      body: string;
+      bodyHtml: string;
+      status: string;
+      hold: number;
+      published: Date | null;
+      at: Date;
+    };
+    result: "json";
+  };
   /** eng_append_event(p_tenant text, p_discussion text, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone) RETURNS json */
   eng_append_event: {
     args: {
@@ -127,7 +147,7 @@ export interface DbFunctions {
     };
     result: "integer";
   };
-  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone) RETURNS json */
+  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
     args: {
       tenant: string;
@@ -145,6 +165,20 @@ export interface DbFunctions {
       trustedStatus: string;
       trustedReason: JsonText | null;
       hold: number;
+      at: Date;
+      kind: string | null;
+      createdAt: Date | null;
+    };
+    result: "json";
+  };
+  /** eng_remove_mention(p_tenant text, p_source text, p_target text, p_status text, p_error text, p_at timestamp with time zone) RETURNS json */
+  eng_remove_mention: {
+    args: {
+      tenant: string;
+      source: string;
+      target: string;
+      status: string;
+      error: string;
       at: Date;
     };
     result: "json";
@@ -245,6 +279,7 @@ export type DbArgs<F extends DbFunctionName> = DbFunctions[F]["args"];
 
 /** Each function's arguments in the definition's order: the positional call's. */
 export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof DbArgs<F>)[] } = {
+  eng_accept_mention: ["tenant", "source", "target", "discussion", "id", "reader", "name", "avatar", "body", "bodyHtml", "status", "hold", "published", "at"],
   eng_append_event: ["tenant", "discussion", "type", "audience", "reader", "data", "at"],
   eng_auto_lock_discussions: ["at", "limit"],
   eng_ban_reader: ["tenant", "reader", "id", "until", "reason", "shadow", "by", "rejectPending", "at"],
@@ -255,7 +290,8 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "trustedVerdict", "trustedReason", "at"],
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
   eng_event_partitions_ahead: ["now", "days"],
-  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at"],
+  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
+  eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
   eng_set_comment_pinned: ["tenant", "id", "pinned", "at"],
   eng_set_comment_status: ["tenant", "id", "to", "at"],

@@ -207,6 +207,16 @@ export const errors = {
     new AppError(409, "handle_taken", `The fediverse handle ${JSON.stringify(handle)} is taken on this server: choose another.`, {
       extra: { handle },
     }),
+  /** a webmention whose target is no discussion's url of a site with federation on (contract section 24; W3C Webmention §3.2.1) */
+  webmentionTargetUnsupported: () =>
+    new AppError(
+      400,
+      "webmention_target_unsupported",
+      "The target is not a page whose comments this service keeps with webmentions on (no discussion has it as its url, or its site has federation off).",
+    ),
+  /** a webmention from a domain every site it targets blocks (settings federation.blockedDomains) */
+  webmentionSourceBlocked: () =>
+    new AppError(400, "webmention_source_blocked", "Webmentions from the source's domain are not accepted by this site."),
   /** a vote while the tenant's settings say `votes: "off"` (contract section 18) */
   votesDisabled: () => new AppError(409, "votes_disabled", 'Votes are off on this site (settings votes is "off").'),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),

@@ -19,9 +19,11 @@ export interface ComposedRequest {
 
 /**
  * A request; or why the job sends nothing at all (it ends `failed` with this as its last error); or
- * a time before which it must not be tried (its target's circuit is open: given back, no attempt counted).
+ * a time before which it must not be tried (its target's circuit is open: given back, no attempt counted);
+ * or, for a job that makes its own request (a webmention's verification GETs its source:
+ * src/modules/webmention/engine/verify.ts), that it is done (it ends `succeeded`, `done` saying how).
  */
-export type Composed = ComposedRequest | { drop: string } | { defer: Date };
+export type Composed = ComposedRequest | { drop: string } | { defer: Date } | { done: string };
 
 /** What became of a composed request: 2xx or not, and the status (null: no answer). */
 export interface SentOutcome {

@@ -232,6 +232,10 @@ async function deliverMessage(
     await deferJob(deps.sql, job, composed.defer);
     return "held";
   }
+  if ("done" in composed) {
+    const durationMs = deps.clock.now().getTime() - start.getTime();
+    return record(deps, job, start, { ok: true, statusCode: null, durationMs, error: null, retryAfter: undefined }, tunables, answered);
+  }
   const result = await send(
     deps,
     {

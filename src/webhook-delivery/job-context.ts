@@ -44,12 +44,18 @@ export interface BatchContext {
 
 /**
  * The slots' key of another kind's job (ClaimedJob.endpointId): the tenant's alert it goes to, the
- * remote server an ActivityPub activity goes to (across tenants), or the tenant's Akismet.
+ * remote server an ActivityPub activity goes to (across tenants), a webmention's source host, or the
+ * tenant's Akismet.
  */
 const alertTarget = (r: ClaimedRow): string => {
   if (r.kind === "activitypub") {
     const inbox = (r.message as { inbox?: unknown } | null)?.inbox;
     return `activitypub:${typeof inbox === "string" ? (URL.parse(inbox)?.host ?? "") : ""}`;
+  }
+  // a webmention's: its source's host, so one slow site takes one slot whatever the tenants
+  if (r.kind === "webmention") {
+    const source = (r.message as { source?: unknown } | null)?.source;
+    return `webmention:${typeof source === "string" ? (URL.parse(source)?.host ?? "") : ""}`;
   }
   if (r.kind !== "alert") return `${r.kind}:${r.tenantId}`;
   const alertId = (r.message as { alertId?: unknown } | null)?.alertId;

@@ -147,11 +147,11 @@ const CLAIM = `
         LEFT JOIN t_busy tb ON tb.tenant_id = e.tenant_id
        WHERE e.room > 0
     ), others AS (
-      -- due jobs of the other kinds (chat alerts, Akismet, ActivityPub: no endpoint; an ActivityPub
-      -- domain's circuit is its composer's), from the (kind, status, next_attempt_at) index
+      -- due jobs of the other kinds (chat alerts, Akismet, ActivityPub, webmentions: no endpoint; an
+      -- ActivityPub domain's circuit is its composer's), from the (kind, status, next_attempt_at) index
       SELECT d.id, d.next_attempt_at
         FROM webhook_deliveries d
-       WHERE d.kind IN ('alert', 'akismet', 'activitypub') AND d.status = 'pending'
+       WHERE d.kind IN ('alert', 'akismet', 'activitypub', 'webmention') AND d.status = 'pending'
          AND d.next_attempt_at <= $6::timestamptz
          AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
        ORDER BY d.next_attempt_at

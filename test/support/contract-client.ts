@@ -29,6 +29,7 @@ export const COMMENT_FIELDS = [
   "score",
   "upvotes",
   "downvotes",
+  "kind",
 ].sort();
 export const DEFAULT_KINDS = ["like", "love", "laugh", "wow", "sad", "angry"];
 
@@ -238,6 +239,7 @@ export function expectComment(c: any, exact = false) {
   expect(typeof c.replyCount).toBe("number");
   for (const n of [c.score, c.upvotes, c.downvotes]) expect(Number.isInteger(n)).toBe(true);
   expect(c.score).toBe(c.upvotes - c.downvotes);
+  expect(["comment", "mention"]).toContain(c.kind);
 }
 
 /** The event envelope of section 5. */

@@ -3,7 +3,7 @@
 import type { CommentWithAuthor } from "./dto.js";
 
 /** The columns of a comment with its author, as CommentWithAuthor (see rowToComment). */
-export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.body_html, c.status::text AS status,
+export const COMMENT_COLUMNS = `c.id, c.tenant_id, c.discussion_id, c.parent_id, c.depth, c.author_id, c.body, c.body_html, c.status::text AS status, c.kind::text AS kind,
   c.pinned, c.edited_at, c.deleted_at, c.created_at, c.reaction_counts, c.reaction_total, c.reply_count, c.published_at,
   c.moderation_reason, c.upvotes, c.downvotes, c.score, c.vote_best, c.author_name AS own_author_name, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar_url, r.badge AS author_badge`;
 
@@ -17,6 +17,7 @@ export interface CommentSqlRow {
   body: string;
   body_html: string | null;
   status: CommentWithAuthor["status"];
+  kind: CommentWithAuthor["kind"];
   pinned: boolean;
   edited_at: Date | null;
   deleted_at: Date | null;
@@ -50,6 +51,7 @@ export function rowToComment(r: CommentSqlRow): CommentWithAuthor {
     body: r.body,
     bodyHtml: r.body_html,
     status: r.status,
+    kind: r.kind,
     pinned: r.pinned,
     editedAt: r.edited_at,
     deletedAt: r.deleted_at,

@@ -65,6 +65,7 @@ export function commentFromJson(d: CommentJson): CommentWithAuthor {
     score: d.score,
     upvotes: d.upvotes,
     downvotes: d.downvotes,
+    kind: d.kind,
   } as unknown as CommentWithAuthor;
 }
 
@@ -90,6 +91,7 @@ export function commentToJson(c: CommentWithAuthor): CommentJson {
     score: c.score,
     upvotes: c.upvotes,
     downvotes: c.downvotes,
+    kind: c.kind,
   };
 }
 

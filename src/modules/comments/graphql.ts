@@ -5,7 +5,7 @@
 // For moderators (moderate_content): `discussionComments` (every status), `discussionCommentCounts`
 // and a comment's `discussionTitle` / `parent` (moderation-context.ts).
 import { builder } from "../../graphql/builder.js";
-import { CommentStatus as CommentStatuses } from "../../generated/prisma/enums.js";
+import { CommentKind as CommentKinds, CommentStatus as CommentStatuses } from "../../generated/prisma/enums.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
 import { reactionCountsOf, storedBodyHtml, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
@@ -18,6 +18,10 @@ import { Q_MAX_CHARS, searchComments } from "./search.js";
 import { canModerate, isShadowBanned } from "./visibility.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
+export const CommentKind = builder.enumType("CommentKind", {
+  description: "comment: written here (or replying from the fediverse); mention: a webmention, another site's post linking to the page.",
+  values: Object.values(CommentKinds),
+});
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
 const CommentListStatus = builder.enumType("CommentListStatus", { values: LIST_STATUSES });
 const QueueStatus = builder.enumType("ModerationQueueStatus", { values: QUEUE_STATUSES });
@@ -101,6 +105,7 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
         "author is ever shown it.",
       resolve: (c, _a, ctx) => (isShadowBanned(c) && !canModerate(ctx) ? "approved" : c.status),
     }),
+    kind: t.expose("kind", { type: CommentKind, description: "comment, or mention (a webmention: docs/fediverse.md)." }),
     pinned: t.exposeBoolean("pinned"),
     editedAt: t.expose("editedAt", { type: "DateTime", nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),

@@ -115,6 +115,8 @@ export async function postComment(
     // the verdicts, and what the function decides from the reader's row (screening.ts, steps 5-7)
     ...postHandOver(screened, settings.safety.newReaderHold),
     at: ctx.app.clock.now(),
+    kind: null,
+    createdAt: null,
   });
   return commentFromRow(row);
 }

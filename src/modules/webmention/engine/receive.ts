@@ -1,0 +1,83 @@
+// Receiving a webmention (contract section 24; W3C Webmention §3.2): `source` and `target` checked
+// (http(s) URLs, at most 2,048 characters, not the same page), the target found among the discussions'
+// `url`s of the sites with federation on (across tenants: this door finds the tenant), the source's
+// domain neither over its budget (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN in 10 minutes, across
+// instances) nor blocked by the site (federation.blockedDomains); then one `webmentions` row per
+// (site, source, target) and one delivery job of kind `webmention` queued (at most one waiting per
+// mention), verified by the webhook worker (verify.ts). Answered 202 before anything is fetched.
+import type { AppServices } from "../../../context/services.js";
+import { errors } from "../../../lib/errors.js";
+import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
+import { isHttpUrl } from "../../../lib/http-url.js";
+import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { comparableUrl } from "./h-entry.js";
+
+/** At most this many sites' discussions one webmention reaches (one page embedded by several sites). */
+const MAX_TARGET_SITES = 5;
+
+export type ReceiveServices = Pick<AppServices, "sql" | "clock" | "webhooks" | "webmentions">;
+
+/** The mention's two URLs as a form gives them, checked; the spec's 400s otherwise. */
+export function checkMention(form: URLSearchParams): { source: string; target: string } {
+  const problems: { path: string; message: string }[] = [];
+  const source = form.getAll("source");
+  const target = form.getAll("target");
+  for (const [name, values] of [
+    ["source", source],
+    ["target", target],
+  ] as const) {
+    if (values.length !== 1) problems.push({ path: name, message: "must be given once" });
+    else if (!isHttpUrl(values[0])) problems.push({ path: name, message: "must be an http(s) URL of at most 2048 chars" });
+  }
+  if (problems.length) throw errors.invalidParameter(problems);
+  if (comparableUrl(source[0]!) === comparableUrl(target[0]!)) {
+    throw errors.invalidParameter([{ path: "source", message: "must not be the target itself" }]);
+  }
+  return { source: source[0]!, target: target[0]! };
+}
+
+interface TargetRow {
+  tenantId: string;
+  discussionId: string;
+  settings: unknown;
+}
+
+/** Queues the mention's verification for each site whose discussion the target is; what the sender is told when none takes it. */
+export async function receiveMention(app: ReceiveServices, mention: { source: string; target: string }): Promise<number> {
+  const { source, target } = mention;
+  const forms = [...new Set([target, comparableUrl(target)!])];
+  const rows = await app.sql.query<TargetRow>(
+    `SELECT d.tenant_id AS "tenantId", d.id AS "discussionId", t.settings
+       FROM discussions d JOIN tenants t ON t.id = d.tenant_id
+      WHERE d.url = ANY($1::text[]) AND t.settings -> 'federation' ->> 'enabled' = 'true'
+      ORDER BY d.tenant_id LIMIT ${MAX_TARGET_SITES}`,
+    [forms],
+    "eng_webmention_targets",
+  );
+  if (rows.length === 0) throw errors.webmentionTargetUnsupported();
+  const domain = domainOfUrl(source)!;
+  const open = rows.filter((r) => !isDomainListed(domain, resolveSettings(r.settings).federation.blockedDomains));
+  if (open.length === 0) throw errors.webmentionSourceBlocked();
+  await app.webmentions.perSourceDomain.consume(domain);
+  const now = app.clock.now();
+  for (const r of open) {
+    await app.sql.query(
+      `WITH mention AS (
+         INSERT INTO webmentions AS w (tenant_id, source, target, discussion_id, status, received_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5::timestamptz)
+         ON CONFLICT (tenant_id, source, target) DO UPDATE SET discussion_id = EXCLUDED.discussion_id, received_at = EXCLUDED.received_at
+         RETURNING w.tenant_id)
+       INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+       SELECT gen_random_uuid(), m.tenant_id, 'webmention', jsonb_build_object('source', $2::text, 'target', $3::text, 'discussionId', $4::text),
+              $5::timestamptz, $5::timestamptz, $5::timestamptz
+         FROM mention m
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                           WHERE d.kind = 'webmention' AND d.status = 'pending' AND d.tenant_id = $1
+                             AND d.message ->> 'source' = $2::text AND d.message ->> 'target' = $3::text)`,
+      [r.tenantId, source, target, r.discussionId, now],
+      "eng_webmention_queue",
+    );
+  }
+  app.webhooks.worker.nudge();
+  return open.length;
+}
