@@ -246,7 +246,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       maxResponseBytes: WEBMENTION_MAX_SOURCE_BYTES,
     });
     // its writes need the statement services, built below with the worker's nudge
-    const webmention = createWebmentionJobs({ sql: db.sql, http: sourceHttp, clock, statements: () => services });
+    const webmention = createWebmentionJobs({ http: sourceHttp, clock, stores, pipeline: () => services });
     const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet, activitypub, webmention } }, opts.webhooks);
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });

@@ -49,6 +49,7 @@ const TENANT_TABLES = new Set([
   "federation_followers",
   "federation_discussions",
   "federation_objects",
+  "webmentions",
 ]);
 /** Tables tied through a parent row instead: table → [its column, the parent table] (the parent's `id`). */
 const CHILD_TABLES: Record<string, [string, string]> = { webhook_secrets: ["endpoint_id", "webhook_endpoints"] };

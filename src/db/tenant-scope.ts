@@ -35,6 +35,7 @@ export const TENANT_MODELS = new Set([
   "InboxCounter",
   "DiscussionSubscription",
   "FollowJob",
+  "Webmention",
   "Import",
   "ImportStagedComment",
   "ImportStagedDiscussion",

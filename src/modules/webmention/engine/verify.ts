@@ -14,9 +14,8 @@
 // - a refused address, a page too large, not HTML, or another 4xx: rejected, nothing kept;
 // - a timeout, a network failure or a 5xx: the attempt fails and is retried with the tenant's
 //   `delivery` settings (the row keeps the error).
-import type { StatementServices } from "../../../events/statement.js";
-import { runWrite } from "../../../events/statement.js";
-import type { Sql } from "../../../db/sql.js";
+import { runWrite, type WritePipeline } from "../../../events/statement.js";
+import type { TenantStore } from "../../../db/tenant-store.js";
 import { newId } from "../../../lib/ids.js";
 import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
 import { renderThroughParser, sanitizeBodyHtml } from "../../../lib/markdown.js";
@@ -34,11 +33,12 @@ const MAX_REDIRECTS = 3;
 const USER_AGENT = "engagement-service-webmention/1";
 
 export interface WebmentionJobDeps {
-  sql: Sql;
   /** the guarded client bounded to WEBMENTION_MAX_SOURCE_BYTES */
   http: WebhookHttpClient;
-  /** what a write needs (the app's statement services: built after the worker that runs these jobs) */
-  statements: () => StatementServices;
+  /** the tenants' stores: each write runs on its tenant's plain SQL, its id bound as $1 */
+  stores: (tenantId: string) => TenantStore;
+  /** what follows a write's commit (the app's event pipeline: built after the worker that runs these jobs) */
+  pipeline: () => WritePipeline;
   clock: { now(): Date };
 }
 
@@ -58,15 +58,16 @@ class Retry extends Error {}
 
 export function createWebmentionJobs(deps: WebmentionJobDeps): MessageComposer {
   const note = (tenantId: string, m: WebmentionRow, error: string) =>
-    deps.sql.query(
-      "UPDATE webmentions SET error = $4 WHERE tenant_id = $1 AND source = $2 AND target = $3",
-      [tenantId, m.source, m.target, error.slice(0, 500)],
-      "eng_webmention_note",
-    );
+    deps
+      .stores(tenantId)
+      .sql.query(
+        "UPDATE webmentions SET error = $4 WHERE tenant_id = $1 AND source = $2 AND target = $3",
+        [m.source, m.target, error.slice(0, 500)],
+        "eng_webmention_note",
+      );
 
   const remove = (tenantId: string, m: WebmentionRow, status: "removed" | "rejected", error: string) =>
-    runWrite({ app: deps.statements() }, "eng_remove_mention", {
-      tenant: tenantId,
+    runWrite(deps.pipeline(), deps.stores(tenantId).sql, undefined, "eng_remove_mention", {
       source: m.source,
       target: m.target,
       status,
@@ -165,8 +166,7 @@ export function createWebmentionJobs(deps: WebmentionJobDeps): MessageComposer {
     const name = (mention?.authorName ?? new URL(m.source).host).replace(new RegExp(CONTROL_CHARS.source, "g"), " ").trim();
     const now = deps.clock.now();
     const published = mention?.published && mention.published.getTime() <= now.getTime() ? mention.published : null;
-    await runWrite({ app: deps.statements() }, "eng_accept_mention", {
-      tenant: tenantId,
+    await runWrite(deps.pipeline(), deps.stores(tenantId).sql, undefined, "eng_accept_mention", {
       source: m.source,
       target: m.target,
       discussion: m.discussionId,
