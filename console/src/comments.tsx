@@ -3,10 +3,12 @@
 // it replies to, and the actions its
 // status allows — Approve and Reject (distinct colours and labels), Pin / Unpin only on a published
 // (approved) comment, Delete after a confirmation — and why a safety rule or a moderator decided its
-// status (moderationReason), in words.
+// status (moderationReason), in words. A remote reader's comment (the fediverse, a webmention) has its
+// badge and "Block domain" (remote.tsx).
 import { useState } from "preact/hooks";
 import { when } from "./api";
 import { gql } from "./api";
+import { BlockDomainAction, RemoteBadge } from "./remote";
 import {
   ApproveDocument,
   DeleteCommentDocument,
@@ -80,7 +82,7 @@ export function StatusBadge({ status }: { status: CommentStatus }) {
 export function ReaderName({ author }: { author: { id: string; name: string; badge?: string | null } }) {
   return (
     <a class="reader" href={readerHref(author.id)}>
-      <strong>{author.name}</strong> {author.badge && <ReaderBadge badge={author.badge} />}{" "}
+      <strong>{author.name}</strong> {author.badge && <ReaderBadge badge={author.badge} />} <RemoteBadge readerId={author.id} />{" "}
       <span class="muted id-detail">(reader {author.id})</span>
     </a>
   );
@@ -256,6 +258,7 @@ export function CommentActions({ c, onAction, busy }: { c: Moderated; onAction: 
       <button type="button" class="btn-delete" disabled={busy} onClick={() => setConfirming(true)}>
         Delete
       </button>
+      <BlockDomainAction readerId={c.author.id} />
     </div>
   );
 }

@@ -847,6 +847,18 @@ export type TestAlertMutationVariables = Exact<{
 
 export type TestAlertMutation = { testAlert: { ok: boolean, status: number | null, latencyMs: number, error: string | null } };
 
+export type BlockedDomainsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type BlockedDomainsQuery = { settings: { federation: { blockedDomains: Array<string> } } };
+
+export type BlockDomainMutationVariables = Exact<{
+  input: SettingsPatch;
+}>;
+
+
+export type BlockDomainMutation = { updateSettings: { federation: { blockedDomains: Array<string> } } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -2685,3 +2697,21 @@ export const TestAlertDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<TestAlertMutation, TestAlertMutationVariables>;
+export const BlockedDomainsDocument = new TypedDocumentString(`
+    query BlockedDomains {
+  settings {
+    federation {
+      blockedDomains
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<BlockedDomainsQuery, BlockedDomainsQueryVariables>;
+export const BlockDomainDocument = new TypedDocumentString(`
+    mutation BlockDomain($input: SettingsPatch!) {
+  updateSettings(input: $input) {
+    federation {
+      blockedDomains
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<BlockDomainMutation, BlockDomainMutationVariables>;

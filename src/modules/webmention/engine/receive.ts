@@ -9,7 +9,7 @@ import type { AppServices } from "../../../context/services.js";
 import { errors } from "../../../lib/errors.js";
 import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
 import { isHttpUrl } from "../../../lib/http-url.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { comparableUrl } from "./h-entry.js";
 
 /** At most this many sites' discussions one webmention reaches (one page embedded by several sites). */

@@ -20,7 +20,7 @@ import { newId } from "../../../lib/ids.js";
 import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
 import { renderThroughParser, sanitizeBodyHtml } from "../../../lib/markdown.js";
 import { CONTROL_CHARS, READER_NAME_MAX } from "../../../lib/reader-name.js";
-import { resolveSettings } from "../../../tenancy/settings-model.js";
+import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
 import { DeliveryError, type WebhookHttpClient, type WebhookResponse } from "../../../webhook-delivery/http-client.js";
 import { linksTo, readMention, type Mention } from "./h-entry.js";

@@ -1,0 +1,75 @@
+// Remote comments in the console (contract section 24), in headless Chromium: a comment by a
+// fediverse reader (`ap:<actor URL>`) shows a "fediverse" badge, one by a webmention's reader
+// (`wm:<site origin>`) a "webmention" badge, a local one neither; "Block domain" on the fediverse
+// one adds its domain to the settings' federation.blockedDomains (read back over REST), keeping the
+// domains already there. The readers are asserted by the site's backend with those ids (what the
+// badge reads is the id). axe-core; screenshot console-remote.
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type TestServer } from "../support/server.js";
+import { createTestTenant, type TestTenant } from "../support/fixtures.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { expectAccessible, operatorLink, prepareShots, settled, shoot } from "../support/console-page.js";
+import { createOperator } from "../../src/modules/console/engine/operators.js";
+
+const OWNER = "remote.owner@example.com";
+
+let server: TestServer;
+let t: TestTenant;
+let browser: Browser | undefined;
+let context: BrowserContext;
+let page: Page;
+
+describe.skipIf(chromiumMissing)("remote comments in the console", { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    await prepareShots();
+    server = await startServer();
+    t = await createTestTenant(server, "The Remote Times");
+    browser = await launchChromium();
+    await createOperator(server.app.runtime.services, { tenantId: t.tenantId, email: OWNER, role: "owner" });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    await page.goto(operatorLink(server, t.tenantId, OWNER));
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    await settled(page);
+  }, 90_000);
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it("badges fediverse and webmention comments; Block domain adds the domain to blockedDomains", async () => {
+    expect((await t.api.patch("/api/v1/settings", { moderation: "pre", federation: { blockedDomains: ["spam.example"] } })).status).toBe(
+      200,
+    );
+    expect((await t.api.put("/api/v1/discussions/fedi", { title: "Fediverse post" })).status).toBe(201);
+    const ap = await t.reader("ap:https://Social.Example/users/bob", { name: "Bob" });
+    expect((await ap.post("/api/v1/discussions/fedi/comments", { body: "Hello from Mastodon" })).status).toBe(201);
+    const wm = await t.reader("wm:https://alice.example", { name: "Alice" });
+    expect((await wm.post("/api/v1/discussions/fedi/comments", { body: "I wrote about this" })).status).toBe(201);
+    const local = await t.reader("carol", { name: "Carol" });
+    expect((await local.post("/api/v1/discussions/fedi/comments", { body: "Local" })).status).toBe(201);
+
+    await page.goto(`${server.url}/console/#/moderation`);
+    const bob = page.getByRole("listitem", { name: "Comment by Bob in Fediverse post" });
+    const alice = page.getByRole("listitem", { name: "Comment by Alice in Fediverse post" });
+    const carol = page.getByRole("listitem", { name: "Comment by Carol in Fediverse post" });
+    await bob.waitFor();
+    await settled(page);
+    await expect(bob.locator(".remote-badge").textContent()).resolves.toBe("fediverse");
+    await expect(alice.locator(".remote-badge").textContent()).resolves.toBe("webmention");
+    expect(await carol.locator(".remote-badge").count()).toBe(0);
+    expect(await carol.getByRole("button", { name: "Block domain", exact: true }).count()).toBe(0);
+    await expectAccessible(page, "the queue with remote comments");
+
+    await bob.getByRole("button", { name: "Block domain", exact: true }).click();
+    await bob.getByRole("status").filter({ hasText: "Blocked social.example" }).waitFor();
+    await shoot(page, "console-remote");
+    expect((await t.api.get("/api/v1/settings")).body.federation.blockedDomains).toEqual(["spam.example", "social.example"]);
+    // again: nothing added twice
+    await bob.getByRole("button", { name: "Block domain", exact: true }).click();
+    await bob.getByRole("status").filter({ hasText: "Blocked social.example" }).waitFor();
+    expect((await t.api.get("/api/v1/settings")).body.federation.blockedDomains).toEqual(["spam.example", "social.example"]);
+  });
+});
