@@ -21,6 +21,14 @@ export function openApiDocument(version: string): { paths: Record<string, unknow
   } & Record<string, unknown>;
   return {
     ...document,
-    paths: { ...document.paths, ...portabilityPaths, ...unsubscribePaths, ...feedPaths, ...indexablePaths, ...oidcSignInPaths, ...webmentionPaths },
+    paths: {
+      ...document.paths,
+      ...portabilityPaths,
+      ...unsubscribePaths,
+      ...feedPaths,
+      ...indexablePaths,
+      ...oidcSignInPaths,
+      ...webmentionPaths,
+    },
   };
 }
