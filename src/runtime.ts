@@ -27,7 +27,7 @@ import { createAuthCache, tenantRow } from "./auth/auth-cache.js";
 import { resolveSettings } from "./tenancy/settings/resolve.js";
 import { createOriginIndex } from "./auth/origins.js";
 import { createMetrics } from "./lib/metrics.js";
-import { createRetentionJob, type RetentionJob } from "./events/retention.js";
+import { createRetentionJob, type RetentionJob } from "./modules/retention/engine/retention.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
 import { createWebhookRuntime, type WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
@@ -50,7 +50,7 @@ export interface Runtime {
   bus: EventBus;
   /** the command connection (one Redis or a cluster), absent without Redis */
   redis: RedisClient | undefined;
-  /** bounded storage (src/events/retention.ts); started by the app */
+  /** bounded storage (src/modules/retention/engine/retention.ts); started by the app */
   retention: RetentionJob;
   /** chat alerts' messages, composed for the webhook worker (their links' address is set at start: src/workers.ts) */
   alerts: AlertJobs;

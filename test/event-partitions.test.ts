@@ -1,4 +1,4 @@
-// The event log partitioned by UTC day (prisma/sql/75-event-partitions.sql, src/events/retention.ts):
+// The event log partitioned by UTC day (prisma/sql/75-event-partitions.sql, src/modules/retention/engine/retention.ts):
 // an insert never fails (a day with no partition goes to DEFAULT and moves into its partition once the
 // job makes it), replay across a partition boundary is seamless, and retention drops whole partitions
 // while keeping the events a pending webhook delivery still needs. Its own database: the retention
@@ -10,7 +10,7 @@ import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant } from "./support/fixtures.js";
 import { openSse, seqsOf, writeEvent } from "./support/sse.js";
 import { manualClock } from "../src/lib/clock.js";
-import { PARTITION_DAYS_AHEAD } from "../src/events/retention.js";
+import { PARTITION_DAYS_AHEAD } from "../src/modules/retention/engine/retention.js";
 
 let own: Awaited<ReturnType<typeof isolatedDatabase>>;
 let server: TestServer;

@@ -1,4 +1,4 @@
-// Bounded storage (src/events/retention.ts), driven by the injectable clock: events outside every
+// Bounded storage (src/modules/retention/engine/retention.ts), driven by the injectable clock: events outside every
 // replay window go unless a pending delivery still needs them, old delivery-log rows and stale
 // tickets go, one instance at a time, and the work shows in the metrics.
 import { randomUUID } from "node:crypto";

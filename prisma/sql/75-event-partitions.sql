@@ -2,7 +2,7 @@
 -- partitioned by range of occurred_at, one partition per UTC day (events_pYYYYMMDD), beside a DEFAULT
 -- partition (events_default) that takes any row no day partition covers, so an insert never fails. An
 -- installation whose log was one table keeps it as the partition of everything before a boundary
--- (events_legacy). The retention job (src/events/retention.ts) creates the days ahead and drops the
+-- (events_legacy). The retention job (src/modules/retention/engine/retention.ts) creates the days ahead and drops the
 -- days every replay window has left; the conversion runs from the migration and, online, from
 -- src/db/event-log-partitioning.ts.
 

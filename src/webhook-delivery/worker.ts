@@ -7,6 +7,9 @@
  *
  * Time comes from the injected clock; `runOnce()` processes everything due now and returns, so
  * tests can drive a worker step by step with a manual clock.
+ *
+ * It crosses tenants: it is no tenant's request, and it claims whatever jobs are due, of every
+ * tenant, on the app's raw SQL (a job carries its tenant, whose settings and endpoint it reads).
  */
 import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";

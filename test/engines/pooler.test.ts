@@ -20,7 +20,7 @@ import { startWireTap, type WireTap } from "../support/pg-wire-tap.js";
 import { rawSse } from "../support/sse.js";
 
 const MIGRATION_LOCK_ID = 4_207_311_877; // src/db/migrate.ts
-const RETENTION_LOCK_ID = 4_207_311_878; // src/events/retention.ts
+const RETENTION_LOCK_ID = 4_207_311_878; // src/modules/retention/engine/retention.ts
 
 const direct = () => inject("databaseDirectUrl")!;
 /** only the pooler project has one (the default project's include matches this file too: skipped there) */

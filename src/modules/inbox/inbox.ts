@@ -7,7 +7,7 @@
 // rejected, deleted or erased takes its items out of every list at once, by this filter at read time,
 // without a write to each inbox (docs/choices.md); a comment approved again brings them back. The
 // reader's own erasure deletes their items (eng_erase_reader_rest), and the retention job deletes
-// items past their tenant's retentionDays (src/events/retention.ts).
+// items past their tenant's retentionDays (src/modules/retention/engine/retention.ts).
 import { loadTenant, requireReader, tenantIdOf, type RequestContext, store } from "../../context/request.js";
 import { errors, type FieldError } from "../../lib/errors.js";
 import { checkLimit, decodeTimeIdCursor, timeIdCursor, toPage, type Page, type PageArgs } from "../../lib/pagination.js";

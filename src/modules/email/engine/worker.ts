@@ -4,6 +4,8 @@
 // one whole pass, so tests drive it with the injectable clock. Started with the server unless
 // RUN_EMAIL_WORKER=0. A tenant's mail goes through its own SMTP server (email.smtpUrl), else SMTP_URL;
 // with neither (and no EMAIL_OUTBOX) its due replies are dropped.
+// Under engine/: it crosses tenants, no tenant's request, taking whatever mail is due, of every tenant,
+// on the app's raw clients (each item carries its tenant, whose settings it reads).
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { AppServices } from "../../../context/services.js";

@@ -10,6 +10,8 @@
 // resumes after the last batch committed, and a batch redone adds nothing twice (a follower who has
 // an item of the comment, a reply item included, gets none). A failed batch is retried with backoff.
 // After each batch the readers who got an item are announced to their live streams (announceInboxItems, src/modules/inbox/announce.ts).
+// Under engine/: it crosses tenants, no tenant's request, claiming whatever jobs are due, of every
+// tenant, on the app's raw SQL (each job carries its tenant).
 import { announceInboxItems } from "../../inbox/announce.js";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";

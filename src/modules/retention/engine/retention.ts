@@ -23,11 +23,14 @@
 //    from then on: src/modules/inbox/inbox.ts).
 // Time comes from the injectable clock; each pass's deletions show in retention_deleted_total (the
 // rows of a dropped partition counted as events).
+// Under engine/: a pass is no tenant's request — it works on every tenant's rows at once (each kept or
+// deleted by its own tenant's settings, read from the tenants table), so it runs on the app's raw
+// client, never through a tenant's store; built by the composition root (src/runtime.ts).
 import type { Logger } from "pino";
-import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
-import type { Clock } from "../lib/clock.js";
-import type { Metrics } from "../lib/metrics.js";
-import { DEFAULT_SETTINGS } from "../tenancy/settings/tree.js";
+import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
+import type { Clock } from "../../../lib/clock.js";
+import type { Metrics } from "../../../lib/metrics.js";
+import { DEFAULT_SETTINGS } from "../../../tenancy/settings/tree.js";
 
 const LOCK_ID = 4_207_311_878;
 const TICKET_KEEP_MS = 60 * 60_000;
