@@ -129,14 +129,18 @@ describe("a query that forgets the tenant, through tenant A's store", () => {
 
 describe("the guard's picture of the schema is the schema's", () => {
   it("every table with a tenant_id is guarded as a tenant table, and every Prisma model with tenantId is scoped", async () => {
+    // a partition (the event log's days) is reached only through its table, which the guard knows:
+    // named on its own, the guard refuses it as a table it does not know
+    const notPartition = `NOT EXISTS (SELECT 1 FROM pg_class pc JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+                                       WHERE pn.nspname = current_schema() AND pc.relname = table_name AND pc.relispartition)`;
     const { rows } = await db.query<{ table_name: string }>(
       `SELECT table_name FROM information_schema.columns
-        WHERE column_name = 'tenant_id' AND table_schema = current_schema() ORDER BY table_name`,
+        WHERE column_name = 'tenant_id' AND table_schema = current_schema() AND ${notPartition} ORDER BY table_name`,
     );
     expect([...GUARDED_TABLES.tenant].sort()).toEqual(rows.map((r) => r.table_name));
     const models = server.app.runtime.services.prisma as unknown as Record<string, unknown>;
     const { rows: all } = await db.query<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND ${notPartition}`,
     );
     // every other table is the tenants' own, a child of a tenant table, or not tenant data
     const others = all.map((r) => r.table_name).filter((t) => !GUARDED_TABLES.tenant.includes(t));

@@ -64,7 +64,15 @@ export const SCALAR_FIRST = new Set(["eng_iso", "eng_next_digest", "eng_refuse",
  * Functions a background job runs over every tenant at once (never through a tenant's store: there the
  * guard refuses them, as they take no tenant's id first): auto-close (src/modules/discussions/engine/auto-close.ts, through `writeAcrossTenants` in src/events/statement.ts).
  */
-export const ACROSS_TENANTS = new Set(["eng_auto_lock_discussions"]);
+export const ACROSS_TENANTS = new Set([
+  "eng_auto_lock_discussions",
+  // the event log's partitions, kept by retention (src/modules/retention/engine/retention.ts)
+  "eng_event_partition_range",
+  "eng_partition_event_log",
+  "eng_create_event_log",
+  "eng_event_partitions_ahead",
+  "eng_drop_event_partition",
+]);
 
 /** The tables the guard knows, for a test that compares them with the schema. */
 export const GUARDED_TABLES = { tenant: [...TENANT_TABLES], child: Object.keys(CHILD_TABLES), root: ["tenants"] };
