@@ -144,7 +144,9 @@ describe("the guard's picture of the schema is the schema's", () => {
     );
     // every other table is the tenants' own, a child of a tenant table, or not tenant data
     const others = all.map((r) => r.table_name).filter((t) => !GUARDED_TABLES.tenant.includes(t));
-    expect(others.sort()).toEqual([...GUARDED_TABLES.root, ...GUARDED_TABLES.child, "_prisma_migrations", "secret_key_check"].sort());
+    expect(others.sort()).toEqual(
+      [...GUARDED_TABLES.root, ...GUARDED_TABLES.child, ...GUARDED_TABLES.server, "_prisma_migrations", "secret_key_check"].sort(),
+    );
     expect(models).toBeTruthy();
   });
 

@@ -74,8 +74,15 @@ export const ACROSS_TENANTS = new Set([
   "eng_drop_event_partition",
 ]);
 
-/** The tables the guard knows, for a test that compares them with the schema. */
-export const GUARDED_TABLES = { tenant: [...TENANT_TABLES], child: Object.keys(CHILD_TABLES), root: ["tenants"] };
+/**
+ * Tables of no tenant, which the guard refuses to any tenant's statement: the fediverse's state per
+ * remote domain (its breaker and inbox budget) and Fedify's cache of remote documents, both the
+ * server's own (src/modules/federation/engine/), read and written only by engine code.
+ */
+const SERVER_TABLES = ["federation_domains", "federation_kv"];
+
+/** The tables the guard knows (and those it keeps from every tenant), for a test that compares them with the schema. */
+export const GUARDED_TABLES = { tenant: [...TENANT_TABLES], child: Object.keys(CHILD_TABLES), root: ["tenants"], server: SERVER_TABLES };
 
 let loaded: Promise<void> | undefined;
 let ready = false;
