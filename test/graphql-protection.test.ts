@@ -42,11 +42,11 @@ describe("document limits", () => {
 
   it("cost multiplies list sizes through nesting; depth and alias counts are capped", async () => {
     const page = 'comments(discussionId: "x", limit: 100) { items { id author { id } } }';
-    const costly = await gql(server, t.apiKey, { query: aliases(13, page) });
+    const costly = await gql(server, t.apiKey, { query: aliases(14, page) });
     expect(costly.body.errors[0].extensions.code).toBe("query_too_complex");
     expect(costly.body.errors[0].message).toContain("cost");
     const cheap = await gql(server, t.apiKey, {
-      query: aliases(13, 'comments(discussionId: "x", limit: 5) { items { id author { id } } }'),
+      query: aliases(14, 'comments(discussionId: "x", limit: 5) { items { id author { id } } }'),
     });
     expect(cheap.body.errors?.[0]?.extensions?.code).not.toBe("query_too_complex");
     // an ofType chain inside introspection is one level of depth, and itself at most 10 long

@@ -39,7 +39,7 @@ export interface GraphQLLimits {
   maxCost: number;
 }
 
-export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = { maxTokens: 2_000, maxDepth: 10, maxAliases: 30, maxDirectives: 20, maxCost: 5_200 };
+export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = { maxTokens: 2_000, maxDepth: 10, maxAliases: 30, maxDirectives: 20, maxCost: 5_400 };
 
 export const tooComplex = (message: string) =>
   new AppError(400, "query_too_complex", message, { extra: { http: { status: 400, spec: true } } });
