@@ -47,7 +47,9 @@ export function createFederationEngine(
   const kv = createKvStore({ sql: app.sql, clock: app.clock });
   const publicUrl = app.config.PUBLIC_URL;
   let origin: URL | null = publicUrl ? new URL(publicUrl) : null;
-  const federation = buildFederation({ origin: publicUrl, kv, http: app.webhooks.http, fetchTimeoutMs: FETCH_TIMEOUT_MS });
+  // Fedify takes an origin only: a PUBLIC_URL under a path (a service behind a proxy's prefix) gives it
+  // its origin, and the fediverse's ids are then at the host's root (docs/fediverse.md)
+  const federation = buildFederation({ origin: origin?.origin, kv, http: app.webhooks.http, fetchTimeoutMs: FETCH_TIMEOUT_MS });
   const data: FederationData = {
     app,
     keys: deps.keys,
