@@ -26,7 +26,14 @@ export async function applyMigrationsWith(
   before?: string,
 ): Promise<MigrationResult> {
   const all = await readMigrationList(migrationsDir);
-  const migrationsList = before ? { ...all, migrationDirectories: all.migrationDirectories.filter((d) => d.path < before) } : all;
+  const migrationsList = before
+    ? {
+        ...all,
+        migrationDirectories: all.migrationDirectories.filter(
+          (d) => d.path < before || (before.startsWith("!") && d.path !== before.slice(1)),
+        ),
+      }
+    : all;
   const out = await withSchemaEngine(adapter, (engine) => engine.applyMigrations({ migrationsList, filters: emptySchemaFilter }));
   return { applied: out.appliedMigrationNames };
 }
@@ -66,7 +73,7 @@ function wholeScripts(factory: PrismaPg): SqlMigrationAwareDriverAdapterFactory 
 export async function migratePostgres(
   databaseUrl: string,
   opts: OnlinePartitioningOptions & {
-    /** only the migrations before this one (a database as an older release left it: the tests) */
+    /** only the migrations before this one (a database as an older release left it: the tests); `!name`: all but that one */
     before?: string;
   } = {},
 ): Promise<MigrationResult> {
