@@ -19,7 +19,11 @@ interface RelayPage<T> {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-type IslandComment = Omit<CommentJson, "bodyHtml"> & { viewerReactions: string[]; myVote: null; replies?: RelayPage<IslandComment> };
+type IslandComment = Omit<CommentJson, "bodyHtml" | "kind"> & {
+  viewerReactions: string[];
+  myVote: null;
+  replies?: RelayPage<IslandComment>;
+};
 
 export interface ThreadIsland {
   discussionId: string;
@@ -41,8 +45,8 @@ export interface ThreadIsland {
 
 function islandComment(n: ThreadNode): IslandComment {
   // the source is left out (the element shows bodyHtml; a reader's own comment, the only one it edits, comes from a load with their identity),
-  // and bodyHtml is the article's beside the island
-  const { bodyHtml: _, ...json } = commentToJson(n.comment);
+  // and bodyHtml is the article's beside the island; kind too (the element's query does not ask for it)
+  const { bodyHtml: _, kind: _kind, ...json } = commentToJson(n.comment);
   const own = { ...json, body: "", viewerReactions: [], myVote: null };
   if (!n.repliesEnd) return own;
   return { ...own, replies: { edges: n.replies.map((r) => ({ node: islandComment(r) })), pageInfo: n.repliesEnd } };
