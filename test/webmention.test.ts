@@ -189,6 +189,29 @@ describe("POST /webmention", () => {
     expect((await t.api.get(`/api/v1/discussions/${discussion}/comments`)).body.items).toEqual([]);
   });
 
+  it("blocking a domain hides its comments already here, as a moderator's rejection; other comments stay", async () => {
+    const url = "https://blog.example/posts/block-later";
+    const { t, discussion } = await site({}, url);
+    const src = `${origin}/post-block-later`;
+    pages.set("/post-block-later", { html: entry("Mentioned you", url) });
+    expect((await send({ source: src, target: url })).status).toBe(202);
+    const local = await t.as({ key: t.apiKey, identity: await t.identity("local-reader", { name: "Local" }) });
+    expect((await local.post(`/api/v1/discussions/${discussion}/comments`, { body: "a local comment" })).status).toBe(201);
+    const list = () => t.api.get(`/api/v1/discussions/${discussion}/comments`).then((x) => x.body.items as any[]);
+    await until(async () => (await list()).length === 2, "the mention beside the local comment");
+    const mention = (await list()).find((c) => c.kind === "mention")!;
+    expect(mention.author.id).toBe(`wm:${origin}`);
+    // an unrelated domain blocks nothing
+    expect((await t.api.patch("/api/v1/settings", { federation: { blockedDomains: ["elsewhere.example"] } })).status).toBe(200);
+    expect((await list()).map((c) => c.kind).sort()).toEqual(["comment", "mention"]);
+    // the mention's host: hidden from the list and the count, rejected for moderators, audited
+    const host = new URL(origin).hostname;
+    expect((await t.api.patch("/api/v1/settings", { federation: { blockedDomains: ["elsewhere.example", host] } })).status).toBe(200);
+    expect((await list()).map((c) => c.body)).toEqual(["a local comment"]);
+    expect((await t.api.get(`/api/v1/discussions/${discussion}`)).body.counts.comments).toBe(1);
+    expect((await t.api.get(`/api/v1/comments/${mention.id}`)).body.status).toBe("rejected");
+  });
+
   it("refuses a blocked domain, and a source domain past its budget", async () => {
     const url = "https://blog.example/posts/blocked";
     await site({ blockedDomains: ["LOCALHOST"] }, url);

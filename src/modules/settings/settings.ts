@@ -9,6 +9,7 @@ import { generateIdentitySecret } from "../tenants/engine/tenants.js";
 import { applySettingsPatch, checkSettings, resolveSettings } from "../../tenancy/settings/resolve.js";
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from "../../tenancy/settings/tree.js";
 import { recordAudit } from "../audit/audit.js";
+import { newlyBlocked, rejectCommentsOfDomains } from "../moderation/blocked-domains.js";
 import { identitySecretKid } from "../../auth/identity.js";
 import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";
 import { auditedPatch, checkSmtpUrl, sealSmtpUrl } from "../email/smtp-url.js";
@@ -34,7 +35,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   await checkAkismetBaseUrl(ctx, parsed.data);
   await checkSignInEndpoints(ctx, parsed.data);
   await checkAlertUrls(ctx, parsed.data);
-  const { settings, changes } = await writeTx(ctx, tenantId, async (tx) => {
+  const { settings, changes, blocked } = await writeTx(ctx, tenantId, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
@@ -68,12 +69,15 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
       });
     const unsealed = (s: Settings) => withoutAlertUrls(withoutSignInSecrets(withoutAkismetKey(withoutHookSecret(s))));
     const changes = settingsChanges(unsealed(before), unsealed(full.data), parsed.data);
-    return { settings: withShownSecret(full.data, hook.secret), changes };
+    const blocked = newlyBlocked(before.federation.blockedDomains, full.data.federation.blockedDomains);
+    return { settings: withShownSecret(full.data, hook.secret), changes, blocked };
   });
   delete ctx.cache.tenant;
   ctx.app.authCache.invalidateTenant(tenantId);
   ctx.app.rateLimiter.invalidate(tenantId);
   if (parsed.data.allowedOrigins) await ctx.app.origins.refresh();
+  // a newly blocked domain's comments already here are hidden (src/modules/moderation/blocked-domains.ts)
+  await rejectCommentsOfDomains(ctx, blocked);
   await recordAudit(
     ctx,
     "settings.update",
