@@ -151,7 +151,7 @@ describe("walkthrough", () => {
     // what the walkthrough says the reader will see
     expect(out).toContain('"kind":"like","active":true');
     expect(out).toContain('{"value":1,"score":1,"upvotes":1,"downvotes":0}');
-    expect(out).toMatch(/"score":1,"upvotes":1,"downvotes":0,"myVote":1\}\],"nextCursor":null/);
+    expect(out).toMatch(/"score":1,"upvotes":1,"downvotes":0,"kind":"comment","myVote":1\}\],"nextCursor":null/);
     expect(out).toContain('"bodyHtml":"<p><strong>Launch</strong> day, see <a href=\\"https://example.com\\"');
     expect(out).toMatch(/^<p><em>Welcome<\/em> back<\/p>$/m);
     expect(out).toMatch(/^the page begins with the reply's thread: cmt_/m);
