@@ -195,7 +195,7 @@ describe("POST /webmention", () => {
     const src = `${origin}/post-block-later`;
     pages.set("/post-block-later", { html: entry("Mentioned you", url) });
     expect((await send({ source: src, target: url })).status).toBe(202);
-    const local = await t.as({ key: t.apiKey, identity: await t.identity("local-reader", { name: "Local" }) });
+    const local = t.as({ key: t.apiKey, identity: await t.identity("local-reader", { name: "Local" }) });
     expect((await local.post(`/api/v1/discussions/${discussion}/comments`, { body: "a local comment" })).status).toBe(201);
     const list = () => t.api.get(`/api/v1/discussions/${discussion}/comments`).then((x) => x.body.items as any[]);
     await until(async () => (await list()).length === 2, "the mention beside the local comment");
