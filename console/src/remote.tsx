@@ -52,7 +52,7 @@ export function BlockDomainAction({ readerId }: { readerId: string }) {
     setBusy(true);
     blockDomain(domain)
       .then(
-        () => setOutcome({ ok: true, text: `Blocked ${domain}: its new comments are refused.` }),
+        () => setOutcome({ ok: true, text: `Blocked ${domain}: its comments here are rejected and new ones refused.` }),
         (e: unknown) => setOutcome({ ok: false, text: `Not blocked: ${messageOf(e)}` }),
       )
       .finally(() => setBusy(false));

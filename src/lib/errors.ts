@@ -220,7 +220,8 @@ export const errors = {
   /** a vote while the tenant's settings say `votes: "off"` (contract section 18) */
   votesDisabled: () => new AppError(409, "votes_disabled", 'Votes are off on this site (settings votes is "off").'),
   payloadTooLarge: (limit: number) => new AppError(413, "payload_too_large", `The request body is larger than ${limit} bytes.`),
-  unsupportedMediaType: () => new AppError(415, "unsupported_media_type", "Send the body as JSON with Content-Type: application/json."),
+  unsupportedMediaType: (detail = "Send the body as JSON with Content-Type: application/json.") =>
+    new AppError(415, "unsupported_media_type", detail),
   validation: (errs: FieldError[]) =>
     new AppError(422, "validation_failed", errs.map((e) => `${e.path}: ${e.message}`).join("; "), { errors: errs }),
   rateLimited: (retryAfterSeconds: number, headers: Record<string, string> = {}) =>

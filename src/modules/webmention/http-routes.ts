@@ -5,7 +5,7 @@
 // 415 for another body type, 429 past the source domain's budget.
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { AppServices } from "../../context/services.js";
-import { AppError } from "../../lib/errors.js";
+import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
 import { checkMention, receiveMention } from "./engine/receive.js";
 
@@ -25,7 +25,7 @@ export function mountWebmention(fastify: FastifyInstance, app: AppServices): voi
     scope.post<{ Body: unknown }>("/webmention", async (req, reply) => {
       try {
         if (!(req.body instanceof URLSearchParams)) {
-          throw new AppError(415, "unsupported_media_type", "Send source and target as application/x-www-form-urlencoded.");
+          throw errors.unsupportedMediaType("Send source and target as application/x-www-form-urlencoded.");
         }
         await receiveMention(app, checkMention(req.body));
       } catch (err) {
