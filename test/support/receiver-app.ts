@@ -7,7 +7,9 @@ import type { TestTenant } from "./fixtures.js";
 import { eventually, type Receiver } from "./receiver.js";
 
 export const WEBHOOK_TEST_OPTIONS: Partial<WebhookOptions> = {
-  handshakeTimeoutMs: 1_000,
+  // short enough for the test of a receiver that never answers, long enough for a receiver on a loaded
+  // machine (the background handshake of a new endpoint timed out at 1 s once, its endpoint never verified)
+  handshakeTimeoutMs: 3_000,
   worker: { pollIntervalMs: 20, stopGraceMs: 0 },
 };
 
@@ -29,7 +31,7 @@ export async function createVerifiedEndpoint(
   const res = await t.api.post("/api/v1/webhooks", { url: receiver.url, events: ["*"], ...body });
   if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${JSON.stringify(res.body)}`);
   const id = res.body.webhookId as string;
-  await eventually(async () => (await t.api.get(`/api/v1/webhooks/${id}`)).body.verified === true, 5_000);
+  await eventually(async () => (await t.api.get(`/api/v1/webhooks/${id}`)).body.verified === true, 15_000);
   return { webhookId: id, secret: res.body.secret, kid: res.body.kid, body: res.body };
 }
 
