@@ -71,7 +71,8 @@ export default tseslint.config(
     // Tenancy by construction: feature code reaches a tenant's data only through the request's store —
     // `db(ctx)` (the tenant-scoped Prisma client), `store(ctx).sql` (plain SQL whose $1 is the
     // tenant's id, each statement checked by the tenant guard) and `store(ctx).write` (the
-    // event-appending writes, the tenant's id bound as $1 the same way): src/db/tenant-store.ts. The app's raw
+    // event-appending writes, the tenant's id bound as $1 the same way) and `writeTx(ctx, fn)` (a
+    // transaction of the request's tenant, src/events/write-tx.ts): src/db/tenant-store.ts. The app's raw
     // clients are for the engines (`src/modules/*/engine/`: workers and jobs that cross tenants, and
     // the doors that find the tenant — sign-in, one-click unsubscribe, tenant creation).
     files: ["src/modules/**/*.ts"],
@@ -93,6 +94,11 @@ export default tseslint.config(
           selector:
             "ImportDeclaration[source.value=/generated\\/prisma\\/client\\.js$/] ImportSpecifier[imported.name='PrismaClient'], ImportDeclaration[source.value=/db\\/sql\\.js$/]",
           message: "The raw clients are for engines (src/modules/*/engine/); feature code uses db(ctx) and store(ctx).sql.",
+        },
+        {
+          selector: "CallExpression[callee.name='writeTx'][arguments.length>2]",
+          message:
+            "Feature code's transactions are its request's tenant's: writeTx(ctx, fn) (src/events/write-tx.ts) takes the tenant from ctx; a transaction of a tenant named by hand (across tenants) belongs in an engine/ folder.",
         },
         {
           selector: "ImportDeclaration[source.value=/events\\/statement\\.js$/]",

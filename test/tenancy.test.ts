@@ -11,6 +11,7 @@ import { TENANT_MODELS } from "../src/db/tenant-scope.js";
 import type { TenantStore } from "../src/db/tenant-store.js";
 import { store, type RequestContext } from "../src/context/request.js";
 import { AppError } from "../src/lib/errors.js";
+import { writeTx } from "../src/events/write-tx.js";
 
 let server: TestServer;
 let a: TestTenant;
@@ -120,6 +121,38 @@ describe("a query that forgets the tenant, through tenant A's store", () => {
     // and A's own comment is written as asked
     const mine = await store(ctxA).write("eng_set_comment_pinned", { id: ours, pinned: true, at: new Date() });
     expect(mine).toMatchObject({ id: ours, pinned: true });
+  });
+
+  it("a transaction: writeTx(ctx) is the request's tenant's; a statement on B's rows in it is refused before it runs", async () => {
+    const ctxA = {
+      app: server.app.runtime.services,
+      principal: { kind: "admin", tenantId: a.tenantId, subject: "tenancy-test", capabilities: new Set(["manage_settings"]) },
+      identityToken: null,
+      cache: {},
+    } satisfies RequestContext;
+    const body = async () => (await db.query("SELECT body FROM comments WHERE id = $1", [theirs])).rows[0].body;
+    // written the wrong way: B's row by id alone, under B's id passed as a value, or by a literal id
+    const wrong: ((tx: Parameters<Parameters<typeof writeTx>[1]>[0]) => Promise<unknown>)[] = [
+      (tx) => tx.$executeRaw`UPDATE comments SET body = 'changed' WHERE id = ${theirs}`,
+      (tx) => tx.$executeRaw`UPDATE comments SET body = 'changed' WHERE tenant_id = ${b.tenantId} AND id = ${theirs}`,
+      (tx) => tx.$executeRawUnsafe(`DELETE FROM comments WHERE tenant_id = '${b.tenantId}' AND id = $1`, theirs),
+      (tx) => tx.$queryRaw`SELECT body FROM comments WHERE tenant_id = ${a.tenantId} OR id = ${theirs}`,
+    ];
+    for (const fn of wrong) await expect(writeTx(ctxA, fn)).rejects.toBeInstanceOf(TenantGuardRefusal);
+    // a model write of B's row finds nothing to change in A's transaction
+    expect(
+      await writeTx(ctxA, async (tx) => (await tx.comment.updateMany({ where: { id: theirs }, data: { body: "changed" } })).count),
+    ).toBe(0);
+    expect(await body()).toBe("B's secret comment");
+    // the same statement tied to A's own id runs, on A's row only
+    const mine = await writeTx(
+      ctxA,
+      (tx) => tx.$queryRaw<{ id: string }[]>`
+      UPDATE comments SET body = body WHERE tenant_id = ${a.tenantId} AND id IN (${ours}, ${theirs}) RETURNING id`,
+    );
+    expect(mine).toEqual([{ id: ours }]);
+    // no caller, no tenant: refused as a request without credentials is
+    await expect(writeTx({ ...ctxA, principal: null }, async () => 1)).rejects.toMatchObject({ code: "unauthenticated" });
   });
 
   it("the API answers 404 for B's comment with A's key", async () => {

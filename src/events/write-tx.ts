@@ -3,8 +3,16 @@
 // Idempotency-Key the transaction also records its result for the key (sealed: it may hold a secret
 // shown once), and a repeat of a request whose answer was lost gets that result back instead of
 // writing again (src/idempotency/records.ts).
+//
+// Feature code writes as the request's tenant: `writeTx(ctx, fn)` takes the tenant from the caller
+// (its principal, as `store(ctx)` does), so no call site names a tenant by hand. Naming it,
+// `writeTx(caller, tenantId, fn)`, is for work that crosses tenants (an engine/ folder, saying why)
+// and the tests that drive the transaction alone; lint refuses it in feature code. Either way the
+// transaction is the tenant's scoped client: its model queries are filtered by the tenant and its
+// raw statements pass the tenant guard (src/db/tenant-scope.ts) before they run.
 import type { ScopedPrisma, ScopedTx } from "../db/tenant-scope.js";
-import { databaseRefusal } from "../lib/errors.js";
+import { databaseRefusal, errors } from "../lib/errors.js";
+import type { Principal } from "../auth/principal.js";
 import type { IdempotencyRecords, IdempotencyScope } from "../idempotency/records.js";
 import { claimPendingKey } from "./statement.js";
 
@@ -22,7 +30,27 @@ export interface TxCaller {
   idempotency?: IdempotencyScope | undefined;
 }
 
-export async function writeTx<T>(caller: TxCaller, tenantId: string, fn: (tx: ScopedTx) => Promise<T>): Promise<T> {
+/** A request's caller: whose tenant it writes (no principal: 401, as `tenantIdOf(ctx)` answers). */
+export interface TenantTxCaller extends TxCaller {
+  principal: Pick<Principal, "tenantId"> | null;
+}
+
+/** A transaction of the caller's own tenant (the request's principal's). */
+export function writeTx<T>(ctx: TenantTxCaller, fn: (tx: ScopedTx) => Promise<T>): Promise<T>;
+/** A transaction of a tenant named by hand: engines only (work across tenants), and tests. */
+export function writeTx<T>(caller: TxCaller, tenantId: string, fn: (tx: ScopedTx) => Promise<T>): Promise<T>;
+export function writeTx<T>(
+  caller: TxCaller | TenantTxCaller,
+  tenantOrFn: string | ((tx: ScopedTx) => Promise<T>),
+  fn?: (tx: ScopedTx) => Promise<T>,
+): Promise<T> {
+  if (typeof tenantOrFn === "string") return tenantTx(caller, tenantOrFn, fn!);
+  const principal = (caller as TenantTxCaller).principal;
+  if (!principal) return Promise.reject(errors.unauthenticated());
+  return tenantTx(caller, principal.tenantId, tenantOrFn);
+}
+
+async function tenantTx<T>(caller: TxCaller, tenantId: string, fn: (tx: ScopedTx) => Promise<T>): Promise<T> {
   const { app, idempotency: scope } = caller;
   // a key its first write was to claim: a transaction claims it first, in a statement of its own
   const pending = scope?.pending;

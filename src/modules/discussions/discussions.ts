@@ -36,7 +36,7 @@ export async function upsertDiscussion(
     ...(parsed.data.url !== undefined ? { url: parsed.data.url } : {}),
   };
   const tenantId = tenantIdOf(ctx);
-  return writeTx(ctx, tenantId, async (tx) => {
+  return writeTx(ctx, async (tx) => {
     const rows = await tx.$queryRaw<{ created: boolean }[]>`
       INSERT INTO discussions (tenant_id, id, title, url, updated_at)
       VALUES (${tenantId}, ${id}, ${parsed.data.title ?? null}, ${parsed.data.url ?? null}, now())

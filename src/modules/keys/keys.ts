@@ -83,7 +83,7 @@ async function insertKey(
 ): Promise<CreatedApiKey> {
   const tenantId = tenantIdOf(ctx);
   const generated = generateApiKey(kind);
-  const created = await writeTx(ctx, tenantId, async (tx) => {
+  const created = await writeTx(ctx, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
@@ -132,7 +132,7 @@ export async function listApiKeys(ctx: RequestContext, args: PageArgs, kind: Key
 /** Revokes a key (idempotent: an already revoked key keeps its revocation time). Effective on the next request. */
 export async function revokeApiKey(ctx: RequestContext, id: string, kind: KeyKind = "secret"): Promise<ApiKey> {
   const tenantId = tenantIdOf(ctx);
-  const key = await writeTx(ctx, tenantId, async (tx) => {
+  const key = await writeTx(ctx, async (tx) => {
     await tx.apiKey.updateMany({ where: { id, kind, revokedAt: null }, data: { revokedAt: ctx.app.clock.now() } });
     const found = await tx.apiKey.findFirst({ where: { id, kind } });
     if (!found) throw errors.notFound(kind === "secret" ? "API key" : "Publishable key");

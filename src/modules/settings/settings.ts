@@ -35,7 +35,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   await checkAkismetBaseUrl(ctx, parsed.data);
   await checkSignInEndpoints(ctx, parsed.data);
   await checkAlertUrls(ctx, parsed.data);
-  const { settings, changes, blocked } = await writeTx(ctx, tenantId, async (tx) => {
+  const { settings, changes, blocked } = await writeTx(ctx, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
     await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`;
@@ -133,7 +133,7 @@ export async function rotateIdentitySecret(ctx: RequestContext): Promise<Rotated
   const overlapHours = resolveSettings(tenant.settings).identity.secretOverlapHours;
   const secret = generateIdentitySecret();
   const previousSecretExpiresAt = overlapHours > 0 ? new Date(ctx.app.clock.now().getTime() + overlapHours * 3_600_000) : null;
-  await writeTx(ctx, tenantId, (tx) =>
+  await writeTx(ctx, (tx) =>
     tx.tenant.update({
       where: { id: tenantId },
       data: {

@@ -54,7 +54,7 @@ export async function createWebhook(ctx: RequestContext, input: unknown): Promis
   const challenge = newChallenge();
   const now = ctx.app.clock.now();
   const id = newId("wh");
-  const endpoint = await writeTx(ctx, tenantId, async (tx) => {
+  const endpoint = await writeTx(ctx, async (tx) => {
     const created = await tx.webhookEndpoint.create({
       data: {
         id,
@@ -90,7 +90,7 @@ export async function updateWebhook(ctx: RequestContext, id: string, input: unkn
   const url = data.url === undefined ? undefined : await checkUrl(ctx, data.url);
   const tenantId = tenantIdOf(ctx);
   const challenge = newChallenge();
-  const { endpoint, urlChanged } = await writeTx(ctx, tenantId, async (tx) => {
+  const { endpoint, urlChanged } = await writeTx(ctx, async (tx) => {
     await tx.$queryRaw`SELECT id FROM webhook_endpoints WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
     const current = await tx.webhookEndpoint.findUnique({ where: { id } });
     if (!current) throw errors.notFound("Webhook");
@@ -116,7 +116,7 @@ export async function updateWebhook(ctx: RequestContext, id: string, input: unkn
 /** Deletes the endpoint with its secrets, queued jobs and attempt log. */
 export async function deleteWebhook(ctx: RequestContext, id: string): Promise<boolean> {
   // a transaction of its own so that, under an Idempotency-Key, a retry after a lost answer is 204 again
-  await writeTx(ctx, tenantIdOf(ctx), async (tx) => {
+  await writeTx(ctx, async (tx) => {
     const { count } = await tx.webhookEndpoint.deleteMany({ where: { id } });
     if (count === 0) throw errors.notFound("Webhook");
   });
@@ -131,7 +131,7 @@ const enabledState = () => {
 
 /** Console (admin JWT) re-enable: active again (breaker.enable), failure count and circuit reset; held jobs resume. */
 export async function enableWebhook(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
-  await writeTx(ctx, tenantIdOf(ctx), async (tx) => {
+  await writeTx(ctx, async (tx) => {
     const { count } = await tx.webhookEndpoint.updateMany({ where: { id }, data: { ...enabledState(), disabledAt: null } });
     if (count === 0) throw errors.notFound("Webhook");
   });

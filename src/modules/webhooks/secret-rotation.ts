@@ -19,7 +19,7 @@ export async function rotateWebhookSecret(ctx: RequestContext, id: string): Prom
   const now = ctx.app.clock.now();
   const previousKidValidUntil = new Date(now.getTime() + ROTATION_OVERLAP_MS);
   const secret = generateSecret();
-  const kid = await writeTx(ctx, tenantId, async (tx) => {
+  const kid = await writeTx(ctx, async (tx) => {
     // One rotation at a time per endpoint.
     const locked = await tx.$queryRaw<{ id: string }[]>`
       SELECT id FROM webhook_endpoints WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
