@@ -11,7 +11,7 @@ import { TENANT_MODELS } from "../src/db/tenant-scope.js";
 import type { TenantStore } from "../src/db/tenant-store.js";
 import { store, type RequestContext } from "../src/context/request.js";
 import { AppError } from "../src/lib/errors.js";
-import { writeTx } from "../src/events/write-tx.js";
+import { writeTx, type ScopedTx } from "../src/events/write-tx.js";
 
 let server: TestServer;
 let a: TestTenant;
@@ -132,7 +132,7 @@ describe("a query that forgets the tenant, through tenant A's store", () => {
     } satisfies RequestContext;
     const body = async () => (await db.query("SELECT body FROM comments WHERE id = $1", [theirs])).rows[0].body;
     // written the wrong way: B's row by id alone, under B's id passed as a value, or by a literal id
-    const wrong: ((tx: Parameters<Parameters<typeof writeTx>[1]>[0]) => Promise<unknown>)[] = [
+    const wrong: ((tx: ScopedTx) => Promise<unknown>)[] = [
       (tx) => tx.$executeRaw`UPDATE comments SET body = 'changed' WHERE id = ${theirs}`,
       (tx) => tx.$executeRaw`UPDATE comments SET body = 'changed' WHERE tenant_id = ${b.tenantId} AND id = ${theirs}`,
       (tx) => tx.$executeRawUnsafe(`DELETE FROM comments WHERE tenant_id = '${b.tenantId}' AND id = $1`, theirs),

@@ -84,6 +84,60 @@ export const SETTINGS_TEXT = {
     label: "Inbox items kept (days)",
     help: "How long replies and followed comments stay in a reader's inbox (1–3650).",
   },
+  "safety.bannedWords": { label: "Banned words (one per line)", help: "a comment with one is rejected" },
+  "safety.suspectWords": { label: "Suspect words (one per line)", help: "a comment with one is held for a moderator" },
+  "safety.maxLinks": { label: "Maximum links", help: "A comment with more links is held. Empty: no limit." },
+  "safety.newReaderHold": {
+    label: "New reader hold",
+    help: "A reader's first n comments are held until one of theirs is approved. 0: off.",
+  },
+  "safety.reportThreshold": { label: "Report threshold", help: "Distinct readers whose reports put a comment in the Reported view." },
+  "safety.reportAction": {
+    label: "Report action",
+    options: {
+      queue: { label: "queue (stays visible, listed as reported)" },
+      hold: { label: "hold (taken out of public view until a moderator decides)" },
+    },
+  },
+  "safety.hook": {
+    label: "Moderation hook",
+    help: "Your classifier: each new or edited comment is POSTed to it, signed, and its answer (approve, hold or reject) decides. Empty URL: no hook.",
+  },
+  "safety.hook.url": { label: "Hook URL" },
+  "safety.hook.timeoutMs": { label: "Timeout (ms)", help: "100 to 5,000; 1,500 by default." },
+  "safety.hook.onTimeout": { label: "On timeout or failure" },
+  "safety.akismet": {
+    label: "Akismet",
+    help: "Akismet's spam check of each new comment, before it is written: spam is held for a moderator (or rejected when Akismet says it is not worth a look). A slow or failing Akismet never stops a comment: after 2 seconds it is written as usual. Approving or rejecting a comment tells Akismet.",
+  },
+  "safety.akismet.blog": { label: "Blog URL", help: "Your site's address, as you registered it with Akismet." },
+  "safety.akismet.baseUrl": {
+    label: "Base URL",
+    help: "Optional: an Akismet-compatible API at another address. Empty: https://rest.akismet.com.",
+  },
+  "safety.akismet.apiKey": {
+    label: "API key",
+    help: "Your Akismet API key: stored encrypted, never shown again.",
+    storedHelp: "A key is set; it is never shown. Leave this empty to keep it, or type a new one to replace it.",
+  },
+  "identity.providers": { label: "Providers" },
+  "identity.providers.issuer": { label: "Issuer", help: "OpenID Connect: its discovery document names the key set." },
+  "identity.providers.jwksUri": {
+    label: "Key set URL (jwksUri)",
+    help: "Only when the provider has no discovery; with it, any issuer its keys sign for is accepted unless Issuer is given too.",
+  },
+  "identity.providers.audience": {
+    label: "Audience (one per line)",
+    help: "A token's aud must be one of these: your client_id for ID tokens, your API's audience for access tokens.",
+  },
+  "identity.providers.algorithms": { label: "Algorithms" },
+  "identity.providers.claims.name": { label: "Name claim", help: "the reader's display name" },
+  "identity.providers.claims.picture": { label: "Picture claim", help: "their avatar URL" },
+  "identity.providers.claims.email": { label: "Email claim", help: "their email" },
+  "identity.secretOverlapHours": {
+    label: "Secret overlap (hours)",
+    help: "After a rotation (Settings › General), the secret before keeps verifying this long. 0 to 720; 0: it stops at once.",
+  },
   "email.from": { label: "From", help: "An address or Name <address>. Empty: the service's own sender." },
   "email.replyTo": { label: "Reply-to", help: "Where readers' answers to the emails go. Empty: nowhere." },
   "email.digestHour": { label: "Digest hour (UTC)", help: "0 to 23: the hour daily digests go out." },
@@ -114,6 +168,67 @@ export const SETTINGS_TEXT = {
   autoLockAfterDays: {
     label: "Close discussions after (days, 0 = never)",
     help: "A discussion this old (from its creation) is locked within a minute: it can be read, not commented on.",
+  },
+  "signIn.methods": {
+    label: "Methods",
+    options: {
+      email: { label: "Email link", help: "A one-time link sent to the reader's address (through your tenant's email settings)." },
+      oidc: {
+        label: "Sign in with a provider (OpenID Connect / OAuth 2)",
+        help: "A button for each provider below, such as GitHub, Google or your own OpenID Connect server.",
+      },
+      guest: { label: "Guests", help: "A name (and an address if you ask for one) behind a proof-of-work check instead of a captcha." },
+    },
+  },
+  "signIn.oidc": { label: "Providers" },
+  "signIn.oidc.id": {
+    label: "Id",
+    help: "Lower-case letters, digits and hyphens; it names the redirect URI and prefixes its readers' ids.",
+  },
+  "signIn.oidc.label": { label: "Label", help: 'The button says "Sign in with <label>".' },
+  "signIn.oidc.issuer": {
+    label: "Issuer",
+    help: "OpenID Connect: the endpoints come from its discovery document. Leave empty for plain OAuth 2 and give the three endpoints.",
+  },
+  "signIn.oidc.authorizationEndpoint": { label: "Authorization endpoint" },
+  "signIn.oidc.tokenEndpoint": { label: "Token endpoint" },
+  "signIn.oidc.userinfoEndpoint": { label: "Userinfo endpoint" },
+  "signIn.oidc.clientId": { label: "Client id" },
+  "signIn.oidc.scopes": {
+    label: "Scopes (space-separated)",
+    help: "Empty: openid email profile with an issuer, the provider's default without one.",
+  },
+  "signIn.oidc.clientSecret": {
+    label: "Client secret",
+    help: "Required: stored encrypted and never shown again.",
+    storedHelp: "A secret is stored (it is never shown): leave this empty to keep it, or type a new one to replace it.",
+  },
+  "signIn.guest.requireEmail": { label: "Guests must give an email address" },
+  "signIn.guest.moderation": {
+    label: "Hold guests' comments for review",
+    help: "Held comments wait in the moderation queue until approved; unticked, guests' comments follow the tenant's moderation setting.",
+  },
+  "signIn.sessionDays": {
+    label: "Session length (days)",
+    help: "How long a reader stays signed in, 1 to 365 days. Signing out ends a session at once; so does a ban.",
+  },
+  "alerts.kind": {
+    label: "Chat",
+    help: "The message is written in this chat's format.",
+    options: { slack: { label: "Slack" }, discord: { label: "Discord" } },
+  },
+  "alerts.on": {
+    label: "Send when",
+    options: {
+      pending: { label: "A new comment is held for review" },
+      hook_hold: { label: "The moderation hook holds a new comment" },
+      reported: { label: "Readers report a comment (at the report threshold)" },
+    },
+  },
+  "alerts.url": {
+    label: "Incoming webhook URL",
+    help: "The channel's incoming webhook (https), stored encrypted and never shown again.",
+    storedHelp: "Saved, shown masked: {shown}. Leave empty to keep it; type a new URL to replace it.",
   },
 } as const;
 /** The groups of number settings the forms show as fieldsets: their titles and settings. */

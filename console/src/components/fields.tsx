@@ -33,6 +33,7 @@ export interface ProviderFieldsProps<D> {
  * (a `blank` draft), disabled at `max`, with the count.
  */
 export function ProviderList<D extends { key: number }>({
+  title,
   titleId,
   countId,
   path,
@@ -45,6 +46,8 @@ export function ProviderList<D extends { key: number }>({
   message,
   children,
 }: {
+  /** the list's heading: its setting's label */
+  title: string;
   titleId: string;
   countId: string;
   path: string;
@@ -61,7 +64,7 @@ export function ProviderList<D extends { key: number }>({
   const count = drafts.length;
   return (
     <>
-      <h2 id={titleId}>Providers</h2>
+      <h2 id={titleId}>{title}</h2>
       {message}
       <FieldError errors={errors} path={path} />
       {count === 0 && <p>{empty}</p>}

@@ -2,13 +2,15 @@
 // form never holds the saved one, it says the key is set; left empty it keeps it, typed it replaces
 // it), the blog and an optional base URL — and "Verify key" (verifyAkismetKey), which asks Akismet,
 // from the service, about the key and blog the form shows (an empty key field: the saved key) and
-// says what it answered. Verifying saves nothing.
+// says what it answered. Verifying saves nothing. The settings' labels and help are the settings'
+// description's (src/tenancy/settings/safety.ts, through console/src/settings-text.ts).
 import { useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import { gql } from "../api";
 import { VerifyAkismetKeyDocument, type AkismetKeyInput, type VerifyAkismetKeyMutation } from "../gql/graphql";
 import { ErrorMessage, useAction } from "../ui";
 import { FieldError, type Errors } from "../components/fields";
+import { secretHelp, textOf } from "./settings-fields";
 
 export const DEFAULT_AKISMET_BASE_URL = "https://rest.akismet.com";
 
@@ -62,11 +64,9 @@ export function AkismetFields({ saved, errors }: { saved: { blog: string; baseUr
   const current = akismetSaved(saved);
   return (
     <fieldset class="akismet">
-      <legend>Akismet</legend>
+      <legend>{textOf("safety.akismet").label}</legend>
       <p class="hint" id="akismet-hint">
-        Akismet's spam check of each new comment, before it is written: spam is held for a moderator (or rejected when Akismet says it is
-        not worth a look). A slow or failing Akismet never stops a comment: after 2 seconds it is written as usual. Approving or rejecting a
-        comment tells Akismet.
+        {textOf("safety.akismet").help}
       </p>
       <label class="check">
         <input
@@ -79,16 +79,9 @@ export function AkismetFields({ saved, errors }: { saved: { blog: string; baseUr
         Check new comments with Akismet
       </label>
       <FieldError errors={errors} path="akismet" />
-      <Field
-        id="akismet-key-hint"
-        hint={
-          saved
-            ? "A key is set; it is never shown. Leave this empty to keep it, or type a new one to replace it."
-            : "Your Akismet API key: stored encrypted, never shown again."
-        }
-      >
+      <Field id="akismet-key-hint" hint={secretHelp("safety.akismet.apiKey", saved !== null)}>
         <label>
-          API key
+          {textOf("safety.akismet.apiKey").label}
           <input
             name="akismet.apiKey"
             type="password"
@@ -103,9 +96,9 @@ export function AkismetFields({ saved, errors }: { saved: { blog: string; baseUr
         </label>
         <FieldError errors={errors} path="akismet.apiKey" />
       </Field>
-      <Field id="akismet-blog-hint" hint="Your site's address, as you registered it with Akismet.">
+      <Field id="akismet-blog-hint" hint={textOf("safety.akismet.blog").help}>
         <label>
-          Blog URL
+          {textOf("safety.akismet.blog").label}
           <input
             name="akismet.blog"
             type="url"
@@ -118,9 +111,9 @@ export function AkismetFields({ saved, errors }: { saved: { blog: string; baseUr
         </label>
         <FieldError errors={errors} path="akismet.blog" />
       </Field>
-      <Field id="akismet-base-hint" hint={`Optional: an Akismet-compatible API at another address. Empty: ${DEFAULT_AKISMET_BASE_URL}.`}>
+      <Field id="akismet-base-hint" hint={textOf("safety.akismet.baseUrl").help}>
         <label>
-          Base URL
+          {textOf("safety.akismet.baseUrl").label}
           <input
             name="akismet.baseUrl"
             type="url"

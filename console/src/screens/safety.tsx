@@ -3,6 +3,8 @@
 // threshold and action, the moderation hook and Akismet (./safety-akismet.tsx). Saving sends only the
 // safety fields the operator changed (form-diff.ts) through the settings mutation, so nothing else
 // (moderation among them) is written back; each problem of the answer is shown beside the field it names.
+// The settings' labels and help are the settings' description's (src/tenancy/settings/safety.ts,
+// through console/src/settings-text.ts); the fieldsets that group them ("Word lists", "Thresholds") are the form's.
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
 import { SafetySettingsDocument, UpdateSafetyDocument, type SafetyFieldsFragment, type SafetySettingsPatch } from "../gql/graphql";
@@ -11,6 +13,7 @@ import { changedFields } from "../form-diff";
 import { HookSecret, HookTest } from "./safety-hook";
 import { AkismetFields, akismetSaved, readAkismet, type AkismetEdit } from "./safety-akismet";
 import { FieldError, type Errors } from "../components/fields";
+import { optionsOf, textOf } from "./settings-fields";
 
 type Safety = SafetyFieldsFragment;
 /** The settings as the form compares them: Akismet's key only when one is typed. */
@@ -199,15 +202,15 @@ export function SafetyScreen() {
             <div class="word-lists">
               <WordList
                 name="bannedWords"
-                label="Banned words (one per line)"
-                hint="a comment with one is rejected"
+                label={textOf("safety.bannedWords").label}
+                hint={textOf("safety.bannedWords").help}
                 words={s.safety.bannedWords}
                 errors={errors}
               />
               <WordList
                 name="suspectWords"
-                label="Suspect words (one per line)"
-                hint="a comment with one is held for a moderator"
+                label={textOf("safety.suspectWords").label}
+                hint={textOf("safety.suspectWords").help}
                 words={s.safety.suspectWords}
                 errors={errors}
               />
@@ -216,49 +219,47 @@ export function SafetyScreen() {
           <fieldset>
             <legend>Thresholds</legend>
             <NumberField
-              label="Maximum links"
+              label={textOf("safety.maxLinks").label}
               name="maxLinks"
               value={s.safety.maxLinks === null ? "" : String(s.safety.maxLinks)}
               errors={errors}
-              hint="A comment with more links is held. Empty: no limit."
+              hint={textOf("safety.maxLinks").help}
             />
             <NumberField
-              label="New reader hold"
+              label={textOf("safety.newReaderHold").label}
               name="newReaderHold"
               value={String(s.safety.newReaderHold)}
               errors={errors}
-              hint="A reader's first n comments are held until one of theirs is approved. 0: off."
+              hint={textOf("safety.newReaderHold").help}
             />
             <NumberField
-              label="Report threshold"
+              label={textOf("safety.reportThreshold").label}
               name="reportThreshold"
               value={String(s.safety.reportThreshold)}
               errors={errors}
-              hint="Distinct readers whose reports put a comment in the Reported view."
+              hint={textOf("safety.reportThreshold").help}
             />
             <label>
-              Report action
+              {textOf("safety.reportAction").label}
               {/* `selected` on the option: a select has no defaultValue, so the server's value must be marked */}
               <select name="reportAction" aria-describedby={described(errors, "reportAction")} {...invalid(errors, "reportAction")}>
-                <option value="queue" selected={s.safety.reportAction === "queue"}>
-                  queue (stays visible, listed as reported)
-                </option>
-                <option value="hold" selected={s.safety.reportAction === "hold"}>
-                  hold (taken out of public view until a moderator decides)
-                </option>
+                {optionsOf("safety.reportAction").map(([value, o]) => (
+                  <option key={value} value={value} selected={s.safety.reportAction === value}>
+                    {o.label}
+                  </option>
+                ))}
               </select>
             </label>
             <FieldError errors={errors} path="reportAction" />
           </fieldset>
           <fieldset>
-            <legend>Moderation hook</legend>
+            <legend>{textOf("safety.hook").label}</legend>
             <p class="hint" id="hook-hint">
-              Your classifier: each new or edited comment is POSTed to it, signed, and its answer (approve, hold or reject) decides. Empty
-              URL: no hook.
+              {textOf("safety.hook").help}
             </p>
             <div>
               <label>
-                Hook URL
+                {textOf("safety.hook.url").label}
                 <input
                   name="hook.url"
                   type="url"
@@ -271,14 +272,14 @@ export function SafetyScreen() {
               <FieldError errors={errors} path="hook.url" />
             </div>
             <NumberField
-              label="Timeout (ms)"
+              label={textOf("safety.hook.timeoutMs").label}
               name="hook.timeoutMs"
               value={String(s.safety.hook?.timeoutMs ?? 1500)}
               errors={errors}
-              hint="100 to 5,000; 1,500 by default."
+              hint={textOf("safety.hook.timeoutMs").help}
             />
             <label>
-              On timeout or failure
+              {textOf("safety.hook.onTimeout").label}
               <select name="hook.onTimeout" aria-describedby={described(errors, "hook.onTimeout")} {...invalid(errors, "hook.onTimeout")}>
                 {(["hold", "approve", "reject"] as const).map((v) => (
                   <option key={v} value={v} selected={(s.safety.hook?.onTimeout ?? "hold") === v}>

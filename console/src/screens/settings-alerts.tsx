@@ -4,7 +4,8 @@
 // write-only: a saved alert shows it masked and keeps it unless a new one is typed. Saving sends the
 // whole list (a saved alert named by its id, its URL only when typed); each problem of the answer is
 // shown beside its field. A saved alert's "Send test" (testAlert) posts a sample message at once and
-// says what the chat answered.
+// says what the chat answered. The settings' labels and help are the settings' description's
+// (src/tenancy/settings/alerts.ts, through console/src/settings-text.ts).
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
@@ -18,17 +19,11 @@ import {
 } from "../gql/graphql";
 import { ErrorMessage, Notice, messageOf, useAction, useLoad } from "../ui";
 import { SettingsViews } from "./settings-views";
+import { optionsOf, secretHelp, textOf } from "./settings-fields";
 
 const MAX_ALERTS = 5;
-const KINDS = [
-  { value: "slack", label: "Slack" },
-  { value: "discord", label: "Discord" },
-] as const;
-const TRIGGERS = [
-  { value: "pending", label: "A new comment is held for review" },
-  { value: "hook_hold", label: "The moderation hook holds a new comment" },
-  { value: "reported", label: "Readers report a comment (at the report threshold)" },
-] as const;
+const KINDS = optionsOf("alerts.kind").map(([value, o]) => ({ value, label: o.label }));
+const TRIGGERS = optionsOf("alerts.on").map(([value, o]) => ({ value, label: o.label }));
 
 interface Row {
   /** the saved alert's id; absent for a new one */
@@ -202,7 +197,7 @@ function AlertRow({
       <legend>Alert {index + 1}</legend>
       <div>
         <label>
-          Chat
+          {textOf("alerts.kind").label}
           <select
             name={`kind-${index}`}
             onChange={(e) => onChange({ kind: e.currentTarget.value })}
@@ -216,7 +211,7 @@ function AlertRow({
           </select>
         </label>
         <span id={`${id}-kind-hint`} class="hint">
-          The message is written in this chat's format.
+          {textOf("alerts.kind").help}
         </span>
         {problem("kind") && (
           <span class="field-error" id={`${id}-err-kind`}>
@@ -226,7 +221,7 @@ function AlertRow({
       </div>
       <div>
         <label>
-          Incoming webhook URL
+          {textOf("alerts.url").label}
           <input
             name={`url-${index}`}
             type="url"
@@ -239,9 +234,7 @@ function AlertRow({
           />
         </label>
         <span id={`${id}-url-hint`} class="hint">
-          {row.shown
-            ? `Saved, shown masked: ${row.shown}. Leave empty to keep it; type a new URL to replace it.`
-            : "The channel's incoming webhook (https), stored encrypted and never shown again."}
+          {secretHelp("alerts.url", Boolean(row.shown), row.shown ?? "")}
         </span>
         {problem("url") && (
           <span class="field-error" id={`${id}-err-url`}>
@@ -250,7 +243,7 @@ function AlertRow({
         )}
       </div>
       <fieldset class="alert-triggers" aria-describedby={problem("on") ? `${id}-err-on` : undefined}>
-        <legend>Send when</legend>
+        <legend>{textOf("alerts.on").label}</legend>
         {TRIGGERS.map((t) => (
           <label key={t.value} class="check">
             <input

@@ -17,8 +17,24 @@ export type Groups = keyof typeof SETTINGS_GROUPS;
 /** A setting's path, as the settings' description names it (`editWindowSeconds`, `delivery.maxAttempts`). */
 export type SettingPath = keyof typeof SETTINGS_TEXT;
 
-/** A setting's label (with its unit in words) and line of help, written with the setting (src/tenancy/settings/). */
-export const textOf = (path: SettingPath): { label: string; help: string } => SETTINGS_TEXT[path];
+/**
+ * A setting's label (with its unit in words) and line of help, written with the setting (src/tenancy/settings/);
+ * a list's items' settings by the list's path (`signIn.oidc.clientId`). What a setting has (a help, options) its type says.
+ */
+export const textOf = <P extends SettingPath>(path: P): (typeof SETTINGS_TEXT)[P] => SETTINGS_TEXT[path];
+
+/** An enum's values in words, in the order the description gives them. */
+export const optionsOf = <P extends { [K in SettingPath]: (typeof SETTINGS_TEXT)[K] extends { options: object } ? K : never }[SettingPath]>(
+  path: P,
+) =>
+  Object.entries(SETTINGS_TEXT[path].options) as [keyof (typeof SETTINGS_TEXT)[P]["options"] & string, { label: string; help?: string }][];
+
+/** A write-only secret's line of help: once one is stored, what it says then (`{shown}`: the masked value). */
+export const secretHelp = (
+  path: { [K in SettingPath]: (typeof SETTINGS_TEXT)[K] extends { storedHelp: string } ? K : never }[SettingPath],
+  stored: boolean,
+  shown = "",
+): string => (stored ? SETTINGS_TEXT[path].storedHelp.replace("{shown}", shown) : SETTINGS_TEXT[path].help);
 
 /** A number setting as the form shows it: a label in words with its unit, a line of help, and (for a setting kept in ms) the factor seconds are multiplied by. */
 interface NumberField {
@@ -35,7 +51,7 @@ export const NUMBER_GROUPS: { group: Groups; title: string; fields: NumberField[
     group: group as Groups,
     title: g.title,
     fields: g.fields.map((name: string) => {
-      const text: { label: string; help: string; unit?: "ms" } = SETTINGS_TEXT[`${group}.${name}` as SettingPath];
+      const text = SETTINGS_TEXT[`${group}.${name}` as SettingPath] as { label: string; help: string; unit?: "ms" };
       return { name, label: text.label, help: text.help, ...(text.unit === "ms" ? { ms: true as const } : {}) };
     }),
   }),

@@ -1,14 +1,12 @@
 // A provider of Settings › Identity providers (settings-identity.tsx): the form's draft of it, the
-// PATCH's shape both the server's and the form's go through, the answer's problems by field, and its fields.
+// PATCH's shape both the server's and the form's go through, the answer's problems by field, and its fields
+// (their labels and help: the settings' description's, src/tenancy/settings/identity.ts; the examples are the form's own).
 import type { IdentityFieldsFragment, IdentityProviderInput } from "../gql/graphql";
 import { FieldError, type Errors, type ProviderFieldsProps } from "../components/fields";
+import { textOf } from "./settings-fields";
 export const MAX_PROVIDERS = 5;
 const ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"] as const;
-const CLAIMS = [
-  { key: "name", label: "Name claim", hint: "the reader's display name" },
-  { key: "picture", label: "Picture claim", hint: "their avatar URL" },
-  { key: "email", label: "Email claim", hint: "their email" },
-] as const;
+const CLAIMS = (["name", "picture", "email"] as const).map((key) => ({ key, ...textOf(`identity.providers.claims.${key}`) }));
 
 type Provider = IdentityFieldsFragment["providers"][number];
 /** A provider as the form holds it (audience as typed, one a line). */
@@ -93,10 +91,10 @@ export const invalid = (errors: Errors, path: string) => ({
 
 export function ProviderFields({ d, n, errors, prefix, onChange, onRemove }: ProviderFieldsProps<Draft>) {
   const p = (field: string) => `${prefix}.${field}`;
-  const text = (field: "issuer" | "jwksUri", label: string, placeholder: string, hint: string) => (
+  const text = (field: "issuer" | "jwksUri", placeholder: string) => (
     <div>
       <label>
-        {label}
+        {textOf(`identity.providers.${field}`).label}
         <input
           type="url"
           placeholder={placeholder}
@@ -108,7 +106,7 @@ export function ProviderFields({ d, n, errors, prefix, onChange, onRemove }: Pro
           {...invalid(errors, p(field))}
         />
       </label>
-      <span class="hint">{hint}</span>
+      <span class="hint">{textOf(`identity.providers.${field}`).help}</span>
       <FieldError errors={errors} path={p(field)} />
     </div>
   );
@@ -119,16 +117,11 @@ export function ProviderFields({ d, n, errors, prefix, onChange, onRemove }: Pro
         {d.issuer || d.jwksUri ? `: ${d.issuer || d.jwksUri}` : ""}
       </legend>
       <FieldError errors={errors} path={prefix} />
-      {text("issuer", "Issuer", "https://login.example.com", "OpenID Connect: its discovery document names the key set.")}
-      {text(
-        "jwksUri",
-        "Key set URL (jwksUri)",
-        "https://example.com/.well-known/jwks.json",
-        "Only when the provider has no discovery; with it, any issuer its keys sign for is accepted unless Issuer is given too.",
-      )}
+      {text("issuer", "https://login.example.com")}
+      {text("jwksUri", "https://example.com/.well-known/jwks.json")}
       <div>
         <label>
-          Audience (one per line)
+          {textOf("identity.providers.audience").label}
           <textarea
             rows={2}
             spellcheck={false}
@@ -140,11 +133,11 @@ export function ProviderFields({ d, n, errors, prefix, onChange, onRemove }: Pro
             {...invalid(errors, p("audience"))}
           />
         </label>
-        <span class="hint">A token's aud must be one of these: your client_id for ID tokens, your API's audience for access tokens.</span>
+        <span class="hint">{textOf("identity.providers.audience").help}</span>
         <FieldError errors={errors} path={p("audience")} />
       </div>
       <fieldset class="algorithms" aria-describedby={errors[p("algorithms")] ? `err-${p("algorithms")}` : undefined}>
-        <legend>Algorithms</legend>
+        <legend>{textOf("identity.providers.algorithms").label}</legend>
         {ALGORITHMS.map((a) => (
           <label class="check" key={a}>
             <input
@@ -175,7 +168,7 @@ export function ProviderFields({ d, n, errors, prefix, onChange, onRemove }: Pro
                 {...invalid(errors, p(`claims.${c.key}`))}
               />
             </label>
-            <span class="hint">{c.hint}</span>
+            <span class="hint">{c.help}</span>
             <FieldError errors={errors} path={p(`claims.${c.key}`)} />
           </div>
         ))}

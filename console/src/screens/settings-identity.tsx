@@ -6,6 +6,8 @@
 // PATCH replaces the list), `secretOverlapHours` when it changed, nothing else. Each problem of the
 // answer is shown beside the field it names. "Test token" verifies a reader token as a request would
 // (testIdentityToken) and shows the reader it stands for with its header and claims, or why it is refused.
+// The settings' labels and help are the settings' description's (src/tenancy/settings/identity.ts,
+// through console/src/settings-text.ts).
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
 import {
@@ -21,6 +23,7 @@ import { changedFields } from "../form-diff";
 import { httpHref } from "../safe-url";
 import { FieldError, ProviderList, type Errors } from "../components/fields";
 import { SettingsViews } from "./settings-views";
+import { textOf } from "./settings-fields";
 import {
   MAX_PROVIDERS,
   ProviderFields,
@@ -123,6 +126,7 @@ function IdentityForm({
       }}
     >
       <ProviderList
+        title={textOf("identity.providers").label}
         titleId="providers-title"
         countId="providers-count"
         path="providers"
@@ -139,7 +143,7 @@ function IdentityForm({
       <h2>Identity secret rotation</h2>
       <div>
         <label>
-          Secret overlap (hours)
+          {textOf("identity.secretOverlapHours").label}
           <input
             name="secretOverlapHours"
             type="number"
@@ -152,7 +156,7 @@ function IdentityForm({
           />
         </label>
         <span id="overlap-hint" class="hint">
-          After a rotation (Settings › General), the secret before keeps verifying this long. 0 to 720; 0: it stops at once.
+          {textOf("identity.secretOverlapHours").help}
         </span>
         <FieldError errors={errors} path="secretOverlapHours" />
       </div>

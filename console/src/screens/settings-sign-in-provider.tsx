@@ -1,6 +1,7 @@
 // A provider of Settings › Sign-in (settings-sign-in.tsx): the form's draft of it, the PATCH's shape
 // both the server's and the form's go through, its fields and its Test (the service calls the saved
-// provider's endpoints: GraphQL testSignInProvider).
+// provider's endpoints: GraphQL testSignInProvider). Its fields' labels and help are the settings'
+// description's (src/tenancy/settings/sign-in.ts); the examples (placeholders) are the form's own.
 import { useState } from "preact/hooks";
 import { gql } from "../api";
 import {
@@ -11,12 +12,13 @@ import {
 } from "../gql/graphql";
 import { ErrorMessage, useAction } from "../ui";
 import { FieldError, type Errors, type ProviderFieldsProps } from "../components/fields";
+import { secretHelp, textOf } from "./settings-fields";
 
 export const MAX_SIGN_IN_PROVIDERS = 5;
 const ENDPOINTS = [
-  { key: "authorizationEndpoint", label: "Authorization endpoint", placeholder: "https://github.com/login/oauth/authorize" },
-  { key: "tokenEndpoint", label: "Token endpoint", placeholder: "https://github.com/login/oauth/access_token" },
-  { key: "userinfoEndpoint", label: "Userinfo endpoint", placeholder: "https://api.github.com/user" },
+  { key: "authorizationEndpoint", placeholder: "https://github.com/login/oauth/authorize" },
+  { key: "tokenEndpoint", placeholder: "https://github.com/login/oauth/access_token" },
+  { key: "userinfoEndpoint", placeholder: "https://api.github.com/user" },
 ] as const;
 
 type Provider = SignInFieldsFragment["oidc"][number];
@@ -105,14 +107,14 @@ export function ProviderFields({ d, n, errors, prefix, tenantId, onChange, onRem
   const p = (field: string) => `${prefix}.${field}`;
   const hintId = (field: string) => `hint-${prefix}.${field}`;
   const stored = d.storedId !== null && d.id.trim() === d.storedId;
+  /** a text field with its setting's label (signIn.oidc.<field>) */
   const text = (
     field: "id" | "label" | "issuer" | "authorizationEndpoint" | "tokenEndpoint" | "userinfoEndpoint" | "clientId" | "scopes",
-    label: string,
     opts: { placeholder?: string; hint?: string; type?: string } = {},
   ) => (
     <div>
       <label>
-        {label}
+        {textOf(`signIn.oidc.${field}`).label}
         <input
           type={opts.type ?? "text"}
           spellcheck={false}
@@ -142,34 +144,29 @@ export function ProviderFields({ d, n, errors, prefix, tenantId, onChange, onRem
       </legend>
       <FieldError errors={errors} path={prefix} />
       <div class="pair">
-        {text("id", "Id", {
+        {text("id", {
           placeholder: "github",
-          hint: id
-            ? `Its readers are ${id}:<their id>.`
-            : "Lower-case letters, digits and hyphens; it names the redirect URI and prefixes its readers' ids.",
+          // once typed, what it makes of the provider's readers' ids
+          hint: id ? `Its readers are ${id}:<their id>.` : textOf("signIn.oidc.id").help,
         })}
-        {text("label", "Label", { placeholder: "GitHub", hint: 'The button says "Sign in with <label>".' })}
+        {text("label", { placeholder: "GitHub", hint: textOf("signIn.oidc.label").help })}
       </div>
       {id && (
         <p class="hint redirect-uri">
           Redirect URI to register with the provider: <code>{`${location.origin}/auth/v1/${tenantId}/callback/${id}`}</code>
         </p>
       )}
-      {text("issuer", "Issuer", {
-        type: "url",
-        placeholder: "https://accounts.google.com",
-        hint: "OpenID Connect: the endpoints come from its discovery document. Leave empty for plain OAuth 2 and give the three endpoints.",
-      })}
+      {text("issuer", { type: "url", placeholder: "https://accounts.google.com", hint: textOf("signIn.oidc.issuer").help })}
       <div class="endpoints">
         {ENDPOINTS.map((e) => (
-          <div key={e.key}>{text(e.key, e.label, { type: "url", placeholder: e.placeholder })}</div>
+          <div key={e.key}>{text(e.key, { type: "url", placeholder: e.placeholder })}</div>
         ))}
       </div>
       <div class="pair">
-        {text("clientId", "Client id")}
+        {text("clientId")}
         <div>
           <label>
-            Client secret
+            {textOf("signIn.oidc.clientSecret").label}
             <input
               type="password"
               autoComplete="new-password"
@@ -184,17 +181,12 @@ export function ProviderFields({ d, n, errors, prefix, tenantId, onChange, onRem
             />
           </label>
           <span class="hint" id={hintId("clientSecret")}>
-            {stored
-              ? "A secret is stored (it is never shown): leave this empty to keep it, or type a new one to replace it."
-              : "Required: stored encrypted and never shown again."}
+            {secretHelp("signIn.oidc.clientSecret", stored)}
           </span>
           <FieldError errors={errors} path={p("clientSecret")} />
         </div>
       </div>
-      {text("scopes", "Scopes (space-separated)", {
-        placeholder: "openid email profile",
-        hint: "Empty: openid email profile with an issuer, the provider's default without one.",
-      })}
+      {text("scopes", { placeholder: "openid email profile", hint: textOf("signIn.oidc.scopes").help })}
       <ProviderTest id={stored ? d.storedId : null} n={n} />
       <div class="actions">
         <button type="button" class="btn-delete" onClick={onRemove}>

@@ -7,7 +7,8 @@
 // what changed (form-diff.ts): the whole `oidc` list when any provider was added, edited or removed
 // (the PATCH replaces the list), and the other fields each on its own. Each problem of the answer is
 // shown beside the field it names. A saved provider's "Test" calls its endpoints from the service
-// (GraphQL testSignInProvider) and shows each check's outcome.
+// (GraphQL testSignInProvider) and shows each check's outcome. The settings' labels and help are the
+// settings' description's (src/tenancy/settings/sign-in.ts, through console/src/settings-text.ts).
 import { useState } from "preact/hooks";
 import { ApiError, gql } from "../api";
 import { SignInSettingsDocument, UpdateSignInDocument, type SignInFieldsFragment, type SignInSettingsPatch } from "../gql/graphql";
@@ -16,20 +17,9 @@ import { changedFields } from "../form-diff";
 import { SettingsViews } from "./settings-views";
 import { FieldError, ProviderList, type Errors } from "../components/fields";
 import { MAX_SIGN_IN_PROVIDERS, ProviderFields, blank, described, draftOf, inputOf, type Draft } from "./settings-sign-in-provider";
+import { optionsOf, textOf } from "./settings-fields";
 
-const METHODS = [
-  { value: "email", label: "Email link", hint: "A one-time link sent to the reader's address (through your tenant's email settings)." },
-  {
-    value: "oidc",
-    label: "Sign in with a provider (OpenID Connect / OAuth 2)",
-    hint: "A button for each provider below, such as GitHub, Google or your own OpenID Connect server.",
-  },
-  {
-    value: "guest",
-    label: "Guests",
-    hint: "A name (and an address if you ask for one) behind a proof-of-work check instead of a captcha.",
-  },
-] as const;
+const METHODS = optionsOf("signIn.methods").map(([value, o]) => ({ value, label: o.label, hint: o.help }));
 
 /**
  * The answer's problems by the field they name: `signIn.oidc.1.clientSecret` (or `signIn.oidc[1].clientSecret`)
@@ -162,7 +152,7 @@ function SignInForm({
       }}
     >
       <fieldset {...described(errors, "methods")}>
-        <legend>Methods</legend>
+        <legend>{textOf("signIn.methods").label}</legend>
         {METHODS.map((m) => (
           <div key={m.value}>
             <label class="check">
@@ -189,21 +179,21 @@ function SignInForm({
         <legend>Guests</legend>
         <label class="check">
           <input type="checkbox" checked={requireEmail} onChange={(e) => setRequireEmail(e.currentTarget.checked)} />
-          Guests must give an email address
+          {textOf("signIn.guest.requireEmail").label}
         </label>
         <FieldError errors={errors} path="guest.requireEmail" />
         <label class="check">
           <input type="checkbox" checked={hold} aria-describedby="hold-hint" onChange={(e) => setHold(e.currentTarget.checked)} />
-          Hold guests' comments for review
+          {textOf("signIn.guest.moderation").label}
         </label>
         <span class="hint" id="hold-hint">
-          Held comments wait in the moderation queue until approved; unticked, guests' comments follow the tenant's moderation setting.
+          {textOf("signIn.guest.moderation").help}
         </span>
         <FieldError errors={errors} path="guest.moderation" />
       </fieldset>
       <div class="days">
         <label>
-          Session length (days)
+          {textOf("signIn.sessionDays").label}
           <input
             name="sessionDays"
             type="number"
@@ -215,11 +205,12 @@ function SignInForm({
           />
         </label>
         <span id="session-hint" class="hint">
-          How long a reader stays signed in, 1 to 365 days. Signing out ends a session at once; so does a ban.
+          {textOf("signIn.sessionDays").help}
         </span>
         <FieldError errors={errors} path="sessionDays" />
       </div>
       <ProviderList
+        title={textOf("signIn.oidc").label}
         titleId="sign-in-providers-title"
         countId="sign-in-providers-count"
         path="oidc"

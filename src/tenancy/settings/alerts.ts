@@ -17,6 +17,9 @@ const alertId = setting(z.string().regex(/^alr_[A-Za-z0-9_-]{1,40}$/, "must be t
 const alertFields = {
   kind: setting(z.enum(ALERT_KINDS), {
     enumType: { name: "AlertKind", description: "Where a chat alert goes: a Slack or a Discord incoming webhook." },
+    label: "Chat",
+    help: "The message is written in this chat's format.",
+    options: { slack: { label: "Slack" }, discord: { label: "Discord" } },
   }),
   on: setting(z.array(z.enum(ALERT_TRIGGERS)).min(1).max(ALERT_TRIGGERS.length).refine(noRepeats, "must not repeat a trigger"), {
     enumType: {
@@ -25,6 +28,12 @@ const alertFields = {
         "When an alert is sent: pending (a new comment held, but not by the hook), hook_hold (a new comment the moderation hook held), reported (a comment's open reports reaching safety.reportThreshold).",
     },
     patchDescription: "pending | reported | hook_hold (at least one)",
+    label: "Send when",
+    options: {
+      pending: { label: "A new comment is held for review" },
+      hook_hold: { label: "The moderation hook holds a new comment" },
+      reported: { label: "Readers report a comment (at the report threshold)" },
+    },
   }),
 };
 
@@ -49,6 +58,9 @@ export const AlertPatchSchema = named(
       url: setting(outboundUrl("http").optional(), {
         patchDescription:
           "The incoming webhook URL (https), stored encrypted and never answered. Required for a new alert; left out (or as read, masked) the stored one is kept.",
+        label: "Incoming webhook URL",
+        help: "The channel's incoming webhook (https), stored encrypted and never shown again.",
+        storedHelp: "Saved, shown masked: {shown}. Leave empty to keep it; type a new URL to replace it.",
       }),
     })
     .strict(),

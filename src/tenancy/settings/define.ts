@@ -25,6 +25,10 @@ export interface SettingMeta {
   label?: string;
   help?: string;
   unit?: "ms";
+  /** the console: an enum's (or a list of one's) values in words, each a label and maybe a line of help, in the order shown */
+  options?: Record<string, { label: string; help?: string }>;
+  /** the console: a write-only secret's line of help once one is stored (`{shown}`: the masked value the answer gives) */
+  storedHelp?: string;
 }
 
 /** What an object of settings says of itself: its GraphQL types' names and words, the console's title. */

@@ -21,14 +21,26 @@ const claimName = z.string().min(1).max(200);
 export const IdentityProviderSchema = named(
   z
     .object({
-      issuer: setting(outboundUrl("issuer").optional(), { description: "OIDC issuer: its discovery document names the key set." }),
-      jwksUri: setting(outboundUrl("http").optional(), { description: "The key set's URL, when there is no discovery." }),
+      issuer: setting(outboundUrl("issuer").optional(), {
+        description: "OIDC issuer: its discovery document names the key set.",
+        label: "Issuer",
+        help: "OpenID Connect: its discovery document names the key set.",
+      }),
+      jwksUri: setting(outboundUrl("http").optional(), {
+        description: "The key set's URL, when there is no discovery.",
+        label: "Key set URL (jwksUri)",
+        help: "Only when the provider has no discovery; with it, any issuer its keys sign for is accepted unless Issuer is given too.",
+      }),
       /** one audience or several (any of them); kept as a list */
       audience: setting(
         z
           .union([z.string().min(1).max(500), z.array(z.string().min(1).max(500)).min(1).max(10)])
           .transform((a) => (Array.isArray(a) ? a : [a])),
-        { description: "The `aud` a token must carry (any one of these)." },
+        {
+          description: "The `aud` a token must carry (any one of these).",
+          label: "Audience (one per line)",
+          help: "A token's aud must be one of these: your client_id for ID tokens, your API's audience for access tokens.",
+        },
       ),
       algorithms: setting(
         z
@@ -36,10 +48,16 @@ export const IdentityProviderSchema = named(
           .min(1)
           .refine((a) => new Set(a).size === a.length, "must not repeat an algorithm")
           .default([...PROVIDER_ALGORITHMS]),
-        { description: "RS256, PS256, ES256, EdDSA (default all four)." },
+        { description: "RS256, PS256, ES256, EdDSA (default all four).", label: "Algorithms" },
       ),
       claims: named(
-        z.object({ name: claimName.default("name"), picture: claimName.default("picture"), email: claimName.default("email") }).strict(),
+        z
+          .object({
+            name: setting(claimName.default("name"), { label: "Name claim", help: "the reader's display name" }),
+            picture: setting(claimName.default("picture"), { label: "Picture claim", help: "their avatar URL" }),
+            email: setting(claimName.default("email"), { label: "Email claim", help: "their email" }),
+          })
+          .strict(),
         {
           name: "IdentityProviderClaims",
           patchName: "IdentityProviderClaimsInput",
@@ -73,12 +91,19 @@ export const IdentitySchema = group(
         .array(IdentityProviderSchema)
         .max(5)
         .refine((a) => new Set(a.map((p) => p.issuer ?? p.jwksUri)).size === a.length, "must not name the same provider twice"),
-      { default: [], description: "At most 5.", patchDescription: "The whole list (at most 5); [] removes them all." },
+      {
+        default: [],
+        description: "At most 5.",
+        patchDescription: "The whole list (at most 5); [] removes them all.",
+        label: "Providers",
+      },
     ),
     /** after a rotation of the identity secret, how long the one before still verifies; 0: not at all */
     secretOverlapHours: setting(z.number().int().min(0).max(720), {
       default: 24,
       description: "After a rotation of the identity secret, how long the one before still verifies (default 24, 0–720).",
+      label: "Secret overlap (hours)",
+      help: "After a rotation (Settings › General), the secret before keeps verifying this long. 0 to 720; 0: it stops at once.",
     }),
   },
 );

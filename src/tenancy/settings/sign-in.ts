@@ -23,17 +23,26 @@ const signInProviderFields = {
       .string()
       .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "must be 1–32 lower-case letters, digits or hyphens, starting with a letter or digit")
       .refine((v) => !["email", "guest"].includes(v), "must not be email or guest (those name the other methods' readers)"),
-    { description: "The callback's path segment and the readers' id prefix (`<id>:<sub>`)." },
+    {
+      description: "The callback's path segment and the readers' id prefix (`<id>:<sub>`).",
+      label: "Id",
+      help: "Lower-case letters, digits and hyphens; it names the redirect URI and prefixes its readers' ids.",
+    },
   ),
   /** the button's text: "Sign in with <label>" */
   label: setting(z.string().min(1).max(60).refine(isSingleLine, SINGLE_LINE_RULE), {
     description: 'The button says "Sign in with <label>".',
+    label: "Label",
+    help: 'The button says "Sign in with <label>".',
   }),
-  issuer: httpUrl().optional(),
-  authorizationEndpoint: httpUrl().optional(),
-  tokenEndpoint: httpUrl().optional(),
-  userinfoEndpoint: httpUrl().optional(),
-  clientId: z.string().min(1).max(500),
+  issuer: setting(httpUrl().optional(), {
+    label: "Issuer",
+    help: "OpenID Connect: the endpoints come from its discovery document. Leave empty for plain OAuth 2 and give the three endpoints.",
+  }),
+  authorizationEndpoint: setting(httpUrl().optional(), { label: "Authorization endpoint" }),
+  tokenEndpoint: setting(httpUrl().optional(), { label: "Token endpoint" }),
+  userinfoEndpoint: setting(httpUrl().optional(), { label: "Userinfo endpoint" }),
+  clientId: setting(z.string().min(1).max(500), { label: "Client id" }),
   /** default: openid email profile with an issuer; none (the provider's default) without one */
   scopes: setting(
     z
@@ -46,7 +55,11 @@ const signInProviderFields = {
       )
       .max(20)
       .optional(),
-    { description: "null: openid email profile (OIDC), the provider's default (OAuth 2)." },
+    {
+      description: "null: openid email profile (OIDC), the provider's default (OAuth 2).",
+      label: "Scopes (space-separated)",
+      help: "Empty: openid email profile with an issuer, the provider's default without one.",
+    },
   ),
   /** which claim (or userinfo member) holds the reader's id, name, avatar and address; defaults: sub|id, name|login, picture|avatar_url, email */
   claims: named(
@@ -94,6 +107,9 @@ export const SignInProviderPatchSchema = named(
       ...signInProviderFields,
       clientSecret: setting(z.string().min(1).max(500).optional(), {
         patchDescription: "Write-only: stored encrypted. Required for a new id; left out, the stored one is kept.",
+        label: "Client secret",
+        help: "Required: stored encrypted and never shown again.",
+        storedHelp: "A secret is stored (it is never shown): leave this empty to keep it, or type a new one to replace it.",
       }),
     })
     .strict()
@@ -112,10 +128,23 @@ export const SignInSchema = group(
       default: [],
       description: "email | oidc | guest; [] (default): hosted sign-in is off.",
       patchDescription: "The whole list: email | oidc | guest.",
+      label: "Methods",
+      options: {
+        email: { label: "Email link", help: "A one-time link sent to the reader's address (through your tenant's email settings)." },
+        oidc: {
+          label: "Sign in with a provider (OpenID Connect / OAuth 2)",
+          help: "A button for each provider below, such as GitHub, Google or your own OpenID Connect server.",
+        },
+        guest: {
+          label: "Guests",
+          help: "A name (and an address if you ask for one) behind a proof-of-work check instead of a captcha.",
+        },
+      },
     }),
     oidc: setting(z.array(SignInProviderSchema).max(5).refine(uniqueIds, "must not repeat a provider id"), {
       default: [],
       description: "At most 5.",
+      label: "Providers",
       patch: setting(z.array(SignInProviderPatchSchema).max(5).refine(uniqueIds, "must not repeat a provider id"), {
         patchDescription: "The whole list (at most 5); [] removes them all.",
       }),
@@ -124,11 +153,18 @@ export const SignInSchema = group(
       { name: "SignInGuestSettings" },
       {
         /** a guest must give an address (for reply emails once a link confirms it) */
-        requireEmail: setting(z.boolean(), { default: false, description: "A guest must give an address (default false)." }),
+        requireEmail: setting(z.boolean(), {
+          default: false,
+          description: "A guest must give an address (default false).",
+          label: "Guests must give an email address",
+        }),
         /** pre: guests' comments are held (pending); post: published as others' are */
         moderation: setting(z.enum(["pre", "post"]), {
           default: "pre",
           description: "pre (default): guests' comments are held; post: published as others' are.",
+          // the console's checkbox: ticked is pre
+          label: "Hold guests' comments for review",
+          help: "Held comments wait in the moderation queue until approved; unticked, guests' comments follow the tenant's moderation setting.",
         }),
       },
     ),
@@ -137,6 +173,8 @@ export const SignInSchema = group(
       default: 30,
       description: "How long a reader session lasts (default 30, 1–365).",
       patchDescription: "1–365.",
+      label: "Session length (days)",
+      help: "How long a reader stays signed in, 1 to 365 days. Signing out ends a session at once; so does a ban.",
     }),
   },
 );
