@@ -175,10 +175,12 @@ async function adminToken(tenantId: string): Promise<string> {
 const primary = await startOwnPostgres();
 const standby = await startOwnPostgres({ standbyOf: primary });
 const rows: (string | number)[][] = [];
+const measured: { withReplica: boolean; m: Measured }[] = [];
 try {
   for (let round = 1; round <= ROUNDS; round++)
     for (const withReplica of [false, true]) {
       const m = await measure(primary.url, standby.url, withReplica, round);
+      measured.push({ withReplica, m });
       const setup = withReplica ? "primary + 1 replica" : "primary alone";
       rows.push([setup, round, Math.round(m.rps), Math.round(m.service), Math.round(m.primary), Math.round(m.replica), m.onReplica]);
       console.log(`${setup} round ${round}: ${Math.round(m.rps)} reads/s`);
@@ -193,4 +195,22 @@ console.log(
     ["setup", "round", "reads/s", "service CPU µs/read", "primary CPU µs/read", "replica CPU µs/read", "reads on the replica"],
     rows,
   ),
+);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length / 2;
+  return s.length % 2 === 1 ? s[Math.floor(mid)]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const alone = measured.filter((x) => !x.withReplica).map((x) => x.m);
+const pair = measured.filter((x) => x.withReplica).map((x) => x.m);
+const ratios = alone.map((a, i) => pair[i]!.rps / a.rps);
+const us = (ms: Measured[], f: (m: Measured) => number) => Math.round(median(ms.map(f)));
+console.log(
+  `\nissue 56 item 7: reads/s of the primary with one replica / the primary alone, round by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(", ")} ` +
+    `(median ${median(ratios).toFixed(2)}×). Database CPU a read (medians): alone, primary ${us(alone, (m) => m.primary)} µs; ` +
+    `with the replica, primary ${us(pair, (m) => m.primary)} µs + replica ${us(pair, (m) => m.replica)} µs; service ${us(alone, (m) => m.service)} / ${us(pair, (m) => m.service)} µs.`,
+);
+console.log(
+  "note: both databases, the service and the load share this machine's cores, so the pair's reads/s cannot show a second box's capacity; " +
+    "the CPU a read costs the primary with and without the replica says how much of the primary's capacity the reads leave to writes (CPU from /proc in 10 ms ticks: read it at BENCH_READS of 5,000 or more).",
 );

@@ -39,7 +39,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
-import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { migratePostgres } from "../src/db/migrate.js";
@@ -47,6 +46,7 @@ import { openDatabase } from "../src/db/client.js";
 import { createTenant } from "../src/modules/tenants/engine/tenants.js";
 import { createSecretBox } from "../src/lib/secret-box.js";
 import { serviceEntry } from "./support.js";
+import { connect, nowMs, type Client } from "./sse-client.js";
 import { startRedisCluster, type RedisCluster } from "../test/support/redis-cluster.js";
 
 const { values: opt } = parseArgs({
@@ -59,6 +59,10 @@ const { values: opt } = parseArgs({
     presence: { type: "string" },
     "storm-runs": { type: "string" },
     cluster: { type: "boolean" },
+    rows: { type: "string" },
+    "bare-fanout": { type: "boolean" },
+    "fanout-runs": { type: "string" },
+    "client-procs": { type: "string" },
   },
 });
 const ON_CLUSTER = opt.cluster === true || process.env.BENCH_CLUSTER === "1";
@@ -85,9 +89,22 @@ const PG_ADMIN = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:54
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const ADMIN_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 const CONNECT_BATCH = 500;
+/** `--rows one,spread` (default both): the fan-out rows on one discussion, over the 1,000 */
+const ROWS = new Set((opt.rows ?? process.env.BENCH_ROWS ?? "one,spread").split(",").map((s) => s.trim()));
+/** `--bare-fanout`: each one-discussion row is followed by the same row against a bare node:http broadcaster */
+const BARE_FANOUT = opt["bare-fanout"] === true || process.env.BENCH_BARE_FANOUT === "1";
+/** `--fanout-runs R`: the one-discussion row (and its bare row) R times per N, alternating; the median pair ratio is the figure */
+const FANOUT_RUNS = Math.max(1, Number(opt["fanout-runs"] ?? process.env.BENCH_FANOUT_RUNS ?? 1));
+/** streams a client process holds at most (by default): the client processes are ⌈N / this⌉ */
+const STREAMS_PER_CLIENT_PROC = 12_500;
+const CLIENT_PROCS = Number(opt["client-procs"] ?? process.env.BENCH_CLIENT_PROCS ?? 0); // 0: ⌈max N / 12,500⌉
+/** more streams than this at once: the clients bind to SOURCE_ADDRESSES in turn */
+const SOURCE_SPREAD_FROM = Number(process.env.BENCH_SOURCE_SPREAD_FROM ?? 20_000);
+const SOURCE_ADDRESSES = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const now = () => performance.now();
+/** CLOCK_MONOTONIC in ms: the client processes read the same clock */
+const now = nowMs;
 
 // ---------------------------------------------------------------- server process
 
@@ -151,84 +168,134 @@ async function stopServer(server: { child: ChildProcess }): Promise<void> {
 
 // ---------------------------------------------------------------- SSE clients
 
-interface Client {
-  socket: net.Socket;
-  close(): void;
-}
-
-type OnEvent = (discussion: string, seq: number, at: number) => void;
-
-const ID = Buffer.from("\nid: ");
-const CONNECTED = Buffer.from("event: connected");
-
-/**
- * A minimal SSE reader on a raw socket (an HTTP client's per-chunk overhead would dominate the
- * measurement with 10,000 streams): resolves once `connected` arrives; reports each `id:` line.
- * The stream body is close-delimited, so after the head it is plain SSE text.
- */
-function connect(url: string, discussion: string, key: string, onEvent: OnEvent, headers: Record<string, string> = {}): Promise<Client> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname);
-    const client: Client = { socket, close: () => socket.destroy() };
-    let connected = false;
-    let first = true;
-    let tail: Buffer = Buffer.alloc(0);
-    const extra = Object.entries(headers)
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join("");
-    socket.setNoDelay(true);
-    socket.write(`GET /api/v1/stream/${discussion} HTTP/1.1\r\nHost: ${hostname}\r\nX-API-Key: ${key}\r\n${extra}\r\n`);
-    socket.on("data", (chunk: Buffer) => {
-      const at = now();
-      // keep a few bytes of the previous chunk so a marker split across chunks is still found
-      const buf = tail.length ? Buffer.concat([tail, chunk]) : chunk;
-      if (first) {
-        first = false;
-        if (!buf.subarray(0, 12).toString("latin1").startsWith("HTTP/1.1 200")) {
-          reject(new Error(`stream answered ${buf.subarray(0, 40).toString("latin1")}`));
-          socket.destroy();
-          return;
-        }
-      }
-      if (!connected) {
-        if (buf.includes(CONNECTED)) {
-          connected = true;
-          resolve(client);
-        }
-      }
-      let i = buf.indexOf(ID);
-      while (i !== -1) {
-        const eol = buf.indexOf(10, i + ID.length);
-        if (eol === -1) break; // the id line continues in the next chunk
-        onEvent(discussion, Number(buf.toString("latin1", i + ID.length, eol)), at);
-        i = buf.indexOf(ID, eol);
-      }
-      tail = i !== -1 ? buf.subarray(i) : buf.subarray(Math.max(0, buf.length - ID.length));
-    });
-    socket.on("error", (err) => (connected ? undefined : reject(err)));
-  });
-}
+// connect() and the Client: bench/sse-client.ts (the client processes use the same reader)
 
 /** Which discussion the i-th client streams: round robin, or half on the first and half round robin over the rest. */
 type Assign = (i: number, discussions: string[]) => string;
 const roundRobin: Assign = (i, ds) => ds[i % ds.length]!;
 const halfOnFirst: Assign = (i, ds) => (i % 2 === 0 ? ds[0]! : ds[1 + ((i >> 1) % (ds.length - 1))]!);
 
-async function connectAll(
-  url: string,
-  key: string,
-  discussions: string[],
-  n: number,
-  onEvent: OnEvent,
-  assign: Assign = roundRobin,
-): Promise<Client[]> {
-  const clients: Client[] = [];
-  for (let i = 0; i < n; i += CONNECT_BATCH) {
-    const batch = Array.from({ length: Math.min(CONNECT_BATCH, n - i) }, (_, j) => connect(url, assign(i + j, discussions), key, onEvent));
-    clients.push(...(await Promise.all(batch)));
+/**
+ * The streams' clients: --client-procs processes (bench/stream-clients.ts), each holding its share
+ * of the streams (client i in process i mod K) and recording when it read each event; the driver
+ * (this process) sends the writes and takes their t0, on the same monotonic clock. Where more than
+ * SOURCE_SPREAD_FROM streams are open at once, each process binds its streams to the loopback
+ * source addresses SOURCE_ADDRESSES in turn (about 28,000 ephemeral ports per source address).
+ */
+class ClientPool {
+  private readonly pending = new Map<number, { resolve: (m: Answer) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+
+  private constructor(private readonly procs: ChildProcess[]) {}
+
+  static async start(k: number): Promise<ClientPool> {
+    const procs = Array.from({ length: k }, () =>
+      spawn(process.execPath, ["--import", "tsx", "bench/stream-clients.ts"], {
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+        serialization: "advanced",
+      }),
+    );
+    const pool = new ClientPool(procs);
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((resolve, reject) => {
+            p.once("exit", (code) => reject(new Error(`a client process exited (${code})`)));
+            p.on("message", (m: Answer) => {
+              if (m.id === 0) return resolve();
+              const waiting = pool.pending.get(m.id);
+              pool.pending.delete(m.id);
+              if (m.ok) waiting?.resolve(m);
+              else waiting?.reject(new Error(`client process: ${m.error}`));
+            });
+          }),
+      ),
+    );
+    return pool;
   }
-  return clients;
+
+  get size(): number {
+    return this.procs.length;
+  }
+
+  private ask(p: ChildProcess, m: Record<string, unknown>): Promise<Answer> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      p.send({ id, ...m });
+    });
+  }
+
+  /** one stream per entry of `discussions` (entry i in process i mod K) */
+  async open(url: string, key: string, discussions: string[]): Promise<void> {
+    const k = this.procs.length;
+    const addresses = discussions.length > SOURCE_SPREAD_FROM ? SOURCE_ADDRESSES : [];
+    const batch = Math.max(50, Math.ceil(CONNECT_BATCH / k));
+    await Promise.all(
+      this.procs.map((p, w) =>
+        this.ask(p, { op: "open", url, key, discussions: discussions.filter((_, i) => i % k === w), addresses, batch }),
+      ),
+    );
+  }
+
+  churn(url: string, key: string, discussion: string, n: number): Promise<Answer> {
+    return this.ask(this.procs[0]!, { op: "churn", url, key, discussion, n });
+  }
+
+  /** reads recorded so far of these events, over every process */
+  async count(keys: string[]): Promise<number> {
+    const answers = await Promise.all(this.procs.map((p) => this.ask(p, { op: "count", keys })));
+    return answers.reduce((sum, a) => sum + a.count!, 0);
+  }
+
+  /** every read's latency against its event's t0, sorted, and each event's first and last read over all processes */
+  async collect(t0: Map<string, number>): Promise<{ latencies: number[]; spans: number[] }> {
+    const answers = await Promise.all(this.procs.map((p) => this.ask(p, { op: "collect", t0: [...t0] })));
+    const latencies: number[] = [];
+    const firstLast = new Map<string, [number, number]>();
+    for (const a of answers) {
+      for (const x of a.latencies!) latencies.push(x);
+      for (const [k, f, l] of a.spans!) {
+        const fl = firstLast.get(k);
+        if (!fl) firstLast.set(k, [f, l]);
+        else {
+          fl[0] = Math.min(fl[0], f);
+          fl[1] = Math.max(fl[1], l);
+        }
+      }
+    }
+    return { latencies: latencies.sort((a, b) => a - b), spans: [...firstLast.values()].map(([f, l]) => l - f).sort((a, b) => a - b) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.procs.map((p) => this.ask(p, { op: "close" })));
+  }
+
+  /** the client processes' CPU ticks, together */
+  cpuTicks(): number {
+    return this.procs.reduce((sum, p) => sum + procStat(p.pid!).cpuTicks, 0);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.procs.map(async (p) => {
+        if (p.exitCode !== null) return;
+        p.removeAllListeners("exit");
+        const exited = new Promise((r) => p.once("exit", r));
+        p.kill("SIGTERM");
+        await exited;
+      }),
+    );
+  }
+}
+
+interface Answer {
+  id: number;
+  ok: boolean;
+  error?: string;
+  count?: number;
+  latencies?: Float64Array;
+  spans?: [string, number, number][];
 }
 
 // ---------------------------------------------------------------- measurements
@@ -246,6 +313,8 @@ interface Row {
   rssPerStreamKb: number;
   cpuIdlePct: number;
   cpuWritePct: number;
+  /** the client processes' CPU while the writes are read, together (200 % = both cores) */
+  clientCpuPct: number;
   /** the write request's own round trip (auth, transaction, commit), part of the latency */
   writeP50: number;
   /** per event: last client's receive − first client's (the fan-out's own duration) */
@@ -264,36 +333,24 @@ async function scenario(
   n: number,
   discussions: string[],
   seqs: Map<string, number>,
+  pool: ClientPool,
   assign: Assign = roundRobin,
   /** per write round, this many streams of the first discussion close and others open (presence changes) */
   churn = 0,
 ): Promise<Row> {
   const pid = server.child.pid!;
   const t0 = new Map<string, number>();
-  const latencies: number[] = [];
   const perDiscussion = new Map<string, number>();
-  for (let i = 0; i < n; i++) {
-    const d = assign(i, discussions);
-    perDiscussion.set(d, (perDiscussion.get(d) ?? 0) + 1);
-  }
-  const firstLast = new Map<string, [number, number]>();
-  const onEvent: OnEvent = (d, seq, at) => {
-    const k = `${d}#${seq}`;
-    const sent = t0.get(k);
-    if (sent === undefined) return;
-    latencies.push(at - sent);
-    const fl = firstLast.get(k);
-    if (fl) fl[1] = at;
-    else firstLast.set(k, [at, at]);
-  };
+  const targets = Array.from({ length: n }, (_, i) => assign(i, discussions));
+  for (const d of targets) perDiscussion.set(d, (perDiscussion.get(d) ?? 0) + 1);
 
   // warm-up (JIT, pools, heap) so the RSS growth measured below is the streams' own
-  const warm = await connectAll(server.url, key, discussions, Math.min(200, n), () => {}, assign);
-  for (const c of warm) c.close();
+  await pool.open(server.url, key, targets.slice(0, Math.min(200, n)));
+  await pool.close();
   await sleep(2000);
   const base = procStat(pid);
   const c0 = now();
-  const clients = await connectAll(server.url, key, discussions, n, onEvent, assign);
+  await pool.open(server.url, key, targets);
   const connectS = (now() - c0) / 1000;
   await sleep(3000); // settle
   const idleStart = procStat(pid);
@@ -310,49 +367,48 @@ async function scenario(
   const perRound = onlyFirst ? 1 : Math.min(5, discussions.length);
   const rounds = onlyFirst ? WRITES : WRITES * 4;
   const writeRtts: number[] = [];
-  const churners: Client[] = [];
   let expected = 0;
   const w0 = procStat(pid);
+  const cc0 = pool.cpuTicks();
   const wStart = now();
   for (let r = 0; r < rounds; r++) {
-    const targets = onlyFirst
+    const round = onlyFirst
       ? [discussions[0]!]
       : Array.from({ length: perRound }, (_, j) => discussions[(r * perRound + j) % discussions.length]!);
     await Promise.all(
-      targets.map(async (d) => {
+      round.map(async (d) => {
         const seq = (seqs.get(d) ?? 0) + 1;
         seqs.set(d, seq);
         expected += perDiscussion.get(d) ?? 0;
-        t0.set(`${d}#${seq}`, now());
         const action = seq % 2 === 1 ? "lock" : "unlock";
         const sent = now();
+        t0.set(`${d}#${seq}`, sent);
         const res = await fetch(`${server.url}/api/v1/discussions/${d}/${action}`, { method: "POST", headers: { "x-api-key": key } });
         writeRtts.push(now() - sent);
         if (res.status !== 200) throw new Error(`write answered ${res.status}`);
+        await res.arrayBuffer();
       }),
     );
-    if (churn > 0) {
-      // streams come and go on the busy discussion (not counted in the latencies: they miss events)
-      for (const c of churners.splice(0, churn)) c.close();
-      churners.push(...(await Promise.all(Array.from({ length: churn }, () => connect(server.url, discussions[0]!, key, () => {})))));
-    }
+    // streams come and go on the busy discussion (not counted in the latencies: they miss events)
+    if (churn > 0) await pool.churn(server.url, key, discussions[0]!, churn);
     await sleep(GAP_MS);
   }
-  for (const c of churners) c.close();
-  for (let i = 0; i < 100 && latencies.length < expected; i++) await sleep(100);
+  const keys = [...t0.keys()];
+  for (let i = 0; i < 100 && (await pool.count(keys)) < expected; i++) await sleep(100);
+  const wSeconds = (now() - wStart) / 1000;
   const w1 = procStat(pid);
-  const cpuWritePct = ((w1.cpuTicks - w0.cpuTicks) / TICKS_PER_SECOND / ((now() - wStart) / 1000)) * 100;
+  const cpuWritePct = ((w1.cpuTicks - w0.cpuTicks) / TICKS_PER_SECOND / wSeconds) * 100;
+  const clientCpuPct = ((pool.cpuTicks() - cc0) / TICKS_PER_SECOND / wSeconds) * 100;
 
-  for (const c of clients) c.close();
+  const { latencies: sorted, spans } = await pool.collect(t0);
+  await pool.close();
   await sleep(1000);
-  const sorted = latencies.sort((a, b) => a - b);
-  const spreads = [...firstLast.values()].map(([f, l]) => l - f).sort((a, b) => a - b);
   return {
     writeP50: pct(
       writeRtts.sort((a, b) => a - b),
       50,
     ),
-    spreadP50: pct(spreads, 50),
+    spreadP50: pct(spans, 50),
     scenario: name,
     redis: "REDIS_CLUSTER_NODES" in redisEnv ? "cluster" : "redis",
     clients: n,
@@ -361,6 +417,7 @@ async function scenario(
     rssPerStreamKb,
     cpuIdlePct,
     cpuWritePct,
+    clientCpuPct,
     p50: pct(sorted, 50),
     p99: pct(sorted, 99),
     max: sorted.at(-1) ?? NaN,
@@ -434,6 +491,107 @@ async function startBareSse(): Promise<{ url: string; child: ChildProcess }> {
   return { url: `http://127.0.0.1:${port}`, child };
 }
 
+// ---------------------------------------------------------------- bare fan-out
+
+/**
+ * The floor of a fan-out: node:http holding the streams and writing each event to every stream of
+ * its discussion, as the service's sink does (the head through writeHead without chunked encoding,
+ * then each frame one socket write of one Buffer shared by all streams), with the head and frames
+ * read from the service in the same run (see captureFrames) — no auth, no database, no Redis.
+ * A POST …/lock|unlock is the write: the next id of that discussion (from 0) goes to its streams,
+ * then the POST is answered.
+ */
+const BARE_FANOUT_JS = `
+const http = require("node:http");
+const template = JSON.parse(Buffer.from(process.env.BARE_TEMPLATE, "base64").toString("utf8"));
+const heartbeat = Buffer.from(": heartbeat\\n\\n");
+const streams = new Map();
+const seqs = new Map();
+const server = http.createServer((req, res) => {
+  const m = /^\\/api\\/v1\\/(stream|discussions)\\/([^/?]+)(?:\\/(lock|unlock))?/.exec(req.url);
+  if (!m) { res.writeHead(404).end(); return; }
+  const d = m[2];
+  const seq = seqs.get(d) ?? 0;
+  if (m[1] === "stream") {
+    let set = streams.get(d);
+    if (!set) streams.set(d, (set = new Set()));
+    res.useChunkedEncodingByDefault = false;
+    res.sendDate = false;
+    res.writeHead(200, template.headers.flat());
+    const socket = res.socket;
+    socket.setNoDelay(true);
+    res.write(template.connected.replace(/^id: .*$/m, "id: " + seq));
+    set.add(socket);
+    res.once("close", () => set.delete(socket));
+    return;
+  }
+  req.resume();
+  req.on("end", () => {
+    const next = seq + 1;
+    seqs.set(d, next);
+    const frame = Buffer.from("id: " + next + "\\n" + template.event);
+    for (const socket of streams.get(d) ?? []) socket.write(frame);
+    res.writeHead(200, { "content-type": "application/json" }).end("{}");
+  });
+});
+setInterval(() => { for (const set of streams.values()) for (const s of set) s.write(heartbeat); }, 15000).unref();
+server.keepAliveTimeout = 60000;
+server.listen(Number(process.env.PORT), "127.0.0.1", () => console.log("ready"));
+`;
+
+/** The service's stream head (its headers) and frames, read off one stream: what the bare broadcaster sends. */
+interface FrameTemplate {
+  headers: [string, string][];
+  /** the start of a stream up to and including `connected` (its id line is replaced by the bare's head) */
+  connected: string;
+  /** an event frame after its `id:` line */
+  event: string;
+}
+
+async function captureFrames(url: string, key: string, discussion: string, seqs: Map<string, number>): Promise<FrameTemplate> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  let raw = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => (raw = Buffer.concat([raw, chunk])));
+  socket.write(`GET /api/v1/stream/${discussion} HTTP/1.1\r\nHost: ${hostname}\r\nX-API-Key: ${key}\r\n\r\n`);
+  const text = () => raw.toString("utf8");
+  for (let i = 0; i < 100 && !text().includes("event: connected"); i++) await sleep(50);
+  const seq = (seqs.get(discussion) ?? 0) + 1;
+  seqs.set(discussion, seq);
+  const res = await fetch(`${url}/api/v1/discussions/${discussion}/${seq % 2 === 1 ? "lock" : "unlock"}`, {
+    method: "POST",
+    headers: { "x-api-key": key },
+  });
+  if (res.status !== 200) throw new Error(`write answered ${res.status}`);
+  const idLine = `id: ${seq}\n`;
+  for (let i = 0; i < 100 && !text().includes(idLine); i++) await sleep(50);
+  socket.destroy();
+  const all = text();
+  const headEnd = all.indexOf("\r\n\r\n");
+  const headers = all
+    .slice(0, headEnd)
+    .split("\r\n")
+    .slice(1)
+    .map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim()] as [string, string]);
+  const body = all.slice(headEnd + 4);
+  const connectedEnd = body.indexOf("\n\n", body.indexOf("event: connected")) + 2;
+  const eventStart = body.indexOf(idLine);
+  const eventEnd = body.indexOf("\n\n", eventStart) + 2;
+  if (headEnd < 0 || connectedEnd < 2 || eventStart < 0 || eventEnd < 2)
+    throw new Error(`could not read the frames off a stream: ${JSON.stringify(all)}`);
+  return { headers, connected: body.slice(0, connectedEnd), event: body.slice(eventStart + idLine.length, eventEnd) };
+}
+
+async function startBareFanout(template: FrameTemplate): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["-e", BARE_FANOUT_JS], {
+    env: { ...process.env, PORT: String(port), BARE_TEMPLATE: Buffer.from(JSON.stringify(template)).toString("base64") },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
 /**
  * N clients connect to one discussion at once (at most CONNECT_BATCH connects in flight), each with
  * Last-Event-ID = head − STORM_MISSED; seconds until every client has the event at `head`.
@@ -490,6 +648,35 @@ interface StormPair {
   bare: StormResult;
 }
 
+// ---------------------------------------------------------------- limits
+
+/** The open-file limit of this process (the npm script raised it to the hard limit; children inherit it). */
+function openFileLimit(): number {
+  const line = readFileSync("/proc/self/limits", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("Max open files"));
+  const soft = line?.split(/\s{2,}/)[1];
+  return soft === undefined || soft === "unlimited" ? Infinity : Number(soft);
+}
+
+/**
+ * Fails before anything starts when a process would run out of descriptors: the server (and the
+ * bare broadcaster) holds one socket per stream plus its pools, each client process its share.
+ * The limit cannot be raised past the hard limit without CAP_SYS_RESOURCE (`ulimit -Hn` tells).
+ */
+function checkOpenFiles(procs: number): void {
+  const limit = openFileLimit();
+  const most = Math.max(0, ...CLIENT_COUNTS, PRESENCE_CLIENTS, REPLAY > 0 ? STORM : 0);
+  const server = most + 500;
+  const client = Math.ceil(most / procs) + 200;
+  if (server <= limit && client <= limit) return;
+  throw new Error(
+    `${most} streams on one server need about ${server} open files in the server process and ${client} in each of the ${procs} ` +
+      `client processes; this process may open ${limit} (ulimit -n; the hard limit, ulimit -Hn, is raised only with CAP_SYS_RESOURCE, ` +
+      `e.g. by root outside a container or by the service manager's LimitNOFILE). Raise it, or run at most ${limit - 500} streams.`,
+  );
+}
+
 // ---------------------------------------------------------------- main
 
 /** A cluster row's p99 as a multiple of the same scenario's on the single Redis. */
@@ -500,6 +687,15 @@ function p99Ratio(rows: Row[], r: Row): string {
 }
 
 let presenceRatio: number | undefined;
+const isBare = (r: Row) => r.scenario.endsWith(BARE_NAME);
+/** a one-discussion service row's p99 as a multiple of the bare broadcaster's row that followed it */
+function bareRatio(r: Row): string {
+  const pair = fanoutPairs.find((p) => p.service === r);
+  return pair ? `${(r.p99 / pair.bare.p99).toFixed(2)}×` : "";
+}
+const BARE_NAME = "bare node:http";
+/** each one-discussion service row and the bare broadcaster's row after it */
+const fanoutPairs: { service: Row; bare: Row }[] = [];
 
 function table(rows: Row[], replay: number[], storms: StormPair[]) {
   const cols: [string, (r: Row) => string][] = [
@@ -511,6 +707,7 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
     ["RSS/idle stream KB", (r) => r.rssPerStreamKb.toFixed(1)],
     ["CPU idle %", (r) => r.cpuIdlePct.toFixed(0)],
     ["CPU writes %", (r) => r.cpuWritePct.toFixed(0)],
+    ["clients' CPU %", (r) => r.clientCpuPct.toFixed(0)],
     ["write RTT p50 ms", (r) => r.writeP50.toFixed(1)],
     ["fan-out spread p50 ms", (r) => r.spreadP50.toFixed(1)],
     ["p50 ms", (r) => r.p50.toFixed(1)],
@@ -519,8 +716,9 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
     ["max ms", (r) => r.max.toFixed(1)],
     ["samples", (r) => String(r.samples)],
     ["missing", (r) => String(r.missing)],
-    ["p99≤250", (r) => (r.p99 <= 250 ? "yes" : "NO")],
-    ["≤20KB", (r) => (r.rssPerStreamKb <= 20 ? "yes" : "NO")],
+    ["p99≤250", (r) => (isBare(r) ? "—" : r.p99 <= 250 ? "yes" : "NO")],
+    ["≤20KB", (r) => (isBare(r) ? "—" : r.rssPerStreamKb <= 20 ? "yes" : "NO")],
+    ...(BARE_FANOUT ? ([["p99 / bare's", (r) => bareRatio(r)]] as [string, (r: Row) => string][]) : []),
   ];
   const cells = [cols.map(([h]) => h), ...rows.map((r) => cols.map(([, f]) => f(r)))];
   const widths = cols.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
@@ -531,11 +729,12 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
   for (const row of cells.slice(1)) console.log(line(row));
   const med = pct(replay, 50);
   console.log();
-  console.log(
-    `replay of ${REPLAY} events after Last-Event-ID (connect → last frame), ${replay.length} runs: ` +
-      `median ${med.toFixed(1)} ms, min ${replay[0]!.toFixed(1)} ms, max ${replay.at(-1)!.toFixed(1)} ms ` +
-      `— target ≤ 200 ms: ${med <= 200 ? "yes" : "NO"}`,
-  );
+  if (replay.length > 0)
+    console.log(
+      `replay of ${REPLAY} events after Last-Event-ID (connect → last frame), ${replay.length} runs: ` +
+        `median ${med.toFixed(1)} ms, min ${replay[0]!.toFixed(1)} ms, max ${replay.at(-1)!.toFixed(1)} ms ` +
+        `— target ≤ 200 ms: ${med <= 200 ? "yes" : "NO"}`,
+    );
   if (storms.length > 0) {
     console.log(`reconnect storm: ${STORM} clients, one discussion, Last-Event-ID ${STORM_MISSED} events back, until all caught up:`);
     console.log("| run | service s | bare Node SSE s | ratio | server CPU µs/connect service | bare |");
@@ -555,12 +754,32 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
       `presence: p99 with presence on / off, ${PRESENCE_CLIENTS} streams (half on one discussion, ${PRESENCE_CHURN} reconnects per write): ${presenceRatio.toFixed(2)}× (target ≤ 1.2×: ${presenceRatio <= 1.2 ? "yes" : "NO"})`,
     );
   }
+  if (fanoutPairs.length > 0) {
+    for (const n of new Set(fanoutPairs.map((p) => p.service.clients))) {
+      const pairs = fanoutPairs.filter((p) => p.service.clients === n);
+      const ratios = pairs.map((p) => p.service.p99 / p.bare.p99).sort((a, b) => a - b);
+      const mid = ratios.length / 2;
+      const median = ratios.length % 2 === 1 ? ratios[Math.floor(mid)]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
+      const rss = pairs.map((p) => p.service.rssPerStreamKb);
+      console.log(
+        `issue 56 item 7, ${n} streams on one discussion: write → receive p99 service / bare node:http ${ratios.map((r) => `${r.toFixed(2)}×`).join(", ")}, ` +
+          `median ${median.toFixed(2)}× (target ≤ 1.2×: ${median <= 1.2 ? "yes" : "NO"}); RSS per idle stream ${rss.map((x) => x.toFixed(1)).join(", ")} KB ` +
+          `(target ≤ 15 KB: ${Math.max(...rss) <= 15 ? "yes" : "NO"}; the bare's ${pairs.map((p) => p.bare.rssPerStreamKb.toFixed(1)).join(", ")} KB)`,
+      );
+    }
+  }
   console.log("targets: 10,000 streams on one instance with p99 ≤ 250 ms, ≤ 20 KB RSS per idle stream, replay of 1,000 events ≤ 200 ms.");
-  console.log("note: clients, server, PostgreSQL and Redis share this machine's CPUs; latency includes the clients' own reads.");
+  console.log(
+    "note: clients, server, PostgreSQL and Redis share this machine's CPUs; latency includes the clients' own reads " +
+      "(t1 is when a client process's event loop reads the chunk: with one core's worth of reads per write, the last streams wait for the others).",
+  );
   console.log("note: RSS per stream is (RSS growth)/N and includes V8 heap growth: meaningful from a few thousand streams on.");
 }
 
 async function main() {
+  const procs =
+    CLIENT_PROCS > 0 ? CLIENT_PROCS : Math.max(1, Math.ceil(Math.max(0, ...CLIENT_COUNTS, PRESENCE_CLIENTS) / STREAMS_PER_CLIENT_PROC));
+  checkOpenFiles(procs);
   const dbName = `eng_bench_${Date.now()}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN });
   await admin.connect();
@@ -569,6 +788,7 @@ async function main() {
   dbUrl.pathname = `/${dbName}`;
   let server: { url: string; child: ChildProcess } | undefined;
   let cluster: RedisCluster | undefined;
+  let pool: ClientPool | undefined;
   try {
     if (ON_CLUSTER) {
       cluster = await startRedisCluster();
@@ -593,19 +813,42 @@ async function main() {
     const seqs = new Map<string, number>();
     const rows: Row[] = [];
     const spread = ids.filter((id) => id.startsWith("spread-"));
-    console.log(`clients ${CLIENT_COUNTS.join(", ")}; ${WRITES} writes per scenario; a fresh server process per scenario`);
+    pool = await ClientPool.start(procs);
+    console.log(
+      `clients ${CLIENT_COUNTS.join(", ")}; ${WRITES} writes per scenario; a fresh server process per scenario; ` +
+        `${procs} client process${procs === 1 ? "" : "es"}`,
+    );
+    let template: FrameTemplate | undefined;
     for (const n of CLIENT_COUNTS) {
-      for (const [name, set] of [
-        ["one discussion", ["one"]],
-        [`${SPREAD} discussions`, spread],
-      ] as const) {
+      const scenarios = [
+        ...(ROWS.has("one") ? Array.from({ length: FANOUT_RUNS }, () => ["one discussion", ["one"]] as const) : []),
+        ...(ROWS.has("spread") ? [[`${SPREAD} discussions`, spread] as const] : []),
+      ];
+      for (const [name, set] of scenarios) {
         const targets: RedisEnv[] = [{ REDIS_URL }, ...(cluster ? [{ REDIS_CLUSTER_NODES: cluster.nodes.join(",") }] : [])];
+        let serviceRow: Row | undefined;
         for (const target of targets) {
           redisEnv = target;
           console.log(`… ${n} clients, ${name}${cluster ? ` (${"REDIS_URL" in target ? "redis" : "cluster"})` : ""}`);
           server = await startServer(dbUrl.toString());
-          rows.push(await scenario(name, server, tenant.apiKey, n, [...set], seqs));
+          if (BARE_FANOUT && !template) template = await captureFrames(server.url, tenant.apiKey, "one", seqs);
+          const row = await scenario(name, server, tenant.apiKey, n, [...set], seqs, pool);
+          rows.push(row);
+          serviceRow ??= row;
           await stopServer(server);
+        }
+        redisEnv = { REDIS_URL };
+        if (BARE_FANOUT && set.length === 1 && template) {
+          console.log(
+            `… ${n} clients, ${name}, bare node:http broadcaster (the service's head: ${template.headers.map(([h]) => h).join(", ")}; ` +
+              `its first frames ${Buffer.byteLength(template.connected)} bytes, an event frame ${Buffer.byteLength(template.event)} bytes after its id line)`,
+          );
+          server = await startBareFanout(template);
+          const bare = await scenario(`${name}, ${BARE_NAME}`, server, tenant.apiKey, n, [...set], new Map(), pool);
+          rows.push(bare);
+          await stopServer(server);
+          server = undefined;
+          fanoutPairs.push({ service: serviceRow!, bare });
         }
       }
     }
@@ -616,7 +859,9 @@ async function main() {
         serverEnv = { STREAM_PRESENCE: on ? "1" : "0" };
         server = await startServer(dbUrl.toString());
         const name = `presence ${on ? "on" : "off"} (½ on one)`;
-        rows.push(await scenario(name, server, tenant.apiKey, PRESENCE_CLIENTS, ["one", ...spread], seqs, halfOnFirst, PRESENCE_CHURN));
+        rows.push(
+          await scenario(name, server, tenant.apiKey, PRESENCE_CLIENTS, ["one", ...spread], seqs, pool, halfOnFirst, PRESENCE_CHURN),
+        );
         await stopServer(server);
         serverEnv = {};
       }
@@ -624,12 +869,18 @@ async function main() {
       const on = rows.find((r) => r.scenario.startsWith("presence on"));
       if (off && on) presenceRatio = on.p99 / off.p99;
     }
-    console.log(`… replay of ${REPLAY} events`);
-    server = await startServer(dbUrl.toString());
-    const replay = await replayBench(server.url, tenant.apiKey, "replay", seqs);
-    await stopServer(server);
+    await pool.stop();
+    pool = undefined;
+    let replay: number[] = [];
+    if (REPLAY > 0) {
+      console.log(`… replay of ${REPLAY} events`);
+      server = await startServer(dbUrl.toString());
+      replay = await replayBench(server.url, tenant.apiKey, "replay", seqs);
+      await stopServer(server);
+    }
     const storms: StormPair[] = [];
-    for (let run = 1; STORM > 0 && run <= STORM_RUNS; run++) {
+    // the storm reconnects to the replay's events (`--replay 0` skips it too)
+    for (let run = 1; STORM > 0 && REPLAY > 0 && run <= STORM_RUNS; run++) {
       // the storm's discussion has its head where the replay scenario left it
       console.log(`… reconnect storm ${run}/${STORM_RUNS} of ${STORM} clients (service, then bare Node SSE)`);
       server = await startServer(dbUrl.toString());
@@ -645,6 +896,7 @@ async function main() {
     table(rows, replay, storms);
   } finally {
     if (server) await stopServer(server);
+    await pool?.stop();
     await cluster?.stop();
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
     await admin.end();
