@@ -28,6 +28,36 @@
  * over the 1,000 others, writes to the busy one with 10 of its streams reconnecting per write, run with
  * STREAM_PRESENCE=0 and =1; the table's two presence rows and the p99 ratio (target ≤ 1.2×, measured).
  *
+ * `--bare-fanout` / BENCH_BARE_FANOUT=1 (issue 56 item 7): each one-discussion row is followed by the
+ * same row against a bare node:http broadcaster (no auth, no database, no Redis) that sends the
+ * service's own head and frames, read off one of the service's streams at the start of the run
+ * (captureFrames): the table gains the service's p99 as a multiple of the bare's, and a line with
+ * the ratios, their median (target ≤ 1.2×) and the RSS per idle stream (target ≤ 15 KB).
+ * `--fanout-runs R` runs each such pair R times, alternating; `--rows one` (or `spread`) keeps only
+ * the one-discussion (or the 1,000-discussion) rows; `--replay 0` skips the replay and the storm.
+ *
+ * Clients: the streams are held by `--client-procs` K processes (bench/stream-clients.ts; default
+ * ⌈largest N / 12,500⌉), stream i in process i mod K, so no process needs more than its share of
+ * descriptors and the driver's own event loop only sends the writes. Past 20,000 streams at once the
+ * clients bind their end to the loopback addresses 127.0.0.2…127.0.0.9 in turn (`localAddress`):
+ * one source address has about 28,000 ephemeral ports towards one server port (ip_local_port_range
+ * 32768–60999) and the closed streams of the row before sit in TIME_WAIT for a minute.
+ *
+ * Where latency is read: t0 is taken in the driver right before the write's request leaves; t1 in
+ * the client process, at the start of the socket's `data` callback that holds the frame's `id:`
+ * line; both on CLOCK_MONOTONIC (process.hrtime), which every process of the machine shares, and
+ * the client processes send their reads back after the writes (nothing crosses processes while a
+ * write is in flight). So a latency is: the write's request and commit, the fan-out (Redis, the
+ * server's writes to N sockets), the kernel's loopback delivery, and the wait in the client
+ * process's event loop behind the other streams' chunks read before it. The last part is the
+ * clients' share: on two cores, reading one event on 50,000 sockets is itself hundreds of ms of CPU
+ * whatever the number of client processes, which is why the bare broadcaster is measured by the same
+ * clients in the same run and the figure is the ratio. "clients' CPU %" shows how busy they were.
+ *
+ * Descriptors: the server (and the bare broadcaster) holds one socket per stream plus about 500 of
+ * its own; the bench checks the open-file limit before it starts (`ulimit -n`; the npm script asks
+ * for 120,000, else the hard limit). Raising the hard limit takes CAP_SYS_RESOURCE.
+ *
  * Options (or env): --clients / BENCH_CLIENTS (default 1000,2000: a couple of minutes),
  * --writes / BENCH_WRITES (events per scenario, default 20), --gap-ms (between writes, default 250),
  * --replay / BENCH_REPLAY (events to replay, default 1000). PostgreSQL from BENCH_PG_URL (admin URL,
@@ -271,6 +301,11 @@ class ClientPool {
     await Promise.all(this.procs.map((p) => this.ask(p, { op: "close" })));
   }
 
+  /** the client processes' RSS, together */
+  rssKb(): number {
+    return this.procs.reduce((sum, p) => sum + procStat(p.pid!).rssKb, 0);
+  }
+
   /** the client processes' CPU ticks, together */
   cpuTicks(): number {
     return this.procs.reduce((sum, p) => sum + procStat(p.pid!).cpuTicks, 0);
@@ -313,6 +348,10 @@ interface Row {
   rssPerStreamKb: number;
   cpuIdlePct: number;
   cpuWritePct: number;
+  /** the server's RSS with the streams open and idle */
+  serverRssMb: number;
+  /** the client processes' RSS with the streams open and idle, together */
+  clientRssMb: number;
   /** the client processes' CPU while the writes are read, together (200 % = both cores) */
   clientCpuPct: number;
   /** the write request's own round trip (auth, transaction, commit), part of the latency */
@@ -359,6 +398,7 @@ async function scenario(
   const idleEnd = procStat(pid);
   const cpuIdlePct = ((idleEnd.cpuTicks - idleStart.cpuTicks) / TICKS_PER_SECOND / ((now() - i0) / 1000)) * 100;
   const rssPerStreamKb = (idleEnd.rssKb - base.rssKb) / n;
+  const clientRssMb = pool.rssKb() / 1024;
 
   // writes: one discussion → every write reaches all N clients; spread → each round writes to 5
   // discussions at once (four times the rounds), so writes do not queue behind each other much
@@ -418,6 +458,8 @@ async function scenario(
     cpuIdlePct,
     cpuWritePct,
     clientCpuPct,
+    clientRssMb,
+    serverRssMb: idleEnd.rssKb / 1024,
     p50: pct(sorted, 50),
     p99: pct(sorted, 99),
     max: sorted.at(-1) ?? NaN,
@@ -707,6 +749,8 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
     ["RSS/idle stream KB", (r) => r.rssPerStreamKb.toFixed(1)],
     ["CPU idle %", (r) => r.cpuIdlePct.toFixed(0)],
     ["CPU writes %", (r) => r.cpuWritePct.toFixed(0)],
+    ["server RSS MB", (r) => r.serverRssMb.toFixed(0)],
+    ["clients' RSS MB", (r) => r.clientRssMb.toFixed(0)],
     ["clients' CPU %", (r) => r.clientCpuPct.toFixed(0)],
     ["write RTT p50 ms", (r) => r.writeP50.toFixed(1)],
     ["fan-out spread p50 ms", (r) => r.spreadP50.toFixed(1)],
