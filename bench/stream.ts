@@ -230,7 +230,13 @@ class ClientPool {
       procs.map(
         (p) =>
           new Promise<void>((resolve, reject) => {
-            p.once("exit", (code) => reject(new Error(`a client process exited (${code})`)));
+            p.once("exit", (code) => {
+              // a client process that dies (out of descriptors or ports, say) fails what waits on it
+              const error = new Error(`a client process exited (${code})`);
+              for (const waiting of pool.pending.values()) waiting.reject(error);
+              pool.pending.clear();
+              reject(error);
+            });
             p.on("message", (m: Answer) => {
               if (m.id === 0) return resolve();
               const waiting = pool.pending.get(m.id);
