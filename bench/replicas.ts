@@ -206,7 +206,7 @@ const pair = measured.filter((x) => x.withReplica).map((x) => x.m);
 const ratios = alone.map((a, i) => pair[i]!.rps / a.rps);
 const us = (ms: Measured[], f: (m: Measured) => number) => Math.round(median(ms.map(f)));
 console.log(
-  `\nissue 56 item 7: reads/s of the primary with one replica / the primary alone, round by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(", ")} ` +
+  `\na replica against the primary alone: reads/s of the primary with one replica / the primary alone, round by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(", ")} ` +
     `(median ${median(ratios).toFixed(2)}×). Database CPU a read (medians): alone, primary ${us(alone, (m) => m.primary)} µs; ` +
     `with the replica, primary ${us(pair, (m) => m.primary)} µs + replica ${us(pair, (m) => m.replica)} µs; service ${us(alone, (m) => m.service)} / ${us(pair, (m) => m.service)} µs.`,
 );

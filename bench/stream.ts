@@ -28,7 +28,7 @@
  * over the 1,000 others, writes to the busy one with 10 of its streams reconnecting per write, run with
  * STREAM_PRESENCE=0 and =1; the table's two presence rows and the p99 ratio (target ≤ 1.2×, measured).
  *
- * `--bare-fanout` / BENCH_BARE_FANOUT=1 (issue 56 item 7): each one-discussion row is followed by the
+ * `--bare-fanout` / BENCH_BARE_FANOUT=1 (the "past one primary" fan-out figure): each one-discussion row is followed by the
  * same row against a bare node:http broadcaster (no auth, no database, no Redis) that sends the
  * service's own head and frames, read off one of the service's streams at the start of the run
  * (captureFrames): the table gains the service's p99 as a multiple of the bare's, and a line with
@@ -812,7 +812,7 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
       const median = ratios.length % 2 === 1 ? ratios[Math.floor(mid)]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
       const rss = pairs.map((p) => p.service.rssPerStreamKb);
       console.log(
-        `issue 56 item 7, ${n} streams on one discussion: write → receive p99 service / bare node:http ${ratios.map((r) => `${r.toFixed(2)}×`).join(", ")}, ` +
+        `fan-out against the bare broadcaster, ${n} streams on one discussion: write → receive p99 service / bare node:http ${ratios.map((r) => `${r.toFixed(2)}×`).join(", ")}, ` +
           `median ${median.toFixed(2)}× (target ≤ 1.2×: ${median <= 1.2 ? "yes" : "NO"}); RSS per idle stream ${rss.map((x) => x.toFixed(1)).join(", ")} KB ` +
           `(target ≤ 15 KB: ${Math.max(...rss) <= 15 ? "yes" : "NO"}; the bare's ${pairs.map((p) => p.bare.rssPerStreamKb.toFixed(1)).join(", ")} KB)`,
       );
