@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Note } from "@fedify/fedify";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
 import { AP_JSON, federatingTenant, getAp, startFederatingServer } from "./support/federating-server.js";
-import { createTestTenant } from "./support/fixtures.js";
+import { createTestTenant, keyWith } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 
 let server: TestServer & { publicUrl: string };
@@ -294,5 +294,57 @@ describe("our comments going out", () => {
       ).toBe(true),
     );
     void Note;
+  });
+
+  it("a moderator's rejection or deletion of a comment sent out is Delete(Tombstone) to the recipients of its Create", async () => {
+    const t = await federatingTenant(server, "moderated_out");
+    await peer.follow("alice", new URL(t.actor));
+    await waitFor(async () => expect(await sql(`SELECT 1 FROM federation_followers WHERE tenant_id = $1`, [t.tenantId])).toHaveLength(1));
+    const article = await discussionWithUrl(t, "moderated");
+    const bobNote = await peer.reply("bob", new URL(t.actor), new URL(article), "<p>Bob asks</p>");
+    const bobComment = await waitFor(async () => {
+      const [r] = await sql<{ comment_id: string }>(`SELECT comment_id FROM federation_objects WHERE tenant_id = $1 AND object_id = $2`, [
+        t.tenantId,
+        bobNote.id!.href,
+      ]);
+      expect(r).toBeDefined();
+      return r!.comment_id;
+    });
+    const ann = await t.reader("ann", { name: "Ann Local" });
+    const moderator = t.as({ key: (await keyWith(t, ["moderate_content"])).key });
+    // one answers bob (sent to the followers and to bob), one is top-level (to the followers)
+    const answer = (await ann.post(`/api/v1/discussions/moderated/comments`, { body: "Ann answers", parentId: bobComment })).body;
+    const other = (await ann.post(`/api/v1/discussions/moderated/comments`, { body: "Ann again" })).body;
+    const inboxesOf = async (activityId: string) =>
+      (
+        await sql<{ inbox: string }>(
+          `SELECT message->>'inbox' AS inbox FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub' AND message->'activity'->>'id' = $2 ORDER BY 1`,
+          [t.tenantId, activityId],
+        )
+      ).map((r) => r.inbox);
+    for (const c of [answer, other]) {
+      const noteId = `${t.actor}/notes/${c.id}`;
+      await waitFor(() => expect(peer.received.some((r) => r.type === "Create" && (r.json.object as any)?.id === noteId)).toBe(true));
+    }
+    const answerCreate = await inboxesOf(`${t.actor}/notes/${answer.id}#create`);
+    expect(answerCreate).toEqual([`${peer.url}/inbox`, `${peer.url}/users/bob/inbox`]);
+
+    expect((await moderator.post(`/api/v1/comments/${answer.id}/reject`)).body.status).toBe("rejected");
+    expect((await moderator.del(`/api/v1/comments/${other.id}`)).status).toBeLessThan(300);
+    const deleteOf = (noteId: string) =>
+      waitFor(() => {
+        const d = peer.received.find((r) => r.type === "Delete" && (r.json.object as any)?.id === noteId);
+        expect(d).toBeDefined();
+        expect((d!.json.object as any).type).toBe("Tombstone");
+        return d!.json as any;
+      });
+    const rejected = await deleteOf(`${t.actor}/notes/${answer.id}`);
+    expect(rejected.actor).toBe(t.actor);
+    expect(await inboxesOf(rejected.id)).toEqual(answerCreate);
+    const deleted = await deleteOf(`${t.actor}/notes/${other.id}`);
+    expect(await inboxesOf(deleted.id)).toEqual([`${peer.url}/inbox`]);
+    // both Notes are gone from their ids too
+    expect((await getAp(`${t.actor}/notes/${answer.id}`)).status).toBe(404);
+    expect((await getAp(`${t.actor}/notes/${other.id}`)).status).toBe(404);
   });
 });

@@ -7,7 +7,8 @@
 //     the event log, in commit order) become activities by the tenant's actor: a local comment
 //     published (created approved, or approved later) is Create(Note) to the followers and to the
 //     remote author it answers; an edit of one sent is Update(Note); its deletion or rejection is
-//     Delete(Tombstone). Comments of remote authors (readers `ap:…`) are not sent back.
+//     Delete(Tombstone) to the same recipients as its Create (a moderator's rejection or deletion
+//     included). Comments of remote authors (readers `ap:…`) are not sent back.
 // The cursor moves after the activities are queued (delivery.ts): a crash in between queues them
 // again, which receivers take as the same activity (same ids). Followers on a blocked domain are
 // sent nothing.
@@ -136,13 +137,19 @@ async function deliverEvent(ctx: Context<FederationData>, tenantId: string, bloc
       [tenantId, noteId.href, ev.commentId, ctx.data.app.clock.now()],
     );
   } else if ((ev.type === "comment_deleted" || ev.type === "comment_rejected") && (await wasSent(ctx, tenantId, noteId.href))) {
+    // the Delete goes where the Create went: the followers and the remote author the comment answered
+    // (a comment an erasure removed outright has no row left: the followers alone)
+    const c = await readNote(ctx.data.app.sql, tenantId, ev.commentId);
+    const mention = c ? await mentionOf(ctx, c) : null;
+    const mentioned = mention ? await inboxOf(ctx, mention.actorId, blocked) : null;
     const del = new Delete({
       id: new URL(`${noteId.href}#delete/${ev.seq}`),
       actor,
       object: new Tombstone({ id: noteId }),
       to: new URL("https://www.w3.org/ns/activitystreams#Public"),
+      ...(mention ? { cc: new URL(mention.actorId) } : {}),
     });
-    await ctx.data.outbound.send(ctx, tenantId, del, followers);
+    await ctx.data.outbound.send(ctx, tenantId, del, [...followers, ...(mentioned ? [mentioned] : [])]);
     await ctx.data.app.sql.query(`DELETE FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'sent'`, [
       tenantId,
       noteId.href,
