@@ -13,21 +13,24 @@ let server: TestServer & { publicUrl: string };
 let peer: FediPeer;
 let localhostPeer: FediPeer;
 let busyPeer: FediPeer;
+let floodedPeer: FediPeer;
 const waitFor = <T>(fn: () => Promise<T> | T, timeout = 20_000) => vi.waitFor(fn, { timeout, interval: 100 });
 const sql = <R>(text: string, values: unknown[]) => server.app.runtime.services.sql.query<R>(text, values);
 const AS = "https://www.w3.org/ns/activitystreams";
 
 beforeAll(async () => {
-  server = await startFederatingServer({ inboxPerDomainPerMinute: 40 });
+  server = await startFederatingServer({ inboxPerDomainPerMinute: 40, inboxForgedPerAddressPerMinute: 30 });
   peer = await startFediPeer({ names: ["alice", "bob"] });
   localhostPeer = await startFediPeer({ names: ["mallory"], host: "localhost" });
   busyPeer = await startFediPeer({ names: ["carol"], host: "127.0.0.2" });
+  floodedPeer = await startFediPeer({ names: ["dave", "erin"], host: "127.0.0.3" });
 });
 
 afterAll(async () => {
   await peer?.close();
   await localhostPeer?.close();
   await busyPeer?.close();
+  await floodedPeer?.close();
   await server?.stop();
 });
 
@@ -36,6 +39,19 @@ async function site(handle: string, extra: Record<string, unknown> = {}) {
   if (Object.keys(extra).length) expect((await t.api.patch("/api/v1/settings", { federation: extra })).status).toBe(200);
   await t.api.put(`/api/v1/discussions/post`, { title: "A post", url: `https://${handle}.example/post` });
   return { ...t, inbox: new URL(`${t.actor}/inbox`), article: `${t.actor}/articles/post` };
+}
+
+/** An unsigned POST from the local address `from`: its status. */
+async function postUnsigned(from: string, inbox: URL, json: unknown): Promise<number> {
+  const { request } = await import("node:http");
+  return new Promise((resolve, reject) => {
+    const req = request(inbox, { method: "POST", localAddress: from, headers: { "content-type": "application/activity+json" } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(json));
+  });
 }
 
 const commentsOf = (tenantId: string) =>
@@ -144,6 +160,44 @@ describe("refusals", () => {
     expect(statuses.slice(40)).toEqual([429, 429, 429, 429, 429]);
     const other = { "@context": AS, id: `${peer.url}/likes/other`, type: "Like", actor: peer.actorUri("alice").href, object: t.article };
     expect((await peer.signedPost("alice", t.inbox, other)).status).toBe(202);
+  });
+
+  it("counts only verified activities in a domain's rate: forged ones spend their sender's address's stricter budget", async () => {
+    const t = await site("flooded_site");
+    const dave = floodedPeer.actorUri("dave").href;
+    const like = (id: string, actor = dave) => ({
+      "@context": AS,
+      id: `${floodedPeer.url}/likes/${id}`,
+      type: "Like",
+      actor,
+      object: t.article,
+    });
+    // a forger elsewhere (another client address) sends activities in the domain's name: dave's changed
+    // after signing, dave's signed by erin's key, and unsigned (with the domain's 40 genuine ones below,
+    // more than 40 in the minute: counted in one budget, the genuine ones would run out early)
+    const tamper = (b: string) => b.replace('"type":"Like"', '"type": "Like"');
+    const forged: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      forged.push((await floodedPeer.signedPost("dave", t.inbox, like(`t${i}`), { from: "127.0.0.9", tamper })).status);
+      forged.push((await floodedPeer.signedPost("erin", t.inbox, like(`e${i}`), { from: "127.0.0.9" })).status);
+      if (i < 9) {
+        const res = await postUnsigned("127.0.0.9", t.inbox, like(`u${i}`));
+        forged.push(res);
+      }
+    }
+    expect(forged).toEqual(Array(29).fill(401));
+    // its 30th spends the forger's address's own, stricter budget (30 here): from then on it is refused before
+    // anything is verified, even what it signs well
+    const past = await floodedPeer.signedPost("dave", t.inbox, like("t-last"), { from: "127.0.0.9", tamper });
+    expect(past.status).toBe(401);
+    const refused = await floodedPeer.signedPost("dave", t.inbox, like("g-last"), { from: "127.0.0.9" });
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { code: string }).code).toBe("rate_limited");
+    // the domain's own server (this address) still has its whole budget: 40 taken, the 41st refused
+    const genuine: number[] = [];
+    for (let i = 0; i < 41; i++) genuine.push((await floodedPeer.signedPost("dave", t.inbox, like(`g${i}`))).status);
+    expect(genuine.slice(0, 40)).toEqual(Array(40).fill(202));
+    expect(genuine[40]).toBe(429);
   });
 });
 

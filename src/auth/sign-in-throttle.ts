@@ -140,6 +140,10 @@ export interface KeyLimiter {
   consume(key: string): Promise<void>;
   /** Counts one; whether the key still had one (no error: for answers that must not differ, as an email link's). */
   tryConsume(key: string): Promise<boolean>;
+  /** Gives one back (a request counted before it could be told apart: the fediverse inbox's forged ones). */
+  reward(key: string): Promise<void>;
+  /** Whether the key has none left in its window, counting nothing. */
+  exhausted(key: string): Promise<boolean>;
 }
 
 export function createKeyLimiter(opts: {
@@ -169,6 +173,15 @@ export function createKeyLimiter(opts: {
         if (err instanceof RateLimiterRes) return false;
         throw err;
       }
+    },
+    async reward(key) {
+      await connected();
+      await limiter.reward(key);
+    },
+    async exhausted(key) {
+      await connected();
+      const res = await limiter.get(key);
+      return res !== null && res.remainingPoints <= 0;
     },
   };
 }

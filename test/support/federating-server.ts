@@ -14,14 +14,18 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startFederatingServer(
-  opts: { inboxPerDomainPerMinute?: number; env?: Record<string, string> } = {},
+  opts: { inboxPerDomainPerMinute?: number; inboxForgedPerAddressPerMinute?: number; env?: Record<string, string> } = {},
 ): Promise<TestServer & { publicUrl: string }> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const server = await startServer(
     { PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1", ...opts.env },
     {
-      federation: { pollMs: 100, ...(opts.inboxPerDomainPerMinute ? { inboxPerDomainPerMinute: opts.inboxPerDomainPerMinute } : {}) },
+      federation: {
+        pollMs: 100,
+        ...(opts.inboxPerDomainPerMinute ? { inboxPerDomainPerMinute: opts.inboxPerDomainPerMinute } : {}),
+        ...(opts.inboxForgedPerAddressPerMinute ? { inboxForgedPerAddressPerMinute: opts.inboxForgedPerAddressPerMinute } : {}),
+      },
       webhooks: { worker: { pollIntervalMs: 50 } },
     },
   );

@@ -5,7 +5,7 @@
 // signatures, as Mastodon sends them, and Object Integrity Proofs). It records what its inbox
 // receives (after Fedify verified the sender's signature). Test-only: it fetches loopback http
 // (Fedify's allowPrivateAddress), which the service itself allows only under ALLOW_HTTP_WEBHOOKS.
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   Accept,
@@ -48,8 +48,11 @@ export interface FediPeer {
   update(name: string, target: URL, note: Note, html: string): Promise<void>;
   remove(name: string, target: URL, note: Note): Promise<void>;
   like(name: string, target: URL, object: URL): Promise<Like>;
-  /** POSTs `json` as it is to `inbox`, signed by `name`'s RSA key (draft-cavage, as Mastodon); `tamper` changes the body after signing. */
-  signedPost(name: string, inbox: URL, json: unknown, opts?: { tamper?: (body: string) => string }): Promise<Response>;
+  /**
+   * POSTs `json` as it is to `inbox`, signed by `name`'s RSA key (draft-cavage, as Mastodon); `tamper`
+   * changes the body after signing; `from` sends it from that loopback address (another client).
+   */
+  signedPost(name: string, inbox: URL, json: unknown, opts?: { tamper?: (body: string) => string; from?: string }): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,21 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
+
+/** A POST sent from the local address `from` (node:http's localAddress; fetch cannot choose one). */
+function postFrom(from: string, url: URL, headers: Headers, body: string): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", localAddress: from, headers: Object.fromEntries(headers.entries()) }, (res) => {
+      void readBody(res).then((b) => {
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") h.set(k, v);
+        resolve(new Response(res.statusCode === 204 ? null : new Uint8Array(b), { status: res.statusCode ?? 0, headers: h }));
+      }, reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 export async function startFediPeer(opts: { names?: string[]; host?: string } = {}): Promise<FediPeer> {
   const names = new Set(opts.names ?? ["alice", "bob"]);
@@ -197,6 +215,7 @@ export async function startFediPeer(opts: { names?: string[]; host?: string } = 
       const rsa = keys.get(name)![0]!;
       const signed = await signRequest(unsigned, rsa.privateKey, new URL(`${ctx().getActorUri(name).href}#main-key`));
       const sent = o.tamper ? o.tamper(body) : body;
+      if (o.from) return postFrom(o.from, inbox, signed.headers, sent);
       return fetch(inbox, { method: "POST", headers: signed.headers, body: sent });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

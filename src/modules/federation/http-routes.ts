@@ -7,7 +7,10 @@
 // other route). Before Fedify sees an inbound activity, this mount refuses what must never be stored:
 // a body that is not a bounded JSON object (400), an unsigned one (401), one from a domain a target
 // tenant blocks (403; the actor's and the signing key's domains), a domain past its rate (429). Fedify
-// then verifies the signature and the key's owner (401: problem documents here too).
+// then verifies the signature and the key's owner (401: problem documents here too). A domain's rate
+// counts only activities whose signature verified: one Fedify refuses is given back to its domain's
+// budget and counted, as an unsigned one is, in a stricter budget of its sender's address (past which
+// that address is refused, 429, before anything is verified or fetched).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, sendProblem } from "../../http/problem.js";
@@ -49,8 +52,17 @@ function keyHostOf(req: FastifyRequest): string | null {
   return m?.[1] ? (URL.parse(m[1])?.hostname ?? null) : null;
 }
 
-/** The refusals made before Fedify (see the file's head); null: hand it on. */
-async function screenInbound(engine: FederationEngine, req: FastifyRequest, body: Buffer): Promise<AppError | null> {
+/** An inbound activity let through to Fedify: the domain whose budget it was counted in, and its sender's address. */
+interface Admitted {
+  domain: string;
+  address: string;
+}
+
+/**
+ * The refusals made before Fedify (see the file's head); else the activity is counted in its
+ * domain's budget, given back by `settleInbound` if Fedify finds its signature forged.
+ */
+async function screenInbound(engine: FederationEngine, req: FastifyRequest, body: Buffer): Promise<AppError | Admitted> {
   const text = body.toString("utf8");
   if (!jsonDepthWithin(text, MAX_INBOX_DEPTH)) return errors.malformedJson(`The activity nests deeper than ${MAX_INBOX_DEPTH} levels.`);
   let activity: unknown;
@@ -61,11 +73,16 @@ async function screenInbound(engine: FederationEngine, req: FastifyRequest, body
   }
   if (typeof activity !== "object" || activity === null || Array.isArray(activity))
     return errors.malformedJson("An activity is a JSON object.");
-  if (!req.headers.signature && !req.headers["signature-input"]) return errors.signatureInvalid();
+  const { inboxLimiter, forgedLimiter } = engine.data;
+  // an address that sent too many activities without a valid signature this minute is not heard
+  if (await forgedLimiter.exhausted(req.ip)) return errors.rateLimited(60);
   const actorHost = hostOf((activity as { actor?: unknown }).actor);
   const keyHost = keyHostOf(req);
   const domain = keyHost ?? actorHost;
-  if (!domain) return errors.signatureInvalid();
+  if ((!req.headers.signature && !req.headers["signature-input"]) || !domain) {
+    await forgedLimiter.tryConsume(req.ip);
+    return errors.signatureInvalid();
+  }
   const { app } = engine.data;
   // the tenants it concerns: the inbox's own, and every actor of ours the activity names
   const tenants = new Set([...(req.url + text).matchAll(ACTOR_PATH)].map((m) => decode(m[1]!)));
@@ -74,8 +91,15 @@ async function screenInbound(engine: FederationEngine, req: FastifyRequest, body
     if (!t) continue;
     for (const host of [actorHost, keyHost]) if (host && domainBlocked(t.settings.blockedDomains, host)) return errors.domainBlocked(host);
   }
-  if (!(await engine.data.inboxLimiter.tryConsume(domain))) return errors.rateLimited(60);
-  return null;
+  if (!(await inboxLimiter.tryConsume(domain))) return errors.rateLimited(60);
+  return { domain, address: req.ip };
+}
+
+/** Fedify's answer to an admitted activity: a refused signature (401) is counted as its address's forgery, not in the domain's budget. */
+async function settleInbound(engine: FederationEngine, admitted: Admitted, res: Response): Promise<void> {
+  if (res.status !== 401) return;
+  await engine.data.inboxLimiter.reward(admitted.domain);
+  await engine.data.forgedLimiter.tryConsume(admitted.address);
 }
 
 async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
@@ -96,9 +120,11 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         return sendProblem(reply, errors.notFound("NodeInfo"));
       }
       const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
+      let admitted: Admitted | null = null;
       if (body) {
-        const refusal = await screenInbound(engine, req, body);
-        if (refusal) return sendProblem(reply, refusal);
+        const screened = await screenInbound(engine, req, body);
+        if (screened instanceof AppError) return sendProblem(reply, screened);
+        admitted = screened;
       }
       const origin = engine.origin()?.origin ?? `${req.protocol}://${req.host}`;
       const headers = new Headers();
@@ -121,6 +147,7 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
             : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });
         },
       });
+      if (admitted) await settleInbound(engine, admitted, res);
       return await send(reply, res);
     } catch (err) {
       if (err instanceof AppError) return sendProblem(reply, err);

@@ -9,6 +9,8 @@ export interface FederationData {
   app: AppServices;
   keys: KeyStore;
   outbound: OutboundQueue;
-  /** inbound activities per remote domain and minute (INBOX_PER_DOMAIN_PER_MINUTE) */
+  /** inbound activities whose signature verified, per remote domain and minute (INBOX_PER_DOMAIN_PER_MINUTE) */
   inboxLimiter: KeyLimiter;
+  /** inbound activities without a valid signature, per client address and minute (INBOX_FORGED_PER_ADDRESS_PER_MINUTE) */
+  forgedLimiter: KeyLimiter;
 }

@@ -15,8 +15,14 @@ import { createOutboundQueue } from "./delivery.js";
 import { buildFederation } from "./federation.js";
 import { outboundPass } from "./outbound.js";
 
-/** Inbound activities a remote domain may send per minute, across the server's inboxes. */
+/** Inbound activities a remote domain may send per minute, across the server's inboxes (counted once their signature verified). */
 export const INBOX_PER_DOMAIN_PER_MINUTE = 600;
+/**
+ * Inbound activities without a valid signature one client address may send per minute (unsigned, or
+ * refused by Fedify): past it, that address's activities are refused before verification. Counted by
+ * address, not by the domain they claim, so that a forger's flood spends nothing of the domain's own.
+ */
+export const INBOX_FORGED_PER_ADDRESS_PER_MINUTE = 60;
 /** A remote document's fetch time limit. */
 const FETCH_TIMEOUT_MS = 5_000;
 
@@ -25,6 +31,8 @@ export interface FederationEngineOptions {
   pollMs?: number;
   /** inbound activities per remote domain and minute (default INBOX_PER_DOMAIN_PER_MINUTE; tests lower it) */
   inboxPerDomainPerMinute?: number;
+  /** forged inbound activities per client address and minute (default INBOX_FORGED_PER_ADDRESS_PER_MINUTE; tests lower it) */
+  inboxForgedPerAddressPerMinute?: number;
 }
 
 export interface FederationEngine {
@@ -58,6 +66,12 @@ export function createFederationEngine(
       redis: deps.redis,
       keyPrefix: `${signInKeyPrefix(app.config.DATABASE_URL)}:ap-inbox`,
       points: opts.inboxPerDomainPerMinute ?? INBOX_PER_DOMAIN_PER_MINUTE,
+      windowSeconds: 60,
+    }),
+    forgedLimiter: createKeyLimiter({
+      redis: deps.redis,
+      keyPrefix: `${signInKeyPrefix(app.config.DATABASE_URL)}:ap-inbox-forged`,
+      points: opts.inboxForgedPerAddressPerMinute ?? INBOX_FORGED_PER_ADDRESS_PER_MINUTE,
       windowSeconds: 60,
     }),
   };
