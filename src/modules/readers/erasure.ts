@@ -5,7 +5,9 @@
 // comment_deleted event a deletion appends and scrub the events that carried them, and the last of
 // which removes their reactions there and fixes the counts; then one statement without any discussion lock
 // (eng_erase_reader_rest) scrubs the rest of the event log, removes their reports, stream tickets,
-// kept Idempotency-Key answers, mail (queued or sent) and their profile. Running it again finds nothing left to do.
+// kept Idempotency-Key answers, mail (queued or sent) and their profile; for a fediverse reader
+// (`ap:…`) what the federation keeps of their actor goes too (src/modules/federation/erasure.ts).
+// Running it again finds nothing left to do.
 //
 // Under an Idempotency-Key it is idempotent by its outcome, not by replay: its statements record
 // nothing for the key (they run without the request's claim), so a retry of an erasure that died
@@ -22,6 +24,7 @@ import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext, store } 
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { recordAudit } from "../audit/audit.js";
+import { forgetRemoteActor } from "../federation/erasure.js";
 
 /** The body an anonymized comment keeps. */
 export const ERASED_BODY = "[erased]";
@@ -108,6 +111,8 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
     [readerId],
     "reader_erase_rest",
   );
+  // a fediverse reader's remote objects, follow and cached actor (src/modules/federation/erasure.ts)
+  await forgetRemoteActor(ctx, readerId);
   ctx.app.readerAddresses.forget(tenantId, readerId);
   out.eventsScrubbed += rest?.r.eventsScrubbed ?? 0;
   out.reportsRemoved = rest?.r.reports ?? 0;

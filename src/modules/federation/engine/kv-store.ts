@@ -9,7 +9,7 @@ import type { Sql } from "../../../db/sql.js";
 import type { Clock } from "../../../lib/clock.js";
 
 /** A key's text: its parts joined by a separator no part holds unescaped. */
-const keyText = (key: KvKey): string => key.map((p) => p.replaceAll("\\", "\\\\").replaceAll("\u001f", "\\u")).join("\u001f");
+export const keyText = (key: KvKey): string => key.map((p) => p.replaceAll("\\", "\\\\").replaceAll("\u001f", "\\u")).join("\u001f");
 
 export function createKvStore(deps: { sql: Sql; clock: Clock }): KvStore & { sweepExpired(): Promise<number> } {
   const now = () => deps.clock.now();
