@@ -214,8 +214,21 @@ export function ModerationReason({ reason }: { reason: unknown }) {
   );
 }
 
-/** The actions the comment's status allows; `onAction` runs one (and reports errors). */
-export function CommentActions({ c, onAction, busy }: { c: Moderated; onAction: (a: CommentAction) => void; busy?: boolean }) {
+/**
+ * The actions the comment's status allows; `onAction` runs one (and reports errors). `onBlocked`: the
+ * reader's domain was blocked (its comments here are now rejected): the screen reads them again.
+ */
+export function CommentActions({
+  c,
+  onAction,
+  busy,
+  onBlocked,
+}: {
+  c: Moderated;
+  onAction: (a: CommentAction) => void;
+  busy?: boolean;
+  onBlocked?: (told: string) => void;
+}) {
   const [confirming, setConfirming] = useState(false);
   if (c.status === "deleted") return null;
   if (confirming)
@@ -258,7 +271,14 @@ export function CommentActions({ c, onAction, busy }: { c: Moderated; onAction: 
       <button type="button" class="btn-delete" disabled={busy} onClick={() => setConfirming(true)}>
         Delete
       </button>
-      <BlockDomainAction readerId={c.author.id} />
+      <BlockDomainAction
+        readerId={c.author.id}
+        onBlocked={(told) => {
+          // its held comments left the queue: the shell's Moderation (n) reads its count again
+          queueChanged();
+          onBlocked?.(told);
+        }}
+      />
     </div>
   );
 }

@@ -42,8 +42,12 @@ export async function blockDomain(domain: string): Promise<void> {
   await gql(BlockDomainDocument, { input: { federation: { blockedDomains: [...current, domain] } } });
 }
 
-/** "Block domain" for a remote reader's comment, with what it did beside it. */
-export function BlockDomainAction({ readerId }: { readerId: string }) {
+/**
+ * "Block domain" for a remote reader's comment, with what it did beside it. Blocking rejects the
+ * domain's comments here (the server does, src/modules/moderation/blocked-domains.ts), so the screen
+ * showing the card reads its comments again: `onBlocked` is handed what to tell (the card may leave).
+ */
+export function BlockDomainAction({ readerId, onBlocked }: { readerId: string; onBlocked?: (told: string) => void }) {
   const domain = remoteDomain(readerId);
   const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
@@ -52,7 +56,11 @@ export function BlockDomainAction({ readerId }: { readerId: string }) {
     setBusy(true);
     blockDomain(domain)
       .then(
-        () => setOutcome({ ok: true, text: `Blocked ${domain}: its comments here are rejected and new ones refused.` }),
+        () => {
+          const text = `Blocked ${domain}: its comments here are rejected and new ones refused.`;
+          setOutcome({ ok: true, text });
+          onBlocked?.(text);
+        },
         (e: unknown) => setOutcome({ ok: false, text: `Not blocked: ${messageOf(e)}` }),
       )
       .finally(() => setBusy(false));

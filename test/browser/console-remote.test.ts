@@ -2,7 +2,7 @@
 // fediverse reader (`ap:<actor URL>`) shows a "fediverse" badge, one by a webmention's reader
 // (`wm:<site origin>`) a "webmention" badge, a local one neither; "Block domain" on the fediverse
 // one adds its domain to the settings' federation.blockedDomains (read back over REST), keeping the
-// domains already there. The readers are asserted by the site's backend with those ids (what the
+// domains already there, and the queue is read again: the domain's held comment, now rejected, leaves it. The readers are asserted by the site's backend with those ids (what the
 // badge reads is the id). axe-core; screenshot console-remote.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -64,12 +64,29 @@ describe.skipIf(chromiumMissing)("remote comments in the console", { timeout: 12
     await expectAccessible(page, "the queue with remote comments");
 
     await bob.getByRole("button", { name: "Block domain", exact: true }).click();
-    await bob.getByRole("status").filter({ hasText: "Blocked social.example" }).waitFor();
+    // the block rejected bob's held comment: the queue is read again and his card leaves it, the
+    // screen saying what was done; the others stay
+    await page.getByRole("status").filter({ hasText: "Blocked social.example: its comments here are rejected" }).waitFor();
+    await bob.waitFor({ state: "detached" });
+    await alice.waitFor();
+    await carol.waitFor();
+    expect(await page.getByRole("list", { name: "Pending comments" }).getByRole("listitem").count()).toBe(2);
+    // and the shell's Moderation (n) counts it out
+    await expect.poll(() => page.getByRole("link", { name: /^Moderation/ }).textContent()).toBe("Moderation (2)");
+    await settled(page);
     await shoot(page, "console-remote");
     expect((await t.api.get("/api/v1/settings")).body.federation.blockedDomains).toEqual(["spam.example", "social.example"]);
-    // again: nothing added twice
-    await bob.getByRole("button", { name: "Block domain", exact: true }).click();
-    await bob.getByRole("status").filter({ hasText: "Blocked social.example" }).waitFor();
+    await expectAccessible(page, "the queue after Block domain");
+
+    // it is with the rejected ones; Block domain again there adds nothing twice
+    await page.getByRole("combobox", { name: /^Show/ }).selectOption("rejected");
+    const rejectedBob = page
+      .getByRole("list", { name: "Rejected comments" })
+      .getByRole("listitem", { name: "Comment by Bob in Fediverse post" });
+    await rejectedBob.waitFor();
+    await rejectedBob.getByRole("button", { name: "Block domain", exact: true }).click();
+    await rejectedBob.getByRole("status").filter({ hasText: "Blocked social.example" }).waitFor();
     expect((await t.api.get("/api/v1/settings")).body.federation.blockedDomains).toEqual(["spam.example", "social.example"]);
+    await rejectedBob.waitFor();
   });
 });

@@ -196,7 +196,7 @@ function DiscussionPage({ id }: { id: string }) {
                   {c.pinned && <span class="badge">pinned</span>} <CommentMeta c={c} discussion={false} />
                 </div>
                 <CommentBody c={c} />
-                <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} />
+                <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} onBlocked={() => thread.reload()} />
               </li>
             ))}
           </ul>

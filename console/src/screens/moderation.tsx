@@ -230,7 +230,16 @@ export function ModerationScreen() {
               <ParentExcerpt parent={c.parent} />
               <CommentBody c={c} />
               <ModerationReason reason={c.moderationReason} />
-              <CommentActions c={c} busy={busy} onAction={(a) => void act([c], a)} />
+              <CommentActions
+                c={c}
+                busy={busy}
+                onAction={(a) => void act([c], a)}
+                onBlocked={(told) => {
+                  // the domain's comments were rejected: the queue read again (pending ones leave it)
+                  setNotice(told);
+                  void load(null);
+                }}
+              />
             </li>
           ))}
         </ul>

@@ -255,7 +255,7 @@ export function ReaderScreen({ id, owner = false }: { id: string; owner?: boolea
                 </div>
                 <CommentBody c={c} />
                 <ModerationReason reason={c.moderationReason} />
-                <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} />
+                <CommentActions c={c} busy={action.busy} onAction={(a) => moderate(c, a)} onBlocked={() => profile.reload()} />
               </li>
             ))}
           </ul>
