@@ -31,7 +31,8 @@ export async function federateDiscussion(ctx: RequestContext, id: string): Promi
   );
   const [n] = await store(ctx).sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`, []);
   await recordAudit(ctx, "discussion.federate", { type: "discussion", id });
-  const origin = ctx.app.config.PUBLIC_URL ?? "";
+  // PUBLIC_URL with its path, if any (the ids are under it: paths.ts), without a trailing slash
+  const origin = (ctx.app.config.PUBLIC_URL ?? "").replace(/\/+$/, "");
   return {
     discussionId: id,
     articleId: `${origin}/ap/actors/${encodeURIComponent(tenant.id)}/articles/${encodeURIComponent(id)}`,

@@ -132,7 +132,10 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         if (typeof value === "string") headers.set(name, value);
         else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
       }
-      const request = new Request(new URL(req.url, origin), {
+      // behind a proxy's prefix (PUBLIC_URL's path) the request comes without it: Fedify routes, and
+      // verifies signatures over, the path the sender used (the well-known ones are at the host's root)
+      const url = engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url;
+      const request = new Request(new URL(url, origin), {
         method: req.method,
         headers,
         ...(body ? { body: new Uint8Array(body) } : {}),

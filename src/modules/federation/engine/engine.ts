@@ -14,6 +14,7 @@ import type { KeyStore } from "./keys.js";
 import { createOutboundQueue } from "./delivery.js";
 import { buildFederation } from "./federation.js";
 import { outboundPass } from "./outbound.js";
+import { pathPrefixOf } from "../paths.js";
 
 /** Inbound activities a remote domain may send per minute, across the server's inboxes (counted once their signature verified). */
 export const INBOX_PER_DOMAIN_PER_MINUTE = 600;
@@ -40,6 +41,8 @@ export interface FederationEngine {
   readonly data: FederationData;
   /** PUBLIC_URL, else the server's own address once started */
   origin(): URL | null;
+  /** PUBLIC_URL's path ("" at the host's root), in front of every fediverse path but the well-known ones */
+  readonly pathPrefix: string;
   /** Starts the outbound worker; `serverUrl` stands for PUBLIC_URL when it is unset. */
   start(serverUrl?: string): void;
   stop(): Promise<void>;
@@ -55,9 +58,16 @@ export function createFederationEngine(
   const kv = createKvStore({ sql: app.sql, clock: app.clock });
   const publicUrl = app.config.PUBLIC_URL;
   let origin: URL | null = publicUrl ? new URL(publicUrl) : null;
-  // Fedify takes an origin only: a PUBLIC_URL under a path (a service behind a proxy's prefix) gives it
-  // its origin, and the fediverse's ids are then at the host's root (docs/fediverse.md)
-  const federation = buildFederation({ origin: origin?.origin, kv, http: app.webhooks.http, fetchTimeoutMs: FETCH_TIMEOUT_MS });
+  // Fedify takes an origin: a PUBLIC_URL under a path (a service behind a proxy's prefix) gives it its
+  // origin, and its path goes in front of every route's template (paths.ts; docs/fediverse.md)
+  const pathPrefix = pathPrefixOf(publicUrl);
+  const federation = buildFederation({
+    origin: origin?.origin,
+    pathPrefix,
+    kv,
+    http: app.webhooks.http,
+    fetchTimeoutMs: FETCH_TIMEOUT_MS,
+  });
   const data: FederationData = {
     app,
     keys: deps.keys,
@@ -85,6 +95,7 @@ export function createFederationEngine(
     federation,
     data,
     origin: () => origin,
+    pathPrefix,
     start(serverUrl) {
       if (!origin && serverUrl) origin = new URL(serverUrl);
       loop.start();

@@ -19,7 +19,7 @@ import {
   parseSemVer,
 } from "@fedify/fedify";
 import { SERVICE_VERSION } from "../../../lib/version.js";
-import { PATHS } from "../paths.js";
+import { federationPaths } from "../paths.js";
 import type { FederationData } from "./context.js";
 import { createDocumentLoader } from "./document-loader.js";
 import { federatingTenant, tenantOfHandle } from "./tenants.js";
@@ -29,8 +29,10 @@ import { mentionOf } from "./mentions.js";
 import type { WebhookHttpClient } from "../../../webhook-delivery/http-client.js";
 
 export interface FederationOptions {
-  /** PUBLIC_URL: every id is built on it (unset: the request's own origin) */
+  /** PUBLIC_URL's origin: every id is built on it (unset: the request's own origin) */
   origin: string | undefined;
+  /** PUBLIC_URL's path ("" at the host's root): every path but the well-known ones is under it */
+  pathPrefix: string;
   kv: KvStore;
   http: WebhookHttpClient;
   /** a remote document's fetch limit */
@@ -40,6 +42,7 @@ export interface FederationOptions {
 export const FEDERATION_USER_AGENT = `engagement-service/${SERVICE_VERSION} (ActivityPub; Fedify)`;
 
 export function buildFederation(opts: FederationOptions): Federation<FederationData> {
+  const PATHS = federationPaths(opts.pathPrefix);
   const loader = createDocumentLoader({ http: opts.http, kv: opts.kv, timeoutMs: opts.fetchTimeoutMs, userAgent: FEDERATION_USER_AGENT });
   const federation = createFederation<FederationData>({
     kv: opts.kv,
