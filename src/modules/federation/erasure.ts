@@ -8,13 +8,7 @@
 // so a replay of what they sent before the erasure is not applied again. Idempotent: an erasure run
 // again finds nothing.
 import { store, type RequestContext } from "../../context/request.js";
-import { keyText } from "./engine/kv-store.js";
-
-/** Fedify's KvStore prefixes that hold documents by URL (its defaults: federation.ts keeps them). */
-const URL_KEYED = [
-  ["_fedify", "remoteDocument"],
-  ["_fedify", "publicKey"],
-] as const;
+import { forgetCachedActor } from "./engine/kv-store.js";
 
 export interface ForgottenActor {
   objects: number;
@@ -37,13 +31,7 @@ export async function forgetRemoteActor(ctx: RequestContext, readerId: string): 
     [actorId],
     "federation_erase_follows",
   );
-  // the cache is the server's, not the tenant's: keyed by the actor's id, or by a URL under it
-  const keys = URL_KEYED.map((prefix) => keyText([...prefix, actorId]));
-  const cached = await ctx.app.sql.query(
-    `DELETE FROM federation_kv k USING unnest($1::text[]) AS p(key)
-      WHERE k.key = p.key OR starts_with(k.key, p.key || '#') OR starts_with(k.key, p.key || '/') OR starts_with(k.key, p.key || '?')
-      RETURNING k.key`,
-    [keys],
-  );
-  return { objects: objects.length, follows: follows.length, cached: cached.length };
+  // the cache is the server's, not the tenant's (engine/kv-store.ts)
+  const cached = await forgetCachedActor(ctx.app, actorId);
+  return { objects: objects.length, follows: follows.length, cached };
 }

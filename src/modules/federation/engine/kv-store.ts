@@ -9,7 +9,7 @@ import type { Sql } from "../../../db/sql.js";
 import type { Clock } from "../../../lib/clock.js";
 
 /** A key's text: its parts joined by a separator no part holds unescaped. */
-export const keyText = (key: KvKey): string => key.map((p) => p.replaceAll("\\", "\\\\").replaceAll("\u001f", "\\u")).join("\u001f");
+const keyText = (key: KvKey): string => key.map((p) => p.replaceAll("\\", "\\\\").replaceAll("\u001f", "\\u")).join("\u001f");
 
 export function createKvStore(deps: { sql: Sql; clock: Clock }): KvStore & { sweepExpired(): Promise<number> } {
   const now = () => deps.clock.now();
@@ -43,4 +43,26 @@ export function createKvStore(deps: { sql: Sql; clock: Clock }): KvStore & { swe
       return rows.length;
     },
   };
+}
+
+/** Fedify's prefixes that keep documents by URL (its defaults, which federation.ts keeps). */
+const URL_KEYED = [
+  ["_fedify", "remoteDocument"],
+  ["_fedify", "publicKey"],
+] as const;
+
+/**
+ * Forgets what Fedify cached of a remote actor, across the server (an erasure of its reader:
+ * ../erasure.ts): the documents at its id or under it (`<id>#…`, `<id>/…`, `<id>?…`: its key, its
+ * statuses) and its public key. Answers how many entries went.
+ */
+export async function forgetCachedActor(app: { sql: Sql }, actorId: string): Promise<number> {
+  const keys = URL_KEYED.map((prefix) => keyText([...prefix, actorId]));
+  const rows = await app.sql.query(
+    `DELETE FROM federation_kv k USING unnest($1::text[]) AS p(key)
+      WHERE k.key = p.key OR starts_with(k.key, p.key || '#') OR starts_with(k.key, p.key || '/') OR starts_with(k.key, p.key || '?')
+      RETURNING k.key`,
+    [keys],
+  );
+  return rows.length;
 }
