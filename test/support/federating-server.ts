@@ -1,9 +1,13 @@
 // A service instance that federates, for the fediverse tests (test/federation*.test.ts): its port is
 // chosen first so that PUBLIC_URL (on which every ActivityPub id is built) names it; the webhook
-// worker runs (it sends the activities) and the federation's outbound worker polls often.
+// worker runs (it sends the activities) and the federation's outbound worker polls often. Each has a
+// database of its own (dropped when it stops): on the run's shared one, another file's instance
+// (another PUBLIC_URL) would announce this one's discussions and claim its deliveries, and the inbox
+// rates (keyed by the database's name in Redis) would count every file's peers together.
 import { createServer } from "node:net";
 import { startServer, type TestServer } from "./server.js";
 import { createTestTenant, type TestTenant } from "./fixtures.js";
+import { isolatedDatabase } from "./database.js";
 
 export async function freePort(): Promise<number> {
   const s = createServer();
@@ -18,8 +22,9 @@ export async function startFederatingServer(
 ): Promise<TestServer & { publicUrl: string }> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
+  const own = await isolatedDatabase("fedi");
   const server = await startServer(
-    { PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1", ...opts.env },
+    { ...own.env, PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1", ...opts.env },
     {
       federation: {
         pollMs: 100,
@@ -29,7 +34,14 @@ export async function startFederatingServer(
       webhooks: { worker: { pollIntervalMs: 50 } },
     },
   );
-  return { ...server, publicUrl };
+  return {
+    ...server,
+    publicUrl,
+    async stop() {
+      await server.stop();
+      await own.drop();
+    },
+  };
 }
 
 /** A tenant with federation on under `handle` (remote comments per `remoteModeration`). */
