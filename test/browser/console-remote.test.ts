@@ -66,8 +66,8 @@ describe.skipIf(chromiumMissing)("remote comments in the console", { timeout: 12
     await bob.getByRole("button", { name: "Block domain", exact: true }).click();
     // the block rejected bob's held comment: the queue is read again and his card leaves it, the
     // screen saying what was done; the others stay
-    await page.getByRole("status").filter({ hasText: "Blocked social.example: its comments here are rejected" }).waitFor();
     await bob.waitFor({ state: "detached" });
+    await page.getByRole("status").filter({ hasText: "Blocked social.example: its comments here are rejected" }).waitFor();
     await alice.waitFor();
     await carol.waitFor();
     expect(await page.getByRole("list", { name: "Pending comments" }).getByRole("listitem").count()).toBe(2);
