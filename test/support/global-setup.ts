@@ -6,7 +6,7 @@
 // mark; at the end, one still running (a test's own PostgreSQL left paused, a server a failed test
 // never stopped) is listed loudly, ended, and fails the run (test/support/leftover-processes.ts).
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,13 +33,38 @@ declare module "vitest" {
   }
 }
 
-/** `npm run build` in a child process, so it runs while the database is made. */
-function build(): Promise<void> {
+/** `npm run <script>` in a child process, so it runs while the database is made. */
+function npmRun(script: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn("npm", ["run", "-s", "build"], { stdio: "inherit" });
+    const child = spawn("npm", ["run", "-s", script], { stdio: "inherit" });
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`npm run build exited with ${code}`))));
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`npm run ${script} exited with ${code}`))));
   });
+}
+
+/** The newest modification time of the files under `dir` (0 for none). */
+function newestUnder(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * The server (`npm run build`, what `npm start` runs first), and the console when its sources changed
+ * after its last build (`npm install` builds it; an edit of console/src or of the settings' words it
+ * is generated from would otherwise be tested against the old build).
+ */
+function build(): Promise<void> {
+  const root = fileURLToPath(new URL("../../", import.meta.url));
+  const consoleBuilt = join(root, "dist", "console", "index.html");
+  const stale =
+    !existsSync(consoleBuilt) ||
+    Math.max(newestUnder(join(root, "console", "src")), newestUnder(join(root, "src", "tenancy", "settings"))) >
+      statSync(consoleBuilt).mtimeMs;
+  return Promise.all([npmRun("build"), stale ? npmRun("build:console") : undefined]).then(() => undefined);
 }
 
 export default async function setup(project: TestProject) {
