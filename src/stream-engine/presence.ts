@@ -11,7 +11,10 @@
 // in one script; every `refreshMs` the instance renews its lease on each discussion it has streams
 // of (now + ttlMs), so a crashed instance's streams stop counting at most `ttlMs` after its last
 // refresh, and the next refresh of a live instance clears its counts away. The count is the slots
-// held by live instances.
+// held by live instances. Joins and leaves are coalesced per discussion: those of one turn of the
+// event loop go in one write (setImmediate), at most RECORD_CHUNK persons a sync call, one write of
+// a discussion at a time (the next waits), so a burst (a deploy dropping 19,000 streams, their
+// reconnect storm) is a few round trips rather than one per stream.
 //
 // Changes reach the other instances as a notice on the control channel `eng:presence` (the
 // discussion's key); an instance with streams of that discussion then counts again. Per
@@ -60,6 +63,9 @@ const ALONE = 1;
 /** How many discussions one slice of a refresh renews before the event loop runs again. */
 const REFRESH_SLICE = 500;
 
+/** How many persons one sync call of a coalesced write carries at most (the calls of a write go one after another). */
+export const RECORD_CHUNK = 500;
+
 /** A stream that is told the count. */
 export interface PresenceMember {
   presence(reading: number): void;
@@ -93,7 +99,11 @@ interface Entry {
   changed: boolean;
   /** a write not yet answered: the count waits for it */
   pending: Promise<unknown>;
+  /** the persons (by tag) whose streams here changed since flush last took a write, and settling `pending` for them */
+  batch: Batch | undefined;
 }
+
+type Batch = { persons: Map<string, Person>; done(): void; fail(err: unknown): void };
 
 export interface PresenceDeps {
   clock: Clock;
@@ -122,6 +132,11 @@ export class Presence {
   private closed = false;
   /** a refresh under way (slices of it await Redis): the next tick skips rather than overlaps */
   private refreshing = false;
+  /** entries with changes to write, in the order they changed; written at `flushing` */
+  private readonly queued = new Set<Entry>();
+  private flushing: NodeJS.Immediate | undefined;
+  /** per discussion key, the last write taken: the next one waits for it (Redis sees them in order) */
+  private readonly writes = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: PresenceDeps) {
     this.options = { ...DEFAULT_PRESENCE_OPTIONS, ...deps.options };
@@ -163,6 +178,7 @@ export class Presence {
         dirty: false,
         changed: false,
         pending: Promise.resolve(),
+        batch: undefined,
       };
       this.entries.set(key, entry);
     }
@@ -173,8 +189,7 @@ export class Presence {
     const joined: Joined = { sent: ALONE, person };
     entry.members.set(member, joined);
     entry.changed = true;
-    if (this.store)
-      entry.pending = this.record(entry, [person]).catch((err: unknown) => this.deps.log.warn({ err }, "presence: join not recorded"));
+    if (this.store) this.mark(entry, person);
     this.schedule(entry);
     const joinedTo = entry;
     let left = false;
@@ -192,16 +207,58 @@ export class Presence {
     if (person.streams === 0 && entry.persons.get(person.tag) === person) entry.persons.delete(person.tag);
     entry.changed = true;
     const last = entry.members.size === 0;
-    if (this.store && !this.closed) {
-      entry.pending = this.record(entry, [person], last).catch((err: unknown) =>
-        this.deps.log.warn({ err }, "presence: leave not recorded"),
-      );
-    }
+    if (this.store && !this.closed) this.mark(entry, person);
     if (!last) return this.schedule(entry);
     // the last stream here: nobody to tell here; the other instances count again
     clearTimeout(entry.timer);
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
     if (this.store && !this.closed) void entry.pending.then(() => this.notices.publish(entry.key));
+  }
+
+  /**
+   * The person's streams here changed: written with the discussion's other changes of this turn
+   * (its current count then); `entry.pending` settles when they are.
+   */
+  private mark(entry: Entry, person: Person): void {
+    if (!entry.batch) {
+      let done!: () => void, fail!: (err: unknown) => void;
+      const written = new Promise<void>((resolve, reject) => ((done = resolve), (fail = reject)));
+      entry.batch = { persons: new Map(), done, fail };
+      const logged = written.catch((err: unknown) => this.deps.log.warn({ err }, "presence: changes not recorded"));
+      entry.pending = Promise.all([entry.pending, logged]);
+      this.queued.add(entry);
+      this.flushing ??= setImmediate(() => void this.flush());
+    }
+    entry.batch.persons.set(person.tag, person);
+  }
+
+  /** Each queued entry's changes, one write per discussion, after the discussion's write before (if still under way). */
+  private flush(): Promise<void> {
+    this.flushing = undefined;
+    const entries = [...this.queued];
+    this.queued.clear();
+    const writes = entries.map((entry) => {
+      const batch = entry.batch!;
+      entry.batch = undefined;
+      const write = (this.writes.get(entry.key) ?? Promise.resolve()).then(() => this.write(entry, batch));
+      this.writes.set(entry.key, write);
+      return write.then(() => void (this.writes.get(entry.key) === write && this.writes.delete(entry.key)));
+    });
+    return Promise.all(writes).then(() => undefined);
+  }
+
+  /** A batch to Redis, RECORD_CHUNK persons a call; the last call drops the lease when no stream is left here. Never rejects. */
+  private async write(entry: Entry, batch: Batch): Promise<void> {
+    const persons = [...batch.persons.values()];
+    // (a dropped entry gets no stream again: a later join makes a new one)
+    const drop = entry.members.size === 0;
+    try {
+      for (let k = 0; k < persons.length; k += RECORD_CHUNK)
+        await this.record(entry, persons.slice(k, k + RECORD_CHUNK), drop && k + RECORD_CHUNK >= persons.length);
+      batch.done();
+    } catch (err) {
+      batch.fail(err);
+    }
   }
 
   /**
@@ -299,8 +356,10 @@ export class Presence {
           if (!a || a instanceof Error) return void this.deps.log.warn({ err: a }, "presence: refresh failed");
           if (this.entries.get(e.key) !== e) return;
           // cleared away as dead while it lived on (a stall, or Redis lost its keys): its counts again
-          if (a.taken && e.leased)
-            e.pending = this.resync(e).catch((err: unknown) => this.deps.log.warn({ err }, "presence: counts not sent again"));
+          if (a.taken && e.leased) {
+            const again = this.resync(e).catch((err: unknown) => this.deps.log.warn({ err }, "presence: counts not sent again"));
+            e.pending = Promise.all([e.pending, again]); // (a write of changes not yet answered is still waited for)
+          }
           if (a.count !== e.counted) this.schedule(e);
         });
       }
@@ -325,6 +384,10 @@ export class Presence {
     clearInterval(this.refreshTimer);
     for (const e of this.entries.values()) clearTimeout(e.timer);
     this.notices.close();
+    // the changes not yet written (a dropped discussion's last leave among them), before the release
+    clearImmediate(this.flushing);
+    await this.flush();
+    await Promise.all(this.writes.values());
     const store = this.store;
     if (store?.ready && this.entries.size > 0) {
       const discussions = [...this.entries.values()].map((e) => ({ slots: e.key, persons: [...e.persons.values()] }));
