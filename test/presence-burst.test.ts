@@ -1,0 +1,161 @@
+// Presence writes are coalesced per discussion (src/stream-engine/presence.ts): the joins and leaves
+// of one turn of the event loop reach Redis in one write, so a burst — every stream of a discussion
+// closing at once (a deploy, a benchmark's teardown) or their reconnect storm — costs a few script
+// calls, not one per stream, and the count still comes out exact. The calls are counted with MONITOR
+// on a Redis of this file's own (nothing else talks to it), every stream a person of its own
+// (perAddress 0), so a write carries as many persons as streams changed.
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { systemClock } from "../src/lib/clock.js";
+import { Presence, presenceKey, type PresenceMember } from "../src/stream-engine/presence.js";
+import { createTestTenant } from "./support/fixtures.js";
+import { startOwnRedis, type OwnRedis } from "./support/own-services.js";
+import { startServer, type TestServer } from "./support/server.js";
+import { rawSse } from "./support/sse.js";
+
+let own: OwnRedis;
+let redis: Redis;
+let monitor: Awaited<ReturnType<Redis["monitor"]>>;
+/** the sync script's calls seen on each discussion's key, and the persons they carried */
+const syncs = new Map<string, { calls: number; persons: number }>();
+/** the last ECHO the monitor saw */
+let echoed = "";
+
+beforeAll(async () => {
+  own = await startOwnRedis();
+  redis = new Redis(own.url);
+  monitor = await new Redis(own.url).monitor();
+  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    // EVALSHA <sha> 3 <slots> <leases> <counts> <now> <end> <instance> <leased> <ttl> (<tag> <cap> <streams>)+
+    // (a refresh has the same keys and 5 arguments; commands a script runs come from "lua")
+    const [command, , numkeys, slots] = args;
+    if (/^echo$/i.test(command ?? "")) echoed = args[1]!;
+    if (source === "lua" || !/^eval(sha)?$/i.test(command ?? "") || numkeys !== "3" || args.length < 14) return;
+    const s = syncs.get(slots!) ?? { calls: 0, persons: 0 };
+    syncs.set(slots!, { calls: s.calls + 1, persons: s.persons + (args.length - 11) / 3 });
+  });
+});
+afterAll(async () => {
+  monitor?.disconnect();
+  redis?.disconnect();
+  await own?.stop();
+});
+
+/** The sync calls seen on the key so far (MONITOR's feed is read up to an ECHO sent now). */
+async function seen(key: string): Promise<{ calls: number; persons: number }> {
+  const marker = randomBytes(6).toString("hex");
+  await redis.echo(marker);
+  await vi.waitFor(() => expect(echoed).toBe(marker));
+  return { ...(syncs.get(key) ?? { calls: 0, persons: 0 }) };
+}
+
+describe("presence in one process (Presence on a Redis of its own)", () => {
+  let presence: Presence;
+  let client: Redis;
+  beforeAll(() => {
+    client = new Redis(own.url);
+    presence = new Presence({
+      clock: systemClock,
+      log: pino({ level: "silent" }),
+      redis: client,
+      redisTarget: { url: own.url },
+      // no refresh during the test: the calls counted are the joins' and leaves'
+      options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000, presenceIntervalMs: 20 },
+      people: { secret: randomBytes(32), perAddress: 0 },
+    });
+  });
+  afterAll(async () => {
+    await presence?.close();
+    client?.disconnect();
+  });
+
+  const member = () => {
+    const told: number[] = [];
+    return Object.assign({ presence: (n: number) => void told.push(n) } satisfies PresenceMember, { told });
+  };
+
+  it("1,200 streams joining in one turn are a few sync calls; all leaving in one turn too; the count is exact each time", async () => {
+    const N = 1_200;
+    const key = presenceKey("t-burst", "d-1");
+    const members = Array.from({ length: N }, member);
+    const leaves = members.map((m) => presence.join("t-burst", "d-1", m, { readerId: null, address: "10.0.0.1" }));
+    await vi.waitFor(async () => expect(await presence.count("t-burst", ["d-1"])).toEqual([N]), { timeout: 10_000, interval: 20 });
+    // every stream is told the whole count: the count was taken after the write was answered
+    await vi.waitFor(() => expect(members.every((m) => m.told.at(-1) === N)).toBe(true), { timeout: 10_000 });
+    expect(members[0]!.told).toEqual([N]);
+    const joined = await seen(key);
+    expect(joined.persons).toBe(N);
+    // one call per 100 persons (the store's script batch), written in 500-person syncs; one per stream before
+    expect(joined.calls).toBeLessThanOrEqual(Math.ceil(N / 100));
+
+    for (const leave of leaves) leave();
+    await vi.waitFor(async () => expect(await presence.count("t-burst", ["d-1"])).toEqual([0]), { timeout: 10_000, interval: 20 });
+    const left = await seen(key);
+    expect(left.persons - joined.persons).toBe(N);
+    expect(left.calls - joined.calls).toBeLessThanOrEqual(Math.ceil(N / 100));
+    // the last stream gone: the lease was given back, nothing of the discussion's counts is left
+    await vi.waitFor(async () => expect(await redis.zcard(`${key}:l`)).toBe(0));
+    expect(await redis.hlen(`${key}:c`)).toBe(0);
+    expect(await redis.zcard(key)).toBe(0);
+    expect(presence.local).toBe(0);
+  });
+
+  it("streams that join and leave within one turn end counted right (a reader's and an address's, beside others that stay)", async () => {
+    const key = presenceKey("t-burst", "d-2");
+    const reader = { readerId: "ada", address: "10.0.0.2" };
+    const stay = [member(), member(), member()];
+    const stays = stay.map((m) => presence.join("t-burst", "d-2", m, { readerId: null, address: "10.0.0.3" }));
+    // ada: two streams, one closes at once; three more address streams come and go in the same turn
+    presence.join("t-burst", "d-2", member(), reader);
+    presence.join("t-burst", "d-2", member(), reader)();
+    for (let i = 0; i < 3; i++) presence.join("t-burst", "d-2", member(), { readerId: null, address: "10.0.0.4" })();
+    await vi.waitFor(async () => expect(await presence.count("t-burst", ["d-2"])).toEqual([4]), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(stay.map((m) => m.told.at(-1))).toEqual([4, 4, 4]), { timeout: 10_000 });
+    expect((await seen(key)).calls).toBe(1);
+    // the three leave in one turn, as another stream of ada's comes and goes
+    for (const leave of stays) leave();
+    presence.join("t-burst", "d-2", member(), reader)();
+    await vi.waitFor(async () => expect(await presence.count("t-burst", ["d-2"])).toEqual([1]), { timeout: 10_000, interval: 20 });
+    expect((await seen(key)).calls).toBe(2);
+  });
+});
+
+describe("SSE streams of one server (on a Redis of its own)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer(
+      { REDIS_URL: own.url, REDIS_CLUSTER_NODES: "", STREAM_PRESENCE_PER_ADDRESS: "0" },
+      { stream: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000, presenceIntervalMs: 50 } },
+    );
+  });
+  afterAll(() => server?.stop());
+
+  it("300 streams closing at once are a few sync calls, and the count comes out 0", async () => {
+    const N = 300;
+    const t = await createTestTenant(server);
+    expect((await t.api.put("/api/v1/discussions/burst", {})).status).toBe(201);
+    const key = presenceKey(t.tenantId, "burst");
+    const reading = async () => {
+      const r = await fetch(`${server.url}/api/v1/discussions/counts?ids=burst&presence=true`, { headers: { "x-api-key": t.apiKey } });
+      return ((await r.json()) as { reading: Record<string, number> }).reading.burst;
+    };
+    const streams = await Promise.all(
+      Array.from({ length: N }, () => rawSse(`${server.url}/api/v1/stream/burst`, { "x-api-key": t.apiKey })),
+    );
+    await Promise.all(streams.map((s) => s.waitForText((x) => x.includes("event: connected"))));
+    await vi.waitFor(async () => expect(await reading()).toBe(N), { timeout: 10_000, interval: 20 });
+    const joined = await seen(key);
+    expect(joined.persons).toBe(N);
+    expect(joined.calls).toBeLessThan((2 * N) / 3); // (the openings spread over many turns; one each before)
+
+    await Promise.all(streams.map((s) => s.close()));
+    await vi.waitFor(async () => expect(await reading()).toBe(0), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect(await redis.zcard(`${key}:l`)).toBe(0));
+    const left = await seen(key);
+    expect(left.persons - joined.persons).toBe(N);
+    expect(left.calls - joined.calls).toBeLessThanOrEqual(N / 10);
+    console.log(`presence-burst: ${N} SSE streams: ${joined.calls} sync calls to join, ${left.calls - joined.calls} to leave`);
+  });
+});
