@@ -17,6 +17,7 @@ import { rawSse } from "./support/sse.js";
 
 let own: OwnRedis;
 let redis: Redis;
+let monitored: Redis;
 let monitor: Awaited<ReturnType<Redis["monitor"]>>;
 /** the sync script's calls seen on each discussion's key, and the persons they carried */
 const syncs = new Map<string, { calls: number; persons: number }>();
@@ -26,7 +27,8 @@ let echoed = "";
 beforeAll(async () => {
   own = await startOwnRedis();
   redis = new Redis(own.url);
-  monitor = await new Redis(own.url).monitor();
+  monitored = new Redis(own.url);
+  monitor = await monitored.monitor();
   monitor.on("monitor", (_time: string, args: string[], source: string) => {
     // EVALSHA <sha> 3 <slots> <leases> <counts> <now> <end> <instance> <leased> <ttl> (<tag> <cap> <streams>)+
     // (a refresh has the same keys and 5 arguments; commands a script runs come from "lua")
@@ -39,6 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   monitor?.disconnect();
+  monitored?.disconnect();
   redis?.disconnect();
   await own?.stop();
 });
