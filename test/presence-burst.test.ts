@@ -125,6 +125,52 @@ describe("presence in one process (Presence on a Redis of its own)", () => {
   });
 });
 
+describe("presence on many discussions at once (one stream on each)", () => {
+  it("1,000 streams, each on its own discussion, joining in one turn then leaving in one turn: a few pipelines each (1,000 before), every count 0 and every lease gone", async () => {
+    const N = 1_000;
+    const client = new Redis(own.url);
+    let pipelines = 0;
+    const p = new Presence({
+      clock: systemClock,
+      log: pino({ level: "silent" }),
+      redis: client,
+      redisTarget: { url: own.url },
+      options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000, presenceIntervalMs: 20 },
+      people: { secret: randomBytes(32), perAddress: 0 },
+      onPipelines: (n) => void (pipelines += n),
+    });
+    try {
+      const ids = Array.from({ length: N }, (_, i) => `m-${i}`);
+      const keys = ids.map((d) => presenceKey("t-many", d));
+      const leaves = ids.map((d) => p.join("t-many", d, { presence: () => undefined }, { readerId: null, address: "10.0.0.6" }));
+      await vi.waitFor(async () => expect(await p.count("t-many", ids)).toEqual(ids.map(() => 1)), { timeout: 20_000, interval: 50 });
+      const joined = pipelines;
+      // 1,000 writes of one person each: two waves of 500 script calls, one pipeline each on one Redis
+      expect(joined).toBeGreaterThan(0);
+      expect(joined).toBeLessThanOrEqual(Math.ceil(N / 500) + 2);
+
+      for (const leave of leaves) leave();
+      await vi.waitFor(async () => expect(await p.count("t-many", ids)).toEqual(ids.map(() => 0)), { timeout: 20_000, interval: 50 });
+      // the last stream of each discussion gone: its lease was given back, nothing of its counts is left
+      const left = async () => {
+        const pipe = redis.pipeline();
+        for (const key of keys) pipe.zcard(`${key}:l`).hlen(`${key}:c`).zcard(key);
+        return ((await pipe.exec()) ?? []).reduce((sum, [, n]) => sum + Number(n), 0);
+      };
+      await vi.waitFor(async () => expect(await left()).toBe(0), { timeout: 20_000, interval: 50 });
+      expect(pipelines - joined).toBeGreaterThan(0);
+      expect(pipelines - joined).toBeLessThanOrEqual(Math.ceil(N / 500) + 2);
+      // MONITOR: each discussion had its one join and its one leave written, one sync call each
+      await seen(keys[0]!);
+      expect(keys.map((k) => syncs.get(k))).toEqual(keys.map(() => ({ calls: 2, persons: 2 })));
+      expect(p.local).toBe(0);
+    } finally {
+      await p.close();
+      client.disconnect();
+    }
+  });
+});
+
 describe("closing presence (the instance stops)", () => {
   it("writes the changes still queued before it gives its leases back: nothing of a dropped discussion stays", async () => {
     const client = new Redis(own.url);

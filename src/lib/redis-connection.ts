@@ -164,7 +164,12 @@ export async function closeConnection(client: RedisClient, ms = 1_000): Promise<
  * Pipelines grouped by hash tag: one pipeline on one Redis; on a cluster one per tag, since a
  * cluster pipeline's keys must live on one node (keys that share a tag share a slot).
  */
-export function pipelinesByTag(client: RedisClient): { for(tag: string): ChainableCommander; exec(): Promise<unknown> } {
+export function pipelinesByTag(client: RedisClient): {
+  for(tag: string): ChainableCommander;
+  /** the pipelines, in the order their tags were first given */
+  all(): ChainableCommander[];
+  exec(): Promise<unknown>;
+} {
   const one = isCluster(client) ? undefined : client.pipeline();
   const byTag = new Map<string, ChainableCommander>();
   return {
@@ -174,6 +179,7 @@ export function pipelinesByTag(client: RedisClient): { for(tag: string): Chainab
       if (!p) byTag.set(tag, (p = client.pipeline()));
       return p;
     },
+    all: () => (one ? [one] : [...byTag.values()]),
     exec: () => Promise.all(one ? [one.exec()] : [...byTag.values()].map((p) => p.exec())),
   };
 }

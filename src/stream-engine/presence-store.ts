@@ -167,6 +167,14 @@ const SYNC_BATCH = 100;
 /** A discussion's persons as this instance sends them: its count of each. */
 type Counted = readonly Pick<Person, "tag" | "cap" | "streams">[];
 
+/** One discussion's write: this instance's count of each of the persons, and its lease given back with `drop`. */
+export interface SyncWrite {
+  slots: string;
+  persons: Counted;
+  leased: boolean;
+  drop: boolean;
+}
+
 /** One instance's presence in Redis. */
 export class PresenceStore {
   /** this instance in Redis: a random number (a sorted-set score, exactly) */
@@ -174,7 +182,13 @@ export class PresenceStore {
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly o: { ttlMs: number; perAddress: number; now: () => number },
+    private readonly o: {
+      ttlMs: number;
+      perAddress: number;
+      now: () => number;
+      /** told how many pipelines each sync sends (tests count round trips with it) */
+      onPipelines?: ((n: number) => void) | undefined;
+    },
   ) {
     for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { lua });
   }
@@ -183,6 +197,7 @@ export class PresenceStore {
     return this.redis.status === "ready";
   }
 
+  /** The sync calls of one discussion's persons on `target`, SYNC_BATCH persons a call. */
   private syncs(target: object, slots: string, persons: Counted, leased: boolean): void {
     const now = this.o.now();
     const ttl = this.o.ttlMs;
@@ -194,19 +209,35 @@ export class PresenceStore {
   }
 
   /**
-   * This instance's count of each person to the discussion (`slots`: its presenceKey), with their
-   * slots rewritten; `leased`: it holds the discussion's lease as far as it knows; `drop`: it has no
-   * stream of the discussion left, and gives its lease back. Answers whether the lease it thought it
-   * held was gone (cleared away as dead): every person of the discussion is then to be sent again.
+   * Each write (src/stream-engine/presence-batch.ts): this instance's count of each person to the
+   * discussion (`slots`: its presenceKey), with their slots rewritten; `leased`: it holds the
+   * discussion's lease as far as it knows; `drop`: it has no stream of the discussion left, and gives
+   * its lease back. All in one pipeline on one Redis; on a cluster one pipeline per discussion (a
+   * cluster pipeline mixing slots is not redirected as a whole when one of them moved), all sent at
+   * once. Answers, per write in the order given, whether the lease it thought it held was gone
+   * (cleared away as dead: every person of the discussion is then to be sent again), or what failed.
    */
-  async sync(slots: string, persons: Counted, leased: boolean, drop = false): Promise<boolean> {
-    const pipe = this.redis.pipeline();
-    this.syncs(pipe, slots, persons, leased);
-    if (drop) pipe.zrem(keysOf(slots)[1], this.instance);
-    const results = (await pipe.exec()) ?? [];
-    const failed = results.find(([err]) => err)?.[0];
-    if (failed) throw failed;
-    return results.some(([, lost]) => lost === 1);
+  async sync(writes: readonly SyncWrite[]): Promise<(boolean | Error)[]> {
+    const pipes = pipelinesByTag(this.redis);
+    const spans = writes.map(({ slots, persons, leased, drop }) => {
+      const pipe = pipes.for(slots);
+      const from = pipe.length;
+      this.syncs(pipe, slots, persons, leased);
+      if (drop) pipe.zrem(keysOf(slots)[1], this.instance);
+      return { pipe, from, to: pipe.length };
+    });
+    const all = pipes.all();
+    this.o.onPipelines?.(all.length);
+    const answered = new Map(
+      await Promise.all(all.map(async (pipe) => [pipe, await pipe.exec().catch((err: unknown) => err as Error)] as const)),
+    );
+    return spans.map(({ pipe, from, to }) => {
+      const results = answered.get(pipe);
+      if (!Array.isArray(results)) return results ?? new Error("presence: no answer");
+      const mine = results.slice(from, to);
+      const failed = mine.find(([err]) => err)?.[0];
+      return failed ?? mine.some(([, lost]) => lost === 1);
+    });
   }
 
   /** The discussion's readers. */

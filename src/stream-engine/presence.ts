@@ -12,9 +12,9 @@
 // of (now + ttlMs), so a crashed instance's streams stop counting at most `ttlMs` after its last
 // refresh, and the next refresh of a live instance clears its counts away. The count is the slots
 // held by live instances. Joins and leaves are coalesced per discussion: those of one turn of the
-// event loop go in one write (setImmediate), at most RECORD_CHUNK persons a sync call, one write of
-// a discussion at a time (the next waits), so a burst (a deploy dropping 19,000 streams, their
-// reconnect storm) is a few round trips rather than one per stream.
+// event loop go in one write (setImmediate), at most RECORD_CHUNK persons a sync call, one write of a
+// discussion at a time; the writes of all discussions changed in a turn go in a few pipelines
+// (presence-batch.ts): a burst (19,000 streams dropped, their reconnect storm) is a few round trips.
 //
 // Changes reach the other instances as a notice on the control channel `eng:presence` (the
 // discussion's key); an instance with streams of that discussion then counts again. Per
@@ -31,6 +31,7 @@ import type { Clock } from "../lib/clock.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
 import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
 import { localCount, personOf, type PeopleOptions, type Person, type PresenceClient } from "./presence-people.js";
+import { PresenceBatch, RECORD_CHUNK } from "./presence-batch.js";
 import { PresenceStore } from "./presence-store.js";
 
 export interface PresenceOptions {
@@ -62,9 +63,6 @@ const ALONE = 1;
 
 /** How many discussions one slice of a refresh renews before the event loop runs again. */
 const REFRESH_SLICE = 500;
-
-/** How many persons one sync call of a coalesced write carries at most (the calls of a write go one after another). */
-export const RECORD_CHUNK = 500;
 
 /** A stream that is told the count. */
 export interface PresenceMember {
@@ -113,6 +111,7 @@ export interface PresenceDeps {
   options?: Partial<PresenceOptions>;
   /** who counts as whom: the hashing key and the cap per address (src/stream-engine/presence-people.ts) */
   people: PeopleOptions;
+  onPipelines?: (n: number) => void; // told how many pipelines each wave of writes sends (tests count them)
 }
 
 /** The key of a discussion's counted slots (the other two are beside it); exported for tests and operators. */
@@ -127,6 +126,7 @@ export class Presence {
   private next = 0;
   /** presence in Redis; none in embedded mode */
   private readonly store: PresenceStore | undefined;
+  private readonly batch: PresenceBatch | undefined;
   private readonly notices: ControlChannel;
   private readonly refreshTimer: NodeJS.Timeout;
   private closed = false;
@@ -141,7 +141,9 @@ export class Presence {
   constructor(private readonly deps: PresenceDeps) {
     this.options = { ...DEFAULT_PRESENCE_OPTIONS, ...deps.options };
     const ttlMs = this.options.presenceTtlMs;
-    this.store = deps.redis && new PresenceStore(deps.redis, { ttlMs, perAddress: deps.people.perAddress, now: () => this.now() });
+    const o = { ttlMs, perAddress: deps.people.perAddress, now: () => this.now(), onPipelines: deps.onPipelines };
+    this.store = deps.redis && new PresenceStore(deps.redis, o);
+    this.batch = this.store && new PresenceBatch(this.store);
     this.notices = createControlChannel({
       channel: PRESENCE_CHANNEL,
       redis: deps.redis ? deps.redisTarget : undefined,
@@ -262,15 +264,14 @@ export class Presence {
   }
 
   /**
-   * This instance's count of each person (its streams now) to Redis, with the persons' slots
-   * rewritten; `drop`: its last stream of the discussion closed, and its lease goes too. When the
-   * script finds the lease this instance thought it held gone (cleared away as dead), every person
-   * of the discussion is sent again.
+   * This instance's count of each person (its streams now) to Redis (with this turn's other writes),
+   * the persons' slots rewritten; `drop`: its last stream of the discussion closed, its lease goes too.
+   * When the lease this instance thought it held was gone (cleared away as dead), all are sent again.
    */
   private async record(entry: Entry, persons: readonly Person[], drop = false): Promise<void> {
     const leased = entry.leased;
     entry.leased = !drop;
-    const lost = await this.store!.sync(entry.key, persons, leased, drop);
+    const lost = await this.batch!.sync(entry.key, persons, leased, drop);
     if (lost && !drop && !this.closed && this.entries.get(entry.key) === entry) await this.resync(entry);
   }
 
