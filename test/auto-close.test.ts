@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
+import { isolatedDatabase } from "./support/database.js";
 import { createAutoCloseJob } from "../src/modules/discussions/engine/auto-close.js";
 
 const DAY = 86_400_000;
@@ -14,12 +15,19 @@ let server: TestServer;
 let t: TestTenant;
 let other: TestTenant;
 
+// A database of this file's own: auto-close passes over every tenant's discussions, here by a clock
+// of 2026-11 — its writes, dated then, must not meet another file's pass over the shared database.
+let isolated: Awaited<ReturnType<typeof isolatedDatabase>> | undefined;
 beforeAll(async () => {
-  server = await startServer({ AUTO_CLOSE_INTERVAL_MS: "0" }, { clock });
+  isolated = await isolatedDatabase("auto_close");
+  server = await startServer({ AUTO_CLOSE_INTERVAL_MS: "0", ...isolated.env }, { clock });
   t = await createTestTenant(server);
   other = await createTestTenant(server);
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await isolated?.drop();
+});
 
 const iat = () => Math.floor(clock.now().getTime() / 1000);
 /** A reader of `tenant` whose identity is issued now (by the test's clock). */

@@ -3,24 +3,33 @@
 // tickets go, one instance at a time, and the work shows in the metrics.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
+import { isolatedDatabase } from "./support/database.js";
 
 const clock = manualClock(new Date("2026-11-01T00:00:00.000Z"));
 let server: TestServer;
 let t: TestTenant;
 
+// A database of this file's own: the retention pass works on every tenant's rows by its clock (here
+// 2026-11-01) — on the run's shared database it would make and drop other files' day partitions of
+// the event log under their writes.
+let isolated: Awaited<ReturnType<typeof isolatedDatabase>> | undefined;
 beforeAll(async () => {
-  server = await startServer({ RETENTION_INTERVAL_MS: "0" }, { clock });
+  isolated = await isolatedDatabase("retention");
+  server = await startServer({ RETENTION_INTERVAL_MS: "0", ...isolated.env }, { clock });
   t = await createTestTenant(server);
   // a tenant with the default window (a day): t's hour is then shorter than the longest window, and
   // its events go row by row once older than it; the longest window's events go with their day's
   // partition (test/event-partitions.test.ts)
   await createTestTenant(server);
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await isolated?.drop();
+});
 
 const iat = () => Math.floor(clock.now().getTime() / 1000);
 
@@ -78,7 +87,7 @@ describe("retention", () => {
   });
 
   it("runs on one instance at a time (advisory lock)", async () => {
-    const c = new pg.Client({ connectionString: inject("databaseUrl") });
+    const c = new pg.Client({ connectionString: isolated!.env.DATABASE_URL });
     await c.connect();
     try {
       await c.query("BEGIN");
