@@ -4,11 +4,13 @@
 // while keeping the events a pending webhook delivery still needs. Its own database: the retention
 // passes run on a clock of their own and drop what is due in the whole database.
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isolatedDatabase } from "./support/database.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant } from "./support/fixtures.js";
 import { openSse, seqsOf, writeEvent } from "./support/sse.js";
+import { eventually } from "./support/receiver.js";
 import { manualClock } from "../src/lib/clock.js";
 import { PARTITION_DAYS_AHEAD } from "../src/modules/retention/engine/retention.js";
 
@@ -176,5 +178,41 @@ describe("the event log by day", () => {
     await retention().runOnce();
     expect(await partitions()).not.toContain("events_p20260701");
     expect(await placement(long.tenantId, "long")).toEqual([]);
+  });
+
+  it("a write of the very day being made waits for it and lands in it, never failed", async () => {
+    // a day no partition covers (as today's, when the job has not run for a week)
+    clock.set(new Date("2027-03-15T12:00:00.000Z"));
+    const t = await createTestTenant(server);
+    await t.api.put("/api/v1/discussions/racing", {});
+    expect((await placement(t.tenantId, "racing")).map((r) => r.part)).toEqual([]);
+    const maker = new pg.Client({ connectionString: own.url });
+    const watcher = new pg.Client({ connectionString: own.url });
+    await Promise.all([maker.connect(), watcher.connect()]);
+    try {
+      // the job makes the day and holds it, uncommitted, while the service writes an event of that day
+      await maker.query("BEGIN");
+      const made = await maker.query<{ n: number }>("SELECT eng_event_partitions_ahead($1::timestamptz, 0) AS n", [clock.now()]);
+      expect(made.rows[0]!.n).toBe(2); // the day before and the day
+      const write = writeEvent(server, t.tenantId, "racing").then(
+        (seqs) => ({ seqs }),
+        (err: unknown) => ({ err }),
+      );
+      // the write waits on a lock of the maker's (before: it waited on the DEFAULT partition's, then failed)
+      await eventually(async () => {
+        const { rows } = await watcher.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_locks h ON h.locktype = l.locktype AND h.relation = l.relation
+            WHERE NOT l.granted AND h.granted AND h.pid = $1 AND l.pid <> $1`,
+          [(await maker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid],
+        );
+        return rows[0]!.n > 0;
+      }, 10_000);
+      await maker.query("COMMIT");
+      expect(await write).toEqual({ seqs: [1] });
+      expect((await placement(t.tenantId, "racing")).map((r) => r.part)).toEqual(["events_p20270315"]);
+    } finally {
+      await maker.query("ROLLBACK").catch(() => undefined);
+      await Promise.all([maker.end(), watcher.end()]);
+    }
   });
 });

@@ -110,7 +110,10 @@ AS $function$
 -- Creates the day partitions from the UTC day before p_now to p_days after it that no partition covers
 -- yet; rows the DEFAULT partition holds for such a day move into it. Each is made apart and attached
 -- (ATTACH takes SHARE UPDATE EXCLUSIVE on events, not the ACCESS EXCLUSIVE of CREATE … PARTITION OF);
--- the DEFAULT partition is locked while it is checked. Returns how many were created.
+-- the DEFAULT partition is locked while it is checked. Writes to events wait while a day is made
+-- (SHARE ROW EXCLUSIVE on events: reads go on): an insert routed to the DEFAULT partition before the
+-- day was attached would otherwise fail its partition constraint once it was (a write of that very
+-- day, as when today's partition is missing). Returns how many were created.
 DECLARE
   v_day timestamptz;
   v_name text;
@@ -128,6 +131,7 @@ BEGIN
                            WHERE i.inhparent = 'public.events'::regclass
                              AND eng_event_partition_range(c.relname) && tstzrange(v_day, v_day + interval '1 day'));
     v_name := 'events_p' || to_char(v_day AT TIME ZONE 'UTC', 'YYYYMMDD');
+    LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE;
     LOCK TABLE events_default IN ACCESS EXCLUSIVE MODE;
     EXECUTE format('CREATE TABLE %I (LIKE events INCLUDING DEFAULTS)', v_name);
     EXECUTE format('WITH moved AS (DELETE FROM events_default WHERE occurred_at >= $1 AND occurred_at < $2 RETURNING *) INSERT INTO %I SELECT * FROM moved', v_name)
