@@ -12,16 +12,16 @@
 // before was answered (and a resync after a lost lease comes after the answer that told it), and the
 // writes asked for go to Redis in the order asked, so Redis sees each discussion's writes in order.
 import type { Person } from "./presence-people.js";
-import type { PresenceStore, SyncWrite } from "./presence-store.js";
+import { SYNC_BATCH, type PresenceStore, type SyncWrite } from "./presence-store.js";
 
 /** How many persons one sync call of a coalesced write carries at most (the calls of a write go one after another). */
 export const RECORD_CHUNK = 500;
 
-/** How many sync script calls (of at most 100 persons each) one wave carries at most. */
+/** How many sync script calls (of at most SYNC_BATCH persons each) one wave carries at most. */
 export const WAVE_CALLS = 500;
 
-/** The store's script calls for a write of `persons` persons (src/stream-engine/presence-store.ts SYNC_BATCH). */
-const callsOf = (persons: number) => Math.max(1, Math.ceil(persons / 100));
+/** The store's script calls for a write of `persons` persons. */
+const callsOf = (persons: number) => Math.max(1, Math.ceil(persons / SYNC_BATCH));
 
 interface Asked {
   write: SyncWrite;

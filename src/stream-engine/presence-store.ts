@@ -162,7 +162,7 @@ const scripted = (target: object) => target as Record<keyof typeof SCRIPTS, (...
 const keysOf = (slots: string): [slots: string, leases: string, counts: string] => [slots, `${slots}:l`, `${slots}:c`];
 
 /** How many persons one call of the sync script rewrites at most. */
-const SYNC_BATCH = 100;
+export const SYNC_BATCH = 100;
 
 /** A discussion's persons as this instance sends them: its count of each. */
 type Counted = readonly Pick<Person, "tag" | "cap" | "streams">[];
