@@ -20,7 +20,8 @@ describe("a test's own services", () => {
       expect(leftOf(redisPort).length).toBe(1);
       pg.pause();
       redis.pause();
-      expect(leftOf(pg.port).every((p) => p.state === "T")).toBe(true);
+      // SIGSTOP is delivered asynchronously: each process shows stopped a moment later
+      await expect.poll(() => leftOf(pg.port).every((p) => p.state === "T")).toBe(true);
     } finally {
       await pg.stop();
       await redis.stop();
