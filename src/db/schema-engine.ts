@@ -17,12 +17,23 @@ interface WasmApi {
 }
 const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
-let modulePromise: Promise<EngineModule> | undefined;
+/**
+ * The loaded engine and the last engine use begun, kept once per process on globalThis: the engine's
+ * JavaScript glue is one module for the process, and a second copy of this file (a test runner loads
+ * one per project) that loaded a second WASM instance into it, or drove an engine while another ran,
+ * made it panic ("Cannot read properties of undefined (reading 'set_message')", the process gone).
+ */
+interface EngineState {
+  module?: Promise<EngineModule>;
+  turn: Promise<unknown>;
+}
+const STATE_KEY = Symbol.for("engagement.schema-engine");
+const state: EngineState = ((globalThis as Record<symbol, unknown>)[STATE_KEY] ??= { turn: Promise.resolve() }) as EngineState;
 
 export const emptySchemaFilter = { externalTables: [], externalEnums: [] };
 
 async function loadEngineModule(): Promise<EngineModule> {
-  modulePromise ??= (async () => {
+  state.module ??= (async () => {
     const runtime = await import("@prisma/schema-engine-wasm/schema_engine_bg");
     const wasmPath = join(dirname(require.resolve("@prisma/schema-engine-wasm/schema_engine_bg")), "schema_engine_bg.wasm");
     const instance = new WA.Instance(new WA.Module(await readFile(wasmPath)), {
@@ -32,20 +43,25 @@ async function loadEngineModule(): Promise<EngineModule> {
     (instance.exports as unknown as { __wbindgen_start(): void }).__wbindgen_start();
     return runtime;
   })();
-  return modulePromise;
+  return state.module;
 }
 
+/** Runs `fn` with a schema engine of its own, one at a time per process (see EngineState). */
 export async function withSchemaEngine<T>(
   adapterFactory: SqlMigrationAwareDriverAdapterFactory,
   fn: (engine: SchemaEngine) => Promise<T>,
 ): Promise<T> {
-  const runtime = await loadEngineModule();
-  const engine = await runtime.SchemaEngine.new({ datamodels: undefined }, () => {}, bindMigrationAwareSqlAdapterFactory(adapterFactory));
-  try {
-    return await fn(engine);
-  } finally {
-    engine.free();
-  }
+  const turn = state.turn.then(async () => {
+    const runtime = await loadEngineModule();
+    const engine = await runtime.SchemaEngine.new({ datamodels: undefined }, () => {}, bindMigrationAwareSqlAdapterFactory(adapterFactory));
+    try {
+      return await fn(engine);
+    } finally {
+      engine.free();
+    }
+  });
+  state.turn = turn.catch(() => undefined);
+  return turn;
 }
 
 /** The committed migrations (prisma/migrations/<name>/migration.sql) as the engine expects them. */

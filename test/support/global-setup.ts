@@ -71,7 +71,9 @@ export default async function setup(project: TestProject) {
   // inherited by every process started from here on: the workers and all they start
   const runId = `${process.pid}-${Date.now()}`;
   process.env[RUN_MARK] = runId;
-  const built = build();
+  // once per run: projects that share this setup (npm run test:engines, CI's Node 24 files) share one build
+  const key = Symbol.for("engagement.test-build");
+  const built = ((globalThis as Record<symbol, unknown>)[key] ??= build()) as Promise<void>;
   built.catch(() => undefined); // awaited below; not unhandled if making the database fails first
   const name = `eng_test_${Date.now()}_${process.pid}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL });
