@@ -36,6 +36,7 @@ import pg from "pg";
 import { SignJWT } from "jose";
 import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
 import { renderBody } from "../src/lib/markdown.js";
+import { TYPICAL_BODY } from "./bodies.js";
 import { pgbouncerVersion, startPgBouncer, type PgBouncer } from "../test/support/pgbouncer.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -264,15 +265,6 @@ const MARKDOWN_BODY = (() => {
   ].join("\n\n");
   return `${body}\n\n${body}`.slice(0, 2_048);
 })();
-
-/**
- * A typical formatted comment (about 360 characters): a quote, emphasis, strikethrough, a link, inline
- * code: what readers post when they format at all. `post-hot-typical` posts it (the floor stores it as it is).
- */
-const TYPICAL_BODY =
-  "> The numbers in the second chart don't add up to what the report says about the third quarter.\n\n" +
-  "I think you're *partly* right, but the ~~old~~ method is still **documented** in [the appendix](https://example.org/report/appendix#methods): " +
-  "they divide by `total_population`, not by households. Same mistake as last year, honestly. Worth a correction note?";
 
 /** As many characters of plain prose: words, commas and full stops, no markup and nothing that looks like a link. */
 /** The Markdown body's text, as its reader reads it: the same comment written without formatting. */

@@ -12,6 +12,7 @@ import Fastify from "fastify";
 import pg from "pg";
 import { jwtVerify } from "jose";
 import { Redis } from "ioredis";
+import { FLOOR_POST, FLOOR_SCHEMA } from "./statements.js";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
 /** a statement's name, or none through a transaction-mode pooler (a name lives in one server session) */
@@ -19,20 +20,7 @@ const named = (name: string) => (process.env.FLOOR_POOLER === "transaction" ? {}
 const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
-await pool.query(`
-  CREATE TABLE IF NOT EXISTS f_tenants (id text PRIMARY KEY, identity_secret text NOT NULL);
-  CREATE TABLE IF NOT EXISTS f_keys (hash text PRIMARY KEY, tenant_id text NOT NULL REFERENCES f_tenants);
-  CREATE TABLE IF NOT EXISTS f_discussions (tenant_id text, id text, seq int NOT NULL DEFAULT 0,
-    comment_count int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, id));
-  CREATE TABLE IF NOT EXISTS f_readers (tenant_id text, id text, name text NOT NULL, avatar_url text, PRIMARY KEY (tenant_id, id));
-  CREATE TABLE IF NOT EXISTS f_comments (id text PRIMARY KEY, tenant_id text NOT NULL, discussion_id text NOT NULL,
-    author_id text NOT NULL, body text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL,
-    reaction_counts jsonb NOT NULL DEFAULT '{}', reaction_total int NOT NULL DEFAULT 0, reply_count int NOT NULL DEFAULT 0);
-  CREATE INDEX IF NOT EXISTS f_comments_list ON f_comments (tenant_id, discussion_id, created_at DESC, id DESC);
-  CREATE TABLE IF NOT EXISTS f_reactions (comment_id text, reader_id text, kind text, PRIMARY KEY (comment_id, reader_id, kind));
-  CREATE TABLE IF NOT EXISTS f_events (id uuid PRIMARY KEY, tenant_id text NOT NULL, discussion_id text NOT NULL, seq int NOT NULL,
-    type text NOT NULL, payload jsonb NOT NULL, occurred_at timestamptz NOT NULL, UNIQUE (tenant_id, discussion_id, seq));
-`);
+await pool.query(FLOOR_SCHEMA);
 const tenantId = "ten_floor";
 const apiKey = `ek_${randomBytes(32).toString("hex")}`;
 const identitySecret = randomBytes(24).toString("hex");
@@ -69,24 +57,6 @@ async function reader(headers: Record<string, unknown>, secret: string) {
   const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ["HS256"] });
   return { id: String(payload.sub), name: String(payload.name), avatarUrl: (payload.avatarUrl as string | undefined) ?? null };
 }
-
-const POST = `
-  WITH d AS (
-    INSERT INTO f_discussions AS x (tenant_id, id, seq, comment_count) VALUES ($1, $2, 1, 1)
-    ON CONFLICT (tenant_id, id) DO UPDATE SET seq = x.seq + 1, comment_count = x.comment_count + 1
-    RETURNING seq
-  ), r AS (
-    INSERT INTO f_readers AS x (tenant_id, id, name, avatar_url) VALUES ($1, $4, $5, $6)
-    ON CONFLICT (tenant_id, id) DO UPDATE SET name = EXCLUDED.name, avatar_url = EXCLUDED.avatar_url
-      WHERE x.name IS DISTINCT FROM EXCLUDED.name OR x.avatar_url IS DISTINCT FROM EXCLUDED.avatar_url
-  ), c AS (
-    INSERT INTO f_comments (id, tenant_id, discussion_id, author_id, body, status, created_at)
-    VALUES ($3, $1, $2, $4, $7, 'approved', now()) RETURNING created_at
-  ), e AS (
-    INSERT INTO f_events (id, tenant_id, discussion_id, seq, type, payload, occurred_at)
-    SELECT $8::uuid, $1, $2, d.seq, 'comment_created', $9::jsonb || jsonb_build_object('seq', d.seq), now() FROM d
-  )
-  SELECT d.seq, c.created_at FROM d, c`;
 
 const TOGGLE = `
   WITH cm AS (SELECT discussion_id FROM f_comments WHERE tenant_id = $1 AND id = $2),
@@ -145,7 +115,7 @@ app.post<{ Params: { id: string }; Body: { body?: string } }>("/api/v1/discussio
   const envelope = { id: eventId, type: "comment_created", tenantId: t.tenantId, discussionId: req.params.id, data: { comment } };
   const { rows } = await pool.query({
     ...named("f_post"),
-    text: POST,
+    text: FLOOR_POST,
     values: [t.tenantId, req.params.id, id, r.id, r.name, r.avatarUrl, body, eventId, JSON.stringify(envelope)],
   });
   const seq = rows[0].seq as number;

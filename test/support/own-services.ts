@@ -24,13 +24,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-const pgBin = () => {
+export const pgBin = () => {
   const versions = readdirSync("/usr/lib/postgresql").sort();
   return join("/usr/lib/postgresql", versions[versions.length - 1]!, "bin");
 };
 
 /** The postgres user's uid and gid when we are root (PostgreSQL refuses to run as root), for spawn's options. */
-const asPostgres = (): { uid?: number; gid?: number } => {
+export const asPostgres = (): { uid?: number; gid?: number } => {
   if (userInfo().uid !== 0) return {};
   const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }));
   return { uid: id("-u"), gid: id("-g") };
@@ -81,12 +81,16 @@ async function waitFor(check: () => Promise<boolean> | boolean, ms: number, what
 export interface OwnPostgres {
   url: string;
   port: number;
+  /** its data directory (owned by the postgres user when we are root) */
+  dir: string;
   /** SIGSTOP the postmaster and every backend: connections stall, nothing answers */
   pause(): void;
   resume(): void;
   /** like `pg_ctl stop -m immediate`: every backend dies at once (SIGQUIT) */
   crash(): Promise<void>;
   start(): Promise<void>;
+  /** stops it (`pg_ctl stop -m fast`) and keeps its data directory: `start()` again, or read `dir` (bench/pg-cost.ts) */
+  halt(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -136,6 +140,7 @@ export async function startOwnPostgres(opts: { standbyOf?: OwnPostgres } = {}): 
   const pg = {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     port,
+    dir,
     async start() {
       const args = ["-D", dir, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"];
       child = spawn(join(bin, "postgres"), args, { stdio: "ignore", ...user });
@@ -162,6 +167,13 @@ export async function startOwnPostgres(opts: { standbyOf?: OwnPostgres } = {}): 
     async crash() {
       const exited = exitOf(child);
       pgCtl(["stop", "-m", "immediate", "-w"]);
+      await exited;
+      child = undefined;
+    },
+    async halt() {
+      pg.resume();
+      const exited = exitOf(child);
+      pgCtl(["stop", "-m", "fast", "-w"]);
       await exited;
       child = undefined;
     },

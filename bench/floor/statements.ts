@@ -1,0 +1,41 @@
+// The floor's tables and its one statement a POST (bench/floor/server.ts), shared with
+// bench/pg-cost.ts, which counts the PostgreSQL work of that statement against the service's.
+
+/** The floor's tables: one index besides each primary key (the list order), none for anything else. */
+export const FLOOR_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS f_tenants (id text PRIMARY KEY, identity_secret text NOT NULL);
+  CREATE TABLE IF NOT EXISTS f_keys (hash text PRIMARY KEY, tenant_id text NOT NULL REFERENCES f_tenants);
+  CREATE TABLE IF NOT EXISTS f_discussions (tenant_id text, id text, seq int NOT NULL DEFAULT 0,
+    comment_count int NOT NULL DEFAULT 0, PRIMARY KEY (tenant_id, id));
+  CREATE TABLE IF NOT EXISTS f_readers (tenant_id text, id text, name text NOT NULL, avatar_url text, PRIMARY KEY (tenant_id, id));
+  CREATE TABLE IF NOT EXISTS f_comments (id text PRIMARY KEY, tenant_id text NOT NULL, discussion_id text NOT NULL,
+    author_id text NOT NULL, body text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL,
+    reaction_counts jsonb NOT NULL DEFAULT '{}', reaction_total int NOT NULL DEFAULT 0, reply_count int NOT NULL DEFAULT 0);
+  CREATE INDEX IF NOT EXISTS f_comments_list ON f_comments (tenant_id, discussion_id, created_at DESC, id DESC);
+  CREATE TABLE IF NOT EXISTS f_reactions (comment_id text, reader_id text, kind text, PRIMARY KEY (comment_id, reader_id, kind));
+  CREATE TABLE IF NOT EXISTS f_events (id uuid PRIMARY KEY, tenant_id text NOT NULL, discussion_id text NOT NULL, seq int NOT NULL,
+    type text NOT NULL, payload jsonb NOT NULL, occurred_at timestamptz NOT NULL, UNIQUE (tenant_id, discussion_id, seq));
+`;
+
+/**
+ * A POST, one statement: the discussion upserted with its seq bumped, the reader upserted only if it
+ * changed, the comment and the event row inserted. $1 tenant, $2 discussion, $3 comment id, $4 reader,
+ * $5 name, $6 avatar URL, $7 body, $8 event id, $9 the event's envelope (JSON; the seq is added).
+ */
+export const FLOOR_POST = `
+  WITH d AS (
+    INSERT INTO f_discussions AS x (tenant_id, id, seq, comment_count) VALUES ($1, $2, 1, 1)
+    ON CONFLICT (tenant_id, id) DO UPDATE SET seq = x.seq + 1, comment_count = x.comment_count + 1
+    RETURNING seq
+  ), r AS (
+    INSERT INTO f_readers AS x (tenant_id, id, name, avatar_url) VALUES ($1, $4, $5, $6)
+    ON CONFLICT (tenant_id, id) DO UPDATE SET name = EXCLUDED.name, avatar_url = EXCLUDED.avatar_url
+      WHERE x.name IS DISTINCT FROM EXCLUDED.name OR x.avatar_url IS DISTINCT FROM EXCLUDED.avatar_url
+  ), c AS (
+    INSERT INTO f_comments (id, tenant_id, discussion_id, author_id, body, status, created_at)
+    VALUES ($3, $1, $2, $4, $7, 'approved', now()) RETURNING created_at
+  ), e AS (
+    INSERT INTO f_events (id, tenant_id, discussion_id, seq, type, payload, occurred_at)
+    SELECT $8::uuid, $1, $2, d.seq, 'comment_created', $9::jsonb || jsonb_build_object('seq', d.seq), now() FROM d
+  )
+  SELECT d.seq, c.created_at FROM d, c`;
