@@ -108,8 +108,12 @@ function floorArgs(p: Post): unknown[] {
 const SERVICE_POST = `SELECT eng_post_comment(${Array.from({ length: 18 }, (_, i) => `$${i + 1}`).join(", ")}) AS r`;
 const oneLine = (sql: string) => sql.replace(/\s+/g, " ").trim();
 
-const literal = (v: unknown): string =>
-  v === null || v === undefined ? "NULL" : `'${(v instanceof Date ? v.toISOString() : String(v)).replaceAll("'", "''")}'`;
+/** A value as an SQL literal on one line (a single-user backend reads a statement a line): E'…' with \\n for a line break. */
+const literal = (v: unknown): string => {
+  if (v === null || v === undefined) return "NULL";
+  const text = v instanceof Date ? v.toISOString() : String(v);
+  return `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "''").replaceAll("\n", "\\n").replaceAll("\r", "\\r")}'`;
+};
 
 // ---------------------------------------------------------------- the data directory
 
