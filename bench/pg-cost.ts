@@ -2,7 +2,7 @@
 // service's statement (`SELECT eng_post_comment(…)`, with the arguments the service sends) against the
 // floor's (bench/floor/statements.ts), each run by a single-user PostgreSQL backend under valgrind's
 // callgrind, which counts the instructions it executes. A count does not depend on what else the
-// machine is doing (the same build and input give the same count within a few tenths of a percent),
+// machine is doing (two runs of the same build agree within about 1 %: the comment ids are random),
 // so a difference of 2 % is read in one run where `npm run bench`'s throughput needs many runs to
 // show 10 %. It leaves out what the machine's load adds (cache misses, waits on locks, the disk) and
 // counts PostgreSQL only: read it beside `npm run bench`, never instead of it.
