@@ -15,6 +15,7 @@
 // event loop go in one write (setImmediate), at most RECORD_CHUNK persons a sync call, one write of a
 // discussion at a time; the writes of all discussions changed in a turn go in a few pipelines
 // (presence-batch.ts): a burst (19,000 streams dropped, their reconnect storm) is a few round trips.
+// A failed write is retried with a backoff (src/stream-engine/presence-writes.ts).
 //
 // Changes reach the other instances as a notice on the control channel `eng:presence` (the
 // discussion's key); an instance with streams of that discussion then counts again. Per
@@ -31,8 +32,9 @@ import type { Clock } from "../lib/clock.js";
 import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
 import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
 import { localCount, personOf, type PeopleOptions, type Person, type PresenceClient } from "./presence-people.js";
-import { PresenceBatch, RECORD_CHUNK } from "./presence-batch.js";
+import { PresenceBatch } from "./presence-batch.js";
 import { PresenceStore } from "./presence-store.js";
+import { PresenceWrites, type WrittenEntry } from "./presence-writes.js";
 
 export interface PresenceOptions {
   /** an instance's streams count this long after it last renewed its lease (crash bound) */
@@ -75,16 +77,10 @@ interface Joined {
   person: Person;
 }
 
-interface Entry {
-  tenantId: string;
-  discussionId: string;
-  key: string;
+/** A discussion with streams here (what its writes keep: src/stream-engine/presence-writes.ts). */
+interface Entry extends WrittenEntry {
   /** local streams */
   members: Map<PresenceMember, Joined>;
-  /** the persons of the local streams, by tag */
-  persons: Map<string, Person>;
-  /** this instance has sent a sync of the discussion since it last had none: it holds a lease as far as it knows */
-  leased: boolean;
   /** the count last taken */
   counted: number;
   /** when the count was last taken (Date.now) */
@@ -95,13 +91,7 @@ interface Entry {
   dirty: boolean;
   /** this instance's membership changed since the last notice */
   changed: boolean;
-  /** a write not yet answered: the count waits for it */
-  pending: Promise<unknown>;
-  /** the persons (by tag) whose streams here changed since flush last took a write, and settling `pending` for them */
-  batch: Batch | undefined;
 }
-
-type Batch = { persons: Map<string, Person>; done(): void; fail(err: unknown): void };
 
 export interface PresenceDeps {
   clock: Clock;
@@ -126,24 +116,30 @@ export class Presence {
   private next = 0;
   /** presence in Redis; none in embedded mode */
   private readonly store: PresenceStore | undefined;
-  private readonly batch: PresenceBatch | undefined;
+  private readonly writes: PresenceWrites<Entry> | undefined;
   private readonly notices: ControlChannel;
   private readonly refreshTimer: NodeJS.Timeout;
   private closed = false;
   /** a refresh under way (slices of it await Redis): the next tick skips rather than overlaps */
   private refreshing = false;
-  /** entries with changes to write, in the order they changed; written at `flushing` */
-  private readonly queued = new Set<Entry>();
-  private flushing: NodeJS.Immediate | undefined;
-  /** per discussion key, the last write taken: the next one waits for it (Redis sees them in order) */
-  private readonly writes = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: PresenceDeps) {
     this.options = { ...DEFAULT_PRESENCE_OPTIONS, ...deps.options };
     const ttlMs = this.options.presenceTtlMs;
     const o = { ttlMs, perAddress: deps.people.perAddress, now: () => this.now(), onPipelines: deps.onPipelines };
     this.store = deps.redis && new PresenceStore(deps.redis, o);
-    this.batch = this.store && new PresenceBatch(this.store);
+    this.writes =
+      this.store &&
+      new PresenceWrites<Entry>({
+        batch: new PresenceBatch(this.store),
+        log: deps.log,
+        ttlMs,
+        current: (key) => this.entries.get(key),
+        retried: (entry, live) => {
+          if (live) return void ((entry.changed = true), this.schedule(entry));
+          void entry.pending.then(() => this.notices.publish(entry.key));
+        },
+      });
     this.notices = createControlChannel({
       channel: PRESENCE_CHANNEL,
       redis: deps.redis ? deps.redisTarget : undefined,
@@ -181,6 +177,8 @@ export class Presence {
         changed: false,
         pending: Promise.resolve(),
         batch: undefined,
+        failed: undefined,
+        failing: undefined,
       };
       this.entries.set(key, entry);
     }
@@ -191,7 +189,7 @@ export class Presence {
     const joined: Joined = { sent: ALONE, person };
     entry.members.set(member, joined);
     entry.changed = true;
-    if (this.store) this.mark(entry, person);
+    this.writes?.mark(entry, person);
     this.schedule(entry);
     const joinedTo = entry;
     let left = false;
@@ -209,77 +207,12 @@ export class Presence {
     if (person.streams === 0 && entry.persons.get(person.tag) === person) entry.persons.delete(person.tag);
     entry.changed = true;
     const last = entry.members.size === 0;
-    if (this.store && !this.closed) this.mark(entry, person);
+    if (!this.closed) this.writes?.mark(entry, person);
     if (!last) return this.schedule(entry);
     // the last stream here: nobody to tell here; the other instances count again
     clearTimeout(entry.timer);
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
     if (this.store && !this.closed) void entry.pending.then(() => this.notices.publish(entry.key));
-  }
-
-  /**
-   * The person's streams here changed: written with the discussion's other changes of this turn
-   * (its current count then); `entry.pending` settles when they are.
-   */
-  private mark(entry: Entry, person: Person): void {
-    if (!entry.batch) {
-      let done!: () => void, fail!: (err: unknown) => void;
-      const written = new Promise<void>((resolve, reject) => ((done = resolve), (fail = reject)));
-      entry.batch = { persons: new Map(), done, fail };
-      const logged = written.catch((err: unknown) => this.deps.log.warn({ err }, "presence: changes not recorded"));
-      entry.pending = Promise.all([entry.pending, logged]);
-      this.queued.add(entry);
-      this.flushing ??= setImmediate(() => void this.flush());
-    }
-    entry.batch.persons.set(person.tag, person);
-  }
-
-  /** Each queued entry's changes, one write per discussion, after the discussion's write before (if still under way). */
-  private flush(): Promise<void> {
-    this.flushing = undefined;
-    const entries = [...this.queued];
-    this.queued.clear();
-    const writes = entries.map((entry) => {
-      const batch = entry.batch!;
-      entry.batch = undefined;
-      const write = (this.writes.get(entry.key) ?? Promise.resolve()).then(() => this.write(entry, batch));
-      this.writes.set(entry.key, write);
-      return write.then(() => void (this.writes.get(entry.key) === write && this.writes.delete(entry.key)));
-    });
-    return Promise.all(writes).then(() => undefined);
-  }
-
-  /** A batch to Redis, RECORD_CHUNK persons a call; the last call drops the lease when no stream is left here. Never rejects. */
-  private async write(entry: Entry, batch: Batch): Promise<void> {
-    const persons = [...batch.persons.values()];
-    // (a dropped entry gets no stream again: a later join makes a new one)
-    const drop = entry.members.size === 0;
-    try {
-      for (let k = 0; k < persons.length; k += RECORD_CHUNK)
-        await this.record(entry, persons.slice(k, k + RECORD_CHUNK), drop && k + RECORD_CHUNK >= persons.length);
-      batch.done();
-    } catch (err) {
-      batch.fail(err);
-    }
-  }
-
-  /**
-   * This instance's count of each person (its streams now) to Redis (with this turn's other writes),
-   * the persons' slots rewritten; `drop`: its last stream of the discussion closed, its lease goes too.
-   * When the lease this instance thought it held was gone (cleared away as dead), all are sent again.
-   */
-  private async record(entry: Entry, persons: readonly Person[], drop = false): Promise<void> {
-    const leased = entry.leased;
-    entry.leased = !drop;
-    const lost = await this.batch!.sync(entry.key, persons, leased, drop);
-    if (lost && !drop && !this.closed && this.entries.get(entry.key) === entry) await this.resync(entry);
-  }
-
-  /** Every person of the discussion sent again (its lease was lost: its counts may have been cleared away). */
-  private resync(entry: Entry): Promise<void> {
-    this.deps.log.info({ tenantId: entry.tenantId, discussionId: entry.discussionId }, "presence: lease lost; counts sent again");
-    entry.leased = false;
-    return this.record(entry, [...entry.persons.values()]);
   }
 
   /** Counts again now, or at the end of the current interval (coalesced). */
@@ -358,10 +291,10 @@ export class Presence {
           if (this.entries.get(e.key) !== e) return;
           // cleared away as dead while it lived on (a stall, or Redis lost its keys): its counts again
           if (a.taken && e.leased) {
-            const again = this.resync(e).catch((err: unknown) => this.deps.log.warn({ err }, "presence: counts not sent again"));
-            e.pending = Promise.all([e.pending, again]); // (a write of changes not yet answered is still waited for)
+            e.pending = Promise.all([e.pending, this.writes!.resend(e)]); // (a write of changes not yet answered is still waited for)
+            e.changed = true; // and the other instances count again
           }
-          if (a.count !== e.counted) this.schedule(e);
+          if (a.count !== e.counted || e.changed) this.schedule(e);
         });
       }
     } catch (err) {
@@ -385,10 +318,8 @@ export class Presence {
     clearInterval(this.refreshTimer);
     for (const e of this.entries.values()) clearTimeout(e.timer);
     this.notices.close();
-    // the changes not yet written (a dropped discussion's last leave among them), before the release
-    clearImmediate(this.flushing);
-    await this.flush();
-    await Promise.all(this.writes.values());
+    // the changes not yet written (a dropped discussion's last leave among them, failed ones once more), before the release
+    await this.writes?.close();
     const store = this.store;
     if (store?.ready && this.entries.size > 0) {
       const discussions = [...this.entries.values()].map((e) => ({ slots: e.key, persons: [...e.persons.values()] }));

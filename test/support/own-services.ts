@@ -198,40 +198,51 @@ export interface OwnRedis {
   url: string;
   pause(): void;
   resume(): void;
+  /** killed (SIGKILL): connections drop, and it holds nothing when started again (no persistence) */
+  crash(): Promise<void>;
+  /** started again on the same port, empty */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: "ignore",
-  });
-  recordSpawned(child.pid);
-  await waitFor(
-    () => {
-      try {
-        return execFileSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).trim() === "PONG";
-      } catch {
-        return false;
-      }
-    },
-    10_000,
-    "own Redis",
-  );
+  let child: ChildProcess | undefined;
   const end = () => {
-    child.kill("SIGCONT");
-    child.kill("SIGKILL");
+    child?.kill("SIGCONT");
+    child?.kill("SIGKILL");
   };
-  running.add(end);
+  const start = async () => {
+    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: "ignore",
+    });
+    recordSpawned(child.pid);
+    running.add(end);
+    await waitFor(
+      () => {
+        try {
+          return execFileSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).trim() === "PONG";
+        } catch {
+          return false;
+        }
+      },
+      10_000,
+      "own Redis",
+    );
+  };
+  const stop = async () => {
+    const exited = exitOf(child);
+    end();
+    await exited;
+    running.delete(end);
+  };
+  await start();
   return {
     url: `redis://127.0.0.1:${port}`,
-    pause: () => child.kill("SIGSTOP"),
-    resume: () => child.kill("SIGCONT"),
-    async stop() {
-      const exited = exitOf(child);
-      end();
-      await exited;
-      running.delete(end);
-    },
+    pause: () => child?.kill("SIGSTOP"),
+    resume: () => child?.kill("SIGCONT"),
+    crash: stop,
+    start,
+    stop,
   };
 }
