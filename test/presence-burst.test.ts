@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { systemClock } from "../src/lib/clock.js";
 import { Presence, presenceKey, type PresenceMember } from "../src/stream-engine/presence.js";
+import { PRESENCE_CHANNEL } from "../src/stream-engine/presence-notices.js";
 import { createTestTenant } from "./support/fixtures.js";
 import { startOwnRedis, type OwnRedis } from "./support/own-services.js";
 import { startServer, type TestServer } from "./support/server.js";
@@ -21,6 +22,8 @@ let monitored: Redis;
 let monitor: Awaited<ReturnType<Redis["monitor"]>>;
 /** the sync script's calls seen on each discussion's key, and the persons they carried */
 const syncs = new Map<string, { calls: number; persons: number }>();
+/** the messages published on the presence channel */
+const notices: string[] = [];
 /** the last ECHO the monitor saw */
 let echoed = "";
 
@@ -34,6 +37,7 @@ beforeAll(async () => {
     // (a refresh has the same keys and 5 arguments; commands a script runs come from "lua")
     const [command, , numkeys, slots] = args;
     if (/^echo$/i.test(command ?? "")) echoed = args[1]!;
+    if (/^publish$/i.test(command ?? "") && args[1] === PRESENCE_CHANNEL) notices.push(args[2]!);
     if (source === "lua" || !/^eval(sha)?$/i.test(command ?? "") || numkeys !== "3" || args.length < 14) return;
     const s = syncs.get(slots!) ?? { calls: 0, persons: 0 };
     syncs.set(slots!, { calls: s.calls + 1, persons: s.persons + (args.length - 11) / 3 });
@@ -54,6 +58,12 @@ async function seen(key: string): Promise<{ calls: number; persons: number }> {
   return { ...(syncs.get(key) ?? { calls: 0, persons: 0 }) };
 }
 
+/** A stream that records the counts it is told. */
+const member = () => {
+  const told: number[] = [];
+  return Object.assign({ presence: (n: number) => void told.push(n) } satisfies PresenceMember, { told });
+};
+
 describe("presence in one process (Presence on a Redis of its own)", () => {
   let presence: Presence;
   let client: Redis;
@@ -73,11 +83,6 @@ describe("presence in one process (Presence on a Redis of its own)", () => {
     await presence?.close();
     client?.disconnect();
   });
-
-  const member = () => {
-    const told: number[] = [];
-    return Object.assign({ presence: (n: number) => void told.push(n) } satisfies PresenceMember, { told });
-  };
 
   it("1,200 streams joining in one turn are a few sync calls; all leaving in one turn too; the count is exact each time", async () => {
     const N = 1_200;
@@ -167,6 +172,65 @@ describe("presence on many discussions at once (one stream on each)", () => {
     } finally {
       await p.close();
       client.disconnect();
+    }
+  });
+});
+
+describe("notices to the other instances", () => {
+  it("50 discussions changed in one turn are told in one PUBLISH (one each before), joining and leaving; a notice of one key is still understood", async () => {
+    const N = 50;
+    const clients = [new Redis(own.url), new Redis(own.url)];
+    const [a, b] = clients.map(
+      (client) =>
+        new Presence({
+          clock: systemClock,
+          log: pino({ level: "silent" }),
+          redis: client,
+          redisTarget: { url: own.url },
+          options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000, presenceIntervalMs: 20 },
+          people: { secret: randomBytes(32), perAddress: 0 },
+        }),
+    ) as [Presence, Presence];
+    const client0 = { readerId: null, address: "10.0.0.7" };
+    try {
+      const ids = Array.from({ length: N }, (_, i) => `n-${i}`);
+      // b: a stream on each, told what the others count
+      const watchers = ids.map(() => member());
+      ids.forEach((d, i) => b.join("t-notice", d, watchers[i]!, client0));
+      await vi.waitFor(async () => expect(await b.count("t-notice", ids)).toEqual(ids.map(() => 1)), { timeout: 10_000 });
+      await new Promise((r) => setTimeout(r, 100)); // (b's own notices published)
+      await seen(presenceKey("t-notice", ids[0]!));
+      const before = notices.length;
+
+      // a: a stream on each, in one turn
+      const leaves = ids.map((d) => a.join("t-notice", d, member(), client0));
+      await vi.waitFor(() => expect(watchers.map((w) => w.told.at(-1))).toEqual(ids.map(() => 2)), { timeout: 10_000 });
+      await seen(presenceKey("t-notice", ids[0]!));
+      const joined = notices.slice(before);
+      expect(joined.length).toBeGreaterThan(0);
+      expect(joined.length).toBeLessThanOrEqual(2);
+      // (MONITOR shows a newline escaped, as \n)
+      expect(joined.flatMap((m) => m.split(/\\n|\n/)).sort()).toEqual(ids.map((d) => presenceKey("t-notice", d)).sort());
+
+      // a's last stream of each leaves, in one turn
+      for (const leave of leaves) leave();
+      await vi.waitFor(() => expect(watchers.map((w) => w.told.at(-1))).toEqual(ids.map(() => 1)), { timeout: 10_000 });
+      await seen(presenceKey("t-notice", ids[0]!));
+      const left = notices.slice(before + joined.length);
+      expect(left.length).toBeGreaterThan(0);
+      expect(left.length).toBeLessThanOrEqual(2);
+
+      // the single notice of the version before (one PUBLISH of one discussion's key) still makes b count again:
+      // another instance's stream, written by hand, then announced the old way
+      const key = presenceKey("t-notice", ids[0]!);
+      await redis.zadd(`${key}:l`, Date.now() + 3_600_000, "4242");
+      await redis.zadd(key, 4242, "s:elsewhere#0");
+      await redis.publish(PRESENCE_CHANNEL, key);
+      await vi.waitFor(() => expect(watchers[0]!.told.at(-1)).toBe(2), { timeout: 10_000 });
+      expect(watchers[1]!.told.at(-1)).toBe(1);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      for (const c of clients) c.disconnect();
     }
   });
 });

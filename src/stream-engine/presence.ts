@@ -18,7 +18,8 @@
 // A failed write is retried with a backoff (src/stream-engine/presence-writes.ts).
 //
 // Changes reach the other instances as a notice on the control channel `eng:presence` (the
-// discussion's key); an instance with streams of that discussion then counts again. Per
+// discussions' keys, those of one turn in one message: src/stream-engine/presence-notices.ts); an
+// instance with streams of that discussion then counts again. Per
 // discussion and instance the count is taken and sent at most once per `intervalMs` (the first
 // change after a quiet spell goes at once, later ones are coalesced to the end of the interval),
 // and a notice is published at most once per interval too. The refresh also compares the count
@@ -29,10 +30,10 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock } from "../lib/clock.js";
-import { createControlChannel, type ControlChannel } from "../lib/control-channel.js";
 import type { RedisClient, RedisTarget } from "../lib/redis-connection.js";
 import { localCount, personOf, type PeopleOptions, type Person, type PresenceClient } from "./presence-people.js";
 import { PresenceBatch } from "./presence-batch.js";
+import { PresenceNotices } from "./presence-notices.js";
 import { PresenceStore } from "./presence-store.js";
 import { PresenceWrites, type WrittenEntry } from "./presence-writes.js";
 
@@ -53,9 +54,6 @@ export const DEFAULT_PRESENCE_OPTIONS: PresenceOptions = {
 
 /** A client address's reader-less streams that count, at most, when STREAM_PRESENCE_PER_ADDRESS is not given. */
 export const DEFAULT_PRESENCE_PER_ADDRESS = 3;
-
-/** Where instances tell each other that a discussion's presence changed. */
-export const PRESENCE_CHANNEL = "eng:presence";
 
 /**
  * What a new stream assumes before it is told anything: it is the one reader. So a discussion with
@@ -117,7 +115,7 @@ export class Presence {
   /** presence in Redis; none in embedded mode */
   private readonly store: PresenceStore | undefined;
   private readonly writes: PresenceWrites<Entry> | undefined;
-  private readonly notices: ControlChannel;
+  private readonly notices: PresenceNotices;
   private readonly refreshTimer: NodeJS.Timeout;
   private closed = false;
   /** a refresh under way (slices of it await Redis): the next tick skips rather than overlaps */
@@ -137,18 +135,12 @@ export class Presence {
         current: (key) => this.entries.get(key),
         retried: (entry, live) => {
           if (live) return void ((entry.changed = true), this.schedule(entry));
-          void entry.pending.then(() => this.notices.publish(entry.key));
+          void entry.pending.then(() => this.notices.notify(entry.key));
         },
       });
-    this.notices = createControlChannel({
-      channel: PRESENCE_CHANNEL,
-      redis: deps.redis ? deps.redisTarget : undefined,
-      publisher: deps.redis,
-      log: deps.log,
-      onMessage: (key) => {
-        const entry = this.entries.get(key);
-        if (entry) this.schedule(entry);
-      },
+    this.notices = new PresenceNotices({ redis: deps.redis, redisTarget: deps.redisTarget, log: deps.log }, (key) => {
+      const entry = this.entries.get(key);
+      if (entry) this.schedule(entry);
     });
     this.refreshTimer = setInterval(() => void this.refresh(), this.options.presenceRefreshMs);
     this.refreshTimer.unref();
@@ -212,7 +204,7 @@ export class Presence {
     // the last stream here: nobody to tell here; the other instances count again
     clearTimeout(entry.timer);
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
-    if (this.store && !this.closed) void entry.pending.then(() => this.notices.publish(entry.key));
+    if (this.store && !this.closed) void entry.pending.then(() => this.notices.notify(entry.key));
   }
 
   /** Counts again now, or at the end of the current interval (coalesced). */
@@ -229,7 +221,7 @@ export class Presence {
     entry.dirty = false;
     try {
       await entry.pending;
-      if (entry.changed && this.store) this.notices.publish(entry.key);
+      if (entry.changed && this.store) this.notices.notify(entry.key);
       entry.changed = false;
       const [n] = await this.count(entry.tenantId, [entry.discussionId]);
       this.send(entry, n ?? 0);
