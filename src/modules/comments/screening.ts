@@ -188,7 +188,11 @@ export function editHandOver(s: Screened) {
   } satisfies Partial<DbArgs<"eng_edit_comment">>;
 }
 
-/** The comment screened: the body as written (the hook and Akismet get it) and as rendered (the rules read it). */
+/**
+ * The comment screened: the body as written (the hook and Akismet get it) and as rendered (the rules
+ * read it; the hook gets it too). The moderation hook is asked about this same subject (askHook); its
+ * wire calls a `post` `create` (src/modules/moderation-hook/check.ts, buildCheck).
+ */
 export type ScreeningSubject =
   | {
       action: "post";
@@ -206,7 +210,7 @@ export function sourcesOf(ctx: RequestContext, settings: Settings, subject: Scre
   const { akismet } = settings.safety;
   return {
     rules: () => ctx.app.safety.compiled(tenantIdOf(ctx), settings.safety).check(subject.rendered),
-    hook: () => askHook(ctx, settings, subject.action === "post" ? { ...subject, action: "create" } : subject),
+    hook: () => askHook(ctx, settings, subject),
     akismet: async () =>
       subject.action === "post" && akismet
         ? akismetVerdict(ctx, akismet, { discussionId: subject.discussionId, body: subject.body, reader: subject.reader })

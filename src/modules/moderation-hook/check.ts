@@ -9,7 +9,7 @@
 import type { RequestContext } from "../../context/request.js";
 import type { ReaderIdentity } from "../../auth/identity.js";
 import type { Settings } from "../../tenancy/settings/tree.js";
-import type { RenderedBody } from "../../lib/markdown.js";
+import type { ScreeningSubject } from "../comments/screening.js";
 import { moderationHookOf, type HookDecision, type HookOutcome } from "./caller.js";
 import { tenantIdOf, store } from "../../context/request.js";
 
@@ -26,6 +26,7 @@ export interface HookJudgement {
 /** The body of a `comment.check` request (docs/safety.md). */
 export interface CommentCheck {
   type: "comment.check";
+  /** the wire's word for screening's action: a `post` is asked about as `create` (buildCheck, the one place that maps it) */
   action: "create" | "edit";
   /** only in the console's "Send test" */
   test?: true;
@@ -41,19 +42,6 @@ export interface CommentCheck {
   reader: { id: string; name: string; avatarUrl: string | null; approvedCount: number; rejectedCount: number };
   discussion: { id: string; title: string | null; url: string | null };
 }
-
-/** What the hook is asked about: the body as written (`body`) and as rendered (the hook gets both). */
-export type HookCheckInput =
-  | {
-      action: "create";
-      commentId: string;
-      discussionId: string;
-      parentId: string | null;
-      body: string;
-      rendered: RenderedBody;
-      reader: ReaderIdentity;
-    }
-  | { action: "edit"; commentId: string; body: string; rendered: RenderedBody; reader: ReaderIdentity };
 
 interface ContextRow {
   approved: number;
@@ -104,9 +92,9 @@ const readerOf = (reader: ReaderIdentity, row: ContextRow): CommentCheck["reader
  * closed edit window) or its verdict would not count (a shadow-banned or a trusted reader): such a
  * request costs no hook call, and the hook is not told of it.
  */
-async function buildCheck(ctx: RequestContext, settings: Settings, input: HookCheckInput): Promise<CommentCheck | null> {
+async function buildCheck(ctx: RequestContext, settings: Settings, input: ScreeningSubject): Promise<CommentCheck | null> {
   const now = ctx.app.clock.now();
-  if (input.action === "create") {
+  if (input.action === "post") {
     const [row] = await store(ctx).sql.query<ContextRow>(CREATE_CONTEXT, [input.reader.id, input.discussionId, now], "hook_create_context");
     if (!row || row.banned || row.trusted || (row.state !== null && row.state !== "open")) return null;
     return {
@@ -166,8 +154,8 @@ export function decisionOf(outcome: HookOutcome, onTimeout: HookDecision): HookJ
   return { decision: onTimeout, reason: { source: "hook", fallback: outcome.kind, decision: onTimeout, error: outcome.error } };
 }
 
-/** Asks the tenant's hook about a comment; null when there is no hook or nothing to ask. */
-export async function askHook(ctx: RequestContext, settings: Settings, input: HookCheckInput): Promise<HookJudgement | null> {
+/** Asks the tenant's hook about the comment screened (its body as written and as rendered); null when there is no hook or nothing to ask. */
+export async function askHook(ctx: RequestContext, settings: Settings, input: ScreeningSubject): Promise<HookJudgement | null> {
   const hook = settings.safety.hook;
   if (!hook) return null;
   const check = await buildCheck(ctx, settings, input);
