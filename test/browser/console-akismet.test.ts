@@ -9,10 +9,9 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { startReceiver, type Received, type Receiver } from "../support/receiver.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
+import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 
 const OWNER = "akismet.owner@example.com";
 const API_KEY = "akismet-console-key-0123";
@@ -36,7 +35,6 @@ const nextPatch = () =>
 
 describe.skipIf(chromiumMissing)("the console's Akismet settings", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     akismet = await startReceiver((req) => {
       if (req.path !== "/1.1/verify-key") return { body: "false" };
       const form = formOf(req);
@@ -47,11 +45,7 @@ describe.skipIf(chromiumMissing)("the console's Akismet settings", { timeout: 12
     baseUrl = new URL(akismet.url).origin;
     server = await startServer();
     t = await createTestTenant(server);
-    await createOperator(server.app.runtime.services, { tenantId: t.tenantId, email: OWNER, role: "owner" });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(operatorLink(server, t.tenantId, OWNER));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, { as: { email: OWNER, role: "owner" } }));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();

@@ -4,14 +4,13 @@
 // beside its field, keeps a saved URL by leaving it empty, sends a test to each (the receivers get the
 // sample, the answer is said in words) and removes one. axe-core at 1280 and 390 px; screenshot
 // docs/console/settings-alerts.png with UPDATE_SCREENSHOTS=1.
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { startReceiver, type Receiver } from "../support/receiver.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
+import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 
 const OWNER = "alerts.owner@example.com";
 
@@ -20,7 +19,6 @@ let t: TestTenant;
 let slack: Receiver;
 let discord: Receiver;
 let browser: Browser | undefined;
-let context: BrowserContext;
 let page: Page;
 
 const alerts = async () => (await t.api.get("/api/v1/settings")).body.alerts;
@@ -28,21 +26,13 @@ const row = (n: number) => page.getByRole("group", { name: `Alert ${n}`, exact: 
 
 describe.skipIf(chromiumMissing)("the console's chat alerts", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     slack = await startReceiver(() => ({ status: 200, body: "ok" }));
     discord = await startReceiver(() => ({ status: 404, body: { message: "Unknown Webhook", code: 10015 } }));
     server = await startServer();
     t = await createTestTenant(server, "The Daily");
-    await createOperator(server.app.runtime.services, { tenantId: t.tenantId, email: OWNER, role: "owner" });
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await page.goto(operatorLink(server, t.tenantId, OWNER));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
-    await settled(page);
+    ({ browser, page } = await openConsole(server, t, { as: { email: OWNER, role: "owner" } }));
   }, 90_000);
   afterAll(async () => {
-    await context?.close();
     await browser?.close();
     await server?.stop();
     await slack?.close();

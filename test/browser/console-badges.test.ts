@@ -2,37 +2,27 @@
 // cards show the author's badge (and the parent author's) as a pill by the name; a reader's page
 // shows it and where it came from, sets a moderator's badge (which the API then answers, and which
 // wins over the claim) and clears it. axe-core finds nothing serious.
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
-import { expectAccessible, operatorLink, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
+import { chromiumMissing } from "../support/chromium.js";
+import { expectAccessible, openConsole, settled, shoot } from "../support/console-page.js";
 
 const OWNER = "badges.owner@example.com";
 
 let server: TestServer;
 let t: TestTenant;
 let browser: Browser | undefined;
-let context: BrowserContext;
 let page: Page;
 
 describe.skipIf(chromiumMissing)("badges in the console", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     server = await startServer();
     t = await createTestTenant(server, "The Badge Times");
-    browser = await launchChromium();
-    await createOperator(server.app.runtime.services, { tenantId: t.tenantId, email: OWNER, role: "owner" });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await page.goto(operatorLink(server, t.tenantId, OWNER));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
-    await settled(page);
+    ({ browser, page } = await openConsole(server, t, { as: { email: OWNER, role: "owner" } }));
   }, 90_000);
   afterAll(async () => {
-    await context?.close();
     await browser?.close();
     await server?.stop();
   });

@@ -7,16 +7,15 @@
 // replies; under EMAIL_OUTBOX=1 the Outbox (in the navigation only then) lists a reply email and shows
 // its plain text, the HTML part only as source. axe-core at 1280 and 390 px; screenshots
 // docs/console/settings-email.png and docs/console/outbox.png with UPDATE_SCREENSHOTS=1.
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../../src/lib/clock.js";
 import { isolatedDatabase } from "../support/database.js";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { startSmtp, type TestSmtp } from "../support/smtp.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
+import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 
 const OWNER = "email.owner@example.com";
 const MIN = 60_000;
@@ -25,19 +24,10 @@ let smtp: TestSmtp;
 let server: TestServer;
 let t: TestTenant;
 let browser: Browser | undefined;
-let context: BrowserContext;
 let page: Page;
 
 /** An owner of a new tenant on `s`, signed in in a browser context of its own (the session cookie is per host, not per port). */
-async function signedIn(s: TestServer, tenant: TestTenant): Promise<{ context: BrowserContext; page: Page }> {
-  await createOperator(s.app.runtime.services, { tenantId: tenant.tenantId, email: OWNER, role: "owner" });
-  const c = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
-  const p = await c.newPage();
-  await p.goto(operatorLink(s, tenant.tenantId, OWNER));
-  await p.getByRole("button", { name: "Sign out" }).waitFor();
-  await settled(p);
-  return { context: c, page: p };
-}
+const signedIn = (s: TestServer, tenant: TestTenant) => openConsole(s, tenant, { browser, as: { email: OWNER, role: "owner" } });
 
 const mainNav = (p: Page) => p.getByRole("navigation", { name: "Main" });
 
@@ -55,15 +45,12 @@ const emailSettings = async () => (await t.api.get("/api/v1/settings")).body.ema
 
 describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     smtp = await startSmtp();
     server = await startServer({ SMTP_URL: smtp.url, EMAIL_FROM: "Comments <comments@service.example>" });
     t = await createTestTenant(server, "The Daily");
-    browser = await launchChromium();
-    ({ context, page } = await signedIn(server, t));
+    ({ browser, page } = await signedIn(server, t));
   }, 90_000);
   afterAll(async () => {
-    await context?.close();
     await browser?.close();
     await server?.stop();
     await smtp?.close();

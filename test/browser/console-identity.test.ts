@@ -10,10 +10,9 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { startTestIdp, type TestIdp } from "../support/oidc-provider.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
+import { expectAccessible, openConsole, operatorLink, overflow, settled, shoot } from "../support/console-page.js";
 
 const OWNER = "identity.owner@example.com";
 const MODERATOR = "identity.moderator@example.com";
@@ -23,7 +22,6 @@ let t: TestTenant;
 let idp: TestIdp;
 let browser: Browser | undefined;
 let page: Page;
-const services = () => server.app.runtime.services;
 const link = (email: string) => operatorLink(server, t.tenantId, email);
 const settings = async () => (await t.api.get("/api/v1/settings")).body;
 
@@ -39,7 +37,6 @@ const status = (text: string) => page.getByRole("status").filter({ hasText: text
 
 describe.skipIf(chromiumMissing)("the console's identity providers", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     idp = await startTestIdp();
     server = await startServer();
     t = await createTestTenant(server);
@@ -51,12 +48,7 @@ describe.skipIf(chromiumMissing)("the console's identity providers", { timeout: 
       privacy: { erasure: "delete" },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    await createOperator(services(), { tenantId: t.tenantId, email: OWNER, role: "owner" });
-    await createOperator(services(), { tenantId: t.tenantId, email: MODERATOR, role: "moderator" });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(link(OWNER));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, { as: { email: OWNER, role: "owner" }, operators: { [MODERATOR]: "moderator" } }));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();

@@ -8,9 +8,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
+import { chromiumMissing } from "../support/chromium.js";
+import { expectAccessible, openConsole, operatorLink, overflow, settled, shoot } from "../support/console-page.js";
 
 const MODERATOR = "a.rather.long.moderator.address@newsroom.example.com";
 
@@ -18,7 +17,6 @@ let server: TestServer;
 let t: TestTenant;
 let browser: Browser | undefined;
 let page: Page;
-const services = () => server.app.runtime.services;
 const link = (email: string) => operatorLink(server, t.tenantId, email);
 const statusOf = async (id: string) => (await t.api.get(`/api/v1/comments/${id}`)).body;
 
@@ -33,7 +31,6 @@ async function post(discussion: string, name: string, body: string, parentId?: s
 describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout: 120_000 }, () => {
   const ids: Record<string, string> = {};
   beforeAll(async () => {
-    await prepareShots();
     server = await startServer();
     t = await createTestTenant(server);
     await t.api.patch("/api/v1/settings", { moderation: "pre", safety: { suspectWords: ["cheap"] } });
@@ -44,11 +41,7 @@ describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout:
     ids.cy = await post("budget", "Cy", "The pool matters more than the library.");
     ids.dee = await post("budget", "Dee", "Buy cheap watches at spam.example");
     ids.eve = await post("budget", "Eve", "Could the council publish the line items?");
-    await createOperator(services(), { tenantId: t.tenantId, email: MODERATOR, role: "moderator" });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(link(MODERATOR));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, { as: { email: MODERATOR, role: "moderator" } }));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();

@@ -7,10 +7,9 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { chromiumMissing } from "../support/chromium.js";
+import { expectAccessible, openConsole, operatorLink, overflow, settled, shoot } from "../support/console-page.js";
 import { disqusXml } from "../support/import-files.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const OWNER = "portability.owner@example.com";
 const MODERATOR = "portability.moderator@example.com";
@@ -19,20 +18,17 @@ let server: TestServer;
 let t: TestTenant;
 let browser: Browser | undefined;
 let page: Page;
-const services = () => server.app.runtime.services;
 const link = (email: string) => operatorLink(server, t.tenantId, email);
 
 describe.skipIf(chromiumMissing)("the console's import and export", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     server = await startServer();
     t = await createTestTenant(server);
-    await createOperator(services(), { tenantId: t.tenantId, email: OWNER, role: "owner" });
-    await createOperator(services(), { tenantId: t.tenantId, email: MODERATOR, role: "moderator" });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    await page.goto(link(OWNER));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, {
+      as: { email: OWNER, role: "owner" },
+      operators: { [MODERATOR]: "moderator" },
+      context: { acceptDownloads: true },
+    }));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();

@@ -9,8 +9,8 @@ import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
-import { consoleLink, expectAccessible, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { chromiumMissing } from "../support/chromium.js";
+import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 
 const TENANT = "Riverside Gazette";
 const MARKDOWN = "The **data** is wrong, see:\n\n```\nSELECT count(*) FROM budget;\n```\n\n> quoted line";
@@ -48,7 +48,6 @@ const shownCount = async () => [
 describe.skipIf(chromiumMissing)("the console a moderator reads", { timeout: 120_000 }, () => {
   const ids: Record<string, string> = {};
   beforeAll(async () => {
-    await prepareShots();
     server = await startServer();
     t = await createTestTenant(server, TENANT);
     await t.api.patch("/api/v1/settings", { moderation: "pre", safety: { reportThreshold: 1 } });
@@ -60,13 +59,13 @@ describe.skipIf(chromiumMissing)("the console a moderator reads", { timeout: 120
     await t.api.post(`/api/v1/comments/${ids.bo}/approve`);
     const reported = await (await t.reader("cy")).post(`/api/v1/comments/${ids.bo}/reports`, { reason: "spam", note: "**not** bold here" });
     expect(reported.status, JSON.stringify(reported.body)).toBeLessThan(300);
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on("console", (m) => {
-      if (m.type() === "error") consoleErrors.push(`${m.text()} ${m.location().url}`);
-    });
-    await page.goto(await consoleLink(server.url, t.tenantId));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, {
+      as: "cli",
+      onPage: (p) =>
+        p.on("console", (m) => {
+          if (m.type() === "error") consoleErrors.push(`${m.text()} ${m.location().url}`);
+        }),
+    }));
     await page.goto(`${server.url}/console/#/moderation`);
     await page.getByRole("listitem", { name: /Comment by Mallory/ }).waitFor();
     await settled(page);

@@ -13,9 +13,9 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { startReceiver, type Receiver } from "../support/receiver.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { expectAccessible, openConsole, operatorLink, overflow, settled, shoot } from "../support/console-page.js";
 import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const OWNER = "safety.owner@example.com";
@@ -46,7 +46,6 @@ async function post(discussion: string, name: string, body: string, held = false
 
 describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     hook = await startReceiver(() => ({ status: 200, body: { decision: "hold", reason: "looks like a sales pitch" } }));
     server = await startServer();
     t = await createTestTenant(server);
@@ -56,11 +55,7 @@ describe.skipIf(chromiumMissing)("the console's safety screens", { timeout: 120_
       safety: { bannedWords: ["scam", "fake pills"], suspectWords: ["cheap"], reportThreshold: 2 },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    await createOperator(services(), { tenantId: t.tenantId, email: OWNER, role: "owner" });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(link(OWNER));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, { as: { email: OWNER, role: "owner" } }));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();

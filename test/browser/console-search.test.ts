@@ -5,9 +5,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
+import { chromiumMissing } from "../support/chromium.js";
+import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 
 const MODERATOR = "search.moderator@newsroom.example.com";
 
@@ -26,7 +25,6 @@ async function post(discussion: string, name: string, body: string): Promise<str
 describe.skipIf(chromiumMissing)("comment search in the console", { timeout: 120_000 }, () => {
   const ids: Record<string, string> = {};
   beforeAll(async () => {
-    await prepareShots();
     server = await startServer();
     t = await createTestTenant(server);
     await t.api.put("/api/v1/discussions/budget", { title: "The council's budget" });
@@ -36,11 +34,7 @@ describe.skipIf(chromiumMissing)("comment search in the console", { timeout: 120
     ids.dee = await post("parks", "Dee", "Nothing about coffee here.");
     await t.api.patch("/api/v1/settings", { moderation: "pre" });
     ids.eve = await post("parks", "Eve", "A pending word about the café.");
-    await createOperator(server.app.runtime.services, { tenantId: t.tenantId, email: MODERATOR, role: "moderator" });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(operatorLink(server, t.tenantId, MODERATOR));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, { as: { email: MODERATOR, role: "moderator" } }));
     await page.goto(`${server.url}/console/#/moderation`);
     await page.getByRole("listitem", { name: /Comment by Eve/ }).waitFor(); // the queue first
   }, 90_000);

@@ -10,10 +10,9 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
-import { expectAccessible, operatorLink, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { chromiumMissing } from "../support/chromium.js";
+import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 import { signInGuest } from "../support/sign-in.js";
-import { createOperator } from "../../src/modules/console/engine/operators.js";
 
 const OWNER = "sign-in.owner@example.com";
 const SECRET = "gh-client-s3cret-value";
@@ -57,15 +56,10 @@ const problemOf = async (field: ReturnType<Page["getByLabel"]>) => {
 
 describe.skipIf(chromiumMissing)("the console's sign-in settings", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     server = await startServer();
     t = await createTestTenant(server);
     expect((await t.api.patch("/api/v1/settings", { moderation: "pre", allowedOrigins: ["https://news.example"] })).status).toBe(200);
-    await createOperator(server.app.runtime.services, { tenantId: t.tenantId, email: OWNER, role: "owner" });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(operatorLink(server, t.tenantId, OWNER));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, { as: { email: OWNER, role: "owner" } }));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();

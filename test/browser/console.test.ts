@@ -7,11 +7,11 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { openSse } from "../support/sse.js";
 import { eventually, startReceiver, type Receiver } from "../support/receiver.js";
 import { startWebhookServer } from "../support/receiver-app.js";
-import { consoleLink, expectAccessible, overflow, prepareShots, settled, shoot } from "../support/console-page.js";
+import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -23,21 +23,20 @@ const consoleErrors: string[] = [];
 
 describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { timeout: 120_000 }, () => {
   beforeAll(async () => {
-    await prepareShots();
     receiver = await startReceiver((req) =>
       req.event === "verification" ? { status: 200, body: { challenge: req.json?.challenge } } : { status: 500, body: "down" },
     );
     server = await startWebhookServer();
     t = await createTestTenant(server);
     await t.api.patch("/api/v1/settings", { moderation: "pre" });
-    browser = await launchChromium();
     // the console runs under its own Content-Security-Policy (no bypass): what users get
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on("console", (m) => {
-      if (m.type() === "error") consoleErrors.push(m.text());
-    });
-    await page.goto(await consoleLink(server.url, t.tenantId));
-    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    ({ browser, page } = await openConsole(server, t, {
+      as: "cli",
+      onPage: (p) =>
+        p.on("console", (m) => {
+          if (m.type() === "error") consoleErrors.push(m.text());
+        }),
+    }));
   }, 90_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,5 +1,5 @@
-// Helpers for the console's browser tests: a sign-in link from the CLI, axe-core on what the page
-// shows, waiting for the page's own requests, and screenshots (docs/console with UPDATE_SCREENSHOTS=1, else a scratch folder, so
+// Helpers for the console's browser tests: a page signed in to the console (openConsole), a sign-in
+// link from the CLI, axe-core on what the page shows, waiting for the page's own requests, and screenshots (docs/console with UPDATE_SCREENSHOTS=1, else a scratch folder, so
 // a test run leaves the checkout as it was).
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -7,11 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core";
 import { expect, inject } from "vitest";
+import { launchChromium } from "./chromium.js";
 import { runCliInProcess } from "./cli-in-process.js";
+import type { TestTenant } from "./fixtures.js";
 import { TEST_ADMIN_SECRET, type TestServer } from "./server.js";
-import { signConsoleLink } from "../../src/modules/console/engine/operators.js";
+import { createOperator, signConsoleLink, type OperatorRole } from "../../src/modules/console/engine/operators.js";
 
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const SHOTS =
@@ -82,3 +84,47 @@ export async function consoleLink(serverUrl: string, tenantId: string): Promise<
 /** A sign-in link for the operator `email` of `tenantId`, signed as `engagement console-link` signs one. */
 export const operatorLink = (server: TestServer, tenantId: string, email: string): string =>
   signConsoleLink({ secret: server.app.runtime.services.adminJwtSecret, tenantId, email, now: new Date(), baseUrl: server.url }).url;
+
+/** Who signs in to the console, and in what page. */
+export interface ConsoleSignIn {
+  /** an operator of the tenant, made here, following their sign-in link; or "cli": the link of `engagement console-link` */
+  as: { email: string; role: OperatorRole } | "cli";
+  /** other operators of the tenant, made here too (email → role) */
+  operators?: Record<string, OperatorRole>;
+  /** the browser to open the page in (default: the file's own, launchChromium) */
+  browser?: Browser;
+  /** the page's context past its 1280×900 viewport */
+  context?: BrowserContextOptions;
+  /** called with the page before it loads (its listeners) */
+  onPage?(page: Page): void;
+}
+
+/**
+ * The console of `t` on `server` in a page of its own (its own browser context), signed in as
+ * `o.as`, the screen it lands on settled; the screenshots' folder made. Closing the browser closes the
+ * page (a failed sign-in closes it here).
+ */
+export async function openConsole(
+  server: TestServer,
+  t: TestTenant,
+  o: ConsoleSignIn,
+): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
+  await prepareShots();
+  const operators = o.as === "cli" ? [] : [[o.as.email, o.as.role] as const];
+  for (const [email, role] of [...operators, ...Object.entries(o.operators ?? {})]) {
+    await createOperator(server.app.runtime.services, { tenantId: t.tenantId, email, role });
+  }
+  const browser = o.browser ?? (await launchChromium());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...o.context });
+  try {
+    const page = await context.newPage();
+    o.onPage?.(page);
+    await page.goto(o.as === "cli" ? await consoleLink(server.url, t.tenantId) : operatorLink(server, t.tenantId, o.as.email));
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    await settled(page);
+    return { browser, context, page };
+  } catch (err) {
+    await context.close(); // the caller has no browser to close yet
+    throw err;
+  }
+}
