@@ -4,12 +4,12 @@
 // Likes (federation_objects), their follow (federation_followers), and the server's cached documents
 // and public key of theirs (federation_kv) — and nothing of another actor or another tenant. Against
 // the real peer (test/support/fedi-peer.ts), over HTTP.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
 import { federatingTenant, startFederatingServer } from "./support/federating-server.js";
-import type { TestServer } from "./support/server.js";
 
-let server: TestServer & { publicUrl: string };
+let server: Awaited<ReturnType<typeof startFederatingServer>>;
 let peer: FediPeer;
 const waitFor = <T>(fn: () => Promise<T> | T, timeout = 20_000) => vi.waitFor(fn, { timeout, interval: 100 });
 const sql = <R>(text: string, values: unknown[]) => server.app.runtime.services.sql.query<R>(text, values);
@@ -143,6 +143,53 @@ describe("erasing a fediverse reader", () => {
       ],
       followers: [alice],
     });
+    expect(await cachedOf(bob)).toEqual([]);
+  });
+
+  it("a failure in its last statement leaves their profile and their federation rows together; erasing again removes both", async () => {
+    const bob = peer.actorUri("bob").href;
+    const t = await siteWithReplies("erase_midway", "anonymize");
+    const bobsRows = async () => {
+      const [r] = await sql<{ profile: boolean; objects: number; follows: number }>(
+        `SELECT EXISTS (SELECT 1 FROM readers WHERE tenant_id = $1 AND id = $2) AS profile,
+                (SELECT count(*)::int FROM federation_objects WHERE tenant_id = $1 AND actor_id = $3) AS objects,
+                (SELECT count(*)::int FROM federation_followers WHERE tenant_id = $1 AND actor_id = $3) AS follows`,
+        [t.tenantId, `ap:${bob}`, bob],
+      );
+      return r;
+    };
+    expect(await bobsRows()).toEqual({ profile: true, objects: 2, follows: 1 });
+    // another transaction holds bob's follow (a Follow of his being handled, say): the erasure waits
+    // for it at its last statement, which is cancelled there (a timeout, an operator)
+    const holder = new pg.Client({ connectionString: server.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      const held = await holder.query("SELECT 1 FROM federation_followers WHERE tenant_id = $1 AND actor_id = $2 FOR UPDATE", [
+        t.tenantId,
+        bob,
+      ]);
+      expect(held.rowCount).toBe(1);
+      const holderPid = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      const erasing = t.api.del(`/api/v1/readers/${encodeURIComponent(`ap:${bob}`)}`);
+      let blocked: number | undefined;
+      await waitFor(async () => {
+        await holder.query("SELECT pg_stat_clear_snapshot()"); // pg_stat_activity is otherwise read once per transaction
+        blocked = (
+          await holder.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", [holderPid])
+        ).rows[0]?.pid;
+        expect(blocked).toBeDefined();
+      });
+      expect((await holder.query<{ ok: boolean }>("SELECT pg_cancel_backend($1) AS ok", [blocked])).rows[0]!.ok).toBe(true);
+      expect((await erasing).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+    // nothing of the last statement is kept: not the profile's deletion without the rows', nor the reverse
+    expect(await bobsRows()).toEqual({ profile: true, objects: 2, follows: 1 });
+    expect((await t.api.del(`/api/v1/readers/${encodeURIComponent(`ap:${bob}`)}`)).status).toBe(204);
+    expect(await bobsRows()).toEqual({ profile: false, objects: 0, follows: 0 });
     expect(await cachedOf(bob)).toEqual([]);
   });
 });

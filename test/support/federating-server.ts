@@ -19,7 +19,7 @@ export async function freePort(): Promise<number> {
 
 export async function startFederatingServer(
   opts: { inboxPerDomainPerMinute?: number; inboxForgedPerAddressPerMinute?: number; env?: Record<string, string> } = {},
-): Promise<TestServer & { publicUrl: string }> {
+): Promise<TestServer & { publicUrl: string; databaseUrl: string }> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const own = await isolatedDatabase("fedi");
@@ -37,6 +37,8 @@ export async function startFederatingServer(
   return {
     ...server,
     publicUrl,
+    /** its own database, directly (not through a pooler): a test's own connection to it */
+    databaseUrl: own.url,
     async stop() {
       await server.stop();
       await own.drop();

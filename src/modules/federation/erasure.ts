@@ -7,31 +7,31 @@
 // activities Fedify keeps for a day to drop a redelivery (activityIdempotence) stay until they expire,
 // so a replay of what they sent before the erasure is not applied again. Idempotent: an erasure run
 // again finds nothing.
-import { store, type RequestContext } from "../../context/request.js";
+//
+// The tenant's rows go in the erasure's last statement, with the reader's profile and the rest
+// (FORGET_ACTOR_ROWS, in one transaction: a failure there keeps both, never one without the other).
+// The server's cache is not the tenant's (no tenant_id: its statement is the engine's, outside the
+// tenant's store) and is forgotten after that commit (forgetCachedRemoteActor): an erasure that fails
+// before leaves it cached, which the next erasure, or its retry, forgets.
+import type { RequestContext } from "../../context/request.js";
 import { forgetCachedActor } from "./engine/kv-store.js";
 
-export interface ForgottenActor {
-  objects: number;
-  follows: number;
-  cached: number;
-}
+/** The actor a reader id `ap:…` names; null for another reader. */
+export const remoteActorOf = (readerId: string): string | null => (readerId.startsWith("ap:") ? readerId.slice(3) : null);
 
-/** Removes what is kept of the actor a reader id `ap:…` names (nothing for another reader). */
-export async function forgetRemoteActor(ctx: RequestContext, readerId: string): Promise<ForgottenActor | null> {
-  if (!readerId.startsWith("ap:")) return null;
-  const actorId = readerId.slice(3);
-  const sql = store(ctx).sql;
-  const objects = await sql.query(
-    `DELETE FROM federation_objects WHERE tenant_id = $1 AND (reader_id = $2 OR actor_id = $3) RETURNING object_id`,
-    [readerId, actorId],
-    "federation_erase_objects",
-  );
-  const follows = await sql.query(
-    `DELETE FROM federation_followers WHERE tenant_id = $1 AND actor_id = $2 RETURNING actor_id`,
-    [actorId],
-    "federation_erase_follows",
-  );
+/**
+ * The tenant's rows naming the actor, deleted as the WITH of the erasure's last statement
+ * (src/modules/readers/erasure.ts; PostgreSQL runs a WITH's DELETE whether or not the SELECT reads it):
+ * `$1` the tenant, `$2` the reader id, `$3` the actor (remoteActorOf; null for another reader: nothing
+ * is deleted).
+ */
+export const FORGET_ACTOR_ROWS = `WITH forgotten_objects AS (
+    DELETE FROM federation_objects WHERE tenant_id = $1 AND $3::text IS NOT NULL AND (reader_id = $2 OR actor_id = $3)),
+  forgotten_follows AS (DELETE FROM federation_followers WHERE tenant_id = $1 AND actor_id = $3)`;
+
+/** After the erasure's commit: what the server cached of the actor a reader id `ap:…` names (nothing for another reader). */
+export async function forgetCachedRemoteActor(ctx: RequestContext, readerId: string): Promise<number> {
+  const actorId = remoteActorOf(readerId);
   // the cache is the server's, not the tenant's (engine/kv-store.ts)
-  const cached = await forgetCachedActor(ctx.app, actorId);
-  return { objects: objects.length, follows: follows.length, cached };
+  return actorId === null ? 0 : forgetCachedActor(ctx.app, actorId);
 }

@@ -5,8 +5,9 @@
 // comment_deleted event a deletion appends and scrub the events that carried them, and the last of
 // which removes their reactions there and fixes the counts; then one statement without any discussion lock
 // (eng_erase_reader_rest) scrubs the rest of the event log, removes their reports, stream tickets,
-// kept Idempotency-Key answers, mail (queued or sent) and their profile; for a fediverse reader
-// (`ap:…`) what the federation keeps of their actor goes too (src/modules/federation/erasure.ts).
+// kept Idempotency-Key answers, mail (queued or sent) and their profile, and for a fediverse reader
+// (`ap:…`) the tenant's rows of their actor in the same statement; after its commit, the server's cache
+// of that actor (src/modules/federation/erasure.ts).
 // Running it again finds nothing left to do.
 //
 // Under an Idempotency-Key it is idempotent by its outcome, not by replay: its statements record
@@ -24,7 +25,7 @@ import { requirePrincipal, loadTenant, tenantIdOf, type RequestContext, store } 
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { recordAudit } from "../audit/audit.js";
-import { forgetRemoteActor } from "../federation/erasure.js";
+import { FORGET_ACTOR_ROWS, forgetCachedRemoteActor, remoteActorOf } from "../federation/erasure.js";
 
 /** The body an anonymized comment keeps. */
 export const ERASED_BODY = "[erased]";
@@ -106,13 +107,15 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
       if (b.done) break;
     }
   }
+  // one statement, one transaction: the rest and a fediverse reader's rows of their actor (their remote
+  // objects and follow: src/modules/federation/erasure.ts) go together or not at all
   const [rest] = await store(ctx).sql.query<{ r: { eventsScrubbed: number; reports: number; profile: boolean } }>(
-    "SELECT eng_erase_reader_rest($1, $2) AS r",
-    [readerId],
+    `${FORGET_ACTOR_ROWS} SELECT eng_erase_reader_rest($1, $2) AS r`,
+    [readerId, remoteActorOf(readerId)],
     "reader_erase_rest",
   );
-  // a fediverse reader's remote objects, follow and cached actor (src/modules/federation/erasure.ts)
-  await forgetRemoteActor(ctx, readerId);
+  // after its commit: the server's cache of their actor (not the tenant's rows)
+  await forgetCachedRemoteActor(ctx, readerId);
   ctx.app.readerAddresses.forget(tenantId, readerId);
   out.eventsScrubbed += rest?.r.eventsScrubbed ?? 0;
   out.reportsRemoved = rest?.r.reports ?? 0;
