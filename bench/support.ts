@@ -23,7 +23,17 @@ export function serviceEntry(): string[] {
 
 /** A bench server (a floor) compiled the same way as the service, so both run as plain JavaScript. */
 export async function compiledScript(script: string): Promise<string> {
-  await build({ entryPoints: [script], outdir: "dist/bench", platform: "node", format: "esm", target: "node20", logLevel: "warning" });
+  // its own files bundled in (bench/floor/statements.ts), its packages imported from node_modules
+  await build({
+    entryPoints: [script],
+    outdir: "dist/bench",
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+  });
   return `dist/bench/${basename(script).replace(/\.ts$/, ".js")}`;
 }
 
