@@ -59,6 +59,22 @@ async function seen(key: string): Promise<{ calls: number; persons: number }> {
 }
 
 /** A stream that records the counts it is told. */
+/** A Presence on the test's own Redis through `client`, with no refresh during the test (the calls counted are the joins' and leaves'). */
+const presenceOn = (client: Redis, extra: { presenceIntervalMs?: number; onPipelines?: (n: number) => void } = {}) =>
+  new Presence({
+    clock: systemClock,
+    log: pino({ level: "silent" }),
+    redis: client,
+    redisTarget: { url: own.url },
+    options: {
+      presenceRefreshMs: 3_600_000,
+      presenceTtlMs: 7_200_000,
+      ...(extra.presenceIntervalMs !== undefined ? { presenceIntervalMs: extra.presenceIntervalMs } : {}),
+    },
+    people: { secret: randomBytes(32), perAddress: 0 },
+    ...(extra.onPipelines ? { onPipelines: extra.onPipelines } : {}),
+  });
+
 const member = () => {
   const told: number[] = [];
   return Object.assign({ presence: (n: number) => void told.push(n) } satisfies PresenceMember, { told });
@@ -69,15 +85,7 @@ describe("presence in one process (Presence on a Redis of its own)", () => {
   let client: Redis;
   beforeAll(() => {
     client = new Redis(own.url);
-    presence = new Presence({
-      clock: systemClock,
-      log: pino({ level: "silent" }),
-      redis: client,
-      redisTarget: { url: own.url },
-      // no refresh during the test: the calls counted are the joins' and leaves'
-      options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000, presenceIntervalMs: 20 },
-      people: { secret: randomBytes(32), perAddress: 0 },
-    });
+    presence = presenceOn(client, { presenceIntervalMs: 20 });
   });
   afterAll(async () => {
     await presence?.close();
@@ -135,15 +143,7 @@ describe("presence on many discussions at once (one stream on each)", () => {
     const N = 1_000;
     const client = new Redis(own.url);
     let pipelines = 0;
-    const p = new Presence({
-      clock: systemClock,
-      log: pino({ level: "silent" }),
-      redis: client,
-      redisTarget: { url: own.url },
-      options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000, presenceIntervalMs: 20 },
-      people: { secret: randomBytes(32), perAddress: 0 },
-      onPipelines: (n) => void (pipelines += n),
-    });
+    const p = presenceOn(client, { presenceIntervalMs: 20, onPipelines: (n) => void (pipelines += n) });
     try {
       const ids = Array.from({ length: N }, (_, i) => `m-${i}`);
       const keys = ids.map((d) => presenceKey("t-many", d));
@@ -180,17 +180,7 @@ describe("notices to the other instances", () => {
   it("50 discussions changed in one turn are told in one PUBLISH (one each before), joining and leaving; a notice of one key is still understood", async () => {
     const N = 50;
     const clients = [new Redis(own.url), new Redis(own.url)];
-    const [a, b] = clients.map(
-      (client) =>
-        new Presence({
-          clock: systemClock,
-          log: pino({ level: "silent" }),
-          redis: client,
-          redisTarget: { url: own.url },
-          options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000, presenceIntervalMs: 20 },
-          people: { secret: randomBytes(32), perAddress: 0 },
-        }),
-    ) as [Presence, Presence];
+    const [a, b] = clients.map((client) => presenceOn(client, { presenceIntervalMs: 20 })) as [Presence, Presence];
     const client0 = { readerId: null, address: "10.0.0.7" };
     try {
       const ids = Array.from({ length: N }, (_, i) => `n-${i}`);
@@ -238,14 +228,7 @@ describe("notices to the other instances", () => {
 describe("closing presence (the instance stops)", () => {
   it("writes the changes still queued before it gives its leases back: nothing of a dropped discussion stays", async () => {
     const client = new Redis(own.url);
-    const p = new Presence({
-      clock: systemClock,
-      log: pino({ level: "silent" }),
-      redis: client,
-      redisTarget: { url: own.url },
-      options: { presenceRefreshMs: 3_600_000, presenceTtlMs: 7_200_000 },
-      people: { secret: randomBytes(32), perAddress: 0 },
-    });
+    const p = presenceOn(client);
     try {
       const client0 = { readerId: null, address: "10.0.0.5" };
       const gone = Array.from({ length: 5 }, () => p.join("t-close", "gone", { presence: () => undefined }, client0));
