@@ -29,6 +29,7 @@ DECLARE
   p comments;
   c comments;
   v_comment json;
+  v_row json;
   v_events json[];
 BEGIN
   -- 1. outside the discussion's lock: the sanction in force (a shadow ban refuses nothing) and the
@@ -78,6 +79,9 @@ BEGIN
     c_shown := eng_shadow_shown(c);
   END IF;
   v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', v_badge));
+  -- the answer's row too: it needs neither the seq nor the discussion's row, so it is built before
+  -- the lock, which is then held for less (on one busy discussion the lock is what posts queue on)
+  v_row := eng_comment_row_by(c_shown, p_name, p_avatar, v_badge);
   -- the discussion's followers hear of a visible comment after commit (the follow worker): one job
   -- row at most, written before the discussion's lock so the lock is held no longer for it
   IF v_parent_ok AND v_visible = 1 THEN
@@ -128,7 +132,7 @@ BEGIN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
                                        json_build_object('comment', v_comment), p_at)];
   END IF;
-  RETURN json_build_object('row', eng_comment_row_by(c_shown, p_name, p_avatar, v_badge), 'events', array_to_json(v_events));
+  RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_reply_notification(c comments, p_parent_author text, p_at timestamp with time zone)
