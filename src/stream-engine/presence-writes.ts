@@ -45,7 +45,7 @@ export interface WrittenEntry {
   batch: Batch | undefined;
   /** persons whose last write failed and no write since carried: marked again when the retry is due */
   failed: Map<string, Person> | undefined;
-  /** failed writes in a row, and when the first of them failed (Date.now) */
+  /** failed writes in a row, and when the first of them failed (`now()`, ms) */
   failing: { attempts: number; since: number } | undefined;
 }
 
@@ -53,6 +53,8 @@ export interface PresenceWritesDeps<E extends WrittenEntry> {
   batch: PresenceBatch;
   log: Logger;
   ttlMs: number;
+  /** the time now, ms (Presence's injectable clock): when a dropped discussion's retries end */
+  now(): number;
   /** the discussion's entry now (one that joined after the last stream left is a new one), if any */
   current(key: string): E | undefined;
   /** a retry of the discussion was marked on `entry` (`live`: the current entry): count and announce it once written */
@@ -168,7 +170,7 @@ export class PresenceWrites<E extends WrittenEntry> {
     for (const p of persons) if (!entry.batch?.persons.has(p.tag)) entry.failed.set(p.tag, p);
     if (entry.failed.size === 0) return void (entry.failed = undefined);
     if (this.retrying.has(entry)) return;
-    const failing = (entry.failing ??= { attempts: 0, since: Date.now() });
+    const failing = (entry.failing ??= { attempts: 0, since: this.deps.now() });
     if (failing.attempts === 0) this.deps.log.warn({ err, discussionId: entry.discussionId }, "presence: changes not recorded; retrying");
     const wait = Math.min(RETRY_FIRST_MS * 2 ** failing.attempts++, RETRY_MAX_MS);
     const timer = setTimeout(() => this.retry(entry), wait);
@@ -183,7 +185,7 @@ export class PresenceWrites<E extends WrittenEntry> {
     entry.failed = undefined;
     if (!failed) return;
     const current = this.deps.current(entry.key);
-    if (!current && !this.closed && Date.now() - (entry.failing?.since ?? 0) > this.deps.ttlMs) {
+    if (!current && !this.closed && this.deps.now() - (entry.failing?.since ?? 0) > this.deps.ttlMs) {
       this.deps.log.warn({ discussionId: entry.discussionId }, "presence: a dropped discussion's changes given up (its lease has ended)");
       return;
     }

@@ -132,6 +132,7 @@ export class Presence {
         batch: new PresenceBatch(this.store),
         log: deps.log,
         ttlMs,
+        now: () => this.now(),
         current: (key) => this.entries.get(key),
         retried: (entry, live) => {
           if (live) return void ((entry.changed = true), this.schedule(entry));
