@@ -30,6 +30,7 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { createServer } from "node:net";
 import autocannon from "autocannon";
 import pg from "pg";
@@ -100,7 +101,11 @@ async function analyzeAll(): Promise<void> {
 /** Starts a compiled bench server (`node <script>`) and resolves with the JSON after its `ready ` line. */
 async function startReady(source: string, env: Record<string, string>): Promise<Record<string, unknown>> {
   const script = await compiledScript(source);
-  const child = spawn(process.execPath, [script], {
+  // BENCH_CPU_PROFILE=<dir>: the bench's own servers write a V8 CPU profile there too, to read beside the service's
+  const profile = process.env.BENCH_CPU_PROFILE
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}/${basename(source, ".ts")}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, script], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
