@@ -83,7 +83,7 @@ describe("REST writes with Idempotency-Key", () => {
     expect(kept.status).toBeNull();
     expect(kept.response).toBeNull();
     expect(kept.results).toHaveLength(1);
-    expect((kept.results[0] as { row: { id: string } }).row.id).toBe(first.body.id);
+    expect((kept.results[0] as { row: { comment: { id: string } } }).row.comment.id).toBe(first.body.id);
     expect(kept.unlocked).toBe(true);
     // a repeat right away is the same answer (status, body, Location), rebuilt from that result, not 409
     const again = await reader.post("/api/v1/discussions/idem-outcome/comments", { body: "Kept once" }, withKey(k));

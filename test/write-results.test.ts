@@ -4,7 +4,17 @@
 // function adds, drops or renames fails here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvent, positionalArgs, WRITE_TEXT } from "../src/events/statement.js";
-import { appendedEvent, EVENT_DATA, WRITE_ROWS, writeResult, type WriteFunction } from "../src/events/write-results.js";
+import {
+  appendedEvent,
+  EVENT_DATA,
+  WRITE_ROWS,
+  writeResult,
+  writtenCommentRow,
+  type PostedCommentRow,
+  type WriteFunction,
+  type WrittenCommentRow,
+} from "../src/events/write-results.js";
+import { commentFromPosted, commentFromRow } from "../src/modules/comments/dto.js";
 import { jsonText, type DbArgs } from "../src/generated/db-functions.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
@@ -55,10 +65,25 @@ describe("the write functions answer what write-results.ts declares", () => {
     expect((await post("wr-c1", "wr-ann")).types).toEqual(["comment_created"]);
     const reply = await post("wr-c2", "wr-bob", { parent: "wr-c1" });
     expect(reply.types).toEqual(["comment_created", "notification_reply"]);
-    expect(reply.row).toMatchObject({ id: "wr-c2", parentId: "wr-c1", depth: 1, authorName: null });
+    expect(reply.row).toMatchObject({ comment: { id: "wr-c2", parentId: "wr-c1" }, depth: 1 });
     // a held reply: its first approval announces it with the parent author's notification (eng_announce)
     expect((await post("wr-c3", "wr-bob", { parent: "wr-c1", status: "pending" })).types).toEqual(["comment_created"]);
-    await post("wr-c4", "wr-bob", { status: "pending" });
+    const held = await post("wr-c4", "wr-bob", { status: "pending" });
+    // what a post answers is the comment's row as eng_comment_row reads it back, once made whole
+    // (commentFromPosted); a whole row (a result recorded before the answer's shape) reads as itself
+    for (const [id, posted] of [
+      ["wr-c2", reply.row],
+      ["wr-c4", held.row],
+    ] as const) {
+      const [stored] = await server.app.runtime.services.sql.query<{ r: WrittenCommentRow }>(
+        "SELECT eng_comment_row(c) AS r FROM comments c WHERE tenant_id = $1 AND id = $2",
+        [t.tenantId, id],
+      );
+      const whole = writtenCommentRow.parse(stored!.r);
+      expect(commentFromPosted(t.tenantId, posted as PostedCommentRow)).toEqual(commentFromRow(whole));
+      expect(commentFromPosted(t.tenantId, whole)).toEqual(commentFromRow(whole));
+    }
+    expect(held.row).toMatchObject({ publishedAt: null, moderationReason: { source: "hook", detail: "held" } });
 
     const edited = await write("eng_edit_comment", {
       id: "wr-c2",

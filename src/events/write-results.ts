@@ -48,7 +48,7 @@ export const commentJson = z.strictObject({
 });
 export type CommentJson = z.infer<typeof commentJson>;
 
-/** A comment's row with its author, what the comment writes answer (eng_comment_row_by): times as ISO strings. */
+/** A comment's row with its author, what the comment writes answer (eng_comment_row_by; a post answers postedCommentRow, below): times as ISO strings. */
 export const writtenCommentRow = z.strictObject({
   id,
   tenantId: id,
@@ -83,6 +83,19 @@ export const writtenCommentRow = z.strictObject({
   }),
 });
 export type WrittenCommentRow = z.infer<typeof writtenCommentRow>;
+
+/**
+ * What eng_post_comment answers as its row: the comment as its event carries it, and the three members
+ * a comment's row has beyond that JSON (a new comment's other members are its defaults). Made into
+ * the row's shape by commentFromPosted (src/modules/comments/dto.ts), not built a second time in SQL.
+ */
+export const postedCommentRow = z.strictObject({
+  comment: commentJson,
+  depth: count,
+  publishedAt: time.nullable(),
+  moderationReason: z.json().nullable(),
+});
+export type PostedCommentRow = z.infer<typeof postedCommentRow>;
 
 /** A reaction toggled (eng_toggle_reaction): its row and its event's `data.reaction`. */
 export const reactionToggle = z.strictObject({ commentId: id, readerId: id, kind: id, active: z.boolean(), counts: reactionCounts });
@@ -142,7 +155,7 @@ export type Sanction = z.infer<typeof sanctionJson>;
 
 /** The functions `runWrite` calls: each answers `{ row, events }`, and this is its row. */
 export const WRITE_ROWS = {
-  eng_post_comment: writtenCommentRow,
+  eng_post_comment: postedCommentRow,
   eng_edit_comment: writtenCommentRow,
   eng_delete_comment: writtenCommentRow,
   eng_set_comment_status: writtenCommentRow,

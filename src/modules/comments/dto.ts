@@ -5,7 +5,7 @@
 // fragment (src/modules/comments/operations.graphql) selects the comment JSON's members in its order,
 // so an event's data.comment and the REST response are the same JSON (checked by a test).
 import type { Comment, Reader } from "../../generated/prisma/client.js";
-import type { CommentJson, WrittenCommentRow } from "../../events/write-results.js";
+import type { CommentJson, PostedCommentRow, WrittenCommentRow } from "../../events/write-results.js";
 import { renderBody } from "../../lib/markdown.js";
 import { DEFAULT_SETTINGS } from "../../tenancy/settings/tree.js";
 
@@ -106,5 +106,46 @@ export function commentFromRow(r: WrittenCommentRow): CommentWithAuthor {
     createdAt: new Date(r.createdAt),
     publishedAt: dateOrNull(r.publishedAt),
     author: r.author,
+  };
+}
+
+/**
+ * What eng_post_comment answers (its event's comment and three members more) as the row of a new
+ * comment: the members the JSON leaves out are a new comment's defaults (no deletion, no import's
+ * author name, the Wilson bound of no votes). test/write-results.test.ts checks it against the row
+ * eng_comment_row reads back. A result an Idempotency-Key recorded before the answer took this shape
+ * is a whole row, read as one.
+ */
+export function commentFromPosted(tenantId: string, posted: PostedCommentRow | WrittenCommentRow): CommentWithAuthor {
+  if (!("comment" in posted)) return commentFromRow(posted);
+  const c = posted.comment;
+  let reactionTotal = 0;
+  for (const kind in c.reactions) reactionTotal += c.reactions[kind]!;
+  return {
+    id: c.id,
+    tenantId,
+    discussionId: c.discussionId,
+    parentId: c.parentId,
+    depth: posted.depth,
+    authorId: c.author.id,
+    authorName: null,
+    body: c.body,
+    bodyHtml: c.bodyHtml,
+    status: c.status,
+    kind: c.kind,
+    pinned: c.pinned,
+    editedAt: dateOrNull(c.editedAt),
+    deletedAt: null,
+    createdAt: new Date(c.createdAt),
+    reactionCounts: c.reactions,
+    reactionTotal,
+    replyCount: c.replyCount,
+    publishedAt: dateOrNull(posted.publishedAt),
+    moderationReason: posted.moderationReason,
+    upvotes: c.upvotes,
+    downvotes: c.downvotes,
+    score: c.score,
+    voteBest: 0,
+    author: { tenantId, ...c.author },
   };
 }

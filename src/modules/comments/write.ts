@@ -13,7 +13,7 @@ import { loadTenant, requireReader, store, type RequestContext } from "../../con
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, newId } from "../../lib/ids.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
-import { commentFromRow, type CommentWithAuthor } from "./dto.js";
+import { commentFromPosted, commentFromRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
 import { discussionForPage, type PageOfDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
@@ -102,7 +102,8 @@ export async function postComment(
     rendered,
     reader,
   });
-  const row = await store(ctx).write("eng_post_comment", {
+  const writer = store(ctx);
+  const row = await writer.write("eng_post_comment", {
     discussion: discussionId,
     id,
     reader: reader.id,
@@ -118,7 +119,7 @@ export async function postComment(
     kind: null,
     createdAt: null,
   });
-  return commentFromRow(row);
+  return commentFromPosted(writer.tenantId, row);
 }
 
 /**
