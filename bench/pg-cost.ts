@@ -17,7 +17,8 @@
 // comment, spread over 1,000 discussions and on one hot discussion; and the service's spread row
 // without the comment search column (its tsvector and GIN index) and without the three list orders
 // besides newest (top, score, best: their indexes), the features' cost per post.
-// Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all).
+// Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all),
+// BENCH_KEEP_CALLGRIND (a folder: each counted run's callgrind file is kept there, for callgrind_annotate).
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +27,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { migratePostgres } from "../src/db/migrate.js";
 import { positionalArgs } from "../src/events/statement.js";
-import type { DbArgs } from "../src/generated/db-functions.js";
+import { DB_FUNCTION_ARGS, jsonText, type DbArgs } from "../src/generated/db-functions.js";
+import { newCommentJson } from "../src/modules/comments/dto.js";
 import { renderBody } from "../src/lib/markdown.js";
 import { asPostgres, pgBin, startOwnPostgres } from "../test/support/own-services.js";
 import { TYPICAL_BODY } from "./bodies.js";
@@ -91,7 +93,22 @@ function serviceArgs(tenant: string, p: Post): unknown[] {
     at: p.at,
     kind: null,
     createdAt: null,
+    comment: null,
   };
+  const author = { id: args.reader, name: args.name, avatarUrl: null, badge: null };
+  args.comment = jsonText(
+    newCommentJson({
+      id: args.id,
+      discussionId: p.discussion,
+      parentId: null,
+      author,
+      body: p.body,
+      bodyHtml: html,
+      status: "approved",
+      createdAt: p.at,
+      kind: "comment",
+    }),
+  );
   return positionalArgs("eng_post_comment", args);
 }
 
@@ -105,7 +122,7 @@ function floorArgs(p: Post): unknown[] {
   return ["ten_floor", p.discussion, id, author.id, author.name, null, p.body, eventId, JSON.stringify(envelope)];
 }
 
-const SERVICE_POST = `SELECT eng_post_comment(${Array.from({ length: 18 }, (_, i) => `$${i + 1}`).join(", ")}) AS r`;
+const SERVICE_POST = `SELECT eng_post_comment(${DB_FUNCTION_ARGS.eng_post_comment.map((_, i) => `$${i + 1}`).join(", ")}) AS r`;
 const oneLine = (sql: string) => sql.replace(/\s+/g, " ").trim();
 
 /** A value as an SQL literal on one line (a single-user backend reads a statement a line): E'…' with \\n for a line break. */
@@ -177,6 +194,9 @@ function single(dir: string, db: string, lines: string[], counted: boolean): num
     );
   }
   if (!counted) return 0;
+  // BENCH_KEEP_CALLGRIND=<dir>: each counted run's callgrind file is kept there (callgrind_annotate --inclusive=yes reads it)
+  if (process.env.BENCH_KEEP_CALLGRIND)
+    cpSync(out, join(process.env.BENCH_KEEP_CALLGRIND, `${db}-${lines.length}-${randomUUID().slice(0, 8)}.out`));
   const summary = /^summary: (\d+)/m.exec(readFileSync(out, "utf8"));
   if (!summary) throw new Error("callgrind wrote no summary");
   return Number(summary[1]);
