@@ -17,8 +17,7 @@
 // comment, spread over 1,000 discussions and on one hot discussion; and the service's spread row
 // without the comment search column (its tsvector and GIN index) and without the three list orders
 // besides newest (top, score, best: their indexes), the features' cost per post.
-// Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all),
-// BENCH_KEEP_CALLGRIND (a folder: each counted run's callgrind file is kept there, for callgrind_annotate).
+// Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all).
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,8 +26,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { migratePostgres } from "../src/db/migrate.js";
 import { positionalArgs } from "../src/events/statement.js";
-import { DB_FUNCTION_ARGS, jsonText, type DbArgs } from "../src/generated/db-functions.js";
-import { newCommentJson } from "../src/modules/comments/dto.js";
+import { DB_FUNCTION_ARGS, type DbArgs } from "../src/generated/db-functions.js";
 import { renderBody } from "../src/lib/markdown.js";
 import { asPostgres, pgBin, startOwnPostgres } from "../test/support/own-services.js";
 import { TYPICAL_BODY } from "./bodies.js";
@@ -93,22 +91,7 @@ function serviceArgs(tenant: string, p: Post): unknown[] {
     at: p.at,
     kind: null,
     createdAt: null,
-    comment: null,
   };
-  const author = { id: args.reader, name: args.name, avatarUrl: null, badge: null };
-  args.comment = jsonText(
-    newCommentJson({
-      id: args.id,
-      discussionId: p.discussion,
-      parentId: null,
-      author,
-      body: p.body,
-      bodyHtml: html,
-      status: "approved",
-      createdAt: p.at,
-      kind: "comment",
-    }),
-  );
   return positionalArgs("eng_post_comment", args);
 }
 
@@ -194,9 +177,6 @@ function single(dir: string, db: string, lines: string[], counted: boolean): num
     );
   }
   if (!counted) return 0;
-  // BENCH_KEEP_CALLGRIND=<dir>: each counted run's callgrind file is kept there (callgrind_annotate --inclusive=yes reads it)
-  if (process.env.BENCH_KEEP_CALLGRIND)
-    cpSync(out, join(process.env.BENCH_KEEP_CALLGRIND, `${db}-${lines.length}-${randomUUID().slice(0, 8)}.out`));
   const summary = /^summary: (\d+)/m.exec(readFileSync(out, "utf8"));
   if (!summary) throw new Error("callgrind wrote no summary");
   return Number(summary[1]);

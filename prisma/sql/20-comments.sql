@@ -2,19 +2,15 @@
 -- shifts, the write's result (the comment's row with its author) and the comment's JSON, which every
 -- event carrying a comment holds as data.comment (the REST shape; src/events/write-results.ts declares it).
 
-CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_comment json)
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
--- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at, p_comment
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at
 -- p_kind: comment (NULL) or mention (a webmention's: eng_accept_mention); p_created_at: when it was
 -- written, when that is not now (a mention's `published`)
 -- p_status/p_reason: what the body rules, the hook, Akismet and pre-moderation decided for any reader;
 -- p_trusted_status/p_trusted_reason: what they decide for a trusted one (banned words alone)
--- p_comment: the comment's JSON as the request built it (src/modules/comments/dto.ts, newCommentJson),
--- assuming the status p_status, the badge p_badge and no shadow ban; used as the event's comment when
--- that holds, else the JSON is built here from the row (eng_comment_json_by). The same JSON either way
--- (test/write-results.test.ts); built here, it cost a post about 5 % of its PostgreSQL work (issue 51).
 DECLARE
   v_status text := p_status;
   v_reason jsonb := p_reason;
@@ -82,11 +78,7 @@ BEGIN
   IF eng_is_shadowed(c) THEN
     c_shown := eng_shadow_shown(c);
   END IF;
-  IF p_comment IS NOT NULL AND c_shown.status::text = p_status AND c.status::text = p_status AND v_badge IS NOT DISTINCT FROM p_badge THEN
-    v_comment := p_comment;
-  ELSE
-    v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', v_badge));
-  END IF;
+  v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', v_badge));
   -- the answer's row: the event's comment and the three members a comment's row has beyond it (the
   -- rest are a new comment's defaults: src/modules/comments/dto.ts, commentFromPosted), not the row
   -- built member by member again (eng_comment_row_by: 30 members, a fifth of this function's JSON

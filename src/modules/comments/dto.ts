@@ -70,43 +70,6 @@ export function commentFromJson(d: CommentJson): CommentWithAuthor {
 }
 
 /**
- * A new comment's JSON, member for member as eng_comment_json_by builds it for a post that kept the
- * status it was screened to, the badge its reader claimed and no shadow ban: eng_post_comment's
- * `comment` argument, which it uses as the event's comment when those hold (and builds the JSON
- * itself when they do not). test/write-results.test.ts checks the two are the same JSON.
- */
-export function newCommentJson(c: {
-  id: string;
-  discussionId: string;
-  parentId: string | null;
-  author: CommentJson["author"];
-  body: string;
-  bodyHtml: string;
-  status: CommentJson["status"];
-  createdAt: Date;
-  kind: CommentJson["kind"];
-}): CommentJson {
-  return {
-    id: c.id,
-    discussionId: c.discussionId,
-    parentId: c.parentId,
-    author: { id: c.author.id, name: c.author.name, avatarUrl: c.author.avatarUrl, badge: c.author.badge },
-    body: c.body,
-    bodyHtml: c.bodyHtml,
-    status: c.status,
-    pinned: false,
-    editedAt: null,
-    createdAt: c.createdAt.toISOString(),
-    reactions: {},
-    replyCount: 0,
-    score: 0,
-    upvotes: 0,
-    downvotes: 0,
-    kind: c.kind,
-  };
-}
-
-/**
  * A comment as REST answers it and events carry it (the inverse of commentFromJson): for JSON built
  * outside SQL from a row already read (the reader's own stream, src/modules/inbox/engine/feed.ts),
  * member for member as eng_comment_json builds it.

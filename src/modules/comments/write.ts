@@ -13,14 +13,12 @@ import { loadTenant, requireReader, store, type RequestContext } from "../../con
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, newId } from "../../lib/ids.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
-import { commentFromPosted, commentFromRow, newCommentJson, type CommentWithAuthor } from "./dto.js";
+import { commentFromPosted, commentFromRow, type CommentWithAuthor } from "./dto.js";
 import { canModerate } from "./visibility.js";
 import { discussionForPage, type PageOfDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
 import { editHandOver, postHandOver, screenComment } from "./screening.js";
 import { renderBody } from "../../lib/markdown.js";
-import { jsonText } from "../../generated/db-functions.js";
-import type { CommentJson } from "../../events/write-results.js";
 
 /** Body rules: 1..max characters (code points), not blank, no NUL (PostgreSQL text refuses it). */
 const bodySchema = (max: number) =>
@@ -105,39 +103,21 @@ export async function postComment(
     reader,
   });
   const writer = store(ctx);
-  const at = ctx.app.clock.now();
-  const badge = reader.badge ?? null;
-  // the verdicts, and what the function decides from the reader's row (screening.ts, steps 5-7)
-  const handOver = postHandOver(screened, settings.safety.newReaderHold);
-  const parentId = data.parentId ?? null;
   const row = await writer.write("eng_post_comment", {
     discussion: discussionId,
     id,
     reader: reader.id,
     name: reader.name,
     avatar: reader.avatarUrl,
-    badge,
+    badge: reader.badge ?? null,
     body: data.body,
     bodyHtml: rendered.html,
-    parent: parentId,
-    ...handOver,
-    at,
+    parent: data.parentId ?? null,
+    // the verdicts, and what the function decides from the reader's row (screening.ts, steps 5-7)
+    ...postHandOver(screened, settings.safety.newReaderHold),
+    at: ctx.app.clock.now(),
     kind: null,
     createdAt: null,
-    // the event's comment as it is when the function decides what was assumed here (its status, the badge)
-    comment: jsonText(
-      newCommentJson({
-        id,
-        discussionId,
-        parentId,
-        author: { id: reader.id, name: reader.name, avatarUrl: reader.avatarUrl, badge },
-        body: data.body,
-        bodyHtml: rendered.html,
-        status: handOver.status as CommentJson["status"],
-        createdAt: at,
-        kind: "comment",
-      }),
-    ),
   });
   return commentFromPosted(writer.tenantId, row);
 }
