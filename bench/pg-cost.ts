@@ -17,7 +17,8 @@
 // comment, spread over 1,000 discussions and on one hot discussion; and the service's spread row
 // without the comment search column (its tsvector and GIN index) and without the three list orders
 // besides newest (top, score, best: their indexes), the features' cost per post.
-// Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all).
+// Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all),
+// BENCH_KEEP_CALLGRIND (a folder: each counted run's callgrind file is kept there, for callgrind_annotate).
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -177,6 +178,9 @@ function single(dir: string, db: string, lines: string[], counted: boolean): num
     );
   }
   if (!counted) return 0;
+  // BENCH_KEEP_CALLGRIND=<dir>: each counted run's callgrind file is kept there (callgrind_annotate --inclusive=yes reads it)
+  if (process.env.BENCH_KEEP_CALLGRIND)
+    cpSync(out, join(process.env.BENCH_KEEP_CALLGRIND, `${db}-${lines.length}-${randomUUID().slice(0, 8)}.out`));
   const summary = /^summary: (\d+)/m.exec(readFileSync(out, "utf8"));
   if (!summary) throw new Error("callgrind wrote no summary");
   return Number(summary[1]);
