@@ -1,9 +1,11 @@
-// pg's rows as patches/pg+8.23.1.patch leaves them (issue 51): pg 8.23 built each result's template
+// pg as patches/pg+8.23.1.patch leaves it (issue 51). Its rows: pg 8.23 built each result's template
 // row on a null-prototype object, whose members live in dictionary mode, and copied it once a query
 // and once a row: ~9 µs a query of the 27 columns every comment read selects. The patch builds it on a
 // plain object unless a column is named __proto__. Checked here against the machine's PostgreSQL:
 // the rows are what they were (a column named __proto__ included); and in a child process, that the
 // template is built without a null-prototype object unless a column needs one (1 and 1 without the patch).
+// Its query configs: every query's { name, text, values } was copied through its property descriptors
+// (~2-3 µs a query); a plain object is now copied by spread, anything else as before.
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import pg from "pg";
@@ -52,5 +54,27 @@ describe("pg result rows (patched)", () => {
     `;
     const out = execFileSync(process.execPath, ["-e", script], { encoding: "utf8" });
     expect(out).toBe("0 1");
+  });
+
+  it("copies a plain query config as an object of its own, without reading its property descriptors", () => {
+    const utils = createRequire(import.meta.url).resolve("pg/lib/utils.js");
+    // counts Object.getOwnPropertyDescriptors while pg normalizes a plain config, then one with a prototype of its own
+    const script = `
+      const { normalizeQueryConfig } = require(${JSON.stringify(utils)});
+      const read = Object.getOwnPropertyDescriptors;
+      let reads = 0;
+      Object.getOwnPropertyDescriptors = (o) => { reads++; return read(o); };
+      const plain = { name: "q", text: "SELECT $1", values: [1] };
+      const copy = normalizeQueryConfig(plain, undefined, () => {});
+      const plainReads = reads;
+      class Submittable { constructor() { this.text = "SELECT 1"; } }
+      const own = normalizeQueryConfig(new Submittable());
+      process.stdout.write(JSON.stringify({
+        plainReads, ownReads: reads - plainReads, copied: copy !== plain && copy.name === "q" && copy.values === plain.values,
+        untouched: !("callback" in plain), ownKept: own instanceof Submittable && own.text === "SELECT 1",
+      }));
+    `;
+    const out = JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })) as Record<string, unknown>;
+    expect(out).toEqual({ plainReads: 0, ownReads: 1, copied: true, untouched: true, ownKept: true });
   });
 });
