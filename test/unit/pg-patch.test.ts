@@ -1,4 +1,4 @@
-// pg as patches/pg+8.23.1.patch leaves it (issue 51). Its rows: pg 8.23 built each result's template
+// pg as patches/pg+8.23.1.patch leaves it. Its rows: pg 8.23 built each result's template
 // row on a null-prototype object, whose members live in dictionary mode, and copied it once a query
 // and once a row: ~9 µs a query of the 27 columns every comment read selects. The patch builds it on a
 // plain object unless a column is named __proto__. Checked here against the machine's PostgreSQL:
