@@ -111,41 +111,27 @@ export function commentFromRow(r: WrittenCommentRow): CommentWithAuthor {
 
 /**
  * What eng_post_comment answers (its event's comment and three members more) as the row of a new
- * comment: the members the JSON leaves out are a new comment's defaults (no deletion, no import's
- * author name, the Wilson bound of no votes). test/write-results.test.ts checks it against the row
- * eng_comment_row reads back. A result an Idempotency-Key recorded before the answer took this shape
- * is a whole row, read as one.
+ * comment: the comment as commentFromJson reads it, with the members the JSON leaves out set to a
+ * new comment's defaults (no deletion, no import's author name, the Wilson bound of no votes).
+ * test/write-results.test.ts checks it against the row eng_comment_row reads back. A result an
+ * Idempotency-Key recorded before the answer took this shape is a whole row, read as one.
  */
 export function commentFromPosted(tenantId: string, posted: PostedCommentRow | WrittenCommentRow): CommentWithAuthor {
   if (!("comment" in posted)) return commentFromRow(posted);
-  const c = posted.comment;
+  const c = commentFromJson(posted.comment);
   let reactionTotal = 0;
-  for (const kind in c.reactions) reactionTotal += c.reactions[kind]!;
+  for (const n of Object.values(posted.comment.reactions)) reactionTotal += n;
   return {
-    id: c.id,
+    ...c,
     tenantId,
-    discussionId: c.discussionId,
-    parentId: c.parentId,
     depth: posted.depth,
     authorId: c.author.id,
     authorName: null,
-    body: c.body,
-    bodyHtml: c.bodyHtml,
-    status: c.status,
-    kind: c.kind,
-    pinned: c.pinned,
-    editedAt: dateOrNull(c.editedAt),
     deletedAt: null,
-    createdAt: new Date(c.createdAt),
-    reactionCounts: c.reactions,
     reactionTotal,
-    replyCount: c.replyCount,
     publishedAt: dateOrNull(posted.publishedAt),
     moderationReason: posted.moderationReason,
-    upvotes: c.upvotes,
-    downvotes: c.downvotes,
-    score: c.score,
     voteBest: 0,
-    author: { tenantId, ...c.author },
+    author: { ...c.author, tenantId },
   };
 }
