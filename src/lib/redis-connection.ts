@@ -89,7 +89,7 @@ export function createPublisherConnection(
 
 /**
  * A subscriber connection to one Redis: the URL's, or one cluster node (`host:port`). ioredis
- * reconnects it and re-subscribes its channels by itself. No ready check and no CLIENT SETINFO:
+ * reconnects it; src/lib/redis-subscriber.ts subscribes its channels again. No ready check and no CLIENT SETINFO:
  * ioredis writes a (S)SUBSCRIBE made while the connection is still being set up at once (those
  * commands are allowed while Redis loads), and the INFO or SETINFO it would send after it is refused
  * in subscriber mode, which fails the set-up and drops the connection (a shard's connection is
@@ -102,7 +102,8 @@ export function createSubscriberConnection(
   const options: RedisOptions = {
     ...opts.redisOptions,
     connectionName: clientName(opts.name),
-    autoResubscribe: true,
+    // its channels are subscribed again by src/lib/redis-subscriber.ts, from its own record of them
+    autoResubscribe: false,
     autoResendUnfulfilledCommands: true,
     enableReadyCheck: false,
     disableClientInfo: true,

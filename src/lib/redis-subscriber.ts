@@ -3,10 +3,15 @@
 // a channel's messages live on one shard and never cross the cluster bus).
 //
 // A connection that drops loses the messages published meanwhile: `onLost` names the channels it
-// carried. ioredis reconnects it and re-subscribes them by itself; once a PING sent after those
-// re-subscriptions is answered they are live again (replies come in order) and `onRestored` names
-// them, so users catch up on what they missed. On a cluster each shard's connection does this on
-// its own: losing one shard loses (and restores) only its channels.
+// carried. ioredis reconnects it; the channels it should carry are subscribed again here, from this
+// module's own record of them, and once Redis acknowledged them they are live again and
+// `onRestored` names them, so users catch up on what they missed. A re-subscription that fails is
+// reported and tried again: at the next reconnect when the connection was refused again (its
+// password no longer accepted, its user switched off), after a backoff when it stays up (a
+// restarted cluster node not serving its slots yet). ioredis's own re-subscription is off: it remembers only what
+// was acknowledged on the connection before, so one refused reconnect made it forget every channel,
+// and it leaves the command's rejection unhandled (which ends the process). On a cluster each
+// shard's connection does this on its own: losing one shard loses (and restores) only its channels.
 //
 // The cluster's slot table is the command client's (`topology`; ioredis refreshes it every 5 s and
 // after a MOVED). When a slot moves to another master (a failover, a resharding), its channels are
@@ -77,18 +82,50 @@ export function createSubscriber(target: RedisTarget, opts: SubscriberOptions): 
   };
 }
 
+/** A re-subscription refused on a connection that stays up (a cluster node still joining) is tried again after this, doubling */
+const RESUBSCRIBE_RETRY_MS = 100;
+const RESUBSCRIBE_RETRY_MAX_MS = 2_000;
+
 /**
  * Tracks one connection's losses and restorations: a `ready` after the connection was lost (not
- * the first one) sends a PING behind ioredis's re-subscriptions; its answer means they are live.
+ * the first one) subscribes its channels again (`resubscribe`; a PING when it carries none), and
+ * its answer means they are live. Refused while the connection stays up, it is tried again after a
+ * backoff; a connection lost again starts over at its next `ready`.
  */
-function watchConnection(conn: Redis, channels: () => string[], opts: SubscriberOptions, closed: () => boolean): void {
+function watchConnection(
+  conn: Redis,
+  channels: () => string[],
+  resubscribe: (channels: string[]) => Promise<unknown>,
+  opts: SubscriberOptions,
+  closed: () => boolean,
+): void {
   let everReady = false;
   let lost = false;
   let generation = 0;
+  let retry: NodeJS.Timeout | undefined;
   const markLost = () => {
     if (!everReady || lost || closed()) return;
     lost = true;
     opts.onLost?.(channels());
+  };
+  const stale = (current: number) => closed() || current !== generation || conn.status !== "ready" || !lost;
+  const restore = (current: number, waitMs: number) => {
+    const again = channels();
+    (again.length > 0 ? resubscribe(again) : conn.ping()).then(
+      () => {
+        if (stale(current)) return;
+        lost = false;
+        opts.onRestored?.(again);
+      },
+      (err: unknown) => {
+        if (closed()) return;
+        opts.onError?.(err instanceof Error ? err : new Error(String(err)));
+        // lost again meanwhile: the next `ready` starts over
+        if (stale(current)) return;
+        retry = setTimeout(() => restore(current, Math.min(waitMs * 2, RESUBSCRIBE_RETRY_MAX_MS)), waitMs);
+        retry.unref();
+      },
+    );
   };
   conn.on("close", markLost);
   conn.on("end", markLost);
@@ -100,18 +137,8 @@ function watchConnection(conn: Redis, channels: () => string[], opts: Subscriber
       return;
     }
     if (!lost || closed()) return;
-    const current = ++generation;
-    conn.ping().then(
-      () => {
-        if (closed() || current !== generation || conn.status !== "ready" || !lost) return;
-        lost = false;
-        opts.onRestored?.(channels());
-      },
-      // lost again before the subscriptions came back: the next `ready` retries
-      (err: unknown) => {
-        if (!closed()) opts.onError?.(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
+    clearTimeout(retry);
+    restore(++generation, RESUBSCRIBE_RETRY_MS);
   });
 }
 
@@ -123,6 +150,7 @@ function singleSubscriber(url: string, opts: SubscriberOptions): RedisSubscriber
   watchConnection(
     conn,
     () => [...channels],
+    (again) => conn.subscribe(...again),
     opts,
     () => closed,
   );
@@ -183,6 +211,7 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
     watchConnection(
       conn,
       () => [...shard.channels],
+      (again) => ssubscribeAll(shard, again),
       shardOpts,
       () => closed,
     );
@@ -209,6 +238,16 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
         },
       );
     });
+  }
+
+  /** SSUBSCRIBEs on one shard's connection: one command a slot (Redis refuses channels of several slots in one, CROSSSLOT). */
+  function ssubscribeAll(shard: Shard, channels: string[]): Promise<unknown> {
+    const bySlot = new Map<number, string[]>();
+    for (const c of channels) {
+      const slot = keySlot(c);
+      bySlot.set(slot, [...(bySlot.get(slot) ?? []), c]);
+    }
+    return Promise.all([...bySlot.values()].map((same) => unlessMoved(shard, shard.conn.ssubscribe(...same))));
   }
 
   /** The master serving the slot; waits for the slot table while the cluster client has none. */
@@ -252,7 +291,7 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
       moved.set(to, [...(moved.get(to) ?? []), channel]);
     }
     for (const [to, channels] of moved) {
-      unlessMoved(to, to.conn.ssubscribe(...channels)).then(
+      ssubscribeAll(to, channels).then(
         () => {
           if (!closed) opts.onRestored?.(channels.filter((c) => home.get(c)?.shard === to));
         },

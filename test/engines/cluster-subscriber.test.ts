@@ -94,4 +94,42 @@ describe("sharded subscriptions", () => {
     }, WAIT);
     expect(ownerOf(channel)).toBe(to);
   });
+
+  it("channels of several slots that move to one master together are each subscribed there (one SSUBSCRIBE a slot)", async () => {
+    const from = cluster.nodes[1]!;
+    const to = cluster.nodes.find((n) => n !== from)!;
+    // three channels of three different slots, all served by `from`
+    const moving: string[] = [];
+    for (let i = 0; moving.length < 3; i++) {
+      const c = `sub-test:together:${i}`;
+      if (ownerOf(c) === from && !moving.some((m) => keySlot(m) === keySlot(c))) moving.push(c);
+    }
+    for (const c of moving) await sub.subscribe(c);
+    const toId = cli(to, "cluster", "myid");
+    const fromId = cli(from, "cluster", "myid");
+    restored.length = 0;
+    for (const c of moving) {
+      const slot = String(keySlot(c));
+      cli(to, "cluster", "setslot", slot, "importing", fromId);
+      cli(from, "cluster", "setslot", slot, "migrating", toId);
+    }
+    for (const c of moving) for (const n of cluster.nodes) cli(n, "cluster", "setslot", String(keySlot(c)), "node", toId);
+    await vi.waitFor(
+      () =>
+        expect(
+          restored
+            .flat()
+            .filter((c) => moving.includes(c))
+            .sort(),
+        ).toEqual([...moving].sort()),
+      WAIT,
+    );
+    for (const c of moving) {
+      await vi.waitFor(async () => {
+        await cmd.spublish(c, "moved together");
+        expect(received(c, "moved together")).toBe(true);
+      }, WAIT);
+      expect(ownerOf(c)).toBe(to);
+    }
+  });
 });

@@ -6,6 +6,7 @@
 // when the worker exits (a test that failed before its afterAll stopped it) is continued and killed
 // then; the run's global setup lists any process left (test/support/leftover-processes.ts).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, chownSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
@@ -203,6 +204,19 @@ export interface OwnRedis {
   /** started again on the same port, empty */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * A Redis user of its own (all keys, channels and commands) whose connections can be lost while
+   * Redis keeps running, and its state: `cut` switches the user off and kills its clients (they
+   * cannot log in again), `restore` lets them back in. Other users' connections are untouched.
+   */
+  user(name: string): OwnRedisUser;
+}
+
+export interface OwnRedisUser {
+  /** the Redis URL with the user's name and password */
+  url: string;
+  cut(): void;
+  restore(): void;
 }
 
 export async function startOwnRedis(): Promise<OwnRedis> {
@@ -237,6 +251,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     running.delete(end);
   };
   await start();
+  const cli = (...args: string[]) => execFileSync("redis-cli", ["-p", String(port), ...args], { encoding: "utf8" });
   return {
     url: `redis://127.0.0.1:${port}`,
     pause: () => child?.kill("SIGSTOP"),
@@ -244,5 +259,17 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     crash: stop,
     start,
     stop,
+    user(name) {
+      const password = randomBytes(12).toString("hex");
+      cli("ACL", "SETUSER", name, "on", `>${password}`, "~*", "&*", "+@all");
+      return {
+        url: `redis://${name}:${password}@127.0.0.1:${port}`,
+        cut() {
+          cli("ACL", "SETUSER", name, "off");
+          cli("CLIENT", "KILL", "USER", name);
+        },
+        restore: () => void cli("ACL", "SETUSER", name, "on"),
+      };
+    },
   };
 }
