@@ -159,7 +159,29 @@ const TICKS_PER_SECOND = 100;
 type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
 let redisEnv: RedisEnv = { REDIS_URL };
 
-async function startServer(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+/** The time a server spent writing events to their streams: `seconds` over `events` (one event to every stream of its discussion) */
+interface FanoutStats {
+  seconds: number;
+  events: number;
+}
+
+interface BenchServer {
+  url: string;
+  child: ChildProcess;
+  /** so far; the service's from its `stream_fanout_seconds` metric, the bare broadcaster's from its own count (the storm's bare server has none) */
+  fanoutStats?(): Promise<FanoutStats>;
+}
+
+const NO_STATS: FanoutStats = { seconds: NaN, events: NaN };
+
+/** The service's `stream_fanout_seconds` sum and count, read off GET /metrics (NaN when they cannot be read). */
+async function serviceFanoutStats(url: string): Promise<FanoutStats> {
+  const text = await fetch(`${url}/metrics`).then((r) => (r.ok ? r.text() : ""));
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+  return { seconds: read("stream_fanout_seconds_sum"), events: read("stream_fanout_seconds_count") };
+}
+
+async function startServer(databaseUrl: string): Promise<BenchServer> {
   const port = await freePort();
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean); // e.g. --cpu-prof
   const child = spawn(process.execPath, [...nodeArgs, ...serviceEntry()], {
@@ -180,7 +202,7 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error("server exited during start-up");
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
+      if ((await fetch(`${url}/healthz`)).ok) return { url, child, fanoutStats: () => serviceFanoutStats(url) };
     } catch {
       /* not yet */
     }
@@ -364,6 +386,8 @@ interface Row {
   writeP50: number;
   /** per event: last client's receive − first client's (the fan-out's own duration) */
   spreadP50: number;
+  /** the server's own time to write one event to every stream of its discussion (mean over the writes) */
+  fanoutMs: number;
   p50: number;
   p99: number;
   max: number;
@@ -373,7 +397,7 @@ interface Row {
 
 async function scenario(
   name: string,
-  server: { url: string; child: ChildProcess },
+  server: BenchServer,
   key: string,
   n: number,
   discussions: string[],
@@ -415,6 +439,7 @@ async function scenario(
   const writeRtts: number[] = [];
   let expected = 0;
   const w0 = procStat(pid);
+  const f0 = (await server.fanoutStats?.()) ?? NO_STATS;
   const cc0 = pool.cpuTicks();
   const wStart = now();
   for (let r = 0; r < rounds; r++) {
@@ -443,6 +468,7 @@ async function scenario(
   for (let i = 0; i < 100 && (await pool.count(keys)) < expected; i++) await sleep(100);
   const wSeconds = (now() - wStart) / 1000;
   const w1 = procStat(pid);
+  const f1 = (await server.fanoutStats?.()) ?? NO_STATS;
   const cpuWritePct = ((w1.cpuTicks - w0.cpuTicks) / TICKS_PER_SECOND / wSeconds) * 100;
   const clientCpuPct = ((pool.cpuTicks() - cc0) / TICKS_PER_SECOND / wSeconds) * 100;
 
@@ -455,6 +481,7 @@ async function scenario(
       50,
     ),
     spreadP50: pct(spans, 50),
+    fanoutMs: ((f1.seconds - f0.seconds) / (f1.events - f0.events)) * 1000,
     scenario: name,
     redis: "REDIS_CLUSTER_NODES" in redisEnv ? "cluster" : "redis",
     clients: n,
@@ -555,7 +582,10 @@ const template = JSON.parse(Buffer.from(process.env.BARE_TEMPLATE, "base64").toS
 const heartbeat = Buffer.from(": heartbeat\\n\\n");
 const streams = new Map();
 const seqs = new Map();
+// the time spent writing events to their streams, as the service's stream_fanout_seconds counts it
+const fanout = { seconds: 0, events: 0 };
 const server = http.createServer((req, res) => {
+  if (req.url === "/fanout-stats") { res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(fanout)); return; }
   const m = /^\\/api\\/v1\\/(stream|discussions)\\/([^/?]+)(?:\\/(lock|unlock))?/.exec(req.url);
   if (!m) { res.writeHead(404).end(); return; }
   const d = m[2];
@@ -578,7 +608,10 @@ const server = http.createServer((req, res) => {
     const next = seq + 1;
     seqs.set(d, next);
     const frame = Buffer.from("id: " + next + "\\n" + template.event);
-    for (const socket of streams.get(d) ?? []) socket.write(frame);
+    const set = streams.get(d);
+    const started = performance.now();
+    for (const socket of set ?? []) socket.write(frame);
+    if (set?.size) { fanout.seconds += (performance.now() - started) / 1000; fanout.events++; }
     res.writeHead(200, { "content-type": "application/json" }).end("{}");
   });
 });
@@ -630,14 +663,15 @@ async function captureFrames(url: string, key: string, discussion: string, seqs:
   return { headers, connected: body.slice(0, connectedEnd), event: body.slice(eventStart + idLine.length, eventEnd) };
 }
 
-async function startBareFanout(template: FrameTemplate): Promise<{ url: string; child: ChildProcess }> {
+async function startBareFanout(template: FrameTemplate): Promise<BenchServer> {
   const port = await freePort();
   const child = spawn(process.execPath, ["-e", BARE_FANOUT_JS], {
     env: { ...process.env, PORT: String(port), BARE_TEMPLATE: Buffer.from(JSON.stringify(template)).toString("base64") },
     stdio: ["ignore", "pipe", "inherit"],
   });
   await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
-  return { url: `http://127.0.0.1:${port}`, child };
+  const url = `http://127.0.0.1:${port}`;
+  return { url, child, fanoutStats: () => fetch(`${url}/fanout-stats`).then((r) => r.json() as Promise<FanoutStats>) };
 }
 
 /**
@@ -760,6 +794,7 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
     ["clients' CPU %", (r) => r.clientCpuPct.toFixed(0)],
     ["write RTT p50 ms", (r) => r.writeP50.toFixed(1)],
     ["fan-out spread p50 ms", (r) => r.spreadP50.toFixed(1)],
+    ["fan-out loop ms", (r) => (Number.isFinite(r.fanoutMs) ? r.fanoutMs.toFixed(1) : "—")],
     ["p50 ms", (r) => r.p50.toFixed(1)],
     ["p99 ms", (r) => r.p99.toFixed(1)],
     ...(ON_CLUSTER ? ([["p99 vs redis", (r) => p99Ratio(rows, r)]] as [string, (r: Row) => string][]) : []),
@@ -814,7 +849,9 @@ function table(rows: Row[], replay: number[], storms: StormPair[]) {
       console.log(
         `fan-out against the bare broadcaster, ${n} streams on one discussion: write → receive p99 service / bare node:http ${ratios.map((r) => `${r.toFixed(2)}×`).join(", ")}, ` +
           `median ${median.toFixed(2)}× (target ≤ 1.2×: ${median <= 1.2 ? "yes" : "NO"}); RSS per idle stream ${rss.map((x) => x.toFixed(1)).join(", ")} KB ` +
-          `(target ≤ 15 KB: ${Math.max(...rss) <= 15 ? "yes" : "NO"}; the bare's ${pairs.map((p) => p.bare.rssPerStreamKb.toFixed(1)).join(", ")} KB)`,
+          `(target ≤ 15 KB: ${Math.max(...rss) <= 15 ? "yes" : "NO"}; the bare's ${pairs.map((p) => p.bare.rssPerStreamKb.toFixed(1)).join(", ")} KB); ` +
+          `one event written to every stream (the server's own loop, mean a row) service ${pairs.map((p) => p.service.fanoutMs.toFixed(1)).join(", ")} ms, ` +
+          `bare ${pairs.map((p) => p.bare.fanoutMs.toFixed(1)).join(", ")} ms`,
       );
     }
   }
@@ -836,7 +873,7 @@ async function main() {
   await admin.query(`CREATE DATABASE ${dbName}`);
   const dbUrl = new URL(PG_ADMIN);
   dbUrl.pathname = `/${dbName}`;
-  let server: { url: string; child: ChildProcess } | undefined;
+  let server: BenchServer | undefined;
   let cluster: RedisCluster | undefined;
   let pool: ClientPool | undefined;
   try {

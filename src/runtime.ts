@@ -273,6 +273,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       },
       options: { ...opts.stream },
       onBusEvent: (ev) => metrics.fanoutLag.observe(Math.max(0, Date.now() - Date.parse(ev.envelope.occurredAt)) / 1000),
+      onFanout: (seconds) => metrics.fanout.observe(seconds),
     });
     const services: AppServices = {
       ...base,

@@ -6,7 +6,7 @@ import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
 import { testEnv, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
-import { rawSse } from "./support/sse.js";
+import { openSse, rawSse } from "./support/sse.js";
 
 const lines: any[] = [];
 const raw: string[] = [];
@@ -113,6 +113,12 @@ describe("GET /metrics", () => {
     expect((await fetch(`${server.url}/metrics`, { headers: { authorization: "Bearer wrong-token-0123456789" } })).status).toBe(401);
     const as = t.as({ key: t.apiKey, identity: await t.identity("metrics") });
     expect((await as.post("/api/v1/discussions/m1/comments", { body: "counted" })).status).toBe(201);
+    // an event written to a stream: the fan-out's time is measured
+    const stream = openSse(`${server.url}/api/v1/stream/m1`, { "x-api-key": t.apiKey });
+    await stream.waitFor((frames) => frames.some((f) => f.event === "connected"));
+    expect((await as.post("/api/v1/discussions/m1/comments", { body: "streamed" })).status).toBe(201);
+    await stream.waitForEvents(1);
+    stream.close();
     await fetch(`${server.url}/graphql`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": t.apiKey },
@@ -125,6 +131,7 @@ describe("GET /metrics", () => {
     expect(text).toContain("http_request_duration_seconds_bucket");
     expect(text).toMatch(/graphql_operations_total\{operation="ListForMetrics",outcome="ok"\} 1/);
     expect(text).toMatch(/events_appended_total [1-9]/);
+    expect(text).toMatch(/stream_fanout_seconds_count [1-9]/);
     for (const name of [
       "streams_open",
       "webhook_queue_depth",

@@ -12,6 +12,7 @@ export interface Metrics {
   eventsAppended: Counter;
   eventsPublished: Counter<"outcome">;
   fanoutLag: Histogram;
+  fanout: Histogram;
   webhookDeliveries: Counter<"outcome">;
   webhookLatency: Histogram;
   /** moderation hook checks by outcome: approve, hold, reject, timeout, error, breaker_open */
@@ -76,6 +77,12 @@ export function createMetrics(): Metrics {
       name: "fanout_lag_seconds",
       help: "From an event's commit to its arrival on this instance's bus",
       buckets: seconds,
+      registers: [registry],
+    }),
+    fanout: new Histogram({
+      name: "stream_fanout_seconds",
+      help: "The time one event took to be written to every stream of its discussion on this instance (its event loop does nothing else meanwhile)",
+      buckets: [0.0005, 0.001, ...seconds],
       registers: [registry],
     }),
     webhookDeliveries: new Counter({

@@ -71,10 +71,12 @@ export class StreamHub {
   private readonly bus: EventBus;
 
   private readonly onBusEvent: ((event: LiveEvent) => void) | undefined;
+  private readonly onFanout: ((seconds: number, streams: number) => void) | undefined;
 
   constructor(deps: StreamHubDeps) {
     const { app, bus } = deps;
     this.onBusEvent = deps.onBusEvent;
+    this.onFanout = deps.onFanout;
     this.tenantSettings = deps.tenantSettings ?? {
       cached: () => undefined,
       read: async (tenantId) => {
@@ -323,6 +325,7 @@ export class StreamHub {
           gapGraceMs: this.options.gapGraceMs,
           onLogRead: () => void this.logReads++,
           onBusEvent: (ev) => this.onBusEvent?.(ev),
+          onFanout: this.onFanout,
           onError: (err, what) => this.app.log.warn({ err, tenantId, discussionId }, `stream channel: ${what} failed`),
         },
         readHead,
