@@ -245,7 +245,9 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
     const bySlot = new Map<number, string[]>();
     for (const c of channels) {
       const slot = keySlot(c);
-      bySlot.set(slot, [...(bySlot.get(slot) ?? []), c]);
+      const same = bySlot.get(slot);
+      if (same) same.push(c);
+      else bySlot.set(slot, [c]);
     }
     return Promise.all([...bySlot.values()].map((same) => unlessMoved(shard, shard.conn.ssubscribe(...same))));
   }
@@ -288,7 +290,9 @@ function shardedSubscriber(topology: Cluster, opts: SubscriberOptions): RedisSub
       const to = shardOf(key);
       to.channels.add(channel);
       home.set(channel, { shard: to, slot: at.slot });
-      moved.set(to, [...(moved.get(to) ?? []), channel]);
+      const going = moved.get(to);
+      if (going) going.push(channel);
+      else moved.set(to, [channel]);
     }
     for (const [to, channels] of moved) {
       ssubscribeAll(to, channels).then(
