@@ -154,6 +154,8 @@ CREATE OR REPLACE FUNCTION public.eng_assert_writable(d discussions)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
+-- an open discussion is writable: the busiest writes (a post, a reaction, a vote) call this only when
+-- d.state is another, as a PERFORM is a statement the executor sets up on every call
 BEGIN
   PERFORM eng_assert_not_archived(d);
   IF d.state = 'locked' THEN PERFORM eng_refuse('409', 'discussion_locked', 'The discussion is locked.'); END IF;

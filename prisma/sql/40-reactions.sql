@@ -17,7 +17,7 @@ BEGIN
   c := eng_visible_comment(p_tenant, p_comment, p_moderator, p_reader);
   PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
   IF c.status <> 'approved' THEN PERFORM eng_refuse('409', 'comment_not_approved', 'Only approved comments take reactions.'); END IF;
-  PERFORM eng_assert_writable(d);
+  IF d.state <> 'open' THEN PERFORM eng_assert_writable(d); END IF;
   PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
   DELETE FROM reactions WHERE comment_id = p_comment AND reader_id = p_reader AND kind = p_kind;
   v_active := NOT FOUND;
@@ -57,7 +57,7 @@ BEGIN
   ON CONFLICT (tenant_id, id) DO UPDATE SET seq = x.seq + 1
   RETURNING * INTO d;
   -- 3. under it
-  PERFORM eng_assert_writable(d);
+  IF d.state <> 'open' THEN PERFORM eng_assert_writable(d); END IF;
   PERFORM eng_touch_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
   DELETE FROM page_reactions WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND reader_id = p_reader AND kind = p_kind;
   v_active := NOT FOUND;

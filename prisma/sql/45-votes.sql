@@ -18,7 +18,7 @@ BEGIN
   PERFORM eng_assert_not_banned(p_tenant, p_reader, p_at);
   IF c.author_id = p_reader THEN PERFORM eng_refuse('422', 'comment', 'is the reader''s own: readers cannot vote on their own comments'); END IF;
   IF c.status <> 'approved' THEN PERFORM eng_refuse('409', 'comment_not_approved', 'Only approved comments take votes.'); END IF;
-  PERFORM eng_assert_writable(d);
+  IF d.state <> 'open' THEN PERFORM eng_assert_writable(d); END IF;
   SELECT value INTO v_old FROM votes WHERE comment_id = p_comment AND reader_id = p_reader;
   v_old := COALESCE(v_old, 0);
   IF v_old = p_value THEN

@@ -27,17 +27,19 @@ BEGIN
   VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env::jsonb, p_at);
   -- its webhook jobs, one for each endpoint that takes it; the insert only when the tenant has a live
   -- endpoint at all: an INSERT's set-up (the jobs table and its indexes opened) costs a write about
-  -- 4 % of its PostgreSQL work even when it inserts nothing, the probe a third of that (issue 51,
-  -- npm run bench:pg-cost). The same transaction's snapshot rules as one statement: an endpoint
+  -- 4 % of its PostgreSQL work even when it inserts nothing, the probe a third of that (npm run
+  -- bench:pg-cost). The same transaction's snapshot rules as one statement: an endpoint
   -- verified while the write runs may or may not get the event, as before.
-  IF p_audience <> 'reader' AND p_type <> 'notification_reply'
-     AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') THEN
-    INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-    SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
-      FROM webhook_endpoints w
-     WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
-       AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
-    GET DIAGNOSTICS v_jobs = ROW_COUNT;
+  -- (the probe is a statement of its own, run only for an event a webhook may take)
+  IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
+    IF EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') THEN
+      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
+        FROM webhook_endpoints w
+       WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
+         AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
+      GET DIAGNOSTICS v_jobs = ROW_COUNT;
+    END IF;
   END IF;
   -- a reply email for the parent's author (contract section 15), in the reply's own transaction: when
   -- the reader has an address that is not suppressed and wants reply emails (their choice, else the
