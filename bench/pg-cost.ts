@@ -16,7 +16,11 @@
 // catalog loading. Rows: the short body `npm run bench`'s post rows send and the typical formatted
 // comment, spread over 1,000 discussions and on one hot discussion; and the service's spread row
 // without the comment search column (its tsvector and GIN index) and without the three list orders
-// besides newest (top, score, best: their indexes), the features' cost per post.
+// besides newest (top, score, best: their indexes), the features' cost per post. The `floor-tables-*` rows
+// run the floor's one statement written onto the service's own tables (FLOOR_POST_ON_SERVICE_TABLES, on
+// the service's seeded copy): the same storage without the service's rules and functions, so the
+// service's row against it is what its code costs the database, and it against the floor's what the
+// storage costs.
 // Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all),
 // BENCH_KEEP_CALLGRIND (a folder: each counted run's callgrind file is kept there, for callgrind_annotate).
 import { execFileSync, spawnSync } from "node:child_process";
@@ -31,7 +35,7 @@ import { DB_FUNCTION_ARGS, type DbArgs } from "../src/generated/db-functions.js"
 import { renderBody } from "../src/lib/markdown.js";
 import { asPostgres, pgBin, startOwnPostgres } from "../test/support/own-services.js";
 import { TYPICAL_BODY } from "./bodies.js";
-import { FLOOR_POST, FLOOR_SCHEMA } from "./floor/statements.js";
+import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA } from "./floor/statements.js";
 import { fmtTable } from "./support.js";
 
 const SEED = Number(process.env.BENCH_SEED ?? 20_000);
@@ -104,6 +108,13 @@ function floorArgs(p: Post): unknown[] {
   const comment = { id, discussionId: p.discussion, parentId: null, author, body: p.body, status: "approved", pinned: false };
   const envelope = { id: eventId, type: "comment_created", tenantId: "ten_floor", discussionId: p.discussion, data: { comment } };
   return ["ten_floor", p.discussion, id, author.id, author.name, null, p.body, eventId, JSON.stringify(envelope)];
+}
+
+/** The floor's arguments on the service's tables: the service's tenant, and the body's HTML as the floor makes it. */
+function floorTablesArgs(tenant: string, p: Post): unknown[] {
+  const args = floorArgs(p);
+  const escaped = p.body.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  return [tenant, ...args.slice(1), `<p>${escaped}</p>`];
 }
 
 const SERVICE_POST = `SELECT eng_post_comment(${DB_FUNCTION_ARGS.eng_post_comment.map((_, i) => `$${i + 1}`).join(", ")}) AS r`;
@@ -194,6 +205,8 @@ interface Row {
   body: string;
   /** statements run (not counted) on the row's copy before it: what the variant takes away */
   change?: string[];
+  /** the floor's statement on the service's tables (db "svc") */
+  onTables?: boolean;
 }
 
 const DROP_SEARCH = ["ALTER TABLE comments DROP COLUMN search_vector;"];
@@ -205,6 +218,30 @@ const ROWS: Row[] = [
   { key: "service-hot", label: "service, one discussion, short body", db: "svc", spread: false, body: SHORT_BODY },
   { key: "floor-typical", label: "floor, 1,000 discussions, typical formatted comment", db: "floor", spread: true, body: TYPICAL_BODY },
   { key: "service-typical", label: "service, 1,000 discussions, typical formatted comment", db: "svc", spread: true, body: TYPICAL_BODY },
+  {
+    key: "floor-tables-spread",
+    label: "floor on the service's tables, 1,000 discussions, short body",
+    db: "svc",
+    spread: true,
+    body: SHORT_BODY,
+    onTables: true,
+  },
+  {
+    key: "floor-tables-hot",
+    label: "floor on the service's tables, one discussion, short body",
+    db: "svc",
+    spread: false,
+    body: SHORT_BODY,
+    onTables: true,
+  },
+  {
+    key: "floor-tables-typical",
+    label: "floor on the service's tables, 1,000 discussions, typical formatted comment",
+    db: "svc",
+    spread: true,
+    body: TYPICAL_BODY,
+    onTables: true,
+  },
   {
     key: "service-no-search",
     label: "service, 1,000 discussions, short body, without the search column",
@@ -235,11 +272,13 @@ const wanted = process.env.BENCH_ROWS?.split(",");
 /** One row: instructions a post (two copies of the data: WARM + POSTS posts, and WARM). */
 function measure(row: Row): number {
   const all = posts(WARM + POSTS, { spread: row.spread, body: row.body, seed: 2, from: START });
-  const prepare =
-    row.db === "svc"
+  const prepare = row.onTables
+    ? `PREPARE p(text, text, text, text, text, text, text, uuid, text, text) AS ${oneLine(FLOOR_POST_ON_SERVICE_TABLES)};`
+    : row.db === "svc"
       ? `PREPARE p AS ${SERVICE_POST};`
       : `PREPARE p(text, text, text, text, text, text, text, uuid, text) AS ${oneLine(FLOOR_POST)};`;
-  const execute = all.map((p) => `EXECUTE p(${(row.db === "svc" ? serviceArgs(tenant, p) : floorArgs(p)).map(literal).join(", ")});`);
+  const argsOf = (p: Post) => (row.onTables ? floorTablesArgs(tenant, p) : row.db === "svc" ? serviceArgs(tenant, p) : floorArgs(p));
+  const execute = all.map((p) => `EXECUTE p(${argsOf(p).map(literal).join(", ")});`);
   const counts = [WARM + POSTS, WARM].map((n) => {
     const copy = join(work, `data-${randomUUID()}`);
     cpSync(own.dir, copy, { recursive: true });
@@ -268,19 +307,22 @@ try {
 }
 
 const floorOf = (r: Row) => results.find((x) => x.row.db === "floor" && x.row.spread === r.spread && x.row.body === r.body);
+const tablesFloorOf = (r: Row) => results.find((x) => x.row.onTables && x.row.spread === r.spread && x.row.body === r.body);
 const serviceSpread = results.find((x) => x.row.key === "service-spread");
 console.log(
   `\nPostgreSQL instructions a POST (callgrind; ${SEED.toLocaleString("en-US")} comments seeded, ${POSTS} posts counted a row)\n`,
 );
 console.log(
   fmtTable(
-    ["row", "instructions a post", "× the floor's", "against the service's spread row"],
+    ["row", "instructions a post", "× the floor's", "× the floor's on the service's tables", "against the service's spread row"],
     results.map(({ row, perPost }) => {
       const floor = floorOf(row);
+      const tables = tablesFloorOf(row);
       return [
         row.label,
         Math.round(perPost).toLocaleString("en-US"),
         row.db === "svc" && floor ? `${(perPost / floor.perPost).toFixed(2)}×` : "",
+        row.db === "svc" && !row.onTables && !row.change && tables ? `${(perPost / tables.perPost).toFixed(2)}×` : "",
         row.change && serviceSpread ? `${(((perPost - serviceSpread.perPost) / serviceSpread.perPost) * 100).toFixed(1)} %` : "",
       ];
     }),

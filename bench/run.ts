@@ -27,6 +27,12 @@
 // a second floor and a second service in front of it, each with a database of its own: the service
 // with DATABASE_POOLER=transaction (unnamed statements, the statement timeout set per statement or
 // transaction: src/db/pooler.ts), the floor with unnamed statements and, as directly, no timeout.
+// `post-hot-tables`, `post-spread-tables` and `post-hot-typical-tables` are those rows against a third
+// floor that writes the same POST onto the service's own tables (its schema migrated into the floor's
+// database: every index and generated column of `comments`, the partitioned event log), still one
+// statement and no rules (FLOOR_TABLES=service, bench/floor/statements.ts): the service against the
+// same storage, so the row reads what the service's code costs, where the plain floor's row reads
+// that plus what its storage costs.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -36,6 +42,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { SignJWT } from "jose";
 import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
+import { migratePostgres } from "../src/db/migrate.js";
 import { renderBody } from "../src/lib/markdown.js";
 import { TYPICAL_BODY } from "./bodies.js";
 import { pgbouncerVersion, startPgBouncer, type PgBouncer } from "../test/support/pgbouncer.js";
@@ -48,6 +55,8 @@ const PATHS = (
 ).split(",");
 /** rows run against the floor and the service started behind the bench's PgBouncer */
 const POOLED = "-pgbouncer";
+/** rows run against the floor writing onto the service's own tables */
+const ON_TABLES = "-tables";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 
@@ -197,7 +206,7 @@ async function startService(pooler?: PgBouncer): Promise<{
 }
 
 interface Target {
-  name: "floor" | "service" | "floor via PgBouncer" | "service via PgBouncer";
+  name: "floor" | "service" | "floor via PgBouncer" | "service via PgBouncer" | "floor on the service's tables";
   /** the server process (its CPU time is read around each run) */
   pid: number;
   url: string;
@@ -286,6 +295,7 @@ function pathOptions(path: string, t: Target): autocannon.Options {
   const json = { "content-type": "application/json", "x-api-key": t.apiKey };
   const pick = <T>(a: T[]) => a[Math.floor(Math.random() * a.length)]!;
   if (path.endsWith(POOLED)) return pathOptions(path.slice(0, -POOLED.length), t);
+  if (path.endsWith(ON_TABLES)) return pathOptions(path.slice(0, -ON_TABLES.length), t);
   switch (path) {
     case "post-hot-markdown":
     case "post-hot-plain":
@@ -513,6 +523,21 @@ async function startPooled(): Promise<{ floor: Target; service: Target }> {
   return { floor, service };
 }
 
+/** The floor writing its POST onto the service's own tables (the `-tables` rows). */
+async function startFloorOnServiceTables(): Promise<Target> {
+  const databaseUrl = await createDatabase("floortables");
+  await migratePostgres(databaseUrl);
+  const info = await startReady("bench/floor/server.ts", { DATABASE_URL: databaseUrl, FLOOR_TABLES: "service", REDIS_URL, PORT: "0" });
+  const floor: Target = {
+    name: "floor on the service's tables",
+    pid: info.pid as number,
+    url: `http://127.0.0.1:${info.port as number}`,
+    apiKey: info.apiKey as string,
+    identities: await identities(info.identitySecret as string),
+  };
+  return floor;
+}
+
 async function main() {
   const yoga = await startReady("bench/floor/bare-yoga.ts", { PORT: String(await freePort()) });
   const floorInfo = await startReady("bench/floor/server.ts", { DATABASE_URL: await createDatabase("floor"), REDIS_URL, PORT: "0" });
@@ -535,6 +560,7 @@ async function main() {
   service.commentId = await seedComment(service);
   service.replyTo = await seedParents(service, svc.identitySecret);
   const pooled = PATHS.some((p) => p.endsWith(POOLED)) ? await startPooled() : undefined;
+  const onTables = PATHS.some((p) => p.endsWith(ON_TABLES)) ? await startFloorOnServiceTables() : undefined;
 
   // a GraphQL answer with `errors` is still HTTP 200: make sure the measured query works
   const probe = await fetch(`${service.url}/graphql`, {
@@ -550,6 +576,9 @@ async function main() {
   const warm = Math.min(3, SECONDS);
   const warmPaths = [...new Set(["post-hot", "list-rest", ...PATHS.filter((p) => !p.endsWith(POOLED))])];
   for (const t of [floor, service]) for (const p of warmPaths) await measure({ ...pathOptions(p, t), duration: warm }, t.pid);
+  if (onTables)
+    for (const p of PATHS.filter((q) => q.endsWith(ON_TABLES)))
+      await measure({ ...pathOptions(p, onTables), duration: warm }, onTables.pid);
   if (pooled)
     for (const t of [pooled.floor, pooled.service])
       for (const p of ["post-hot", ...PATHS.filter((q) => q.endsWith(POOLED))])
@@ -567,7 +596,12 @@ async function main() {
   // each path's service runs (a path named twice in BENCH_PATHS runs twice: the ratios below are read round by round)
   const measured = new Map<string, Measured[]>();
   for (const path of PATHS) {
-    const [ft, st] = path.endsWith(POOLED) && pooled ? [pooled.floor, pooled.service] : [floor, service];
+    const [ft, st] =
+      path.endsWith(POOLED) && pooled
+        ? [pooled.floor, pooled.service]
+        : path.endsWith(ON_TABLES) && onTables
+          ? [onTables, service]
+          : [floor, service];
     await analyzeAll();
     const f = await measure(pathOptions(path, ft), ft.pid);
     const s = await measure(pathOptions(path, st), st.pid);
@@ -609,6 +643,11 @@ async function main() {
       `*${POOLED}: both through one transaction-mode ${pgbouncerVersion()} (stock settings: default_pool_size 20, max_client_conn 100), ` +
         `each with a database of its own; statements unnamed on both sides; the service also sets its statement timeout ` +
         `per statement or transaction (src/db/pooler.ts), the floor sets none (as directly)\n`,
+    );
+  if (onTables)
+    console.log(
+      `*${ON_TABLES}: the floor's POST written onto the service's own tables (its migrated schema, every index and generated ` +
+        `column), one statement and no rules; the service as in the other rows\n`,
     );
   console.log(
     fmtTable(

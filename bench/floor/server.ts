@@ -6,13 +6,15 @@
 // inserted), then PUBLISH. Reads are one SELECT. `synchronous_commit` stays on. Named prepared
 // statements, except through a transaction-mode pooler (FLOOR_POOLER=transaction): there each is
 // parsed every time, unnamed, as the service's are. The floor sets no statement timeout either way.
-// Env: DATABASE_URL (a database of its own), REDIS_URL, PORT, FLOOR_POOLER. Prints `ready <json>` when listening.
+// FLOOR_TABLES=service: a POST is written onto the service's own tables instead (its schema migrated
+// into this database beforehand by the bench: FLOOR_POST_ON_SERVICE_TABLES), the other routes as before.
+// Env: DATABASE_URL (a database of its own), REDIS_URL, PORT, FLOOR_POOLER, FLOOR_TABLES. Prints `ready <json>` when listening.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import Fastify from "fastify";
 import pg from "pg";
 import { jwtVerify } from "jose";
 import { Redis } from "ioredis";
-import { FLOOR_POST, FLOOR_SCHEMA } from "./statements.js";
+import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA } from "./statements.js";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
 /** a statement's name, or none through a transaction-mode pooler (a name lives in one server session) */
@@ -29,6 +31,11 @@ await pool.query("INSERT INTO f_tenants VALUES ($1, $2) ON CONFLICT (id) DO UPDA
   identitySecret,
 ]);
 await pool.query("INSERT INTO f_keys VALUES ($1, $2)", [sha256(apiKey), tenantId]);
+/** whether a POST goes to the service's own tables (FLOOR_TABLES=service), whose discussions need the tenant's row */
+const onServiceTables = process.env.FLOOR_TABLES === "service";
+if (onServiceTables)
+  await pool.query("INSERT INTO tenants (id, name, identity_secret_enc) VALUES ($1, 'floor', '-') ON CONFLICT (id) DO NOTHING", [tenantId]);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 class Refusal extends Error {
   constructor(
@@ -113,11 +120,10 @@ app.post<{ Params: { id: string }; Body: { body?: string } }>("/api/v1/discussio
   const eventId = randomUUID();
   const comment = { id, discussionId: req.params.id, parentId: null, author: r, body, status: "approved", pinned: false };
   const envelope = { id: eventId, type: "comment_created", tenantId: t.tenantId, discussionId: req.params.id, data: { comment } };
-  const { rows } = await pool.query({
-    ...named("f_post"),
-    text: FLOOR_POST,
-    values: [t.tenantId, req.params.id, id, r.id, r.name, r.avatarUrl, body, eventId, JSON.stringify(envelope)],
-  });
+  const values = [t.tenantId, req.params.id, id, r.id, r.name, r.avatarUrl, body, eventId, JSON.stringify(envelope)];
+  const { rows } = onServiceTables
+    ? await pool.query({ ...named("f_post_tables"), text: FLOOR_POST_ON_SERVICE_TABLES, values: [...values, `<p>${escapeHtml(body)}</p>`] })
+    : await pool.query({ ...named("f_post"), text: FLOOR_POST, values });
   const seq = rows[0].seq as number;
   void redis.publish(`f:${t.tenantId}:${req.params.id}`, JSON.stringify({ ...envelope, seq }));
   return reply

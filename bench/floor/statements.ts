@@ -39,3 +39,29 @@ export const FLOOR_POST = `
     SELECT $8::uuid, $1, $2, d.seq, 'comment_created', $9::jsonb || jsonb_build_object('seq', d.seq), now() FROM d
   )
   SELECT d.seq, c.created_at FROM d, c`;
+
+/**
+ * The same POST written onto the service's own tables (its schema, migrated into the floor's
+ * database: `comments` with all its indexes and generated columns, `discussions`, `readers`, the
+ * partitioned `events`), still ONE statement and nothing else: no rules, no sanction or trust read,
+ * no follow or webhook probe, no JSON built in SQL. What the service stores, without what the service
+ * decides: read against the plain floor, the cost of the storage; against the service, the cost of
+ * its code. $1…$9 as FLOOR_POST, $10 the body's HTML (the floor's: the body escaped in a paragraph).
+ */
+export const FLOOR_POST_ON_SERVICE_TABLES = `
+  WITH d AS (
+    INSERT INTO discussions AS x (tenant_id, id, seq, comment_count, created_at, updated_at) VALUES ($1, $2, 1, 1, now(), now())
+    ON CONFLICT (tenant_id, id) DO UPDATE SET seq = x.seq + 1, comment_count = x.comment_count + 1, updated_at = now()
+    RETURNING seq
+  ), r AS (
+    INSERT INTO readers AS x (tenant_id, id, name, avatar_url) VALUES ($1, $4, $5, $6)
+    ON CONFLICT (tenant_id, id) DO UPDATE SET name = EXCLUDED.name, avatar_url = EXCLUDED.avatar_url, updated_at = now()
+      WHERE x.name IS DISTINCT FROM EXCLUDED.name OR x.avatar_url IS DISTINCT FROM EXCLUDED.avatar_url
+  ), c AS (
+    INSERT INTO comments (id, tenant_id, discussion_id, author_id, body, body_html, status, created_at, published_at)
+    VALUES ($3, $1, $2, $4, $7, $10, 'approved', now(), now()) RETURNING created_at
+  ), e AS (
+    INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, payload, occurred_at)
+    SELECT $8::uuid, $1, $2, d.seq, 'comment_created', 'all', $9::jsonb || jsonb_build_object('seq', d.seq), now() FROM d
+  )
+  SELECT d.seq, c.created_at FROM d, c`;
