@@ -493,6 +493,17 @@ async function seedComment(t: Target): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
+/** A floor started by `startReady`, as the bench targets it. */
+async function floorTarget(name: Target["name"], info: Record<string, unknown>): Promise<Target> {
+  return {
+    name,
+    pid: info.pid as number,
+    url: `http://127.0.0.1:${info.port as number}`,
+    apiKey: info.apiKey as string,
+    identities: await identities(info.identitySecret as string),
+  };
+}
+
 /** The second floor and service, behind a PgBouncer the bench starts (the `-pgbouncer` rows). */
 async function startPooled(): Promise<{ floor: Target; service: Target }> {
   bouncer = await startPgBouncer({ serverUrl: PG_ADMIN_URL });
@@ -503,13 +514,7 @@ async function startPooled(): Promise<{ floor: Target; service: Target }> {
     PORT: "0",
   });
   const svc = await startService(bouncer);
-  const floor: Target = {
-    name: "floor via PgBouncer",
-    pid: floorInfo.pid as number,
-    url: `http://127.0.0.1:${floorInfo.port as number}`,
-    apiKey: floorInfo.apiKey as string,
-    identities: await identities(floorInfo.identitySecret as string),
-  };
+  const floor = await floorTarget("floor via PgBouncer", floorInfo);
   const service: Target = {
     name: "service via PgBouncer",
     pid: svc.pid,
@@ -528,27 +533,14 @@ async function startFloorOnServiceTables(): Promise<Target> {
   const databaseUrl = await createDatabase("floortables");
   await migratePostgres(databaseUrl);
   const info = await startReady("bench/floor/server.ts", { DATABASE_URL: databaseUrl, FLOOR_TABLES: "service", REDIS_URL, PORT: "0" });
-  const floor: Target = {
-    name: "floor on the service's tables",
-    pid: info.pid as number,
-    url: `http://127.0.0.1:${info.port as number}`,
-    apiKey: info.apiKey as string,
-    identities: await identities(info.identitySecret as string),
-  };
-  return floor;
+  return floorTarget("floor on the service's tables", info);
 }
 
 async function main() {
   const yoga = await startReady("bench/floor/bare-yoga.ts", { PORT: String(await freePort()) });
   const floorInfo = await startReady("bench/floor/server.ts", { DATABASE_URL: await createDatabase("floor"), REDIS_URL, PORT: "0" });
   const svc = await startService();
-  const floor: Target = {
-    name: "floor",
-    pid: floorInfo.pid as number,
-    url: `http://127.0.0.1:${floorInfo.port as number}`,
-    apiKey: floorInfo.apiKey as string,
-    identities: await identities(floorInfo.identitySecret as string),
-  };
+  const floor = await floorTarget("floor", floorInfo);
   const service: Target = {
     name: "service",
     pid: svc.pid,
