@@ -35,7 +35,7 @@ import { DB_FUNCTION_ARGS, type DbArgs } from "../src/generated/db-functions.js"
 import { renderBody } from "../src/lib/markdown.js";
 import { asPostgres, pgBin, startOwnPostgres } from "../test/support/own-services.js";
 import { TYPICAL_BODY } from "./bodies.js";
-import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA } from "./floor/statements.js";
+import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA, floorBodyHtml } from "./floor/statements.js";
 import { fmtTable } from "./support.js";
 
 const SEED = Number(process.env.BENCH_SEED ?? 20_000);
@@ -112,9 +112,7 @@ function floorArgs(p: Post): unknown[] {
 
 /** The floor's arguments on the service's tables: the service's tenant, and the body's HTML as the floor makes it. */
 function floorTablesArgs(tenant: string, p: Post): unknown[] {
-  const args = floorArgs(p);
-  const escaped = p.body.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-  return [tenant, ...args.slice(1), `<p>${escaped}</p>`];
+  return [tenant, ...floorArgs(p).slice(1), floorBodyHtml(p.body)];
 }
 
 const SERVICE_POST = `SELECT eng_post_comment(${DB_FUNCTION_ARGS.eng_post_comment.map((_, i) => `$${i + 1}`).join(", ")}) AS r`;

@@ -14,7 +14,7 @@ import Fastify from "fastify";
 import pg from "pg";
 import { jwtVerify } from "jose";
 import { Redis } from "ioredis";
-import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA } from "./statements.js";
+import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA, floorBodyHtml } from "./statements.js";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
 /** a statement's name, or none through a transaction-mode pooler (a name lives in one server session) */
@@ -35,7 +35,6 @@ await pool.query("INSERT INTO f_keys VALUES ($1, $2)", [sha256(apiKey), tenantId
 const onServiceTables = process.env.FLOOR_TABLES === "service";
 if (onServiceTables)
   await pool.query("INSERT INTO tenants (id, name, identity_secret_enc) VALUES ($1, 'floor', '-') ON CONFLICT (id) DO NOTHING", [tenantId]);
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 class Refusal extends Error {
   constructor(
@@ -122,7 +121,7 @@ app.post<{ Params: { id: string }; Body: { body?: string } }>("/api/v1/discussio
   const envelope = { id: eventId, type: "comment_created", tenantId: t.tenantId, discussionId: req.params.id, data: { comment } };
   const values = [t.tenantId, req.params.id, id, r.id, r.name, r.avatarUrl, body, eventId, JSON.stringify(envelope)];
   const { rows } = onServiceTables
-    ? await pool.query({ ...named("f_post_tables"), text: FLOOR_POST_ON_SERVICE_TABLES, values: [...values, `<p>${escapeHtml(body)}</p>`] })
+    ? await pool.query({ ...named("f_post_tables"), text: FLOOR_POST_ON_SERVICE_TABLES, values: [...values, floorBodyHtml(body)] })
     : await pool.query({ ...named("f_post"), text: FLOOR_POST, values });
   const seq = rows[0].seq as number;
   void redis.publish(`f:${t.tenantId}:${req.params.id}`, JSON.stringify({ ...envelope, seq }));

@@ -65,3 +65,6 @@ export const FLOOR_POST_ON_SERVICE_TABLES = `
     SELECT $8::uuid, $1, $2, d.seq, 'comment_created', 'all', $9::jsonb || jsonb_build_object('seq', d.seq), now() FROM d
   )
   SELECT d.seq, c.created_at FROM d, c`;
+
+/** The floor's HTML of a body ($10 of FLOOR_POST_ON_SERVICE_TABLES): the body escaped, in one paragraph. */
+export const floorBodyHtml = (body: string): string => `<p>${body.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)}</p>`;

@@ -20,8 +20,8 @@ export interface ChannelDeps {
   onLogRead?(): void;
   /** an event arrived with its envelope on the bus (for the fan-out lag metric) */
   onBusEvent?(event: LiveEvent): void;
-  /** an event was written to the `streams` members, in `seconds` (for the fan-out metric) */
-  onFanout?: ((seconds: number, streams: number) => void) | undefined;
+  /** an event was written to every member, in `seconds` (for the fan-out metric) */
+  onFanout?: ((seconds: number) => void) | undefined;
 }
 
 export interface ChannelMember {
@@ -188,8 +188,7 @@ export class Channel {
   private deliver(ev: LiveEvent): void {
     this.head = ev.seq;
     this.held.delete(ev.seq);
-    const streams = this.members.size;
-    const started = this.deps.onFanout && streams > 0 ? performance.now() : -1;
+    const started = this.deps.onFanout && this.members.size > 0 ? performance.now() : -1;
     for (const m of this.members) {
       try {
         m.deliver(ev);
@@ -197,6 +196,6 @@ export class Channel {
         this.deps.onError(err, "deliver");
       }
     }
-    if (started >= 0) this.deps.onFanout?.((performance.now() - started) / 1000, streams);
+    if (started >= 0) this.deps.onFanout?.((performance.now() - started) / 1000);
   }
 }

@@ -96,8 +96,8 @@ export interface StreamHubDeps {
   presenceSecret?: Buffer;
   /** every event that arrives on the bus with its envelope (the fan-out lag metric) */
   onBusEvent?: (event: LiveEvent) => void;
-  /** an event written to the `streams` streams of its discussion on this instance, in `seconds` (the fan-out metric) */
-  onFanout?: (seconds: number, streams: number) => void;
+  /** an event written to every stream of its discussion on this instance, in `seconds` (the fan-out metric) */
+  onFanout?: (seconds: number) => void;
   /** defaults to the database's event log */
   log?: EventLogReader;
   /** the read replicas: replays are read from one that has the requested events (src/events/replica-replay.ts) */

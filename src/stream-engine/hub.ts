@@ -71,7 +71,7 @@ export class StreamHub {
   private readonly bus: EventBus;
 
   private readonly onBusEvent: ((event: LiveEvent) => void) | undefined;
-  private readonly onFanout: ((seconds: number, streams: number) => void) | undefined;
+  private readonly onFanout: ((seconds: number) => void) | undefined;
 
   constructor(deps: StreamHubDeps) {
     const { app, bus } = deps;
