@@ -6,6 +6,9 @@
 // template is built without a null-prototype object unless a column needs one (1 and 1 without the patch).
 // Its query configs: every query's { name, text, values } was copied through its property descriptors
 // (~2-3 µs a query); a plain object is now copied by spread, anything else as before.
+// Its named statements: pg 8.23 sent a Describe with every execution, and parsed the same
+// RowDescription and looked up its parsers again each time; a named statement is now described once
+// a connection and executed without a Describe after that (rows, fields and errors as before).
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import pg from "pg";
@@ -17,6 +20,92 @@ const connected = client.connect();
 afterAll(() => client.end());
 
 const MANY = Array.from({ length: 27 }, (_, i) => `${i} AS c${i}`).join(", ");
+
+/** A client of its own that counts the RowDescription messages its connection receives. */
+async function countingClient(config: pg.ClientConfig = {}) {
+  const c = new pg.Client({ connectionString: DATABASE_URL, ...config });
+  await c.connect();
+  const counted = { descriptions: 0 };
+  (c as unknown as { connection: { on(e: string, f: () => void): void } }).connection.on("rowDescription", () => counted.descriptions++);
+  return { c, counted };
+}
+
+describe("pg's named statements (patched)", () => {
+  it("are described once a connection: every later execution answers the same rows and fields without a Describe", async () => {
+    const { c, counted } = await countingClient();
+    try {
+      const text =
+        "SELECT $1::int AS n, $2::text AS t, '2026-11-26T10:00:00Z'::timestamptz AS at, '{\"a\": 1}'::jsonb AS j, NULL::text AS none";
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await c.query({ name: "described_once", text, values: [i, `v${i}`] }));
+      expect(counted.descriptions).toBe(1);
+      results.forEach((r, i) => {
+        expect(r.rows).toEqual([{ n: i, t: `v${i}`, at: new Date("2026-11-26T10:00:00Z"), j: { a: 1 }, none: null }]);
+        expect(r.fields.map((f) => f.name)).toEqual(["n", "t", "at", "j", "none"]);
+        expect(r.rowCount).toBe(1);
+        expect(r.command).toBe("SELECT");
+      });
+      // by its name alone, as arrays, and with no row: the kept description still names the fields
+      const byName = await c.query({ name: "described_once", values: [9, "x"], rowMode: "array" } as unknown as pg.QueryArrayConfig);
+      expect(byName.rows).toEqual([[9, "x", new Date("2026-11-26T10:00:00Z"), { a: 1 }, null]]);
+      const none = "SELECT $1::int AS n WHERE $1 > 10";
+      await c.query({ name: "no_rows", text: none, values: [1] });
+      const empty = await c.query({ name: "no_rows", text: none, values: [2] });
+      expect(empty.rows).toEqual([]);
+      expect(empty.fields.map((f) => f.name)).toEqual(["n"]);
+      expect(empty.rowCount).toBe(0);
+      expect(counted.descriptions).toBe(2);
+      // a statement of no rows at all (NoData) keeps working, described each time as before
+      await c.query("CREATE TEMP TABLE described_temp (n int)");
+      for (let i = 0; i < 3; i++) {
+        const r = await c.query({ name: "insert_temp", text: "INSERT INTO described_temp VALUES ($1)", values: [i] });
+        expect(r.rowCount).toBe(1);
+      }
+      expect((await c.query({ name: "sum_temp", text: "SELECT sum(n)::int AS s FROM described_temp" })).rows).toEqual([{ s: 3 }]);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("fail as PostgreSQL refuses them when their result type changed, and never read rows with the old fields", async () => {
+    const { c, counted } = await countingClient();
+    try {
+      await c.query("CREATE TEMP TABLE changing (a int, b text)");
+      await c.query("INSERT INTO changing VALUES (1, 'one')");
+      const q = { name: "changing_all", text: "SELECT * FROM changing" };
+      await c.query(q);
+      expect((await c.query(q)).rows).toEqual([{ a: 1, b: "one" }]);
+      await c.query("ALTER TABLE changing ADD COLUMN c int DEFAULT 7");
+      await expect(c.query(q)).rejects.toThrow(/cached plan must not change result type/);
+      // the connection goes on: other statements, and the same one under a name of its own
+      expect((await c.query({ name: "changing_all_2", text: "SELECT * FROM changing" })).rows).toEqual([{ a: 1, b: "one", c: 7 }]);
+      expect(counted.descriptions).toBeGreaterThanOrEqual(2);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("are described again for other type parsers, and for each connection", async () => {
+    const { c, counted } = await countingClient();
+    const { c: other, counted: otherCounted } = await countingClient();
+    try {
+      const text = "SELECT 42::int8 AS big";
+      await c.query({ name: "typed", text });
+      expect((await c.query({ name: "typed", text })).rows).toEqual([{ big: "42" }]);
+      const asNumber = {
+        getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as "text")),
+      };
+      const typed = await c.query({ name: "typed", text, types: asNumber } as pg.QueryConfig);
+      expect(typed.rows).toEqual([{ big: 42 }]);
+      expect(counted.descriptions).toBe(2);
+      await other.query({ name: "typed", text });
+      await other.query({ name: "typed", text });
+      expect(otherCounted.descriptions).toBe(1);
+    } finally {
+      await Promise.all([c.end(), other.end()]);
+    }
+  });
+});
 
 describe("pg result rows (patched)", () => {
   it("come back as plain objects with every column, in order", async () => {
