@@ -1,13 +1,15 @@
 // npm run bench — the hot paths beside a hand-written floor doing the same durable work, measured in
 // the same run (issue "hot paths"). Starts three processes: a bare graphql-yoga `{hello}`, the floor
 // (bench/floor/server.ts, its own database) and the service (src/main.ts, its own database), warms
-// each up, then runs autocannon per path, floor then service back to back, and prints a table with
+// each up, then runs autocannon per path, floor and service in alternating slices, and prints a table with
 // the service/floor ratios. Compare ratios, never absolute numbers: these machines are noisy.
 // Each row also has the server processes' CPU time per request (user + system, from /proc): far
 // less noisy than throughput on a shared machine; and the service's main thread alone, per request
 // and as a share of the run's wall time: near 100 % the JavaScript is what limits the row, well below
 // it something else does (a row's lock, the database, the disk).
-// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all). `post-hot-idem` and
+// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (50), BENCH_PATHS (comma list; default all), BENCH_SLICES
+// (4: each row's floor and service runs cut into slices of BENCH_SECONDS / 4, floor-service,
+// service-floor, … so that the machine's drift weighs on both alike; 1: floor then service, once). `post-hot-idem` and
 // `post-spread-idem` send a new Idempotency-Key with every request (the floor ignores it): what a key costs.
 // `post-hot-safety` is post-hot on a second tenant of the service whose safety settings list 2,000 banned
 // and 2,000 suspect words (the floor runs post-hot): what the rules cost, read against the post-hot row.
@@ -32,7 +34,10 @@
 // database: every index and generated column of `comments`, the partitioned event log), still one
 // statement and no rules (FLOOR_TABLES=service, bench/floor/statements.ts): the service against the
 // same storage, so the row reads what the service's code costs, where the plain floor's row reads
-// that plus what its storage costs.
+// that plus what its storage costs. `get-one-tables`, `list-rest-tables` and `list-graphql-tables`
+// read that floor's comments (from its own POSTs) off the same tables, answering the service's own
+// representation of a comment (its HTML, votes, kind, the author's badge: the plain floor's has 11
+// members, the service's 17): what the service's read path costs beside a read of the same data.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -48,6 +53,8 @@ import { TYPICAL_BODY } from "./bodies.js";
 import { pgbouncerVersion, startPgBouncer, type PgBouncer } from "../test/support/pgbouncer.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** each row's floor and service runs cut into this many slices, alternating (see measurePair) */
+const SLICES = Math.max(1, Math.floor(Number(process.env.BENCH_SLICES ?? 4)));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PATHS = (
   process.env.BENCH_PATHS ??
@@ -395,6 +402,9 @@ function pathOptions(path: string, t: Target): autocannon.Options {
 }
 
 interface Measured {
+  /** requests answered, and the wall seconds they took (summed over a row's slices) */
+  requests: number;
+  seconds: number;
   rps: number;
   p50: number;
   p99: number;
@@ -449,15 +459,74 @@ async function measure(opts: autocannon.Options, pid: number): Promise<Measured>
   const db0 = postgresTicks();
   const started = performance.now();
   const r = await autocannon(opts);
+  const seconds = (performance.now() - started) / 1000;
   const mainSeconds = (mainThreadTicks(pid) - main0) / 100;
-  const mainBusy = (100 * mainSeconds) / ((performance.now() - started) / 1000);
+  const mainBusy = (100 * mainSeconds) / seconds;
   const mainUs = (mainSeconds * 1e6) / Math.max(1, r.requests.total);
   const cpuUs = (((cpuTicks(pid) - cpu0) / 100) * 1e6) / Math.max(1, r.requests.total);
   const dbCpuUs = ((postgresTicksSince(db0) / 100) * 1e6) / Math.max(1, r.requests.total);
   const bad = r.non2xx + r.errors + r.timeouts;
   if (bad > 0)
     console.warn(`${String(opts.url)}: non-2xx by status ${JSON.stringify(r.statusCodeStats)}, errors ${r.errors}, timeouts ${r.timeouts}`);
-  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, bad, cpuUs, dbCpuUs, mainUs, mainBusy };
+  const requests = r.requests.total;
+  return {
+    requests,
+    seconds,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    bad,
+    cpuUs,
+    dbCpuUs,
+    mainUs,
+    mainBusy,
+  };
+}
+
+/**
+ * One row's slices as one measurement: requests over the slices' whole time, the CPU figures
+ * weighted by each slice's requests, the latency percentiles the median of the slices'.
+ */
+function combine(slices: readonly Measured[]): Measured {
+  if (slices.length === 1) return slices[0]!;
+  const requests = slices.reduce((n, m) => n + m.requests, 0);
+  const seconds = slices.reduce((n, m) => n + m.seconds, 0);
+  const perRequest = (f: (m: Measured) => number) => slices.reduce((n, m) => n + f(m) * m.requests, 0) / Math.max(1, requests);
+  return {
+    requests,
+    seconds,
+    rps: Math.round(requests / seconds),
+    p50: median(slices.map((m) => m.p50)),
+    p99: median(slices.map((m) => m.p99)),
+    bad: slices.reduce((n, m) => n + m.bad, 0),
+    cpuUs: perRequest((m) => m.cpuUs),
+    dbCpuUs: perRequest((m) => m.dbCpuUs),
+    mainUs: perRequest((m) => m.mainUs),
+    mainBusy: slices.reduce((n, m) => n + m.mainBusy * m.seconds, 0) / seconds,
+  };
+}
+
+/**
+ * The floor's and the service's run of one row, in BENCH_SLICES slices of the row's seconds each,
+ * alternating floor-service, service-floor, … (ABBA): a machine whose speed drifts over the row
+ * (these shared boxes do, by a fifth within a minute) weighs on both sides alike.
+ */
+async function measurePair(floorOpts: autocannon.Options, floorPid: number, serviceOpts: autocannon.Options, servicePid: number) {
+  const f: Measured[] = [];
+  const s: Measured[] = [];
+  const duration = SECONDS / SLICES;
+  for (let i = 0; i < SLICES; i++) {
+    const floorRun = () => measure({ ...floorOpts, duration }, floorPid).then((m) => void f.push(m));
+    const serviceRun = () => measure({ ...serviceOpts, duration }, servicePid).then((m) => void s.push(m));
+    if (i % 2 === 0) {
+      await floorRun();
+      await serviceRun();
+    } else {
+      await serviceRun();
+      await floorRun();
+    }
+  }
+  return { f: combine(f), s: combine(s) };
 }
 
 const median = (xs: number[]): number => {
@@ -533,7 +602,9 @@ async function startFloorOnServiceTables(): Promise<Target> {
   const databaseUrl = await createDatabase("floortables");
   await migratePostgres(databaseUrl);
   const info = await startReady("bench/floor/server.ts", { DATABASE_URL: databaseUrl, FLOOR_TABLES: "service", REDIS_URL, PORT: "0" });
-  return floorTarget("floor on the service's tables", info);
+  const target = await floorTarget("floor on the service's tables", info);
+  target.commentId = await seedComment(target);
+  return target;
 }
 
 async function main() {
@@ -569,7 +640,7 @@ async function main() {
   const warmPaths = [...new Set(["post-hot", "list-rest", ...PATHS.filter((p) => !p.endsWith(POOLED))])];
   for (const t of [floor, service]) for (const p of warmPaths) await measure({ ...pathOptions(p, t), duration: warm }, t.pid);
   if (onTables)
-    for (const p of PATHS.filter((q) => q.endsWith(ON_TABLES)))
+    for (const p of ["post-hot-tables", ...PATHS.filter((q) => q.endsWith(ON_TABLES))])
       await measure({ ...pathOptions(p, onTables), duration: warm }, onTables.pid);
   if (pooled)
     for (const t of [pooled.floor, pooled.service])
@@ -595,8 +666,7 @@ async function main() {
           ? [onTables, service]
           : [floor, service];
     await analyzeAll();
-    const f = await measure(pathOptions(path, ft), ft.pid);
-    const s = await measure(pathOptions(path, st), st.pid);
+    const { f, s } = await measurePair(pathOptions(path, ft), ft.pid, pathOptions(path, st), st.pid);
     measured.set(path, [...(measured.get(path) ?? []), s]);
     rows.push([
       path,

@@ -7,16 +7,34 @@
 // statements, except through a transaction-mode pooler (FLOOR_POOLER=transaction): there each is
 // parsed every time, unnamed, as the service's are. The floor sets no statement timeout either way.
 // FLOOR_TABLES=service: a POST is written onto the service's own tables instead (its schema migrated
-// into this database beforehand by the bench: FLOOR_POST_ON_SERVICE_TABLES), the other routes as before.
+// into this database beforehand by the bench: FLOOR_POST_ON_SERVICE_TABLES), and the two reads read
+// them, answering the service's own representation of a comment (FLOOR_LIST/ONE_ON_SERVICE_TABLES:
+// its body's HTML, votes, kind, the author's badge); the reaction toggle as before.
 // Env: DATABASE_URL (a database of its own), REDIS_URL, PORT, FLOOR_POOLER, FLOOR_TABLES. Prints `ready <json>` when listening.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import Fastify from "fastify";
 import pg from "pg";
 import { jwtVerify } from "jose";
 import { Redis } from "ioredis";
-import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA, floorBodyHtml } from "./statements.js";
+import {
+  FLOOR_LIST_ON_SERVICE_TABLES,
+  FLOOR_ONE_ON_SERVICE_TABLES,
+  FLOOR_POST,
+  FLOOR_POST_ON_SERVICE_TABLES,
+  FLOOR_SCHEMA,
+  floorBodyHtml,
+} from "./statements.js";
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
+/** whether the floor writes and reads the service's own tables (FLOOR_TABLES=service) */
+const onServiceTables = process.env.FLOOR_TABLES === "service";
+// On the service's tables the floor plans its named statements once a connection, as the service
+// does (src/db/client.ts): PostgreSQL's `auto` mode re-plans a list statement on every execution once
+// its table has grown, and planning over the 14 indexes of `comments` would be most of a read.
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: 20,
+  ...(onServiceTables ? { options: "-c plan_cache_mode=force_generic_plan" } : {}),
+});
 /** a statement's name, or none through a transaction-mode pooler (a name lives in one server session) */
 const named = (name: string) => (process.env.FLOOR_POOLER === "transaction" ? {} : { name });
 const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
@@ -31,8 +49,7 @@ await pool.query("INSERT INTO f_tenants VALUES ($1, $2) ON CONFLICT (id) DO UPDA
   identitySecret,
 ]);
 await pool.query("INSERT INTO f_keys VALUES ($1, $2)", [sha256(apiKey), tenantId]);
-/** whether a POST goes to the service's own tables (FLOOR_TABLES=service), whose discussions need the tenant's row */
-const onServiceTables = process.env.FLOOR_TABLES === "service";
+// the service's discussions need the tenant's row
 if (onServiceTables)
   await pool.query("INSERT INTO tenants (id, name, identity_secret_enc) VALUES ($1, 'floor', '-') ON CONFLICT (id) DO NOTHING", [tenantId]);
 
@@ -145,19 +162,50 @@ app.post<{ Params: { id: string }; Body: { kind?: string } }>("/api/v1/comments/
   return result;
 });
 
+/** a comment as the service answers it, from a row of the service's own tables */
+const serviceDto = (r: Record<string, unknown>) => ({
+  id: r.id,
+  discussionId: r.discussion_id,
+  parentId: r.parent_id,
+  author: { id: r.author_id, name: r.name, avatarUrl: r.avatar_url, badge: r.badge },
+  body: r.body,
+  bodyHtml: r.body_html,
+  status: r.status,
+  pinned: r.pinned,
+  editedAt: r.edited_at === null ? null : (r.edited_at as Date).toISOString(),
+  createdAt: (r.created_at as Date).toISOString(),
+  reactions: r.reaction_counts,
+  replyCount: r.reply_count,
+  score: r.score,
+  upvotes: r.upvotes,
+  downvotes: r.downvotes,
+  kind: r.kind,
+});
+
 app.get<{ Params: { id: string }; Querystring: { limit?: string } }>("/api/v1/discussions/:id/comments", async (req) => {
   const t = await auth(req.headers);
   const limit = Math.min(100, Number(req.query.limit ?? 20));
-  const { rows } = await pool.query({ ...named("f_list"), text: LIST, values: [t.tenantId, req.params.id, limit + 1] });
+  const values = [t.tenantId, req.params.id, limit + 1];
+  if (onServiceTables) {
+    const { rows } = await pool.query({ ...named("f_list_tables"), text: FLOOR_LIST_ON_SERVICE_TABLES, values });
+    const items = rows.slice(0, limit).map(serviceDto);
+    const last = items.at(-1);
+    const cursor =
+      rows.length > limit && last ? Buffer.from(JSON.stringify([last.pinned, last.createdAt, last.id])).toString("base64url") : null;
+    return { items, nextCursor: cursor };
+  }
+  const { rows } = await pool.query({ ...named("f_list"), text: LIST, values });
   const items = rows.slice(0, limit).map(dto);
   return { items, nextCursor: rows.length > limit ? Buffer.from(JSON.stringify([items.at(-1)?.id])).toString("base64url") : null };
 });
 
 app.get<{ Params: { id: string } }>("/api/v1/comments/:id", async (req) => {
   const t = await auth(req.headers);
-  const { rows } = await pool.query({ ...named("f_one"), text: ONE, values: [t.tenantId, req.params.id] });
+  const { rows } = onServiceTables
+    ? await pool.query({ ...named("f_one_tables"), text: FLOOR_ONE_ON_SERVICE_TABLES, values: [t.tenantId, req.params.id] })
+    : await pool.query({ ...named("f_one"), text: ONE, values: [t.tenantId, req.params.id] });
   if (!rows[0]) throw new Refusal(404, "not_found");
-  return dto(rows[0]);
+  return onServiceTables ? serviceDto(rows[0]) : dto(rows[0]);
 });
 
 const { rows: sc } = await pool.query("SHOW synchronous_commit");

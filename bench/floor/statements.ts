@@ -68,3 +68,20 @@ export const FLOOR_POST_ON_SERVICE_TABLES = `
 
 /** The floor's HTML of a body ($10 of FLOOR_POST_ON_SERVICE_TABLES): the body escaped, in one paragraph. */
 export const floorBodyHtml = (body: string): string => `<p>${body.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)}</p>`;
+
+/**
+ * The reads written onto the service's own tables: the columns of the comment the service answers
+ * (its body's HTML, votes, kind, the author's badge), the list in the service's order (pinned first,
+ * then newest) and visibility (approved, and tombstones with replies) through its newest-first index,
+ * still one statement each. $1 tenant, $2 discussion, $3 the page's size + 1 (LIST); $2 the comment's id (ONE).
+ */
+const COLUMNS_ON_SERVICE_TABLES = `c.id, c.discussion_id, c.parent_id, c.author_id, r.name, r.avatar_url, r.badge, c.body, c.body_html,
+  c.status::text AS status, c.pinned, c.edited_at, c.created_at, c.reaction_counts, c.reply_count, c.score, c.upvotes,
+  c.downvotes, c.kind::text AS kind`;
+export const FLOOR_LIST_ON_SERVICE_TABLES = `SELECT ${COLUMNS_ON_SERVICE_TABLES}
+  FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+  WHERE c.tenant_id = $1 AND c.discussion_id = $2 AND (c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))
+  ORDER BY c.pinned DESC, c.created_at DESC, c.id DESC LIMIT $3`;
+export const FLOOR_ONE_ON_SERVICE_TABLES = `SELECT ${COLUMNS_ON_SERVICE_TABLES}
+  FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
+  WHERE c.tenant_id = $1 AND c.id = $2`;
