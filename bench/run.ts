@@ -484,18 +484,17 @@ async function measure(opts: autocannon.Options, pid: number): Promise<Measured>
 }
 
 /**
- * One row's slices as one measurement: requests over the slices' whole time, the CPU figures
+ * One row's slices as one measurement (one slice: itself): the slices' rps weighted by their time, the CPU figures
  * weighted by each slice's requests, the latency percentiles the median of the slices'.
  */
 function combine(slices: readonly Measured[]): Measured {
-  if (slices.length === 1) return slices[0]!;
   const requests = slices.reduce((n, m) => n + m.requests, 0);
   const seconds = slices.reduce((n, m) => n + m.seconds, 0);
   const perRequest = (f: (m: Measured) => number) => slices.reduce((n, m) => n + f(m) * m.requests, 0) / Math.max(1, requests);
   return {
     requests,
     seconds,
-    rps: Math.round(requests / seconds),
+    rps: Math.round(slices.reduce((n, m) => n + m.rps * m.seconds, 0) / seconds),
     p50: median(slices.map((m) => m.p50)),
     p99: median(slices.map((m) => m.p99)),
     bad: slices.reduce((n, m) => n + m.bad, 0),
