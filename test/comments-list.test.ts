@@ -197,6 +197,24 @@ describe("query count", () => {
       expect(q100).toBe(1);
       expect(q100).toBe(q5);
       expect(qGql).toBe(q100);
+      // the discussion beside the page: read by the page's own statement, not a second one
+      let withDiscussion: any;
+      const qWith = await measure(
+        async () =>
+          (withDiscussion = await tt.api.raw("POST", "/graphql", {
+            query: `{ comments(discussionId: "n1", first: 5) { discussion { id commentCount seq state } edges { node { id } } } }`,
+          })),
+      );
+      expect(withDiscussion.body.errors).toBeUndefined();
+      expect(withDiscussion.body.data.comments.edges).toHaveLength(5);
+      const row = await prisma.discussion.findUniqueOrThrow({ where: { tenantId_id: { tenantId: tt.tenantId, id: "n1" } } });
+      expect(withDiscussion.body.data.comments.discussion).toEqual({
+        id: "n1",
+        commentCount: row.commentCount,
+        seq: row.seq,
+        state: "open",
+      });
+      expect(qWith).toBe(1);
       // One comment: the row and its author in one statement, nothing reloaded by the GraphQL layer.
       expect(await measure(() => tt.api.get("/api/v1/comments/cmt_n1_007"))).toBe(1);
     } finally {
@@ -230,5 +248,22 @@ describe("the first level of a thread", () => {
     const both = await t.api.get(`/api/v1/discussions/top-1/comments?topLevel=true&parentId=${top[0]}`);
     expect(both.status).toBe(400);
     expect(both.body.errors).toEqual([{ path: "topLevel", message: "lists the first level: it cannot go with parentId" }]);
+  });
+
+  it("GraphQL's page carries the discussion as its statement read it: the count and the seq its stream's events follow; null on replies", async () => {
+    const r = await t.reader("tl-seq");
+    const a = (await r.post("/api/v1/discussions/top-seq/comments", { body: "a" })).body.id as string;
+    await r.post("/api/v1/discussions/top-seq/comments", { body: "b" });
+    await r.post("/api/v1/discussions/top-seq/comments", { body: "a reply", parentId: a });
+    const query = `query($after: String) { comments(discussionId: "top-seq", topLevel: true, first: 1, after: $after) {
+      discussion { commentCount seq } edges { node { id replies(first: 5) { discussion { seq } edges { node { id } } } } } pageInfo { endCursor } } }`;
+    const page = (await t.api.raw("POST", "/graphql", { query })).body;
+    expect(page.errors).toBeUndefined();
+    // three comments: three comment_created events, each with the next seq
+    expect(page.data.comments.discussion).toEqual({ commentCount: 3, seq: 3 });
+    expect(page.data.comments.edges[0].node.replies.discussion).toBeNull();
+    await r.post("/api/v1/discussions/top-seq/comments", { body: "c" });
+    const next = (await t.api.raw("POST", "/graphql", { query, variables: { after: page.data.comments.pageInfo.endCursor } })).body;
+    expect(next.data.comments.discussion).toEqual({ commentCount: 4, seq: 4 });
   });
 });

@@ -256,9 +256,9 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
       expect(r.body.errors, JSON.stringify(r.body.errors)).toBeUndefined();
       return r.body.data;
     };
-    const { readerSettings, ...thread1 } =
-      await run(`query { discussion(id: "ix-1") { state commentCount reactions: reactionMap myReactions }
-      comments(discussionId: "ix-1", topLevel: true, first: 20) { edges { node { ${COMMENT} replies(first: 5) { edges { node { ${COMMENT} } } ${PAGE_INFO} } } } ${PAGE_INFO} }
+    const { readerSettings, ...thread1 } = await run(`query { comments(discussionId: "ix-1", topLevel: true, first: 20) {
+        discussion { state commentCount seq reactions: reactionMap myReactions }
+        edges { node { ${COMMENT} replies(first: 5) { edges { node { ${COMMENT} } } ${PAGE_INFO} } } } ${PAGE_INFO} }
       readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes signInUrl } }`);
     // EmbedReplies: a reply's own replies, as "Show replies" reads them
     const deeperPage = (
@@ -293,8 +293,10 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     expect(island.sort).toBe("newest");
     expect(island.seq).toEqual(expect.any(Number));
     expect(island.readerSettings).toEqual(readerSettings);
-    expect(island.thread.discussion).toEqual(thread1.discussion);
-    expect(strip(island.thread.comments, 1)).toEqual(dropEmpty(thread1.comments));
+    const { discussion: pageDiscussion, ...thread1Page } = thread1.comments;
+    expect(island.thread.discussion).toEqual(pageDiscussion);
+    expect(island.thread.discussion.seq).toBe(island.seq);
+    expect(strip(island.thread.comments, 1)).toEqual(dropEmpty(thread1Page));
     expect(strip(island.thread.comments.edges[1].node.replies.edges[0].node.replies, 0)).toEqual(dropEmpty(deeperPage));
     // each body GraphQL answers is the e-content of its comment's article, once in the bytes
     expect([...bodies.keys()].sort()).toEqual([first.id, second.id, reply.id, deeper.id].sort());

@@ -9,6 +9,7 @@
 // Query field this table does not name.
 import { Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
 import { getOperationAST } from "graphql";
+import { selectedFieldNames } from "../graphql/selection.js";
 
 export type ReadsFrom = "replica" | "primary";
 
@@ -65,27 +66,12 @@ export type DatabaseRoute = keyof typeof DATABASE_ROUTES;
 
 const routeOf = (name: string): ReadsFrom => (DATABASE_ROUTES as Record<string, ReadsFrom>)[name] ?? "primary";
 
-/** The root fields an operation selects (fragments followed, aliases as their fields). */
-function rootFieldNames(set: SelectionSetNode, fragments: Map<string, SelectionSetNode>, out: Set<string>, seen = new Set<string>()): void {
-  for (const sel of set.selections) {
-    if (sel.kind === Kind.FIELD) {
-      if (!sel.name.value.startsWith("__")) out.add(sel.name.value);
-    } else if (sel.kind === Kind.INLINE_FRAGMENT) rootFieldNames(sel.selectionSet, fragments, out, seen);
-    else if (!seen.has(sel.name.value)) {
-      seen.add(sel.name.value);
-      const f = fragments.get(sel.name.value);
-      if (f) rootFieldNames(f, fragments, out, seen);
-    }
-  }
-}
-
 /** Where an operation's reads go: `replica` only for a query whose every root field is a read route. */
 export function readsOfOperation(operation: OperationDefinitionNode | null | undefined, document: DocumentNode): ReadsFrom {
   if (!operation || operation.operation !== "query") return "primary";
   const fragments = new Map<string, SelectionSetNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d.selectionSet);
-  const names = new Set<string>();
-  rootFieldNames(operation.selectionSet, fragments, names);
+  const names = selectedFieldNames(operation.selectionSet, (name) => fragments.get(name));
   if (names.size === 0) return "primary";
   for (const n of names) if (routeOf(n) !== "replica") return "primary";
   return "replica";

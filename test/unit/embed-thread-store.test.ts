@@ -199,3 +199,66 @@ describe("ThreadStore", () => {
     expect(s.comments.has("elsewhere")).toBe(false);
   });
 });
+
+describe("ThreadStore's count against the page's seq", () => {
+  const me = { id: "me", name: "Me", avatarUrl: null };
+  /** a first page read at seq 5 with a count of 2 */
+  const snapshot = (nodes = [c("a"), c("b")]) => {
+    const s = new ThreadStore("newest", "me");
+    s.reset(page(nodes));
+    s.total = 2;
+    s.seq = 5;
+    return s;
+  };
+
+  it("skips events the page already holds (at or before its seq), a reply it did not load included", () => {
+    const s = snapshot();
+    // held while the page loaded: a comment of the page, and a reply under a comment it did not load
+    expect(s.apply({ type: "comment_created", seq: 4, data: { comment: c("b") } })).toBe(false);
+    expect(s.apply({ type: "comment_created", seq: 5, data: { comment: c("x", { parentId: "elsewhere" }) } })).toBe(false);
+    expect(s.total).toBe(2);
+    expect(s.apply({ type: "comment_created", seq: 6, data: { comment: c("y", { parentId: "elsewhere" }) } })).toBe(true);
+    expect(s.total).toBe(3);
+    // the same event again (a replay after a reconnect) changes nothing
+    expect(s.apply({ type: "comment_created", seq: 6, data: { comment: c("y", { parentId: "elsewhere" }) } })).toBe(false);
+    expect(s.total).toBe(3);
+  });
+
+  it("counts the viewer's own write once, whether its answer or its event comes first", () => {
+    const answerFirst = snapshot();
+    answerFirst.addOwn(c("m", { author: me }));
+    answerFirst.apply({ type: "comment_created", seq: 6, data: { comment: c("m", { author: me }) } });
+    expect(answerFirst.total).toBe(3);
+    const eventFirst = snapshot();
+    eventFirst.apply({ type: "comment_created", seq: 6, data: { comment: c("m", { author: me }) } });
+    eventFirst.addOwn(c("m", { author: me }));
+    expect(eventFirst.total).toBe(3);
+    expect(eventFirst.top).toEqual(["m", "a", "b"]);
+  });
+
+  it("counts a comment written after the page once, though a later page of replies brought it before its event", () => {
+    const s = snapshot([{ ...c("a", { replyCount: 1 }) }, c("b")]);
+    // "Show replies" read r after it was written (seq 6), before the stream brought its event
+    s.addReplies("a", page([c("r", { parentId: "a" })]));
+    s.apply({ type: "comment_created", seq: 6, data: { comment: c("r", { parentId: "a" }) } });
+    expect(s.total).toBe(3);
+    // a reply the page's count already held (read by a later page, its event at or before the seq) is not counted again
+    s.addReplies("b", page([c("old", { parentId: "b" })]));
+    s.apply({ type: "comment_created", seq: 5, data: { comment: c("old", { parentId: "b" }) } });
+    expect(s.total).toBe(3);
+    // rejected, then approved again: out of the count and back in, once each
+    s.apply({ type: "comment_rejected", seq: 7, data: { comment: c("r", { parentId: "a", status: "rejected" }) } });
+    expect(s.total).toBe(2);
+    s.apply({ type: "comment_approved", seq: 8, data: { comment: c("r", { parentId: "a" }) } });
+    expect(s.total).toBe(3);
+  });
+
+  it("without a seq (an event or a page that has none) applies every event as before", () => {
+    const s = new ThreadStore("newest", null);
+    s.reset(page([c("a")]));
+    s.total = 1;
+    s.apply({ type: "comment_created", seq: 1, data: { comment: c("a") } });
+    s.apply({ type: "comment_created", data: { comment: c("n") } });
+    expect(s.total).toBe(2);
+  });
+});

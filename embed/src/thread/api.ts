@@ -10,9 +10,11 @@ const PAGE_INFO = `pageInfo { hasNextPage endCursor }`;
 /** top-level comments with their first replies: one request shows a thread two levels deep */
 const TOP_PAGE = `edges { node { ${COMMENT} replies(first: 5) { edges { node { ${COMMENT} } } ${PAGE_INFO} } } } ${PAGE_INFO}`;
 
+// the discussion as the page's own statement read it: its count and seq agree with the page (events after seq are new to it)
 const THREAD = `query EmbedThread($d: String!, $sort: CommentSort, $after: String) {
-  discussion(id: $d) { state commentCount reactions: reactionMap myReactions }
-  comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
+  comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) {
+    discussion { state commentCount seq reactions: reactionMap myReactions } ${TOP_PAGE}
+  }
 }`;
 const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes signInUrl } }`;
 const MORE = `query EmbedMore($d: String!, $sort: CommentSort, $after: String) {
@@ -83,7 +85,15 @@ export interface CommentContext {
 }
 
 export interface ThreadPage {
-  discussion: { state: DiscussionState; commentCount: number; reactions: Record<string, number>; myReactions: string[] | null } | null;
+  /** null: no such discussion yet (its first comment creates it) */
+  discussion: {
+    state: DiscussionState;
+    commentCount: number;
+    /** the discussion's event seq when the page was read: the stream's events up to it are in the page */
+    seq: number;
+    reactions: Record<string, number>;
+    myReactions: string[] | null;
+  } | null;
   comments: Page<CommentWithReplies>;
 }
 
@@ -126,7 +136,13 @@ export class ThreadApi {
    */
   async thread(discussionId: string, sort: Sort, identity: string | null, after: string | null = null): Promise<ThreadPage> {
     try {
-      return await this.graphql<ThreadPage>(THREAD, { d: discussionId, sort, after }, identity);
+      const { comments } = await this.graphql<{ comments: Page<CommentWithReplies> & { discussion: ThreadPage["discussion"] } }>(
+        THREAD,
+        { d: discussionId, sort, after },
+        identity,
+      );
+      const { discussion, ...page } = comments;
+      return { discussion, comments: page };
     } catch (e) {
       if (e instanceof ServiceError && e.code === "not_found") return { discussion: null, comments: EMPTY_PAGE };
       throw e;

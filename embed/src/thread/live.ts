@@ -161,8 +161,9 @@ export class LiveStream {
     this.setLive(true);
     let event: LiveEvent;
     try {
-      const envelope = JSON.parse(e.data) as { data?: LiveEvent["data"] };
-      event = { type, data: envelope.data ?? {} };
+      const envelope = JSON.parse(e.data) as { seq?: unknown; data?: LiveEvent["data"] };
+      const { seq } = envelope;
+      event = { type, data: envelope.data ?? {}, ...(typeof seq === "number" && Number.isSafeInteger(seq) ? { seq } : {}) };
     } catch {
       return;
     }

@@ -86,6 +86,8 @@ export class ThreadLoader {
       if (found) store.placeChain([...found.ancestors, found.comment]);
       store.state = page.discussion?.state ?? "open";
       store.total = page.discussion?.commentCount ?? 0;
+      // no discussion yet: its every event is newer than this (empty) page
+      store.seq = page.discussion?.seq ?? 0;
       store.pageReactions = page.discussion?.reactions ?? {};
       store.myPageReactions = page.discussion?.myReactions ?? [];
       for (const event of this.buffered ?? []) store.apply(event);
@@ -114,6 +116,7 @@ export class ThreadLoader {
     store.reset(island.thread.comments);
     store.state = island.thread.discussion?.state ?? "open";
     store.total = island.thread.discussion?.commentCount ?? 0;
+    store.seq = island.seq;
     store.pageReactions = island.thread.discussion?.reactions ?? {};
     this.store = store;
     this.settings = island.readerSettings;

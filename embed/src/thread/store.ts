@@ -3,8 +3,11 @@
 // (test/unit/embed-thread-store.test.ts).
 //
 // Every live event carries the resource as it is now (contract section 5), so applying one is
-// idempotent: an event that the first page already reflected changes nothing, and events that arrive
-// while a page loads are applied after it. New top-level comments by others wait in `incoming`
+// idempotent, and events that arrive while a page loads are applied after it. The count is not a
+// resource: it is the page's commentCount (read by the page's own statement, with the discussion's
+// event seq) plus what the events after that seq changed. An event at or before the seq is already in
+// the page and is skipped; one after it counts a comment once, however it got into the store (the
+// viewer's own write, a later page of replies, the event itself). New top-level comments by others wait in `incoming`
 // (shown behind an "N new comments" button) so that the text a reader is reading does not move.
 
 import type { Comment, CommentWithReplies, DiscussionState, LiveEvent, LiveReaction, Page, Sort } from "./types.js";
@@ -26,6 +29,13 @@ export class ThreadStore {
   state: DiscussionState = "open";
   /** visible comments of the discussion (its commentCount), kept current by live events */
   total = 0;
+  /**
+   * The discussion's event seq that `total` and the first page reflect (null: not known, every event
+   * is applied): events up to it are skipped, and it follows the events applied after it.
+   */
+  seq: number | null = null;
+  /** comments `total` has counted since `seq` (the viewer's own write, or an event after it) */
+  private readonly countedSince = new Set<string>();
   /** the discussion's page reactions (its reactions), and the viewer's own (myReactions) */
   pageReactions: Record<string, number> = {};
   myPageReactions: string[] = [];
@@ -115,7 +125,7 @@ export class ThreadStore {
     const known = this.comments.has(comment.id);
     this.put(comment);
     if (known) return;
-    if (comment.status === "approved") this.total += 1;
+    if (comment.status === "approved") this.count(comment.id);
     if (comment.parentId) this.attachReply(comment, false);
     else this.placeTop(comment.id);
   }
@@ -131,10 +141,16 @@ export class ThreadStore {
   /** Applies a stream event; answers whether anything shown changed. */
   apply(event: LiveEvent): boolean {
     const { comment, reaction, discussion } = event.data;
+    // past: the event is newer than the page's snapshot, its change not in `total`
+    const past = event.seq !== undefined && this.seq !== null;
+    if (past) {
+      if (event.seq! <= this.seq!) return false;
+      this.seq = event.seq!;
+    }
     switch (event.type) {
       case "comment_created":
       case "comment_approved":
-        return comment ? this.arrive(comment) : false;
+        return comment ? this.arrive(comment, past) : false;
       case "comment_edited":
       case "comment_pinned":
       case "comment_unpinned":
@@ -199,17 +215,27 @@ export class ThreadStore {
     return this.viewerId !== null && this.comments.get(id)?.author.id === this.viewerId;
   }
 
-  /** A reply or a comment of the page, newly visible: placed, counted, or held back as incoming. */
-  private arrive(comment: Comment): boolean {
+  /** Counts a comment into `total` (once since the snapshot). */
+  private count(id: string): void {
+    this.total += 1;
+    this.countedSince.add(id);
+  }
+
+  /**
+   * A reply or a comment of the page, newly visible: placed, counted, or held back as incoming.
+   * `past`: the event is after the snapshot's seq, so the comment is counted unless already counted
+   * since (one the store read after the snapshot, in a later page, is not yet counted).
+   */
+  private arrive(comment: Comment, past: boolean): boolean {
     const existing = this.comments.get(comment.id);
     if (existing) {
-      const wasCounted = existing.status === "approved";
+      const counted = past ? this.countedSince.has(comment.id) : existing.status === "approved";
       this.put(comment);
-      if (!wasCounted && comment.status === "approved") this.total += 1;
+      if (!counted && comment.status === "approved") this.count(comment.id);
       return true;
     }
     if (comment.status !== "approved") return false;
-    this.total += 1;
+    this.count(comment.id);
     if (comment.parentId) {
       // a reply under a comment this page has not loaded is only counted
       if (!this.comments.has(comment.parentId)) return true;
@@ -229,7 +255,13 @@ export class ThreadStore {
     const wasCounted = existing.status === "approved";
     this.put(comment);
     const counted = comment.status === "approved";
-    if (wasCounted !== counted) this.total += counted ? 1 : -1;
+    if (wasCounted !== counted) {
+      if (counted) this.count(comment.id);
+      else {
+        this.total -= 1;
+        this.countedSince.delete(comment.id);
+      }
+    }
     if (comment.status === "rejected" || (comment.status === "deleted" && !this.isShown(comment.id))) {
       this.incoming = this.incoming.filter((id) => id !== comment.id);
     }

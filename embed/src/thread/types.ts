@@ -54,6 +54,8 @@ export type CommentWithReplies = Comment & { replies?: Page<CommentWithReplies> 
 /** A stream event's type and data (the envelope's `data`, section 5). */
 export interface LiveEvent {
   type: string;
+  /** the event's seq in its discussion (its SSE id); absent on an event without one */
+  seq?: number;
   data: {
     comment?: Comment;
     /** on a comment (a reaction or a vote), or (commentId null) on the discussion itself: a page reaction */

@@ -6,10 +6,13 @@
 // and a comment's `discussionTitle` / `parent` (moderation-context.ts).
 import { builder } from "../../graphql/builder.js";
 import { CommentKind as CommentKinds, CommentStatus as CommentStatuses } from "../../generated/prisma/enums.js";
-import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
+import { connectionPage, defineConnection, legacyPageArgs, type ConnectionShape } from "../../graphql/page.js";
+import { selectsField } from "../../graphql/selection.js";
+import type { Discussion } from "../../generated/prisma/client.js";
+import { DiscussionType } from "../discussions/graphql.js";
 import { reactionCountsOf, storedBodyHtml, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
-import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments } from "./read.js";
+import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments, listCommentsWithDiscussion } from "./read.js";
 import { QUEUE_SORTS, QUEUE_STATUSES, listQueue } from "./queue.js";
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
 import { commentContext, type CommentContext } from "./permalink.js";
@@ -153,6 +156,19 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
 
 export const CommentConnection = defineConnection("Comment", CommentType);
 
+/** A page of a discussion's comments with the discussion as the page's own statement read it (root `comments`). */
+type PageWithDiscussion = ConnectionShape<CommentWithAuthor> & { discussion?: Discussion };
+
+builder.objectField(CommentConnection, "discussion", (t) =>
+  t.field({
+    type: DiscussionType,
+    nullable: true,
+    description:
+      "On `comments(discussionId)`: the discussion as the statement that read the page read it (the same snapshot), so its commentCount and seq agree with the page: its stream's events after seq are what the page does not show yet. Null on every other list.",
+    resolve: (c) => (c as unknown as PageWithDiscussion).discussion ?? null,
+  }),
+);
+
 const CommentContextType = builder.objectRef<CommentContext>("CommentContext").implement({
   description: "A comment's permalink: the comment, the comments it answers, and where its thread begins in the discussion's list.",
   fields: (t) => ({
@@ -229,7 +245,18 @@ builder.queryFields((t) => ({
         status: t.arg({ type: CommentListStatus }),
         ...legacyPageArgs(t.arg),
       },
-      resolve: (_root, args, ctx) => connectionPage(args, (page) => listComments(ctx, args.discussionId, { ...args, ...page })),
+      resolve: async (_root, args, ctx, info) => {
+        // the discussion beside the page only when asked for: one statement either way
+        if (!selectsField(info, "discussion"))
+          return connectionPage(args, (page) => listComments(ctx, args.discussionId, { ...args, ...page }));
+        let discussion: Discussion | undefined;
+        const connection = await connectionPage(args, async (page) => {
+          const read = await listCommentsWithDiscussion(ctx, args.discussionId, { ...args, ...page });
+          discussion = read.discussion;
+          return read.page;
+        });
+        return Object.assign(connection, { discussion });
+      },
     },
     CommentConnection,
   ),

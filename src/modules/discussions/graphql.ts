@@ -17,6 +17,10 @@ export const DiscussionType = builder.prismaObject("Discussion", {
     url: t.exposeString("url", { nullable: true }),
     state: t.expose("state", { type: DiscussionState }),
     commentCount: t.exposeInt("commentCount"),
+    seq: t.exposeInt("seq", {
+      description:
+        "The seq of the discussion's latest event when it was read (its stream's SSE ids): the stream's events after it are what this read does not show.",
+    }),
     counts: t.field({ type: DiscussionCounts, resolve: (d) => ({ comments: d.commentCount }) }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),

@@ -1,6 +1,6 @@
 // What the thread element needs to take the server-rendered thread over without reading it again
 // (contract section 23): the first page as its GraphQL query answers it (embed/src/thread/api.ts,
-// EmbedThread: the discussion's state, count and page reactions, the top-level comments as a Relay
+// EmbedThread: the discussion's state, count, seq and page reactions, the top-level comments as a Relay
 // page each with its replies), the reader settings (EmbedBasics' readerSettings, for a reader with no
 // identity) and the discussion's event seq, after which its stream resumes. Comments are the JSON
 // every API and event carries (`commentToJson`), with a reader's own fields as they are without an
@@ -30,7 +30,7 @@ export interface ThreadIsland {
   sort: string;
   seq: number;
   thread: {
-    discussion: { state: string; commentCount: number; reactions: Record<string, number>; myReactions: null };
+    discussion: { state: string; commentCount: number; seq: number; reactions: Record<string, number>; myReactions: null };
     comments: RelayPage<IslandComment>;
   };
   readerSettings: {
@@ -59,7 +59,7 @@ export function threadIsland(ctx: RequestContext, s: ThreadSnapshot): ThreadIsla
     sort: s.sort,
     seq: d.seq,
     thread: {
-      discussion: { state: d.state, commentCount: d.commentCount, reactions: reactionCountsOf(d), myReactions: null },
+      discussion: { state: d.state, commentCount: d.commentCount, seq: d.seq, reactions: reactionCountsOf(d), myReactions: null },
       comments: {
         edges: s.top.map((n) => ({ node: islandComment(n) })),
         pageInfo: s.topEnd,
