@@ -468,6 +468,31 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     await p.close();
   });
 
+  it("counts a reply written while the first page is read once, though the page does not show it", async () => {
+    const d = "busy-replies-1";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Busy replies" });
+    const writer = await t.reader("bea", { name: "Bea" });
+    const top = (await writer.post(`/api/v1/discussions/${d}/comments`, { body: "Busy comment" })).body.id as string;
+    // the first page shows a comment's first five replies; the seventh is behind "more replies"
+    for (let i = 1; i <= 6; i++) await writer.post(`/api/v1/discussions/${d}/comments`, { body: `Reply ${i}`, parentId: top });
+    const p = await browser!.newPage();
+    // the first page is asked for once the stream is live: a reply is written before the service reads
+    // it, so the page's count holds the reply and the stream brings its event as well
+    await p.route("**/graphql", async (route) => {
+      if (route.request().postData()?.includes("EmbedThread")) {
+        await writer.post(`/api/v1/discussions/${d}/comments`, { body: "Reply 7", parentId: top });
+      }
+      await route.continue();
+    });
+    await p.goto(host.url(d));
+    await thread(p).getByRole("heading", { name: "Comments (8 comments)" }).waitFor();
+    // a later comment's event comes after the reply's on the stream: once it is shown, the reply's has been applied
+    await writer.post(`/api/v1/discussions/${d}/comments`, { body: "After the page" });
+    await thread(p).getByRole("button", { name: "Show 1 new comment" }).waitFor();
+    await expect(thread(p).getByRole("heading", { name: "Comments (9 comments)" }).count()).resolves.toBe(1);
+    await p.close();
+  });
+
   it("misses nothing across a server restart mid-stream", async () => {
     const d = "restart-1";
     await t.api.put(`/api/v1/discussions/${d}`, { title: "Restart" });
