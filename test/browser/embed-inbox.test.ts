@@ -134,4 +134,33 @@ describe.skipIf(chromiumMissing)("the bell and Follow in <engagement-thread>", (
     await p2.close();
     await anon.close();
   });
+
+  it("counts a reply written after the list was read and before the reader's stream began", async () => {
+    const d = "inbox-embed-gap";
+    const ivy = await t.reader("ivy", { name: "Ivy" });
+    const kai = await t.reader("kai", { name: "Kai" });
+    const mine = (await ivy.post(`/api/v1/discussions/${d}/comments`, { body: "Ivy's thought" })).body.id as string;
+    const url = await hostPage(d);
+    const p = await browser!.newPage({ viewport: { width: 900, height: 800 } });
+    // the reader's list has been read (it comes first); their stream's ticket is held while Kai replies
+    let held = false;
+    await p.route("**/api/v1/stream/ticket", async (route) => {
+      if (!held && /"scope"\s*:\s*"me"/.test(route.request().postData() ?? "")) {
+        held = true;
+        await kai.post(`/api/v1/discussions/${d}/comments`, { body: "Kai answers", parentId: mine });
+      }
+      await route.continue();
+    });
+    await p.goto(url);
+    const token = await t.identity("ivy", { name: "Ivy" });
+    await p.evaluate((tok) => {
+      (document.querySelector("engagement-thread") as HTMLElement & { identity: string | null }).identity = tok;
+    }, token);
+    await thread(p).getByRole("button", { name: "Notifications, 1 unread" }).waitFor();
+    expect(held).toBe(true);
+    // a later reply counts once more, live
+    await kai.post(`/api/v1/discussions/${d}/comments`, { body: "Kai again", parentId: mine });
+    await thread(p).getByRole("button", { name: "Notifications, 2 unread" }).waitFor();
+    await p.close();
+  });
 });

@@ -1,7 +1,9 @@
 // The signed-in reader's side of <engagement-thread> (contract section 19): the bell with their unread
 // count and inbox (GraphQL myInbox, as GET /me/inbox; opening the list marks the items it shows read, POST
 // /me/inbox/read), kept live by their own stream (a `{"scope":"me"}` ticket, then /stream/me:
-// `inbox_item` adds an item, `inbox_read` — a read in another tab — sets the count), and the Follow
+// `inbox_item` adds an item, `inbox_read` — a read in another tab — sets the count; `connected` sets it
+// too, read where the stream begins, so an item written between the list's read and the stream's start
+// is counted, and the items it replays after a drop are not counted again), and the Follow
 // toggle of the discussion (PUT /discussions/{id}/subscription, `all` ↔ `replies`). Nothing of it
 // exists while the reader is signed out. The list is read with GraphQL `myInbox`, whose items carry their
 // discussion's address (`discussionUrl`), so an item of another discussion links to its comment there. Drawn by embed/src/thread/bell.ts.
@@ -52,6 +54,8 @@ export class ReaderInbox {
   private lastEventId: string | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private retryDelay = 1000;
+  /** items the stream's `connected` said it replays next: its unreadCount already holds them */
+  private replaying = 0;
   /** bumped by each start/stop, so the answers of an older one are dropped */
   private generation = 0;
 
@@ -182,7 +186,7 @@ export class ReaderInbox {
     if (generation !== this.generation) return;
     const source = new EventSource(api.streamUrl(null, ticket, this.lastEventId));
     this.source = source;
-    source.addEventListener("connected", () => (this.retryDelay = 1000));
+    source.addEventListener("connected", (e) => this.onConnected(e as MessageEvent<string>));
     source.addEventListener("inbox_item", (e) => this.onItem(e as MessageEvent<string>));
     source.addEventListener("inbox_read", (e) => this.onRead(e as MessageEvent<string>));
     source.onerror = () => {
@@ -199,12 +203,25 @@ export class ReaderInbox {
     this.retryDelay = Math.min(this.retryDelay * 2, 30_000);
   }
 
+  /** The stream began (or resumed): the unread count where it begins, and how many replayed items follow. */
+  private onConnected(e: MessageEvent<string>): void {
+    this.retryDelay = 1000;
+    const connected = parse<{ unreadCount?: unknown; replayed?: unknown }>(e.data);
+    if (typeof connected?.unreadCount !== "number") return;
+    this.unreadCount = connected.unreadCount;
+    this.replaying = typeof connected.replayed === "number" ? connected.replayed : 0;
+    this.host.requestUpdate();
+  }
+
   private onItem(e: MessageEvent<string>): void {
     if (e.lastEventId) this.lastEventId = e.lastEventId;
+    // a replayed item is in the count `connected` gave
+    const replayed = this.replaying > 0;
+    if (replayed) this.replaying--;
     const item = parse<InboxItem>(e.data);
     if (!item?.id || this.items.some((i) => i.id === item.id)) return;
     this.items = [item, ...this.items].slice(0, LIST_SIZE);
-    if (item.readAt === null) this.unreadCount++;
+    if (item.readAt === null && !replayed) this.unreadCount++;
     this.host.requestUpdate();
   }
 
