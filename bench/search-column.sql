@@ -44,24 +44,8 @@ SELECT pg_temp.inserts(20000, 'warm') AS us \gset
 ROLLBACK;
 
 -- each variant twice, alternating (ABCABC), each in a transaction rolled back: the table is the same for all
-\set variant 'INSERT, the table as it is'
-\set ddl 'SET LOCAL synchronous_commit = on'
-\ir search-column-variant.sql
-\set variant 'INSERT without the GIN index'
-\set ddl 'DROP INDEX comments_search_idx'
-\ir search-column-variant.sql
-\set variant 'INSERT without the search column (nor its index)'
-\set ddl 'ALTER TABLE comments DROP COLUMN search_vector'
-\ir search-column-variant.sql
-\set variant 'INSERT, the table as it is'
-\set ddl 'SET LOCAL synchronous_commit = on'
-\ir search-column-variant.sql
-\set variant 'INSERT without the GIN index'
-\set ddl 'DROP INDEX comments_search_idx'
-\ir search-column-variant.sql
-\set variant 'INSERT without the search column (nor its index)'
-\set ddl 'ALTER TABLE comments DROP COLUMN search_vector'
-\ir search-column-variant.sql
+\ir search-column-round.sql
+\ir search-column-round.sql
 INSERT INTO search_cost (variant, us) SELECT 'to_tsvector(''simple'', eng_unaccent(body)) alone', pg_temp.expression(20000, 'column');
 INSERT INTO search_cost (variant, us) SELECT 'array_to_tsvector(the words) alone', pg_temp.expression(20000, 'words');
 SELECT variant, string_agg(us::text, ' / ' ORDER BY n) AS "µs a comment (each run)" FROM search_cost GROUP BY variant ORDER BY min(n);

@@ -55,12 +55,13 @@ describe.skipIf(chromiumMissing)("the bell and Follow in <engagement-thread>", (
     return page.url;
   }
 
-  /** A tab of the host page, as `identity` (none: signed out). */
-  async function open(url: string, identity: string | null): Promise<Page> {
+  /** A tab of the host page, as `identity` (none: signed out); `prepare` runs before it loads. */
+  async function open(url: string, identity: string | null, prepare?: (p: Page) => Promise<void>): Promise<Page> {
     const p = await browser!.newPage({ viewport: { width: 900, height: 800 } });
     p.on("console", (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
+    await prepare?.(p);
     await p.goto(url);
     if (identity)
       await p.evaluate((tok) => {
@@ -141,21 +142,17 @@ describe.skipIf(chromiumMissing)("the bell and Follow in <engagement-thread>", (
     const kai = await t.reader("kai", { name: "Kai" });
     const mine = (await ivy.post(`/api/v1/discussions/${d}/comments`, { body: "Ivy's thought" })).body.id as string;
     const url = await hostPage(d);
-    const p = await browser!.newPage({ viewport: { width: 900, height: 800 } });
     // the reader's list has been read (it comes first); their stream's ticket is held while Kai replies
     let held = false;
-    await p.route("**/api/v1/stream/ticket", async (route) => {
-      if (!held && /"scope"\s*:\s*"me"/.test(route.request().postData() ?? "")) {
-        held = true;
-        await kai.post(`/api/v1/discussions/${d}/comments`, { body: "Kai answers", parentId: mine });
-      }
-      await route.continue();
-    });
-    await p.goto(url);
-    const token = await t.identity("ivy", { name: "Ivy" });
-    await p.evaluate((tok) => {
-      (document.querySelector("engagement-thread") as HTMLElement & { identity: string | null }).identity = tok;
-    }, token);
+    const p = await open(url, await t.identity("ivy", { name: "Ivy" }), (tab) =>
+      tab.route("**/api/v1/stream/ticket", async (route) => {
+        if (!held && /"scope"\s*:\s*"me"/.test(route.request().postData() ?? "")) {
+          held = true;
+          await kai.post(`/api/v1/discussions/${d}/comments`, { body: "Kai answers", parentId: mine });
+        }
+        await route.continue();
+      }),
+    );
     await thread(p).getByRole("button", { name: "Notifications, 1 unread" }).waitFor();
     expect(held).toBe(true);
     // a later reply counts once more, live
