@@ -56,7 +56,7 @@ describe.skipIf(chromiumMissing)("the bell and Follow in <engagement-thread>", (
   }
 
   /** A tab of the host page, as `identity` (none: signed out); `prepare` runs before it loads. */
-  async function open(url: string, identity: string | null, prepare?: (p: Page) => Promise<void>): Promise<Page> {
+  async function open(url: string, identity: string | null, prepare?: (p: Page) => Promise<unknown>): Promise<Page> {
     const p = await browser!.newPage({ viewport: { width: 900, height: 800 } });
     p.on("console", (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
