@@ -3,6 +3,7 @@ import { lexicographicSortSchema } from "graphql";
 import { builder } from "../graphql/builder.js";
 import "./discussions/graphql.js";
 import "./comments/graphql.js";
+import "./comments/moderation-graphql.js";
 import "./moderation/graphql.js";
 import "./reactions/graphql.js";
 import "./votes/graphql.js";

@@ -142,10 +142,11 @@ export class ThreadStore {
   apply(event: LiveEvent): boolean {
     const { comment, reaction, discussion } = event.data;
     // past: the event is newer than the page's snapshot, its change not in `total`
-    const past = event.seq !== undefined && this.seq !== null;
-    if (past) {
-      if (event.seq! <= this.seq!) return false;
-      this.seq = event.seq!;
+    let past = false;
+    if (event.seq !== undefined && this.seq !== null) {
+      if (event.seq <= this.seq) return false;
+      this.seq = event.seq;
+      past = true;
     }
     switch (event.type) {
       case "comment_created":
