@@ -40,6 +40,8 @@ import { createInboxFeed } from "./modules/inbox/engine/feed.js";
 import { createAlertJobs, type AlertJobs } from "./modules/alerts/engine/alert-jobs.js";
 import { createAkismetJobs } from "./modules/moderation/engine/akismet-feedback.js";
 import { createKeyStore } from "./modules/federation/engine/keys.js";
+import { createReaderIds } from "./auth/reader-ids.js";
+import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js";
 import { createActivityComposer } from "./modules/federation/engine/delivery.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createWebmentionJobs, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
@@ -238,6 +240,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     const akismet = createAkismetJobs({ stores, secretBox });
     // ActivityPub activities too: signed by the tenant's actor when the worker claims them
     const federationKeys = createKeyStore({ sql: db.sql, secretBox });
+    // the hosted sign-in's opaque reader ids: each tenant's key (src/auth/reader-ids.ts)
+    const readerIds = createReaderIds({ sql: db.sql, secretBox });
+    // ids of the plain-hash form made opaque, once a tenant, before anything is served (a data
+    // migration: it runs where the schema's were applied by another process too)
+    const keyed = await migrateReaderIds({ prisma: db.prisma, readerIds, log });
+    if (keyed) log.info({ tenants: keyed }, "tenants given a reader id key");
     const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys });
     // webmentions' sources are fetched through the same SSRF guard, by a client bounded to a page's size
     const sourceHttp = createWebhookHttpClient({
@@ -289,6 +297,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         onRefusal: () => metrics.rateLimitRefusals.inc(),
         onStoreCall: () => metrics.rateLimitStoreCalls.inc(),
       }),
+      readerIds,
       signInThrottle: createSignInThrottle({ redis, keyPrefix: signInKeyPrefix(config.DATABASE_URL) }),
       readerSignIn: {
         perAddress: createKeyLimiter({

@@ -137,8 +137,11 @@ describe("email links", () => {
     expect(done.text).toContain(JSON.stringify(ORIGIN));
     const session = sessionOf(done.text)!;
     expect(session).toBeTruthy();
-    const readerId = `email:${sha(address.toLowerCase()).slice(0, 32)}`;
     const me = await t.as({ key: t.apiKey, identity: session }).get("/api/v1/me");
+    // an opaque id (contract section 20 as amended): `email:` + 32 hex, never the address's plain hash
+    const readerId = me.body.id as string;
+    expect(readerId).toMatch(/^email:[0-9a-f]{32}$/);
+    expect(readerId).not.toBe(`email:${sha(address.toLowerCase()).slice(0, 32)}`);
     expect(me.body).toEqual({ id: readerId, name: "Ada", avatarUrl: null, method: "email" });
     const [reader] = await sql<{ email: string }>("SELECT email FROM readers WHERE tenant_id = $1 AND id = $2", [t.tenantId, readerId]);
     expect(reader!.email).toBe(address);

@@ -736,10 +736,15 @@ describe("secrets and the SSRF guard", () => {
 describe("claims to a reader (subjectOf)", () => {
   const oauth2: SignInProvider = { ...ghProviderShape(), clientSecretEnc: "sealed" };
   const openid: SignInProvider = { id: "corp", label: "Corp", issuer: "https://id.corp.example", clientId: "c", clientSecretEnc: "sealed" };
+  const key = Buffer.alloc(32, 7);
 
   it("takes the defaults, the provider's own claim names, and refuses what cannot name a reader", () => {
     expect(
-      subjectOf(openid, { sub: "u1", name: "Ann", picture: "https://x.example/a.png", email: "ann@corp.example", email_verified: true }),
+      subjectOf(
+        openid,
+        { sub: "u1", name: "Ann", picture: "https://x.example/a.png", email: "ann@corp.example", email_verified: true },
+        key,
+      ),
     ).toEqual({
       id: "corp:u1",
       name: "Ann",
@@ -749,36 +754,51 @@ describe("claims to a reader (subjectOf)", () => {
       provider: "corp",
     });
     // an address not said to be verified, a picture that is not http(s), no name: the id stands in
-    expect(subjectOf(openid, { sub: "u2", picture: "data:image/png;base64,AAAA", email: "b@corp.example" })).toMatchObject({
+    expect(subjectOf(openid, { sub: "u2", picture: "data:image/png;base64,AAAA", email: "b@corp.example" }, key)).toMatchObject({
       id: "corp:u2",
       name: "u2",
       avatarUrl: null,
       email: null,
     });
     // GitHub's numeric id, login for a missing name; its address is never taken
-    expect(subjectOf(oauth2, { id: 42, login: "octo", name: null, avatar_url: "https://a.example/42", email: "o@x.example" })).toEqual({
-      id: "gh:42",
-      name: "octo",
-      avatarUrl: "https://a.example/42",
-      email: null,
-      method: "oidc",
-      provider: "gh",
-    });
+    expect(subjectOf(oauth2, { id: 42, login: "octo", name: null, avatar_url: "https://a.example/42", email: "o@x.example" }, key)).toEqual(
+      {
+        id: "gh:42",
+        name: "octo",
+        avatarUrl: "https://a.example/42",
+        email: null,
+        method: "oidc",
+        provider: "gh",
+      },
+    );
     const renamed: SignInProvider = { ...openid, claims: { id: "oid", name: "display_name", avatarUrl: "photo", email: "mail" } };
     expect(
-      subjectOf(renamed, {
-        sub: "ignored",
-        oid: "abc",
-        display_name: "Cy",
-        photo: "https://p.example/c",
-        mail: "c@corp.example",
-        email_verified: true,
-      }),
+      subjectOf(
+        renamed,
+        {
+          sub: "ignored",
+          oid: "abc",
+          display_name: "Cy",
+          photo: "https://p.example/c",
+          mail: "c@corp.example",
+          email_verified: true,
+        },
+        key,
+      ),
     ).toMatchObject({ id: "corp:abc", name: "Cy", avatarUrl: "https://p.example/c", email: "c@corp.example" });
-    expect(() => subjectOf(openid, { name: "no id" })).toThrow(/no usable id/);
-    expect(() => subjectOf(openid, { sub: "bad\nid" })).toThrow(/no usable id/);
-    expect(() => subjectOf(openid, { sub: "x".repeat(251) })).toThrow(/longer than a reader id/);
-    expect(subjectOf(openid, { sub: "x".repeat(250) }).id).toHaveLength(255);
+    expect(() => subjectOf(openid, { name: "no id" }, key)).toThrow(/no usable id/);
+    expect(() => subjectOf(openid, { sub: "bad\nid" }, key)).toThrow(/no usable id/);
+    expect(() => subjectOf(openid, { sub: "x".repeat(251) }, key)).toThrow(/longer than a reader id/);
+    expect(subjectOf(openid, { sub: "x".repeat(250) }, key).id).toHaveLength(255);
+  });
+
+  it("makes a subject that is an address opaque under the tenant's key (contract section 20 as amended)", () => {
+    const id = subjectOf(openid, { sub: "Ann@Corp.example" }, key).id;
+    expect(id).toMatch(/^corp:[0-9a-f]{32}$/);
+    expect(id).not.toContain("corp.example");
+    // the same subject under another tenant's key is another id; the same key gives the same id again
+    expect(subjectOf(openid, { sub: "Ann@Corp.example" }, Buffer.alloc(32, 8)).id).not.toBe(id);
+    expect(subjectOf(openid, { sub: "Ann@Corp.example" }, key).id).toBe(id);
   });
 });
 

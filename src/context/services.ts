@@ -14,6 +14,7 @@ import type { SecretBox } from "../lib/secret-box.js";
 import type { RateLimiter } from "../auth/rate-limit.js";
 import type { KeyLimiter, SignInThrottle } from "../auth/sign-in-throttle.js";
 import type { AuthCache } from "../auth/auth-cache.js";
+import type { ReaderIds } from "../auth/reader-ids.js";
 import type { OriginIndex } from "../auth/origins.js";
 import type { EventPipeline } from "../events/pipeline.js";
 import type { IdempotencyRecords } from "../idempotency/records.js";
@@ -44,6 +45,8 @@ export interface AppServices {
   signInThrottle: SignInThrottle;
   /** the hosted reader sign-in's budgets (contract section 20): requests per client address and tenant, email links per address */
   readerSignIn: { perAddress: KeyLimiter; perEmail: KeyLimiter };
+  /** the hosted sign-in's opaque reader ids: each tenant's key and the ids made with it (src/auth/reader-ids.ts) */
+  readerIds: ReaderIds;
   /** discussions a page's origin may create per minute (settings discussions.autoCreatePerMinute): the limiter of that budget */
   discussionAutoCreate: (perMinute: number) => KeyLimiter;
   /** webmentions' budget per source domain (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN in 10 minutes; src/modules/webmention/) */

@@ -46,6 +46,7 @@ const TENANT_TABLES = new Set([
   "discussion_subscriptions",
   "follow_jobs",
   "federation_actors",
+  "reader_id_keys",
   "federation_followers",
   "federation_discussions",
   "federation_objects",

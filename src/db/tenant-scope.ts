@@ -37,6 +37,7 @@ export const TENANT_MODELS = new Set([
   "FollowJob",
   "Webmention",
   "FederationActor",
+  "ReaderIdKey",
   "FederationFollower",
   "FederationDiscussion",
   "FederationObject",

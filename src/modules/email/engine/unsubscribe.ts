@@ -7,6 +7,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppServices } from "../../../context/services.js";
 import { errors } from "../../../lib/errors.js";
+import { migratedReaderId } from "../../../auth/reader-ids.js";
 
 /** what a link stops: a reader's reply emails, their emails of followed discussions, or an operator's moderation digest */
 export type UnsubscribeKind = "replies" | "subscriptions" | "moderation";
@@ -71,17 +72,20 @@ export async function unsubscribe(app: AppServices, claims: Claims): Promise<voi
     );
     return;
   }
+  // a link mailed before the reader ids were made opaque names the reader's old id: its new one too
+  // (an id of the new form gives an id no reader has)
+  const readerIds = [claims.subjectId, migratedReaderId(await app.readerIds.keyOf(claims.tenantId), claims.subjectId)];
   if (claims.kind === "subscriptions") {
     await sql.query(
-      `UPDATE readers SET subscription_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
-      [claims.subjectId, app.clock.now()],
+      `UPDATE readers SET subscription_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+      [readerIds, app.clock.now()],
       "reader_unsubscribe_subscriptions",
     );
     return;
   }
   await sql.query(
-    `UPDATE readers SET reply_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = $2`,
-    [claims.subjectId, app.clock.now()],
+    `UPDATE readers SET reply_emails = 'off', updated_at = $3 WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+    [readerIds, app.clock.now()],
     "reader_unsubscribe",
   );
 }

@@ -4,6 +4,7 @@ import type { SessionSubject } from "../../../auth/reader-sessions.js";
 import { plausibleAddress } from "../../../auth/identity.js";
 import { errors } from "../../../lib/errors.js";
 import { isHttpUrl } from "../../../lib/http-url.js";
+import { providerReaderId } from "../../../auth/reader-ids.js";
 import { CONTROL_CHARS as CONTROL, READER_NAME_MAX } from "../../../lib/reader-name.js";
 import type { SignInProvider } from "../../../tenancy/settings/sign-in.js";
 
@@ -27,15 +28,16 @@ const firstOf = (claims: Record<string, unknown>, names: string[]): string | nul
 };
 
 /**
- * The reader of the claims: `<providerId>:<sub or id>`, name (name | login), avatar (picture |
+ * The reader of the claims: `<providerId>:<sub or id>` (a subject that is an address made opaque with
+ * the tenant's reader id key, src/auth/reader-ids.ts), name (name | login), avatar (picture |
  * avatar_url, http(s) only), and for OpenID Connect the address when `email_verified` is true (a
  * plain OAuth 2 provider's address is not known to be verified: none). `provider.claims` renames any.
  */
-export function subjectOf(provider: SignInProvider, claims: Record<string, unknown>): SessionSubject {
+export function subjectOf(provider: SignInProvider, claims: Record<string, unknown>, readerIdKey: Buffer): SessionSubject {
   const names = provider.claims ?? {};
   const rawId = firstOf(claims, names.id ? [names.id] : ["sub", "id"]);
   if (rawId === null || CONTROL.test(rawId)) throw errors.signInRefused(`${provider.label} did not say who the reader is (no usable id).`);
-  const id = `${provider.id}:${rawId}`;
+  const id = providerReaderId(readerIdKey, provider.id, rawId);
   if (id.length > MAX_READER_ID) throw errors.signInRefused(`${provider.label}'s id for the reader is longer than a reader id may be.`);
   const rawName = firstOf(claims, names.name ? [names.name] : ["name", "login"]);
   const name = rawName !== null && !CONTROL.test(rawName) ? rawName.trim().slice(0, READER_NAME_MAX) : rawId.slice(0, READER_NAME_MAX);

@@ -8,7 +8,8 @@
 //    use. `relay` is the asking sign-in page's own nonce: the link's finish reaches that popup alone.
 //  - GET of the link never acts (mail scanners fetch links): it shows a page asking for the name
 //    (prefilled with the reader's, required for a new reader) and a button; its POST spends the token
-//    and starts the session (reader `email:` + 32 hex of SHA-256 of the lower-cased address).
+//    and starts the session (reader `email:` + 32 hex of a MAC of the lower-cased address under the
+//    tenant's key: src/auth/reader-ids.ts; never a plain hash, which anyone could compute).
 //  - A guest who gives an address gets a confirmation link the same way (sign_in_tokens kind
 //    email_confirm, data {address, readerId, lang}; valid 24 hours, single use; the same 5 an hour per
 //    address); until it is followed the guest's readers.email stays null, so no reply email goes to
@@ -33,11 +34,8 @@ export const LINK_TTL_MS = 15 * 60_000;
 /** How long a guest's confirmation link works. */
 export const CONFIRM_TTL_MS = 24 * 3_600_000;
 
-/** An email reader's id: `email:` and the first 32 hex of the SHA-256 of the lower-cased address. */
-export const emailReaderId = (address: string): string => `email:${sha256(address.toLowerCase(), "hex").slice(0, 32)}`;
-
-/** What a per-address limit counts by: the address's hash, never the address. */
-const addressKey = (tenantId: string, address: string) => `${tenantId}\n${sha256(address.toLowerCase(), "hex")}`;
+/** What a per-address limit counts by, and sign_in_tokens' subject: the id the address has on the tenant (a MAC), never the address or a plain hash of it. */
+const addressKey = (app: AppServices, tenantId: string, address: string) => app.readerIds.email(tenantId, address);
 
 /** A link's rendered email: subject, text and HTML, the link where LINK_PLACEHOLDER stands. */
 export function renderLinkEmail(lang: SignInLanguage, kind: LinkKind, site: string) {
@@ -87,7 +85,8 @@ export async function requestEmailLink(app: AppServices, tenant: Tenant, input: 
   }
   if (problems.length) throw errors.validation(problems);
   const lang = languageOf(input.lang);
-  if (!(await app.readerSignIn.perEmail.tryConsume(addressKey(tenant.id, address!)))) return;
+  const subject = await addressKey(app, tenant.id, address!);
+  if (!(await app.readerSignIn.perEmail.tryConsume(`${tenant.id}\n${subject}`))) return;
   if (!mailCanGo(app, tenant.settings)) {
     app.log.warn({ tenantId: tenant.id }, "email sign-in asked for, but the site's mail can go nowhere (no SMTP server)");
     return;
@@ -98,7 +97,7 @@ export async function requestEmailLink(app: AppServices, tenant: Tenant, input: 
     { kind: "sign_in", to: address!, ...renderLinkEmail(lang, "sign_in", tenant.name) },
     {
       kind: "email_link",
-      subject: sha256(address!.toLowerCase(), "hex"),
+      subject,
       data: { address: address!, origin: input.origin as string, lang, ...(typeof relay === "string" ? { relay } : {}) },
       expiresAt: new Date(app.clock.now().getTime() + LINK_TTL_MS),
     },
@@ -111,7 +110,8 @@ export async function sendGuestConfirmation(
   tenant: Tenant,
   guest: { readerId: string; address: string; lang: SignInLanguage },
 ): Promise<void> {
-  if (!(await app.readerSignIn.perEmail.tryConsume(addressKey(tenant.id, guest.address)))) return;
+  const subject = await addressKey(app, tenant.id, guest.address);
+  if (!(await app.readerSignIn.perEmail.tryConsume(`${tenant.id}\n${subject}`))) return;
   if (!mailCanGo(app, tenant.settings)) return;
   await queueLinkEmail(
     app,
@@ -119,7 +119,7 @@ export async function sendGuestConfirmation(
     { kind: "email_confirm", to: guest.address, ...renderLinkEmail(guest.lang, "email_confirm", tenant.name) },
     {
       kind: "email_confirm",
-      subject: sha256(guest.address.toLowerCase(), "hex"),
+      subject,
       data: { address: guest.address, readerId: guest.readerId, lang: guest.lang },
       expiresAt: new Date(app.clock.now().getTime() + CONFIRM_TTL_MS),
     },
@@ -173,7 +173,7 @@ export async function openLink(app: AppServices, tenant: Tenant, token: string):
   if (row.kind === "email_link") {
     const [reader] = await store.sql.query<{ name: string }>(
       "SELECT name FROM readers WHERE tenant_id = $1 AND id = $2",
-      [emailReaderId(address)],
+      [await app.readerIds.email(tenant.id, address)],
       "email_link_reader",
     );
     currentName = reader?.name ?? null;
@@ -223,7 +223,7 @@ export async function useLink(
     const session = await startSession(
       app.stores(tenant.id),
       app.clock,
-      { id: emailReaderId(link.address), name, avatarUrl: null, email: link.address, method: "email" },
+      { id: await app.readerIds.email(tenant.id, link.address), name, avatarUrl: null, email: link.address, method: "email" },
       settings.signIn.sessionDays,
     );
     return { session, origin: link.origin, relay: link.relay };

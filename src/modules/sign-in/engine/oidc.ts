@@ -316,7 +316,7 @@ export async function finishProviderSignIn(
     // the secret is opened only now, for the one call that needs it
     const secret = app.secretBox.open(provider.clientSecretEnc);
     const claims = await exchange(app, provider, secret, saved, query);
-    const subject = subjectOf(provider, claims);
+    const subject = subjectOf(provider, claims, await app.readerIds.keyOf(tenant.id));
     const settings = resolveSettings(tenant.settings).signIn;
     const session = await startSession(store, app.clock, subject, settings.sessionDays);
     return { origin: saved.origin, session, lang };

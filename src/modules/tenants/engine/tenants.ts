@@ -6,6 +6,7 @@ import { newId } from "../../../lib/ids.js";
 import { AppError } from "../../../lib/errors.js";
 import { generateApiKey } from "../../../auth/key-auth.js";
 import { CAPABILITIES } from "../../../auth/capabilities.js";
+import { newReaderIdKey } from "../../../auth/reader-ids.js";
 
 export function generateIdentitySecret(): string {
   return `is_${randomBytes(32).toString("hex")}`;
@@ -43,6 +44,8 @@ export async function createTenant(deps: { prisma: PrismaClient; secretBox: Secr
         capabilities: [...CAPABILITIES],
       },
     }),
+    // the key of its opaque reader ids (src/auth/reader-ids.ts): a new tenant has none to migrate
+    deps.prisma.readerIdKey.create({ data: { tenantId, keyEnc: newReaderIdKey(deps.secretBox).keyEnc } }),
   ]);
   return { tenantId, apiKey: key.raw, apiKeyId, identitySecret };
 }
