@@ -90,8 +90,10 @@ const EnvSchema = z.object({
   AUTO_CLOSE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   /** requests to the hosted sign-in (/auth/v1) one client address may make per tenant in 10 minutes */
   SIGN_IN_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(60),
-  /** webmentions one source domain may send in 10 minutes, across instances (contract section 24) */
+  /** webmentions verified as linking that one source domain may bring one site in 10 minutes, across instances (contract section 24) */
   WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /** webmentions one client address may send in 10 minutes, across instances, before any is verified (contract sections 24, 31) */
+  WEBMENTION_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(120),
   /** admin JWTs living longer than this (exp − iat, or exp − now without iat) are refused */
   ADMIN_JWT_MAX_TTL: z
     .string()
