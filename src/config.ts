@@ -55,6 +55,8 @@ const EnvSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
   WEBHOOK_MAX_PER_ENDPOINT: z.coerce.number().int().min(1).max(1024).default(16),
   WEBHOOK_MAX_PER_TENANT: z.coerce.number().int().min(1).max(1024).default(32),
+  /** webmention verifications one instance runs at once, in a pool of their own beside the webhook deliveries' (contract section 24) */
+  WEBMENTION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   NODE_ENV: z.string().default("development"),
   /** the service's SMTP server: smtp(s)://[user:password@]host[:port], nothing else (src/lib/outbound-url.ts); unset: email is off */
   SMTP_URL: z

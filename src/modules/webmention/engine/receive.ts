@@ -6,8 +6,8 @@
 // TARGETS below), the source's domain neither blocked by the site (federation.blockedDomains) nor past
 // the site's budget for it (verify.ts counts the mentions it finds linking); then one `webmentions`
 // row per (site, source, target) and one delivery job of kind `webmention` queued (at most one
-// waiting per mention), verified by the webhook worker (verify.ts). Answered 202 before anything is
-// fetched.
+// waiting per mention), verified by the webmentions' own pool of the delivery queue (verify.ts;
+// src/webhook-delivery/webhook-runtime.ts `mentionWorker`). Answered 202 before anything is fetched.
 import type { AppServices } from "../../../context/services.js";
 import { errors } from "../../../lib/errors.js";
 import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
@@ -101,6 +101,6 @@ export async function receiveMention(
       "eng_webmention_queue",
     );
   }
-  app.webhooks.worker.nudge();
+  app.webhooks.mentionWorker.nudge();
   return open.length;
 }
