@@ -125,9 +125,11 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
   };
   const createWorker = (o: Partial<WorkerOptions>) => createWebhookWorker(workerDeps, { ...caps, kinds: SHARED_KINDS, ...o });
   const worker = createWorker(workerOptions);
+  const { workerId, ...timing } = options.worker ?? {};
   const mentionWorker = createWebhookWorker(workerDeps, {
-    // the delivery worker's timing (poll, lease, stop grace), its own caps and kinds
-    ...options.worker,
+    // the delivery worker's timing (poll, lease, stop grace), its own caps, kinds and name
+    ...timing,
+    ...(workerId === undefined ? {} : { workerId: `${workerId}:webmention` }),
     ...mentionPoolOptions(config.WEBMENTION_CONCURRENCY),
     ...options.mentionWorker,
   });
