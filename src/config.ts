@@ -55,6 +55,8 @@ const EnvSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
   WEBHOOK_MAX_PER_ENDPOINT: z.coerce.number().int().min(1).max(1024).default(16),
   WEBHOOK_MAX_PER_TENANT: z.coerce.number().int().min(1).max(1024).default(32),
+  /** webmention verifications one instance runs at once, in a pool of their own beside the webhook deliveries' (contract section 24) */
+  WEBMENTION_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   NODE_ENV: z.string().default("development"),
   /** the service's SMTP server: smtp(s)://[user:password@]host[:port], nothing else (src/lib/outbound-url.ts); unset: email is off */
   SMTP_URL: z
@@ -90,8 +92,10 @@ const EnvSchema = z.object({
   AUTO_CLOSE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   /** requests to the hosted sign-in (/auth/v1) one client address may make per tenant in 10 minutes */
   SIGN_IN_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(60),
-  /** webmentions one source domain may send in 10 minutes, across instances (contract section 24) */
+  /** webmentions verified as linking that one source domain may bring one site in 10 minutes, across instances (contract section 24) */
   WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /** webmentions one client address may send in 10 minutes, across instances, before any is verified (contract sections 24, 31) */
+  WEBMENTION_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(120),
   /** admin JWTs living longer than this (exp − iat, or exp − now without iat) are refused */
   ADMIN_JWT_MAX_TTL: z
     .string()

@@ -44,7 +44,7 @@ import { createReaderIds } from "./auth/reader-ids.js";
 import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js";
 import { createActivityComposer } from "./modules/federation/engine/delivery.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
-import { createWebmentionJobs, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
+import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./webhook-delivery/http-client.js";
 
 export interface Runtime {
@@ -253,8 +253,30 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       allowList: config.WEBHOOK_ALLOWLIST,
       maxResponseBytes: WEBMENTION_MAX_SOURCE_BYTES,
     });
+    // webmentions' budgets (contract section 24, 31): per sender address before verification, per site
+    // and source domain for what verification finds
+    const webmentions = {
+      perAddress: createKeyLimiter({
+        redis,
+        keyPrefix: `${signInKeyPrefix(config.DATABASE_URL)}:webmention-sender`,
+        points: config.WEBMENTION_REQUESTS_PER_ADDRESS,
+        windowSeconds: WEBMENTION_BUDGET_WINDOW_SECONDS,
+      }),
+      perSourceDomain: createKeyLimiter({
+        redis,
+        keyPrefix: `${signInKeyPrefix(config.DATABASE_URL)}:webmention-site-source`,
+        points: config.WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN,
+        windowSeconds: WEBMENTION_BUDGET_WINDOW_SECONDS,
+      }),
+    };
     // its writes need the statement services, built below with the worker's nudge
-    const webmention = createWebmentionJobs({ http: sourceHttp, clock, stores, pipeline: () => services });
+    const webmention = createWebmentionJobs({
+      http: sourceHttp,
+      clock,
+      stores,
+      pipeline: () => services,
+      perSourceDomain: webmentions.perSourceDomain,
+    });
     const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet, activitypub, webmention } }, opts.webhooks);
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
@@ -314,14 +336,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
           windowSeconds: 3600,
         }),
       },
-      webmentions: {
-        perSourceDomain: createKeyLimiter({
-          redis,
-          keyPrefix: `${signInKeyPrefix(config.DATABASE_URL)}:webmention-source`,
-          points: config.WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN,
-          windowSeconds: 600,
-        }),
-      },
+      webmentions,
       discussionAutoCreate: keyLimiters((perMinute) =>
         createKeyLimiter({
           redis,

@@ -42,7 +42,10 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
     autoClose,
     follow,
     start(serverUrl) {
-      if (config.RUN_WEBHOOK_WORKER) services.webhooks.worker.start();
+      if (config.RUN_WEBHOOK_WORKER) {
+        services.webhooks.worker.start();
+        services.webhooks.mentionWorker.start(); // the webmentions' verifications, a pool of their own
+      }
       if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
       if (serverUrl !== undefined) {
         email.useServerUrl(serverUrl);
@@ -57,7 +60,13 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
     async stop() {
       runtime.retention.stop();
       autoClose.stop();
-      await Promise.all([email.stop(), follow.stop(), runtime.federation.stop(), services.webhooks.worker.stop()]);
+      await Promise.all([
+        email.stop(),
+        follow.stop(),
+        runtime.federation.stop(),
+        services.webhooks.worker.stop(),
+        services.webhooks.mentionWorker.stop(),
+      ]);
     },
   };
 }

@@ -4,8 +4,9 @@
 // comment of kind mention by reader wm:<origin> (author, photo, content, published), a re-send updates
 // that comment, a 410 removes it; a page without the link, too large or too slow makes no comment;
 // a blocked domain, an unknown target or a bad form is refused with the spec's 400s. The worker takes
-// jobs of the whole database: the file has a database of its own.
-import { createServer, type Server } from "node:http";
+// jobs of the whole database: the file has a database of its own. A sender's client address is chosen
+// by the local address a request is sent from (any of 127.0.0.0/8).
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
@@ -30,7 +31,12 @@ const entry = (content: string, link = TARGET) => `<!doctype html><html><body>
 
 beforeAll(async () => {
   own = await isolatedDatabase("webmention");
-  server = await startServer({ ...own.env, RUN_WEBHOOK_WORKER: "1", WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN: "12" });
+  server = await startServer({
+    ...own.env,
+    RUN_WEBHOOK_WORKER: "1",
+    WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN: "12",
+    WEBMENTION_REQUESTS_PER_ADDRESS: "40",
+  });
   source = createServer((req, res) => {
     const page = pages.get(req.url ?? "") ?? { status: 404 };
     const answer = () => {
@@ -71,12 +77,23 @@ async function site(more: Record<string, unknown> = {}, url = TARGET): Promise<{
   return { t, discussion };
 }
 
-const send = (form: Record<string, string>) =>
-  fetch(`${server.url}/webmention`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(form).toString(),
-  }).then(async (r) => ({ status: r.status, text: await r.text() }));
+/** POST /webmention from the client address `from` (a loopback address; 127.0.0.1 unless given) */
+const send = (form: Record<string, string>, from = "127.0.0.1") =>
+  new Promise<{ status: number; text: string; retryAfter: string | undefined }>((resolve, reject) => {
+    const body = new URLSearchParams(form).toString();
+    const req = request(
+      `${server.url}/webmention`,
+      { method: "POST", localAddress: from, headers: { "content-type": "application/x-www-form-urlencoded" } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers["retry-after"] as string | undefined }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
 
 const mentionRow = (tenantId: string, src: string, target = TARGET) =>
   server.app.runtime.services.prisma.webmention.findUnique({ where: { tenantId_source_target: { tenantId, source: src, target } } });
@@ -212,18 +229,118 @@ describe("POST /webmention", () => {
     expect((await t.api.get(`/api/v1/comments/${mention.id}`)).body.status).toBe("rejected");
   });
 
-  it("refuses a blocked domain, and a source domain past its budget", async () => {
+  it("refuses a blocked domain, and a source domain past a site's budget for the mentions verified", async () => {
     const url = "https://blog.example/posts/blocked";
     await site({ blockedDomains: ["LOCALHOST"] }, url);
     const port = new URL(origin).port;
     const blocked = await send({ source: `http://localhost:${port}/x`, target: url });
     expect([blocked.status, JSON.parse(blocked.text).code]).toEqual([400, "webmention_source_blocked"]);
-    // 12 in 10 minutes per source domain (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN); this file's other tests used a few
+    // 12 linking mentions in 10 minutes per site and source domain (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN), sent from several addresses
     const budget = "https://blog.example/posts/budget";
-    await site({}, budget);
-    const answers: number[] = [];
-    for (let i = 0; i < 13; i++) answers.push((await send({ source: `http://budget.localhost:${port}/p${i}`, target: budget })).status);
-    expect(answers.slice(0, 12).every((s) => s === 202)).toBe(true);
-    expect(answers[12]).toBe(429);
+    const { t } = await site({}, budget);
+    for (let i = 0; i < 12; i++) {
+      pages.set(`/budget-${i}`, { html: entry(`Mention ${i}`, budget) });
+      expect((await send({ source: `${origin}/budget-${i}`, target: budget }, `127.0.0.${20 + i}`)).status).toBe(202);
+    }
+    for (let i = 0; i < 12; i++) {
+      await until(async () => (await mentionRow(t.tenantId, `${origin}/budget-${i}`, budget))?.status === "accepted", `mention ${i}`);
+    }
+    const past = await send({ source: `${origin}/budget-12`, target: budget }, "127.0.0.40");
+    expect([past.status, past.retryAfter]).toEqual([429, "600"]);
+    // another site's budget for the same domain is its own
+    const other = "https://blog.example/posts/budget-other";
+    const o = await site({}, other);
+    pages.set("/budget-other", { html: entry("Elsewhere", other) });
+    expect((await send({ source: `${origin}/budget-other`, target: other }, "127.0.0.41")).status).toBe(202);
+    await until(async () => (await mentionRow(o.t.tenantId, `${origin}/budget-other`, other))?.status === "accepted", "the other site's");
+  });
+
+  it("charges what nobody verified to the sender's address: forged mentions naming a domain on one site leave it open on every site", async () => {
+    const urlA = "https://blog.example/posts/forged-a";
+    const urlB = "https://blog.example/posts/forged-b";
+    const a = await site({}, urlA);
+    const b = await site({}, urlB);
+    // 30 mentions naming this test's source domain whose pages do not exist, from one address
+    for (let i = 0; i < 30; i++) expect((await send({ source: `${origin}/forged-${i}`, target: urlA }, "127.0.0.2")).status).toBe(202);
+    // a genuine one from the same domain, on the other site and on the forged one's
+    pages.set("/genuine-b", { html: entry("Genuine on B", urlB) });
+    pages.set("/genuine-a", { html: entry("Genuine on A", urlA) });
+    expect((await send({ source: `${origin}/genuine-b`, target: urlB })).status).toBe(202);
+    await until(async () => (await mentionRow(b.t.tenantId, `${origin}/genuine-b`, urlB))?.status === "accepted", "B's genuine mention");
+    await until(
+      async () => (await mentionRow(a.t.tenantId, `${origin}/forged-29`, urlA))?.status === "rejected",
+      "the forgeries' verification",
+    );
+    expect((await send({ source: `${origin}/genuine-a`, target: urlA })).status).toBe(202);
+    await until(async () => (await mentionRow(a.t.tenantId, `${origin}/genuine-a`, urlA))?.status === "accepted", "A's genuine mention");
+  });
+
+  it("counts every webmention against its sender's client address (WEBMENTION_REQUESTS_PER_ADDRESS), each address apart", async () => {
+    const form = { source: `${origin}/nowhere`, target: "https://blog.example/not-a-discussion" };
+    for (let i = 0; i < 40; i++) expect((await send(form, "127.0.0.3")).status).toBe(400);
+    const refused = await send(form, "127.0.0.3");
+    expect([refused.status, JSON.parse(refused.text).code]).toEqual([429, "rate_limited"]);
+    expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+    expect((await send(form, "127.0.0.4")).status).toBe(400);
+  });
+
+  it("finds each site once by the target, whatever the number of another site's discussions with that url", async () => {
+    const url = "https://shared.example/post";
+    const a = await site({}, url);
+    const b = await site({}, url);
+    const ids = await server.app.runtime.services.prisma.$queryRaw<{ id: string }[]>`
+      SELECT id FROM tenants WHERE id IN (${a.t.tenantId}, ${b.t.tenantId}) ORDER BY id`;
+    const [first, second] = ids.map((r) => (r.id === a.t.tenantId ? a : b));
+    // the site whose id sorts first has six more discussions with the url: still one site among the five
+    for (let i = 0; i < 6; i++) {
+      expect((await first!.t.api.put(`/api/v1/discussions/${first!.discussion}-more${i}`, { title: "Again", url })).status).toBeLessThan(
+        300,
+      );
+    }
+    const src = `${origin}/shared-source`;
+    expect((await send({ source: src, target: url })).status).toBe(202);
+    // each site's oldest discussion with the url
+    expect((await mentionRow(second!.t.tenantId, src, url))?.discussionId).toBe(second!.discussion);
+    expect((await mentionRow(first!.t.tenantId, src, url))?.discussionId).toBe(first!.discussion);
+
+    // at most five sites: those that list the target's origin among allowedOrigins first, then the oldest discussions
+    const page = "https://own.example/post";
+    const others = [];
+    for (let i = 0; i < 5; i++) others.push(await site({}, page));
+    const owner = await site({}, page);
+    expect((await owner.t.api.patch("/api/v1/settings", { allowedOrigins: ["https://own.example"] })).status).toBe(200);
+    const src2 = `${origin}/own-source`;
+    expect((await send({ source: src2, target: page })).status).toBe(202);
+    expect(await mentionRow(owner.t.tenantId, src2, page)).not.toBeNull();
+    for (const o of others.slice(0, 4)) expect(await mentionRow(o.t.tenantId, src2, page)).not.toBeNull();
+    expect(await mentionRow(others[4]!.t.tenantId, src2, page)).toBeNull();
+  });
+
+  it("refuses for good, with the reason, a source nested too deep or an h-entry published out of range", async () => {
+    const url = "https://blog.example/posts/unreadable";
+    const { t } = await site({ remoteModeration: "post" }, url);
+    const deep = 5_000;
+    pages.set("/deep", { html: `<html><body>${"<div>".repeat(deep)}${entry("Deep", url)}${"</div>".repeat(deep)}</body></html>` });
+    pages.set("/ancient", { html: entry("Ancient", url).replace("2026-01-02T03:04:05Z", "-010000-01-01T00:00:00Z") });
+    for (const p of ["/deep", "/ancient"]) expect((await send({ source: `${origin}${p}`, target: url })).status).toBe(202);
+    for (const [p, why] of [
+      ["/deep", "nest deeper than"],
+      ["/ancient", "published out of range"],
+    ] as const) {
+      const row = await until(async () => {
+        const r = await mentionRow(t.tenantId, `${origin}${p}`, url);
+        return r?.status !== "pending" && r;
+      }, `${p}'s verification`);
+      expect([row.status, row.error]).toEqual(["rejected", expect.stringContaining(why)]);
+      // done with, not retried: its job ended, one attempt
+      const jobs = await server.app.runtime.services.prisma.webhookDelivery.findMany({
+        where: { tenantId: t.tenantId, kind: "webmention", message: { path: ["source"], equals: `${origin}${p}` } },
+      });
+      expect(jobs.map((j) => [j.status, j.attempts])).toEqual([["succeeded", 1]]);
+    }
+    // an ordinary page nested a little is read
+    pages.set("/nested", { html: `<html><body>${"<div>".repeat(100)}${entry("Nested", url)}${"</div>".repeat(100)}</body></html>` });
+    expect((await send({ source: `${origin}/nested`, target: url })).status).toBe(202);
+    await until(async () => (await mentionRow(t.tenantId, `${origin}/nested`, url))?.status === "accepted", "the nested page's");
   });
 });

@@ -49,8 +49,12 @@ export interface AppServices {
   readerIds: ReaderIds;
   /** discussions a page's origin may create per minute (settings discussions.autoCreatePerMinute): the limiter of that budget */
   discussionAutoCreate: (perMinute: number) => KeyLimiter;
-  /** webmentions' budget per source domain (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN in 10 minutes; src/modules/webmention/) */
-  webmentions: { perSourceDomain: KeyLimiter };
+  /**
+   * webmentions' budgets in 10 minutes (src/modules/webmention/): per sender's client address, before
+   * verification (WEBMENTION_REQUESTS_PER_ADDRESS); per site and source domain, for the mentions
+   * verification finds linking (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN, keyed `<tenant id>\n<domain>`)
+   */
+  webmentions: { perAddress: KeyLimiter; perSourceDomain: KeyLimiter };
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
   /** browser origins allowed by CORS_ORIGINS and the tenants' allowedOrigins (src/auth/origins.ts) */

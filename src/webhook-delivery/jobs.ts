@@ -30,11 +30,13 @@
  * have no endpoint, event, breaker or attempt log (the row keeps its attempts and last error).
  */
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
-import type { DeliveryKind } from "../generated/prisma/enums.js";
+import { DeliveryKind } from "../generated/prisma/enums.js";
 import type { Sql } from "../db/sql.js";
 
 /** What a delivery row sends (the DeliveryKind enum of prisma/schema.prisma). */
 export type JobKind = DeliveryKind;
+/** Every kind of job. */
+export const ALL_KINDS: readonly JobKind[] = Object.values(DeliveryKind);
 
 export interface ClaimedJob {
   id: string;
@@ -99,14 +101,17 @@ export async function claimJobs(
     /** what this worker already holds, by endpoint and by tenant */
     busyEndpoints?: ReadonlyMap<string, number>;
     busyTenants?: ReadonlyMap<string, number>;
+    /** the kinds of job claimed (default: every kind) */
+    kinds?: readonly JobKind[];
   },
 ): Promise<ClaimedRow[]> {
   const { now, leaseUntil, limit, workerId } = opts;
   const [epIds, epBusy] = unzip(opts.busyEndpoints);
   const [tIds, tBusy] = unzip(opts.busyTenants);
+  const kinds = opts.kinds ?? ALL_KINDS;
   return sql.query<ClaimedRow>(
     CLAIM,
-    [epIds, epBusy, tIds, tBusy, opts.maxPerEndpoint ?? limit, now, opts.maxPerTenant ?? limit, limit, leaseUntil, workerId],
+    [epIds, epBusy, tIds, tBusy, opts.maxPerEndpoint ?? limit, now, opts.maxPerTenant ?? limit, limit, leaseUntil, workerId, kinds],
     "eng_webhook_claim",
   );
 }
@@ -118,7 +123,8 @@ export async function claimJobs(
 // cannot be combined with FOR UPDATE in one SELECT). A named prepared statement: parsed and planned
 // once per connection.
 //   $1/$2 endpoint ids / jobs held, $3/$4 tenant ids / jobs held, $5 per-endpoint cap, $6 now,
-//   $7 per-tenant cap, $8 limit, $9 lease end, $10 worker id
+//   $7 per-tenant cap, $8 limit, $9 lease end, $10 worker id, $11 the kinds claimed (a worker of its
+//   own takes the webmentions' verifications: src/webhook-delivery/webhook-runtime.ts)
 const CLAIM = `
     WITH ep_busy AS (
       SELECT * FROM unnest($1::text[], $2::int[]) AS b(endpoint_id, n)
@@ -129,7 +135,7 @@ const CLAIM = `
         FROM webhook_endpoints w
         LEFT JOIN ep_busy eb ON eb.endpoint_id = w.id
        -- a pre-filter mirroring breaker.canAttempt (the decision is canAttempt's, in deliver.ts)
-       WHERE w.verified AND w.state <> 'disabled'
+       WHERE w.verified AND w.state <> 'disabled' AND 'webhook'::"DeliveryKind" = ANY($11::"DeliveryKind"[])
          AND (w.state = 'active' OR w.circuit_open_until IS NULL OR w.circuit_open_until <= $6::timestamptz)
     ), ranked AS (
       SELECT j.id, j.next_attempt_at,
@@ -151,7 +157,7 @@ const CLAIM = `
       -- ActivityPub domain's circuit is its composer's), from the (kind, status, next_attempt_at) index
       SELECT d.id, d.next_attempt_at
         FROM webhook_deliveries d
-       WHERE d.kind IN ('alert', 'akismet', 'activitypub', 'webmention') AND d.status = 'pending'
+       WHERE d.kind = ANY($11::"DeliveryKind"[]) AND d.kind <> 'webhook' AND d.status = 'pending'
          AND d.next_attempt_at <= $6::timestamptz
          AND (d.locked_until IS NULL OR d.locked_until <= $6::timestamptz)
        ORDER BY d.next_attempt_at

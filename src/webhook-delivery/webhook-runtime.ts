@@ -6,6 +6,12 @@
  * are created by the write statements themselves, in the event's own transaction
  * (src/events/statement.ts); the event pipeline wakes the worker after such a commit. Built once by
  * the composition root (src/runtime.ts) and handed out as `services.webhooks`.
+ *
+ * The webmentions' verifications (kind `webmention`: a GET of a page anyone may name, which may be
+ * slow on purpose) run in a pool of their own, `mentionWorker`: a second worker on the same queue that
+ * claims only them, with WEBMENTION_CONCURRENCY attempts at most (a quarter of them per source host,
+ * half per tenant). The delivery worker claims every other kind, so webhook deliveries never wait
+ * behind a verification: not for a slot, and not in the per-tenant count of the jobs a worker holds.
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
@@ -20,19 +26,41 @@ import { HANDSHAKE_TIMEOUT_MS } from "./handshake.js";
 import type { AddressPolicy } from "./url-guard.js";
 import { createWebhookWorker, type WebhookWorker, type WorkerDeps, type WorkerOptions } from "./worker.js";
 import { createSignedCalls, type SignedCalls } from "./signed-calls.js";
+import { ALL_KINDS, type JobKind } from "./jobs.js";
 import type { MessageComposers } from "./composers.js";
 
 export interface WebhookOptions {
   /** Handshake timeout (contract: 30 s); tests shorten it. */
   handshakeTimeoutMs: number;
   worker: Partial<WorkerOptions>;
+  /** the webmentions' pool's options over those from WEBMENTION_CONCURRENCY (tests) */
+  mentionWorker?: Partial<WorkerOptions>;
+}
+
+/** The kinds whose jobs run in a pool of their own (`mentionWorker`), not in the delivery worker. */
+const OWN_POOL_KINDS: readonly JobKind[] = ["webmention"];
+/** What the delivery worker claims: every other kind. */
+const SHARED_KINDS: readonly JobKind[] = ALL_KINDS.filter((k) => !OWN_POOL_KINDS.includes(k));
+
+/** The webmentions' pool: WEBMENTION_CONCURRENCY attempts, a quarter per source host and half per tenant (at least one). */
+export function mentionPoolOptions(concurrency: number): Partial<WorkerOptions> {
+  return {
+    concurrency,
+    batchSize: concurrency,
+    maxPerEndpoint: Math.max(1, Math.ceil(concurrency / 4)),
+    maxPerTenant: Math.max(1, Math.ceil(concurrency / 2)),
+    kinds: OWN_POOL_KINDS,
+  };
 }
 
 export interface WebhookRuntime {
   readonly http: WebhookHttpClient;
   readonly policy: AddressPolicy;
   readonly options: WebhookOptions;
+  /** the delivery worker: webhooks and every other kind of job but the webmentions' verifications */
   readonly worker: WebhookWorker;
+  /** the webmentions' verifications, in a pool of their own (WEBMENTION_CONCURRENCY) */
+  readonly mentionWorker: WebhookWorker;
   /** Another delivery worker on this runtime's client and services, as another instance runs one (tests); its caller starts and stops it. */
   createWorker(options: Partial<WorkerOptions>): WebhookWorker;
   /** signed calls on the request path (the tenants' moderation hooks) with the same client and policy */
@@ -51,7 +79,12 @@ export interface WebhookServices {
   metrics?: Pick<Metrics, "webhookDeliveries" | "webhookLatency">;
   config: Pick<
     Config,
-    "ALLOW_HTTP_WEBHOOKS" | "WEBHOOK_ALLOWLIST" | "WEBHOOK_CONCURRENCY" | "WEBHOOK_MAX_PER_ENDPOINT" | "WEBHOOK_MAX_PER_TENANT"
+    | "ALLOW_HTTP_WEBHOOKS"
+    | "WEBHOOK_ALLOWLIST"
+    | "WEBHOOK_CONCURRENCY"
+    | "WEBHOOK_MAX_PER_ENDPOINT"
+    | "WEBHOOK_MAX_PER_TENANT"
+    | "WEBMENTION_CONCURRENCY"
   >;
   prisma: PrismaClient;
   sql: Sql;
@@ -90,8 +123,16 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
       services.metrics?.webhookLatency.observe(seconds);
     },
   };
-  const createWorker = (o: Partial<WorkerOptions>) => createWebhookWorker(workerDeps, { ...caps, ...o });
+  const createWorker = (o: Partial<WorkerOptions>) => createWebhookWorker(workerDeps, { ...caps, kinds: SHARED_KINDS, ...o });
   const worker = createWorker(workerOptions);
+  const { workerId, ...timing } = options.worker ?? {};
+  const mentionWorker = createWebhookWorker(workerDeps, {
+    // the delivery worker's timing (poll, lease, stop grace), its own caps, kinds and name
+    ...timing,
+    ...(workerId === undefined ? {} : { workerId: `${workerId}:webmention` }),
+    ...mentionPoolOptions(config.WEBMENTION_CONCURRENCY),
+    ...options.mentionWorker,
+  });
   const signedCalls = createSignedCalls({ http, clock: services.clock });
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
@@ -102,6 +143,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     policy,
     options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: workerOptions },
     worker,
+    mentionWorker,
     createWorker,
     signedCalls,
     closing: closer.signal,
@@ -116,7 +158,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     },
     async close() {
       closer.abort();
-      await worker.stop();
+      await Promise.all([worker.stop(), mentionWorker.stop()]);
       await rt.settled();
       http.close();
     },

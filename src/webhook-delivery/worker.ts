@@ -23,7 +23,7 @@ import { createCompletionWriter } from "./completions.js";
 import { deliverJob, type DeliveryResult } from "./deliver.js";
 import type { WebhookHttpClient } from "./http-client.js";
 import { batchContext } from "./job-context.js";
-import { claimJobs, releaseJob, type ClaimedRow } from "./jobs.js";
+import { claimJobs, releaseJob, type ClaimedRow, type JobKind } from "./jobs.js";
 import { createLeaseKeeper } from "./leases.js";
 import { createSlots } from "./slots.js";
 import type { MessageComposers } from "./composers.js";
@@ -61,6 +61,8 @@ export interface WorkerOptions {
   workerId: string;
   /** Jitter source for backoff. */
   random: () => number;
+  /** The kinds of job this worker claims (default every kind): a kind with a pool of its own is left to that pool's worker. */
+  kinds?: readonly JobKind[];
 }
 
 export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, "workerId"> = {
@@ -205,6 +207,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
       maxPerTenant: tenantHeldCap,
       busyEndpoints: endpoints,
       busyTenants: tenants,
+      ...(o.kinds ? { kinds: o.kinds } : {}),
     });
   }
 

@@ -2,7 +2,8 @@
 // (application/x-www-form-urlencoded, at most 8 KiB), no key: the target names the site. Answers 202
 // once the verification is queued (engine/receive.ts), 400 for what the spec calls a bad request
 // (problem documents: invalid_parameter, webmention_target_unsupported, webmention_source_blocked),
-// 415 for another body type, 429 past the source domain's budget.
+// 415 for another body type, 429 past the sender address's budget or every site's budget for the
+// source's domain.
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { AppError, errors } from "../../lib/errors.js";
@@ -27,7 +28,7 @@ export function mountWebmention(fastify: FastifyInstance, app: AppServices): voi
         if (!(req.body instanceof URLSearchParams)) {
           throw errors.unsupportedMediaType("Send source and target as application/x-www-form-urlencoded.");
         }
-        await receiveMention(app, checkMention(req.body));
+        await receiveMention(app, checkMention(req.body), req.ip);
       } catch (err) {
         return fail(reply, err);
       }

@@ -2,10 +2,23 @@
 // the target (an `href` or `src` that resolves, against the page's address, to the target's URL), and
 // its microformats2 `h-entry` — author name and photo, content, published — parsed by
 // microformats-parser (the microformats2 parsing specification; parse5 underneath). The page is at
-// most the verifier's byte bound (verify.ts); both readers are linear in it.
+// most the verifier's byte bound (verify.ts); both readers are linear in it. Its elements may nest
+// at most MAX_SOURCE_DEPTH deep (microformats-parser walks the tree recursively: a page nested some
+// thousands deep overflows the stack), counted by the link scan before the h-entry is read; a page
+// deeper than that, or an h-entry published outside the years 1–9999, is `UnreadableSource`: a
+// permanent refusal, never retried.
 import { Parser } from "htmlparser2";
 import { mf2 } from "microformats-parser";
 import { isHttpUrl } from "../../../lib/http-url.js";
+
+/** How deep a source page's elements may nest (real pages nest some tens deep). */
+export const MAX_SOURCE_DEPTH = 256;
+/** The range of an h-entry's `published` kept (the database's timestamps go back to 4713 BC only). */
+const EARLIEST_PUBLISHED = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST_PUBLISHED = Date.parse("9999-12-31T23:59:59.999Z");
+
+/** A source page this service will not read (nested too deep, a date out of range): refused for good. */
+export class UnreadableSource extends Error {}
 
 /** The attributes whose URL counts as a link to the target (the Webmention spec: a link, an embed). */
 const LINK_ATTRIBUTES: Record<string, string> = {
@@ -29,26 +42,35 @@ export function comparableUrl(raw: string, base?: string): string | null {
   }
 }
 
-/** Whether the page links to `target` (its fragment ignored). */
+/**
+ * Whether the page links to `target` (its fragment ignored). Reads the whole page, counting how deep
+ * its elements nest: deeper than MAX_SOURCE_DEPTH is UnreadableSource.
+ */
 export function linksTo(html: string, pageUrl: string, target: string): boolean {
   const wanted = comparableUrl(target);
-  if (wanted === null) return false;
   let base = pageUrl;
   let found = false;
+  let depth = 0;
+  let deepest = 0;
   const parser = new Parser(
     {
       onopentag(name, attrs) {
-        if (found) return;
+        deepest = Math.max(deepest, ++depth);
+        if (found || wanted === null) return;
         if (name === "base" && attrs.href) base = comparableUrl(attrs.href, pageUrl) ?? base;
         const attr = LINK_ATTRIBUTES[name];
         const value = attr ? attrs[attr] : undefined;
         if (value !== undefined && comparableUrl(value, base) === wanted) found = true;
+      },
+      onclosetag() {
+        depth--;
       },
     },
     { decodeEntities: true },
   );
   parser.write(html);
   parser.end();
+  if (deepest > MAX_SOURCE_DEPTH) throw new UnreadableSource(`the source's elements nest deeper than ${MAX_SOURCE_DEPTH}`);
   return found;
 }
 
@@ -105,9 +127,22 @@ function mentionsTarget(entry: Item, target: string): boolean {
   });
 }
 
-/** The page's h-entry that mentions `target` (else its first one) as a mention; null when it has none. */
+/** A parse of a page linksTo has read (its depth bounded); a stack overflow all the same is UnreadableSource. */
+function parse(html: string, pageUrl: string): ReturnType<typeof mf2> {
+  try {
+    return mf2(html, { baseUrl: pageUrl });
+  } catch (err) {
+    if (err instanceof RangeError) throw new UnreadableSource(`the source's microformats could not be read (${err.message})`);
+    throw err;
+  }
+}
+
+/**
+ * The page's h-entry that mentions `target` (else its first one) as a mention; null when it has none.
+ * A `published` that does not parse is none; one outside the years 1–9999 is UnreadableSource.
+ */
 export function readMention(html: string, pageUrl: string, target: string): Mention | null {
-  const parsed = mf2(html, { baseUrl: pageUrl });
+  const parsed = parse(html, pageUrl);
   const all = entries(parsed.items);
   const entry = all.find((e) => mentionsTarget(e, target)) ?? all[0];
   if (!entry) return null;
@@ -123,6 +158,9 @@ export function readMention(html: string, pageUrl: string, target: string): Ment
       : null;
   const published = text(first(entry, "published"));
   const when = published ? new Date(published) : null;
+  if (when && (when.getTime() < EARLIEST_PUBLISHED || when.getTime() > LATEST_PUBLISHED)) {
+    throw new UnreadableSource(`the source's h-entry was published out of range (${String(published).slice(0, 40)})`);
+  }
   return {
     authorName,
     authorPhoto,

@@ -1,16 +1,21 @@
 // Receiving a webmention (contract section 24; W3C Webmention §3.2): `source` and `target` checked
-// (http(s) URLs, at most 2,048 characters, not the same page), the target found among the discussions'
-// `url`s of the sites with federation on (across tenants: this door finds the tenant), the source's
-// domain neither over its budget (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN in 10 minutes, across
-// instances) nor blocked by the site (federation.blockedDomains); then one `webmentions` row per
-// (site, source, target) and one delivery job of kind `webmention` queued (at most one waiting per
-// mention), verified by the webhook worker (verify.ts). Answered 202 before anything is fetched.
+// (http(s) URLs, at most 2,048 characters, not the same page), the sender's client address within
+// its budget (WEBMENTION_REQUESTS_PER_ADDRESS in 10 minutes, across instances: what nobody has
+// verified yet is charged to who sent it, not to the domain it names), the target found among the
+// discussions' `url`s of the sites with federation on (across tenants: this door finds the tenant,
+// TARGETS below), the source's domain neither blocked by the site (federation.blockedDomains) nor past
+// the site's budget for it (verify.ts counts the mentions it finds linking); then one `webmentions`
+// row per (site, source, target) and one delivery job of kind `webmention` queued (at most one
+// waiting per mention), verified by the webmentions' own pool of the delivery queue (verify.ts;
+// src/webhook-delivery/webhook-runtime.ts `mentionWorker`). Answered 202 before anything is fetched.
 import type { AppServices } from "../../../context/services.js";
 import { errors } from "../../../lib/errors.js";
 import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
 import { isHttpUrl } from "../../../lib/http-url.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
+import { addressGroup } from "../../../lib/client-address.js";
 import { comparableUrl } from "./h-entry.js";
+import { siteSourceKey, WEBMENTION_BUDGET_WINDOW_SECONDS } from "./verify.js";
 
 /** At most this many sites' discussions one webmention reaches (one page embedded by several sites). */
 const MAX_TARGET_SITES = 5;
@@ -36,6 +41,23 @@ export function checkMention(form: URLSearchParams): { source: string; target: s
   return { source: source[0]!, target: target[0]! };
 }
 
+/**
+ * The sites a target reaches: each site (tenant) with federation on that has a discussion whose url
+ * is the target, once, with its oldest such discussion (created first, then by id); the sites that
+ * list the target's origin in `allowedOrigins` (their own pages) first, then the others by when
+ * their discussion was made, then by id; at most MAX_TARGET_SITES. One site's many discussions with
+ * the url count once, so they cannot push another site out.
+ */
+const TARGETS = `
+  SELECT site."tenantId", site."discussionId", site.settings
+    FROM (SELECT DISTINCT ON (d.tenant_id) d.tenant_id AS "tenantId", d.id AS "discussionId", t.settings, d.created_at,
+                 COALESCE(jsonb_typeof(t.settings -> 'allowedOrigins') = 'array' AND t.settings -> 'allowedOrigins' ? $2::text, false) AS own
+            FROM discussions d JOIN tenants t ON t.id = d.tenant_id
+           WHERE d.url = ANY($1::text[]) AND t.settings -> 'federation' ->> 'enabled' = 'true'
+           ORDER BY d.tenant_id, d.created_at, d.id) site
+   ORDER BY site.own DESC, site.created_at, site."tenantId"
+   LIMIT ${MAX_TARGET_SITES}`;
+
 interface TargetRow {
   tenantId: string;
   discussionId: string;
@@ -43,22 +65,23 @@ interface TargetRow {
 }
 
 /** Queues the mention's verification for each site whose discussion the target is; what the sender is told when none takes it. */
-export async function receiveMention(app: ReceiveServices, mention: { source: string; target: string }): Promise<number> {
+export async function receiveMention(
+  app: ReceiveServices,
+  mention: { source: string; target: string },
+  /** the request's client address (request.ip: TRUST_PROXY decides whether X-Forwarded-For names it) */
+  sender: string,
+): Promise<number> {
   const { source, target } = mention;
+  await app.webmentions.perAddress.consume(addressGroup(sender));
   const forms = [...new Set([target, comparableUrl(target)!])];
-  const rows = await app.sql.query<TargetRow>(
-    `SELECT d.tenant_id AS "tenantId", d.id AS "discussionId", t.settings
-       FROM discussions d JOIN tenants t ON t.id = d.tenant_id
-      WHERE d.url = ANY($1::text[]) AND t.settings -> 'federation' ->> 'enabled' = 'true'
-      ORDER BY d.tenant_id LIMIT ${MAX_TARGET_SITES}`,
-    [forms],
-    "eng_webmention_targets",
-  );
+  const rows = await app.sql.query<TargetRow>(TARGETS, [forms, new URL(target).origin], "eng_webmention_targets");
   if (rows.length === 0) throw errors.webmentionTargetUnsupported();
   const domain = domainOfUrl(source)!;
-  const open = rows.filter((r) => !isDomainListed(domain, resolveSettings(r.settings).federation.blockedDomains));
-  if (open.length === 0) throw errors.webmentionSourceBlocked();
-  await app.webmentions.perSourceDomain.consume(domain);
+  const allowed = rows.filter((r) => !isDomainListed(domain, resolveSettings(r.settings).federation.blockedDomains));
+  if (allowed.length === 0) throw errors.webmentionSourceBlocked();
+  const open: TargetRow[] = [];
+  for (const r of allowed) if (!(await app.webmentions.perSourceDomain.exhausted(siteSourceKey(r.tenantId, domain)))) open.push(r);
+  if (open.length === 0) throw errors.rateLimited(WEBMENTION_BUDGET_WINDOW_SECONDS);
   const now = app.clock.now();
   for (const r of open) {
     await app.sql.query(
@@ -78,6 +101,6 @@ export async function receiveMention(app: ReceiveServices, mention: { source: st
       "eng_webmention_queue",
     );
   }
-  app.webhooks.worker.nudge();
+  app.webhooks.mentionWorker.nudge();
   return open.length;
 }

@@ -7,15 +7,21 @@
 // following at most 3 redirects (each one guarded again). Then:
 // - 410 Gone, or a page that no longer links to the target: the mention is removed (its comment
 //   deleted, eng_remove_mention); a mention never accepted is recorded rejected;
+// - a site past its budget for the source's domain (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN linking
+//   mentions in WEBMENTION_BUDGET_WINDOW_SECONDS, counted when a page is found linking): the job waits
+//   for the next window, no attempt counted, the row saying why;
 // - a page that links to the target: its h-entry (h-entry.ts) becomes, or updates, the comment of
 //   reader `wm:<source origin>` of kind `mention` (eng_accept_mention), its text and HTML sanitized
 //   by the one renderer (src/lib/markdown.ts), held as `pending` while federation.remoteModeration is
 //   `pre`; the comment's writes are the comments' own, with their events and webhooks;
-// - a refused address, a page too large, not HTML, or another 4xx: rejected, nothing kept;
+// - a refused address, a page too large, not HTML, nested too deep or with an h-entry published out
+//   of range (h-entry.ts UnreadableSource), or another 4xx: rejected with the reason, nothing kept,
+//   not retried;
 // - a timeout, a network failure or a 5xx: the attempt fails and is retried with the tenant's
 //   `delivery` settings (the row keeps the error).
 import { runWrite, type WritePipeline } from "../../../events/statement.js";
 import type { TenantStore } from "../../../db/tenant-store.js";
+import type { KeyLimiter } from "../../../auth/sign-in-throttle.js";
 import { newId } from "../../../lib/ids.js";
 import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
 import { renderThroughParser, sanitizeBodyHtml } from "../../../lib/markdown.js";
@@ -23,12 +29,14 @@ import { CONTROL_CHARS, READER_NAME_MAX } from "../../../lib/reader-name.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
 import { DeliveryError, type WebhookHttpClient, type WebhookResponse } from "../../../webhook-delivery/http-client.js";
-import { linksTo, readMention, type Mention } from "./h-entry.js";
+import { linksTo, readMention, UnreadableSource, type Mention } from "./h-entry.js";
 
 /** The most of a source page read (a larger one is refused). */
 export const WEBMENTION_MAX_SOURCE_BYTES = 1024 * 1024;
 /** How long fetching the source may take, each request, at most (less when the tenant's delivery.attemptTimeoutMs is less). */
 export const WEBMENTION_FETCH_TIMEOUT_MS = 5_000;
+/** The window of the webmentions' budgets (per sender address, per site and source domain). */
+export const WEBMENTION_BUDGET_WINDOW_SECONDS = 600;
 const MAX_REDIRECTS = 3;
 const USER_AGENT = "engagement-service-webmention/1";
 
@@ -40,7 +48,12 @@ export interface WebmentionJobDeps {
   /** what follows a write's commit (the app's event pipeline: built after the worker that runs these jobs) */
   pipeline: () => WritePipeline;
   clock: { now(): Date };
+  /** the budget of a site's mentions per source domain that verification found linking (siteSourceKey) */
+  perSourceDomain: Pick<KeyLimiter, "exhausted" | "tryConsume">;
 }
+
+/** A site's budget key for a source domain. */
+export const siteSourceKey = (tenantId: string, domain: string): string => `${tenantId}\n${domain}`;
 
 interface WebmentionRow {
   source: string;
@@ -75,6 +88,13 @@ export function createWebmentionJobs(deps: WebmentionJobDeps): MessageComposer {
       at: deps.clock.now(),
     });
 
+  /** Past the site's budget for the source domain: the job waits for the next window (no attempt counted), the row says why. */
+  async function overBudget(tenantId: string, m: WebmentionRow): Promise<Composed> {
+    const until = new Date(deps.clock.now().getTime() + WEBMENTION_BUDGET_WINDOW_SECONDS * 1000);
+    await note(tenantId, m, `the source's domain is past this site's budget; tried again at ${until.toISOString()}`);
+    return { defer: until };
+  }
+
   /** GET the source, following at most MAX_REDIRECTS redirects; a DeliveryError as it is. */
   async function fetchSource(source: string, timeoutMs: number): Promise<{ res: WebhookResponse; url: string }> {
     let url = source;
@@ -104,6 +124,9 @@ export function createWebmentionJobs(deps: WebmentionJobDeps): MessageComposer {
         await remove(job.tenantId, m, "rejected", "the source's domain is blocked");
         return { done: "blocked domain" };
       }
+      // the site has taken all the source domain's mentions it may this window: tried again after it, nothing fetched
+      const budget = siteSourceKey(job.tenantId, domain);
+      if (await deps.perSourceDomain.exhausted(budget)) return overBudget(job.tenantId, m);
       const timeoutMs = Math.min(settings.delivery.attemptTimeoutMs, WEBMENTION_FETCH_TIMEOUT_MS);
       let fetched: { res: WebhookResponse; url: string };
       try {
@@ -142,11 +165,20 @@ export function createWebmentionJobs(deps: WebmentionJobDeps): MessageComposer {
         await remove(job.tenantId, m, "rejected", "the source is not an HTML page");
         return { done: "not HTML" };
       }
-      if (!linksTo(res.body, url, m.target)) {
-        await remove(job.tenantId, m, "removed", "the source does not link to the target");
-        return { done: "no link" };
+      let mention: Mention | null;
+      try {
+        if (!linksTo(res.body, url, m.target)) {
+          await remove(job.tenantId, m, "removed", "the source does not link to the target");
+          return { done: "no link" };
+        }
+        mention = readMention(res.body, url, m.target);
+      } catch (err) {
+        if (!(err instanceof UnreadableSource)) throw err;
+        await remove(job.tenantId, m, "rejected", err.message);
+        return { done: "unreadable" };
       }
-      const mention = readMention(res.body, url, m.target);
+      // a mention verification found: it counts in the site's budget for its source domain
+      if (!(await deps.perSourceDomain.tryConsume(budget))) return overBudget(job.tenantId, m);
       await accept(job.tenantId, m, mention, settings);
       return { done: "accepted" };
     },
