@@ -19,7 +19,7 @@
 // address is kept only with keepEmails. likes and dislikes are counted as votes.
 import type { CommentStatus } from "../../generated/prisma/enums.js";
 import { SQLITE_MAGIC } from "./sniff.js";
-import { emailOf, htmlToText, sha256Hex, SourceFailure, type SourceItem } from "./source.js";
+import { emailOf, htmlToText, outOfRangeDate, sha256Hex, SourceFailure, type SourceItem } from "./source.js";
 import { countOf } from "./record-fields.js";
 import { openImportedSqlite, SqliteReadError, type ImportedSqlite, type SqliteRow } from "./sqlite-reader.js";
 
@@ -129,6 +129,11 @@ function comment(r: SqliteRow, position: string): SourceItem {
   if (typeof r.created !== "number" || !Number.isFinite(r.created)) return bad("created is not a time");
   const createdAt = new Date(Math.round(r.created * 1000));
   const modified = typeof r.modified === "number" && Number.isFinite(r.modified) ? new Date(Math.round(r.modified * 1000)) : null;
+  const late = outOfRangeDate(
+    { created: createdAt, modified },
+    { created: `${r.created} seconds`, modified: `${String(r.modified)} seconds` },
+  );
+  if (late) return bad(late);
   const body = status === "deleted" ? "" : htmlToText(typeof r.text === "string" ? r.text : "");
   if (status !== "deleted" && !body) return bad("its text is empty");
   const name = typeof r.author === "string" ? r.author.trim() : "";

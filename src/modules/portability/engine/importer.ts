@@ -38,6 +38,7 @@ import { FORMAT_NAMES, sniffFormat } from "../sniff.js";
 import {
   discussionIdOf,
   importedCommentId,
+  outOfRangeDate,
   SourceFailure,
   threadDiscussionId,
   type ImportChoices,
@@ -176,6 +177,13 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
         failure = "stopped: the server is shutting down";
         break;
       }
+      // each parser names a date it cannot take (source.ts, outOfRangeDate); this holds for any other
+      const late = lateDate(item);
+      if (late !== null) {
+        refuse(late.position, late.message);
+        if (failure) break;
+        continue;
+      }
       switch (item.kind) {
         case "header":
           keepIds = item.tenantId === opts.tenantId;
@@ -309,6 +317,17 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   const summary: ImportSummary = { ...snapshot(), state: failure ? "failed" : "succeeded", failure };
   await reporting;
   return summary;
+}
+
+/** A date of an item outside years 1 to 9999, with the item's position; null when all are in range. */
+function lateDate(item: SourceItem): { position: string; message: string } | null {
+  const message =
+    item.kind === "post"
+      ? outOfRangeDate({ createdAt: item.createdAt, editedAt: item.editedAt, deletedAt: item.deletedAt })
+      : item.kind === "thread" || item.kind === "reader" || item.kind === "reaction"
+        ? outOfRangeDate({ createdAt: item.createdAt })
+        : null;
+  return message !== null && "position" in item ? { position: item.position, message } : null;
 }
 
 const httpUrlOrNull = (url: string | null | undefined): string | null => (isHttpUrl(url) ? url : null);
