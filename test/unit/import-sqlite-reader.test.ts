@@ -59,6 +59,17 @@ describe("the reader's own bounds", () => {
     await db.close();
   });
 
+  it("a signal ends the worker at once, whatever step it is in", async () => {
+    const stop = new AbortController();
+    const db = await openImportedSqlite(await plainFile(), { signal: stop.signal });
+    const endless = db.rows("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) AS c FROM n").next();
+    setTimeout(() => stop.abort(), 200);
+    const started = Date.now();
+    await expect(endless).rejects.toThrow(new SqliteReadError("stopped: the server is shutting down"));
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await db.close();
+  });
+
   it("SQLite's memory and the worker's JavaScript heap are bounded: past either, a clear failure", async () => {
     const file = await plainFile();
     const small = await openImportedSqlite(file, { limits: { sqliteHeapBytes: 32 * 1048576 } });

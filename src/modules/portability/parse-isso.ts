@@ -65,10 +65,10 @@ function checkHeader(file: Uint8Array): void {
 const damaged = (position: string, err: unknown) =>
   new SourceFailure(position, `the database cannot be read: ${err instanceof Error ? err.message : String(err)}`);
 
-export async function* parseIsso(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
+export async function* parseIsso(input: AsyncIterable<Uint8Array | string>, signal?: AbortSignal): AsyncGenerator<SourceItem> {
   const file = await readAll(input);
   checkHeader(file);
-  const db = await openImportedSqlite(file, { allowedTriggers: [ISSO_TRIGGER], transfer: true });
+  const db = await openImportedSqlite(file, { allowedTriggers: [ISSO_TRIGGER], transfer: true, signal });
   try {
     if (!db.tables.has("threads") || !db.tables.has("comments"))
       throw new SourceFailure("byte 0", "not an isso database: it has no threads and comments tables");

@@ -71,7 +71,10 @@ class SqliteWorker {
   private next = 1;
   private ended: Error | null = null;
 
-  constructor(private readonly limits: SqliteLimits) {
+  constructor(
+    private readonly limits: SqliteLimits,
+    signal?: AbortSignal,
+  ) {
     const setup: WorkerSetup = { sqlJs: SQL_JS, sqliteHeapBytes: limits.sqliteHeapBytes };
     this.worker = new Worker(SQLITE_WORKER_CODE, {
       eval: true,
@@ -89,6 +92,15 @@ class SqliteWorker {
       this.end(new SqliteReadError(err.code === "ERR_WORKER_OUT_OF_MEMORY" ? this.memoryMessage("its JavaScript") : err.message)),
     );
     this.worker.on("exit", () => this.end(new SqliteReadError("the reader stopped")));
+    // a server shutting down does not wait for the step under way
+    signal?.addEventListener(
+      "abort",
+      () => {
+        this.end(new SqliteReadError("stopped: the server is shutting down"));
+        void this.worker.terminate();
+      },
+      { once: true },
+    );
   }
 
   private memoryMessage(which: string) {
@@ -178,10 +190,12 @@ export async function openImportedSqlite(
     limits?: Partial<SqliteLimits>;
     /** the bytes are handed to the worker (their buffer is detached here) instead of copied */
     transfer?: boolean;
+    /** ends the worker at once, whatever step it is in */
+    signal?: AbortSignal;
   } = {},
 ): Promise<ImportedSqlite> {
   const limits = { ...SQLITE_LIMITS, ...opts.limits };
-  const w = new SqliteWorker(limits);
+  const w = new SqliteWorker(limits, opts.signal);
   try {
     // the worker takes the bytes: the caller's own when it gives them up (`transfer`) and they are
     // a whole buffer, else a copy

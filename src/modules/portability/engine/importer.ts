@@ -81,7 +81,8 @@ export interface ImportSummary extends ImportProgress {
 /** errors kept for the summary; past this only their number grows */
 export const MAX_ERRORS = 100;
 
-const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>) => AsyncGenerator<SourceItem>> = {
+/** Each format's parser; a parser that can be stopped mid-step (isso's worker) takes the run's signal. */
+const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>, signal?: AbortSignal) => AsyncGenerator<SourceItem>> = {
   disqus: parseDisqus,
   wordpress: parseWordpress,
   ndjson: parseNdjson,
@@ -172,7 +173,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   }
 
   try {
-    for await (const item of PARSERS[opts.format](sniffed.stream)) {
+    for await (const item of PARSERS[opts.format](sniffed.stream, opts.signal)) {
       if (opts.signal?.aborted) {
         failure = "stopped: the server is shutting down";
         break;
@@ -299,10 +300,13 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
       await writer.finish(false).catch(() => undefined);
       throw err;
     }
-    skipped++;
-    note(err.position, err.message);
-    fatal = true;
-    failure = `${err.position}: ${err.message}`;
+    if (opts.signal?.aborted) failure = "stopped: the server is shutting down";
+    else {
+      skipped++;
+      note(err.position, err.message);
+      fatal = true;
+      failure = `${err.position}: ${err.message}`;
+    }
   }
   // replies that came before the deleted comment they answer hang from its nearest live ancestor too
   writer.reparent(
