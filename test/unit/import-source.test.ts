@@ -2,7 +2,7 @@
 // made of any text, comment HTML as plain text, source dates, and the author addresses an import
 // may keep.
 import { describe, expect, it } from "vitest";
-import { discussionIdOf, emailOf, htmlToText, parseSourceDate } from "../../src/modules/portability/source.js";
+import { discussionIdOf, emailOf, htmlToText, outOfRangeDate, parseSourceDate } from "../../src/modules/portability/source.js";
 
 describe("discussionIdOf", () => {
   it("keeps an id that already is one, slugs a URL, hashes what has no usable character, bounds the length", () => {
@@ -22,6 +22,20 @@ describe("htmlToText", () => {
     expect(htmlToText('<a href="https://x.example">see</a> &amp; &#x263A; &lt;b&gt;')).toBe("see (https://x.example) & ☺ <b>");
     expect(htmlToText('<a href="https://x.example">https://x.example</a>')).toBe("https://x.example");
     expect(htmlToText("a\u0000b")).toBe("ab");
+  });
+});
+
+describe("outOfRangeDate", () => {
+  it("takes years 1 to 9999, names the first date outside them (an invalid one too), as `shown` says or as a date", () => {
+    const at = (iso: string) => new Date(iso);
+    expect(outOfRangeDate({ a: at("0001-01-01T00:00:00.000Z"), b: at("9999-12-31T23:59:59.999Z"), c: null })).toBeNull();
+    const outside = "outside the dates an import takes (years 1 to 9999)";
+    expect(outOfRangeDate({ a: at("2024-01-01T00:00:00Z"), b: at("0000-12-31T23:59:59.999Z") })).toBe(
+      `b is 0000-12-31T23:59:59.999Z, ${outside}`,
+    );
+    expect(outOfRangeDate({ a: at("+010000-01-01T00:00:00Z") })).toBe(`a is +010000-01-01T00:00:00.000Z, ${outside}`);
+    expect(outOfRangeDate({ t: new Date(1e23) }, { t: "1e20 seconds" })).toBe(`t is 1e20 seconds, ${outside}`);
+    expect(outOfRangeDate({ t: new Date(Number.NaN) })).toBe(`t is not a date, ${outside}`);
   });
 });
 

@@ -11,7 +11,7 @@
 import type { CommentStatus } from "../../generated/prisma/enums.js";
 import { readJson } from "./json-reader.js";
 import { asObject, idOf, textOf, votesOfScore } from "./record-fields.js";
-import { emailOf, parseSourceDate, type SourceItem } from "./source.js";
+import { emailOf, outOfRangeDate, parseSourceDate, type SourceItem } from "./source.js";
 
 const STATES: Record<string, CommentStatus> = { approved: "approved", unapproved: "pending", flagged: "rejected" };
 
@@ -37,13 +37,19 @@ export async function* parseCommento(input: AsyncIterable<Uint8Array | string>):
         yield { kind: "error", position: r.position, message: "a commenter without a commenterHex" };
         continue;
       }
+      const joined = parseSourceDate(textOf(record.joinDate));
+      const late = outOfRangeDate({ joinDate: joined });
+      if (late) {
+        yield { kind: "error", position: r.position, message: `commenter ${hex}: ${late}` };
+        continue;
+      }
       yield {
         kind: "reader",
         id: `commento:${hex}`.slice(0, 255),
         name: (textOf(record.name)?.trim() || "Anonymous").slice(0, 200),
         avatarUrl: textOf(record.photo),
         email: emailOf(textOf(record.email)),
-        createdAt: parseSourceDate(textOf(record.joinDate)),
+        createdAt: joined,
         position: r.position,
       };
       continue;
@@ -77,6 +83,8 @@ function comment(r: Record<string, unknown> | null, position: string): SourceIte
   if (!domain && !url) return bad("no domain or url");
   const createdAt = parseSourceDate(textOf(r.creationDate));
   if (!createdAt) return bad("creationDate is missing or not a date");
+  const late = outOfRangeDate({ creationDate: createdAt });
+  if (late) return bad(late);
   const deleted = r.deleted === true;
   const state = textOf(r.state) ?? "approved";
   const status = STATES[state];

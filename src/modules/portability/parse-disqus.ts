@@ -5,7 +5,7 @@
 // readers `disqus:<username>`, or `disqus:anon-<hash>` of their email (or name) when anonymous; the
 // email itself is not kept.
 import { child, childText, readXml, type XmlNode } from "./xml-reader.js";
-import { emailOf, htmlToText, parseSourceDate, sha256Hex, type SourceItem } from "./source.js";
+import { emailOf, htmlToText, outOfRangeDate, parseSourceDate, sha256Hex, type SourceItem } from "./source.js";
 
 export function parseDisqus(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
   return readXml(
@@ -27,7 +27,9 @@ const isTrue = (text: string | null) => text === "true" || text === "1";
 function thread(n: XmlNode): SourceItem {
   const key = dsqId(n);
   if (!key) return { kind: "error", position: n.position, message: "<thread> without a dsq:id" };
-  const createdAt = childText(n, "createdAt");
+  const createdAt = parseSourceDate(childText(n, "createdAt"));
+  const late = outOfRangeDate({ "<createdAt>": createdAt });
+  if (late) return { kind: "error", position: n.position, message: `<thread dsq:id="${key}">: ${late}` };
   return {
     kind: "thread",
     key,
@@ -36,7 +38,7 @@ function thread(n: XmlNode): SourceItem {
     title: childText(n, "title") || null,
     state: isTrue(childText(n, "isClosed")) ? "locked" : "open",
     deleted: isTrue(childText(n, "isDeleted")),
-    createdAt: parseSourceDate(createdAt),
+    createdAt,
     position: n.position,
   };
 }
@@ -53,6 +55,8 @@ function post(n: XmlNode): SourceItem {
   if (!threadKey) return bad("no <thread dsq:id>");
   const createdAt = parseSourceDate(childText(n, "createdAt"));
   if (!createdAt) return bad("<createdAt> is missing or not a date");
+  const late = outOfRangeDate({ "<createdAt>": createdAt });
+  if (late) return bad(late);
   const deleted = isTrue(childText(n, "isDeleted"));
   const spam = isTrue(childText(n, "isSpam"));
   const body = deleted ? "" : htmlToText(child(n, "message")?.text ?? "");

@@ -14,7 +14,7 @@
 // who reacted is not in the JSON). GitHub keeps no deleted, pending or spam comments.
 import { readJson } from "./json-reader.js";
 import { asObject, countOf, idOf, textOf } from "./record-fields.js";
-import { parseSourceDate, type SourceItem, type SourceThread } from "./source.js";
+import { outOfRangeDate, parseSourceDate, type SourceItem, type SourceThread } from "./source.js";
 
 const REACTIONS = ["laugh", "hooray", "confused", "heart", "rocket", "eyes"] as const;
 
@@ -56,6 +56,11 @@ export async function* parseGithub(input: AsyncIterable<Uint8Array | string>): A
       const thread = threadOfIssue(o, r.position);
       if (!thread) {
         yield { kind: "error", position: r.position, message: `issue ${o.number}: no url or html_url` };
+        continue;
+      }
+      const late = outOfRangeDate({ created_at: thread.createdAt });
+      if (late) {
+        yield { kind: "error", position: r.position, message: `issue ${o.number}: ${late}` };
         continue;
       }
       for (const url of [textOf(o.url), threadUrlOf(textOf(o.html_url))]) if (url) threads.set(url, thread.key);
@@ -104,6 +109,8 @@ function comment(o: Record<string, unknown>, position: string): SourceItem {
   const body = (textOf(o.body) ?? "").trim();
   if (!body) return bad("its body is empty");
   const updatedAt = parseSourceDate(textOf(o.updated_at));
+  const late = outOfRangeDate({ created_at: createdAt, updated_at: updatedAt });
+  if (late) return bad(late);
   const user = asObject(o.user);
   const userId = idOf(user?.id);
   const login = textOf(user?.login)?.trim() || "ghost";

@@ -1,10 +1,12 @@
 // An isso database (the SQLite file isso's `dbpath` names, copied while isso is stopped or with
 // `sqlite3 comments.db ".backup copy.db"`), read with sql.js (SQLite compiled to WebAssembly: no
-// native build, the same on every Node version we support). SQLite reads a file whole, so the file
-// is held in memory, up to MAX_DATABASE_BYTES. Before anything is read the file is checked: the
-// SQLite header, its size against the size the header gives (a cut file fails at the byte where it
-// ends) and `PRAGMA quick_check`; a file that fails any of them, or whose reading fails later
-// (damaged pages), fails whole and writes nothing.
+// native build, the same on every Node version we support) in a worker thread, bounded in time and
+// memory (sqlite-reader.ts). SQLite reads a file whole, so the file is held in memory, up to
+// MAX_DATABASE_BYTES. Before anything is read the file is checked: the SQLite header, its size
+// against the size the header gives (a cut file fails at the byte where it ends), its schema (no
+// view, trigger but isso's own, virtual table, hidden or generated column: sqlite-reader.ts) and
+// `PRAGMA quick_check`; a file that fails any of them, or whose reading fails later (damaged
+// pages, a bound reached), fails whole and writes nothing.
 //
 // threads (id, uri: the page's path, title) are threads, by their path; comments (tid, id, parent,
 // created and modified as Unix seconds, mode 1 accepted, 2 waiting for moderation: pending, 4
@@ -15,14 +17,18 @@
 // into isso hold HTML): tags are stripped as for Disqus (htmlToText). Authors become readers
 // `isso:<hash of the email>` (or `isso:name-<hash of the name>` without one, as WordPress's); the
 // address is kept only with keepEmails. likes and dislikes are counted as votes.
-import initSqlJs, { type Database } from "sql.js";
 import type { CommentStatus } from "../../generated/prisma/enums.js";
 import { SQLITE_MAGIC } from "./sniff.js";
-import { emailOf, htmlToText, sha256Hex, SourceFailure, type SourceItem } from "./source.js";
+import { emailOf, htmlToText, outOfRangeDate, sha256Hex, SourceFailure, type SourceItem } from "./source.js";
 import { countOf } from "./record-fields.js";
+import { openImportedSqlite, SqliteReadError, type ImportedSqlite, type SqliteRow } from "./sqlite-reader.js";
 
 /** the largest database read (SQLite in WebAssembly holds it whole) */
 export const MAX_DATABASE_BYTES = 1024 * 1024 * 1024;
+
+/** the one trigger isso's schema has (isso/db/comments.py); it runs on a DELETE, never on a read */
+export const ISSO_TRIGGER =
+  "CREATE TRIGGER remove_stale_threads AFTER DELETE ON comments BEGIN DELETE FROM threads WHERE id NOT IN (SELECT tid FROM comments); END";
 
 const MODES: Record<number, CommentStatus> = { 1: "approved", 2: "pending", 4: "deleted" };
 
@@ -59,26 +65,12 @@ function checkHeader(file: Uint8Array): void {
 const damaged = (position: string, err: unknown) =>
   new SourceFailure(position, `the database cannot be read: ${err instanceof Error ? err.message : String(err)}`);
 
-export async function* parseIsso(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
+export async function* parseIsso(input: AsyncIterable<Uint8Array | string>, signal?: AbortSignal): AsyncGenerator<SourceItem> {
   const file = await readAll(input);
   checkHeader(file);
-  const SQL = await initSqlJs();
-  let db: Database;
+  const db = await openImportedSqlite(file, { allowedTriggers: [ISSO_TRIGGER], transfer: true, signal });
   try {
-    db = new SQL.Database(file);
-  } catch (err) {
-    throw damaged("byte 0", err);
-  }
-  try {
-    let check: unknown;
-    try {
-      check = db.exec("PRAGMA quick_check(1)")[0]?.values[0]?.[0];
-    } catch (err) {
-      throw damaged("byte 0", err);
-    }
-    if (check !== "ok") throw new SourceFailure("byte 0", `the database is damaged: ${String(check)}`);
-    const tables = new Set((db.exec("SELECT name FROM sqlite_master WHERE type = 'table'")[0]?.values ?? []).map((v) => String(v[0])));
-    if (!tables.has("threads") || !tables.has("comments"))
+    if (!db.tables.has("threads") || !db.tables.has("comments"))
       throw new SourceFailure("byte 0", "not an isso database: it has no threads and comments tables");
     yield* rows(db, "SELECT id, uri, title FROM threads ORDER BY id", "threads", (r, position) => ({
       kind: "thread",
@@ -96,40 +88,39 @@ export async function* parseIsso(input: AsyncIterable<Uint8Array | string>): Asy
       comment,
     );
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-type Row = Record<string, number | string | Uint8Array | null>;
-
-/** The rows of a query, one at a time (sql.js steps a prepared statement), each made an item. */
-function* rows(db: Database, query: string, table: string, make: (r: Row, position: string) => SourceItem): Generator<SourceItem> {
+/** The rows of a query, one at a time (the worker sends them a batch at a time), each made an item. */
+async function* rows(
+  db: ImportedSqlite,
+  query: string,
+  table: string,
+  make: (r: SqliteRow, position: string) => SourceItem,
+): AsyncGenerator<SourceItem> {
   let last = "its first row";
-  let stmt;
-  try {
-    stmt = db.prepare(query);
-  } catch (err) {
-    throw damaged(`${table}`, err);
-  }
+  const found = db.rows(query);
   try {
     for (;;) {
-      let row: Row;
+      let next: IteratorResult<SqliteRow>;
       try {
-        if (!stmt.step()) break;
-        row = stmt.getAsObject() as Row;
+        next = await found.next();
       } catch (err) {
-        throw damaged(`${table}, after ${last}`, err);
+        if (!(err instanceof SqliteReadError)) throw err;
+        throw damaged(last === "its first row" ? table : `${table}, after ${last}`, err);
       }
-      const position = `${table} id ${String(row.id)}`;
+      if (next.done) break;
+      const position = `${table} id ${String(next.value.id)}`;
       last = position;
-      yield make(row, position);
+      yield make(next.value, position);
     }
   } finally {
-    stmt.free();
+    await found.return(undefined);
   }
 }
 
-function comment(r: Row, position: string): SourceItem {
+function comment(r: SqliteRow, position: string): SourceItem {
   const key = typeof r.id === "number" ? String(r.id) : null;
   const bad = (message: string): SourceItem => ({ kind: "error", position, message });
   if (!key || typeof r.tid !== "number") return bad("a comment without an id or a thread");
@@ -138,6 +129,11 @@ function comment(r: Row, position: string): SourceItem {
   if (typeof r.created !== "number" || !Number.isFinite(r.created)) return bad("created is not a time");
   const createdAt = new Date(Math.round(r.created * 1000));
   const modified = typeof r.modified === "number" && Number.isFinite(r.modified) ? new Date(Math.round(r.modified * 1000)) : null;
+  const late = outOfRangeDate(
+    { created: createdAt, modified },
+    { created: `${r.created} seconds`, modified: `${String(r.modified)} seconds` },
+  );
+  if (late) return bad(late);
   const body = status === "deleted" ? "" : htmlToText(typeof r.text === "string" ? r.text : "");
   if (status !== "deleted" && !body) return bad("its text is empty");
   const name = typeof r.author === "string" ? r.author.trim() : "";

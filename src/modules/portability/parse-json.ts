@@ -5,7 +5,7 @@
 // authorName. Comment ids are the file's (made the tenant's own by the importer).
 import { readJson } from "./json-reader.js";
 import { GenericRecord } from "./json-format.js";
-import { emailOf, parseSourceDate, type SourceItem } from "./source.js";
+import { emailOf, outOfRangeDate, parseSourceDate, type SourceItem } from "./source.js";
 
 export async function* parseJson(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
   for await (const r of readJson(input, { paths: ["$.*"], recordDepth: 2 })) {
@@ -25,6 +25,14 @@ export async function* parseJson(input: AsyncIterable<Uint8Array | string>): Asy
     }
     const v = parsed.data;
     const position = r.position;
+    const late = outOfRangeDate({
+      createdAt: parseSourceDate(v.createdAt),
+      editedAt: v.type === "comment" ? parseSourceDate(v.editedAt) : null,
+    });
+    if (late) {
+      yield { kind: "error", position, message: `${v.type} ${v.id}: ${late}` };
+      continue;
+    }
     if (v.type === "discussion") {
       yield {
         kind: "thread",

@@ -3,7 +3,7 @@
 // JSON or not a valid record is an error at its line. Discussion and reader ids are kept as they
 // are; comment ids too when the file was exported from the same tenant (see importer.ts).
 import { CommentRecord, HeaderRecord, ImportRecord, EXPORT_VERSION } from "./records.js";
-import { parseSourceDate, type SourceItem } from "./source.js";
+import { outOfRangeDate, parseSourceDate, type SourceItem } from "./source.js";
 
 /** a longer line is refused rather than buffered (a comment body is at most a few hundred KB) */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
@@ -93,6 +93,18 @@ export async function* parseNdjson(input: AsyncIterable<Uint8Array | string>): A
       continue;
     }
     const r = parsed.data;
+    const late =
+      r.type === "end"
+        ? null
+        : outOfRangeDate({
+            createdAt: date(r.createdAt),
+            editedAt: r.type === "comment" ? date(r.editedAt) : null,
+            deletedAt: r.type === "comment" ? date(r.deletedAt) : null,
+          });
+    if (late) {
+      yield { kind: "error", position, message: `${r.type}: ${late}` };
+      continue;
+    }
     switch (r.type) {
       case "discussion":
         yield {

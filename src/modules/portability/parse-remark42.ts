@@ -11,7 +11,7 @@
 // it needs is a bad record.
 import { lines } from "./parse-ndjson.js";
 import { asObject, countOf, idOf, textOf, votesOfScore } from "./record-fields.js";
-import { htmlToText, parseSourceDate, SourceFailure, type SourceItem } from "./source.js";
+import { htmlToText, outOfRangeDate, parseSourceDate, SourceFailure, type SourceItem } from "./source.js";
 
 /** the meta line lists every user and page of the site: it may be long */
 const MAX_META_CHARS = 16 * 1024 * 1024;
@@ -118,6 +118,8 @@ function comment(r: Record<string, unknown> | null, position: string): SourceIte
     ? { upvotes: counted.filter((v) => v === true).length, downvotes: counted.filter((v) => v === false).length }
     : votesOfScore(r.score);
   const editedAt = parseSourceDate(textOf(asObject(r.edit)?.time));
+  const late = outOfRangeDate({ time: createdAt, "edit.time": editedAt });
+  if (late) return bad(late);
   return {
     kind: "post",
     key,

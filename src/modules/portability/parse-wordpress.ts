@@ -8,7 +8,7 @@
 // itself is not kept.
 import { childText, readXml, type XmlNode } from "./xml-reader.js";
 import type { CommentStatus } from "../../generated/prisma/enums.js";
-import { emailOf, htmlToText, parseSourceDate, sha256Hex, type SourceItem } from "./source.js";
+import { emailOf, htmlToText, outOfRangeDate, parseSourceDate, sha256Hex, type SourceItem } from "./source.js";
 
 /** an item's fields the thread needs; its content and other metadata are dropped as they close */
 const ITEM_FIELDS = new Set(["title", "link", "wp:post_id", "wp:post_name", "wp:post_date_gmt", "wp:post_date"]);
@@ -50,13 +50,16 @@ const threadKeyOf = (item: XmlNode) => childText(item, "wp:post_id") || childTex
 
 function thread(item: XmlNode): SourceItem {
   const postId = childText(item, "wp:post_id");
+  const createdAt = parseSourceDate(childText(item, "wp:post_date_gmt")) ?? parseSourceDate(childText(item, "wp:post_date"));
+  const late = outOfRangeDate({ "<wp:post_date_gmt>": createdAt });
+  if (late) return { kind: "error", position: item.position, message: `<item> ${postId ?? ""}: ${late}` };
   return {
     kind: "thread",
     key: threadKeyOf(item),
     identifier: childText(item, "wp:post_name") || postId || null,
     url: childText(item, "link") || null,
     title: childText(item, "title") || null,
-    createdAt: parseSourceDate(childText(item, "wp:post_date_gmt")) ?? parseSourceDate(childText(item, "wp:post_date")),
+    createdAt,
     position: item.position,
   };
 }
@@ -72,6 +75,8 @@ function comment(n: XmlNode, threadKey: string): SourceItem | null {
   if (!status) return bad(`<wp:comment_approved> is "${approved}" (1, 0, spam or trash)`);
   const createdAt = parseSourceDate(childText(n, "wp:comment_date_gmt")) ?? parseSourceDate(childText(n, "wp:comment_date"));
   if (!createdAt) return bad("<wp:comment_date_gmt> is missing or not a date");
+  const late = outOfRangeDate({ "<wp:comment_date_gmt>": createdAt });
+  if (late) return bad(late);
   const body = status === "deleted" ? "" : htmlToText(childText(n, "wp:comment_content") ?? "");
   if (status !== "deleted" && !body) return bad("<wp:comment_content> is empty");
   const name = childText(n, "wp:comment_author") || "";

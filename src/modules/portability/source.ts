@@ -234,6 +234,31 @@ export function htmlToText(html: string): string {
     .trim();
 }
 
+/**
+ * The dates an import takes: years 1 to 9999, which JavaScript and PostgreSQL both read and write
+ * alike (JavaScript's dates reach year 275760, PostgreSQL's timestamps 294276, but neither reads
+ * the other's past 9999, and PostgreSQL has no year 0).
+ */
+export const FIRST_DATE_MS = Date.parse("0001-01-01T00:00:00.000Z");
+export const LAST_DATE_MS = Date.parse("9999-12-31T23:59:59.999Z");
+
+/** Whether a date is one an import takes (an invalid Date is not). */
+export const inDateRange = (d: Date) => d.getTime() >= FIRST_DATE_MS && d.getTime() <= LAST_DATE_MS;
+
+/**
+ * Why a record cannot be imported for its dates: the first of `dates` (named as the source names
+ * them) outside years 1 to 9999, shown as `shown` gives it (else as a date), or null. Such a
+ * record is a bad record at its position, never a failure of the import.
+ */
+export function outOfRangeDate(dates: Record<string, Date | null | undefined>, shown: Record<string, unknown> = {}): string | null {
+  for (const [field, d] of Object.entries(dates)) {
+    if (!d || inDateRange(d)) continue;
+    const value = field in shown ? String(shown[field]) : Number.isNaN(d.getTime()) ? "not a date" : d.toISOString();
+    return `${field} is ${value}, outside the dates an import takes (years 1 to 9999)`;
+  }
+  return null;
+}
+
 /** A date the source wrote (ISO 8601, or WordPress's `2024-01-02 03:04:05` in UTC); null when it is not one. */
 export function parseSourceDate(text: string | null | undefined): Date | null {
   const t = (text ?? "").trim();

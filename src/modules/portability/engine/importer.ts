@@ -38,6 +38,7 @@ import { FORMAT_NAMES, sniffFormat } from "../sniff.js";
 import {
   discussionIdOf,
   importedCommentId,
+  outOfRangeDate,
   SourceFailure,
   threadDiscussionId,
   type ImportChoices,
@@ -80,7 +81,8 @@ export interface ImportSummary extends ImportProgress {
 /** errors kept for the summary; past this only their number grows */
 export const MAX_ERRORS = 100;
 
-const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>) => AsyncGenerator<SourceItem>> = {
+/** Each format's parser; a parser that can be stopped mid-step (isso's worker) takes the run's signal. */
+const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>, signal?: AbortSignal) => AsyncGenerator<SourceItem>> = {
   disqus: parseDisqus,
   wordpress: parseWordpress,
   ndjson: parseNdjson,
@@ -171,10 +173,17 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   }
 
   try {
-    for await (const item of PARSERS[opts.format](sniffed.stream)) {
+    for await (const item of PARSERS[opts.format](sniffed.stream, opts.signal)) {
       if (opts.signal?.aborted) {
         failure = "stopped: the server is shutting down";
         break;
+      }
+      // each parser names a date it cannot take (source.ts, outOfRangeDate); this holds for any other
+      const late = lateDate(item);
+      if (late !== null) {
+        refuse(late.position, late.message);
+        if (failure) break;
+        continue;
       }
       switch (item.kind) {
         case "header":
@@ -291,10 +300,13 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
       await writer.finish(false).catch(() => undefined);
       throw err;
     }
-    skipped++;
-    note(err.position, err.message);
-    fatal = true;
-    failure = `${err.position}: ${err.message}`;
+    if (opts.signal?.aborted) failure = "stopped: the server is shutting down";
+    else {
+      skipped++;
+      note(err.position, err.message);
+      fatal = true;
+      failure = `${err.position}: ${err.message}`;
+    }
   }
   // replies that came before the deleted comment they answer hang from its nearest live ancestor too
   writer.reparent(
@@ -309,6 +321,17 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   const summary: ImportSummary = { ...snapshot(), state: failure ? "failed" : "succeeded", failure };
   await reporting;
   return summary;
+}
+
+/** A date of an item outside years 1 to 9999, with the item's position; null when all are in range. */
+function lateDate(item: SourceItem): { position: string; message: string } | null {
+  const message =
+    item.kind === "post"
+      ? outOfRangeDate({ createdAt: item.createdAt, editedAt: item.editedAt, deletedAt: item.deletedAt })
+      : item.kind === "thread" || item.kind === "reader" || item.kind === "reaction"
+        ? outOfRangeDate({ createdAt: item.createdAt })
+        : null;
+  return message !== null && "position" in item ? { position: item.position, message } : null;
 }
 
 const httpUrlOrNull = (url: string | null | undefined): string | null => (isHttpUrl(url) ? url : null);
