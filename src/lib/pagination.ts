@@ -38,13 +38,48 @@ export function timeIdCursor(at: Date, id: string, tag?: string): CursorValue[] 
   return tag === undefined ? [at.getTime(), id] : [tag, at.getTime(), id];
 }
 
+/**
+ * The times a cursor may hold, in ms since the epoch: 0001-01-01 to 9999-12-31 (UTC). Every time a
+ * list issues lies there; past it a forged value would be an invalid Date or a timestamp PostgreSQL
+ * refuses (22008), not a page.
+ */
+export const CURSOR_TIME_MIN = new Date("0001-01-01T00:00:00.000Z").getTime();
+export const CURSOR_TIME_MAX = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const INT4_MIN = -2_147_483_648;
+const INT4_MAX = 2_147_483_647;
+/** the longest id a cursor may hold (every id the service issues or imports is far shorter) */
+const CURSOR_ID_MAX = 1000;
+
+/** A cursor's time: whole milliseconds within CURSOR_TIME_MIN..MAX; else the validation error on `cursor`. */
+export function cursorTime(v: CursorValue | undefined): Date {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < CURSOR_TIME_MIN || v > CURSOR_TIME_MAX) throw cursorNotIssued();
+  return new Date(v);
+}
+
+/** A cursor's integer for an int4 column; else the validation error on `cursor`. */
+export function cursorInt4(v: CursorValue | undefined): number {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < INT4_MIN || v > INT4_MAX) throw cursorNotIssued();
+  return v;
+}
+
+/** A cursor's number for a double precision column: finite; else the validation error on `cursor`. */
+export function cursorFloat(v: CursorValue | undefined): number {
+  if (typeof v !== "number" || !Number.isFinite(v)) throw cursorNotIssued();
+  return v;
+}
+
+/** A cursor's id (text): a string without NUL (PostgreSQL's text cannot hold it), of bounded length. */
+export function cursorId(v: CursorValue | undefined): string {
+  if (typeof v !== "string" || v.length > CURSOR_ID_MAX || v.includes("\u0000")) throw cursorNotIssued();
+  return v;
+}
+
 /** The time and id of a cursor made by timeIdCursor with the same tag; else the validation error on `cursor`. */
 export function decodeTimeIdCursor(cursor: string, tag?: string): [Date, string] {
   const values = decodeCursor(cursor, tag === undefined ? 2 : 3);
   if (tag !== undefined && values.shift() !== tag) throw cursorNotIssued();
   const [at, id] = values;
-  if (typeof at !== "number" || typeof id !== "string") throw cursorNotIssued();
-  return [new Date(at), id];
+  return [cursorTime(at), cursorId(id)];
 }
 
 /** A list's page request: how many, and after which cursor. */
