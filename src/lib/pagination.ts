@@ -1,6 +1,7 @@
 // Keyset pagination: `{ items, nextCursor }` with an opaque cursor holding the sort key of the last
 // item. Stable under concurrent inserts (no offsets), whatever the sort order.
 import { errors } from "./errors.js";
+import { TIME_MAX_MS, TIME_MIN_MS } from "./timestamps.js";
 
 export type CursorValue = string | number | boolean | null;
 
@@ -38,21 +39,18 @@ export function timeIdCursor(at: Date, id: string, tag?: string): CursorValue[] 
   return tag === undefined ? [at.getTime(), id] : [tag, at.getTime(), id];
 }
 
-/**
- * The times a cursor may hold, in ms since the epoch: 0001-01-01 to 9999-12-31 (UTC). Every time a
- * list issues lies there; past it a forged value would be an invalid Date or a timestamp PostgreSQL
- * refuses (22008), not a page.
- */
-export const CURSOR_TIME_MIN = new Date("0001-01-01T00:00:00.000Z").getTime();
-export const CURSOR_TIME_MAX = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const INT4_MIN = -2_147_483_648;
 const INT4_MAX = 2_147_483_647;
 /** the longest id a cursor may hold (every id the service issues or imports is far shorter) */
 const CURSOR_ID_MAX = 1000;
 
-/** A cursor's time: whole milliseconds within CURSOR_TIME_MIN..MAX; else the validation error on `cursor`. */
+/**
+ * A cursor's time: whole milliseconds within years 1–9999 (src/lib/timestamps.ts; every time a list
+ * issues lies there, past it a forged value is an invalid Date or a timestamp PostgreSQL refuses);
+ * else the validation error on `cursor`.
+ */
 export function cursorTime(v: CursorValue | undefined): Date {
-  if (typeof v !== "number" || !Number.isInteger(v) || v < CURSOR_TIME_MIN || v > CURSOR_TIME_MAX) throw cursorNotIssued();
+  if (typeof v !== "number" || !Number.isInteger(v) || v < TIME_MIN_MS || v > TIME_MAX_MS) throw cursorNotIssued();
   return new Date(v);
 }
 
