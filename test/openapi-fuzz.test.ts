@@ -118,6 +118,43 @@ function baseValue(path: string, name: string): string {
   return "fuzz";
 }
 
+/**
+ * A body the operation could accept: each required property (and the few every write names) a
+ * plausible value, so that a hostile value in one property meets the route's deeper code (its SQL)
+ * rather than only the refusal of a missing field beside it.
+ */
+function validBody(schema: any): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const required = new Set<string>(schema.required ?? []);
+  for (const [name, raw] of Object.entries((schema.properties ?? {}) as Record<string, any>)) {
+    if (!required.has(name) && !["body", "parentId", "url", "title"].includes(name)) continue;
+    out[name] = plausible(name, deref(raw));
+  }
+  return out;
+}
+
+function plausible(name: string, schema: any): unknown {
+  const s = deref(schema?.anyOf?.find((x: any) => deref(x)?.type !== "null") ?? schema);
+  if (s?.enum) return s.enum[0];
+  if (name === "parentId" || name === "commentId") return commentId;
+  if (name === "discussionId") return "fuzz";
+  if (/url|uri/i.test(name) || s?.format === "uri") return "https://blog.example/fuzz";
+  if (s?.format === "date-time") return "2030-01-01T00:00:00.000Z";
+  switch (s?.type) {
+    case "integer":
+    case "number":
+      return 1;
+    case "boolean":
+      return false;
+    case "array":
+      return [];
+    case "object":
+      return validBody(s);
+    default:
+      return "fuzz";
+  }
+}
+
 interface Probe {
   method: string;
   path: string;
@@ -136,7 +173,13 @@ function probesOf(path: string, method: string, op: any, pathParams: any[]): Pro
     path.replace(/\{([^}]+)\}/g, (_, n: string) => encodeURIComponent(over[n] ?? baseValue(path, n)));
   const media = op.requestBody ? deref(op.requestBody)?.content : undefined;
   const json = media?.["application/json"]?.schema ? deref(media["application/json"].schema) : undefined;
-  const emptyBody = json ? "{}" : undefined;
+  const base = json ? validBody(json) : undefined;
+  const emptyBody = base ? JSON.stringify(base) : undefined;
+  /** the valid body with one property's value replaced (JSON text, so 1e400 and the like reach the server) */
+  const withProp = (name: string, v: string) => {
+    const rest = JSON.stringify({ ...base, [name]: undefined }).slice(1, -1);
+    return `{${rest ? `${rest},` : ""}${JSON.stringify(name)}:${v}}`;
+  };
   // the query a route needs to reach past its door (a feed's or a fragment's publishable key), kept under every other probe
   const baseQuery: Record<string, string> = {};
   for (const p of params) if (p.in === "query" && p.name === "key") baseQuery.key = pk;
@@ -164,7 +207,7 @@ function probesOf(path: string, method: string, op: any, pathParams: any[]): Pro
           responses: op.responses ?? {},
           path: fill({}),
           query: baseQuery,
-          body: `{${JSON.stringify(name)}:${v}}`,
+          body: withProp(name, v),
           what: `body ${name}=${v.slice(0, 80)}`,
         });
       // an object inside the body (a settings group, a filter): its own properties, two values each
@@ -178,7 +221,7 @@ function probesOf(path: string, method: string, op: any, pathParams: any[]): Pro
             responses: op.responses ?? {},
             path: fill({}),
             query: baseQuery,
-            body: `{${JSON.stringify(name)}:{${JSON.stringify(innerName)}:${v}}}`,
+            body: withProp(name, `{${JSON.stringify(innerName)}:${v}}`),
             what: `body ${name}.${innerName}=${v.slice(0, 80)}`,
           });
         }
@@ -292,6 +335,26 @@ describe("fuzzing every route of the OpenAPI document", () => {
 });
 
 describe("what the fuzz found", () => {
+  it("an event seq past int4 (lastEventId, Last-Event-ID) is a 400 on the stream, not PostgreSQL's 22003", async () => {
+    const cases: [string, Record<string, string>][] = [
+      ["/api/v1/stream/fuzz?lastEventId=2147483648", {}],
+      ["/api/v1/stream/fuzz", { "last-event-id": "99999999999" }],
+      ["/api/v1/stream/me?lastEventId=2147483648", { "x-service-identity": identity }],
+    ];
+    for (const [path, headers] of cases) {
+      const res = await fetch(`${server.url}${path}`, {
+        headers: { "x-api-key": t.apiKey, ...headers },
+        signal: AbortSignal.timeout(5_000),
+      });
+      const body = (await res.json()) as { code: string };
+      expect([path, res.status, body.code]).toEqual([path, 400, "invalid_parameter"]);
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    }
+    const ok = await fetch(`${server.url}/api/v1/stream/fuzz?lastEventId=2147483647`, { headers: { "x-api-key": t.apiKey } });
+    expect(ok.status).toBe(200);
+    await ok.body?.cancel();
+  });
+
   it("a time before year 1 or past 9999 is a 400 on the parameter (analytics' range), and GraphQL's DateTime refuses it", async () => {
     for (const q of ["to=0000-01-01T00:00:00.000Z", "from=0000-06-01T00:00:00Z", "to=9999-12-31T23:59:59.999-01:00"]) {
       const r = await t.api.get(`/api/v1/analytics?${q}`);
