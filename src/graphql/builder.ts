@@ -11,6 +11,7 @@ import type { Capability } from "../auth/capabilities.js";
 import { hasCapability, isAdmin } from "../auth/principal.js";
 import { db, type RequestContext } from "../context/request.js";
 import { errors } from "../lib/errors.js";
+import { inTimeRange, TIME_RANGE_RULE } from "../lib/timestamps.js";
 
 /** The GraphQL type an id names, by its prefix (discussion ids are the tenant's own, unprefixed). */
 export function typenameOfId(id: string): string {
@@ -138,6 +139,7 @@ builder.scalarType("DateTime", {
   parseValue: (v) => {
     const d = typeof v === "string" ? new Date(v) : null;
     if (!d || Number.isNaN(d.getTime())) throw new TypeError("must be an ISO 8601 timestamp");
+    if (!inTimeRange(d)) throw new TypeError(TIME_RANGE_RULE);
     return d;
   },
 });

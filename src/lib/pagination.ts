@@ -1,6 +1,7 @@
 // Keyset pagination: `{ items, nextCursor }` with an opaque cursor holding the sort key of the last
 // item. Stable under concurrent inserts (no offsets), whatever the sort order.
 import { errors } from "./errors.js";
+import { TIME_MAX_MS, TIME_MIN_MS } from "./timestamps.js";
 
 export type CursorValue = string | number | boolean | null;
 
@@ -38,13 +39,45 @@ export function timeIdCursor(at: Date, id: string, tag?: string): CursorValue[] 
   return tag === undefined ? [at.getTime(), id] : [tag, at.getTime(), id];
 }
 
+const INT4_MIN = -2_147_483_648;
+const INT4_MAX = 2_147_483_647;
+/** the longest id a cursor may hold (every id the service issues or imports is far shorter) */
+const CURSOR_ID_MAX = 1000;
+
+/**
+ * A cursor's time: whole milliseconds within years 1–9999 (src/lib/timestamps.ts; every time a list
+ * issues lies there, past it a forged value is an invalid Date or a timestamp PostgreSQL refuses);
+ * else the validation error on `cursor`.
+ */
+export function cursorTime(v: CursorValue | undefined): Date {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < TIME_MIN_MS || v > TIME_MAX_MS) throw cursorNotIssued();
+  return new Date(v);
+}
+
+/** A cursor's integer for an int4 column; else the validation error on `cursor`. */
+export function cursorInt4(v: CursorValue | undefined): number {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < INT4_MIN || v > INT4_MAX) throw cursorNotIssued();
+  return v;
+}
+
+/** A cursor's number for a double precision column: finite; else the validation error on `cursor`. */
+export function cursorFloat(v: CursorValue | undefined): number {
+  if (typeof v !== "number" || !Number.isFinite(v)) throw cursorNotIssued();
+  return v;
+}
+
+/** A cursor's id (text): a string without NUL (PostgreSQL's text cannot hold it), of bounded length. */
+export function cursorId(v: CursorValue | undefined): string {
+  if (typeof v !== "string" || v.length > CURSOR_ID_MAX || v.includes("\u0000")) throw cursorNotIssued();
+  return v;
+}
+
 /** The time and id of a cursor made by timeIdCursor with the same tag; else the validation error on `cursor`. */
 export function decodeTimeIdCursor(cursor: string, tag?: string): [Date, string] {
   const values = decodeCursor(cursor, tag === undefined ? 2 : 3);
   if (tag !== undefined && values.shift() !== tag) throw cursorNotIssued();
   const [at, id] = values;
-  if (typeof at !== "number" || typeof id !== "string") throw cursorNotIssued();
-  return [new Date(at), id];
+  return [cursorTime(at), cursorId(id)];
 }
 
 /** A list's page request: how many, and after which cursor. */

@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/lib/errors.js";
-import { checkLimit, decodeCursor, decodeTimeIdCursor, encodeCursor, keysetAfter, timeIdCursor, toPage } from "../../src/lib/pagination.js";
+import {
+  checkLimit,
+  cursorFloat,
+  cursorId,
+  cursorInt4,
+  cursorTime,
+  decodeCursor,
+  decodeTimeIdCursor,
+  encodeCursor,
+  keysetAfter,
+  timeIdCursor,
+  toPage,
+} from "../../src/lib/pagination.js";
 
 describe("cursor codec", () => {
   it("round-trips the sort key of the last item", () => {
@@ -53,6 +65,23 @@ describe("time and id cursors", () => {
     refusal(() => decodeTimeIdCursor(encodeCursor(["2026-03-01", "cmt_a"])));
     refusal(() => decodeTimeIdCursor(encodeCursor([at.getTime(), 7])));
     refusal(() => decodeTimeIdCursor(encodeCursor(["t", at.getTime(), null]), "t"));
+  });
+
+  it("reads each value as its column holds it: times within years 1–9999 in whole ms, int4, finite numbers, ids without NUL", () => {
+    expect(cursorTime(at.getTime())).toEqual(at);
+    expect(cursorTime(Date.UTC(9999, 11, 31, 23, 59, 59, 999)).getUTCFullYear()).toBe(9999);
+    for (const bad of [8.64e15 + 1, 1e20, Date.UTC(10000, 0, 1), -62_135_596_800_001, at.getTime() + 0.5, Infinity, NaN, "1", null]) {
+      refusal(() => cursorTime(bad as number));
+    }
+    expect(cursorInt4(2_147_483_647)).toBe(2_147_483_647);
+    expect(cursorInt4(-2_147_483_648)).toBe(-2_147_483_648);
+    for (const bad of [2_147_483_648, -2_147_483_649, 1.5, 1e300, Infinity, "7", true]) refusal(() => cursorInt4(bad as number));
+    expect(cursorFloat(0.25)).toBe(0.25);
+    for (const bad of [Infinity, -Infinity, NaN, "0.5"]) refusal(() => cursorFloat(bad as number));
+    expect(cursorId("cmt_a")).toBe("cmt_a");
+    for (const bad of ["cmt_\u0000", "\u0000", "x".repeat(1001), 7, null]) refusal(() => cursorId(bad as string));
+    refusal(() => decodeTimeIdCursor(Buffer.from('[1e400,"cmt_a"]').toString("base64url")));
+    refusal(() => decodeTimeIdCursor(encodeCursor([at.getTime(), "cmt\u0000"])));
   });
 });
 

@@ -28,6 +28,7 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";
+import { isoTimestamp } from "../../lib/timestamps.js";
 
 export type AnalyticsInterval = "day" | "hour";
 
@@ -73,8 +74,8 @@ const MODERATION_TYPES = [
 ];
 
 const Params = z.object({
-  from: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp" }).nullish(),
-  to: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp" }).nullish(),
+  from: isoTimestamp("must be an ISO 8601 timestamp").nullish(),
+  to: isoTimestamp("must be an ISO 8601 timestamp").nullish(),
   interval: z.enum(["day", "hour"], { message: "must be day or hour" }).nullish(),
   discussionId: z.string().regex(DISCUSSION_ID_RE, "must be 1–128 characters of A-Z a-z 0-9 . _ : -").nullish(),
 });

@@ -27,6 +27,16 @@ export function storedBodyHtml(c: Pick<Comment, "body" | "bodyHtml">): string {
   return c.bodyHtml ?? renderBody(c.body, DEFAULT_SETTINGS.formatting).html;
 }
 
+/**
+ * The author a reader is shown for a comment: a deleted comment (a tombstone) names nobody — no id,
+ * name, avatar or badge — in every public shape (the reader-facing API for a caller that cannot
+ * moderate, the fragment's HTML, its island and its JSON-LD); moderators still see who wrote it.
+ */
+export function shownAuthor(c: Pick<CommentWithAuthor, "status" | "author">, moderator: boolean): Author {
+  if (c.status !== "deleted" || moderator) return c.author;
+  return { tenantId: c.author.tenantId, id: "", name: "", avatarUrl: null, badge: null };
+}
+
 /** The include that turns a Comment row into a CommentWithAuthor. */
 export const WITH_AUTHOR = { author: true } as const;
 

@@ -10,7 +10,7 @@ import { connectionPage, defineConnection, legacyPageArgs, type ConnectionShape 
 import { selectsField } from "../../graphql/selection.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { DiscussionType } from "../discussions/graphql.js";
-import { reactionCountsOf, storedBodyHtml, type Author, type CommentWithAuthor } from "./dto.js";
+import { reactionCountsOf, shownAuthor, storedBodyHtml, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments, listCommentsWithDiscussion } from "./read.js";
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
@@ -72,12 +72,16 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
       description: "Nesting depth (0 = top level); null in event payloads, which carry the REST shape.",
       resolve: (c) => (typeof c.depth === "number" ? c.depth : null),
     }),
-    author: t.field({ type: ReaderType, resolve: (c) => c.author }),
+    author: t.field({
+      type: ReaderType,
+      description: "Who wrote it; a deleted comment's (a tombstone's) is empty (id and name \"\", no avatar or badge) but to moderators.",
+      resolve: (c, _a, ctx) => shownAuthor(c, canModerate(ctx)),
+    }),
     authorName: t.string({
       description:
         "The name shown for this comment: an imported comment keeps its source's name even when readers were merged by email, so " +
         "one reader's comments may show different names; a client that caches readers by id (Apollo, urql) shows this, not author.name.",
-      resolve: (c) => c.author.name,
+      resolve: (c, _a, ctx) => shownAuthor(c, canModerate(ctx)).name,
     }),
     body: t.exposeString("body", { description: "The source as written (Markdown); empty for deleted comments (tombstones)." }),
     bodyHtml: t.string({

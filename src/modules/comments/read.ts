@@ -6,7 +6,19 @@ import { sha256 } from "../../lib/sha256.js";
 import { currentReader, type RequestContext, store, tenantIdOf } from "../../context/request.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { errors } from "../../lib/errors.js";
-import { checkLimit, cursorNotIssued, decodeCursor, encodeCursor, toPage, type CursorValue, type Page } from "../../lib/pagination.js";
+import {
+  checkLimit,
+  cursorFloat,
+  cursorId,
+  cursorInt4,
+  cursorNotIssued,
+  cursorTime,
+  decodeCursor,
+  encodeCursor,
+  toPage,
+  type CursorValue,
+  type Page,
+} from "../../lib/pagination.js";
 import { checkDiscussionId } from "../../lib/ids.js";
 import type { CommentWithAuthor } from "./dto.js";
 import { canModerate, visibleTo } from "./visibility.js";
@@ -82,6 +94,15 @@ export function startAtCursor(c: CommentWithAuthor, sort: CommentSort, topLevel 
   return encodeCursor([...cursorOf(listTag(c.discussionId, sort, "approved", null, topLevel ? "top" : "all"), sort, c), START_AT]);
 }
 
+/** How a cursor's value for each sort key is read: its column's type and range (created_at timestamptz, vote_best double, the counts int4). */
+const CURSOR_FIELDS: Record<SortField, (v: CursorValue | undefined) => Date | number | string> = {
+  createdAt: cursorTime,
+  id: cursorId,
+  reactionTotal: cursorInt4,
+  score: cursorInt4,
+  voteBest: cursorFloat,
+};
+
 /** Where a page starts: at the list's start, after the cursor's comment, or at it (START_AT). */
 type PageStart = "first" | "after" | "at";
 
@@ -93,15 +114,8 @@ function decodeAfter(tag: string, sort: CommentSort, cursor: string): { start: P
   if (start === "at" && all.pop() !== START_AT) throw cursorNotIssued();
   const [issuedBy, pinned, ...rest] = all;
   if (issuedBy !== tag || typeof pinned !== "boolean") throw cursorNotIssued();
-  const values = rest.map((v, i) => {
-    const field = fields[i]!;
-    if (field === "createdAt") {
-      if (typeof v !== "number" || !Number.isFinite(v)) throw cursorNotIssued();
-      return new Date(v);
-    }
-    if (field === "id" ? typeof v !== "string" : typeof v !== "number" || !Number.isFinite(v)) throw cursorNotIssued();
-    return v;
-  });
+  // each value as its column holds it (a forged one out of range is refused here, not by PostgreSQL)
+  const values = rest.map((v, i) => CURSOR_FIELDS[fields[i]!](v));
   return { start, values: [pinned, ...values] };
 }
 

@@ -10,7 +10,7 @@
 // those of the same lists the element reads further pages from.
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { CommentJson } from "../../events/write-results.js";
-import { commentToJson, reactionCountsOf } from "../comments/dto.js";
+import { commentToJson, reactionCountsOf, shownAuthor } from "../comments/dto.js";
 import { signInPageUrl } from "../sign-in/settings.js";
 import type { ThreadNode, ThreadSnapshot } from "./snapshot.js";
 
@@ -46,7 +46,8 @@ export interface ThreadIsland {
 function islandComment(n: ThreadNode): IslandComment {
   // the source is left out (the element shows bodyHtml; a reader's own comment, the only one it edits, comes from a load with their identity),
   // and bodyHtml is the article's beside the island; kind too (the element's query does not ask for it)
-  const { bodyHtml: _, kind: _kind, ...json } = commentToJson(n.comment);
+  // a tombstone's author is nobody's (shownAuthor): the element shows no name for it, and the bytes carry none
+  const { bodyHtml: _, kind: _kind, ...json } = commentToJson({ ...n.comment, author: shownAuthor(n.comment, false) });
   const own = { ...json, body: "", viewerReactions: [], myVote: null };
   if (!n.repliesEnd) return own;
   return { ...own, replies: { edges: n.replies.map((r) => ({ node: islandComment(r) })), pageInfo: n.repliesEnd } };

@@ -2,7 +2,7 @@
 // in a sort, each with its replies nested, read through the same lists the API reads
 // (src/modules/comments/read.ts: `listComments`' statement with the discussion's row beside the page,
 // and `listReplyPages`, each parent's first page of replies as `listComments` with its parentId
-// answers it, one statement per level: the caller's visibility, shadow bans, sorts and cursors), so
+// answers it, one statement per level, REPLY_LEVELS at most: the caller's visibility, shadow bans, sorts and cursors), so
 // the fragment shows exactly what a reader without an identity sees through REST or GraphQL. The
 // discussion's row (and its event seq) comes from the page's own statement: a stream resumed from
 // that seq (the thread element's upgrade) misses nothing written after the page was read.
@@ -24,6 +24,12 @@ export const TOP_LEVEL_PER_PAGE = 20;
 export const REPLIES_PER_COMMENT = 20;
 /** Replies read per page, all levels together: past it, deeper replies are behind "more replies" links. */
 export const REPLIES_PER_PAGE = 200;
+/**
+ * Levels of replies read below a page's listed comments (one statement each): a comment at the last
+ * level with replies links its replies page, which shows the next levels, as past the budget. So a
+ * page costs at most 1 + REPLY_LEVELS statements however deep a chain of replies goes.
+ */
+export const REPLY_LEVELS = 10;
 
 /** Where a page read ends, as a Relay page says it: whether more follow, and the last cursor (the next page's, or the last item's). */
 export interface PageEnd {
@@ -84,7 +90,7 @@ export async function readThreadSnapshot(
   const top = parent ? [{ comment: parent, replies: listed, repliesEnd: endOf(page) }] : listed;
   let level = listed;
   let budget = REPLIES_PER_PAGE - (parent ? listed.length : 0);
-  while (level.length && budget > 0) {
+  for (let depth = 0; level.length && budget > 0 && depth < REPLY_LEVELS; depth++) {
     // each comment with replies asks for at most what is left of the page's budget
     const asks: { parent: ThreadNode; limit: number }[] = [];
     for (const n of level) {

@@ -10,6 +10,7 @@ import { writeTx } from "../../events/write-tx.js";
 import { generateApiKey } from "../../auth/key-auth.js";
 import { CAPABILITIES, type Capability } from "../../auth/capabilities.js";
 import { recordAudit } from "../audit/audit.js";
+import { isoTimestamp } from "../../lib/timestamps.js";
 
 /** Active (not revoked, not expired) keys a tenant may hold at once, of each kind (secret, publishable). */
 export const ACTIVE_KEY_LIMIT = 50;
@@ -20,7 +21,7 @@ const CreateInput = z
   .object({
     label: z.string().trim().min(1, "must be 1–100 characters").max(100, "must be 1–100 characters"),
     capabilities: z.array(z.enum(CAPABILITIES, { message: `must be one of ${CAPABILITIES.join(", ")}` })).nullish(),
-    expiresAt: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp or null" }).nullish(),
+    expiresAt: isoTimestamp("must be an ISO 8601 timestamp or null").nullish(),
   })
   .strict();
 

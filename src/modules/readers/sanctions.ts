@@ -15,6 +15,7 @@ import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { actorOf, recordAudit } from "../audit/audit.js";
 import type { Sanction } from "../../events/write-results.js";
+import { isoTimestamp } from "../../lib/timestamps.js";
 
 /** A sanction as the API shows it (eng_sanction_json; declared in src/events/write-results.ts). */
 export type { Sanction };
@@ -30,7 +31,7 @@ export interface BanReaderInput {
 }
 
 const BanInput = z.object({
-  until: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp or null" }).nullish(),
+  until: isoTimestamp("must be an ISO 8601 timestamp or null").nullish(),
   reason: z
     .string({ error: "must be a string" })
     .refine((s) => [...s].length <= SANCTION_REASON_MAX, `must be at most ${SANCTION_REASON_MAX} characters`)

@@ -197,11 +197,16 @@ function overflowReporter(app: AppServices, hub: StreamHub, tenantId: string, di
   };
 }
 
+/** the largest seq an event can have (int4) */
+const SEQ_MAX = 2_147_483_647;
+
 /** `Last-Event-ID` (set by EventSource on reconnect) wins over `?lastEventId=`; absent = live only. */
 function lastEventId(header: string | string[] | undefined, param: string | undefined): number | null {
   const h = Array.isArray(header) ? header[0] : header;
   const [raw, path] = h !== undefined && h.trim() !== "" ? [h.trim(), "Last-Event-ID"] : [param, "lastEventId"];
   if (raw === undefined) return null;
-  if (!/^\d{1,15}$/.test(raw)) throw errors.invalidParameter([{ path, message: "must be a non-negative integer (an event seq)" }]);
+  // an event's seq is an int4 column (the discussion's events and a reader's inbox): past it PostgreSQL refuses the statement
+  if (!/^\d{1,10}$/.test(raw) || Number(raw) > SEQ_MAX)
+    throw errors.invalidParameter([{ path, message: `must be a non-negative integer (an event seq) at most ${SEQ_MAX}` }]);
   return Number(raw);
 }

@@ -84,7 +84,9 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
   federation
     .setFollowersDispatcher(PATHS.followers, async (ctx, identifier, cursor) => {
       if (!(await federatingTenant(ctx.data.app, identifier))) return null;
-      const offset = cursor === null ? 0 : Math.max(0, Number.parseInt(cursor, 10) || 0);
+      // the cursors it issues are offsets ("0", "50", …): anything else (a fraction, past int4) is no page of it
+      if (cursor !== null && !/^\d{1,9}$/.test(cursor)) return { items: [], nextCursor: null };
+      const offset = cursor === null ? 0 : Number(cursor);
       const rows = await ctx.data.app.sql.query<{ actorId: string; inbox: string }>(
         `SELECT actor_id AS "actorId", inbox FROM federation_followers WHERE tenant_id = $1 ORDER BY created_at, actor_id OFFSET $2 LIMIT 51`,
         [identifier, offset],
