@@ -1,0 +1,187 @@
+// What an inbound activity cannot make the service do (docs/fediverse.md "Safety", docs/security.md
+// "Inbound federation (issue 66)"): spend seconds of CPU on a Linked Data signature over a graph
+// its sender chose, spend another domain's budget, create a discussion, take the id of another
+// server's Note, or point the site's deliveries at a third server — each against real Fedify peers
+// on loopback addresses of their own (other domains to the service).
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { randomBytes } from "node:crypto";
+import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
+import { federatingTenant, startFederatingServer } from "./support/federating-server.js";
+import type { TestServer } from "./support/server.js";
+
+let server: TestServer & { publicUrl: string };
+let peer: FediPeer;
+let victim: FediPeer;
+let spender: FediPeer;
+let spent: FediPeer;
+const waitFor = <T>(fn: () => Promise<T> | T, timeout = 20_000) => vi.waitFor(fn, { timeout, interval: 100 });
+const sql = <R>(text: string, values: unknown[]) => server.app.runtime.services.sql.query<R>(text, values);
+const AS = "https://www.w3.org/ns/activitystreams";
+const BUDGET = 10;
+
+beforeAll(async () => {
+  server = await startFederatingServer({ inboxPerDomainPerMinute: BUDGET });
+  peer = await startFediPeer({ names: ["alice"] });
+  victim = await startFediPeer({ names: ["vic"], host: "127.0.0.4" });
+  spender = await startFediPeer({ names: ["sam"], host: "127.0.0.6" });
+  spent = await startFediPeer({ names: ["tom"], host: "127.0.0.7" });
+});
+
+afterAll(async () => {
+  for (const p of [peer, victim, spender, spent]) await p?.close();
+  await server?.stop();
+});
+
+async function site(handle: string, settings: Record<string, unknown> = {}) {
+  const t = await federatingTenant(server, handle);
+  if (Object.keys(settings).length) expect((await t.api.patch("/api/v1/settings", settings)).status).toBe(200);
+  await t.api.put(`/api/v1/discussions/post`, { title: "A post", url: `https://${handle}.example/post` });
+  return { ...t, inbox: new URL(`${t.actor}/inbox`), article: `${t.actor}/articles/post` };
+}
+
+const commentsOf = (tenantId: string) =>
+  sql<{ body: string; author_id: string; status: string }>(
+    `SELECT body, author_id, status FROM comments WHERE tenant_id = $1 ORDER BY created_at`,
+    [tenantId],
+  );
+
+const problem = async (res: Response) => ((await res.json()) as { code: string }).code;
+
+/** `n` blank nodes, each linked to every other: a graph whose canonicalization (URDNA2015) takes seconds. */
+function clique(n: number) {
+  const ids = Array.from({ length: n }, (_, i) => `_:b${i}`);
+  return ids.map((id) => ({ "@id": id, "https://example.com/ns#knows": ids.filter((o) => o !== id).map((o) => ({ "@id": o })) }));
+}
+
+/** alice's Create(Note) replying to `article`, carrying a Linked Data `signature` over a clique of 8 blank nodes. */
+function ldSigned(article: string, id: string) {
+  const alice = peer.actorUri("alice").href;
+  return {
+    "@context": AS,
+    id: `${alice}/statuses/${id}/activity`,
+    type: "Create",
+    actor: alice,
+    object: {
+      id: `${alice}/statuses/${id}`,
+      type: "Note",
+      attributedTo: alice,
+      inReplyTo: article,
+      content: `<p>signed twice ${id}</p>`,
+      to: [`${AS}#Public`],
+    },
+    "https://example.com/ns#web": clique(8),
+    signature: {
+      type: "RsaSignature2017",
+      creator: `${alice}#main-key`,
+      created: new Date().toISOString(),
+      signatureValue: randomBytes(256).toString("base64"),
+    },
+  };
+}
+
+/**
+ * `send`'s answer, the CPU time this process (the server, in it) spent until it came, and the slowest
+ * /healthz answered meanwhile.
+ */
+async function whileHealthz(send: () => Promise<Response>): Promise<{ res: Response; cpuMs: number; healthzMs: number }> {
+  const cpu = process.cpuUsage();
+  let done = false;
+  const sending = send().finally(() => (done = true));
+  let healthzMs = 0;
+  while (!done) {
+    const t = performance.now();
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    healthzMs = Math.max(healthzMs, performance.now() - t);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const res = await sending;
+  const spent = process.cpuUsage(cpu);
+  return { res, cpuMs: (spent.user + spent.system) / 1000, healthzMs };
+}
+
+describe("Linked Data signatures", () => {
+  it("never verifies one: a clique of blank nodes under a `signature` is answered at once, unsigned (401) or HTTP-signed (202)", async () => {
+    const t = await site("ldsig_site");
+    const body = JSON.stringify(ldSigned(t.article, "unsigned"));
+    expect(body.length).toBeLessThan(2_500);
+    const alice = peer.actorUri("alice").href;
+    // no valid HTTP signature: refused, without canonicalizing anything
+    const unsigned = await whileHealthz(() =>
+      fetch(t.inbox, {
+        method: "POST",
+        headers: {
+          "content-type": "application/activity+json",
+          date: new Date().toUTCString(),
+          digest: "SHA-256=AAAA",
+          signature: `keyId="${alice}#main-key",algorithm="rsa-sha256",headers="(request-target) date digest",signature="AAAA"`,
+        },
+        body,
+      }),
+    );
+    expect(unsigned.res.status).toBe(401);
+    expect(await problem(unsigned.res)).toBe("signature_invalid");
+    expect(unsigned.cpuMs).toBeLessThan(2_000);
+    expect(unsigned.healthzMs).toBeLessThan(1_000);
+    // the same, HTTP-signed by alice (as Mastodon sends a public reply: both signatures): taken, on its
+    // HTTP signature over the body as it came, its Linked Data one ignored
+    const signed = await whileHealthz(() => peer.signedPost("alice", t.inbox, ldSigned(t.article, "signed")));
+    expect(signed.res.status).toBe(202);
+    expect(signed.cpuMs).toBeLessThan(2_000);
+    expect(signed.healthzMs).toBeLessThan(1_000);
+    await waitFor(async () => expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["signed twice signed"]));
+    // and the Fedify peer's own Create, as it signs it, still comes in
+    await peer.reply("alice", new URL(t.actor), new URL(t.article), "<p>plain reply</p>");
+    await waitFor(async () => expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["signed twice signed", "plain reply"]));
+  }, 60_000);
+});
+
+describe("a domain's budget", () => {
+  it("is charged to the verified key's domain, not to a keyid= named before the real keyId", async () => {
+    const t = await site("budget_site");
+    const tom = spent.actorUri("tom").href;
+    const decoy = (sig: string) => `keyid="${tom}#main-key",${sig}`;
+    const like = (who: FediPeer, name: string, id: string) => ({
+      "@context": AS,
+      id: `${who.url}/likes/${id}`,
+      type: "Like",
+      actor: who.actorUri(name).href,
+      object: t.article,
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < BUDGET + 1; i++) {
+      statuses.push((await spender.signedPost("sam", t.inbox, like(spender, "sam", `s${i}`), { signature: decoy })).status);
+    }
+    // sam's server spends its own budget (the decoy names another domain's key)...
+    expect(statuses).toEqual([...Array<number>(BUDGET).fill(202), 429]);
+    // ...and tom's domain still has all of its own
+    expect((await spent.signedPost("tom", t.inbox, like(spent, "tom", "t0"))).status).toBe(202);
+  });
+});
+
+describe("ids", () => {
+  it("refuses a Note whose id is on another server (400) and takes that server's own Create of it", async () => {
+    const t = await site("origin_site");
+    const alice = peer.actorUri("alice").href;
+    const vicsNote = victim.statusUri("vic", "77").href;
+    const squat = await peer.signedPost("alice", t.inbox, {
+      "@context": AS,
+      id: `${alice}/statuses/squat/activity`,
+      type: "Create",
+      actor: alice,
+      object: { id: vicsNote, type: "Note", attributedTo: alice, inReplyTo: t.article, content: "<p>mine now</p>", to: [`${AS}#Public`] },
+    });
+    expect(squat.status).toBe(400);
+    expect(await problem(squat)).toBe("activity_invalid");
+    // an activity whose own id is another server's is refused as well
+    const like = { "@context": AS, id: `${victim.url}/likes/1`, type: "Like", actor: alice, object: t.article };
+    const borrowed = await peer.signedPost("alice", t.inbox, like);
+    expect(borrowed.status).toBe(400);
+    expect(await problem(borrowed)).toBe("activity_invalid");
+    await victim.reply("vic", new URL(t.actor), new URL(t.article), "<p>the real one</p>", "77");
+    await waitFor(async () =>
+      expect(await commentsOf(t.tenantId)).toEqual([
+        { body: "the real one", author_id: `ap:${victim.actorUri("vic").href}`, status: "approved" },
+      ]),
+    );
+  });
+});
