@@ -158,7 +158,20 @@ describe("a domain's budget", () => {
   });
 });
 
-describe("ids", () => {
+describe("replies", () => {
+  it("attach only to a discussion that exists: a reply to any other Article id creates nothing, whatever discussions.autoCreate says", async () => {
+    const on = await site("autocreate_on_site", { discussions: { autoCreate: true } });
+    const off = await site("autocreate_off_site", { discussions: { autoCreate: false } });
+    for (const t of [on, off]) {
+      await peer.reply("alice", new URL(t.actor), new URL(`${t.actor}/articles/invented`), "<p>here first</p>");
+      await peer.reply("alice", new URL(t.actor), new URL(t.article), "<p>on the post</p>");
+    }
+    for (const t of [on, off]) {
+      await waitFor(async () => expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["on the post"]));
+      expect(await sql(`SELECT id FROM discussions WHERE tenant_id = $1 ORDER BY id`, [t.tenantId])).toEqual([{ id: "post" }]);
+    }
+  });
+
   it("refuses a Note whose id is on another server (400) and takes that server's own Create of it", async () => {
     const t = await site("origin_site");
     const alice = peer.actorUri("alice").href;
@@ -183,5 +196,31 @@ describe("ids", () => {
         { body: "the real one", author_id: `ap:${victim.actorUri("vic").href}`, status: "approved" },
       ]),
     );
+  });
+});
+
+describe("followers", () => {
+  it("are taken only with inboxes on their own origin", async () => {
+    const t = await site("inbox_site");
+    // frank's actor names inboxes on victim's server: the follow is ignored, nothing is sent there
+    const elsewhere = await startFediPeer({ names: ["frank"], host: "127.0.0.8", inboxOrigin: victim.url, sharedInboxOrigin: victim.url });
+    try {
+      await elsewhere.follow("frank", new URL(t.actor));
+    } finally {
+      await elsewhere.close();
+    }
+    // gina's own inbox is at home, her shared inbox elsewhere: she is followed at her own inbox
+    const half = await startFediPeer({ names: ["gina"], host: "127.0.0.9", sharedInboxOrigin: victim.url });
+    try {
+      await half.follow("gina", new URL(t.actor));
+      await waitFor(async () => expect(half.received.map((r) => r.type)).toContain("Accept"));
+      // (the same outbound pass would have sent frank's Accept to the other server's inbox)
+      expect(victim.received).toEqual([]);
+    } finally {
+      await half.close();
+    }
+    expect(await sql(`SELECT actor_id, inbox FROM federation_followers WHERE tenant_id = $1`, [t.tenantId])).toEqual([
+      { actor_id: half.actorUri("gina").href, inbox: `${half.url}/users/gina/inbox` },
+    ]);
   });
 });
