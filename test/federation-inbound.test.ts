@@ -1,8 +1,9 @@
 // What an inbound activity cannot make the service do (docs/fediverse.md "Safety", docs/security.md
-// "Inbound federation (issue 66)"): spend seconds of CPU on a Linked Data signature over a graph
+// "Inbound federation"): spend seconds of CPU on a Linked Data signature over a graph
 // its sender chose, spend another domain's budget, create a discussion, take the id of another
-// server's Note, or point the site's deliveries at a third server — each against real Fedify peers
-// on loopback addresses of their own (other domains to the service).
+// server's Note, or point the site's deliveries at a third server; nor learn, through the shared
+// inbox, who blocks it — each against real Fedify peers on loopback addresses of their own (other
+// domains to the service).
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { randomBytes } from "node:crypto";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
@@ -222,5 +223,31 @@ describe("followers", () => {
     expect(await sql(`SELECT actor_id, inbox FROM federation_followers WHERE tenant_id = $1`, [t.tenantId])).toEqual([
       { actor_id: half.actorUri("gina").href, inbox: `${half.url}/users/gina/inbox` },
     ]);
+  });
+});
+
+describe("a blocked domain through the shared inbox", () => {
+  it("is answered 202 when it replies to a remote Note a site holds, and nothing is stored (no oracle of who blocks whom)", async () => {
+    const t = await site("quiet_block_site", { federation: { blockedDomains: ["127.0.0.4"] } });
+    const note = await peer.reply("alice", new URL(t.actor), new URL(t.article), "<p>first</p>");
+    await waitFor(async () => expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["first"]));
+    const vic = victim.actorUri("vic").href;
+    const reply = {
+      "@context": AS,
+      id: `${vic}/statuses/quiet/activity`,
+      type: "Create",
+      actor: vic,
+      object: {
+        id: `${vic}/statuses/quiet`,
+        type: "Note",
+        attributedTo: vic,
+        inReplyTo: note.id!.href,
+        content: "<p>blocked</p>",
+        to: [`${AS}#Public`],
+      },
+    };
+    const res = await victim.signedPost("vic", new URL(`${server.publicUrl}/ap/inbox`), reply);
+    expect(res.status).toBe(202);
+    expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["first"]);
   });
 });
