@@ -121,13 +121,13 @@ describe("Linked Data signatures", () => {
     );
     expect(unsigned.res.status).toBe(401);
     expect(await problem(unsigned.res)).toBe("signature_invalid");
-    expect(unsigned.cpuMs).toBeLessThan(2_000);
+    expect(unsigned.cpuMs).toBeLessThan(6_000);
     expect(unsigned.healthzMs).toBeLessThan(1_000);
     // the same, HTTP-signed by alice (as Mastodon sends a public reply: both signatures): taken, on its
     // HTTP signature over the body as it came, its Linked Data one ignored
     const signed = await whileHealthz(() => peer.signedPost("alice", t.inbox, ldSigned(t.article, "signed")));
     expect(signed.res.status).toBe(202);
-    expect(signed.cpuMs).toBeLessThan(2_000);
+    expect(signed.cpuMs).toBeLessThan(6_000);
     expect(signed.healthzMs).toBeLessThan(1_000);
     await waitFor(async () => expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["signed twice signed"]));
     // and the Fedify peer's own Create, as it signs it, still comes in

@@ -105,7 +105,7 @@ async function admitInbound(
   screened: Screened,
 ): Promise<AppError | Record<string, unknown> | null> {
   const stripped = withoutLdSignature(screened.activity);
-  const signer = await verifySigner(signed, stripped ?? screened.activity, engine.loader);
+  const signer = await verifySigner(signed, stripped ?? screened.activity, engine);
   const { inboxLimiter, forgedLimiter } = engine.data;
   if (!signer) {
     await forgedLimiter.tryConsume(req.ip);

@@ -2,7 +2,7 @@
 // federation (federation.ts) over our KvStore (kv-store.ts) and guarded loader, the actors' keys
 // (keys.ts, shared with the delivery composer), the outbound queue (delivery.ts) and the outbound
 // worker's loop (outbound.ts), started with the other workers (src/workers.ts).
-import type { DocumentLoader, Federation } from "@fedify/fedify";
+import type { DocumentLoader, Federation, KvStore } from "@fedify/fedify";
 import type { AppServices } from "../../../context/request.js";
 import { createKeyLimiter } from "../../../auth/sign-in-throttle.js";
 import { signInKeyPrefix } from "../../../auth/sign-in-throttle.js";
@@ -42,6 +42,8 @@ export interface FederationEngine {
   readonly data: FederationData;
   /** the guarded loader of remote documents (actors, keys) Fedify uses, and the inbox's signature check */
   readonly loader: DocumentLoader;
+  /** Fedify's state in our database (kv-store.ts): the keys the inbox's signature check fetched too */
+  readonly kv: KvStore;
   /** PUBLIC_URL, else the server's own address once started */
   origin(): URL | null;
   /** PUBLIC_URL's path ("" at the host's root), in front of every fediverse path but the well-known ones */
@@ -93,6 +95,7 @@ export function createFederationEngine(
     federation,
     data,
     loader,
+    kv,
     origin: () => origin,
     pathPrefix,
     start(serverUrl) {

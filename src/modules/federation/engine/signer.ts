@@ -13,7 +13,17 @@
 //     server's activity, which Fedify then drops as already processed), and a Create or Update whose
 //     object's id is (it would take the id of another server's Note, whose own Create we would then
 //     drop as delivered before).
-import { Activity, Create, doesActorOwnKey, Update, verifyRequest, type DocumentLoader } from "@fedify/fedify";
+import {
+  Activity,
+  Create,
+  CryptographicKey,
+  doesActorOwnKey,
+  Update,
+  verifyRequest,
+  type DocumentLoader,
+  type KeyCache,
+  type KvStore,
+} from "@fedify/fedify";
 
 /** How far a signature's Date may be from now (Fedify's own default for its inbox). */
 const SIGNATURE_TIME_WINDOW = { hours: 1 } as const;
@@ -25,6 +35,33 @@ const SIGNATURE_TIME_WINDOW = { hours: 1 } as const;
 export interface Signer {
   keyId: URL;
   problem: "notAnActivity" | "foreignId" | null;
+}
+
+/** Where Fedify's own inbox keeps the keys it fetched (its kvPrefixes.publicKey), and erasure finds them. */
+const KEY_PREFIX = ["_fedify", "publicKey"] as const;
+
+/**
+ * The fetched keys, kept in the federation's KvStore as Fedify's inbox keeps them (a key that fails
+ * to verify is fetched again once by verifyRequest, so a rotated key is picked up).
+ */
+function kvKeyCache(kv: KvStore, loader: DocumentLoader): KeyCache {
+  const options = { documentLoader: loader, contextLoader: loader };
+  return {
+    async get(keyId) {
+      const stored = await kv.get([...KEY_PREFIX, keyId.href]);
+      if (stored == null) return undefined;
+      try {
+        return await CryptographicKey.fromJsonLd(stored, options);
+      } catch {
+        await kv.delete([...KEY_PREFIX, keyId.href]);
+        return undefined;
+      }
+    },
+    async set(keyId, key) {
+      if (key == null) await kv.delete([...KEY_PREFIX, keyId.href]);
+      else await kv.set([...KEY_PREFIX, keyId.href], await key.toJsonLd(options));
+    },
+  };
 }
 
 /** Whether two URLs share scheme, host and port. */
@@ -43,9 +80,14 @@ export function withoutLdSignature(activity: Record<string, unknown>): Record<st
  * without its Linked Data signature is `activity`; null when its signature does not verify, or its key
  * is not its actor's or not on its actor's origin (a forgery).
  */
-export async function verifySigner(request: Request, activity: Record<string, unknown>, loader: DocumentLoader): Promise<Signer | null> {
-  const options = { documentLoader: loader, contextLoader: loader };
-  const key = await verifyRequest(request, { ...options, timeWindow: SIGNATURE_TIME_WINDOW }).catch(() => null);
+export async function verifySigner(
+  request: Request,
+  activity: Record<string, unknown>,
+  deps: { loader: DocumentLoader; kv: KvStore },
+): Promise<Signer | null> {
+  const options = { documentLoader: deps.loader, contextLoader: deps.loader };
+  const keyCache = kvKeyCache(deps.kv, deps.loader);
+  const key = await verifyRequest(request, { ...options, keyCache, timeWindow: SIGNATURE_TIME_WINDOW }).catch(() => null);
   if (!key?.id) return null;
   let parsed: Activity;
   try {
