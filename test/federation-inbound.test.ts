@@ -251,3 +251,55 @@ describe("a blocked domain through the shared inbox", () => {
     expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["first"]);
   });
 });
+
+describe("deliveries", () => {
+  it("go to no inbox on another origin than its actor's: a follower's row written before, nor a remote author's", async () => {
+    const t = await site("delivery_site");
+    const home = await startFediPeer({ names: ["hal"], host: "127.0.0.10" });
+    // an actor on 127.0.0.11 whose inbox is vic's, on victim's server
+    const away = await startFediPeer({ names: ["vic"], host: "127.0.0.11", inboxOrigin: victim.url });
+    try {
+      await home.follow("hal", new URL(t.actor));
+      await waitFor(async () => expect(home.received.map((r) => r.type)).toContain("Accept"));
+      // a discussion federated once the actor exists (announced to its followers)
+      await t.api.put(`/api/v1/discussions/later`, { title: "Later", url: "https://delivery_site.example/later" });
+      const later = `${t.actor}/articles/later`;
+      await waitFor(() => expect(home.received.some((r) => r.type === "Create")).toBe(true));
+      // a follower's row from before inboxes were checked, its inbox on victim's server
+      await sql(`INSERT INTO federation_followers (tenant_id, actor_id, inbox, follow_id, created_at) VALUES ($1, $2, $3, NULL, now())`, [
+        t.tenantId,
+        spender.actorUri("sam").href,
+        `${victim.url}/inbox`,
+      ]);
+      const queuedTo = async (noteId: string) =>
+        (
+          await sql<{ inbox: string }>(
+            `SELECT message->>'inbox' AS inbox FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub' AND strpos(message::text, $2) > 0 ORDER BY 1`,
+            [t.tenantId, noteId],
+          )
+        ).map((r) => r.inbox);
+      const ann = await t.reader("ann", { name: "Ann Local" });
+      const first = await ann.post(`/api/v1/discussions/later/comments`, { body: "to the followers" });
+      expect(first.status).toBe(201);
+      const firstNote = `${t.actor}/notes/${first.body.id}`;
+      await waitFor(async () => expect(await queuedTo(firstNote)).toEqual([`${home.url}/inbox`]));
+
+      // a reply to the away actor's comment goes to the followers, and to its author only at its own server
+      const note = await away.reply("vic", new URL(t.actor), new URL(later), "<p>from away</p>");
+      const [row] = await waitFor(async () => {
+        const rows = await sql<{ comment_id: string }>(
+          `SELECT comment_id FROM federation_objects WHERE tenant_id = $1 AND object_id = $2`,
+          [t.tenantId, note.id!.href],
+        );
+        expect(rows).toHaveLength(1);
+        return rows;
+      });
+      const second = await ann.post(`/api/v1/discussions/later/comments`, { body: "answering", parentId: row!.comment_id });
+      expect(second.status).toBe(201);
+      await waitFor(async () => expect(await queuedTo(`${t.actor}/notes/${second.body.id}`)).toEqual([`${home.url}/inbox`]));
+    } finally {
+      await home.close();
+      await away.close();
+    }
+  });
+});
