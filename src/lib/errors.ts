@@ -114,6 +114,8 @@ export const errors = {
   /** an inbound ActivityPub activity without a valid HTTP signature of its actor's key (src/modules/federation/http-routes.ts) */
   signatureInvalid: () =>
     new AppError(401, "signature_invalid", "The activity carries no valid HTTP signature by a key of its actor: nothing was stored."),
+  /** an inbound ActivityPub activity, signed, that is not one we take: not an activity, or its id on another origin than its actor's */
+  activityInvalid: (detail: string) => new AppError(400, "activity_invalid", `${detail} Nothing was stored.`),
   /** an inbound ActivityPub activity from a domain in settings federation.blockedDomains */
   domainBlocked: (domain: string) =>
     new AppError(403, "domain_blocked", `Activities from ${domain} are refused by this site: nothing was stored.`, { extra: { domain } }),

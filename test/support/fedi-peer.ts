@@ -50,9 +50,15 @@ export interface FediPeer {
   like(name: string, target: URL, object: URL): Promise<Like>;
   /**
    * POSTs `json` as it is to `inbox`, signed by `name`'s RSA key (draft-cavage, as Mastodon); `tamper`
-   * changes the body after signing; `from` sends it from that loopback address (another client).
+   * changes the body after signing; `signature` changes the Signature header after signing; `from`
+   * sends it from that loopback address (another client).
    */
-  signedPost(name: string, inbox: URL, json: unknown, opts?: { tamper?: (body: string) => string; from?: string }): Promise<Response>;
+  signedPost(
+    name: string,
+    inbox: URL,
+    json: unknown,
+    opts?: { tamper?: (body: string) => string; signature?: (header: string) => string; from?: string },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -79,7 +85,13 @@ function postFrom(from: string, url: URL, headers: Headers, body: string): Promi
   });
 }
 
-export async function startFediPeer(opts: { names?: string[]; host?: string } = {}): Promise<FediPeer> {
+/**
+ * `inboxOrigin` / `sharedInboxOrigin`: the actors declare their inbox / shared inbox (also under
+ * `endpoints`) on that other origin (a server pointing its followers' deliveries elsewhere).
+ */
+export async function startFediPeer(
+  opts: { names?: string[]; host?: string; inboxOrigin?: string; sharedInboxOrigin?: string } = {},
+): Promise<FediPeer> {
   const names = new Set(opts.names ?? ["alice", "bob"]);
   const keys = new Map<string, CryptoKeyPair[]>();
   for (const n of names) keys.set(n, [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"), await generateCryptoKeyPair("Ed25519")]);
@@ -95,8 +107,8 @@ export async function startFediPeer(opts: { names?: string[]; host?: string } = 
         preferredUsername: identifier,
         name: `${identifier[0]!.toUpperCase()}${identifier.slice(1)} of the peer`,
         icon: new Image({ url: new URL(`/avatars/${identifier}.png`, ctx.url), mediaType: "image/png" }),
-        inbox: ctx.getInboxUri(identifier),
-        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        inbox: opts.inboxOrigin ? new URL(`/users/${identifier}/inbox`, opts.inboxOrigin) : ctx.getInboxUri(identifier),
+        endpoints: new Endpoints({ sharedInbox: opts.sharedInboxOrigin ? new URL("/inbox", opts.sharedInboxOrigin) : ctx.getInboxUri() }),
         publicKey: pairs[0]?.cryptographicKey ?? null,
         assertionMethods: pairs.map((p) => p.multikey),
       });
@@ -214,6 +226,7 @@ export async function startFediPeer(opts: { names?: string[]; host?: string } = 
       const unsigned = new Request(inbox, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
       const rsa = keys.get(name)![0]!;
       const signed = await signRequest(unsigned, rsa.privateKey, new URL(`${ctx().getActorUri(name).href}#main-key`));
+      if (o.signature) signed.headers.set("signature", o.signature(signed.headers.get("signature") ?? ""));
       const sent = o.tamper ? o.tamper(body) : body;
       if (o.from) return postFrom(o.from, inbox, signed.headers, sent);
       return fetch(inbox, { method: "POST", headers: signed.headers, body: sent });

@@ -5,18 +5,22 @@
 // access log and the metrics every route has; their bodies are read raw, bounded by
 // MAX_INBOX_BODY_BYTES (413 past it), in a scope of their own (its content-type parser touches no
 // other route). Before Fedify sees an inbound activity, this mount refuses what must never be stored:
-// a body that is not a bounded JSON object (400), an unsigned one (401), one from a domain a target
-// tenant blocks (403; the actor's and the signing key's domains), a domain past its rate (429). Fedify
-// then verifies the signature and the key's owner (401: problem documents here too). A domain's rate
-// counts only activities whose signature verified: one Fedify refuses is given back to its domain's
-// budget and counted, as an unsigned one is, in a stricter budget of its sender's address (past which
-// that address is refused, 429, before anything is verified or fetched).
+// a body that is not a bounded JSON object (400), an unsigned one (401), one whose actor's domain a
+// concerned tenant blocks (403); then it verifies the HTTP signature itself, over the bytes that came,
+// and that the key is its actor's (engine/signer.ts; 401), refuses a signing key's domain a concerned
+// tenant blocks (403), a domain past its rate (429, charged to the verified key's domain), a signed
+// body that is not an activity or whose id is on another origin than its actor's (400); and it hands
+// Fedify the activity without its Linked Data signature (never verified: Fedify is built to skip
+// signatures, engine/federation.ts). A domain's rate counts only activities whose signature verified:
+// a forged or unsigned one is counted in a stricter budget of its sender's address (past which that
+// address is refused, 429, before anything is verified or fetched).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, sendProblem } from "../../http/problem.js";
 import { jsonDepthWithin } from "../../lib/json-depth.js";
 import type { FederationEngine } from "./engine/engine.js";
-import { anyTenantFederates, domainBlocked, federatingTenant } from "./engine/tenants.js";
+import { anyTenantFederates, domainBlocked, federatingTenant, type FederatingTenant } from "./engine/tenants.js";
+import { verifySigner, withoutLdSignature } from "./engine/signer.js";
 import { pageOf } from "./engine/pages.js";
 
 /** The largest inbound activity read (Mastodon's are a few KiB). */
@@ -45,24 +49,18 @@ function hostOf(v: unknown): string | null {
   return id ? (URL.parse(id)?.hostname ?? null) : null;
 }
 
-/** The signing key's host, from draft-cavage's Signature or RFC 9421's Signature-Input. */
-function keyHostOf(req: FastifyRequest): string | null {
-  const header = [req.headers.signature, req.headers["signature-input"]].filter((h): h is string => typeof h === "string").join(" ");
-  const m = /keyid="([^"]+)"/i.exec(header);
-  return m?.[1] ? (URL.parse(m[1])?.hostname ?? null) : null;
-}
-
-/** An inbound activity let through to Fedify: the domain whose budget it was counted in, and its sender's address. */
-interface Admitted {
-  domain: string;
-  address: string;
+/** An inbound activity past the first refusals: what it is, and the site(s) it concerns. */
+interface Screened {
+  activity: Record<string, unknown>;
+  tenants: FederatingTenant[];
 }
 
 /**
- * The refusals made before Fedify (see the file's head); else the activity is counted in its
- * domain's budget, given back by `settleInbound` if Fedify finds its signature forged.
+ * The refusals made before anything is verified or fetched (see the file's head): a body that is
+ * not a bounded JSON object, an address past its budget of forgeries, no signature, an actor on a
+ * domain a concerned site blocks.
  */
-async function screenInbound(engine: FederationEngine, req: FastifyRequest, body: Buffer): Promise<AppError | Admitted> {
+async function screenInbound(engine: FederationEngine, req: FastifyRequest, body: Buffer): Promise<AppError | Screened> {
   const text = body.toString("utf8");
   if (!jsonDepthWithin(text, MAX_INBOX_DEPTH)) return errors.malformedJson(`The activity nests deeper than ${MAX_INBOX_DEPTH} levels.`);
   let activity: unknown;
@@ -73,33 +71,53 @@ async function screenInbound(engine: FederationEngine, req: FastifyRequest, body
   }
   if (typeof activity !== "object" || activity === null || Array.isArray(activity))
     return errors.malformedJson("An activity is a JSON object.");
-  const { inboxLimiter, forgedLimiter } = engine.data;
+  const { forgedLimiter, app } = engine.data;
   // an address that sent too many activities without a valid signature this minute is not heard
   if (await forgedLimiter.exhausted(req.ip)) return errors.rateLimited(60);
   const actorHost = hostOf((activity as { actor?: unknown }).actor);
-  const keyHost = keyHostOf(req);
-  const domain = keyHost ?? actorHost;
-  if ((!req.headers.signature && !req.headers["signature-input"]) || !domain) {
+  if ((!req.headers.signature && !req.headers["signature-input"]) || !actorHost) {
     await forgedLimiter.tryConsume(req.ip);
     return errors.signatureInvalid();
   }
-  const { app } = engine.data;
   // the tenants it concerns: the inbox's own, and every actor of ours the activity names
-  const tenants = new Set([...(req.url + text).matchAll(ACTOR_PATH)].map((m) => decode(m[1]!)));
-  for (const tenantId of [...tenants].slice(0, 20)) {
+  const ids = new Set([...(req.url + text).matchAll(ACTOR_PATH)].map((m) => decode(m[1]!)));
+  const tenants: FederatingTenant[] = [];
+  for (const tenantId of [...ids].slice(0, 20)) {
     const t = await federatingTenant(app, tenantId);
     if (!t) continue;
-    for (const host of [actorHost, keyHost]) if (host && domainBlocked(t.settings.blockedDomains, host)) return errors.domainBlocked(host);
+    if (domainBlocked(t.settings.blockedDomains, actorHost)) return errors.domainBlocked(actorHost);
+    tenants.push(t);
   }
-  if (!(await inboxLimiter.tryConsume(domain))) return errors.rateLimited(60);
-  return { domain, address: req.ip };
+  return { activity: activity as Record<string, unknown>, tenants };
 }
 
-/** Fedify's answer to an admitted activity: a refused signature (401) is counted as its address's forgery, not in the domain's budget. */
-async function settleInbound(engine: FederationEngine, admitted: Admitted, res: Response): Promise<void> {
-  if (res.status !== 401) return;
-  await engine.data.inboxLimiter.reward(admitted.domain);
-  await engine.data.forgedLimiter.tryConsume(admitted.address);
+/**
+ * The activity's HTTP signature, verified over the bytes that came (signer.ts), and what follows it:
+ * a forgery is counted in its sender's address's budget (401); the key's domain, once verified, is
+ * refused when a concerned site blocks it (403) and charged one activity of its budget (429 past it);
+ * a signed body that is not an activity, or whose id is on another origin than its actor's, is 400.
+ * Else the activity to hand Fedify: the one that came, without its Linked Data signature.
+ */
+async function admitInbound(
+  engine: FederationEngine,
+  req: FastifyRequest,
+  signed: Request,
+  screened: Screened,
+): Promise<AppError | Record<string, unknown> | null> {
+  const stripped = withoutLdSignature(screened.activity);
+  const signer = await verifySigner(signed, stripped ?? screened.activity, engine);
+  const { inboxLimiter, forgedLimiter } = engine.data;
+  if (!signer) {
+    await forgedLimiter.tryConsume(req.ip);
+    return errors.signatureInvalid();
+  }
+  const keyHost = signer.keyId.hostname;
+  for (const t of screened.tenants) if (domainBlocked(t.settings.blockedDomains, keyHost)) return errors.domainBlocked(keyHost);
+  if (!(await inboxLimiter.tryConsume(keyHost))) return errors.rateLimited(60);
+  if (signer.problem === "notAnActivity") return errors.activityInvalid("The body is not an ActivityPub activity.");
+  if (signer.problem === "foreignId")
+    return errors.activityInvalid("The activity's id, or its object's, is not on its actor's origin (scheme, host and port).");
+  return stripped;
 }
 
 async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
@@ -120,11 +138,11 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         return sendProblem(reply, errors.notFound("NodeInfo"));
       }
       const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
-      let admitted: Admitted | null = null;
+      let screened: Screened | null = null;
       if (body) {
-        const screened = await screenInbound(engine, req, body);
-        if (screened instanceof AppError) return sendProblem(reply, screened);
-        admitted = screened;
+        const first = await screenInbound(engine, req, body);
+        if (first instanceof AppError) return sendProblem(reply, first);
+        screened = first;
       }
       const origin = engine.origin()?.origin ?? `${req.protocol}://${req.host}`;
       const headers = new Headers();
@@ -133,13 +151,18 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
       }
       // behind a proxy's prefix (PUBLIC_URL's path) the request comes without it: Fedify routes, and
-      // verifies signatures over, the path the sender used (the well-known ones are at the host's root)
-      const url = engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url;
-      const request = new Request(new URL(url, origin), {
-        method: req.method,
-        headers,
-        ...(body ? { body: new Uint8Array(body) } : {}),
-      });
+      // the signature is verified over, the path the sender used (the well-known ones are at the host's root)
+      const url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
+      let request = new Request(url, { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+      if (screened) {
+        const admitted = await admitInbound(engine, req, request, screened);
+        if (admitted instanceof AppError) return sendProblem(reply, admitted);
+        if (admitted) {
+          // what Fedify reads is the activity without its Linked Data signature (its HTTP one is verified)
+          headers.delete("content-length");
+          request = new Request(url, { method: req.method, headers, body: JSON.stringify(admitted) });
+        }
+      }
       const res = await engine.federation.fetch(request, {
         contextData: engine.data,
         onNotFound: () => new Response(null, { status: 404 }),
@@ -150,7 +173,6 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
             : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });
         },
       });
-      if (admitted) await settleInbound(engine, admitted, res);
       return await send(reply, res);
     } catch (err) {
       if (err instanceof AppError) return sendProblem(reply, err);

@@ -2,7 +2,7 @@
 // federation (federation.ts) over our KvStore (kv-store.ts) and guarded loader, the actors' keys
 // (keys.ts, shared with the delivery composer), the outbound queue (delivery.ts) and the outbound
 // worker's loop (outbound.ts), started with the other workers (src/workers.ts).
-import type { Federation } from "@fedify/fedify";
+import type { DocumentLoader, Federation, KvStore } from "@fedify/fedify";
 import type { AppServices } from "../../../context/request.js";
 import { createKeyLimiter } from "../../../auth/sign-in-throttle.js";
 import { signInKeyPrefix } from "../../../auth/sign-in-throttle.js";
@@ -12,7 +12,8 @@ import type { FederationData } from "./context.js";
 import { createKvStore } from "./kv-store.js";
 import type { KeyStore } from "./keys.js";
 import { createOutboundQueue } from "./delivery.js";
-import { buildFederation } from "./federation.js";
+import { buildFederation, FEDERATION_USER_AGENT } from "./federation.js";
+import { createDocumentLoader } from "./document-loader.js";
 import { outboundPass } from "./outbound.js";
 import { pathPrefixOf } from "../paths.js";
 
@@ -39,6 +40,10 @@ export interface FederationEngineOptions {
 export interface FederationEngine {
   readonly federation: Federation<FederationData>;
   readonly data: FederationData;
+  /** the guarded loader of remote documents (actors, keys) Fedify uses, and the inbox's signature check */
+  readonly loader: DocumentLoader;
+  /** Fedify's state in our database (kv-store.ts): the keys the inbox's signature check fetched too */
+  readonly kv: KvStore;
   /** PUBLIC_URL, else the server's own address once started */
   origin(): URL | null;
   /** PUBLIC_URL's path ("" at the host's root), in front of every fediverse path but the well-known ones */
@@ -61,13 +66,8 @@ export function createFederationEngine(
   // Fedify takes an origin: a PUBLIC_URL under a path (a service behind a proxy's prefix) gives it its
   // origin, and its path goes in front of every route's template (paths.ts; docs/fediverse.md)
   const pathPrefix = pathPrefixOf(publicUrl);
-  const federation = buildFederation({
-    origin: origin?.origin,
-    pathPrefix,
-    kv,
-    http: app.webhooks.http,
-    fetchTimeoutMs: FETCH_TIMEOUT_MS,
-  });
+  const loader = createDocumentLoader({ http: app.webhooks.http, kv, timeoutMs: FETCH_TIMEOUT_MS, userAgent: FEDERATION_USER_AGENT });
+  const federation = buildFederation({ origin: origin?.origin, pathPrefix, kv, loader });
   const data: FederationData = {
     app,
     keys: deps.keys,
@@ -94,6 +94,8 @@ export function createFederationEngine(
   return {
     federation,
     data,
+    loader,
+    kv,
     origin: () => origin,
     pathPrefix,
     start(serverUrl) {

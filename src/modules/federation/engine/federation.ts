@@ -2,7 +2,8 @@
 // each federating tenant's actor (a Service: its handle, its name, inbox, shared inbox, outbox,
 // followers, an RSA key and an Ed25519 key), its discussions as Articles and its comments as Notes,
 // and the inbox's listeners (inbox.ts). Fedify does the protocol — routing, content negotiation,
-// JSON-LD, WebFinger, HTTP signatures' verification, key ownership, replay — and this file says what
+// JSON-LD, WebFinger, replay; the inbox's HTTP signatures are verified before it by the mount with
+// Fedify's own functions (signer.ts, ../http-routes.ts) — and this file says what
 // each of the tenant's documents holds. Built once by the composition root (src/app.ts); served by
 // the Fastify mount (../http-routes.ts); its documents fetched through the guarded loader
 // (document-loader.ts) and its state in our database (kv-store.ts).
@@ -11,6 +12,7 @@ import {
   createFederation,
   Endpoints,
   Note,
+  type DocumentLoader,
   type Federation,
   type KvStore,
   type Recipient,
@@ -21,12 +23,10 @@ import {
 import { SERVICE_VERSION } from "../../../lib/version.js";
 import { federationPaths } from "../paths.js";
 import type { FederationData } from "./context.js";
-import { createDocumentLoader } from "./document-loader.js";
 import { federatingTenant, tenantOfHandle } from "./tenants.js";
 import { articleOf, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
 import { listenInbox } from "./inbox.js";
 import { mentionOf } from "./mentions.js";
-import type { WebhookHttpClient } from "../../../webhook-delivery/http-client.js";
 
 export interface FederationOptions {
   /** PUBLIC_URL's origin: every id is built on it (unset: the request's own origin) */
@@ -34,16 +34,15 @@ export interface FederationOptions {
   /** PUBLIC_URL's path ("" at the host's root): every path but the well-known ones is under it */
   pathPrefix: string;
   kv: KvStore;
-  http: WebhookHttpClient;
-  /** a remote document's fetch limit */
-  fetchTimeoutMs: number;
+  /** the guarded loader of remote documents (document-loader.ts) */
+  loader: DocumentLoader;
 }
 
 export const FEDERATION_USER_AGENT = `engagement-service/${SERVICE_VERSION} (ActivityPub; Fedify)`;
 
 export function buildFederation(opts: FederationOptions): Federation<FederationData> {
   const PATHS = federationPaths(opts.pathPrefix);
-  const loader = createDocumentLoader({ http: opts.http, kv: opts.kv, timeoutMs: opts.fetchTimeoutMs, userAgent: FEDERATION_USER_AGENT });
+  const { loader } = opts;
   const federation = createFederation<FederationData>({
     kv: opts.kv,
     ...(opts.origin ? { origin: opts.origin } : {}),
@@ -51,6 +50,10 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
     contextLoaderFactory: () => loader,
     authenticatedDocumentLoaderFactory: () => loader,
     userAgent: undefined,
+    // the mount verifies every inbound activity's HTTP signature before Fedify reads it, and takes its
+    // Linked Data signature off (signer.ts): Fedify's inbox would verify that one first, over the
+    // sender's graph, and check the HTTP signature against a body no longer the one that was signed
+    skipSignatureVerification: true,
   });
 
   federation

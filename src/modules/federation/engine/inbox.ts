@@ -8,8 +8,12 @@
 //                     status per federation.remoteModeration), its Note's id kept in federation_objects
 //   Update(Note)      edits that comment (editComment);  Delete / Tombstone deletes it (deleteComment)
 //   Like              a `like` reaction of the actor's reader (toggleReaction), taken back by Undo(Like)
-// Only the actor who wrote a Note may update or delete its comment. What names nothing of ours is
-// accepted and ignored (202), as Mastodon expects of a server that is not concerned.
+// Only the actor who wrote a Note may update or delete its comment. A reply attaches only to a
+// discussion that exists with a url (an Article we serve) or to a comment of one: it never creates a
+// discussion, whatever discussions.autoCreate says (it comes from no page of the site's allowedOrigins).
+// A Note is taken only with its id on its actor's origin (scheme, host and port), and a follower only
+// with an inbox on its own origin. What names nothing of ours is accepted and ignored (202), as
+// Mastodon expects of a server that is not concerned.
 import { Article, Create, Delete, Follow, Like, Note, Undo, Update, Accept, type Context, type InboxListenerSetters } from "@fedify/fedify";
 import { AppError } from "../../../lib/errors.js";
 import { postComment, editComment, deleteComment } from "../../comments/write.js";
@@ -19,6 +23,8 @@ import type { FederationData } from "./context.js";
 import { domainBlocked, federatingTenant, type FederatingTenant } from "./tenants.js";
 import { remoteContext, remoteReader, remoteReaderId } from "./remote-reader.js";
 import { contentToBody } from "./remote-content.js";
+import { readDiscussion } from "./objects.js";
+import { sameOrigin } from "./signer.js";
 
 /** The longest actor id a reader id (`ap:` + id, at most 255 characters) can hold. */
 const MAX_ACTOR_ID = 252;
@@ -85,7 +91,14 @@ async function onFollow(ctx: Context<FederationData> & { recipient: string | nul
   if (!(await admitted(ctx, target.tenantId, follow.actorId))) return;
   const follower = await follow.getActor(ctx);
   if (!follower?.id || !follower.inboxId) return;
-  const inbox = follower.endpoints?.sharedInbox ?? follower.inboxId;
+  // deliveries go only to the follower's own server: a shared inbox elsewhere is not taken, nor the follow of an inbox elsewhere
+  const actorId = follower.id;
+  if (!sameOrigin(follower.inboxId, actorId)) {
+    ctx.data.app.log.info({ actor: actorId.href }, "a follow whose inbox is on another origin than its actor's was ignored");
+    return;
+  }
+  const shared = follower.endpoints?.sharedInbox;
+  const inbox = shared && sameOrigin(shared, actorId) ? shared : follower.inboxId;
   await ctx.data.app.sql.query(
     `INSERT INTO federation_followers (tenant_id, actor_id, inbox, follow_id, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz)
      ON CONFLICT (tenant_id, actor_id) DO UPDATE SET inbox = EXCLUDED.inbox, follow_id = EXCLUDED.follow_id`,
@@ -138,7 +151,11 @@ async function replyTargets(
   inReplyTo: URL,
 ): Promise<{ tenantId: string; discussionId: string; parentId: string | null }[]> {
   const ours = tenantOfUri(ctx, inReplyTo);
-  if (ours?.discussionId) return [{ tenantId: ours.tenantId, discussionId: ours.discussionId, parentId: null }];
+  if (ours?.discussionId) {
+    // an Article of ours: the discussion must exist, with its page (a reply never creates one)
+    const d = await readDiscussion(ctx.data.app.sql, ours.tenantId, ours.discussionId);
+    return d?.url ? [{ tenantId: ours.tenantId, discussionId: ours.discussionId, parentId: null }] : [];
+  }
   const ids = ours?.commentId
     ? [{ tenantId: ours.tenantId, commentId: ours.commentId }]
     : await objectsOf(ctx, inReplyTo.href, "note", ctx.recipient);
@@ -157,8 +174,8 @@ async function onCreate(ctx: Context<FederationData> & { recipient: string | nul
   const note = await create.getObject(ctx);
   if (!(note instanceof Note) || !note.id || !note.replyTargetId || !create.actorId) return;
   const actorId = create.actorId;
-  // a Note is its author's: one attributed to someone else is not this actor's to post
-  if (note.attributionId?.href !== actorId.href || actorId.href.length > MAX_ACTOR_ID) return;
+  // a Note is its author's: one attributed to someone else, or whose id is on another server, is not this actor's to post
+  if (note.attributionId?.href !== actorId.href || !sameOrigin(note.id, actorId) || actorId.href.length > MAX_ACTOR_ID) return;
   for (const target of await replyTargets(ctx, note.replyTargetId)) {
     const t = await admitted(ctx, target.tenantId, actorId);
     if (!t) continue;

@@ -11,13 +11,15 @@
 //     included). Comments of remote authors (readers `ap:…`) are not sent back.
 // The cursor moves after the activities are queued (delivery.ts): a crash in between queues them
 // again, which receivers take as the same activity (same ids). Followers on a blocked domain are
-// sent nothing.
+// sent nothing, nor an inbox on another origin than its actor's (a follower's row, the remote
+// author's actor document): nothing is sent to a third server.
 import { Create, Delete, Note, Tombstone, Update, type Context, type Federation } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import type { FederationData } from "./context.js";
 import { domainBlocked, federatingTenant } from "./tenants.js";
 import { articleOf, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
 import { mentionOf } from "./mentions.js";
+import { sameOrigin } from "./signer.js";
 
 /** Events a discussion's pass reads at most. */
 const EVENTS_PER_PASS = 200;
@@ -37,11 +39,20 @@ interface EventRow {
   authorId: string | null;
 }
 
+/** An inbox on its actor's origin (scheme, host and port), else null: deliveries go to no third server. */
+function ownInbox(actorId: string, inbox: string | null | undefined): string | null {
+  const a = URL.parse(actorId);
+  const i = inbox ? URL.parse(inbox) : null;
+  return a && i && sameOrigin(a, i) ? i.href : null;
+}
+
 async function followerInboxes(ctx: Context<FederationData>, tenantId: string, blocked: readonly string[]): Promise<string[]> {
-  const rows = await ctx.data.app.sql.query<{ inbox: string }>(`SELECT DISTINCT inbox FROM federation_followers WHERE tenant_id = $1`, [
-    tenantId,
-  ]);
-  return rows.map((r) => r.inbox).filter((i) => !domainBlocked(blocked, URL.parse(i)?.hostname ?? ""));
+  const rows = await ctx.data.app.sql.query<{ actorId: string; inbox: string }>(
+    `SELECT actor_id AS "actorId", inbox FROM federation_followers WHERE tenant_id = $1`,
+    [tenantId],
+  );
+  const inboxes = rows.map((r) => ownInbox(r.actorId, r.inbox)).filter((i): i is string => i !== null);
+  return [...new Set(inboxes)].filter((i) => !domainBlocked(blocked, URL.parse(i)?.hostname ?? ""));
 }
 
 /** New discussions with a url of federating tenants become rows to announce. */
@@ -162,7 +173,7 @@ async function inboxOf(ctx: Context<FederationData>, actorId: string, blocked: r
   if (!url || domainBlocked(blocked, url.hostname)) return null;
   const actor = await ctx.lookupObject(url).catch(() => null);
   const inbox = actor && "inboxId" in actor ? (actor.inboxId as URL | null) : null;
-  return inbox?.href ?? null;
+  return ownInbox(actorId, inbox?.href);
 }
 
 async function deliverComments(ctx: Context<FederationData>): Promise<number> {
