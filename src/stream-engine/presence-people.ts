@@ -17,7 +17,7 @@ import { addressGroup } from "../lib/client-address.js";
 export interface PresenceClient {
   /** the reader the stream is bound to (a ticket minted with an identity, or X-Service-Identity) */
   readerId: string | null;
-  /** the client's address as this server sees it (the connection's peer); null when not known */
+  /** the client's address (the connection's peer, or the client a trusted proxy names); null when not known */
   address: string | null;
 }
 
