@@ -14,6 +14,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, sendProblem } from "../../http/problem.js";
+import { publicBase } from "../../http/public-base.js";
 import { jsonDepthWithin } from "../../lib/json-depth.js";
 import type { FederationEngine } from "./engine/engine.js";
 import { anyTenantFederates, domainBlocked, federatingTenant } from "./engine/tenants.js";
@@ -126,7 +127,7 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         if (screened instanceof AppError) return sendProblem(reply, screened);
         admitted = screened;
       }
-      const origin = engine.origin()?.origin ?? `${req.protocol}://${req.host}`;
+      const origin = engine.origin()?.origin ?? new URL(publicBase(app.config, req)).origin;
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) {
         if (typeof value === "string") headers.set(name, value);

@@ -14,6 +14,7 @@ import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
 import { unknownQueryParams } from "../../http/rest/router.js";
+import { publicBase } from "../../http/public-base.js";
 import { credentialsOf } from "../feeds/http-routes.js";
 import { renderFragment } from "./fragment.js";
 
@@ -51,7 +52,7 @@ export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices)
         cursor: one(query, "cursor"),
         parentId: one(query, "parentId"),
         key,
-        apiBase: app.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`,
+        apiBase: publicBase(app.config, req),
       });
       const etag = `"${createHash("sha256").update(html).digest("base64url").slice(0, 27)}"`;
       reply

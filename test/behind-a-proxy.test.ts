@@ -1,7 +1,10 @@
 // Behind a proxy (contract section 31): with TRUST_PROXY naming the proxy, a request from it is from
 // the right-most X-Forwarded-For address not itself trusted, and every per-address limit counts that
 // address (the hosted sign-in's budget, presence's reader-less streams on the SSE route answered
-// before fastify). From any other peer (or with TRUST_PROXY unset) X-Forwarded-For is ignored.
+// before fastify). From any other peer (or with TRUST_PROXY unset) X-Forwarded-For is ignored. And
+// no URL the service writes comes from the request's Host or X-Forwarded-Host (even from a trusted
+// proxy): PUBLIC_URL, else the address the service listens on.
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant } from "./support/fixtures.js";
@@ -95,5 +98,51 @@ describe("TRUST_PROXY", () => {
     // three clients behind the proxy are three readers; without the proxy trusted, one address (counted once)
     expect(await readingOf(trusting, ["203.0.113.1", "203.0.113.2", "203.0.113.3"])).toBe(3);
     expect(await readingOf(plain, ["203.0.113.1", "203.0.113.2", "203.0.113.3"])).toBe(1);
+  });
+});
+
+/** A GET with headers fetch will not forge (Host): status, headers and body. */
+function get(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const FORGED = { host: "evil.example", "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" };
+
+describe("the service's own address", () => {
+  it("never takes a written URL from Host or X-Forwarded-Host, even from a trusted proxy", async () => {
+    for (const server of [trusting, plain]) {
+      const t = await createTestTenant(server);
+      const pk = (await t.admin.post("/api/v1/publishable-keys", { label: "proxy" })).body.key as string;
+      const id = newId("host");
+      expect((await t.api.put(`/api/v1/discussions/${id}`, { title: "Hosts" })).status).toBe(201);
+      const ann = await t.reader("ann", { name: "Ann" });
+      // a second page, for the fragment's rel="next"
+      for (let i = 0; i < 21; i++) expect((await ann.post(`/api/v1/discussions/${id}/comments`, { body: `c${i}` })).status).toBe(201);
+
+      const fragment = await get(`${server.url}/embed/v1/discussions/${id}.html?key=${pk}`, FORGED);
+      expect(fragment.status).toBe(200);
+      expect(/api-base="([^"]*)"/.exec(fragment.body)?.[1]).toBe(server.url);
+      expect(/<a rel="next" href="([^"]*)"/.exec(fragment.body)?.[1]?.startsWith(`${server.url}/embed/v1/discussions/`)).toBe(true);
+
+      const feed = await get(`${server.url}/api/v1/feeds/discussions/${id}.atom?key=${pk}`, FORGED);
+      expect(feed.status).toBe(200);
+      expect(feed.body).toContain(`href="${server.url}/api/v1/feeds/discussions/${id}.atom?key=${pk}"`);
+
+      const openapi = await get(`${server.url}/api/v1/openapi.json`, FORGED);
+      expect((JSON.parse(openapi.body) as { servers: unknown }).servers).toEqual([{ url: server.url }]);
+
+      const index = await get(`${server.url}/`, { ...FORGED, accept: "text/html" });
+      expect(index.status).toBe(200);
+      for (const answer of [fragment, feed, openapi, index]) expect(answer.body).not.toContain("evil.example");
+    }
   });
 });
