@@ -66,7 +66,7 @@ export async function createRequestContext(
     cache: caller?.tenant ? { tenant: Promise.resolve(caller.tenant) } : {},
     ...(rateLimit ? { rateLimit } : {}),
     clientAddress: opts.ip ?? null,
-    readConsistency: readConsistencyOf(app, headers),
+    readConsistency: readConsistencyOf(app, headers, principal?.tenantId ?? null),
     readerClient:
       principal?.kind === "publishable"
         ? { ip: opts.ip ?? null, userAgent: header(headers, "user-agent") }
