@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "./runtime.js";
 import { createFastify } from "./http/fastify.js";
+import { trustedProxies } from "./http/client-address.js";
 import { RawRoutes } from "./http/raw-routes.js";
 import { schema } from "./modules/schema.js";
 import { mountGraphQL } from "./http/graphql/route.js";
@@ -64,9 +65,12 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const { services } = runtime;
   // routes served before fastify's pipeline (the SSE stream: src/http/raw-routes.ts)
   const raw = new RawRoutes();
+  // the client's address, the same for fastify's routes and the raw ones (TRUST_PROXY)
+  const proxies = trustedProxies(config.TRUST_PROXY);
   const fastify = createFastify({
     log: services.log,
     raw,
+    proxies,
     bodyLimit: config.BODY_LIMIT_BYTES,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
@@ -90,7 +94,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   mountOpenApi(fastify, config, openApiDocument(SERVICE_VERSION));
   // --- streams
   const { streams } = services;
-  mountStreamRoute(raw, { app: services, hub: streams, cors, record });
+  mountStreamRoute(raw, { app: services, hub: streams, cors, record, addressOf: proxies.addressOf });
   mountPortabilityRoutes(fastify, services);
   mountFeedRoutes(fastify, services);
   mountIndexableRoutes(fastify, services);

@@ -1,5 +1,6 @@
 // One typed config object from the environment, validated once; every error is reported together.
 import { isAbsolute, resolve } from "node:path";
+import proxyAddr from "@fastify/proxy-addr";
 import { z } from "zod";
 import { parseDuration } from "./lib/duration.js";
 import { parseOutboundUrl } from "./lib/outbound-url.js";
@@ -21,6 +22,16 @@ const commaList = z
           .filter(Boolean)
       : [],
   );
+
+/** An entry proxy-addr takes: an IPv4/IPv6 address or CIDR, or one of its names (loopback, linklocal, uniquelocal). */
+function validProxyEntry(entry: string): boolean {
+  try {
+    proxyAddr.compile(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -131,8 +142,13 @@ const EnvSchema = z.object({
   /** stream tickets are valid this long (contract: 60 s; tests shorten it) */
   STREAM_TICKET_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   /** once redeemed, a ticket's own EventSource may reconnect with it (Last-Event-ID) this long after its last connect */
-  /** the console's public address, for the links `engagement console-link` prints (default http://HOST:PORT) */
+  /** the service's public address: every URL it writes (ids, links, the fragment's API base, sign-in and console links) is on it; unset: the address it listens on (http://HOST:PORT as bound), never a request's Host */
   PUBLIC_URL: z.string().url().optional(),
+  /** the reverse proxies in front (addresses or CIDRs, comma-separated; default none): a request from one is from the right-most
+   *  X-Forwarded-For address not itself trusted, with X-Forwarded-Proto (docs/operations.md "Behind a proxy") */
+  TRUST_PROXY: commaList.refine((list) => list.every(validProxyEntry), {
+    message: "each entry must be an IP address or a CIDR (10.0.0.0/8, fd00::/8), or loopback, linklocal, uniquelocal",
+  }),
   /** a console session ends after this long without a request */
   CONSOLE_SESSION_IDLE_SECONDS: z.coerce
     .number()

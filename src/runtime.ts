@@ -1,6 +1,7 @@
 // The composition root: builds every long-lived service once from the config — database (migrated),
 // Redis, event bus, event pipeline, rate limiter, secret box, stream hub, webhook runtime — and
 // hands each to what needs it. Shared by the server (src/app.ts) and the CLI.
+import { createConsistencyTokens } from "./db/replicas/consistency-token.js";
 import { renderUnrenderedBodies } from "./modules/comments/engine/render-backfill.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createHmac, randomBytes } from "node:crypto";
@@ -309,6 +310,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       ...base,
       db,
       adminJwtSecret,
+      // the same key on every instance (a token comes back to any of them), apart from the secret box's
+      consistencyTokens: createConsistencyTokens(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret),
       sql: db.sql,
       idempotency: createIdempotencyRecords({ sql: db.sql, tenantSql: (tenantId) => stores(tenantId).sql, secretBox, log }),
       // after a write commits: its events on the bus, the webhook worker woken (src/events/pipeline.ts)

@@ -589,5 +589,18 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     const secret = await runCliInProcess(["render", "--tenant", t.tenantId, "--discussion", "ix-cli", "--key", t.apiKey], env);
     expect(secret.code).toBe(1);
     expect(secret.stderr).toContain("publishable key");
+    // a pk_… that is no key of the tenant's: made up, another tenant's, revoked
+    const render = (k: string) => runCliInProcess(["render", "--tenant", t.tenantId, "--discussion", "ix-cli", "--key", k], env);
+    const madeUp = await render(`pk_${"x".repeat(40)}`);
+    expect([madeUp.code, madeUp.stdout]).toEqual([1, ""]);
+    expect(madeUp.stderr).toContain(`not a publishable key of tenant ${t.tenantId}`);
+    const others = await render(await publishableKey(await createTestTenant(server)));
+    expect(others.code).toBe(1);
+    expect(others.stderr).toContain(`not a publishable key of tenant ${t.tenantId}`);
+    const made = (await t.admin.post("/api/v1/publishable-keys", { label: "old" })).body as { id: string; key: string };
+    expect((await t.admin.del(`/api/v1/publishable-keys/${made.id}`)).status).toBe(204);
+    const revoked = await render(made.key);
+    expect(revoked.code).toBe(1);
+    expect(revoked.stderr).toContain("--key is revoked");
   });
 });

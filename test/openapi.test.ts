@@ -33,11 +33,11 @@ describe("the OpenAPI document", () => {
     expect(result.valid).toBe(true);
   });
 
-  it("names the server that served it, absolutely, in servers (PUBLIC_URL when set)", async () => {
+  it("names the server absolutely in servers: PUBLIC_URL when set, else the address it listens on (never the caller's Host)", async () => {
     expect(doc.servers).toEqual([{ url: server.url }]);
-    // the address the caller used
+    // another name the caller used for it is not written back (contract section 31)
     const viaLocalhost = server.url.replace("127.0.0.1", "localhost");
-    expect(((await (await fetch(`${viaLocalhost}/api/v1/openapi.json`)).json()) as any).servers).toEqual([{ url: viaLocalhost }]);
+    expect(((await (await fetch(`${viaLocalhost}/api/v1/openapi.json`)).json()) as any).servers).toEqual([{ url: server.url }]);
     const behindProxy = await startServer({ PUBLIC_URL: "https://comments.example/engagement/" });
     try {
       const proxied = (await (await fetch(`${behindProxy.url}/api/v1/openapi.json`)).json()) as any;

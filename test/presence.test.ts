@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { startServer, testEnv, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { openSse, rawSse, type SseClient } from "./support/sse.js";
+import { signInGuest } from "./support/sign-in.js";
 import { spawnReady } from "./support/process.js";
 import type { HubOptions } from "../src/stream-engine/hub.js";
 import { DEFAULT_PRESENCE_PER_ADDRESS, presenceKey } from "../src/stream-engine/presence.js";
@@ -284,6 +285,23 @@ describe("people, not connections", () => {
     await vi.waitFor(() => expect(nat[0]!.reading()).toBe(1), { timeout: 5_000 });
     nat[0]!.close();
     await vi.waitFor(async () => expect(await reading(a, [id])).toEqual({ [id]: 0 }), { timeout: 5_000 });
+  });
+
+  it("guests of the hosted sign-in count by their address, as reader-less streams do: twenty from one address are not twenty", async () => {
+    const id = await discussion();
+    expect((await t.api.patch("/api/v1/settings", { signIn: { methods: ["guest"] } })).status).toBe(200);
+    // guest sessions anyone can make, all from 127.0.0.1 (the sign-in's address), one more streaming from 127.0.0.2
+    const guests = await Promise.all(Array.from({ length: CAP + 3 }, (_, i) => signInGuest(a.url, t.tenantId, `Guest ${i}`)));
+    const streams = guests.map((g, i) =>
+      stream(i % 2 ? a : b, id, t.apiKey, { identity: g.token, ...(i === 0 ? { from: "127.0.0.2" } : {}) }),
+    );
+    await Promise.all(streams.map(connected));
+    // the one at 127.0.0.2, and the rest at 127.0.0.1 up to the cap
+    await vi.waitFor(async () => expect(await reading(a, [id])).toEqual({ [id]: 1 + CAP }), { timeout: 5_000 });
+    // a reader of the site's own (an assertion) still counts once, beside them
+    const named = stream(a, id, t.apiKey, { identity: await t.identity("named-reader") });
+    await connected(named);
+    await vi.waitFor(async () => expect(await reading(b, [id])).toEqual({ [id]: 2 + CAP }), { timeout: 5_000 });
   });
 
   it("state lost in Redis (a restart, a flush): each instance sends its streams again at its next refresh", async () => {

@@ -347,7 +347,7 @@ const PROBES: Record<InvariantId, Probe> = {
   async "read-your-writes"(path, drv) {
     const written = await need(drv.plainWrite, "plainWrite", path)(main(), WRITTEN[0]);
     expect([written.status, codeOf(written)]).toEqual([200, undefined]);
-    expect(written.headers.get("x-service-consistency")).toMatch(/^c1\.[A-Za-z0-9_-]{11}$/);
+    expect(written.headers.get("x-service-consistency")).toMatch(/^c2\.[A-Za-z0-9_-]{48}$/);
     // the idempotent path's request is a write; the others' a read, which carries none
     if (path === "idempotent") return;
     const read = await drv.request(main(), D);

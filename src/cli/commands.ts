@@ -9,6 +9,7 @@ import { createOperator, signConsoleLink } from "../modules/console/engine/opera
 import { AppError } from "../lib/errors.js";
 import { parseDuration } from "../lib/duration.js";
 import { renderForTenant } from "../modules/indexable/engine/render.js";
+import { hashApiKey, keyState } from "../auth/key-auth.js";
 
 export const CliCommandSchema = z.discriminatedUnion("command", [
   z.object({ command: z.literal("tenant create"), name: z.string(), ttl: z.string() }),
@@ -125,11 +126,28 @@ async function run(ctx: CommandContext, cmd: CliCommand): Promise<CliResults[key
       return { applied: ctx.migrated, ...(ctx.server !== undefined ? { server: ctx.server } : {}) };
     case "render": {
       const { tenantId, apiBase, parentId, ...request } = cmd;
-      if (request.key !== null && !request.key.startsWith("pk_"))
-        throw new CliRefusal("--key must be a publishable key (pk_…): the page shows it to every reader");
+      if (request.key !== null) await assertPublishableKey(services, tenantId, request.key);
       return {
         html: await renderForTenant(services, tenantId, { ...request, parentId: parentId ?? null, apiBase: apiBase ?? ctx.baseUrl }),
       };
     }
   }
+}
+
+/**
+ * `render --key`: the key the printed element will send must be one of the tenant's publishable keys,
+ * active now; else every reader of the page would meet 401 (a mistyped key, another site's, a revoked
+ * one), found only once the page is live.
+ */
+async function assertPublishableKey(services: AppServices, tenantId: string, key: string): Promise<void> {
+  if (!key.startsWith("pk_")) throw new CliRefusal("--key must be a publishable key (pk_…): the page shows it to every reader");
+  const row = await services.prisma.apiKey.findUnique({
+    where: { keyHash: hashApiKey(key) },
+    select: { tenantId: true, kind: true, revokedAt: true, expiresAt: true },
+  });
+  if (!row || row.tenantId !== tenantId || row.kind !== "publishable") {
+    throw new CliRefusal(`--key is not a publishable key of tenant ${tenantId} (see its publishable keys in the console)`);
+  }
+  const state = keyState(row, services.clock.now());
+  if (state !== "active") throw new CliRefusal(`--key is ${state}: readers' requests with it would be refused`);
 }

@@ -9,7 +9,7 @@
 // - no replica is serving (all down or lagging: src/db/replicas/replica-set.ts).
 // `store(ctx)` and `db(ctx)` (src/context/request.ts) read `ctx.readsFrom`, which only `routeReads` sets.
 import { createHash } from "node:crypto";
-import { CONSISTENCY_HEADER, decodeConsistencyToken } from "../db/replicas/consistency-token.js";
+import { CONSISTENCY_HEADER } from "../db/replicas/consistency-token.js";
 import type { Clock } from "../lib/clock.js";
 import { header, type HeaderBag } from "./resolve-principal.js";
 import type { RequestContext } from "./request.js";
@@ -87,10 +87,11 @@ export function createRecentWriters(stickyMs: number, clock: Clock): RecentWrite
 }
 
 /** What the request's headers say of its reads (only worked out when replicas are configured). */
-export function readConsistencyOf(app: RequestContext["app"], headers: HeaderBag): ReadConsistency | undefined {
+export function readConsistencyOf(app: RequestContext["app"], headers: HeaderBag, tenantId: string | null): ReadConsistency | undefined {
   if (app.db.replicas.size === 0) return undefined;
   return {
-    after: decodeConsistencyToken(header(headers, CONSISTENCY_HEADER.toLowerCase())),
+    // a token is sealed for its tenant: another tenant's (or one sent without a tenant) is not a token
+    after: app.consistencyTokens.decode(header(headers, CONSISTENCY_HEADER.toLowerCase()), tenantId),
     sticky: app.recentWriters.wroteLately(headers),
   };
 }

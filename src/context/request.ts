@@ -33,12 +33,12 @@ export interface RequestContext {
   /**
    * The reader's own IP address and user agent, for Akismet's check of a new comment and nothing else
    * (never stored): a backend names them in X-Service-Reader-Ip / X-Service-Reader-Agent; behind a
-   * publishable key they are the browser's own (the connection's address, its User-Agent).
+   * publishable key they are the browser's own (the client's address, its User-Agent).
    */
   readerClient?: { ip: string | null; userAgent: string | null };
   /**
-   * The address of the connection the request came on (its peer, as the server sees it; no proxy
-   * header is read): a stream's presence counts a reader-less stream by it (src/stream-engine/presence-people.ts).
+   * The client's address (the connection's peer, or the client a TRUST_PROXY peer names:
+   * src/http/client-address.ts): a stream's presence counts a reader-less stream by it (src/stream-engine/presence-people.ts).
    */
   clientAddress?: string | null;
   /** a publishable key's request from a browser: its Origin, admitted by the tenant's allowedOrigins (else null) */
@@ -66,7 +66,7 @@ export async function createRequestContext(
     cache: caller?.tenant ? { tenant: Promise.resolve(caller.tenant) } : {},
     ...(rateLimit ? { rateLimit } : {}),
     clientAddress: opts.ip ?? null,
-    readConsistency: readConsistencyOf(app, headers),
+    readConsistency: readConsistencyOf(app, headers, principal?.tenantId ?? null),
     readerClient:
       principal?.kind === "publishable"
         ? { ip: opts.ip ?? null, userAgent: header(headers, "user-agent") }

@@ -24,6 +24,7 @@ import type { SafetyRules } from "../tenancy/safety-rules.js";
 import type { IdentityProviders } from "../auth/identity-providers.js";
 import type { ReaderAddresses } from "./reader-addresses.js";
 import type { Replica } from "../db/replicas/replica-set.js";
+import type { ConsistencyTokens } from "../db/replicas/consistency-token.js";
 import type { RecentWriters } from "./read-routing.js";
 
 export interface AppServices {
@@ -33,6 +34,8 @@ export interface AppServices {
   clock: Clock;
   log: Logger;
   secretBox: SecretBox;
+  /** X-Service-Consistency's tokens, sealed for their tenant (src/db/replicas/consistency-token.ts) */
+  consistencyTokens: ConsistencyTokens;
   adminJwtSecret: string;
   /** plain SQL on the database's connections: the hot paths' single statements */
   sql: Sql;

@@ -1,6 +1,6 @@
 // Read-your-writes on the answers (contract section 26): every write's answer carries
-// X-Service-Consistency; with read replicas configured, the primary's WAL position read after the write committed
-// (src/db/replicas/consistency-token.ts), and its caller's credentials are noted as a recent writer
+// X-Service-Consistency; with read replicas configured, the primary's WAL position read after the write committed,
+// sealed for the writer's tenant (src/db/replicas/consistency-token.ts), and its caller's credentials are noted as a recent writer
 // (src/context/read-routing.ts: its reads stay on the primary for DATABASE_REPLICA_STICKY_MS).
 // A write is an answer below 400 to a POST, PUT, PATCH or DELETE, except on /graphql, where it is a
 // request that ran a mutation (a query sent by POST writes nothing): yoga's pipeline marks those
@@ -8,7 +8,8 @@
 import type { IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import type { AppServices } from "../context/request.js";
-import { CONSISTENCY_HEADER, PRIMARY_TOKEN, encodeConsistencyToken } from "../db/replicas/consistency-token.js";
+import { CONSISTENCY_HEADER, PRIMARY_TOKEN } from "../db/replicas/consistency-token.js";
+import { resolvePrincipal } from "../context/resolve-principal.js";
 
 /** The /graphql requests that ran a mutation, for the answer's hook. */
 export interface WriteMarks {
@@ -43,7 +44,11 @@ export function mountConsistency(fastify: FastifyInstance, app: AppServices, mar
     if (req.url.startsWith("/graphql") && !marks.marked(req.raw)) return payload;
     app.recentWriters.wrote(req.headers);
     try {
-      reply.header(CONSISTENCY_HEADER, encodeConsistencyToken(await app.db.replicas.positionAfterWrite()));
+      // sealed for the writer's tenant (its credentials again, from the auth cache); a write without
+      // one (a hosted form's post) answers the primary's token
+      const tenantId = (await resolvePrincipal(app, req.headers, { method: req.method }).catch(() => null))?.principal.tenantId;
+      const position = await app.db.replicas.positionAfterWrite();
+      reply.header(CONSISTENCY_HEADER, tenantId ? app.consistencyTokens.encode(position, tenantId) : PRIMARY_TOKEN);
     } catch (err) {
       // the primary did not say its position: no token (the writer's sticky window still holds)
       req.log.warn({ err }, "no consistency token: the primary's WAL position was not read");

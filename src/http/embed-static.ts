@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
+import { notModified } from "./etag.js";
 
 export const EMBED_DIR = fileURLToPath(new URL("../../dist/embed/v1/", import.meta.url));
 
@@ -37,7 +38,7 @@ export function mountEmbed(fastify: FastifyInstance): void {
         .header("Access-Control-Allow-Origin", "*")
         .header("Cross-Origin-Resource-Policy", "cross-origin")
         .header("X-Content-Type-Options", "nosniff");
-      if (req.headers["if-none-match"] === etag) return reply.status(304).send();
+      if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
       return reply.type(type).send(body);
     });
   }

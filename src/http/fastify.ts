@@ -8,6 +8,7 @@ import { internalError, knownFailure, sendProblem } from "./problem.js";
 import { requestIdOf } from "./observability.js";
 import { lazyRequestLogger } from "./request-logger.js";
 import type { RawRoutes } from "./raw-routes.js";
+import type { TrustedProxies } from "./client-address.js";
 
 export interface HttpLimits {
   bodyLimit: number;
@@ -16,7 +17,9 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
 }
 
-export function createFastify(opts: { log: Logger; raw?: RawRoutes } & HttpLimits): FastifyInstance {
+export function createFastify(
+  opts: { log: Logger; raw?: RawRoutes; proxies?: Pick<TrustedProxies, "fastifyOption"> } & HttpLimits,
+): FastifyInstance {
   const raw = opts.raw;
   const app = Fastify({
     // Node's own server with its timeouts, checked every second (Node's default check runs every 30 s,
@@ -46,6 +49,8 @@ export function createFastify(opts: { log: Logger; raw?: RawRoutes } & HttpLimit
     // X-Request-Id: the caller's when it is safe, else a new one (observability.ts logs and echoes it)
     requestIdHeader: false,
     genReqId: (req) => requestIdOf(req.headers["x-request-id"]),
+    // request.ip and request.protocol: X-Forwarded-For and -Proto only from TRUST_PROXY's peers (src/http/client-address.ts)
+    trustProxy: opts.proxies?.fastifyOption ?? false,
     return503OnClosing: true,
     forceCloseConnections: true,
   }) as unknown as FastifyInstance;

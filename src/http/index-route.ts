@@ -50,9 +50,9 @@ const GRAPHIQL_OFF = " (POST with <code>X-API-Key</code>; GraphiQL there with <c
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function mountIndex(fastify: FastifyInstance, config: Pick<Config, "GRAPHIQL" | "PUBLIC_URL">) {
+export function mountIndex(fastify: FastifyInstance, config: Pick<Config, "GRAPHIQL" | "PUBLIC_URL" | "HOST" | "PORT">) {
   fastify.get("/", async (req, reply) => {
-    // links on the address the caller used, unless PUBLIC_URL names the public one
+    // links on PUBLIC_URL, else the address the service listens on (never the request's Host)
     const base = publicBase(config, req);
     const links = entryPoints(config, base);
     if ((req.headers.accept ?? "").includes("text/html")) {

@@ -1,5 +1,5 @@
 // GET /api/v1/openapi.json: the document built once at start-up (src/modules/openapi-document.ts),
-// its `servers` naming the absolute address of the server that answers (src/http/public-base.ts),
+// its `servers` naming the service's absolute address (PUBLIC_URL, else as bound: src/http/public-base.ts),
 // so that a client generated from it, or a tool that opens it, calls this server.
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
@@ -7,7 +7,11 @@ import { publicBase } from "./public-base.js";
 
 const SERVER_URL = "\u0000server-url\u0000";
 
-export function mountOpenApi(fastify: FastifyInstance, config: Pick<Config, "PUBLIC_URL">, document: Record<string, unknown>): void {
+export function mountOpenApi(
+  fastify: FastifyInstance,
+  config: Pick<Config, "PUBLIC_URL" | "HOST" | "PORT">,
+  document: Record<string, unknown>,
+): void {
   // serialized once, around the one place that differs per address
   const [head, tail] = JSON.stringify({ ...document, servers: [{ url: SERVER_URL }] }).split(JSON.stringify(SERVER_URL));
   fastify.get("/api/v1/openapi.json", (req, reply) =>

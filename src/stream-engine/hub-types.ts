@@ -47,7 +47,7 @@ export interface OpenRequest {
   settings: Settings;
   /** a stream opened with a ticket: a later connection with the same ticket supersedes this one */
   ticket?: { hash: string; connectionId: string; resumed: boolean } | undefined;
-  /** the client's address (the connection's peer): presence counts a reader-less stream by it */
+  /** the client's address (src/http/client-address.ts): presence counts a reader-less stream by it */
   address?: string | null | undefined;
   /**
    * A ticket that names `tenantId` and is not redeemed yet: the connect's one statement redeems it

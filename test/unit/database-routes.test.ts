@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { getOperationAST, parse } from "graphql";
 import { schema } from "../../src/modules/schema.js";
 import { DATABASE_ROUTES, readsOfOperation } from "../../src/http/database-routes.js";
-import { decodeConsistencyToken, encodeConsistencyToken, formatLsn, parseLsn } from "../../src/db/replicas/consistency-token.js";
+import { PRIMARY_LSN, PRIMARY_TOKEN, createConsistencyTokens, formatLsn, parseLsn } from "../../src/db/replicas/consistency-token.js";
 import { createRecentWriters } from "../../src/context/read-routing.js";
 import { manualClock } from "../../src/lib/clock.js";
 
@@ -62,21 +62,46 @@ describe("the consistency token", () => {
     for (const bad of [null, "", "16", "16/", "/1", "123456789/0", "G/0", "1/2/3"]) expect(parseLsn(bad)).toBeNull();
   });
 
-  it("round-trips an LSN through an opaque token, and orders as the LSNs do", () => {
+  const tokens = createConsistencyTokens("a secret of the service");
+  const A = "tenant-a";
+  const B = "tenant-b";
+
+  it("round-trips an LSN through a sealed token for its tenant", () => {
     for (const lsn of [0n, 1n, 0x16b374d848n, 0xffffffffffffffffn]) {
-      const token = encodeConsistencyToken(lsn);
-      expect(token).toMatch(/^c1\.[A-Za-z0-9_-]{11}$/);
-      expect(decodeConsistencyToken(token)).toBe(lsn);
+      const token = tokens.encode(lsn, A);
+      expect(token).toMatch(/^c2\.[A-Za-z0-9_-]{48}$/);
+      expect(tokens.decode(token, A)).toBe(lsn);
     }
-    expect(decodeConsistencyToken(encodeConsistencyToken(5n))! < decodeConsistencyToken(encodeConsistencyToken(6n))!).toBe(true);
+    expect(tokens.decode(PRIMARY_TOKEN, A)).toBe(PRIMARY_LSN);
+  });
+
+  it("says nothing of the position: the LSN's bytes are not in it, and the same position is a new token each time", () => {
+    const lsn = 0x16b374d848n;
+    const plain = Buffer.alloc(8);
+    plain.writeBigUInt64BE(lsn);
+    const token = tokens.encode(lsn, A);
+    expect(Buffer.from(token.slice(3), "base64url").includes(plain)).toBe(false);
+    expect(Buffer.from(token.slice(3), "base64url").includes(plain.subarray(3))).toBe(false);
+    expect(tokens.encode(lsn, A)).not.toBe(token);
+  });
+
+  it("is not a token to another tenant, to a request without one, or under another secret", () => {
+    const token = tokens.encode(42n, A);
+    expect(tokens.decode(token, B)).toBe("invalid");
+    expect(tokens.decode(token, null)).toBe("invalid");
+    expect(createConsistencyTokens("another secret").decode(token, A)).toBe("invalid");
+    // a changed byte fails the tag
+    const bytes = Buffer.from(token.slice(3), "base64url");
+    bytes[14] = bytes[14]! ^ 1;
+    expect(tokens.decode(`c2.${bytes.toString("base64url")}`, A)).toBe("invalid");
   });
 
   it("tells a missing header from a value that is not a token, whatever its size", () => {
-    expect(decodeConsistencyToken(undefined)).toBeNull();
-    expect(decodeConsistencyToken("")).toBeNull();
-    for (const bad of ["junk", "c1.", "c1.AAAAAAAAAA", "c1.AAAAAAAAAAAA", "c2.AAAAAAAAAAA", "c1.AAAAAAAAAA=", "c1." + "A".repeat(100_000)])
-      expect(decodeConsistencyToken(bad)).toBe("invalid");
-    expect(decodeConsistencyToken([encodeConsistencyToken(7n), "junk"])).toBe(7n);
+    expect(tokens.decode(undefined, A)).toBeNull();
+    expect(tokens.decode("", A)).toBeNull();
+    for (const bad of ["junk", "c2.", "c1.AAAAAAAAAAA", "c2." + "A".repeat(47), "c2." + "A".repeat(48), "c2." + "A".repeat(100_000)])
+      expect(tokens.decode(bad, A)).toBe("invalid");
+    expect(tokens.decode([tokens.encode(7n, A), "junk"], A)).toBe(7n);
   });
 });
 

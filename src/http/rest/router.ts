@@ -22,6 +22,7 @@ import {
 import type { IdempotencyScope, StoredAnswer } from "../../idempotency/records.js";
 import type { Query } from "./params.js";
 import type { JsonSchema, ResponseShapes } from "./json-schema.js";
+import { notModified } from "../etag.js";
 
 export interface RestInput {
   params: Record<string, string>;
@@ -208,13 +209,11 @@ async function answerOf(
   return { status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(payload) };
 }
 
-/** A strong ETag of the JSON answer; a matching If-None-Match gets 304 with no body. */
+/** A strong ETag of the JSON answer; a matching If-None-Match (weakly: src/http/etag.ts) gets 304 with no body. */
 function sendCacheable(req: FastifyRequest, reply: FastifyReply, body: string, maxAgeSeconds: number) {
   const etag = `"${sha256(body, "base64url").slice(0, 32)}"`;
   // the answer depends on the caller's tenant (its key) and, for CORS, on the origin
   reply.headers({ ETag: etag, "Cache-Control": `public, max-age=${maxAgeSeconds}`, Vary: "Origin, X-API-Key" });
-  const match = req.headers["if-none-match"];
-  const tags = (Array.isArray(match) ? match.join(",") : (match ?? "")).split(",").map((t) => t.trim().replace(/^W\//, ""));
-  if (tags.includes(etag) || tags.includes("*")) return reply.status(304).send();
+  if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
   return reply.status(200).type("application/json; charset=utf-8").send(body);
 }

@@ -7,6 +7,7 @@ import type { AppServices } from "../../context/services.js";
 import { AppError } from "../../lib/errors.js";
 import { renderForTenant } from "../indexable/engine/render.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { publicBase } from "../../http/public-base.js";
 import { DEMO_DISCUSSION, demoOriginAllower, demoTenantSource } from "./engine/demo-tenant.js";
 import { checkDemoName, demoReaderId, signDemoIdentity } from "./identity.js";
 import { DEMO_CSS, DEMO_JS, demoHtml } from "./page.js";
@@ -31,7 +32,7 @@ export function mountEmbedDemo(fastify: FastifyInstance, app: AppServices): void
   fastify.get("/embed/demo", async (req, reply) => {
     try {
       const demo = await demoTenant();
-      const origin = `${req.protocol}://${req.headers.host ?? `${app.config.HOST}:${app.config.PORT}`}`;
+      const origin = new URL(publicBase(app.config, req)).origin;
       await allowOrigin(demo.tenantId, origin);
       const request = { discussionId: DEMO_DISCUSSION, sort: null, lang: null, cursor: null, parentId: null };
       // the page's server includes the thread's HTML; a discussion gone from under the demo leaves the plain element

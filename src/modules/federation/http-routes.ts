@@ -17,6 +17,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, sendProblem } from "../../http/problem.js";
+import { publicBase } from "../../http/public-base.js";
 import { jsonDepthWithin } from "../../lib/json-depth.js";
 import type { FederationEngine } from "./engine/engine.js";
 import { anyTenantFederates, domainBlocked, federatingTenant, type FederatingTenant } from "./engine/tenants.js";
@@ -144,7 +145,7 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         if (first instanceof AppError) return sendProblem(reply, first);
         screened = first;
       }
-      const origin = engine.origin()?.origin ?? `${req.protocol}://${req.host}`;
+      const origin = engine.origin()?.origin ?? new URL(publicBase(app.config, req)).origin;
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) {
         if (typeof value === "string") headers.set(name, value);

@@ -10,7 +10,9 @@ import { endpointReads } from "../../http/database-routes.js";
 import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { publicBase } from "../../http/public-base.js";
 import { atomFeed } from "./feed.js";
+import { notModified } from "../../http/etag.js";
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -35,11 +37,11 @@ export function mountFeedRoutes(fastify: FastifyInstance, app: AppServices): voi
       if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
       requirePrincipal(ctx);
       routeReads(ctx, endpointReads("GET /api/v1/feeds/*"));
-      const selfUrl = `${req.protocol}://${req.host}${req.url}`;
+      const selfUrl = `${publicBase(app.config, req)}${req.url}`;
       const xml = await atomFeed(ctx, { discussionId: discussionOf(req), selfUrl });
       const etag = `"${createHash("sha256").update(xml).digest("base64url").slice(0, 27)}"`;
       reply.header("ETag", etag).header("Cache-Control", "public, max-age=60").header("Vary", "X-API-Key");
-      if (req.headers["if-none-match"] === etag) return reply.status(304).send();
+      if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
       return reply.type("application/atom+xml; charset=utf-8").send(xml);
     } catch (err) {
       const known = err instanceof AppError ? err : knownFailure(err);

@@ -35,7 +35,7 @@ const feed = (operationId: string, description: string, more: unknown[] = []) =>
           "Atom 1.0: the latest 50 visible comments, each entry its permalink with bodyHtml as html content (ETag; Cache-Control: public, max-age=60)",
         content: { "application/atom+xml": { schema: { type: "string" } } },
       },
-      "304": { description: "Not modified (If-None-Match matched the ETag)" },
+      "304": { description: "Not modified (If-None-Match matched the ETag, weakly: W/ is ignored)" },
       "400": problem("A key in the URL that is not a publishable key"),
       "401": problem("No key, or an unknown one"),
       "404": problem("No such discussion"),

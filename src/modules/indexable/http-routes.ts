@@ -14,8 +14,10 @@ import { rateLimitHeaders } from "../../auth/rate-limit.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
 import { unknownQueryParams } from "../../http/rest/router.js";
+import { publicBase } from "../../http/public-base.js";
 import { credentialsOf } from "../feeds/http-routes.js";
 import { renderFragment } from "./fragment.js";
+import { notModified } from "../../http/etag.js";
 
 export const FRAGMENT_CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=300";
 const PARAMETERS = new Set(["key", "sort", "lang", "cursor", "parentId"]);
@@ -51,7 +53,7 @@ export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices)
         cursor: one(query, "cursor"),
         parentId: one(query, "parentId"),
         key,
-        apiBase: app.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`,
+        apiBase: publicBase(app.config, req),
       });
       const etag = `"${createHash("sha256").update(html).digest("base64url").slice(0, 27)}"`;
       reply
@@ -60,7 +62,7 @@ export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices)
         .header("Content-Security-Policy", FRAGMENT_CSP)
         .header("X-Content-Type-Options", "nosniff");
       if (pageUrl) reply.header("Link", `<${new URL(pageUrl).href}>; rel="canonical"`);
-      if (req.headers["if-none-match"] === etag) return reply.status(304).send();
+      if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
       return reply.type("text/html; charset=utf-8").send(html);
     } catch (err) {
       const known = err instanceof AppError ? err : knownFailure(err);

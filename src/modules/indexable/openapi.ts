@@ -74,7 +74,7 @@ export const indexablePaths: Record<string, Record<string, unknown>> = {
             "The fragment (ETag; Cache-Control: public, max-age=60, stale-while-revalidate=300; Link rel=canonical: the discussion's page when it has one)",
           content: { "text/html": { schema: { type: "string" } } },
         },
-        "304": { description: "Not modified (If-None-Match matched the ETag)" },
+        "304": { description: "Not modified (If-None-Match matched the ETag, weakly: W/ is ignored)" },
         "400": problem("A secret key in the URL, a bad sort, lang, cursor or parentId, or a query parameter the route does not take"),
         "401": problem("No key, or an unknown one"),
         "404": problem("No such discussion, or (parentId) no such visible comment in it"),

@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { ALTCHA_BASE } from "./engine/sign-in-page.js";
+import { notModified } from "../../http/etag.js";
 
 /** the package's translation file for each language of the pages but English (its default) */
 const ALTCHA_LANGUAGES: Record<string, string> = {
@@ -39,7 +40,7 @@ export function mountAltchaStatic(fastify: FastifyInstance): void {
     const type = name.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8";
     fastify.get(`${ALTCHA_BASE}${name}`, (req, reply) => {
       reply.header("Cache-Control", "public, max-age=3600").header("ETag", etag).header("X-Content-Type-Options", "nosniff");
-      if (req.headers["if-none-match"] === etag) return reply.status(304).send();
+      if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
       return reply.type(type).send(body);
     });
   }

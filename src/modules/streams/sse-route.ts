@@ -20,6 +20,7 @@ import { internalError, knownFailure, writeProblem } from "../../http/problem.js
 import type { CorsPolicy } from "../../http/cors.js";
 import { requestIdOf, type RequestRecorder } from "../../http/observability.js";
 import type { RawRoutes } from "../../http/raw-routes.js";
+import type { TrustedProxies } from "../../http/client-address.js";
 import { readerStreamCaller, streamCaller } from "./engine/access.js";
 import type { StreamHub } from "../../stream-engine/hub.js";
 import { SseSink } from "../../stream-engine/sse-sink.js";
@@ -37,6 +38,8 @@ export interface StreamRouteDeps {
   hub: StreamHub;
   cors: CorsPolicy;
   record: RequestRecorder;
+  /** the client's address (the connection's peer, or the client a trusted proxy names): src/http/client-address.ts */
+  addressOf: TrustedProxies["addressOf"];
 }
 
 /**
@@ -84,7 +87,7 @@ async function serve(deps: StreamRouteDeps, req: IncomingMessage, res: ServerRes
 }
 
 async function openStream(
-  { app, hub }: StreamRouteDeps,
+  { app, hub, addressOf }: StreamRouteDeps,
   req: IncomingMessage,
   res: ServerResponse,
   segment: string,
@@ -96,7 +99,7 @@ async function openStream(
   if (!DISCUSSION_ID_RE.test(discussionId)) {
     throw errors.invalidParameter([{ path: "discussionId", message: DISCUSSION_ID_RULE }]);
   }
-  const { ctx, ticket, viaToken, after } = await authenticate(app, req, search, headers);
+  const { ctx, ticket, viaToken, after } = await authenticate(app, addressOf, req, search, headers);
   const caller = await streamCaller(ctx, {
     discussionId,
     ticket,
@@ -122,14 +125,14 @@ async function openStream(
 
 /** GET /api/v1/stream/me: the same auth (a key with X-Service-Identity, a ticket of scope me, the deprecated ?token=), caps and framing. */
 async function openReaderStream(
-  { app, hub }: StreamRouteDeps,
+  { app, hub, addressOf }: StreamRouteDeps,
   req: IncomingMessage,
   res: ServerResponse,
   search: string,
   headers: Record<string, string>,
   onOpen: () => void,
 ): Promise<void> {
-  const { ctx, ticket, after } = await authenticate(app, req, search, headers);
+  const { ctx, ticket, after } = await authenticate(app, addressOf, req, search, headers);
   const caller = await readerStreamCaller(ctx, { ticket, lastEventId: after, origin: req.headers.origin });
   const sink = sseSink(app, hub, res, headers, onOpen, caller.tenantId, ME);
   await hub.openReader(
@@ -143,7 +146,13 @@ async function openReaderStream(
  * ?token= (that one marked Deprecation and Sunset on the answer), the budget left on the answer's
  * headers, the ticket (only when no key is in a header) and where to resume.
  */
-async function authenticate(app: AppServices, req: IncomingMessage, search: string, headers: Record<string, string>) {
+async function authenticate(
+  app: AppServices,
+  addressOf: TrustedProxies["addressOf"],
+  req: IncomingMessage,
+  search: string,
+  headers: Record<string, string>,
+) {
   const query = (search === "" ? {} : parseQuery(search)) as Query;
   const ticket = str(query, "ticket");
   const token = str(query, "token");
@@ -154,8 +163,8 @@ async function authenticate(app: AppServices, req: IncomingMessage, search: stri
   const viaToken = !headerAuth && !ticket && token !== undefined;
   if (viaToken) Object.assign(headers, { Deprecation: "true", Sunset: app.config.TOKEN_SUNSET });
 
-  // the connection's peer, as fastify's req.ip is for the other routes
-  const ip = req.socket.remoteAddress;
+  // the client's address, as fastify's req.ip is for the other routes (the same trust of proxies)
+  const ip = addressOf(req);
   const ctx = await createRequestContext(app, viaToken ? { ...req.headers, "x-api-key": token } : req.headers, { method: "GET", ip });
   // the budget left, on the stream's head as on every counted answer
   if (ctx.rateLimit) Object.assign(headers, rateLimitHeaders(ctx.rateLimit));

@@ -29,7 +29,7 @@ import { listenInbox } from "./inbox.js";
 import { mentionOf } from "./mentions.js";
 
 export interface FederationOptions {
-  /** PUBLIC_URL's origin: every id is built on it (unset: the request's own origin) */
+  /** PUBLIC_URL's origin: every id is built on it (unset: the address the server listens on, as the request's URL is built: src/modules/federation/http-routes.ts) */
   origin: string | undefined;
   /** PUBLIC_URL's path ("" at the host's root): every path but the well-known ones is under it */
   pathPrefix: string;

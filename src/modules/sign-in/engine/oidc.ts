@@ -173,7 +173,7 @@ const INSERT_STATE = `INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, d
 
 /**
  * A new sign-in at the provider: the state row written, the authorization URL answered (for a 302).
- * `base` is where the service is reached (PUBLIC_URL, else the request's own address).
+ * `base` is where the service is reached (PUBLIC_URL, else the address the service listens on: src/http/public-base.ts).
  */
 export async function startProviderSignIn(
   app: AppServices,
