@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { importFinished, postImport } from "./support/imports.js";
 import { disqusXml, wxr } from "./support/import-files.js";
 import { XML_LIMITS } from "../src/modules/portability/xml-reader.js";
 
@@ -19,27 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-async function post(t: TestTenant, format: string, body: string | Buffer, query = "") {
-  const res = await fetch(`${server.url}/api/v1/imports?format=${format}${query}`, {
-    method: "POST",
-    headers: { "x-api-key": t.apiKey, "content-type": "application/octet-stream" },
-    body: typeof body === "string" ? body : new Blob([new Uint8Array(body)]),
-  });
-  const accepted = (await res.json()) as any;
-  expect(res.status, JSON.stringify(accepted)).toBe(202);
-  return accepted.id as string;
-}
-
-async function finished(t: TestTenant, id: string, ms = 60_000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const r = await t.api.get(`/api/v1/imports/${id}`);
-    expect(r.status).toBe(200);
-    if (r.body.state !== "running") return r.body;
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-  throw new Error(`import ${id} did not finish`);
-}
+const post = (t: TestTenant, format: string, body: string | Buffer, query = "") => postImport(server, t, format, body, query);
+const finished = importFinished;
 
 async function importFile(t: TestTenant, format: string, body: string, query = "") {
   return finished(t, await post(t, format, body, query));

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import initSqlJs from "sql.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { importFinished, postImport } from "./support/imports.js";
 import { disqusXml, wxr } from "./support/import-files.js";
 
 let server: TestServer;
@@ -15,22 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-async function importFile(t: TestTenant, format: string, body: string | Uint8Array) {
-  const res = await fetch(`${server.url}/api/v1/imports?format=${format}`, {
-    method: "POST",
-    headers: { "x-api-key": t.apiKey, "content-type": "application/octet-stream" },
-    body: typeof body === "string" ? body : new Blob([new Uint8Array(body)]),
-  });
-  const accepted = (await res.json()) as any;
-  expect(res.status, JSON.stringify(accepted)).toBe(202);
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    const r = await t.api.get(`/api/v1/imports/${accepted.id}`);
-    if (r.body.state !== "running") return r.body;
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-  throw new Error("the import did not finish");
-}
+const importFile = async (t: TestTenant, format: string, body: string | Uint8Array) =>
+  importFinished(t, await postImport(server, t, format, body));
 
 const OUTSIDE = "outside the dates an import takes (years 1 to 9999)";
 const lineOf = (text: string, needle: string) => text.slice(0, text.indexOf(needle)).split("\n").length;

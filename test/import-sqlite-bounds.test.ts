@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import initSqlJs from "sql.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { importFinished, postImport } from "./support/imports.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -49,27 +50,8 @@ async function issoFile(opts: { generated?: "likes" | "text"; extra?: string } =
   return bytes;
 }
 
-async function post(t: TestTenant, body: Uint8Array) {
-  const res = await fetch(`${server.url}/api/v1/imports?format=isso`, {
-    method: "POST",
-    headers: { "x-api-key": t.apiKey, "content-type": "application/octet-stream" },
-    body: new Blob([new Uint8Array(body)]),
-  });
-  const accepted = (await res.json()) as any;
-  expect(res.status, JSON.stringify(accepted)).toBe(202);
-  return accepted.id as string;
-}
-
-async function finished(t: TestTenant, id: string, ms = 60_000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const r = await t.api.get(`/api/v1/imports/${id}`);
-    expect(r.status).toBe(200);
-    if (r.body.state !== "running") return r.body;
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-  throw new Error(`import ${id} did not finish`);
-}
+const post = (t: TestTenant, body: Uint8Array) => postImport(server, t, "isso", body);
+const finished = importFinished;
 
 describe("isso files that would compute on a read", () => {
   it("a generated likes or text column is refused, naming it, while /healthz answers within a second", async () => {
