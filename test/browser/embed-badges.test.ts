@@ -90,4 +90,26 @@ describe.skipIf(chromiumMissing)("a reader's badge in <engagement-thread>", () =
     await p.locator("engagement-thread").screenshot({ path: join(SHOTS, "thread-badges.png") });
     await p.close();
   });
+
+  it("shows a deleted comment with replies as a tombstone naming no one: no name, badge, avatar or initial", async () => {
+    const d = "badges-deleted";
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Deleted" });
+    const dee = await t.reader("dee", { name: "Dee Secret", badge: "Staff", avatarUrl: "https://img.example/dee.png" });
+    const eve = await t.reader("eve", { name: "Eve" });
+    const gone = await dee.post(`/api/v1/discussions/${d}/comments`, { body: "Soon gone" });
+    await eve.post(`/api/v1/discussions/${d}/comments`, { body: "A reply that stays", parentId: gone.body.id });
+    expect((await dee.del(`/api/v1/comments/${gone.body.id}`)).status).toBeLessThan(300);
+
+    const p = await open(d);
+    const tombstone = p.locator("engagement-thread article", { has: p.locator(".tombstone") });
+    await tombstone.waitFor();
+    await p.locator("engagement-thread article .body", { hasText: "A reply that stays" }).waitFor();
+    const text = (await tombstone.first().textContent()) ?? "";
+    expect(text).not.toMatch(/Dee|Secret|Staff/);
+    await expect(tombstone.first().locator("img").count()).resolves.toBe(0);
+    await expect(tombstone.first().locator(".avatar").textContent()).resolves.toMatch(/^\s*$/);
+    await expectAccessible(p, "engagement-thread");
+    await p.locator("engagement-thread").screenshot({ path: join(SHOTS, "thread-deleted.png") });
+    await p.close();
+  });
 });

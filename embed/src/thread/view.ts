@@ -158,7 +158,7 @@ function renderComment(v: ThreadView, id: string): TemplateResult | typeof nothi
       aria-labelledby=${`author-${id}`}
     >
       <div class="avatar" aria-hidden="true">
-        ${c.author.avatarUrl && !deleted ? html`<img src=${c.author.avatarUrl} alt="" loading="lazy" />` : (c.author.name[0] ?? "?").toUpperCase()}
+        ${deleted ? nothing : c.author.avatarUrl ? html`<img src=${c.author.avatarUrl} alt="" loading="lazy" />` : (c.author.name[0] ?? "?").toUpperCase()}
       </div>
       <div>
         <div class="meta">
