@@ -9,7 +9,7 @@
 //   - any refusal it throws as the problem document (sendProblem): an AppError as it is, a failure
 //     that is not a bug of ours as knownFailure says (503, 400), anything else logged and 500.
 // A route whose refusals are pages rather than problem documents (the hosted sign-in, a chat alert's
-// links) passes `problem`, which answers an AppError its own way.
+// links) passes `problem`, which answers what it knows its own way.
 // The request id and the access record are fastify's hooks (mountObservability), as for every route.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteGenericInterface } from "fastify";
 import { createRequestContext, requirePrincipal, type AppServices, type RequestContext } from "../context/request.js";
@@ -31,8 +31,11 @@ interface RouteBase<G extends RouteGenericInterface> {
   /** what failed, for the log line of an unexpected error ("<what> failed") */
   what: string;
   bodyLimit?: number;
-  /** a refusal answered otherwise than as a problem document (a page); the default is sendProblem */
-  problem?: (req: FastifyRequest<G>, reply: FastifyReply, err: AppError) => FastifyReply | Promise<FastifyReply>;
+  /**
+   * A refusal answered otherwise than as a problem document (a page): what the handler threw, answered
+   * here, or null to leave it to the problem document (a bug's 500 included).
+   */
+  problem?: (req: FastifyRequest<G>, reply: FastifyReply, thrown: unknown) => FastifyReply | null;
 }
 
 /** A route with no caller of a key: a token in the URL, a tenant in the path, a signed body. */
@@ -98,8 +101,7 @@ export function mountPlainRoute<G extends RouteGenericInterface = RouteGenericIn
         if (route.reads) routeReads(ctx, endpointReads(route.reads));
         return await route.handler(req, reply, ctx);
       } catch (err) {
-        const refusal = refusalOf(req, err, route.what);
-        return route.problem ? route.problem(req, reply, refusal) : sendProblem(reply, refusal);
+        return route.problem?.(req, reply, err) ?? sendProblem(reply, refusalOf(req, err, route.what));
       }
     },
   });
