@@ -1,7 +1,8 @@
 // What every execution path keeps (src/http/request-invariants.ts), run row by row through every
 // path over real HTTP against a real server: yoga's pipeline (/graphql with an Origin), the direct
 // path (a backend's plain POST /graphql; a one-root-field query runs compiled), the idempotent path
-// (a /graphql mutation under Idempotency-Key), REST, and the SSE stream served before fastify.
+// (a /graphql mutation under Idempotency-Key), REST, the SSE stream served before fastify, and a
+// plain route (src/http/plain-route.ts: a discussion's feed; the import routes for a capability and a write).
 // Each path is a driver below; each invariant a probe that takes any driver. A path the table says
 // does not keep a row (an `exception`) is expected to fail that row's probe; one it does not apply
 // to is listed and skipped.
@@ -126,6 +127,8 @@ interface Driver {
   write?(auth: Headers_, d: string, key: string): Promise<Answer>;
   /** a write of discussion `d` as this path serves it (the idempotent path's carries a new key) */
   plainWrite?(auth: Headers_, d: string): Promise<Answer>;
+  /** plainWrite's status when it is not 200 (an import's upload is accepted: 202) */
+  plainWriteStatus?: number;
   /** the caller's mistake in the request itself, and the code it gets */
   malformed: { code: string; status: number; send(auth: Headers_, requestId: string): Promise<Answer> };
 }
@@ -162,6 +165,11 @@ function graphqlDriver(browser: boolean): Driver {
     },
   };
 }
+
+/** a file the import takes and finds nothing in: the export's header line */
+const EMPTY_EXPORT = '{"type":"export","version":1}\n';
+
+const feed = (d: string, headers: Headers_, search = "") => send("GET", `/api/v1/feeds/discussions/${d}.atom${search}`, headers);
 
 const DRIVERS: Record<ExecutionPath, Driver> = {
   yoga: graphqlDriver(true),
@@ -213,6 +221,22 @@ const DRIVERS: Record<ExecutionPath, Driver> = {
       code: "invalid_parameter",
       status: 400,
       send: (auth, requestId) => openStream(D, { ...auth, "x-request-id": requestId }, "?lastEventId=abc"),
+    },
+  },
+  plain: {
+    family: "problem",
+    route: "/api/v1/feeds/discussions/:file",
+    method: "GET",
+    unitPerRootField: false,
+    request: (auth, d, opts = {}) => feed(d, { ...auth, ...opts.headers }),
+    privileged: { required: "manage_settings", send: (auth) => send("GET", "/api/v1/imports", auth) },
+    // not of discussion `d`: no plain route writes a discussion; an import's upload is its write
+    plainWrite: (auth) => send("POST", "/api/v1/imports?format=ndjson", auth, EMPTY_EXPORT),
+    plainWriteStatus: 202,
+    malformed: {
+      code: "invalid_parameter",
+      status: 400,
+      send: (auth, requestId) => feed(D, { ...auth, "x-request-id": requestId }, "?key=sk_not_publishable"),
     },
   },
 };
@@ -346,7 +370,7 @@ const PROBES: Record<InvariantId, Probe> = {
 
   async "read-your-writes"(path, drv) {
     const written = await need(drv.plainWrite, "plainWrite", path)(main(), WRITTEN[0]);
-    expect([written.status, codeOf(written)]).toEqual([200, undefined]);
+    expect([written.status, codeOf(written)]).toEqual([drv.plainWriteStatus ?? 200, undefined]);
     expect(written.headers.get("x-service-consistency")).toMatch(/^c2\.[A-Za-z0-9_-]{48}$/);
     // the idempotent path's request is a write; the others' a read, which carries none
     if (path === "idempotent") return;

@@ -80,6 +80,24 @@ export async function createRequestContext(
   return ctx;
 }
 
+/** What an engine acts as in a tenant it found itself: a principal of that tenant, without its id. */
+export type ActingAs = Principal extends infer P ? (P extends { tenantId: string } ? Omit<P, "tenantId"> : never) : never;
+
+/**
+ * The request context of code that is not a tenant's request but acts in one tenant it found itself
+ * (an engine, a worker, a door that finds the tenant: the CLI's render, an inbound fediverse
+ * activity, a chat alert's link): `as` is what it acts as, `reader` the reader it acts for. No
+ * headers, so no rate limit spent, no Idempotency-Key, no reads routed: the tenant's primary.
+ */
+export function contextForTenant(app: AppServices, tenant: Tenant, as: ActingAs, reader?: ReaderIdentity): RequestContext {
+  return {
+    app,
+    principal: { ...as, tenantId: tenant.id } as Principal,
+    identityToken: null,
+    cache: { tenant: Promise.resolve(tenant), ...(reader ? { reader: Promise.resolve(reader) } : {}) },
+  };
+}
+
 /**
  * A publishable key is used from the tenant's pages: from a browser (an Origin header) only on an
  * origin its tenant allows, and each reader behind it has a budget of its own.

@@ -1,11 +1,11 @@
-// What every execution path of a request keeps true, named once. A request is executed one of five
+// What every execution path of a request keeps true, named once. A request is executed one of six
 // ways, each doing part of the request pipeline itself for speed; this table says, for each thing
 // every answer must get right, where each path does it and with which shared step. The shared steps
 // are named as the functions themselves (a rename or a removal breaks the build here), the places
 // as paths (npm run references:check). test/request-invariants.test.ts runs every row through every
 // path over HTTP: a row added here fails there until each path keeps it, or says why not.
 //
-// To add a concern: a row here (its `paths` must name all five), then its probe in
+// To add a concern: a row here (its `paths` must name all six), then its probe in
 // test/request-invariants.test.ts. A path that does not keep it today is an `exception` (with the
 // reason): its probe is then expected to fail, so the exception cannot outlive its fix.
 import { createRequestContext, db, store } from "../context/request.js";
@@ -24,6 +24,7 @@ import { createOperationRunner } from "./rest/execute.js";
 import { mountRoutes } from "./rest/router.js";
 import { mountConsistency } from "./consistency.js";
 import { routeReads } from "../context/read-routing.js";
+import { mountPlainRoute, plainContext, refusalOf } from "./plain-route.js";
 
 /** The ways a request is executed, and what selects each. */
 export const EXECUTION_PATHS = {
@@ -32,6 +33,8 @@ export const EXECUTION_PATHS = {
   idempotent: "src/http/graphql/idempotent.ts: a /graphql mutation carrying Idempotency-Key (from a backend or a browser)",
   rest: "src/http/rest/router.ts: the /api/v1 routes, each a compiled GraphQL document (src/http/rest/execute.ts)",
   sse: "src/modules/streams/sse-route.ts: GET /api/v1/stream/:discussionId, answered before fastify (src/http/raw-routes.ts)",
+  plain:
+    "src/http/plain-route.ts: a feature's fastify route outside the REST table (http-routes.ts: feeds, import and export, pages, forms)",
 } as const;
 
 export type ExecutionPath = keyof typeof EXECUTION_PATHS;
@@ -76,6 +79,7 @@ export const REQUEST_INVARIANTS = {
         kept: "serve() in src/modules/streams/sse-route.ts: the id on every head, the stream's and a refusal's",
         by: [requestIdOf, writeProblem],
       },
+      plain: { kept: "the same fastify hooks; problemBody writes it as requestId", by: [requestIdOf, mountObservability, problemBody] },
     },
   },
   authentication: {
@@ -99,6 +103,10 @@ export const REQUEST_INVARIANTS = {
         kept: "openStream: the context, then streamCaller (src/modules/streams/engine/access.ts); writeProblem",
         by: [createRequestContext, writeProblem],
       },
+      plain: {
+        kept: "mountPlainRoute: a caller's route makes the context (plainContext), requirePrincipal, then sendProblem",
+        by: [plainContext, createRequestContext, sendProblem],
+      },
     },
   },
   tenant: {
@@ -113,6 +121,7 @@ export const REQUEST_INVARIANTS = {
         kept: "the stream is the caller's tenant's (streamCaller); the hub reads that tenant's discussion (src/stream-engine/channel.ts)",
         by: [createRequestContext],
       },
+      plain: { kept: "the handlers read through the request's tenant store; an engine's through contextForTenant", by: [db, store] },
     },
   },
   capability: {
@@ -129,6 +138,7 @@ export const REQUEST_INVARIANTS = {
         notApplicable:
           "a stream needs no capability (any key, a publishable one or a ticket); moderate_content only widens what a backend's stream shows (src/modules/streams/engine/access.ts)",
       },
+      plain: { kept: "mountPlainRoute's caller rule ({ capability }) in plainContext", by: [plainContext, mountPlainRoute] },
     },
   },
   "rate-limit-units": {
@@ -152,6 +162,7 @@ export const REQUEST_INVARIANTS = {
         kept: "createRequestContext in openStream (a key's stream; a ticket's was counted when it was minted)",
         by: [createRequestContext],
       },
+      plain: { kept: "createRequestContext in plainContext: one unit per request of a caller", by: [plainContext, createRequestContext] },
     },
   },
   "rate-limit-headers": {
@@ -165,6 +176,7 @@ export const REQUEST_INVARIANTS = {
       idempotent: { kept: "graphqlContext; a replay carries the replaying request's", by: [announceRateLimit, rateLimitHeaders] },
       rest: { kept: "mountRoutes, after the context", by: [announceRateLimit, rateLimitHeaders] },
       sse: { kept: "serve(): the head of a counted stream, as the 429 does", by: [rateLimitHeaders] },
+      plain: { kept: "plainContext, after the context", by: [plainContext, announceRateLimit, rateLimitHeaders] },
     },
   },
   idempotency: {
@@ -185,6 +197,10 @@ export const REQUEST_INVARIANTS = {
         by: [idempotencyKeyOf, beginIdempotent, finishIdempotent, sendStoredAnswer],
       },
       sse: { notApplicable: "a GET: a read, safe to repeat (the header is ignored, as on every read)" },
+      plain: {
+        notApplicable:
+          "no plain route honours Idempotency-Key: their writes are an import's upload (a job of its own, found by its id), forms and sign-ins",
+      },
     },
   },
   errors: {
@@ -207,6 +223,10 @@ export const REQUEST_INVARIANTS = {
         kept: "serve(): knownFailure, internalError, writeProblem (before the head; after it the stream only ends)",
         by: [knownFailure, internalError, writeProblem],
       },
+      plain: {
+        kept: "mountPlainRoute: refusalOf (knownFailure, internalError), sendProblem; a page route's `problem` answers a page",
+        by: [refusalOf, knownFailure, internalError, sendProblem],
+      },
     },
   },
   "access-record": {
@@ -218,6 +238,7 @@ export const REQUEST_INVARIANTS = {
       idempotent: { kept: "the same hook", by: [mountObservability, createRequestRecorder] },
       rest: { kept: "the same hook (route = the route's pattern)", by: [mountObservability, createRequestRecorder] },
       sse: { kept: "serve(): the same RequestRecorder, when the stream opens or is refused", by: [createRequestRecorder] },
+      plain: { kept: "the same hook (route = the route's pattern)", by: [mountObservability, createRequestRecorder] },
     },
   },
   "operation-count": {
@@ -232,6 +253,7 @@ export const REQUEST_INVARIANTS = {
       idempotent: { kept: "yoga's pipeline counts it", by: [createOperationCounter, createGraphQLServer] },
       rest: { kept: "createOperationRunner counts each run", by: [createOperationCounter, createOperationRunner] },
       sse: { notApplicable: "a stream runs no GraphQL operation (GraphQL subscriptions are yoga's)" },
+      plain: { notApplicable: "a plain route runs no GraphQL operation" },
     },
   },
   "served-by": {
@@ -243,6 +265,7 @@ export const REQUEST_INVARIANTS = {
       idempotent: { kept: "the same handler (idempotent, as createIdempotentGraphQL answers)", by: [createIdempotentGraphQL] },
       rest: { notApplicable: "not /graphql: http_requests_total names each route" },
       sse: { notApplicable: "not /graphql: http_requests_total names the stream's route" },
+      plain: { notApplicable: "not /graphql: http_requests_total names each route" },
     },
   },
   "read-your-writes": {
@@ -267,6 +290,10 @@ export const REQUEST_INVARIANTS = {
       },
       sse: {
         notApplicable: "a stream writes nothing; its replay reads a replica only when it has every event (src/events/replica-replay.ts)",
+      },
+      plain: {
+        kept: "mountConsistency's onSend hook adds the token to a write method's answer, as for every fastify route; routeReads for a route's `reads`",
+        by: [mountConsistency, routeReads],
       },
     },
   },

@@ -14,6 +14,7 @@ import type { AppServices } from "../../context/services.js";
 import { AppError } from "../../lib/errors.js";
 import { knownFailure } from "../../http/problem.js";
 import { crossSiteForm } from "../../http/public-base.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { escapeHtml, hostedPage, problemPage, type HostedPage } from "../sign-in/engine/pages.js";
 import { useAlertLink, viewAlertLink, type OpenedAlertLink } from "./engine/link-actions.js";
 import { describeReason } from "./engine/messages.js";
@@ -23,10 +24,10 @@ const sendPage = (reply: FastifyReply, page: HostedPage, status = 200) =>
 
 const VERBS = { approve: { ask: "Approve", done: "approved" }, reject: { ask: "Reject", done: "rejected" } } as const;
 
-/** A failure as a page: what happened and that nothing changed; a bug is still a 500 (logged). */
-function problem(reply: FastifyReply, err: unknown): FastifyReply {
+/** A failure as a page: what happened and that nothing changed; a bug (null) is still a 500 problem document (logged). */
+function problem(_req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply | null {
   const known = err instanceof AppError ? err : knownFailure(err);
-  if (!known) throw err;
+  if (!known) return null;
   for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
   const decided = known.code === "alert_link_used" || known.code === "alert_link_decided";
   const page = problemPage({ lang: "en", title: decided ? "Already decided" : "This link cannot be used", detail: known.detail });
@@ -61,13 +62,15 @@ export function mountAlertLinks(fastify: FastifyInstance, app: AppServices): voi
   /** Each client address's budget, shared with the hosted sign-in's pages. */
   const admit = (req: FastifyRequest) => app.readerSignIn.perAddress.consume(`moderate\n${req.ip}`);
 
-  fastify.get<{ Params: { token: string } }>("/moderate/v1/:token", async (req, reply) => {
-    try {
+  mountPlainRoute<{ Params: { token: string } }>(fastify, app, {
+    method: "GET",
+    url: "/moderate/v1/:token",
+    what: "alert link",
+    problem,
+    handler: async (req, reply) => {
       await admit(req);
       return sendPage(reply, confirmPage(await viewAlertLink(app, req.params.token)));
-    } catch (err) {
-      return problem(reply, err);
-    }
+    },
   });
 
   // the confirm page's form, in a scope of its own so no JSON route takes a form body (its body is empty)
@@ -75,8 +78,12 @@ export function mountAlertLinks(fastify: FastifyInstance, app: AppServices): voi
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 4096 }, (_req, _body, done) =>
       done(null, null),
     );
-    scope.post<{ Params: { token: string } }>("/moderate/v1/:token", async (req, reply) => {
-      try {
+    mountPlainRoute<{ Params: { token: string } }>(scope, app, {
+      method: "POST",
+      url: "/moderate/v1/:token",
+      what: "alert link",
+      problem,
+      handler: async (req, reply) => {
         await admit(req);
         if (crossSiteForm(app.config, req)) {
           return sendPage(
@@ -99,9 +106,7 @@ export function mountAlertLinks(fastify: FastifyInstance, app: AppServices): voi
             body: `<p role="status">The comment ${escapeHtml(comment.id)} by ${escapeHtml(comment.author.name)} is now <strong>${escapeHtml(comment.status)}</strong>. The audit log records it as done by this link.</p>`,
           }),
         );
-      } catch (err) {
-        return problem(reply, err);
-      }
+      },
     });
   });
 }

@@ -6,10 +6,10 @@
 //                                      one_click_required, nothing changed
 //   GET  /api/v1/unsubscribe/{token}   → a small page whose button sends that same POST
 // No key, no sign-in: the signed token is the authority (src/modules/email/engine/unsubscribe.ts).
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { AppServices } from "../../context/services.js";
-import { AppError, errors } from "../../lib/errors.js";
-import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { errors } from "../../lib/errors.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { unsubscribe, verifyUnsubscribeToken, type UnsubscribeKind } from "./engine/unsubscribe.js";
 
 const PAGE_HEADERS = {
@@ -37,53 +37,44 @@ export function mountUnsubscribe(fastify: FastifyInstance, app: AppServices): vo
       done(null, new URLSearchParams(String(body))),
     );
     scope.addContentTypeParser("*", { parseAs: "string", bodyLimit: 1024 }, (_req, _body, done) => done(null, undefined));
-    const fail = (reply: FastifyReply, err: unknown) => {
-      const known = err instanceof AppError ? err : knownFailure(err);
-      if (known) return sendProblem(reply, known);
-      reply.request.log.error({ err }, "unsubscribe failed");
-      return sendProblem(reply, internalError());
-    };
-
     // what a link stops, in the words of its page
     const words = (kind: UnsubscribeKind) =>
       kind === "moderation"
         ? { ask: "Stop moderation digests?", what: "<p>You will no longer get a digest of comments waiting for review.</p>" }
         : { ask: "Stop reply emails?", what: "<p>You will no longer get an email when someone replies to your comments.</p>" };
 
-    scope.get<{ Params: { token: string } }>("/api/v1/unsubscribe/:token", (req, reply) => {
-      let kind: UnsubscribeKind;
-      try {
-        kind = verifyUnsubscribeToken(app, req.params.token).kind;
-      } catch (err) {
-        return fail(reply, err);
-      }
-      const w = words(kind);
-      return reply
-        .headers(PAGE_HEADERS)
-        .type("text/html; charset=utf-8")
-        .send(
-          page(
-            w.ask,
-            `${w.what}
+    mountPlainRoute<{ Params: { token: string } }>(scope, app, {
+      method: "GET",
+      url: "/api/v1/unsubscribe/:token",
+      what: "unsubscribe",
+      handler: (req, reply) => {
+        const w = words(verifyUnsubscribeToken(app, req.params.token).kind);
+        return reply
+          .headers(PAGE_HEADERS)
+          .type("text/html; charset=utf-8")
+          .send(
+            page(
+              w.ask,
+              `${w.what}
 <form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
-          ),
-        );
+            ),
+          );
+      },
     });
 
-    scope.post<{ Params: { token: string }; Body: unknown }>("/api/v1/unsubscribe/:token", async (req, reply) => {
-      let kind: UnsubscribeKind;
-      try {
+    mountPlainRoute<{ Params: { token: string }; Body: unknown }>(scope, app, {
+      method: "POST",
+      url: "/api/v1/unsubscribe/:token",
+      what: "unsubscribe",
+      handler: async (req, reply) => {
         const claims = verifyUnsubscribeToken(app, req.params.token);
         if (!isOneClick(req.body)) throw errors.oneClickRequired();
-        kind = claims.kind;
         await unsubscribe(app, claims);
-      } catch (err) {
-        return fail(reply, err);
-      }
-      return reply
-        .headers(PAGE_HEADERS)
-        .type("text/html; charset=utf-8")
-        .send(page("Unsubscribed", words(kind).what));
+        return reply
+          .headers(PAGE_HEADERS)
+          .type("text/html; charset=utf-8")
+          .send(page("Unsubscribed", words(claims.kind).what));
+      },
     });
   });
 }

@@ -2,11 +2,11 @@
 // thread working against the embedded database, with a sign-in stub; the thread is the indexable
 // fragment (src/modules/indexable/) the page's server includes, upgraded in place by thread.js. Mounted unless
 // NODE_ENV=production (there only with EMBED_DEMO=1). Its tenant: src/modules/embed-demo/engine/demo-tenant.ts.
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { AppError } from "../../lib/errors.js";
 import { renderForTenant } from "../indexable/engine/render.js";
-import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { publicBase } from "../../http/public-base.js";
 import { DEMO_DISCUSSION, demoOriginAllower, demoTenantSource } from "./engine/demo-tenant.js";
 import { checkDemoName, demoReaderId, signDemoIdentity } from "./identity.js";
@@ -22,15 +22,11 @@ export function mountEmbedDemo(fastify: FastifyInstance, app: AppServices): void
   const demoTenant = demoTenantSource(app, fastify);
   const allowOrigin = demoOriginAllower(app, fastify);
 
-  const fail = (reply: FastifyReply, err: unknown) => {
-    const known = err instanceof AppError ? err : knownFailure(err);
-    if (known) return sendProblem(reply, known);
-    reply.request.log.error({ err }, "embed demo failed");
-    return sendProblem(reply, internalError());
-  };
-
-  fastify.get("/embed/demo", async (req, reply) => {
-    try {
+  mountPlainRoute(fastify, app, {
+    method: "GET",
+    url: "/embed/demo",
+    what: "embed demo",
+    handler: async (req, reply) => {
       const demo = await demoTenant();
       const origin = new URL(publicBase(app.config, req)).origin;
       await allowOrigin(demo.tenantId, origin);
@@ -47,26 +43,31 @@ export function mountEmbedDemo(fastify: FastifyInstance, app: AppServices): void
         .header("Cache-Control", "no-store")
         .type("text/html; charset=utf-8")
         .send(demoHtml({ origin, publishableKey: demo.publishableKey, discussionId: DEMO_DISCUSSION, thread }));
-    } catch (err) {
-      return fail(reply, err);
-    }
+    },
   });
-  fastify.get("/embed/demo/demo.css", (_req, reply) =>
-    reply.header("Cache-Control", "no-cache").type("text/css; charset=utf-8").send(DEMO_CSS),
-  );
-  fastify.get("/embed/demo/demo.js", (_req, reply) =>
-    reply.header("Cache-Control", "no-cache").type("text/javascript; charset=utf-8").send(DEMO_JS),
-  );
+  mountPlainRoute(fastify, app, {
+    method: "GET",
+    url: "/embed/demo/demo.css",
+    what: "embed demo",
+    handler: (_req, reply) => reply.header("Cache-Control", "no-cache").type("text/css; charset=utf-8").send(DEMO_CSS),
+  });
+  mountPlainRoute(fastify, app, {
+    method: "GET",
+    url: "/embed/demo/demo.js",
+    what: "embed demo",
+    handler: (_req, reply) => reply.header("Cache-Control", "no-cache").type("text/javascript; charset=utf-8").send(DEMO_JS),
+  });
   // the sign-in stub: a name in, the demo tenant's identity assertion for it out
-  fastify.post("/embed/demo/sign-in", async (req, reply) => {
-    try {
-      const name = checkDemoName((req.body as { name?: unknown } | undefined)?.name);
+  mountPlainRoute<{ Body: { name?: unknown } | undefined }>(fastify, app, {
+    method: "POST",
+    url: "/embed/demo/sign-in",
+    what: "embed demo",
+    handler: async (req, reply) => {
+      const name = checkDemoName(req.body?.name);
       const demo = await demoTenant();
       return reply
         .header("Cache-Control", "no-store")
         .send({ token: await signDemoIdentity(demo.identitySecret, name), readerId: demoReaderId(name), name });
-    } catch (err) {
-      return fail(reply, err);
-    }
+    },
   });
 }

@@ -1,7 +1,7 @@
 // The fediverse's HTTP side (contract section 24; docs/fediverse.md), handed to Fedify
 // (engine/federation.ts) from Fastify routes of their own: WebFinger and NodeInfo under
 // /.well-known/, /nodeinfo/2.1, and everything under /ap/ (actors, inboxes, the shared inbox, outbox,
-// followers, Articles, Notes). They are ordinary Fastify routes, so they keep the request id, the
+// followers, Articles, Notes). They are plain routes (src/http/plain-route.ts), so they keep the request id, the
 // access log and the metrics every route has; their bodies are read raw, bounded by
 // MAX_INBOX_BODY_BYTES (413 past it), in a scope of their own (its content-type parser touches no
 // other route). Before Fedify sees an inbound activity, this mount refuses what must never be stored:
@@ -16,7 +16,8 @@
 // address is refused, 429, before anything is verified or fetched).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, errors } from "../../lib/errors.js";
-import { internalError, sendProblem } from "../../http/problem.js";
+import { sendProblem } from "../../http/problem.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { publicBase } from "../../http/public-base.js";
 import { jsonDepthWithin } from "../../lib/json-depth.js";
 import type { FederationEngine } from "./engine/engine.js";
@@ -133,59 +134,59 @@ async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
 export function mountFederation(fastify: FastifyInstance, engine: FederationEngine): void {
   const { app } = engine.data;
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
-    try {
-      const path = req.url.split("?")[0]!;
-      if ((path.startsWith("/nodeinfo/") || path === "/.well-known/nodeinfo") && !(await anyTenantFederates(app))) {
-        return sendProblem(reply, errors.notFound("NodeInfo"));
-      }
-      const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
-      let screened: Screened | null = null;
-      if (body) {
-        const first = await screenInbound(engine, req, body);
-        if (first instanceof AppError) return sendProblem(reply, first);
-        screened = first;
-      }
-      const origin = engine.origin()?.origin ?? new URL(publicBase(app.config, req)).origin;
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (typeof value === "string") headers.set(name, value);
-        else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-      }
-      // behind a proxy's prefix (PUBLIC_URL's path) the request comes without it: Fedify routes, and
-      // the signature is verified over, the path the sender used (the well-known ones are at the host's root)
-      const url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
-      let request = new Request(url, { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
-      if (screened) {
-        const admitted = await admitInbound(engine, req, request, screened);
-        if (admitted instanceof AppError) return sendProblem(reply, admitted);
-        if (admitted) {
-          // what Fedify reads is the activity without its Linked Data signature (its HTTP one is verified)
-          headers.delete("content-length");
-          request = new Request(url, { method: req.method, headers, body: JSON.stringify(admitted) });
-        }
-      }
-      const res = await engine.federation.fetch(request, {
-        contextData: engine.data,
-        onNotFound: () => new Response(null, { status: 404 }),
-        onNotAcceptable: async () => {
-          const page = await pageOf(engine.data.app, path);
-          return page
-            ? new Response(null, { status: 302, headers: { location: page, vary: "Accept" } })
-            : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });
-        },
-      });
-      return await send(reply, res);
-    } catch (err) {
-      if (err instanceof AppError) return sendProblem(reply, err);
-      req.log.error({ err }, "a fediverse request failed");
-      return sendProblem(reply, internalError());
+    const path = req.url.split("?")[0]!;
+    if ((path.startsWith("/nodeinfo/") || path === "/.well-known/nodeinfo") && !(await anyTenantFederates(app))) {
+      return sendProblem(reply, errors.notFound("NodeInfo"));
     }
+    const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
+    let screened: Screened | null = null;
+    if (body) {
+      const first = await screenInbound(engine, req, body);
+      if (first instanceof AppError) return sendProblem(reply, first);
+      screened = first;
+    }
+    const origin = engine.origin()?.origin ?? new URL(publicBase(app.config, req)).origin;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === "string") headers.set(name, value);
+      else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    }
+    // behind a proxy's prefix (PUBLIC_URL's path) the request comes without it: Fedify routes, and
+    // the signature is verified over, the path the sender used (the well-known ones are at the host's root)
+    const url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
+    let request = new Request(url, { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
+    if (screened) {
+      const admitted = await admitInbound(engine, req, request, screened);
+      if (admitted instanceof AppError) return sendProblem(reply, admitted);
+      if (admitted) {
+        // what Fedify reads is the activity without its Linked Data signature (its HTTP one is verified)
+        headers.delete("content-length");
+        request = new Request(url, { method: req.method, headers, body: JSON.stringify(admitted) });
+      }
+    }
+    const res = await engine.federation.fetch(request, {
+      contextData: engine.data,
+      onNotFound: () => new Response(null, { status: 404 }),
+      onNotAcceptable: async () => {
+        const page = await pageOf(engine.data.app, path);
+        return page
+          ? new Response(null, { status: 302, headers: { location: page, vary: "Accept" } })
+          : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });
+      },
+    });
+    return await send(reply, res);
   };
   void fastify.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: MAX_INBOX_BODY_BYTES }, (_req, body, done) => done(null, body));
     for (const url of ["/.well-known/webfinger", "/.well-known/nodeinfo", "/nodeinfo/*", "/ap/*"]) {
-      scope.route({ method: ["GET", "POST"], url, bodyLimit: MAX_INBOX_BODY_BYTES, handler: handle });
+      mountPlainRoute(scope, app, {
+        method: ["GET", "POST"],
+        url,
+        bodyLimit: MAX_INBOX_BODY_BYTES,
+        what: "a fediverse request",
+        handler: handle,
+      });
     }
   });
 }

@@ -3,13 +3,10 @@
 // (a publishable key, and only here; a feed reader sends no Origin) or the usual X-API-Key header.
 // Atom 1.0 (application/atom+xml), ETag and 304, Cache-Control: public, max-age=60.
 import { createHash } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { createRequestContext, requirePrincipal, type AppServices } from "../../context/request.js";
-import { routeReads } from "../../context/read-routing.js";
-import { endpointReads } from "../../http/database-routes.js";
-import { rateLimitHeaders } from "../../auth/rate-limit.js";
-import { AppError, errors } from "../../lib/errors.js";
-import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { AppServices } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { publicBase } from "../../http/public-base.js";
 import { atomFeed } from "./feed.js";
 import { notModified } from "../../http/etag.js";
@@ -31,35 +28,27 @@ export function credentialsOf(req: FastifyRequest): FastifyRequest["headers"] {
 }
 
 export function mountFeedRoutes(fastify: FastifyInstance, app: AppServices): void {
-  const serve = (discussionOf: (req: FastifyRequest) => string | null) => async (req: FastifyRequest, reply: FastifyReply) => {
-    try {
-      const ctx = await createRequestContext(app, credentialsOf(req), { method: req.method });
-      if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
-      requirePrincipal(ctx);
-      routeReads(ctx, endpointReads("GET /api/v1/feeds/*"));
-      const selfUrl = `${publicBase(app.config, req)}${req.url}`;
-      const xml = await atomFeed(ctx, { discussionId: discussionOf(req), selfUrl });
-      const etag = `"${createHash("sha256").update(xml).digest("base64url").slice(0, 27)}"`;
-      reply.header("ETag", etag).header("Cache-Control", "public, max-age=60").header("Vary", "X-API-Key");
-      if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
-      return reply.type("application/atom+xml; charset=utf-8").send(xml);
-    } catch (err) {
-      const known = err instanceof AppError ? err : knownFailure(err);
-      if (known) return sendProblem(reply, known);
-      req.log.error({ err }, "feed failed");
-      return sendProblem(reply, internalError());
-    }
-  };
-  fastify.get(
-    "/api/v1/feeds/recent.atom",
-    serve(() => null),
-  );
-  fastify.get(
-    "/api/v1/feeds/discussions/:file",
-    serve((req) => {
-      const file = (req.params as { file: string }).file;
-      if (!file.endsWith(".atom")) throw errors.notFound("Feed");
-      return file.slice(0, -".atom".length);
-    }),
-  );
+  const serve = (url: string, discussionOf: (req: FastifyRequest) => string | null) =>
+    mountPlainRoute(fastify, app, {
+      method: "GET",
+      url,
+      what: "feed",
+      caller: "required",
+      credentials: credentialsOf,
+      reads: "GET /api/v1/feeds/*",
+      handler: async (req, reply, ctx) => {
+        const selfUrl = `${publicBase(app.config, req)}${req.url}`;
+        const xml = await atomFeed(ctx, { discussionId: discussionOf(req), selfUrl });
+        const etag = `"${createHash("sha256").update(xml).digest("base64url").slice(0, 27)}"`;
+        reply.header("ETag", etag).header("Cache-Control", "public, max-age=60").header("Vary", "X-API-Key");
+        if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
+        return reply.type("application/atom+xml; charset=utf-8").send(xml);
+      },
+    });
+  serve("/api/v1/feeds/recent.atom", () => null);
+  serve("/api/v1/feeds/discussions/:file", (req) => {
+    const file = (req.params as { file: string }).file;
+    if (!file.endsWith(".atom")) throw errors.notFound("Feed");
+    return file.slice(0, -".atom".length);
+  });
 }

@@ -6,13 +6,10 @@
 // Cache-Control: public, max-age=60, stale-while-revalidate=300. The discussion's page, when it has
 // one, is named the canonical address (Link header): the comments belong to it, not to this URL.
 import { createHash } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { createRequestContext, requirePrincipal, type AppServices } from "../../context/request.js";
-import { routeReads } from "../../context/read-routing.js";
-import { endpointReads } from "../../http/database-routes.js";
-import { rateLimitHeaders } from "../../auth/rate-limit.js";
-import { AppError, errors } from "../../lib/errors.js";
-import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { AppServices } from "../../context/request.js";
+import { errors } from "../../lib/errors.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { unknownQueryParams } from "../../http/rest/router.js";
 import { publicBase } from "../../http/public-base.js";
 import { credentialsOf } from "../feeds/http-routes.js";
@@ -33,21 +30,32 @@ function one(query: Query, name: string): string | null {
   return v;
 }
 
+/** The URL's checks, made before the key is read: the file's name, the parameters, a key given. */
+function checkUrl(req: FastifyRequest): { discussionId: string; query: Query; key: string } {
+  const file = (req.params as { file: string }).file;
+  if (!file.endsWith(".html")) throw errors.notFound("Thread");
+  const query = req.query as Query;
+  unknownQueryParams(query, PARAMETERS);
+  const key = one(query, "key");
+  if (key === null) throw errors.unauthenticated("Send the publishable key in the URL: ?key=pk_… (the element names it).");
+  return { discussionId: file.slice(0, -".html".length), query, key };
+}
+
 export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices): void {
-  fastify.get("/embed/v1/discussions/:file", async (req: FastifyRequest, reply: FastifyReply) => {
-    try {
-      const file = (req.params as { file: string }).file;
-      if (!file.endsWith(".html")) throw errors.notFound("Thread");
-      const query = req.query as Query;
-      unknownQueryParams(query, PARAMETERS);
-      const key = one(query, "key");
-      if (key === null) throw errors.unauthenticated("Send the publishable key in the URL: ?key=pk_… (the element names it).");
-      const ctx = await createRequestContext(app, credentialsOf(req), { method: req.method, ip: req.ip });
-      if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
-      requirePrincipal(ctx);
-      routeReads(ctx, endpointReads("GET /embed/v1/discussions/:file"));
+  mountPlainRoute(fastify, app, {
+    method: "GET",
+    url: "/embed/v1/discussions/:file",
+    what: "indexable thread",
+    caller: "required",
+    credentials: (req) => {
+      checkUrl(req);
+      return credentialsOf(req);
+    },
+    reads: "GET /embed/v1/discussions/:file",
+    handler: async (req, reply, ctx) => {
+      const { discussionId, query, key } = checkUrl(req);
       const { html, pageUrl } = await renderFragment(ctx, {
-        discussionId: file.slice(0, -".html".length),
+        discussionId,
         sort: one(query, "sort"),
         lang: one(query, "lang"),
         cursor: one(query, "cursor"),
@@ -64,11 +72,6 @@ export function mountIndexableRoutes(fastify: FastifyInstance, app: AppServices)
       if (pageUrl) reply.header("Link", `<${new URL(pageUrl).href}>; rel="canonical"`);
       if (notModified(req.headers["if-none-match"], etag)) return reply.status(304).send();
       return reply.type("text/html; charset=utf-8").send(html);
-    } catch (err) {
-      const known = err instanceof AppError ? err : knownFailure(err);
-      if (known) return sendProblem(reply, known);
-      req.log.error({ err }, "indexable thread failed");
-      return sendProblem(reply, internalError());
-    }
+    },
   });
 }

@@ -14,11 +14,9 @@ import { constants as zlib, gunzipSync } from "node:zlib";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { routeReads } from "../../context/read-routing.js";
 import { endpointReads } from "../../http/database-routes.js";
-import { createRequestContext, requirePrincipal, type AppServices, type RequestContext, db, store } from "../../context/request.js";
-import { hasCapability } from "../../auth/principal.js";
-import { rateLimitHeaders } from "../../auth/rate-limit.js";
+import { requirePrincipal, type AppServices, type RequestContext, db, store } from "../../context/request.js";
 import { AppError, errors, type FieldError } from "../../lib/errors.js";
-import { internalError, knownFailure, sendProblem } from "../../http/problem.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { createImportJob, findImportJob, listImportJobs, importDto } from "./engine/import-jobs.js";
 import { runImportJob } from "./engine/import-run.js";
 import { exportLines, exportRecords } from "./export.js";
@@ -106,22 +104,13 @@ export function formatProblem(format: ImportFormat, headBytes: Uint8Array | stri
 export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppServices): void {
   const running = new Map<string, { abort: AbortController; done: Promise<unknown> }>();
 
-  const handle =
-    (fn: (req: FastifyRequest, reply: FastifyReply, ctx: RequestContext) => Promise<unknown>) =>
-    async (req: FastifyRequest, reply: FastifyReply) => {
-      try {
-        const ctx = await createRequestContext(app, req.headers, { method: req.method });
-        if (ctx.rateLimit) reply.headers(rateLimitHeaders(ctx.rateLimit));
-        requirePrincipal(ctx);
-        if (!hasCapability(ctx.principal, "manage_settings")) throw errors.missingCapability("manage_settings");
-        return await fn(req, reply, ctx);
-      } catch (err) {
-        const known = err instanceof AppError ? err : knownFailure(err);
-        if (known) return sendProblem(reply, known);
-        req.log.error({ err }, "import/export failed");
-        return sendProblem(reply, internalError());
-      }
-    };
+  /** Each route takes a key with manage_settings (or the admin JWT, or a console owner). */
+  const handle = (
+    method: "GET" | "POST",
+    url: string,
+    fn: (req: FastifyRequest, reply: FastifyReply, ctx: RequestContext) => Promise<unknown>,
+    on: FastifyInstance = fastify,
+  ) => mountPlainRoute(on, app, { method, url, what: "import/export", caller: { capability: "manage_settings" }, handler: fn });
 
   const start = (job: Awaited<ReturnType<typeof createImportJob>>, file: string, release: () => void) => {
     const abort = new AbortController();
@@ -139,9 +128,10 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
     // the body is the file, of any type: read here as a stream, never parsed by fastify
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
-    scope.post(
+    handle(
+      "POST",
       "/api/v1/imports",
-      handle(async (req, reply, ctx) => {
+      async (req, reply, ctx) => {
         const opts = parseImportQuery(req.query as Query);
         const file = newTempFile();
         // touched while it is uploaded and imported: a starting server leaves it be (temp-files.ts)
@@ -181,55 +171,47 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
         }
         start(job, file, release);
         return reply.status(202).header("Location", `/api/v1/imports/${job.id}`).header("Cache-Control", "no-store").send(importDto(job));
-      }),
+      },
+      scope,
     );
   });
 
-  fastify.get(
-    "/api/v1/imports",
-    handle(async (req, reply, ctx) => {
-      const q = req.query as Query;
-      const limit = q.limit === undefined ? null : Number(q.limit);
-      if (limit !== null && !Number.isInteger(limit)) throw errors.invalidParameter([{ path: "limit", message: "must be an integer" }]);
-      const cursor = typeof q.cursor === "string" ? q.cursor : null;
-      const page = await listImportJobs(db(ctx), requirePrincipal(ctx).tenantId, { limit, cursor }, app.clock.now());
-      return reply.header("Cache-Control", "no-store").send({ items: page.items.map(importDto), nextCursor: page.nextCursor });
-    }),
-  );
+  handle("GET", "/api/v1/imports", async (req, reply, ctx) => {
+    const q = req.query as Query;
+    const limit = q.limit === undefined ? null : Number(q.limit);
+    if (limit !== null && !Number.isInteger(limit)) throw errors.invalidParameter([{ path: "limit", message: "must be an integer" }]);
+    const cursor = typeof q.cursor === "string" ? q.cursor : null;
+    const page = await listImportJobs(db(ctx), requirePrincipal(ctx).tenantId, { limit, cursor }, app.clock.now());
+    return reply.header("Cache-Control", "no-store").send({ items: page.items.map(importDto), nextCursor: page.nextCursor });
+  });
 
-  fastify.get(
-    "/api/v1/imports/:id",
-    handle(async (req, reply, ctx) => {
-      const { id } = req.params as { id: string };
-      const job = await findImportJob(db(ctx), requirePrincipal(ctx).tenantId, id, app.clock.now());
-      if (!job) throw errors.notFound("Import");
-      return reply.header("Cache-Control", "no-store").send(importDto(job));
-    }),
-  );
+  handle("GET", "/api/v1/imports/:id", async (req, reply, ctx) => {
+    const { id } = req.params as { id: string };
+    const job = await findImportJob(db(ctx), requirePrincipal(ctx).tenantId, id, app.clock.now());
+    if (!job) throw errors.notFound("Import");
+    return reply.header("Cache-Control", "no-store").send(importDto(job));
+  });
 
-  fastify.get(
-    "/api/v1/export",
-    handle(async (req, reply, ctx) => {
-      const since = parseSince(req.query as Query);
-      const tenantId = requirePrincipal(ctx).tenantId;
-      routeReads(ctx, endpointReads("GET /api/v1/export"));
-      const lines = exportLines(exportRecords(store(ctx).sql, { since, now: app.clock.now() }));
-      // the first reads happen before the head is written: their failure is a problem document
-      const first = await lines.next();
-      const body = Readable.from(
-        (async function* () {
-          if (!first.done) yield first.value;
-          yield* lines;
-        })(),
-      );
-      body.on("error", (err) => app.log.error({ err, tenantId }, "export failed after it started"));
-      return reply
-        .type("application/x-ndjson; charset=utf-8")
-        .header("Cache-Control", "no-store")
-        .header("Content-Disposition", `attachment; filename="export-${tenantId}.ndjson"`)
-        .send(body);
-    }),
-  );
+  handle("GET", "/api/v1/export", async (req, reply, ctx) => {
+    const since = parseSince(req.query as Query);
+    const tenantId = requirePrincipal(ctx).tenantId;
+    routeReads(ctx, endpointReads("GET /api/v1/export"));
+    const lines = exportLines(exportRecords(store(ctx).sql, { since, now: app.clock.now() }));
+    // the first reads happen before the head is written: their failure is a problem document
+    const first = await lines.next();
+    const body = Readable.from(
+      (async function* () {
+        if (!first.done) yield first.value;
+        yield* lines;
+      })(),
+    );
+    body.on("error", (err) => app.log.error({ err, tenantId }, "export failed after it started"));
+    return reply
+      .type("application/x-ndjson; charset=utf-8")
+      .header("Cache-Control", "no-store")
+      .header("Content-Disposition", `attachment; filename="export-${tenantId}.ndjson"`)
+      .send(body);
+  });
 
   // the upload files a crashed or killed process left behind (temp-files.ts says which are)
   fastify.addHook("onReady", async () => {

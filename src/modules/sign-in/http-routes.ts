@@ -18,12 +18,13 @@ import { tenantRow } from "../../auth/auth-cache.js";
 import { AppError, errors } from "../../lib/errors.js";
 import { knownFailure } from "../../http/problem.js";
 import { crossSiteForm } from "../../http/public-base.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { type SignInMethod } from "../../tenancy/settings/sign-in.js";
 import { guestChallenge, guestSignIn, type GuestInput } from "./engine/guest.js";
 import { escapeHtml, finishPage, hostedPage, problemPage, type HostedPage } from "./engine/pages.js";
 import { signInPage } from "./engine/sign-in-page.js";
-import { pickLanguage, say, type SignInLanguage } from "./engine/strings.js";
+import { pickLanguage, say } from "./engine/strings.js";
 import { chosenName, LinkProblem, openLink, requestEmailLink, useLink, type OpenLink } from "./engine/email-link.js";
 import { mountAltchaStatic } from "./altcha-static.js";
 
@@ -54,18 +55,24 @@ const jsonObject = (body: unknown): Record<string, unknown> => {
 const sendPage = (reply: FastifyReply, page: HostedPage, status = 200) =>
   reply.status(status).headers(page.headers).type("text/html; charset=utf-8").send(page.html);
 
-/** A page route's failure as a page: what happened, in the page's language; a bug is still a 500 (logged). */
-function pageProblem(reply: FastifyReply, err: unknown, lang: SignInLanguage): FastifyReply {
-  if (err instanceof LinkProblem) {
-    const title = say(err.lang, "link_bad_title");
-    return sendPage(reply, problemPage({ lang: err.lang, title, detail: say(err.lang, err.key) }), err.status);
-  }
-  const known = err instanceof AppError ? err : knownFailure(err);
-  if (!known) throw err;
-  for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
-  const detail = known.status === 429 ? say(lang, "rate_limited") : known.detail;
-  return sendPage(reply, problemPage({ lang, title: say(lang, "bad_origin_title"), detail }), known.status);
-}
+/**
+ * A page route's failure as a page: what happened, in the page's language (the sign-in page's
+ * `?lang=`, else Accept-Language's); a bug (null) is still a 500 problem document (logged).
+ */
+const pageProblem =
+  (langInQuery: boolean) =>
+  (req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply | null => {
+    if (err instanceof LinkProblem) {
+      const title = say(err.lang, "link_bad_title");
+      return sendPage(reply, problemPage({ lang: err.lang, title, detail: say(err.lang, err.key) }), err.status);
+    }
+    const lang = pickLanguage(langInQuery ? (req.query as { lang?: unknown }).lang : undefined, req.headers["accept-language"]);
+    const known = err instanceof AppError ? err : knownFailure(err);
+    if (!known) return null;
+    for (const [k, v] of Object.entries(known.headers)) reply.header(k, v);
+    const detail = known.status === 429 ? say(lang, "rate_limited") : known.detail;
+    return sendPage(reply, problemPage({ lang, title: say(lang, "bad_origin_title"), detail }), known.status);
+  };
 
 /** The page a link opens: the name and "Sign in" (email_link), or "Confirm" (a guest's address). */
 function linkPage(link: OpenLink, siteName: string, error?: string): HostedPage {
@@ -94,9 +101,13 @@ function linkPage(link: OpenLink, siteName: string, error?: string): HostedPage 
 export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
   mountAltchaStatic(fastify);
 
-  fastify.get<{ Params: { tenantId: string }; Querystring: Record<string, unknown> }>("/auth/v1/:tenantId/sign-in", async (req, reply) => {
-    const lang = pickLanguage(req.query.lang, req.headers["accept-language"]);
-    try {
+  mountPlainRoute<{ Params: { tenantId: string }; Querystring: Record<string, unknown> }>(fastify, app, {
+    method: "GET",
+    url: "/auth/v1/:tenantId/sign-in",
+    what: "sign-in page",
+    problem: pageProblem(true),
+    handler: async (req, reply) => {
+      const lang = pickLanguage(req.query.lang, req.headers["accept-language"]);
       const tenant = await admitSignIn(app, req);
       const settings = resolveSettings(tenant.settings);
       const origin = req.query.origin;
@@ -107,38 +118,53 @@ export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
         return sendPage(reply, problemPage({ lang, title: say(lang, "bad_origin_title"), detail: say(lang, "no_methods") }), 403);
       }
       return sendPage(reply, signInPage({ lang, tenantId: tenant.id, tenantName: tenant.name, origin, signIn: settings.signIn }));
-    } catch (err) {
-      return pageProblem(reply, err, lang);
-    }
+    },
   });
 
-  fastify.get<{ Params: { tenantId: string } }>("/auth/v1/:tenantId/challenge", async (req, reply) => {
-    const tenant = await admitSignIn(app, req, "guest");
-    return reply.headers(NO_STORE).send(await guestChallenge(app, tenant.id));
+  mountPlainRoute<{ Params: { tenantId: string } }>(fastify, app, {
+    method: "GET",
+    url: "/auth/v1/:tenantId/challenge",
+    what: "sign-in",
+    handler: async (req, reply) => {
+      const tenant = await admitSignIn(app, req, "guest");
+      return reply.headers(NO_STORE).send(await guestChallenge(app, tenant.id));
+    },
   });
 
-  fastify.post<{ Params: { tenantId: string }; Body: unknown }>("/auth/v1/:tenantId/guest", async (req, reply) => {
-    const tenant = await admitSignIn(app, req, "guest");
-    const session = await guestSignIn(app, tenant, jsonObject(req.body) as GuestInput);
-    return reply.status(201).headers(NO_STORE).send(session);
+  mountPlainRoute<{ Params: { tenantId: string }; Body: unknown }>(fastify, app, {
+    method: "POST",
+    url: "/auth/v1/:tenantId/guest",
+    what: "sign-in",
+    handler: async (req, reply) => {
+      const tenant = await admitSignIn(app, req, "guest");
+      const session = await guestSignIn(app, tenant, jsonObject(req.body) as GuestInput);
+      return reply.status(201).headers(NO_STORE).send(session);
+    },
   });
 
-  fastify.post<{ Params: { tenantId: string }; Body: unknown }>("/auth/v1/:tenantId/email", async (req, reply) => {
-    const tenant = await admitSignIn(app, req, "email");
-    await requestEmailLink(app, tenant, jsonObject(req.body));
-    // the same answer whether the address is known, new, or past its hourly links
-    return reply.status(202).headers(NO_STORE).send({});
+  mountPlainRoute<{ Params: { tenantId: string }; Body: unknown }>(fastify, app, {
+    method: "POST",
+    url: "/auth/v1/:tenantId/email",
+    what: "sign-in",
+    handler: async (req, reply) => {
+      const tenant = await admitSignIn(app, req, "email");
+      await requestEmailLink(app, tenant, jsonObject(req.body));
+      // the same answer whether the address is known, new, or past its hourly links
+      return reply.status(202).headers(NO_STORE).send({});
+    },
   });
 
-  fastify.get<{ Params: { tenantId: string; token: string } }>("/auth/v1/:tenantId/email/:token", async (req, reply) => {
-    const lang = pickLanguage(undefined, req.headers["accept-language"]);
-    try {
+  // the link's pages speak Accept-Language's language (the link's own, once it is read)
+  mountPlainRoute<{ Params: { tenantId: string; token: string } }>(fastify, app, {
+    method: "GET",
+    url: "/auth/v1/:tenantId/email/:token",
+    what: "sign-in link",
+    problem: pageProblem(false),
+    handler: async (req, reply) => {
       const tenant = await admitSignIn(app, req);
       const link = await openLink(app, tenant, req.params.token);
       return sendPage(reply, linkPage(link, tenant.name));
-    } catch (err) {
-      return pageProblem(reply, err, lang);
-    }
+    },
   });
 
   // the link page's form: the one form post of the hosted sign-in, in a scope of its own so no JSON
@@ -147,9 +173,13 @@ export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 4096 }, (_req, body, done) =>
       done(null, new URLSearchParams(String(body))),
     );
-    scope.post<{ Params: { tenantId: string; token: string }; Body: unknown }>("/auth/v1/:tenantId/email/:token", async (req, reply) => {
-      const lang = pickLanguage(undefined, req.headers["accept-language"]);
-      try {
+    mountPlainRoute<{ Params: { tenantId: string; token: string }; Body: unknown }>(scope, app, {
+      method: "POST",
+      url: "/auth/v1/:tenantId/email/:token",
+      what: "sign-in link",
+      problem: pageProblem(false),
+      handler: async (req, reply) => {
+        const lang = pickLanguage(undefined, req.headers["accept-language"]);
         const tenant = await admitSignIn(app, req);
         if (crossSiteForm(app.config, req)) throw new LinkProblem(403, "cross_site", lang);
         const link = await openLink(app, tenant, req.params.token);
@@ -171,9 +201,7 @@ export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
             body: `<p role="status">${escapeHtml(say(link.lang, "confirmed_text", { email: link.address }))}</p>`,
           }),
         );
-      } catch (err) {
-        return pageProblem(reply, err, lang);
-      }
+      },
     });
   });
 }

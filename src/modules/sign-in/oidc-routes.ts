@@ -16,6 +16,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppServices } from "../../context/services.js";
 import { publicBase } from "../../http/public-base.js";
+import { mountPlainRoute } from "../../http/plain-route.js";
 import { AppError } from "../../lib/errors.js";
 import { admitSignIn } from "./http-routes.js";
 import { bindBrowser, browserBinding } from "./browser-binding.js";
@@ -73,7 +74,8 @@ function refusalPage(err: AppError, lang: SignInLanguage, label: string, provide
 /**
  * An AppError (or a refused callback) as a problem page: its status, in the sign-in's language —
  * `lang` when the route knows it, else the refusal's own, else Accept-Language's. Anything else goes
- * on to the error handler.
+ * on to mountPlainRoute (a 500 problem document). Its own wrapper, not mountPlainRoute's `problem`:
+ * the page needs what the handler learnt before it failed (the language, the provider's label).
  */
 async function asPage(
   req: FastifyRequest,
@@ -95,9 +97,11 @@ async function asPage(
 }
 
 export function mountOidcSignIn(fastify: FastifyInstance, app: AppServices): void {
-  fastify.get<{ Params: { tenantId: string; providerId: string }; Querystring: Record<string, unknown> }>(
-    "/auth/v1/:tenantId/oidc/:providerId",
-    async (req, reply) => {
+  mountPlainRoute<{ Params: { tenantId: string; providerId: string }; Querystring: Record<string, unknown> }>(fastify, app, {
+    method: "GET",
+    url: "/auth/v1/:tenantId/oidc/:providerId",
+    what: "oidc sign-in",
+    handler: async (req, reply) => {
       const known = { lang: pickLanguage(req.query.lang, req.headers["accept-language"]), label: null as string | null };
       return asPage(req, reply, app, known, async () => {
         const tenant = await admitSignIn(app, req, "oidc");
@@ -109,11 +113,13 @@ export function mountOidcSignIn(fastify: FastifyInstance, app: AppServices): voi
         return reply.status(302).headers({ "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", Location: url.href }).send();
       });
     },
-  );
+  });
 
-  fastify.get<{ Params: { tenantId: string; providerId: string }; Querystring: CallbackQuery }>(
-    "/auth/v1/:tenantId/callback/:providerId",
-    async (req, reply) => {
+  mountPlainRoute<{ Params: { tenantId: string; providerId: string }; Querystring: CallbackQuery }>(fastify, app, {
+    method: "GET",
+    url: "/auth/v1/:tenantId/callback/:providerId",
+    what: "oidc sign-in",
+    handler: async (req, reply) => {
       // the language is the sign-in's (kept with its state), known once the state is read
       const known = { lang: null as SignInLanguage | null, label: null as string | null };
       return asPage(req, reply, app, known, async () => {
@@ -125,5 +131,5 @@ export function mountOidcSignIn(fastify: FastifyInstance, app: AppServices): voi
         return send(reply, 200, finishPage({ lang: pageLang, origin, session }));
       });
     },
-  );
+  });
 }

@@ -12,7 +12,7 @@
 // archived), the statement is rolled back: nothing is spent.
 // Under engine/: the tenant comes from the token, not from a key's request context.
 import type { AppServices } from "../../../context/services.js";
-import { store as storeOf, type RequestContext } from "../../../context/request.js";
+import { contextForTenant, store as storeOf, type RequestContext } from "../../../context/request.js";
 import type { Tenant } from "../../../generated/prisma/client.js";
 import { tenantRow } from "../../../auth/auth-cache.js";
 import { AppError, errors } from "../../../lib/errors.js";
@@ -34,18 +34,13 @@ async function tenantOf(app: AppServices, token: string): Promise<Tenant> {
 const CHATS = { slack: "Slack", discord: "Discord" } as const;
 
 /** The request context of a link's use: the link acting as a moderator of its tenant. */
-const linkContext = (app: AppServices, tenant: Tenant, link: AlertLinkData): RequestContext => ({
-  app,
-  principal: {
+const linkContext = (app: AppServices, tenant: Tenant, link: AlertLinkData): RequestContext =>
+  contextForTenant(app, tenant, {
     kind: "alert_link",
-    tenantId: tenant.id,
     alertJobId: link.jobId,
     label: `${CHATS[link.chat]} alert`,
     capabilities: new Set(["moderate_content"]),
-  },
-  identityToken: null,
-  cache: { tenant: Promise.resolve(tenant) },
-});
+  });
 
 /** The revision a link acts on (0 for a link made before revisions were kept). */
 const revisionOf = (link: AlertLinkData): number => link.revision ?? 0;

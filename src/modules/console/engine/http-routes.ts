@@ -7,9 +7,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { serialize } from "cookie";
 import type { AppServices } from "../../../context/services.js";
-import { createRequestContext } from "../../../context/request.js";
 import { AppError, errors } from "../../../lib/errors.js";
-import { sendProblem, knownFailure, internalError } from "../../../http/problem.js";
+import { mountPlainRoute } from "../../../http/plain-route.js";
 import { isSecureRequest } from "../../../http/public-base.js";
 import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../../auth/console-session.js";
 import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
@@ -27,86 +26,70 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
   const tenantNameOf = async (tenantId: string) =>
     (await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { name: true } }))?.name ?? null;
 
-  const handle =
-    (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
-      try {
-        return await fn(req, reply);
-      } catch (err) {
-        const known = err instanceof AppError ? err : knownFailure(err);
-        if (known) return sendProblem(reply, known);
-        req.log.error({ err }, "console auth failed");
-        return sendProblem(reply, internalError());
-      }
-    };
+  const handle = (method: "GET" | "POST", url: string, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
+    mountPlainRoute(fastify, app, { method, url, what: "console auth", handler });
 
-  fastify.get(
-    "/console/auth/link",
-    handle(async (req, reply) => {
-      const token = String((req.query as Record<string, unknown>).token ?? "");
-      const redeemed = await redeemConsoleLink(app, app.adminJwtSecret, token);
-      if ("refused" in redeemed) return reply.header("Cache-Control", "no-store").redirect(`/console/?signin=${redeemed.refused}`, 303);
-      const { operator } = redeemed;
-      const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
-      setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
-      return reply.header("Cache-Control", "no-store").redirect("/console/", 303);
-    }),
-  );
+  handle("GET", "/console/auth/link", async (req, reply) => {
+    const token = String((req.query as Record<string, unknown>).token ?? "");
+    const redeemed = await redeemConsoleLink(app, app.adminJwtSecret, token);
+    if ("refused" in redeemed) return reply.header("Cache-Control", "no-store").redirect(`/console/?signin=${redeemed.refused}`, 303);
+    const { operator } = redeemed;
+    const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
+    setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
+    return reply.header("Cache-Control", "no-store").redirect("/console/", 303);
+  });
 
-  fastify.post(
-    "/console/auth/sign-in",
-    handle(async (req, reply) => {
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      const tenantId = typeof body.tenantId === "string" ? body.tenantId : "";
-      const email = typeof body.email === "string" ? body.email : "";
-      const password = typeof body.password === "string" ? body.password : "";
-      // counted before the password is checked, across instances (src/auth/sign-in-throttle.ts)
-      const attempt = { address: req.ip, tenantId, email };
-      await app.signInThrottle.begin(attempt);
-      let operator: Awaited<ReturnType<typeof checkPassword>>;
-      try {
-        operator = await checkPassword(app, tenantId, email, password);
-      } catch (err) {
-        await app.signInThrottle.abandoned(attempt);
-        throw err;
-      }
-      if (!operator) throw new AppError(401, "invalid_credentials", "The tenant, email or password is not right.");
-      await app.signInThrottle.succeeded(attempt);
-      const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
-      setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
-      return reply.header("Cache-Control", "no-store").send({
-        tenantId: operator.tenantId,
-        tenantName: await tenantNameOf(operator.tenantId),
-        operator: { id: operator.id, email: operator.email, role: operator.role },
-        csrfToken: session.csrfToken,
-      });
-    }),
-  );
+  handle("POST", "/console/auth/sign-in", async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const tenantId = typeof body.tenantId === "string" ? body.tenantId : "";
+    const email = typeof body.email === "string" ? body.email : "";
+    const password = typeof body.password === "string" ? body.password : "";
+    // counted before the password is checked, across instances (src/auth/sign-in-throttle.ts)
+    const attempt = { address: req.ip, tenantId, email };
+    await app.signInThrottle.begin(attempt);
+    let operator: Awaited<ReturnType<typeof checkPassword>>;
+    try {
+      operator = await checkPassword(app, tenantId, email, password);
+    } catch (err) {
+      await app.signInThrottle.abandoned(attempt);
+      throw err;
+    }
+    if (!operator) throw new AppError(401, "invalid_credentials", "The tenant, email or password is not right.");
+    await app.signInThrottle.succeeded(attempt);
+    const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
+    setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
+    return reply.header("Cache-Control", "no-store").send({
+      tenantId: operator.tenantId,
+      tenantName: await tenantNameOf(operator.tenantId),
+      operator: { id: operator.id, email: operator.email, role: operator.role },
+      csrfToken: session.csrfToken,
+    });
+  });
 
-  fastify.get(
-    "/console/auth/session",
-    handle(async (req, reply) => {
-      const cookie = sessionCookieOf(req.headers.cookie);
-      if (!cookie) throw errors.unauthenticated("Not signed in to the console.");
-      const { principal: p, csrfToken } = await authenticateSession(app.prisma, cookie, app.clock, sessionPolicy(app));
-      if (p.kind !== "operator") throw errors.unauthenticated("Not signed in to the console.");
-      return reply.header("Cache-Control", "no-store").send({
-        tenantId: p.tenantId,
-        tenantName: await tenantNameOf(p.tenantId),
-        operator: { id: p.operatorId, email: p.email, role: p.role },
-        csrfToken,
-      });
-    }),
-  );
+  handle("GET", "/console/auth/session", async (req, reply) => {
+    const cookie = sessionCookieOf(req.headers.cookie);
+    if (!cookie) throw errors.unauthenticated("Not signed in to the console.");
+    const { principal: p, csrfToken } = await authenticateSession(app.prisma, cookie, app.clock, sessionPolicy(app));
+    if (p.kind !== "operator") throw errors.unauthenticated("Not signed in to the console.");
+    return reply.header("Cache-Control", "no-store").send({
+      tenantId: p.tenantId,
+      tenantName: await tenantNameOf(p.tenantId),
+      operator: { id: p.operatorId, email: p.email, role: p.role },
+      csrfToken,
+    });
+  });
 
-  fastify.post(
-    "/console/auth/sign-out",
-    handle(async (req, reply) => {
-      // the CSRF check of an operator's POST applies (X-CSRF-Token)
-      const ctx = await createRequestContext(app, req.headers, { method: "POST" });
+  // the CSRF check of an operator's POST applies (X-CSRF-Token): the context is made, a caller or not
+  mountPlainRoute(fastify, app, {
+    method: "POST",
+    url: "/console/auth/sign-out",
+    what: "console auth",
+    caller: "optional",
+    handler: async (req, reply, ctx) => {
       const cookie = sessionCookieOf(req.headers.cookie);
       if (ctx.principal?.kind === "operator" && cookie) await closeSession(app, cookie);
       setSession(req, reply, "", 0);
       return reply.status(204).send();
-    }),
-  );
+    },
+  });
 }

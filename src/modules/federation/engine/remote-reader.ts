@@ -5,7 +5,7 @@
 // of the tenant (a key with no capability: never a moderator) whose asserted reader is this one.
 import { isActor, type Actor, type Context } from "@fedify/fedify";
 import type { Tenant } from "../../../generated/prisma/client.js";
-import type { AppServices, RequestContext } from "../../../context/request.js";
+import { contextForTenant, type AppServices, type RequestContext } from "../../../context/request.js";
 import type { ReaderIdentity } from "../../../auth/identity.js";
 import { CONTROL_CHARS, READER_NAME_MAX } from "../../../lib/reader-name.js";
 import type { FederationData } from "./context.js";
@@ -32,10 +32,5 @@ export async function remoteReader(ctx: Context<FederationData>, actorId: URL, k
 
 /** A request context of the tenant, acting as `reader`. */
 export function remoteContext(app: AppServices, tenant: Tenant, reader: ReaderIdentity): RequestContext {
-  return {
-    app,
-    principal: { kind: "key", tenantId: tenant.id, keyId: "activitypub", capabilities: new Set() },
-    identityToken: null,
-    cache: { tenant: Promise.resolve(tenant), reader: Promise.resolve(reader) },
-  };
+  return contextForTenant(app, tenant, { kind: "key", keyId: "activitypub", capabilities: new Set() }, reader);
 }

@@ -2,7 +2,7 @@
 // ahead of time, the same bytes the HTTP route answers for the same arguments (fragment.ts). A door
 // that finds the tenant itself (the CLI names it), so it reads as a publishable key of that tenant
 // with no reader would: what every reader sees, nothing more.
-import type { AppServices, RequestContext } from "../../../context/request.js";
+import { contextForTenant, type AppServices } from "../../../context/request.js";
 import { errors } from "../../../lib/errors.js";
 import { tenantRow } from "../../../auth/auth-cache.js";
 import { renderFragment, type FragmentRequest } from "../fragment.js";
@@ -10,11 +10,6 @@ import { renderFragment, type FragmentRequest } from "../fragment.js";
 export async function renderForTenant(app: AppServices, tenantId: string, request: FragmentRequest): Promise<string> {
   const tenant = await tenantRow(app, tenantId);
   if (!tenant) throw errors.notFound("Tenant");
-  const ctx: RequestContext = {
-    app,
-    principal: { kind: "publishable", tenantId: tenant.id, keyId: "cli-render", capabilities: new Set() },
-    identityToken: null,
-    cache: { tenant: Promise.resolve(tenant) },
-  };
+  const ctx = contextForTenant(app, tenant, { kind: "publishable", keyId: "cli-render", capabilities: new Set() });
   return (await renderFragment(ctx, request)).html;
 }
