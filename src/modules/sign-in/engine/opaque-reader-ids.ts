@@ -119,8 +119,9 @@ async function migrateTenant(tx: Tx, tenantId: string, key: Buffer, providerIds:
     }
   }
   // the JSON: every string of the old form, in place
-  const pattern = new RegExp([EMAIL_IN_TEXT, ...[...map.keys()].map((o) => o.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))].join("|"), "g");
+  // one alternation, read alike by PostgreSQL's regular expressions (which rows) and JavaScript's (where in them)
   const sqlPattern = [EMAIL_IN_TEXT, ...[...map.keys()].map((o) => o.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))].join("|");
+  const pattern = new RegExp(sqlPattern, "g");
   const rewrite = (text: string) => text.replace(pattern, (m) => map.get(m) ?? migratedReaderId(key, m));
   for (const { table, column, key: keyCols } of REWRITTEN_JSON) {
     const keyList = keyCols.map(quote).join(", ");
