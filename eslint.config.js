@@ -9,7 +9,7 @@ const LAYERS = [
   ["db"],
   ["idempotency"],
   ["events", "auth"],
-  ["stream-engine", "webhook-delivery"],
+  ["stream-engine", "outbound"],
   ["context"],
   ["graphql"],
   ["http"],

@@ -30,7 +30,7 @@ import { Worker } from "node:worker_threads";
 import { SignJWT } from "jose";
 import pg from "pg";
 import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
-import { DEFAULT_WORKER_OPTIONS } from "../src/webhook-delivery/worker.js";
+import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);

@@ -7,7 +7,7 @@ export {
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   DEFAULT_TOLERANCE_SECONDS,
-} from "./webhook-delivery/signature.js";
+} from "./outbound/signature.js";
 export type {
   HeadersLike,
   PlainHeaders,
@@ -15,4 +15,4 @@ export type {
   VerifyOptions,
   VerifyResult,
   WebhookSecret,
-} from "./webhook-delivery/signature.js";
+} from "./outbound/signature.js";

@@ -31,8 +31,8 @@ import { createMetrics } from "./lib/metrics.js";
 import { createRetentionJob, type RetentionJob } from "./modules/retention/engine/retention.js";
 import { createBus, type EventBus } from "./events/bus.js";
 import { createEventPipeline } from "./events/pipeline.js";
-import { createWebhookRuntime, type WebhookOptions } from "./webhook-delivery/webhook-runtime.js";
-import { guardedFetch } from "./webhook-delivery/http-client.js";
+import { createWebhookRuntime, type WebhookOptions } from "./outbound/webhook-runtime.js";
+import { guardedFetch } from "./outbound/http-client.js";
 import { StreamHub, type HubOptions } from "./stream-engine/hub.js";
 import { createReaderAddresses } from "./context/reader-addresses.js";
 import { createRecentWriters } from "./context/read-routing.js";
@@ -46,7 +46,7 @@ import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js"
 import { createActivityComposer } from "./modules/federation/engine/delivery.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
-import { createWebhookHttpClient } from "./webhook-delivery/http-client.js";
+import { createWebhookHttpClient } from "./outbound/http-client.js";
 
 export interface Runtime {
   services: AppServices;

@@ -1,5 +1,5 @@
 // An instance's background work, started and stopped in one place: the webhook delivery worker
-// (built with the webhook runtime, src/webhook-delivery/webhook-runtime.ts), the retention job
+// (built with the webhook runtime, src/outbound/webhook-runtime.ts), the retention job
 // (src/modules/retention/engine/retention.ts), the email worker (src/modules/email/engine/worker.ts, built here), the
 // follow worker (src/modules/following/engine/fanout.ts, built here) and auto-close
 // (src/modules/discussions/engine/auto-close.ts, built here), each as the config says: RUN_WEBHOOK_WORKER,

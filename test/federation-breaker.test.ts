@@ -8,7 +8,7 @@ import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { createActivityComposer, DOMAIN_BREAKER_THRESHOLD } from "../src/modules/federation/engine/delivery.js";
 import { createKeyStore } from "../src/modules/federation/engine/keys.js";
-import type { MessageComposer } from "../src/webhook-delivery/composers.js";
+import type { MessageComposer } from "../src/outbound/composers.js";
 
 let server: TestServer;
 let t: TestTenant;

@@ -41,6 +41,6 @@ describe("engagement-service/webhooks from plain Node", () => {
     );
     expect(out.trim()).toBe("ok");
     const deps = execFileSync("grep", ["-rhoE", 'from "[^"]+"', "dist/receiver"], { encoding: "utf8" }).split("\n").filter(Boolean);
-    expect(new Set(deps)).toEqual(new Set(['from "./webhook-delivery/signature.js"', 'from "node:crypto"']));
+    expect(new Set(deps)).toEqual(new Set(['from "./outbound/signature.js"', 'from "node:crypto"']));
   });
 });

@@ -5,7 +5,7 @@ import { createTestTenant } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 import { startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, startWebhookServer } from "./support/receiver-app.js";
-import { DEFAULT_WORKER_OPTIONS } from "../src/webhook-delivery/worker.js";
+import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 import { isolatedDatabase } from "./support/database.js";
 
 let server: TestServer;

@@ -9,7 +9,7 @@ import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import type { TestServer } from "./support/server.js";
 import { startReceiver, type Received, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
-import { standardWebhooksHeaders, standardWebhooksSecret } from "../src/webhook-delivery/signature.js";
+import { standardWebhooksHeaders, standardWebhooksSecret } from "../src/outbound/signature.js";
 
 let server: TestServer;
 let t: TestTenant;

@@ -19,7 +19,7 @@ import type { OriginIndex } from "../auth/origins.js";
 import type { EventPipeline } from "../events/pipeline.js";
 import type { IdempotencyRecords } from "../idempotency/records.js";
 import type { StreamHub } from "../stream-engine/hub.js";
-import type { WebhookRuntime } from "../webhook-delivery/webhook-runtime.js";
+import type { WebhookRuntime } from "../outbound/webhook-runtime.js";
 import type { SafetyRules } from "../tenancy/safety-rules.js";
 import type { IdentityProviders } from "../auth/identity-providers.js";
 import type { ReaderAddresses } from "./reader-addresses.js";

@@ -8,7 +8,7 @@
 // The kinds:
 // - `smtp`: `smtp:` or `smtps:`, optional credentials, a host and a port; no path, query or fragment.
 // - `http`: `https:` or `http:` (whether plain http may be used is the SSRF guard's call, in
-//   src/webhook-delivery/url-guard.ts), a host, a port, a path and a query (sent as the request's
+//   src/outbound/url-guard.ts), a host, a port, a path and a query (sent as the request's
 //   target, which configures nothing); no credentials, no fragment.
 // - `issuer`: an OpenID issuer identifier (OpenID Connect Discovery 1.0 §2): `https:` or `http:`, a
 //   host, a port and a path; no credentials, query or fragment.

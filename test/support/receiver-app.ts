@@ -1,7 +1,7 @@
 // Webhook test helpers: a server with webhook tunables (short handshake timeout, fast polling),
 // verified endpoints, keys with chosen capabilities, and events from discussion lock/unlock.
 import type { AppOptions } from "../../src/app.js";
-import type { WebhookOptions } from "../../src/webhook-delivery/webhook-runtime.js";
+import type { WebhookOptions } from "../../src/outbound/webhook-runtime.js";
 import { startServer, type TestServer } from "./server.js";
 import type { TestTenant } from "./fixtures.js";
 import { eventually, type Receiver } from "./receiver.js";

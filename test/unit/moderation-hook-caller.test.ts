@@ -1,5 +1,5 @@
 // The moderation hook's caller (src/modules/moderation-hook/caller.ts, over the signed calls of
-// src/webhook-delivery/signed-calls.ts) on a stub HTTP client and a manual clock: how answers are
+// src/outbound/signed-calls.ts) on a stub HTTP client and a manual clock: how answers are
 // read, and the breaker — open after breakerThreshold failures, one trial at a time after the
 // cooldown, closed by a decision, per tenant and url, never disabled.
 import { describe, expect, it } from "vitest";
@@ -9,8 +9,8 @@ import {
   type WebhookHttpClient,
   type WebhookRequest,
   type WebhookResponse,
-} from "../../src/webhook-delivery/http-client.js";
-import { createSignedCalls } from "../../src/webhook-delivery/signed-calls.js";
+} from "../../src/outbound/http-client.js";
+import { createSignedCalls } from "../../src/outbound/signed-calls.js";
 import { createModerationHookCaller, parseHookAnswer } from "../../src/modules/moderation-hook/caller.js";
 
 type Answer = WebhookResponse | DeliveryError | Promise<WebhookResponse>;

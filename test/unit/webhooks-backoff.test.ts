@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRetryAfter, retryDelayMs } from "../../src/webhook-delivery/backoff.js";
+import { parseRetryAfter, retryDelayMs } from "../../src/outbound/backoff.js";
 
 const almostOne = () => 0.9999999;
 

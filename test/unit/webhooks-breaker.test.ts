@@ -10,7 +10,7 @@ import {
   onSuccess,
   startTrial,
   type BreakerState,
-} from "../../src/webhook-delivery/breaker.js";
+} from "../../src/outbound/breaker.js";
 
 const tunables = DEFAULT_BREAKER_TUNABLES;
 

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryError, createWebhookHttpClient, type WebhookHttpClient } from "../../src/webhook-delivery/http-client.js";
+import { DeliveryError, createWebhookHttpClient, type WebhookHttpClient } from "../../src/outbound/http-client.js";
 
 interface Seen {
   method: string;

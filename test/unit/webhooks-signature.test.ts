@@ -7,7 +7,7 @@ import {
   signPayload,
   verifyWebhook,
   type PlainHeaders,
-} from "../../src/webhook-delivery/signature.js";
+} from "../../src/outbound/signature.js";
 
 /** Independent reference implementation of the contract's formula. */
 function referenceHmac(secret: string, timestampIso: string, body: Buffer): string {

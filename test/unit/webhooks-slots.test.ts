@@ -1,8 +1,8 @@
-// The delivery worker's slots (src/webhook-delivery/slots.ts): claimed jobs start only within the in-flight
+// The delivery worker's slots (src/outbound/slots.ts): claimed jobs start only within the in-flight
 // caps (worker, endpoint, tenant), the next ready job starts the moment a slot frees, and jobs still
 // waiting can be given back.
 import { describe, expect, it } from "vitest";
-import { createSlots } from "../../src/webhook-delivery/slots.js";
+import { createSlots } from "../../src/outbound/slots.js";
 
 const job = (endpointId: string, tenantId = "t1") => ({ endpointId, tenantId });
 const settled = async <T>(p: Promise<T>): Promise<T | "waiting"> =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkAddress, checkWebhookUrl, classifyAddress, type UrlGuardOptions } from "../../src/webhook-delivery/url-guard.js";
+import { checkAddress, checkWebhookUrl, classifyAddress, type UrlGuardOptions } from "../../src/outbound/url-guard.js";
 
 const dnsTable: Record<string, string[]> = {
   "hooks.example.com": ["93.184.216.34"],

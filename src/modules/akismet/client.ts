@@ -2,14 +2,14 @@
 // path of a new comment, `submit-ham` / `submit-spam` after a moderator's decision (the request only:
 // the webhook worker sends it, src/modules/moderation/engine/akismet-feedback.ts), `verify-key` for
 // the console's Verify key (./verify.ts). Each is one form-
-// encoded POST to {baseUrl}/1.1/<call> through the webhooks' HTTP client (src/webhook-delivery/
+// encoded POST to {baseUrl}/1.1/<call> through the webhooks' HTTP client (src/outbound/
 // http-client.ts: the SSRF guard, checked again at connect time, no redirects, the answer's size
 // bounded). The base URL is reduced to its scheme, host and port (src/lib/outbound-url.ts) and the
 // request target is built here from those fields alone.
 import { parseOutboundUrl } from "../../lib/outbound-url.js";
 import type { AppServices } from "../../context/services.js";
 import { DEFAULT_AKISMET_BASE_URL, type SafetySettings } from "../../tenancy/settings/safety.js";
-import { DeliveryError } from "../../webhook-delivery/http-client.js";
+import { DeliveryError } from "../../outbound/http-client.js";
 
 export const AKISMET_USER_AGENT = "engagement-service/1 | akismet";
 

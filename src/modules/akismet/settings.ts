@@ -1,12 +1,12 @@
 // Akismet's settings (`safety.akismet`, contract section 21): a PATCH sends `apiKey`, `blog` and
 // optionally `baseUrl`. The key is write-only: sealed with the app's SecretBox into `apiKeyEnc` (as the
 // SMTP URL is: src/modules/email/smtp-url.ts), never answered, and recorded in the audit log masked.
-// The base URL's host passes the webhooks' SSRF guard (src/webhook-delivery/url-guard.ts).
+// The base URL's host passes the webhooks' SSRF guard (src/outbound/url-guard.ts).
 import type { RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
-import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+import { checkWebhookUrl } from "../../outbound/url-guard.js";
 
 /** A PATCH's new Akismet base URL must be one a webhook could be sent to: 422 on `safety.akismet.baseUrl` otherwise. */
 export async function checkAkismetBaseUrl(ctx: RequestContext, patch: SettingsPatch): Promise<void> {

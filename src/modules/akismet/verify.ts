@@ -12,7 +12,7 @@ import { loadTenant, type RequestContext } from "../../context/request.js";
 import { AppError, errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { SafetyAkismetPatchSchema } from "../../tenancy/settings/safety.js";
-import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+import { checkWebhookUrl } from "../../outbound/url-guard.js";
 import { akismetUrl, verifyKey } from "./client.js";
 
 /** What to verify: any field left out is the saved one's. `baseUrl: null` is Akismet's default (https://rest.akismet.com). */

@@ -1,6 +1,6 @@
 // Chat alerts' settings (`alerts`, contract section 21): a PATCH sends the whole list, each alert's
 // `url` in the clear. The URL is the alert's secret (an incoming webhook's URL is all it takes to post
-// to the channel): it passes the webhooks' SSRF guard (src/webhook-delivery/url-guard.ts) when it is
+// to the channel): it passes the webhooks' SSRF guard (src/outbound/url-guard.ts) when it is
 // set and again at each send, is sealed with the app's SecretBox into `urlEnc` (as a sign-in
 // provider's client secret is: src/modules/sign-in/settings.ts), answered masked (scheme and host
 // only) and recorded in the audit log masked. Each alert gets an id (`alr_…`) when it is first set; an
@@ -11,7 +11,7 @@ import { newId } from "../../lib/ids.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { AlertSettings } from "../../tenancy/settings/alerts.js";
 import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
-import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+import { checkWebhookUrl } from "../../outbound/url-guard.js";
 
 /** What answers and the audit log show of an alert's URL: its scheme and host, the secret path left out. */
 export function maskAlertUrl(url: string): string {

@@ -6,7 +6,7 @@
 import { loadTenant, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
-import { DeliveryError } from "../../webhook-delivery/http-client.js";
+import { DeliveryError } from "../../outbound/http-client.js";
 import { renderAlert, type AlertMessage } from "./engine/messages.js";
 import { alertUrl } from "./settings.js";
 

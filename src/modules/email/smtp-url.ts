@@ -2,7 +2,7 @@
 // URL (smtp:// or smtps://, optional credentials, a host and a port, nothing else: src/lib/outbound-url.ts
 // refuses a path or query, which a mail library would take as transport options); it is checked like a
 // webhook's host (the SSRF guard of
-// src/webhook-delivery/url-guard.ts: no private, loopback or metadata addresses unless allowed),
+// src/outbound/url-guard.ts: no private, loopback or metadata addresses unless allowed),
 // sealed with the app's SecretBox into `email.smtpUrlEnc`, answered with its password masked, and
 // recorded in the audit log masked. `null` removes it: the tenant's mail goes through SMTP_URL again.
 import type { RequestContext } from "../../context/request.js";
@@ -10,7 +10,7 @@ import { errors } from "../../lib/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { parseOutboundUrl } from "../../lib/outbound-url.js";
-import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+import { checkWebhookUrl } from "../../outbound/url-guard.js";
 import type { SmtpServer } from "./transport.js";
 
 /** The URL with its password (if any) replaced by `****`: what answers and the audit log show. */

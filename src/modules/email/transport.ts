@@ -7,7 +7,7 @@ import nodemailer, { type SendMailOptions } from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import type { Config } from "../../config.js";
 import { bareHost, parseOutboundUrl } from "../../lib/outbound-url.js";
-import { checkWebhookUrl, type UrlGuardOptions } from "../../webhook-delivery/url-guard.js";
+import { checkWebhookUrl, type UrlGuardOptions } from "../../outbound/url-guard.js";
 
 export type EmailMode = "smtp" | "off";
 

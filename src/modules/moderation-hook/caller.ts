@@ -1,7 +1,7 @@
 /**
  * Calls of a tenant's moderation hook (`safety.hook`, contract section 12): one POST of a
  * `comment.check` body, signed with the hook's own secret, within the hook's `timeoutMs`, made by
- * the webhooks' signed calls (src/webhook-delivery/signed-calls.ts: the HTTP client and its SSRF
+ * the webhooks' signed calls (src/outbound/signed-calls.ts: the HTTP client and its SSRF
  * guard, the signature, and a breaker per tenant and url in this instance's memory, with the
  * tenant's `delivery.breakerThreshold` and `breakerCooldownMs`). A hook is never disabled for good:
  * it stays configured until the tenant removes it.
@@ -11,8 +11,8 @@
  * answer within `timeoutMs` is a `timeout`. Both count as a breaker failure.
  */
 import type { AppServices } from "../../context/services.js";
-import type { BreakerState, BreakerTunables } from "../../webhook-delivery/breaker.js";
-import type { SignedCall, SignedCallOutcome, SignedCalls } from "../../webhook-delivery/signed-calls.js";
+import type { BreakerState, BreakerTunables } from "../../outbound/breaker.js";
+import type { SignedCall, SignedCallOutcome, SignedCalls } from "../../outbound/signed-calls.js";
 
 export const HOOK_DECISIONS = ["approve", "hold", "reject"] as const;
 export type HookDecision = (typeof HOOK_DECISIONS)[number];

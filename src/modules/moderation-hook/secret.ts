@@ -1,20 +1,20 @@
 // The moderation hook's signing secret, made by the settings PATCH (src/modules/settings/settings.ts)
 // that sets the hook or changes its url: `whsec_…` as webhook endpoints' secrets are
-// (src/webhook-delivery/signature.ts), sealed with the app's SecretBox in the stored settings
+// (src/outbound/signature.ts), sealed with the app's SecretBox in the stored settings
 // (`safety.hook.secretEnc`), answered once in its Standard Webhooks form (`safety.hook.secret`, which
 // the `standardwebhooks` library takes as it is) and never again. Removing the hook removes it.
 import type { RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
-import { generateSecret, standardWebhooksSecret } from "../../webhook-delivery/signature.js";
-import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+import { generateSecret, standardWebhooksSecret } from "../../outbound/signature.js";
+import { checkWebhookUrl } from "../../outbound/url-guard.js";
 
 type Hook = NonNullable<Settings["safety"]["hook"]>;
 
 /** A hook as the PATCH that made its secret answers it. */
 export type ShownHook = Hook & { secret?: string };
 
-/** The SSRF guard of webhook urls (src/webhook-delivery/url-guard.ts) on a PATCH's new hook url: 422 on `safety.hook.url`. */
+/** The SSRF guard of webhook urls (src/outbound/url-guard.ts) on a PATCH's new hook url: 422 on `safety.hook.url`. */
 export async function checkHookUrl(ctx: RequestContext, patch: SettingsPatch): Promise<void> {
   const url = patch.safety?.hook?.url;
   if (url === undefined) return;

@@ -2,12 +2,12 @@
 // `clientSecret` in the clear; it is sealed with the app's SecretBox into `clientSecretEnc` (as
 // Akismet's key is: src/modules/akismet/settings.ts), never answered, and masked in the audit log. A
 // provider patched without a secret keeps the one stored under its id. Every endpoint's host passes
-// the webhooks' SSRF guard (src/webhook-delivery/url-guard.ts) when it is set, and again on each call.
+// the webhooks' SSRF guard (src/outbound/url-guard.ts) when it is set, and again on each call.
 import type { RequestContext } from "../../context/request.js";
 import { errors, type FieldError } from "../../lib/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
-import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+import { checkWebhookUrl } from "../../outbound/url-guard.js";
 
 const ENDPOINTS = ["issuer", "authorizationEndpoint", "tokenEndpoint", "userinfoEndpoint"] as const;
 

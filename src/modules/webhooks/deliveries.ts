@@ -3,7 +3,7 @@ import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { WebhookAttempt } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
 import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
-import { countRedeliverable, requeueEvents } from "../../webhook-delivery/jobs.js";
+import { countRedeliverable, requeueEvents } from "../../outbound/jobs.js";
 import { findEndpoint } from "./endpoints.js";
 import { RedeliverSchema } from "./input-rules.js";
 

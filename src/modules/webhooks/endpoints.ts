@@ -1,15 +1,15 @@
 // Webhook endpoints (API.md §4 "Webhooks"): register, list, read, change, delete, re-enable.
 // Verification: verify.ts; secrets: secret-rotation.ts; attempt log and redelivery: deliveries.ts;
-// delivery itself: src/webhook-delivery/.
+// delivery itself: src/outbound/.
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { Prisma, WebhookEndpoint } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { newestFirstPage, type Page, type PageArgs } from "../../lib/pagination.js";
 import { writeTx } from "../../events/write-tx.js";
-import { generateKid, generateSecret } from "../../webhook-delivery/signature.js";
-import { enable } from "../../webhook-delivery/breaker.js";
-import { checkWebhookUrl } from "../../webhook-delivery/url-guard.js";
+import { generateKid, generateSecret } from "../../outbound/signature.js";
+import { enable } from "../../outbound/breaker.js";
+import { checkWebhookUrl } from "../../outbound/url-guard.js";
 import { CreateWebhookSchema, mergeOverrides, UpdateWebhookSchema } from "./input-rules.js";
 import { newChallenge, startHandshake } from "./engine/verify.js";
 import { recordAudit } from "../audit/audit.js";
@@ -27,7 +27,7 @@ function parse<T>(
   return r.data;
 }
 
-/** The SSRF guard (src/webhook-delivery/url-guard.ts) with the operator's policy; refusals are 422 on `url`. */
+/** The SSRF guard (src/outbound/url-guard.ts) with the operator's policy; refusals are 422 on `url`. */
 async function checkUrl(ctx: RequestContext, url: string): Promise<string> {
   const verdict = await checkWebhookUrl(url, ctx.app.webhooks.policy);
   if (!verdict.ok) throw errors.validation([{ path: "url", message: verdict.message }]);

@@ -6,9 +6,9 @@ import { createWebhook, deleteWebhook, enableWebhook, findEndpoint, listWebhooks
 import { verifyEndpoint } from "./engine/verify.js";
 import { rotateWebhookSecret, type RotatedSecret } from "./secret-rotation.js";
 import { listAttempts, redeliver } from "./deliveries.js";
-import type { HandshakeResult } from "../../webhook-delivery/handshake.js";
+import type { HandshakeResult } from "../../outbound/handshake.js";
 import { CreateWebhookInput, RedeliverInput, UpdateWebhookInput } from "./graphql-input-types.js";
-import { standardWebhooksSecret } from "../../webhook-delivery/signature.js";
+import { standardWebhooksSecret } from "../../outbound/signature.js";
 
 const WebhookState = builder.enumType("WebhookState", { values: ["active", "circuit_open", "disabled"] as const });
 

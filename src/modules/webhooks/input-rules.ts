@@ -13,7 +13,7 @@ const required = (what: string) => ({
  * Webhook URLs are stored as the WHATWG URL serialisation (host lower-cased and ASCII, fullwidth
  * digits folded, default port dropped), never as sent; whitespace or control characters anywhere
  * are refused rather than silently stripped. Whether the address may be called is the URL guard's
- * (src/webhook-delivery/url-guard.ts).
+ * (src/outbound/url-guard.ts).
  */
 const url = z
   .string(required("a string"))

@@ -4,8 +4,8 @@ import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { newId } from "../../lib/ids.js";
 import { writeTx } from "../../events/write-tx.js";
-import { generateKid, generateSecret } from "../../webhook-delivery/signature.js";
-import { ROTATION_OVERLAP_MS } from "../../webhook-delivery/secrets.js";
+import { generateKid, generateSecret } from "../../outbound/signature.js";
+import { ROTATION_OVERLAP_MS } from "../../outbound/secrets.js";
 import { recordAudit } from "../audit/audit.js";
 
 export interface RotatedSecret {

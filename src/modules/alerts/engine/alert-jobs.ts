@@ -1,7 +1,7 @@
 // Chat alerts' jobs (contract section 21): the write that held or reported a comment queued one row of
 // kind `alert` per matching alert of the settings, in its own transaction (eng_enqueue_alerts,
 // prisma/sql/70-events.sql). The webhook worker claims them with its webhook jobs and asks this
-// composer for the request (src/webhook-delivery/composers.ts); it then sends, retries and records it
+// composer for the request (src/outbound/composers.ts); it then sends, retries and records it
 // as it does a webhook's. Composing reads the alert's URL from the settings as they are now (an alert
 // removed since sends nothing), the comment as it is now (one gone sends nothing), records the job's
 // Approve and Reject links (links.ts: bound to the comment's revision the row kept, so they act only
@@ -11,7 +11,7 @@ import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
 import { ALERT_TRIGGERS, type AlertTrigger } from "../../../tenancy/settings/alerts.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
-import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
+import type { Composed, MessageComposer } from "../../../outbound/composers.js";
 import { alertUrl } from "../settings.js";
 import { recordAlertLinks } from "./links.js";
 import { describeReason, renderAlert } from "./messages.js";

@@ -15,9 +15,9 @@ import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Clock } from "../../../lib/clock.js";
 import type { Sql } from "../../../db/sql.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
-import { retryDelayMs } from "../../../webhook-delivery/backoff.js";
+import { retryDelayMs } from "../../../outbound/backoff.js";
 import { oneLine } from "../../../lib/single-line.js";
-import type { UrlGuardOptions } from "../../../webhook-delivery/url-guard.js";
+import type { UrlGuardOptions } from "../../../outbound/url-guard.js";
 import { sendFailure, smtpTransportOptions, type SmtpServer } from "../transport.js";
 import { withLink } from "./links.js";
 

@@ -1,6 +1,6 @@
 // Outbound activities (contract section 24): each (activity, remote inbox) is one row of the durable
 // delivery queue (webhook_deliveries, kind `activitypub`), queued here and sent by the webhook worker
-// (src/webhook-delivery/): its lease, retries with backoff (the tenant's `delivery` settings), the
+// (src/outbound/): its lease, retries with backoff (the tenant's `delivery` settings), the
 // outbound client's SSRF guard and limits. When the worker claims a row, the composer below signs the
 // stored activity with the tenant's actor's RSA key (Fedify's signRequest: draft-cavage HTTP
 // signatures with a Digest, as Mastodon verifies) and hands back the request. Each remote server
@@ -9,7 +9,7 @@
 // each time it opens again, from one minute up to an hour; one success closes it.
 import { signRequest, type Activity, type Context } from "@fedify/fedify";
 import type { Sql } from "../../../db/sql.js";
-import type { Composed, MessageComposer, SentOutcome } from "../../../webhook-delivery/composers.js";
+import type { Composed, MessageComposer, SentOutcome } from "../../../outbound/composers.js";
 import type { KeyStore } from "./keys.js";
 import type { FederationData } from "./context.js";
 
@@ -60,7 +60,7 @@ interface DomainRow {
   circuitOpenUntil: Date | null;
 }
 
-/** The composer of `activitypub` jobs and the per-domain breaker (src/webhook-delivery/composers.ts). */
+/** The composer of `activitypub` jobs and the per-domain breaker (src/outbound/composers.ts). */
 export function createActivityComposer(deps: { sql: Sql; keys: KeyStore }): MessageComposer {
   return {
     async compose(job, now): Promise<Composed> {

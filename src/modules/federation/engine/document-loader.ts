@@ -1,5 +1,5 @@
 // How the federation fetches remote documents (actors, their keys, objects): through the webhooks'
-// outbound client (src/webhook-delivery/http-client.ts), so every fetch passes the one SSRF guard
+// outbound client (src/outbound/http-client.ts), so every fetch passes the one SSRF guard
 // (public addresses only, https; plain http to loopback only under ALLOW_HTTP_WEBHOOKS, the
 // development and test flag), answers are bounded (the client's 64 KiB) and each fetch has a time
 // limit. Fedify's own loader (global fetch, its own address check) is not used for anything remote:
@@ -7,7 +7,7 @@
 // with its network access never reached for those URLs. Fetched documents are cached in Fedify's
 // KvStore (kv-store.ts) by its kvCache (5 minutes).
 import { getDocumentLoader, kvCache, FetchError, type DocumentLoader, type KvStore, type RemoteDocument } from "@fedify/fedify";
-import { guardedFetch, type WebhookHttpClient } from "../../../webhook-delivery/http-client.js";
+import { guardedFetch, type WebhookHttpClient } from "../../../outbound/http-client.js";
 
 /** The contexts Fedify preloads (its runtime/contexts.js): answered from memory, never fetched. */
 const PRELOADED = new Set([

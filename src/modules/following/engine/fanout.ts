@@ -16,7 +16,7 @@ import { announceInboxItems } from "../../inbox/announce.js";
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { AppServices } from "../../../context/services.js";
-import { retryDelayMs } from "../../../webhook-delivery/backoff.js";
+import { retryDelayMs } from "../../../outbound/backoff.js";
 import { pollLoop } from "../../../lib/poll-loop.js";
 
 export interface FollowWorkerOptions {

@@ -3,7 +3,7 @@
 // tenant has Akismet sends `submit-spam` (it was checked and passed, unless it was written before
 // Akismet was set or while Akismet did not answer). The moderator's change queues one delivery row of
 // kind `akismet` in its own transaction (eng_enqueue_akismet, prisma/sql/70-events.sql); the webhook
-// worker claims it, asks this composer for the request (src/webhook-delivery/composers.ts), and sends
+// worker claims it, asks this composer for the request (src/outbound/composers.ts), and sends
 // and retries it as it does a webhook's, with the tenant's `delivery` settings. Composing reads the
 // settings and the comment as they are now: Akismet turned off since, or the comment deleted or
 // erased, sends nothing. The reader's IP address and user agent were never stored, so these calls go
@@ -13,7 +13,7 @@
 import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
-import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
+import type { Composed, MessageComposer } from "../../../outbound/composers.js";
 import { readCommentSubject } from "../../comments/engine/subject.js";
 import { submitRequest } from "../../akismet/client.js";
 

@@ -33,7 +33,7 @@ import { AppError, errors } from "../../../lib/errors.js";
 import { sha256 } from "../../../lib/sha256.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { type SignInProvider } from "../../../tenancy/settings/sign-in.js";
-import { DeliveryError } from "../../../webhook-delivery/http-client.js";
+import { DeliveryError } from "../../../outbound/http-client.js";
 import type { SignedIn } from "./pages.js";
 import { isSignInLanguage, type SignInLanguage } from "./strings.js";
 import { PROVIDER_TIMEOUT_MS, providerFetch } from "./provider-fetch.js";

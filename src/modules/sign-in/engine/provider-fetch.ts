@@ -1,12 +1,12 @@
 // The one way hosted sign-in reaches an OIDC or OAuth 2 provider (contract section 20): openid-client's
-// `customFetch` made of the webhooks' HTTP client (src/webhook-delivery/http-client.ts), so discovery,
+// `customFetch` made of the webhooks' HTTP client (src/outbound/http-client.ts), so discovery,
 // the token exchange, userinfo and the key set all go through the SSRF guard of
-// src/webhook-delivery/url-guard.ts — the URL's shape, and every address the host resolves to when
+// src/outbound/url-guard.ts — the URL's shape, and every address the host resolves to when
 // the connection is made (ALLOW_HTTP_WEBHOOKS, WEBHOOK_ALLOWLIST) — with no redirects followed, a
 // bounded answer (the client's maxResponseBytes, 64 KiB) and `PROVIDER_TIMEOUT_MS` for the whole call.
 // A refused address, a timeout or a network failure rejects with the client's DeliveryError.
 import type { CustomFetch } from "openid-client";
-import type { WebhookHttpClient } from "../../../webhook-delivery/http-client.js";
+import type { WebhookHttpClient } from "../../../outbound/http-client.js";
 
 /** Each call to a provider, from the request to the end of its answer. */
 export const PROVIDER_TIMEOUT_MS = 5_000;

@@ -13,8 +13,8 @@
 import { db, tenantIdOf, type RequestContext } from "../../../context/request.js";
 import type { AppServices } from "../../../context/request.js";
 import { errors } from "../../../lib/errors.js";
-import { newChallenge, performHandshake, type HandshakeResult } from "../../../webhook-delivery/handshake.js";
-import { currentSigningKey, validSecrets } from "../../../webhook-delivery/secrets.js";
+import { newChallenge, performHandshake, type HandshakeResult } from "../../../outbound/handshake.js";
+import { currentSigningKey, validSecrets } from "../../../outbound/secrets.js";
 import { recordAudit } from "../../audit/audit.js";
 
 export { newChallenge };

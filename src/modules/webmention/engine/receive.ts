@@ -7,7 +7,7 @@
 // the site's budget for it (verify.ts counts the mentions it finds linking); then one `webmentions`
 // row per (site, source, target) and one delivery job of kind `webmention` queued (at most one
 // waiting per mention), verified by the webmentions' own pool of the delivery queue (verify.ts;
-// src/webhook-delivery/webhook-runtime.ts `mentionWorker`). Answered 202 before anything is fetched.
+// src/outbound/webhook-runtime.ts `mentionWorker`). Answered 202 before anything is fetched.
 import type { AppServices } from "../../../context/services.js";
 import { errors } from "../../../lib/errors.js";
 import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";

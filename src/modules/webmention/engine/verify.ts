@@ -1,7 +1,7 @@
 // Verifying a webmention (contract section 24; W3C Webmention §3.2.2), as a delivery job of kind
-// `webmention` that the webhook worker claims, leases and retries (src/webhook-delivery/composers.ts:
+// `webmention` that the webhook worker claims, leases and retries (src/outbound/composers.ts:
 // a job that makes its own request). The source is fetched with GET through the webhooks' SSRF
-// guard (src/webhook-delivery/http-client.ts: every address checked when connecting, no credentials)
+// guard (src/outbound/http-client.ts: every address checked when connecting, no credentials)
 // by a client of its own bounded to WEBMENTION_MAX_SOURCE_BYTES, within WEBMENTION_FETCH_TIMEOUT_MS (or the
 // tenant's delivery.attemptTimeoutMs when less),
 // following at most 3 redirects (each one guarded again). Then:
@@ -27,8 +27,8 @@ import { domainOfUrl, isDomainListed } from "../../../lib/domain-name.js";
 import { renderThroughParser, sanitizeBodyHtml } from "../../../lib/markdown.js";
 import { CONTROL_CHARS, READER_NAME_MAX } from "../../../lib/reader-name.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
-import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
-import { DeliveryError, type WebhookHttpClient, type WebhookResponse } from "../../../webhook-delivery/http-client.js";
+import type { Composed, MessageComposer } from "../../../outbound/composers.js";
+import { DeliveryError, type WebhookHttpClient, type WebhookResponse } from "../../../outbound/http-client.js";
 import { linksTo, readMention, UnreadableSource, type Mention } from "./h-entry.js";
 
 /** The most of a source page read (a larger one is refused). */

@@ -124,7 +124,7 @@ export async function claimJobs(
 // once per connection.
 //   $1/$2 endpoint ids / jobs held, $3/$4 tenant ids / jobs held, $5 per-endpoint cap, $6 now,
 //   $7 per-tenant cap, $8 limit, $9 lease end, $10 worker id, $11 the kinds claimed (a worker of its
-//   own takes the webmentions' verifications: src/webhook-delivery/webhook-runtime.ts)
+//   own takes the webmentions' verifications: src/outbound/webhook-runtime.ts)
 const CLAIM = `
     WITH ep_busy AS (
       SELECT * FROM unnest($1::text[], $2::int[]) AS b(endpoint_id, n)
