@@ -43,7 +43,7 @@ import { createAkismetJobs } from "./modules/moderation/engine/akismet-feedback.
 import { createKeyStore } from "./modules/federation/engine/keys.js";
 import { createReaderIds } from "./auth/reader-ids.js";
 import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js";
-import { createActivityComposer } from "./modules/federation/engine/delivery.js";
+import { createActivityComposer, createFanoutComposer } from "./modules/federation/engine/delivery.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./outbound/http-client.js";
@@ -171,7 +171,7 @@ export interface RuntimeOptions {
   lockRole?: LockRole;
   /** a reader's erasure: comments per statement (tests make it small to get many batches) */
   erasure?: { batchSize?: number };
-  /** the federation's outbound worker (tests shorten its poll) */
+  /** the federation's limits and sweep (tests shorten them) */
   federation?: FederationEngineOptions;
 }
 
@@ -278,7 +278,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       pipeline: () => services,
       perSourceDomain: webmentions.perSourceDomain,
     });
-    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet, activitypub, webmention } }, opts.webhooks);
+    // a federated discussion's events become their activities in the federation's context (built below)
+    const activitypubFanout = createFanoutComposer(() => federation.context());
+    const webhooks = createWebhookRuntime(
+      { ...base, composers: { alert: alerts, akismet, activitypub, activitypub_fanout: activitypubFanout, webmention } },
+      opts.webhooks,
+    );
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({

@@ -143,7 +143,7 @@ describe("following", () => {
     await peer.follow("bob", new URL(actor));
     await waitFor(async () => expect(await sql(`SELECT 1 FROM federation_followers WHERE tenant_id = $1`, [t0.tenantId])).toHaveLength(1));
     const article = `${actor}/articles/older`;
-    await server.app.runtime.federation.pass();
+    await server.app.runtime.services.webhooks.worker.runOnce();
     expect(peer.received.filter((r) => r.type === "Create" && (r.json.object as any)?.id === article)).toHaveLength(0);
 
     const res = await t0.api.post(`/api/v1/discussions/older/federate`);

@@ -147,6 +147,16 @@ export interface DbFunctions {
     };
     result: "integer";
   };
+  /** eng_federate_discussion(p_tenant text, p_discussion text, p_again boolean, p_at timestamp with time zone) RETURNS integer */
+  eng_federate_discussion: {
+    args: {
+      tenant: string;
+      discussion: string;
+      again: boolean;
+      at: Date;
+    };
+    result: "integer";
+  };
   /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
     args: {
@@ -290,6 +300,7 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "trustedVerdict", "trustedReason", "at"],
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
   eng_event_partitions_ahead: ["now", "days"],
+  eng_federate_discussion: ["tenant", "discussion", "again", "at"],
   eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
   eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],

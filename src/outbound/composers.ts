@@ -21,9 +21,18 @@ export interface ComposedRequest {
  * A request; or why the job sends nothing at all (it ends `failed` with this as its last error); or
  * a time before which it must not be tried (its target's circuit is open: given back, no attempt counted);
  * or, for a job that makes its own request (a webmention's verification GETs its source:
- * src/modules/webmention/engine/verify.ts), that it is done (it ends `succeeded`, `done` saying how).
+ * src/modules/webmention/engine/verify.ts), that it is done (it ends `succeeded`, `done` saying how);
+ * or, for a job that stands for many (a federated discussion's event: its activity to each inbox,
+ * src/modules/federation/engine/outbound.ts), the jobs it becomes: `messages`, each a job of `kind`
+ * of the same tenant, due now, inserted by the statement that ends this one `succeeded` (both or
+ * neither: a lost claim inserts nothing).
  */
-export type Composed = ComposedRequest | { drop: string } | { defer: Date } | { done: string };
+export type Composed =
+  | ComposedRequest
+  | { drop: string }
+  | { defer: Date }
+  | { done: string }
+  | { split: { kind: Exclude<JobKind, "webhook">; messages: unknown[] } };
 
 /** What became of a composed request: 2xx or not, and the status (null: no answer). */
 export interface SentOutcome {

@@ -16,7 +16,7 @@ import { claimTrial, recordFailure, recordSuccess } from "./endpoint-state.js";
 import { canAttempt } from "./breaker.js";
 import { DeliveryError, type WebhookHttpClient } from "./http-client.js";
 import type { CompletionWriter } from "./completions.js";
-import { deferJob, releaseJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
+import { deferJob, releaseJob, splitJob, type ClaimedJob, type JobOutcome } from "./jobs.js";
 import { currentSigningKey, validSecrets } from "./secrets.js";
 import { signPayload, standardWebhooksHeaders } from "./signature.js";
 import type { BatchContext } from "./job-context.js";
@@ -35,6 +35,8 @@ export interface DeliveryDeps {
   completions: CompletionWriter;
   /** what composes the request of each other kind of job (composers.ts) */
   composers: MessageComposers;
+  /** wakes the worker: a job split into jobs due now */
+  nudge?: () => void;
 }
 
 /**
@@ -231,6 +233,19 @@ async function deliverMessage(
     answered();
     await deferJob(deps.sql, job, composed.defer);
     return "held";
+  }
+  if ("split" in composed) {
+    answered();
+    let made: number | null;
+    try {
+      made = await splitJob(deps.sql, job, composed.split, deps.clock.now());
+    } catch (err) {
+      deps.log.error({ err, jobId: job.id, kind: job.kind }, "a job's deliveries were not queued; it is retried after its lease");
+      return "unrecorded";
+    }
+    if (made === null) return "lost_claim";
+    if (made > 0) deps.nudge?.();
+    return "delivered";
   }
   if ("done" in composed) {
     const durationMs = deps.clock.now().getTime() - start.getTime();

@@ -225,6 +225,55 @@ export async function deferJob(sql: Sql, job: ClaimedJob, until: Date): Promise<
   );
 }
 
+/**
+ * Queues jobs of another kind than webhook, one per message, due at `now`: what a feature sends
+ * outside a write's event (an inbox's answer to a Follow). A write's own effects are enqueued by its
+ * statement (eng_insert_event).
+ */
+export async function enqueueMessages(
+  sql: Sql,
+  jobs: { tenantId: string; kind: Exclude<JobKind, "webhook">; messages: unknown[]; now: Date },
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, $2::"DeliveryKind", m.value, $3::timestamptz, $3::timestamptz, $3::timestamptz
+       FROM jsonb_array_elements($4::jsonb) m`,
+    [jobs.tenantId, jobs.kind, jobs.now, JSON.stringify(jobs.messages)],
+    "eng_outbound_enqueue",
+  );
+}
+
+/**
+ * Ends a claimed job `succeeded` and inserts, in the same statement, the jobs it becomes (a composer's
+ * `split`): `messages` as jobs of `kind` of the job's tenant, due at `now`. Answers how many were
+ * inserted, or null when the claim no longer held the job (nothing written).
+ */
+export async function splitJob(
+  sql: Sql,
+  job: ClaimedJob,
+  split: { kind: Exclude<JobKind, "webhook">; messages: unknown[] },
+  now: Date,
+): Promise<number | null> {
+  const [r] = await sql.query<{ kept: number; made: number }>(
+    `WITH parent AS (
+       UPDATE webhook_deliveries
+          SET status = 'succeeded', attempts = attempts + 1, next_attempt_at = $3::timestamptz, last_error = NULL,
+              locked_until = NULL, claim_token = NULL, locked_by = NULL, updated_at = $3::timestamptz
+        WHERE id = $1::uuid AND claim_token = $2::uuid AND status = 'pending'
+       RETURNING tenant_id
+     ), made AS (
+       INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+       SELECT gen_random_uuid(), parent.tenant_id, $4::"DeliveryKind", m.value, $3::timestamptz, $3::timestamptz, $3::timestamptz
+         FROM parent, jsonb_array_elements($5::jsonb) m
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM parent)::int AS kept, (SELECT count(*) FROM made)::int AS made`,
+    [job.id, job.claimToken, now, split.kind, JSON.stringify(split.messages)],
+    "eng_outbound_split",
+  );
+  return r && r.kept > 0 ? r.made : null;
+}
+
 /** Gives a claimed job back untouched (not attempted): another claim may take it at once. */
 export async function releaseJob(sql: Sql, job: ClaimedJob): Promise<void> {
   await sql.query(

@@ -122,6 +122,7 @@ export function createWebhookWorker(deps: WorkerDeps, options: Partial<WorkerOpt
     ...deps,
     random: o.random,
     completions: createCompletionWriter(deps.sql),
+    nudge: () => nudge(),
   };
   const leases = createLeaseKeeper({
     sql: deps.sql,

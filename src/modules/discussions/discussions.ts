@@ -1,6 +1,7 @@
 // Discussions: a comment thread per tenant-chosen id (e.g. an article slug).
 import { z } from "zod";
-import { db, store, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { db, loadTenant, store, tenantIdOf, type RequestContext } from "../../context/request.js";
+import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
@@ -36,6 +37,7 @@ export async function upsertDiscussion(
     ...(parsed.data.url !== undefined ? { url: parsed.data.url } : {}),
   };
   const tenantId = tenantIdOf(ctx);
+  const federates = await tenantFederates(ctx);
   return writeTx(ctx, async (tx) => {
     const rows = await tx.$queryRaw<{ created: boolean }[]>`
       INSERT INTO discussions (tenant_id, id, title, url, updated_at)
@@ -46,8 +48,15 @@ export async function upsertDiscussion(
     const discussion = created
       ? await tx.discussion.findUniqueOrThrow({ where: { tenantId_id: { tenantId, id } } })
       : await tx.discussion.update({ where: { tenantId_id: { tenantId, id } }, data });
+    // a page of a federating tenant's site is announced to its followers (once)
+    if (federates && discussion.url) await tx.$queryRaw`SELECT eng_federate_discussion(${tenantId}, ${id}, false, ${ctx.app.clock.now()})`;
     return { discussion, created };
   });
+}
+
+/** Whether the tenant federates (its new pages are announced: eng_federate_discussion). */
+async function tenantFederates(ctx: RequestContext): Promise<boolean> {
+  return resolveSettings((await loadTenant(ctx)).settings).federation.enabled;
 }
 
 /** What a page says of itself when its first comment creates its discussion (settings discussions.autoCreate). */
@@ -89,6 +98,8 @@ export async function discussionForPage(
   await ctx.app.discussionAutoCreate(settings.discussions.autoCreatePerMinute).consume(`${tenantIdOf(ctx)}\n${origin}`);
   // a discussion made meanwhile (another reader's first comment, the backend's PUT) is kept as it is
   await store(ctx).sql.query(CREATE_FOR_PAGE, [id, title ?? null, url ?? null], "discussion_create_for_page");
+  if (url && (await tenantFederates(ctx)))
+    await store(ctx).sql.query(`SELECT eng_federate_discussion($1, $2, false, $3::timestamptz)`, [id, ctx.app.clock.now()]);
 }
 
 /** A page's discussion, unless one of that id exists: `$1` the tenant (the store binds it), then id, title, url. */

@@ -1,8 +1,8 @@
 // POST /api/v1/discussions/{id}/federate (manage_settings; GraphQL federateDiscussion): an existing
 // discussion with a url announced to the tenant's followers (Create(Article)), as a new one is on its
-// own. The announcement is queued, not sent here: the discussion's federation_discussions row is
-// marked to announce, and the outbound worker (engine/outbound.ts) announces it and from then on
-// sends its comments. Its comments before now are not sent (the cursor starts at its current event).
+// own. The announcement is queued, not sent here (eng_federate_discussion: one job of the outbound
+// queue, made into its deliveries by engine/outbound.ts), and from then on its comments' events are
+// sent too. Its comments before now are not sent.
 import { loadTenant, store, type RequestContext } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
@@ -23,12 +23,7 @@ export async function federateDiscussion(ctx: RequestContext, id: string): Promi
   const [d] = await store(ctx).sql.query<{ url: string | null }>(`SELECT url FROM discussions WHERE tenant_id = $1 AND id = $2`, [id]);
   if (!d) throw errors.notFound("Discussion");
   if (!d.url) throw errors.discussionWithoutUrl();
-  await store(ctx).sql.query(
-    `INSERT INTO federation_discussions (tenant_id, discussion_id, delivered_seq, announced_at, created_at)
-     SELECT d.tenant_id, d.id, d.seq, NULL, $3::timestamptz FROM discussions d WHERE d.tenant_id = $1 AND d.id = $2
-     ON CONFLICT (tenant_id, discussion_id) DO UPDATE SET announced_at = NULL`,
-    [id, ctx.app.clock.now()],
-  );
+  await store(ctx).sql.query(`SELECT eng_federate_discussion($1, $2, true, $3::timestamptz)`, [id, ctx.app.clock.now()]);
   const [n] = await store(ctx).sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`, []);
   await recordAudit(ctx, "discussion.federate", { type: "discussion", id });
   // PUBLIC_URL with its path, if any (the ids are under it: paths.ts), without a trailing slash

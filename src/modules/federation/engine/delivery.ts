@@ -1,6 +1,7 @@
-// Outbound activities (contract section 24): each (activity, remote inbox) is one row of the durable
-// delivery queue (webhook_deliveries, kind `activitypub`), queued here and sent by the webhook worker
-// (src/outbound/): its lease, retries with backoff (the tenant's `delivery` settings), the
+// Outbound activities (contract section 24): each (activity, remote inbox) is one job of the outbound
+// queue (webhook_deliveries, kind `activitypub`), made from a federated discussion's
+// `activitypub_fanout` job (outbound.ts) or, for the inbox's own answers, queued here; sent by the
+// outbound worker (src/outbound/): its lease, retries with backoff (the tenant's `delivery` settings), the
 // outbound client's SSRF guard and limits. When the worker claims a row, the composer below signs the
 // stored activity with the tenant's actor's RSA key (Fedify's signRequest: draft-cavage HTTP
 // signatures with a Digest, as Mastodon verifies) and hands back the request. Each remote server
@@ -10,6 +11,8 @@
 import { signRequest, type Activity, type Context } from "@fedify/fedify";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer, SentOutcome } from "../../../outbound/composers.js";
+import { enqueueMessages } from "../../../outbound/jobs.js";
+import { composeFanout } from "./outbound.js";
 import type { KeyStore } from "./keys.js";
 import type { FederationData } from "./context.js";
 
@@ -18,7 +21,7 @@ const COOLDOWN_MIN_MS = 60_000;
 const COOLDOWN_MAX_MS = 3_600_000;
 
 /** The row's message: where it goes, the activity (compacted JSON-LD) and the key that signs it. */
-interface ActivityJob {
+export interface ActivityJob {
   inbox: string;
   activity: unknown;
   keyId: string;
@@ -30,28 +33,39 @@ const isActivityJob = (v: unknown): v is ActivityJob => {
 };
 
 export interface OutboundQueue {
-  /** Queues `activity` (by the tenant's actor) to each inbox, once per distinct inbox; the worker is woken. */
+  /** The deliveries of `activity` (by the tenant's actor) to each inbox, once per distinct inbox: `activitypub` jobs' messages. */
+  messages(ctx: Context<FederationData>, tenantId: string, activity: Activity, inboxes: Iterable<string>): Promise<ActivityJob[]>;
+  /** Queues `activity` to each inbox, once per distinct inbox (an answer of the inbox's: an Accept); the worker is woken. */
   send(ctx: Context<FederationData>, tenantId: string, activity: Activity, inboxes: Iterable<string>): Promise<number>;
 }
 
 export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: () => Date }): OutboundQueue {
+  const messages: OutboundQueue["messages"] = async (ctx, tenantId, activity, inboxes) => {
+    const targets = [...new Set(inboxes)];
+    if (targets.length === 0) return [];
+    const json = await activity.toJsonLd({ format: "compact", contextLoader: ctx.contextLoader });
+    const keyId = `${ctx.getActorUri(tenantId).href}#main-key`;
+    return targets.map((inbox) => ({ inbox, activity: json, keyId }));
+  };
   return {
+    messages,
     async send(ctx, tenantId, activity, inboxes) {
-      const targets = [...new Set(inboxes)];
-      if (targets.length === 0) return 0;
-      const json = await activity.toJsonLd({ format: "compact", contextLoader: ctx.contextLoader });
-      const keyId = `${ctx.getActorUri(tenantId).href}#main-key`;
-      const messages = targets.map((inbox) => JSON.stringify({ inbox, activity: json, keyId } satisfies ActivityJob));
-      const now = deps.now();
-      await deps.sql.query(
-        `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-         SELECT gen_random_uuid(), $1, 'activitypub', m::jsonb, $3::timestamptz, $3::timestamptz, $3::timestamptz
-           FROM unnest($2::text[]) AS m`,
-        [tenantId, messages, now],
-      );
+      const made = await messages(ctx, tenantId, activity, inboxes);
+      if (made.length === 0) return 0;
+      await enqueueMessages(deps.sql, { tenantId, kind: "activitypub", messages: made, now: deps.now() });
       deps.nudge();
-      return targets.length;
+      return made.length;
     },
+  };
+}
+
+/**
+ * The composer of `activitypub_fanout` jobs (outbound.ts): the federation's context, once the
+ * server's address is known (null before: the job waits).
+ */
+export function createFanoutComposer(context: () => Context<FederationData> | null): MessageComposer {
+  return {
+    compose: (job, now) => composeFanout(context(), job, now),
   };
 }
 

@@ -1,8 +1,10 @@
 // The federation of one instance, built once by the composition root (src/runtime.ts): Fedify's
 // federation (federation.ts) over our KvStore (kv-store.ts) and guarded loader, the actors' keys
-// (keys.ts, shared with the delivery composer), the outbound queue (delivery.ts) and the outbound
-// worker's loop (outbound.ts), started with the other workers (src/workers.ts).
-import type { DocumentLoader, Federation, KvStore } from "@fedify/fedify";
+// (keys.ts, shared with the delivery composer) and the outbound queue's side (delivery.ts). What is
+// sent is made by the outbound worker from the queue's jobs (outbound.ts), in the federation's
+// context(); the engine's own loop, started with the other workers (src/workers.ts), only sweeps
+// Fedify's expired state.
+import type { Context, DocumentLoader, Federation, KvStore } from "@fedify/fedify";
 import type { AppServices } from "../../../context/request.js";
 import { createKeyLimiter } from "../../../auth/sign-in-throttle.js";
 import { signInKeyPrefix } from "../../../auth/sign-in-throttle.js";
@@ -14,7 +16,6 @@ import type { KeyStore } from "./keys.js";
 import { createOutboundQueue } from "./delivery.js";
 import { buildFederation, FEDERATION_USER_AGENT } from "./federation.js";
 import { createDocumentLoader } from "./document-loader.js";
-import { outboundPass } from "./outbound.js";
 import { pathPrefixOf } from "../paths.js";
 
 /** Inbound activities a remote domain may send per minute, across the server's inboxes (counted once their signature verified). */
@@ -29,7 +30,7 @@ export const INBOX_FORGED_PER_ADDRESS_PER_MINUTE = 60;
 const FETCH_TIMEOUT_MS = 5_000;
 
 export interface FederationEngineOptions {
-  /** the outbound worker's pause between passes (tests shorten it) */
+  /** the pause between sweeps of Fedify's expired state (tests shorten it) */
   pollMs?: number;
   /** inbound activities per remote domain and minute (default INBOX_PER_DOMAIN_PER_MINUTE; tests lower it) */
   inboxPerDomainPerMinute?: number;
@@ -48,11 +49,11 @@ export interface FederationEngine {
   origin(): URL | null;
   /** PUBLIC_URL's path ("" at the host's root), in front of every fediverse path but the well-known ones */
   readonly pathPrefix: string;
-  /** Starts the outbound worker; `serverUrl` stands for PUBLIC_URL when it is unset. */
+  /** The context activities are made in, once the origin is known (null before). */
+  context(): Context<FederationData> | null;
+  /** Starts the sweep of expired state; `serverUrl` stands for PUBLIC_URL when it is unset. */
   start(serverUrl?: string): void;
   stop(): Promise<void>;
-  /** One outbound pass now (tests; the worker makes them on its own). */
-  pass(): Promise<number>;
 }
 
 export function createFederationEngine(
@@ -85,12 +86,11 @@ export function createFederationEngine(
       windowSeconds: 60,
     }),
   };
-  const pass = async () => {
-    if (!origin) return 0;
-    await kv.sweepExpired();
-    return outboundPass(federation, origin, data);
-  };
-  const loop = pollLoop(pass, opts.pollMs ?? 1_000, (err) => app.log.warn({ err }, "federation outbound pass failed"));
+  const loop = pollLoop(
+    () => kv.sweepExpired(),
+    opts.pollMs ?? 60_000,
+    (err) => app.log.warn({ err }, "federation state sweep failed"),
+  );
   return {
     federation,
     data,
@@ -103,6 +103,6 @@ export function createFederationEngine(
       loop.start();
     },
     stop: () => loop.stop(),
-    pass,
+    context: () => (origin ? federation.createContext(origin, data) : null),
   };
 }

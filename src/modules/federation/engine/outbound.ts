@@ -1,43 +1,47 @@
-// The outbound worker (contract section 24): what the fediverse is sent, read from the database so
-// that nothing depends on the process that wrote it surviving.
-//   - A discussion with a `url` created while its tenant federates (after its actor was made), or
-//     named by POST /discussions/{id}/federate, gets a federation_discussions row; while its
-//     `announced_at` is null it is announced: Create(Article) to the followers.
-//   - Each federated discussion's events after its `delivered_seq` (the per-discussion sequence of
-//     the event log, in commit order) become activities by the tenant's actor: a local comment
-//     published (created approved, or approved later) is Create(Note) to the followers and to the
-//     remote author it answers; an edit of one sent is Update(Note); its deletion or rejection is
+// What the fediverse is sent (contract section 24), made from the outbound queue's `activitypub_fanout`
+// jobs (src/outbound/): the writing transaction enqueues them, so nothing depends on the process
+// that wrote surviving, and the queue's lease gives each to one worker of one instance.
+//   - A discussion federated (eng_federate_discussion: a new one with a `url` while its tenant
+//     federates, or one named by POST /discussions/{id}/federate) has one job to announce it:
+//     Create(Article) to the followers.
+//   - Each later event of its comments (eng_insert_event) has one job: a local comment published
+//     (created approved, or approved later) is Create(Note) to the followers and to the remote
+//     author it answers; an edit of one sent is Update(Note); its deletion or rejection is
 //     Delete(Tombstone) to the same recipients as its Create (a moderator's rejection or deletion
 //     included). Comments of remote authors (readers `ap:…`) are not sent back.
-// The cursor moves after the activities are queued (delivery.ts): a crash in between queues them
-// again, which receivers take as the same activity (same ids). Followers on a blocked domain are
-// sent nothing, nor an inbox on another origin than its actor's (a follower's row, the remote
-// author's actor document): nothing is sent to a third server.
-import { Create, Delete, Note, Tombstone, Update, type Context, type Federation } from "@fedify/fedify";
+// A job becomes its activity's deliveries, one `activitypub` job per distinct inbox (the composer's
+// `split`, written with the job's end in one statement; delivery.ts signs and sends each). A
+// discussion's jobs are made in the order of its events: one waits while an earlier one of the same
+// discussion is still queued. Followers on a blocked domain are sent nothing, nor an inbox on another
+// origin than its actor's (a follower's row, the remote author's actor document): nothing is sent to
+// a third server.
+import { Create, Delete, Note, Tombstone, Update, type Context } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
+import type { Composed } from "../../../outbound/composers.js";
 import type { FederationData } from "./context.js";
 import { domainBlocked, federatingTenant } from "./tenants.js";
 import { articleOf, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
 import { mentionOf } from "./mentions.js";
 import { sameOrigin } from "./signer.js";
 
-/** Events a discussion's pass reads at most. */
-const EVENTS_PER_PASS = 200;
-/** Discussions a pass takes at most. */
-const DISCUSSIONS_PER_PASS = 100;
+/** How long a discussion's job waits for an earlier one of the same discussion before it looks again. */
+export const ORDER_WAIT_MS = 250;
 
-interface PendingRow {
-  tenantId: string;
+/** An `activitypub_fanout` job's message (eng_insert_event, eng_federate_discussion). */
+export interface FanoutMessage {
   discussionId: string;
+  /** the discussion's seq when it was enqueued: its jobs are made in this order */
+  seq: number;
+  /** an announcement of the discussion */
+  announce?: boolean;
+  /** a comment's event */
+  event?: { type: string; commentId: string | null; status: string | null; authorId: string | null };
 }
 
-interface EventRow {
-  seq: number;
-  type: string;
-  commentId: string | null;
-  status: string | null;
-  authorId: string | null;
-}
+const isFanoutMessage = (v: unknown): v is FanoutMessage => {
+  const m = v as Partial<FanoutMessage> | null;
+  return typeof m?.discussionId === "string" && typeof m.seq === "number" && (m.announce === true || typeof m.event === "object");
+};
 
 /** An inbox on its actor's origin (scheme, host and port), else null: deliveries go to no third server. */
 function ownInbox(actorId: string, inbox: string | null | undefined): string | null {
@@ -47,83 +51,87 @@ function ownInbox(actorId: string, inbox: string | null | undefined): string | n
 }
 
 async function followerInboxes(ctx: Context<FederationData>, tenantId: string, blocked: readonly string[]): Promise<string[]> {
-  const rows = await ctx.data.app.sql.query<{ actorId: string; inbox: string }>(
-    `SELECT actor_id AS "actorId", inbox FROM federation_followers WHERE tenant_id = $1`,
-    [tenantId],
-  );
+  const rows = await ctx.data.app
+    .stores(tenantId)
+    .sql.query<{ actorId: string; inbox: string }>(
+      `SELECT actor_id AS "actorId", inbox FROM federation_followers WHERE tenant_id = $1`,
+      [],
+    );
   const inboxes = rows.map((r) => ownInbox(r.actorId, r.inbox)).filter((i): i is string => i !== null);
   return [...new Set(inboxes)].filter((i) => !domainBlocked(blocked, URL.parse(i)?.hostname ?? ""));
 }
 
-/** New discussions with a url of federating tenants become rows to announce. */
-async function noteNewDiscussions(ctx: Context<FederationData>): Promise<void> {
-  await ctx.data.app.sql.query(
-    `INSERT INTO federation_discussions (tenant_id, discussion_id, delivered_seq, announced_at, created_at)
-     SELECT d.tenant_id, d.id, d.seq, NULL, $1::timestamptz
-       FROM federation_actors a
-       JOIN tenants t ON t.id = a.tenant_id AND t.settings->'federation'->>'enabled' = 'true'
-       JOIN discussions d ON d.tenant_id = a.tenant_id AND d.created_at >= a.created_at AND d.url IS NOT NULL
-      WHERE NOT EXISTS (SELECT 1 FROM federation_discussions f WHERE f.tenant_id = d.tenant_id AND f.discussion_id = d.id)
-      LIMIT ${DISCUSSIONS_PER_PASS}
-     ON CONFLICT DO NOTHING`,
-    [ctx.data.app.clock.now()],
-  );
-}
-
-async function announce(ctx: Context<FederationData>): Promise<number> {
-  const rows = await ctx.data.app.sql.query<PendingRow>(
-    `SELECT tenant_id AS "tenantId", discussion_id AS "discussionId" FROM federation_discussions WHERE announced_at IS NULL LIMIT ${DISCUSSIONS_PER_PASS}`,
-    [],
-  );
-  for (const r of rows) {
-    const t = await federatingTenant(ctx.data.app, r.tenantId);
-    const d = t && (await readDiscussion(ctx.data.app.sql, r.tenantId, r.discussionId));
-    if (t && d?.url) {
-      const article = articleOf(ctx, r.tenantId, { ...d, url: d.url });
-      const create = new Create({
-        // each announcement its own id (federate may announce again; receivers drop an id they have seen)
-        id: new URL(`${article.id!.href}#create/${ctx.data.app.clock.now().getTime()}`),
-        actor: ctx.getActorUri(r.tenantId),
-        object: article,
-        to: article.toId,
-        cc: ctx.getFollowersUri(r.tenantId),
-        published: article.published,
-      });
-      await ctx.data.outbound.send(ctx, r.tenantId, create, await followerInboxes(ctx, r.tenantId, t.settings.blockedDomains));
-    }
-    // a tenant no longer federating, or a discussion without a url, is marked too: nothing to announce
-    await ctx.data.app.sql.query(
-      `UPDATE federation_discussions SET announced_at = $3::timestamptz WHERE tenant_id = $1 AND discussion_id = $2`,
-      [r.tenantId, r.discussionId, ctx.data.app.clock.now()],
-    );
-  }
-  return rows.length;
+async function inboxOf(ctx: Context<FederationData>, actorId: string, blocked: readonly string[]): Promise<string | null> {
+  const url = URL.parse(actorId);
+  if (!url || domainBlocked(blocked, url.hostname)) return null;
+  const actor = await ctx.lookupObject(url).catch(() => null);
+  const inbox = actor && "inboxId" in actor ? (actor.inboxId as URL | null) : null;
+  return ownInbox(actorId, inbox?.href);
 }
 
 async function wasSent(ctx: Context<FederationData>, tenantId: string, noteId: string): Promise<boolean> {
-  const rows = await ctx.data.app.sql.query(`SELECT 1 FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'sent'`, [
-    tenantId,
-    noteId,
-  ]);
+  const rows = await ctx.data.app
+    .stores(tenantId)
+    .sql.query(`SELECT 1 FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'sent'`, [noteId]);
   return rows.length > 0;
 }
 
-/** One event of a federated discussion: the activity it makes, if any, queued. */
-async function deliverEvent(ctx: Context<FederationData>, tenantId: string, blocked: readonly string[], ev: EventRow): Promise<void> {
-  if (!ev.commentId || (ev.authorId && isRemoteAuthor(ev.authorId))) return;
-  const noteId = ctx.getObjectUri(Note, { tenant: tenantId, comment: ev.commentId });
+/** An activity and where it goes; null: nothing to send. */
+interface Outgoing {
+  activity: Create | Update | Delete;
+  inboxes: string[];
+  /** what the federation keeps of it once its deliveries are queued */
+  record?: () => Promise<unknown>;
+}
+
+async function announcement(
+  ctx: Context<FederationData>,
+  tenantId: string,
+  m: FanoutMessage,
+  blocked: readonly string[],
+): Promise<Outgoing | null> {
+  const d = await readDiscussion(ctx.data.app.sql, tenantId, m.discussionId);
+  const store = ctx.data.app.stores(tenantId);
+  await store.sql.query(`UPDATE federation_discussions SET announced_at = $3::timestamptz WHERE tenant_id = $1 AND discussion_id = $2`, [
+    m.discussionId,
+    ctx.data.app.clock.now(),
+  ]);
+  if (!d?.url) return null; // its url removed since: nothing to announce
+  const article = articleOf(ctx, tenantId, { ...d, url: d.url });
+  const create = new Create({
+    // each announcement its own id (federate may announce again; receivers drop an id they have seen)
+    id: new URL(`${article.id!.href}#create/${m.seq}-${ctx.data.app.clock.now().getTime()}`),
+    actor: ctx.getActorUri(tenantId),
+    object: article,
+    to: article.toId,
+    cc: ctx.getFollowersUri(tenantId),
+    published: article.published,
+  });
+  return { activity: create, inboxes: await followerInboxes(ctx, tenantId, blocked) };
+}
+
+/** A comment's event: the activity it makes, if any. */
+async function commentActivity(
+  ctx: Context<FederationData>,
+  tenantId: string,
+  m: FanoutMessage,
+  ev: NonNullable<FanoutMessage["event"]>,
+  blocked: readonly string[],
+): Promise<Outgoing | null> {
+  const commentId = ev.commentId;
+  if (!commentId || (ev.authorId && isRemoteAuthor(ev.authorId))) return null;
+  const store = ctx.data.app.stores(tenantId);
+  const noteId = ctx.getObjectUri(Note, { tenant: tenantId, comment: commentId });
   const actor = ctx.getActorUri(tenantId);
-  const followers = await followerInboxes(ctx, tenantId, blocked);
   const published = ev.type === "comment_approved" || (ev.type === "comment_created" && ev.status === "approved");
   if (published || (ev.type === "comment_edited" && ev.status === "approved")) {
-    const c = await readNote(ctx.data.app.sql, tenantId, ev.commentId);
-    if (!c || c.status !== "approved") return;
+    const c = await readNote(ctx.data.app.sql, tenantId, commentId);
+    if (!c || c.status !== "approved") return null;
+    const sent = await wasSent(ctx, tenantId, noteId.href);
+    if (!published && !sent) return null; // an edit of a comment never sent: nothing to update
     const mention = await mentionOf(ctx, c);
     const note = noteOf(ctx, tenantId, c, mention);
     const mentioned = mention ? await inboxOf(ctx, mention.actorId, blocked) : null;
-    const to = [...followers, ...(mentioned ? [mentioned] : [])];
-    const sent = await wasSent(ctx, tenantId, noteId.href);
-    if (!published && !sent) return; // an edit of a comment never sent: nothing to update
     const activity =
       published && !sent
         ? new Create({
@@ -135,86 +143,81 @@ async function deliverEvent(ctx: Context<FederationData>, tenantId: string, bloc
             published: note.published,
           })
         : new Update({
-            id: new URL(`${noteId.href}#update/${ev.seq}`),
+            id: new URL(`${noteId.href}#update/${m.seq}`),
             actor,
             object: note,
             tos: note.toIds,
             ccs: note.ccIds,
             updated: Temporal.Now.instant(),
           });
-    await ctx.data.outbound.send(ctx, tenantId, activity, to);
-    await ctx.data.app.sql.query(
-      `INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, created_at) VALUES ($1, $2, 'sent', $3, $4::timestamptz) ON CONFLICT DO NOTHING`,
-      [tenantId, noteId.href, ev.commentId, ctx.data.app.clock.now()],
-    );
-  } else if ((ev.type === "comment_deleted" || ev.type === "comment_rejected") && (await wasSent(ctx, tenantId, noteId.href))) {
+    return {
+      activity,
+      inboxes: [...(await followerInboxes(ctx, tenantId, blocked)), ...(mentioned ? [mentioned] : [])],
+      record: () =>
+        store.sql.query(
+          `INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, created_at) VALUES ($1, $2, 'sent', $3, $4::timestamptz) ON CONFLICT DO NOTHING`,
+          [noteId.href, commentId, ctx.data.app.clock.now()],
+        ),
+    };
+  }
+  if ((ev.type === "comment_deleted" || ev.type === "comment_rejected") && (await wasSent(ctx, tenantId, noteId.href))) {
     // the Delete goes where the Create went: the followers and the remote author the comment answered
     // (a comment an erasure removed outright has no row left: the followers alone)
-    const c = await readNote(ctx.data.app.sql, tenantId, ev.commentId);
+    const c = await readNote(ctx.data.app.sql, tenantId, commentId);
     const mention = c ? await mentionOf(ctx, c) : null;
     const mentioned = mention ? await inboxOf(ctx, mention.actorId, blocked) : null;
-    const del = new Delete({
-      id: new URL(`${noteId.href}#delete/${ev.seq}`),
+    const activity = new Delete({
+      id: new URL(`${noteId.href}#delete/${m.seq}`),
       actor,
       object: new Tombstone({ id: noteId }),
       to: new URL("https://www.w3.org/ns/activitystreams#Public"),
       ...(mention ? { cc: new URL(mention.actorId) } : {}),
     });
-    await ctx.data.outbound.send(ctx, tenantId, del, [...followers, ...(mentioned ? [mentioned] : [])]);
-    await ctx.data.app.sql.query(`DELETE FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'sent'`, [
-      tenantId,
-      noteId.href,
-    ]);
+    return {
+      activity,
+      inboxes: [...(await followerInboxes(ctx, tenantId, blocked)), ...(mentioned ? [mentioned] : [])],
+      record: () =>
+        store.sql.query(`DELETE FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'sent'`, [noteId.href]),
+    };
   }
+  return null;
 }
 
-async function inboxOf(ctx: Context<FederationData>, actorId: string, blocked: readonly string[]): Promise<string | null> {
-  const url = URL.parse(actorId);
-  if (!url || domainBlocked(blocked, url.hostname)) return null;
-  const actor = await ctx.lookupObject(url).catch(() => null);
-  const inbox = actor && "inboxId" in actor ? (actor.inboxId as URL | null) : null;
-  return ownInbox(actorId, inbox?.href);
-}
-
-async function deliverComments(ctx: Context<FederationData>): Promise<number> {
-  const rows = await ctx.data.app.sql.query<PendingRow & { deliveredSeq: number; seq: number }>(
-    `SELECT f.tenant_id AS "tenantId", f.discussion_id AS "discussionId", f.delivered_seq AS "deliveredSeq", d.seq
-       FROM federation_discussions f
-       JOIN discussions d ON d.tenant_id = f.tenant_id AND d.id = f.discussion_id
-      WHERE f.announced_at IS NOT NULL AND d.seq > f.delivered_seq
-      LIMIT ${DISCUSSIONS_PER_PASS}`,
-    [],
+/** Whether an earlier job of the same discussion is still queued (this one waits for it). */
+async function earlierQueued(ctx: Context<FederationData>, tenantId: string, jobId: string, m: FanoutMessage): Promise<boolean> {
+  const rows = await ctx.data.app.stores(tenantId).sql.query(
+    `SELECT 1 FROM webhook_deliveries
+      WHERE tenant_id = $1 AND kind = 'activitypub_fanout' AND status = 'pending' AND id <> $2::uuid
+        AND message->>'discussionId' = $3 AND (message->>'seq')::int < $4
+      LIMIT 1`,
+    [jobId, m.discussionId, m.seq],
   );
-  let done = 0;
-  for (const r of rows) {
-    const t = await federatingTenant(ctx.data.app, r.tenantId);
-    const events = await ctx.data.app.sql.query<EventRow>(
-      `SELECT e.seq, e.type, e.payload->'data'->'comment'->>'id' AS "commentId", e.payload->'data'->'comment'->>'status' AS status,
-              e.payload->'data'->'comment'->'author'->>'id' AS "authorId"
-         FROM events e
-        WHERE e.tenant_id = $1 AND e.discussion_id = $2 AND e.seq > $3
-        ORDER BY e.seq LIMIT ${EVENTS_PER_PASS}`,
-      [r.tenantId, r.discussionId, r.deliveredSeq],
-    );
-    let last = r.deliveredSeq;
-    for (const ev of events) {
-      if (t) await deliverEvent(ctx, r.tenantId, t.settings.blockedDomains, ev);
-      last = ev.seq;
-      done++;
-    }
-    // events retention may have removed some: the cursor still reaches the discussion's seq
-    if (events.length < EVENTS_PER_PASS) last = Math.max(last, r.seq);
-    await ctx.data.app.sql.query(
-      `UPDATE federation_discussions SET delivered_seq = GREATEST(delivered_seq, $3) WHERE tenant_id = $1 AND discussion_id = $2`,
-      [r.tenantId, r.discussionId, last],
-    );
-  }
-  return done;
+  return rows.length > 0;
 }
 
-/** One pass: new discussions noted, announcements, then comments' activities. */
-export async function outboundPass(federation: Federation<FederationData>, origin: URL, data: FederationData): Promise<number> {
-  const ctx = federation.createContext(origin, data);
-  await noteNewDiscussions(ctx);
-  return (await announce(ctx)) + (await deliverComments(ctx));
+/**
+ * An `activitypub_fanout` job made into its activity's deliveries (`split`), or nothing to send
+ * (`done`), or a wait (`defer`: an earlier job of its discussion first, or the server's own address
+ * not known yet).
+ */
+export async function composeFanout(
+  ctx: Context<FederationData> | null,
+  job: { id: string; tenantId: string; message: unknown },
+  now: Date,
+): Promise<Composed> {
+  if (!isFanoutMessage(job.message)) return { drop: "not a federated discussion's job" };
+  if (!ctx) return { defer: new Date(now.getTime() + ORDER_WAIT_MS) };
+  const m = job.message;
+  if (await earlierQueued(ctx, job.tenantId, job.id, m)) return { defer: new Date(now.getTime() + ORDER_WAIT_MS) };
+  const t = await federatingTenant(ctx.data.app, job.tenantId);
+  if (!t) return { done: "the tenant does not federate" };
+  const blocked = t.settings.blockedDomains;
+  const out = m.announce
+    ? await announcement(ctx, job.tenantId, m, blocked)
+    : await commentActivity(ctx, job.tenantId, m, m.event!, blocked);
+  if (!out) return { done: "nothing to send" };
+  await out.record?.();
+  const messages = await ctx.data.outbound.messages(ctx, job.tenantId, out.activity, out.inboxes);
+  if (messages.length === 0) return { done: "no inbox to send to" };
+  return { split: { kind: "activitypub", messages } };
 }
