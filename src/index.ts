@@ -8,11 +8,4 @@ export {
   TIMESTAMP_HEADER,
   DEFAULT_TOLERANCE_SECONDS,
 } from "./outbound/signature.js";
-export type {
-  HeadersLike,
-  PlainHeaders,
-  VerifyFailureReason,
-  VerifyOptions,
-  VerifyResult,
-  WebhookSecret,
-} from "./outbound/signature.js";
+export type { HeadersLike, PlainHeaders, VerifyFailureReason, VerifyOptions, VerifyResult, WebhookSecret } from "./outbound/signature.js";

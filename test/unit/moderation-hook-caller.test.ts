@@ -4,12 +4,7 @@
 // cooldown, closed by a decision, per tenant and url, never disabled.
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../src/lib/clock.js";
-import {
-  DeliveryError,
-  type WebhookHttpClient,
-  type WebhookRequest,
-  type WebhookResponse,
-} from "../../src/outbound/http-client.js";
+import { DeliveryError, type WebhookHttpClient, type WebhookRequest, type WebhookResponse } from "../../src/outbound/http-client.js";
 import { createSignedCalls } from "../../src/outbound/signed-calls.js";
 import { createModerationHookCaller, parseHookAnswer } from "../../src/modules/moderation-hook/caller.js";
 
