@@ -1,7 +1,7 @@
 // npm run bench:following — a writer's cost of a comment in a discussion with 10,000 followers
 // against one with none (contract section 19: at most 1.2×). The follow worker is off while the
 // writes are timed (RUN_FOLLOW_WORKER=0), so only the comment's statement is measured: with
-// followers it adds one EXISTS on the partial index and one follow_jobs row. Then the queued jobs
+// followers it adds one EXISTS on the partial index and one `follow` job of the outbound queue. Then the queued jobs
 // are drained by one worker pass, timed apart (the fan-out after commit). Writes alternate between
 // the two discussions, one at a time, so both see the same machine. BENCH_POSTS, BENCH_FOLLOWERS.
 import { performance } from "node:perf_hooks";
@@ -58,12 +58,16 @@ async function main(): Promise<void> {
     };
     const q = stat(times.quiet!);
     const f = stat(times.followed!);
-    const jobs = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM follow_jobs`)).rows[0]!.n;
+    const FOLLOW_JOBS = `FROM webhook_deliveries WHERE kind = 'follow' AND status = 'pending'`;
+    const jobs = (await db.query<{ n: number }>(`SELECT count(*)::int AS n ${FOLLOW_JOBS}`)).rows[0]!.n;
     // the fan-out of one comment to every follower, timed by itself (all of them would be POSTS × FOLLOWERS items)
-    await db.query(`DELETE FROM follow_jobs WHERE id <> (SELECT id FROM follow_jobs ORDER BY created_at LIMIT 1)`);
+    await db.query(`DELETE ${FOLLOW_JOBS} AND id <> (SELECT id ${FOLLOW_JOBS} ORDER BY created_at LIMIT 1)`);
+    const itemsNow = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_items`)).rows[0]!.n;
+    const before = await itemsNow();
     const t0 = performance.now();
-    const drained = await env.app.follow.runOnce();
+    await env.app.follow.runOnce();
     const drainS = (performance.now() - t0) / 1000;
+    const drained = { items: (await itemsNow()) - before };
     console.log(
       `\n${fmtTable(
         ["discussion", "followers", "posts", "p50 ms", "mean ms", "p99 ms"],

@@ -33,7 +33,7 @@ import { mountAlertLinks } from "./modules/alerts/http-routes.js";
 import { mountWebmention } from "./modules/webmention/http-routes.js";
 import { emailMode } from "./modules/email/transport.js";
 import type { EmailWorker } from "./modules/email/engine/worker.js";
-import type { FollowWorker } from "./modules/following/engine/fanout.js";
+import type { WebhookWorker } from "./outbound/worker.js";
 import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import { mountFeedRoutes } from "./modules/feeds/http-routes.js";
 import { mountIndexableRoutes } from "./modules/indexable/http-routes.js";
@@ -51,8 +51,8 @@ export interface App {
   email: EmailWorker;
   /** locks discussions past their tenant's autoLockAfterDays (src/modules/discussions/engine/auto-close.ts); started unless AUTO_CLOSE_INTERVAL_MS=0 */
   autoClose: AutoCloseJob;
-  /** tells discussions' followers of new comments (src/modules/following/engine/fanout.ts); started unless RUN_FOLLOW_WORKER=0 */
-  follow: FollowWorker;
+  /** tells discussions' followers of new comments (the outbound queue's follow pool, src/modules/following/engine/fanout.ts); started unless RUN_FOLLOW_WORKER=0 */
+  follow: WebhookWorker;
   start(): Promise<string>;
   stop(): Promise<void>;
 }

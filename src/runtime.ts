@@ -45,6 +45,7 @@ import { createReaderIds } from "./auth/reader-ids.js";
 import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js";
 import { createActivityComposer, createFanoutComposer } from "./modules/federation/engine/delivery.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
+import { createFollowComposer } from "./modules/following/engine/fanout.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./outbound/http-client.js";
 
@@ -281,7 +282,18 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     // a federated discussion's events become their activities in the federation's context (built below)
     const activitypubFanout = createFanoutComposer(() => federation.context());
     const webhooks = createWebhookRuntime(
-      { ...base, composers: { alert: alerts, akismet, activitypub, activitypub_fanout: activitypubFanout, webmention } },
+      {
+        ...base,
+        composers: {
+          alert: alerts,
+          akismet,
+          activitypub,
+          activitypub_fanout: activitypubFanout,
+          webmention,
+          // a new comment told to its discussion's followers: its writes announce inbox items after commit
+          follow: createFollowComposer({ stores, events: () => services }),
+        },
+      },
       opts.webhooks,
     );
     const authCache = createAuthCache({ redisTarget, redis, log });

@@ -1,7 +1,7 @@
-// An instance's background work, started and stopped in one place: the webhook delivery worker
-// (built with the webhook runtime, src/outbound/webhook-runtime.ts), the retention job
-// (src/modules/retention/engine/retention.ts), the email worker (src/modules/email/engine/worker.ts, built here), the
-// follow worker (src/modules/following/engine/fanout.ts, built here) and auto-close
+// An instance's background work, started and stopped in one place: the outbound worker and its pools
+// (built with the webhook runtime, src/outbound/webhook-runtime.ts: the follow jobs' pool is the follow
+// worker, src/modules/following/engine/fanout.ts), the retention job
+// (src/modules/retention/engine/retention.ts), the email worker (src/modules/email/engine/worker.ts, built here) and auto-close
 // (src/modules/discussions/engine/auto-close.ts, built here), each as the config says: RUN_WEBHOOK_WORKER,
 // RETENTION_INTERVAL_MS, RUN_EMAIL_WORKER, RUN_FOLLOW_WORKER, AUTO_CLOSE_INTERVAL_MS. The server
 // starts them once it listens (src/app.ts); a process that runs only a worker (the crash tests'
@@ -9,15 +9,15 @@
 import type { Runtime } from "./runtime.js";
 import { createAutoCloseJob, type AutoCloseJob } from "./modules/discussions/engine/auto-close.js";
 import { createEmailWorker, type EmailWorker, type EmailWorkerOptions } from "./modules/email/engine/worker.js";
-import { createFollowWorker, type FollowWorker, type FollowWorkerOptions } from "./modules/following/engine/fanout.js";
+import type { WebhookWorker } from "./outbound/worker.js";
 
 export interface Workers {
   /** composes and sends reply emails; started unless RUN_EMAIL_WORKER=0 */
   readonly email: EmailWorker;
   /** locks discussions past their tenant's autoLockAfterDays; started unless AUTO_CLOSE_INTERVAL_MS=0 */
   readonly autoClose: AutoCloseJob;
-  /** tells discussions' followers of new comments (inbox items, emails); started unless RUN_FOLLOW_WORKER=0 */
-  readonly follow: FollowWorker;
+  /** tells discussions' followers of new comments (inbox items, emails): the outbound queue's follow pool; started unless RUN_FOLLOW_WORKER=0 */
+  readonly follow: WebhookWorker;
   /** Starts what the config asks for; emails' links point at `serverUrl` unless PUBLIC_URL is set. */
   start(serverUrl?: string): void;
   /** Stops them all: a pass in progress ends, attempts in flight finish or are given back. */
@@ -27,8 +27,6 @@ export interface Workers {
 export interface WorkerSetup {
   /** the email worker's lease, poll, batch and id (tests) */
   email?: Partial<EmailWorkerOptions>;
-  /** the follow worker's lease, poll, batch, id and between-batch hook (tests) */
-  follow?: Partial<FollowWorkerOptions>;
 }
 
 export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Workers {
@@ -36,7 +34,7 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
   const { config } = services;
   const email = createEmailWorker(services, setup.email);
   const autoClose = createAutoCloseJob({ app: services, clock: services.clock, log: services.log });
-  const follow = createFollowWorker(services, setup.follow);
+  const follow = services.webhooks.followWorker;
   return {
     email,
     autoClose,
@@ -54,7 +52,7 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
       if (config.RUN_EMAIL_WORKER) email.start();
       if (config.AUTO_CLOSE_INTERVAL_MS > 0) autoClose.start(config.AUTO_CLOSE_INTERVAL_MS);
       if (config.RUN_FOLLOW_WORKER) follow.start();
-      // the fediverse's outbound activities (src/modules/federation/engine/outbound.ts), with the webhook worker that sends them
+      // the fediverse's origin and its sweep of expired state (its activities are the outbound worker's jobs)
       if (config.RUN_WEBHOOK_WORKER) runtime.federation.start(serverUrl);
     },
     async stop() {
@@ -62,10 +60,10 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
       autoClose.stop();
       await Promise.all([
         email.stop(),
-        follow.stop(),
         runtime.federation.stop(),
         services.webhooks.worker.stop(),
         services.webhooks.mentionWorker.stop(),
+        follow.stop(),
       ]);
     },
   };

@@ -13,7 +13,8 @@ import { client } from "./support/client.js";
 import { createTestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
 import { signAdminToken } from "../src/auth/admin-jwt.js";
-import { createFollowWorker } from "../src/modules/following/engine/fanout.js";
+import { createFollowComposer } from "../src/modules/following/engine/fanout.js";
+import { createWebhookWorker } from "../src/outbound/worker.js";
 
 const ORIGIN = "https://news.example";
 const clock = manualClock(new Date());
@@ -32,6 +33,8 @@ afterAll(async () => {
 const iat = () => Math.floor(clock.now().getTime() / 1000);
 const sql = <R>(q: string, values: unknown[] = []) => server.app.runtime.services.sql.query<R>(q, values);
 const pass = () => server.app.follow.runOnce();
+/** the tenant's follow jobs not done yet (jobs of the outbound queue) */
+const FOLLOW_JOBS = `FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'follow' AND status = 'pending'`;
 
 async function setup(settings: Record<string, unknown> = {}) {
   const t = await createTestTenant(server);
@@ -123,9 +126,8 @@ describe("following with all", () => {
     const mine = await post(ann, "ann's own");
     // written after commit by the worker: nothing yet, one job queued
     expect(await inbox(ann)).toEqual([]);
-    expect(await sql<{ n: number }>(`SELECT count(*)::int AS n FROM follow_jobs WHERE tenant_id = $1`, [t.tenantId])).toEqual([{ n: 1 }]);
-    const r = await pass();
-    expect(r).toMatchObject({ jobs: 1, items: 1 });
+    expect(await sql<{ n: number }>(`SELECT count(*)::int AS n ${FOLLOW_JOBS}`, [t.tenantId])).toEqual([{ n: 1 }]);
+    expect(await pass()).toBe(1);
     expect(await inbox(ann)).toEqual([["new_comment", first.id]]);
     expect(mine.status).toBe("approved");
     // cat does not follow: nothing for her; another discussion: nothing for ann
@@ -140,8 +142,8 @@ describe("following with all", () => {
     ]);
     expect(await inbox(cat)).toEqual([]);
     // a job was done and removed; a second pass has nothing to do
-    expect(await sql(`SELECT 1 FROM follow_jobs WHERE tenant_id = $1`, [t.tenantId])).toEqual([]);
-    expect(await pass()).toEqual({ jobs: 0, items: 0, retried: 0 });
+    expect(await sql(`SELECT 1 ${FOLLOW_JOBS}`, [t.tenantId])).toEqual([]);
+    expect(await pass()).toBe(0);
     // items carry the reader's inbox sequence: 1, 2
     const seqs = await sql<{ seq: number }>(`SELECT seq FROM inbox_items WHERE tenant_id = $1 AND reader_id = 'ann' ORDER BY seq`, [
       t.tenantId,
@@ -224,19 +226,30 @@ describe("the fan-out job", () => {
     for (const f of followers) await follow(await as(f), "all");
     const comment = await post(bob, "to many");
     const services = server.app.runtime.services;
-    // worker A dies after its first batch of 2 has committed: its lease is held, its pass never ends
+    // worker A dies after its first batch of 2 has committed: its lease is held (never renewed), its pass never ends
     let died!: () => void;
     const dead = new Promise<void>((resolve) => (died = resolve));
-    const a = createFollowWorker(services, {
-      batchSize: 2,
-      leaseMs: 10_000,
-      workerId: "a",
-      afterBatch: () => {
-        died();
-        return new Promise<void>(() => undefined);
-      },
+    let buried!: (err: Error) => void;
+    const deps = services.webhooks.workerDeps;
+    const followPool = (name: string, afterBatch?: () => Promise<void>) =>
+      createWebhookWorker(
+        {
+          ...deps,
+          composers: {
+            ...deps.composers,
+            follow: createFollowComposer(
+              { stores: services.stores, events: () => services },
+              { batchSize: 2, ...(afterBatch ? { afterBatch } : {}) },
+            ),
+          },
+        },
+        { kinds: ["follow"], leaseMs: 10_000, renewEveryMs: 1e9, stopGraceMs: 0, workerId: name },
+      );
+    const a = followPool("a", () => {
+      died();
+      return new Promise<void>((_, reject) => (buried = reject));
     });
-    void a.runOnce();
+    const ranA = a.runOnce();
     await dead;
     const itemsOf = async () =>
       sql<{ reader_id: string; n: number }>(
@@ -247,11 +260,11 @@ describe("the fan-out job", () => {
       { reader_id: "f1", n: 1 },
       { reader_id: "f2", n: 1 },
     ]);
-    const b = createFollowWorker(services, { batchSize: 2, leaseMs: 10_000, workerId: "b" });
+    const b = followPool("b");
     // while A's lease holds, B takes nothing
-    expect(await b.runOnce()).toEqual({ jobs: 0, items: 0, retried: 0 });
+    expect(await b.runOnce()).toBe(0);
     clock.advance(10_001);
-    expect(await b.runOnce()).toEqual({ jobs: 1, items: 3, retried: 0 });
+    expect(await b.runOnce()).toBe(1);
     expect(await itemsOf()).toEqual(followers.map((reader_id) => ({ reader_id, n: 1 })));
 
     // the same job again from the start (as if its progress were lost): nothing added, no seq taken
@@ -261,11 +274,11 @@ describe("the fan-out job", () => {
       ]);
     const before = await counters();
     await sql(
-      `INSERT INTO follow_jobs (id, tenant_id, discussion_id, comment_id, author_id, next_attempt_at, created_at)
-       VALUES (gen_random_uuid(), $1, 'd1', $2, 'bob', $3, $3)`,
+      `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+       VALUES (gen_random_uuid(), $1, 'follow', jsonb_build_object('discussionId', 'd1', 'commentId', $2::text, 'authorId', 'bob', 'after', ''), $3, $3, $3)`,
       [t.tenantId, comment.id, clock.now()],
     );
-    expect(await b.runOnce()).toEqual({ jobs: 1, items: 0, retried: 0 });
+    expect(await b.runOnce()).toBe(1);
     expect(await itemsOf()).toEqual(followers.map((reader_id) => ({ reader_id, n: 1 })));
     expect(await counters()).toEqual(before);
     // A's late claim can no longer write: its token is not the job's (the job is gone)
@@ -274,13 +287,16 @@ describe("the fan-out job", () => {
       clock.now(),
     ]);
     expect(stale).toEqual([{ r: null }]);
+    // A wakes to find its claim gone: it writes nothing
+    buried(new Error("A was dead"));
+    expect(await ranA).toBe(1);
     await a.stop();
+    await b.stop();
   });
 
   it("the comment's statement enqueues one job row only when someone else follows", async () => {
     const { t, ann, bob } = await setup();
-    const jobs = async () =>
-      (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM follow_jobs WHERE tenant_id = $1`, [t.tenantId]))[0]!.n;
+    const jobs = async () => (await sql<{ n: number }>(`SELECT count(*)::int AS n ${FOLLOW_JOBS}`, [t.tenantId]))[0]!.n;
     await post(bob, "nobody follows");
     expect(await jobs()).toBe(0);
     await follow(bob, "all");

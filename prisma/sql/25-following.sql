@@ -1,6 +1,7 @@
 -- Following a discussion (contract section 19): a new visible comment enqueues, in its own statement,
--- one follow job when anyone else follows the discussion with `all`; the follow worker
--- (src/modules/following/engine/fanout.ts) works the job after commit, a batch of followers at a time.
+-- one job of the outbound queue (kind `follow`) when anyone else follows the discussion with `all`;
+-- the follow pool of the outbound worker (src/modules/following/engine/fanout.ts) works the job after
+-- commit, a batch of followers at a time.
 
 CREATE OR REPLACE FUNCTION public.eng_follow_enqueue(c comments, p_at timestamp with time zone)
  RETURNS void
@@ -10,9 +11,10 @@ BEGIN
   -- one probe of the partial index of followers, whatever their number; the fan-out itself is not here
   IF EXISTS (SELECT 1 FROM discussion_subscriptions
               WHERE tenant_id = c.tenant_id AND discussion_id = c.discussion_id AND mode = 'all' AND reader_id <> c.author_id) THEN
-    INSERT INTO follow_jobs (id, tenant_id, discussion_id, comment_id, author_id, next_attempt_at, created_at)
-    VALUES (gen_random_uuid(), c.tenant_id, c.discussion_id, c.id, c.author_id, p_at, p_at)
-    ON CONFLICT (tenant_id, comment_id) DO NOTHING;
+    INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+    VALUES (gen_random_uuid(), c.tenant_id, 'follow',
+            jsonb_build_object('discussionId', c.discussion_id, 'commentId', c.id, 'authorId', c.author_id, 'after', ''),
+            p_at, p_at, p_at);
   END IF;
 END $function$;
 
@@ -23,27 +25,37 @@ AS $function$
 -- One batch of a follow job, in one transaction: the next p_limit followers (by reader id) after the
 -- job's `after` get a new_comment item each, numbered by their own inbox sequence (as
 -- eng_reply_notification does), and, if they want it, an email item; then the job records the last
--- reader done (or is deleted when no follower is left). Only the claim holding p_token may: a lease
--- lost to another worker answers null. Re-run safe: a follower who has an item of this comment
--- (a reply item too: the reply wins) gets none, so a batch redone after a crash adds nothing twice.
+-- reader done in its message (its end, when no follower is left, is the outbound worker's to write).
+-- Only the claim holding p_token may: a lease lost to another worker answers null. Re-run safe: a
+-- follower who has an item of this comment (a reply item too: the reply wins) gets none, so a batch
+-- redone after a crash adds nothing twice.
 DECLARE
-  j follow_jobs;
+  j webhook_deliveries;
+  v_discussion text;
+  v_comment text;
+  v_author text;
+  v_after text;
   v_last text;
   v_seen int;
   v_readers text[];
 BEGIN
-  SELECT * INTO j FROM follow_jobs WHERE tenant_id = p_tenant AND id = p_job AND claim_token = p_token FOR UPDATE;
+  SELECT * INTO j FROM webhook_deliveries
+   WHERE tenant_id = p_tenant AND id = p_job AND claim_token = p_token AND kind = 'follow' AND status = 'pending' FOR UPDATE;
   IF NOT FOUND THEN RETURN NULL; END IF;
+  v_discussion := j.message ->> 'discussionId';
+  v_comment := j.message ->> 'commentId';
+  v_author := j.message ->> 'authorId';
+  v_after := coalesce(j.message ->> 'after', '');
   SELECT max(f.reader_id), count(*)::int INTO v_last, v_seen
     FROM (SELECT reader_id FROM discussion_subscriptions
-           WHERE tenant_id = p_tenant AND discussion_id = j.discussion_id AND mode = 'all' AND reader_id > j.after
+           WHERE tenant_id = p_tenant AND discussion_id = v_discussion AND mode = 'all' AND reader_id > v_after
            ORDER BY reader_id LIMIT p_limit) f;
   WITH f AS (
     SELECT s.reader_id FROM discussion_subscriptions s
-     WHERE s.tenant_id = p_tenant AND s.discussion_id = j.discussion_id AND s.mode = 'all' AND s.reader_id > j.after
-       AND s.reader_id <= v_last AND s.reader_id <> j.author_id
+     WHERE s.tenant_id = p_tenant AND s.discussion_id = v_discussion AND s.mode = 'all' AND s.reader_id > v_after
+       AND s.reader_id <= v_last AND s.reader_id <> v_author
        AND NOT EXISTS (SELECT 1 FROM inbox_items i WHERE i.tenant_id = p_tenant AND i.reader_id = s.reader_id
-                          AND i.type IN ('reply', 'new_comment') AND i.comment_id = j.comment_id)
+                          AND i.type IN ('reply', 'new_comment') AND i.comment_id = v_comment)
      ORDER BY s.reader_id
   ), n AS (
     INSERT INTO inbox_counters AS x (tenant_id, reader_id, seq)
@@ -52,14 +64,14 @@ BEGIN
     RETURNING x.reader_id, x.seq
   ), items AS (
     INSERT INTO inbox_items (id, tenant_id, reader_id, seq, type, comment_id, discussion_id, parent_id, created_at)
-    SELECT gen_random_uuid(), p_tenant, n.reader_id, n.seq, 'new_comment', j.comment_id, j.discussion_id, NULL, p_at FROM n
+    SELECT gen_random_uuid(), p_tenant, n.reader_id, n.seq, 'new_comment', v_comment, v_discussion, NULL, p_at FROM n
     ON CONFLICT (tenant_id, reader_id, type, comment_id) DO NOTHING
     RETURNING reader_id
   ), mail AS (
     -- the email of a new comment (PATCH /me/notifications {"subscriptions"}), queued as a reply's is
     -- (eng_insert_event): `immediate` 2 minutes later, `daily` at the tenant's email.digestHour
     INSERT INTO email_items (id, tenant_id, reader_id, event_id, source, comment_id, discussion_id, mode, due_at, created_at)
-    SELECT gen_random_uuid(), p_tenant, r.id, NULL, 'new_comment', j.comment_id, j.discussion_id, r.subscription_emails::text,
+    SELECT gen_random_uuid(), p_tenant, r.id, NULL, 'new_comment', v_comment, v_discussion, r.subscription_emails::text,
            CASE r.subscription_emails WHEN 'immediate' THEN p_at + interval '2 minutes'
                 ELSE eng_next_digest(p_at, coalesce((t.settings #>> '{email,digestHour}')::int, 7)) END, p_at
       FROM items JOIN readers r ON r.tenant_id = p_tenant AND r.id = items.reader_id
@@ -67,10 +79,9 @@ BEGIN
      WHERE r.subscription_emails IN ('immediate', 'daily') AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL
   )
   SELECT coalesce(array_agg(reader_id), ARRAY[]::text[]) INTO v_readers FROM items;
-  IF v_seen < p_limit THEN
-    DELETE FROM follow_jobs WHERE tenant_id = p_tenant AND id = p_job;
-  ELSE
-    UPDATE follow_jobs SET after = v_last, locked_until = p_lease_until WHERE tenant_id = p_tenant AND id = p_job;
+  IF v_seen >= p_limit THEN
+    UPDATE webhook_deliveries SET message = jsonb_set(message, '{after}', to_jsonb(v_last)), locked_until = p_lease_until
+     WHERE tenant_id = p_tenant AND id = p_job;
   END IF;
   RETURN json_build_object('readers', array_to_json(v_readers), 'done', v_seen < p_limit);
 END $function$;

@@ -44,7 +44,6 @@ const TENANT_TABLES = new Set([
   "inbox_items",
   "inbox_counters",
   "discussion_subscriptions",
-  "follow_jobs",
   "federation_actors",
   "reader_id_keys",
   "federation_followers",

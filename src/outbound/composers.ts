@@ -43,7 +43,7 @@ export interface SentOutcome {
 
 export interface MessageComposer {
   /** Composes a claimed job's request; a throw counts as a failed attempt (retried as one). */
-  compose(job: MessageSnapshot & { attempts: number }, now: Date): Promise<Composed>;
+  compose(job: MessageSnapshot & { attempts: number; claimToken: string }, now: Date): Promise<Composed>;
   /** Told each attempt's outcome (a per-target breaker: the ActivityPub domains'); a throw is logged, not retried. */
   settled?(outcome: SentOutcome, now: Date): Promise<void>;
 }

@@ -222,7 +222,7 @@ async function deliverMessage(
   });
   let composed: Composed;
   try {
-    composed = await deps.composers[job.kind].compose({ ...snapshot, attempts: job.attempts }, start);
+    composed = await deps.composers[job.kind].compose({ ...snapshot, attempts: job.attempts, claimToken: job.claimToken }, start);
   } catch (err) {
     // counted as a failed attempt: retried after its backoff like one
     deps.log.warn({ err, jobId: job.id, kind: job.kind }, "a delivery could not be composed");

@@ -7,11 +7,13 @@
  * (src/events/statement.ts); the event pipeline wakes the worker after such a commit. Built once by
  * the composition root (src/runtime.ts) and handed out as `services.webhooks`.
  *
- * The webmentions' verifications (kind `webmention`: a GET of a page anyone may name, which may be
- * slow on purpose) run in a pool of their own, `mentionWorker`: a second worker on the same queue that
- * claims only them, with WEBMENTION_CONCURRENCY attempts at most (a quarter of them per source host,
- * half per tenant). The delivery worker claims every other kind, so webhook deliveries never wait
- * behind a verification: not for a slot, and not in the per-tenant count of the jobs a worker holds.
+ * Two kinds run in pools of their own, each a worker on the same queue that claims only them, so that
+ * webhook deliveries never wait behind them (not for a slot, and not in the per-tenant count of the
+ * jobs a worker holds): the webmentions' verifications (kind `webmention`: a GET of a page anyone may
+ * name, which may be slow on purpose), `mentionWorker`, with WEBMENTION_CONCURRENCY attempts at most
+ * (a quarter of them per source host, half per tenant); and the follow jobs (kind `follow`: database
+ * work, a batch of a discussion's followers at a time), `followWorker`, polling every FOLLOW_POLL_MS.
+ * The delivery worker claims every other kind.
  */
 import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
@@ -35,10 +37,12 @@ export interface WebhookOptions {
   worker: Partial<WorkerOptions>;
   /** the webmentions' pool's options over those from WEBMENTION_CONCURRENCY (tests) */
   mentionWorker?: Partial<WorkerOptions>;
+  /** the follow jobs' pool's options (tests) */
+  followWorker?: Partial<WorkerOptions>;
 }
 
-/** The kinds whose jobs run in a pool of their own (`mentionWorker`), not in the delivery worker. */
-const OWN_POOL_KINDS: readonly JobKind[] = ["webmention"];
+/** The kinds whose jobs run in a pool of their own (`mentionWorker`, `followWorker`), not in the delivery worker. */
+const OWN_POOL_KINDS: readonly JobKind[] = ["webmention", "follow"];
 /** What the delivery worker claims: every other kind. */
 const SHARED_KINDS: readonly JobKind[] = ALL_KINDS.filter((k) => !OWN_POOL_KINDS.includes(k));
 
@@ -49,8 +53,13 @@ export function mentionPoolOptions(concurrency: number): Partial<WorkerOptions> 
     batchSize: concurrency,
     maxPerEndpoint: Math.max(1, Math.ceil(concurrency / 4)),
     maxPerTenant: Math.max(1, Math.ceil(concurrency / 2)),
-    kinds: OWN_POOL_KINDS,
+    kinds: ["webmention"],
   };
+}
+
+/** The follow jobs' pool: a few jobs at once (each holds a database connection while it works), two per tenant. */
+export function followPoolOptions(pollIntervalMs: number): Partial<WorkerOptions> {
+  return { concurrency: 4, batchSize: 8, maxPerEndpoint: 2, maxPerTenant: 2, pollIntervalMs, kinds: ["follow"] };
 }
 
 export interface WebhookRuntime {
@@ -61,6 +70,10 @@ export interface WebhookRuntime {
   readonly worker: WebhookWorker;
   /** the webmentions' verifications, in a pool of their own (WEBMENTION_CONCURRENCY) */
   readonly mentionWorker: WebhookWorker;
+  /** the follow jobs (a new comment told to its discussion's followers), in a pool of their own */
+  readonly followWorker: WebhookWorker;
+  /** the services its workers were built with (a test builds a worker of another composer on them) */
+  readonly workerDeps: WorkerDeps;
   /** Another delivery worker on this runtime's client and services, as another instance runs one (tests); its caller starts and stops it. */
   createWorker(options: Partial<WorkerOptions>): WebhookWorker;
   /** signed calls on the request path (the tenants' moderation hooks) with the same client and policy */
@@ -85,6 +98,7 @@ export interface WebhookServices {
     | "WEBHOOK_MAX_PER_ENDPOINT"
     | "WEBHOOK_MAX_PER_TENANT"
     | "WEBMENTION_CONCURRENCY"
+    | "FOLLOW_POLL_MS"
   >;
   prisma: PrismaClient;
   sql: Sql;
@@ -133,6 +147,12 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     ...mentionPoolOptions(config.WEBMENTION_CONCURRENCY),
     ...options.mentionWorker,
   });
+  const followWorker = createWebhookWorker(workerDeps, {
+    ...timing,
+    ...(workerId === undefined ? {} : { workerId: `${workerId}:follow` }),
+    ...followPoolOptions(config.FOLLOW_POLL_MS),
+    ...options.followWorker,
+  });
   const signedCalls = createSignedCalls({ http, clock: services.clock });
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
@@ -144,6 +164,8 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     options: { handshakeTimeoutMs: options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, worker: workerOptions },
     worker,
     mentionWorker,
+    followWorker,
+    workerDeps,
     createWorker,
     signedCalls,
     closing: closer.signal,
@@ -158,7 +180,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     },
     async close() {
       closer.abort();
-      await Promise.all([worker.stop(), mentionWorker.stop()]);
+      await Promise.all([worker.stop(), mentionWorker.stop(), followWorker.stop()]);
       await rt.settled();
       http.close();
     },

@@ -40,8 +40,6 @@ export const REWRITTEN_COLUMNS: ReadonlyArray<readonly [table: string, column: s
   ["inbox_items", "reader_id"],
   ["inbox_counters", "reader_id"],
   ["discussion_subscriptions", "reader_id"],
-  ["follow_jobs", "author_id"],
-  ["follow_jobs", "after"],
   ["federation_objects", "reader_id"],
   ["import_staged_comments", "author_id"],
   ["import_staged_readers", "id"],
