@@ -280,6 +280,7 @@ function measure(row: Row): number {
   const counts = [WARM + POSTS, WARM].map((n) => {
     const copy = join(work, `data-${randomUUID()}`);
     cpSync(own.dir, copy, { recursive: true });
+    chmodSync(copy, 0o700); // PostgreSQL refuses a data directory others may read (the copy's mode is the umask's)
     if (user.uid !== undefined) execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, copy]);
     try {
       if (row.change) single(copy, row.db, row.change, false);
