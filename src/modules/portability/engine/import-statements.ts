@@ -60,7 +60,7 @@ export const WRITE_DISCUSSIONS = `
 WITH ins AS (
   INSERT INTO discussions AS d (tenant_id, id, title, url, state, created_at, updated_at)
   SELECT $1, v.id, v.title, v.url, v.state::"DiscussionState", v.created_at, v.created_at
-    FROM import_staged_discussions v WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
+    FROM import_staged_discussions v WHERE v.tenant_id = $1 AND v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
   ON CONFLICT (tenant_id, id) DO UPDATE SET title = COALESCE(d.title, EXCLUDED.title), url = COALESCE(d.url, EXCLUDED.url)
    WHERE (d.title IS NULL AND EXCLUDED.title IS NOT NULL) OR (d.url IS NULL AND EXCLUDED.url IS NOT NULL)
   RETURNING (xmax = 0) AS inserted
@@ -72,7 +72,7 @@ export const WRITE_READERS = `
 WITH ins AS (
   INSERT INTO readers AS r (tenant_id, id, name, avatar_url, email, created_at, updated_at)
   SELECT $1, v.id, v.name, v.avatar_url, v.email, v.created_at, v.created_at
-    FROM import_staged_readers v WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
+    FROM import_staged_readers v WHERE v.tenant_id = $1 AND v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
   ON CONFLICT (tenant_id, id) DO UPDATE SET email = EXCLUDED.email WHERE r.email IS NULL AND EXCLUDED.email IS NOT NULL
   RETURNING (xmax = 0) AS inserted
 )
@@ -80,12 +80,12 @@ SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
 
 export const STAGE_DISCUSSIONS = `
 INSERT INTO import_staged_discussions (run, ord, tenant_id, id, title, url, state, created_at)
-SELECT $1, v.o, $2, v.i, v.t, v.u, v.s, v.c
+SELECT $2, v.o, $1, v.i, v.t, v.u, v.s, v.c
   FROM json_to_recordset($3::json) AS v(o int, i text, t text, u text, s text, c timestamptz)`;
 
 export const STAGE_READERS = `
 INSERT INTO import_staged_readers (run, ord, tenant_id, id, name, avatar_url, email, created_at)
-SELECT $1, v.o, $2, v.i, v.n, v.a, v.e, v.c
+SELECT $2, v.o, $1, v.i, v.n, v.a, v.e, v.c
   FROM json_to_recordset($3::json) AS v(o int, i text, n text, a text, e text, c timestamptz)`;
 
 // Staged rows go as one JSON array per statement (JSON.stringify is native; array parameters are
@@ -94,14 +94,14 @@ export const STAGE_COMMENTS = `
 INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, author_name,
                                     body, body_html, status, pinned, edited_at, deleted_at, created_at, position,
                                     upvotes, downvotes, reaction_counts)
-SELECT $1, v.o, $2, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w, COALESCE(v.u, 0), COALESCE(v.v, 0), v.r
+SELECT $2, v.o, $1, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w, COALESCE(v.u, 0), COALESCE(v.v, 0), v.r
   FROM json_to_recordset($3::json)
        AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, h text, s text, n boolean, e timestamptz, x timestamptz,
             c timestamptz, w text, u int, v int, r jsonb)`;
 
 export const STAGE_REACTIONS = `
 INSERT INTO import_staged_reactions (run, ord, tenant_id, comment_id, discussion_id, reader_id, kind, created_at)
-SELECT $1, v.o, $2, v.i, v.d, v.r, v.k, v.c
+SELECT $2, v.o, $1, v.i, v.d, v.r, v.k, v.c
   FROM json_to_recordset($3::json) AS v(o int, i text, d text, r text, k text, c timestamptz)`;
 
 // One bucket's comments, in (discussion, time) order. A source id twice keeps its first (`s`). The
@@ -118,7 +118,7 @@ WITH RECURSIVE staged AS MATERIALIZED (
   SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
          created_at, position, upvotes, downvotes, reaction_counts,
          row_number() OVER w AS n, first_value(position) OVER w AS first
-    FROM import_staged_comments WHERE run = $1 AND bucket = $2
+    FROM import_staged_comments WHERE tenant_id = $1 AND run = $2 AND bucket = $3
   WINDOW w AS (PARTITION BY id ORDER BY ord)
 ), s AS MATERIALIZED (
   SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
@@ -130,7 +130,7 @@ WITH RECURSIVE staged AS MATERIALIZED (
     FROM s
     LEFT JOIN s q ON s.parent_id IS NOT NULL AND q.id = s.parent_id AND q.discussion_id = s.discussion_id
     LEFT JOIN comments p ON s.parent_id IS NOT NULL AND q.id IS NULL
-                        AND p.id = s.parent_id AND p.tenant_id = $3 AND p.discussion_id = s.discussion_id
+                        AND p.id = s.parent_id AND p.tenant_id = $1 AND p.discussion_id = s.discussion_id
 ), depths AS (
   SELECT r.id, CASE WHEN r.linked IS NULL THEN 0 ELSE r.parent_depth + 1 END AS depth FROM r WHERE NOT r.staged_parent
   UNION ALL
@@ -144,8 +144,8 @@ WITH RECURSIVE staged AS MATERIALIZED (
   INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, body_html, status, pinned,
                              edited_at, deleted_at, created_at, published_at, reply_count,
                              upvotes, downvotes, score, vote_best, reaction_counts, reaction_total)
-  SELECT r.id, $3, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
-         NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = r.author_id)),
+  SELECT r.id, $1, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
+         NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $1 AND rd.id = r.author_id)),
          r.body, r.body_html, r.status::"CommentStatus", r.pinned,
          r.edited_at, r.deleted_at, r.created_at, CASE WHEN r.status = 'approved' THEN r.created_at END, COALESCE(n.n, 0),
          r.upvotes, r.downvotes, r.upvotes - r.downvotes,
@@ -156,10 +156,10 @@ WITH RECURSIVE staged AS MATERIALIZED (
     FROM r LEFT JOIN depths d ON d.id = r.id LEFT JOIN replies n ON n.id = r.id
    ORDER BY r.discussion_id, r.created_at, r.id
   ON CONFLICT (id) DO UPDATE SET parent_id = EXCLUDED.parent_id
-   WHERE c.tenant_id = $3 AND c.parent_id IS NULL AND EXCLUDED.parent_id IS NOT NULL
+   WHERE c.tenant_id = EXCLUDED.tenant_id AND c.parent_id IS NULL AND EXCLUDED.parent_id IS NOT NULL
   RETURNING c.id, c.discussion_id, (xmax = 0) AS inserted
 )
-SELECT (SELECT count(*) FROM import_staged_comments WHERE run = $1 AND bucket = $2)::int AS staged,
+SELECT (SELECT count(*) FROM import_staged_comments WHERE tenant_id = $1 AND run = $2 AND bucket = $3)::int AS staged,
        (SELECT count(*) FROM ins)::int AS written,
        (SELECT count(*) FROM ins WHERE inserted)::int AS inserted,
        (SELECT coalesce(array_agg(DISTINCT discussion_id), '{}') FROM ins WHERE NOT inserted) AS relinked,
@@ -176,16 +176,16 @@ SELECT (SELECT count(*) FROM import_staged_comments WHERE run = $1 AND bucket = 
 export const NAME_WRITTEN = `
 UPDATE comments c SET author_name = s.author_name
   FROM (SELECT DISTINCT ON (id) id, author_id, author_name FROM import_staged_comments
-         WHERE run = $1 AND bucket = $2 ORDER BY id, ord) s
- WHERE c.tenant_id = $3 AND c.id = s.id AND c.author_id = s.author_id AND c.author_name IS NULL AND s.author_name IS NOT NULL
-   AND s.author_name IS DISTINCT FROM (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $3 AND rd.id = c.author_id)`;
+         WHERE tenant_id = $1 AND run = $2 AND bucket = $3 ORDER BY id, ord) s
+ WHERE c.tenant_id = $1 AND c.id = s.id AND c.author_id = s.author_id AND c.author_name IS NULL AND s.author_name IS NOT NULL
+   AND s.author_name IS DISTINCT FROM (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $1 AND rd.id = c.author_id)`;
 
 // Replies staged before the file said their parent was deleted (and left out) hang from its nearest
 // ancestor that is not: one pass over the run's staging, joined to the (few) deleted ones.
 export const REPARENT = `
 UPDATE import_staged_comments s SET parent_id = m.p, parent_key = m.k
-  FROM json_to_recordset($2::json) AS m(d text, p text, k text)
- WHERE s.run = $1 AND s.parent_id = m.d`;
+  FROM json_to_recordset($3::json) AS m(d text, p text, k text)
+ WHERE s.tenant_id = $1 AND s.run = $2 AND s.parent_id = m.d`;
 
 export const WRITE_REACTIONS = `
 WITH ins AS (
@@ -193,7 +193,7 @@ WITH ins AS (
   SELECT $1, v.comment_id, v.reader_id, v.kind, v.created_at
     FROM import_staged_reactions v
     JOIN comments c ON c.id = v.comment_id AND c.tenant_id = $1
-   WHERE v.run = $2 AND v.ord >= $3 AND v.ord < $4
+   WHERE v.tenant_id = $1 AND v.run = $2 AND v.ord >= $3 AND v.ord < $4
   ON CONFLICT DO NOTHING
   RETURNING comment_id
 )

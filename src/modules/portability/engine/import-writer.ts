@@ -24,6 +24,7 @@
 // under their locks: eng_import_recount in prisma/sql/95-import.sql.
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
+import { tenantSql, type TenantSql } from "../../../db/tenant-store.js";
 import {
   type ImportedCommentRow,
   type ImportedDiscussionRow,
@@ -117,10 +118,13 @@ export class ImportWriter {
   /** comments left out as deleted, with the parent their replies hang from instead */
   private reparented: { id: string; parentId: string | null; parentKey: string | null }[] = [];
   private staleCleared: Promise<void> | undefined;
+  /** the tenant's rows, staged and written: every statement through the tenant's store (`$1` its id) */
+  private readonly store: TenantSql;
 
   constructor(
+    /** what crosses tenants or names no row (the stale staging's sweep, ANALYZE): the app's raw SQL */
     private readonly sql: Sql,
-    private readonly tenantId: string,
+    tenantId: string,
     private readonly opts: {
       batchSize: number;
       now: Date;
@@ -131,7 +135,9 @@ export class ImportWriter {
       skipped: (n: number) => void;
       onFlush?: () => void;
     },
-  ) {}
+  ) {
+    this.store = tenantSql(sql, tenantId);
+  }
 
   /**
    * Stages a discussion once (the first record of an id is kept). One only named by a comment is
@@ -220,15 +226,15 @@ export class ImportWriter {
   }
 
   private async write(b: Batch): Promise<void> {
-    const { sql, tenantId: t } = this;
+    const { store } = this;
     if (b.discussions.length || b.readers.length || b.comments.length || b.reactions.length) await this.clearStale();
     if (b.discussions.length) {
       const rows = b.discussions.map((d) => ({ o: d.ord, i: d.id, t: d.title, u: d.url, s: d.state, c: d.createdAt }));
-      await sql.query(STAGE_DISCUSSIONS, [this.run, t, JSON.stringify(rows)]);
+      await store.query(STAGE_DISCUSSIONS, [this.run, JSON.stringify(rows)]);
     }
     if (b.readers.length) {
       const rows = b.readers.map((r) => ({ o: r.ord, i: r.id, n: r.name, a: r.avatarUrl, e: r.email, c: r.createdAt }));
-      await sql.query(STAGE_READERS, [this.run, t, JSON.stringify(rows)]);
+      await store.query(STAGE_READERS, [this.run, JSON.stringify(rows)]);
     }
     if (b.comments.length) {
       const rows = b.comments.map((c) => ({
@@ -252,11 +258,11 @@ export class ImportWriter {
         ...(c.downvotes ? { v: c.downvotes } : {}),
         ...(c.reactionCounts ? { r: c.reactionCounts } : {}),
       }));
-      await sql.query(STAGE_COMMENTS, [this.run, t, JSON.stringify(rows)]);
+      await store.query(STAGE_COMMENTS, [this.run, JSON.stringify(rows)]);
     }
     if (b.reactions.length) {
       const rows = b.reactions.map((r) => ({ o: r.ord, i: r.commentId, d: r.discussionId, r: r.readerId, k: r.kind, c: r.createdAt }));
-      await sql.query(STAGE_REACTIONS, [this.run, t, JSON.stringify(rows)]);
+      await store.query(STAGE_REACTIONS, [this.run, JSON.stringify(rows)]);
     }
     this.opts.onFlush?.();
   }
@@ -266,7 +272,7 @@ export class ImportWriter {
     let result: BucketResult | undefined;
     for (let attempt = 0; !result; attempt++) {
       try {
-        [result] = await this.sql.long<BucketResult>(WRITE_BUCKET, [this.run, bucket, this.tenantId], MAINTENANCE_TIMEOUT_MS);
+        [result] = await this.store.long<BucketResult>(WRITE_BUCKET, [this.run, bucket], MAINTENANCE_TIMEOUT_MS);
       } catch (err) {
         if (attempt > 0 || (err as { code?: string }).code !== "40P01") throw err;
       }
@@ -275,7 +281,7 @@ export class ImportWriter {
     this.counts.unchanged += result.staged - result.duplicates - result.written;
     for (const d of result.duplicate_rows) this.opts.skip(d.position, `the comment id is already in this file (at ${d.first}): skipped`);
     this.opts.skipped(result.duplicates - result.duplicate_rows.length);
-    if (result.staged > result.written) await this.sql.long(NAME_WRITTEN, [this.run, bucket, this.tenantId], MAINTENANCE_TIMEOUT_MS);
+    if (result.staged > result.written) await this.store.long(NAME_WRITTEN, [this.run, bucket], MAINTENANCE_TIMEOUT_MS);
     for (const d of result.relinked) this.depthDirty.add(d); // an earlier run's top-level comment gained its parent
     for (const o of result.orphans)
       this.opts.warn(o.position, `the parent ${o.parentKey} is not in this thread: kept as a top-level comment`);
@@ -284,9 +290,9 @@ export class ImportWriter {
 
   private async writeReactions(): Promise<void> {
     for (let from = 0; from < this.reactionOrd; from += REACTION_CHUNK) {
-      const rows = await this.sql.long<{ comment_id: string; discussion_id: string }>(
+      const rows = await this.store.long<{ comment_id: string; discussion_id: string }>(
         WRITE_REACTIONS,
-        [this.tenantId, this.run, from, from + REACTION_CHUNK],
+        [this.run, from, from + REACTION_CHUNK],
         MAINTENANCE_TIMEOUT_MS,
       );
       this.counts.reactions += rows.length;
@@ -305,11 +311,7 @@ export class ImportWriter {
   private async writeStaged(statement: string, staged: number): Promise<number> {
     let inserted = 0;
     for (let from = 0; from < staged; from += REACTION_CHUNK) {
-      const [row] = await this.sql.long<{ inserted: number }>(
-        statement,
-        [this.tenantId, this.run, from, from + REACTION_CHUNK],
-        MAINTENANCE_TIMEOUT_MS,
-      );
+      const [row] = await this.store.long<{ inserted: number }>(statement, [this.run, from, from + REACTION_CHUNK], MAINTENANCE_TIMEOUT_MS);
       inserted += row?.inserted ?? 0;
       this.opts.onFlush?.();
     }
@@ -337,7 +339,7 @@ export class ImportWriter {
       this.counts.readers += await this.writeStaged(WRITE_READERS, this.readerOrd);
       if (this.reparented.length && this.buckets) {
         const rows = this.reparented.map((r) => ({ d: r.id, p: r.parentId, k: r.parentKey }));
-        await this.sql.long(REPARENT, [this.run, JSON.stringify(rows)], MAINTENANCE_TIMEOUT_MS);
+        await this.store.long(REPARENT, [this.run, JSON.stringify(rows)], MAINTENANCE_TIMEOUT_MS);
       }
       for (const d of this.seenDiscussions) this.touched.add(d);
       // the staging's statistics as they are now: without them the planner takes a bucket for a few
@@ -351,7 +353,8 @@ export class ImportWriter {
       await this.writeReactions();
     } finally {
       if (this.staleCleared) {
-        for (const table of STAGING) await this.sql.long(`DELETE FROM ${table} WHERE run = $1`, [this.run], MAINTENANCE_TIMEOUT_MS);
+        for (const table of STAGING)
+          await this.store.long(`DELETE FROM ${table} WHERE tenant_id = $1 AND run = $2`, [this.run], MAINTENANCE_TIMEOUT_MS);
       }
     }
     if (!commit) return;
@@ -362,9 +365,9 @@ export class ImportWriter {
     const all = [...this.touched].sort();
     for (let i = 0; i < all.length; i += RECOUNT_GROUP) {
       const group = all.slice(i, i + RECOUNT_GROUP);
-      await this.sql.long(
+      await this.store.long(
         "SELECT eng_import_recount($1, $2::text[], $3::text[], $4::text[]) AS n",
-        [this.tenantId, group, group.filter((d) => this.depthDirty.has(d)), group.flatMap((d) => [...(this.reacted.get(d) ?? [])])],
+        [group, group.filter((d) => this.depthDirty.has(d)), group.flatMap((d) => [...(this.reacted.get(d) ?? [])])],
         MAINTENANCE_TIMEOUT_MS,
       );
     }
