@@ -17,7 +17,7 @@ AS $function$
 -- edited comment's status.
 -- Answers NULL when no step changes what it is handed: a post keeps p_status and p_reason, an edit
 -- changes neither the comment's status nor its reason. Else {status, reason}: a post's status and
--- reason; an edit's status to move the comment to (absent: it stays) and the reason to record
+-- reason; an edit's status to move the comment to (null: it stays) and the reason to record
 -- (absent: the comment's stays). (The arguments are its variables: a function called once a
 -- statement pays for every expression it evaluates, so the usual post asks one question.)
 DECLARE
