@@ -1,6 +1,6 @@
 // A comment as a row (CommentWithAuthor: what the reads and writes give) and its public shape
 // (`CommentJson`, declared in src/events/write-results.ts): what REST answers, events carry as
-// data.comment, the embed fragment's island holds and ActivityPub maps to a Note. The shape is made
+// data.comment, the embed fragment shows (its HTML, island and JSON-LD) and ActivityPub maps to a Note. The shape is made
 // by eng_comment_json (prisma/sql/20-comments.sql) where a write's statement needs it (events, the
 // post's answer, a Note's read) and by commentToJson, below, from a row already read; GraphQL's
 // Comment type (src/modules/comments/graphql.ts) resolves those members from shownComment (the shape
@@ -115,7 +115,8 @@ const SHOWN = new WeakMap<CommentWithAuthor, { reader?: CommentJson; moderator?:
 /**
  * A comment's public shape as a caller is shown it: a tombstone names nobody (shownAuthor) and a
  * shadow ban's comment reads as approved, but to moderators. What GraphQL's Comment fields (and so
- * REST's fragment) and the embed fragment's island read; made once per row and kind of caller.
+ * REST's fragment) and the embed fragment (src/modules/indexable: markup, island, JSON-LD) read; made
+ * once per row and kind of caller.
  */
 export function shownComment(c: CommentWithAuthor, moderator: boolean): CommentJson {
   let made = SHOWN.get(c);
