@@ -14,7 +14,8 @@ import {
   type WriteFunction,
   type WrittenCommentRow,
 } from "../src/events/write-results.js";
-import { commentFromPosted, commentFromRow } from "../src/modules/comments/dto.js";
+import { commentFromPosted, commentFromRow, commentToJson, shownComment } from "../src/modules/comments/dto.js";
+import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../src/modules/comments/comment-row.js";
 import { jsonText, type DbArgs } from "../src/generated/db-functions.js";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
@@ -40,9 +41,9 @@ async function write<F extends WriteFunction>(fn: F, args: Omit<DbArgs<F>, "tena
   return { row: result.row, types: result.events.map((e) => e.envelope.type) };
 }
 
-const post = (id: string, reader: string, more: { parent?: string; status?: string } = {}) =>
+const post = (id: string, reader: string, more: { parent?: string; status?: string; discussion?: string } = {}) =>
   write("eng_post_comment", {
-    discussion: "wr-d",
+    discussion: more.discussion ?? "wr-d",
     id,
     reader,
     name: `Reader ${reader}`,
@@ -230,6 +231,40 @@ describe("the write functions answer what write-results.ts declares", () => {
     expect(erased.types).toEqual(["comment_deleted", "comment_deleted", "comment_deleted"]);
 
     expect([...ran].sort()).toEqual(Object.keys(WRITE_ROWS).sort());
+  });
+
+  it("makes a comment's public shape as eng_comment_json does, byte for byte, from a row already read (commentToJson)", async () => {
+    // more states beside the first test's (replies, held, edited, deleted, erased, mentions): reactions, votes, a badge, an avatar
+    await post("wr-s1", "wr-ann", { discussion: "wr-s" });
+    await post("wr-s2", "wr-cat", { discussion: "wr-s", parent: "wr-s1" });
+    await post("wr-s3", "wr-cat", { discussion: "wr-s", status: "pending" });
+    await post("wr-s4", "wr-cat", { discussion: "wr-s" });
+    await write("eng_toggle_reaction", {
+      comment: "wr-s1",
+      reader: "wr-cat",
+      name: "Reader wr-cat",
+      avatar: null,
+      moderator: false,
+      kind: "heart",
+    });
+    await write("eng_vote", { comment: "wr-s1", reader: "wr-cat", name: "Reader wr-cat", avatar: null, moderator: false, value: -1 });
+    const edit = { reader: "wr-cat", moderator: false, body: "edited", bodyHtml: "<p>edited</p>", windowSeconds: 0 };
+    const noVerdict = { verdict: null, reason: null, trustedVerdict: null, trustedReason: null };
+    await write("eng_edit_comment", { id: "wr-s2", ...edit, ...noVerdict });
+    await write("eng_delete_comment", { id: "wr-s4", reader: "wr-cat", moderator: false });
+    const rows = await server.app.runtime.services.sql.query<CommentSqlRow & { json: unknown }>(
+      `SELECT ${COMMENT_COLUMNS}, eng_comment_json(c) AS json FROM comments c
+         JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id WHERE c.tenant_id = $1 ORDER BY c.id`,
+      [t.tenantId],
+    );
+    expect(rows.length).toBeGreaterThan(6);
+    expect(new Set(rows.map((r) => r.status))).toEqual(new Set(["approved", "pending", "deleted"]));
+    for (const { json, ...row } of rows) {
+      const c = rowToComment(row);
+      expect(JSON.stringify(commentToJson(c)), row.id).toBe(JSON.stringify(json));
+      // a moderator is shown it as it is
+      expect(JSON.stringify(shownComment(c, true)), row.id).toBe(JSON.stringify(json));
+    }
   });
 
   it("appends an event as the write functions do (eng_append_event)", async () => {

@@ -2,6 +2,72 @@
 -- shifts, the write's result (the comment's row with its author) and the comment's JSON, which every
 -- event carrying a comment holds as data.comment (the REST shape; src/events/write-results.ts declares it).
 
+CREATE OR REPLACE FUNCTION public.eng_screen_comment(p_tenant text, p_reader text, p_action text, p_trust text, p_shadow boolean, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_current text)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+-- Screening's last steps, the ones the write's own statement decides from the reader's row as it is
+-- then (and, for an edit, the comment under the discussion's lock): steps 5 to 8 of the one ordered
+-- list, SCREENING in src/modules/comments/screening.ts, which runs steps 1 to 4 before the write and
+-- names these here in the same order and by the same names. eng_post_comment (p_action 'post') and
+-- eng_edit_comment ('edit') call it alike. p_status/p_reason: what steps 1 to 4 decided for any
+-- reader (an edit's verdict: NULL when nothing objected); p_trusted_*: a trusted reader's (banned
+-- words alone); p_trust: the reader's trust level (NULL: no row yet); p_shadow: a shadow ban in force
+-- (eng_assert_not_banned); p_hold: settings safety.newReaderHold (0 for an edit); p_current: the
+-- edited comment's status.
+-- Answers NULL when no step changes what it is handed: a post keeps p_status and p_reason, an edit
+-- changes neither the comment's status nor its reason. Else {status, reason}: a post's status and
+-- reason; an edit's status to move the comment to (null: it stays) and the reason to record
+-- (absent: the comment's stays). (The arguments are its variables: a function called once a
+-- statement pays for every expression it evaluates, so the usual post asks one question.)
+DECLARE
+  v_earlier int;
+BEGIN
+  -- the usual post, by a reader of the default level, not shadow-banned, with no hold: no step applies
+  IF p_trust = 'default' AND p_action = 'post' AND NOT p_shadow AND p_hold = 0 THEN RETURN NULL; END IF;
+  -- 5. trust (post, edit): a trusted reader's comment takes the trusted verdict; a premoderated
+  -- reader's new comment that would be approved is held
+  IF p_trust = 'trusted' THEN
+    p_status := p_trusted_status;
+    p_reason := p_trusted_reason;
+  ELSIF p_trust = 'premoderated' AND p_action = 'post' AND p_status = 'approved' THEN
+    p_status := 'pending';
+    p_reason := jsonb_build_object('source', 'trust', 'trustLevel', 'premoderated');
+  END IF;
+  IF p_action = 'post' THEN
+    -- 6. shadowBan (post): stored rejected, shown to its author as published
+    IF p_shadow AND p_status <> 'rejected' THEN
+      p_status := 'rejected';
+      p_reason := jsonb_build_object('source', 'shadow_ban');
+    END IF;
+    -- 7. newReaderHold (post): a comment no step gave a reason for, by a reader not trusted with no
+    -- published comment and fewer than p_hold earlier ones, is held. (The probe of the reader's
+    -- published comments is a statement of its own, run only when the hold can apply: a condition
+    -- holding a subquery is set up by the executor even when it is not reached.)
+    IF p_hold > 0 AND p_reason IS NULL AND p_status <> 'rejected' AND p_trust IS DISTINCT FROM 'trusted' THEN
+      IF NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND published_at IS NOT NULL) THEN
+        SELECT count(*) INTO v_earlier FROM (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader LIMIT p_hold) x;
+        IF v_earlier < p_hold THEN
+          p_status := 'pending';
+          p_reason := jsonb_build_object('source', 'new_reader', 'newReaderHold', p_hold, 'earlierComments', v_earlier);
+        END IF;
+      END IF;
+    END IF;
+  ELSE
+    -- 8. editNeverLoosens (edit): a published comment held or rejected leaves the readers' view, a
+    -- held one can be rejected; a verdict equal to the comment's status records its reason again
+    IF p_status IS NULL THEN
+      RETURN NULL;
+    ELSIF p_status = p_current THEN
+      p_status := NULL;
+    ELSIF NOT ((p_status = 'rejected' AND p_current <> 'rejected') OR (p_status = 'pending' AND p_current = 'approved')) THEN
+      RETURN NULL;
+    END IF;
+  END IF;
+  IF p_reason IS NULL THEN RETURN jsonb_build_object('status', p_status); END IF;
+  RETURN jsonb_build_object('status', p_status, 'reason', p_reason);
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
@@ -10,11 +76,12 @@ AS $function$
 -- p_kind: comment (NULL) or mention (a webmention's: eng_accept_mention); p_created_at: when it was
 -- written, when that is not now (a mention's `published`)
 -- p_status/p_reason: what the body rules, the hook, Akismet and pre-moderation decided for any reader;
--- p_trusted_status/p_trusted_reason: what they decide for a trusted one (banned words alone)
+-- p_trusted_status/p_trusted_reason: what they decide for a trusted one (banned words alone);
+-- p_hold: settings safety.newReaderHold (screening's last steps: eng_screen_comment)
 DECLARE
+  v_screened jsonb;
   v_status text := p_status;
   v_reason jsonb := p_reason;
-  v_trust text;
   v_shadow boolean;
   r readers;
   c_shown comments;
@@ -37,33 +104,16 @@ BEGIN
   v_shadow := eng_assert_not_banned(p_tenant, p_reader, p_at);
   SELECT * INTO r FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
   v_reader_current := FOUND AND r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar;
-  v_trust := r.trust_level::text;
   -- a moderator's badge wins over the claim (written with the reader's row below)
   v_badge := CASE WHEN r.badge_source = 'moderator' THEN r.badge ELSE p_badge END;
   -- whether the claim changes the badge (eng_claim_badge writes it below, with the reader's row)
   v_badge_claim := NOT v_reader_current OR (r.badge_source IS DISTINCT FROM 'moderator' AND r.badge IS DISTINCT FROM p_badge);
-  -- the reader's trust and a shadow ban (contract section 21), judged here, in the write
-  IF v_trust = 'trusted' THEN
-    v_status := p_trusted_status;
-    v_reason := p_trusted_reason;
-  ELSIF v_trust = 'premoderated' AND v_status = 'approved' THEN
-    v_status := 'pending';
-    v_reason := jsonb_build_object('source', 'trust', 'trustLevel', 'premoderated');
-  END IF;
-  IF v_shadow AND v_status <> 'rejected' THEN
-    v_status := 'rejected';
-    v_reason := jsonb_build_object('source', 'shadow_ban');
-  END IF;
-  -- (the probe of the reader's published comments is a statement of its own, run only when the hold
-  -- can apply: a condition holding a subquery is set up by the executor even when it is not reached)
-  IF p_hold > 0 AND v_reason IS NULL AND v_status <> 'rejected' AND v_trust IS DISTINCT FROM 'trusted' THEN
-    IF NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND published_at IS NOT NULL) THEN
-      SELECT count(*) INTO v_earlier FROM (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader LIMIT p_hold) x;
-      IF v_earlier < p_hold THEN
-        v_status := 'pending';
-        v_reason := jsonb_build_object('source', 'new_reader', 'newReaderHold', p_hold, 'earlierComments', v_earlier);
-      END IF;
-    END IF;
+  -- screening's steps 5 to 7 (trust, a shadow ban, the new-reader hold), judged here, in the write
+  v_screened := eng_screen_comment(p_tenant, p_reader, 'post', r.trust_level::text, v_shadow, p_status, p_reason,
+                                   p_trusted_status, p_trusted_reason, p_hold, NULL);
+  IF v_screened IS NOT NULL THEN
+    v_status := v_screened ->> 'status';
+    v_reason := v_screened -> 'reason';
   END IF;
   v_visible := CASE WHEN v_status = 'approved' THEN 1 ELSE 0 END;
   IF p_parent IS NOT NULL THEN
@@ -179,8 +229,9 @@ AS $function$
 DECLARE
   d discussions;
   c comments;
-  v_verdict text := p_verdict;
-  v_reason jsonb := p_reason;
+  v_trust text;
+  v_screened jsonb;
+  v_reason jsonb;
   v_to text;
   v_events json[] := ARRAY[]::json[];
 BEGIN
@@ -193,14 +244,14 @@ BEGIN
   IF p_window_seconds > 0 AND p_at - c.created_at > make_interval(secs => p_window_seconds) THEN
     PERFORM eng_refuse('409', 'edit_window_closed', format('Comments can be edited for %s s after posting.', p_window_seconds));
   END IF;
-  IF EXISTS (SELECT 1 FROM readers WHERE tenant_id = p_tenant AND id = p_reader AND trust_level = 'trusted') THEN
-    v_verdict := p_trusted_verdict;
-    v_reason := p_trusted_reason;
-  END IF;
-  v_to := CASE WHEN v_verdict = 'rejected' AND c.status <> 'rejected' THEN 'rejected'
-               WHEN v_verdict = 'pending' AND c.status = 'approved' THEN 'pending' END;
+  -- screening's steps 5 and 8 (trust, an edit never loosens), judged here, in the write
+  SELECT trust_level::text INTO v_trust FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
+  v_screened := eng_screen_comment(p_tenant, p_reader, 'edit', v_trust, false, p_verdict, p_reason,
+                                   p_trusted_verdict, p_trusted_reason, 0, c.status::text);
+  v_to := v_screened ->> 'status';
+  v_reason := v_screened -> 'reason';
   UPDATE comments SET body = p_body, body_html = p_body_html, edited_at = p_at, revision = revision + 1,
-         moderation_reason = CASE WHEN v_verdict IS NOT NULL AND v_verdict = c.status::text THEN v_reason ELSE moderation_reason END
+         moderation_reason = CASE WHEN v_to IS NULL AND v_reason IS NOT NULL THEN v_reason ELSE moderation_reason END
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_to IS NOT NULL THEN
     v_events := eng_change_status(c, v_to, v_reason, p_at);

@@ -3,6 +3,7 @@
 // steps before it decided — here on sources of the test's own (the rules, the hook and Akismet as
 // answers); the same steps against the real rules, hook, Akismet and database are the safety tests'
 // (safety-rules, safety-hook, safety-akismet, trust-and-shadow-bans).
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { AkismetHold } from "../../src/modules/akismet/check.js";
 import {
@@ -10,6 +11,7 @@ import {
   postHandOver,
   screen,
   SCREENING,
+  SCREENING_FUNCTION,
   stepsOf,
   type ScreeningAction,
   type ScreeningSources,
@@ -88,6 +90,40 @@ describe("the list", () => {
     expect(Object.keys(editHandOver({ action: "edit", verdict: null, trusted: null, status: null })).sort()).toEqual(
       ["reason", "trustedReason", "trustedVerdict", "verdict"].sort(),
     );
+  });
+});
+
+/** A function's definition in prisma/sql/20-comments.sql, from its CREATE to its END. */
+function definitionOf(name: string): string {
+  const sql = readFileSync(new URL("../../prisma/sql/20-comments.sql", import.meta.url), "utf8");
+  const start = sql.indexOf(`CREATE OR REPLACE FUNCTION public.${name}(`);
+  expect(start, name).toBeGreaterThanOrEqual(0);
+  return sql.slice(start, sql.indexOf("END $function$;", start));
+}
+
+describe("the steps the database decides", () => {
+  it("are ONE function's, which numbers and names them as the list does, each for the list's actions", () => {
+    const fn = definitionOf(SCREENING_FUNCTION);
+    const marked = [...fn.matchAll(/^\s*-- (\d+)\. (\w+) \(([a-z, ]+)\):/gm)].map(([, n, name, on]) => `${n}. ${name} (${on})`);
+    const listed = SCREENING.flatMap((s, i) => (s.by === "database" ? [`${i + 1}. ${s.name} (${s.on.join(", ")})`] : []));
+    expect(listed).toEqual(["5. trust (post, edit)", "6. shadowBan (post)", "7. newReaderHold (post)", "8. editNeverLoosens (edit)"]);
+    expect(marked).toEqual(listed);
+    expect(SCREENING.every((s) => s.by === "here" || s.fn === SCREENING_FUNCTION)).toBe(true);
+  });
+
+  it("are called by the post and the edit alike, once each, and decided nowhere else in them", () => {
+    for (const [write, action] of [
+      ["eng_post_comment", "post"],
+      ["eng_edit_comment", "edit"],
+    ] as const) {
+      const body = definitionOf(write);
+      const calls = [...body.matchAll(new RegExp(`${SCREENING_FUNCTION}\\(p_tenant, p_reader, '(\\w+)'`, "g"))].map((m) => m[1]);
+      expect(calls, write).toEqual([action]);
+      // what the steps decide (their reasons, a trusted reader's verdict) is written only in the function
+      for (const decided of ["'source', 'trust'", "'source', 'shadow_ban'", "'source', 'new_reader'", ":= p_trusted_"]) {
+        expect(body, `${write}: ${decided}`).not.toContain(decided);
+      }
+    }
   });
 });
 

@@ -1,13 +1,17 @@
-// A comment as the GraphQL Comment type (src/modules/comments/graphql.ts) reads it, and the shapes
-// it is made from: a read's row (read.ts), a write's row (`WrittenCommentRow`, what the write functions
-// answer) and the JSON comment events carry (`CommentJson`, built once, by eng_comment_json in
-// prisma/sql/20-comments.sql). Both shapes are declared in src/events/write-results.ts. The REST
-// fragment (src/modules/comments/operations.graphql) selects the comment JSON's members in its order,
-// so an event's data.comment and the REST response are the same JSON (checked by a test).
+// A comment as a row (CommentWithAuthor: what the reads and writes give) and its public shape
+// (`CommentJson`, declared in src/events/write-results.ts): what REST answers, events carry as
+// data.comment, the embed fragment shows (its HTML, island and JSON-LD) and ActivityPub maps to a Note. The shape is made
+// by eng_comment_json (prisma/sql/20-comments.sql) where a write's statement needs it (events, the
+// post's answer, a Note's read) and by commentToJson, below, from a row already read; GraphQL's
+// Comment type (src/modules/comments/graphql.ts) resolves those members from shownComment (the shape
+// as the caller is shown it), and the REST fragment (src/modules/comments/operations.graphql) selects
+// them in its order. test/write-results.test.ts holds commentToJson to eng_comment_json byte for byte,
+// and a test compares an event's data.comment with the REST answer.
 import type { Comment, Reader } from "../../generated/prisma/client.js";
 import type { CommentJson, PostedCommentRow, WrittenCommentRow } from "../../events/write-results.js";
 import { renderBody } from "../../lib/markdown.js";
 import { DEFAULT_SETTINGS } from "../../tenancy/settings/tree.js";
+import { isShadowBanned } from "./visibility.js";
 
 /** A comment's author as every API shows it (the reader row's own timestamps are not read). */
 export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl" | "badge">;
@@ -103,6 +107,27 @@ export function commentToJson(c: CommentWithAuthor): CommentJson {
     downvotes: c.downvotes,
     kind: c.kind,
   };
+}
+
+/** What shownComment made, per row: the shape for a caller that cannot moderate, and for one that can. */
+const SHOWN = new WeakMap<CommentWithAuthor, { reader?: CommentJson; moderator?: CommentJson }>();
+
+/**
+ * A comment's public shape as a caller is shown it: a tombstone names nobody (shownAuthor) and a
+ * shadow ban's comment reads as approved, but to moderators. What GraphQL's Comment fields (and so
+ * REST's fragment) and the embed fragment (src/modules/indexable: markup, island, JSON-LD) read; made
+ * once per row and kind of caller.
+ */
+export function shownComment(c: CommentWithAuthor, moderator: boolean): CommentJson {
+  let made = SHOWN.get(c);
+  if (!made) SHOWN.set(c, (made = {}));
+  const key = moderator ? "moderator" : "reader";
+  let json = made[key];
+  if (!json) {
+    const status = isShadowBanned(c) && !moderator ? "approved" : c.status;
+    made[key] = json = commentToJson({ ...c, status, author: shownAuthor(c, moderator) });
+  }
+  return json;
 }
 
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s));

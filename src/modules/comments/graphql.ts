@@ -10,12 +10,12 @@ import { connectionPage, defineConnection, legacyPageArgs, type ConnectionShape 
 import { selectsField } from "../../graphql/selection.js";
 import type { Discussion } from "../../generated/prisma/client.js";
 import { DiscussionType } from "../discussions/graphql.js";
-import { reactionCountsOf, shownAuthor, storedBodyHtml, type Author, type CommentWithAuthor } from "./dto.js";
+import { shownComment, type Author, type CommentWithAuthor } from "./dto.js";
 import { postComment, editComment, deleteComment } from "./write.js";
 import { COMMENT_SORTS, LIST_STATUSES, getComment, listComments, listCommentsWithDiscussion } from "./read.js";
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
 import { commentContext, type CommentContext } from "./permalink.js";
-import { canModerate, isShadowBanned } from "./visibility.js";
+import { canModerate } from "./visibility.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
 export const CommentKind = builder.enumType("CommentKind", {
@@ -37,7 +37,8 @@ export function reactionCountList(counts: Record<string, number>): { kind: strin
     .sort((a, b) => b.count - a.count || a.kind.localeCompare(b.kind));
 }
 
-export const ReaderType = builder.objectRef<Author>("Reader").implement({
+/** A reader as every API shows one: an Author, or a comment's public shape's author. */
+export const ReaderType = builder.objectRef<Pick<Author, "id" | "name" | "avatarUrl" | "badge">>("Reader").implement({
   description: "A reader of the tenant's site (the `sub` of an identity assertion).",
   fields: (t) => ({
     id: t.exposeID("id"),
@@ -60,13 +61,17 @@ const CommentParentType = builder.objectRef<NonNullable<ModerationContext["paren
   }),
 });
 
+/** The comment's public shape as the caller is shown it (dto.ts, shownComment): its members are read from it. */
+const shown = (c: CommentWithAuthor, ctx: Parameters<typeof canModerate>[0]) => shownComment(c, canModerate(ctx));
+
 // Field order = the comment JSON (eng_comment_json, commentJson in src/events/write-results.ts), so REST responses and events match.
+// The members of that JSON resolve from the comment's public shape (shownComment); the others (depth, myVote, moderationReason, …) from the row.
 export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").implement({
   interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
-    id: t.exposeID("id"),
-    discussionId: t.exposeString("discussionId"),
-    parentId: t.exposeString("parentId", { nullable: true }),
+    id: t.id({ resolve: (c, _a, ctx) => shown(c, ctx).id }),
+    discussionId: t.string({ resolve: (c, _a, ctx) => shown(c, ctx).discussionId }),
+    parentId: t.string({ nullable: true, resolve: (c, _a, ctx) => shown(c, ctx).parentId }),
     depth: t.int({
       nullable: true,
       description: "Nesting depth (0 = top level); null in event payloads, which carry the REST shape.",
@@ -75,46 +80,56 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
     author: t.field({
       type: ReaderType,
       description: "Who wrote it; a deleted comment's (a tombstone's) is empty (id and name \"\", no avatar or badge) but to moderators.",
-      resolve: (c, _a, ctx) => shownAuthor(c, canModerate(ctx)),
+      resolve: (c, _a, ctx) => shown(c, ctx).author,
     }),
     authorName: t.string({
       description:
         "The name shown for this comment: an imported comment keeps its source's name even when readers were merged by email, so " +
         "one reader's comments may show different names; a client that caches readers by id (Apollo, urql) shows this, not author.name.",
-      resolve: (c, _a, ctx) => shownAuthor(c, canModerate(ctx)).name,
+      resolve: (c, _a, ctx) => shown(c, ctx).author.name,
     }),
-    body: t.exposeString("body", { description: "The source as written (Markdown); empty for deleted comments (tombstones)." }),
+    body: t.string({
+      description: "The source as written (Markdown); empty for deleted comments (tombstones).",
+      resolve: (c, _a, ctx) => shown(c, ctx).body,
+    }),
     bodyHtml: t.string({
       description:
         "The body rendered and sanitized by the service (contract section 18), as the tenant's formatting settings said when it " +
         "was written: safe to insert as HTML. Empty for deleted comments.",
-      resolve: (c) => storedBodyHtml(c),
+      resolve: (c, _a, ctx) => shown(c, ctx).bodyHtml,
     }),
     status: t.field({
       type: CommentStatus,
       description:
         "A shadow-banned reader's comment (stored rejected, reason shadow_ban) reads as approved to everyone but moderators: only its " +
         "author is ever shown it.",
-      resolve: (c, _a, ctx) => (isShadowBanned(c) && !canModerate(ctx) ? "approved" : c.status),
+      resolve: (c, _a, ctx) => shown(c, ctx).status,
     }),
-    kind: t.expose("kind", { type: CommentKind, description: "comment, or mention (a webmention: docs/fediverse.md)." }),
-    pinned: t.exposeBoolean("pinned"),
-    editedAt: t.expose("editedAt", { type: "DateTime", nullable: true }),
-    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    kind: t.field({
+      type: CommentKind,
+      description: "comment, or mention (a webmention: docs/fediverse.md).",
+      resolve: (c, _a, ctx) => shown(c, ctx).kind,
+    }),
+    pinned: t.boolean({ resolve: (c, _a, ctx) => shown(c, ctx).pinned }),
+    editedAt: t.field({ type: "DateTime", nullable: true, resolve: (c, _a, ctx) => shown(c, ctx).editedAt }),
+    createdAt: t.field({ type: "DateTime", resolve: (c, _a, ctx) => shown(c, ctx).createdAt }),
     reactions: t.field({
       type: [ReactionCountType],
       description: "Reaction counts by kind (kinds with at least one reaction), most first.",
-      resolve: (c) => reactionCountList(reactionCountsOf(c)),
+      resolve: (c, _a, ctx) => reactionCountList(shown(c, ctx).reactions),
     }),
     reactionMap: t.field({
       type: "JSON",
       description: 'The same counts as a map, e.g. {"like": 3}: the shape REST and events use.',
-      resolve: (c) => reactionCountsOf(c),
+      resolve: (c, _a, ctx) => shown(c, ctx).reactions,
     }),
-    replyCount: t.exposeInt("replyCount"),
-    score: t.exposeInt("score", { description: "upvotes − downvotes (settings votes; 0 while nobody voted)." }),
-    upvotes: t.exposeInt("upvotes"),
-    downvotes: t.exposeInt("downvotes"),
+    replyCount: t.int({ resolve: (c, _a, ctx) => shown(c, ctx).replyCount }),
+    score: t.int({
+      description: "upvotes − downvotes (settings votes; 0 while nobody voted).",
+      resolve: (c, _a, ctx) => shown(c, ctx).score,
+    }),
+    upvotes: t.int({ resolve: (c, _a, ctx) => shown(c, ctx).upvotes }),
+    downvotes: t.int({ resolve: (c, _a, ctx) => shown(c, ctx).downvotes }),
     moderationReason: t.field({
       type: "JSON",
       nullable: true,

@@ -1,27 +1,39 @@
 // Screening: what decides the status of a new or edited comment, as ONE ordered list of named steps
-// (SCREENING below), for a post and an edit alike, read top to bottom. The first steps run here, in
-// order, before the write, each seeing what the steps before it decided. The last ones are decided
-// by the database, in the write's own statement (eng_post_comment / eng_edit_comment,
-// prisma/sql/20-comments.sql), because they need the reader's row as it is then (their trust level, a
-// sanction in force, their earlier comments): each says what this list hands it (`handedOver`, the
-// write's arguments) and what it decides. Every step can only make the outcome stricter, but trust: a
-// trusted reader's comment takes the verdict of banned words alone (contract section 21).
+// (SCREENING below), for a post and an edit alike, read top to bottom:
+//
+//   1. wordRules        post, edit   here      banned words reject; suspect words, too many links hold
+//   2. moderationHook   post, edit   here      the tenant's hook: reject, hold (or approve)
+//   3. akismet          post         here      spam holds, spam to discard rejects
+//   4. preModeration    post         here      nothing objected: held under pre-moderation, else approved
+//   5. trust            post, edit   database  a trusted reader: banned words alone; a premoderated one: held
+//   6. shadowBan        post         database  stored rejected, shown to its author as published
+//   7. newReaderHold    post         database  a new reader's first comments held
+//   8. editNeverLoosens edit         database  an edit's verdict only ever makes the comment stricter
+//
+// Steps 1 to 4 run here, in order, before the write, each seeing what the steps before it decided.
+// Steps 5 to 8 are decided by ONE database function, eng_screen_comment (prisma/sql/20-comments.sql),
+// which eng_post_comment and eng_edit_comment both call in the write's own statement, because they
+// need the reader's row as it is then (their trust level, a sanction in force, their earlier
+// comments) and, for an edit, the comment under the discussion's lock: each says what this list hands
+// it (`handedOver`, the write's arguments) and what it decides; the function numbers its steps as this
+// list does (checked by test/unit/comment-screening.test.ts). Every step can only make the outcome
+// stricter, but trust: a trusted reader's comment takes the verdict of banned words alone (contract
+// section 21).
 //
 // Two verdicts go down the list: any reader's (`verdict`) and a trusted reader's (`trusted`); the
 // database takes the one the reader's trust level calls for. What a step asks of the world (the
 // rules, the hook, Akismet) comes through ScreeningSources, so the list's order and decisions are
 // tested alone (test/unit/comment-screening.test.ts), and through the API by the safety tests.
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
-import type { ReaderIdentity } from "../../auth/identity.js";
 import { isGuestReader } from "../../auth/reader-sessions.js";
 import { jsonText, type DbArgs } from "../../generated/db-functions.js";
-import type { RenderedBody } from "../../lib/markdown.js";
 import type { RuleVerdict } from "../../tenancy/safety-rules.js";
 import type { Settings } from "../../tenancy/settings/tree.js";
 import { akismetVerdict, type AkismetHold } from "../akismet/check.js";
 import { askHook, type HookJudgement, type HookReason } from "../moderation-hook/check.js";
+import type { ScreeningAction, ScreeningSubject } from "./screening-subject.js";
 
-export type ScreeningAction = "post" | "edit";
+export type { ScreeningAction, ScreeningSubject };
 
 /** Why a step held or rejected a comment (the comment's `moderationReason`). */
 export type ScreeningReason = RuleVerdict["reason"] | HookReason | AkismetHold["reason"];
@@ -69,12 +81,17 @@ export interface StepDecidedHere extends Step {
   by: "here";
   run(s: Screened, from: ScreeningSources): void | Promise<void>;
 }
-/** A step the database decides in the write's own statement, from what this list hands it. */
+/** A step the database decides in the write's own statement (eng_screen_comment), from what this list hands it. */
 export interface StepDecidedByDatabase extends Step {
   by: "database";
+  /** the function that decides it, for a post and an edit alike */
+  fn: typeof SCREENING_FUNCTION;
   handedOver: readonly HandedOver[];
 }
 export type ScreeningStep = StepDecidedHere | StepDecidedByDatabase;
+
+/** The one database function deciding steps 5 to 8 (prisma/sql/20-comments.sql), called by eng_post_comment and eng_edit_comment. */
+export const SCREENING_FUNCTION = "eng_screen_comment";
 
 const BOTH = ["post", "edit"] as const;
 const rejected = (s: Screened) => s.verdict?.status === "rejected";
@@ -136,21 +153,22 @@ export const SCREENING: readonly ScreeningStep[] = [
       s.status = s.verdict?.status ?? (from.premoderation || from.guestHeld ? "pending" : "approved");
     },
   },
-  // From here the database decides, in the write's statement, from the reader's row as it is then.
+  // From here the database decides (eng_screen_comment), in the write's statement, from the reader's
+  // row as it is then.
   // 5. Trust (PUT /readers/{id}/trust): a trusted reader's comment takes the trusted verdict (so it
   // skips suspect words, maxLinks, the hook, Akismet, pre-moderation and the new-reader hold); a
   // premoderated reader's new comment that would be approved is held (reason `{source: "trust"}`).
-  { name: "trust", on: BOTH, by: "database", handedOver: ["trustedStatus", "trustedVerdict", "trustedReason"] },
+  { name: "trust", on: BOTH, by: "database", fn: SCREENING_FUNCTION, handedOver: ["trustedStatus", "trustedVerdict", "trustedReason"] },
   // 6. Shadow ban: a shadow-banned reader's new comment is stored rejected (`{source: "shadow_ban"}`),
   // and shown to them alone as published (an edit of it too).
-  { name: "shadowBan", on: ["post"], by: "database", handedOver: [] },
+  { name: "shadowBan", on: ["post"], by: "database", fn: SCREENING_FUNCTION, handedOver: [] },
   // 7. New-reader hold (settings safety.newReaderHold, n): a new comment no step gave a reason for, by a
   // reader not trusted who has no published comment and fewer than n earlier ones, is held
   // (`{source: "new_reader"}`).
-  { name: "newReaderHold", on: ["post"], by: "database", handedOver: ["hold"] },
+  { name: "newReaderHold", on: ["post"], by: "database", fn: SCREENING_FUNCTION, handedOver: ["hold"] },
   // 8. An edit's verdict applies to the comment as it is under the discussion's lock, never loosening
   // it: a published comment held or rejected leaves the readers' view, a held one can be rejected.
-  { name: "editNeverLoosens", on: ["edit"], by: "database", handedOver: ["verdict", "reason"] },
+  { name: "editNeverLoosens", on: ["edit"], by: "database", fn: SCREENING_FUNCTION, handedOver: ["verdict", "reason"] },
 ];
 
 /** The steps of a post or of an edit, in order. */
@@ -187,23 +205,6 @@ export function editHandOver(s: Screened) {
     trustedReason: s.trusted ? jsonText(s.trusted.reason) : null,
   } satisfies Partial<DbArgs<"eng_edit_comment">>;
 }
-
-/**
- * The comment screened: the body as written (the hook and Akismet get it) and as rendered (the rules
- * read it; the hook gets it too). The moderation hook is asked about this same subject (askHook); its
- * wire calls a `post` `create` (src/modules/moderation-hook/check.ts, buildCheck).
- */
-export type ScreeningSubject =
-  | {
-      action: "post";
-      commentId: string;
-      discussionId: string;
-      parentId: string | null;
-      body: string;
-      rendered: RenderedBody;
-      reader: ReaderIdentity;
-    }
-  | { action: "edit"; commentId: string; body: string; rendered: RenderedBody; reader: ReaderIdentity };
 
 /** The sources of a request's screening: the tenant's compiled rules, its hook, Akismet, its moderation settings. */
 export function sourcesOf(ctx: RequestContext, settings: Settings, subject: ScreeningSubject): ScreeningSources {

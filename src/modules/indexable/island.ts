@@ -3,14 +3,14 @@
 // EmbedThread: the discussion's state, count, seq and page reactions, the top-level comments as a Relay
 // page each with its replies), the reader settings (EmbedBasics' readerSettings, for a reader with no
 // identity) and the discussion's event seq, after which its stream resumes. Comments are the JSON
-// every API and event carries (`commentToJson`), with a reader's own fields as they are without an
+// every API and event carries, as a caller that cannot moderate is shown it (`shownComment`), with a reader's own fields as they are without an
 // identity (no reactions of theirs, no vote), without the Markdown source and without bodyHtml: each
 // body is in the HTML beside the island once (its article's e-content, markup.ts), where the element
 // reads it (embed/src/thread/island.ts). Replies nest as `replies` pages at every level, their cursors
 // those of the same lists the element reads further pages from.
 import { tenantIdOf, type RequestContext } from "../../context/request.js";
 import type { CommentJson } from "../../events/write-results.js";
-import { commentToJson, reactionCountsOf, shownAuthor } from "../comments/dto.js";
+import { reactionCountsOf, shownComment } from "../comments/dto.js";
 import { signInPageUrl } from "../sign-in/settings.js";
 import type { ThreadNode, ThreadSnapshot } from "./snapshot.js";
 
@@ -46,8 +46,8 @@ export interface ThreadIsland {
 function islandComment(n: ThreadNode): IslandComment {
   // the source is left out (the element shows bodyHtml; a reader's own comment, the only one it edits, comes from a load with their identity),
   // and bodyHtml is the article's beside the island; kind too (the element's query does not ask for it)
-  // a tombstone's author is nobody's (shownAuthor): the element shows no name for it, and the bytes carry none
-  const { bodyHtml: _, kind: _kind, ...json } = commentToJson({ ...n.comment, author: shownAuthor(n.comment, false) });
+  // a tombstone's author is nobody's (shownComment): the element shows no name for it, and the bytes carry none
+  const { bodyHtml: _, kind: _kind, ...json } = shownComment(n.comment, false);
   const own = { ...json, body: "", viewerReactions: [], myVote: null };
   if (!n.repliesEnd) return own;
   return { ...own, replies: { edges: n.replies.map((r) => ({ node: islandComment(r) })), pageInfo: n.repliesEnd } };

@@ -12,7 +12,7 @@
 // as such); after the element, the JSON-LD (structured-data.ts). Every text and attribute is
 // escaped; bodies are the service's sanitized bodyHtml as stored, never rendered again, and written
 // once: the island takes them from the articles beside it.
-import { storedBodyHtml } from "../comments/dto.js";
+import { shownComment } from "../comments/dto.js";
 import { escapeHtml } from "../email/templates.js";
 import type { ThreadIsland } from "./island.js";
 import type { ThreadNode, ThreadSnapshot } from "./snapshot.js";
@@ -60,7 +60,7 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opt
 
   /** where a comment's replies stop short of its replyCount: a link to its replies page, after those shown */
   const moreReplies = (n: ThreadNode): string => {
-    const c = n.comment;
+    const c = shownComment(n.comment, false);
     const left = c.replyCount - n.replies.length;
     if (c.id === s.parentId || c.replyCount <= 0 || (n.repliesEnd ? !n.repliesEnd.hasNextPage : false)) return "";
     const href = fragmentUrl(d.id, opts, { parentId: c.id, cursor: n.repliesEnd?.endCursor ?? null });
@@ -69,7 +69,8 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opt
   };
 
   const comment = (n: ThreadNode): string => {
-    const c = n.comment;
+    // the comment's public shape as a caller that cannot moderate is shown it (the API's, the island's)
+    const c = shownComment(n.comment, false);
     const link = permalinkOf(pageUrl, c.id);
     const parentLink = c.parentId === null ? null : permalinkOf(pageUrl, c.parentId);
     const replies = (n.replies.length ? `\n<ol>${n.replies.map(comment).join("")}</ol>` : "") + moreReplies(n);
@@ -77,14 +78,14 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opt
       return `<li><article id="comment-${escapeHtml(c.id)}"><p>${escapeHtml(w.deleted)}</p>${replies}</article></li>\n`;
     const meta = [
       `<span class="p-author h-card">${escapeHtml(c.author.name)}</span>${c.author.badge ? ` <small>${escapeHtml(c.author.badge)}</small>` : ""}`,
-      `<a class="u-url" href="${escapeHtml(link)}"><time class="dt-published" datetime="${c.createdAt.toISOString()}">${escapeHtml(dates.format(c.createdAt))}</time></a>`,
+      `<a class="u-url" href="${escapeHtml(link)}"><time class="dt-published" datetime="${c.createdAt}">${escapeHtml(dates.format(new Date(c.createdAt)))}</time></a>`,
       ...(c.editedAt ? [escapeHtml(w.edited)] : []),
       ...(c.pinned ? [escapeHtml(w.pinned)] : []),
     ].join(" · ");
     const inReplyTo = parentLink ? `<data class="u-in-reply-to" value="${escapeHtml(parentLink)}"></data>` : "";
     return (
       `<li><article id="comment-${escapeHtml(c.id)}" class="h-entry">${inReplyTo}\n<header>${meta}</header>\n` +
-      `<div class="e-content">${storedBodyHtml(c)}</div>${parentLink ? "" : `\n<footer><a href="${escapeHtml(link)}">${escapeHtml(w.link)}</a></footer>`}${replies}</article></li>\n`
+      `<div class="e-content">${c.bodyHtml}</div>${parentLink ? "" : `\n<footer><a href="${escapeHtml(link)}">${escapeHtml(w.link)}</a></footer>`}${replies}</article></li>\n`
     );
   };
 

@@ -9,7 +9,7 @@
 // `scriptJson` writes JSON that stays inside its <script> element whatever a comment holds.
 import { decodeHTML } from "entities";
 import type { CommentWithAuthor } from "../comments/dto.js";
-import { storedBodyHtml } from "../comments/dto.js";
+import { shownComment } from "../comments/dto.js";
 import { commentLink } from "../email/templates.js";
 import type { ThreadNode, ThreadSnapshot } from "./snapshot.js";
 
@@ -43,14 +43,16 @@ export function pageUrlOf(url: string | null): string | null {
   return url && /^https?:\/\//i.test(url) ? url.split("#")[0]! : null;
 }
 
-function commentLd(c: CommentWithAuthor, replies: JsonLd[], pageUrl: string | null, votes: string): JsonLd {
+function commentLd(row: CommentWithAuthor, replies: JsonLd[], pageUrl: string | null, votes: string): JsonLd {
+  // the comment's public shape as a caller that cannot moderate is shown it (the API's, the island's)
+  const c = shownComment(row, false);
   return {
     "@type": "Comment",
     url: permalinkOf(pageUrl, c.id),
     author: { "@type": "Person", name: c.author.name },
-    datePublished: c.createdAt.toISOString(),
-    ...(c.editedAt ? { dateModified: c.editedAt.toISOString() } : {}),
-    text: textOfBodyHtml(storedBodyHtml(c)),
+    datePublished: c.createdAt,
+    ...(c.editedAt ? { dateModified: c.editedAt } : {}),
+    text: textOfBodyHtml(c.bodyHtml),
     ...(votes === "off" ? {} : { upvoteCount: c.upvotes, ...(votes === "updown" ? { downvoteCount: c.downvotes } : {}) }),
     ...(replies.length ? { comment: replies } : {}),
   };

@@ -9,7 +9,7 @@
 import type { RequestContext } from "../../context/request.js";
 import type { ReaderIdentity } from "../../auth/identity.js";
 import type { Settings } from "../../tenancy/settings/tree.js";
-import type { ScreeningSubject } from "../comments/screening.js";
+import type { ScreeningSubject } from "../comments/screening-subject.js";
 import { moderationHookOf, type HookDecision, type HookOutcome } from "./caller.js";
 import { tenantIdOf, store } from "../../context/request.js";
 

@@ -1,10 +1,12 @@
 // A discussion as an ActivityPub Article and a local comment as a Note (contract section 24), built
 // with Fedify's vocabulary from the rows read here: what the object dispatchers answer and what the
-// outbound activities carry. A comment of a remote author (reader `ap:…`) is not ours to publish:
-// its id is the remote Note's.
+// outbound activities carry. A comment is read as its public shape, the JSON the API answers and events
+// carry (eng_comment_json, its one builder), and mapped to a Note: its columns are not read here. A
+// comment of a remote author (reader `ap:…`) is not ours to publish: its id is the remote Note's.
 import { Article, Collection, Mention, Note, PUBLIC_COLLECTION, type Context } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Sql } from "../../../db/sql.js";
+import type { CommentJson } from "../../../events/write-results.js";
 import type { FederationData } from "./context.js";
 
 export interface DiscussionRow {
@@ -43,21 +45,45 @@ export async function readDiscussion(sql: Sql, tenantId: string, id: string): Pr
   return row ?? null;
 }
 
+interface NoteSqlRow {
+  /** the comment's public shape; null when its author has no reader row */
+  comment: CommentJson | null;
+  discussionUrl: string | null;
+  parentObjectId: string | null;
+  parentActorId: string | null;
+}
+
+/** A comment's public shape (eng_comment_json) as a Note's row, with where it sits in the fediverse. */
+export function noteRowOf(comment: CommentJson, at: Omit<NoteSqlRow, "comment">): NoteRow {
+  return {
+    id: comment.id,
+    discussionId: comment.discussionId,
+    parentId: comment.parentId,
+    authorId: comment.author.id,
+    authorName: comment.author.name,
+    // a comment written before bodies were rendered has none until the start-up backfill reaches it
+    bodyHtml: comment.bodyHtml ?? "",
+    status: comment.status,
+    createdAt: new Date(comment.createdAt),
+    editedAt: comment.editedAt === null ? null : new Date(comment.editedAt),
+    ...at,
+  };
+}
+
 export async function readNote(sql: Sql, tenantId: string, commentId: string): Promise<NoteRow | null> {
-  const [row] = await sql.query<NoteRow>(
-    `SELECT c.id, c.discussion_id AS "discussionId", c.parent_id AS "parentId", c.author_id AS "authorId",
-            COALESCE(c.author_name, r.name) AS "authorName", COALESCE(c.body_html, '') AS "bodyHtml", c.status::text AS status,
-            c.created_at AS "createdAt", c.edited_at AS "editedAt", d.url AS "discussionUrl",
+  const [row] = await sql.query<NoteSqlRow>(
+    `SELECT eng_comment_json(c) AS comment, d.url AS "discussionUrl",
             po.object_id AS "parentObjectId", po.actor_id AS "parentActorId"
        FROM comments c
-       JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
        JOIN discussions d ON d.tenant_id = c.tenant_id AND d.id = c.discussion_id
        LEFT JOIN federation_objects po ON po.tenant_id = c.tenant_id AND po.comment_id = c.parent_id AND po.kind = 'note'
       WHERE c.tenant_id = $1 AND c.id = $2`,
     [tenantId, commentId],
     "eng_federation_note",
   );
-  return row ?? null;
+  if (!row?.comment) return null;
+  const { comment, ...at } = row;
+  return noteRowOf(comment, at);
 }
 
 const instant = (d: Date) => Temporal.Instant.fromEpochMilliseconds(d.getTime());
