@@ -154,4 +154,4 @@ it("delivers each of 1,000 mixed jobs exactly once per destination, with three i
   const byInstance = await Promise.all(servers.map(deliveredBy));
   for (const n of byInstance) expect(n).toBeGreaterThan(0);
   expect(byInstance.reduce((a, n) => a + n, 0)).toBe(total);
-});
+}, 240_000);

@@ -181,12 +181,12 @@ BEGIN
   END IF;
   IF v_visible = 1 THEN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
-                                       json_build_object('comment', v_comment), p_at)];
+                                       json_build_object('comment', v_comment), p_at, d.federated)];
     IF p_parent IS NOT NULL THEN v_events := v_events || eng_reply_notification(c, p.author_id, p_at); END IF;
   ELSE
     -- not public until approved (a shadow ban's: never): only the author's own stream hears of it
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
-                                       json_build_object('comment', v_comment), p_at)];
+                                       json_build_object('comment', v_comment), p_at, false)];
   END IF;
   RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
 END $function$;

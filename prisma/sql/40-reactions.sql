@@ -31,7 +31,7 @@ BEGIN
    WHERE tenant_id = p_tenant AND id = p_comment;
   v_result := json_build_object('commentId', p_comment, 'readerId', p_reader, 'kind', p_kind, 'active', v_active, 'counts', v_counts::json);
   RETURN json_build_object('row', v_result, 'events', array_to_json(ARRAY[eng_insert_event(p_tenant, c.discussion_id, d.seq,
-    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at)]));
+    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at, false)]));
 END $function$;
 
 -- A reader's reaction on the discussion itself (a page reaction), toggled, with the discussion's
@@ -70,5 +70,5 @@ BEGIN
   v_result := json_build_object('discussionId', p_discussion, 'commentId', NULL, 'readerId', p_reader, 'kind', p_kind,
                                 'active', v_active, 'counts', v_counts::json);
   RETURN json_build_object('row', v_result, 'events', array_to_json(ARRAY[eng_insert_event(p_tenant, p_discussion, d.seq,
-    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at)]));
+    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at, false)]));
 END $function$;

@@ -10,12 +10,13 @@ AS $function$
 -- nullable: p_reader
 DECLARE
   v_seq int;
+  v_federated boolean;
 BEGIN
-  UPDATE discussions SET seq = seq + 1 WHERE tenant_id = p_tenant AND id = p_discussion RETURNING seq INTO v_seq;
-  RETURN eng_insert_event(p_tenant, p_discussion, v_seq, p_type, p_audience, p_reader, p_data, p_at);
+  UPDATE discussions SET seq = seq + 1 WHERE tenant_id = p_tenant AND id = p_discussion RETURNING seq, federated INTO v_seq, v_federated;
+  RETURN eng_insert_event(p_tenant, p_discussion, v_seq, p_type, p_audience, p_reader, p_data, p_at, coalesce(v_federated, false));
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -25,24 +26,19 @@ DECLARE
                                   'discussionId', p_discussion, 'occurredAt', eng_iso(p_at), 'data', p_data);
   v_jobs int := 0;
   v_fanout int := 0;
-  v_hooks boolean;
-  v_federated boolean;
 BEGIN
   INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, payload, occurred_at)
   VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env::jsonb, p_at);
   -- The outbound queue's jobs, the one place a write's effects outside the database are enqueued.
-  -- Each insert runs only when a probe says it has rows to write: an INSERT's set-up (the jobs table
-  -- and its indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts
-  -- nothing, a probe a third of that (npm run bench:pg-cost), and both probes are one statement.
-  -- The same transaction's snapshot rules as one statement: an endpoint verified (a discussion
-  -- federated) while the write runs may or may not get the event.
+  -- Each insert runs only when it has rows to write: an INSERT's set-up (the jobs table and its
+  -- indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts nothing, a
+  -- probe a third of that (npm run bench:pg-cost). Whether the discussion is federated comes from
+  -- its row, which the caller holds (p_federated): no probe. The same transaction's snapshot rules
+  -- as one statement: an endpoint verified while the write runs may or may not get the event.
   IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
-    SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'),
-           p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected')
-             AND EXISTS (SELECT 1 FROM federation_discussions f WHERE f.tenant_id = p_tenant AND f.discussion_id = p_discussion)
-      INTO v_hooks, v_federated;
-    -- its webhook jobs, one for each endpoint that takes it
-    IF v_hooks THEN
+    -- its webhook jobs, one for each endpoint that takes it (the probe, a statement of its own, run
+    -- only for an event a webhook may take)
+    IF EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') THEN
       INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
       SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
         FROM webhook_endpoints w
@@ -52,7 +48,7 @@ BEGIN
     END IF;
     -- a federated discussion's comment event: one job that makes it into its activity and that
     -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the event
-    IF v_federated THEN
+    IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
       INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
       VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
               jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
@@ -103,6 +99,7 @@ BEGIN
   VALUES (p_tenant, p_discussion, NULL, p_at)
   ON CONFLICT (tenant_id, discussion_id) DO UPDATE SET announced_at = NULL WHERE p_again;
   IF NOT FOUND THEN RETURN 0; END IF;
+  UPDATE discussions SET federated = true WHERE tenant_id = p_tenant AND id = p_discussion AND NOT federated;
   INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
   VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
           jsonb_build_object('discussionId', p_discussion, 'seq', d.seq, 'announce', true), p_at, p_at, p_at);
