@@ -7,28 +7,24 @@
 // (Fedify's allowPrivateAddress), which the service itself allows only under ALLOW_HTTP_WEBHOOKS.
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createFederation, generateCryptoKeyPair, MemoryKvStore, signRequest, type Federation } from "@fedify/fedify";
 import {
   Accept,
   Activity,
   Create,
-  createFederation,
   Delete,
   Endpoints,
   Follow,
-  generateCryptoKeyPair,
   Image,
   Like,
-  MemoryKvStore,
   Mention,
   Note,
   Person,
   PUBLIC_COLLECTION,
-  signRequest,
   Tombstone,
   Undo,
   Update,
-  type Federation,
-} from "@fedify/fedify";
+} from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 
 export interface Received {

@@ -7,7 +7,8 @@
 // (the inbox's host, across tenants) has a breaker in federation_domains: after DOMAIN_BREAKER_THRESHOLD
 // consecutive failed attempts its jobs wait (deferred, no attempt counted) for a cooldown that doubles
 // each time it opens again, from one minute up to an hour; one success closes it.
-import { signRequest, type Activity, type Context } from "@fedify/fedify";
+import { signRequest, type Context } from "@fedify/fedify";
+import { type Activity } from "@fedify/vocab";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer, SentOutcome } from "../../../webhook-delivery/composers.js";
 import type { KeyStore } from "./keys.js";

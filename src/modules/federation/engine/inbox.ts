@@ -14,7 +14,8 @@
 // A Note is taken only with its id on its actor's origin (scheme, host and port), and a follower only
 // with an inbox on its own origin. What names nothing of ours is accepted and ignored (202), as
 // Mastodon expects of a server that is not concerned.
-import { Article, Create, Delete, Follow, Like, Note, Undo, Update, Accept, type Context, type InboxListenerSetters } from "@fedify/fedify";
+import { type Context, type InboxListenerSetters } from "@fedify/fedify";
+import { Article, Create, Delete, Follow, Like, Note, Undo, Update, Accept } from "@fedify/vocab";
 import { AppError } from "../../../lib/errors.js";
 import { postComment, editComment, deleteComment } from "../../comments/write.js";
 import { toggleReaction } from "../../reactions/reactions.js";

@@ -2,7 +2,8 @@
 // with Fedify's vocabulary from the rows read here: what the object dispatchers answer and what the
 // outbound activities carry. A comment of a remote author (reader `ap:…`) is not ours to publish:
 // its id is the remote Note's.
-import { Article, Collection, Mention, Note, PUBLIC_COLLECTION, type Context } from "@fedify/fedify";
+import { type Context } from "@fedify/fedify";
+import { Article, Collection, Mention, Note, PUBLIC_COLLECTION } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Sql } from "../../../db/sql.js";
 import type { FederationData } from "./context.js";

@@ -13,7 +13,8 @@
 // again, which receivers take as the same activity (same ids). Followers on a blocked domain are
 // sent nothing, nor an inbox on another origin than its actor's (a follower's row, the remote
 // author's actor document): nothing is sent to a third server.
-import { Create, Delete, Note, Tombstone, Update, type Context, type Federation } from "@fedify/fedify";
+import { type Context, type Federation } from "@fedify/fedify";
+import { Create, Delete, Note, Tombstone, Update } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { FederationData } from "./context.js";
 import { domainBlocked, federatingTenant } from "./tenants.js";

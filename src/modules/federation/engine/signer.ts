@@ -13,17 +13,8 @@
 //     server's activity, which Fedify then drops as already processed), and a Create or Update whose
 //     object's id is (it would take the id of another server's Note, whose own Create we would then
 //     drop as delivered before).
-import {
-  Activity,
-  Create,
-  CryptographicKey,
-  doesActorOwnKey,
-  Update,
-  verifyRequest,
-  type DocumentLoader,
-  type KeyCache,
-  type KvStore,
-} from "@fedify/fedify";
+import { doesActorOwnKey, verifyRequest, type DocumentLoader, type KeyCache, type KvStore } from "@fedify/fedify";
+import { Activity, Create, CryptographicKey, Update } from "@fedify/vocab";
 
 /** How far a signature's Date may be from now (Fedify's own default for its inbox). */
 const SIGNATURE_TIME_WINDOW = { hours: 1 } as const;
