@@ -44,6 +44,7 @@ import { createKeyStore } from "./modules/federation/engine/keys.js";
 import { createReaderIds } from "./auth/reader-ids.js";
 import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js";
 import { createActivityComposer } from "./modules/federation/engine/delivery.js";
+import { createKvStore } from "./modules/federation/engine/kv-store.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./webhook-delivery/http-client.js";
@@ -247,7 +248,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     // migration: it runs where the schema's were applied by another process too)
     const keyed = await migrateReaderIds({ prisma: db.prisma, readerIds, log });
     if (keyed) log.info({ tenants: keyed }, "tenants given a reader id key");
-    const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys });
+    // the spec each remote server accepted is kept in the federation's store (the engine's own, below, is the same table)
+    const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys, kv: createKvStore({ sql: db.sql, clock }) });
     // webmentions' sources are fetched through the same SSRF guard, by a client bounded to a page's size
     const sourceHttp = createWebhookHttpClient({
       allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS,

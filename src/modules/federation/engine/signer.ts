@@ -6,9 +6,10 @@
 //     the activity (`withoutLdSignature`) before Fedify sees it. Verifying one canonicalizes a graph
 //     the sender chose (URDNA2015), which costs seconds of CPU for a few blank nodes; the HTTP
 //     signature is required anyway, so the Linked Data one adds nothing.
-//   - an HTTP signature that does not verify (Fedify's verifyRequest: draft-cavage with a Digest of
-//     the body as it came, within an hour), by a key that is not its actor's (Fedify's
-//     doesActorOwnKey), or by a key on another origin than its actor's;
+//   - an HTTP signature that does not verify (Fedify's verifyRequest, within an hour: RFC 9421 HTTP
+//     Message Signatures with a Content-Digest of the body as it came when the request has a
+//     Signature-Input, else draft-cavage with a Digest of it), by a key that is not its actor's
+//     (Fedify's doesActorOwnKey), or by a key on another origin than its actor's;
 //   - an activity whose id is on another origin than its actor's (it would take the id of another
 //     server's activity, which Fedify then drops as already processed), and a Create or Update whose
 //     object's id is (it would take the id of another server's Note, whose own Create we would then
