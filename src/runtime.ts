@@ -45,6 +45,7 @@ import { createReaderIds } from "./auth/reader-ids.js";
 import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js";
 import { createActivityComposer } from "./modules/federation/engine/delivery.js";
 import { createKvStore } from "./modules/federation/engine/kv-store.js";
+import { createInboundComposer } from "./modules/federation/engine/inbound.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./webhook-delivery/http-client.js";
@@ -280,7 +281,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       pipeline: () => services,
       perSourceDomain: webmentions.perSourceDomain,
     });
-    const webhooks = createWebhookRuntime({ ...base, composers: { alert: alerts, akismet, activitypub, webmention } }, opts.webhooks);
+    // inbound activities are applied by the federation's inbox listeners (the engine, built below with the services)
+    const activitypubInbound = createInboundComposer({ engine: () => federation });
+    const webhooks = createWebhookRuntime(
+      { ...base, composers: { alert: alerts, akismet, activitypub, webmention, activitypub_inbound: activitypubInbound } },
+      opts.webhooks,
+    );
     const authCache = createAuthCache({ redisTarget, redis, log });
     const origins = createOriginIndex({ prisma: base.prisma, serverOrigins: config.CORS_ORIGINS, log });
     const streams = new StreamHub({

@@ -1,6 +1,7 @@
-// The inbox (contract section 24): what each inbound activity does, once Fedify has verified its HTTP
-// signature and that its actor owns the key (unsigned or forged: 401 before any of this runs; a
-// blocked domain or one over its rate: refused by the mount before Fedify, ../http-routes.ts).
+// The inbox (contract section 24): what each inbound activity does, once the mount has verified its
+// HTTP signature and that its actor owns the key (unsigned or forged: 401 before any of this runs; a
+// blocked domain or one over its rate: refused by the mount, ../http-routes.ts) and stored it; the
+// worker applies it through these listeners later (inbound.ts).
 //   Follow            stored in federation_followers, answered with Accept (queued, delivery.ts)
 //   Undo(Follow)      the follower removed;  Undo(Like) the like taken back
 //   Create(Note)      in reply to a discussion's Article or a comment's Note: a comment by reader
