@@ -2,9 +2,12 @@
 // Message Signatures as well as draft-cavage ones (a tampered body is refused either way); outbound
 // activities are signed with RFC 9421 first and, when a server refuses that, with draft-cavage at
 // once in the same attempt (a double knock), the spec each server accepted remembered for its next
-// delivery. The peers (test/support/fedi-peer.ts) are real Fedify servers verifying what they get,
-// one verifying only RFC 9421, one only draft-cavage.
+// delivery; each outbound activity carries an Object Integrity Proof by the actor's Ed25519 key. The
+// peers (test/support/fedi-peer.ts) are real Fedify servers verifying what they get, one verifying
+// only RFC 9421, one only draft-cavage.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { getDocumentLoader, verifyObject } from "@fedify/fedify";
+import { Accept } from "@fedify/vocab";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
 import { federatingTenant, startFederatingServer } from "./support/federating-server.js";
 import type { TestServer } from "./support/server.js";
@@ -107,5 +110,28 @@ describe("outbound", () => {
     await t.api.put(`/api/v1/discussions/second`, { title: "Second", url: "https://sig_legacy.example/second" });
     await waitFor(() => expect(legacy.received.some((r) => r.type === "Create")).toBe(true));
     expect(legacy.knocks.slice(2).map((k) => [k.spec, k.status])).toEqual([[CAVAGE, 202]]);
+  });
+
+  it("carries an Object Integrity Proof (eddsa-jcs-2022) by the actor's Ed25519 key, which the peer verifies", async () => {
+    const t = await site("sig_proof");
+    const follow = await modern.follow("rita", new URL(t.actor));
+    await waitFor(() =>
+      expect(modern.received.some((r) => r.type === "Accept" && JSON.stringify(r.json).includes(follow.id!.href))).toBe(true),
+    );
+    const knock = modern.knocks.find((k) => k.body.includes(follow.id!.href) && k.status === 202)!;
+    const json = JSON.parse(knock.body) as Record<string, any>;
+    expect(json.type).toBe("Accept");
+    const proof = json.proof;
+    expect(proof).toMatchObject({ type: "DataIntegrityProof", cryptosuite: "eddsa-jcs-2022", proofPurpose: "assertionMethod" });
+    // its key is the actor's Ed25519 Multikey, listed under assertionMethod
+    const actor = (await (await fetch(t.actor, { headers: { accept: "application/activity+json" } })).json()) as Record<string, any>;
+    const method = [actor.assertionMethod].flat().find((m: any) => m.id === proof.verificationMethod);
+    expect(method).toMatchObject({ type: "Multikey", controller: t.actor });
+    expect(method.publicKeyMultibase).toMatch(/^z6Mk/);
+    // the peer's Fedify verifies it (fetching the key from the actor), and refuses the activity changed
+    const loader = getDocumentLoader({ allowPrivateAddress: true });
+    const options = { documentLoader: loader, contextLoader: loader };
+    expect(await verifyObject(Accept, json, options)).toBeInstanceOf(Accept);
+    expect(await verifyObject(Accept, { ...json, to: `${modern.url}/users/someone-else` }, options)).toBeNull();
   });
 });

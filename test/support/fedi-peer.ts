@@ -44,6 +44,8 @@ export interface Received {
 /** A signed POST that reached the peer: the spec that signed it (null: unsigned) and the status it was answered. */
 export interface Knock {
   path: string;
+  /** the body as it came */
+  body: string;
   spec: HttpMessageSignaturesSpec | null;
   status: number;
 }
@@ -165,7 +167,7 @@ export async function startFediPeer(
           opts.accepts && spec !== opts.accepts
             ? new Response("this server verifies another spec", { status: 401 })
             : await federation.fetch(request, { contextData: undefined });
-        knocks.push({ path: request.url ? new URL(request.url).pathname : "", spec, status: answer.status });
+        knocks.push({ path: new URL(request.url).pathname, body: body?.toString("utf8") ?? "", spec, status: answer.status });
       } else {
         answer = await federation.fetch(request, { contextData: undefined });
       }

@@ -1,5 +1,7 @@
 // Outbound activities (contract section 24): each (activity, remote inbox) is one row of the durable
-// delivery queue (webhook_deliveries, kind `activitypub`), queued here and sent by the webhook worker
+// delivery queue (webhook_deliveries, kind `activitypub`), queued here with the activity's Object
+// Integrity Proof (FEP-8b32: Fedify's signObject, eddsa-jcs-2022, by the actor's Ed25519 key, the
+// Multikey its actor document lists under assertionMethod) and sent by the webhook worker
 // (src/webhook-delivery/): its lease, retries with backoff (the tenant's `delivery` settings), the
 // outbound client's SSRF guard and limits. When the worker claims a row, the composer below signs the
 // stored activity with the tenant's actor's RSA key (Fedify's signRequest) and hands back the
@@ -12,7 +14,7 @@
 // in federation_domains: after DOMAIN_BREAKER_THRESHOLD consecutive failed attempts its jobs wait
 // (deferred, no attempt counted) for a cooldown that doubles each time it opens again, from one
 // minute up to an hour; one success closes it.
-import { signRequest, type Context, type HttpMessageSignaturesSpec, type KvStore } from "@fedify/fedify";
+import { signObject, signRequest, type Context, type HttpMessageSignaturesSpec, type KvStore } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import { type Activity } from "@fedify/vocab";
 import type { Sql } from "../../../db/sql.js";
@@ -55,7 +57,12 @@ export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: ()
     async send(ctx, tenantId, activity, inboxes) {
       const targets = [...new Set(inboxes)];
       if (targets.length === 0) return 0;
-      const json = await activity.toJsonLd({ format: "compact", contextLoader: ctx.contextLoader });
+      // the Object Integrity Proof (FEP-8b32, eddsa-jcs-2022) by the actor's Ed25519 key, once for every inbox
+      const ed25519 = (await ctx.getActorKeyPairs(tenantId)).find((k) => k.privateKey.algorithm.name === "Ed25519");
+      const proven = ed25519?.multikey.id
+        ? await signObject(activity, ed25519.privateKey, ed25519.multikey.id, { contextLoader: ctx.contextLoader })
+        : activity;
+      const json = await proven.toJsonLd({ format: "compact", contextLoader: ctx.contextLoader });
       const keyId = `${ctx.getActorUri(tenantId).href}#main-key`;
       const messages = targets.map((inbox) => JSON.stringify({ inbox, activity: json, keyId } satisfies ActivityJob));
       const now = deps.now();
