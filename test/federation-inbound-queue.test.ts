@@ -56,11 +56,16 @@ describe("the inbox's queue", () => {
     const t = await site(server, "burst_site");
     // the actor's key is fetched once, before the burst
     expect((await peer.signedPost("alice", t.inbox, createNote(t, "warm", "warm"))).status).toBe(202);
+    // signed first, so that the answers' times are the server's (the client signs nothing meanwhile)
+    const requests = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => peer.signed("alice", t.inbox, createNote(t, `burst-${i}`, `burst ${i}`))),
+    );
     const took: number[] = [];
     const answers = await Promise.all(
-      Array.from({ length: BURST }, async (_, i) => {
+      requests.map(async ({ headers, body }) => {
         const t0 = performance.now();
-        const res = await peer.signedPost("alice", t.inbox, createNote(t, `burst-${i}`, `burst ${i}`));
+        const res = await fetch(t.inbox, { method: "POST", headers, body });
+        await res.arrayBuffer();
         took.push(performance.now() - t0);
         return res.status;
       }),
@@ -68,7 +73,7 @@ describe("the inbox's queue", () => {
     expect(answers.filter((s) => s === 202)).toHaveLength(BURST);
     took.sort((a, b) => a - b);
     console.log(
-      `inbox burst of ${BURST}: p50 ${took[Math.floor(BURST * 0.5)]!.toFixed(0)} ms, p99 ${took[Math.floor(BURST * 0.99)]!.toFixed(0)} ms (client's signing included)`,
+      `inbox burst of ${BURST}: p50 ${took[Math.floor(BURST * 0.5)]!.toFixed(0)} ms, p99 ${took[Math.floor(BURST * 0.99)]!.toFixed(0)} ms`,
     );
     await inboundApplied(server, 180_000);
     expect(await count(server, `SELECT 1 FROM comments WHERE tenant_id = $1 AND body LIKE 'burst %'`, [t.tenantId])).toBe(BURST);

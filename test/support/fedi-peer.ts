@@ -69,6 +69,8 @@ export interface FediPeer {
    * another); `tamper` changes the body after signing; `signature` changes the Signature header after
    * signing; `from` sends it from that loopback address (another client).
    */
+  /** `json` as signedPost would send it to `inbox`: its headers, signed (draft-cavage unless `spec`), and its body. */
+  signed(name: string, inbox: URL, json: unknown, spec?: HttpMessageSignaturesSpec): Promise<{ headers: Headers; body: string }>;
   signedPost(
     name: string,
     inbox: URL,
@@ -254,15 +256,17 @@ export async function startFediPeer(
       await send(name, target, like);
       return like;
     },
-    async signedPost(name, inbox, json, o = {}) {
+    async signed(name, inbox, json, spec = "draft-cavage-http-signatures-12") {
       const body = JSON.stringify(json);
       const unsigned = new Request(inbox, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
       const rsa = keys.get(name)![0]!;
-      const signed = await signRequest(unsigned, rsa.privateKey, new URL(`${ctx().getActorUri(name).href}#main-key`), {
-        spec: o.spec ?? "draft-cavage-http-signatures-12",
-      });
+      const signed = await signRequest(unsigned, rsa.privateKey, new URL(`${ctx().getActorUri(name).href}#main-key`), { spec });
+      return { headers: signed.headers, body };
+    },
+    async signedPost(name, inbox, json, o = {}) {
+      const signed = await peer.signed(name, inbox, json, o.spec);
       if (o.signature) signed.headers.set("signature", o.signature(signed.headers.get("signature") ?? ""));
-      const sent = o.tamper ? o.tamper(body) : body;
+      const sent = o.tamper ? o.tamper(signed.body) : signed.body;
       if (o.from) return postFrom(o.from, inbox, signed.headers, sent);
       return fetch(inbox, { method: "POST", headers: signed.headers, body: sent });
     },

@@ -9,6 +9,7 @@
 // the same inbox) is not stored twice: the row's `inboundKey` is unique (the partial index
 // webhook_deliveries_inbound_key), and once its row is gone Fedify's own record of the ids it
 // applied (a day) still drops it.
+import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer } from "../../../webhook-delivery/composers.js";
 import type { FederationEngine } from "./engine.js";
@@ -60,21 +61,59 @@ async function tenantHoldingAny(sql: Sql, activity: Record<string, unknown>): Pr
   return row?.tenantId ?? null;
 }
 
+/** The most activities one statement stores. */
+const STORE_BATCH = 200;
+
+/**
+ * Activities are stored by group commit: one INSERT at a time, each taking every activity that came
+ * while the one before ran (at most STORE_BATCH). Alone, an activity is stored at once; in a burst
+ * the inbox spends one statement on many of them, not one (and a pooled connection) each.
+ */
 export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () => Date }): InboundQueue {
+  interface Waiting {
+    id: string;
+    tenantId: string;
+    message: string;
+    resolve: (stored: boolean) => void;
+    reject: (err: unknown) => void;
+  }
+  let waiting: Waiting[] = [];
+  let running = false;
+  const flush = async () => {
+    running = true;
+    try {
+      while (waiting.length) {
+        const batch = waiting.slice(0, STORE_BATCH);
+        waiting = waiting.slice(batch.length);
+        try {
+          const now = deps.now();
+          const rows = await deps.sql.query<{ id: string }>(
+            `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+             SELECT j.id, j.tenant_id, 'activitypub_inbound', j.message, $4::timestamptz, $4::timestamptz, $4::timestamptz
+               FROM unnest($1::uuid[], $2::text[], $3::jsonb[]) AS j(id, tenant_id, message)
+             ON CONFLICT DO NOTHING RETURNING id::text AS id`,
+            [batch.map((w) => w.id), batch.map((w) => w.tenantId), batch.map((w) => w.message), now],
+            "eng_federation_inbound_store",
+          );
+          const stored = new Set(rows.map((r) => r.id));
+          if (stored.size) deps.nudge();
+          for (const w of batch) w.resolve(stored.has(w.id));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  };
   return {
-    async store(tenantId, url, activity, sender) {
+    store(tenantId, url, activity, sender) {
       const id = typeof activity.id === "string" ? activity.id : null;
       const message: InboundJob = { inboundKey: id === null ? null : `${url.href} ${id}`, url: url.href, activity, sender };
-      const now = deps.now();
-      const rows = await deps.sql.query(
-        `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-         VALUES (gen_random_uuid(), $1, 'activitypub_inbound', $2::jsonb, $3::timestamptz, $3::timestamptz, $3::timestamptz)
-         ON CONFLICT DO NOTHING RETURNING id`,
-        [tenantId, JSON.stringify(message), now],
-        "eng_federation_inbound_store",
-      );
-      if (rows.length) deps.nudge();
-      return rows.length > 0;
+      return new Promise<boolean>((resolve, reject) => {
+        waiting.push({ id: randomUUID(), tenantId, message: JSON.stringify(message), resolve, reject });
+        if (!running) void flush();
+      });
     },
     tenantHolding: (activity) => tenantHoldingAny(deps.sql, activity),
   };
