@@ -1,7 +1,8 @@
 // Inbound activities are queued (contract section 28; docs/fediverse.md "Inbound activities"): the
 // inbox verifies the signature, stores the activity in the durable queue and answers 202; the worker
 // applies it. A burst of 500 signed activities is answered 202 each and every one becomes its
-// comment; an activity replayed (the same id, to the same inbox) is stored and applied once; an
+// comment; an activity replayed (the same id, to the same inbox) is stored and applied once; one to
+// the shared inbox is stored for the site it concerns (none: not stored); an
 // activity answered 202 by an instance that then stops before any worker ran is applied by the next
 // instance of the deployment (its database and PUBLIC_URL).
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -98,6 +99,29 @@ describe("the inbox's queue", () => {
     expect(
       await count(server, `SELECT 1 FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub_inbound'`, [t.tenantId]),
     ).toBe(1);
+  });
+
+  it("stores what comes to the shared inbox for the site it concerns: one whose actor or remote object it names, or one its actor follows", async () => {
+    const t = await site(server, "shared_site");
+    const shared = new URL(`${server.publicUrl}/ap/inbox`);
+    const alice = peer.actorUri("alice").href;
+    const jobsOf = () =>
+      sqlOf(server).query<{ type: string }>(
+        `SELECT message->'activity'->>'type' AS type FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub_inbound' ORDER BY created_at`,
+        [t.tenantId],
+      );
+    const like = (n: number, object: string) => ({ "@context": AS, id: `${alice}#likes/${n}`, type: "Like", actor: alice, object });
+    // naming nothing of the site, from an actor that follows none: not stored
+    expect((await peer.signedPost("alice", shared, like(1, "https://elsewhere.example/notes/1"))).status).toBe(202);
+    // its remote Note
+    const note = await peer.reply("alice", new URL(t.actor), new URL(t.article), "<p>held here</p>");
+    await inboundApplied(server);
+    expect((await peer.signedPost("alice", shared, like(2, note.id!.href))).status).toBe(202);
+    // once alice follows the site, anything she sends there concerns it
+    await peer.follow("alice", new URL(t.actor));
+    await inboundApplied(server);
+    expect((await peer.signedPost("alice", shared, like(3, "https://elsewhere.example/notes/3"))).status).toBe(202);
+    expect((await jobsOf()).map((j) => j.type)).toEqual(["Create", "Like", "Follow", "Like"]);
   });
 
   it("loses nothing answered 202 by an instance that stops before applying it", async () => {

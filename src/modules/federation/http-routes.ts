@@ -126,7 +126,8 @@ async function admitInbound(
  * Where a verified activity to an inbox goes: stored for the worker (engine/inbound.ts), answered 202.
  * The job is counted to a site it concerns: the personal inbox's (404 when that site does not
  * federate), else the first site whose actor it names, else the first holding a remote object it
- * names; one that concerns no site is answered 202 and not stored, as its listeners would do nothing.
+ * names, else one its actor follows; one that concerns no site is answered 202 and not stored, as
+ * its listeners would do nothing.
  */
 async function queueInbound(
   engine: FederationEngine,

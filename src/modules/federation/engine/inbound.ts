@@ -35,7 +35,7 @@ export interface InboundQueue {
    * when the same activity was already stored for that inbox (a replay). The worker is woken.
    */
   store(tenantId: string, url: URL, activity: Record<string, unknown>, sender: string): Promise<boolean>;
-  /** A site holding a remote object (a Note, a Like) the activity names, else null: whom a shared inbox's activity concerns. */
+  /** A site holding a remote object (a Note, a Like) the activity names, or followed by an actor it names, else null: whom a shared inbox's activity concerns. */
   tenantHolding(activity: Record<string, unknown>): Promise<string | null>;
 }
 
@@ -52,10 +52,16 @@ function urlsIn(v: unknown, out: Set<string>, max = 50, depth = 0): Set<string> 
   return out;
 }
 
-/** A site that holds a remote object (a Note, a Like) the activity names, else null (cross-tenant: the shared inbox's). */
+/**
+ * A site that holds a remote object (a Note, a Like) the activity names, else one its actor (or an
+ * actor it names) follows; else null (cross-tenant: the shared inbox's).
+ */
 async function tenantHoldingAny(sql: Sql, activity: Record<string, unknown>): Promise<string | null> {
   const [row] = await sql.query<{ tenantId: string }>(
-    `SELECT tenant_id AS "tenantId" FROM federation_objects WHERE object_id = ANY($1::text[]) LIMIT 1`,
+    `(SELECT tenant_id AS "tenantId" FROM federation_objects WHERE object_id = ANY($1::text[]) LIMIT 1)
+     UNION ALL
+     (SELECT tenant_id FROM federation_followers WHERE actor_id = ANY($1::text[]) LIMIT 1)
+     LIMIT 1`,
     [[...urlsIn(activity, new Set())]],
   );
   return row?.tenantId ?? null;
