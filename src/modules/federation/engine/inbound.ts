@@ -125,29 +125,59 @@ export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () 
   };
 }
 
+/**
+ * How many inbound activities one process applies at once. Each takes several of the pool's
+ * connections in turn (its actor's cached document, the comment's statement), and the inbox's own
+ * requests wait for the same pool: a few at a time keep the inbox's answers quick under a burst
+ * while the queue drains behind them.
+ */
+export const INBOUND_APPLY_CONCURRENCY = 4;
+
 /** The composer of `activitypub_inbound` jobs: applies the stored activity (src/webhook-delivery/composers.ts). */
-export function createInboundComposer(deps: { engine: () => FederationEngine | undefined }): MessageComposer {
+export function createInboundComposer(deps: { engine: () => FederationEngine | undefined; concurrency?: number }): MessageComposer {
+  const limit = createSlots(deps.concurrency ?? INBOUND_APPLY_CONCURRENCY);
   return {
     async compose(job): Promise<Composed> {
       if (!isInboundJob(job.message)) return { drop: "not an inbound activity's row" };
       const engine = deps.engine();
       if (!engine) throw new Error("the federation is not built yet");
-      const { url, activity } = job.message;
-      const request = new Request(url, {
-        method: "POST",
-        headers: { "content-type": "application/activity+json" },
-        body: JSON.stringify(activity),
-      });
-      const res = await engine.federation.fetch(request, {
-        contextData: engine.data,
-        onNotFound: () => new Response(null, { status: 404 }),
-      });
-      await res.body?.cancel();
-      if (res.ok) return { done: "applied" };
-      // the site stopped federating since: nothing to apply, as the inbox would now answer
-      if (res.status === 404) return { done: "its inbox is no longer served" };
-      if (res.status >= 500) throw new Error(`the inbox's listeners failed (HTTP ${res.status})`);
-      return { drop: `Fedify refused the activity (HTTP ${res.status})` };
+      return limit(() => apply(engine, job.message as InboundJob));
     },
+  };
+}
+
+/** One stored activity handed to Fedify as the POST it was. */
+async function apply(engine: FederationEngine, job: InboundJob): Promise<Composed> {
+  const request = new Request(job.url, {
+    method: "POST",
+    headers: { "content-type": "application/activity+json" },
+    body: JSON.stringify(job.activity),
+  });
+  const res = await engine.federation.fetch(request, {
+    contextData: engine.data,
+    onNotFound: () => new Response(null, { status: 404 }),
+  });
+  await res.body?.cancel();
+  if (res.ok) return { done: "applied" };
+  // the site stopped federating since: nothing to apply, as the inbox would now answer
+  if (res.status === 404) return { done: "its inbox is no longer served" };
+  if (res.status >= 500) throw new Error(`the inbox's listeners failed (HTTP ${res.status})`);
+  return { drop: `Fedify refused the activity (HTTP ${res.status})` };
+}
+
+/** A limit of `n` calls at once (the others wait their turn, in order). */
+function createSlots(n: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let busy = 0;
+  const queue: (() => void)[] = [];
+  return async (work) => {
+    if (busy >= n) await new Promise<void>((resolve) => queue.push(resolve));
+    else busy++;
+    try {
+      return await work();
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else busy--;
+    }
   };
 }
