@@ -30,7 +30,7 @@ export const FORGET_ACTOR_ROWS = `WITH forgotten_objects AS (
     DELETE FROM federation_objects WHERE tenant_id = $1 AND $3::text IS NOT NULL AND (reader_id = $2 OR actor_id = $3)),
   forgotten_follows AS (DELETE FROM federation_followers WHERE tenant_id = $1 AND actor_id = $3),
   forgotten_inbound AS (
-    DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub_inbound'
+    DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND $3::text IS NOT NULL AND kind = 'activitypub_inbound'
        AND (message->'activity'->>'actor' = $3 OR message->'activity'->'actor'->>'id' = $3))`;
 
 /** After the erasure's commit: what the server cached of the actor a reader id `ap:…` names (nothing for another reader). */
