@@ -43,7 +43,10 @@ import { createAkismetJobs } from "./modules/moderation/engine/akismet-feedback.
 import { createKeyStore } from "./modules/federation/engine/keys.js";
 import { createReaderIds } from "./auth/reader-ids.js";
 import { migrateReaderIds } from "./modules/sign-in/engine/opaque-reader-ids.js";
-import { createActivityComposer, createFanoutComposer } from "./modules/federation/engine/delivery.js";
+import { createActivityComposer } from "./modules/federation/engine/delivery.js";
+import { createFanoutComposer } from "./modules/federation/engine/outbound.js";
+import { createKvStore } from "./modules/federation/engine/kv-store.js";
+import { createInboundComposer } from "./modules/federation/engine/inbound.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createFollowComposer } from "./modules/following/engine/fanout.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
@@ -248,7 +251,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     // migration: it runs where the schema's were applied by another process too)
     const keyed = await migrateReaderIds({ prisma: db.prisma, readerIds, log });
     if (keyed) log.info({ tenants: keyed }, "tenants given a reader id key");
-    const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys });
+    // the spec each remote server accepted is kept in the federation's store (the engine's own, below, is the same table)
+    const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys, kv: createKvStore({ sql: db.sql, clock }) });
     // webmentions' sources are fetched through the same SSRF guard, by a client bounded to a page's size
     const sourceHttp = createWebhookHttpClient({
       allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS,
@@ -281,6 +285,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     });
     // a federated discussion's events become their activities in the federation's context (built below)
     const activitypubFanout = createFanoutComposer(() => federation.context());
+    // inbound activities are applied by the federation's inbox listeners (the engine, built below with the services)
+    const activitypubInbound = createInboundComposer({ engine: () => federation });
     const webhooks = createWebhookRuntime(
       {
         ...base,
@@ -289,6 +295,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
           akismet,
           activitypub,
           activitypub_fanout: activitypubFanout,
+          activitypub_inbound: activitypubInbound,
           webmention,
           // a new comment told to its discussion's followers: its writes announce inbox items after commit
           follow: createFollowComposer({ stores, events: () => services }),

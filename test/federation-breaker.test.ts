@@ -8,6 +8,7 @@ import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { createActivityComposer, DOMAIN_BREAKER_THRESHOLD } from "../src/modules/federation/engine/delivery.js";
 import { createKeyStore } from "../src/modules/federation/engine/keys.js";
+import { createKvStore } from "../src/modules/federation/engine/kv-store.js";
 import type { MessageComposer } from "../src/outbound/composers.js";
 
 let server: TestServer;
@@ -20,8 +21,8 @@ const OTHER = `other-${run}.example`;
 beforeAll(async () => {
   server = await startServer();
   t = await createTestTenant(server);
-  const { sql, secretBox } = server.app.runtime.services;
-  composer = createActivityComposer({ sql, keys: createKeyStore({ sql, secretBox }) });
+  const { sql, secretBox, clock } = server.app.runtime.services;
+  composer = createActivityComposer({ sql, keys: createKeyStore({ sql, secretBox }), kv: createKvStore({ sql, clock }) });
 });
 afterAll(() => server?.stop());
 
@@ -30,8 +31,9 @@ const job = (host: string) =>
     tenantId: t.tenantId,
     message: { inbox: `https://${host}/inbox`, activity: { type: "Create" }, keyId: `https://svc.example/ap/actor/${t.tenantId}#main-key` },
   }) as unknown as Parameters<MessageComposer["compose"]>[0];
-const failed = (host: string, statusCode: number | null) => ({ ok: false, statusCode, url: `https://${host}/inbox` }) as never;
-const fine = (host: string) => ({ ok: true, statusCode: 202, url: `https://${host}/inbox` }) as never;
+const failed = (host: string, statusCode: number | null) =>
+  ({ ok: false, statusCode, url: `https://${host}/inbox`, fallback: false }) as never;
+const fine = (host: string) => ({ ok: true, statusCode: 202, url: `https://${host}/inbox`, fallback: false }) as never;
 const deferredUntil = async (host: string, now: Date) => {
   const c = (await composer.compose(job(host), now)) as { defer?: Date };
   return c.defer?.getTime() ?? null;

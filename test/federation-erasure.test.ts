@@ -111,6 +111,14 @@ describe("erasing a fediverse reader", () => {
       followers: [alice],
     });
     expect(await sql(`SELECT 1 FROM readers WHERE tenant_id = $1 AND id = $2`, [t.tenantId, `ap:${bob}`])).toEqual([]);
+    // the activities of his the inbox stored for the site are gone; alice's stay, as do his for the other site
+    const inboundActors = (tenantId: string) =>
+      sql<{ actor: string }>(
+        `SELECT DISTINCT message->'activity'->>'actor' AS actor FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub_inbound' ORDER BY 1`,
+        [tenantId],
+      );
+    expect(await inboundActors(t.tenantId)).toEqual([{ actor: alice }]);
+    expect(await inboundActors(other.tenantId)).toEqual([{ actor: alice }, { actor: bob }].sort((a, b) => a.actor.localeCompare(b.actor)));
     // the server's cache of bob is gone; alice's is not
     expect(await cachedOf(bob)).toEqual([]);
     expect(await cachedOf(alice)).toEqual(aliceCached);

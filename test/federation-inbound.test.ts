@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { randomBytes } from "node:crypto";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
-import { federatingTenant, startFederatingServer } from "./support/federating-server.js";
+import { federatingTenant, inboundApplied, startFederatingServer } from "./support/federating-server.js";
 import type { TestServer } from "./support/server.js";
 
 let server: TestServer & { publicUrl: string };
@@ -167,6 +167,7 @@ describe("replies", () => {
       await peer.reply("alice", new URL(t.actor), new URL(`${t.actor}/articles/invented`), "<p>here first</p>");
       await peer.reply("alice", new URL(t.actor), new URL(t.article), "<p>on the post</p>");
     }
+    await inboundApplied(server);
     for (const t of [on, off]) {
       await waitFor(async () => expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["on the post"]));
       expect(await sql(`SELECT id FROM discussions WHERE tenant_id = $1 ORDER BY id`, [t.tenantId])).toEqual([{ id: "post" }]);
@@ -215,6 +216,7 @@ describe("followers", () => {
     try {
       await half.follow("gina", new URL(t.actor));
       await waitFor(async () => expect(half.received.map((r) => r.type)).toContain("Accept"));
+      await inboundApplied(server);
       // (the same outbound pass would have sent frank's Accept to the other server's inbox)
       expect(victim.received).toEqual([]);
     } finally {
@@ -248,6 +250,7 @@ describe("a blocked domain through the shared inbox", () => {
     };
     const res = await victim.signedPost("vic", new URL(`${server.publicUrl}/ap/inbox`), reply);
     expect(res.status).toBe(202);
+    await inboundApplied(server);
     expect((await commentsOf(t.tenantId)).map((c) => c.body)).toEqual(["first"]);
   });
 });

@@ -7,7 +7,7 @@
 // answers, so the two activities that start a conversation (the Follow, and A's Note replying to B's
 // Article) are built here and sent through each instance's own signed queue.
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { Create, Follow } from "@fedify/fedify";
+import { Create, Follow } from "@fedify/vocab";
 import { federatingTenant, startFederatingServer } from "./support/federating-server.js";
 import type { TestServer } from "./support/server.js";
 import { isolatedDatabase } from "./support/database.js";

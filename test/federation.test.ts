@@ -5,7 +5,7 @@
 // Undo) with their events, local comments going out (Create/Update/Delete Note, the Mention of the
 // remote author answered), Notes dereferenceable (HTML redirects to the permalink), and refusals.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { Note } from "@fedify/fedify";
+import { Note } from "@fedify/vocab";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
 import { AP_JSON, federatingTenant, getAp, startFederatingServer } from "./support/federating-server.js";
 import { createTestTenant, keyWith } from "./support/fixtures.js";

@@ -15,6 +15,12 @@ export interface ComposedRequest {
   url: string;
   body: string;
   headers?: Record<string, string>;
+  /**
+   * The same POST with other headers, sent once in the same attempt when the receiver answers the
+   * first one 400 or 401 (a double knock: the ActivityPub composer's signature by the other spec);
+   * its answer is then the attempt's.
+   */
+  fallback?: { headers: Record<string, string> };
 }
 
 /**
@@ -34,11 +40,12 @@ export type Composed =
   | { done: string }
   | { split: { kind: Exclude<JobKind, "webhook">; messages: unknown[] } };
 
-/** What became of a composed request: 2xx or not, and the status (null: no answer). */
+/** What became of a composed request: 2xx or not, and the status (null: no answer); `fallback`: the answer is its fallback's. */
 export interface SentOutcome {
   ok: boolean;
   statusCode: number | null;
   url: string;
+  fallback: boolean;
 }
 
 export interface MessageComposer {

@@ -197,7 +197,8 @@ function nextState(result: Attempt, attempt: number, tunables: DeliveryTunables,
  * A job of another kind (an alert): its feature composes the request (composers.ts), which is sent,
  * retried and recorded as a webhook job's is, with the tenant's `delivery` settings (no endpoint
  * overrides, no breaker, no signature). A job whose feature says it sends nothing ends failed with
- * that reason, no request made.
+ * that reason, no request made. A request with a fallback (composers.ts) that is answered 400 or 401
+ * is sent once more with the fallback's headers, in the same attempt.
  */
 async function deliverMessage(
   deps: DeliveryDeps,
@@ -251,16 +252,21 @@ async function deliverMessage(
     const durationMs = deps.clock.now().getTime() - start.getTime();
     return record(deps, job, start, { ok: true, statusCode: null, durationMs, error: null, retryAfter: undefined }, tunables, answered);
   }
-  const result = await send(
-    deps,
-    {
-      url: composed.url,
-      body: composed.body,
-      timeoutMs: tunables.attemptTimeoutMs,
-      headers: { "content-type": "application/json", ...composed.headers },
-    },
-    signal,
-  );
+  const post = (headers: Record<string, string> | undefined) =>
+    send(
+      deps,
+      {
+        url: composed.url,
+        body: composed.body,
+        timeoutMs: tunables.attemptTimeoutMs,
+        headers: { "content-type": "application/json", ...headers },
+      },
+      signal,
+    );
+  let result = await post(composed.headers);
+  // a double knock: the receiver refused the first signature, the same POST goes once more signed the other way
+  const knocked = composed.fallback !== undefined && result !== "aborted" && (result.statusCode === 400 || result.statusCode === 401);
+  if (knocked) result = await post(composed.fallback!.headers);
   if (result === "aborted") {
     answered();
     await releaseJob(deps.sql, job);
@@ -269,7 +275,7 @@ async function deliverMessage(
   const composer = deps.composers[job.kind];
   if (composer.settled) {
     await composer
-      .settled({ ok: result.ok, statusCode: result.statusCode, url: composed.url }, deps.clock.now())
+      .settled({ ok: result.ok, statusCode: result.statusCode, url: composed.url, fallback: knocked }, deps.clock.now())
       .catch((err: unknown) =>
         deps.log.warn({ err, jobId: job.id, kind: job.kind }, "a delivery's outcome was not counted for its target"),
       );

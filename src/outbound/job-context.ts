@@ -44,8 +44,8 @@ export interface BatchContext {
 
 /**
  * The slots' key of another kind's job (ClaimedJob.endpointId): the tenant's alert it goes to, the
- * remote server an ActivityPub activity goes to (across tenants), a webmention's source host, or the
- * tenant's Akismet.
+ * remote server an ActivityPub activity goes to (across tenants) or an inbound one came from, a
+ * webmention's source host, or the tenant's Akismet.
  */
 const alertTarget = (r: ClaimedRow): string => {
   if (r.kind === "activitypub") {
@@ -56,6 +56,11 @@ const alertTarget = (r: ClaimedRow): string => {
   if (r.kind === "webmention") {
     const source = (r.message as { source?: unknown } | null)?.source;
     return `webmention:${typeof source === "string" ? (URL.parse(source)?.host ?? "") : ""}`;
+  }
+  // an inbound activity's: the server that sent it, so one flooding server takes its slots only
+  if (r.kind === "activitypub_inbound") {
+    const sender = (r.message as { sender?: unknown } | null)?.sender;
+    return `activitypub_inbound:${typeof sender === "string" ? sender : ""}`;
   }
   if (r.kind !== "alert") return `${r.kind}:${r.tenantId}`;
   const alertId = (r.message as { alertId?: unknown } | null)?.alertId;

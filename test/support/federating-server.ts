@@ -17,12 +17,30 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * `database` and `port`: another instance's (one started after that one stopped, on its database and
+ * PUBLIC_URL: the same deployment again); its database is then not dropped when this one stops.
+ */
 export async function startFederatingServer(
-  opts: { inboxPerDomainPerMinute?: number; inboxForgedPerAddressPerMinute?: number; env?: Record<string, string> } = {},
-): Promise<TestServer & { publicUrl: string; databaseUrl: string }> {
-  const port = await freePort();
+  opts: {
+    inboxPerDomainPerMinute?: number;
+    inboxForgedPerAddressPerMinute?: number;
+    env?: Record<string, string>;
+    database?: { url: string; env: Record<string, string> };
+    port?: number;
+  } = {},
+): Promise<
+  TestServer & {
+    publicUrl: string;
+    databaseUrl: string;
+    database: { url: string; env: Record<string, string> };
+    port: number;
+    drop(): Promise<void>;
+  }
+> {
+  const port = opts.port ?? (await freePort());
   const publicUrl = `http://127.0.0.1:${port}`;
-  const own = await isolatedDatabase("fedi");
+  const own = opts.database ? { ...opts.database, drop: async () => undefined } : await isolatedDatabase("fedi");
   const server = await startServer(
     { ...own.env, PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1", ...opts.env },
     {
@@ -39,10 +57,14 @@ export async function startFederatingServer(
     publicUrl,
     /** its own database, directly (not through a pooler): a test's own connection to it */
     databaseUrl: own.url,
+    database: { url: own.url, env: own.env },
+    port,
     async stop() {
       await server.stop();
       await own.drop();
     },
+    /** drops its database (after its server stopped) */
+    drop: () => own.drop(),
   };
 }
 
@@ -59,6 +81,20 @@ export async function federatingTenant(
 }
 
 export const AP_JSON = "application/activity+json";
+
+/** Waits until the worker has applied every inbound activity stored (none of kind activitypub_inbound pending). */
+export async function inboundApplied(server: TestServer, timeout = 30_000): Promise<void> {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const [row] = await server.app.runtime.services.sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE kind = 'activitypub_inbound' AND status = 'pending'`,
+      [],
+    );
+    if (row?.n === 0) return;
+    if (Date.now() > end) throw new Error(`${row?.n} inbound activities still pending after ${timeout} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 export async function getAp(url: string, accept = AP_JSON): Promise<{ status: number; json: any; headers: Headers }> {
   const res = await fetch(url, { headers: { accept }, redirect: "manual" });

@@ -1,34 +1,39 @@
 // A second fediverse server for the tests (contract section 24: "tested against a real ActivityPub
 // peer"), shaped like Mastodon: built on Fedify, on loopback, with its own actor (a Person at
 // /users/{name}, its RSA and Ed25519 keys, inbox, shared inbox /inbox), statuses at
-// /users/{name}/statuses/{id}, and every activity it sends signed by Fedify (draft-cavage HTTP
-// signatures, as Mastodon sends them, and Object Integrity Proofs). It records what its inbox
-// receives (after Fedify verified the sender's signature). Test-only: it fetches loopback http
-// (Fedify's allowPrivateAddress), which the service itself allows only under ALLOW_HTTP_WEBHOOKS.
+// /users/{name}/statuses/{id}, and every activity it sends signed by Fedify (HTTP signatures: RFC 9421
+// first, then draft-cavage when that is refused, as Fedify double-knocks; and Object Integrity
+// Proofs). It records what its inbox receives (after Fedify verified the sender's signature), and
+// which spec signed each POST to it (`knocks`); `accepts` makes it refuse (401) POSTs signed by the
+// other spec, as a server that verifies only one. Test-only: it fetches loopback http (Fedify's
+// allowPrivateAddress), which the service itself allows only under ALLOW_HTTP_WEBHOOKS.
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import {
+  createFederation,
+  generateCryptoKeyPair,
+  MemoryKvStore,
+  signRequest,
+  type Federation,
+  type HttpMessageSignaturesSpec,
+} from "@fedify/fedify";
 import {
   Accept,
   Activity,
   Create,
-  createFederation,
   Delete,
   Endpoints,
   Follow,
-  generateCryptoKeyPair,
   Image,
   Like,
-  MemoryKvStore,
   Mention,
   Note,
   Person,
   PUBLIC_COLLECTION,
-  signRequest,
   Tombstone,
   Undo,
   Update,
-  type Federation,
-} from "@fedify/fedify";
+} from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 
 export interface Received {
@@ -36,8 +41,19 @@ export interface Received {
   json: Record<string, unknown>;
 }
 
+/** A signed POST that reached the peer: the spec that signed it (null: unsigned) and the status it was answered. */
+export interface Knock {
+  path: string;
+  /** the body as it came */
+  body: string;
+  spec: HttpMessageSignaturesSpec | null;
+  status: number;
+}
+
 export interface FediPeer {
   url: string;
+  /** every POST to the peer, oldest first */
+  knocks: Knock[];
   actorUri(name: string): URL;
   statusUri(name: string, id: string): URL;
   /** what the inbox accepted, oldest first */
@@ -49,15 +65,22 @@ export interface FediPeer {
   remove(name: string, target: URL, note: Note): Promise<void>;
   like(name: string, target: URL, object: URL): Promise<Like>;
   /**
-   * POSTs `json` as it is to `inbox`, signed by `name`'s RSA key (draft-cavage, as Mastodon); `tamper`
-   * changes the body after signing; `signature` changes the Signature header after signing; `from`
-   * sends it from that loopback address (another client).
+   * POSTs `json` as it is to `inbox`, signed by `name`'s RSA key (draft-cavage, as Mastodon; `spec`
+   * another); `tamper` changes the body after signing; `signature` changes the Signature header after
+   * signing; `from` sends it from that loopback address (another client).
    */
+  /** `json` as signedPost would send it to `inbox`: its headers, signed (draft-cavage unless `spec`), and its body. */
+  signed(name: string, inbox: URL, json: unknown, spec?: HttpMessageSignaturesSpec): Promise<{ headers: Headers; body: string }>;
   signedPost(
     name: string,
     inbox: URL,
     json: unknown,
-    opts?: { tamper?: (body: string) => string; signature?: (header: string) => string; from?: string },
+    opts?: {
+      tamper?: (body: string) => string;
+      signature?: (header: string) => string;
+      from?: string;
+      spec?: HttpMessageSignaturesSpec;
+    },
   ): Promise<Response>;
   close(): Promise<void>;
 }
@@ -90,8 +113,9 @@ function postFrom(from: string, url: URL, headers: Headers, body: string): Promi
  * `endpoints`) on that other origin (a server pointing its followers' deliveries elsewhere).
  */
 export async function startFediPeer(
-  opts: { names?: string[]; host?: string; inboxOrigin?: string; sharedInboxOrigin?: string } = {},
+  opts: { names?: string[]; host?: string; inboxOrigin?: string; sharedInboxOrigin?: string; accepts?: HttpMessageSignaturesSpec } = {},
 ): Promise<FediPeer> {
+  const knocks: Knock[] = [];
   const names = new Set(opts.names ?? ["alice", "bob"]);
   const keys = new Map<string, CryptoKeyPair[]>();
   for (const n of names) keys.set(n, [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"), await generateCryptoKeyPair("Ed25519")]);
@@ -138,7 +162,17 @@ export async function startFediPeer(
         headers,
         ...(body ? { body: new Uint8Array(body) } : {}),
       });
-      const answer = await federation.fetch(request, { contextData: undefined });
+      let answer: Response;
+      if (req.method === "POST") {
+        const spec = headers.has("signature-input") ? "rfc9421" : headers.has("signature") ? "draft-cavage-http-signatures-12" : null;
+        answer =
+          opts.accepts && spec !== opts.accepts
+            ? new Response("this server verifies another spec", { status: 401 })
+            : await federation.fetch(request, { contextData: undefined });
+        knocks.push({ path: new URL(request.url).pathname, body: body?.toString("utf8") ?? "", spec, status: answer.status });
+      } else {
+        answer = await federation.fetch(request, { contextData: undefined });
+      }
       res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
       res.end(Buffer.from(await answer.arrayBuffer()));
     })().catch((err: unknown) => {
@@ -163,6 +197,7 @@ export async function startFediPeer(
 
   const peer: FediPeer = {
     url: origin,
+    knocks,
     actorUri: (name) => ctx().getActorUri(name),
     statusUri: (name, id) => new URL(`/users/${name}/statuses/${id}`, origin),
     received,
@@ -221,13 +256,17 @@ export async function startFediPeer(
       await send(name, target, like);
       return like;
     },
-    async signedPost(name, inbox, json, o = {}) {
+    async signed(name, inbox, json, spec = "draft-cavage-http-signatures-12") {
       const body = JSON.stringify(json);
       const unsigned = new Request(inbox, { method: "POST", headers: { "content-type": "application/activity+json" }, body });
       const rsa = keys.get(name)![0]!;
-      const signed = await signRequest(unsigned, rsa.privateKey, new URL(`${ctx().getActorUri(name).href}#main-key`));
+      const signed = await signRequest(unsigned, rsa.privateKey, new URL(`${ctx().getActorUri(name).href}#main-key`), { spec });
+      return { headers: signed.headers, body };
+    },
+    async signedPost(name, inbox, json, o = {}) {
+      const signed = await peer.signed(name, inbox, json, o.spec);
       if (o.signature) signed.headers.set("signature", o.signature(signed.headers.get("signature") ?? ""));
-      const sent = o.tamper ? o.tamper(body) : body;
+      const sent = o.tamper ? o.tamper(signed.body) : signed.body;
       if (o.from) return postFrom(o.from, inbox, signed.headers, sent);
       return fetch(inbox, { method: "POST", headers: signed.headers, body: sent });
     },

@@ -20,14 +20,18 @@ import { forgetCachedActor } from "./engine/kv-store.js";
 export const remoteActorOf = (readerId: string): string | null => (readerId.startsWith("ap:") ? readerId.slice(3) : null);
 
 /**
- * The tenant's rows naming the actor, deleted as the WITH of the erasure's last statement
+ * The tenant's rows naming the actor (their remote objects, their follow, and the activities of theirs
+ * the inbox stored for the tenant: applied or not, engine/inbound.ts), deleted as the WITH of the erasure's last statement
  * (src/modules/readers/erasure.ts; PostgreSQL runs a WITH's DELETE whether or not the SELECT reads it):
  * `$1` the tenant, `$2` the reader id, `$3` the actor (remoteActorOf; null for another reader: nothing
  * is deleted).
  */
 export const FORGET_ACTOR_ROWS = `WITH forgotten_objects AS (
     DELETE FROM federation_objects WHERE tenant_id = $1 AND $3::text IS NOT NULL AND (reader_id = $2 OR actor_id = $3)),
-  forgotten_follows AS (DELETE FROM federation_followers WHERE tenant_id = $1 AND actor_id = $3)`;
+  forgotten_follows AS (DELETE FROM federation_followers WHERE tenant_id = $1 AND actor_id = $3),
+  forgotten_inbound AS (
+    DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND $3::text IS NOT NULL AND kind = 'activitypub_inbound'
+       AND (message->'activity'->>'actor' = $3 OR message->'activity'->'actor'->>'id' = $3))`;
 
 /** After the erasure's commit: what the server cached of the actor a reader id `ap:…` names (nothing for another reader). */
 export async function forgetCachedRemoteActor(ctx: RequestContext, readerId: string): Promise<number> {

@@ -9,9 +9,9 @@
 // concerned tenant blocks (403); then it verifies the HTTP signature itself, over the bytes that came,
 // and that the key is its actor's (engine/signer.ts; 401), refuses a signing key's domain a concerned
 // tenant blocks (403), a domain past its rate (429, charged to the verified key's domain), a signed
-// body that is not an activity or whose id is on another origin than its actor's (400); and it hands
-// Fedify the activity without its Linked Data signature (never verified: Fedify is built to skip
-// signatures, engine/federation.ts). A domain's rate counts only activities whose signature verified:
+// body that is not an activity or whose id is on another origin than its actor's (400); and it stores
+// the activity without its Linked Data signature (never verified: Fedify is built to skip
+// signatures, engine/federation.ts) for the worker to apply, answering 202 (engine/inbound.ts). A domain's rate counts only activities whose signature verified:
 // a forged or unsigned one is counted in a stricter budget of its sender's address (past which that
 // address is refused, 429, before anything is verified or fetched).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -105,7 +105,7 @@ async function admitInbound(
   req: FastifyRequest,
   signed: Request,
   screened: Screened,
-): Promise<AppError | Record<string, unknown> | null> {
+): Promise<AppError | { activity: Record<string, unknown>; stripped: boolean; sender: string }> {
   const stripped = withoutLdSignature(screened.activity);
   const signer = await verifySigner(signed, stripped ?? screened.activity, engine);
   const { inboxLimiter, forgedLimiter } = engine.data;
@@ -119,7 +119,44 @@ async function admitInbound(
   if (signer.problem === "notAnActivity") return errors.activityInvalid("The body is not an ActivityPub activity.");
   if (signer.problem === "foreignId")
     return errors.activityInvalid("The activity's id, or its object's, is not on its actor's origin (scheme, host and port).");
-  return stripped;
+  return { activity: stripped ?? screened.activity, stripped: stripped !== null, sender: keyHost };
+}
+
+/**
+ * Where a verified activity to an inbox goes: stored for the worker (engine/inbound.ts), answered 202.
+ * The job is counted to a site it concerns: the personal inbox's (404 when that site does not
+ * federate), else the first site whose actor it names, else the first holding a remote object it
+ * names, else one its actor follows; one that concerns no site is answered 202 and not stored, as
+ * its listeners would do nothing.
+ */
+async function queueInbound(
+  engine: FederationEngine,
+  reply: FastifyReply,
+  url: URL,
+  screened: Screened,
+  admitted: { activity: Record<string, unknown>; sender: string },
+  personal: string | null,
+): Promise<FastifyReply> {
+  const { app } = engine.data;
+  let tenantId: string | null = null;
+  if (personal !== null) {
+    if (!(await federatingTenant(app, personal))) return sendProblem(reply, errors.notFound("Fediverse document"));
+    tenantId = personal;
+  } else {
+    tenantId = screened.tenants[0]?.tenant.id ?? null;
+    tenantId ??= await engine.inbound.tenantHolding(admitted.activity);
+  }
+  if (tenantId !== null) await engine.inbound.store(tenantId, url, admitted.activity, admitted.sender);
+  return reply.status(202).send();
+}
+
+/** The inbox a path is (under the prefix): a site's (its id) or the shared one (null); else undefined. */
+function inboxOf(prefix: string, path: string): { tenantId: string | null } | undefined {
+  if (!path.startsWith(`${prefix}/ap/`)) return undefined;
+  const rest = path.slice(prefix.length);
+  if (rest === "/ap/inbox") return { tenantId: null };
+  const m = /^\/ap\/actors\/([^/]+)\/inbox$/.exec(rest);
+  return m ? { tenantId: decode(m[1]!) } : undefined;
 }
 
 async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
@@ -158,10 +195,12 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
     if (screened) {
       const admitted = await admitInbound(engine, req, request, screened);
       if (admitted instanceof AppError) return sendProblem(reply, admitted);
-      if (admitted) {
+      const inbox = inboxOf(engine.pathPrefix, url.pathname);
+      if (inbox) return await queueInbound(engine, reply, url, screened, admitted, inbox.tenantId);
+      if (admitted.stripped) {
         // what Fedify reads is the activity without its Linked Data signature (its HTTP one is verified)
         headers.delete("content-length");
-        request = new Request(url, { method: req.method, headers, body: JSON.stringify(admitted) });
+        request = new Request(url, { method: req.method, headers, body: JSON.stringify(admitted.activity) });
       }
     }
     const res = await engine.federation.fetch(request, {

@@ -1,24 +1,41 @@
 // Outbound activities (contract section 24): each (activity, remote inbox) is one job of the outbound
 // queue (webhook_deliveries, kind `activitypub`), made from a federated discussion's
-// `activitypub_fanout` job (outbound.ts) or, for the inbox's own answers, queued here; sent by the
-// outbound worker (src/outbound/): its lease, retries with backoff (the tenant's `delivery` settings), the
+// `activitypub_fanout` job (outbound.ts) or, for the inbox's own answers, queued here, each with the
+// activity's Object Integrity Proof (FEP-8b32: Fedify's signObject, eddsa-jcs-2022, by the actor's
+// Ed25519 key, the Multikey its actor document lists under assertionMethod); sent by the outbound
+// worker (src/outbound/): its lease, retries with backoff (the tenant's `delivery` settings), the
 // outbound client's SSRF guard and limits. When the worker claims a row, the composer below signs the
-// stored activity with the tenant's actor's RSA key (Fedify's signRequest: draft-cavage HTTP
-// signatures with a Digest, as Mastodon verifies) and hands back the request. Each remote server
-// (the inbox's host, across tenants) has a breaker in federation_domains: after DOMAIN_BREAKER_THRESHOLD
-// consecutive failed attempts its jobs wait (deferred, no attempt counted) for a cooldown that doubles
-// each time it opens again, from one minute up to an hour; one success closes it.
-import { signRequest, type Activity, type Context } from "@fedify/fedify";
+// stored activity with the tenant's actor's RSA key (Fedify's signRequest) and hands back the
+// request, signed twice over: by RFC 9421 HTTP Message Signatures (with a Content-Digest) and by
+// draft-cavage HTTP signatures (with a Digest, as Mastodon verifies). Which goes first is what the
+// remote server (the inbox's origin) last accepted, RFC 9421 for one not seen before; when the first
+// is answered 400 or 401 the worker sends the other at once (a double knock), and the spec that was
+// accepted is remembered for that origin (in the federation's KvStore, where Fedify keeps its own, for
+// 30 days, then tried afresh). Each remote server (the inbox's host, across tenants) has a breaker
+// in federation_domains: after DOMAIN_BREAKER_THRESHOLD consecutive failed attempts its jobs wait
+// (deferred, no attempt counted) for a cooldown that doubles each time it opens again, from one
+// minute up to an hour; one success closes it.
+import { signObject, signRequest, type Context, type HttpMessageSignaturesSpec, type KvStore } from "@fedify/fedify";
+import { Temporal } from "@js-temporal/polyfill";
+import { type Activity } from "@fedify/vocab";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer, SentOutcome } from "../../../outbound/composers.js";
 import { enqueueMessages } from "../../../outbound/jobs.js";
-import { composeFanout } from "./outbound.js";
 import type { KeyStore } from "./keys.js";
 import type { FederationData } from "./context.js";
 
 export const DOMAIN_BREAKER_THRESHOLD = 10;
 const COOLDOWN_MIN_MS = 60_000;
 const COOLDOWN_MAX_MS = 3_600_000;
+
+/** Where the spec each origin accepted is kept (Fedify's own prefix for it, kvPrefixes.httpMessageSignaturesSpec). */
+const SPEC_PREFIX = ["_fedify", "httpMessageSignaturesSpec"] as const;
+/** How long an origin's spec is remembered before RFC 9421 is tried first again. */
+const SPEC_TTL = Temporal.Duration.from({ days: 30 });
+const FIRST_KNOCK: HttpMessageSignaturesSpec = "rfc9421";
+const otherSpec = (s: HttpMessageSignaturesSpec): HttpMessageSignaturesSpec =>
+  s === "rfc9421" ? "draft-cavage-http-signatures-12" : "rfc9421";
+const isSpec = (v: unknown): v is HttpMessageSignaturesSpec => v === "rfc9421" || v === "draft-cavage-http-signatures-12";
 
 /** The row's message: where it goes, the activity (compacted JSON-LD) and the key that signs it. */
 export interface ActivityJob {
@@ -43,7 +60,12 @@ export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: ()
   const messages: OutboundQueue["messages"] = async (ctx, tenantId, activity, inboxes) => {
     const targets = [...new Set(inboxes)];
     if (targets.length === 0) return [];
-    const json = await activity.toJsonLd({ format: "compact", contextLoader: ctx.contextLoader });
+    // the Object Integrity Proof (FEP-8b32, eddsa-jcs-2022) by the actor's Ed25519 key, once for every inbox
+    const ed25519 = (await ctx.getActorKeyPairs(tenantId)).find((k) => k.privateKey.algorithm.name === "Ed25519");
+    const proven = ed25519?.multikey.id
+      ? await signObject(activity, ed25519.privateKey, ed25519.multikey.id, { contextLoader: ctx.contextLoader })
+      : activity;
+    const json = await proven.toJsonLd({ format: "compact", contextLoader: ctx.contextLoader });
     const keyId = `${ctx.getActorUri(tenantId).href}#main-key`;
     return targets.map((inbox) => ({ inbox, activity: json, keyId }));
   };
@@ -59,49 +81,56 @@ export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: ()
   };
 }
 
-/**
- * The composer of `activitypub_fanout` jobs (outbound.ts): the federation's context, once the
- * server's address is known (null before: the job waits).
- */
-export function createFanoutComposer(context: () => Context<FederationData> | null): MessageComposer {
-  return {
-    compose: (job, now) => composeFanout(context(), job, now),
-  };
-}
-
 interface DomainRow {
   consecutiveFailures: number;
   circuitOpenUntil: Date | null;
 }
 
 /** The composer of `activitypub` jobs and the per-domain breaker (src/outbound/composers.ts). */
-export function createActivityComposer(deps: { sql: Sql; keys: KeyStore }): MessageComposer {
+export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvStore }): MessageComposer {
+  const specKey = (origin: string) => [...SPEC_PREFIX, origin] as const;
+  const rememberedSpec = async (origin: string) => {
+    const v = await deps.kv.get(specKey(origin));
+    return isSpec(v) ? v : null;
+  };
   return {
     async compose(job, now): Promise<Composed> {
       if (!isActivityJob(job.message)) return { drop: "not an ActivityPub job's row" };
       const { inbox, activity, keyId } = job.message;
-      const host = URL.parse(inbox)?.host;
-      if (!host) return { drop: "the inbox is not a URL" };
+      const url = URL.parse(inbox);
+      if (!url?.host) return { drop: "the inbox is not a URL" };
       const [domain] = await deps.sql.query<DomainRow>(
         `SELECT consecutive_failures AS "consecutiveFailures", circuit_open_until AS "circuitOpenUntil" FROM federation_domains WHERE domain = $1`,
-        [host],
+        [url.host],
       );
       if (domain?.circuitOpenUntil && domain.circuitOpenUntil > now) return { defer: domain.circuitOpenUntil };
       const keys = await deps.keys.keysOf(job.tenantId);
       const body = JSON.stringify(activity);
-      const unsigned = new Request(inbox, {
-        method: "POST",
-        headers: { "content-type": "application/activity+json", accept: "application/activity+json" },
-        body,
-      });
-      const signed = await signRequest(unsigned, keys.rsa.privateKey, new URL(keyId));
-      const headers: Record<string, string> = {};
-      signed.headers.forEach((value, name) => (headers[name] = value));
-      return { url: inbox, body, headers };
+      const first = (await rememberedSpec(url.origin)) ?? FIRST_KNOCK;
+      const signed = async (spec: HttpMessageSignaturesSpec) => {
+        const unsigned = new Request(inbox, {
+          method: "POST",
+          headers: { "content-type": "application/activity+json", accept: "application/activity+json" },
+          body,
+        });
+        const request = await signRequest(unsigned, keys.rsa.privateKey, new URL(keyId), { spec });
+        const headers: Record<string, string> = {};
+        request.headers.forEach((value, name) => (headers[name] = value));
+        return headers;
+      };
+      return { url: inbox, body, headers: await signed(first), fallback: { headers: await signed(otherSpec(first)) } };
     },
     async settled(outcome: SentOutcome, now: Date) {
-      const host = URL.parse(outcome.url)?.host;
-      if (!host) return;
+      const url = URL.parse(outcome.url);
+      if (!url?.host) return;
+      const host = url.host;
+      if (outcome.ok) {
+        // the spec it accepted: the first knock's, or the other when its fallback was answered
+        const remembered = await rememberedSpec(url.origin);
+        const first = remembered ?? FIRST_KNOCK;
+        const accepted = outcome.fallback ? otherSpec(first) : first;
+        if (accepted !== remembered) await deps.kv.set(specKey(url.origin), accepted, { ttl: SPEC_TTL });
+      }
       // a 4xx other than 408/429 is the receiver's answer about this activity, not its health
       const healthy =
         outcome.ok ||

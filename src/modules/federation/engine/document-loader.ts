@@ -3,24 +3,22 @@
 // (public addresses only, https; plain http to loopback only under ALLOW_HTTP_WEBHOOKS, the
 // development and test flag), answers are bounded (the client's 64 KiB) and each fetch has a time
 // limit. Fedify's own loader (global fetch, its own address check) is not used for anything remote:
-// the JSON-LD contexts Fedify ships (ActivityStreams, security, …) are answered by it from memory,
+// the JSON-LD contexts Fedify ships (ActivityStreams, security, Mastodon's, …) are answered by it from memory,
 // with its network access never reached for those URLs. Fetched documents are cached in Fedify's
 // KvStore (kv-store.ts) by its kvCache (5 minutes).
-import { getDocumentLoader, kvCache, FetchError, type DocumentLoader, type KvStore, type RemoteDocument } from "@fedify/fedify";
+import {
+  getDocumentLoader,
+  kvCache,
+  FetchError,
+  preloadedContexts,
+  type DocumentLoader,
+  type KvStore,
+  type RemoteDocument,
+} from "@fedify/fedify";
 import { guardedFetch, type WebhookHttpClient } from "../../../outbound/http-client.js";
 
-/** The contexts Fedify preloads (its runtime/contexts.js): answered from memory, never fetched. */
-const PRELOADED = new Set([
-  "https://www.w3.org/ns/activitystreams",
-  "https://w3id.org/security/v1",
-  "https://w3id.org/security/data-integrity/v1",
-  "https://www.w3.org/ns/did/v1",
-  "https://w3id.org/security/multikey/v1",
-  "https://w3id.org/identity/v1",
-  "https://purl.archive.org/socialweb/webfinger",
-  "http://schema.org/",
-  "https://gotosocial.org/ns",
-]);
+/** The contexts Fedify preloads (its `preloadedContexts`): answered from memory, never fetched. */
+const PRELOADED = new Set(Object.keys(preloadedContexts));
 
 const ACCEPT = "application/activity+json, application/ld+json";
 const MAX_REDIRECTS = 3;

@@ -1,9 +1,9 @@
 // The federation of one instance, built once by the composition root (src/runtime.ts): Fedify's
 // federation (federation.ts) over our KvStore (kv-store.ts) and guarded loader, the actors' keys
-// (keys.ts, shared with the delivery composer) and the outbound queue's side (delivery.ts). What is
-// sent is made by the outbound worker from the queue's jobs (outbound.ts), in the federation's
-// context(); the engine's own loop, started with the other workers (src/workers.ts), only sweeps
-// Fedify's expired state.
+// (keys.ts, shared with the delivery composer), the outbound queue's side (delivery.ts) and the queue
+// of inbound activities (inbound.ts). What is sent is made by the outbound worker from the queue's
+// jobs (outbound.ts), in the federation's context(); the engine's own loop, started with the other
+// workers (src/workers.ts), only sweeps Fedify's expired state.
 import type { Context, DocumentLoader, Federation, KvStore } from "@fedify/fedify";
 import type { AppServices } from "../../../context/request.js";
 import { createKeyLimiter } from "../../../auth/sign-in-throttle.js";
@@ -14,6 +14,7 @@ import type { FederationData } from "./context.js";
 import { createKvStore } from "./kv-store.js";
 import type { KeyStore } from "./keys.js";
 import { createOutboundQueue } from "./delivery.js";
+import { createInboundQueue, type InboundQueue } from "./inbound.js";
 import { buildFederation, FEDERATION_USER_AGENT } from "./federation.js";
 import { createDocumentLoader } from "./document-loader.js";
 import { pathPrefixOf } from "../paths.js";
@@ -45,6 +46,8 @@ export interface FederationEngine {
   readonly loader: DocumentLoader;
   /** Fedify's state in our database (kv-store.ts): the keys the inbox's signature check fetched too */
   readonly kv: KvStore;
+  /** where the inbox stores the activities it verified, for the worker to apply (inbound.ts) */
+  readonly inbound: InboundQueue;
   /** PUBLIC_URL, else the server's own address once started */
   origin(): URL | null;
   /** PUBLIC_URL's path ("" at the host's root), in front of every fediverse path but the well-known ones */
@@ -94,6 +97,7 @@ export function createFederationEngine(
   return {
     federation,
     data,
+    inbound: createInboundQueue({ sql: app.sql, nudge: () => app.webhooks.worker.nudge(), now: () => app.clock.now() }),
     loader,
     kv,
     origin: () => origin,

@@ -7,19 +7,8 @@
 // each of the tenant's documents holds. Built once by the composition root (src/app.ts); served by
 // the Fastify mount (../http-routes.ts); its documents fetched through the guarded loader
 // (document-loader.ts) and its state in our database (kv-store.ts).
-import {
-  Article,
-  createFederation,
-  Endpoints,
-  Note,
-  type DocumentLoader,
-  type Federation,
-  type KvStore,
-  type Recipient,
-  Service,
-  Image,
-  parseSemVer,
-} from "@fedify/fedify";
+import { createFederation, type DocumentLoader, type Federation, type KvStore } from "@fedify/fedify";
+import { Article, Endpoints, Note, type Recipient, Service, Image } from "@fedify/vocab";
 import { SERVICE_VERSION } from "../../../lib/version.js";
 import { federationPaths } from "../paths.js";
 import type { FederationData } from "./context.js";
@@ -128,7 +117,7 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
 
   // the server's NodeInfo (the mount answers 404 for it while no tenant federates: ../http-routes.ts)
   federation.setNodeInfoDispatcher(PATHS.nodeinfo, () => ({
-    software: { name: "engagement-service", version: parseSemVer(SERVICE_VERSION) },
+    software: { name: "engagement-service", version: SERVICE_VERSION },
     protocols: ["activitypub"],
     openRegistrations: false,
     usage: { users: {}, localPosts: 0, localComments: 0 },

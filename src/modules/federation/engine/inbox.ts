@@ -1,6 +1,7 @@
-// The inbox (contract section 24): what each inbound activity does, once Fedify has verified its HTTP
-// signature and that its actor owns the key (unsigned or forged: 401 before any of this runs; a
-// blocked domain or one over its rate: refused by the mount before Fedify, ../http-routes.ts).
+// The inbox (contract section 24): what each inbound activity does, once the mount has verified its
+// HTTP signature and that its actor owns the key (unsigned or forged: 401 before any of this runs; a
+// blocked domain or one over its rate: refused by the mount, ../http-routes.ts) and stored it; the
+// worker applies it through these listeners later (inbound.ts).
 //   Follow            stored in federation_followers, answered with Accept (queued, delivery.ts)
 //   Undo(Follow)      the follower removed;  Undo(Like) the like taken back
 //   Create(Note)      in reply to a discussion's Article or a comment's Note: a comment by reader
@@ -14,7 +15,8 @@
 // A Note is taken only with its id on its actor's origin (scheme, host and port), and a follower only
 // with an inbox on its own origin. What names nothing of ours is accepted and ignored (202), as
 // Mastodon expects of a server that is not concerned.
-import { Article, Create, Delete, Follow, Like, Note, Undo, Update, Accept, type Context, type InboxListenerSetters } from "@fedify/fedify";
+import { type Context, type InboxListenerSetters } from "@fedify/fedify";
+import { Article, Create, Delete, Follow, Like, Note, Undo, Update, Accept } from "@fedify/vocab";
 import { AppError } from "../../../lib/errors.js";
 import { postComment, editComment, deleteComment } from "../../comments/write.js";
 import { toggleReaction } from "../../reactions/reactions.js";

@@ -3,13 +3,18 @@
 // store). Fedify keeps in it the remote documents its loader caches (actors and their keys: a
 // remote actor's profile is fetched once and re-read from here) and the ids of inbound activities it
 // has handled (a redelivered activity is not applied twice). Values expire by `ttl`; an expired row is
-// never answered and is deleted when next written or by the sweep of `sweepExpired`.
-import type { KvKey, KvStore, KvStoreSetOptions } from "@fedify/fedify";
+// never answered and is deleted when next written or by the sweep of `sweepExpired`; `list` answers the
+// live entries under a key prefix (the prefix itself included), in key order.
+import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
 import type { Sql } from "../../../db/sql.js";
 import type { Clock } from "../../../lib/clock.js";
 
 /** A key's text: its parts joined by a separator no part holds unescaped. */
 const keyText = (key: KvKey): string => key.map((p) => p.replaceAll("\\", "\\\\").replaceAll("\u001f", "\\u")).join("\u001f");
+
+/** The key a key's text is (keyText's inverse). */
+const keyOf = (text: string): KvKey =>
+  text.split("\u001f").map((p) => p.replace(/\\(\\|u)/g, (_, c: string) => (c === "u" ? "\u001f" : "\\"))) as unknown as KvKey;
 
 export function createKvStore(deps: { sql: Sql; clock: Clock }): KvStore & { sweepExpired(): Promise<number> } {
   const now = () => deps.clock.now();
@@ -34,6 +39,16 @@ export function createKvStore(deps: { sql: Sql; clock: Clock }): KvStore & { swe
     },
     async delete(key: KvKey): Promise<void> {
       await deps.sql.query(`DELETE FROM federation_kv WHERE key = $1`, [keyText(key)], "eng_federation_kv_delete");
+    },
+    async *list(prefix?: KvKey): AsyncIterable<KvStoreListEntry> {
+      const head = prefix ? keyText(prefix) : null;
+      const rows = await deps.sql.query<{ key: string; value: unknown }>(
+        `SELECT key, value FROM federation_kv
+          WHERE ($1::text IS NULL OR key = $1 OR starts_with(key, $1 || chr(31))) AND (expires_at IS NULL OR expires_at > $2::timestamptz)
+          ORDER BY key COLLATE "C"`,
+        [head, now()],
+      );
+      for (const row of rows) yield { key: keyOf(row.key), value: row.value };
     },
     async sweepExpired() {
       const rows = await deps.sql.query<{ key: string }>(

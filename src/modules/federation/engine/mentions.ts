@@ -1,6 +1,7 @@
 // Whom a local reply mentions: the remote author of the comment it answers (their actor, named
 // `@user@domain` from its document, fetched through the guarded, cached loader), else nobody.
-import { isActor, type Context } from "@fedify/fedify";
+import { type Context } from "@fedify/fedify";
+import { isActor } from "@fedify/vocab";
 import type { FederationData } from "./context.js";
 import type { NoteRow } from "./objects.js";
 

@@ -3,7 +3,8 @@
 // outbound activities carry. A comment is read as its public shape, the JSON the API answers and events
 // carry (eng_comment_json, its one builder), and mapped to a Note: its columns are not read here. A
 // comment of a remote author (reader `ap:…`) is not ours to publish: its id is the remote Note's.
-import { Article, Collection, Mention, Note, PUBLIC_COLLECTION, type Context } from "@fedify/fedify";
+import { type Context } from "@fedify/fedify";
+import { Article, Collection, Mention, Note, PUBLIC_COLLECTION } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Sql } from "../../../db/sql.js";
 import type { CommentJson } from "../../../events/write-results.js";

@@ -10,14 +10,15 @@
 //     Delete(Tombstone) to the same recipients as its Create (a moderator's rejection or deletion
 //     included). Comments of remote authors (readers `ap:…`) are not sent back.
 // A job becomes its activity's deliveries, one `activitypub` job per distinct inbox (the composer's
-// `split`, written with the job's end in one statement; delivery.ts signs and sends each). A
+// `split`, written with the job's end in one statement; delivery.ts proves, signs and sends each). A
 // discussion's jobs are made in the order of its events: one waits while an earlier one of the same
 // discussion is still queued. Followers on a blocked domain are sent nothing, nor an inbox on another
 // origin than its actor's (a follower's row, the remote author's actor document): nothing is sent to
 // a third server.
-import { Create, Delete, Note, Tombstone, Update, type Context } from "@fedify/fedify";
+import { type Context } from "@fedify/fedify";
+import { Create, Delete, Note, Tombstone, Update } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
-import type { Composed } from "../../../outbound/composers.js";
+import type { Composed, MessageComposer } from "../../../outbound/composers.js";
 import type { FederationData } from "./context.js";
 import { domainBlocked, federatingTenant } from "./tenants.js";
 import { articleOf, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
@@ -220,4 +221,14 @@ export async function composeFanout(
   const messages = await ctx.data.outbound.messages(ctx, job.tenantId, out.activity, out.inboxes);
   if (messages.length === 0) return { done: "no inbox to send to" };
   return { split: { kind: "activitypub", messages } };
+}
+
+/**
+ * The composer of `activitypub_fanout` jobs: the federation's context, once the server's address is
+ * known (null before: the job waits).
+ */
+export function createFanoutComposer(context: () => Context<FederationData> | null): MessageComposer {
+  return {
+    compose: (job, now) => composeFanout(context(), job, now),
+  };
 }

@@ -3,7 +3,8 @@
 // document is fetched by Fedify through the guarded, cached loader (document-loader.ts). Writes made
 // for it run as the tenant's own requests would, through the same domain functions: a request context
 // of the tenant (a key with no capability: never a moderator) whose asserted reader is this one.
-import { isActor, type Actor, type Context } from "@fedify/fedify";
+import { type Context } from "@fedify/fedify";
+import { isActor, type Actor } from "@fedify/vocab";
 import type { Tenant } from "../../../generated/prisma/client.js";
 import { contextForTenant, type AppServices, type RequestContext } from "../../../context/request.js";
 import type { ReaderIdentity } from "../../../auth/identity.js";

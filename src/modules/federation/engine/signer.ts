@@ -6,24 +6,16 @@
 //     the activity (`withoutLdSignature`) before Fedify sees it. Verifying one canonicalizes a graph
 //     the sender chose (URDNA2015), which costs seconds of CPU for a few blank nodes; the HTTP
 //     signature is required anyway, so the Linked Data one adds nothing.
-//   - an HTTP signature that does not verify (Fedify's verifyRequest: draft-cavage with a Digest of
-//     the body as it came, within an hour), by a key that is not its actor's (Fedify's
-//     doesActorOwnKey), or by a key on another origin than its actor's;
+//   - an HTTP signature that does not verify (Fedify's verifyRequest, within an hour: RFC 9421 HTTP
+//     Message Signatures with a Content-Digest of the body as it came when the request has a
+//     Signature-Input, else draft-cavage with a Digest of it), by a key that is not its actor's
+//     (Fedify's doesActorOwnKey), or by a key on another origin than its actor's;
 //   - an activity whose id is on another origin than its actor's (it would take the id of another
 //     server's activity, which Fedify then drops as already processed), and a Create or Update whose
 //     object's id is (it would take the id of another server's Note, whose own Create we would then
 //     drop as delivered before).
-import {
-  Activity,
-  Create,
-  CryptographicKey,
-  doesActorOwnKey,
-  Update,
-  verifyRequest,
-  type DocumentLoader,
-  type KeyCache,
-  type KvStore,
-} from "@fedify/fedify";
+import { doesActorOwnKey, verifyRequest, type DocumentLoader, type KeyCache, type KvStore } from "@fedify/fedify";
+import { Activity, Create, CryptographicKey, Update } from "@fedify/vocab";
 
 /** How far a signature's Date may be from now (Fedify's own default for its inbox). */
 const SIGNATURE_TIME_WINDOW = { hours: 1 } as const;
