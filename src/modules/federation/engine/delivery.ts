@@ -15,14 +15,13 @@
 // in federation_domains: after DOMAIN_BREAKER_THRESHOLD consecutive failed attempts its jobs wait
 // (deferred, no attempt counted) for a cooldown that doubles each time it opens again, from one
 // minute up to an hour; one success closes it.
-import { signObject, signRequest, type Context, type HttpMessageSignaturesSpec, type KvStore } from "@fedify/fedify";
+import { signObject, signRequest, type HttpMessageSignaturesSpec, type KvStore } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
-import { type Activity } from "@fedify/vocab";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer, SentOutcome } from "../../../outbound/composers.js";
 import { enqueueMessages } from "../../../outbound/jobs.js";
 import type { KeyStore } from "./keys.js";
-import type { FederationData } from "./context.js";
+import type { ActivityJob, OutboundQueue } from "./context.js";
 
 export const DOMAIN_BREAKER_THRESHOLD = 10;
 const COOLDOWN_MIN_MS = 60_000;
@@ -37,24 +36,10 @@ const otherSpec = (s: HttpMessageSignaturesSpec): HttpMessageSignaturesSpec =>
   s === "rfc9421" ? "draft-cavage-http-signatures-12" : "rfc9421";
 const isSpec = (v: unknown): v is HttpMessageSignaturesSpec => v === "rfc9421" || v === "draft-cavage-http-signatures-12";
 
-/** The row's message: where it goes, the activity (compacted JSON-LD) and the key that signs it. */
-export interface ActivityJob {
-  inbox: string;
-  activity: unknown;
-  keyId: string;
-}
-
 const isActivityJob = (v: unknown): v is ActivityJob => {
   const j = v as Partial<ActivityJob> | null;
   return typeof j?.inbox === "string" && typeof j.keyId === "string" && typeof j.activity === "object" && j.activity !== null;
 };
-
-export interface OutboundQueue {
-  /** The deliveries of `activity` (by the tenant's actor) to each inbox, once per distinct inbox: `activitypub` jobs' messages. */
-  messages(ctx: Context<FederationData>, tenantId: string, activity: Activity, inboxes: Iterable<string>): Promise<ActivityJob[]>;
-  /** Queues `activity` to each inbox, once per distinct inbox (an answer of the inbox's: an Accept); the worker is woken. */
-  send(ctx: Context<FederationData>, tenantId: string, activity: Activity, inboxes: Iterable<string>): Promise<number>;
-}
 
 export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: () => Date }): OutboundQueue {
   const messages: OutboundQueue["messages"] = async (ctx, tenantId, activity, inboxes) => {
