@@ -12,7 +12,8 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer } from "../../../outbound/composers.js";
-import type { FederationEngine } from "./engine.js";
+import type { Federation } from "@fedify/fedify";
+import type { FederationData } from "./context.js";
 
 /** The row's message: the inbox it came to, the activity (without its Linked Data signature), who sent it. */
 interface InboundJob {
@@ -133,8 +134,14 @@ export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () 
  */
 export const INBOUND_APPLY_CONCURRENCY = 4;
 
+/** What applies a stored activity: the federation and its context data (the engine, engine.ts). */
+interface Applier {
+  federation: Federation<FederationData>;
+  data: FederationData;
+}
+
 /** The composer of `activitypub_inbound` jobs: applies the stored activity (src/outbound/composers.ts). */
-export function createInboundComposer(deps: { engine: () => FederationEngine | undefined; concurrency?: number }): MessageComposer {
+export function createInboundComposer(deps: { engine: () => Applier | undefined; concurrency?: number }): MessageComposer {
   const limit = createSlots(deps.concurrency ?? INBOUND_APPLY_CONCURRENCY);
   return {
     async compose(job): Promise<Composed> {
@@ -147,7 +154,7 @@ export function createInboundComposer(deps: { engine: () => FederationEngine | u
 }
 
 /** One stored activity handed to Fedify as the POST it was. */
-async function apply(engine: FederationEngine, job: InboundJob): Promise<Composed> {
+async function apply(engine: Applier, job: InboundJob): Promise<Composed> {
   const request = new Request(job.url, {
     method: "POST",
     headers: { "content-type": "application/activity+json" },
