@@ -34,7 +34,6 @@ export const TENANT_MODELS = new Set([
   "InboxItem",
   "InboxCounter",
   "DiscussionSubscription",
-  "FollowJob",
   "Webmention",
   "FederationActor",
   "ReaderIdKey",
