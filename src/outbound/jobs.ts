@@ -227,20 +227,27 @@ export async function deferJob(sql: Sql, job: ClaimedJob, until: Date): Promise<
 
 /**
  * Queues jobs of another kind than webhook, one per message, due at `now`: what a feature sends
- * outside a write's event (an inbox's answer to a Follow). A write's own effects are enqueued by its
- * statement (eng_insert_event).
+ * outside a write's event (an inbox's answer to a Follow; an inbound activity the inbox stored, with
+ * the ids it chose). A job whose unique key is already queued (a partial unique index of the kind's:
+ * an inbound activity's `inboundKey`) is not queued again. Answers the ids queued. A write's own
+ * effects are enqueued by its statement (eng_insert_event).
  */
 export async function enqueueMessages(
   sql: Sql,
-  jobs: { tenantId: string; kind: Exclude<JobKind, "webhook">; messages: unknown[]; now: Date },
-): Promise<void> {
-  await sql.query(
+  kind: Exclude<JobKind, "webhook">,
+  jobs: readonly { id?: string; tenantId: string; message: unknown }[],
+  now: Date,
+): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const rows = await sql.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-     SELECT gen_random_uuid(), $1, $2::"DeliveryKind", m.value, $3::timestamptz, $3::timestamptz, $3::timestamptz
-       FROM jsonb_array_elements($4::jsonb) m`,
-    [jobs.tenantId, jobs.kind, jobs.now, JSON.stringify(jobs.messages)],
+     SELECT coalesce(j.id, gen_random_uuid()), j.tenant_id, $1::"DeliveryKind", j.message, $5::timestamptz, $5::timestamptz, $5::timestamptz
+       FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) AS j(id, tenant_id, message)
+     ON CONFLICT DO NOTHING RETURNING id::text AS id`,
+    [kind, jobs.map((j) => j.id ?? null), jobs.map((j) => j.tenantId), jobs.map((j) => JSON.stringify(j.message)), now],
     "eng_outbound_enqueue",
   );
+  return new Set(rows.map((r) => r.id));
 }
 
 /**

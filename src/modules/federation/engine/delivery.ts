@@ -59,7 +59,12 @@ export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: ()
     async send(ctx, tenantId, activity, inboxes) {
       const made = await messages(ctx, tenantId, activity, inboxes);
       if (made.length === 0) return 0;
-      await enqueueMessages(deps.sql, { tenantId, kind: "activitypub", messages: made, now: deps.now() });
+      await enqueueMessages(
+        deps.sql,
+        "activitypub",
+        made.map((message) => ({ tenantId, message })),
+        deps.now(),
+      );
       deps.nudge();
       return made.length;
     },

@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer } from "../../../outbound/composers.js";
+import { enqueueMessages } from "../../../outbound/jobs.js";
 import type { Federation } from "@fedify/fedify";
 import type { FederationData } from "./context.js";
 
@@ -80,7 +81,7 @@ export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () 
   interface Waiting {
     id: string;
     tenantId: string;
-    message: string;
+    message: InboundJob;
     resolve: (stored: boolean) => void;
     reject: (err: unknown) => void;
   }
@@ -94,15 +95,7 @@ export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () 
         waiting = waiting.slice(batch.length);
         try {
           const now = deps.now();
-          const rows = await deps.sql.query<{ id: string }>(
-            `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-             SELECT j.id, j.tenant_id, 'activitypub_inbound', j.message, $4::timestamptz, $4::timestamptz, $4::timestamptz
-               FROM unnest($1::uuid[], $2::text[], $3::jsonb[]) AS j(id, tenant_id, message)
-             ON CONFLICT DO NOTHING RETURNING id::text AS id`,
-            [batch.map((w) => w.id), batch.map((w) => w.tenantId), batch.map((w) => w.message), now],
-            "eng_federation_inbound_store",
-          );
-          const stored = new Set(rows.map((r) => r.id));
+          const stored = await enqueueMessages(deps.sql, "activitypub_inbound", batch, now);
           if (stored.size) deps.nudge();
           for (const w of batch) w.resolve(stored.has(w.id));
         } catch (err) {
@@ -118,7 +111,7 @@ export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () 
       const id = typeof activity.id === "string" ? activity.id : null;
       const message: InboundJob = { inboundKey: id === null ? null : `${url.href} ${id}`, url: url.href, activity, sender };
       return new Promise<boolean>((resolve, reject) => {
-        waiting.push({ id: randomUUID(), tenantId, message: JSON.stringify(message), resolve, reject });
+        waiting.push({ id: randomUUID(), tenantId, message, resolve, reject });
         if (!running) void flush();
       });
     },
