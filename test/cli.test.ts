@@ -54,10 +54,18 @@ describe("engagement CLI", { timeout: 120_000 }, () => {
     expect((await api.post("/api/v1/discussions/cli-1/comments", { body: "hello" }, { identity })).status).toBe(201);
   });
 
-  it("npm run cli -- tenant create --json: still nothing but the JSON on stdout", async () => {
-    const r = await runProcess("npm", ["run", "--silent", "cli", "--", "tenant", "create", "--name", "Via npm", "--json"], cliEnv());
+  it("npm run cli -- tenant create --json, typed as the contract writes it: nothing but the JSON on stdout", async () => {
+    const r = await runProcess("npm", ["run", "cli", "--", "tenant", "create", "--name", "Via npm", "--json"], cliEnv());
     expect(r.code, r.stderr).toBe(0);
     expect(Object.keys(JSON.parse(r.stdout))).toEqual(["tenantId", "adminToken", "apiKey", "identitySecret"]);
+    // npm's "> script" banner is still shown, on stderr (.npmrc: json=true)
+    expect(r.stderr).toContain("> tsx src/cli/index.ts tenant create");
+  });
+
+  it("a failing npm command says what failed (the project's .npmrc does not silence npm)", async () => {
+    const r = await runProcess("npm", ["run", "no-such-script"], cliEnv());
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/Missing script: "no-such-script"/);
   });
 
   it("tenant create without --json prints the credentials for a human", async () => {
