@@ -224,7 +224,8 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
         url,
         bodyLimit: MAX_INBOX_BODY_BYTES,
         what: "a fediverse request",
-        handler: handle,
+        // a POST (an activity to an inbox) holds the worker's applying back while it runs (engine/inbound.ts)
+        handler: (req, reply) => (req.method === "POST" ? engine.inbound.pressure.receiving(() => handle(req, reply)) : handle(req, reply)),
       });
     }
   });

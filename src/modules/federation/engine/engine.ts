@@ -17,6 +17,7 @@ import { createOutboundQueue } from "./delivery.js";
 import { createInboundQueue, type InboundQueue } from "./inbound.js";
 import { buildFederation, FEDERATION_USER_AGENT } from "./federation.js";
 import { createDocumentLoader } from "./document-loader.js";
+import { createKeyMemory, type KeyMemory } from "./signer.js";
 import { pathPrefixOf } from "../paths.js";
 
 /** Inbound activities a remote domain may send per minute, across the server's inboxes (counted once their signature verified). */
@@ -46,6 +47,8 @@ export interface FederationEngine {
   readonly loader: DocumentLoader;
   /** Fedify's state in our database (kv-store.ts): the keys the inbox's signature check fetched too */
   readonly kv: KvStore;
+  /** the keys the inbox verified with lately, parsed (signer.ts) */
+  readonly keyMemory: KeyMemory;
   /** where the inbox stores the activities it verified, for the worker to apply (inbound.ts) */
   readonly inbound: InboundQueue;
   /** PUBLIC_URL, else the server's own address once started */
@@ -100,6 +103,7 @@ export function createFederationEngine(
     inbound: createInboundQueue({ sql: app.sql, nudge: () => app.webhooks.worker.nudge(), now: () => app.clock.now() }),
     loader,
     kv,
+    keyMemory: createKeyMemory(() => app.clock.now().getTime()),
     origin: () => origin,
     pathPrefix,
     start(serverUrl) {

@@ -39,6 +39,72 @@ export interface InboundQueue {
   store(tenantId: string, url: URL, activity: Record<string, unknown>, sender: string): Promise<boolean>;
   /** A site holding a remote object (a Note, a Like) the activity names, or followed by an actor it names, else null: whom a shared inbox's activity concerns. */
   tenantHolding(activity: Record<string, unknown>): Promise<string | null>;
+  /** The inbox's POSTs are counted while they run (`receiving`): the worker applies in the calm between them. */
+  readonly pressure: InboxPressure;
+}
+
+/**
+ * The inbox's requests come first: a burst of deliveries is answered before its activities are
+ * applied, which compete with the inbox for the same thread and the same pool. Each activity the
+ * worker applies waits, first, until no inbox request has run for CALM_MS, or for at most
+ * MAX_YIELD_MS (so that a steady stream of deliveries still has them applied, MAX_YIELD_MS apart per
+ * slot at worst).
+ */
+export interface InboxPressure {
+  receiving<T>(work: () => Promise<T>): Promise<T>;
+  calm(): Promise<void>;
+}
+
+const CALM_MS = 25;
+const MAX_YIELD_MS = 1_000;
+
+export function createInboxPressure(calmMs = CALM_MS, maxYieldMs = MAX_YIELD_MS): InboxPressure {
+  let running = 0;
+  let lastEnd = 0;
+  let waiters: (() => void)[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const release = () => {
+    timer = undefined;
+    if (running > 0) return;
+    const quietFor = performance.now() - lastEnd;
+    if (quietFor < calmMs) {
+      timer = setTimeout(release, calmMs - quietFor);
+      return;
+    }
+    const ready = waiters;
+    waiters = [];
+    for (const w of ready) w();
+  };
+  return {
+    async receiving(work) {
+      running++;
+      try {
+        return await work();
+      } finally {
+        running--;
+        lastEnd = performance.now();
+        if (running === 0 && waiters.length && !timer) timer = setTimeout(release, calmMs);
+      }
+    },
+    calm() {
+      if (running === 0 && performance.now() - lastEnd >= calmMs) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        let done = false;
+        const go = () => {
+          if (done) return;
+          done = true;
+          clearTimeout(cap);
+          resolve();
+        };
+        const cap = setTimeout(() => {
+          waiters = waiters.filter((w) => w !== go);
+          go();
+        }, maxYieldMs);
+        waiters.push(go);
+        if (running === 0 && !timer) timer = setTimeout(release, calmMs);
+      });
+    },
+  };
 }
 
 /** The http(s) URLs an activity names (its ids, objects, replies' targets), at most `max`, a few levels down. */
@@ -116,6 +182,7 @@ export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () 
       });
     },
     tenantHolding: (activity) => tenantHoldingAny(deps.sql, activity),
+    pressure: createInboxPressure(),
   };
 }
 
@@ -127,10 +194,11 @@ export function createInboundQueue(deps: { sql: Sql; nudge: () => void; now: () 
  */
 export const INBOUND_APPLY_CONCURRENCY = 4;
 
-/** What applies a stored activity: the federation and its context data (the engine, engine.ts). */
+/** What applies a stored activity: the federation and its context data, and the inbox it yields to (the engine, engine.ts). */
 interface Applier {
   federation: Federation<FederationData>;
   data: FederationData;
+  inbound: Pick<InboundQueue, "pressure">;
 }
 
 /** The composer of `activitypub_inbound` jobs: applies the stored activity (src/outbound/composers.ts). */
@@ -141,7 +209,10 @@ export function createInboundComposer(deps: { engine: () => Applier | undefined;
       if (!isInboundJob(job.message)) return { drop: "not an inbound activity's row" };
       const engine = deps.engine();
       if (!engine) throw new Error("the federation is not built yet");
-      return limit(() => apply(engine, job.message as InboundJob));
+      return limit(async () => {
+        await engine.inbound.pressure.calm();
+        return apply(engine, job.message as InboundJob);
+      });
     },
   };
 }
