@@ -1,0 +1,203 @@
+// npm run bench:inbox — a burst of signed ActivityPub deliveries to the service's inbox beside a
+// hand-written floor inbox (bench/floor/inbox.ts: parse, check the Digest and the draft-cavage
+// signature with the key in memory, store one row, 202), in the same run. Not a test: it prints a table.
+//
+//  - the service runs as `npm start` runs it (built into dist/, plain node, its own database, Redis,
+//    the worker on, so the burst's activities are applied by the same process while it answers); the
+//    floor is compiled the same way and runs as a process of its own;
+//  - the sender is a Fedify peer in this process (test/support/fedi-peer.ts, Mastodon-shaped); its
+//    key is fetched by the service once, before the first burst;
+//  - each round fires BENCH_BURST signed Create(Note)s at once (signed beforehand, so the client
+//    signs nothing meanwhile) at the service and at the floor, in alternating order, after the
+//    service has applied everything of the round before; a time is the request's, from its start to
+//    its answer's end, at this client; the inbox's rate limit of the sending domain is reset before
+//    each burst (a burst of 500 a round is over its 600 a minute by the second round);
+//  - for the service, also the time until every activity of the burst is applied (the queue drained).
+// Env: BENCH_BURST (500), BENCH_ROUNDS (3), BENCH_PG_URL, BENCH_REDIS_URL.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { Redis } from "ioredis";
+import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
+import { startFediPeer } from "../test/support/fedi-peer.js";
+import { signInKeyPrefix } from "../src/auth/sign-in-throttle.js";
+
+const BURST = Number(process.env.BENCH_BURST ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
+const AS = "https://www.w3.org/ns/activitystreams";
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+async function up(url: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {
+      if (i > 300) throw new Error(`${url} did not start`);
+      await sleep(100);
+    }
+  }
+}
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+const children: ChildProcess[] = [];
+const dbName = `eng_bench_inbox_${Date.now()}`;
+const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${dbName}`);
+const dbUrl = new URL(PG_ADMIN_URL);
+dbUrl.pathname = `/${dbName}`;
+const databaseUrl = dbUrl.toString();
+const db = new pg.Client({ connectionString: databaseUrl });
+const redis = new Redis(REDIS_URL);
+const peer = await startFediPeer({ names: ["alice"] });
+
+try {
+  // ---- the service, as npm start runs it ----
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    ADMIN_JWT_SECRET,
+    PORT: String(port),
+    PUBLIC_URL: url,
+    LOG_LEVEL: "error",
+    RUN_WEBHOOK_WORKER: "1",
+  };
+  const service = spawn(process.execPath, serviceEntry(), {
+    env: { ...process.env, ...env, ALLOW_HTTP_WEBHOOKS: "1" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(service);
+  await up(`${url}/healthz`);
+  const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
+  const tenant = JSON.parse(out.trim().split("\n").pop()!) as { tenantId: string; apiKey: string };
+  await db.connect();
+  const api = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { "content-type": "application/json", "x-api-key": tenant.apiKey },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  };
+  await api("PATCH", "/api/v1/settings", { federation: { enabled: true, handle: "bench", remoteModeration: "post" } });
+  await api("PUT", "/api/v1/discussions/post", { title: "A post", url: "https://bench.example/post" });
+  const actor = `${url}/ap/actors/${tenant.tenantId}`;
+  const article = `${actor}/articles/post`;
+
+  // ---- the floor, with the sender's key in memory ----
+  const actorDoc = (await (await fetch(peer.actorUri("alice"), { headers: { accept: "application/activity+json" } })).json()) as {
+    publicKey: { publicKeyPem: string };
+  };
+  const floorPort = await freePort();
+  const floor = spawn(process.execPath, [await compiledScript("bench/floor/inbox.ts")], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(floorPort), PUBLIC_KEY_PEM: actorDoc.publicKey.publicKeyPem },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(floor);
+  const floorUrl = `http://127.0.0.1:${floorPort}`;
+  await up(floorUrl);
+
+  let n = 0;
+  const createNote = (text: string) => {
+    const alice = peer.actorUri("alice").href;
+    const status = `${peer.url}/users/alice/statuses/${++n}-${Date.now()}`;
+    return {
+      "@context": AS,
+      id: `${status}/activity`,
+      type: "Create",
+      actor: alice,
+      to: [`${AS}#Public`],
+      cc: [actor],
+      object: { id: status, type: "Note", inReplyTo: article, attributedTo: alice, to: [`${AS}#Public`], content: `<p>${text}</p>` },
+    };
+  };
+  const pending = async () =>
+    (
+      await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE kind = 'activitypub_inbound' AND status = 'pending'`,
+      )
+    ).rows[0]!.n;
+  const drained = async (since: number) => {
+    while ((await pending()) > 0) await sleep(50);
+    return performance.now() - since;
+  };
+  const resetLimits = async () => {
+    const keys = await redis.keys(`${signInKeyPrefix(databaseUrl)}:ap-inbox*`);
+    if (keys.length) await redis.del(...keys);
+  };
+
+  // the service fetches the sender's key once
+  const warm = await peer.signedPost("alice", new URL(`${actor}/inbox`), createNote("warm"));
+  if (warm.status !== 202) throw new Error(`the warm-up activity was answered ${warm.status}`);
+  await drained(performance.now());
+
+  async function burst(inbox: URL): Promise<{ took: number[]; accepted: number; started: number }> {
+    const requests = await Promise.all(Array.from({ length: BURST }, (_, i) => peer.signed("alice", inbox, createNote(`burst ${i}`))));
+    const took: number[] = [];
+    const started = performance.now();
+    const statuses = await Promise.all(
+      requests.map(async ({ headers, body }) => {
+        const t0 = performance.now();
+        const res = await fetch(inbox, { method: "POST", headers, body });
+        await res.arrayBuffer();
+        took.push(performance.now() - t0);
+        return res.status;
+      }),
+    );
+    return { took: took.sort((a, b) => a - b), accepted: statuses.filter((s) => s === 202).length, started };
+  }
+
+  const rows: (string | number)[][] = [];
+  const p99s: Record<string, number[]> = { service: [], floor: [] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const order = round % 2 ? (["service", "floor"] as const) : (["floor", "service"] as const);
+    for (const who of order) {
+      await resetLimits();
+      const inbox = new URL(`${who === "service" ? url : floorUrl}/ap/actors/${tenant.tenantId}/inbox`);
+      const r = await burst(inbox);
+      const drain = who === "service" ? (await drained(r.started)).toFixed(0) : "";
+      p99s[who]!.push(pct(r.took, 0.99));
+      rows.push([
+        round,
+        who,
+        `${r.accepted}/${BURST}`,
+        pct(r.took, 0.5).toFixed(0),
+        pct(r.took, 0.99).toFixed(0),
+        r.took.at(-1)!.toFixed(0),
+        drain,
+      ]);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  console.log(`\ninbox: a burst of ${BURST} signed Create(Note)s at once, ${ROUNDS} rounds, alternating (times in ms, at the client)\n`);
+  console.log(fmtTable(["round", "inbox", "202", "p50", "p99", "max", "all applied after"], rows));
+  console.log(
+    `\nmedian p99: service ${median(p99s.service!).toFixed(0)} ms, floor ${median(p99s.floor!).toFixed(0)} ms — the service at ${(median(p99s.service!) / median(p99s.floor!)).toFixed(2)}× the floor's`,
+  );
+} finally {
+  for (const c of children) c.kill("SIGTERM");
+  await sleep(500);
+  await peer.close();
+  await db.end().catch(() => undefined);
+  redis.disconnect();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+}
