@@ -3,7 +3,8 @@
 // message drained, not parsed) takes, in the same run:
 //  - the floor: nodemailer alone, a pool of 4 connections, 10,000 messages of the same size, 50 at once;
 //  - the service: 10,000 readers each with a reply queued (email_items, as eng_insert_event writes
-//    them), composed into messages by the email worker (mail-queue.ts) and sent by it (sender.ts).
+//    them), composed into messages by the email worker (mail-queue.ts), each with its job of the outbound
+//    queue (kind `email`), and sent by the queue's email pool through the email composer (sender.ts).
 // Prints compose and send times and the send ratio against the floor.
 import type { AddressInfo } from "node:net";
 import nodemailer from "nodemailer";
@@ -91,7 +92,7 @@ for (;;) {
 }
 const composeMs = performance.now() - t0;
 t0 = performance.now();
-await email.send(); // claims 50 at a time until nothing is queued
+await email.send(); // the email pool claims the jobs until none is due
 const sendMs = performance.now() - t0;
 const totalMs = composeMs + sendMs;
 const [sent] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM email_messages WHERE state = 'sent'`, []);

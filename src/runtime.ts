@@ -50,6 +50,7 @@ import { createKvStore } from "./modules/federation/engine/kv-store.js";
 import { createInboundComposer } from "./modules/federation/engine/inbound.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createFollowComposer } from "./modules/following/engine/fanout.js";
+import { createEmailSender, type EmailSender } from "./modules/email/engine/worker.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./outbound/http-client.js";
 
@@ -62,6 +63,8 @@ export interface Runtime {
   retention: RetentionJob;
   /** chat alerts' messages, composed for the webhook worker (their links' address is set at start: src/workers.ts) */
   alerts: AlertJobs;
+  /** emails sent by the outbound queue's email pool (their links' address is set at start: src/workers.ts) */
+  email: EmailSender;
   /** migrations applied by this start (empty when none were pending or `migrate: false`) */
   migrated: string[];
   /** the fediverse (src/modules/federation/engine/engine.ts): served by the app, its outbound worker started with the others */
@@ -196,6 +199,14 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     // chat alerts and Akismet's submissions go through the webhook queue: their requests are composed by their engines
     const alerts = createAlertJobs({ config, stores, secretBox, linkSecret: adminJwtSecret });
     const akismet = createAkismetJobs({ stores, secretBox });
+    // and email: each rendered message a job, sent over SMTP by its composer (a tenant's server through the SSRF guard)
+    const email = createEmailSender({
+      config,
+      sql: db.sql,
+      secretBox,
+      adminJwtSecret,
+      policy: { allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS, allowList: config.WEBHOOK_ALLOWLIST },
+    });
     // ActivityPub activities too: signed by the tenant's actor when the worker claims them
     const federationKeys = createKeyStore({ sql: db.sql, secretBox });
     // the hosted sign-in's opaque reader ids: each tenant's key (src/auth/reader-ids.ts)
@@ -252,6 +263,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
           webmention,
           // a new comment told to its discussion's followers: its writes announce inbox items after commit
           follow: createFollowComposer({ stores, events: () => services }),
+          email,
         },
       },
       opts.webhooks,
@@ -351,6 +363,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       redis,
       retention,
       alerts,
+      email,
       migrated,
       federation,
       async close() {
@@ -360,6 +373,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         await authCache.close();
         origins.close();
         await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));
+        email.close();
         sourceHttp.close();
         await bus.close().catch(() => undefined);
         redis?.disconnect();

@@ -12,7 +12,7 @@ import { createEmailWorker, type EmailWorker, type EmailWorkerOptions } from "./
 import type { WebhookWorker } from "./outbound/worker.js";
 
 export interface Workers {
-  /** composes and sends reply emails; started unless RUN_EMAIL_WORKER=0 */
+  /** composes reply emails and digests, and sends them (the outbound queue's email pool); started unless RUN_EMAIL_WORKER=0 */
   readonly email: EmailWorker;
   /** locks discussions past their tenant's autoLockAfterDays; started unless AUTO_CLOSE_INTERVAL_MS=0 */
   readonly autoClose: AutoCloseJob;
@@ -25,14 +25,14 @@ export interface Workers {
 }
 
 export interface WorkerSetup {
-  /** the email worker's lease, poll, batch and id (tests) */
+  /** the email worker's poll, and a lease and id for an email pool of its own (tests) */
   email?: Partial<EmailWorkerOptions>;
 }
 
 export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Workers {
   const { services } = runtime;
   const { config } = services;
-  const email = createEmailWorker(services, setup.email);
+  const email = createEmailWorker(services, setup.email, { sender: runtime.email, pool: services.webhooks.emailWorker });
   const autoClose = createAutoCloseJob({ app: services, clock: services.clock, log: services.log });
   const follow = services.webhooks.followWorker;
   return {
@@ -46,7 +46,7 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
       }
       if (config.RETENTION_INTERVAL_MS > 0) runtime.retention.start(config.RETENTION_INTERVAL_MS);
       if (serverUrl !== undefined) {
-        email.useServerUrl(serverUrl);
+        email.useServerUrl(serverUrl); // the runtime's email composer's links
         runtime.alerts.useServerUrl(serverUrl);
       }
       if (config.RUN_EMAIL_WORKER) email.start();

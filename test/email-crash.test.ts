@@ -1,6 +1,6 @@
-// Email across a crash (contract section 15): a worker in a child process is killed with SIGKILL in
-// the middle of a burst of 300 queued messages; another worker takes the rest over once the child's
-// leases end. Nothing is lost: every message arrives and is recorded sent. A message whose SMTP
+// Email across a crash (contract section 15): a worker in a child process (its email pool of the
+// outbound queue) is killed with SIGKILL in the middle of a burst of 300 queued messages, each a job
+// of kind `email`; another worker takes the rest over once the child's leases end. Nothing is lost: every message arrives and is recorded sent. A message whose SMTP
 // transaction the child finished but had not yet recorded is sent again, with the same Message-ID
 // (made from the message's id), so the receiving side sees one message: at most one per SMTP
 // connection the child had open (4).
@@ -61,9 +61,13 @@ it("loses nothing when the sending worker is killed mid-burst; a resend keeps it
   const sql = server.app.runtime.services.sql;
   const ids = (
     await sql.query<{ id: string }>(
-      `INSERT INTO email_messages (id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body, item_count, state, next_attempt_at, created_at)
-       SELECT gen_random_uuid(), $1, 'r' || i, 'replies', 'r' || i || '@readers.example', 'Reply ' || i, 'text ' || i, '<p>html</p>', 1, 'queued', now(), now()
-         FROM generate_series(1, ${N}) i RETURNING id::text`,
+      // each message with its job of the outbound queue (kind `email`, the same id), as the email worker writes them
+      `WITH m AS (
+         INSERT INTO email_messages (id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body, item_count, state, created_at)
+         SELECT gen_random_uuid(), $1, 'r' || i, 'replies', 'r' || i || '@readers.example', 'Reply ' || i, 'text ' || i, '<p>html</p>', 1, 'queued', now()
+           FROM generate_series(1, ${N}) i RETURNING id, tenant_id, created_at)
+       INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+       SELECT id, tenant_id, 'email', '{}'::jsonb, created_at, created_at, created_at FROM m RETURNING id::text`,
       [t.tenantId],
     )
   ).map((r) => r.id);

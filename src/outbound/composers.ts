@@ -9,6 +9,7 @@
  */
 import type { JobKind } from "./jobs.js";
 import type { MessageSnapshot } from "./job-context.js";
+import type { DeliveryTunables } from "./tunables.js";
 
 /** The one POST a claimed job makes now (JSON; the worker adds Content-Type). */
 export interface ComposedRequest {
@@ -31,13 +32,16 @@ export interface ComposedRequest {
  * or, for a job that stands for many (a federated discussion's event: its activity to each inbox,
  * src/modules/federation/engine/outbound.ts), the jobs it becomes: `messages`, each a job of `kind`
  * of the same tenant, due now, inserted by the statement that ends this one `succeeded` (both or
- * neither: a lost claim inserts nothing).
+ * neither: a lost claim inserts nothing); or, for a job that makes its own request and was refused
+ * or could not reach its target (an email's SMTP server: src/modules/email/engine/sender.ts), that
+ * the attempt failed (`fail` its error): retried after its backoff, or failed for good at its last.
  */
 export type Composed =
   | ComposedRequest
   | { drop: string }
   | { defer: Date }
   | { done: string }
+  | { fail: string }
   | { split: { kind: Exclude<JobKind, "webhook">; messages: unknown[] } };
 
 /** What became of a composed request: 2xx or not, and the status (null: no answer); `fallback`: the answer is its fallback's. */
@@ -49,6 +53,11 @@ export interface SentOutcome {
 }
 
 export interface MessageComposer {
+  /**
+   * The kind's own retry rule over the tenant's `delivery` settings (an email's: 10 attempts, 30 s
+   * doubling, as an SMTP server's temporary refusals need), where the kind's targets are not the tenant's endpoints.
+   */
+  tunables?: Partial<Pick<DeliveryTunables, "maxAttempts" | "backoffBaseMs">>;
   /** Composes a claimed job's request; a throw counts as a failed attempt (retried as one). */
   compose(job: MessageSnapshot & { attempts: number; claimToken: string }, now: Date): Promise<Composed>;
   /** Told each attempt's outcome (a per-target breaker: the ActivityPub domains'); a throw is logged, not retried. */

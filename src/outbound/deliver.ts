@@ -213,7 +213,7 @@ async function deliverMessage(
     return "released";
   }
   const start = deps.clock.now();
-  const tunables = resolveTunables(snapshot.tenantSettings, null);
+  const tunables = { ...resolveTunables(snapshot.tenantSettings, null), ...deps.composers[job.kind].tunables };
   const failure = (error: string): Attempt => ({
     ok: false,
     statusCode: null,
@@ -230,6 +230,7 @@ async function deliverMessage(
     return record(deps, job, start, failure(`compose: ${err instanceof Error ? err.message : String(err)}`), tunables, answered);
   }
   if ("drop" in composed) return record(deps, job, start, failure(composed.drop), { ...tunables, maxAttempts: 1 }, answered);
+  if ("fail" in composed) return record(deps, job, start, failure(composed.fail), tunables, answered);
   if ("defer" in composed) {
     answered();
     await deferJob(deps.sql, job, composed.defer);

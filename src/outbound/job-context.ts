@@ -45,7 +45,7 @@ export interface BatchContext {
 /**
  * The slots' key of another kind's job (ClaimedJob.endpointId): the tenant's alert it goes to, the
  * remote server an ActivityPub activity goes to (across tenants) or an inbound one came from, a
- * webmention's source host, or the tenant's Akismet.
+ * webmention's source host, an email's SMTP server, or the tenant's Akismet.
  */
 const alertTarget = (r: ClaimedRow): string => {
   if (r.kind === "activitypub") {
@@ -61,6 +61,11 @@ const alertTarget = (r: ClaimedRow): string => {
   if (r.kind === "activitypub_inbound") {
     const sender = (r.message as { sender?: unknown } | null)?.sender;
     return `activitypub_inbound:${typeof sender === "string" ? sender : ""}`;
+  }
+  // an email's: the SMTP server it goes through, the tenant's own (email.smtpUrlEnc) or the service's
+  if (r.kind === "email") {
+    const own = (r.tenantSettings as { email?: { smtpUrlEnc?: unknown } } | null)?.email?.smtpUrlEnc;
+    return typeof own === "string" ? `email:${r.tenantId}` : "email:";
   }
   if (r.kind !== "alert") return `${r.kind}:${r.tenantId}`;
   const alertId = (r.message as { alertId?: unknown } | null)?.alertId;

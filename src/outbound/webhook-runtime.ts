@@ -12,7 +12,8 @@
  * jobs a worker holds): the webmentions' verifications (kind `webmention`: a GET of a page anyone may
  * name, which may be slow on purpose), `mentionWorker`, with WEBMENTION_CONCURRENCY attempts at most
  * (a quarter of them per source host, half per tenant); and the follow jobs (kind `follow`: database
- * work, a batch of a discussion's followers at a time), `followWorker`, polling every FOLLOW_POLL_MS.
+ * work, a batch of a discussion's followers at a time), `followWorker`, polling every FOLLOW_POLL_MS;
+ * and the emails (kind `email`: an SMTP send, seconds long), `emailWorker`, polling every EMAIL_POLL_MS.
  * The delivery worker claims every other kind.
  */
 import { setMaxListeners } from "node:events";
@@ -39,10 +40,12 @@ export interface WebhookOptions {
   mentionWorker?: Partial<WorkerOptions>;
   /** the follow jobs' pool's options (tests) */
   followWorker?: Partial<WorkerOptions>;
+  /** the email jobs' pool's options (tests) */
+  emailWorker?: Partial<WorkerOptions>;
 }
 
-/** The kinds whose jobs run in a pool of their own (`mentionWorker`, `followWorker`), not in the delivery worker. */
-const OWN_POOL_KINDS: readonly JobKind[] = ["webmention", "follow"];
+/** The kinds whose jobs run in a pool of their own (`mentionWorker`, `followWorker`, `emailWorker`), not in the delivery worker. */
+const OWN_POOL_KINDS: readonly JobKind[] = ["webmention", "follow", "email"];
 /** What the delivery worker claims: every other kind. */
 const SHARED_KINDS: readonly JobKind[] = ALL_KINDS.filter((k) => !OWN_POOL_KINDS.includes(k));
 
@@ -62,6 +65,14 @@ export function followPoolOptions(pollIntervalMs: number): Partial<WorkerOptions
   return { concurrency: 4, batchSize: 8, maxPerEndpoint: 2, maxPerTenant: 2, pollIntervalMs, kinds: ["follow"] };
 }
 
+/**
+ * The email pool: 4 messages at once per SMTP server (a pool of 4 SMTP connections each:
+ * src/modules/email/engine/sender.ts), 16 in all, polling every EMAIL_POLL_MS.
+ */
+export function emailPoolOptions(pollIntervalMs: number): Partial<WorkerOptions> {
+  return { concurrency: 16, batchSize: 16, maxPerEndpoint: 4, maxPerTenant: 4, pollIntervalMs, kinds: ["email"] };
+}
+
 export interface WebhookRuntime {
   readonly http: WebhookHttpClient;
   readonly policy: AddressPolicy;
@@ -72,6 +83,8 @@ export interface WebhookRuntime {
   readonly mentionWorker: WebhookWorker;
   /** the follow jobs (a new comment told to its discussion's followers), in a pool of their own */
   readonly followWorker: WebhookWorker;
+  /** the email jobs (a rendered message sent over SMTP), in a pool of their own; started with the email worker (RUN_EMAIL_WORKER) */
+  readonly emailWorker: WebhookWorker;
   /** the services its workers were built with (a test builds a worker of another composer on them) */
   readonly workerDeps: WorkerDeps;
   /** Another delivery worker on this runtime's client and services, as another instance runs one (tests); its caller starts and stops it. */
@@ -99,6 +112,7 @@ export interface WebhookServices {
     | "WEBHOOK_MAX_PER_TENANT"
     | "WEBMENTION_CONCURRENCY"
     | "FOLLOW_POLL_MS"
+    | "EMAIL_POLL_MS"
   >;
   prisma: PrismaClient;
   sql: Sql;
@@ -153,6 +167,12 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     ...followPoolOptions(config.FOLLOW_POLL_MS),
     ...options.followWorker,
   });
+  const emailWorker = createWebhookWorker(workerDeps, {
+    ...timing,
+    ...(workerId === undefined ? {} : { workerId: `${workerId}:email` }),
+    ...emailPoolOptions(config.EMAIL_POLL_MS),
+    ...options.emailWorker,
+  });
   const signedCalls = createSignedCalls({ http, clock: services.clock });
   const closer = new AbortController();
   setMaxListeners(0, closer.signal); // one listener per background handshake
@@ -165,6 +185,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     worker,
     mentionWorker,
     followWorker,
+    emailWorker,
     workerDeps,
     createWorker,
     signedCalls,
@@ -180,7 +201,7 @@ export function createWebhookRuntime(services: WebhookServices, options: Partial
     },
     async close() {
       closer.abort();
-      await Promise.all([worker.stop(), mentionWorker.stop(), followWorker.stop()]);
+      await Promise.all([worker.stop(), mentionWorker.stop(), followWorker.stop(), emailWorker.stop()]);
       await rt.settled();
       http.close();
     },

@@ -2,7 +2,7 @@
 // ONLY the email worker (dist/, as the run's global setup built it), started as the server starts
 // its workers (dist/workers.js) with the others switched off. Prints "ready" once it polls.
 // Killed with SIGKILL by the test.
-//   env: DATABASE_URL, ADMIN_JWT_SECRET, SMTP_URL, EMAIL_LEASE_MS (how long a claim holds a message)
+//   env: DATABASE_URL, ADMIN_JWT_SECRET, SMTP_URL, EMAIL_LEASE_MS (how long a claim holds a message's job)
 import process from "node:process";
 import { createRuntime } from "../../dist/runtime.js";
 import { loadConfig } from "../../dist/config.js";

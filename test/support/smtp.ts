@@ -1,5 +1,6 @@
 // A real SMTP server for email tests (smtp-server on loopback; messages read back with mailparser).
-// `delayMs` holds each message's answer that long; `refuse` answers RCPT TO for an address with an SMTP code (e.g. 550 for good, 451 for now).
+// `delayMs` holds each message's answer that long; `refuse` answers RCPT TO for an address with an SMTP code (e.g. 550 for good, 451 for now);
+// `port` listens on that port (a server that was down comes back where it was).
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { simpleParser, type ParsedMail } from "mailparser";
@@ -16,7 +17,7 @@ export interface TestSmtp {
   close(): Promise<void>;
 }
 
-export async function startSmtp(opts: { delayMs?: number } = {}): Promise<TestSmtp> {
+export async function startSmtp(opts: { delayMs?: number; port?: number } = {}): Promise<TestSmtp> {
   const received: ParsedMail[] = [];
   const refuse = new Map<string, number>();
   const users: string[] = [];
@@ -49,7 +50,7 @@ export async function startSmtp(opts: { delayMs?: number } = {}): Promise<TestSm
   });
   // a client killed mid-message (the crash test) resets its connection: that is no test failure
   smtp.on("error", () => undefined);
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => smtp.listen(opts.port ?? 0, "127.0.0.1", resolve));
   return {
     url: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
     received,

@@ -1,6 +1,6 @@
 // Emails that carry a one-time link (the hosted sign-in's: contract section 20): a sign-in link
 // (kind `sign_in`) and a guest's address confirmation (kind `email_confirm`). They go through the
-// same queue and worker as reply emails (email_messages, sender.ts), but the link itself is never
+// same queue as reply emails (email_messages, each with its `email` job: sender.ts), but the link itself is never
 // stored: the message's bodies hold LINK_PLACEHOLDER, and the sender puts the link in as it sends
 // (its token an HMAC of the message's id under the service's secret, so only a process holding
 // ADMIN_JWT_SECRET can make it, and sign_in_tokens keeps only its SHA-256). What the console shows
@@ -57,16 +57,19 @@ export interface LinkToken {
   expiresAt: Date;
 }
 
-// the link's token and its message in one statement (both or neither)
+// the link's token, its message and the message's job of the outbound queue (kind `email`, the same
+// id; none for a message kept in the outbox) in one statement (all or none)
 const QUEUE_LINK = `WITH token AS (
     INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, subject, data, created_at, expires_at)
-    VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7))
-  INSERT INTO email_messages (id, tenant_id, kind, to_address, subject, text_body, html_body, item_count, state, next_attempt_at, created_at)
-  VALUES ($8::uuid, $1, $9, $10, $11, $12, $13, 1, $14, $6, $6)`;
+    VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)), message AS (
+  INSERT INTO email_messages (id, tenant_id, kind, to_address, subject, text_body, html_body, item_count, state, created_at)
+  VALUES ($8::uuid, $1, $9, $10, $11, $12, $13, 1, $14, $6))
+  INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+  SELECT $8::uuid, $1, 'email', '{}'::jsonb, $6, $6, $6 WHERE $14 = 'queued'`;
 
 /**
  * Queues a message with a one-time link and records the link's token (hashed) in sign_in_tokens, in
- * one statement on the tenant's store: the worker sends it on its next pass (EMAIL_POLL_MS).
+ * one statement on the tenant's store: the outbound worker's email pool sends it (sender.ts).
  */
 export async function queueLinkEmail(app: AppServices, tenantId: string, email: LinkEmail, token: LinkToken): Promise<void> {
   const id = randomUUID();

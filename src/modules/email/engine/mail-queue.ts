@@ -7,6 +7,7 @@
 // At composing time the rules are checked again: the reader still wants mail and has an address that
 // is not suppressed, the reply is still approved and not deleted, and the reader has had fewer than
 // `email.maxPerReaderPerDay` messages in the last 24 hours. What fails them is dropped, not retried.
+// Each message is written with its job of the outbound queue (kind `email`, sender.ts), which sends it.
 // New comments in discussions a reader follows (contract section 19) are queued the same way by the
 // follow worker (email_items.source `new_comment`, the reader's `subscriptions` choice): they make
 // messages of their own (kinds `following` and `following_digest`), whose unsubscribe link stops only
@@ -17,6 +18,7 @@ import type { Clock } from "../../../lib/clock.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { type ReplyEmails } from "../../../tenancy/settings/email.js";
 import { renderReplyEmail, type ReplyItem } from "../templates.js";
+import { queueingJobs } from "./sender.js";
 
 export interface ComposeDeps {
   prisma: PrismaClient;
@@ -163,13 +165,14 @@ export async function composeDue(deps: ComposeDeps): Promise<ComposeResult> {
     for (const left of byReader.values()) dropped += left.length;
     if (rows.length) {
       const col = (i: number) => rows.map((r) => r[i]);
+      // each message and, unless kept in the outbox, its job of the outbound queue (kind `email`)
       await tx.$executeRawUnsafe(
-        `INSERT INTO email_messages (id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body,
-                                     unsubscribe_url, item_count, state, next_attempt_at, created_at)
+        queueingJobs(`INSERT INTO email_messages (id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body,
+                                     unsubscribe_url, item_count, state, created_at)
          SELECT m.id::uuid, m.tenant_id, m.reader_id, m.kind, m.to_address, m.subject, m.text_body, m.html_body,
-                m.unsubscribe_url, m.item_count, $11, $12, $12
+                m.unsubscribe_url, m.item_count, $11, $12
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
-             AS m(id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body, unsubscribe_url, item_count)`,
+             AS m(id, tenant_id, reader_id, kind, to_address, subject, text_body, html_body, unsubscribe_url, item_count)`),
         ...Array.from({ length: 10 }, (_, i) => col(i)),
         deps.outbox ? "outbox" : "queued",
         now,

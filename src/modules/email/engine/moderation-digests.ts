@@ -1,12 +1,14 @@
 // The moderators' digests that are due, across tenants (the email worker runs it): due operators
 // taken FOR UPDATE SKIP LOCKED, each one's message written and the due time moved on, in one
-// transaction. The choice itself: src/modules/email/moderation-digest.ts.
+// transaction; the message is sent as every other is, a job of the outbound queue (kind `email`,
+// sender.ts). The choice itself: src/modules/email/moderation-digest.ts.
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Clock } from "../../../lib/clock.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { renderModerationDigest, type WaitingComment } from "../templates.js";
 import { nextDigestAt, type DigestFrequency } from "../moderation-digest.js";
+import { queueingJobs } from "./sender.js";
 
 export interface DigestDeps {
   prisma: PrismaClient;
@@ -67,9 +69,9 @@ export async function composeModerationDigests(deps: DigestDeps): Promise<number
         const unsubscribeUrl = deps.unsubscribeUrl(op.tenantId, op.id);
         const m = renderModerationDigest({ tenantName: op.tenantName, ...w, consoleUrl: deps.consoleUrl, unsubscribeUrl });
         await tx.$executeRawUnsafe(
-          `INSERT INTO email_messages (id, tenant_id, operator_id, kind, to_address, subject, text_body, html_body,
-                                       unsubscribe_url, item_count, state, next_attempt_at, created_at)
-           VALUES ($1::uuid, $2, $3, 'moderation', $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+          queueingJobs(`INSERT INTO email_messages (id, tenant_id, operator_id, kind, to_address, subject, text_body, html_body,
+                                       unsubscribe_url, item_count, state, created_at)
+           VALUES ($1::uuid, $2, $3, 'moderation', $4, $5, $6, $7, $8, $9, $10, $11)`),
           randomUUID(),
           op.tenantId,
           op.id,

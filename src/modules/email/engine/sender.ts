@@ -1,36 +1,45 @@
-// Sending rendered messages (contract section 15). A worker claims due `queued` messages under a
-// lease (FOR UPDATE SKIP LOCKED: several instances never hold one message at once), sends each over
-// SMTP and records the outcome only while it still holds the lease:
-//  - accepted → `sent`;
-//  - SMTP 4xx, or the server unreachable → retried with exponential backoff (30 s doubling, jittered),
-//    `failed` after EMAIL_MAX_ATTEMPTS;
+// Sending rendered messages (contract section 15): each `queued` message of email_messages is a job of
+// the outbound queue (webhook_deliveries, kind `email`, the job's id the message's), inserted by the
+// statement that writes the message (queueingJobs below). The outbound worker's email pool claims it
+// under a lease as it claims any job (FOR UPDATE SKIP LOCKED: several instances never hold one at
+// once) and the composer below sends it over SMTP; the queue records the attempt while the claim holds:
+//  - accepted → the message `sent`, the job succeeded;
+//  - SMTP 4xx, or the server unreachable → a failed attempt, retried by the queue with backoff (30 s
+//    doubling, jittered: EMAIL_TUNABLES), the message `failed` after EMAIL_MAX_ATTEMPTS;
 //  - SMTP 5xx for the recipient → `suppressed`, and the reader's address is marked suppressed for that
 //    tenant: nothing more is queued for it until their identity gives another address.
-// A worker that dies mid-send leaves its messages locked until the lease ends; then another sends them.
-// Each message carries a Message-ID made from its id, so a receiver can tell a resend from a new one.
+// Each SMTP server (host and port, across tenants: smtp_servers) has a breaker: after
+// SERVER_BREAKER_THRESHOLD attempts in a row that could not reach it or that it turned away whole
+// (421), its messages wait (deferred, no attempt counted) for a cooldown that doubles each time it
+// opens again, from one minute up to an hour; one message it answers closes it.
+// A worker that dies mid-send leaves its jobs leased until the lease ends; then another sends them. A
+// message already recorded `sent` is not sent again. Each message carries a Message-ID made from its
+// id, so a receiver can tell a resend from a new one.
 // A message with a one-time link (the hosted sign-in's: links.ts) gets its link put in as it is sent.
 import nodemailer from "nodemailer";
 import type { Transporter } from "nodemailer";
-import type { PrismaClient } from "../../../generated/prisma/client.js";
-import type { Clock } from "../../../lib/clock.js";
 import type { Sql } from "../../../db/sql.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
-import { retryDelayMs } from "../../../outbound/backoff.js";
+import type { Composed, MessageComposer } from "../../../outbound/composers.js";
+import { parseOutboundUrl } from "../../../lib/outbound-url.js";
 import { oneLine } from "../../../lib/single-line.js";
 import type { UrlGuardOptions } from "../../../outbound/url-guard.js";
 import { sendFailure, smtpTransportOptions, type SmtpServer } from "../transport.js";
 import { withLink } from "./links.js";
 
-/** Messages sent at once: a pool's connections (per SMTP server), and a worker pass's slots. */
-const SEND_SLOTS = 4;
+/** Messages sent at once through one SMTP server: its pool's connections, and the email pool's slots per server. */
+export const SEND_SLOTS = 4;
 
 export const EMAIL_MAX_ATTEMPTS = 10;
-const BACKOFF_BASE_MS = 30_000;
+/** The queue's retry rule for email: an SMTP server's temporary refusals last minutes, not seconds. */
+export const EMAIL_TUNABLES = { maxAttempts: EMAIL_MAX_ATTEMPTS, backoffBaseMs: 30_000 } as const;
+
+export const SERVER_BREAKER_THRESHOLD = 10;
+const COOLDOWN_MIN_MS = 60_000;
+const COOLDOWN_MAX_MS = 3_600_000;
 
 export interface SenderDeps {
-  prisma: PrismaClient;
   sql: Sql;
-  clock: Clock;
   /** the service's SMTP server (SMTP_URL); a tenant's own (email.smtpUrl) goes first */
   smtpUrl: string | null;
   /** opens a tenant's sealed SMTP URL */
@@ -41,11 +50,6 @@ export interface SenderDeps {
   outbox: boolean;
   /** the service's sender, for a tenant without email.from */
   defaultFrom: string;
-  workerId: string;
-  /** how long a claim holds a message: longer than a send can take (connect, greeting and data timeouts) */
-  leaseMs: number;
-  batchSize: number;
-  random?: () => number;
   /** for messages with a one-time link (links.ts): the secret their tokens are made with, and where links point */
   links?: { secret: string; base: () => string };
 }
@@ -60,18 +64,30 @@ export interface QueuedMessage {
   textBody: string;
   htmlBody: string;
   unsubscribeUrl: string | null;
-  attempts: number;
+  state: string;
   from: string | null;
   replyTo: string | null;
   /** the tenant's own SMTP server, sealed */
   smtpUrlEnc: string | null;
 }
 
+/** What became of the messages this composer was given: counted since it was made (the email worker reads them). */
 export interface SendResult {
   sent: number;
   retried: number;
   failed: number;
   suppressed: number;
+}
+
+/**
+ * `insert`, an INSERT INTO email_messages, as one statement that also queues the `email` job of each
+ * message it writes `queued` (the job's id the message's, due when the message was made): a message
+ * is never queued without its job. `before`: common table expressions the insert may use.
+ */
+export function queueingJobs(insert: string, before = ""): string {
+  return `WITH ${before ? `${before}, ` : ""}m AS (${insert} RETURNING id, tenant_id, state, created_at)
+    INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+    SELECT m.id, m.tenant_id, 'email', '{}'::jsonb, m.created_at, m.created_at, m.created_at FROM m WHERE m.state = 'queued'`;
 }
 
 /** The address inside "Name <address>", or the string itself. */
@@ -127,13 +143,27 @@ export function headerFields(
   };
 }
 
-export interface Sender {
-  /** Claims what is due and sends it; resolves when every claimed message has an outcome. */
-  sendDue(): Promise<SendResult>;
+export interface EmailComposer extends MessageComposer {
+  /** the outcomes of the messages it was given, since it was made */
+  readonly tally: Readonly<SendResult>;
+  /** closes its SMTP pools */
   close(): void;
 }
 
-export function createSender(deps: SenderDeps): Sender {
+/** The server's key in smtp_servers: its host and port (no credentials). */
+const serverKey = (url: string): string | null => {
+  const parsed = parseOutboundUrl(url, "smtp");
+  return parsed.ok ? `${parsed.target.host}:${parsed.target.port}` : null;
+};
+
+/** A failure that says nothing of the server's health: it answered (a 4xx or 5xx about this message, other than 421). */
+const answered = (err: unknown): boolean => {
+  const code = (err as { responseCode?: unknown }).responseCode;
+  return typeof code === "number" && code !== 421;
+};
+
+/** The composer of `email` jobs (src/outbound/composers.ts): one message sent over SMTP, its outcome recorded on the message. */
+export function createEmailComposer(deps: SenderDeps): EmailComposer {
   // one pool per SMTP server and address checked: the service's, and each tenant's own
   const transports = new Map<string, Transporter>();
   const transportOf = async (server: SmtpServer) => {
@@ -146,110 +176,116 @@ export function createSender(deps: SenderDeps): Sender {
     }
     return t;
   };
+  const tally: SendResult = { sent: 0, retried: 0, failed: 0, suppressed: 0 };
 
-  async function claim(): Promise<QueuedMessage[]> {
-    const now = deps.clock.now();
-    return deps.prisma.$queryRawUnsafe<QueuedMessage[]>(
-      `UPDATE email_messages m
-          SET locked_until = $1, locked_by = $2, attempts = m.attempts + 1
-         FROM tenants t
-        WHERE t.id = m.tenant_id
-          AND m.id IN (SELECT id FROM email_messages
-                        WHERE state = 'queued' AND next_attempt_at <= $3 AND (locked_until IS NULL OR locked_until <= $3)
-                        ORDER BY next_attempt_at LIMIT ${deps.batchSize}
-                        FOR UPDATE SKIP LOCKED)
-       RETURNING m.id::text, m.tenant_id AS "tenantId", m.kind, m.reader_id AS "readerId", m.to_address AS "toAddress", m.subject,
-                 m.text_body AS "textBody", m.html_body AS "htmlBody", m.unsubscribe_url AS "unsubscribeUrl", m.attempts,
-                 t.settings #>> '{email,from}' AS "from", t.settings #>> '{email,replyTo}' AS "replyTo",
-                 t.settings #>> '{email,smtpUrlEnc}' AS "smtpUrlEnc"`,
-      new Date(now.getTime() + deps.leaseMs),
-      deps.workerId,
-      now,
+  async function load(id: string, tenantId: string): Promise<QueuedMessage | undefined> {
+    const [m] = await deps.sql.query<QueuedMessage>(
+      `SELECT m.id::text, m.tenant_id AS "tenantId", m.kind, m.reader_id AS "readerId", m.to_address AS "toAddress", m.subject,
+              m.text_body AS "textBody", m.html_body AS "htmlBody", m.unsubscribe_url AS "unsubscribeUrl", m.state,
+              t.settings #>> '{email,from}' AS "from", t.settings #>> '{email,replyTo}' AS "replyTo",
+              t.settings #>> '{email,smtpUrlEnc}' AS "smtpUrlEnc"
+         FROM email_messages m JOIN tenants t ON t.id = m.tenant_id
+        WHERE m.id = $1::uuid AND m.tenant_id = $2`,
+      [id, tenantId],
+      "email_message_load",
     );
+    return m;
   }
 
-  // each outcome is recorded only by the worker that still holds the message
-  const HELD = `id = $1::uuid AND locked_by = $2 AND state = 'queued'`;
-
-  /** Records accepted messages. */
-  async function recordSent(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await deps.sql.query(
-      `UPDATE email_messages SET state = 'sent', sent_at = $3, locked_until = NULL, last_error = NULL
-        WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND state = 'queued'`,
-      [ids, deps.workerId, deps.clock.now()],
-      "email_sent",
-    );
-  }
-
-  /** Records a refused or failed send: retried later, failed for good, or the address suppressed. */
-  async function failure(m: QueuedMessage, err: unknown): Promise<"retried" | "failed" | "suppressed"> {
-    const now = deps.clock.now();
-    const code = (err as { responseCode?: number }).responseCode;
-    const error = sendFailure(err);
-    if (typeof code === "number" && code >= 500 && code < 600) {
+  /** The server's breaker after an attempt: closed by an answer, counted (and opened at each threshold) by a failure to reach it. */
+  async function settle(server: string | null, healthy: boolean, now: Date): Promise<void> {
+    if (server === null) return;
+    if (healthy) {
       await deps.sql.query(
-        `WITH m AS (UPDATE email_messages SET state = 'suppressed', locked_until = NULL, last_error = $3 WHERE ${HELD}
-                    RETURNING tenant_id, reader_id, to_address)
-         UPDATE readers r SET email_suppressed_at = $4 FROM m
-          WHERE r.tenant_id = m.tenant_id AND r.id = m.reader_id AND r.email = m.to_address`,
-        [m.id, deps.workerId, error, now],
-        "email_suppressed",
+        `UPDATE smtp_servers SET consecutive_failures = 0, circuit_open_until = NULL, updated_at = $2::timestamptz
+          WHERE server = $1 AND consecutive_failures > 0`,
+        [server, now],
+        "smtp_server_healthy",
       );
-      return "suppressed";
+      return;
     }
-    if (m.attempts >= EMAIL_MAX_ATTEMPTS) {
-      await deps.sql.query(
-        `UPDATE email_messages SET state = 'failed', locked_until = NULL, last_error = $3 WHERE ${HELD}`,
-        [m.id, deps.workerId, error],
-        "email_failed",
-      );
-      return "failed";
-    }
-    const next = new Date(now.getTime() + retryDelayMs(m.attempts, BACKOFF_BASE_MS, deps.random));
+    // the circuit opens at the threshold, and again at each further threshold's worth, each time twice as long
     await deps.sql.query(
-      `UPDATE email_messages SET next_attempt_at = $3, locked_until = NULL, last_error = $4 WHERE ${HELD}`,
-      [m.id, deps.workerId, next, error],
-      "email_retry",
+      `INSERT INTO smtp_servers AS s (server, consecutive_failures, updated_at) VALUES ($1, 1, $2::timestamptz)
+       ON CONFLICT (server) DO UPDATE SET consecutive_failures = s.consecutive_failures + 1, updated_at = EXCLUDED.updated_at,
+         circuit_open_until = CASE WHEN (s.consecutive_failures + 1) % $3::int = 0
+           THEN $2::timestamptz + make_interval(secs => LEAST($5::float8, $4::float8 * power(2, (s.consecutive_failures + 1) / $3::int - 1)) / 1000)
+           ELSE s.circuit_open_until END`,
+      [server, now, SERVER_BREAKER_THRESHOLD, COOLDOWN_MIN_MS, COOLDOWN_MAX_MS],
+      "smtp_server_failed",
     );
-    return "retried";
   }
 
-  async function send(m: QueuedMessage): Promise<void> {
-    const server: SmtpServer | null = m.smtpUrlEnc
-      ? { url: deps.secretBox.open(m.smtpUrlEnc), guard: deps.guard }
-      : deps.smtpUrl
-        ? { url: deps.smtpUrl, guard: null }
-        : null;
-    if (!server) throw Object.assign(new Error("no SMTP server"), { code: "ECONNECTION" });
-    const bodies = deps.links ? withLink(m, deps.links.secret, deps.links.base()) : m;
-    await (await transportOf(server)).sendMail({ ...headerFields(m, deps.defaultFrom), text: bodies.textBody, html: bodies.htmlBody });
+  /** The message's new state after an attempt (only while it is still queued: an erased message stays gone). */
+  async function mark(m: QueuedMessage, state: string, attempts: number, error: string | null, now: Date): Promise<void> {
+    await deps.sql.query(
+      `UPDATE email_messages SET state = $3, attempts = $4, last_error = $5, sent_at = CASE WHEN $3 = 'sent' THEN $6::timestamptz END
+        WHERE id = $1::uuid AND tenant_id = $2 AND state = 'queued'`,
+      [m.id, m.tenantId, state, attempts, error, now],
+      "email_message_outcome",
+    );
   }
 
   return {
-    async sendDue() {
-      const result: SendResult = { sent: 0, retried: 0, failed: 0, suppressed: 0 };
-      if (deps.outbox) return result;
-      for (;;) {
-        const batch = await claim();
-        if (batch.length === 0) return result;
-        // as many at once as a pool has connections, each accepted message recorded before its slot
-        // sends the next: a crash resends at most one message per slot (those in flight), however
-        // slowly the database records them
-        let next = 0;
-        const slot = async () => {
-          while (next < batch.length) {
-            const m = batch[next++]!;
-            const outcome = await send(m).then(
-              () => recordSent([m.id]).then(() => "sent" as const),
-              (err: unknown) => failure(m, err),
-            );
-            result[outcome]++;
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(SEND_SLOTS, batch.length) }, slot));
-        if (batch.length < deps.batchSize) return result;
+    tally,
+    tunables: EMAIL_TUNABLES,
+    async compose(job, now): Promise<Composed> {
+      const m = await load(job.id, job.tenantId);
+      // erased with its reader, or recorded already (a worker that sent it died before its job's end was written)
+      if (!m) return { done: "the message is gone" };
+      if (m.state !== "queued") return { done: `the message is ${m.state}` };
+      if (deps.outbox) {
+        await mark(m, "outbox", job.attempts, null, now);
+        return { done: "kept in the outbox (EMAIL_OUTBOX)" };
       }
+      const server: SmtpServer | null = m.smtpUrlEnc
+        ? { url: deps.secretBox.open(m.smtpUrlEnc), guard: deps.guard }
+        : deps.smtpUrl
+          ? { url: deps.smtpUrl, guard: null }
+          : null;
+      const key = server ? serverKey(server.url) : null;
+      /** failures in a row the server's breaker counts: none (no row, or 0) needs no write when it answers */
+      let failures = 0;
+      if (key !== null) {
+        const [breaker] = await deps.sql.query<{ until: Date | null; failures: number }>(
+          `SELECT circuit_open_until AS until, consecutive_failures AS failures FROM smtp_servers WHERE server = $1`,
+          [key],
+          "smtp_server_state",
+        );
+        if (breaker?.until && breaker.until > now) return { defer: breaker.until };
+        failures = breaker?.failures ?? 0;
+      }
+      const attempts = job.attempts + 1;
+      try {
+        if (!server) throw Object.assign(new Error("no SMTP server"), { code: "ECONNECTION" });
+        const bodies = deps.links ? withLink(m, deps.links.secret, deps.links.base()) : m;
+        await (await transportOf(server)).sendMail({ ...headerFields(m, deps.defaultFrom), text: bodies.textBody, html: bodies.htmlBody });
+      } catch (err) {
+        const error = sendFailure(err);
+        const code = (err as { responseCode?: number }).responseCode;
+        if (!answered(err) || failures > 0) await settle(key, answered(err), now);
+        if (typeof code === "number" && code >= 500 && code < 600) {
+          await deps.sql.query(
+            `WITH m AS (UPDATE email_messages SET state = 'suppressed', attempts = $3, last_error = $4
+                         WHERE id = $1::uuid AND tenant_id = $2 AND state = 'queued' RETURNING tenant_id, reader_id, to_address)
+             UPDATE readers r SET email_suppressed_at = $5 FROM m
+              WHERE r.tenant_id = m.tenant_id AND r.id = m.reader_id AND r.email = m.to_address`,
+            [m.id, m.tenantId, attempts, error, now],
+            "email_suppressed",
+          );
+          tally.suppressed++;
+          return { drop: error };
+        }
+        const last = attempts >= EMAIL_MAX_ATTEMPTS;
+        await mark(m, last ? "failed" : "queued", attempts, error, now);
+        tally[last ? "failed" : "retried"]++;
+        return { fail: error };
+      }
+      // recorded before the job's end: a worker that dies in between leaves a job that finds it sent
+      await mark(m, "sent", attempts, null, now);
+      if (failures > 0) await settle(key, true, now);
+      tally.sent++;
+      return { done: "sent" };
     },
     close() {
       for (const t of transports.values()) t.close();
