@@ -26,6 +26,10 @@ import { oneLine } from "../../../lib/single-line.js";
 import type { UrlGuardOptions } from "../../../outbound/url-guard.js";
 import { sendFailure, smtpTransportOptions, type SmtpServer } from "../transport.js";
 import { withLink } from "./links.js";
+import { keyedBatcher } from "../../../lib/batcher.js";
+
+/** How long a server's breaker, as read, is taken as it is. */
+const BREAKER_READ_MS = 1_000;
 
 /** Messages sent at once through one SMTP server: its pool's connections, and the email pool's slots per server. */
 export const SEND_SLOTS = 4;
@@ -178,23 +182,58 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
   };
   const tally: SendResult = { sent: 0, retried: 0, failed: 0, suppressed: 0 };
 
-  async function load(id: string, tenantId: string): Promise<QueuedMessage | undefined> {
-    const [m] = await deps.sql.query<QueuedMessage>(
+  // The messages' reads and their "sent" marks are group commits (src/lib/batcher.ts): the sends in
+  // flight read their messages in one statement and record their ends in one, not one each.
+  const loadBatch = keyedBatcher<{ id: string; tenantId: string }, QueuedMessage | undefined>(async (_key, items) => {
+    const rows = await deps.sql.query<QueuedMessage>(
       `SELECT m.id::text, m.tenant_id AS "tenantId", m.kind, m.reader_id AS "readerId", m.to_address AS "toAddress", m.subject,
               m.text_body AS "textBody", m.html_body AS "htmlBody", m.unsubscribe_url AS "unsubscribeUrl", m.state,
               t.settings #>> '{email,from}' AS "from", t.settings #>> '{email,replyTo}' AS "replyTo",
               t.settings #>> '{email,smtpUrlEnc}' AS "smtpUrlEnc"
-         FROM email_messages m JOIN tenants t ON t.id = m.tenant_id
-        WHERE m.id = $1::uuid AND m.tenant_id = $2`,
-      [id, tenantId],
-      "email_message_load",
+         FROM unnest($1::uuid[], $2::text[]) AS v(id, tenant_id)
+         JOIN email_messages m ON m.id = v.id AND m.tenant_id = v.tenant_id
+         JOIN tenants t ON t.id = m.tenant_id`,
+      [items.map((i) => i.value.id), items.map((i) => i.value.tenantId)],
+      "email_messages_load",
     );
-    return m;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const i of items) i.resolve(byId.get(i.value.id));
+  });
+  const load = (id: string, tenantId: string) => loadBatch("load", { id, tenantId });
+
+  const sentBatch = keyedBatcher<{ m: QueuedMessage; attempts: number; at: Date }, void>(async (_key, items) => {
+    await deps.sql.query(
+      `UPDATE email_messages m SET state = 'sent', attempts = v.attempts, last_error = NULL, sent_at = v.at
+         FROM unnest($1::uuid[], $2::text[], $3::int[], $4::timestamptz[]) AS v(id, tenant_id, attempts, at)
+        WHERE m.id = v.id AND m.tenant_id = v.tenant_id AND m.state = 'queued'`,
+      [items.map((i) => i.value.m.id), items.map((i) => i.value.m.tenantId), items.map((i) => i.value.attempts), items.map((i) => i.value.at)],
+      "email_messages_sent",
+    );
+    for (const i of items) i.resolve();
+  });
+
+  /**
+   * The servers' breakers as last read here, for a second: a send reads its server's once a second,
+   * not once a message (an attempt's outcome here updates it at once; another instance's, within the second).
+   */
+  const breakers = new Map<string, { until: Date | null; failures: number; readAt: number }>();
+  async function breakerOf(key: string, now: Date): Promise<{ until: Date | null; failures: number }> {
+    const known = breakers.get(key);
+    if (known && Math.abs(now.getTime() - known.readAt) < BREAKER_READ_MS) return known;
+    const [row] = await deps.sql.query<{ until: Date | null; failures: number }>(
+      `SELECT circuit_open_until AS until, consecutive_failures AS failures FROM smtp_servers WHERE server = $1`,
+      [key],
+      "smtp_server_state",
+    );
+    const state = { until: row?.until ?? null, failures: row?.failures ?? 0, readAt: now.getTime() };
+    breakers.set(key, state);
+    return state;
   }
 
   /** The server's breaker after an attempt: closed by an answer, counted (and opened at each threshold) by a failure to reach it. */
   async function settle(server: string | null, healthy: boolean, now: Date): Promise<void> {
     if (server === null) return;
+    breakers.delete(server);
     if (healthy) {
       await deps.sql.query(
         `UPDATE smtp_servers SET consecutive_failures = 0, circuit_open_until = NULL, updated_at = $2::timestamptz
@@ -247,13 +286,9 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
       /** failures in a row the server's breaker counts: none (no row, or 0) needs no write when it answers */
       let failures = 0;
       if (key !== null) {
-        const [breaker] = await deps.sql.query<{ until: Date | null; failures: number }>(
-          `SELECT circuit_open_until AS until, consecutive_failures AS failures FROM smtp_servers WHERE server = $1`,
-          [key],
-          "smtp_server_state",
-        );
-        if (breaker?.until && breaker.until > now) return { defer: breaker.until };
-        failures = breaker?.failures ?? 0;
+        const breaker = await breakerOf(key, now);
+        if (breaker.until && breaker.until > now) return { defer: breaker.until };
+        failures = breaker.failures;
       }
       const attempts = job.attempts + 1;
       try {
@@ -282,7 +317,7 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
         return { fail: error };
       }
       // recorded before the job's end: a worker that dies in between leaves a job that finds it sent
-      await mark(m, "sent", attempts, null, now);
+      await sentBatch("sent", { m, attempts, at: now });
       if (failures > 0) await settle(key, true, now);
       tally.sent++;
       return { done: "sent" };
