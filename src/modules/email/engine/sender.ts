@@ -206,7 +206,12 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
       `UPDATE email_messages m SET state = 'sent', attempts = v.attempts, last_error = NULL, sent_at = v.at
          FROM unnest($1::uuid[], $2::text[], $3::int[], $4::timestamptz[]) AS v(id, tenant_id, attempts, at)
         WHERE m.id = v.id AND m.tenant_id = v.tenant_id AND m.state = 'queued'`,
-      [items.map((i) => i.value.m.id), items.map((i) => i.value.m.tenantId), items.map((i) => i.value.attempts), items.map((i) => i.value.at)],
+      [
+        items.map((i) => i.value.m.id),
+        items.map((i) => i.value.m.tenantId),
+        items.map((i) => i.value.attempts),
+        items.map((i) => i.value.at),
+      ],
       "email_messages_sent",
     );
     for (const i of items) i.resolve();
