@@ -7,8 +7,10 @@
 //   Create(Note)      in reply to a discussion's Article or a comment's Note: a comment by reader
 //                     `ap:<actor>` (postComment: the same rules, events and webhooks as a local one;
 //                     status per federation.remoteModeration), its Note's id kept in federation_objects
+//                     by the comment's own statement
 //   Update(Note)      edits that comment (editComment);  Delete / Tombstone deletes it (deleteComment)
-//   Like              a `like` reaction of the actor's reader (toggleReaction), taken back by Undo(Like)
+//   Like              a `like` reaction of the actor's reader (toggleReaction), taken back by Undo(Like);
+//                     the Like's id kept in federation_objects by the toggle's own statement
 // Only the actor who wrote a Note may update or delete its comment. A reply attaches only to a
 // discussion that exists with a url (an Article we serve) or to a comment of one: it never creates a
 // discussion, whatever discussions.autoCreate says (it comes from no page of the site's allowedOrigins).
@@ -145,12 +147,15 @@ async function unlike(ctx: Context<FederationData>, row: ObjectRow, likeId: stri
   const t = await admitted(ctx, row.tenantId, actorId);
   if (!t) return;
   const reader = await remoteReader(ctx, actorId);
-  await quietly(ctx, "undo like", async () => {
-    await toggleReaction(remoteContext(ctx.data.app, t.tenant, reader), row.commentId, { kind: "like" });
-    await ctx.data.app
-      .stores(row.tenantId)
-      .sql.query(`DELETE FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'like'`, [likeId]);
-  });
+  // the reaction taken back and its Like's row deleted are one statement
+  await quietly(ctx, "undo like", () =>
+    toggleReaction(
+      remoteContext(ctx.data.app, t.tenant, reader),
+      row.commentId,
+      { kind: "like" },
+      { objectId: likeId, actorId: actorId.href },
+    ),
+  );
 }
 
 /** Where a Note answers: a discussion (its Article), or a comment (ours, or a remote Note we hold). */
@@ -193,19 +198,15 @@ async function onCreate(ctx: Context<FederationData> & { recipient: string | nul
     const settings = resolveSettings(t.tenant.settings);
     const body = contentToBody(note.content?.toString() ?? "", settings.maxBodyLength);
     if (!body) continue;
-    await quietly(ctx, "create note", async () => {
-      const comment = await postComment(
+    // the comment and its Note's row in federation_objects are one statement (a Note held already: refused, nothing written)
+    await quietly(ctx, "create note", () =>
+      postComment(
         remoteContext(ctx.data.app, t.tenant, reader),
         target.discussionId,
         { body, parentId: target.parentId },
-        { moderation: t.settings.remoteModeration },
-      );
-      await ctx.data.app.stores(t.tenant.id).sql.query(
-        `INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
-         VALUES ($1, $2, 'note', $3, $4, $5, $6::timestamptz) ON CONFLICT DO NOTHING`,
-        [note.id!.href, comment.id, reader.id, actorId.href, ctx.data.app.clock.now()],
-      );
-    });
+        { moderation: t.settings.remoteModeration, remote: { objectId: note.id!.href, actorId: actorId.href } },
+      ),
+    );
   }
 }
 
@@ -254,14 +255,15 @@ async function onLike(ctx: Context<FederationData> & { recipient: string | null 
       );
     if (already) continue;
     const reader = await remoteReader(ctx, actorId);
-    await quietly(ctx, "like", async () => {
-      await toggleReaction(remoteContext(ctx.data.app, t.tenant, reader), commentId, { kind: "like" });
-      await ctx.data.app.stores(tenantId).sql.query(
-        `INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
-         VALUES ($1, $2, 'like', $3, $4, $5, $6::timestamptz) ON CONFLICT DO NOTHING`,
-        [like.id!.href, commentId, reader.id, actorId.href, ctx.data.app.clock.now()],
-      );
-    });
+    // the reaction and its Like's row in federation_objects are one statement
+    await quietly(ctx, "like", () =>
+      toggleReaction(
+        remoteContext(ctx.data.app, t.tenant, reader),
+        commentId,
+        { kind: "like" },
+        { objectId: like.id!.href, actorId: actorId.href },
+      ),
+    );
   }
 }
 
