@@ -208,7 +208,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       policy: { allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS, allowList: config.WEBHOOK_ALLOWLIST },
     });
     // ActivityPub activities too: signed by the tenant's actor when the worker claims them
-    const federationKeys = createKeyStore({ sql: db.sql, secretBox });
+    const federationKeys = createKeyStore({ stores, secretBox });
     // the hosted sign-in's opaque reader ids: each tenant's key (src/auth/reader-ids.ts)
     const readerIds = createReaderIds({ sql: db.sql, secretBox });
     // ids of the plain-hash form made opaque, once a tenant, before anything is served (a data

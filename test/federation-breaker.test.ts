@@ -21,8 +21,8 @@ const OTHER = `other-${run}.example`;
 beforeAll(async () => {
   server = await startServer();
   t = await createTestTenant(server);
-  const { sql, secretBox, clock } = server.app.runtime.services;
-  composer = createActivityComposer({ sql, keys: createKeyStore({ sql, secretBox }), kv: createKvStore({ sql, clock }) });
+  const { sql, stores, secretBox, clock } = server.app.runtime.services;
+  composer = createActivityComposer({ sql, keys: createKeyStore({ stores, secretBox }), kv: createKvStore({ sql, clock }) });
 });
 afterAll(() => server?.stop());
 

@@ -73,7 +73,7 @@ it("two instances follow, accept, announce and answer each other's comments", as
   await tb.api.put(`/api/v1/discussions/b-post`, { title: "B's post", url: "https://b.example/post" });
   const aComment = await (await ta.reader("ada", { name: "Ada" })).post(`/api/v1/discussions/a-post/comments`, { body: "Hello from A" });
   const ctxA = contextOf(a);
-  const row = await readNote(a.app.runtime.services.sql, ta.tenantId, aComment.body.id);
+  const row = await readNote(a.app.runtime.services.stores(ta.tenantId).sql, aComment.body.id);
   const note = noteOf(ctxA, ta.tenantId, row!, null).clone({ replyTarget: new URL(`${tb.actor}/articles/b-post`) });
   await a.app.runtime.federation.data.outbound.send(
     ctxA,

@@ -59,6 +59,8 @@ const post = (id: string, reader: string, more: { parent?: string; status?: stri
     hold: 0,
     kind: null,
     createdAt: null,
+    remoteObject: null,
+    remoteActor: null,
   });
 
 describe("the write functions answer what write-results.ts declares", () => {
@@ -106,6 +108,8 @@ describe("the write functions answer what write-results.ts declares", () => {
       avatar: null,
       moderator: false,
       kind: "like",
+      remoteObject: null,
+      remoteActor: null,
     });
     expect([toggled.row, toggled.types]).toEqual([
       { commentId: "wr-c1", readerId: "wr-bob", kind: "like", active: true, counts: { like: 1 } },
@@ -246,6 +250,8 @@ describe("the write functions answer what write-results.ts declares", () => {
       avatar: null,
       moderator: false,
       kind: "heart",
+      remoteObject: null,
+      remoteActor: null,
     });
     await write("eng_vote", { comment: "wr-s1", reader: "wr-cat", name: "Reader wr-cat", avatar: null, moderator: false, value: -1 });
     const edit = { reader: "wr-cat", moderator: false, body: "edited", bodyHtml: "<p>edited</p>", windowSeconds: 0 };

@@ -267,6 +267,7 @@ export const DATABASE_REFUSALS = {
   comment_not_approved: 409,
   edit_window_closed: 409,
   idempotency_in_progress: 409,
+  remote_object_held: 409,
   parentId: 422,
   comment: 422,
 } as const satisfies Record<string, number>;

@@ -80,8 +80,12 @@ export async function postComment(
   ctx: RequestContext,
   discussionId: string,
   input: PostCommentInput,
-  /** a remote comment's (the fediverse's: settings federation.remoteModeration) in place of settings `moderation` */
-  opts: { moderation?: "pre" | "post" } = {},
+  opts: {
+    /** a remote comment's (the fediverse's: settings federation.remoteModeration) in place of settings `moderation` */
+    moderation?: "pre" | "post";
+    /** a remote reply's Note and its actor, kept in federation_objects by the comment's own statement (a Note held already: 409) */
+    remote?: { objectId: string; actorId: string };
+  } = {},
 ): Promise<CommentWithAuthor> {
   checkDiscussionId(discussionId, "discussionId");
   const reader = await requireReader(ctx);
@@ -118,6 +122,8 @@ export async function postComment(
     at: ctx.app.clock.now(),
     kind: null,
     createdAt: null,
+    remoteObject: opts.remote?.objectId ?? null,
+    remoteActor: opts.remote?.actorId ?? null,
   });
   return commentFromPosted(writer.tenantId, row);
 }

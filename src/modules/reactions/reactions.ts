@@ -21,7 +21,13 @@ export interface ToggleReactionInput {
  * 404; one they can see that is not approved (their own pending one, a tombstone) is 409
  * comment_not_approved. Locked/archived discussions: 409.
  */
-export async function toggleReaction(ctx: RequestContext, commentId: string, input: ToggleReactionInput): Promise<ReactionToggle> {
+export async function toggleReaction(
+  ctx: RequestContext,
+  commentId: string,
+  input: ToggleReactionInput,
+  /** a remote Like and its actor: its row in federation_objects written by the toggle's own statement as it turns the reaction on, deleted as it turns it off */
+  remote?: { objectId: string; actorId: string },
+): Promise<ReactionToggle> {
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const kind = parseKind(settings.reactionKinds, input);
@@ -33,5 +39,7 @@ export async function toggleReaction(ctx: RequestContext, commentId: string, inp
     moderator: canModerate(ctx),
     kind,
     at: ctx.app.clock.now(),
+    remoteObject: remote?.objectId ?? null,
+    remoteActor: remote?.actorId ?? null,
   });
 }

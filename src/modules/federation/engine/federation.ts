@@ -79,19 +79,20 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
       // the cursors it issues are offsets ("0", "50", …): anything else (a fraction, past int4) is no page of it
       if (cursor !== null && !/^\d{1,9}$/.test(cursor)) return { items: [], nextCursor: null };
       const offset = cursor === null ? 0 : Number(cursor);
-      const rows = await ctx.data.app.sql.query<{ actorId: string; inbox: string }>(
-        `SELECT actor_id AS "actorId", inbox FROM federation_followers WHERE tenant_id = $1 ORDER BY created_at, actor_id OFFSET $2 LIMIT 51`,
-        [identifier, offset],
-      );
+      const rows = await ctx.data.app
+        .stores(identifier)
+        .sql.query<{ actorId: string; inbox: string }>(
+          `SELECT actor_id AS "actorId", inbox FROM federation_followers WHERE tenant_id = $1 ORDER BY created_at, actor_id OFFSET $2 LIMIT 51`,
+          [offset],
+        );
       const items: Recipient[] = rows.slice(0, 50).map((r) => ({ id: new URL(r.actorId), inboxId: new URL(r.inbox), endpoints: null }));
       return { items, nextCursor: rows.length > 50 ? String(offset + 50) : null };
     })
     .setFirstCursor(() => "0")
     .setCounter(async (ctx, identifier) => {
-      const [row] = await ctx.data.app.sql.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`,
-        [identifier],
-      );
+      const [row] = await ctx.data.app
+        .stores(identifier)
+        .sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM federation_followers WHERE tenant_id = $1`, []);
       return row?.n ?? 0;
     });
 
@@ -104,13 +105,13 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
 
   federation.setObjectDispatcher(Article, PATHS.article, async (ctx, { tenant, discussion }) => {
     if (!(await federatingTenant(ctx.data.app, tenant))) return null;
-    const d = await readDiscussion(ctx.data.app.sql, tenant, discussion);
+    const d = await readDiscussion(ctx.data.app.stores(tenant).sql, discussion);
     return d?.url ? articleOf(ctx, tenant, { ...d, url: d.url }) : null;
   });
 
   federation.setObjectDispatcher(Note, PATHS.note, async (ctx, { tenant, comment }) => {
     if (!(await federatingTenant(ctx.data.app, tenant))) return null;
-    const c = await readNote(ctx.data.app.sql, tenant, comment);
+    const c = await readNote(ctx.data.app.stores(tenant).sql, comment);
     if (!c || c.status !== "approved" || isRemoteAuthor(c.authorId) || !c.discussionUrl) return null;
     return noteOf(ctx, tenant, c, await mentionOf(ctx, c));
   });

@@ -7,8 +7,10 @@
 //   Create(Note)      in reply to a discussion's Article or a comment's Note: a comment by reader
 //                     `ap:<actor>` (postComment: the same rules, events and webhooks as a local one;
 //                     status per federation.remoteModeration), its Note's id kept in federation_objects
+//                     by the comment's own statement
 //   Update(Note)      edits that comment (editComment);  Delete / Tombstone deletes it (deleteComment)
-//   Like              a `like` reaction of the actor's reader (toggleReaction), taken back by Undo(Like)
+//   Like              a `like` reaction of the actor's reader (toggleReaction), taken back by Undo(Like);
+//                     the Like's id kept in federation_objects by the toggle's own statement
 // Only the actor who wrote a Note may update or delete its comment. A reply attaches only to a
 // discussion that exists with a url (an Article we serve) or to a comment of one: it never creates a
 // discussion, whatever discussions.autoCreate says (it comes from no page of the site's allowedOrigins).
@@ -55,17 +57,25 @@ function tenantOfUri(
   return null;
 }
 
-/** The comments (one per tenant that has it) a remote object became. */
+/** The comments a remote object became: the recipient's, or every tenant's for the shared inbox (one per tenant that has it). */
 async function objectsOf(
   ctx: Context<FederationData>,
   objectId: string,
   kind: "note" | "like",
   recipient: string | null,
 ): Promise<ObjectRow[]> {
+  if (recipient !== null) {
+    return ctx.data.app.stores(recipient).sql.query<ObjectRow>(
+      `SELECT tenant_id AS "tenantId", comment_id AS "commentId", reader_id AS "readerId", actor_id AS "actorId"
+           FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = $3`,
+      [objectId, kind],
+    );
+  }
+  // across tenants: the shared inbox's activity concerns every tenant that holds the object
   return ctx.data.app.sql.query<ObjectRow>(
     `SELECT tenant_id AS "tenantId", comment_id AS "commentId", reader_id AS "readerId", actor_id AS "actorId"
-       FROM federation_objects WHERE object_id = $1 AND kind = $2 AND ($3::text IS NULL OR tenant_id = $3::text)`,
-    [objectId, kind, recipient],
+       FROM federation_objects WHERE object_id = $1 AND kind = $2`,
+    [objectId, kind],
   );
 }
 
@@ -101,10 +111,10 @@ async function onFollow(ctx: Context<FederationData> & { recipient: string | nul
   }
   const shared = follower.endpoints?.sharedInbox;
   const inbox = shared && sameOrigin(shared, actorId) ? shared : follower.inboxId;
-  await ctx.data.app.sql.query(
+  await ctx.data.app.stores(target.tenantId).sql.query(
     `INSERT INTO federation_followers (tenant_id, actor_id, inbox, follow_id, created_at) VALUES ($1, $2, $3, $4, $5::timestamptz)
      ON CONFLICT (tenant_id, actor_id) DO UPDATE SET inbox = EXCLUDED.inbox, follow_id = EXCLUDED.follow_id`,
-    [target.tenantId, follower.id.href, inbox.href, follow.id?.href ?? null, ctx.data.app.clock.now()],
+    [follower.id.href, inbox.href, follow.id?.href ?? null, ctx.data.app.clock.now()],
   );
   const actorUri = ctx.getActorUri(target.tenantId);
   const accept = new Accept({
@@ -122,10 +132,9 @@ async function onUndo(ctx: Context<FederationData> & { recipient: string | null 
   if (object instanceof Follow) {
     const target = tenantOfUri(ctx, object.objectId);
     if (!target || (object.actorId && object.actorId.href !== undo.actorId.href)) return;
-    await ctx.data.app.sql.query(`DELETE FROM federation_followers WHERE tenant_id = $1 AND actor_id = $2`, [
-      target.tenantId,
-      undo.actorId.href,
-    ]);
+    await ctx.data.app
+      .stores(target.tenantId)
+      .sql.query(`DELETE FROM federation_followers WHERE tenant_id = $1 AND actor_id = $2`, [undo.actorId.href]);
   } else if (object instanceof Like && object.id) {
     for (const row of await objectsOf(ctx, object.id.href, "like", ctx.recipient)) {
       if (row.actorId !== undo.actorId.href) continue;
@@ -138,13 +147,15 @@ async function unlike(ctx: Context<FederationData>, row: ObjectRow, likeId: stri
   const t = await admitted(ctx, row.tenantId, actorId);
   if (!t) return;
   const reader = await remoteReader(ctx, actorId);
-  await quietly(ctx, "undo like", async () => {
-    await toggleReaction(remoteContext(ctx.data.app, t.tenant, reader), row.commentId, { kind: "like" });
-    await ctx.data.app.sql.query(`DELETE FROM federation_objects WHERE tenant_id = $1 AND object_id = $2 AND kind = 'like'`, [
-      row.tenantId,
-      likeId,
-    ]);
-  });
+  // the reaction taken back and its Like's row deleted are one statement
+  await quietly(ctx, "undo like", () =>
+    toggleReaction(
+      remoteContext(ctx.data.app, t.tenant, reader),
+      row.commentId,
+      { kind: "like" },
+      { objectId: likeId, actorId: actorId.href },
+    ),
+  );
 }
 
 /** Where a Note answers: a discussion (its Article), or a comment (ours, or a remote Note we hold). */
@@ -155,7 +166,7 @@ async function replyTargets(
   const ours = tenantOfUri(ctx, inReplyTo);
   if (ours?.discussionId) {
     // an Article of ours: the discussion must exist, with its page (a reply never creates one)
-    const d = await readDiscussion(ctx.data.app.sql, ours.tenantId, ours.discussionId);
+    const d = await readDiscussion(ctx.data.app.stores(ours.tenantId).sql, ours.discussionId);
     return d?.url ? [{ tenantId: ours.tenantId, discussionId: ours.discussionId, parentId: null }] : [];
   }
   const ids = ours?.commentId
@@ -163,10 +174,11 @@ async function replyTargets(
     : await objectsOf(ctx, inReplyTo.href, "note", ctx.recipient);
   const out = [];
   for (const { tenantId, commentId } of ids) {
-    const [c] = await ctx.data.app.sql.query<{ discussionId: string }>(
-      `SELECT discussion_id AS "discussionId" FROM comments WHERE tenant_id = $1 AND id = $2`,
-      [tenantId, commentId],
-    );
+    const [c] = await ctx.data.app
+      .stores(tenantId)
+      .sql.query<{ discussionId: string }>(`SELECT discussion_id AS "discussionId" FROM comments WHERE tenant_id = $1 AND id = $2`, [
+        commentId,
+      ]);
     if (c) out.push({ tenantId, discussionId: c.discussionId, parentId: commentId });
   }
   return out.filter((t) => ctx.recipient === null || t.tenantId === ctx.recipient);
@@ -186,19 +198,15 @@ async function onCreate(ctx: Context<FederationData> & { recipient: string | nul
     const settings = resolveSettings(t.tenant.settings);
     const body = contentToBody(note.content?.toString() ?? "", settings.maxBodyLength);
     if (!body) continue;
-    await quietly(ctx, "create note", async () => {
-      const comment = await postComment(
+    // the comment and its Note's row in federation_objects are one statement (a Note held already: refused, nothing written)
+    await quietly(ctx, "create note", () =>
+      postComment(
         remoteContext(ctx.data.app, t.tenant, reader),
         target.discussionId,
         { body, parentId: target.parentId },
-        { moderation: t.settings.remoteModeration },
-      );
-      await ctx.data.app.sql.query(
-        `INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
-         VALUES ($1, $2, 'note', $3, $4, $5, $6::timestamptz) ON CONFLICT DO NOTHING`,
-        [t.tenant.id, note.id!.href, comment.id, reader.id, actorId.href, ctx.data.app.clock.now()],
-      );
-    });
+        { moderation: t.settings.remoteModeration, remote: { objectId: note.id!.href, actorId: actorId.href } },
+      ),
+    );
   }
 }
 
@@ -239,20 +247,23 @@ async function onLike(ctx: Context<FederationData> & { recipient: string | null 
     if (ctx.recipient !== null && ctx.recipient !== tenantId) continue;
     const t = await admitted(ctx, tenantId, actorId);
     if (!t) continue;
-    const [already] = await ctx.data.app.sql.query<{ objectId: string }>(
-      `SELECT object_id AS "objectId" FROM federation_objects WHERE tenant_id = $1 AND comment_id = $2 AND actor_id = $3 AND kind = 'like'`,
-      [tenantId, commentId, actorId.href],
-    );
+    const [already] = await ctx.data.app
+      .stores(tenantId)
+      .sql.query<{ objectId: string }>(
+        `SELECT object_id AS "objectId" FROM federation_objects WHERE tenant_id = $1 AND comment_id = $2 AND actor_id = $3 AND kind = 'like'`,
+        [commentId, actorId.href],
+      );
     if (already) continue;
     const reader = await remoteReader(ctx, actorId);
-    await quietly(ctx, "like", async () => {
-      await toggleReaction(remoteContext(ctx.data.app, t.tenant, reader), commentId, { kind: "like" });
-      await ctx.data.app.sql.query(
-        `INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
-         VALUES ($1, $2, 'like', $3, $4, $5, $6::timestamptz) ON CONFLICT DO NOTHING`,
-        [tenantId, like.id!.href, commentId, reader.id, actorId.href, ctx.data.app.clock.now()],
-      );
-    });
+    // the reaction and its Like's row in federation_objects are one statement
+    await quietly(ctx, "like", () =>
+      toggleReaction(
+        remoteContext(ctx.data.app, t.tenant, reader),
+        commentId,
+        { kind: "like" },
+        { objectId: like.id!.href, actorId: actorId.href },
+      ),
+    );
   }
 }
 

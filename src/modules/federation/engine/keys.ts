@@ -2,10 +2,10 @@
 // the HTTP signatures Mastodon verifies) and an Ed25519 key (Object Integrity Proofs, published under
 // `assertionMethod`). Made by Fedify (generateCryptoKeyPair) the first time the actor is needed and
 // kept in federation_actors: the public halves as JWK, the private halves sealed by the secret box
-// (src/lib/secret-box.ts) as every secret the service stores. Cross-tenant engine code (the delivery
-// composer signs any tenant's jobs), so it reads with the app's raw SQL, always by the tenant's id.
+// (src/lib/secret-box.ts) as every secret the service stores. The delivery composer signs any tenant's
+// jobs: each tenant's keys are read and written through that tenant's store.
 import { exportJwk, generateCryptoKeyPair, importJwk } from "@fedify/fedify";
-import type { Sql } from "../../../db/sql.js";
+import type { TenantStore } from "../../../db/tenant-store.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
 
 export interface ActorKeys {
@@ -34,27 +34,27 @@ export interface KeyStore {
   keysOf(tenantId: string): Promise<ActorKeys>;
 }
 
-export function createKeyStore(deps: { sql: Sql; secretBox: SecretBox }): KeyStore {
+export function createKeyStore(deps: { stores: (tenantId: string) => Pick<TenantStore, "sql">; secretBox: SecretBox }): KeyStore {
   // imported keys per tenant, in process (keys never change in place)
   const cache = new Map<string, Promise<ActorKeys>>();
   const read = async (tenantId: string): Promise<ActorKeys> => {
-    let [row] = await deps.sql.query<KeyRow>(SELECT, [tenantId], "eng_federation_keys");
+    const sql = deps.stores(tenantId).sql;
+    let [row] = await sql.query<KeyRow>(SELECT, [], "eng_federation_keys");
     if (!row) {
       const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
       const ed = await generateCryptoKeyPair("Ed25519");
       const seal = async (k: CryptoKey) => deps.secretBox.seal(JSON.stringify(await exportJwk(k)));
-      await deps.sql.query(
+      await sql.query(
         `INSERT INTO federation_actors (tenant_id, rsa_public_jwk, rsa_private_enc, ed_public_jwk, ed_private_enc)
          VALUES ($1, $2::jsonb, $3, $4::jsonb, $5) ON CONFLICT (tenant_id) DO NOTHING`,
         [
-          tenantId,
           JSON.stringify(await exportJwk(rsa.publicKey)),
           await seal(rsa.privateKey),
           JSON.stringify(await exportJwk(ed.publicKey)),
           await seal(ed.privateKey),
         ],
       );
-      [row] = await deps.sql.query<KeyRow>(SELECT, [tenantId], "eng_federation_keys");
+      [row] = await sql.query<KeyRow>(SELECT, [], "eng_federation_keys");
       if (!row) throw new Error(`the actor keys of tenant ${tenantId} were not stored`);
     }
     return {

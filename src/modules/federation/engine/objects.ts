@@ -6,7 +6,7 @@
 import { type Context } from "@fedify/fedify";
 import { Article, Collection, Mention, Note, PUBLIC_COLLECTION } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
-import type { Sql } from "../../../db/sql.js";
+import type { TenantSql } from "../../../db/tenant-store.js";
 import type { CommentJson } from "../../../events/write-results.js";
 import type { FederationData } from "./context.js";
 
@@ -36,11 +36,12 @@ export interface NoteRow {
 
 export const isRemoteAuthor = (readerId: string) => readerId.startsWith("ap:");
 
-export async function readDiscussion(sql: Sql, tenantId: string, id: string): Promise<DiscussionRow | null> {
+/** The tenant's discussion (`sql`: its store's). */
+export async function readDiscussion(sql: TenantSql, id: string): Promise<DiscussionRow | null> {
   const [row] = await sql.query<DiscussionRow>(
     `SELECT d.id, d.title, d.url, d.created_at AS "createdAt", d.comment_count AS "commentCount"
        FROM discussions d WHERE d.tenant_id = $1 AND d.id = $2`,
-    [tenantId, id],
+    [id],
     "eng_federation_discussion",
   );
   return row ?? null;
@@ -71,7 +72,8 @@ export function noteRowOf(comment: CommentJson, at: Omit<NoteSqlRow, "comment">)
   };
 }
 
-export async function readNote(sql: Sql, tenantId: string, commentId: string): Promise<NoteRow | null> {
+/** The tenant's comment as a Note's row (`sql`: its store's). */
+export async function readNote(sql: TenantSql, commentId: string): Promise<NoteRow | null> {
   const [row] = await sql.query<NoteSqlRow>(
     `SELECT eng_comment_json(c) AS comment, d.url AS "discussionUrl",
             po.object_id AS "parentObjectId", po.actor_id AS "parentActorId"
@@ -79,7 +81,7 @@ export async function readNote(sql: Sql, tenantId: string, commentId: string): P
        JOIN discussions d ON d.tenant_id = c.tenant_id AND d.id = c.discussion_id
        LEFT JOIN federation_objects po ON po.tenant_id = c.tenant_id AND po.comment_id = c.parent_id AND po.kind = 'note'
       WHERE c.tenant_id = $1 AND c.id = $2`,
-    [tenantId, commentId],
+    [commentId],
     "eng_federation_note",
   );
   if (!row?.comment) return null;

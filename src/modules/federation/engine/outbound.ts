@@ -91,8 +91,8 @@ async function announcement(
   m: FanoutMessage,
   blocked: readonly string[],
 ): Promise<Outgoing | null> {
-  const d = await readDiscussion(ctx.data.app.sql, tenantId, m.discussionId);
   const store = ctx.data.app.stores(tenantId);
+  const d = await readDiscussion(store.sql, m.discussionId);
   await store.sql.query(`UPDATE federation_discussions SET announced_at = $3::timestamptz WHERE tenant_id = $1 AND discussion_id = $2`, [
     m.discussionId,
     ctx.data.app.clock.now(),
@@ -126,7 +126,7 @@ async function commentActivity(
   const actor = ctx.getActorUri(tenantId);
   const published = ev.type === "comment_approved" || (ev.type === "comment_created" && ev.status === "approved");
   if (published || (ev.type === "comment_edited" && ev.status === "approved")) {
-    const c = await readNote(ctx.data.app.sql, tenantId, commentId);
+    const c = await readNote(store.sql, commentId);
     if (!c || c.status !== "approved") return null;
     const sent = await wasSent(ctx, tenantId, noteId.href);
     if (!published && !sent) return null; // an edit of a comment never sent: nothing to update
@@ -164,7 +164,7 @@ async function commentActivity(
   if ((ev.type === "comment_deleted" || ev.type === "comment_rejected") && (await wasSent(ctx, tenantId, noteId.href))) {
     // the Delete goes where the Create went: the followers and the remote author the comment answered
     // (a comment an erasure removed outright has no row left: the followers alone)
-    const c = await readNote(ctx.data.app.sql, tenantId, commentId);
+    const c = await readNote(store.sql, commentId);
     const mention = c ? await mentionOf(ctx, c) : null;
     const mentioned = mention ? await inboxOf(ctx, mention.actorId, blocked) : null;
     const activity = new Delete({

@@ -21,14 +21,14 @@ export async function pageOf(app: AppServices, path: string): Promise<string | n
   if (note) {
     const [tenantId, commentId] = [decode(note[1]!), decode(note[2]!)];
     if (!(await federatingTenant(app, tenantId))) return null;
-    const c = await readNote(app.sql, tenantId, commentId);
+    const c = await readNote(app.stores(tenantId).sql, commentId);
     return c && c.status === "approved" && c.discussionUrl ? commentPermalink(c.discussionUrl, c.id) : null;
   }
   const article = ARTICLE_PATH.exec(path);
   if (article) {
     const tenantId = decode(article[1]!);
     if (!(await federatingTenant(app, tenantId))) return null;
-    return (await readDiscussion(app.sql, tenantId, decode(article[2]!)))?.url ?? null;
+    return (await readDiscussion(app.stores(tenantId).sql, decode(article[2]!)))?.url ?? null;
   }
   return null;
 }
