@@ -8,7 +8,7 @@
 // Work that crosses tenants (the email and webhook workers, retention, import staging) is not feature
 // code: it lives in engine files (`engine/` folders) and uses the app's raw clients by name.
 import type { Sql } from "./sql.js";
-import { checkTenantBound, TenantGuardRefusal } from "./tenant-guard.js";
+import { guardedStatement } from "./tenant-guard.js";
 import type { ScopedPrisma } from "./tenant-scope.js";
 import type { Replica } from "./replicas/replica-set.js";
 
@@ -24,36 +24,6 @@ export interface TenantStore {
   readonly tenantId: string;
   readonly prisma: ScopedPrisma;
   readonly sql: TenantSql;
-}
-
-/**
- * Verdicts by statement text, then by the bound parameters: a statement is checked once per process
- * (a memo of a pure function). Keyed by the text itself, whose hash V8 keeps on the string: the hot
- * paths' texts are constants, so a lookup costs no hashing of a long string per call.
- */
-const verdicts = new Map<string, Map<string, TenantGuardRefusal | null>>();
-const TEXTS_KEPT = 5_000;
-
-/** Throws TenantGuardRefusal when `text` is not tied to the tenant's id in the parameters `bound`. */
-export function guardedStatement(text: string, bound: ReadonlySet<number>, boundKey = [...bound].join(",")): void {
-  let byBound = verdicts.get(text);
-  if (!byBound) {
-    if (verdicts.size >= TEXTS_KEPT) verdicts.delete(verdicts.keys().next().value as string);
-    byBound = new Map();
-    verdicts.set(text, byBound);
-  }
-  let verdict = byBound.get(boundKey);
-  if (verdict === undefined) {
-    try {
-      checkTenantBound(text, bound);
-      verdict = null;
-    } catch (err) {
-      if (!(err instanceof TenantGuardRefusal)) throw err;
-      verdict = err;
-    }
-    byBound.set(boundKey, verdict);
-  }
-  if (verdict) throw verdict;
 }
 
 const FIRST = new Set([1]);
