@@ -11,8 +11,9 @@
 import { createHash } from "node:crypto";
 import { CONSISTENCY_HEADER } from "../db/replicas/consistency-token.js";
 import type { Clock } from "../lib/clock.js";
-import { header, type HeaderBag } from "./resolve-principal.js";
-import type { RequestContext } from "./request.js";
+import { header, type HeaderBag } from "./headers.js";
+import type { AppServices, RecentWriters } from "./services.js";
+import type { Replica } from "../db/replicas/replica-set.js";
 import { sessionCookieOf } from "../auth/console-session.js";
 
 /** What a request's headers say of its reads: the position it must see, and whether its caller wrote lately. */
@@ -22,14 +23,6 @@ export interface ReadConsistency {
   sticky: boolean;
   /** routed already (a /graphql query answered with errors runs again through yoga's pipeline) */
   routed?: boolean;
-}
-
-/** The callers that wrote on this instance lately, by a hash of their credentials. */
-export interface RecentWriters {
-  /** a write was answered to the caller of these headers */
-  wrote(headers: HeaderBag): void;
-  /** the caller of these headers wrote within the sticky window */
-  wroteLately(headers: HeaderBag): boolean;
 }
 
 /** Kept at most: past it the oldest entries go (a caller then reads from a replica, with its token). */
@@ -87,7 +80,7 @@ export function createRecentWriters(stickyMs: number, clock: Clock): RecentWrite
 }
 
 /** What the request's headers say of its reads (only worked out when replicas are configured). */
-export function readConsistencyOf(app: RequestContext["app"], headers: HeaderBag, tenantId: string | null): ReadConsistency | undefined {
+export function readConsistencyOf(app: AppServices, headers: HeaderBag, tenantId: string | null): ReadConsistency | undefined {
   if (app.db.replicas.size === 0) return undefined;
   return {
     // a token is sealed for its tenant: another tenant's (or one sent without a tenant) is not a token
@@ -100,7 +93,10 @@ export function readConsistencyOf(app: RequestContext["app"], headers: HeaderBag
  * The request's reads go to a replica when `route` (its entry in the table) says so and one may
  * serve it; else they stay on the primary. Counted in db_read_routes_total by where they went.
  */
-export function routeReads(ctx: RequestContext, route: "replica" | "primary"): void {
+export function routeReads(
+  ctx: { readonly app: AppServices; readConsistency?: ReadConsistency | undefined; readsFrom?: Replica },
+  route: "replica" | "primary",
+): void {
   const c = ctx.readConsistency;
   if (!c || c.routed || route !== "replica") return;
   c.routed = true;

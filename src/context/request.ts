@@ -13,7 +13,8 @@ import { runWrite, type TenantWrite, type TenantWriteArgs } from "../events/stat
 import type { WriteRow } from "../events/write-results.js";
 import type { IdempotencyScope } from "../idempotency/records.js";
 import type { AppServices } from "./services.js";
-import { header, resolvePrincipal, type HeaderBag } from "./resolve-principal.js";
+import { resolvePrincipal } from "./resolve-principal.js";
+import { header, type HeaderBag } from "./headers.js";
 import { resolveSettings } from "../tenancy/settings/resolve.js";
 import { tenantRow } from "../auth/auth-cache.js";
 import type { Replica } from "../db/replicas/replica-set.js";

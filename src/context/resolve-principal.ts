@@ -8,16 +8,7 @@ import type { Principal } from "../auth/principal.js";
 import { authenticateApiKey } from "../auth/key-auth.js";
 import { authenticateAdminToken } from "../auth/admin-jwt.js";
 import type { AppServices } from "./services.js";
-
-export type HeaderBag = { get(name: string): string | null | undefined } | Record<string, string | string[] | undefined>;
-
-export function header(h: HeaderBag, name: string): string | null {
-  if (typeof (h as { get?: unknown }).get === "function") {
-    return ((h as { get(n: string): string | null | undefined }).get(name) ?? null) || null;
-  }
-  const v = (h as Record<string, string | string[] | undefined>)[name];
-  return (Array.isArray(v) ? v[0] : v) || null;
-}
+import { header, type HeaderBag } from "./headers.js";
 
 /**
  * CSRF (a browser sending the session cookie on its own, for another site's page): a request that

@@ -25,7 +25,7 @@ import type { IdentityProviders } from "../auth/identity-providers.js";
 import type { ReaderAddresses } from "./reader-addresses.js";
 import type { Replica } from "../db/replicas/replica-set.js";
 import type { ConsistencyTokens } from "../db/replicas/consistency-token.js";
-import type { RecentWriters } from "./read-routing.js";
+import type { HeaderBag } from "./headers.js";
 
 export interface AppServices {
   config: Config;
@@ -82,4 +82,12 @@ export interface AppServices {
   readerAddresses: ReaderAddresses;
   /** a reader's erasure (src/modules/readers/erasure.ts): how many of their comments one statement takes */
   erasure: { batchSize: number };
+}
+
+/** The callers that wrote on this instance lately, by a hash of their credentials. */
+export interface RecentWriters {
+  /** a write was answered to the caller of these headers */
+  wrote(headers: HeaderBag): void;
+  /** the caller of these headers wrote within the sticky window */
+  wroteLately(headers: HeaderBag): boolean;
 }

@@ -13,7 +13,7 @@
 // The request id and the access record are fastify's hooks (mountObservability), as for every route.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteGenericInterface } from "fastify";
 import { createRequestContext, requirePrincipal, type AppServices, type RequestContext } from "../context/request.js";
-import type { HeaderBag } from "../context/resolve-principal.js";
+import type { HeaderBag } from "../context/headers.js";
 import { routeReads } from "../context/read-routing.js";
 import { hasCapability } from "../auth/principal.js";
 import type { Capability } from "../auth/capabilities.js";

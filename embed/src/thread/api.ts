@@ -2,7 +2,6 @@
 // writes (the same operations and rules as every other client: contract sections 4, 6, 7 and 12),
 // stream tickets, the inbox and following from REST, and errors as codes the element turns into readable messages.
 // Requests carry the publishable key, the reader's identity when there is one, never cookies.
-import type { InboxItem } from "./inbox.js";
 import type { Comment, CommentWithReplies, DiscussionState, Page, Sort } from "./store.js";
 
 const COMMENT = `id parentId author { id name avatarUrl badge } body bodyHtml status pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount score upvotes downvotes myVote`;
@@ -23,6 +22,19 @@ const MORE = `query EmbedMore($d: String!, $sort: CommentSort, $after: String) {
 const REPLIES = `query EmbedReplies($d: String!, $p: String!, $after: String) {
   comments(discussionId: $d, parentId: $p, sort: oldest, first: 20, after: $after) { edges { node { ${COMMENT} } } ${PAGE_INFO} }
 }`;
+/** An item of the reader's inbox (its bell's list): a reply to them, or a new comment in a discussion they follow. */
+export interface InboxItem {
+  id: string;
+  type: "reply" | "new_comment";
+  discussionId: string;
+  discussionTitle: string | null;
+  discussionUrl?: string | null;
+  comment: Comment;
+  parent?: Comment | null;
+  createdAt: string;
+  readAt: string | null;
+}
+
 const POST = `mutation EmbedPost($d: String!, $input: PostCommentInput!) { postComment(discussionId: $d, input: $input) { ${COMMENT} } }`;
 const EDIT = `mutation EmbedEdit($id: String!, $input: EditCommentInput!) { editComment(id: $id, input: $input) { ${COMMENT} } }`;
 const DELETE = `mutation EmbedDelete($id: String!) { deleteComment(id: $id) { ${COMMENT} } }`;

@@ -6,7 +6,8 @@
 import { css, html, nothing, svg, type TemplateResult } from "lit";
 import { commentAddress, commentAnchor } from "./address.js";
 import { fill, type Strings } from "./i18n.js";
-import type { InboxItem, ReaderInbox } from "./inbox.js";
+import type { InboxItem } from "./api.js";
+import type { ReaderInbox } from "./inbox.js";
 
 const BELL = svg`<path d="M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22Zm7-6V11a7 7 0 0 0-5.5-6.84V3.5a1.5 1.5 0 0 0-3 0v.66A7 7 0 0 0 5 11v5l-2 2v1h18v-1Z"/>`;
 

@@ -7,20 +7,7 @@
 // toggle of the discussion (PUT /discussions/{id}/subscription, `all` ↔ `replies`). Nothing of it
 // exists while the reader is signed out. The list is read with GraphQL `myInbox`, whose items carry their
 // discussion's address (`discussionUrl`), so an item of another discussion links to its comment there. Drawn by embed/src/thread/bell.ts.
-import { ServiceError, type ThreadApi } from "./api.js";
-import type { Comment } from "./store.js";
-
-export interface InboxItem {
-  id: string;
-  type: "reply" | "new_comment";
-  discussionId: string;
-  discussionTitle: string | null;
-  discussionUrl?: string | null;
-  comment: Comment;
-  parent?: Comment | null;
-  createdAt: string;
-  readAt: string | null;
-}
+import { ServiceError, type InboxItem, type ThreadApi } from "./api.js";
 
 export type FollowMode = "all" | "replies" | "off";
 

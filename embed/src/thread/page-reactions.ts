@@ -3,7 +3,7 @@
 // and whether the reader's own reaction is on (aria-pressed). Nothing when no kinds are set.
 import { html, nothing, type TemplateResult } from "lit";
 import { fill, type StringKey } from "./i18n.js";
-import type { ThreadView } from "./view.js";
+import type { ThreadView } from "./thread-view.js";
 import { PAGE_REACTION } from "./writes.js";
 
 /** Emoji for the usual kinds; any other kind is shown by its name. */

@@ -6,70 +6,19 @@
 // `#comment-<id>`, marked `part="comment highlighted"` when a permalink opened the thread at it.
 import { html, nothing, type TemplateResult } from "lit";
 import { repeat } from "lit/directives/repeat.js";
-import type { ReaderSettings } from "./api.js";
 import { serviceHtml } from "./compose.js";
-import { composer, deleteConfirm, editForm, reportForm, type FormContext, type Forms } from "./forms.js";
+import { composer, deleteConfirm, editForm, reportForm } from "./forms.js";
+import type { ThreadView } from "./thread-view.js";
 import { fill, type StringKey } from "./i18n.js";
 import { commentAnchor } from "./address.js";
 import { renderPageReactions } from "./page-reactions.js";
 import { renderVotes } from "./votes.js";
-import type { Comment, Sort, ThreadStore } from "./store.js";
+import type { Comment, Sort } from "./store.js";
 
 export const SORTS: Sort[] = ["newest", "oldest", "top", "best", "score"];
 /** The sorts by votes, offered only while the tenant's settings turn votes on. */
 const VOTE_SORTS: readonly Sort[] = ["best", "score"];
 const EMOJI: Record<string, string> = { like: "👍", love: "❤️", laugh: "😄", wow: "😮", sad: "😢", angry: "😠" };
-
-/** What the reader opens and does on a comment, besides the forms (the element's ThreadWrites). */
-export interface CommentActions extends Forms {
-  readonly replyTo: string | null;
-  readonly editing: string | null;
-  readonly confirmingDelete: string | null;
-  readonly reporting: string | null;
-  readonly reported: ReadonlySet<string>;
-  readonly moreKinds: ReadonlySet<string>;
-  react(comment: Comment, kind: string): Promise<void>;
-  reactPage(kind: string): Promise<void>;
-  vote(comment: Comment, value: 1 | -1): Promise<void>;
-  expandKinds(id: string): void;
-  openReply(id: string): void;
-  openEdit(comment: Comment): void;
-  openDelete(id: string): void;
-  openReport(id: string): void;
-}
-
-/** Everything the thread is drawn from, as the element has it now. */
-export interface ThreadView extends FormContext {
-  readonly forms: CommentActions;
-  readonly locale: string;
-  readonly store: ThreadStore;
-  readonly settings: ReaderSettings;
-  readonly status: "loading" | "ready" | "failed";
-  readonly live: boolean;
-  /** the discussion's readers (open streams) as the stream last said; shown only when others read too */
-  readonly reading: number;
-  readonly notice: string | null;
-  readonly announcement: string;
-  readonly loadingMore: boolean;
-  /** comments whose next replies are being loaded */
-  readonly loadingReplies: ReadonlySet<string>;
-  /** the comment a permalink opened the thread at, shown marked */
-  readonly highlighted: string | null;
-  /** the page shown begins at a permalink's thread (the comments before it are not loaded) */
-  readonly openedAtThread: boolean;
-  /** the signed-in reader's Follow and bell (bell.ts), and the bell's list when open */
-  readonly readerBar: TemplateResult | typeof nothing;
-  readonly inboxList: TemplateResult | typeof nothing;
-  readonly on: {
-    copyLink(id: string): void;
-    fromStart(): void;
-    changeSort(value: string): void;
-    retry(): void;
-    loadMore(): void;
-    loadReplies(parentId: string): void;
-    showIncoming(): void;
-  };
-}
 
 export function renderThread(v: ThreadView): TemplateResult {
   const { t, store } = v;

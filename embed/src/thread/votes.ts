@@ -3,7 +3,7 @@
 import { html, nothing, type TemplateResult } from "lit";
 import { fill } from "./i18n.js";
 import type { Comment } from "./store.js";
-import type { ThreadView } from "./view.js";
+import type { ThreadView } from "./thread-view.js";
 
 /**
  * The comment's score with its vote buttons (▲, and ▼ under settings votes "updown"): pressed when it
