@@ -76,10 +76,11 @@ export const ACROSS_TENANTS = new Set([
 
 /**
  * Tables of no tenant, which the guard refuses to any tenant's statement: the fediverse's state per
- * remote domain (its breaker and inbox budget) and Fedify's cache of remote documents, both the
- * server's own (src/modules/federation/engine/), read and written only by engine code.
+ * remote domain (its breaker and inbox budget) and Fedify's cache of remote documents
+ * (src/modules/federation/engine/), and each SMTP server's breaker, shared by the tenants that send
+ * through it (src/modules/email/engine/sender.ts): the server's own, read and written only by engine code.
  */
-const SERVER_TABLES = ["federation_domains", "federation_kv"];
+const SERVER_TABLES = ["federation_domains", "federation_kv", "smtp_servers"];
 
 /** The tables the guard knows (and those it keeps from every tenant), for a test that compares them with the schema. */
 export const GUARDED_TABLES = { tenant: [...TENANT_TABLES], child: Object.keys(CHILD_TABLES), root: ["tenants"], server: SERVER_TABLES };
