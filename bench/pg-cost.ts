@@ -96,8 +96,6 @@ function serviceArgs(tenant: string, p: Post): unknown[] {
     at: p.at,
     kind: null,
     createdAt: null,
-    remoteObject: null,
-    remoteActor: null,
   };
   return positionalArgs("eng_post_comment", args);
 }

@@ -1,6 +1,6 @@
-// A remote reply and its Note's row in federation_objects are one statement (eng_post_comment given the
-// Note's id and actor, as the inbox's Create(Note) posts it: src/modules/federation/engine/inbox.ts), and
-// so are a remote Like's reaction and its row (eng_toggle_reaction): a Note the tenant holds already is
+// A remote reply and its Note's row in federation_objects are one statement (eng_post_remote_comment:
+// eng_post_comment and the row, as the inbox's Create(Note) posts it: src/modules/federation/engine/inbox.ts),
+// and so are a remote Like's reaction and its row (eng_toggle_remote_reaction): a Note the tenant holds already is
 // refused and leaves no comment, and no statement of its own writes the row.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Tenant } from "../src/generated/prisma/client.js";
@@ -56,7 +56,8 @@ describe("a remote reply", () => {
     });
     expect(await objects(note)).toEqual([{ kind: "note", commentId: id, readerId: reader.id, actorId: ACTOR }]);
     expect(ran.filter((s) => /federation_objects/.test(s))).toEqual([]);
-    expect(ran.filter((s) => /eng_post_comment/.test(s))).toHaveLength(1);
+    expect(ran.filter((s) => /eng_post_remote_comment/.test(s))).toHaveLength(1);
+    expect(ran.filter((s) => /eng_post_comment/.test(s))).toEqual([]);
   });
 
   it("of a Note the tenant holds already is refused, and leaves no comment", async () => {

@@ -59,8 +59,6 @@ const post = (id: string, reader: string, more: { parent?: string; status?: stri
     hold: 0,
     kind: null,
     createdAt: null,
-    remoteObject: null,
-    remoteActor: null,
   });
 
 describe("the write functions answer what write-results.ts declares", () => {
@@ -87,6 +85,29 @@ describe("the write functions answer what write-results.ts declares", () => {
       expect(commentFromPosted(t.tenantId, whole)).toEqual(commentFromRow(whole));
     }
     expect(held.row).toMatchObject({ publishedAt: null, moderationReason: { source: "hook", detail: "held" } });
+    // a remote reply answers as a post does
+    const remote = await write("eng_post_remote_comment", {
+      discussion: "wr-d",
+      id: "wr-r1",
+      reader: "ap:https://peer.example/users/cat",
+      name: "Cat",
+      avatar: null,
+      badge: null,
+      body: "from afar",
+      bodyHtml: "<p>from afar</p>",
+      parent: "wr-c1",
+      status: "approved",
+      reason: null,
+      trustedStatus: "approved",
+      trustedReason: null,
+      hold: 0,
+      kind: null,
+      createdAt: null,
+      remoteObject: "https://peer.example/notes/wr-r1",
+      remoteActor: "https://peer.example/users/cat",
+    });
+    expect(remote.types).toEqual(["comment_created", "notification_reply"]);
+    expect(remote.row).toMatchObject({ comment: { id: "wr-r1", parentId: "wr-c1" }, depth: 1 });
 
     const edited = await write("eng_edit_comment", {
       id: "wr-c2",
@@ -108,11 +129,24 @@ describe("the write functions answer what write-results.ts declares", () => {
       avatar: null,
       moderator: false,
       kind: "like",
-      remoteObject: null,
-      remoteActor: null,
     });
     expect([toggled.row, toggled.types]).toEqual([
       { commentId: "wr-c1", readerId: "wr-bob", kind: "like", active: true, counts: { like: 1 } },
+      ["reaction_toggled"],
+    ]);
+    // a remote Like answers as a toggle does
+    const liked = await write("eng_toggle_remote_reaction", {
+      comment: "wr-c1",
+      reader: "ap:https://peer.example/users/cat",
+      name: "Cat",
+      avatar: null,
+      moderator: false,
+      kind: "like",
+      remoteObject: "https://peer.example/likes/wr-l1",
+      remoteActor: "https://peer.example/users/cat",
+    });
+    expect([liked.row, liked.types]).toEqual([
+      { commentId: "wr-c1", readerId: "ap:https://peer.example/users/cat", kind: "like", active: true, counts: { like: 2 } },
       ["reaction_toggled"],
     ]);
     const paged = await write("eng_toggle_discussion_reaction", {
@@ -250,8 +284,6 @@ describe("the write functions answer what write-results.ts declares", () => {
       avatar: null,
       moderator: false,
       kind: "heart",
-      remoteObject: null,
-      remoteActor: null,
     });
     await write("eng_vote", { comment: "wr-s1", reader: "wr-cat", name: "Reader wr-cat", avatar: null, moderator: false, value: -1 });
     const edit = { reader: "wr-cat", moderator: false, body: "edited", bodyHtml: "<p>edited</p>", windowSeconds: 0 };

@@ -68,15 +68,13 @@ BEGIN
   RETURN jsonb_build_object('status', p_status, 'reason', p_reason);
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text)
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
--- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at, p_remote_object, p_remote_actor
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at
 -- p_kind: comment (NULL) or mention (a webmention's: eng_accept_mention); p_created_at: when it was
 -- written, when that is not now (a mention's `published`)
--- p_remote_object/p_remote_actor: a remote reply's Note id and its actor (the fediverse's inbox), kept
--- in federation_objects by this statement with the comment; a Note the tenant holds already is refused
 -- p_status/p_reason: what the body rules, the hook, Akismet and pre-moderation decided for any reader;
 -- p_trusted_status/p_trusted_reason: what they decide for a trusted one (banned words alone);
 -- p_hold: settings safety.newReaderHold (screening's last steps: eng_screen_comment)
@@ -127,14 +125,6 @@ BEGIN
     VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, v_status::"CommentStatus",
             COALESCE(p_kind, 'comment')::"CommentKind", COALESCE(p_created_at, p_at), CASE WHEN v_visible = 1 THEN p_at END, v_reason)
     RETURNING * INTO c;
-    IF p_remote_object IS NOT NULL THEN
-      INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
-      VALUES (p_tenant, p_remote_object, 'note', p_id, p_reader, p_remote_actor, p_at)
-      ON CONFLICT DO NOTHING;
-      IF NOT FOUND THEN
-        PERFORM eng_refuse('409', 'remote_object_held', 'The remote object is held already.');
-      END IF;
-    END IF;
   END IF;
   -- a shadow-banned reader is answered (and their stream told) as if the comment were published
   c_shown := c;
@@ -199,6 +189,29 @@ BEGIN
                                        json_build_object('comment', v_comment), p_at, false)];
   END IF;
   RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at
+-- A remote reply (the fediverse's inbox): the comment as eng_post_comment posts it, and in the same
+-- statement its Note's row in federation_objects (p_remote_object, its id; p_remote_actor, its
+-- actor); a Note the tenant holds already is refused, and nothing is written. A function of its own,
+-- so that a local post's statement is not one parameter longer.
+DECLARE
+  v_result json;
+BEGIN
+  v_result := eng_post_comment(p_tenant, p_discussion, p_id, p_reader, p_name, p_avatar, p_badge, p_body, p_body_html, p_parent,
+                               p_status, p_reason, p_trusted_status, p_trusted_reason, p_hold, p_at, p_kind, p_created_at);
+  INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
+  VALUES (p_tenant, p_remote_object, 'note', p_id, p_reader, p_remote_actor, p_at)
+  ON CONFLICT DO NOTHING;
+  IF NOT FOUND THEN
+    PERFORM eng_refuse('409', 'remote_object_held', 'The remote object is held already.');
+  END IF;
+  RETURN v_result;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_reply_notification(c comments, p_parent_author text, p_at timestamp with time zone)

@@ -1,12 +1,10 @@
 -- A reader's reaction, toggled, with the comment's counts.
 
-CREATE OR REPLACE FUNCTION public.eng_toggle_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone, p_remote_object text, p_remote_actor text)
+CREATE OR REPLACE FUNCTION public.eng_toggle_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
--- nullable: p_avatar, p_remote_object, p_remote_actor
--- p_remote_object/p_remote_actor: a remote Like's id and its actor (the fediverse's inbox): its row in
--- federation_objects written by this statement when it turns the reaction on, deleted when it turns it off
+-- nullable: p_avatar
 DECLARE
   d discussions;
   c comments;
@@ -25,13 +23,6 @@ BEGIN
   v_active := NOT FOUND;
   IF v_active THEN
     INSERT INTO reactions (tenant_id, comment_id, reader_id, kind, created_at) VALUES (p_tenant, p_comment, p_reader, p_kind, p_at);
-    IF p_remote_object IS NOT NULL THEN
-      INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
-      VALUES (p_tenant, p_remote_object, 'like', p_comment, p_reader, p_remote_actor, p_at)
-      ON CONFLICT DO NOTHING;
-    END IF;
-  ELSIF p_remote_object IS NOT NULL THEN
-    DELETE FROM federation_objects WHERE tenant_id = p_tenant AND object_id = p_remote_object AND kind = 'like';
   END IF;
   v_n := COALESCE((c.reaction_counts ->> p_kind)::int, 0) + CASE WHEN v_active THEN 1 ELSE -1 END;
   v_counts := CASE WHEN v_n > 0 THEN c.reaction_counts || jsonb_build_object(p_kind, v_n) ELSE c.reaction_counts - p_kind END;
@@ -41,6 +32,29 @@ BEGIN
   v_result := json_build_object('commentId', p_comment, 'readerId', p_reader, 'kind', p_kind, 'active', v_active, 'counts', v_counts::json);
   RETURN json_build_object('row', v_result, 'events', array_to_json(ARRAY[eng_insert_event(p_tenant, c.discussion_id, d.seq,
     'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at, false)]));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_toggle_remote_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone, p_remote_object text, p_remote_actor text)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_avatar
+-- A remote Like (the fediverse's inbox): the reaction toggled as eng_toggle_reaction toggles it, and
+-- in the same statement the Like's row in federation_objects (p_remote_object, its id;
+-- p_remote_actor, its actor), written as it turns the reaction on, deleted as it turns it off. A
+-- function of its own, so that a local toggle's statement is not one parameter longer.
+DECLARE
+  v_result json;
+BEGIN
+  v_result := eng_toggle_reaction(p_tenant, p_comment, p_reader, p_name, p_avatar, p_moderator, p_kind, p_at);
+  IF (v_result #>> '{row,active}')::boolean THEN
+    INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
+    VALUES (p_tenant, p_remote_object, 'like', p_comment, p_reader, p_remote_actor, p_at)
+    ON CONFLICT DO NOTHING;
+  ELSE
+    DELETE FROM federation_objects WHERE tenant_id = p_tenant AND object_id = p_remote_object AND kind = 'like';
+  END IF;
+  RETURN v_result;
 END $function$;
 
 -- A reader's reaction on the discussion itself (a page reaction), toggled, with the discussion's

@@ -156,12 +156,14 @@ export type Sanction = z.infer<typeof sanctionJson>;
 /** The functions `runWrite` calls: each answers `{ row, events }`, and this is its row. */
 export const WRITE_ROWS = {
   eng_post_comment: postedCommentRow,
+  eng_post_remote_comment: postedCommentRow,
   eng_edit_comment: writtenCommentRow,
   eng_delete_comment: writtenCommentRow,
   eng_set_comment_status: writtenCommentRow,
   eng_set_comment_pinned: writtenCommentRow,
   eng_decide_by_alert_link: z.strictObject({ spent: z.boolean(), acted: z.boolean(), comment: writtenCommentRow }),
   eng_toggle_reaction: reactionToggle,
+  eng_toggle_remote_reaction: reactionToggle,
   eng_toggle_discussion_reaction: discussionReactionToggle,
   eng_vote: voteJson,
   eng_set_discussion_state: discussionJson,

@@ -157,7 +157,7 @@ export interface DbFunctions {
     };
     result: "integer";
   };
-  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text) RETURNS json */
+  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
     args: {
       tenant: string;
@@ -178,8 +178,32 @@ export interface DbFunctions {
       at: Date;
       kind: string | null;
       createdAt: Date | null;
-      remoteObject: string | null;
-      remoteActor: string | null;
+    };
+    result: "json";
+  };
+  /** eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text) RETURNS json */
+  eng_post_remote_comment: {
+    args: {
+      tenant: string;
+      discussion: string;
+      id: string;
+      reader: string;
+      name: string;
+      avatar: string | null;
+      badge: string | null;
+      body: string;
+      bodyHtml: string;
+      parent: string | null;
+      status: string;
+      reason: JsonText | null;
+      trustedStatus: string;
+      trustedReason: JsonText | null;
+      hold: number;
+      at: Date;
+      kind: string | null;
+      createdAt: Date | null;
+      remoteObject: string;
+      remoteActor: string;
     };
     result: "json";
   };
@@ -256,7 +280,7 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_toggle_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone, p_remote_object text, p_remote_actor text) RETURNS json */
+  /** eng_toggle_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone) RETURNS json */
   eng_toggle_reaction: {
     args: {
       tenant: string;
@@ -267,8 +291,22 @@ export interface DbFunctions {
       moderator: boolean;
       kind: string;
       at: Date;
-      remoteObject: string | null;
-      remoteActor: string | null;
+    };
+    result: "json";
+  };
+  /** eng_toggle_remote_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone, p_remote_object text, p_remote_actor text) RETURNS json */
+  eng_toggle_remote_reaction: {
+    args: {
+      tenant: string;
+      comment: string;
+      reader: string;
+      name: string;
+      avatar: string | null;
+      moderator: boolean;
+      kind: string;
+      at: Date;
+      remoteObject: string;
+      remoteActor: string;
     };
     result: "json";
   };
@@ -305,13 +343,15 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
   eng_event_partitions_ahead: ["now", "days"],
   eng_federate_discussion: ["tenant", "discussion", "again", "at"],
-  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "remoteObject", "remoteActor"],
+  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
+  eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "remoteObject", "remoteActor"],
   eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
   eng_set_comment_pinned: ["tenant", "id", "pinned", "at"],
   eng_set_comment_status: ["tenant", "id", "to", "at"],
   eng_set_discussion_state: ["tenant", "id", "to", "event", "at"],
   eng_toggle_discussion_reaction: ["tenant", "discussion", "reader", "name", "avatar", "kind", "at"],
-  eng_toggle_reaction: ["tenant", "comment", "reader", "name", "avatar", "moderator", "kind", "at", "remoteObject", "remoteActor"],
+  eng_toggle_reaction: ["tenant", "comment", "reader", "name", "avatar", "moderator", "kind", "at"],
+  eng_toggle_remote_reaction: ["tenant", "comment", "reader", "name", "avatar", "moderator", "kind", "at", "remoteObject", "remoteActor"],
   eng_vote: ["tenant", "comment", "reader", "name", "avatar", "moderator", "value", "at"],
 };

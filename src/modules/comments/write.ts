@@ -107,7 +107,7 @@ export async function postComment(
     reader,
   });
   const writer = store(ctx);
-  const row = await writer.write("eng_post_comment", {
+  const args = {
     discussion: discussionId,
     id,
     reader: reader.id,
@@ -122,9 +122,11 @@ export async function postComment(
     at: ctx.app.clock.now(),
     kind: null,
     createdAt: null,
-    remoteObject: opts.remote?.objectId ?? null,
-    remoteActor: opts.remote?.actorId ?? null,
-  });
+  };
+  // a remote reply and its Note's row in federation_objects: one statement (a function of its own)
+  const row = opts.remote
+    ? await writer.write("eng_post_remote_comment", { ...args, remoteObject: opts.remote.objectId, remoteActor: opts.remote.actorId })
+    : await writer.write("eng_post_comment", args);
   return commentFromPosted(writer.tenantId, row);
 }
 

@@ -31,7 +31,7 @@ export async function toggleReaction(
   const reader = await requireReader(ctx);
   const settings = resolveSettings((await loadTenant(ctx)).settings);
   const kind = parseKind(settings.reactionKinds, input);
-  return store(ctx).write("eng_toggle_reaction", {
+  const args = {
     comment: commentId,
     reader: reader.id,
     name: reader.name,
@@ -39,7 +39,9 @@ export async function toggleReaction(
     moderator: canModerate(ctx),
     kind,
     at: ctx.app.clock.now(),
-    remoteObject: remote?.objectId ?? null,
-    remoteActor: remote?.actorId ?? null,
-  });
+  };
+  // a remote Like and its row in federation_objects: one statement (a function of its own)
+  return remote
+    ? store(ctx).write("eng_toggle_remote_reaction", { ...args, remoteObject: remote.objectId, remoteActor: remote.actorId })
+    : store(ctx).write("eng_toggle_reaction", args);
 }
