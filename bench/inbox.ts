@@ -19,7 +19,7 @@ import { createServer } from "node:net";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { Redis } from "ioredis";
-import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
+import { benchDatabase, compiledScript, fmtTable, serviceEntry } from "./support.js";
 import { startFediPeer } from "../test/support/fedi-peer.js";
 import { signInKeyPrefix } from "../src/auth/sign-in-throttle.js";
 
@@ -53,13 +53,8 @@ async function up(url: string): Promise<void> {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 const children: ChildProcess[] = [];
-const dbName = `eng_bench_inbox_${Date.now()}`;
-const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const dbUrl = new URL(PG_ADMIN_URL);
-dbUrl.pathname = `/${dbName}`;
-const databaseUrl = dbUrl.toString();
+const database = await benchDatabase("eng_bench_inbox");
+const { url: databaseUrl } = database;
 const db = new pg.Client({ connectionString: databaseUrl });
 const redis = new Redis(REDIS_URL);
 const peer = await startFediPeer({ names: ["alice"] });
@@ -198,6 +193,5 @@ try {
   await peer.close();
   await db.end().catch(() => undefined);
   redis.disconnect();
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await database.drop();
 }

@@ -49,13 +49,27 @@ export interface BenchEnv {
   close(): Promise<void>;
 }
 
-export async function startBenchApp(env: Record<string, string> = {}): Promise<BenchEnv> {
-  const name = `eng_bench_${Date.now()}`;
+/** A database of the run's own on PG_ADMIN_URL's server (`prefix` and the time), and how to drop it. */
+export async function benchDatabase(prefix = "eng_bench"): Promise<{ url: string; admin: pg.Client; drop(): Promise<void> }> {
+  const name = `${prefix}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   const dbUrl = new URL(PG_ADMIN_URL);
   dbUrl.pathname = `/${name}`;
+  return {
+    url: dbUrl.toString(),
+    admin,
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+export async function startBenchApp(env: Record<string, string> = {}): Promise<BenchEnv> {
+  const { url: databaseUrl, drop } = await benchDatabase();
+  const dbUrl = new URL(databaseUrl);
   await migratePostgres(dbUrl.toString());
   const app = await buildApp(
     loadConfig({
@@ -85,8 +99,7 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
     databaseUrl: dbUrl.toString(),
     async close() {
       await app.stop();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await drop();
     },
   };
 }

@@ -29,7 +29,7 @@ import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { SignJWT } from "jose";
 import pg from "pg";
-import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
+import { benchDatabase, compiledScript, fmtTable, serviceEntry } from "./support.js";
 import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 3000);
@@ -123,13 +123,8 @@ async function backendCpuMs(client: pg.Client, app: string, named: boolean): Pro
 const sumDelta = (before: Map<number, number>, after: Map<number, number>) =>
   [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 
-const dbName = `eng_bench_wh_${Date.now()}`;
-const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const dbUrl = new URL(PG_ADMIN_URL);
-dbUrl.pathname = `/${dbName}`;
-const databaseUrl = dbUrl.toString();
+const database = await benchDatabase("eng_bench_wh");
+const { url: databaseUrl } = database;
 const db = new pg.Client({ connectionString: databaseUrl });
 
 try {
@@ -372,7 +367,6 @@ try {
   for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
   await Promise.all(children.filter((c) => c.exitCode === null).map((c) => new Promise((ok) => c.once("exit", ok))));
   await db.end().catch(() => undefined);
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
+  await database.drop();
   await receiverThread.terminate();
 }

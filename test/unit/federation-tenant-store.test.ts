@@ -23,8 +23,7 @@ const ALLOWED: Record<string, string> = {
   "tenants.ts tenantOfHandle": "the tenants row of a handle, before the tenant is known",
   "tenants.ts anyTenantFederates": "whether any tenant federates (NodeInfo)",
   // tables of no tenant
-  "delivery.ts createActivityComposer>compose": "federation_domains: a remote server's breaker",
-  "delivery.ts createActivityComposer>settled": "federation_domains: a remote server's breaker",
+  "delivery.ts createActivityComposer": "federation_domains: a remote server's breaker (src/outbound/server-breaker.ts)",
   "kv-store.ts createKvStore>get": "federation_kv: Fedify's cache",
   "kv-store.ts createKvStore>set": "federation_kv: Fedify's cache",
   "kv-store.ts createKvStore>delete": "federation_kv: Fedify's cache",

@@ -8,7 +8,7 @@
 //    doubling, jittered: EMAIL_TUNABLES), the message `failed` after EMAIL_MAX_ATTEMPTS;
 //  - SMTP 5xx for the recipient → `suppressed`, and the reader's address is marked suppressed for that
 //    tenant: nothing more is queued for it until their identity gives another address.
-// Each SMTP server (host and port, across tenants: smtp_servers) has a breaker: after
+// Each SMTP server (host and port, across tenants: smtp_servers, src/outbound/server-breaker.ts) has a breaker: after
 // SERVER_BREAKER_THRESHOLD attempts in a row that could not reach it or that it turned away whole
 // (421), its messages wait (deferred, no attempt counted) for a cooldown that doubles each time it
 // opens again, from one minute up to an hour; one message it answers closes it.
@@ -27,6 +27,7 @@ import type { UrlGuardOptions } from "../../../outbound/url-guard.js";
 import { sendFailure, smtpTransportOptions, type SmtpServer } from "../transport.js";
 import { withLink } from "./links.js";
 import { keyedBatcher } from "../../../lib/batcher.js";
+import { createServerBreaker, SERVER_BREAKER_RULES, type ServerBreakerState } from "../../../outbound/server-breaker.js";
 
 /** How long a server's breaker, as read, is taken as it is. */
 const BREAKER_READ_MS = 1_000;
@@ -38,9 +39,7 @@ export const EMAIL_MAX_ATTEMPTS = 10;
 /** The queue's retry rule for email: an SMTP server's temporary refusals last minutes, not seconds. */
 export const EMAIL_TUNABLES = { maxAttempts: EMAIL_MAX_ATTEMPTS, backoffBaseMs: 30_000 } as const;
 
-export const SERVER_BREAKER_THRESHOLD = 10;
-const COOLDOWN_MIN_MS = 60_000;
-const COOLDOWN_MAX_MS = 3_600_000;
+export const SERVER_BREAKER_THRESHOLD = SERVER_BREAKER_RULES.threshold;
 
 export interface SenderDeps {
   sql: Sql;
@@ -221,16 +220,12 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
    * The servers' breakers as last read here, for a second: a send reads its server's once a second,
    * not once a message (an attempt's outcome here updates it at once; another instance's, within the second).
    */
-  const breakers = new Map<string, { until: Date | null; failures: number; readAt: number }>();
-  async function breakerOf(key: string, now: Date): Promise<{ until: Date | null; failures: number }> {
+  const breaker = createServerBreaker(deps.sql, "smtp_servers");
+  const breakers = new Map<string, ServerBreakerState & { readAt: number }>();
+  async function breakerOf(key: string, now: Date): Promise<ServerBreakerState> {
     const known = breakers.get(key);
     if (known && Math.abs(now.getTime() - known.readAt) < BREAKER_READ_MS) return known;
-    const [row] = await deps.sql.query<{ until: Date | null; failures: number }>(
-      `SELECT circuit_open_until AS until, consecutive_failures AS failures FROM smtp_servers WHERE server = $1`,
-      [key],
-      "smtp_server_state",
-    );
-    const state = { until: row?.until ?? null, failures: row?.failures ?? 0, readAt: now.getTime() };
+    const state = { ...(await breaker.state(key)), readAt: now.getTime() };
     breakers.set(key, state);
     return state;
   }
@@ -239,25 +234,7 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
   async function settle(server: string | null, healthy: boolean, now: Date): Promise<void> {
     if (server === null) return;
     breakers.delete(server);
-    if (healthy) {
-      await deps.sql.query(
-        `UPDATE smtp_servers SET consecutive_failures = 0, circuit_open_until = NULL, updated_at = $2::timestamptz
-          WHERE server = $1 AND consecutive_failures > 0`,
-        [server, now],
-        "smtp_server_healthy",
-      );
-      return;
-    }
-    // the circuit opens at the threshold, and again at each further threshold's worth, each time twice as long
-    await deps.sql.query(
-      `INSERT INTO smtp_servers AS s (server, consecutive_failures, updated_at) VALUES ($1, 1, $2::timestamptz)
-       ON CONFLICT (server) DO UPDATE SET consecutive_failures = s.consecutive_failures + 1, updated_at = EXCLUDED.updated_at,
-         circuit_open_until = CASE WHEN (s.consecutive_failures + 1) % $3::int = 0
-           THEN $2::timestamptz + make_interval(secs => LEAST($5::float8, $4::float8 * power(2, (s.consecutive_failures + 1) / $3::int - 1)) / 1000)
-           ELSE s.circuit_open_until END`,
-      [server, now, SERVER_BREAKER_THRESHOLD, COOLDOWN_MIN_MS, COOLDOWN_MAX_MS],
-      "smtp_server_failed",
-    );
+    await breaker.settle(server, healthy, now);
   }
 
   /** The message's new state after an attempt (only while it is still queued: an erased message stays gone). */

@@ -12,20 +12,19 @@
 // is answered 400 or 401 the worker sends the other at once (a double knock), and the spec that was
 // accepted is remembered for that origin (in the federation's KvStore, where Fedify keeps its own, for
 // 30 days, then tried afresh). Each remote server (the inbox's host, across tenants) has a breaker
-// in federation_domains: after DOMAIN_BREAKER_THRESHOLD consecutive failed attempts its jobs wait
-// (deferred, no attempt counted) for a cooldown that doubles each time it opens again, from one
-// minute up to an hour; one success closes it.
+// in federation_domains (src/outbound/server-breaker.ts): after DOMAIN_BREAKER_THRESHOLD consecutive
+// failed attempts its jobs wait (deferred, no attempt counted) for a cooldown that doubles each time
+// it opens again, from one minute up to an hour; one success closes it.
 import { signObject, signRequest, type HttpMessageSignaturesSpec, type KvStore } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Sql } from "../../../db/sql.js";
 import type { Composed, MessageComposer, SentOutcome } from "../../../outbound/composers.js";
 import { enqueueMessages } from "../../../outbound/jobs.js";
+import { createServerBreaker, SERVER_BREAKER_RULES } from "../../../outbound/server-breaker.js";
 import type { KeyStore } from "./keys.js";
 import type { ActivityJob, OutboundQueue } from "./context.js";
 
-export const DOMAIN_BREAKER_THRESHOLD = 10;
-const COOLDOWN_MIN_MS = 60_000;
-const COOLDOWN_MAX_MS = 3_600_000;
+export const DOMAIN_BREAKER_THRESHOLD = SERVER_BREAKER_RULES.threshold;
 
 /** Where the spec each origin accepted is kept (Fedify's own prefix for it, kvPrefixes.httpMessageSignaturesSpec). */
 const SPEC_PREFIX = ["_fedify", "httpMessageSignaturesSpec"] as const;
@@ -71,14 +70,10 @@ export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: ()
   };
 }
 
-interface DomainRow {
-  consecutiveFailures: number;
-  circuitOpenUntil: Date | null;
-}
-
 /** The composer of `activitypub` jobs and the per-domain breaker (src/outbound/composers.ts). */
 export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvStore }): MessageComposer {
   const specKey = (origin: string) => [...SPEC_PREFIX, origin] as const;
+  const breaker = createServerBreaker(deps.sql, "federation_domains");
   const rememberedSpec = async (origin: string) => {
     const v = await deps.kv.get(specKey(origin));
     return isSpec(v) ? v : null;
@@ -89,11 +84,8 @@ export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvS
       const { inbox, activity, keyId } = job.message;
       const url = URL.parse(inbox);
       if (!url?.host) return { drop: "the inbox is not a URL" };
-      const [domain] = await deps.sql.query<DomainRow>(
-        `SELECT consecutive_failures AS "consecutiveFailures", circuit_open_until AS "circuitOpenUntil" FROM federation_domains WHERE domain = $1`,
-        [url.host],
-      );
-      if (domain?.circuitOpenUntil && domain.circuitOpenUntil > now) return { defer: domain.circuitOpenUntil };
+      const { until } = await breaker.state(url.host);
+      if (until && until > now) return { defer: until };
       const keys = await deps.keys.keysOf(job.tenantId);
       const body = JSON.stringify(activity);
       const first = (await rememberedSpec(url.origin)) ?? FIRST_KNOCK;
@@ -125,23 +117,7 @@ export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvS
       const healthy =
         outcome.ok ||
         (outcome.statusCode !== null && outcome.statusCode >= 400 && outcome.statusCode < 500 && ![408, 429].includes(outcome.statusCode));
-      if (healthy) {
-        await deps.sql.query(
-          `UPDATE federation_domains SET consecutive_failures = 0, circuit_open_until = NULL, updated_at = $2::timestamptz
-            WHERE domain = $1 AND consecutive_failures > 0`,
-          [host, now],
-        );
-        return;
-      }
-      // the circuit opens at the threshold, and again at each further threshold's worth, each time twice as long
-      await deps.sql.query(
-        `INSERT INTO federation_domains AS f (domain, consecutive_failures, updated_at) VALUES ($1, 1, $2::timestamptz)
-         ON CONFLICT (domain) DO UPDATE SET consecutive_failures = f.consecutive_failures + 1, updated_at = EXCLUDED.updated_at,
-           circuit_open_until = CASE WHEN (f.consecutive_failures + 1) % $3::int = 0
-             THEN $2::timestamptz + make_interval(secs => LEAST($5::float8, $4::float8 * power(2, (f.consecutive_failures + 1) / $3::int - 1)) / 1000)
-             ELSE f.circuit_open_until END`,
-        [host, now, DOMAIN_BREAKER_THRESHOLD, COOLDOWN_MIN_MS, COOLDOWN_MAX_MS],
-      );
+      await breaker.settle(host, healthy, now);
     },
   };
 }
