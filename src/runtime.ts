@@ -248,7 +248,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       perSourceDomain: webmentions.perSourceDomain,
     });
     // a federated discussion's events become their activities in the federation's context (built below)
-    const activitypubFanout = createFanoutComposer(() => federation.context());
+    const activitypubFanout = createFanoutComposer(() => federation);
     // inbound activities are applied by the federation's inbox listeners (the engine, built below with the services)
     const activitypubInbound = createInboundComposer({ engine: () => federation });
     const webhooks = createWebhookRuntime(

@@ -137,10 +137,9 @@ async function queueInbound(
   admitted: { activity: Record<string, unknown>; sender: string },
   personal: string | null,
 ): Promise<FastifyReply> {
-  const { app } = engine.data;
   let tenantId: string | null = null;
   if (personal !== null) {
-    if (!(await federatingTenant(app, personal))) return sendProblem(reply, errors.notFound("Fediverse document"));
+    // its site federates: asked before the activity was read (mountFederation)
     tenantId = personal;
   } else {
     tenantId = screened.tenants[0]?.tenant.id ?? null;
@@ -172,11 +171,19 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
   const { app } = engine.data;
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const path = req.url.split("?")[0]!;
+    // no PUBLIC_URL in production: no federation at all (engine.ts, `available`)
+    if (!engine.available) return sendProblem(reply, errors.notFound("Fediverse document"));
     if ((path.startsWith("/nodeinfo/") || path === "/.well-known/nodeinfo") && !(await anyTenantFederates(app))) {
       return sendProblem(reply, errors.notFound("NodeInfo"));
     }
     const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
     let screened: Screened | null = null;
+    // an inbox of a site that does not federate (the shared one: while none does) is not there, before
+    // anything of the activity is read, let alone its signature
+    const target = body ? inboxOf(engine.pathPrefix, `${engine.pathPrefix}${path}`) : undefined;
+    if (target && !(await (target.tenantId === null ? anyTenantFederates(app) : federatingTenant(app, target.tenantId).then(Boolean)))) {
+      return sendProblem(reply, errors.notFound("Fediverse document"));
+    }
     if (body) {
       const first = await screenInbound(engine, req, body);
       if (first instanceof AppError) return sendProblem(reply, first);

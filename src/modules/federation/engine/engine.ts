@@ -51,8 +51,14 @@ export interface FederationEngine {
   readonly keyMemory: KeyMemory;
   /** where the inbox stores the activities it verified, for the worker to apply (inbound.ts) */
   readonly inbound: InboundQueue;
-  /** PUBLIC_URL, else the server's own address once started */
+  /** PUBLIC_URL, else the server's own address once started (never in production: `available`) */
   origin(): URL | null;
+  /**
+   * Whether the federation is served at all: ids are built on PUBLIC_URL, so in production
+   * (NODE_ENV=production) an instance without it serves no federation route and announces nothing
+   * (contract section 28); elsewhere the server's own address stands in for it (development, tests).
+   */
+  readonly available: boolean;
   /** PUBLIC_URL's path ("" at the host's root), in front of every fediverse path but the well-known ones */
   readonly pathPrefix: string;
   /** The context activities are made in, once the origin is known (null before). */
@@ -73,6 +79,7 @@ export function createFederationEngine(
   // Fedify takes an origin: a PUBLIC_URL under a path (a service behind a proxy's prefix) gives it its
   // origin, and its path goes in front of every route's template (paths.ts; docs/fediverse.md)
   const pathPrefix = pathPrefixOf(publicUrl);
+  const available = publicUrl !== undefined || app.config.NODE_ENV !== "production";
   const loader = createDocumentLoader({ http: app.webhooks.http, kv, timeoutMs: FETCH_TIMEOUT_MS, userAgent: FEDERATION_USER_AGENT });
   const federation = buildFederation({ origin: origin?.origin, pathPrefix, kv, loader });
   const data: FederationData = {
@@ -105,9 +112,10 @@ export function createFederationEngine(
     kv,
     keyMemory: createKeyMemory(() => app.clock.now().getTime()),
     origin: () => origin,
+    available,
     pathPrefix,
     start(serverUrl) {
-      if (!origin && serverUrl) origin = new URL(serverUrl);
+      if (!origin && serverUrl && available) origin = new URL(serverUrl);
       loop.start();
     },
     stop: () => loop.stop(),

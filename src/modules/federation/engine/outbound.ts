@@ -225,10 +225,16 @@ export async function composeFanout(
 
 /**
  * The composer of `activitypub_fanout` jobs: the federation's context, once the server's address is
- * known (null before: the job waits).
+ * known (null before: the job waits); an instance that serves no federation (production without
+ * PUBLIC_URL: engine.ts, `available`) announces nothing, and its jobs are dropped with the reason.
  */
-export function createFanoutComposer(context: () => Context<FederationData> | null): MessageComposer {
+export function createFanoutComposer(
+  engine: () => { context(): Context<FederationData> | null; readonly available: boolean },
+): MessageComposer {
   return {
-    compose: (job, now) => composeFanout(context(), job, now),
+    compose: (job, now) =>
+      engine().available
+        ? composeFanout(engine().context(), job, now)
+        : Promise.resolve({ drop: "no federation without PUBLIC_URL in production" }),
   };
 }
