@@ -8,7 +8,7 @@
 // bound parameter, or from a tied row); `ON CONFLICT DO UPDATE` names `tenant_id` in its target; a
 // database function of ours (`eng_*`) given a parameter first gets the tenant's. Anything else —
 // a table the guard does not know, a second statement, DDL — is refused. The guard sees the text
-// only, never the values, so a statement is checked once (`guardedStatement` keeps the verdict).
+// only, never the values, so a statement is checked once (src/db/guarded-statement.ts keeps the verdict).
 import { loadModule, parseSync } from "libpg-query";
 
 /** Tables whose every row belongs to one tenant (their `tenant_id`). */
@@ -377,34 +377,4 @@ function insert(s: Node, scope: Scope, bound: ReadonlySet<number>, refuse: (r: s
     }
   }
   visit([{ SelectStmt: select }, s.returningList, conflict], scope, bound, refuse);
-}
-
-/**
- * Verdicts by statement text, then by the bound parameters: a statement is checked once per process
- * (a memo of a pure function). Keyed by the text itself, whose hash V8 keeps on the string: the hot
- * paths' texts are constants, so a lookup costs no hashing of a long string per call.
- */
-const verdicts = new Map<string, Map<string, TenantGuardRefusal | null>>();
-const TEXTS_KEPT = 5_000;
-
-/** Throws TenantGuardRefusal when `text` is not tied to the tenant's id in the parameters `bound`. */
-export function guardedStatement(text: string, bound: ReadonlySet<number>, boundKey = [...bound].join(",")): void {
-  let byBound = verdicts.get(text);
-  if (!byBound) {
-    if (verdicts.size >= TEXTS_KEPT) verdicts.delete(verdicts.keys().next().value as string);
-    byBound = new Map();
-    verdicts.set(text, byBound);
-  }
-  let verdict = byBound.get(boundKey);
-  if (verdict === undefined) {
-    try {
-      checkTenantBound(text, bound);
-      verdict = null;
-    } catch (err) {
-      if (!(err instanceof TenantGuardRefusal)) throw err;
-      verdict = err;
-    }
-    byBound.set(boundKey, verdict);
-  }
-  if (verdict) throw verdict;
 }

@@ -5,7 +5,7 @@
 // Unsafe forms) pass the tenant guard first (src/db/tenant-guard.ts): a statement that is not tied
 // to the tenant's id (a parameter whose value is that id) is refused before it runs.
 import type { PrismaClient } from "../generated/prisma/client.js";
-import { guardedStatement } from "./tenant-guard.js";
+import { guardedStatement } from "./guarded-statement.js";
 import type { Replica } from "./replicas/replica-set.js";
 
 export const TENANT_MODELS = new Set([

@@ -8,7 +8,7 @@
 // Work that crosses tenants (the email and webhook workers, retention, import staging) is not feature
 // code: it lives in engine files (`engine/` folders) and uses the app's raw clients by name.
 import type { Sql } from "./sql.js";
-import { guardedStatement } from "./tenant-guard.js";
+import { guardedStatement } from "./guarded-statement.js";
 import type { ScopedPrisma } from "./tenant-scope.js";
 import type { Replica } from "./replicas/replica-set.js";
 
