@@ -37,8 +37,7 @@ import { HostedSession, renderSession, sessionStyles } from "./thread/session.js
 import { tallyStyles } from "./thread/tally-styles.js";
 import type { Sort } from "./thread/store.js";
 import { threadStyles } from "./thread/styles.js";
-import { renderThread, SORTS } from "./thread/view.js";
-import type { ThreadView } from "./thread/thread-view.js";
+import { renderThread, SORTS, type ThreadView } from "./thread/view.js";
 import { ThreadWrites } from "./thread/writes.js";
 
 const script = loadedFrom("thread.js");

@@ -9,6 +9,7 @@ import { repeat } from "lit/directives/repeat.js";
 import { serviceHtml } from "./compose.js";
 import { composer, deleteConfirm, editForm, reportForm } from "./forms.js";
 import type { ThreadView } from "./thread-view.js";
+export type { ThreadView } from "./thread-view.js";
 import { fill, type StringKey } from "./i18n.js";
 import { commentAnchor } from "./address.js";
 import { renderPageReactions } from "./page-reactions.js";
