@@ -203,6 +203,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     const email = createEmailSender({
       config,
       sql: db.sql,
+      prisma: db.prisma,
       secretBox,
       adminJwtSecret,
       policy: { allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS, allowList: config.WEBHOOK_ALLOWLIST },
@@ -264,6 +265,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
           // a new comment told to its discussion's followers: its writes announce inbox items after commit
           follow: createFollowComposer({ stores, events: () => services }),
           email,
+          // a reader's due email items made into their message (and its `email` job)
+          email_compose: email.mail,
         },
       },
       opts.webhooks,

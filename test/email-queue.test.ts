@@ -4,9 +4,12 @@
 // queue's failed attempt: retried with backoff (30 s doubling), and its breaker opens after 10 in a
 // row, holding its messages (no attempt counted) for a cooldown; once the server is back each message
 // is delivered once. Two instances' email pools send each message once; erasing a reader takes their
-// queued message's job. Driven pass by pass (app.email.runOnce) under a manual clock, on a database
+// queued message's job. A reply's write queues its reader's compose job (kind `email_compose`) with
+// the item, one pending per reader: a reply committed while the compose runs is never left without
+// one, and a compose retried after its end was lost sends nothing twice. Driven pass by pass (app.email.runOnce) under a manual clock, on a database
 // of its own (the passes take what is due in the whole database).
 import { createServer, type Server } from "node:net";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock } from "../src/lib/clock.js";
 import { startServer, type TestServer } from "./support/server.js";
@@ -181,7 +184,7 @@ describe("email on the outbound queue", () => {
     const up = await smtpUp();
     try {
       const workers = ["a", "b"].map((id) => createEmailWorker(server.app.runtime.services, { workerId: `instance-${id}` }));
-      const results = await Promise.all(workers.map((w) => w.send()));
+      const results = await Promise.all(workers.map((w) => w.runOnce()));
       await Promise.all(workers.map((w) => w.stop()));
       expect(results.reduce((n, r) => n + r.sent, 0)).toBe(40);
       expect(up.received).toHaveLength(40);
@@ -190,6 +193,126 @@ describe("email on the outbound queue", () => {
       expect(jobs.filter((j) => j.kind === "email" && j.status === "succeeded" && j.attempts === 1 && j.state === "sent")).toHaveLength(40);
     } finally {
       await smtpDown();
+    }
+  });
+});
+
+describe("compose jobs", () => {
+  const composeJobs = (tenantId: string) =>
+    sql<{ id: string; status: string; due: Date; readerId: string; key: string | null }>(
+      `SELECT id::text, status::text AS status, next_attempt_at AS due, message ->> 'readerId' AS "readerId", message ->> 'composeKey' AS key
+         FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'email_compose' ORDER BY created_at, id`,
+      [tenantId],
+    );
+  const outboxOf = (tenantId: string) =>
+    sql<{ itemCount: number }>(`SELECT item_count AS "itemCount" FROM email_messages WHERE tenant_id = $1 ORDER BY created_at`, [tenantId]);
+
+  /** a tenant whose readers want replies at once, a thread by ann (who has an address), and a way for others to reply to her */
+  async function thread(name: string) {
+    const t = await createTestTenant(server, name);
+    expect((await t.api.patch("/api/v1/settings", { email: { defaultReplies: "immediate" } })).status).toBe(200);
+    expect((await t.api.put("/api/v1/discussions/c", { title: "On composing", url: "https://daily.example/c" })).status).toBe(201);
+    const iat = Math.floor(clock.now().getTime() / 1000);
+    const ann = await t.reader("ann", { name: "ann", email: "ann@readers.example", iat });
+    const parent = (await ann.post("/api/v1/discussions/c/comments", { body: "A thought" })).body.id as string;
+    const reply = async (who: string, body: string) => {
+      const r = await (await t.reader(who, { name: who, iat })).post("/api/v1/discussions/c/comments", { body, parentId: parent });
+      expect(r.status).toBe(201);
+    };
+    return { t, reply };
+  }
+
+  it("is queued by the reply's write, due with its item, one pending per reader; a retried compose sends nothing twice", async () => {
+    const { t, reply } = await thread("Compose");
+    await reply("bob", "First");
+    const [job] = await composeJobs(t.tenantId);
+    expect(job).toMatchObject({ status: "pending", readerId: "ann" });
+    expect(job!.due.getTime() - clock.now().getTime()).toBe(2 * MIN);
+    clock.advance(MIN);
+    await reply("cyd", "Second");
+    expect(await composeJobs(t.tenantId)).toHaveLength(1); // the pending job takes both
+    clock.advance(MIN + SEC);
+    const up = await smtpUp();
+    try {
+      expect(await pass()).toMatchObject({ messages: 1, sent: 1 });
+      expect(await outboxOf(t.tenantId)).toEqual([{ itemCount: 2 }]);
+      const [done] = await composeJobs(t.tenantId);
+      expect(done).toMatchObject({ status: "succeeded", key: null });
+      // its end lost (a worker that died after composing): claimed again, it composes nothing
+      await sql(`UPDATE webhook_deliveries SET status = 'pending', locked_until = NULL, claim_token = NULL WHERE id = $1::uuid`, [
+        done!.id,
+      ]);
+      expect(await pass()).toMatchObject({ messages: 0, sent: 0 });
+      expect(up.received).toHaveLength(1);
+      // a reply after the compose: a job of its own
+      await reply("bob", "Third");
+      expect((await composeJobs(t.tenantId)).filter((j) => j.status === "pending")).toHaveLength(1);
+      // erasing the reader takes their compose jobs (which name them)
+      expect((await t.api.del("/api/v1/readers/ann")).status).toBeLessThan(300);
+      expect(await composeJobs(t.tenantId)).toEqual([]);
+    } finally {
+      await smtpDown();
+    }
+  });
+
+  it("never leaves an item without a job: a write waits for a compose holding the job, and the compose waits for a write holding it", async () => {
+    const { t, reply } = await thread("Race");
+    await reply("bob", "First");
+    const [job] = await composeJobs(t.tenantId);
+    const queueItem = (c: pg.Client, comment: string) =>
+      c.query(
+        `SELECT eng_queue_email($1, 'reply', NULL, $2, 'c', ARRAY['ann'], ARRAY['immediate'], ARRAY[$3::timestamptz], $4::timestamptz)`,
+        [t.tenantId, comment, new Date(clock.now().getTime() + 2 * MIN), clock.now()],
+      );
+    const a = new pg.Client({ connectionString: own.url });
+    const b = new pg.Client({ connectionString: own.url });
+    await a.connect();
+    await b.connect();
+    /** resolves once the client's statement waits on a lock (fails if it never does) */
+    const blocked = async (c: pg.Client) => {
+      const { rows } = await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      return async () => {
+        for (let i = 0; i < 200; i++) {
+          const [row] = await sql<{ wait: string | null }>(`SELECT wait_event_type AS wait FROM pg_stat_activity WHERE pid = $1`, [
+            rows[0]!.pid,
+          ]);
+          if (row?.wait === "Lock") return;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        throw new Error("the statement never waited on a lock");
+      };
+    };
+    const aBlocked = await blocked(a);
+    const bBlocked = await blocked(b);
+    try {
+      // a compose that has taken the key (uncommitted): a write queuing for the same reader waits for
+      // it, then queues a job of its own, since the compose cannot have seen its item
+      await a.query("BEGIN");
+      await a.query(`UPDATE webhook_deliveries SET message = message - 'composeKey' WHERE id = $1::uuid`, [job!.id]);
+      const write = queueItem(b, "late");
+      await bBlocked();
+      await a.query("COMMIT");
+      await write;
+      expect((await composeJobs(t.tenantId)).filter((j) => j.key !== null)).toHaveLength(1);
+
+      // a write holding the pending job (uncommitted): a compose taking the key waits for it, and
+      // then takes its item
+      const [pending] = (await composeJobs(t.tenantId)).filter((j) => j.key !== null);
+      await b.query("BEGIN");
+      await queueItem(b, "held");
+      const compose = a.query(`UPDATE webhook_deliveries SET message = message - 'composeKey' WHERE id = $1::uuid RETURNING id`, [
+        pending!.id,
+      ]);
+      await aBlocked();
+      await b.query("COMMIT");
+      await compose;
+      const items = await a.query(`SELECT comment_id FROM email_items WHERE tenant_id = $1 AND reader_id = 'ann' ORDER BY comment_id`, [
+        t.tenantId,
+      ]);
+      expect(items.rows.map((r: { comment_id: string }) => r.comment_id)).toContain("held");
+    } finally {
+      await a.end();
+      await b.end();
     }
   });
 });

@@ -67,18 +67,19 @@ BEGIN
     SELECT gen_random_uuid(), p_tenant, n.reader_id, n.seq, 'new_comment', v_comment, v_discussion, NULL, p_at FROM n
     ON CONFLICT (tenant_id, reader_id, type, comment_id) DO NOTHING
     RETURNING reader_id
-  ), mail AS (
-    -- the email of a new comment (PATCH /me/notifications {"subscriptions"}), queued as a reply's is
-    -- (eng_insert_event): `immediate` 2 minutes later, `daily` at the tenant's email.digestHour
-    INSERT INTO email_items (id, tenant_id, reader_id, event_id, source, comment_id, discussion_id, mode, due_at, created_at)
-    SELECT gen_random_uuid(), p_tenant, r.id, NULL, 'new_comment', v_comment, v_discussion, r.subscription_emails::text,
-           CASE r.subscription_emails WHEN 'immediate' THEN p_at + interval '2 minutes'
-                ELSE eng_next_digest(p_at, coalesce((t.settings #>> '{email,digestHour}')::int, 7)) END, p_at
-      FROM items JOIN readers r ON r.tenant_id = p_tenant AND r.id = items.reader_id
-      JOIN tenants t ON t.id = p_tenant
-     WHERE r.subscription_emails IN ('immediate', 'daily') AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL
   )
   SELECT coalesce(array_agg(reader_id), ARRAY[]::text[]) INTO v_readers FROM items;
+  -- the email of a new comment (PATCH /me/notifications {"subscriptions"}), queued as a reply's is
+  -- (eng_queue_email): `immediate` 2 minutes later, `daily` at the tenant's email.digestHour; in the
+  -- readers' order, as every batch locks their compose jobs, so two batches never wait on each other
+  PERFORM eng_queue_email(p_tenant, 'new_comment', NULL, v_comment, v_discussion, array_agg(r.id ORDER BY r.id),
+                          array_agg(r.subscription_emails::text ORDER BY r.id),
+                          array_agg(CASE r.subscription_emails WHEN 'immediate' THEN p_at + interval '2 minutes'
+                                    ELSE eng_next_digest(p_at, coalesce((t.settings #>> '{email,digestHour}')::int, 7)) END ORDER BY r.id), p_at)
+     FROM readers r JOIN tenants t ON t.id = r.tenant_id
+    WHERE r.tenant_id = p_tenant AND r.id = ANY(v_readers)
+      AND r.subscription_emails IN ('immediate', 'daily') AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL
+   HAVING count(*) > 0;
   IF v_seen >= p_limit THEN
     UPDATE webhook_deliveries SET message = jsonb_set(message, '{after}', to_jsonb(v_last)), locked_until = p_lease_until
      WHERE tenant_id = p_tenant AND id = p_job;

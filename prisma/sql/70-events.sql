@@ -63,9 +63,8 @@ BEGIN
   -- tenant's email.defaultReplies, 'off' by default). `immediate` waits 2 minutes so that replies in
   -- that window go out as one message; `daily` waits for the tenant's email.digestHour (UTC, 7 by default).
   IF p_type = 'notification_reply' THEN
-    INSERT INTO email_items (id, tenant_id, reader_id, event_id, comment_id, discussion_id, mode, due_at, created_at)
-    SELECT gen_random_uuid(), p_tenant, p_reader, v_id, p_data #>> '{notification,commentId}', p_discussion, x.mode,
-           CASE x.mode WHEN 'immediate' THEN p_at + interval '2 minutes' ELSE eng_next_digest(p_at, x.hour) END, p_at
+    PERFORM eng_queue_email(p_tenant, 'reply', v_id, p_data #>> '{notification,commentId}', p_discussion, ARRAY[p_reader], ARRAY[x.mode],
+                            ARRAY[CASE x.mode WHEN 'immediate' THEN p_at + interval '2 minutes' ELSE eng_next_digest(p_at, x.hour) END], p_at)
       FROM (SELECT coalesce(r.reply_emails::text, t.settings #>> '{email,defaultReplies}', 'off') AS mode,
                    coalesce((t.settings #>> '{email,digestHour}')::int, 7) AS hour
               FROM readers r JOIN tenants t ON t.id = r.tenant_id
@@ -73,6 +72,38 @@ BEGIN
      WHERE x.mode IN ('immediate', 'daily');
   END IF;
   RETURN json_build_object('envelope', v_env, 'audience', p_audience, 'readerId', p_reader, 'jobs', v_jobs + v_fanout);
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_queue_email(p_tenant text, p_source text, p_event uuid, p_comment text, p_discussion text, p_readers text[], p_modes text[], p_dues timestamp with time zone[], p_at timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_event
+-- A comment told by email (contract sections 15 and 19): an email_items row for each reader (p_source
+-- `reply`: a reply to their comment; `new_comment`: a new comment of a discussion they follow), with
+-- its mode and when it is due, and the reader's job of the outbound queue that makes their due items
+-- into one message (kind `email_compose`, src/modules/email/engine/mail-queue.ts), due with the item.
+-- The one place email is queued for a write, in the write's transaction. A reader has at most one
+-- pending compose job per source and mode (its message's `composeKey`, under a unique index): an
+-- item for a reader whose job is pending locks that job (ON CONFLICT DO UPDATE … WHERE false updates
+-- nothing but locks the row) instead of queuing another, so a compose, which takes the key off its
+-- job before it takes the items, waits for this transaction and then takes this item too; an item
+-- committed after the compose has taken the key queues a job of its own. Answers the items queued.
+DECLARE
+  v_items int;
+BEGIN
+  INSERT INTO email_items (id, tenant_id, reader_id, event_id, source, comment_id, discussion_id, mode, due_at, created_at)
+  SELECT gen_random_uuid(), p_tenant, x.reader_id, p_event, p_source, p_comment, p_discussion, x.mode, x.due_at, p_at
+    FROM unnest(p_readers, p_modes, p_dues) AS x(reader_id, mode, due_at);
+  GET DIAGNOSTICS v_items = ROW_COUNT;
+  INSERT INTO webhook_deliveries AS j (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+  SELECT gen_random_uuid(), p_tenant, 'email_compose',
+         jsonb_build_object('composeKey', jsonb_build_array(p_tenant, x.reader_id, p_source, x.mode)::text,
+                            'readerId', x.reader_id, 'source', p_source, 'mode', x.mode),
+         x.due_at, p_at, p_at
+    FROM unnest(p_readers, p_modes, p_dues) AS x(reader_id, mode, due_at)
+  ON CONFLICT ((message ->> 'composeKey')) WHERE message ? 'composeKey' DO UPDATE SET updated_at = j.updated_at WHERE false;
+  RETURN v_items;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_federate_discussion(p_tenant text, p_discussion text, p_again boolean, p_at timestamp with time zone)

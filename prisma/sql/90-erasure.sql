@@ -132,8 +132,11 @@ BEGIN
   GET DIAGNOSTICS v_reports = ROW_COUNT;
   DELETE FROM stream_tickets WHERE tenant_id = p_tenant AND reader_id = p_reader;
   -- the reader's mail, queued or sent, goes with them (its bodies quote their comments), and the
-  -- outbound queue's jobs that would send it (kind `email`, each with its message's id)
+  -- outbound queue's jobs that would compose it (kind `email_compose`, which name the reader) or send
+  -- it (kind `email`, each with its message's id)
   DELETE FROM email_items WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  DELETE FROM webhook_deliveries
+   WHERE tenant_id = p_tenant AND kind = 'email_compose' AND message ->> 'readerId' = p_reader;
   DELETE FROM webhook_deliveries d USING email_messages m
    WHERE m.tenant_id = p_tenant AND m.reader_id = p_reader AND d.id = m.id AND d.tenant_id = p_tenant AND d.kind = 'email';
   DELETE FROM email_messages WHERE tenant_id = p_tenant AND reader_id = p_reader;

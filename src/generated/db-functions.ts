@@ -207,6 +207,21 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_queue_email(p_tenant text, p_source text, p_event uuid, p_comment text, p_discussion text, p_readers text[], p_modes text[], p_dues timestamp with time zone[], p_at timestamp with time zone) RETURNS integer */
+  eng_queue_email: {
+    args: {
+      tenant: string;
+      source: string;
+      event: string | null;
+      comment: string;
+      discussion: string;
+      readers: string[];
+      modes: string[];
+      dues: Date[];
+      at: Date;
+    };
+    result: "integer";
+  };
   /** eng_remove_mention(p_tenant text, p_source text, p_target text, p_status text, p_error text, p_at timestamp with time zone) RETURNS json */
   eng_remove_mention: {
     args: {
@@ -345,6 +360,7 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_federate_discussion: ["tenant", "discussion", "again", "at"],
   eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
   eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "remoteObject", "remoteActor"],
+  eng_queue_email: ["tenant", "source", "event", "comment", "discussion", "readers", "modes", "dues", "at"],
   eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
   eng_set_comment_pinned: ["tenant", "id", "pinned", "at"],

@@ -226,6 +226,43 @@ export async function deferJob(sql: Sql, job: ClaimedJob, until: Date): Promise<
 }
 
 /**
+ * The INSERT of jobs of `kind` from the rows of `from` (a common table expression, or a subquery, of
+ * the caller's statement), each a SQL expression over them: its id (default a new one), tenant,
+ * message (default `{}`), and when it is made and due (`at`); `where` filters the rows. The one text
+ * that writes job rows outside the database functions, for a room whose statement queues a job beside
+ * a row of its own (an email with its message, a sign-in link with its token, a received webmention),
+ * so that both are written or neither.
+ */
+export function jobInsert(
+  kind: Exclude<JobKind, "webhook">,
+  from: string,
+  row: { id?: string; tenantId: string; message?: string; at: string; where?: string },
+): string {
+  return `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+    SELECT ${row.id ?? "gen_random_uuid()"}, ${row.tenantId}, '${kind}', ${row.message ?? "'{}'::jsonb"}, ${row.at}, ${row.at}, ${row.at}
+      FROM ${from}${row.where ? ` WHERE ${row.where}` : ""}`;
+}
+
+/**
+ * Takes a claimed job's unique key (`key`, a member of its message under a partial unique index: an
+ * email compose job's `composeKey`) off it, in the caller's transaction: from its commit a job of the
+ * same key may be queued again, and while it runs a statement queuing that key waits for it (the
+ * locking: eng_queue_email). False when the job no longer holds the key (taken before: a claim whose
+ * end was lost) or is no longer held by this claim; the job's message otherwise.
+ */
+export async function takeJobKey(
+  db: Pick<PrismaClient, "$queryRaw">,
+  job: { id: string; tenantId: string; claimToken: string },
+  key: string,
+): Promise<Record<string, unknown> | false> {
+  const [row] = await db.$queryRaw<{ message: Record<string, unknown> }[]>`
+    UPDATE webhook_deliveries SET message = message - ${key}::text
+     WHERE id = ${job.id}::uuid AND tenant_id = ${job.tenantId} AND claim_token = ${job.claimToken}::uuid AND message ? ${key}::text
+    RETURNING message`;
+  return row ? row.message : false;
+}
+
+/**
  * Queues jobs of another kind than webhook, one per message, due at `now`: what a feature sends
  * outside a write's event (an inbox's answer to a Follow; an inbound activity the inbox stored, with
  * the ids it chose). A job whose unique key is already queued (a partial unique index of the kind's:
@@ -240,11 +277,14 @@ export async function enqueueMessages(
 ): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
   const rows = await sql.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-     SELECT coalesce(j.id, gen_random_uuid()), j.tenant_id, $1::"DeliveryKind", j.message, $5::timestamptz, $5::timestamptz, $5::timestamptz
-       FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) AS j(id, tenant_id, message)
+    `${jobInsert(kind, "unnest($1::uuid[], $2::text[], $3::jsonb[]) AS j(id, tenant_id, message)", {
+      id: "coalesce(j.id, gen_random_uuid())",
+      tenantId: "j.tenant_id",
+      message: "j.message",
+      at: "$4::timestamptz",
+    })}
      ON CONFLICT DO NOTHING RETURNING id::text AS id`,
-    [kind, jobs.map((j) => j.id ?? null), jobs.map((j) => j.tenantId), jobs.map((j) => JSON.stringify(j.message)), now],
+    [jobs.map((j) => j.id ?? null), jobs.map((j) => j.tenantId), jobs.map((j) => JSON.stringify(j.message)), now],
     "eng_outbound_enqueue",
   );
   return new Set(rows.map((r) => r.id));

@@ -13,7 +13,8 @@
  * name, which may be slow on purpose), `mentionWorker`, with WEBMENTION_CONCURRENCY attempts at most
  * (a quarter of them per source host, half per tenant); and the follow jobs (kind `follow`: database
  * work, a batch of a discussion's followers at a time), `followWorker`, polling every FOLLOW_POLL_MS;
- * and the emails (kind `email`: an SMTP send, seconds long), `emailWorker`, polling every EMAIL_POLL_MS.
+ * and the emails (kind `email`: an SMTP send, seconds long, and kind `email_compose`: a reader's due
+ * items made into their message), `emailWorker`, polling every EMAIL_POLL_MS.
  * The delivery worker claims every other kind.
  */
 import { setMaxListeners } from "node:events";
@@ -45,7 +46,7 @@ export interface WebhookOptions {
 }
 
 /** The kinds whose jobs run in a pool of their own (`mentionWorker`, `followWorker`, `emailWorker`), not in the delivery worker. */
-const OWN_POOL_KINDS: readonly JobKind[] = ["webmention", "follow", "email"];
+const OWN_POOL_KINDS: readonly JobKind[] = ["webmention", "follow", "email", "email_compose"];
 /** What the delivery worker claims: every other kind. */
 const SHARED_KINDS: readonly JobKind[] = ALL_KINDS.filter((k) => !OWN_POOL_KINDS.includes(k));
 
@@ -67,10 +68,11 @@ export function followPoolOptions(pollIntervalMs: number): Partial<WorkerOptions
 
 /**
  * The email pool: 4 messages at once per SMTP server (a pool of 4 SMTP connections each:
- * src/modules/email/engine/sender.ts), 16 in all, polling every EMAIL_POLL_MS.
+ * src/modules/email/engine/sender.ts), 16 in all, polling every EMAIL_POLL_MS; and the readers' compose
+ * jobs (src/modules/email/engine/mail-queue.ts: database work), 4 at once per tenant.
  */
 export function emailPoolOptions(pollIntervalMs: number): Partial<WorkerOptions> {
-  return { concurrency: 16, batchSize: 16, maxPerEndpoint: 4, maxPerTenant: 4, pollIntervalMs, kinds: ["email"] };
+  return { concurrency: 16, batchSize: 16, maxPerEndpoint: 4, maxPerTenant: 4, pollIntervalMs, kinds: ["email", "email_compose"] };
 }
 
 export interface WebhookRuntime {

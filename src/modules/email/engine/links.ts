@@ -10,6 +10,7 @@ import type { AppServices } from "../../../context/services.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { sha256 } from "../../../lib/sha256.js";
 import { escapeHtml } from "../templates.js";
+import { jobInsert } from "../../../outbound/jobs.js";
 
 /** The message kinds that carry a link, and the path under /auth/v1/{tenantId}/ it opens. */
 export const LINK_KINDS = { sign_in: "email", email_confirm: "email" } as const;
@@ -64,8 +65,7 @@ const QUEUE_LINK = `WITH token AS (
     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)), message AS (
   INSERT INTO email_messages (id, tenant_id, kind, to_address, subject, text_body, html_body, item_count, state, created_at)
   VALUES ($8::uuid, $1, $9, $10, $11, $12, $13, 1, $14, $6))
-  INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-  SELECT $8::uuid, $1, 'email', '{}'::jsonb, $6, $6, $6 WHERE $14 = 'queued'`;
+  ${jobInsert("email", "(SELECT 1) one", { id: "$8::uuid", tenantId: "$1", at: "$6", where: "$14 = 'queued'" })}`;
 
 /**
  * Queues a message with a one-time link and records the link's token (hashed) in sign_in_tokens, in

@@ -21,6 +21,7 @@ import type { Transporter } from "nodemailer";
 import type { Sql } from "../../../db/sql.js";
 import type { SecretBox } from "../../../lib/secret-box.js";
 import type { Composed, MessageComposer } from "../../../outbound/composers.js";
+import { jobInsert } from "../../../outbound/jobs.js";
 import { parseOutboundUrl } from "../../../lib/outbound-url.js";
 import { oneLine } from "../../../lib/single-line.js";
 import type { UrlGuardOptions } from "../../../outbound/url-guard.js";
@@ -89,8 +90,7 @@ export interface SendResult {
  */
 export function queueingJobs(insert: string, before = ""): string {
   return `WITH ${before ? `${before}, ` : ""}m AS (${insert} RETURNING id, tenant_id, state, created_at)
-    INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-    SELECT m.id, m.tenant_id, 'email', '{}'::jsonb, m.created_at, m.created_at, m.created_at FROM m WHERE m.state = 'queued'`;
+    ${jobInsert("email", "m", { id: "m.id", tenantId: "m.tenant_id", at: "m.created_at", where: "m.state = 'queued'" })}`;
 }
 
 /** The address inside "Name <address>", or the string itself. */

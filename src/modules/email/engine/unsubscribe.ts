@@ -22,13 +22,13 @@ interface Claims {
 
 const VERSION = 1;
 
-function keyOf(app: AppServices): Buffer {
+function keyOf(app: Pick<AppServices, "adminJwtSecret">): Buffer {
   return createHmac("sha256", app.adminJwtSecret).update("engagement unsubscribe links v1").digest();
 }
 
-const mac = (app: AppServices, payload: string) => createHmac("sha256", keyOf(app)).update(payload).digest();
+const mac = (app: Pick<AppServices, "adminJwtSecret">, payload: string) => createHmac("sha256", keyOf(app)).update(payload).digest();
 
-export function signUnsubscribeToken(app: AppServices, claims: Claims): string {
+export function signUnsubscribeToken(app: Pick<AppServices, "adminJwtSecret">, claims: Claims): string {
   const payload = Buffer.from(JSON.stringify([VERSION, claims.tenantId, claims.subjectId, claims.kind])).toString("base64url");
   return `${payload}.${mac(app, payload).toString("base64url")}`;
 }

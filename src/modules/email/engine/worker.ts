@@ -1,32 +1,31 @@
-// The email worker (contract section 15): every EMAIL_POLL_MS it composes the messages that are due
-// (mail-queue.ts, moderation-digests.ts), each written with its job of the outbound queue (kind
-// `email`); the queue's email pool (src/outbound/webhook-runtime.ts, `emailWorker`) claims those jobs
-// under a lease and the email composer (sender.ts) sends them, retried with the queue's backoff and
-// held by a breaker per SMTP server. Any number of instances may run it: composing takes a reader's
-// items in one transaction, and a job is held by one claim at a time. `runOnce()` does one whole pass
-// (compose, then send what is due), so tests drive it with the injectable clock. Started with the
-// server unless RUN_EMAIL_WORKER=0 (the compose pass and the email pool both). A tenant's mail goes
-// through its own SMTP server (email.smtpUrl), else SMTP_URL; with neither (and no EMAIL_OUTBOX) its
-// due replies are dropped.
+// The email worker (contract section 15). A reply's or a followed discussion's email is queued by its
+// write with the reader's compose job (kind `email_compose`: mail-queue.ts), which, when due, writes
+// the reader's message with its job (kind `email`); the queue's email pool
+// (src/outbound/webhook-runtime.ts, `emailWorker`) claims both kinds under a lease, the mail composer
+// composing and the email composer (sender.ts) sending, retried with the queue's backoff and held by a
+// breaker per SMTP server. Every EMAIL_POLL_MS it also writes the operators' moderation digests that
+// are due (moderation-digests.ts: a schedule, not a write's effect). Any number of instances may run
+// it: a job is held by one claim at a time, and a due operator by one transaction. `runOnce()` does one
+// whole pass (the digests, then every due job of the email pool until none is left), so tests drive it
+// with the injectable clock. Started with the server unless RUN_EMAIL_WORKER=0 (the digests and the
+// email pool both). A tenant's mail goes through its own SMTP server (email.smtpUrl), else SMTP_URL;
+// with neither (and no EMAIL_OUTBOX) its due replies are dropped.
 // Under engine/: it crosses tenants, no tenant's request, taking whatever mail is due, of every tenant,
-// on the app's raw clients (each item carries its tenant, whose settings it reads).
+// on the app's raw clients (each job carries its tenant, whose settings it reads).
 import type { AppServices } from "../../../context/services.js";
 import type { UrlGuardOptions } from "../../../outbound/url-guard.js";
 import { emailPoolOptions } from "../../../outbound/webhook-runtime.js";
 import { createWebhookWorker, type WebhookWorker } from "../../../outbound/worker.js";
-import { composeDue, type ComposeDeps, type ComposeResult } from "./mail-queue.js";
+import { createMailComposer, type ComposeResult, type MailComposer } from "./mail-queue.js";
 import { createEmailComposer, type EmailComposer, type SendResult } from "./sender.js";
-import { signUnsubscribeToken } from "./unsubscribe.js";
+import { signUnsubscribeToken, type UnsubscribeKind } from "./unsubscribe.js";
 import { composeModerationDigests } from "./moderation-digests.js";
 import { mailCanGo } from "./links.js";
 import { pollLoop } from "../../../lib/poll-loop.js";
 
 export interface EmailWorker {
-  /** one pass: compose what is due, then send the email jobs that are due */
+  /** one pass: the moderation digests due, then the email pool's due jobs (composes and sends) until none is left */
   runOnce(): Promise<ComposeResult & SendResult>;
-  /** the halves of a pass (bench/email.ts times them apart) */
-  compose(): Promise<ComposeResult>;
-  send(): Promise<SendResult>;
   /** Where links point: PUBLIC_URL, else `serverUrl`, the address the server listens on (set at start-up). */
   useServerUrl(serverUrl: string): void;
   start(): void;
@@ -44,15 +43,22 @@ export interface EmailWorkerOptions {
   workerId?: string;
 }
 
-/** The email composer with where its links point (PUBLIC_URL, else the server's own address, set at start-up). */
+/**
+ * The email composer with where its links point (PUBLIC_URL, else the server's own address, set at
+ * start-up), and the mail composer of the same app, whose unsubscribe links point there too.
+ */
 export interface EmailSender extends EmailComposer {
   useServerUrl(serverUrl: string): void;
   base(): string;
+  /** the composer of `email_compose` jobs */
+  readonly mail: MailComposer;
+  /** a one-click unsubscribe link (unsubscribe.ts) at that address */
+  unsubscribeUrl(tenantId: string, subjectId: string, kind: UnsubscribeKind): string;
 }
 
 /** The email composer of an app: the service's SMTP_URL, EMAIL_OUTBOX and EMAIL_FROM, tenants' servers through the SSRF guard. */
 export function createEmailSender(
-  app: Pick<AppServices, "config" | "sql" | "secretBox" | "adminJwtSecret"> & { policy: UrlGuardOptions },
+  app: Pick<AppServices, "config" | "sql" | "prisma" | "secretBox" | "adminJwtSecret"> & { policy: UrlGuardOptions },
 ): EmailSender {
   let baseUrl = app.config.PUBLIC_URL ?? `http://127.0.0.1:${app.config.PORT}`;
   const composer = createEmailComposer({
@@ -65,11 +71,21 @@ export function createEmailSender(
     // sign-in links and address confirmations (links.ts) point at the same base as unsubscribe links
     links: { secret: app.adminJwtSecret, base: () => baseUrl },
   });
+  const unsubscribeUrl = (tenantId: string, subjectId: string, kind: UnsubscribeKind) =>
+    `${baseUrl.replace(/\/$/, "")}/api/v1/unsubscribe/${signUnsubscribeToken(app, { tenantId, subjectId, kind })}`;
+  const mail = createMailComposer({
+    prisma: app.prisma,
+    outbox: app.config.EMAIL_OUTBOX,
+    canSend: (settings) => mailCanGo(app, settings),
+    unsubscribeUrl,
+  });
   return Object.assign(composer, {
     useServerUrl(url: string) {
       baseUrl = app.config.PUBLIC_URL ?? url;
     },
     base: () => baseUrl,
+    mail,
+    unsubscribeUrl,
   });
 }
 
@@ -84,7 +100,11 @@ export function createEmailWorker(
   const sender = own ? createEmailSender({ ...app, policy: app.webhooks.policy }) : shared.sender;
   const pool = own
     ? createWebhookWorker(
-        { ...app.webhooks.workerDeps, clock: app.clock, composers: { ...app.webhooks.workerDeps.composers, email: sender } },
+        {
+          ...app.webhooks.workerDeps,
+          clock: app.clock,
+          composers: { ...app.webhooks.workerDeps.composers, email: sender, email_compose: sender.mail },
+        },
         {
           ...emailPoolOptions(pollMs),
           ...(opts.workerId !== undefined ? { workerId: opts.workerId } : {}),
@@ -92,54 +112,37 @@ export function createEmailWorker(
         },
       )
     : shared.pool;
-  // a tenant's mail can go somewhere: the outbox, the service's SMTP server, or its own
-  const canSend = (settings: unknown) => mailCanGo(app, settings);
-
-  const unsubscribeBase = () => `${sender.base().replace(/\/$/, "")}/api/v1/unsubscribe/`;
-  const composeDeps = (): ComposeDeps => ({
-    prisma: app.prisma,
-    clock: app.clock,
-    outbox: app.config.EMAIL_OUTBOX,
-    canSend,
-    unsubscribeUrl: (tenantId, readerId, about) =>
-      unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: readerId, kind: about }),
-  });
-
-  /** Composes everything due: operators' digests, then readers' replies, 200 readers a transaction. */
-  async function compose(): Promise<ComposeResult> {
-    // a tenant whose mail can go nowhere has its due replies dropped, not kept for a server that may never come
-    const total: ComposeResult = { messages: 0, dropped: 0 };
+  /** Writes the operators' moderation digests that are due, 100 operators a transaction. */
+  async function digests(): Promise<number> {
+    let total = 0;
     for (;;) {
       const written = await composeModerationDigests({
         prisma: app.prisma,
         clock: app.clock,
         outbox: app.config.EMAIL_OUTBOX,
-        canSend,
+        // a tenant whose mail can go nowhere has nothing written, not kept for a server that may never come
+        canSend: (settings) => mailCanGo(app, settings),
         consoleUrl: `${sender.base().replace(/\/$/, "")}/console/`,
-        unsubscribeUrl: (tenantId, operatorId) =>
-          unsubscribeBase() + signUnsubscribeToken(app, { tenantId, subjectId: operatorId, kind: "moderation" }),
+        unsubscribeUrl: (tenantId, operatorId) => sender.unsubscribeUrl(tenantId, operatorId, "moderation"),
       });
-      total.messages += written;
+      total += written;
       if (written === 0) break;
     }
-    for (;;) {
-      const r = await composeDue(composeDeps());
-      total.messages += r.messages;
-      total.dropped += r.dropped;
-      if (r.messages === 0 && r.dropped === 0) break;
-    }
     // their jobs are due now: the pool claims them at once rather than at its next poll
-    if (total.messages > 0) pool.nudge();
+    if (total > 0) pool.nudge();
     return total;
   }
 
-  /** Sends the email jobs due now through the pool; what became of the messages meanwhile. */
-  async function send(): Promise<SendResult> {
-    const before = { ...sender.tally };
-    // a pool's pass takes at most 100 claims: again until nothing due is left
+  async function runOnce(): Promise<ComposeResult & SendResult> {
+    const before = { ...sender.tally, ...sender.mail.tally };
+    const written = await digests();
+    // a pool's pass takes at most its batch of claims: again until nothing due is left (a compose's
+    // message is due at once, so the pass after it sends it)
     while ((await pool.runOnce()) > 0);
-    const after = sender.tally;
+    const after = { ...sender.tally, ...sender.mail.tally };
     return {
+      messages: written + after.messages - before.messages,
+      dropped: after.dropped - before.dropped,
       sent: after.sent - before.sent,
       retried: after.retried - before.retried,
       failed: after.failed - before.failed,
@@ -147,19 +150,12 @@ export function createEmailWorker(
     };
   }
 
-  async function runOnce(): Promise<ComposeResult & SendResult> {
-    const composed = await compose();
-    return { ...composed, ...(await send()) };
-  }
-
-  const loop = pollLoop(compose, pollMs, (err) =>
+  const loop = pollLoop(digests, pollMs, (err) =>
     app.log.warn({ err: err instanceof Error ? err.message : String(err) }, "email worker pass failed"),
   );
 
   return {
     runOnce,
-    compose,
-    send,
     useServerUrl: (url) => sender.useServerUrl(url),
     start() {
       loop.start();

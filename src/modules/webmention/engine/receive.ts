@@ -16,6 +16,7 @@ import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { addressGroup } from "../../../lib/client-address.js";
 import { comparableUrl } from "./h-entry.js";
 import { siteSourceKey, WEBMENTION_BUDGET_WINDOW_SECONDS } from "./verify.js";
+import { jobInsert } from "../../../outbound/jobs.js";
 
 /** At most this many sites' discussions one webmention reaches (one page embedded by several sites). */
 const MAX_TARGET_SITES = 5;
@@ -90,13 +91,14 @@ export async function receiveMention(
          VALUES ($1, $2, $3, $4, 'pending', $5::timestamptz)
          ON CONFLICT (tenant_id, source, target) DO UPDATE SET discussion_id = EXCLUDED.discussion_id, received_at = EXCLUDED.received_at
          RETURNING w.tenant_id)
-       INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-       SELECT gen_random_uuid(), m.tenant_id, 'webmention', jsonb_build_object('source', $2::text, 'target', $3::text, 'discussionId', $4::text),
-              $5::timestamptz, $5::timestamptz, $5::timestamptz
-         FROM mention m
-        WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                           WHERE d.kind = 'webmention' AND d.status = 'pending' AND d.tenant_id = $1
-                             AND d.message ->> 'source' = $2::text AND d.message ->> 'target' = $3::text)`,
+       ${jobInsert("webmention", "mention m", {
+         tenantId: "m.tenant_id",
+         message: "jsonb_build_object('source', $2::text, 'target', $3::text, 'discussionId', $4::text)",
+         at: "$5::timestamptz",
+         where: `NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                  WHERE d.kind = 'webmention' AND d.status = 'pending' AND d.tenant_id = $1
+                    AND d.message ->> 'source' = $2::text AND d.message ->> 'target' = $3::text)`,
+       })}`,
       [r.tenantId, source, target, r.discussionId, now],
       "eng_webmention_queue",
     );
