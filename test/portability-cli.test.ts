@@ -103,7 +103,7 @@ describe("engagement import / export", { timeout: 120_000 }, () => {
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(records[0]).toMatchObject({ type: "export", version: 1, tenantId: a.tenantId });
+    expect(records[0]).toMatchObject({ type: "export", version: 2, tenantId: a.tenantId });
     expect(records.filter((r) => r.type === "comment").map((r) => r.body)).toEqual(["hello", "again"]);
 
     const b = await createTestTenant(server);

@@ -405,8 +405,11 @@ describe("export → import round trip", () => {
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(records[0]).toMatchObject({ type: "export", version: 1, tenantId: a.tenantId });
-    expect(records.at(-1)).toEqual({ type: "end", counts: { discussions: 2, readers: 2, comments: 5, reactions: 3 } });
+    expect(records[0]).toMatchObject({ type: "export", version: 2, tenantId: a.tenantId });
+    expect(records.at(-1)).toEqual({
+      type: "end",
+      counts: { discussions: 2, readers: 2, comments: 5, reactions: 3, votes: 0, pageReactions: 0 },
+    });
     expect(records.map((r) => r.type)).toEqual([
       "export",
       "discussion",

@@ -40,13 +40,21 @@ BEGIN
                          WHERE c.tenant_id = p_tenant AND c.discussion_id = u.id AND c.status = 'approved')::int AS n
             FROM unnest(p_discussions) AS u(id)) x
    WHERE d.tenant_id = p_tenant AND d.id = x.id AND d.comment_count <> x.n;
+  -- a reacted comment's counts: its readers' reactions, each kind at least what the comment counted
+  -- already (a source's counts without readers, which our export carries on the comment)
   IF cardinality(p_reacted) > 0 THEN
-    UPDATE comments c SET reaction_counts = COALESCE(x.counts, '{}'::jsonb), reaction_total = COALESCE(x.total, 0)
-      FROM (SELECT u.id, k.counts, k.total FROM unnest(p_reacted) AS u(id)
-              LEFT JOIN (SELECT g.comment_id, jsonb_object_agg(g.kind, g.n) AS counts, sum(g.n)::int AS total
-                           FROM (SELECT comment_id, kind, count(*)::int AS n FROM reactions
-                                  WHERE tenant_id = p_tenant AND comment_id = ANY(p_reacted) GROUP BY 1, 2) g
-                          GROUP BY g.comment_id) k ON k.comment_id = u.id) x
+    UPDATE comments c SET reaction_counts = x.counts, reaction_total = x.total
+      FROM (SELECT cc.id, m.counts, m.total
+              FROM comments cc
+             CROSS JOIN LATERAL (
+               SELECT COALESCE(jsonb_object_agg(k.kind, k.n), '{}'::jsonb) AS counts, COALESCE(sum(k.n), 0)::int AS total
+                 FROM (SELECT a.kind, max(a.n)::int AS n
+                         FROM (SELECT e.key AS kind, e.value::int AS n FROM jsonb_each_text(cc.reaction_counts) e
+                               UNION ALL
+                               SELECT r.kind, count(*)::int FROM reactions r
+                                WHERE r.tenant_id = p_tenant AND r.comment_id = cc.id GROUP BY r.kind) a
+                        GROUP BY a.kind HAVING max(a.n) > 0) k) m
+             WHERE cc.tenant_id = p_tenant AND cc.id = ANY(p_reacted)) x
      WHERE c.tenant_id = p_tenant AND c.id = x.id;
   END IF;
   RETURN v_locked;

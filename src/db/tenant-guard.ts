@@ -39,6 +39,8 @@ const TENANT_TABLES = new Set([
   "import_staged_discussions",
   "import_staged_readers",
   "import_staged_reactions",
+  "import_staged_votes",
+  "import_staged_page_reactions",
   "email_items",
   "email_messages",
   "inbox_items",

@@ -20,6 +20,7 @@ import { mountPlainRoute } from "../../http/plain-route.js";
 import { createImportJob, findImportJob, listImportJobs, importDto } from "./engine/import-jobs.js";
 import { runImportJob } from "./engine/import-run.js";
 import { exportLines, exportRecords } from "./export.js";
+import { EXPORT_VERSION } from "./records.js";
 import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportChoices, type ImportFormat, type OnError } from "./source.js";
 import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
 import { FORMAT_NAMES, formatOf, SQLITE_MAGIC } from "./sniff.js";
@@ -94,7 +95,7 @@ export function formatProblem(format: ImportFormat, headBytes: Uint8Array | stri
     } catch {
       /* below */
     }
-    return 'must start with the export header line {"type":"export","version":1,…}';
+    return `must start with the export header line {"type":"export","version":${EXPORT_VERSION},…}`;
   }
   if (!text.startsWith("<")) return "is not XML";
   const root = format === "disqus" ? "<disqus" : "<rss";

@@ -1,5 +1,6 @@
 // Our own export (src/modules/portability/records.ts) read back line by line: the header first
-// (version 1), then discussions, readers, comments and reactions in any order; a line that is not
+// (version 2, or 1), then discussions, readers, comments, reactions, votes and page reactions in any
+// order; a line that is not
 // JSON or not a valid record is an error at its line. Discussion and reader ids are kept as they
 // are; comment ids too when the file was exported from the same tenant (see importer.ts).
 import { CommentRecord, HeaderRecord, ImportRecord, EXPORT_VERSION } from "./records.js";
@@ -120,7 +121,16 @@ export async function* parseNdjson(input: AsyncIterable<Uint8Array | string>): A
         };
         break;
       case "reader":
-        yield { kind: "reader", id: r.id, name: r.name, avatarUrl: r.avatarUrl ?? null, createdAt: date(r.createdAt), position };
+        yield {
+          kind: "reader",
+          id: r.id,
+          name: r.name,
+          avatarUrl: r.avatarUrl ?? null,
+          badge: r.badge ?? null,
+          ...(r.trustLevel ? { trustLevel: r.trustLevel } : {}),
+          createdAt: date(r.createdAt),
+          position,
+        };
         break;
       case "comment":
         yield comment(r, position);
@@ -129,6 +139,27 @@ export async function* parseNdjson(input: AsyncIterable<Uint8Array | string>): A
         yield {
           kind: "reaction",
           postKey: r.commentId,
+          threadKey: r.discussionId,
+          readerId: r.readerId,
+          reaction: r.kind,
+          createdAt: date(r.createdAt)!,
+          position,
+        };
+        break;
+      case "vote":
+        yield {
+          kind: "vote",
+          postKey: r.commentId,
+          threadKey: r.discussionId,
+          readerId: r.readerId,
+          value: r.value,
+          createdAt: date(r.createdAt)!,
+          position,
+        };
+        break;
+      case "pageReaction":
+        yield {
+          kind: "pageReaction",
           threadKey: r.discussionId,
           readerId: r.readerId,
           reaction: r.kind,
@@ -157,6 +188,10 @@ function comment(r: CommentRecord, position: string): SourceItem {
     createdAt: date(parsed.createdAt)!,
     editedAt: date(parsed.editedAt),
     deletedAt: date(parsed.deletedAt),
+    upvotes: parsed.upvotes,
+    downvotes: parsed.downvotes,
+    reactionCounts: Object.keys(parsed.reactions).length ? parsed.reactions : null,
+    commentKind: parsed.kind,
     position,
   };
 }

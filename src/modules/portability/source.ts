@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { Parser } from "htmlparser2";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";
-import type { CommentStatus, DiscussionState } from "../../generated/prisma/enums.js";
+import type { CommentKind, CommentStatus, DiscussionState, TrustLevel } from "../../generated/prisma/enums.js";
 
 export const IMPORT_FORMATS = ["disqus", "wordpress", "ndjson", "remark42", "commento", "isso", "github", "json"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
@@ -82,12 +82,38 @@ export interface SourcePost {
   downvotes?: number;
   /** the reactions the source counts for the comment, by kind (GitHub's) */
   reactionCounts?: Record<string, number> | null;
+  /** comments.kind (our own export's); a source's comments are comments */
+  commentKind?: CommentKind;
   position: Position;
 }
 
 export interface SourceReader extends SourceAuthor {
   kind: "reader";
   createdAt: Date | null;
+  /** our own export's: given to a reader the import makes (one already there keeps its own) */
+  badge?: string | null;
+  trustLevel?: TrustLevel;
+  position: Position;
+}
+
+/** A reader's vote on a comment (our own export's: who voted is kept). */
+export interface SourceVote {
+  kind: "vote";
+  postKey: string;
+  threadKey: string;
+  readerId: string;
+  value: 1 | -1;
+  createdAt: Date;
+  position: Position;
+}
+
+/** A reader's reaction to a page: to its discussion (our own export's). */
+export interface SourcePageReaction {
+  kind: "pageReaction";
+  threadKey: string;
+  readerId: string;
+  reaction: string;
+  createdAt: Date;
   position: Position;
 }
 
@@ -129,7 +155,8 @@ export interface SourceHeader {
   tenantId: string;
 }
 
-export type SourceItem = SourceThread | SourcePost | SourceReader | SourceReaction | SourceError | SourceHeader;
+export type SourceItem =
+  SourceThread | SourcePost | SourceReader | SourceReaction | SourceVote | SourcePageReaction | SourceError | SourceHeader;
 
 export const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
 

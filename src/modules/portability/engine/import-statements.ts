@@ -1,7 +1,7 @@
 // What an import stages and how (import-writer.ts): the rows of the file's discussions, readers,
 // comments and reactions, the statements that stage a batch of them, and those that write the
 // staged rows to the tenant's tables.
-import type { CommentStatus, DiscussionState } from "../../../generated/prisma/enums.js";
+import type { CommentKind, CommentStatus, DiscussionState, TrustLevel } from "../../../generated/prisma/enums.js";
 
 export interface ImportedDiscussionRow {
   id: string;
@@ -17,6 +17,9 @@ export interface ImportedReaderRow {
   avatarUrl: string | null;
   /** kept only when the tenant asked for it (ImportOptions.keepEmails) */
   email: string | null;
+  /** our own export's, given to a reader the import makes */
+  badge?: string | null;
+  trustLevel?: TrustLevel | null;
   createdAt: Date;
 }
 
@@ -41,11 +44,27 @@ export interface ImportedCommentRow {
   upvotes: number;
   downvotes: number;
   reactionCounts: Record<string, number> | null;
+  kind: CommentKind;
   position: string;
 }
 
 export interface ImportedReactionRow {
   commentId: string;
+  discussionId: string;
+  readerId: string;
+  kind: string;
+  createdAt: Date;
+}
+
+export interface ImportedVoteRow {
+  commentId: string;
+  discussionId: string;
+  readerId: string;
+  value: 1 | -1;
+  createdAt: Date;
+}
+
+export interface ImportedPageReactionRow {
   discussionId: string;
   readerId: string;
   kind: string;
@@ -70,8 +89,8 @@ SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
 // a reader already there gains an address only when it has none
 export const WRITE_READERS = `
 WITH ins AS (
-  INSERT INTO readers AS r (tenant_id, id, name, avatar_url, email, created_at, updated_at)
-  SELECT $1, v.id, v.name, v.avatar_url, v.email, v.created_at, v.created_at
+  INSERT INTO readers AS r (tenant_id, id, name, avatar_url, email, badge, trust_level, created_at, updated_at)
+  SELECT $1, v.id, v.name, v.avatar_url, v.email, v.badge, COALESCE(v.trust_level, 'default')::"TrustLevel", v.created_at, v.created_at
     FROM import_staged_readers v WHERE v.tenant_id = $1 AND v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
   ON CONFLICT (tenant_id, id) DO UPDATE SET email = EXCLUDED.email WHERE r.email IS NULL AND EXCLUDED.email IS NOT NULL
   RETURNING (xmax = 0) AS inserted
@@ -84,20 +103,31 @@ SELECT $2, v.o, $1, v.i, v.t, v.u, v.s, v.c
   FROM json_to_recordset($3::json) AS v(o int, i text, t text, u text, s text, c timestamptz)`;
 
 export const STAGE_READERS = `
-INSERT INTO import_staged_readers (run, ord, tenant_id, id, name, avatar_url, email, created_at)
-SELECT $2, v.o, $1, v.i, v.n, v.a, v.e, v.c
-  FROM json_to_recordset($3::json) AS v(o int, i text, n text, a text, e text, c timestamptz)`;
+INSERT INTO import_staged_readers (run, ord, tenant_id, id, name, avatar_url, email, badge, trust_level, created_at)
+SELECT $2, v.o, $1, v.i, v.n, v.a, v.e, v.g, v.l, v.c
+  FROM json_to_recordset($3::json) AS v(o int, i text, n text, a text, e text, g text, l text, c timestamptz)`;
 
 // Staged rows go as one JSON array per statement (JSON.stringify is native; array parameters are
 // escaped element by element in JavaScript).
 export const STAGE_COMMENTS = `
 INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, author_name,
                                     body, body_html, status, pinned, edited_at, deleted_at, created_at, position,
-                                    upvotes, downvotes, reaction_counts)
-SELECT $2, v.o, $1, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w, COALESCE(v.u, 0), COALESCE(v.v, 0), v.r
+                                    upvotes, downvotes, reaction_counts, kind)
+SELECT $2, v.o, $1, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w, COALESCE(v.u, 0), COALESCE(v.v, 0), v.r,
+       COALESCE(v.y, 'comment')
   FROM json_to_recordset($3::json)
        AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, h text, s text, n boolean, e timestamptz, x timestamptz,
-            c timestamptz, w text, u int, v int, r jsonb)`;
+            c timestamptz, w text, u int, v int, r jsonb, y text)`;
+
+export const STAGE_VOTES = `
+INSERT INTO import_staged_votes (run, ord, tenant_id, comment_id, discussion_id, reader_id, value, created_at)
+SELECT $2, v.o, $1, v.i, v.d, v.r, v.v, v.c
+  FROM json_to_recordset($3::json) AS v(o int, i text, d text, r text, v smallint, c timestamptz)`;
+
+export const STAGE_PAGE_REACTIONS = `
+INSERT INTO import_staged_page_reactions (run, ord, tenant_id, discussion_id, reader_id, kind, created_at)
+SELECT $2, v.o, $1, v.d, v.r, v.k, v.c
+  FROM json_to_recordset($3::json) AS v(o int, d text, r text, k text, c timestamptz)`;
 
 export const STAGE_REACTIONS = `
 INSERT INTO import_staged_reactions (run, ord, tenant_id, comment_id, discussion_id, reader_id, kind, created_at)
@@ -116,13 +146,13 @@ SELECT $2, v.o, $1, v.i, v.d, v.r, v.k, v.c
 export const WRITE_BUCKET = `
 WITH RECURSIVE staged AS MATERIALIZED (
   SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position, upvotes, downvotes, reaction_counts,
+         created_at, position, upvotes, downvotes, reaction_counts, kind,
          row_number() OVER w AS n, first_value(position) OVER w AS first
     FROM import_staged_comments WHERE tenant_id = $1 AND run = $2 AND bucket = $3
   WINDOW w AS (PARTITION BY id ORDER BY ord)
 ), s AS MATERIALIZED (
   SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position, upvotes, downvotes, reaction_counts
+         created_at, position, upvotes, downvotes, reaction_counts, kind
     FROM staged WHERE n = 1
 ), r AS MATERIALIZED (
   SELECT s.*, CASE WHEN q.id IS NOT NULL OR p.id IS NOT NULL THEN s.parent_id END AS linked,
@@ -143,7 +173,7 @@ WITH RECURSIVE staged AS MATERIALIZED (
 ), ins AS (
   INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, body_html, status, pinned,
                              edited_at, deleted_at, created_at, published_at, reply_count,
-                             upvotes, downvotes, score, vote_best, reaction_counts, reaction_total)
+                             upvotes, downvotes, score, vote_best, reaction_counts, reaction_total, kind)
   SELECT r.id, $1, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
          NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $1 AND rd.id = r.author_id)),
          r.body, r.body_html, r.status::"CommentStatus", r.pinned,
@@ -152,7 +182,8 @@ WITH RECURSIVE staged AS MATERIALIZED (
          CASE WHEN r.upvotes > 0 THEN eng_wilson_lower_bound(r.upvotes, r.upvotes + r.downvotes) ELSE 0 END,
          COALESCE(r.reaction_counts, '{}'::jsonb),
          CASE WHEN r.reaction_counts IS NULL THEN 0
-              ELSE (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(r.reaction_counts))::int END
+              ELSE (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(r.reaction_counts))::int END,
+         r.kind::"CommentKind"
     FROM r LEFT JOIN depths d ON d.id = r.id LEFT JOIN replies n ON n.id = r.id
    ORDER BY r.discussion_id, r.created_at, r.id
   ON CONFLICT (id) DO UPDATE SET parent_id = EXCLUDED.parent_id
@@ -198,3 +229,54 @@ WITH ins AS (
   RETURNING comment_id
 )
 SELECT ins.comment_id, c.discussion_id FROM ins JOIN comments c ON c.id = ins.comment_id AND c.tenant_id = $1`;
+
+// A reader's vote on a comment written (one already there stays as it is), and the comment's totals
+// raised to count it where they did not (a file whose comments carry no totals): the totals a comment
+// record gives count its readers' votes and those its source counted without voters.
+export const WRITE_VOTES = `
+WITH ins AS (
+  INSERT INTO votes (tenant_id, comment_id, reader_id, value, created_at, updated_at)
+  SELECT $1, v.comment_id, v.reader_id, v.value, v.created_at, v.created_at
+    FROM import_staged_votes v
+    JOIN comments c ON c.id = v.comment_id AND c.tenant_id = $1
+   WHERE v.tenant_id = $1 AND v.run = $2 AND v.ord >= $3 AND v.ord < $4
+  ON CONFLICT DO NOTHING
+  RETURNING comment_id, value
+), raised AS (
+  UPDATE comments c SET upvotes = t.up, downvotes = t.down, score = t.up - t.down,
+                        vote_best = CASE WHEN t.up > 0 THEN eng_wilson_lower_bound(t.up, t.up + t.down) ELSE 0 END
+    FROM (SELECT x.id, GREATEST(x.upvotes, n.up::int) AS up, GREATEST(x.downvotes, n.down::int) AS down
+            FROM (SELECT comment_id, (SELECT count(*) FROM votes w WHERE w.tenant_id = $1 AND w.comment_id = i.comment_id AND w.value > 0)
+                                     + count(*) FILTER (WHERE value > 0) AS up,
+                         (SELECT count(*) FROM votes w WHERE w.tenant_id = $1 AND w.comment_id = i.comment_id AND w.value < 0)
+                                     + count(*) FILTER (WHERE value < 0) AS down
+                    FROM ins i GROUP BY comment_id) n
+            JOIN comments x ON x.tenant_id = $1 AND x.id = n.comment_id) t
+   WHERE c.tenant_id = $1 AND c.id = t.id AND (c.upvotes <> t.up OR c.downvotes <> t.down)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM ins)::int AS inserted`;
+
+// A reader's reaction to a page written (one already there stays), its discussion's counts
+// recomputed afterwards (eng_import_recount).
+export const WRITE_PAGE_REACTIONS = `
+WITH ins AS (
+  INSERT INTO page_reactions (tenant_id, discussion_id, reader_id, kind, created_at)
+  SELECT $1, v.discussion_id, v.reader_id, v.kind, v.created_at
+    FROM import_staged_page_reactions v
+    JOIN discussions d ON d.tenant_id = $1 AND d.id = v.discussion_id
+   WHERE v.tenant_id = $1 AND v.run = $2 AND v.ord >= $3 AND v.ord < $4
+  ON CONFLICT DO NOTHING
+  RETURNING discussion_id
+)
+SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT coalesce(array_agg(DISTINCT discussion_id), '{}') FROM ins) AS discussions`;
+
+// The page reaction counts of the discussions where page reactions were written: counted again from
+// the rows, as eng_toggle_discussion_reaction keeps them ({kind: n}, kinds with none left out).
+export const RECOUNT_PAGE_REACTIONS = `
+UPDATE discussions d SET reaction_counts = x.counts
+  FROM (SELECT u.id, COALESCE((SELECT jsonb_object_agg(g.kind, g.n)
+                                 FROM (SELECT kind, count(*)::int AS n FROM page_reactions
+                                        WHERE tenant_id = $1 AND discussion_id = u.id GROUP BY kind) g), '{}'::jsonb) AS counts
+          FROM unnest($2::text[]) AS u(id)) x
+ WHERE d.tenant_id = $1 AND d.id = x.id AND d.reaction_counts IS DISTINCT FROM x.counts`;

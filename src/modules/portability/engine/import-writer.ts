@@ -1,11 +1,12 @@
 // The bulk writes of an import, in two phases. While the file is read, nothing is written: its
 // discussions, readers, comments and reactions are staged in file order into
-// import_staged_discussions / _readers / _comments / _reactions (UNLOGGED, keyed by run and place),
-// a batch per statement. Then `finish(true)` writes them: the discussions and readers (INSERT …
-// SELECT FROM the staging … ON CONFLICT, a chunk at a time), the staged comments a bucket of
-// discussions at a time (BUCKET_DISCUSSIONS, two buckets at once), each bucket one statement in
-// (discussion, time) order: the comments indexes are written where they were last written instead
-// of at random, several times faster on a big table. Then the reactions, then the counts.
+// import_staged_discussions / _readers / _comments / _reactions / _votes / _page_reactions (UNLOGGED,
+// keyed by run and place), a batch per statement. Then `finish(true)` writes them: the discussions
+// and readers (INSERT … SELECT FROM the staging … ON CONFLICT, a chunk at a time), the staged
+// comments a bucket of discussions at a time (BUCKET_DISCUSSIONS, two buckets at once), each bucket
+// one statement in (discussion, time) order: the comments indexes are written where they were last
+// written instead of at random, several times faster on a big table. Then the reactions, votes and
+// page reactions (our own export's, per reader), then the counts.
 // `finish(false)` (a file that turned out not to be well-formed) writes none of it.
 //
 // A comment keeps the author name its source gives it (comments.author_name) when that differs
@@ -40,6 +41,13 @@ import {
   NAME_WRITTEN,
   REPARENT,
   WRITE_REACTIONS,
+  STAGE_VOTES,
+  STAGE_PAGE_REACTIONS,
+  WRITE_VOTES,
+  WRITE_PAGE_REACTIONS,
+  RECOUNT_PAGE_REACTIONS,
+  type ImportedVoteRow,
+  type ImportedPageReactionRow,
 } from "./import-statements.js";
 
 export interface WriterCounts {
@@ -65,7 +73,14 @@ const ANALYZE_AFTER = 10_000;
 /** staging older than this was left by an import whose process died: deleted by the next import */
 const STALE_STAGING = "1 day";
 /** the staging tables, emptied of a run's rows when it ends */
-const STAGING = ["import_staged_discussions", "import_staged_readers", "import_staged_comments", "import_staged_reactions"] as const;
+const STAGING = [
+  "import_staged_discussions",
+  "import_staged_readers",
+  "import_staged_comments",
+  "import_staged_reactions",
+  "import_staged_votes",
+  "import_staged_page_reactions",
+] as const;
 
 interface BucketResult {
   staged: number;
@@ -87,9 +102,11 @@ interface Batch {
   readers: (ImportedReaderRow & { ord: number })[];
   comments: StagedComment[];
   reactions: StagedReaction[];
+  votes: (ImportedVoteRow & { ord: number })[];
+  pageReactions: (ImportedPageReactionRow & { ord: number })[];
 }
 
-const emptyBatch = (): Batch => ({ discussions: [], readers: [], comments: [], reactions: [] });
+const emptyBatch = (): Batch => ({ discussions: [], readers: [], comments: [], reactions: [], votes: [], pageReactions: [] });
 
 export class ImportWriter {
   readonly counts: WriterCounts = { threads: 0, comments: 0, readers: 0, reactions: 0, unchanged: 0 };
@@ -107,6 +124,8 @@ export class ImportWriter {
   private inBucket = 0;
   private commentOrd = 0;
   private reactionOrd = 0;
+  private voteOrd = 0;
+  private pageReactionOrd = 0;
   private discussionOrd = 0;
   private readerOrd = 0;
   /** discussions whose rows changed: their counts are recomputed at the end */
@@ -206,6 +225,16 @@ export class ImportWriter {
     if (this.batch.reactions.length >= this.opts.batchSize) await this.flush();
   }
 
+  async addVote(v: ImportedVoteRow): Promise<void> {
+    this.batch.votes.push({ ...v, ord: this.voteOrd++ });
+    if (this.batch.votes.length >= this.opts.batchSize) await this.flush();
+  }
+
+  async addPageReaction(p: ImportedPageReactionRow): Promise<void> {
+    this.batch.pageReactions.push({ ...p, ord: this.pageReactionOrd++ });
+    if (this.batch.pageReactions.length >= this.opts.batchSize) await this.flush();
+  }
+
   /** Sends the buffered rows: waits for the batch before it, then writes this one in the background. */
   async flush(): Promise<void> {
     const b = this.batch;
@@ -227,13 +256,23 @@ export class ImportWriter {
 
   private async write(b: Batch): Promise<void> {
     const { store } = this;
-    if (b.discussions.length || b.readers.length || b.comments.length || b.reactions.length) await this.clearStale();
+    if (b.discussions.length || b.readers.length || b.comments.length || b.reactions.length || b.votes.length || b.pageReactions.length)
+      await this.clearStale();
     if (b.discussions.length) {
       const rows = b.discussions.map((d) => ({ o: d.ord, i: d.id, t: d.title, u: d.url, s: d.state, c: d.createdAt }));
       await store.query(STAGE_DISCUSSIONS, [this.run, JSON.stringify(rows)]);
     }
     if (b.readers.length) {
-      const rows = b.readers.map((r) => ({ o: r.ord, i: r.id, n: r.name, a: r.avatarUrl, e: r.email, c: r.createdAt }));
+      const rows = b.readers.map((r) => ({
+        o: r.ord,
+        i: r.id,
+        n: r.name,
+        a: r.avatarUrl,
+        e: r.email,
+        ...(r.badge ? { g: r.badge } : {}),
+        ...(r.trustLevel ? { l: r.trustLevel } : {}),
+        c: r.createdAt,
+      }));
       await store.query(STAGE_READERS, [this.run, JSON.stringify(rows)]);
     }
     if (b.comments.length) {
@@ -257,12 +296,21 @@ export class ImportWriter {
         ...(c.upvotes ? { u: c.upvotes } : {}),
         ...(c.downvotes ? { v: c.downvotes } : {}),
         ...(c.reactionCounts ? { r: c.reactionCounts } : {}),
+        ...(c.kind !== "comment" ? { y: c.kind } : {}),
       }));
       await store.query(STAGE_COMMENTS, [this.run, JSON.stringify(rows)]);
     }
     if (b.reactions.length) {
       const rows = b.reactions.map((r) => ({ o: r.ord, i: r.commentId, d: r.discussionId, r: r.readerId, k: r.kind, c: r.createdAt }));
       await store.query(STAGE_REACTIONS, [this.run, JSON.stringify(rows)]);
+    }
+    if (b.votes.length) {
+      const rows = b.votes.map((v) => ({ o: v.ord, i: v.commentId, d: v.discussionId, r: v.readerId, v: v.value, c: v.createdAt }));
+      await store.query(STAGE_VOTES, [this.run, JSON.stringify(rows)]);
+    }
+    if (b.pageReactions.length) {
+      const rows = b.pageReactions.map((p) => ({ o: p.ord, d: p.discussionId, r: p.readerId, k: p.kind, c: p.createdAt }));
+      await store.query(STAGE_PAGE_REACTIONS, [this.run, JSON.stringify(rows)]);
     }
     this.opts.onFlush?.();
   }
@@ -303,6 +351,37 @@ export class ImportWriter {
         if (!set) this.reacted.set(discussion_id, (set = new Set()));
         set.add(comment_id);
       }
+      this.opts.onFlush?.();
+    }
+  }
+
+  /**
+   * Writes the staged votes and page reactions (our own export's), a chunk at a time: each new one
+   * counts as a reaction, each already there as unchanged; the discussions whose page reactions
+   * changed have their counts recomputed.
+   */
+  private async writeVotesAndPageReactions(): Promise<void> {
+    for (let from = 0; from < this.voteOrd; from += REACTION_CHUNK) {
+      const [row] = await this.store.long<{ inserted: number }>(
+        WRITE_VOTES,
+        [this.run, from, from + REACTION_CHUNK],
+        MAINTENANCE_TIMEOUT_MS,
+      );
+      const inserted = row?.inserted ?? 0;
+      this.counts.reactions += inserted;
+      this.counts.unchanged += Math.min(REACTION_CHUNK, this.voteOrd - from) - inserted;
+      this.opts.onFlush?.();
+    }
+    for (let from = 0; from < this.pageReactionOrd; from += REACTION_CHUNK) {
+      const [row] = await this.store.long<{ inserted: number; discussions: string[] }>(
+        WRITE_PAGE_REACTIONS,
+        [this.run, from, from + REACTION_CHUNK],
+        MAINTENANCE_TIMEOUT_MS,
+      );
+      const inserted = row?.inserted ?? 0;
+      this.counts.reactions += inserted;
+      this.counts.unchanged += Math.min(REACTION_CHUNK, this.pageReactionOrd - from) - inserted;
+      if (row?.discussions.length) await this.store.long(RECOUNT_PAGE_REACTIONS, [row.discussions], MAINTENANCE_TIMEOUT_MS);
       this.opts.onFlush?.();
     }
   }
@@ -351,6 +430,7 @@ export class ImportWriter {
       };
       await Promise.all(Array.from({ length: Math.min(BUCKET_WRITERS, this.buckets) }, writer));
       await this.writeReactions();
+      await this.writeVotesAndPageReactions();
     } finally {
       if (this.staleCleared) {
         for (const table of STAGING)

@@ -215,6 +215,8 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
             name: item.name,
             avatarUrl: httpUrlOrNull(item.avatarUrl),
             email: opts.keepEmails ? (item.email ?? null) : null,
+            badge: item.badge ?? null,
+            trustLevel: item.trustLevel ?? null,
             createdAt: item.createdAt ?? opts.now,
           });
           break;
@@ -272,6 +274,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
             upvotes: item.upvotes ?? 0,
             downvotes: item.downvotes ?? 0,
             reactionCounts: item.reactionCounts ?? null,
+            kind: item.commentKind ?? "comment",
             position: item.position,
           });
           break;
@@ -279,6 +282,23 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
         case "reaction":
           await writer.addReaction({
             commentId: commentId(item.postKey),
+            discussionId: threads.get(item.threadKey) ?? item.threadKey,
+            readerId: item.readerId,
+            kind: item.reaction,
+            createdAt: item.createdAt,
+          });
+          break;
+        case "vote":
+          await writer.addVote({
+            commentId: commentId(item.postKey),
+            discussionId: threads.get(item.threadKey) ?? item.threadKey,
+            readerId: item.readerId,
+            value: item.value,
+            createdAt: item.createdAt,
+          });
+          break;
+        case "pageReaction":
+          await writer.addPageReaction({
             discussionId: threads.get(item.threadKey) ?? item.threadKey,
             readerId: item.readerId,
             kind: item.reaction,
@@ -328,7 +348,7 @@ function lateDate(item: SourceItem): { position: string; message: string } | nul
   const message =
     item.kind === "post"
       ? outOfRangeDate({ createdAt: item.createdAt, editedAt: item.editedAt, deletedAt: item.deletedAt })
-      : item.kind === "thread" || item.kind === "reader" || item.kind === "reaction"
+      : item.kind === "thread" || item.kind === "reader" || item.kind === "reaction" || item.kind === "vote" || item.kind === "pageReaction"
         ? outOfRangeDate({ createdAt: item.createdAt })
         : null;
   return message !== null && "position" in item ? { position: item.position, message } : null;
