@@ -62,7 +62,7 @@ export const IMPORT_SCHEMA = {
     threads: { ...count, description: "discussions created" },
     comments: { ...count, description: "comments created" },
     readers: { ...count, description: "readers created" },
-    reactions: { ...count, description: "reactions created" },
+    reactions: { ...count, description: "reactions created (votes and page reactions of our own export among them)" },
     unchanged: { ...count, description: "records already there (a re-run or a grown file)" },
     skipped: { ...count, description: "bad records left out, and the comments of threads the source marks deleted" },
     errors: { type: "array", items: error, description: "the first 100 bad records and warnings, with their positions" },
@@ -188,7 +188,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
     get: {
       operationId: "exportTenant",
       description:
-        'The tenant\'s data as NDJSON (format version 1): a header {"type":"export"}, then discussion, reader, comment and reaction records, and an end record with the counts. Importable with format=ndjson. Needs manage_settings.',
+        'The tenant\'s data as NDJSON (format version 2, docs/import-export.md): a header {"type":"export"}, then discussion, reader, comment, reaction, vote and pageReaction records, and an end record with the counts. Importable with format=ndjson (version 1 too). Needs manage_settings.',
       security: SECURITY,
       parameters: [
         {
