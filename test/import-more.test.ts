@@ -320,7 +320,8 @@ describe("isso", () => {
     // peter and user write from one address: one reader, each comment its own name
     const shared = r.comments.filter((c) => c.email === "foo@bar.com" && c.mode !== 4);
     expect(new Set(shared.map((c) => c.author))).toEqual(new Set(["peter", "user"]));
-    const sharedRows = rows.filter((x) => shared.some((c) => commentIdOf(t.tenantId, "isso", String(c.id)) === x.id));
+    const inThread = (c: { tid: number }) => discussionIdOfText(r.threads.find((th) => th.id === c.tid).uri);
+    const sharedRows = rows.filter((x) => shared.some((c) => commentIdOf(t.tenantId, "isso", String(c.id), inThread(c)) === x.id));
     expect(sharedRows).toHaveLength(shared.length);
     expect(new Set(sharedRows.map((x) => x.authorId)).size).toBe(1);
     const prisma = server.app.runtime.services.prisma;
@@ -330,6 +331,65 @@ describe("isso", () => {
       "baz@email.foo",
       "foo@bar.com",
     ]);
+  });
+
+  it("two isso databases into one tenant keep every comment of both, their ids overlapping; each again changes nothing", async () => {
+    const radiot = await readIsso(file("isso/isso-radiot-576.db"));
+    const tests = await readIsso(file("isso/isso-tests-disqus.db"));
+    // both number their comments from 1
+    expect(tests.comments.map((c) => c.id).filter((id) => radiot.comments.some((o) => o.id === id)).length).toBeGreaterThan(0);
+    const t = await createTestTenant(server);
+    expect(await importFile(t, "isso", file("isso/isso-radiot-576.db"))).toMatchObject({ state: "succeeded", comments: 57, errors: [] });
+    expect(await importFile(t, "isso", file("isso/isso-tests-disqus.db"))).toMatchObject({
+      state: "succeeded",
+      comments: 4,
+      unchanged: 0,
+      errors: [],
+    });
+    await expectComments(server, t, "isso", [...radiot.expected, ...tests.expected]);
+    expect(await importFile(t, "isso", file("isso/isso-radiot-576.db"))).toMatchObject({ comments: 0, unchanged: 57 });
+    expect(await importFile(t, "isso", file("isso/isso-tests-disqus.db"))).toMatchObject({ comments: 0, unchanged: 4 });
+    await expectComments(server, t, "isso", [...radiot.expected, ...tests.expected]);
+  });
+
+  it("a record whose id is another source's comment is an error listed for it, never written over", async () => {
+    const t = await createTestTenant(server);
+    expect(await importFile(t, "isso", file("isso/isso-radiot-576.db"))).toMatchObject({ comments: 57 });
+    // the same page and comment ids, another database: its comment 2 written at another time
+    const SQL = await initSqlJs();
+    const db = new SQL.Database(file("isso/isso-radiot-576.db"));
+    db.run("UPDATE comments SET created = created + 3600, text = 'Another site, another comment' WHERE id = 2");
+    const other = db.export();
+    db.close();
+    const done = await importFile(t, "isso", other);
+    expect(done).toMatchObject({ state: "succeeded", comments: 0, unchanged: 56, skipped: 2 });
+    expect(done.errors).toEqual([{ position: "comments id 2", message: expect.stringContaining("another source's comment") }]);
+    const radiot = await readIsso(file("isso/isso-radiot-576.db"));
+    await expectComments(server, t, "isso", radiot.expected); // the first one's comment 2 as it was
+  });
+
+  it("a comment an earlier version imported (its id without its discussion) is found again, not doubled", async () => {
+    const bytes = file("isso/isso-radiot-576.db");
+    const r = await readIsso(bytes);
+    const t = await createTestTenant(server);
+    expect(await importFile(t, "isso", bytes)).toMatchObject({ comments: 57 });
+    // the rows as an earlier version named them: tenant, format and source id
+    const ids = r.expected.map((e) => [
+      commentIdOf(t.tenantId, "isso", e.sourceId, e.discussionId),
+      commentIdOf(t.tenantId, "isso", e.sourceId),
+    ]);
+    await server.app.runtime.services.sql.query(
+      `UPDATE comments c SET id = m.old, parent_id = p.old
+         FROM unnest($2::text[], $3::text[]) AS m(new, old)
+         LEFT JOIN comments x ON x.tenant_id = $1 AND x.id = m.new
+         LEFT JOIN unnest($2::text[], $3::text[]) AS p(new, old) ON p.new = x.parent_id
+        WHERE c.tenant_id = $1 AND c.id = m.new`,
+      [t.tenantId, ids.map(([n]) => n), ids.map(([, o]) => o)],
+    );
+    expect(await importFile(t, "isso", bytes)).toMatchObject({ state: "succeeded", comments: 0, unchanged: 57, errors: [] });
+    const rows = await server.app.runtime.services.prisma.comment.findMany({ where: { tenantId: t.tenantId } });
+    expect(rows).toHaveLength(57);
+    expect(new Set(rows.map((x) => x.id))).toEqual(new Set(ids.map(([, o]) => o)));
   });
 
   it("a cut database fails at the byte where it ends and writes nothing; what is not SQLite is refused; another format is named", async () => {

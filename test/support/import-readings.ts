@@ -15,8 +15,19 @@ export const MORE = fileURLToPath(new URL("../../../shared/fixtures/import-more/
 export const IMPORT_FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/import/", import.meta.url));
 
 /** docs/import.md "Ids": an imported comment's id */
-export const commentIdOf = (tenantId: string, format: string, sourceId: string) =>
-  `cmt_i${createHash("sha256").update(`${tenantId}\u0000${format}\u0000${sourceId}`).digest("hex").slice(0, 24)}`;
+/**
+ * docs/import.md "Ids": an imported comment's id; of a source numbered per database (isso,
+ * WordPress) named by its discussion too, and without it (`discussionId` left out) the id an
+ * earlier version gave it
+ */
+export const commentIdOf = (tenantId: string, format: string, sourceId: string, discussionId?: string) =>
+  `cmt_i${createHash("sha256")
+    .update(`${tenantId}\u0000${format}\u0000${discussionId !== undefined ? `${discussionId}\u0000` : ""}${sourceId}`)
+    .digest("hex")
+    .slice(0, 24)}`;
+
+/** the formats whose comment ids are named by discussion and source id */
+const SCOPED = new Set(["isso", "wordpress"]);
 
 /** docs/import.md "Ids": a discussion id made of a URL (its scheme dropped) or a path */
 export function discussionIdOfText(text: string, url = false): string {
@@ -130,7 +141,8 @@ export async function expectComments(server: TestServer, t: TestTenant, format: 
   expect(rows.length).toBe(expected.length);
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const e of expected) {
-    const row = byId.get(commentIdOf(t.tenantId, format, e.sourceId));
+    const scope = SCOPED.has(format) ? e.discussionId : undefined;
+    const row = byId.get(commentIdOf(t.tenantId, format, e.sourceId, scope));
     expect(row, `comment ${e.sourceId}`).toBeDefined();
     const shownName = row!.authorName ?? readers.get(row!.authorId)?.name;
     expect(
@@ -149,7 +161,7 @@ export async function expectComments(server: TestServer, t: TestTenant, format: 
       },
       `comment ${e.sourceId}`,
     ).toEqual({
-      parentId: e.parentSourceId === null ? null : commentIdOf(t.tenantId, format, e.parentSourceId),
+      parentId: e.parentSourceId === null ? null : commentIdOf(t.tenantId, format, e.parentSourceId, scope),
       body: e.body,
       authorName: e.authorName,
       status: e.status,

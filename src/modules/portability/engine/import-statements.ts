@@ -25,6 +25,8 @@ export interface ImportedReaderRow {
 
 export interface ImportedCommentRow {
   id: string;
+  /** the id an earlier version gave it (a source numbered per database); null: the same as `id` */
+  legacyId?: string | null;
   discussionId: string;
   parentId: string | null;
   /** the parent as the file names it (for a warning) */
@@ -112,12 +114,12 @@ SELECT $2, v.o, $1, v.i, v.n, v.a, v.e, v.g, v.l, v.c
 export const STAGE_COMMENTS = `
 INSERT INTO import_staged_comments (run, ord, tenant_id, bucket, id, discussion_id, parent_id, parent_key, author_id, author_name,
                                     body, body_html, status, pinned, edited_at, deleted_at, created_at, position,
-                                    upvotes, downvotes, reaction_counts, kind)
+                                    upvotes, downvotes, reaction_counts, kind, legacy_id)
 SELECT $2, v.o, $1, v.b, v.i, v.d, v.p, v.k, v.a, v.m, v.t, v.h, v.s, v.n, v.e, v.x, v.c, v.w, COALESCE(v.u, 0), COALESCE(v.v, 0), v.r,
-       COALESCE(v.y, 'comment')
+       COALESCE(v.y, 'comment'), v.l
   FROM json_to_recordset($3::json)
        AS v(o int, b int, i text, d text, p text, k text, a text, m text, t text, h text, s text, n boolean, e timestamptz, x timestamptz,
-            c timestamptz, w text, u int, v int, r jsonb, y text)`;
+            c timestamptz, w text, u int, v int, r jsonb, y text, l text)`;
 
 export const STAGE_VOTES = `
 INSERT INTO import_staged_votes (run, ord, tenant_id, comment_id, discussion_id, reader_id, value, created_at)
@@ -146,14 +148,26 @@ SELECT $2, v.o, $1, v.i, v.d, v.r, v.k, v.c
 export const WRITE_BUCKET = `
 WITH RECURSIVE staged AS MATERIALIZED (
   SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position, upvotes, downvotes, reaction_counts, kind,
+         created_at, position, upvotes, downvotes, reaction_counts, kind, legacy_id,
          row_number() OVER w AS n, first_value(position) OVER w AS first
     FROM import_staged_comments WHERE tenant_id = $1 AND run = $2 AND bucket = $3
   WINDOW w AS (PARTITION BY id ORDER BY ord)
+), s0 AS MATERIALIZED (
+  SELECT * FROM staged WHERE n = 1
+), rid AS MATERIALIZED (
+  -- the row an earlier version wrote of it (its legacy id, in the same discussion, made at the same time) is this one
+  SELECT s0.id AS staged_id, COALESCE(lx.id, s0.id) AS id
+    FROM s0 LEFT JOIN comments lx ON s0.legacy_id IS NOT NULL AND lx.tenant_id = $1 AND lx.id = s0.legacy_id
+                                 AND lx.discussion_id = s0.discussion_id AND lx.created_at = s0.created_at
 ), s AS MATERIALIZED (
-  SELECT id, ord, discussion_id, parent_id, parent_key, author_id, author_name, body, body_html, status, pinned, edited_at, deleted_at,
-         created_at, position, upvotes, downvotes, reaction_counts, kind
-    FROM staged WHERE n = 1
+  SELECT rid.id, s0.ord, s0.discussion_id, COALESCE(pr.id, s0.parent_id) AS parent_id, s0.parent_key, s0.author_id, s0.author_name,
+         s0.body, s0.body_html, s0.status, s0.pinned, s0.edited_at, s0.deleted_at,
+         s0.created_at, s0.position, s0.upvotes, s0.downvotes, s0.reaction_counts, s0.kind
+    FROM s0 JOIN rid ON rid.staged_id = s0.id LEFT JOIN rid pr ON pr.staged_id = s0.parent_id
+), clash AS MATERIALIZED (
+  -- an id that is another source's comment (another discussion, or another time): never written over
+  SELECT s.id, s.ord, s.position FROM s
+    JOIN comments x ON x.tenant_id = $1 AND x.id = s.id AND (x.discussion_id <> s.discussion_id OR x.created_at <> s.created_at)
 ), r AS MATERIALIZED (
   SELECT s.*, CASE WHEN q.id IS NOT NULL OR p.id IS NOT NULL THEN s.parent_id END AS linked,
          q.id IS NOT NULL AS staged_parent, p.depth AS parent_depth
@@ -185,6 +199,7 @@ WITH RECURSIVE staged AS MATERIALIZED (
               ELSE (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(r.reaction_counts))::int END,
          r.kind::"CommentKind"
     FROM r LEFT JOIN depths d ON d.id = r.id LEFT JOIN replies n ON n.id = r.id
+   WHERE NOT EXISTS (SELECT 1 FROM clash WHERE clash.id = r.id)
    ORDER BY r.discussion_id, r.created_at, r.id
   ON CONFLICT (id) DO UPDATE SET parent_id = EXCLUDED.parent_id
    WHERE c.tenant_id = EXCLUDED.tenant_id AND c.parent_id IS NULL AND EXCLUDED.parent_id IS NOT NULL
@@ -198,6 +213,9 @@ SELECT (SELECT count(*) FROM import_staged_comments WHERE tenant_id = $1 AND run
           FROM (SELECT r.position, r.parent_key FROM r JOIN ins ON ins.id = r.id AND ins.inserted
                  WHERE r.parent_id IS NOT NULL AND r.linked IS NULL ORDER BY r.ord LIMIT ${WARNINGS_PER_BUCKET}) o) AS orphans,
        (SELECT count(*) FROM dup)::int AS duplicates,
+       (SELECT count(*) FROM clash)::int AS clashes,
+       (SELECT coalesce(json_agg(json_build_object('position', k.position, 'id', k.id) ORDER BY k.ord), '[]')
+          FROM (SELECT * FROM clash ORDER BY ord LIMIT ${WARNINGS_PER_BUCKET}) k) AS clash_rows,
        (SELECT coalesce(json_agg(json_build_object('position', d.position, 'first', d.first) ORDER BY d.ord), '[]')
           FROM (SELECT * FROM dup ORDER BY ord LIMIT ${WARNINGS_PER_BUCKET}) d) AS duplicate_rows`;
 

@@ -91,6 +91,9 @@ interface BucketResult {
   /** staged rows whose source id came before in the same discussions: left out */
   duplicates: number;
   duplicate_rows: { position: string; first: string }[];
+  /** staged rows whose id is another source's comment: left out */
+  clashes: number;
+  clash_rows: { position: string; id: string }[];
 }
 
 /** a comment as staged: its place in the file and the bucket of its discussion */
@@ -297,6 +300,7 @@ export class ImportWriter {
         ...(c.downvotes ? { v: c.downvotes } : {}),
         ...(c.reactionCounts ? { r: c.reactionCounts } : {}),
         ...(c.kind !== "comment" ? { y: c.kind } : {}),
+        ...(c.legacyId ? { l: c.legacyId } : {}),
       }));
       await store.query(STAGE_COMMENTS, [this.run, JSON.stringify(rows)]);
     }
@@ -326,9 +330,15 @@ export class ImportWriter {
       }
     }
     this.counts.comments += result.inserted;
-    this.counts.unchanged += result.staged - result.duplicates - result.written;
+    this.counts.unchanged += result.staged - result.duplicates - result.clashes - result.written;
     for (const d of result.duplicate_rows) this.opts.skip(d.position, `the comment id is already in this file (at ${d.first}): skipped`);
     this.opts.skipped(result.duplicates - result.duplicate_rows.length);
+    for (const k of result.clash_rows)
+      this.opts.skip(
+        k.position,
+        `its id (${k.id}) is another source's comment, in another thread or of another time: skipped, not written over`,
+      );
+    this.opts.skipped(result.clashes - result.clash_rows.length);
     if (result.staged > result.written) await this.store.long(NAME_WRITTEN, [this.run, bucket], MAINTENANCE_TIMEOUT_MS);
     for (const d of result.relinked) this.depthDirty.add(d); // an earlier run's top-level comment gained its parent
     for (const o of result.orphans)

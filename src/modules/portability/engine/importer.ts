@@ -93,6 +93,12 @@ const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>, 
   json: parseJson,
 };
 
+/**
+ * the formats whose comment ids are numbered per database (isso's rows, WordPress's comment_ID): two
+ * files of one format share them, so their comments are named by discussion and id (importer.ts)
+ */
+const SCOPED_IDS: ReadonlySet<ImportFormat> = new Set(["isso", "wordpress"]);
+
 /** the formats whose deleted comments are skipped and counted (contract section 25), their replies hung from their parents */
 const SKIPS_DELETED: ReadonlySet<ImportFormat> = new Set(["remark42", "commento", "isso", "github", "json"]);
 /** how far a reply climbs past deleted ancestors (a cycle in a hostile file ends there) */
@@ -146,12 +152,20 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   /** the threads the source marks deleted */
   const deletedThreads = new Set<string>();
   let keepIds = false; // our own export of this same tenant: its comment ids are kept
-  const commentId = (key: string) => (keepIds ? key : importedCommentId(opts.tenantId, opts.format, key));
+  // a source whose comment ids are numbered per database (isso, WordPress) names a comment by its
+  // discussion and id, so that two such files of one tenant never share an id; the id an earlier
+  // version gave it (tenant, format and source id) is staged beside, and a row of it there is kept
+  const scoped = SCOPED_IDS.has(opts.format);
+  const commentId = (discussionId: string, key: string) =>
+    keepIds ? key : importedCommentId(opts.tenantId, opts.format, scoped ? `${discussionId}\u0000${key}` : key);
+  const legacyId = (key: string) => (scoped ? importedCommentId(opts.tenantId, opts.format, key) : null);
   /** a file that cannot be read on: nothing of it is written */
   let fatal = false;
 
   /** the deleted comments left out (SKIPS_DELETED), with their parents: where their replies go */
   const deletedParents = new Map<string, string | null>();
+  /** and their discussions */
+  const deletedIn = new Map<string, string>();
   const liveParent = (key: string | null) => {
     for (let i = 0; key !== null && deletedParents.has(key) && i < MAX_CLIMB; i++) key = deletedParents.get(key) ?? null;
     return key;
@@ -228,6 +242,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           if (item.status === "deleted" && SKIPS_DELETED.has(opts.format)) {
             skipped++;
             deletedParents.set(item.key, item.parentKey);
+            deletedIn.set(item.key, threads.get(item.threadKey) ?? item.threadKey);
             break;
           }
           // our export and the generic JSON may name a discussion without a record of it
@@ -258,9 +273,10 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           );
           const parentKey = liveParent(item.parentKey);
           await writer.addComment({
-            id: commentId(item.key),
+            id: commentId(discussionId, item.key),
+            legacyId: legacyId(item.key),
             discussionId,
-            parentId: parentKey ? commentId(parentKey) : null,
+            parentId: parentKey ? commentId(discussionId, parentKey) : null,
             parentKey,
             authorId: item.author.id,
             authorName: item.shownName !== undefined ? item.shownName : item.author.name,
@@ -281,7 +297,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
         }
         case "reaction":
           await writer.addReaction({
-            commentId: commentId(item.postKey),
+            commentId: commentId(threads.get(item.threadKey) ?? item.threadKey, item.postKey),
             discussionId: threads.get(item.threadKey) ?? item.threadKey,
             readerId: item.readerId,
             kind: item.reaction,
@@ -290,7 +306,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           break;
         case "vote":
           await writer.addVote({
-            commentId: commentId(item.postKey),
+            commentId: commentId(threads.get(item.threadKey) ?? item.threadKey, item.postKey),
             discussionId: threads.get(item.threadKey) ?? item.threadKey,
             readerId: item.readerId,
             value: item.value,
@@ -332,7 +348,8 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   writer.reparent(
     [...deletedParents.keys()].map((key) => {
       const parentKey = liveParent(deletedParents.get(key) ?? null);
-      return { id: commentId(key), parentId: parentKey ? commentId(parentKey) : null, parentKey };
+      const discussionId = deletedIn.get(key)!;
+      return { id: commentId(discussionId, key), parentId: parentKey ? commentId(discussionId, parentKey) : null, parentKey };
     }),
   );
   // what was read is written and counted, a stopped import's too (its discussions' counts stay
