@@ -7,7 +7,7 @@
 // seconds, hence the generous timeouts. Every process runs with the tests' NODE_FLAGS
 // (test/support/process.ts).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -302,6 +302,28 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     const unknown = await cliHere("admin-token", "--tenant", "ten_does_not_exist");
     expect(unknown.code).not.toBe(0);
     expect(unknown.output).toBe("engagement: No tenant with id ten_does_not_exist\n");
+
+    // import and export too, through the server: the same output as on the database itself
+    const importPath = join(dataDir, "..", `live-import-${process.pid}.xml`);
+    writeFileSync(importPath, file);
+    const imp = await cliHere("import", "--tenant", liveCreds.tenantId, "--format", "disqus", "--json", importPath);
+    rmSync(importPath, { force: true });
+    expect(imp.code, imp.output).toBe(0);
+    expect(imp.stdout.trim().split("\n")).toHaveLength(1);
+    const summary = JSON.parse(imp.stdout);
+    expect(summary).toMatchObject({ state: "succeeded", threads: 1, comments: 4, readers: 2 });
+    expect((await liveApi.get(`/api/v1/imports/${summary.importId}`)).body).toMatchObject({ state: "succeeded", comments: 4 });
+    const exported = await cliHere("export", "--tenant", liveCreds.tenantId);
+    expect(exported.code, exported.output).toBe(0);
+    const records = exported.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(records[0]).toMatchObject({ type: "export", tenantId: liveCreds.tenantId });
+    expect(records.at(-1)).toMatchObject({ type: "end", counts: { discussions: 2, comments: 5 } });
+    const nobody = await cliHere("export", "--tenant", "ten_does_not_exist");
+    expect(nobody.code).not.toBe(0);
+    expect(nobody.output).toBe("engagement: No tenant with id ten_does_not_exist\n");
 
     const migrate = await cliHere("migrate");
     expect(migrate.code, migrate.output).toBe(0);

@@ -2,16 +2,21 @@
 // private temporary folder when that path is too long for a socket), mode 0600, and the control file
 // DATA_DIR/engagement.control (mode 0600) naming it with a random token. POST /command with
 // `Authorization: Bearer <token>` runs a CLI command (src/cli/commands.ts) with this server's
-// services and answers {result} or {error}; anything else is refused.
+// services and answers {result} or {error}; POST /import (the file as the body, the choices in the
+// query) runs `engagement import` and answers its summary, GET /export?tenant=&since= streams
+// `engagement export`'s NDJSON (src/cli/portability.ts); anything else is refused.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { InvalidArgumentError } from "commander";
 import type { AppServices } from "../context/services.js";
 import { CliCommandSchema, CliRefusal, runCommand } from "./commands.js";
 import { controlFilePath } from "./control.js";
+import { exportWith, importWith, type CliImport } from "./portability.js";
+import { ID_FROM, IMPORT_FORMATS } from "../modules/portability/source.js";
 
 /** sun_path holds 108 bytes on Linux (104 on macOS), with its NUL */
 const MAX_SOCKET_PATH = 100;
@@ -50,7 +55,11 @@ export async function startControlServer(opts: {
     const given = digest(String(req.headers.authorization ?? ""));
     if (!timingSafeEqual(given, expected))
       return answer(res, 401, { error: "Not authorised: the token of DATA_DIR/engagement.control is required." });
-    if (req.method !== "POST" || req.url !== "/command") return answer(res, 404, { error: "POST /command only." });
+    const url = new URL(req.url ?? "/", "http://control");
+    if (req.method === "POST" && url.pathname === "/import") return importHere(url.searchParams, req, res);
+    if (req.method === "GET" && url.pathname === "/export") return exportHere(url.searchParams, res);
+    if (req.method !== "POST" || req.url !== "/command")
+      return answer(res, 404, { error: "POST /command, POST /import or GET /export only." });
     let text = "";
     for await (const chunk of req) {
       text += String(chunk);
@@ -75,6 +84,61 @@ export async function startControlServer(opts: {
       return answer(res, 500, {
         error: `The running server could not run the command: ${err instanceof Error ? err.message : String(err)}`,
       });
+    }
+  };
+  /** A refusal of the CLI's (bad choices, an unknown tenant) as its message; anything else as a failure. */
+  const refuse = (res: ServerResponse, err: unknown, what: string) => {
+    if (res.headersSent) return res.destroy(err instanceof Error ? err : undefined);
+    if (err instanceof InvalidArgumentError || err instanceof CliRefusal) return answer(res, 400, { error: err.message });
+    log.error({ err }, `a CLI ${what} failed`);
+    return answer(res, 500, { error: `The running server could not run the ${what}: ${err instanceof Error ? err.message : String(err)}` });
+  };
+  const importHere = async (q: URLSearchParams, req: IncomingMessage, res: ServerResponse) => {
+    const one = <T extends string>(name: string, values: readonly T[], fallback?: T): T => {
+      const v = q.get(name) ?? fallback;
+      if (v === undefined || !(values as readonly string[]).includes(v))
+        throw new InvalidArgumentError(`${name} must be one of ${values.join(", ")}`);
+      return v as T;
+    };
+    try {
+      const bytes = q.get("bytesTotal");
+      const opts: CliImport = {
+        tenant: q.get("tenant") ?? "",
+        format: one("format", IMPORT_FORMATS),
+        idFrom: one("idFrom", ID_FROM, "identifier"),
+        onError: one("onError", ["skip", "stop"] as const, "skip"),
+        keepEmails: q.get("keepEmails") === "true",
+        bytesTotal: bytes !== null && /^\d{1,15}$/.test(bytes) ? Number(bytes) : null,
+      };
+      const done = await importWith(services, opts, req);
+      log.info({ command: "import", importId: done.importId }, "ran a CLI command");
+      return answer(res, 200, done);
+    } catch (err) {
+      return refuse(res, err, "import");
+    }
+  };
+  const exportHere = async (q: URLSearchParams, res: ServerResponse) => {
+    try {
+      const since = q.get("since");
+      const at = since === null ? null : new Date(since);
+      if (at && Number.isNaN(at.getTime())) throw new InvalidArgumentError("--since must be an ISO 8601 date-time");
+      let started = false;
+      await exportWith(
+        services,
+        q.get("tenant") ?? "",
+        at,
+        (chunk) => {
+          if (!started) res.writeHead(200, { "content-type": "application/x-ndjson" });
+          started = true;
+          return res.write(chunk);
+        },
+        () => new Promise((resolve) => res.once("drain", resolve)),
+      );
+      if (!started) res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.end();
+      log.info({ command: "export" }, "ran a CLI command");
+    } catch (err) {
+      refuse(res, err, "export");
     }
   };
   const server = createServer((req, res) => {

@@ -1,22 +1,26 @@
 // `engagement import` and `engagement export` (contract section 16). They stream (a file or standard
-// input in; NDJSON out on standard output), so unlike the commands of src/cli/commands.ts they run
-// in this process only, on the database itself; in embedded mode while a server holds the data
-// folder they refuse and name the HTTP routes instead. The import is recorded like one made through
-// the API (GET /api/v1/imports/{id} shows it).
+// input in; NDJSON out on standard output): on the database itself, in this process, or in embedded
+// mode while a server holds the data folder, through that server's control socket (POST /import with
+// the file as the body, GET /export: src/cli/control-server.ts), as the other commands go through it.
+// The import is recorded like one made through the API (GET /api/v1/imports/{id} shows it).
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { once } from "node:events";
+import { request } from "node:http";
+import type { Readable } from "node:stream";
 import { Command, InvalidArgumentError } from "commander";
 import { SingleBar, Presets } from "cli-progress";
 import { pino } from "pino";
 import { loadConfig } from "../config.js";
 import { createRuntime } from "../runtime.js";
+import type { AppServices } from "../context/services.js";
 import { lockHolder } from "../db/data-dir-lock.js";
 import { createImportJob } from "../modules/portability/engine/import-jobs.js";
 import { runImportJob } from "../modules/portability/engine/import-run.js";
 import { exportLines, exportRecords } from "../modules/portability/export.js";
 import { ID_FROM, IMPORT_FORMATS, type ImportChoices } from "../modules/portability/source.js";
-import type { ImportProgress } from "../modules/portability/engine/importer.js";
+import type { ImportProgress, ImportSummary } from "../modules/portability/engine/importer.js";
+import { readControlFile, type ControlFile } from "./control.js";
 
 const quietLog = pino({ level: "silent" });
 
@@ -29,23 +33,105 @@ export interface PortabilityIo {
 
 const processIo: PortabilityIo = { env: process.env, stdout: (text) => process.stdout.write(text) };
 
-async function openServices(io: PortabilityIo) {
+/**
+ * Where the commands run: the running embedded server holding the data folder (its control file),
+ * or this process on the database (`local`). A folder held by a process without a control socket
+ * (another CLI command, a server starting) is refused.
+ */
+function placeOf(io: PortabilityIo): { server: ControlFile } | { local: ReturnType<typeof loadConfig> } {
   const config = loadConfig(io.env);
   if (config.embedded) {
     const pid = lockHolder(config.DATA_DIR);
     if (pid !== null) {
-      throw new InvalidArgumentError(
-        `${config.DATA_DIR} is held by process ${pid} (a running server): use POST /api/v1/imports or GET /api/v1/export on it, or stop it first`,
-      );
+      const control = readControlFile(config.DATA_DIR);
+      if (control && control.pid === pid) return { server: control };
+      throw new InvalidArgumentError(`${config.DATA_DIR} is held by process ${pid}: wait for it to end, or stop it first`);
     }
   }
-  const rt = await createRuntime(config, { log: quietLog, lockRole: "cli" });
-  return rt;
+  return { local: config };
 }
 
-async function requireTenant(rt: Awaited<ReturnType<typeof openServices>>, tenantId: string) {
-  const t = await rt.services.prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } });
+const openServices = (config: ReturnType<typeof loadConfig>) => createRuntime(config, { log: quietLog, lockRole: "cli" });
+
+/** The refusal of a tenant that does not exist (the operator's message). */
+export async function requireTenant(services: Pick<AppServices, "prisma">, tenantId: string): Promise<void> {
+  const t = await services.prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } });
   if (!t) throw new InvalidArgumentError(`No tenant with id ${tenantId}`);
+}
+
+/** What an import through the CLI is asked: the choices, the tenant, the file's size when known. */
+export type CliImport = ImportChoices & { tenant: string; bytesTotal: number | null };
+
+/** The CLI's import on a database's services (this process's, or the server's behind its control socket). */
+export async function importWith(
+  services: AppServices,
+  opts: CliImport,
+  input: Readable | AsyncIterable<Uint8Array | string>,
+  onProgress?: (p: ImportProgress, bytes: number) => void,
+): Promise<{ importId: string; summary: ImportSummary }> {
+  await requireTenant(services, opts.tenant);
+  const job = await createImportJob(services.scoped(opts.tenant), {
+    tenantId: opts.tenant,
+    format: opts.format,
+    idFrom: opts.idFrom,
+    onError: opts.onError,
+    keepEmails: opts.keepEmails,
+    bytesTotal: opts.bytesTotal,
+    now: services.clock.now(),
+  });
+  const summary = await runImportJob(services, job, input, onProgress ? { onProgress } : {});
+  return { importId: job.id, summary };
+}
+
+/** The CLI's export on a database's services: NDJSON chunks to `write`, which answers false to pause until `drained`. */
+export async function exportWith(
+  services: AppServices,
+  tenant: string,
+  since: Date | null,
+  write: (chunk: string) => unknown,
+  drained: () => Promise<unknown>,
+): Promise<void> {
+  await requireTenant(services, tenant);
+  for await (const chunk of exportLines(exportRecords(services.stores(tenant).sql, { since, now: services.clock.now() }))) {
+    if (write(chunk) === false) await drained();
+  }
+}
+
+/** One request to the server's control socket: its answer's status, and its body as a stream. */
+function controlRequest(
+  control: ControlFile,
+  method: string,
+  path: string,
+  body?: Readable,
+): Promise<{ status: number; body: AsyncIterable<Buffer> }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: control.socket, path, method, headers: { authorization: `Bearer ${control.token}` } }, (res) =>
+      resolve({ status: res.statusCode ?? 0, body: res }),
+    );
+    req.on("error", reject);
+    if (body) {
+      body.on("error", (err) => req.destroy(err));
+      body.pipe(req);
+    } else req.end();
+  });
+}
+
+async function textOf(body: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A refusal the server answered (its message), as the CLI's own refusals read. */
+async function refusalOf(res: { status: number; body: AsyncIterable<Buffer> }, control: ControlFile): Promise<Error> {
+  const text = await textOf(res.body);
+  try {
+    const answer = JSON.parse(text) as { error?: unknown };
+    if (typeof answer.error === "string") return new InvalidArgumentError(answer.error);
+  } catch {
+    /* below */
+  }
+  return new Error(`The running server (process ${control.pid}) answered HTTP ${res.status}`);
 }
 
 const choice =
@@ -80,64 +166,90 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
     .option("--json", "print exactly one JSON object: the summary")
     .action(async (file: string, opts: Omit<ImportChoices, "keepEmails"> & { tenant: string; keepEmails?: boolean; json?: boolean }) => {
       const size = file === "-" ? null : (await stat(file)).size;
-      const rt = await openServices(io);
-      try {
-        await requireTenant(rt, opts.tenant);
-        const started = performance.now();
-        const job = await createImportJob(rt.services.scoped(opts.tenant), {
-          tenantId: opts.tenant,
-          format: opts.format,
-          idFrom: opts.idFrom,
-          onError: opts.onError,
-          keepEmails: opts.keepEmails ?? false,
-          bytesTotal: size,
-          now: rt.services.clock.now(),
+      const place = placeOf(io);
+      const started = performance.now();
+      const choices: CliImport = {
+        tenant: opts.tenant,
+        format: opts.format,
+        idFrom: opts.idFrom,
+        onError: opts.onError,
+        keepEmails: opts.keepEmails ?? false,
+        bytesTotal: size,
+      };
+      const input = () => (file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 }));
+      let done: { importId: string; summary: ImportSummary };
+      if ("server" in place) {
+        const query = new URLSearchParams({
+          tenant: choices.tenant,
+          format: choices.format,
+          idFrom: choices.idFrom,
+          onError: choices.onError,
+          keepEmails: String(choices.keepEmails),
+          ...(size === null ? {} : { bytesTotal: String(size) }),
         });
-        const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
-        const input = file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 });
-        const summary = await runImportJob(rt.services, job, input, {
-          onProgress: (p, bytes) => bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
-        });
-        bar?.stop();
-        const seconds = Math.round((performance.now() - started) / 100) / 10;
-        const { errors, ...counts } = summary;
-        if (opts.json) {
-          io.stdout(`${JSON.stringify({ importId: job.id, ...counts, errors, seconds })}\n`);
-        } else {
-          io.stdout(
-            `Import ${job.id} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
-              `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
+        const res = await controlRequest(place.server, "POST", `/import?${query}`, input());
+        if (res.status !== 200) throw await refusalOf(res, place.server);
+        done = JSON.parse(await textOf(res.body)) as typeof done;
+      } else {
+        const rt = await openServices(place.local);
+        try {
+          const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
+          done = await importWith(rt.services, choices, input(), (p, bytes) =>
+            bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
           );
-          for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
-          if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${job.id})\n`);
+          bar?.stop();
+        } finally {
+          await rt.close();
         }
-        // a stopped import exits 1 (its summary is printed above)
-        if (summary.failure)
-          throw new Error(
-            /^line \d/.test(summary.failure)
-              ? `import ${job.id} stopped at ${summary.failure}`
-              : `import ${job.id} failed: ${summary.failure}`,
-          );
-      } finally {
-        await rt.close();
       }
+      const { importId, summary } = done;
+      const seconds = Math.round((performance.now() - started) / 100) / 10;
+      const { errors, ...counts } = summary;
+      if (opts.json) {
+        io.stdout(`${JSON.stringify({ importId, ...counts, errors, seconds })}\n`);
+      } else {
+        io.stdout(
+          `Import ${importId} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
+            `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
+        );
+        for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
+        if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${importId})\n`);
+      }
+      // a stopped import exits 1 (its summary is printed above)
+      if (summary.failure)
+        throw new Error(
+          /^line \d/.test(summary.failure)
+            ? `import ${importId} stopped at ${summary.failure}`
+            : `import ${importId} failed: ${summary.failure}`,
+        );
     });
 
   program
     .command("export")
-    .description("Export the tenant's discussions, readers, comments and reactions as NDJSON on standard output")
+    .description(
+      "Export the tenant's discussions, readers, comments, reactions, votes and page reactions as NDJSON on standard output (docs/import-export.md)",
+    )
     .requiredOption("--tenant <id>", "tenant id")
     .option("--since <iso>", "only what changed since this time (ISO 8601)")
     .action(async (opts: { tenant: string; since?: string }) => {
       const since = opts.since === undefined ? null : new Date(opts.since);
       if (since && Number.isNaN(since.getTime())) throw new InvalidArgumentError("--since must be an ISO 8601 date-time");
-      const rt = await openServices(io);
+      const place = placeOf(io);
+      const write = (chunk: string) => io.stdout(chunk);
+      const drained = () => once(process.stdout, "drain");
+      if ("server" in place) {
+        const query = new URLSearchParams({ tenant: opts.tenant, ...(since ? { since: since.toISOString() } : {}) });
+        const res = await controlRequest(place.server, "GET", `/export?${query}`);
+        if (res.status !== 200) throw await refusalOf(res, place.server);
+        // a character split between two chunks is decoded whole
+        const decoder = new TextDecoder("utf-8");
+        for await (const chunk of res.body) if (write(decoder.decode(chunk, { stream: true })) === false) await drained();
+        write(decoder.decode());
+        return;
+      }
+      const rt = await openServices(place.local);
       try {
-        await requireTenant(rt, opts.tenant);
-        const records = exportRecords(rt.services.stores(opts.tenant).sql, { since, now: rt.services.clock.now() });
-        for await (const chunk of exportLines(records)) {
-          if (io.stdout(chunk) === false) await once(process.stdout, "drain");
-        }
+        await exportWith(rt.services, opts.tenant, since, write, drained);
       } finally {
         await rt.close();
       }
