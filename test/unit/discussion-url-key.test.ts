@@ -38,7 +38,15 @@ describe("urlKey", () => {
   });
 
   it("is null for what is no http(s) page", () => {
-    for (const bad of ["", "/posts/hello", "news.example/a", "ftp://news.example/a", "javascript:alert(1)", "mailto:a@b.example", "https://"])
+    for (const bad of [
+      "",
+      "/posts/hello",
+      "news.example/a",
+      "ftp://news.example/a",
+      "javascript:alert(1)",
+      "mailto:a@b.example",
+      "https://",
+    ])
       expect(urlKey(bad), bad).toBeNull();
   });
 });
