@@ -85,6 +85,16 @@ describe("GET /embed/v1/discussions.html?url=", () => {
     expect(after.res.headers.get("etag")).not.toBe(etag);
   });
 
+  it("finds the discussion a page's first comment made from another address of it, by the id the element names it with", async () => {
+    const page = `${SITE}/mirrored`;
+    const id = discussionIdForKey(urlKey(page)!);
+    expect((await t.api.put(`/api/v1/discussions/${encodeURIComponent(id)}`, { url: "https://mirror.example/mirrored" })).status).toBe(201);
+    const r = await byUrl(page);
+    expect(r.res.status).toBe(200);
+    expect(attr(r.html, "discussion-id")).toBe(id);
+    expect(attr(r.html, "discussion-url")).toBe("https://mirror.example/mirrored");
+  });
+
   it("is 404 for a page of another site, 400 for a missing or bad url, and keeps the key rules", async () => {
     const elsewhere = await byUrl("https://elsewhere.example/post");
     expect(elsewhere.res.status).toBe(404);

@@ -98,7 +98,11 @@ async function snapshotOfPage(
   args: { sort: CommentSort; cursor: string | null; parentId: string | null },
 ): Promise<ThreadSnapshot> {
   const key = urlKey(url)!;
-  const found = await db(ctx).discussion.findFirst({ where: { urlKey: key }, select: { id: true } });
+  // the page's discussion: the one with its url, else the one its first comment made from another
+  // address of it (a canonical link of another origin, say) under the id the element names it with
+  const found =
+    (await db(ctx).discussion.findFirst({ where: { urlKey: key }, select: { id: true } })) ??
+    (await db(ctx).discussion.findFirst({ where: { id: discussionIdForKey(key) }, select: { id: true } }));
   if (found) return readThreadSnapshot(ctx, found.id, args);
   const settings = await getSettings(ctx);
   // a page of another site, or a later page of a thread that has no comments: nothing to show
