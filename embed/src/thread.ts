@@ -1,25 +1,22 @@
-// <engagement-thread discussion-id publishable-key [api-base] [sort] [lang] [loading] [theme] [comment-id]
-// [discussion-url]> (contract sections 14 and 18): a discussion's comments on any page. Reads and streams with the publishable key; a
-// reader writes once the host page hands over an identity (`element.identity = token`, or
-// `element.getIdentity = async () => token`), and without one the element fires
-// `engagement:sign-in-required` when the reader tries to; when the tenant turned the service's hosted
-// sign-in on, it also offers "Sign in" itself and keeps the session (embed/src/thread/session.ts).
-// A server-rendered thread (contract section 23: the service's fragment, with its first page as an
-// island in the light DOM, embed/src/thread/island.ts) is shown as it is until the element has drawn
-// the same page from the island, without asking for it; its stream resumes after the island's seq.
-// Otherwise the first snapshot is read once the stream (embed/src/thread/live.ts) is live; events that arrive
-// while it loads are applied after it, so nothing written while the page connects is missed. Whenever the count of the comments it shows
-// changes, it fires `engagement:count` ({ discussionId, count, apiBase }; it bubbles to the
-// document), which <engagement-count> elements for the same discussion follow (embed/src/count.ts).
-// This file is the element: its attributes, lifecycle, identity and events, wiring the rest (in
-// embed/src/thread/): what it reads (loader.ts) into what it knows (store.ts), the stream (live.ts),
-// how it looks (view.ts, forms.ts, compose.ts, styles.ts, rich-styles.ts), the signed-in reader's
-// bell and Follow (inbox.ts, bell.ts), what the reader writes
-// (writes.ts) and previews (preview.ts), the comment a permalink opens it at and each comment's Link
-// action (permalink.ts).
-// Built by esbuild (lit bundled in) into dist/embed/v1/thread.js (`npm run build:embed`) and served
-// at /embed/v1/thread.js (src/http/embed-static.ts). Renders into an open shadow root styled by a
-// constructable stylesheet: pages with a strict CSP work.
+// <engagement-thread [discussion-id] publishable-key [api-base] [sort] [lang] [loading] [theme] [comment-id]
+// [discussion-url]> (contract sections 14, 18 and 27; without discussion-id, the page's own: thread/page-discussion.ts):
+// a discussion's comments on any page. Reads and streams with the publishable key; a reader writes once
+// the host page hands over an identity (`element.identity = token`, or `element.getIdentity = async () =>
+// token`), and without one the element fires `engagement:sign-in-required` when the reader tries to; with
+// the service's hosted sign-in on, it also offers "Sign in" and keeps the session (thread/session.ts).
+// A server-rendered thread (contract section 23: the fragment, its first page an island in the light DOM,
+// thread/island.ts) is shown as it is until the element has drawn the same page from the island, without
+// asking for it; its stream resumes after the island's seq. Otherwise the first snapshot is read once the
+// stream (thread/live.ts) is live; events that arrive while it loads are applied after it, so nothing
+// written while the page connects is missed. Whenever the count of the comments it shows changes, it fires
+// `engagement:count` ({ discussionId, count, apiBase }; it bubbles to the document), which <engagement-count>
+// elements for the same discussion follow (embed/src/count.ts). This file is the element: its attributes,
+// lifecycle, identity and events, wiring the rest (in embed/src/thread/): what it reads (loader.ts) into
+// what it knows (store.ts), the stream (live.ts), how it looks (view.ts, forms.ts, compose.ts, styles.ts,
+// rich-styles.ts), the reader's bell and Follow (inbox.ts, bell.ts), what the reader writes (writes.ts) and
+// previews (preview.ts), the comment a permalink opens it at and each comment's Link action (permalink.ts).
+// Built by esbuild (lit bundled in) into dist/embed/v1/thread.js (`npm run build:embed`), served at
+// /embed/v1/thread.js (src/http/embed-static.ts). Shadow root styled by constructable stylesheets: strict CSPs work.
 import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from "lit";
 import { loadedFrom } from "./loaded-from.js";
 import { ThreadApi } from "./thread/api.js";
@@ -30,6 +27,7 @@ import { ReaderInbox } from "./thread/inbox.js";
 import { ISLAND_SELECTOR, readIsland } from "./thread/island.js";
 import { LiveStream } from "./thread/live.js";
 import { ThreadLoader } from "./thread/loader.js";
+import { PageDiscussion } from "./thread/page-discussion.js";
 import { Permalinks } from "./thread/permalink.js";
 import { Previews } from "./thread/preview.js";
 import { richStyles } from "./thread/rich-styles.js";
@@ -118,6 +116,7 @@ export class EngagementThread extends LitElement {
     requestUpdate: () => this.requestUpdate(),
   });
 
+  private readonly page = new PageDiscussion((id) => (this.discussionId ||= id));
   private readonly permalinks: Permalinks = new Permalinks({
     commentId: () => this.commentId,
     discussionUrl: () => this.discussionUrl,
@@ -255,6 +254,7 @@ export class EngagementThread extends LitElement {
       this.started = true;
       const key = this.publishableKey ?? script.publishableKey;
       const base = (this.apiBase ?? script.origin).replace(/\/+$/, "");
+      if (!this.discussionId && key) void this.page.find(base, key);
       this.api = this.discussionId && key ? new ThreadApi(base, key) : null;
       if (this.api) this.api.refused = (identity) => this.session.refused(identity);
       // a server-rendered first page (contract section 23) is shown as it is, not asked for again

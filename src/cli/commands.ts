@@ -26,7 +26,9 @@ export const CliCommandSchema = z.discriminatedUnion("command", [
   z.object({
     command: z.literal("render"),
     tenantId: z.string(),
-    discussionId: z.string(),
+    /** null: the discussion of `url` (contract section 27) */
+    discussionId: z.string().nullable(),
+    url: z.string().nullish(),
     sort: z.string().nullable(),
     lang: z.string().nullable(),
     cursor: z.string().nullable(),
@@ -126,6 +128,8 @@ async function run(ctx: CommandContext, cmd: CliCommand): Promise<CliResults[key
       return { applied: ctx.migrated, ...(ctx.server !== undefined ? { server: ctx.server } : {}) };
     case "render": {
       const { tenantId, apiBase, parentId, ...request } = cmd;
+      if ((request.discussionId === null) === ((request.url ?? null) === null))
+        throw new CliRefusal("Name the thread with --discussion <id> or with --url <page url>: one of the two.");
       if (request.key !== null) await assertPublishableKey(services, tenantId, request.key);
       return {
         html: await renderForTenant(services, tenantId, { ...request, parentId: parentId ?? null, apiBase: apiBase ?? ctx.baseUrl }),

@@ -206,7 +206,11 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
     .command("render")
     .description("Print a discussion's comments as the HTML a page includes for search engines and readers without JavaScript")
     .requiredOption("--tenant <id>", "tenant id")
-    .requiredOption("--discussion <id>", "discussion id")
+    .option("--discussion <id>", "discussion id (or --url)")
+    .option(
+      "--url <page url>",
+      "the page whose thread it is (or --discussion): an empty thread for a page of the site's allowedOrigins that has none yet",
+    )
     .option("--sort <sort>", "newest | oldest | top | best | score (default newest)")
     .option("--lang <tag>", "the language of its words and dates (en de fr es pt it nl pl ja zh)")
     .option("--cursor <cursor>", "a later page (the cursor of its rel=next link)")
@@ -216,7 +220,8 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
     .action(
       async (opts: {
         tenant: string;
-        discussion: string;
+        discussion?: string;
+        url?: string;
         sort?: string;
         lang?: string;
         cursor?: string;
@@ -227,7 +232,8 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
         const { html } = await execute(io, {
           command: "render",
           tenantId: opts.tenant,
-          discussionId: opts.discussion,
+          discussionId: opts.discussion ?? null,
+          url: opts.url ?? null,
           sort: opts.sort ?? null,
           lang: opts.lang ?? null,
           cursor: opts.cursor ?? null,

@@ -59,6 +59,7 @@ export const DATABASE_ROUTES = {
   // --- endpoints outside GraphQL
   "GET /api/v1/feeds/*": "replica",
   "GET /embed/v1/discussions/:file": "replica",
+  "GET /embed/v1/discussions.html": "replica",
   "GET /api/v1/export": "replica",
 } as const satisfies Record<string, ReadsFrom>;
 

@@ -209,6 +209,16 @@ export const errors = {
     new AppError(409, "handle_taken", `The fediverse handle ${JSON.stringify(handle)} is taken on this server: choose another.`, {
       extra: { handle },
     }),
+  /** a discussion's url that another discussion of the tenant has (compared as src/modules/discussions/url-key.ts keys them; contract section 27) */
+  urlTaken: (otherId: string) =>
+    new AppError(
+      409,
+      "url_taken",
+      `Another discussion of this site (${JSON.stringify(otherId)}) has this url: a page has one discussion.`,
+      {
+        extra: { discussionId: otherId },
+      },
+    ),
   /** a webmention whose target is no discussion's url of a site with federation on (contract section 24; W3C Webmention §3.2.1) */
   webmentionTargetUnsupported: () =>
     new AppError(

@@ -43,6 +43,7 @@ const REACT_PAGE = `mutation EmbedReactPage($d: String!, $input: ToggleDiscussio
 const CONTEXT = `query EmbedContext($id: ID!, $sort: CommentSort) {
   commentContext(id: $id, sort: $sort, topLevel: true) { comment { ${COMMENT} } ancestors { ${COMMENT} } rootCursor }
 }`;
+const PAGE = `query EmbedPage($url: String!) { discussion(url: $url) { id } }`;
 const PREVIEW = `query EmbedPreview($body: String!) { preview(body: $body) { bodyHtml } }`;
 const VOTE = `mutation EmbedVote($id: String!, $input: VoteInput!) { vote(commentId: $id, input: $input) { value score upvotes downvotes } }`;
 const INBOX = `query EmbedInbox($first: Int) { myInbox(first: $first) { unreadCount edges { node {
@@ -157,6 +158,16 @@ export class ThreadApi {
       return { discussion, comments: page };
     } catch (e) {
       if (e instanceof ServiceError && e.code === "not_found") return { discussion: null, comments: EMPTY_PAGE };
+      throw e;
+    }
+  }
+
+  /** The id of the discussion whose url is the page's (compared normalized); null when none has it yet. */
+  async discussionByUrl(url: string): Promise<string | null> {
+    try {
+      return (await this.graphql<{ discussion: { id: string } }>(PAGE, { url }, null)).discussion.id;
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === "not_found") return null;
       throw e;
     }
   }

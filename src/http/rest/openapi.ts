@@ -251,7 +251,8 @@ export function buildOpenApi(opts: {
           : isListType(named)
             ? { type: "string", description: "comma-separated" }
             : inputSchema(new GraphQLNonNull(getNullableType(v) as GraphQLInputType));
-        return { name, in: "query", required: false, ...described("query", name, name), schema };
+        // a non-null variable is a parameter the route needs (its absence is a 400 naming it)
+        return { name, in: "query", required: !!v && isNonNullType(v), ...described("query", name, name), schema };
       }),
     ];
 

@@ -137,12 +137,13 @@ type ListScope = "all" | "top" | "parent";
  * `listCommentsWithDiscussion` (the same snapshot as the page's rows: its seq is the last event the
  * page can show).
  */
-const DISCUSSION_COLUMNS = `d.title AS d_title, d.url AS d_url, d.state::text AS d_state, d.seq AS d_seq, d.comment_count AS d_comment_count,
+const DISCUSSION_COLUMNS = `d.title AS d_title, d.url AS d_url, d.url_key AS d_url_key, d.state::text AS d_state, d.seq AS d_seq, d.comment_count AS d_comment_count,
   d.reaction_counts AS d_reaction_counts, d.created_at AS d_created_at, d.updated_at AS d_updated_at`;
 
 interface DiscussionSqlColumns {
   d_title: string | null;
   d_url: string | null;
+  d_url_key: string | null;
   d_state: Discussion["state"];
   d_seq: number;
   d_comment_count: number;
@@ -246,6 +247,7 @@ export async function listCommentsWithDiscussion(
     id: discussionId,
     title: d.d_title,
     url: d.d_url,
+    urlKey: d.d_url_key,
     state: d.d_state,
     seq: d.d_seq,
     commentCount: d.d_comment_count,

@@ -12,6 +12,7 @@ import { writeTx } from "../../events/write-tx.js";
 import type { EventType } from "../../events/types.js";
 import { recordAudit } from "../audit/audit.js";
 import type { Settings } from "../../tenancy/settings/tree.js";
+import { urlKey } from "./url-key.js";
 
 const UpsertInput = z
   .object({
@@ -32,16 +33,20 @@ export async function upsertDiscussion(
   checkDiscussionId(id, "id");
   const parsed = UpsertInput.safeParse(input ?? {});
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
+  // the url's key (null: no url): another discussion's key is refused (url_taken), before and, for a
+  // race between two writes, by the unique index
+  const key = parsed.data.url === undefined ? undefined : parsed.data.url === null ? null : urlKey(parsed.data.url);
   const data = {
     ...(parsed.data.title !== undefined ? { title: parsed.data.title } : {}),
-    ...(parsed.data.url !== undefined ? { url: parsed.data.url } : {}),
+    ...(parsed.data.url !== undefined ? { url: parsed.data.url, urlKey: key ?? null } : {}),
   };
   const tenantId = tenantIdOf(ctx);
   const federates = await tenantFederates(ctx);
   return writeTx(ctx, async (tx) => {
+    if (key) await refuseTakenUrl(tx.discussion, key, id);
     const rows = await tx.$queryRaw<{ created: boolean }[]>`
-      INSERT INTO discussions (tenant_id, id, title, url, updated_at)
-      VALUES (${tenantId}, ${id}, ${parsed.data.title ?? null}, ${parsed.data.url ?? null}, now())
+      INSERT INTO discussions (tenant_id, id, title, url, url_key, updated_at)
+      VALUES (${tenantId}, ${id}, ${parsed.data.title ?? null}, ${parsed.data.url ?? null}, ${key ?? null}, now())
       ON CONFLICT (tenant_id, id) DO NOTHING
       RETURNING true AS created`;
     const created = rows.length > 0;
@@ -51,7 +56,33 @@ export async function upsertDiscussion(
     // a page of a federating tenant's site is announced to its followers (once)
     if (federates && discussion.url) await tx.$queryRaw`SELECT eng_federate_discussion(${tenantId}, ${id}, false, ${ctx.app.clock.now()})`;
     return { discussion, created };
+  }).catch(async (err: unknown) => {
+    if (!key || !isUrlKeyConflict(err)) throw err;
+    throw errors.urlTaken((await holderOf(db(ctx).discussion, key)) ?? "");
   });
+}
+
+type DiscussionReads = Pick<ReturnType<typeof db>["discussion"], "findFirst">;
+
+/** The discussion with the url key (tenant-scoped reads), or null. */
+async function holderOf(discussions: DiscussionReads, key: string): Promise<string | null> {
+  return (await discussions.findFirst({ where: { urlKey: key }, select: { id: true } }))?.id ?? null;
+}
+
+/** 409 url_taken when a discussion other than `id` has the key. */
+async function refuseTakenUrl(discussions: DiscussionReads, key: string, id: string): Promise<void> {
+  const holder = await holderOf(discussions, key);
+  if (holder !== null && holder !== id) throw errors.urlTaken(holder);
+}
+
+/** The unique index of discussions' url keys refused a write (a race between two writes of one url). */
+function isUrlKeyConflict(err: unknown): boolean {
+  const text = (e: unknown): string => {
+    if (!e || typeof e !== "object") return "";
+    const o = e as { message?: unknown; constraint?: unknown; meta?: unknown; cause?: unknown };
+    return `${String(o.message ?? "")} ${String(o.constraint ?? "")} ${JSON.stringify(o.meta ?? null)} ${text(o.cause)}`;
+  };
+  return text(err).includes("url_key");
 }
 
 /** Whether the tenant federates (its new pages are announced: eng_federate_discussion). */
@@ -95,20 +126,40 @@ export async function discussionForPage(
   if (url && new URL(url).origin !== origin) {
     throw errors.validation([{ path: "discussion.url", message: `must be a page of ${origin} (the page the comment comes from)` }]);
   }
+  // a page has one discussion: a url another discussion has is refused (url_taken), not taken over
+  const key = url ? urlKey(url) : null;
+  if (key) await refuseTakenUrl(db(ctx).discussion, key, id);
   await ctx.app.discussionAutoCreate(settings.discussions.autoCreatePerMinute).consume(`${tenantIdOf(ctx)}\n${origin}`);
   // a discussion made meanwhile (another reader's first comment, the backend's PUT) is kept as it is
-  await store(ctx).sql.query(CREATE_FOR_PAGE, [id, title ?? null, url ?? null], "discussion_create_for_page");
+  const made = await store(ctx).sql.query(CREATE_FOR_PAGE, [id, title ?? null, url ?? null, key], "discussion_create_for_page");
+  if (!made.length && key && !(await db(ctx).discussion.findFirst({ where: { id }, select: { id: true } })))
+    throw errors.urlTaken((await holderOf(db(ctx).discussion, key)) ?? "");
   if (url && (await tenantFederates(ctx)))
     await store(ctx).sql.query(`SELECT eng_federate_discussion($1, $2, false, $3::timestamptz)`, [id, ctx.app.clock.now()]);
 }
 
-/** A page's discussion, unless one of that id exists: `$1` the tenant (the store binds it), then id, title, url. */
-const CREATE_FOR_PAGE = `INSERT INTO discussions (tenant_id, id, title, url, updated_at)
-  VALUES ($1, $2, $3, $4, now()) ON CONFLICT (tenant_id, id) DO NOTHING`;
+/**
+ * A page's discussion, unless one of that id, or of that url key, exists: `$1` the tenant (the store
+ * binds it), then id, title, url, url key. A row when it was made.
+ */
+const CREATE_FOR_PAGE = `INSERT INTO discussions (tenant_id, id, title, url, url_key, updated_at)
+  VALUES ($1, $2, $3, $4, $5, now()) ON CONFLICT DO NOTHING RETURNING true AS created`;
 
 export async function getDiscussion(ctx: RequestContext, id: string): Promise<Discussion> {
   checkDiscussionId(id, "id");
   const d = await db(ctx).discussion.findUnique({ where: { tenantId_id: { tenantId: tenantIdOf(ctx), id } } });
+  if (!d) throw errors.notFound("Discussion");
+  return d;
+}
+
+/**
+ * The discussion of a page, found by its url as `urlKey` compares them (contract section 27): 404
+ * when none has it; 422 naming `url` for what is no absolute http(s) URL.
+ */
+export async function getDiscussionByUrl(ctx: RequestContext, url: string): Promise<Discussion> {
+  const key = isHttpUrl(url) ? urlKey(url) : null;
+  if (key === null) throw errors.validation([{ path: "url", message: `${HTTP_URL_RULE}, absolute` }]);
+  const d = await db(ctx).discussion.findFirst({ where: { urlKey: key } });
   if (!d) throw errors.notFound("Discussion");
   return d;
 }
@@ -138,6 +189,8 @@ export async function changeDiscussionState(ctx: RequestContext, id: string, act
     id: d.id,
     title: d.title,
     url: d.url,
+    // the event's discussion carries no key: its url's (what a write of that url stored, but for a pre-existing duplicate)
+    urlKey: d.url === null ? null : urlKey(d.url),
     state: d.state,
     seq: 0,
     commentCount: d.commentCount,

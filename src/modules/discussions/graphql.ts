@@ -1,7 +1,15 @@
 import { builder } from "../../graphql/builder.js";
 import { DiscussionState as DiscussionStates } from "../../generated/prisma/enums.js";
 import { connectionPage, defineConnection, legacyPageArgs } from "../../graphql/page.js";
-import { changeDiscussionState, discussionCounts, getDiscussion, listDiscussions, upsertDiscussion } from "./discussions.js";
+import { errors } from "../../lib/errors.js";
+import {
+  changeDiscussionState,
+  discussionCounts,
+  getDiscussion,
+  getDiscussionByUrl,
+  listDiscussions,
+  upsertDiscussion,
+} from "./discussions.js";
 
 export const DiscussionState = builder.enumType("DiscussionState", { values: Object.values(DiscussionStates) });
 
@@ -72,9 +80,17 @@ builder.queryFields((t) => ({
   }),
   discussion: t.field({
     type: DiscussionType,
+    description:
+      "A discussion, by its id or by its page's url (give one): the discussion whose url is that page's, compared normalized (scheme and host lower-cased; default port, fragment and a trailing slash past the root ignored; the query kept).",
     authScopes: { browser: true },
-    args: { id: t.arg.string({ required: true }) },
-    resolve: (_r, { id }, ctx) => getDiscussion(ctx, id),
+    args: {
+      id: t.arg.string({ required: false }),
+      url: t.arg.string({ required: false, description: "An absolute http(s) URL: the page whose discussion it is." }),
+    },
+    resolve: (_r, { id, url }, ctx) => {
+      if (id != null && url != null) throw errors.validation([{ path: "url", message: "give either id or url, not both" }]);
+      return id != null ? getDiscussion(ctx, id) : getDiscussionByUrl(ctx, url ?? "");
+    },
   }),
   discussions: t.connection(
     {

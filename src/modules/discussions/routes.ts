@@ -5,6 +5,7 @@ import {
   RestDiscussionCountsDocument,
   RestGetDiscussionDocument,
   RestListDiscussionsDocument,
+  RestLookupDiscussionDocument,
   RestLockDiscussionDocument,
   RestUnlockDiscussionDocument,
   RestToggleDiscussionReactionDocument,
@@ -48,6 +49,16 @@ export const discussionRoutes = [
     response: (s) =>
       s.object({ counts: s.map(s.at("discussionCounts.comments")), reading: s.map(s.at("discussionCounts.comments")) }, ["reading"]),
     cache: { maxAgeSeconds: (query) => (withPresence(query) ? PRESENCE_COUNTS_MAX_AGE_SECONDS : COUNTS_MAX_AGE_SECONDS) },
+  }),
+  // a page's discussion by its url (contract section 27); before /discussions/:id, as counts
+  route({
+    method: "GET",
+    path: "/discussions/lookup",
+    identity: "optional",
+    document: RestLookupDiscussionDocument,
+    variables: ({ query }) => ({ url: str(query, "url") ?? "" }),
+    paramVars: ["url"],
+    respond: (d) => restDiscussion(d.discussion),
   }),
   route({
     method: "PUT",

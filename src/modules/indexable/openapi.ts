@@ -82,4 +82,45 @@ export const indexablePaths: Record<string, Record<string, unknown>> = {
       },
     },
   },
+  "/embed/v1/discussions.html": {
+    get: {
+      operationId: "indexableThreadOfPage",
+      description:
+        "The indexable thread of a page: the fragment of the discussion whose url is the page's (compared normalized, as " +
+        "GET /api/v1/discussions/lookup compares them), the same bytes as by its id; for a page of one of the site's " +
+        "allowedOrigins that has no discussion yet, an empty thread for it (200: a static build including it does not fail) whose " +
+        "element names the discussion the page's first comment creates. No identity: what every reader sees.",
+      security: [{}],
+      parameters: [] as Record<string, unknown>[],
+      responses: {
+        "200": {
+          description:
+            "The fragment (ETag; Cache-Control: public, max-age=60, stale-while-revalidate=300; Link rel=canonical: the discussion's page)",
+          content: { "text/html": { schema: { type: "string" } } },
+        },
+        "304": { description: "Not modified (If-None-Match matched the ETag, weakly: W/ is ignored)" },
+        "400": problem(
+          "A missing or bad url, a secret key in the URL, a bad sort, lang, cursor or parentId, or a query parameter the route does not take",
+        ),
+        "401": problem("No key, or an unknown one"),
+        "404": problem(
+          "No discussion has the page, and it is no page of the site's allowedOrigins (or a later page or replies page of a thread that has none)",
+        ),
+        "429": problem("Rate limited"),
+      },
+    },
+  },
 };
+
+// the page's door takes the url where the other has the id, and every other parameter as it does
+const byId = indexablePaths["/embed/v1/discussions/{id}.html"]!.get as { parameters: Record<string, unknown>[] };
+(indexablePaths["/embed/v1/discussions.html"]!.get as { parameters: Record<string, unknown>[] }).parameters = [
+  {
+    name: "url",
+    in: "query",
+    required: true,
+    description: "The page's absolute http(s) URL (its canonical address).",
+    schema: { type: "string" },
+  },
+  ...byId.parameters.filter((p) => p.name !== "id"),
+];

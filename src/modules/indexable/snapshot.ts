@@ -56,6 +56,8 @@ export interface ThreadSnapshot {
   top: ThreadNode[];
   /** where the paged list ends: the top-level list's, or on a replies page the comment's replies' */
   topEnd: PageEnd;
+  /** a page with no discussion yet (the fragment asked by url): nothing stored, so no date either */
+  unsaved?: boolean;
 }
 
 const node = (comment: CommentWithAuthor): ThreadNode => ({ comment, replies: [], repliesEnd: null });

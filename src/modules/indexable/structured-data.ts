@@ -73,7 +73,7 @@ export function discussionLd(s: ThreadSnapshot): JsonLd {
     "@type": "DiscussionForumPosting",
     ...(d.title ? { headline: d.title } : {}),
     ...(pageUrl ? { url: pageUrl } : {}),
-    datePublished: d.createdAt.toISOString(),
+    ...(s.unsaved ? {} : { datePublished: d.createdAt.toISOString() }),
     commentCount: d.commentCount,
     interactionStatistic: {
       "@type": "InteractionCounter",

@@ -77,12 +77,19 @@ export interface ImportedPageReactionRow {
 const WARNINGS_PER_BUCKET = 100;
 
 // Each id is staged once (the writer keeps the first), so one statement never meets a row twice.
+// A thread's url key (src/modules/discussions/url-key.ts, staged for the run's first thread of a page
+// only: import-writer.ts) is its discussion's unless another discussion of the tenant has it (a page
+// has one discussion): then its url is kept without the key, as the migration that made the key left
+// later duplicates.
 export const WRITE_DISCUSSIONS = `
 WITH ins AS (
-  INSERT INTO discussions AS d (tenant_id, id, title, url, state, created_at, updated_at)
-  SELECT $1, v.id, v.title, v.url, v.state::"DiscussionState", v.created_at, v.created_at
+  INSERT INTO discussions AS d (tenant_id, id, title, url, url_key, state, created_at, updated_at)
+  SELECT $1, v.id, v.title, v.url,
+         CASE WHEN NOT EXISTS (SELECT 1 FROM discussions o WHERE o.tenant_id = $1 AND o.url_key = v.url_key) THEN v.url_key END,
+         v.state::"DiscussionState", v.created_at, v.created_at
     FROM import_staged_discussions v WHERE v.tenant_id = $1 AND v.run = $2 AND v.ord >= $3 AND v.ord < $4 ORDER BY v.ord
-  ON CONFLICT (tenant_id, id) DO UPDATE SET title = COALESCE(d.title, EXCLUDED.title), url = COALESCE(d.url, EXCLUDED.url)
+  ON CONFLICT (tenant_id, id) DO UPDATE SET title = COALESCE(d.title, EXCLUDED.title), url = COALESCE(d.url, EXCLUDED.url),
+         url_key = CASE WHEN d.url IS NULL THEN EXCLUDED.url_key ELSE d.url_key END
    WHERE (d.title IS NULL AND EXCLUDED.title IS NOT NULL) OR (d.url IS NULL AND EXCLUDED.url IS NOT NULL)
   RETURNING (xmax = 0) AS inserted
 )
@@ -100,9 +107,9 @@ WITH ins AS (
 SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
 
 export const STAGE_DISCUSSIONS = `
-INSERT INTO import_staged_discussions (run, ord, tenant_id, id, title, url, state, created_at)
-SELECT $2, v.o, $1, v.i, v.t, v.u, v.s, v.c
-  FROM json_to_recordset($3::json) AS v(o int, i text, t text, u text, s text, c timestamptz)`;
+INSERT INTO import_staged_discussions (run, ord, tenant_id, id, title, url, url_key, state, created_at)
+SELECT $2, v.o, $1, v.i, v.t, v.u, v.k, v.s, v.c
+  FROM json_to_recordset($3::json) AS v(o int, i text, t text, u text, k text, s text, c timestamptz)`;
 
 export const STAGE_READERS = `
 INSERT INTO import_staged_readers (run, ord, tenant_id, id, name, avatar_url, email, badge, trust_level, created_at)

@@ -49,6 +49,7 @@ import {
   type ImportedVoteRow,
   type ImportedPageReactionRow,
 } from "./import-statements.js";
+import { urlKey } from "../../discussions/url-key.js";
 
 export interface WriterCounts {
   threads: number;
@@ -118,6 +119,8 @@ export class ImportWriter {
   private batch = emptyBatch();
   private readonly seenDiscussions = new Set<string>();
   private readonly seenReaders = new Set<string>();
+  /** the url keys staged so far: a page has one discussion, the run's first thread of it */
+  private readonly seenPages = new Set<string>();
   /** readers named by a comment only, held back until their own record comes (or the file ends) */
   private readonly provisionalReaders = new Map<string, ImportedReaderRow>();
   private readonly provisionalDiscussions = new Map<string, ImportedDiscussionRow>();
@@ -248,6 +251,14 @@ export class ImportWriter {
     this.inflight = writing;
   }
 
+  /** The url's key for the run's first thread of that page; null for a later one (it keeps its url, without the key). */
+  private firstOfPage(url: string | null): string | null {
+    const key = url ? urlKey(url) : null;
+    if (key === null || this.seenPages.has(key)) return null;
+    this.seenPages.add(key);
+    return key;
+  }
+
   /** Staging a crashed import left behind (older than a day) goes before this one's is written. */
   private clearStale(): Promise<void> {
     return (this.staleCleared ??= (async () => {
@@ -262,7 +273,15 @@ export class ImportWriter {
     if (b.discussions.length || b.readers.length || b.comments.length || b.reactions.length || b.votes.length || b.pageReactions.length)
       await this.clearStale();
     if (b.discussions.length) {
-      const rows = b.discussions.map((d) => ({ o: d.ord, i: d.id, t: d.title, u: d.url, s: d.state, c: d.createdAt }));
+      const rows = b.discussions.map((d) => ({
+        o: d.ord,
+        i: d.id,
+        t: d.title,
+        u: d.url,
+        k: this.firstOfPage(d.url),
+        s: d.state,
+        c: d.createdAt,
+      }));
       await store.query(STAGE_DISCUSSIONS, [this.run, JSON.stringify(rows)]);
     }
     if (b.readers.length) {
