@@ -15,8 +15,7 @@ const waitFor = <T>(fn: () => Promise<T> | T, timeout = 20_000) => vi.waitFor(fn
 const sql = <R>(text: string, values: unknown[]) => server.app.runtime.services.sql.query<R>(text, values);
 
 beforeAll(async () => {
-  server = await startFederatingServer();
-  peer = await startFediPeer({ names: ["alice", "bob"] });
+  [server, peer] = await Promise.all([startFederatingServer(), startFediPeer({ names: ["alice", "bob"] })]);
 });
 
 afterAll(async () => {

@@ -25,10 +25,9 @@ const sqlOf =
 const contextOf = (s: Server) => s.app.runtime.federation.federation.createContext(new URL(s.publicUrl), s.app.runtime.federation.data);
 
 beforeAll(async () => {
-  a = await startFederatingServer();
-  // another service: a database of its own
-  bDatabase = await isolatedDatabase("federation_b");
-  b = await startFederatingServer({ env: bDatabase.env });
+  // another service: a database of its own (the instance does not make one more when given one)
+  [a, bDatabase] = await Promise.all([startFederatingServer(), isolatedDatabase("federation_b")]);
+  b = await startFederatingServer({ database: bDatabase });
 });
 
 afterAll(async () => {

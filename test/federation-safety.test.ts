@@ -19,11 +19,14 @@ const sql = <R>(text: string, values: unknown[]) => server.app.runtime.services.
 const AS = "https://www.w3.org/ns/activitystreams";
 
 beforeAll(async () => {
-  server = await startFederatingServer({ inboxPerDomainPerMinute: 40, inboxForgedPerAddressPerMinute: 30 });
-  peer = await startFediPeer({ names: ["alice", "bob"] });
-  localhostPeer = await startFediPeer({ names: ["mallory"], host: "localhost" });
-  busyPeer = await startFediPeer({ names: ["carol"], host: "127.0.0.2" });
-  floodedPeer = await startFediPeer({ names: ["dave", "erin"], host: "127.0.0.3" });
+  // started together: each peer's keys are made while the others' are
+  [server, peer, localhostPeer, busyPeer, floodedPeer] = await Promise.all([
+    startFederatingServer({ inboxPerDomainPerMinute: 40, inboxForgedPerAddressPerMinute: 30 }),
+    startFediPeer({ names: ["alice", "bob"] }),
+    startFediPeer({ names: ["mallory"], host: "localhost" }),
+    startFediPeer({ names: ["carol"], host: "127.0.0.2" }),
+    startFediPeer({ names: ["dave", "erin"], host: "127.0.0.3" }),
+  ]);
 });
 
 afterAll(async () => {

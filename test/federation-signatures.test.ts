@@ -23,10 +23,13 @@ const RFC9421 = "rfc9421";
 const CAVAGE = "draft-cavage-http-signatures-12";
 
 beforeAll(async () => {
-  server = await startFederatingServer();
-  peer = await startFediPeer({ names: ["alice"] });
-  modern = await startFediPeer({ names: ["rita"], accepts: RFC9421 });
-  legacy = await startFediPeer({ names: ["carl"], accepts: CAVAGE });
+  // started together: each peer's keys are made while the others' are
+  [server, peer, modern, legacy] = await Promise.all([
+    startFederatingServer(),
+    startFediPeer({ names: ["alice"] }),
+    startFediPeer({ names: ["rita"], accepts: RFC9421 }),
+    startFediPeer({ names: ["carl"], accepts: CAVAGE }),
+  ]);
 });
 
 afterAll(async () => {

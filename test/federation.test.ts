@@ -17,8 +17,7 @@ const host = () => new URL(server.publicUrl).host;
 const waitFor = <T>(fn: () => Promise<T> | T, timeout = 20_000) => vi.waitFor(fn, { timeout, interval: 100 });
 
 beforeAll(async () => {
-  server = await startFederatingServer();
-  peer = await startFediPeer();
+  [server, peer] = await Promise.all([startFederatingServer(), startFediPeer()]);
 });
 
 afterAll(async () => {
