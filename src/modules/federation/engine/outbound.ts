@@ -11,8 +11,8 @@
 //     included). Comments of remote authors (readers `ap:…`) are not sent back.
 // A job becomes its activity's deliveries, one `activitypub` job per distinct inbox (the composer's
 // `split`, written with the job's end in one statement; delivery.ts proves, signs and sends each). A
-// discussion's jobs are made in the order of its events: one waits while an earlier one of the same
-// discussion is still queued. Followers on a blocked domain are sent nothing, nor an inbox on another
+// comment's jobs are made in the order of its events, after its discussion's announcement: one waits
+// while an earlier one it must follow is still queued (earlierQueued). Followers on a blocked domain are sent nothing, nor an inbox on another
 // origin than its actor's (a follower's row, the remote author's actor document): nothing is sent to
 // a third server.
 import { type Context } from "@fedify/fedify";
@@ -184,14 +184,22 @@ async function commentActivity(
   return null;
 }
 
-/** Whether an earlier job of the same discussion is still queued (this one waits for it). */
+/**
+ * Whether an earlier job this one must follow is still queued (it waits for it): a comment's
+ * activities go in the order of its events (its Create before its Update, its Delete last), after
+ * its discussion's announcement; activities of different comments need no order among them (a
+ * server that meets a reply before its parent fetches the parent), so a burst of comments on one
+ * discussion goes out at once rather than one job at a time. An announcement follows every earlier
+ * job of its discussion.
+ */
 async function earlierQueued(ctx: Context<FederationData>, tenantId: string, jobId: string, m: FanoutMessage): Promise<boolean> {
   const rows = await ctx.data.app.stores(tenantId).sql.query(
     `SELECT 1 FROM webhook_deliveries
       WHERE tenant_id = $1 AND kind = 'activitypub_fanout' AND status = 'pending' AND id <> $2::uuid
         AND message->>'discussionId' = $3 AND (message->>'seq')::int < $4
+        AND ($5::text IS NULL OR message ? 'announce' OR message #>> '{event,commentId}' = $5)
       LIMIT 1`,
-    [jobId, m.discussionId, m.seq],
+    [jobId, m.discussionId, m.seq, m.announce ? null : (m.event?.commentId ?? null)],
   );
   return rows.length > 0;
 }
