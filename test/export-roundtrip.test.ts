@@ -144,7 +144,7 @@ describe("the export", () => {
     expect([...documented.keys()].sort()).toEqual([...types].sort());
     for (const r of first.records) expect(Object.keys(r), r.type).toEqual(documented.get(r.type));
     const author = first.records.find((r) => r.type === "comment")!.author as Record<string, unknown>;
-    expect(Object.keys(author)).toEqual(["id", "name", "avatarUrl"]);
+    expect(Object.keys(author)).toEqual(["id", "name", "avatarUrl", "badge"]);
 
     const b = await createTestTenant(server, "Empty");
     const done = await importInto(b, first.text);

@@ -45,6 +45,8 @@ export const TENANT_MODELS = new Set([
   "ImportStagedDiscussion",
   "ImportStagedReader",
   "ImportStagedReaction",
+  "ImportStagedVote",
+  "ImportStagedPageReaction",
   "IdempotencyKey",
 ]);
 

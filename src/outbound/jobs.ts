@@ -285,7 +285,8 @@ export async function enqueueMessages(
     })}
      ON CONFLICT DO NOTHING RETURNING id::text AS id`,
     [jobs.map((j) => j.id ?? null), jobs.map((j) => j.tenantId), jobs.map((j) => JSON.stringify(j.message)), now],
-    "eng_outbound_enqueue",
+    // named per kind: the kind is in its text
+    `eng_outbound_enqueue_${kind}`,
   );
   return new Set(rows.map((r) => r.id));
 }

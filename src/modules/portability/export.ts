@@ -6,7 +6,7 @@
 // and the discussions and readers they name (or that were created or renamed since).
 import type { TenantSql } from "../../db/tenant-store.js";
 import type { CommentKind, CommentStatus, DiscussionState, TrustLevel } from "../../generated/prisma/enums.js";
-import { reactionCountsOf } from "../comments/dto.js";
+import { reactionCountsOf, storedBodyHtml } from "../comments/dto.js";
 import { EXPORT_VERSION, type ExportRecord } from "./records.js";
 
 const BATCH = 1_000;
@@ -37,9 +37,10 @@ SELECT r.id, r.name, r.avatar_url, r.badge, r.trust_level::text AS trust_level, 
 // the tenant's readers); a page continues after the last row of the one before within its pinned
 // group (the first page has no keyset, and most discussions fit in it)
 const COMMENT_COLUMNS = `
-SELECT c.id, c.parent_id, c.author_id, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar, c.body, c.status::text AS status,
+SELECT c.id, c.parent_id, c.author_id, COALESCE(c.author_name, r.name) AS author_name, r.avatar_url AS author_avatar, r.badge AS author_badge,
+       c.body, c.body_html, c.status::text AS status,
        c.pinned, c.kind::text AS kind, c.upvotes, c.downvotes, c.reaction_counts, c.created_at, c.edited_at, c.deleted_at
-  FROM comments c LEFT JOIN LATERAL (SELECT name, avatar_url FROM readers r
+  FROM comments c LEFT JOIN LATERAL (SELECT name, avatar_url, badge FROM readers r
                                       WHERE r.tenant_id = c.tenant_id AND r.id = c.author_id LIMIT 1) r ON true`;
 const SINCE = "($3::timestamptz IS NULL OR c.created_at >= $3 OR c.edited_at >= $3)";
 
@@ -74,7 +75,9 @@ interface ExportedCommentRow {
   author_id: string;
   author_name: string | null;
   author_avatar: string | null;
+  author_badge: string | null;
   body: string;
+  body_html: string | null;
   status: CommentStatus;
   pinned: boolean;
   kind: CommentKind;
@@ -153,8 +156,9 @@ export async function* exportRecords(sql: TenantSql, opts: { since: Date | null;
           id: c.id,
           discussionId: d.id,
           parentId: c.parent_id,
-          author: { id: c.author_id, name: c.author_name ?? "", avatarUrl: c.author_avatar },
+          author: { id: c.author_id, name: c.author_name ?? "", avatarUrl: c.author_avatar, badge: c.author_badge },
           body: c.body,
+          bodyHtml: storedBodyHtml({ body: c.body, bodyHtml: c.body_html }),
           status: c.status,
           pinned: c.pinned,
           kind: c.kind,

@@ -54,11 +54,11 @@ export const CommentRecord = z.object({
     id: z.string().max(255),
     name: z.string().max(1_000),
     avatarUrl: z.string().max(4_000).nullable().optional(),
-    /** version 1 wrote the reader's badge here too: read and left (the reader record carries it) */
+    /** the author's badge as comments carry it (contract section 21): read and left (the reader record gives it) */
     badge: z.string().max(100).nullable().optional(),
   }),
   body: z.string().refine((s) => !s.includes("\u0000"), "must not contain NUL characters"),
-  /** version 1 wrote the export's rendering: read and left (an import renders the body again; HTML from a file is never stored) */
+  /** the stored rendering, as every comment carries it (contract section 22): read and left (an import renders the body again; HTML from a file is never stored) */
   bodyHtml: z.string().optional(),
   status: z.enum(CommentStatus),
   pinned: z.boolean().default(false),

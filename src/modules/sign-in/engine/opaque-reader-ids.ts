@@ -44,6 +44,8 @@ export const REWRITTEN_COLUMNS: ReadonlyArray<readonly [table: string, column: s
   ["import_staged_comments", "author_id"],
   ["import_staged_readers", "id"],
   ["import_staged_reactions", "reader_id"],
+  ["import_staged_votes", "reader_id"],
+  ["import_staged_page_reactions", "reader_id"],
   ["audit_log", "resource_id"],
   // an address's email links are counted by the id the address has (src/modules/sign-in/engine/email-link.ts)
   ["sign_in_tokens", "subject"],
