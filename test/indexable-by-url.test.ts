@@ -47,6 +47,10 @@ describe("GET /embed/v1/discussions.html?url=", () => {
     expect(a.html).toBe(b.html);
     expect(a.html).toContain("Known comment");
     expect(a.res.headers.get("etag")).toBe(b.res.headers.get("etag"));
+    // without JavaScript, where to comment: the page itself, in the page's language
+    expect(a.html).toContain(
+      `<noscript><p><a href="${SITE}/known">Kommentieren Sie auf der Seite selbst, mit JavaScript</a></p></noscript>`,
+    );
   });
 
   it("answers an empty thread for a page of the site that has no discussion yet, named as its first comment will make it", async () => {

@@ -114,4 +114,33 @@ ${canonical ? `<link rel="canonical" href="${canonical}">` : ""}</head><body><ma
     expect(await idOf(again)).toBe(id);
     await again.close();
   });
+
+  it("a tab opened before the page's first comment goes live when another tab writes it: no reload", async () => {
+    const early = await open("/posts/before-anyone");
+    await thread(early)
+      .getByText(/No comments yet/)
+      .waitFor();
+    const writer = await open("/posts/before-anyone");
+    await writer.evaluate(
+      (tok) => {
+        (document.querySelector("engagement-thread") as HTMLElement & { identity: string | null }).identity = tok;
+      },
+      await t.identity("cy", { name: "Cy" }),
+    );
+    await thread(writer).getByRole("textbox", { name: "Write a comment" }).fill("The very first word");
+    await thread(writer).getByRole("button", { name: "Post comment" }).click();
+    await thread(writer).locator("article", { hasText: "The very first word" }).waitFor();
+    // the early tab's stream opens once the discussion exists, replaying it from its start
+    let reloaded = false;
+    early.on("framenavigated", () => (reloaded = true));
+    const shown = thread(early).locator("article", { hasText: "The very first word" });
+    const button = thread(early).getByRole("button", { name: "Show 1 new comment" });
+    await Promise.race([shown.waitFor({ timeout: 20_000 }), button.waitFor({ timeout: 20_000 })]);
+    if (await button.isVisible()) await button.click();
+    await shown.waitFor();
+    expect(reloaded).toBe(false);
+    await early.screenshot({ path: join(SHOTS, "thread-live-before-first-comment.png"), fullPage: true });
+    await early.close();
+    await writer.close();
+  });
 });

@@ -140,6 +140,10 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     expect(text).toContain("Comments (31 comments)");
     expect(await p.locator("engagement-thread a[rel=next]").isVisible()).toBe(true);
     expect(await light.locator("article.h-entry").count()).toBe(20 + 7 + 1);
+    // and where to comment: the page itself, where the thread works
+    const onPage = p.locator("engagement-thread a", { hasText: "Comment on the page itself, with JavaScript on" });
+    expect(await onPage.isVisible()).toBe(true);
+    expect(await onPage.getAttribute("href")).toBe(host.url("seo-1"));
     await p.screenshot({ path: join(SHOTS, "thread-no-javascript.png"), fullPage: true });
     await p.close();
   });

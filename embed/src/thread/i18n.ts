@@ -93,6 +93,8 @@ export const EN = {
   help_list: "a list item",
   help_link: "a link",
   link: "Link",
+  /** the fragment's line for a reader without JavaScript (src/modules/indexable/markup.ts) */
+  comment_on_page: "Comment on the page itself, with JavaScript on",
   copy_link: "Copy link to comment",
   link_copied: "Link copied",
   link_not_copied: "The link could not be copied: {url}",

@@ -2,8 +2,11 @@
 // the discussion's stream. The browser's EventSource resumes with Last-Event-ID after a drop or a
 // restart; when the stream refuses it (the ticket's resume lifetime has passed) this asks for a new
 // ticket and resumes from the last id it saw (`?lastEventId=`), backing off from 1 s to 30 s. A ticket
-// refused for what it asks (a discussion that does not exist yet: 404, a key or origin refused) is not
-// asked again: the stream waits until the reader's first comment creates the discussion (resume). It also
+// refused because the discussion does not exist yet (404: a page before its first comment) is asked
+// again, backing off from 1 s to a minute, and the stream then replays the discussion from its start,
+// so a first comment written in another tab or by another reader shows here, live; at once when this
+// reader's own first comment creates it (resume). A ticket refused for anything else (a key or an
+// origin refused) is not asked again until resume(). It also
 // says when the element's first snapshot may be read (afterOpens), so that nothing written while the
 // page connects is missed.
 import { ServiceError, type ThreadApi } from "./api.js";
@@ -13,6 +16,9 @@ import { STREAM_EVENT_TYPES } from "../../../src/events/types.js";
 
 /** how long the first snapshot waits for the stream to connect before it loads anyway (and again later) */
 const STREAM_WAIT_MS = 3000;
+
+/** How often, at the longest, a page without a discussion yet asks whether its first comment has come. */
+const NOT_YET_MAX_MS = 60_000;
 
 /** Failures that pass, after which a ticket is asked for again (anything else is a 4xx refusal). */
 const RETRIED = new Set(["network", "unavailable", "internal_error", "rate_limited", "service_unavailable"]);
@@ -49,6 +55,8 @@ export class LiveStream {
   private retryDelay = 1000;
   /** the ticket was refused for what it asks (not for a failure that passes): no retry until resume() */
   private refused = false;
+  /** the discussion does not exist yet: its ticket is asked again, less and less often */
+  private waiting = false;
   /** the first connection resumes after a server-rendered page's seq: a truncated replay reloads */
   private resuming = false;
 
@@ -68,14 +76,17 @@ export class LiveStream {
     this.reading = 1;
     this.reloadWhenLive = false;
     this.refused = false;
+    this.waiting = false;
     this.streamReady = new Promise((resolve) => (this.markStreamReady = resolve));
     if (api) void this.open();
   }
 
   /** The discussion now exists (the reader's first comment created it): a refused stream opens. */
   resume(): void {
-    if (!this.refused) return;
+    if (!this.refused && !this.waiting) return;
     this.refused = false;
+    this.waiting = false;
+    clearTimeout(this.retryTimer);
     this.retryDelay = 1000;
     void this.open();
   }
@@ -108,7 +119,17 @@ export class LiveStream {
       ticket = await api.ticket(discussionId, await this.host.identity());
     } catch (e) {
       this.markStreamReady(false);
-      // a refusal of what is asked stays one (4xx): asking again changes nothing until resume()
+      // a discussion not there yet: asked again, and its stream then replays it from the start
+      if (e instanceof ServiceError && e.code === "not_found") {
+        this.waiting = true;
+        if (this.lastEventId === null) {
+          this.lastEventId = "0";
+          this.resuming = true;
+        }
+        this.scheduleReopen(NOT_YET_MAX_MS);
+        return;
+      }
+      // any other refusal of what is asked stays one (4xx): asking again changes nothing until resume()
       if (e instanceof ServiceError && !RETRIED.has(e.code)) {
         this.refused = true;
         return;
@@ -116,6 +137,7 @@ export class LiveStream {
       this.scheduleReopen();
       return;
     }
+    this.waiting = false;
     if (api !== this.api || this.source) return;
     const source = new EventSource(api.streamUrl(discussionId, ticket, this.lastEventId));
     this.source = source;
@@ -176,10 +198,10 @@ export class LiveStream {
     this.host.liveChanged();
   }
 
-  private scheduleReopen(): void {
+  private scheduleReopen(max = 30_000): void {
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.open(), this.retryDelay);
-    this.retryDelay = Math.min(this.retryDelay * 2, 30_000);
+    this.retryDelay = Math.min(this.retryDelay * 2, max);
   }
 }
 

@@ -7,7 +7,8 @@
 // replies in an <ol> inside their parent's article, and where a comment's replies were cut off (20
 // per comment, 200 per page) a "Show n more replies" link to the fragment's replies page for it
 // (`parentId`), as the live thread has its button there; then an <a rel="next"> to the next page's
-// fragment. Inside the element, first, the thread element's island (island.ts) as a JSON data block
+// fragment, and for a reader without JavaScript (<noscript>) a line linking to the page itself, where
+// the thread works. Inside the element, first, the thread element's island (island.ts) as a JSON data block
 // it reads instead of asking for the page (not on a replies page, which the element does not show
 // as such); after the element, the JSON-LD (structured-data.ts). Every text and attribute is
 // escaped; bodies are the service's sanitized bodyHtml as stored, never rendered again, and written
@@ -95,10 +96,12 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opt
     s.topEnd.hasNextPage && s.topEnd.endCursor
       ? `<p><a rel="next" href="${escapeHtml(fragmentUrl(d.id, opts, { parentId: s.parentId, cursor: s.topEnd.endCursor }))}">${escapeHtml(w.load_more)}</a></p>\n`
       : "";
+  // without JavaScript, where to comment: the page itself (a browser with scripting on shows none of it)
+  const onPage = pageUrl ? `<noscript><p><a href="${escapeHtml(pageUrl)}">${escapeHtml(w.comment_on_page)}</a></p></noscript>\n` : "";
   const element =
     `<engagement-thread${attr("discussion-id", d.id)}${attr("publishable-key", opts.key)}${attr("api-base", opts.apiBase)}` +
     `${attr("discussion-url", pageUrl)}${attr("sort", opts.sort)}${attr("lang", opts.lang)}>\n` +
     (island ? `<script type="application/json" data-engagement-thread>${scriptJson(island)}</script>\n` : "") +
-    `<h2>${escapeHtml(w.title)} <small>(${escapeHtml(count)})</small></h2>\n${list}${next}</engagement-thread>\n`;
+    `<h2>${escapeHtml(w.title)} <small>(${escapeHtml(count)})</small></h2>\n${list}${next}${onPage}</engagement-thread>\n`;
   return `${element}<script type="application/ld+json">${scriptJson(discussionLd(s))}</script>\n`;
 }

@@ -20,6 +20,7 @@ const EN = {
   more_replies_one: "Show {n} more reply",
   more_replies_other: "Show {n} more replies",
   link: "Link",
+  comment_on_page: "Comment on the page itself, with JavaScript on",
 };
 export type FragmentWords = typeof EN;
 export const ENGLISH_FRAGMENT_WORDS: Readonly<FragmentWords> = EN;
