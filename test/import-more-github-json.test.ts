@@ -331,7 +331,17 @@ describe("engagement import --format …", { timeout: 60_000 }, () => {
     for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
     const t = await createTestTenant(server);
     const r = await runCliInProcess(
-      ["import", "--tenant", t.tenantId, "--format", "isso", "--json", `${MORE}isso/isso-tests-disqus.db`],
+      [
+        "import",
+        "--tenant",
+        t.tenantId,
+        "--format",
+        "isso",
+        "--site",
+        "https://tests.example",
+        "--json",
+        `${MORE}isso/isso-tests-disqus.db`,
+      ],
       env,
     );
     expect(r.code, r.stderr).toBe(0);

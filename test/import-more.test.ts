@@ -24,6 +24,7 @@ import {
   MORE,
   type Expected,
 } from "./support/import-readings.js";
+import { siteQuery } from "./support/imports.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -34,7 +35,7 @@ afterAll(() => server?.stop());
 const importFile = (t: TestTenant, format: string, body: Uint8Array | string, query = "") => importInto(server, t, format, body, query);
 const file = (name: string) => readFileSync(`${MORE}${name}`);
 const post = (t: TestTenant, format: string, body: Uint8Array | string) =>
-  fetch(`${server.url}/api/v1/imports?format=${format}`, {
+  fetch(`${server.url}/api/v1/imports?format=${format}${siteQuery(format)}`, {
     method: "POST",
     headers: { "x-api-key": t.apiKey },
     body: typeof body === "string" ? body : new Uint8Array(body),
@@ -331,6 +332,26 @@ describe("isso", () => {
       "baz@email.foo",
       "foo@bar.com",
     ]);
+  });
+
+  it("keeps each thread's page: its path resolved against ?site=, found by the page's URL; without a site it is refused", async () => {
+    const t = await createTestTenant(server);
+    const bare = await fetch(`${server.url}/api/v1/imports?format=isso`, {
+      method: "POST",
+      headers: { "x-api-key": t.apiKey },
+      body: new Uint8Array(file("isso/isso-radiot-576.db")),
+    });
+    const refused = await bare.json();
+    expect([bare.status, refused.code, refused.errors?.[0]?.path]).toEqual([400, "invalid_parameter", "site"]);
+    const done = await importFile(t, "isso", file("isso/isso-radiot-576.db"), "&site=https%3A%2F%2Fradio-t.com%2Fignored%2Fpath");
+    expect(done).toMatchObject({ state: "succeeded", comments: 57, site: "https://radio-t.com" });
+    const page = await t.api.get(`/api/v1/discussions/lookup?url=${encodeURIComponent("https://radio-t.com/p/2017/12/16/podcast-576/")}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({
+      id: "p-2017-12-16-podcast-576",
+      url: "https://radio-t.com/p/2017/12/16/podcast-576/",
+      commentCount: 56,
+    });
   });
 
   it("two isso databases into one tenant keep every comment of both, their ids overlapping; each again changes nothing", async () => {

@@ -17,6 +17,7 @@ import { CliCommandSchema, CliRefusal, runCommand } from "./commands.js";
 import { controlFilePath } from "./control.js";
 import { exportWith, importWith, type CliImport } from "./portability.js";
 import { ID_FROM, IMPORT_FORMATS } from "../modules/portability/source.js";
+import { siteOf } from "./portability.js";
 
 /** sun_path holds 108 bytes on Linux (104 on macOS), with its NUL */
 const MAX_SOCKET_PATH = 100;
@@ -108,6 +109,7 @@ export async function startControlServer(opts: {
         idFrom: one("idFrom", ID_FROM, "identifier"),
         onError: one("onError", ["skip", "stop"] as const, "skip"),
         keepEmails: q.get("keepEmails") === "true",
+        site: siteOf(q.get("format"), q.get("site")),
         bytesTotal: bytes !== null && /^\d{1,15}$/.test(bytes) ? Number(bytes) : null,
       };
       const done = await importWith(services, opts, req);

@@ -18,7 +18,7 @@ import { lockHolder } from "../db/data-dir-lock.js";
 import { createImportJob } from "../modules/portability/engine/import-jobs.js";
 import { runImportJob } from "../modules/portability/engine/import-run.js";
 import { exportLines, exportRecords } from "../modules/portability/export.js";
-import { ID_FROM, IMPORT_FORMATS, type ImportChoices } from "../modules/portability/source.js";
+import { ID_FROM, IMPORT_FORMATS, NEEDS_SITE, siteOriginOf, type ImportChoices } from "../modules/portability/source.js";
 import type { ImportProgress, ImportSummary } from "../modules/portability/engine/importer.js";
 import { readControlFile, type ControlFile } from "./control.js";
 
@@ -59,6 +59,20 @@ export async function requireTenant(services: Pick<AppServices, "prisma">, tenan
   if (!t) throw new InvalidArgumentError(`No tenant with id ${tenantId}`);
 }
 
+/** `--site` as the import keeps it: the site's origin; required for a format whose threads name their page by path. */
+export function siteOf(format: string | null | undefined, site: string | null | undefined): string | null {
+  if (site) {
+    const origin = siteOriginOf(site);
+    if (!origin) throw new InvalidArgumentError("--site must be the site's http(s) origin, e.g. https://blog.example");
+    return origin;
+  }
+  if (format && NEEDS_SITE.has(format as never))
+    throw new InvalidArgumentError(
+      `--site is required for ${format}: the site's origin its pages' paths are on, e.g. https://blog.example`,
+    );
+  return null;
+}
+
 /** What an import through the CLI is asked: the choices, the tenant, the file's size when known. */
 export type CliImport = ImportChoices & { tenant: string; bytesTotal: number | null };
 
@@ -76,6 +90,7 @@ export async function importWith(
     idFrom: opts.idFrom,
     onError: opts.onError,
     keepEmails: opts.keepEmails,
+    site: opts.site,
     bytesTotal: opts.bytesTotal,
     now: services.clock.now(),
   });
@@ -163,66 +178,74 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
       "skip",
     )
     .option("--keep-emails", "keep authors' email addresses on their readers (for reply emails); by default none is stored")
+    .option("--site <origin>", "the site's origin, against which a thread's page path becomes its URL (required for isso)")
     .option("--json", "print exactly one JSON object: the summary")
-    .action(async (file: string, opts: Omit<ImportChoices, "keepEmails"> & { tenant: string; keepEmails?: boolean; json?: boolean }) => {
-      const size = file === "-" ? null : (await stat(file)).size;
-      const place = placeOf(io);
-      const started = performance.now();
-      const choices: CliImport = {
-        tenant: opts.tenant,
-        format: opts.format,
-        idFrom: opts.idFrom,
-        onError: opts.onError,
-        keepEmails: opts.keepEmails ?? false,
-        bytesTotal: size,
-      };
-      const input = () => (file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 }));
-      let done: { importId: string; summary: ImportSummary };
-      if ("server" in place) {
-        const query = new URLSearchParams({
-          tenant: choices.tenant,
-          format: choices.format,
-          idFrom: choices.idFrom,
-          onError: choices.onError,
-          keepEmails: String(choices.keepEmails),
-          ...(size === null ? {} : { bytesTotal: String(size) }),
-        });
-        const res = await controlRequest(place.server, "POST", `/import?${query}`, input());
-        if (res.status !== 200) throw await refusalOf(res, place.server);
-        done = JSON.parse(await textOf(res.body)) as typeof done;
-      } else {
-        const rt = await openServices(place.local);
-        try {
-          const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
-          done = await importWith(rt.services, choices, input(), (p, bytes) =>
-            bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
-          );
-          bar?.stop();
-        } finally {
-          await rt.close();
+    .action(
+      async (
+        file: string,
+        opts: Omit<ImportChoices, "keepEmails" | "site"> & { tenant: string; keepEmails?: boolean; site?: string; json?: boolean },
+      ) => {
+        const size = file === "-" ? null : (await stat(file)).size;
+        const place = placeOf(io);
+        const started = performance.now();
+        const choices: CliImport = {
+          tenant: opts.tenant,
+          format: opts.format,
+          idFrom: opts.idFrom,
+          onError: opts.onError,
+          keepEmails: opts.keepEmails ?? false,
+          site: siteOf(opts.format, opts.site),
+          bytesTotal: size,
+        };
+        const input = () => (file === "-" ? process.stdin : createReadStream(file, { highWaterMark: 256 * 1024 }));
+        let done: { importId: string; summary: ImportSummary };
+        if ("server" in place) {
+          const query = new URLSearchParams({
+            tenant: choices.tenant,
+            format: choices.format,
+            idFrom: choices.idFrom,
+            onError: choices.onError,
+            keepEmails: String(choices.keepEmails),
+            ...(choices.site ? { site: choices.site } : {}),
+            ...(size === null ? {} : { bytesTotal: String(size) }),
+          });
+          const res = await controlRequest(place.server, "POST", `/import?${query}`, input());
+          if (res.status !== 200) throw await refusalOf(res, place.server);
+          done = JSON.parse(await textOf(res.body)) as typeof done;
+        } else {
+          const rt = await openServices(place.local);
+          try {
+            const bar = !opts.json && process.stderr.isTTY ? progressBar(size) : null;
+            done = await importWith(rt.services, choices, input(), (p, bytes) =>
+              bar?.update(size === null ? p.comments : bytes, payloadOf(p)),
+            );
+            bar?.stop();
+          } finally {
+            await rt.close();
+          }
         }
-      }
-      const { importId, summary } = done;
-      const seconds = Math.round((performance.now() - started) / 100) / 10;
-      const { errors, ...counts } = summary;
-      if (opts.json) {
-        io.stdout(`${JSON.stringify({ importId, ...counts, errors, seconds })}\n`);
-      } else {
-        io.stdout(
-          `Import ${importId} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
-            `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
-        );
-        for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
-        if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${importId})\n`);
-      }
-      // a stopped import exits 1 (its summary is printed above)
-      if (summary.failure)
-        throw new Error(
-          /^line \d/.test(summary.failure)
-            ? `import ${importId} stopped at ${summary.failure}`
-            : `import ${importId} failed: ${summary.failure}`,
-        );
-    });
+        const { importId, summary } = done;
+        const seconds = Math.round((performance.now() - started) / 100) / 10;
+        const { errors, ...counts } = summary;
+        if (opts.json) {
+          io.stdout(`${JSON.stringify({ importId, ...counts, errors, seconds })}\n`);
+        } else {
+          io.stdout(
+            `Import ${importId} ${summary.state} in ${seconds} s: ${counts.threads} threads, ${counts.comments} comments, ` +
+              `${counts.readers} readers, ${counts.reactions} reactions created; ${counts.unchanged} already there; ${counts.skipped} skipped\n`,
+          );
+          for (const e of errors.slice(0, 20)) io.stdout(`  ${e.position}: ${e.message}\n`);
+          if (errors.length > 20) io.stdout(`  … ${errors.length - 20} more (GET /api/v1/imports/${importId})\n`);
+        }
+        // a stopped import exits 1 (its summary is printed above)
+        if (summary.failure)
+          throw new Error(
+            /^line \d/.test(summary.failure)
+              ? `import ${importId} stopped at ${summary.failure}`
+              : `import ${importId} failed: ${summary.failure}`,
+          );
+      },
+    );
 
   program
     .command("export")

@@ -9,6 +9,7 @@ import { parseFragment, type DefaultTreeAdapterMap } from "parse5";
 import { expect } from "vitest";
 import type { TestServer } from "./server.js";
 import type { TestTenant } from "./fixtures.js";
+import { siteQuery } from "./imports.js";
 
 /** ../shared/fixtures/import-more, where CI has it too (never copied into the repository) */
 export const MORE = fileURLToPath(new URL("../../../shared/fixtures/import-more/", import.meta.url));
@@ -118,7 +119,7 @@ export interface Expected {
 
 /** POST /api/v1/imports with the file, then the import once it ended. */
 export async function importFile(server: TestServer, t: TestTenant, format: string, body: Uint8Array | string, query = "") {
-  const res = await fetch(`${server.url}/api/v1/imports?format=${format}${query}`, {
+  const res = await fetch(`${server.url}/api/v1/imports?format=${format}${siteQuery(format, query)}`, {
     method: "POST",
     headers: { "x-api-key": t.apiKey, "content-type": "application/octet-stream" },
     body: typeof body === "string" ? body : new Uint8Array(body),

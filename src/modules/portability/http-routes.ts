@@ -1,6 +1,6 @@
 // The import and export routes (contract section 16), plain fastify routes beside the REST table
 // because their bodies are files, not JSON:
-//   POST /api/v1/imports?format=disqus|wordpress|ndjson|remark42|commento|isso|github|json[&idFrom=identifier|url|path][&onError=skip|stop][&keepEmails=true]
+//   POST /api/v1/imports?format=disqus|wordpress|ndjson|remark42|commento|isso|github|json[&idFrom=identifier|url|path][&onError=skip|stop][&keepEmails=true][&site=<origin>]
 //     the file as the body (any content type), streamed to a temporary file, checked to look like
 //     its format, then imported in the background → 202 with the import resource (Location: its URL)
 //   GET /api/v1/imports/{id} → the import: state, progress counts, errors with their positions
@@ -21,7 +21,16 @@ import { createImportJob, findImportJob, listImportJobs, importDto } from "./eng
 import { runImportJob } from "./engine/import-run.js";
 import { exportLines, exportRecords } from "./export.js";
 import { EXPORT_VERSION } from "./records.js";
-import { ID_FROM, IMPORT_FORMATS, type IdFrom, type ImportChoices, type ImportFormat, type OnError } from "./source.js";
+import {
+  ID_FROM,
+  IMPORT_FORMATS,
+  NEEDS_SITE,
+  siteOriginOf,
+  type IdFrom,
+  type ImportChoices,
+  type ImportFormat,
+  type OnError,
+} from "./source.js";
 import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
 import { FORMAT_NAMES, formatOf, SQLITE_MAGIC } from "./sniff.js";
 import { isGzip } from "./decompress.js";
@@ -42,13 +51,27 @@ export function parseImportQuery(q: Query): ImportChoices {
   const idFrom = one(q, "idFrom") ?? "identifier";
   const onError = one(q, "onError") ?? "skip";
   const keepEmails = one(q, "keepEmails") ?? "false";
+  const siteText = one(q, "site");
+  const site = siteText === undefined || siteText === "" ? null : siteOriginOf(siteText);
   if (!format || !(IMPORT_FORMATS as readonly string[]).includes(format))
     problems.push({ path: "format", message: `must be one of ${IMPORT_FORMATS.join(", ")}` });
   if (!(ID_FROM as readonly string[]).includes(idFrom)) problems.push({ path: "idFrom", message: "must be identifier, url or path" });
   if (onError !== "skip" && onError !== "stop") problems.push({ path: "onError", message: "must be skip or stop" });
   if (keepEmails !== "true" && keepEmails !== "false") problems.push({ path: "keepEmails", message: "must be true or false" });
+  if (siteText && !site) problems.push({ path: "site", message: "must be the site's http(s) origin, e.g. https://blog.example" });
+  else if (!site && NEEDS_SITE.has(format as ImportFormat))
+    problems.push({
+      path: "site",
+      message: `is required for ${format}: the site's origin its pages' paths are on, e.g. https://blog.example`,
+    });
   if (problems.length) throw errors.invalidParameter(problems);
-  return { format: format as ImportFormat, idFrom: idFrom as IdFrom, onError: onError as OnError, keepEmails: keepEmails === "true" };
+  return {
+    format: format as ImportFormat,
+    idFrom: idFrom as IdFrom,
+    onError: onError as OnError,
+    keepEmails: keepEmails === "true",
+    site,
+  };
 }
 
 export function parseSince(q: Query): Date | null {

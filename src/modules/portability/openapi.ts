@@ -35,6 +35,7 @@ export const IMPORT_SCHEMA = {
     "idFrom",
     "onError",
     "keepEmails",
+    "site",
     "bytesRead",
     "bytesTotal",
     "threads",
@@ -57,6 +58,10 @@ export const IMPORT_SCHEMA = {
     idFrom: { type: "string", enum: ["identifier", "url", "path"] },
     onError: { type: "string", enum: ["skip", "stop"] },
     keepEmails: { type: "boolean", description: "authors' email addresses were kept on their readers (for reply emails)" },
+    site: {
+      type: ["string", "null"],
+      description: "the site's origin a thread's page path was resolved against (isso's uri); null when none was given",
+    },
     bytesRead: count,
     bytesTotal: { type: ["integer", "null"] },
     threads: { ...count, description: "discussions created" },
@@ -150,6 +155,14 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
           description:
             "true: authors' email addresses (Disqus, WordPress, Commento, isso, the generic JSON) become their readers' addresses for reply emails; by default none is stored",
           schema: { type: "string", enum: ["true", "false"], default: "false" },
+        },
+        {
+          name: "site",
+          in: "query",
+          required: false,
+          description:
+            "The site's origin (https://blog.example), against which a thread that names its page by path gets its page's URL, so the page finds its imported thread. Required for isso (whose threads are paths).",
+          schema: { type: "string", format: "uri" },
         },
       ],
       requestBody: {

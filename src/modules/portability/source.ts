@@ -19,6 +19,27 @@ export interface ImportChoices {
   onError: OnError;
   /** authors' addresses become their readers' (for reply emails, contract section 15); else none is stored */
   keepEmails: boolean;
+  /**
+   * the site's origin (`https://blog.example`), against which a thread that names its page by path
+   * (isso's `uri`) gets its page's URL; required for isso (siteOriginOf)
+   */
+  site: string | null;
+}
+
+/** The formats whose threads name their page by path only: an import of one needs the site's origin. */
+export const NEEDS_SITE: ReadonlySet<ImportFormat> = new Set(["isso"]);
+
+/** A site's origin as given (`https://blog.example`, a path and the rest ignored), or null when it is no http(s) URL. */
+export function siteOriginOf(text: string): string | null {
+  const url = URL.parse(text.trim());
+  return url && (url.protocol === "http:" || url.protocol === "https:") && url.hostname ? url.origin : null;
+}
+
+/** A thread's page URL: its own, or its path resolved against the site's origin. */
+export function threadPageUrl(t: Pick<SourceThread, "url" | "identifier">, site: string | null): string | null {
+  if (t.url) return t.url;
+  if (!site || !t.identifier?.startsWith("/") || t.identifier.startsWith("//")) return null;
+  return URL.parse(t.identifier, site)?.href ?? null;
 }
 
 /** What an import job keeps of the choices in its `options` (the format has a column of its own). */

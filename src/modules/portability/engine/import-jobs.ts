@@ -20,7 +20,7 @@ export async function createImportJob(
   prisma: ImportRows,
   input: ImportChoices & { tenantId: string; bytesTotal: number | null; now: Date },
 ): Promise<Import> {
-  const options: KeptImportChoices = { idFrom: input.idFrom, onError: input.onError, keepEmails: input.keepEmails };
+  const options: KeptImportChoices = { idFrom: input.idFrom, onError: input.onError, keepEmails: input.keepEmails, site: input.site };
   return prisma.import.create({
     data: {
       id: newId("imp"),
@@ -92,7 +92,12 @@ export async function listImportJobs(prisma: ImportRows, tenantId: string, args:
 /** The choices a job keeps (createImportJob wrote them; keepEmails off where a row has none). */
 export function keptChoicesOf(j: Import): KeptImportChoices {
   const options = (j.options ?? {}) as Partial<KeptImportChoices>;
-  return { idFrom: options.idFrom ?? "identifier", onError: options.onError ?? "skip", keepEmails: options.keepEmails ?? false };
+  return {
+    idFrom: options.idFrom ?? "identifier",
+    onError: options.onError ?? "skip",
+    keepEmails: options.keepEmails ?? false,
+    site: options.site ?? null,
+  };
 }
 
 export function importDto(j: Import) {

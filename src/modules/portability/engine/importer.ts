@@ -44,10 +44,11 @@ import {
   type ImportChoices,
   type ImportFormat,
   type SourceItem,
+  threadPageUrl,
 } from "../source.js";
 
 /** The choices (keepEmails off unless given), and how this run goes. */
-export interface ImportOptions extends Omit<ImportChoices, "keepEmails">, Partial<Pick<ImportChoices, "keepEmails">> {
+export interface ImportOptions extends Omit<ImportChoices, "keepEmails" | "site">, Partial<Pick<ImportChoices, "keepEmails" | "site">> {
   tenantId: string;
   /** the longest comment body: the tenant's maxBodyLength setting (by default, the setting's default) */
   maxBodyLength?: number;
@@ -217,7 +218,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
           writer.addDiscussion({
             id,
             title: item.title?.slice(0, 1_000) ?? null,
-            url: httpUrlOrNull(item.url),
+            url: httpUrlOrNull(threadPageUrl(item, opts.site ?? null)),
             state: item.state ?? "open",
             createdAt: item.createdAt ?? opts.now,
           });
