@@ -33,22 +33,15 @@ import {
   type ImportedReaderRow,
   WRITE_DISCUSSIONS,
   WRITE_READERS,
-  STAGE_DISCUSSIONS,
-  STAGE_READERS,
-  STAGE_COMMENTS,
-  STAGE_REACTIONS,
   WRITE_BUCKET,
   NAME_WRITTEN,
   REPARENT,
   WRITE_REACTIONS,
-  STAGE_VOTES,
-  STAGE_PAGE_REACTIONS,
   WRITE_VOTES,
   WRITE_PAGE_REACTIONS,
   RECOUNT_PAGE_REACTIONS,
-  type ImportedVoteRow,
-  type ImportedPageReactionRow,
 } from "./import-statements.js";
+import { emptyBatch, stageBatch, type Batch, type ImportedPageReactionRow, type ImportedVoteRow } from "./import-staging.js";
 import { urlKey } from "../../discussions/url-key.js";
 
 export interface WriterCounts {
@@ -96,21 +89,6 @@ interface BucketResult {
   clashes: number;
   clash_rows: { position: string; id: string }[];
 }
-
-/** a comment as staged: its place in the file and the bucket of its discussion */
-type StagedComment = ImportedCommentRow & { bucket: number; ord: number };
-type StagedReaction = ImportedReactionRow & { ord: number };
-
-interface Batch {
-  discussions: (ImportedDiscussionRow & { ord: number })[];
-  readers: (ImportedReaderRow & { ord: number })[];
-  comments: StagedComment[];
-  reactions: StagedReaction[];
-  votes: (ImportedVoteRow & { ord: number })[];
-  pageReactions: (ImportedPageReactionRow & { ord: number })[];
-}
-
-const emptyBatch = (): Batch => ({ discussions: [], readers: [], comments: [], reactions: [], votes: [], pageReactions: [] });
 
 export class ImportWriter {
   readonly counts: WriterCounts = { threads: 0, comments: 0, readers: 0, reactions: 0, unchanged: 0 };
@@ -272,69 +250,7 @@ export class ImportWriter {
     const { store } = this;
     if (b.discussions.length || b.readers.length || b.comments.length || b.reactions.length || b.votes.length || b.pageReactions.length)
       await this.clearStale();
-    if (b.discussions.length) {
-      const rows = b.discussions.map((d) => ({
-        o: d.ord,
-        i: d.id,
-        t: d.title,
-        u: d.url,
-        k: this.firstOfPage(d.url),
-        s: d.state,
-        c: d.createdAt,
-      }));
-      await store.query(STAGE_DISCUSSIONS, [this.run, JSON.stringify(rows)]);
-    }
-    if (b.readers.length) {
-      const rows = b.readers.map((r) => ({
-        o: r.ord,
-        i: r.id,
-        n: r.name,
-        a: r.avatarUrl,
-        e: r.email,
-        ...(r.badge ? { g: r.badge } : {}),
-        ...(r.trustLevel ? { l: r.trustLevel } : {}),
-        c: r.createdAt,
-      }));
-      await store.query(STAGE_READERS, [this.run, JSON.stringify(rows)]);
-    }
-    if (b.comments.length) {
-      const rows = b.comments.map((c) => ({
-        o: c.ord,
-        b: c.bucket,
-        i: c.id,
-        d: c.discussionId,
-        p: c.parentId,
-        k: c.parentKey,
-        a: c.authorId,
-        m: c.authorName,
-        t: c.body,
-        h: c.bodyHtml,
-        s: c.status,
-        n: c.pinned,
-        e: c.editedAt,
-        x: c.deletedAt,
-        c: c.createdAt,
-        w: c.position,
-        ...(c.upvotes ? { u: c.upvotes } : {}),
-        ...(c.downvotes ? { v: c.downvotes } : {}),
-        ...(c.reactionCounts ? { r: c.reactionCounts } : {}),
-        ...(c.kind !== "comment" ? { y: c.kind } : {}),
-        ...(c.legacyId ? { l: c.legacyId } : {}),
-      }));
-      await store.query(STAGE_COMMENTS, [this.run, JSON.stringify(rows)]);
-    }
-    if (b.reactions.length) {
-      const rows = b.reactions.map((r) => ({ o: r.ord, i: r.commentId, d: r.discussionId, r: r.readerId, k: r.kind, c: r.createdAt }));
-      await store.query(STAGE_REACTIONS, [this.run, JSON.stringify(rows)]);
-    }
-    if (b.votes.length) {
-      const rows = b.votes.map((v) => ({ o: v.ord, i: v.commentId, d: v.discussionId, r: v.readerId, v: v.value, c: v.createdAt }));
-      await store.query(STAGE_VOTES, [this.run, JSON.stringify(rows)]);
-    }
-    if (b.pageReactions.length) {
-      const rows = b.pageReactions.map((p) => ({ o: p.ord, d: p.discussionId, r: p.readerId, k: p.kind, c: p.createdAt }));
-      await store.query(STAGE_PAGE_REACTIONS, [this.run, JSON.stringify(rows)]);
-    }
+    await stageBatch(store, this.run, b, (url) => this.firstOfPage(url));
     this.opts.onFlush?.();
   }
 
