@@ -122,7 +122,7 @@ describe("walkthrough", () => {
     const blocks = walkthroughBlocks(readFileSync(WALKTHROUGH, "utf8"));
     const receiverPort = await freePort();
     // the discussion the embed examples show is left open by the walkthrough
-    const embedded = /<engagement-thread discussion-id="([^"]+)"/.exec(readFileSync("docs/embed.md", "utf8"))![1]!;
+    const embedded = /discussion-id="([^"]+)"/.exec(readFileSync("docs/embed.md", "utf8"))![1]!;
     const after = `echo "EMBEDDED_STATE=$(curl -fsS $BASE/discussions/${embedded} -H "X-API-Key: $KEY" | json .state)"`;
     const script = `set -euo pipefail\n${blocks.join("\n")}\n${after}\n`;
     const bash = spawn("bash", ["-c", script], {
