@@ -329,10 +329,13 @@ describe("POST /webmention", () => {
         return r?.status !== "pending" && r;
       }, `${p}'s verification`);
       expect([row.status, row.error]).toEqual(["rejected", expect.stringContaining(why)]);
-      // done with, not retried: its job ended, one attempt
-      const jobs = await server.app.runtime.services.prisma.webhookDelivery.findMany({
-        where: { tenantId: t.tenantId, kind: "webmention", message: { path: ["source"], equals: `${origin}${p}` } },
-      });
+      // done with, not retried: its job ended (recorded just after the verification's own write), one attempt
+      const jobs = await until(async () => {
+        const found = await server.app.runtime.services.prisma.webhookDelivery.findMany({
+          where: { tenantId: t.tenantId, kind: "webmention", message: { path: ["source"], equals: `${origin}${p}` } },
+        });
+        return found.length > 0 && found.every((j) => j.status !== "pending") && found;
+      }, `${p}'s job's end`);
       expect(jobs.map((j) => [j.status, j.attempts])).toEqual([["succeeded", 1]]);
     }
     // an ordinary page nested a little is read
