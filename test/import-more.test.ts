@@ -25,6 +25,7 @@ import {
   type Expected,
 } from "./support/import-readings.js";
 import { siteQuery } from "./support/imports.js";
+import { disqusXml } from "./support/import-files.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -352,6 +353,50 @@ describe("isso", () => {
       url: "https://radio-t.com/p/2017/12/16/podcast-576/",
       commentCount: 56,
     });
+  });
+
+  it("attaches to the discussion a page already has (its first comment came before the import); threads of one page in one file share it", async () => {
+    const t = await createTestTenant(server);
+    // the page had its thread before the switch: a discussion of another id, its URL written otherwise
+    expect((await t.api.put("/api/v1/discussions/radio-t-576", { url: "https://RADIO-T.com/p/2017/12/16/podcast-576" })).status).toBe(201);
+    const early = await t.reader("early", { name: "Early" });
+    expect((await early.post("/api/v1/discussions/radio-t-576/comments", { body: "Before the switch" })).status).toBe(201);
+    const done = await importFile(t, "isso", file("isso/isso-radiot-576.db"), "&site=https%3A%2F%2Fradio-t.com");
+    expect(done).toMatchObject({ state: "succeeded", comments: 57, threads: 0, errors: [] });
+    const lookup = () => t.api.get(`/api/v1/discussions/lookup?url=${encodeURIComponent("https://radio-t.com/p/2017/12/16/podcast-576/")}`);
+    expect((await lookup()).body).toMatchObject({
+      id: "radio-t-576",
+      url: "https://RADIO-T.com/p/2017/12/16/podcast-576",
+      commentCount: 57,
+    });
+    // its own id was never made
+    expect((await t.api.get("/api/v1/discussions/p-2017-12-16-podcast-576")).status).toBe(404);
+    expect(await importFile(t, "isso", file("isso/isso-radiot-576.db"), "&site=https%3A%2F%2Fradio-t.com")).toMatchObject({
+      comments: 0,
+      unchanged: 57,
+    });
+    expect((await lookup()).body).toMatchObject({ id: "radio-t-576", commentCount: 57 });
+
+    // two threads of one page in a Disqus file (two identifiers, the link written two ways): one discussion
+    const xml = disqusXml(
+      [
+        { id: "71", identifier: "old-slug", link: "https://blog.example/posts/one/", title: "One" },
+        { id: "72", identifier: "new-slug", link: "https://blog.example/posts/one", title: "One again" },
+      ],
+      [
+        { id: "801", thread: "71", message: "<p>On the old identifier</p>", author: { name: "Ann", username: "ann" } },
+        { id: "802", thread: "72", message: "<p>On the new identifier</p>", author: { name: "Bo", username: "bo" } },
+        { id: "803", thread: "72", parent: "801", message: "<p>A reply across them</p>", author: { name: "Cy", username: "cy" } },
+      ],
+    );
+    expect(await importFile(t, "disqus", xml)).toMatchObject({ state: "succeeded", threads: 1, comments: 3, errors: [] });
+    const one = await t.api.get(`/api/v1/discussions/lookup?url=${encodeURIComponent("https://blog.example/posts/one")}`);
+    expect(one.body).toMatchObject({ id: "old-slug", title: "One", commentCount: 3 });
+    expect((await t.api.get("/api/v1/discussions/new-slug")).status).toBe(404);
+    const list = await t.api.get("/api/v1/discussions/old-slug/comments?sort=oldest");
+    const byBody = (body: string) => list.body.items.find((c: { body: string }) => c.body === body);
+    expect(byBody("A reply across them")?.parentId).toBe(byBody("On the old identifier")?.id);
+    expect(await importFile(t, "disqus", xml)).toMatchObject({ threads: 0, comments: 0, unchanged: 3 });
   });
 
   it("two isso databases into one tenant keep every comment of both, their ids overlapping; each again changes nothing", async () => {

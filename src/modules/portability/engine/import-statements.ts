@@ -80,7 +80,8 @@ const WARNINGS_PER_BUCKET = 100;
 // A thread's url key (src/modules/discussions/url-key.ts, staged for the run's first thread of a page
 // only: import-writer.ts) is its discussion's unless another discussion of the tenant has it (a page
 // has one discussion): then its url is kept without the key, as the migration that made the key left
-// later duplicates.
+// later duplicates. That is left to a thread whose own discussion an earlier run made: any other
+// thread of a page is sent to the discussion holding it (import-writer.ts discussionFor).
 export const WRITE_DISCUSSIONS = `
 WITH ins AS (
   INSERT INTO discussions AS d (tenant_id, id, title, url, url_key, state, created_at, updated_at)
@@ -94,6 +95,10 @@ WITH ins AS (
   RETURNING (xmax = 0) AS inserted
 )
 SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
+
+// A thread's own discussion if the tenant has it, else the one holding its page's url key (import-writer.ts discussionFor).
+export const FIND_THREAD_DISCUSSION = `
+SELECT id FROM discussions WHERE tenant_id = $1 AND (id = $2 OR url_key = $3) ORDER BY id = $2 DESC LIMIT 1`;
 
 // a reader already there gains an address only when it has none
 export const WRITE_READERS = `

@@ -32,6 +32,7 @@ import {
   type ImportedReactionRow,
   type ImportedReaderRow,
   WRITE_DISCUSSIONS,
+  FIND_THREAD_DISCUSSION,
   WRITE_READERS,
   WRITE_BUCKET,
   NAME_WRITTEN,
@@ -99,6 +100,8 @@ export class ImportWriter {
   private readonly seenReaders = new Set<string>();
   /** the url keys staged so far: a page has one discussion, the run's first thread of it */
   private readonly seenPages = new Set<string>();
+  /** each page's discussion in this run (discussionFor), by url key */
+  private readonly pageDiscussion = new Map<string, string>();
   /** readers named by a comment only, held back until their own record comes (or the file ends) */
   private readonly provisionalReaders = new Map<string, ImportedReaderRow>();
   private readonly provisionalDiscussions = new Map<string, ImportedDiscussionRow>();
@@ -227,6 +230,24 @@ export class ImportWriter {
     const writing = this.write(b);
     writing.catch(() => undefined); // awaited by the next flush or finish
     this.inflight = writing;
+  }
+
+  /**
+   * The discussion a source thread's comments go to (contract section 27: a page has one
+   * discussion, and an import attaches to it). The thread's own discussion when the tenant has it
+   * already (an earlier run of this or an older version); else the one that holds its page: an
+   * earlier thread of the page in this file, or a discussion of the tenant with that URL (one the
+   * page made on its first comment, one the API made, another source's); else its own, which then
+   * holds the page for the rest of the run. Idempotent: a re-run takes the same turns.
+   */
+  async discussionFor(ownId: string, url: string | null): Promise<string> {
+    const key = url ? urlKey(url) : null;
+    const inRun = key === null ? undefined : this.pageDiscussion.get(key);
+    if (inRun === ownId) return ownId;
+    const [held] = await this.store.query<{ id: string }>(FIND_THREAD_DISCUSSION, [ownId, key]);
+    const id = held?.id === ownId ? ownId : (inRun ?? held?.id ?? ownId);
+    if (key !== null && !inRun) this.pageDiscussion.set(key, id);
+    return id;
   }
 
   /** The url's key for the run's first thread of that page; null for a later one (it keeps its url, without the key). */

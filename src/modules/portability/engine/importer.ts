@@ -214,11 +214,13 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
             refuse(item.position, "a thread without an identifier or a link");
             break;
           }
-          threads.set(item.key, id);
+          const url = httpUrlOrNull(threadPageUrl(item, opts.site ?? null));
+          const target = await writer.discussionFor(id, url);
+          threads.set(item.key, target);
           writer.addDiscussion({
-            id,
+            id: target,
             title: item.title?.slice(0, 1_000) ?? null,
-            url: httpUrlOrNull(threadPageUrl(item, opts.site ?? null)),
+            url,
             state: item.state ?? "open",
             createdAt: item.createdAt ?? opts.now,
           });
