@@ -92,6 +92,7 @@ export async function importWith(
     keepEmails: opts.keepEmails,
     site: opts.site,
     bytesTotal: opts.bytesTotal,
+    via: "cli",
     now: services.clock.now(),
   });
   const summary = await runImportJob(services, job, input, onProgress ? { onProgress } : {});

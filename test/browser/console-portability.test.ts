@@ -1,8 +1,11 @@
-// The console's Settings › Import and export (contract section 16), in headless Chromium: an owner
-// uploads a Disqus export, follows it to its summary (with the bad record and its position), sees
-// the comments arrive, and downloads the NDJSON export; axe-core at 1280 and 390 px. A moderator is
-// not shown the screen. Screenshot: docs/console/settings-portability.png with UPDATE_SCREENSHOTS=1.
+// The console's Settings › Import and export (contract sections 16 and 27), in headless Chromium: an
+// owner uploads a Disqus export, follows it to its summary (with the bad record and its position), sees
+// the comments arrive, and downloads the NDJSON export; every format is offered, an isso database
+// asks for the site's address and its thread is found by its page's URL; the list of imports shows
+// those made over the API and by the CLI too; axe-core at 1280 and 390 px. A moderator is not shown
+// the screen. Screenshot: docs/console/settings-portability.png with UPDATE_SCREENSHOTS=1.
 import { readFile } from "node:fs/promises";
+import { Readable } from "node:stream";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
@@ -10,6 +13,10 @@ import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing } from "../support/chromium.js";
 import { expectAccessible, openConsole, operatorLink, overflow, settled, shoot } from "../support/console-page.js";
 import { disqusXml } from "../support/import-files.js";
+import { MORE } from "../support/import-readings.js";
+import { importFinished, postImport } from "../support/imports.js";
+import { importWith } from "../../src/cli/portability.js";
+import { IMPORT_FORMATS } from "../../src/modules/portability/source.js";
 
 const OWNER = "portability.owner@example.com";
 const MODERATOR = "portability.moderator@example.com";
@@ -96,6 +103,66 @@ describe.skipIf(chromiumMissing)("the console's import and export", { timeout: 1
     await expectAccessible(narrow, "Settings › Import and export at 390 px");
     expect(await overflow(narrow)).toEqual([0]);
     await narrow.close();
+  });
+
+  it("offers every format; an isso database with the site's address; lists the imports made over the API and by the CLI", async () => {
+    // one over the API (a key), one by the CLI (on the server's own services, as through its control socket)
+    const viaApi = await importFinished(
+      t,
+      await postImport(server, t, "json", JSON.stringify([{ type: "discussion", id: "from-api", title: "From the API" }])),
+    );
+    expect(viaApi).toMatchObject({ state: "succeeded", via: "api" });
+    const viaCli = await importWith(
+      server.app.runtime.services,
+      { tenant: t.tenantId, format: "github", idFrom: "identifier", onError: "skip", keepEmails: false, site: null, bytesTotal: null },
+      Readable.from([await readFile(`${MORE}github/piotrmurach-github-issue-61-comments.json`)]),
+    );
+    expect(viaCli.summary.state).toBe("succeeded");
+
+    await page.goto(`${server.url}/console/#/settings/portability`);
+    await page.reload(); // the screen afresh, without the last test's import
+    await page.getByRole("heading", { level: 1, name: "Import and export" }).waitFor();
+    const offered = await page
+      .getByLabel("Format")
+      .locator("option")
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(offered.sort()).toEqual([...IMPORT_FORMATS].sort());
+    await page.getByLabel("Format").selectOption("isso");
+    const site = page.getByLabel("Site address (required)");
+    await site.waitFor();
+    expect(await site.getAttribute("required")).not.toBeNull();
+    await page.getByLabel("Export file").setInputFiles({
+      name: "comments.db",
+      mimeType: "application/octet-stream",
+      buffer: await readFile(`${MORE}isso/isso-radiot-576.db`),
+    });
+    // without the address the browser holds the form back
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    expect(await site.evaluate((el) => (el as HTMLInputElement).validity.valueMissing)).toBe(true);
+    await site.fill("https://radio-t.com");
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const progress = page.getByRole("region", { name: "Import progress" });
+    await progress.getByText("Import finished.").waitFor();
+    const found = await t.api.get(`/api/v1/discussions/lookup?url=${encodeURIComponent("https://radio-t.com/p/2017/12/16/podcast-576/")}`);
+    expect(found.body).toMatchObject({ commentCount: 56 });
+
+    // the list: newest first, each with its format, how it was made and its counts
+    const list = page.getByRole("region", { name: "Imports" });
+    await list.getByText("isso database (SQLite)").waitFor();
+    await settled(page);
+    const rows = await list
+      .locator("tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].slice(1, 6).map((td) => (td.textContent ?? "").replace(/\s+/g, " ").trim())),
+      );
+    expect(rows.slice(0, 3)).toEqual([
+      ["isso database (SQLite)https://radio-t.com", "Console", "Finished", "1", "57"],
+      ["GitHub comments: utterances, giscus (JSON)", "CLI", "Finished", "1", "7"],
+      ["Generic JSON (the documented import format)", "API", "Finished", "1", "0"],
+    ]);
+    await expectAccessible(page, "Settings › Import and export, with its imports");
+    expect(await overflow(page)).toEqual([0]);
+    await shoot(page, "settings-portability-imports");
   });
 
   it("does not show a moderator the screen", async () => {

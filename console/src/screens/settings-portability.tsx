@@ -1,17 +1,22 @@
-// Settings › Import and export (owners; contract section 16): upload a Disqus, WordPress or NDJSON
-// file to POST /api/v1/imports and follow the import live (GET /api/v1/imports/{id} once a second:
-// bytes read, threads, comments, readers, skipped, the bad records with their positions) to its
-// summary; download everything as NDJSON from GET /api/v1/export. The routes:
-// src/modules/portability/http-routes.ts.
+// Settings › Import and export (owners; contract sections 16, 25 and 27): upload a file of any
+// import format (import-formats.ts; the site's address for a format that names its pages by path) to
+// POST /api/v1/imports and follow the import live (GET /api/v1/imports/{id} once a second: bytes read,
+// threads, comments, readers, skipped, the bad records with their positions) to its summary; the
+// tenant's imports made by any means (console, API, CLI) from GET /api/v1/imports, each with its
+// format, counts and bad records; download everything as NDJSON from GET /api/v1/export. The
+// routes: src/modules/portability/http-routes.ts.
 import { useEffect, useState } from "preact/hooks";
 import { rest, ApiError } from "../api";
-import { ErrorMessage, Notice, messageOf } from "../ui";
+import { ErrorMessage, Notice, messageOf, useLoad } from "../ui";
 import { SettingsViews } from "./settings-views";
+import { IMPORT_FORMAT_CHOICES, formatLabel } from "./import-formats";
 
 interface ImportState {
   id: string;
   format: string;
   state: "running" | "succeeded" | "failed";
+  via: "api" | "console" | "cli" | null;
+  site: string | null;
   bytesRead: number;
   bytesTotal: number | null;
   threads: number;
@@ -22,13 +27,11 @@ interface ImportState {
   skipped: number;
   errors: { position: string; message: string }[];
   failure: string | null;
+  createdAt: string;
 }
 
-const FORMATS = [
-  { value: "disqus", label: "Disqus export (XML)" },
-  { value: "wordpress", label: "WordPress export (WXR)" },
-  { value: "ndjson", label: "This service's export (NDJSON)" },
-];
+const VIA = { api: "API", console: "Console", cli: "CLI" } as const;
+const STATE = { running: "Running", succeeded: "Finished", failed: "Failed" } as const;
 
 const POLL_MS = 1000;
 const number = (n: number) => n.toLocaleString("en");
@@ -38,13 +41,21 @@ export function PortabilityScreen() {
   const [format, setFormat] = useState("disqus");
   const [onError, setOnError] = useState("skip");
   const [keepEmails, setKeepEmails] = useState(false);
+  const [site, setSite] = useState("");
+  const [idFrom, setIdFrom] = useState("identifier");
+  const imports = useLoad(() => rest<{ items: ImportState[] }>("GET", "/api/v1/imports?limit=20"));
+  const chosen = IMPORT_FORMAT_CHOICES.find((f) => f.value === format) ?? IMPORT_FORMAT_CHOICES[0]!;
   const [job, setJob] = useState<ImportState | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [uploading, setUploading] = useState(false);
 
   // follow a running import until it ends
   useEffect(() => {
-    if (!job || job.state !== "running") return;
+    if (!job) return;
+    if (job.state !== "running") {
+      imports.reload();
+      return;
+    }
     const timer = setTimeout(() => {
       rest<ImportState>("GET", `/api/v1/imports/${encodeURIComponent(job.id)}`).then(setJob, (e: unknown) => setError(messageOf(e)));
     }, POLL_MS);
@@ -59,7 +70,8 @@ export function PortabilityScreen() {
     setError(null);
     setUploading(true);
     try {
-      const query = new URLSearchParams({ format, onError, keepEmails: String(keepEmails) });
+      const query = new URLSearchParams({ format, idFrom, onError, keepEmails: String(keepEmails) });
+      if (chosen.needsSite || site.trim()) query.set("site", site.trim());
       setJob(await rest<ImportState>("POST", `/api/v1/imports?${query.toString()}`, file));
     } catch (e) {
       setError(e instanceof ApiError && e.fields.length ? e.fields.map((f) => `${f.path}: ${f.message}`).join("; ") : messageOf(e));
@@ -76,8 +88,10 @@ export function PortabilityScreen() {
 
       <h2>Import comments</h2>
       <p class="hint">
-        Bring comments from Disqus or WordPress, or from this service's own export. Running the same file again changes nothing; a file that
-        has grown adds only what is new. Imported history sends no webhooks and no stream events.
+        Bring comments from Disqus, WordPress, remark42, Commento, isso, GitHub (utterances, giscus), the generic JSON format or this
+        service's own export. Each thread keeps its page's address, so the page shows its comments; a page that already has a discussion
+        gets the imported comments in it. Running the same file again changes nothing; a file that has grown adds only what is new. Imported
+        history sends no webhooks and no stream events.
       </p>
       <form
         class="settings portability"
@@ -91,7 +105,7 @@ export function PortabilityScreen() {
           <label>
             Format
             <select value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-              {FORMATS.map((f) => (
+              {IMPORT_FORMAT_CHOICES.map((f) => (
                 <option key={f.value} value={f.value}>
                   {f.label}
                 </option>
@@ -100,7 +114,32 @@ export function PortabilityScreen() {
           </label>
           <label>
             Export file
-            <input type="file" accept=".xml,.wxr,.ndjson,.jsonl,.json" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+            <input type="file" accept={chosen.accept} onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+          </label>
+          <label>
+            {chosen.needsSite ? "Site address (required)" : "Site address (optional)"}
+            <input
+              type="url"
+              inputMode="url"
+              placeholder="https://blog.example"
+              required={chosen.needsSite}
+              aria-describedby="site-hint"
+              value={site}
+              onInput={(e) => setSite(e.currentTarget.value)}
+            />
+          </label>
+          <p class="hint" id="site-hint">
+            {chosen.needsSite
+              ? "This file names its pages by path only: the address of the site they are on."
+              : "Where a file names a page by path only, its page is on this site."}
+          </p>
+          <label>
+            Discussion ids from
+            <select value={idFrom} onChange={(e) => setIdFrom(e.currentTarget.value)}>
+              <option value="identifier">the source's own name for the page</option>
+              <option value="url">the page's address</option>
+              <option value="path">the page's path</option>
+            </select>
           </label>
           <label>
             A bad record
@@ -111,7 +150,7 @@ export function PortabilityScreen() {
           </label>
           <label class="check">
             <input type="checkbox" checked={keepEmails} onChange={(e) => setKeepEmails(e.currentTarget.checked)} />
-            Keep authors' email addresses, for reply emails (Disqus and WordPress; otherwise none is stored)
+            Keep authors' email addresses where the file has them, for reply emails (otherwise none is stored)
           </label>
         </fieldset>
         <button type="submit" disabled={uploading || job?.state === "running"}>
@@ -160,10 +199,74 @@ export function PortabilityScreen() {
         </div>
       )}
 
+      <h2 id="imports-title">Imports</h2>
+      <p class="hint">Every import of this site, from the console, the API or the command line, newest first.</p>
+      <ErrorMessage error={imports.error} />
+      {imports.data && imports.data.items.length === 0 && <p>No imports yet.</p>}
+      {imports.data && imports.data.items.length > 0 && (
+        <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="imports-title">
+          <table class="imports">
+            <thead>
+              <tr>
+                <th scope="col">Started</th>
+                <th scope="col">Format</th>
+                <th scope="col">By</th>
+                <th scope="col">State</th>
+                <th scope="col">Discussions</th>
+                <th scope="col">Comments</th>
+                <th scope="col">Readers</th>
+                <th scope="col">Already there</th>
+                <th scope="col">Skipped</th>
+                <th scope="col">Bad records</th>
+              </tr>
+            </thead>
+            <tbody>
+              {imports.data.items.map((i) => (
+                <tr key={i.id}>
+                  <td>
+                    <time dateTime={i.createdAt}>{new Date(i.createdAt).toLocaleString("en")}</time>
+                  </td>
+                  <td>
+                    {formatLabel(i.format)}
+                    {i.site && <div class="muted">{i.site}</div>}
+                  </td>
+                  <td>{i.via ? VIA[i.via] : "—"}</td>
+                  <td>
+                    {STATE[i.state]}
+                    {i.failure && <div class="muted">{i.failure}</div>}
+                  </td>
+                  <td>{number(i.threads)}</td>
+                  <td>{number(i.comments)}</td>
+                  <td>{number(i.readers)}</td>
+                  <td>{number(i.unchanged)}</td>
+                  <td>{number(i.skipped)}</td>
+                  <td>
+                    {i.errors.length === 0 ? (
+                      "None"
+                    ) : (
+                      <details>
+                        <summary>{`${number(i.errors.length)} listed`}</summary>
+                        <ul class="import-errors">
+                          {i.errors.map((e) => (
+                            <li key={`${e.position}${e.message}`}>
+                              <code>{e.position}</code>: {e.message}
+                            </li>
+                          ))}
+                        </ul>
+                      </details>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+
       <h2>Export everything</h2>
       <p class="hint">
-        Every discussion, reader, comment (with its status and parent) and reaction as NDJSON, the format this service imports: a way to
-        keep a copy or to leave.
+        Every discussion, reader, comment (with its status and parent), reaction and vote as NDJSON, the format this service imports: a way
+        to keep a copy or to leave.
       </p>
       <p>
         <a class="button" href="/api/v1/export" download>

@@ -185,6 +185,7 @@ export function mountPortabilityRoutes(fastify: FastifyInstance, app: AppService
           job = await createImportJob(db(ctx), {
             tenantId: requirePrincipal(ctx).tenantId,
             ...opts,
+            via: requirePrincipal(ctx).kind === "operator" ? "console" : "api",
             bytesTotal: bytes,
             now: app.clock.now(),
           });

@@ -16,11 +16,21 @@ import type { ScopedPrisma } from "../../../db/tenant-scope.js";
  */
 type ImportRows = Pick<ScopedPrisma, "import">;
 
+/** How an import was started: over the API (a key or the admin token), from the console, by the CLI. */
+export type ImportVia = "api" | "console" | "cli";
+const VIAS: readonly ImportVia[] = ["api", "console", "cli"];
+
 export async function createImportJob(
   prisma: ImportRows,
-  input: ImportChoices & { tenantId: string; bytesTotal: number | null; now: Date },
+  input: ImportChoices & { tenantId: string; bytesTotal: number | null; now: Date; via: ImportVia },
 ): Promise<Import> {
-  const options: KeptImportChoices = { idFrom: input.idFrom, onError: input.onError, keepEmails: input.keepEmails, site: input.site };
+  const options: KeptImportChoices & { via: ImportVia } = {
+    idFrom: input.idFrom,
+    onError: input.onError,
+    keepEmails: input.keepEmails,
+    site: input.site,
+    via: input.via,
+  };
   return prisma.import.create({
     data: {
       id: newId("imp"),
@@ -100,11 +110,18 @@ export function keptChoicesOf(j: Import): KeptImportChoices {
   };
 }
 
+/** How the job was started (kept with its choices); null for one recorded before that was kept. */
+function viaOf(j: Import): ImportVia | null {
+  const via = (j.options as { via?: unknown } | null)?.via;
+  return VIAS.find((v) => v === via) ?? null;
+}
+
 export function importDto(j: Import) {
   return {
     id: j.id,
     format: j.format,
     state: j.state,
+    via: viaOf(j),
     ...keptChoicesOf(j),
     bytesRead: Number(j.bytesRead),
     bytesTotal: j.bytesTotal === null ? null : Number(j.bytesTotal),
