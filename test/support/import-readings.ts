@@ -9,7 +9,7 @@ import { parseFragment, type DefaultTreeAdapterMap } from "parse5";
 import { expect } from "vitest";
 import type { TestServer } from "./server.js";
 import type { TestTenant } from "./fixtures.js";
-import { siteQuery } from "./imports.js";
+import { importFinished, postImport } from "./imports.js";
 
 /** ../shared/fixtures/import-more, where CI has it too (never copied into the repository) */
 export const MORE = fileURLToPath(new URL("../../../shared/fixtures/import-more/", import.meta.url));
@@ -119,19 +119,7 @@ export interface Expected {
 
 /** POST /api/v1/imports with the file, then the import once it ended. */
 export async function importFile(server: TestServer, t: TestTenant, format: string, body: Uint8Array | string, query = "") {
-  const res = await fetch(`${server.url}/api/v1/imports?format=${format}${siteQuery(format, query)}`, {
-    method: "POST",
-    headers: { "x-api-key": t.apiKey, "content-type": "application/octet-stream" },
-    body: typeof body === "string" ? body : new Uint8Array(body),
-  });
-  const accepted = (await res.json()) as { id: string };
-  expect(res.status, JSON.stringify(accepted)).toBe(202);
-  for (let i = 0; i < 1200; i++) {
-    const r = await t.api.get(`/api/v1/imports/${accepted.id}`);
-    if (r.body.state !== "running") return r.body;
-    await new Promise((ok) => setTimeout(ok, 25));
-  }
-  throw new Error("the import did not finish");
+  return importFinished(t, await postImport(server, t, format, body, query), 30_000);
 }
 
 /** Every comment row of the tenant against the expected ones, record by record; answers the rows by source id. */
