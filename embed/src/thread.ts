@@ -89,6 +89,12 @@ export class EngagementThread extends LitElement {
   private nearby: IntersectionObserver | undefined;
   /** whether the host page gave the identity of the latest request (then hosted sign-in stays hidden) */
   private hostGave = false;
+  /** the element's custom states (`:state(in-page)`, styles.ts); null in a browser without them */
+  private readonly internals: ElementInternals | null = typeof this.attachInternals === "function" ? this.attachInternals() : null;
+  /** a server-rendered thread (its island in the light DOM): in the page's text, see markInPage */
+  private inPage = false;
+  /** the reader has moved into the folded composer of a server-rendered thread: it stays open */
+  private composerOpened = false;
 
   private readonly session: HostedSession = new HostedSession({
     language: () => languageOf(this.locale),
@@ -177,6 +183,10 @@ export class EngagementThread extends LitElement {
     showIncoming: () => this.showIncoming(),
     copyLink: (id) => void this.copyLink(id),
     fromStart: () => void this.permalinks.readFromStart().then(() => this.focusLater("ol[part=comments] article")),
+    unfoldComposer: () => {
+      this.composerOpened = true;
+      this.requestUpdate();
+    },
   };
 
   constructor() {
@@ -223,8 +233,26 @@ export class EngagementThread extends LitElement {
     return this.language || document.documentElement.lang || navigator.language || "en";
   }
 
+  /**
+   * A server-rendered thread is part of the page's text (contract sections 23 and 27): before the
+   * upgrade its HTML is set in the page's own font, so the upgraded thread takes the same font
+   * (`:state(in-page)`, styles.ts; --engagement-font still wins) and folds its composer to one line
+   * until the reader moves into it; with the same font and about the same parts, it is about as
+   * tall as the HTML it replaces, whatever the page's style.
+   */
+  private markInPage(): void {
+    this.inPage = !!this.querySelector(`:scope > ${ISLAND_SELECTOR}`);
+    try {
+      if (this.inPage) this.internals?.states.add("in-page");
+      else this.internals?.states.delete("in-page");
+    } catch {
+      // a browser that takes only dashed states ("--in-page", Chrome before 125): the element's own font
+    }
+  }
+
   override connectedCallback(): void {
     super.connectedCallback();
+    this.markInPage();
     this.clockTimer = setInterval(() => this.requestUpdate(), 60_000);
     this.session.connect();
     this.permalinks.connect();
@@ -243,6 +271,7 @@ export class EngagementThread extends LitElement {
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
+    this.markInPage();
     if (!this.awake) return this.watchViewport();
     // defined before the parser reached its children: a server-rendered thread's island may follow
     if (!this.started && document.readyState === "loading" && !this.firstElementChild) {
@@ -380,6 +409,7 @@ export class EngagementThread extends LitElement {
       previews: this.previews,
       highlighted: this.permalinks.highlighted,
       openedAtThread,
+      composerFolded: this.inPage && !this.composerOpened,
       status,
       live: this.stream.live,
       reading: this.stream.reading,
