@@ -2,7 +2,7 @@
 // so a page whose CSP forbids inline styles still styles it). Hosts theme it with CSS custom
 // properties (--engagement-*) and ::part(); light and dark follow `prefers-color-scheme` unless the
 // `theme` attribute says "light" or "dark".
-// A server-rendered thread (`:state(in-page)`, set by the element: it is in the page's text) takes the
+// A server-rendered thread (`:state(in-page)`, thread/in-page.ts: it is in the page's text) takes the
 // page's font, as its HTML had before the upgrade, and spaces its comments by the line height and its
 // paragraphs by 1em, as that HTML's were; a folded composer (`form.folded`) shows its text field alone,
 // one line high, until the reader moves into it. (No comments inside css``: they would ship in thread.js.)
