@@ -219,6 +219,17 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     expect(textOf(byClass(entry(first.id), "e-content")[0]!)).toContain("Deep water \u2028 </script><!-- <script>alert(2)</script>");
     expect(textOf(all(thread, (e) => e.tagName === "h2")[0]!)).toBe("Comments (4 comments)");
     expect(all(thread, (e) => attrOf(e, "rel") === "next")).toEqual([]);
+    // the parts the live thread has in their places (docs/seo.md, "Upgrade in place"): under the heading
+    // a line where its composer goes, and on every comment a footer linking it where its actions go
+    const parts = thread.childNodes.filter(isEl).map((e) => e.tagName);
+    expect(parts.slice(parts.indexOf("h2"), parts.indexOf("h2") + 3)).toEqual(["h2", "p", "ol"]);
+    expect(textOf(thread.childNodes.filter(isEl)[parts.indexOf("h2") + 1]!)).toBe("Join the discussion…");
+    for (const e of entries) {
+      const footer = e.childNodes.filter(isEl).find((c) => c.tagName === "footer");
+      expect(footer && attrOf(all(footer, (a) => a.tagName === "a")[0]!, "href"), attrOf(e, "id")!).toBe(
+        permalink(attrOf(e, "id")!.slice("comment-".length)),
+      );
+    }
 
     // JSON-LD: schema.org's vocabulary, Google's properties, the same comments nested the same way
     checkVocabulary(ld);
@@ -308,6 +319,11 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
       expect(html.split(content)).toHaveLength(2);
     }
     expect(JSON.stringify(island)).not.toContain("bodyHtml");
+
+    // on a discussion closed to comments, the line under the heading says so, as the live thread's notice does
+    expect((await t.api.post("/api/v1/discussions/ix-1/lock")).status).toBe(200);
+    const closed = parse((await fragment("ix-1", `key=${key}`)).html).thread.childNodes.filter(isEl);
+    expect(textOf(closed[closed.findIndex((e) => e.tagName === "h2") + 1]!)).toBe("Comments are closed on this discussion.");
   });
 
   it("pages by rel=next: 20 top-level comments each, in the sort asked for, every comment reachable; words and dates in the language asked for", async () => {

@@ -5,14 +5,14 @@
 // token`), and without one the element fires `engagement:sign-in-required` when the reader tries to; with
 // the service's hosted sign-in on, it also offers "Sign in" and keeps the session (thread/session.ts).
 // A server-rendered thread (contract section 23: the fragment, its first page an island in the light DOM,
-// thread/island.ts) is shown as it is until the element has drawn the same page from the island, without
-// asking for it; its stream resumes after the island's seq. Otherwise the first snapshot is read once the
-// stream (thread/live.ts) is live; events that arrive while it loads are applied after it, so nothing
-// written while the page connects is missed. Whenever the count of the comments it shows changes, it fires
-// `engagement:count` ({ discussionId, count, apiBase }; it bubbles to the document), which <engagement-count>
-// elements for the same discussion follow (embed/src/count.ts). This file is the element: its attributes,
-// lifecycle, identity and events, wiring the rest (in embed/src/thread/): what it reads (loader.ts) into
-// what it knows (store.ts), the stream (live.ts), how it looks (view.ts, forms.ts, compose.ts, styles.ts,
+// thread/island.ts) is shown as it is until the element has drawn the same page from the island, without asking
+// for it, in the page's font (thread/in-page.ts); its stream resumes after the island's seq. Else the first
+// snapshot is read once the stream (thread/live.ts) is live; events that arrive while it loads are applied after
+// it, so nothing written while the page connects is missed. Whenever the count of the comments it shows changes,
+// it fires `engagement:count` ({ discussionId, count, apiBase }; it bubbles to the document), which
+// <engagement-count> elements for the same discussion follow (embed/src/count.ts). This file is the element: its
+// attributes, lifecycle, identity and events, wiring the rest (in embed/src/thread/): what it reads (loader.ts)
+// into what it knows (store.ts), the stream (live.ts), how it looks (view.ts, forms.ts, compose.ts, styles.ts,
 // rich-styles.ts), the reader's bell and Follow (inbox.ts, bell.ts), what the reader writes (writes.ts) and
 // previews (preview.ts), the comment a permalink opens it at and each comment's Link action (permalink.ts).
 // Built by esbuild (lit bundled in) into dist/embed/v1/thread.js (`npm run build:embed`), served at
@@ -24,6 +24,7 @@ import { bellStyles, renderInboxList, renderReaderBar } from "./thread/bell.js";
 import { describeFailure } from "./thread/describe.js";
 import { EN, fill, languageOf, loadStrings, stringsFor, type Strings } from "./thread/i18n.js";
 import { ReaderInbox } from "./thread/inbox.js";
+import { InPage } from "./thread/in-page.js";
 import { ISLAND_SELECTOR, readIsland } from "./thread/island.js";
 import { LiveStream } from "./thread/live.js";
 import { ThreadLoader } from "./thread/loader.js";
@@ -89,6 +90,7 @@ export class EngagementThread extends LitElement {
   private nearby: IntersectionObserver | undefined;
   /** whether the host page gave the identity of the latest request (then hosted sign-in stays hidden) */
   private hostGave = false;
+  private readonly inPage = new InPage(this, () => this.requestUpdate());
 
   private readonly session: HostedSession = new HostedSession({
     language: () => languageOf(this.locale),
@@ -177,6 +179,7 @@ export class EngagementThread extends LitElement {
     showIncoming: () => this.showIncoming(),
     copyLink: (id) => void this.copyLink(id),
     fromStart: () => void this.permalinks.readFromStart().then(() => this.focusLater("ol[part=comments] article")),
+    unfoldComposer: () => this.inPage.unfold(),
   };
 
   constructor() {
@@ -243,6 +246,7 @@ export class EngagementThread extends LitElement {
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
+    this.inPage.mark();
     if (!this.awake) return this.watchViewport();
     // defined before the parser reached its children: a server-rendered thread's island may follow
     if (!this.started && document.readyState === "loading" && !this.firstElementChild) {
@@ -380,6 +384,7 @@ export class EngagementThread extends LitElement {
       previews: this.previews,
       highlighted: this.permalinks.highlighted,
       openedAtThread,
+      composerFolded: this.inPage.composerFolded,
       status,
       live: this.stream.live,
       reading: this.stream.reading,

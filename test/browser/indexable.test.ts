@@ -162,6 +162,8 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     // the parser waits at the held script, everything before it parsed and laid out
     await p.goto(host.url("seo-1"), { waitUntil: "commit" });
     await p.locator("#after").waitFor({ state: "attached" });
+    // and the page's stylesheet applied (a layout read before it loads would be the unstyled page's)
+    await p.waitForFunction(() => [...document.querySelectorAll<HTMLLinkElement>("link[rel=stylesheet]")].every((l) => l.sheet));
     const before = await threadHeight(p);
     const afterTop = await p.evaluate(() => document.getElementById("after")!.getBoundingClientRect().top);
     // the same as the page with JavaScript off: looked at, not kept in docs/

@@ -39,14 +39,31 @@ export interface FormContext {
 
 const draftInput = (f: Forms, formKey: string) => (e: Event) => f.setDraft(formKey, (e.target as HTMLTextAreaElement).value);
 
-export function composer(v: FormContext, formKey: string, parentId: string | null, label: string, submitLabel: string): TemplateResult {
+/**
+ * A composer: its text field with the Write/Preview tabs, the hint and the buttons. Given `unfold`, an
+ * empty composer shows folded, its text field one line high and nothing else, until the reader
+ * moves into it (which calls `unfold`).
+ */
+export function composer(
+  v: FormContext,
+  formKey: string,
+  parentId: string | null,
+  label: string,
+  submitLabel: string,
+  unfold: (() => void) | null = null,
+): TemplateResult {
   const { t, forms: f } = v;
   const busy = f.busy.has(formKey);
   const draft = f.drafts.get(formKey) ?? "";
   const error = f.errors.get(formKey) ?? previewError(v.previews, formKey, draft);
   const left = v.maxBodyLength - draft.length;
+  const folded = !!unfold && !draft && !error;
   return html`<form
     part="composer"
+    class=${folded ? "folded" : ""}
+    @focusin=${() => {
+      if (folded) unfold?.();
+    }}
     @submit=${(e: Event) => {
       e.preventDefault();
       void v.previews.show(formKey, "write", "");
@@ -63,6 +80,7 @@ export function composer(v: FormContext, formKey: string, parentId: string | nul
           id=${`field-${formKey}`}
           part="textarea"
           placeholder=${parentId ? label : t.composer_placeholder}
+          rows=${folded ? "1" : nothing}
           .value=${draft}
           aria-invalid=${error ? "true" : "false"}
           aria-describedby=${`hint-${formKey}`}

@@ -2,6 +2,10 @@
 // so a page whose CSP forbids inline styles still styles it). Hosts theme it with CSS custom
 // properties (--engagement-*) and ::part(); light and dark follow `prefers-color-scheme` unless the
 // `theme` attribute says "light" or "dark".
+// A server-rendered thread (`:state(in-page)`, thread/in-page.ts: it is in the page's text) takes the
+// page's font, as its HTML had before the upgrade, and spaces its comments by the line height and its
+// paragraphs by 1em, as that HTML's were; a folded composer (`form.folded`) shows its text field alone,
+// one line high, until the reader moves into it. (No comments inside css``: they would ship in thread.js.)
 import { css } from "lit";
 
 /** the dark palette: for theme="dark", and for a dark system unless theme="light" */
@@ -38,6 +42,16 @@ export const threadStyles = css`
   }
   :host([hidden]) {
     display: none;
+  }
+  :host(:state(in-page)) {
+    font: var(--engagement-font);
+  }
+  :host(:state(in-page)) article {
+    padding-top: 0.5lh;
+    padding-bottom: 0.5lh;
+  }
+  :host(:state(in-page)) .rich > :not(:last-child) {
+    margin-bottom: 1em;
   }
   :host([theme="dark"]) {
     ${dark}
@@ -102,6 +116,14 @@ export const threadStyles = css`
   }
   form {
     margin: 0 0 12px;
+  }
+  form.folded .compose-head,
+  form.folded .form-row {
+    display: none;
+  }
+  form.folded textarea {
+    min-height: 0;
+    resize: none;
   }
   .form-row {
     display: flex;

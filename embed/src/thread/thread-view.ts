@@ -42,6 +42,8 @@ export interface ThreadView extends FormContext {
   readonly highlighted: string | null;
   /** the page shown begins at a permalink's thread (the comments before it are not loaded) */
   readonly openedAtThread: boolean;
+  /** the new comment's composer shows folded (one line) until the reader moves into it: a server-rendered thread's */
+  readonly composerFolded: boolean;
   /** the signed-in reader's Follow and bell (bell.ts), and the bell's list when open */
   readonly readerBar: TemplateResult | typeof nothing;
   readonly inboxList: TemplateResult | typeof nothing;
@@ -53,5 +55,6 @@ export interface ThreadView extends FormContext {
     loadMore(): void;
     loadReplies(parentId: string): void;
     showIncoming(): void;
+    unfoldComposer(): void;
   };
 }

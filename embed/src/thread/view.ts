@@ -44,7 +44,7 @@ export function renderThread(v: ThreadView): TemplateResult {
     </header>
     ${v.inboxList} ${renderPageReactions(v)} ${store.state === "locked" ? html`<p class="notice" part="notice">${t.locked}</p>` : nothing}
     ${store.state === "archived" ? html`<p class="notice" part="notice">${t.archived}</p>` : nothing}
-    ${open ? composer(v, "new", null, t.composer_label, t.post) : nothing}
+    ${open ? composer(v, "new", null, t.composer_label, t.post, v.composerFolded ? v.on.unfoldComposer : null) : nothing}
     ${v.notice ? html`<p class="notice" part="notice" role="status">${v.notice}</p>` : nothing}
     ${v.live || v.status === "failed" ? nothing : html`<p class="muted" part="status">${t.reconnecting}</p>`}
     ${

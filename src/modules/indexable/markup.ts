@@ -1,9 +1,11 @@
 // The HTML of an indexable thread (contract section 23): one <engagement-thread> element whose light
-// DOM is the page of comments as plain semantic HTML, readable with no script and no stylesheet:
-// an <article id="comment-<id>"> per comment (microformats2 h-entry: a header with the author's name
-// as p-author h-card and the date as dt-published inside the u-url permalink, the stored bodyHtml as
-// e-content, a reply's parent as u-in-reply-to; a top-level comment's footer links it again, in the
-// place of the live thread's actions, so the element is about as tall before and after it upgrades),
+// DOM is the page of comments as plain semantic HTML, readable with no script and no stylesheet: the
+// heading, a line in the place of the live thread's composer ("Join the discussion…", or on a
+// discussion closed to comments the live thread's notice), an <article id="comment-<id>"> per comment
+// (microformats2 h-entry: a header with the author's name as p-author h-card and the date as
+// dt-published inside the u-url permalink, the stored bodyHtml as e-content, a reply's parent as
+// u-in-reply-to; a footer linking the comment again, in the place of the live thread's actions), so
+// the element is about as tall before and after it upgrades (contract section 27, docs/seo.md),
 // replies in an <ol> inside their parent's article, and where a comment's replies were cut off (20
 // per comment, 200 per page) a "Show n more replies" link to the fragment's replies page for it
 // (`parentId`), as the live thread has its button there; then an <a rel="next"> to the next page's
@@ -86,11 +88,13 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opt
     const inReplyTo = parentLink ? `<data class="u-in-reply-to" value="${escapeHtml(parentLink)}"></data>` : "";
     return (
       `<li><article id="comment-${escapeHtml(c.id)}" class="h-entry">${inReplyTo}\n<header>${meta}</header>\n` +
-      `<div class="e-content">${c.bodyHtml}</div>${parentLink ? "" : `\n<footer><a href="${escapeHtml(link)}">${escapeHtml(w.link)}</a></footer>`}${replies}</article></li>\n`
+      `<div class="e-content">${c.bodyHtml}</div>\n<footer><a href="${escapeHtml(link)}">${escapeHtml(w.link)}</a></footer>${replies}</article></li>\n`
     );
   };
 
   const count = fillCount(d.commentCount === 1 ? w.count_one : w.count_other, d.commentCount);
+  // in the place of the live thread's composer (or its notice on a discussion closed to comments), a line saying as much
+  const invitation = d.state === "locked" ? w.locked : d.state === "archived" ? w.archived : w.composer_placeholder;
   const list = s.top.length ? `<ol class="comments">\n${s.top.map(comment).join("")}</ol>\n` : `<p>${escapeHtml(w.empty)}</p>\n`;
   const next =
     s.topEnd.hasNextPage && s.topEnd.endCursor
@@ -102,6 +106,6 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opt
     `<engagement-thread${attr("discussion-id", d.id)}${attr("publishable-key", opts.key)}${attr("api-base", opts.apiBase)}` +
     `${attr("discussion-url", pageUrl)}${attr("sort", opts.sort)}${attr("lang", opts.lang)}>\n` +
     (island ? `<script type="application/json" data-engagement-thread>${scriptJson(island)}</script>\n` : "") +
-    `<h2>${escapeHtml(w.title)} <small>(${escapeHtml(count)})</small></h2>\n${list}${next}${onPage}</engagement-thread>\n`;
+    `<h2>${escapeHtml(w.title)} <small>(${escapeHtml(count)})</small></h2>\n<p>${escapeHtml(invitation)}</p>\n${list}${next}${onPage}</engagement-thread>\n`;
   return `${element}<script type="application/ld+json">${scriptJson(discussionLd(s))}</script>\n`;
 }
