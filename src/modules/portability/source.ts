@@ -307,11 +307,19 @@ export function outOfRangeDate(dates: Record<string, Date | null | undefined>, s
   return null;
 }
 
-/** A date the source wrote (ISO 8601, or WordPress's `2024-01-02 03:04:05` in UTC); null when it is not one. */
+/** `2024-01-02 03:04:05`, `2024-01-02T03:04:05.678`, and Go's `2024-01-02 03:04:05 +0800` (Artalk's): date, time, zone */
+const PLAIN_DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(?: ?([+-])(\d{2}):?(\d{2}))?$/;
+
+/**
+ * A date the source wrote (ISO 8601; WordPress's and SQLite's `2024-01-02 03:04:05`; Go's
+ * `2024-01-02 03:04:05 +0800`); a date and time without a zone is UTC, whatever the server's own
+ * zone. Null when it is not one.
+ */
 export function parseSourceDate(text: string | null | undefined): Date | null {
   const t = (text ?? "").trim();
   if (!t || t.startsWith("0000-00-00")) return null;
-  const normalized = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(t) ? `${t.replace(" ", "T")}Z` : t;
+  const plain = PLAIN_DATE_TIME.exec(t);
+  const normalized = plain ? `${plain[1]}T${plain[2]!.slice(0, 12)}${plain[3] ? `${plain[3]}${plain[4]}:${plain[5]}` : "Z"}` : t;
   const d = new Date(normalized);
   return Number.isNaN(d.getTime()) ? null : d;
 }
