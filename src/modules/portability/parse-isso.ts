@@ -33,7 +33,12 @@ export async function* parseIsso(input: AsyncIterable<Uint8Array | string>, sign
   const db = await openImportedSqlite(file, { allowedTriggers: [ISSO_TRIGGER], transfer: true, signal });
   try {
     if (!db.tables.has("threads") || !db.tables.has("comments"))
-      throw new SourceFailure("byte 0", "not an isso database: it has no threads and comments tables");
+      throw new SourceFailure(
+        "byte 0",
+        db.tables.has("pages")
+          ? "not an isso database: it is Cusdis's (pages and comments): --format cusdis"
+          : "not an isso database: it has no threads and comments tables",
+      );
     yield* tableRows(db, "SELECT id, uri, title FROM threads ORDER BY id", "threads", (r, position) => ({
       kind: "thread",
       key: String(r.id),
