@@ -409,7 +409,7 @@ describe("Twikoo", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Cusdis: its own empty database (prisma/sqlite migrations), rows added here through its schema
+// Cusdis: its own empty database (made by its SQLite migrations), rows added here through its schema
 
 const SQL = await initSqlJs();
 
@@ -459,7 +459,7 @@ const CUSDIS_ROWS = `
 const prismaTime = (v: number | string) =>
   typeof v === "number" ? new Date(v) : new Date(/Z$|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
 
-/** Cusdis's tables SELECTed here (prisma/sqlite/schema.prisma; comment.service.ts) */
+/** Cusdis's tables SELECTed here (its Prisma schema for SQLite; its comment service) */
 function readCusdis(bytes: Uint8Array) {
   const db = new SQL.Database(bytes);
   const rows = (q: string) => {
