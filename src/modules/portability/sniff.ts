@@ -43,9 +43,10 @@ export function formatOf(head: string): ImportFormat | null {
     return null;
   }
   const text = head.replace(/^[\s\uFEFF]+/, "");
-  // the first records' members (a Twikoo comment: _id, comment, url or href)
   const start = text.slice(0, 4096);
-  const twikoo = /"_id"\s*:/.test(start) && /"comment"\s*:/.test(start) && /"(url|href)"\s*:/.test(start);
+  // the first records' members, wherever a long first comment puts them (a Twikoo comment: _id,
+  // comment, url or href; an Artalk one: page_key after its content)
+  const twikoo = /"_id"\s*:/.test(text) && /"comment"\s*:/.test(text) && /"(url|href)"\s*:/.test(text);
   if (text.startsWith("{")) {
     if (/^\{\s*"type"\s*:\s*"export"/.test(text)) return "ndjson";
     const firstLine = text.split("\n", 1)[0]!;
@@ -62,7 +63,7 @@ export function formatOf(head: string): ImportFormat | null {
     if (!first) return null;
     if (first[1] === "type" && ["discussion", "reader", "comment"].includes(first[3]!)) return "json";
     if (/"(issue_url|discussion_id|author_association|node_id|html_url)"\s*:/.test(start)) return "github";
-    if (/"page_key"\s*:/.test(start) && /"(nick|content|rid)"\s*:/.test(start)) return "artalk";
+    if (/"page_key"\s*:/.test(text) && /"(nick|content|rid)"\s*:/.test(text)) return "artalk";
     if (twikoo) return "twikoo";
     return null;
   }
