@@ -83,15 +83,16 @@ export async function* parseArtalk(input: AsyncIterable<Uint8Array | string>): A
     }
     if (!threads.has(post.threadKey)) {
       threads.add(post.threadKey);
+      // a URL, a path (`/posts/hello/`), or a key of the site's own naming
       const pageKey = valueOf(o.page_key).trim();
-      const byPath = isPagePath(pageKey);
+      const byUrl = /^https?:\/\//i.test(pageKey);
       yield {
         kind: "thread",
         key: post.threadKey,
-        identifier: byPath ? pageKey : null,
-        url: byPath ? null : pageKey,
-        origin: byPath ? originOfSiteUrls(valueOf(o.site_urls)) : null,
-        pathNeedsSite: byPath,
+        identifier: byUrl ? null : pageKey,
+        url: byUrl ? pageKey : null,
+        origin: isPagePath(pageKey) ? originOfSiteUrls(valueOf(o.site_urls)) : null,
+        pathNeedsSite: isPagePath(pageKey),
         title: valueOf(o.page_title).trim() || null,
         createdAt: post.createdAt,
         position: r.position,
