@@ -161,7 +161,7 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
   program
     .command("import")
     .description(
-      "Import comments from a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's comments JSON or the generic JSON format (idempotent; docs/import.md)",
+      "Import comments from a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's comments JSON, the generic JSON format, Artalk's Artrans, a Twikoo export or a Cusdis database (idempotent; docs/import.md)",
     )
     .argument("<file>", "the file, or - for standard input")
     .requiredOption("--tenant <id>", "tenant id")
@@ -179,7 +179,10 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
       "skip",
     )
     .option("--keep-emails", "keep authors' email addresses on their readers (for reply emails); by default none is stored")
-    .option("--site <origin>", "the site's origin, against which a thread's page path becomes its URL (required for isso)")
+    .option(
+      "--site <origin>",
+      "the site's origin, against which a thread's page path becomes its URL (required for isso, and for Artalk, Twikoo and Cusdis pages named by path only)",
+    )
     .option("--json", "print exactly one JSON object: the summary")
     .action(
       async (

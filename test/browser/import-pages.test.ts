@@ -1,7 +1,7 @@
 // After switching in (contract section 27), in headless Chromium: a page at a source thread's URL with
 // nothing but the README's two lines (the script and `<engagement-thread publishable-key>`) shows that
 // thread's imported comments — for a real file of each format whose threads name their page (Disqus,
-// WordPress, remark42, Commento, isso with its site). The browser is at the source's own address
+// WordPress, remark42, Commento, isso with its site, Artalk, Twikoo, Cusdis). The browser is at the source's own address
 // (Playwright answers for the site's origin; the thread's calls go to the service on loopback). And a
 // page whose first comment came before the import shows both. Screenshots in a scratch folder.
 import { readFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { createTestTenant, type TestTenant } from "../support/fixtures.js";
 import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { IMPORT_FIXTURES, MORE } from "../support/import-readings.js";
 import { importFinished, postImport } from "../support/imports.js";
+import { CUSDIS_ROWS, cusdisFile } from "../support/cusdis.js";
 
 const SHOTS = join(tmpdir(), "engagement-embed-shots");
 let server: TestServer;
@@ -36,6 +37,15 @@ const SOURCES = [
     page: "https://radio-t.com/p/2017/12/16/podcast-576/",
     query: "&site=https://radio-t.com",
   },
+  { format: "artalk", file: `${MORE}artalk/artalk-docs-artrans.json`, page: "https://artalk.js.org/guide/transfer.html" },
+  { format: "twikoo", file: `${MORE}twikoo/artransfer-twikoo.json`, page: "https://xn--qpru0x.cn/post/1" },
+  // Cusdis has no export: its own empty database with rows added through its schema (test/support/cusdis.ts)
+  {
+    format: "cusdis",
+    bytes: () => cusdisFile(CUSDIS_ROWS),
+    page: "https://blog.example/posts/hello/",
+    query: "&site=https://blog.example",
+  },
 ] as const;
 
 describe.skipIf(chromiumMissing)("a source thread's page after an import", () => {
@@ -48,12 +58,18 @@ describe.skipIf(chromiumMissing)("a source thread's page after an import", () =>
   afterAll(() => browser?.close());
 
   /** A tenant that allows the page's origin, its publishable key, the file imported. */
-  async function switchedIn(format: string, file: string, page: string, query = "", before?: (t: TestTenant) => Promise<void>) {
+  async function switchedIn(
+    format: string,
+    file: string | Uint8Array,
+    page: string,
+    query = "",
+    before?: (t: TestTenant) => Promise<void>,
+  ) {
     const t = await createTestTenant(server);
     expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [new URL(page).origin] })).status).toBe(200);
     const key = (await t.admin.post("/api/v1/publishable-keys", { label: "site" })).body.key as string;
     await before?.(t);
-    const done = await importFinished(t, await postImport(server, t, format, readFileSync(file), query));
+    const done = await importFinished(t, await postImport(server, t, format, typeof file === "string" ? readFileSync(file) : file, query));
     expect(done, JSON.stringify(done.errors)).toMatchObject({ state: "succeeded" });
     return { t, key };
   }
@@ -95,7 +111,7 @@ describe.skipIf(chromiumMissing)("a source thread's page after an import", () =>
 
   for (const s of SOURCES) {
     it(`${s.format}: the page at ${s.page} shows its imported comments`, async () => {
-      const { t, key } = await switchedIn(s.format, s.file, s.page, "query" in s ? s.query : "");
+      const { t, key } = await switchedIn(s.format, "file" in s ? s.file : s.bytes(), s.page, "query" in s ? s.query : "");
       const held = await holding(t, s.page);
       expect(held.count).toBeGreaterThan(0);
       const p = await openPage(s.page, key);

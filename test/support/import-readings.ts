@@ -18,7 +18,7 @@ export const IMPORT_FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/i
 /** docs/import.md "Ids": an imported comment's id */
 /**
  * docs/import.md "Ids": an imported comment's id; of a source numbered per database (isso,
- * WordPress) named by its discussion too, and without it (`discussionId` left out) the id an
+ * WordPress, Artalk) named by its discussion too, and without it (`discussionId` left out) the id an
  * earlier version gave it
  */
 export const commentIdOf = (tenantId: string, format: string, sourceId: string, discussionId?: string) =>
@@ -27,8 +27,8 @@ export const commentIdOf = (tenantId: string, format: string, sourceId: string, 
     .digest("hex")
     .slice(0, 24)}`;
 
-/** the formats whose comment ids are named by discussion and source id */
-const SCOPED = new Set(["isso", "wordpress"]);
+/** the formats whose comment ids are named by discussion and source id (docs/import.md "Ids") */
+const SCOPED = new Set(["isso", "wordpress", "artalk"]);
 
 /** docs/import.md "Ids": a discussion id made of a URL (its scheme dropped) or a path */
 export function discussionIdOfText(text: string, url = false): string {

@@ -40,9 +40,15 @@ describe("outOfRangeDate", () => {
 });
 
 describe("parseSourceDate", () => {
-  it("reads ISO 8601 and WordPress's UTC form; anything else is null", () => {
+  it("reads ISO 8601, WordPress's UTC form and Go's; anything else is null", () => {
     expect(parseSourceDate("2024-01-02T03:04:05Z")?.toISOString()).toBe("2024-01-02T03:04:05.000Z");
     expect(parseSourceDate("2024-01-02 03:04:05")?.toISOString()).toBe("2024-01-02T03:04:05.000Z");
+    // Go's time format (Artalk's export), SQLite's with fractions, ISO without a zone: UTC whatever the server's zone
+    expect(parseSourceDate("2021-10-28 20:50:15 +0800")?.toISOString()).toBe("2021-10-28T12:50:15.000Z");
+    expect(parseSourceDate("2021-10-28 20:50:15 -0130")?.toISOString()).toBe("2021-10-28T22:20:15.000Z");
+    expect(parseSourceDate("2024-01-02 03:04:05.123456")?.toISOString()).toBe("2024-01-02T03:04:05.123Z");
+    expect(parseSourceDate("2024-01-02T03:04:05")?.toISOString()).toBe("2024-01-02T03:04:05.000Z");
+    expect(parseSourceDate("2024-01-02T03:04:05+02:00")?.toISOString()).toBe("2024-01-02T01:04:05.000Z");
     expect(parseSourceDate("0000-00-00 00:00:00")).toBeNull();
     expect(parseSourceDate("yesterday")).toBeNull();
     expect(parseSourceDate("")).toBeNull();

@@ -102,4 +102,19 @@ describe("formatOf", () => {
     expect(formatOf("<rss><channel/></rss>")).toBeNull();
     expect(formatOf("hello")).toBeNull();
   });
+
+  it("tells Artalk's array, Twikoo's array, results and lines, and isso's and Cusdis's SQLite schemas apart; an SQLite file naming neither is neither", () => {
+    expect(formatOf('[{"id":"1","rid":"0","content":"hi","page_key":"/a/"}]')).toBe("artalk");
+    expect(formatOf('[\n  {\n    "_id": "a1",\n    "nick": "A",\n    "url": "/a/",\n    "comment": "<p>hi</p>"\n  }\n]')).toBe("twikoo");
+    expect(formatOf('{"results":[{"_id":"a1","url":"/a/","comment":"hi"}]}')).toBe("twikoo");
+    expect(formatOf('{"_id":{"$oid":"a1"},"url":"/a/","href":"https://x.example/a/","comment":"hi"}\n{"_id":"a2"')).toBe("twikoo");
+    // one Artrans object (Artalk refuses it): no format
+    expect(formatOf('{"id":"1","content":"hi","page_key":"/a/"}')).toBeNull();
+    const sqlite = (schema: string) => `SQLite format 3\u0000\u0010\u0000${schema}`;
+    expect(
+      formatOf(sqlite('CREATE TABLE "comments" ("id" TEXT NOT NULL PRIMARY KEY, "pageId" TEXT NOT NULL, "by_nickname" TEXT NOT NULL')),
+    ).toBe("cusdis");
+    expect(formatOf(sqlite("CREATE TABLE threads (id INTEGER PRIMARY KEY, uri VARCHAR(256) UNIQUE, title VARCHAR(256))"))).toBe("isso");
+    expect(formatOf(sqlite("CREATE TABLE notes (id INTEGER PRIMARY KEY)"))).toBeNull();
+  });
 });

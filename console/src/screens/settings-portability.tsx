@@ -88,10 +88,10 @@ export function PortabilityScreen() {
 
       <h2>Import comments</h2>
       <p class="hint">
-        Bring comments from Disqus, WordPress, remark42, Commento, isso, GitHub (utterances, giscus), the generic JSON format or this
-        service's own export. Each thread keeps its page's address, so the page shows its comments; a page that already has a discussion
-        gets the imported comments in it. Running the same file again changes nothing; a file that has grown adds only what is new. Imported
-        history sends no webhooks and no stream events.
+        Bring comments from Disqus, WordPress, remark42, Commento, isso, GitHub (utterances, giscus), Artalk, Twikoo, Cusdis, the generic
+        JSON format or this service's own export. Each thread keeps its page's address, so the page shows its comments; a page that already
+        has a discussion gets the imported comments in it. Running the same file again changes nothing; a file that has grown adds only what
+        is new. Imported history sends no webhooks and no stream events.
       </p>
       <form
         class="settings portability"

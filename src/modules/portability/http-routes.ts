@@ -1,6 +1,6 @@
 // The import and export routes (contract section 16), plain fastify routes beside the REST table
 // because their bodies are files, not JSON:
-//   POST /api/v1/imports?format=disqus|wordpress|ndjson|remark42|commento|isso|github|json[&idFrom=identifier|url|path][&onError=skip|stop][&keepEmails=true][&site=<origin>]
+//   POST /api/v1/imports?format=disqus|wordpress|ndjson|remark42|commento|isso|github|json|artalk|twikoo|cusdis[&idFrom=identifier|url|path][&onError=skip|stop][&keepEmails=true][&site=<origin>]
 //     the file as the body (any content type), streamed to a temporary file, checked to look like
 //     its format, then imported in the background → 202 with the import resource (Location: its URL)
 //   GET /api/v1/imports/{id} → the import: state, progress counts, errors with their positions
@@ -32,7 +32,7 @@ import {
   type OnError,
 } from "./source.js";
 import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
-import { FORMAT_NAMES, formatOf, SQLITE_MAGIC } from "./sniff.js";
+import { FORMAT_NAMES, formatOf, SQLITE_FORMATS, SQLITE_MAGIC } from "./sniff.js";
 import { isGzip } from "./decompress.js";
 
 /** the largest file an import takes over HTTP (larger ones: the CLI) */
@@ -89,7 +89,8 @@ const GZIP_HEAD_BYTES = 8 * 1024;
 /**
  * Whether the first bytes look like the format (so a wrong file is refused at once, not imported
  * as nothing): the export header's first line, XML whose root is <disqus> or <rss>, a JSON object
- * (remark42, Commento) or array (GitHub, the generic JSON), an SQLite file (isso); a gzip file's
+ * (remark42, Commento) or array (GitHub, the generic JSON, Artalk), either (Twikoo), an SQLite
+ * file (isso, Cusdis); a gzip file's
  * expanded start (one whose start does not expand is left to the import, which fails at its
  * position). A file of another format is named (sniff.ts).
  */
@@ -104,12 +105,19 @@ export function formatProblem(format: ImportFormat, headBytes: Uint8Array | stri
   }
   const text = head.replace(/^\uFEFF/, "").trimStart();
   if (!text) return "is empty: send the file as the request body";
-  const found = formatOf(head.startsWith(SQLITE_MAGIC) ? head : text);
+  const sqlite = head.startsWith(SQLITE_MAGIC);
+  const found = formatOf(sqlite ? head : text);
   if (found && found !== format) return `is ${FORMAT_NAMES[found]}, not ${format}`;
-  if (format === "isso") return head.startsWith(SQLITE_MAGIC) ? null : "is not an SQLite database (isso's comments.db)";
+  if (format === "isso") return sqlite ? null : "is not an SQLite database (isso's comments.db)";
+  if (format === "cusdis") return sqlite ? null : "is not an SQLite database (Cusdis's)";
+  if (sqlite && !SQLITE_FORMATS.has(format)) return `is an SQLite database, not ${format}`;
   if (format === "remark42" || format === "commento")
     return text.startsWith("{") ? null : `is not ${FORMAT_NAMES[format]} (a JSON object${format === "remark42" ? " per line" : ""})`;
   if (format === "github" || format === "json") return text.startsWith("[") ? null : "is not a JSON array";
+  if (format === "artalk")
+    return text.startsWith("[") ? null : "is not a JSON array: Artalk's Artrans is an array of comments (not one object)";
+  if (format === "twikoo")
+    return text.startsWith("[") || text.startsWith("{") ? null : "is not a Twikoo export (a JSON array of comments, or one comment a line)";
   if (format === "ndjson") {
     const first = text.split("\n", 1)[0]!;
     try {

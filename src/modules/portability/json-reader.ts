@@ -1,8 +1,9 @@
-// Streaming JSON for the Commento, GitHub and generic JSON readers (parse-commento.ts,
-// parse-github.ts, parse-json.ts): @streamparser/json's tokenizer reads the file chunk by chunk and
-// its token parser builds only the records asked for (`paths`, e.g. `$.comments.*`), each dropped
-// once handed on, so memory holds one chunk's records, never the file. Several documents one after
-// the other (`[…][…]`, as `gh api --paginate` writes pages) are read when `multiple` says so.
+// Streaming JSON for the Commento, GitHub, generic JSON, Artalk and Twikoo readers
+// (parse-commento.ts, parse-github.ts, parse-json.ts, parse-artalk.ts, parse-twikoo.ts):
+// @streamparser/json's tokenizer reads the file chunk by chunk and its token parser builds only the
+// records asked for (`paths`, e.g. `$.comments.*`), each dropped once handed on, so memory holds one
+// chunk's records, never the file. Several documents one after the other (`[…][…]`, as `gh api
+// --paginate` writes pages; `{…}\n{…}`, one document a line) are read when `multiple` says so.
 //
 // What one file may make it hold is bounded (JSON_LIMITS): containers nested deeper than `depth`,
 // a record of more than `recordValues` values, or one token (a string, a number) longer than
@@ -21,13 +22,13 @@ export const JSON_LIMITS = {
 export interface JsonRecord {
   kind: "record";
   value: unknown;
-  /** the keys from the document's root to the record (`["comments", 3]`, `[0]`) */
+  /** the keys from the document's root to the record (`["comments", 3]`, `[0]`; `[]`: a document itself) */
   path: (string | number)[];
   position: string;
 }
 
 export interface JsonReadOptions {
-  /** what to hand on, as @streamparser/json's paths (`$.*`, `$.comments.*`) */
+  /** what to hand on, as @streamparser/json's paths (`$.*`, `$.comments.*`; `$`: each document) */
   paths: string[];
   /** the depth of a record's own container (the root's is 1): its values count toward recordValues */
   recordDepth: number;
@@ -95,9 +96,11 @@ export async function* readJson(
     parser.write(info);
     if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) depth--;
   };
+  // a document itself is handed on only when asked for (`$`: one document a line, as Twikoo's)
+  const roots = opts.paths.includes("$");
   parser.onValue = ({ value, key, stack }) => {
-    if (failed || key === undefined) return;
-    const path = [...stack.slice(1).map((s) => s.key as string | number), key];
+    if (failed || (key === undefined && !roots)) return;
+    const path = key === undefined ? [] : [...stack.slice(1).map((s) => s.key as string | number), key];
     const position =
       stack.length + 1 === opts.recordDepth && typeof value === "object" && value !== null ? recordStart : positionOf(lastOffset);
     out.push({ kind: "record", value, path, position });
@@ -111,7 +114,10 @@ export async function* readJson(
   };
   parser.onEnd = () => undefined;
   tokenizer.onEnd = () => {
-    if (!failed && !parser.isEnded) parser.end();
+    if (failed || parser.isEnded) return;
+    // a file that ends inside a value is cut short, whatever the parser would say of it
+    if (depth > 0) fail(base + chunk.byteLength, "the file ends inside a JSON value: it is truncated");
+    else parser.end();
   };
 
   let total = 0;

@@ -66,7 +66,8 @@ export const IMPORT_SCHEMA = {
     keepEmails: { type: "boolean", description: "authors' email addresses were kept on their readers (for reply emails)" },
     site: {
       type: ["string", "null"],
-      description: "the site's origin a thread's page path was resolved against (isso's uri); null when none was given",
+      description:
+        "the site's origin a thread's page path was resolved against (isso's uri; an Artalk page_key, a Twikoo url or a Cusdis slug that is a path); null when none was given",
     },
     bytesRead: count,
     bytesTotal: { type: ["integer", "null"] },
@@ -128,7 +129,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
     post: {
       operationId: "createImport",
       description:
-        "Imports a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's issue or discussion comments JSON or the generic JSON format (docs/import.md; the file as the body, any content type, gzipped or not). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed (XML, JSON, gzip, SQLite) ends failed at its first error's position (line and column, byte) and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
+        "Imports a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's issue or discussion comments JSON, the generic JSON format, Artalk's Artrans, a Twikoo export or a Cusdis database (docs/import.md; the file as the body, any content type, gzipped or not). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed (XML, JSON, gzip, SQLite) ends failed at its first error's position (line and column, byte) and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
       security: SECURITY,
       parameters: [
         {
@@ -136,7 +137,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
           in: "query",
           required: true,
           description:
-            "The file's format: a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup (JSON lines), a Commento or Commento++ JSON export, an isso SQLite database, GitHub's REST JSON of issue or discussion comments (gh api --paginate), or the generic JSON format (docs/import.md). Any of them may be gzipped.",
+            "The file's format: a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup (JSON lines), a Commento or Commento++ JSON export, an isso SQLite database, GitHub's REST JSON of issue or discussion comments (gh api --paginate), the generic JSON format (docs/import.md), Artalk's Artrans JSON (an array), a Twikoo comment export (a JSON array, or one document a line), or a Cusdis SQLite database. Any of them may be gzipped.",
           schema: { type: "string", enum: FORMATS },
         },
         {
@@ -159,7 +160,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
           in: "query",
           required: false,
           description:
-            "true: authors' email addresses (Disqus, WordPress, Commento, isso, the generic JSON) become their readers' addresses for reply emails; by default none is stored",
+            "true: authors' email addresses (Disqus, WordPress, Commento, isso, the generic JSON, Artalk, Twikoo, Cusdis) become their readers' addresses for reply emails; by default none is stored",
           schema: { type: "string", enum: ["true", "false"], default: "false" },
         },
         {
@@ -167,7 +168,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
           in: "query",
           required: false,
           description:
-            "The site's origin (https://blog.example), against which a thread that names its page by path gets its page's URL, so the page finds its imported thread. Required for isso (whose threads are paths).",
+            "The site's origin (https://blog.example), against which a thread that names its page by path gets its page's URL, so the page finds its imported thread. Required for isso (whose threads are paths); for Artalk, Twikoo and Cusdis when a thread names its page by a path only (an Artalk file's own site_urls serve otherwise; without either such an import ends failed, naming site, and writes nothing).",
           schema: { type: "string", format: "uri" },
         },
       ],

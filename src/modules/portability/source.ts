@@ -6,7 +6,19 @@ import { Parser } from "htmlparser2";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";
 import type { CommentKind, CommentStatus, DiscussionState, TrustLevel } from "../../generated/prisma/enums.js";
 
-export const IMPORT_FORMATS = ["disqus", "wordpress", "ndjson", "remark42", "commento", "isso", "github", "json"] as const;
+export const IMPORT_FORMATS = [
+  "disqus",
+  "wordpress",
+  "ndjson",
+  "remark42",
+  "commento",
+  "isso",
+  "github",
+  "json",
+  "artalk",
+  "twikoo",
+  "cusdis",
+] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 export const ID_FROM = ["identifier", "url", "path"] as const;
 export type IdFrom = (typeof ID_FROM)[number];
@@ -21,12 +33,18 @@ export interface ImportChoices {
   keepEmails: boolean;
   /**
    * the site's origin (`https://blog.example`), against which a thread that names its page by path
-   * (isso's `uri`) gets its page's URL; required for isso (siteOriginOf)
+   * (isso's `uri`, an Artalk `page_key`, a Twikoo `url`, a Cusdis page's slug) gets its page's URL;
+   * required for isso (siteOriginOf)
    */
   site: string | null;
 }
 
-/** The formats whose threads name their page by path only: an import of one needs the site's origin. */
+/**
+ * The formats whose threads name their page by path only, the file never saying the site's origin:
+ * an import of one needs it. (Artalk, Twikoo and Cusdis files name their pages by URL, or give the
+ * origin, mostly: a thread of theirs named by a path only, with no origin from the file or the
+ * import, fails the import then: SourceThread.pathNeedsSite.)
+ */
 export const NEEDS_SITE: ReadonlySet<ImportFormat> = new Set(["isso"]);
 
 /** A site's origin as given (`https://blog.example`, a path and the rest ignored), or null when it is no http(s) URL. */
@@ -35,12 +53,19 @@ export function siteOriginOf(text: string): string | null {
   return url && (url.protocol === "http:" || url.protocol === "https:") && url.hostname ? url.origin : null;
 }
 
-/** A thread's page URL: its own, or its path resolved against the site's origin. */
-export function threadPageUrl(t: Pick<SourceThread, "url" | "identifier">, site: string | null): string | null {
+/**
+ * A thread's page URL: its own, or its path resolved against the site's origin: the import's
+ * (`--site`), else the one its file gives (`origin`).
+ */
+export function threadPageUrl(t: Pick<SourceThread, "url" | "identifier" | "origin">, site: string | null): string | null {
   if (t.url) return t.url;
-  if (!site || !t.identifier?.startsWith("/") || t.identifier.startsWith("//")) return null;
-  return URL.parse(t.identifier, site)?.href ?? null;
+  const base = site ?? t.origin ?? null;
+  if (!base || !isPagePath(t.identifier)) return null;
+  return URL.parse(t.identifier, base)?.href ?? null;
 }
+
+/** Whether a thread's name is a page's path (`/2024/hello/`; not `//host/…`, which is a URL without its scheme). */
+export const isPagePath = (text: string | null | undefined): text is string => !!text?.startsWith("/") && !text.startsWith("//");
 
 /** What an import job keeps of the choices in its `options` (the format has a column of its own). */
 export type KeptImportChoices = Omit<ImportChoices, "format">;
@@ -73,6 +98,16 @@ export interface SourceThread {
   discussionId?: string;
   identifier: string | null;
   url: string | null;
+  /**
+   * the site's origin the file itself gives for a thread named by its path (Artalk's `site_urls`):
+   * its page is the path on it, unless the import names another (`--site`)
+   */
+  origin?: string | null;
+  /**
+   * the thread is named by a path only (`identifier`), and its page is that path on the site: with
+   * no origin from the import or the file, the import fails (naming `--site`) and writes nothing
+   */
+  pathNeedsSite?: boolean;
   title: string | null;
   state?: DiscussionState;
   /** the source marks the thread deleted: neither it nor its comments are imported (they are counted as skipped) */
@@ -307,11 +342,19 @@ export function outOfRangeDate(dates: Record<string, Date | null | undefined>, s
   return null;
 }
 
-/** A date the source wrote (ISO 8601, or WordPress's `2024-01-02 03:04:05` in UTC); null when it is not one. */
+/** `2024-01-02 03:04:05`, `2024-01-02T03:04:05.678`, and Go's `2024-01-02 03:04:05 +0800` (Artalk's): date, time, zone */
+const PLAIN_DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(?: ?([+-])(\d{2}):?(\d{2}))?$/;
+
+/**
+ * A date the source wrote (ISO 8601; WordPress's and SQLite's `2024-01-02 03:04:05`; Go's
+ * `2024-01-02 03:04:05 +0800`); a date and time without a zone is UTC, whatever the server's own
+ * zone. Null when it is not one.
+ */
 export function parseSourceDate(text: string | null | undefined): Date | null {
   const t = (text ?? "").trim();
   if (!t || t.startsWith("0000-00-00")) return null;
-  const normalized = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(t) ? `${t.replace(" ", "T")}Z` : t;
+  const plain = PLAIN_DATE_TIME.exec(t);
+  const normalized = plain ? `${plain[1]}T${plain[2]!.slice(0, 12)}${plain[3] ? `${plain[3]}${plain[4]}:${plain[5]}` : "Z"}` : t;
   const d = new Date(normalized);
   return Number.isNaN(d.getTime()) ? null : d;
 }

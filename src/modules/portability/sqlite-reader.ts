@@ -1,4 +1,5 @@
-// The one way an imported SQLite file is read (isso's database: parse-isso.ts). SQLite runs in
+// The one way an imported SQLite file is read (isso's database: parse-isso.ts; Cusdis's:
+// parse-cusdis.ts). SQLite runs in
 // sql.js (WebAssembly) in a worker thread of its own (sqlite-worker.ts), never on the thread that
 // answers requests, and every step it takes is bounded:
 // - time: each step (opening and checking the file, each batch of rows) must end within
@@ -12,9 +13,13 @@
 //   naming it: a generated column is an expression SQLite computes for every row read, on the
 //   thread that reads it. CHECK constraints are not evaluated (`ignore_check_constraints`), so
 //   `PRAGMA quick_check` reads the pages and computes nothing the file's author wrote.
+// Before the worker is started, the file is read whole (readDatabaseFile: at most
+// MAX_DATABASE_BYTES) and its header checked: a cut file fails at the byte where it ends. Rows are
+// handed on one at a time (tableRows), each with its position (`comments id 17`).
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { SourceFailure } from "./source.js";
+import { SQLITE_MAGIC } from "./sniff.js";
+import { SourceFailure, type SourceItem } from "./source.js";
 import {
   SQLITE_WORKER_CODE,
   type SqliteValue,
@@ -228,5 +233,78 @@ export async function openImportedSqlite(
   } catch (err) {
     await w.close();
     throw err;
+  }
+}
+
+/** the largest database read (SQLite in WebAssembly holds it whole) */
+export const MAX_DATABASE_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * Reads an imported database file whole, refusing more than MAX_DATABASE_BYTES, and checks that it
+ * is a whole SQLite database (`what` names the file one expects: "isso's comments.db").
+ */
+export async function readDatabaseFile(input: AsyncIterable<Uint8Array | string>, what: string): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of input) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    total += bytes.byteLength;
+    if (total > MAX_DATABASE_BYTES)
+      throw new SourceFailure(`byte ${MAX_DATABASE_BYTES}`, `not read: a database larger than ${MAX_DATABASE_BYTES} bytes`);
+    parts.push(bytes);
+  }
+  const file = Buffer.concat(parts, total);
+  checkHeader(file, what);
+  return file;
+}
+
+/** Whether the file is a whole SQLite database, from its header (https://sqlite.org/fileformat.html 1.3). */
+function checkHeader(file: Uint8Array, what: string): void {
+  if (file.byteLength < 100 || Buffer.from(file.subarray(0, 16)).toString("latin1") !== SQLITE_MAGIC)
+    throw new SourceFailure("byte 0", `not an SQLite database (${what})`);
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const raw = view.getUint16(16);
+  const pageSize = raw === 1 ? 65536 : raw;
+  const pages = view.getUint32(28);
+  // the page count is valid when the change counter matches "version valid for"
+  if (pages > 0 && view.getUint32(24) === view.getUint32(92) && pageSize * pages > file.byteLength)
+    throw new SourceFailure(
+      `byte ${file.byteLength}`,
+      `the database file ends at byte ${file.byteLength}, but its header says it holds ${pageSize * pages} bytes: it is truncated`,
+    );
+}
+
+/**
+ * The rows of a query on `table`, one at a time (the worker sends them a batch at a time), each made
+ * an item at its position (`comments id 17`: the row's `id`). A read that fails (damaged pages, a
+ * bound reached) fails the file after the last row read.
+ */
+export async function* tableRows(
+  db: ImportedSqlite,
+  query: string,
+  table: string,
+  make: (r: SqliteRow, position: string) => SourceItem,
+): AsyncGenerator<SourceItem> {
+  let last = "its first row";
+  const found = db.rows(query);
+  try {
+    for (;;) {
+      let next: IteratorResult<SqliteRow>;
+      try {
+        next = await found.next();
+      } catch (err) {
+        if (!(err instanceof SqliteReadError)) throw err;
+        throw new SourceFailure(
+          last === "its first row" ? table : `${table}, after ${last}`,
+          `the database cannot be read: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      if (next.done) break;
+      const position = `${table} id ${String(next.value.id)}`;
+      last = position;
+      yield make(next.value, position);
+    }
+  } finally {
+    await found.return(undefined);
   }
 }

@@ -1,6 +1,7 @@
 // An import: reads a file of one format (Disqus XML, WordPress WXR, our NDJSON export, a remark42
-// backup, a Commento export, an isso database, GitHub's comments JSON or the generic JSON format;
-// any of them gzipped: decompress.ts) as a stream and writes what it holds with src/modules/portability/engine/import-writer.ts — threads as
+// backup, a Commento export, an isso database, GitHub's comments JSON, the generic JSON format,
+// Artalk's Artrans, a Twikoo export or a Cusdis database; any of them gzipped: decompress.ts) as a
+// stream and writes what it holds with src/modules/portability/engine/import-writer.ts — threads as
 // discussions (id from the thread's identifier or its URL, `idFrom`), posts as comments with their
 // times, status and thread structure, authors as readers namespaced by source. A bad record is
 // reported with its position and skipped, or stops the import (`onError`); what was read before it
@@ -15,9 +16,9 @@
 // tenant's maxBodyLength is a bad record; a discussion url or an avatar url that is not an http(s)
 // URL (isHttpUrl, src/lib/http-url.ts) is dropped (null), as an identity provider's picture is,
 // and the record kept.
-// A deleted comment of remark42, Commento, isso or the generic JSON (contract section 25) is not
-// imported: it is counted as skipped, and a reply to it hangs from its parent instead (Disqus and
-// WordPress deleted posts stay deleted rows, as before). Votes and reactions the source counts
+// A deleted comment of remark42, Commento, isso, Cusdis or the generic JSON (contract section 25)
+// is not imported: it is counted as skipped, and a reply to it hangs from its parent instead (Disqus
+// and WordPress deleted posts stay deleted rows, as before). Votes and reactions the source counts
 // are written as the comment's counts.
 // Imported history appends no events, so no stream or webhook hears of it.
 import type { Sql } from "../../../db/sql.js";
@@ -33,8 +34,11 @@ import { parseCommento } from "../parse-commento.js";
 import { parseIsso } from "../parse-isso.js";
 import { parseGithub } from "../parse-github.js";
 import { parseJson } from "../parse-json.js";
+import { parseArtalk } from "../parse-artalk.js";
+import { parseTwikoo } from "../parse-twikoo.js";
+import { parseCusdis } from "../parse-cusdis.js";
 import { openInput } from "../decompress.js";
-import { FORMAT_NAMES, sniffFormat } from "../sniff.js";
+import { FORMAT_NAMES, SQLITE_FORMATS, sniffFormat } from "../sniff.js";
 import {
   discussionIdOf,
   importedCommentId,
@@ -82,7 +86,7 @@ export interface ImportSummary extends ImportProgress {
 /** errors kept for the summary; past this only their number grows */
 export const MAX_ERRORS = 100;
 
-/** Each format's parser; a parser that can be stopped mid-step (isso's worker) takes the run's signal. */
+/** Each format's parser; a parser that can be stopped mid-step (an SQLite worker: isso, Cusdis) takes the run's signal. */
 const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>, signal?: AbortSignal) => AsyncGenerator<SourceItem>> = {
   disqus: parseDisqus,
   wordpress: parseWordpress,
@@ -92,16 +96,22 @@ const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>, 
   isso: parseIsso,
   github: parseGithub,
   json: parseJson,
+  artalk: parseArtalk,
+  twikoo: parseTwikoo,
+  cusdis: parseCusdis,
 };
 
 /**
- * the formats whose comment ids are numbered per database (isso's rows, WordPress's comment_ID): two
- * files of one format share them, so their comments are named by discussion and id (importer.ts)
+ * the formats whose comment ids are numbered per database (isso's rows, WordPress's comment_ID,
+ * Artalk's): two files of one format share them, so their comments are named by discussion and id
+ * (importer.ts). (Twikoo's ids are MongoDB's ObjectIds or random hex, Cusdis's UUIDs: not per database.)
  */
-const SCOPED_IDS: ReadonlySet<ImportFormat> = new Set(["isso", "wordpress"]);
+const SCOPED_IDS: ReadonlySet<ImportFormat> = new Set(["isso", "wordpress", "artalk"]);
+/** of them, those an earlier version imported by the source id alone: a row of that id is found again */
+const LEGACY_IDS: ReadonlySet<ImportFormat> = new Set(["isso", "wordpress"]);
 
 /** the formats whose deleted comments are skipped and counted (contract section 25), their replies hung from their parents */
-const SKIPS_DELETED: ReadonlySet<ImportFormat> = new Set(["remark42", "commento", "isso", "github", "json"]);
+const SKIPS_DELETED: ReadonlySet<ImportFormat> = new Set(["remark42", "commento", "isso", "github", "json", "cusdis"]);
 /** how far a reply climbs past deleted ancestors (a cycle in a hostile file ends there) */
 const MAX_CLIMB = 1_000;
 
@@ -159,7 +169,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   const scoped = SCOPED_IDS.has(opts.format);
   const commentId = (discussionId: string, key: string) =>
     keepIds ? key : importedCommentId(opts.tenantId, opts.format, scoped ? `${discussionId}\u0000${key}` : key);
-  const legacyId = (key: string) => (scoped ? importedCommentId(opts.tenantId, opts.format, key) : null);
+  const legacyId = (key: string) => (LEGACY_IDS.has(opts.format) ? importedCommentId(opts.tenantId, opts.format, key) : null);
   /** a file that cannot be read on: nothing of it is written */
   let fatal = false;
 
@@ -181,8 +191,13 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
     await writer.finish(false);
     return { ...snapshot(), state: "failed", failure: `${err.position}: ${err.message}` };
   }
-  if (sniffed.format && sniffed.format !== opts.format) {
-    const message = `this file is ${FORMAT_NAMES[sniffed.format]}, not ${opts.format}`;
+  // what the file is when it is not the format asked for (an SQLite file whose first pages do not
+  // say whose it is is still no other format's)
+  const other = sniffed.format
+    ? sniffed.format !== opts.format && FORMAT_NAMES[sniffed.format]
+    : sniffed.sqlite && !SQLITE_FORMATS.has(opts.format) && "an SQLite database";
+  if (other) {
+    const message = `this file is ${other}, not ${opts.format}`;
     note("line 1, column 1", message);
     return { ...snapshot(), state: "failed", failure: message };
   }
@@ -214,7 +229,17 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
             refuse(item.position, "a thread without an identifier or a link");
             break;
           }
-          const url = httpUrlOrNull(threadPageUrl(item, opts.site ?? null));
+          const pageUrl = threadPageUrl(item, opts.site ?? null);
+          if (!pageUrl && item.pathNeedsSite) {
+            // its page is a path on a site neither the file nor the import names: nothing is written
+            const message = `its page is ${JSON.stringify(item.identifier)}, a path, and neither the file nor the import names the site it is on: import the file with the site's origin (--site, ?site=), e.g. https://blog.example`;
+            skipped++;
+            note(item.position, message);
+            fatal = true;
+            failure = `${item.position}: ${message}`;
+            break;
+          }
+          const url = httpUrlOrNull(pageUrl);
           const target = await writer.discussionFor(id, url);
           threads.set(item.key, target);
           writer.addDiscussion({
