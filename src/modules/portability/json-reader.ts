@@ -157,3 +157,38 @@ export async function* readJson(
   yield* out;
   if (failed) yield failed;
 }
+
+/** A record that is a JSON object, as a format's reader takes it (readJsonObjects). */
+export interface JsonObjectRecord {
+  kind: "object";
+  value: Record<string, unknown>;
+  position: string;
+}
+
+/**
+ * The records of a file whose records are JSON objects (Artalk, GitHub, Twikoo): a reading error
+ * ends the file; with `notAList`, a record that is not an array's item (the file is one object
+ * where a list was expected) ends it with that message; a record that is not an object is a bad
+ * record (`notAnObject`), and the rest are handed on.
+ */
+export async function* readJsonObjects(
+  input: AsyncIterable<Uint8Array | string>,
+  opts: JsonReadOptions & { notAList?: string; notAnObject?: string },
+): AsyncGenerator<JsonObjectRecord | SourceError> {
+  for await (const r of readJson(input, opts)) {
+    if (r.kind === "error") {
+      yield r;
+      return;
+    }
+    if (opts.notAList !== undefined && typeof r.path[0] !== "number") {
+      yield { kind: "error", position: r.position, message: opts.notAList, fatal: true };
+      return;
+    }
+    const value = typeof r.value === "object" && r.value !== null && !Array.isArray(r.value) ? (r.value as Record<string, unknown>) : null;
+    if (!value) {
+      yield { kind: "error", position: r.position, message: opts.notAnObject ?? "not an object" };
+      continue;
+    }
+    yield { kind: "object", value, position: r.position };
+  }
+}

@@ -18,8 +18,7 @@
 // their badge when it is one (lib/badge.ts); the address is kept only with keepEmails.
 // Artalk numbers its comments per database, so two files' ids may meet (importer.ts SCOPED_IDS).
 import { parseBadge } from "../../lib/badge.js";
-import { readJson } from "./json-reader.js";
-import { asObject } from "./record-fields.js";
+import { readJsonObjects } from "./json-reader.js";
 import {
   emailOf,
   htmlToText,
@@ -57,25 +56,16 @@ function originOfSiteUrls(text: string): string | null {
 export async function* parseArtalk(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
   const threads = new Set<string>();
   const badged = new Set<string>();
-  for await (const r of readJson(input, { paths: ["$.*"], recordDepth: 2 })) {
+  for await (const r of readJsonObjects(input, {
+    paths: ["$.*"],
+    recordDepth: 2,
+    notAList: "not Artrans: Artalk's import takes a JSON array of comments, not one object",
+  })) {
     if (r.kind === "error") {
-      yield r;
-      return;
-    }
-    if (typeof r.path[0] !== "number") {
-      yield {
-        kind: "error",
-        position: r.position,
-        message: "not Artrans: Artalk's import takes a JSON array of comments, not one object",
-        fatal: true,
-      };
-      return;
-    }
-    const o = asObject(r.value);
-    if (!o) {
-      yield { kind: "error", position: r.position, message: "not an object" };
+      yield r; // a reading error is the file's last record
       continue;
     }
+    const o = r.value;
     const post = comment(o, r.position);
     if (post.kind !== "post") {
       yield post;

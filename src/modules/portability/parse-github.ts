@@ -12,7 +12,7 @@
 // parent_id (a discussion comment's reply), reactions {"+1", "-1", laugh, hooray, confused, heart,
 // rocket, eyes} (+1 and -1 counted as up- and downvotes, the rest as reactions of those kinds;
 // who reacted is not in the JSON). GitHub keeps no deleted, pending or spam comments.
-import { readJson } from "./json-reader.js";
+import { readJsonObjects } from "./json-reader.js";
 import { asObject, countOf, idOf, textOf } from "./record-fields.js";
 import { outOfRangeDate, parseSourceDate, type SourceItem, type SourceThread } from "./source.js";
 
@@ -24,25 +24,17 @@ const threadUrlOf = (htmlUrl: string | null) => htmlUrl?.split("#")[0] ?? null;
 export async function* parseGithub(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<SourceItem> {
   /** threads by their API URL (an issue's `url`, a comment's `issue_url`) and by their github.com URL */
   const threads = new Map<string, string>();
-  for await (const r of readJson(input, { paths: ["$.*"], recordDepth: 2, multiple: true })) {
+  for await (const r of readJsonObjects(input, {
+    paths: ["$.*"],
+    recordDepth: 2,
+    multiple: true,
+    notAList: "not a list: GitHub's JSON is arrays of comments (gh api --paginate)",
+  })) {
     if (r.kind === "error") {
-      yield r;
-      return;
-    }
-    if (typeof r.path[0] !== "number") {
-      yield {
-        kind: "error",
-        position: r.position,
-        message: "not a list: GitHub's JSON is arrays of comments (gh api --paginate)",
-        fatal: true,
-      };
-      return;
-    }
-    const o = asObject(r.value);
-    if (!o) {
-      yield { kind: "error", position: r.position, message: "not an object" };
+      yield r; // a reading error is the file's last record
       continue;
     }
+    const o = r.value;
     if (typeof o.body === "string" && (o.issue_url !== undefined || o.discussion_id !== undefined || o.parent_id !== undefined)) {
       const post = comment(o, r.position);
       if (post.kind === "post" && !threads.has(post.threadKey)) {

@@ -15,7 +15,7 @@
 // import's site (`--site`). Authors become readers `twikoo:<hash of the mail>` (or
 // `twikoo:name-<hash of the nick>` without one); the address is kept only with keepEmails.
 // `updated` is not an edit: Twikoo changes it when a moderator pins or hides a comment.
-import { readJson } from "./json-reader.js";
+import { readJsonObjects } from "./json-reader.js";
 import { asObject, idOf, textOf } from "./record-fields.js";
 import { peekText } from "./sniff.js";
 import {
@@ -76,16 +76,12 @@ export async function* parseTwikoo(input: AsyncIterable<Uint8Array | string>): A
       ? { paths: ["$.results.*"], recordDepth: 3 }
       : { paths: ["$"], recordDepth: 1, multiple: true };
   const threads = new Set<string>();
-  for await (const r of readJson(stream, shape)) {
+  for await (const r of readJsonObjects(stream, { ...shape, notAnObject: "not an object: a Twikoo comment is a JSON object" })) {
     if (r.kind === "error") {
-      yield r;
-      return;
-    }
-    const o = asObject(r.value);
-    if (!o) {
-      yield { kind: "error", position: r.position, message: "not an object: a Twikoo comment is a JSON object" };
+      yield r; // a reading error is the file's last record
       continue;
     }
+    const o = r.value;
     const post = comment(o, r.position);
     if (post.kind === "post" && !threads.has(post.threadKey)) {
       threads.add(post.threadKey);
