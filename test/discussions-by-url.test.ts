@@ -147,7 +147,7 @@ describe("a url is one discussion's in its tenant", () => {
 });
 
 describe("imports", () => {
-  it("key the threads they write: the first thread of a page has it, a page another discussion has keeps its own", async () => {
+  it("key the threads they write; a thread of a page that has a discussion goes into it (another discussion's, an earlier thread's)", async () => {
     const site = await createTestTenant(server);
     expect((await site.api.put("/api/v1/discussions/kept", { url: "https://imp.example/taken" })).status).toBe(201);
     const threads = [
@@ -168,9 +168,11 @@ describe("imports", () => {
     expect(await find("https://imp.example/one")).toBe("imp-1");
     expect(await find("https://imp.example/four/")).toBe("imp-4");
     expect(await find("https://imp.example/taken")).toBe("kept");
-    // the others keep their url as the source gave it, unkeyed
-    expect((await site.api.get("/api/v1/discussions/imp-2")).body.url).toBe("https://IMP.example/one");
-    expect((await site.api.get("/api/v1/discussions/imp-3")).body.url).toBe("https://imp.example/taken#c");
+    // a page has one discussion: the second thread of /one and the thread of /taken were not made, their comments are there
+    expect((await site.api.get("/api/v1/discussions/imp-2")).status).toBe(404);
+    expect((await site.api.get("/api/v1/discussions/imp-3")).status).toBe(404);
+    expect((await lookup("https://imp.example/one", site.api)).body.commentCount).toBe(2);
+    expect((await lookup("https://imp.example/taken", site.api)).body).toMatchObject({ url: "https://imp.example/taken", commentCount: 1 });
   });
 });
 
