@@ -1,4 +1,4 @@
-// A Cusdis database (Cusdis has no export of any kind): the SQLite file its DATABASE_URL names, or
+// A Cusdis database (Cusdis has no export of any kind): the SQLite file its DB_URL names, or
 // a plain-format pg_dump of its PostgreSQL database (told apart by their first bytes; its MySQL
 // database is not read: see docs/import.md).
 //
@@ -114,7 +114,7 @@ function page(r: SqliteRow, position: string): SourceItem {
 export const MAX_HELD_BYTES = MAX_DATABASE_BYTES;
 
 /** the dump that writes pages before comments (docs/import.md) */
-const DATA_ONLY = 'pg_dump --data-only -t pages -t comments "$DATABASE_URL" > cusdis.sql';
+const DATA_ONLY = 'pg_dump --data-only -t pages -t comments "$DB_URL" > cusdis.sql';
 
 /**
  * Comments held until the pages are read: each as a JSON line of its fields, gathered in blocks of
