@@ -3,14 +3,18 @@
 // comes from), each comment checked record by record against a reading of the file made here:
 // Artalk's Artrans (its own export's string values, Artransfer's booleans and ISO dates), Twikoo's
 // documents (one a line as mongoexport writes them, the admin panel's array, {"results": […]}),
-// and a Cusdis database (its own empty database, rows added here through its schema). Author
+// and a Cusdis database (its own empty database, rows added here through its schema; the same rows
+// on PostgreSQL, dumped by the real pg_dump in each form it writes rows, gzipped and cut). Author
 // names, threading (a reply naming no comment top-level; a deleted comment's replies hung from its
 // parent), dates, statuses (pending, spam rejected, deleted skipped and counted), votes, pinned,
 // each thread's page found by its URL (paths on the file's site_urls or on ?site=, and refused
 // without either), idempotence, two files whose ids overlap, a record that would overwrite another
 // source's comment, a cut or malformed file failing at its position and writing nothing, JSON
 // nested 100,000 deep, a file of another format named. And one run of the CLI.
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, TEST_ADMIN_SECRET, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
@@ -28,7 +32,17 @@ import {
   type Expected,
 } from "./support/import-readings.js";
 import { siteQuery } from "./support/imports.js";
-import { CUSDIS_ROWS, PAGES, SQL, cusdisFile, uuid } from "./support/cusdis.js";
+import {
+  CUSDIS_ODD_ROW,
+  CUSDIS_ROWS,
+  ODD_BODY,
+  PAGES,
+  SQL,
+  cusdisFile,
+  cusdisPostgres,
+  uuid,
+  type CusdisPostgres,
+} from "./support/cusdis.js";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -510,9 +524,141 @@ describe("Cusdis", () => {
     const json = await post(t, "cusdis", file("twikoo/artransfer-twikoo.json"));
     expect((await json.json()).errors[0].message).toBe("is a Twikoo export, not cusdis");
     const plain = await post(t, "cusdis", "hello");
-    expect((await plain.json()).errors[0].message).toBe("is not an SQLite database (Cusdis's)");
+    expect((await plain.json()).errors[0].message).toBe("is neither an SQLite database nor a pg_dump (Cusdis's)");
     const asJson = await post(t, "remark42", bytes);
     expect((await asJson.json()).errors[0].message).toBe("is an SQLite database (Cusdis's), not remark42");
+  });
+});
+
+// Cusdis on PostgreSQL: the same rows (and one whose text every escape touches) in a scratch
+// database of Cusdis's PostgreSQL schema, dumped by the machine's pg_dump
+describe("Cusdis: a pg_dump of its PostgreSQL database", () => {
+  const bytes = cusdisFile(CUSDIS_ROWS + CUSDIS_ODD_ROW);
+  const r = readCusdis(bytes);
+  let pgCusdis: CusdisPostgres;
+  beforeAll(async () => {
+    pgCusdis = await cusdisPostgres(inject("adminDatabaseUrl"), bytes);
+    // a row updated after its replies were written: PostgreSQL writes it anew at the table's end,
+    // so the dump has its replies before it
+    await pgCusdis.run(`UPDATE comments SET updated_at = updated_at WHERE id = '${uuid(1)}'`);
+  });
+  afterAll(() => pgCusdis?.drop());
+  const query = `&keepEmails=true${site("https://blog.example")}`;
+
+  /** what a tenant holds, named by source ids where ids depend on the tenant */
+  async function held(t: TestTenant) {
+    const prisma = server.app.runtime.services.prisma;
+    const where = { tenantId: t.tenantId };
+    const discussions = await prisma.discussion.findMany({ where, orderBy: { id: "asc" } });
+    const readers = await prisma.reader.findMany({ where, orderBy: { id: "asc" } });
+    return {
+      discussions: discussions.map((d) => [d.id, d.title, d.url, d.createdAt.toISOString()]),
+      // a reader's name is its first comment's in the file (Ann's differs: the dump has her reply
+      // first); each comment's own is checked by expectComments
+      readers: readers.map((x) => [x.id, x.email]),
+    };
+  }
+
+  it("its COPY form (the whole database), --inserts and --column-inserts import as the SQLite file of the same rows does: the same ids, bodies, authors, parents, statuses and dates; each again, and the SQLite file after, change nothing", async () => {
+    expect(r.expected.find((e) => e.sourceId === uuid(9))!.body).toBe(ODD_BODY);
+    const sqlite = await createTestTenant(server);
+    expect(await importFile(sqlite, "cusdis", bytes, query)).toMatchObject({ state: "succeeded", threads: 3, comments: 8, skipped: 1 });
+    const reference = await held(sqlite);
+
+    const dumps = {
+      copy: pgCusdis.dump(),
+      inserts: pgCusdis.dump("--data-only", "--inserts", "-t", "pages", "-t", "comments"),
+      columnInserts: pgCusdis.dump("--data-only", "--column-inserts", "--rows-per-insert=3", "-t", "pages", "-t", "comments"),
+    };
+    // what each holds: the whole database with its schema, its tables' rows in name order (comments
+    // before pages: held until the pages come); the data only, ordered by foreign keys (pages first),
+    // as INSERTs naming no columns (their order is Cusdis's, postById last) and as INSERTs naming
+    // them, three rows a statement. Each has a reply before its parent
+    expect(dumps.copy).toMatch(/^CREATE TABLE public\.users \(/m);
+    expect(dumps.copy).toMatch(/^COPY public\.comments \(id, "pageId", .*, "parentId", "postById"\) FROM stdin;$/m);
+    expect(dumps.inserts).not.toMatch(/CREATE TABLE|public\.users/);
+    expect(dumps.inserts).toMatch(/^INSERT INTO public\.comments VALUES \('/m);
+    expect(dumps.columnInserts).toMatch(/^INSERT INTO public\.comments \(id, "pageId", .*\) VALUES$/m);
+    const first = (dump: string) => /^(?:COPY|INSERT INTO) public\.(comments|pages)\b/m.exec(dump)?.[1];
+    expect([first(dumps.copy), first(dumps.inserts), first(dumps.columnInserts)]).toEqual(["comments", "pages", "pages"]);
+    for (const dump of Object.values(dumps)) {
+      expect(dump.indexOf(uuid(2))).toBeLessThan(dump.lastIndexOf(uuid(1)));
+    }
+
+    for (const [form, dump] of Object.entries(dumps)) {
+      const t = await createTestTenant(server);
+      const done = await importFile(t, "cusdis", dump, query);
+      expect(done, form).toMatchObject({ format: "cusdis", state: "succeeded", threads: 3, comments: 8, skipped: 1, errors: [] });
+      await expectComments(server, t, "cusdis", r.expected);
+      expect(await held(t), form).toEqual(reference);
+      expect(await importFile(t, "cusdis", dump, query), form).toMatchObject({ state: "succeeded", threads: 0, comments: 0, unchanged: 8 });
+      expect(await importFile(t, "cusdis", bytes, query), form).toMatchObject({
+        state: "succeeded",
+        threads: 0,
+        comments: 0,
+        unchanged: 8,
+      });
+      await expectComments(server, t, "cusdis", r.expected);
+    }
+    // and the SQLite file's tenant takes a dump as nothing new
+    expect(await importFile(sqlite, "cusdis", dumps.copy, query)).toMatchObject({ state: "succeeded", comments: 0, unchanged: 8 });
+  });
+
+  it("a gzipped dump imports; a cut one (in a COPY's rows, in an INSERT, between statements, its gzip stream) fails at its line and writes nothing; another format is told it is a pg_dump", async () => {
+    const t = await createTestTenant(server);
+    const copy = pgCusdis.dump("--data-only", "-t", "pages", "-t", "comments");
+    const inserts = pgCusdis.dump("--data-only", "--column-inserts", "-t", "pages", "-t", "comments");
+    const lineAt = (text: string, at: number) => text.slice(0, at).split("\n").length;
+
+    // COPY: cut inside the row of the odd comment
+    const inRow = copy.slice(0, copy.indexOf("a new line:"));
+    const cut = await importFile(t, "cusdis", inRow, query);
+    expect(cut).toMatchObject({ state: "failed", comments: 0 });
+    expect(cut.failure).toBe(
+      `line ${lineAt(inRow, inRow.length)}: the dump ends inside the rows of comments (its COPY at line ${lineAt(copy, copy.indexOf("COPY public.comments"))}) before their \\. line: it is truncated`,
+    );
+    // an INSERT cut inside the odd comment's text, which goes on past its line
+    const inValue = inserts.slice(0, inserts.indexOf("\\. not the end"));
+    const start = inserts.lastIndexOf("INSERT INTO", inValue.length);
+    expect((await importFile(t, "cusdis", inValue, query)).failure).toBe(
+      `line ${lineAt(inValue, inValue.length - 1)}: the dump ends inside a value that starts at line ${lineAt(inserts, start)}: it is truncated`,
+    );
+    // between two statements, after every page and comment: pg_dump's last line is missing
+    const lastRow = inserts.lastIndexOf("INSERT INTO public.pages");
+    const between = inserts.slice(0, inserts.indexOf("\n", lastRow) + 1);
+    expect((await importFile(t, "cusdis", between, query)).failure).toBe(
+      `line ${lineAt(between, between.length - 1)}: the dump ends without pg_dump's last line ("-- PostgreSQL database dump complete"): it is truncated`,
+    );
+    const gz = gzipSync(copy);
+    const gzCut = await importFile(t, "cusdis", gz.subarray(0, gz.byteLength - 40), query);
+    expect(gzCut.failure).toMatch(/byte \d+ of the gzip file\)?: the gzip file ends early: it is truncated$/);
+    expect(await holdings(server, t)).toEqual({ discussions: 0, readers: 0, comments: 0 });
+
+    expect(await importFile(t, "cusdis", gz, query)).toMatchObject({ state: "succeeded", threads: 3, comments: 8, skipped: 1, errors: [] });
+    await expectComments(server, t, "cusdis", r.expected);
+
+    const asIsso = await post(t, "isso", copy);
+    expect(asIsso.status).toBe(422);
+    expect((await asIsso.json()).errors[0].message).toBe("is a PostgreSQL dump (pg_dump), not isso");
+    const gzAsTwikoo = await post(t, "twikoo", gz);
+    expect((await gzAsTwikoo.json()).errors[0].message).toBe("is a PostgreSQL dump (pg_dump), not twikoo");
+  });
+
+  it("the CLI takes a dump", async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: inject("databaseUrl"), ADMIN_JWT_SECRET: TEST_ADMIN_SECRET };
+    for (const k of ["REDIS_URL", "LOG_LEVEL", "DATA_DIR", "SECRET_ENCRYPTION_KEY"]) delete env[k];
+    const t = await createTestTenant(server);
+    const dir = mkdtempSync(join(tmpdir(), "cusdis-dump-"));
+    try {
+      const path = join(dir, "cusdis.sql");
+      writeFileSync(path, pgCusdis.dump("--data-only", "-t", "pages", "-t", "comments"));
+      const args = ["import", "--tenant", t.tenantId, "--format", "cusdis", "--site", "https://blog.example", "--json", path];
+      const run = await runCliInProcess(args, env);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ state: "succeeded", threads: 3, comments: 8, skipped: 1 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

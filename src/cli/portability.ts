@@ -161,7 +161,7 @@ export function addPortabilityCommands(program: Command, io: PortabilityIo = pro
   program
     .command("import")
     .description(
-      "Import comments from a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's comments JSON, the generic JSON format, Artalk's Artrans, a Twikoo export or a Cusdis database (idempotent; docs/import.md)",
+      "Import comments from a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's comments JSON, the generic JSON format, Artalk's Artrans, a Twikoo export or a Cusdis database, its SQLite file or a pg_dump (idempotent; docs/import.md)",
     )
     .argument("<file>", "the file, or - for standard input")
     .requiredOption("--tenant <id>", "tenant id")

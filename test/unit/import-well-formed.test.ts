@@ -116,5 +116,8 @@ describe("formatOf", () => {
     ).toBe("cusdis");
     expect(formatOf(sqlite("CREATE TABLE threads (id INTEGER PRIMARY KEY, uri VARCHAR(256) UNIQUE, title VARCHAR(256))"))).toBe("isso");
     expect(formatOf(sqlite("CREATE TABLE notes (id INTEGER PRIMARY KEY)"))).toBeNull();
+    // a plain pg_dump is Cusdis's, the one format read from PostgreSQL; pg_dumpall's is none
+    expect(formatOf("--\n-- PostgreSQL database dump\n--\n\n\\restrict k\n")).toBe("cusdis");
+    expect(formatOf("--\n-- PostgreSQL database cluster dump\n--\n")).toBeNull();
   });
 });

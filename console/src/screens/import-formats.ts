@@ -21,7 +21,7 @@ export const IMPORT_FORMAT_CHOICES: readonly ImportFormatChoice[] = [
   { value: "github", label: "GitHub comments: utterances, giscus (JSON)", accept: ".json,.gz", needsSite: false },
   { value: "artalk", label: "Artalk export (Artrans JSON)", accept: ".artrans,.json,.gz", needsSite: false },
   { value: "twikoo", label: "Twikoo comment export (JSON)", accept: ".json,.gz", needsSite: false },
-  { value: "cusdis", label: "Cusdis database (SQLite)", accept: ".db,.sqlite,.sqlite3,.gz", needsSite: false },
+  { value: "cusdis", label: "Cusdis database (SQLite, or a pg_dump)", accept: ".db,.sqlite,.sqlite3,.sql,.gz", needsSite: false },
   { value: "json", label: "Generic JSON (the documented import format)", accept: ".json,.gz", needsSite: false },
   { value: "ndjson", label: "This service's export (NDJSON)", accept: ".ndjson,.jsonl,.gz", needsSite: false },
 ];

@@ -32,7 +32,8 @@ import {
   type OnError,
 } from "./source.js";
 import { keepFresh, newTempFile, removeStaleTempFiles } from "./temp-files.js";
-import { FORMAT_NAMES, formatOf, SQLITE_FORMATS, SQLITE_MAGIC } from "./sniff.js";
+import { FORMAT_NAMES, formatNameOf, formatOf, SQLITE_FORMATS, SQLITE_MAGIC } from "./sniff.js";
+import { isPgDump } from "./pg-dump.js";
 import { isGzip } from "./decompress.js";
 
 /** the largest file an import takes over HTTP (larger ones: the CLI) */
@@ -90,7 +91,7 @@ const GZIP_HEAD_BYTES = 8 * 1024;
  * Whether the first bytes look like the format (so a wrong file is refused at once, not imported
  * as nothing): the export header's first line, XML whose root is <disqus> or <rss>, a JSON object
  * (remark42, Commento) or array (GitHub, the generic JSON, Artalk), either (Twikoo), an SQLite
- * file (isso, Cusdis); a gzip file's
+ * file (isso, Cusdis) or a pg_dump (Cusdis); a gzip file's
  * expanded start (one whose start does not expand is left to the import, which fails at its
  * position). A file of another format is named (sniff.ts).
  */
@@ -107,9 +108,9 @@ export function formatProblem(format: ImportFormat, headBytes: Uint8Array | stri
   if (!text) return "is empty: send the file as the request body";
   const sqlite = head.startsWith(SQLITE_MAGIC);
   const found = formatOf(sqlite ? head : text);
-  if (found && found !== format) return `is ${FORMAT_NAMES[found]}, not ${format}`;
+  if (found && found !== format) return `is ${formatNameOf(found, text)}, not ${format}`;
   if (format === "isso") return sqlite ? null : "is not an SQLite database (isso's comments.db)";
-  if (format === "cusdis") return sqlite ? null : "is not an SQLite database (Cusdis's)";
+  if (format === "cusdis") return sqlite || isPgDump(text) ? null : "is neither an SQLite database nor a pg_dump (Cusdis's)";
   if (sqlite && !SQLITE_FORMATS.has(format)) return `is an SQLite database, not ${format}`;
   if (format === "remark42" || format === "commento")
     return text.startsWith("{") ? null : `is not ${FORMAT_NAMES[format]} (a JSON object${format === "remark42" ? " per line" : ""})`;

@@ -129,7 +129,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
     post: {
       operationId: "createImport",
       description:
-        "Imports a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's issue or discussion comments JSON, the generic JSON format, Artalk's Artrans, a Twikoo export or a Cusdis database (docs/import.md; the file as the body, any content type, gzipped or not). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed (XML, JSON, gzip, SQLite) ends failed at its first error's position (line and column, byte) and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
+        "Imports a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup, a Commento export, an isso database, GitHub's issue or discussion comments JSON, the generic JSON format, Artalk's Artrans, a Twikoo export or a Cusdis database, its SQLite file or a plain pg_dump of its PostgreSQL database (docs/import.md; the file as the body, any content type, gzipped or not). Idempotent: running the same file again changes nothing, a grown file adds what is new. Each comment shows the author name its source gives for it. A file that is not well-formed (XML, JSON, gzip, SQLite, a pg_dump cut short) ends failed at its first error's position (line and column, byte) and writes nothing; a source comment id twice is an error for the second. Imported history emits no stream or webhook events. Needs manage_settings.",
       security: SECURITY,
       parameters: [
         {
@@ -137,7 +137,7 @@ export const portabilityPaths: Record<string, Record<string, unknown>> = {
           in: "query",
           required: true,
           description:
-            "The file's format: a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup (JSON lines), a Commento or Commento++ JSON export, an isso SQLite database, GitHub's REST JSON of issue or discussion comments (gh api --paginate), the generic JSON format (docs/import.md), Artalk's Artrans JSON (an array), a Twikoo comment export (a JSON array, or one document a line), or a Cusdis SQLite database. Any of them may be gzipped.",
+            "The file's format: a Disqus XML export, a WordPress WXR export, this service's NDJSON export, a remark42 backup (JSON lines), a Commento or Commento++ JSON export, an isso SQLite database, GitHub's REST JSON of issue or discussion comments (gh api --paginate), the generic JSON format (docs/import.md), Artalk's Artrans JSON (an array), a Twikoo comment export (a JSON array, or one document a line), or a Cusdis database: its SQLite file, or a plain-format pg_dump of its PostgreSQL database (COPY or INSERT rows; pg_dump --data-only -t pages -t comments). Any of them may be gzipped.",
           schema: { type: "string", enum: FORMATS },
         },
         {

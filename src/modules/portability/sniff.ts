@@ -2,13 +2,16 @@
 // our NDJSON export starts with its header object {"type":"export",…}, a remark42 backup with its
 // meta line {"version":…,"users":…}, a Commento export is an object with "comments" of
 // "commentHex"es, an isso or a Cusdis database is an SQLite file whose schema (on its first pages)
-// names isso's tables (threads, remove_stale_threads) or Cusdis's columns (by_nickname, pageId),
+// names isso's tables (threads, remove_stale_threads) or Cusdis's columns (by_nickname, pageId), a
+// plain-format pg_dump (its first lines `--` and `-- PostgreSQL database dump`) is Cusdis's (the
+// one format read from PostgreSQL),
 // GitHub's REST answers, the generic JSON format and Artalk's Artrans are arrays (of GitHub's
 // comments or issues, of records with a "type", of comments with a "page_key"), a Twikoo export
 // is an array, a {"results": […]} or one document a line, of comments with "_id", "comment" and
 // "url", a Disqus export's root element is <disqus>, and a WordPress export (WXR) is an <rss> that
 // names the WordPress export namespace. src/modules/portability/engine/importer.ts refuses a file
 // whose format is not the one asked for.
+import { isPgDump } from "./pg-dump.js";
 import type { ImportFormat } from "./source.js";
 
 /** what is read of a file to tell its format */
@@ -28,6 +31,13 @@ export const FORMAT_NAMES: Record<ImportFormat, string> = {
   cusdis: "an SQLite database (Cusdis's)",
 };
 
+/** what a pg_dump is called where the format it was sent as is refused */
+export const PG_DUMP_NAME = "a PostgreSQL dump (pg_dump)";
+
+/** What a file of `format` whose start is `head` is called where another format is asked for. */
+export const formatNameOf = (format: ImportFormat, head: string) =>
+  format === "cusdis" && isPgDump(head) ? PG_DUMP_NAME : FORMAT_NAMES[format];
+
 /** The formats that are SQLite databases. */
 export const SQLITE_FORMATS: ReadonlySet<ImportFormat> = new Set(["isso", "cusdis"]);
 
@@ -36,6 +46,7 @@ export const SQLITE_MAGIC = "SQLite format 3\u0000";
 
 /** The format `head` (a file's start) is, or null when it is none of them (or cannot tell yet). */
 export function formatOf(head: string): ImportFormat | null {
+  if (isPgDump(head)) return "cusdis";
   if (head.startsWith(SQLITE_MAGIC)) {
     // the schema's text: CREATE TABLE statements on the database's first pages
     if (/"by_nickname"/.test(head) && /"pageId"/.test(head)) return "cusdis";
@@ -108,12 +119,13 @@ export async function peekText(
 
 /**
  * Reads the start of `input` (HEAD_CHARS characters, or all of it when shorter) and answers its
- * format (and whether it is an SQLite file: one whose tables do not say which) with a stream that
- * yields the whole input again.
+ * format, what such a file is called (formatNameOf), and whether it is an SQLite file (one whose
+ * tables do not say which), with a stream that yields the whole input again.
  */
 export async function sniffFormat(
   input: AsyncIterable<Uint8Array | string>,
-): Promise<{ format: ImportFormat | null; sqlite: boolean; stream: AsyncIterable<Uint8Array | string> }> {
+): Promise<{ format: ImportFormat | null; name: string | null; sqlite: boolean; stream: AsyncIterable<Uint8Array | string> }> {
   const { text, stream } = await peekText(input, HEAD_CHARS);
-  return { format: formatOf(text), sqlite: text.startsWith(SQLITE_MAGIC), stream };
+  const format = formatOf(text);
+  return { format, name: format && formatNameOf(format, text), sqlite: text.startsWith(SQLITE_MAGIC), stream };
 }

@@ -1,9 +1,10 @@
 // An import: reads a file of one format (Disqus XML, WordPress WXR, our NDJSON export, a remark42
 // backup, a Commento export, an isso database, GitHub's comments JSON, the generic JSON format,
-// Artalk's Artrans, a Twikoo export or a Cusdis database; any of them gzipped: decompress.ts) as a
-// stream and writes what it holds with src/modules/portability/engine/import-writer.ts — threads as
-// discussions (id from the thread's identifier or its URL, `idFrom`), posts as comments with their
-// times, status and thread structure, authors as readers namespaced by source. A bad record is
+// Artalk's Artrans, a Twikoo export or a Cusdis database, its SQLite file or a pg_dump; any of
+// them gzipped: decompress.ts) as a stream and writes what it holds with
+// src/modules/portability/engine/import-writer.ts — threads as discussions (id from the thread's
+// identifier or its URL, `idFrom`), posts as comments with their times, status and thread
+// structure, authors as readers namespaced by source. A bad record is
 // reported with its position and skipped, or stops the import (`onError`); what was read before it
 // is written, and running the file again continues where it left (ids come from the source's). A
 // file that is not well-formed (a fatal error) writes nothing: what was read is only staged
@@ -38,7 +39,7 @@ import { parseArtalk } from "../parse-artalk.js";
 import { parseTwikoo } from "../parse-twikoo.js";
 import { parseCusdis } from "../parse-cusdis.js";
 import { openInput } from "../decompress.js";
-import { FORMAT_NAMES, SQLITE_FORMATS, sniffFormat } from "../sniff.js";
+import { SQLITE_FORMATS, sniffFormat } from "../sniff.js";
 import {
   discussionIdOf,
   importedCommentId,
@@ -194,7 +195,7 @@ export async function runImport(sql: Sql, input: AsyncIterable<Uint8Array | stri
   // what the file is when it is not the format asked for (an SQLite file whose first pages do not
   // say whose it is is still no other format's)
   const other = sniffed.format
-    ? sniffed.format !== opts.format && FORMAT_NAMES[sniffed.format]
+    ? sniffed.format !== opts.format && sniffed.name
     : sniffed.sqlite && !SQLITE_FORMATS.has(opts.format) && "an SQLite database";
   if (other) {
     const message = `this file is ${other}, not ${opts.format}`;
