@@ -141,11 +141,13 @@ describe("the search projection on one instance", { timeout: 60_000 }, () => {
     expect(await found(t.api, "kestrel", { wait: true })).toEqual(all);
     expect(await found(other.api, "kestrel", { wait: true })).toEqual([theirs]); // another tenant's untouched
 
-    // events the log no longer holds: the projector makes that discussion's documents from its comments
+    // events the log no longer holds: the projector's sweep finds the discussion behind and makes its
+    // documents from its comments
     await db().query("DELETE FROM comment_search WHERE tenant_id = $1 AND discussion_id = 'r1'", [t.tenantId]);
     await db().query("DELETE FROM events WHERE tenant_id = $1 AND discussion_id = 'r1'", [t.tenantId]);
     await db().query("UPDATE search_positions SET seq = 0 WHERE tenant_id = $1 AND discussion_id = 'r1'", [t.tenantId]);
-    expect(await found(t.api, "kestrel", { wait: true })).toEqual(all);
+    await vi.waitFor(async () => expect(await found(t.api, "kestrel")).toEqual(all), { timeout: 15_000, interval: 50 });
+    expect(await behind(t.tenantId)).toEqual([]);
 
     const unknown = await runCliInProcess(["search", "rebuild", "--tenant", "ten_does_not_exist"], cliEnv());
     expect(unknown.code).not.toBe(0);

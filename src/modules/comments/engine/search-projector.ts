@@ -10,10 +10,12 @@
 // comments (eng_search_rebuild).
 // What to project: the discussions of the events this instance committed, handed over by the event
 // pipeline after the commit (src/events/pipeline.ts), so a new comment is found within milliseconds;
-// and every pollMs (SEARCH_POLL_MS), and once at start, a sweep for every discussion whose head is
-// past its position (the events of an instance that stopped before projecting them, of an instance
-// that runs no projector, of a step that failed), one instance at a time (a transaction-scoped
-// advisory lock: a sweep elsewhere at the same moment finds nothing).
+// and a sweep for the discussions whose head is past their position (the events of an instance that
+// stopped before projecting them, of an instance that runs no projector, of a step that failed):
+// every pollMs (SEARCH_POLL_MS) the next SWEEP_DISCUSSIONS discussions in key order, round and round,
+// so a sweep's cost is bounded whatever the number of discussions (every one is looked at once in
+// discussions / SWEEP_DISCUSSIONS × pollMs); all of them at start. One instance sweeps at a time (a
+// transaction-scoped advisory lock: a sweep elsewhere at the same moment reads nothing).
 // Under engine/: a step crosses tenants (a batch holds any tenant's discussions), so it runs on the
 // app's raw SQL.
 import type { Logger } from "pino";
@@ -27,8 +29,8 @@ const STEP_DISCUSSIONS = 100;
 const STEP_EVENTS = 1_000;
 /** the limit of a discussion's documents made again whole (its events gone from the log): a statement of its own */
 const REBUILD_TIMEOUT_MS = 10 * 60_000;
-/** discussions one sweep finds at most (a full sweep is followed by another at once) */
-const SWEEP_DISCUSSIONS = 1_000;
+/** discussions one sweep looks at (the next ones in key order) */
+const SWEEP_DISCUSSIONS = 10_000;
 /** after a failed step, the wait before its discussions are tried again */
 const RETRY_MS = 1_000;
 /** the sweeps' advisory lock: one instance sweeps at a time */
@@ -37,14 +39,17 @@ const SWEEP_LOCK_ID = 3_918_445_101;
 const STEP = "SELECT eng_search_project($1::text[], $2::text[], $3::int) AS r";
 const REBUILD = "SELECT eng_search_rebuild($1, $2::text[]) AS n";
 /**
- * Every discussion whose head is past its position (one without a position row has none: 0); with $1,
- * only while no other instance sweeps (else none).
+ * The next discussions in key order after ($2, $3), each with whether its head is past its position
+ * (one without a position row has none: 0); with $1, only while no other instance sweeps (else none:
+ * the lock is asked once, before any row is read).
  */
-const SWEEP = `WITH lock AS MATERIALIZED (SELECT CASE WHEN $1::boolean THEN pg_try_advisory_xact_lock(${SWEEP_LOCK_ID}::bigint) ELSE true END AS held)
-SELECT d.tenant_id AS "tenantId", d.id AS "discussionId"
-  FROM lock, discussions d
+const SWEEP = `SELECT d.tenant_id AS "tenantId", d.id AS "discussionId", d.seq > COALESCE(p.seq, 0) AS behind
+  FROM discussions d
   LEFT JOIN search_positions p ON p.tenant_id = d.tenant_id AND p.discussion_id = d.id
- WHERE lock.held AND d.seq > COALESCE(p.seq, 0)
+                              AND (p.tenant_id, p.discussion_id) > ($2::text, $3::text)
+ WHERE (SELECT CASE WHEN $1::boolean THEN pg_try_advisory_xact_lock(${SWEEP_LOCK_ID}::bigint) ELSE true END)
+   AND (d.tenant_id, d.id) > ($2::text, $3::text)
+ ORDER BY d.tenant_id, d.id
  LIMIT ${SWEEP_DISCUSSIONS}`;
 
 export interface DiscussionKey {
@@ -143,19 +148,33 @@ export function createSearchProjector(deps: SearchProjectorDeps, opts: { pollMs:
     }
   }
 
-  /** A sweep and the steps it needs; `alone`: only while no other instance sweeps. */
-  async function sweep(alone: boolean): Promise<void> {
-    for (;;) {
-      const rows = await deps.sql.query<DiscussionKey>(SWEEP, [alone], "search_sweep");
-      for (const k of rows) pending.set(keyOf(k), k);
-      await settle();
-      if (rows.length < SWEEP_DISCUSSIONS || pending.size > 0) return;
-    }
+  /** where the sweep goes on from: the last discussion it looked at (the start: before every key) */
+  let sweptTo: [string, string] = ["", ""];
+
+  /**
+   * The next SWEEP_DISCUSSIONS discussions looked at, and the steps those behind need; `alone`: only
+   * while no other instance sweeps. Answers whether it came to the last discussion (the next starts over).
+   */
+  async function sweepNext(alone: boolean): Promise<boolean> {
+    const rows = await deps.sql.query<DiscussionKey & { behind: boolean }>(SWEEP, [alone, ...sweptTo], "search_sweep");
+    for (const k of rows) if (k.behind) pending.set(keyOf(k), { tenantId: k.tenantId, discussionId: k.discussionId });
+    await settle();
+    const last = rows.at(-1);
+    const ended = rows.length < SWEEP_DISCUSSIONS;
+    sweptTo = ended || !last ? ["", ""] : [last.tenantId, last.discussionId];
+    return ended;
   }
 
+  /** Every discussion looked at, from the first (at start, the CLI, tests). */
+  async function sweepAll(alone: boolean): Promise<void> {
+    sweptTo = ["", ""];
+    while (!(await sweepNext(alone)));
+  }
+
+  let swept = false;
   const tick = () => {
     timer = undefined;
-    sweep(true)
+    (swept ? sweepNext(true) : sweepAll(true).then(() => void (swept = true)))
       .catch((err: unknown) => deps.log.warn({ err }, "search projection sweep failed"))
       .finally(() => {
         if (started) {
@@ -202,7 +221,7 @@ export function createSearchProjector(deps: SearchProjectorDeps, opts: { pollMs:
     },
     async catchUp() {
       const before = projected;
-      await sweep(false);
+      await sweepAll(false);
       return projected - before;
     },
   };
