@@ -74,6 +74,10 @@ describe("the search projection on one instance", { timeout: 60_000 }, () => {
     const next = await post(t, "bob", "birds", "a second albatross");
     expect(await found(t.api, "albatross", { wait: true })).toEqual([next, id]);
     expect(await documentsOf(t.tenantId)).toEqual([id, next].sort());
+    // the projector's work and its lag behind the writes, on the metrics
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^search_projection_events_total [1-9]/m);
+    expect(metrics).toMatch(/^search_projection_lag_seconds_count [1-9]/m);
   });
 
   it("follows an edit, a deletion, a rejection and an erasure as the search's rules say", async () => {

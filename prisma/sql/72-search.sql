@@ -20,7 +20,8 @@ AS $function$
 -- unknown: such a discussion is left where it is and answered in `gaps`, for eng_search_rebuild to
 -- make its documents again from its comments (a statement of its own, with a longer limit: a whole
 -- discussion's). Answers {"events": events passed, "more": [[tenant, discussion], …] left for the
--- next step, "gaps": [[tenant, discussion], …]}.
+-- next step, "gaps": [[tenant, discussion], …], "lags": seconds from each applied event's time to
+-- now}.
 DECLARE
   k record;
   v_pos int;
@@ -31,6 +32,8 @@ DECLARE
   v_events int := 0;
   v_more json[] := ARRAY[]::json[];
   v_gaps json[] := ARRAY[]::json[];
+  v_lags real[] := ARRAY[]::real[];
+  v_lag real[];
 BEGIN
   FOR k IN SELECT DISTINCT u.t, u.d FROM unnest(p_tenants, p_discussions) AS u(t, d) ORDER BY u.t, u.d LOOP
     IF v_events >= p_limit THEN
@@ -45,8 +48,9 @@ BEGIN
     v_to := LEAST(v_head, v_pos + p_limit - v_events);
     SELECT count(*)::int,
            COALESCE(array_agg(DISTINCT e.payload #>> '{data,comment,id}')
-                      FILTER (WHERE e.type IN ('comment_created', 'comment_edited', 'comment_deleted')), ARRAY[]::text[])
-      INTO v_found, v_ids
+                      FILTER (WHERE e.type IN ('comment_created', 'comment_edited', 'comment_deleted')), ARRAY[]::text[]),
+           array_agg(extract(epoch FROM clock_timestamp() - e.occurred_at)::real)
+      INTO v_found, v_ids, v_lag
       FROM events e
      WHERE e.tenant_id = k.t AND e.discussion_id = k.d AND e.seq > v_pos AND e.seq <= v_to;
     IF v_found < v_to - v_pos THEN
@@ -58,9 +62,11 @@ BEGIN
     END IF;
     UPDATE search_positions SET seq = v_to WHERE tenant_id = k.t AND discussion_id = k.d;
     v_events := v_events + (v_to - v_pos);
+    v_lags := v_lags || v_lag;
     IF v_to < v_head THEN v_more := v_more || json_build_array(k.t, k.d); END IF;
   END LOOP;
-  RETURN json_build_object('events', v_events, 'more', array_to_json(v_more), 'gaps', array_to_json(v_gaps));
+  RETURN json_build_object('events', v_events, 'more', array_to_json(v_more), 'gaps', array_to_json(v_gaps),
+                           'lags', array_to_json(v_lags));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_search_index(p_tenant text, p_discussion text, p_comments text[])

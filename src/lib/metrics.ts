@@ -12,6 +12,8 @@ export interface Metrics {
   eventsAppended: Counter;
   /** events the search projector passed (src/modules/comments/engine/search-projector.ts) */
   searchProjected: Counter;
+  /** from an event's time to the search projector's applying it */
+  searchProjectionLag: Histogram;
   eventsPublished: Counter<"outcome">;
   fanoutLag: Histogram;
   fanout: Histogram;
@@ -72,6 +74,12 @@ export function createMetrics(): Metrics {
     searchProjected: new Counter({
       name: "search_projection_events_total",
       help: "Events of the log the search projector passed (their comments' documents made again)",
+      registers: [registry],
+    }),
+    searchProjectionLag: new Histogram({
+      name: "search_projection_lag_seconds",
+      help: "From an event's time (its write's, by the writer's clock) to the search projector's applying it: how long a comment waits to be found by its words",
+      buckets: seconds,
       registers: [registry],
     }),
     eventsPublished: new Counter({

@@ -71,7 +71,7 @@ export interface SearchProjector extends SearchProjection {
 export interface SearchProjectorDeps {
   sql: Sql;
   log: Logger;
-  metrics: Pick<Metrics, "searchProjected">;
+  metrics: Pick<Metrics, "searchProjected" | "searchProjectionLag">;
 }
 
 const keyOf = (k: DiscussionKey) => `${k.tenantId} ${k.discussionId}`;
@@ -90,14 +90,15 @@ export function createSearchProjector(deps: SearchProjectorDeps, opts: { pollMs:
   let waiters: (() => void)[] = [];
 
   async function step(keys: DiscussionKey[]): Promise<void> {
-    const rows = await deps.sql.query<{ r: { events: number; more: [string, string][]; gaps: [string, string][] } }>(
+    const rows = await deps.sql.query<{ r: { events: number; more: [string, string][]; gaps: [string, string][]; lags: number[] } }>(
       STEP,
       [keys.map((k) => k.tenantId), keys.map((k) => k.discussionId), STEP_EVENTS],
       "eng_search_project",
     );
-    const { events, more, gaps } = rows[0]!.r;
+    const { events, more, gaps, lags } = rows[0]!.r;
     projected += events;
     if (events > 0) deps.metrics.searchProjected.inc(events);
+    for (const lag of lags) deps.metrics.searchProjectionLag.observe(Math.max(0, lag));
     for (const [tenantId, discussionId] of more) pending.set(keyOf({ tenantId, discussionId }), { tenantId, discussionId });
     // discussions whose events the log no longer holds: their documents made again from their comments
     const byTenant = new Map<string, string[]>();
