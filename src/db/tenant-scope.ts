@@ -13,8 +13,6 @@ export const TENANT_MODELS = new Set([
   "Reader",
   "Discussion",
   "Comment",
-  "CommentSearch",
-  "SearchPosition",
   "Reaction",
   "PageReaction",
   "Vote",
