@@ -15,8 +15,9 @@
 // divided by BENCH_POSTS, is a post's instructions, without the backend's start-up or the first posts'
 // catalog loading. Rows: the short body `npm run bench`'s post rows send and the typical formatted
 // comment, spread over 1,000 discussions and on one hot discussion; and the service's spread row
-// without the comment search column (its tsvector and GIN index) and without the three list orders
-// besides newest (top, score, best: their indexes), the features' cost per post. The `floor-tables-*` rows
+// without the three list orders besides newest (top, score, best: their indexes), the feature's cost
+// per post. (Comment search adds nothing here: its documents are written after the commit, by the
+// search projector, src/modules/comments/engine/search-projector.ts.) The `floor-tables-*` rows
 // run the floor's one statement written onto the service's own tables (FLOOR_POST_ON_SERVICE_TABLES, on
 // the service's seeded copy): the same storage without the service's rules and functions, so the
 // service's row against it is what its code costs the database, and it against the floor's what the
@@ -207,7 +208,6 @@ interface Row {
   onTables?: boolean;
 }
 
-const DROP_SEARCH = ["ALTER TABLE comments DROP COLUMN search_vector;"];
 const DROP_ORDERS = ["DROP INDEX comments_list_top_idx;", "DROP INDEX comments_list_score_idx;", "DROP INDEX comments_list_best_idx;"];
 const ROWS: Row[] = [
   { key: "floor-spread", label: "floor, 1,000 discussions, short body", db: "floor", spread: true, body: SHORT_BODY },
@@ -241,28 +241,12 @@ const ROWS: Row[] = [
     onTables: true,
   },
   {
-    key: "service-no-search",
-    label: "service, 1,000 discussions, short body, without the search column",
-    db: "svc",
-    spread: true,
-    body: SHORT_BODY,
-    change: DROP_SEARCH,
-  },
-  {
     key: "service-no-orders",
     label: "service, 1,000 discussions, short body, without the top/score/best indexes",
     db: "svc",
     spread: true,
     body: SHORT_BODY,
     change: DROP_ORDERS,
-  },
-  {
-    key: "service-neither",
-    label: "service, 1,000 discussions, short body, without both",
-    db: "svc",
-    spread: true,
-    body: SHORT_BODY,
-    change: [...DROP_SEARCH, ...DROP_ORDERS],
   },
 ];
 const wanted = process.env.BENCH_ROWS?.split(",");

@@ -85,6 +85,8 @@ const EnvSchema = z.object({
   EMAIL_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
   /** how often the follow worker looks for new comments to tell the discussions' followers of */
   FOLLOW_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
+  /** how often the search projector sweeps its next 10,000 discussions for events it has not applied (what no nudge brought it) */
+  SEARCH_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
   /** /embed/demo: on unless NODE_ENV=production, where only EMBED_DEMO=1 turns it on */
   EMBED_DEMO: flag,
   /** production: introspection and "did you mean" suggestions are off unless this is 1 */
@@ -178,6 +180,11 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => v === undefined || v === "1" || v === "true"),
   RUN_FOLLOW_WORKER: z
+    .enum(["1", "0", "true", "false"])
+    .optional()
+    .transform((v) => v === undefined || v === "1" || v === "true"),
+  /** the search projector (src/modules/comments/engine/search-projector.ts): comment search's documents from the event log */
+  RUN_SEARCH_PROJECTOR: z
     .enum(["1", "0", "true", "false"])
     .optional()
     .transform((v) => v === undefined || v === "1" || v === "true"),

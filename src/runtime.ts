@@ -53,6 +53,7 @@ import { createFollowComposer } from "./modules/following/engine/fanout.js";
 import { createEmailSender, type EmailSender } from "./modules/email/engine/worker.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./outbound/http-client.js";
+import { createSearchProjector, type SearchProjector } from "./modules/comments/engine/search-projector.js";
 
 export interface Runtime {
   services: AppServices;
@@ -69,6 +70,8 @@ export interface Runtime {
   migrated: string[];
   /** the fediverse (src/modules/federation/engine/engine.ts): served by the app, its outbound worker started with the others */
   federation: FederationEngine;
+  /** comment search's documents from the event log (src/modules/comments/engine/search-projector.ts): started with the workers */
+  search: SearchProjector;
   close(): Promise<void>;
 }
 
@@ -298,6 +301,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       onBusEvent: (ev) => metrics.fanoutLag.observe(Math.max(0, Date.now() - Date.parse(ev.envelope.occurredAt)) / 1000),
       onFanout: (seconds) => metrics.fanout.observe(seconds),
     });
+    // comment search's documents, projected from the log off the write path: woken by the pipeline below
+    const search = createSearchProjector({ sql: db.sql, log, metrics }, { pollMs: config.SEARCH_POLL_MS });
     const services: AppServices = {
       ...base,
       db,
@@ -306,8 +311,15 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       consistencyTokens: createConsistencyTokens(config.SECRET_ENCRYPTION_KEY ?? adminJwtSecret),
       sql: db.sql,
       idempotency: createIdempotencyRecords({ sql: db.sql, tenantSql: (tenantId) => stores(tenantId).sql, secretBox, log }),
-      // after a write commits: its events on the bus, the webhook worker woken (src/events/pipeline.ts)
-      events: createEventPipeline({ bus, metrics, nudgeWorker: () => webhooks.worker.nudge(), log }),
+      // after a write commits: its events on the bus, the search projector and the webhook worker woken (src/events/pipeline.ts)
+      events: createEventPipeline({
+        bus,
+        metrics,
+        nudgeWorker: () => webhooks.worker.nudge(),
+        nudgeSearch: (keys) => search.nudge(keys),
+        log,
+      }),
+      search,
       rateLimiter: createRateLimiter({
         prisma: db.prisma,
         redis,
@@ -369,8 +381,10 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
       email,
       migrated,
       federation,
+      search,
       async close() {
         retention.stop();
+        await search.stop();
         await federation.stop();
         await streams.shutdown();
         await authCache.close();

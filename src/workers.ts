@@ -1,11 +1,13 @@
 // An instance's background work, started and stopped in one place: the outbound worker and its pools
 // (built with the webhook runtime, src/outbound/webhook-runtime.ts: the follow jobs' pool is the follow
 // worker, src/modules/following/engine/fanout.ts), the retention job
-// (src/modules/retention/engine/retention.ts), the email worker (src/modules/email/engine/worker.ts, built here) and auto-close
-// (src/modules/discussions/engine/auto-close.ts, built here), each as the config says: RUN_WEBHOOK_WORKER,
-// RETENTION_INTERVAL_MS, RUN_EMAIL_WORKER, RUN_FOLLOW_WORKER, AUTO_CLOSE_INTERVAL_MS. The server
-// starts them once it listens (src/app.ts); a process that runs only a worker (the crash tests'
-// children, test/support/*-crash-worker.mjs) does the same with the others switched off.
+// (src/modules/retention/engine/retention.ts), the email worker (src/modules/email/engine/worker.ts, built
+// here), auto-close (src/modules/discussions/engine/auto-close.ts, built here) and the search projector
+// (built with the runtime, whose event pipeline wakes it: src/modules/comments/engine/search-projector.ts),
+// each as the config says: RUN_WEBHOOK_WORKER, RETENTION_INTERVAL_MS, RUN_EMAIL_WORKER,
+// RUN_FOLLOW_WORKER, AUTO_CLOSE_INTERVAL_MS, RUN_SEARCH_PROJECTOR. The server starts them once it
+// listens (src/app.ts); a process that runs only a worker (the crash tests' children,
+// test/support/*-crash-worker.mjs) does the same with the others switched off.
 import type { Runtime } from "./runtime.js";
 import { createAutoCloseJob, type AutoCloseJob } from "./modules/discussions/engine/auto-close.js";
 import { createEmailWorker, type EmailWorker, type EmailWorkerOptions } from "./modules/email/engine/worker.js";
@@ -52,6 +54,7 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
       if (config.RUN_EMAIL_WORKER) email.start();
       if (config.AUTO_CLOSE_INTERVAL_MS > 0) autoClose.start(config.AUTO_CLOSE_INTERVAL_MS);
       if (config.RUN_FOLLOW_WORKER) follow.start();
+      if (config.RUN_SEARCH_PROJECTOR) runtime.search.start();
       // the fediverse's origin and its sweep of expired state (its activities are the outbound worker's jobs)
       if (config.RUN_WEBHOOK_WORKER) runtime.federation.start(serverUrl);
     },
@@ -59,6 +62,7 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
       runtime.retention.stop();
       autoClose.stop();
       await Promise.all([
+        runtime.search.stop(),
         email.stop(),
         runtime.federation.stop(),
         services.webhooks.worker.stop(),

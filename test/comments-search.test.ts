@@ -28,7 +28,10 @@ interface Seeded {
 async function seed(server: TestServer, clock: ReturnType<typeof manualClock>, close: () => Promise<void>): Promise<Seeded> {
   const t = await createTestTenant(server);
   const plainKey = (await keyWith(t, [])).key;
-  const mod = t.as({ key: (await keyWith(t, ["moderate_content"])).key });
+  // the moderator's searches carry the token a write answers with, as the console sends it: each
+  // waits until the search documents (projected from the event log after the commit) hold the writes
+  const token = (await t.api.put("/api/v1/discussions/d0", {})).headers.get("x-service-consistency")!;
+  const mod = t.as({ key: (await keyWith(t, ["moderate_content"])).key, headers: { "x-service-consistency": token } });
   const as = async (sub: string) =>
     t.as({ key: plainKey, identity: await t.identity(sub, { iat: Math.floor(clock.now().getTime() / 1000) }) });
   const ids: Record<string, string> = {};

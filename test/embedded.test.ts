@@ -264,7 +264,13 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
     expect((await liveApi.put("/api/v1/discussions/live-1", { title: "Made while serving" })).status).toBe(201);
     expect((await client(first.url, { admin: liveCreds.adminToken }).get("/api/v1/keys")).status).toBe(200);
     const identity = await signIdentity(liveCreds.identitySecret, "live-reader");
-    expect((await liveApi.post("/api/v1/discussions/live-1/comments", { body: "hello" }, { identity })).status).toBe(201);
+    const hello = await liveApi.post("/api/v1/discussions/live-1/comments", { body: "hello" }, { identity });
+    expect(hello.status).toBe(201);
+    // comment search: the embedded server projects its writes into the search documents too
+    const seesHello = { headers: { "x-service-consistency": hello.headers.get("x-service-consistency")! } };
+    expect((await liveApi.get("/api/v1/comments/search?q=hello", seesHello)).body.items.map((c: { id: string }) => c.id)).toEqual([
+      hello.body.id,
+    ]);
     const human = await cliHere("tenant", "create", "--name", "Human while serving");
     expect(human.code, human.output).toBe(0);
     expect(human.stdout).toMatch(/^Tenant created: ten_[\s\S]*API key \(all capabilities; shown once\):\n {2}ek_[0-9a-f]{64}\n/);
@@ -321,6 +327,11 @@ describe("embedded mode (PGlite, in-process pub/sub)", { timeout: 240_000 }, () 
       .map((l) => JSON.parse(l));
     expect(records[0]).toMatchObject({ type: "export", tenantId: liveCreds.tenantId });
     expect(records.at(-1)).toMatchObject({ type: "end", counts: { discussions: 2, comments: 5 } });
+    // comment search's rebuild, through the server: the imported comments and the posted one found again
+    const rebuilt = await cliHere("search", "rebuild", "--tenant", liveCreds.tenantId, "--json");
+    expect(rebuilt.code, rebuilt.output).toBe(0);
+    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ tenants: 1, discussions: 2, orphans: 0 });
+    expect((await liveApi.get("/api/v1/comments/search?q=hello", seesHello)).body.items).toHaveLength(1);
     const nobody = await cliHere("export", "--tenant", "ten_does_not_exist");
     expect(nobody.code).not.toBe(0);
     expect(nobody.output).toBe("engagement: No tenant with id ten_does_not_exist\n");

@@ -15,8 +15,9 @@ const statements: string[] = [];
 const originalQuery = pg.Client.prototype.query;
 
 beforeAll(async () => {
-  // the periodic head check is the one background reader of a stream: out of the way here
-  server = await startServer({}, { stream: { headCheckMs: 3_600_000 } });
+  // the periodic head check is the one background reader of a stream, and the search projector
+  // (woken by every write, sweeping every SEARCH_POLL_MS) a background reader of the log: out of the way here
+  server = await startServer({ RUN_SEARCH_PROJECTOR: "0" }, { stream: { headCheckMs: 3_600_000 } });
   t = await createTestTenant(server);
   (pg.Client.prototype as any).query = function (this: pg.Client, ...args: any[]) {
     const q = args[0];

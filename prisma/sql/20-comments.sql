@@ -395,16 +395,3 @@ AS $function$
     'createdAt', eng_iso(c.created_at), 'reactions', c.reaction_counts::json, 'replyCount', c.reply_count,
     'score', c.score, 'upvotes', c.upvotes, 'downvotes', c.downvotes, 'kind', c.kind)
 $function$;
-
--- Comment search (src/modules/comments/search.ts): unaccent as an IMMUTABLE function, so that the
--- generated column comments.search_vector may use it (unaccent() is STABLE: its dictionary could change).
--- It is the unaccent extension's own C entry point declared IMMUTABLE, not an SQL wrapper around it:
--- PostgreSQL cannot inline an IMMUTABLE SQL function whose body is STABLE, so the wrapper was planned
--- again by every INSERT of a comment (10 µs of planning and about 25 µs in all: npm run bench). With one
--- argument, unaccent_dict uses the dictionary named unaccent on the search_path (public, where the
--- extension lives; the service never changes search_path). PGlite loads the same module.
-CREATE OR REPLACE FUNCTION public.eng_unaccent(p_text text)
- RETURNS text
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE STRICT
-AS '$libdir/unaccent', $function$unaccent_dict$function$;

@@ -55,6 +55,9 @@ BEGIN
     END IF;
   END LOOP;
   IF cardinality(v_ids) > 0 THEN
+    -- their search documents go now, in the erasure's own transaction (the search projector, which
+    -- follows the comment_deleted events above, would make none again: eng_search_has_document)
+    DELETE FROM comment_search WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND comment_id = ANY (v_ids);
     -- every event that carried one of these comments: no body, no author left in a replay or a delivery
     UPDATE events e
        SET payload = jsonb_set(jsonb_set(jsonb_set(e.payload, '{data,comment,author}',

@@ -90,9 +90,9 @@ export async function loadSources(db: PGlite, existing: DbFunction[], sources: {
     try {
       await db.exec(`DROP FUNCTION public.${f.name}(${f.identity})`);
     } catch (err) {
-      // a function a generated column or an index uses (eng_unaccent: comments.search_vector) cannot be
-      // dropped without them; the source's CREATE OR REPLACE replaces it (so removing such a function
-      // from prisma/sql goes unnoticed here: its migration drops the column first, by hand)
+      // a function a generated column or an index uses cannot be dropped without them; the source's
+      // CREATE OR REPLACE replaces it (so removing such a function from prisma/sql goes unnoticed here:
+      // its migration drops the column first, by hand)
       if ((err as { code?: string }).code !== "2BP01") throw err;
     }
   }

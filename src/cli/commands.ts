@@ -10,6 +10,7 @@ import { AppError } from "../lib/errors.js";
 import { parseDuration } from "../lib/duration.js";
 import { renderForTenant } from "../modules/indexable/engine/render.js";
 import { hashApiKey, keyState } from "../auth/key-auth.js";
+import { rebuildSearch, type SearchRebuilt } from "../modules/comments/engine/search-rebuild.js";
 
 export const CliCommandSchema = z.discriminatedUnion("command", [
   z.object({ command: z.literal("tenant create"), name: z.string(), ttl: z.string() }),
@@ -23,6 +24,8 @@ export const CliCommandSchema = z.discriminatedUnion("command", [
   z.object({ command: z.literal("admin-token"), tenantId: z.string(), ttl: z.string(), subject: z.string() }),
   z.object({ command: z.literal("console-link"), tenantId: z.string(), email: z.string().optional() }),
   z.object({ command: z.literal("migrate") }),
+  /** comment search's documents made again from the comments (null: every tenant's) */
+  z.object({ command: z.literal("search rebuild"), tenantId: z.string().nullable() }),
   z.object({
     command: z.literal("render"),
     tenantId: z.string(),
@@ -46,6 +49,7 @@ export interface CliResults {
   "console-link": { url: string; expiresAt: string };
   /** `server`: the running embedded server (its pid) answered; it applied the migrations at start-up */
   migrate: { applied: string[]; server?: number };
+  "search rebuild": SearchRebuilt;
   /** a discussion's indexable thread (src/modules/indexable/engine/render.ts) */
   render: { html: string };
 }
@@ -126,6 +130,11 @@ async function run(ctx: CommandContext, cmd: CliCommand): Promise<CliResults[key
     }
     case "migrate":
       return { applied: ctx.migrated, ...(ctx.server !== undefined ? { server: ctx.server } : {}) };
+    case "search rebuild": {
+      if (cmd.tenantId !== null && !(await services.prisma.tenant.findUnique({ where: { id: cmd.tenantId }, select: { id: true } })))
+        throw new CliRefusal(`No tenant with id ${cmd.tenantId}`);
+      return rebuildSearch(services, cmd.tenantId);
+    }
     case "render": {
       const { tenantId, apiBase, parentId, ...request } = cmd;
       if ((request.discussionId === null) === ((request.url ?? null) === null))

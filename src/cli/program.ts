@@ -1,9 +1,9 @@
 // The `engagement` CLI's commands: tenant bootstrap, admin tokens, console operators and links,
-// migrations. Each command is data (src/cli/commands.ts): in embedded mode, while a server holds the
-// data folder, it runs on that server's control socket (src/cli/control.ts); otherwise the CLI opens
-// the database itself. The output is the same either way. `cliMain` parses one command line and runs
-// it with the environment and output streams it is given, answering the exit code; src/cli/index.ts
-// is the process that runs it on its own argv, env, stdout and stderr.
+// migrations, comment search's rebuild. Each command is data (src/cli/commands.ts): in embedded mode,
+// while a server holds the data folder, it runs on that server's control socket (src/cli/control.ts);
+// otherwise the CLI opens the database itself. The output is the same either way. `cliMain` parses
+// one command line and runs it with the environment and output streams it is given, answering the
+// exit code; src/cli/index.ts is the process that runs it on its own argv, env, stdout and stderr.
 import { Command, InvalidArgumentError } from "commander";
 import { loadConfig, type Config } from "../config.js";
 import { createRuntime } from "../runtime.js";
@@ -199,6 +199,25 @@ export async function cliMain(args: string[], io: CliIo): Promise<number> {
         io.stdout(`Database is up to date: the running server (process ${server}) applied the migrations at start-up.\n`);
       } else {
         io.stdout(applied.length ? `Applied: ${applied.join(", ")}\n` : "Database is up to date.\n");
+      }
+    });
+
+  const search = program.command("search").description("Comment search");
+  search
+    .command("rebuild")
+    .description(
+      "Make comment search's documents again from the comments (a tenant's, or every tenant's): what the event log no longer holds included",
+    )
+    .option("--tenant <id>", "only this tenant")
+    .option("--json", "print exactly one JSON object")
+    .action(async (opts: { tenant?: string; json?: boolean }) => {
+      const out = await execute(io, { command: "search rebuild", tenantId: opts.tenant ?? null }).catch(cliError);
+      if (opts.json) io.stdout(`${JSON.stringify(out)}\n`);
+      else {
+        io.stdout(
+          `Rebuilt the search documents of ${out.discussions} discussions in ${out.tenants} tenant${out.tenants === 1 ? "" : "s"}: ` +
+            `${out.documents} written, ${out.orphans} of missing discussions deleted.\n`,
+        );
       }
     });
 

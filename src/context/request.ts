@@ -18,6 +18,7 @@ import { header, type HeaderBag } from "./headers.js";
 import { resolveSettings } from "../tenancy/settings/resolve.js";
 import { tenantRow } from "../auth/auth-cache.js";
 import type { Replica } from "../db/replicas/replica-set.js";
+import { CONSISTENCY_HEADER } from "../db/replicas/consistency-token.js";
 import { readConsistencyOf, type ReadConsistency } from "./read-routing.js";
 
 export type { AppServices };
@@ -46,6 +47,12 @@ export interface RequestContext {
   browserOrigin?: string | null;
   /** what the request's headers say of its reads (X-Service-Consistency, a recent write): with replicas only */
   readConsistency?: ReadConsistency | undefined;
+  /**
+   * The request carried X-Service-Consistency: a read of what is projected from the event log off the
+   * write path (comment search's documents) waits, briefly, until it holds the events committed before
+   * the request (src/modules/comments/search.ts).
+   */
+  readsItsWrites?: boolean;
   /** the read replica `store(ctx)` and `db(ctx)` read through (absent: the primary); set only by `routeReads` (src/context/read-routing.ts) */
   readsFrom?: Replica;
   /** memoised lookups */
@@ -68,6 +75,7 @@ export async function createRequestContext(
     ...(rateLimit ? { rateLimit } : {}),
     clientAddress: opts.ip ?? null,
     readConsistency: readConsistencyOf(app, headers, principal?.tenantId ?? null),
+    readsItsWrites: header(headers, CONSISTENCY_HEADER.toLowerCase()) !== null,
     readerClient:
       principal?.kind === "publishable"
         ? { ip: opts.ip ?? null, userAgent: header(headers, "user-agent") }

@@ -41,8 +41,10 @@ export interface AppServices {
   sql: Sql;
   /** Idempotency-Key records: claims, the writes' results, kept answers (src/idempotency/records.ts) */
   idempotency: IdempotencyRecords;
-  /** what follows a committed event: fan-out, and a webhook worker wake-up when jobs were queued */
+  /** what follows a committed event: fan-out, the search projector's nudge, and a webhook worker wake-up when jobs were queued */
   events: EventPipeline;
+  /** comment search's documents, a projection of the event log (src/modules/comments/engine/search-projector.ts) */
+  search: SearchProjection;
   rateLimiter: RateLimiter;
   /** console password sign-in attempts, counted across instances through Redis (src/auth/sign-in-throttle.ts) */
   signInThrottle: SignInThrottle;
@@ -82,6 +84,14 @@ export interface AppServices {
   readerAddresses: ReaderAddresses;
   /** a reader's erasure (src/modules/readers/erasure.ts): how many of their comments one statement takes */
   erasure: { batchSize: number };
+}
+
+/** The search projector, as what a request needs of it (src/modules/comments/engine/search-projector.ts). */
+export interface SearchProjection {
+  /** these discussions have new events: this instance's projector takes them now (when it runs: RUN_SEARCH_PROJECTOR) */
+  nudge(keys: Iterable<{ tenantId: string; discussionId: string }>): void;
+  /** resolves once this instance's projector ends its next run of steps, or after `ms` */
+  passed(ms: number): Promise<void>;
 }
 
 /** The callers that wrote on this instance lately, by a hash of their credentials. */

@@ -21,6 +21,8 @@ const TENANT_TABLES = new Set([
   "readers",
   "discussions",
   "comments",
+  "comment_search",
+  "search_positions",
   "reactions",
   "page_reactions",
   "votes",
@@ -60,7 +62,14 @@ const CHILD_TABLES: Record<string, [string, string]> = { webhook_secrets: ["endp
  * Our database functions (`eng_*`) take the tenant's id first, or a row (`eng_comment_json(c)`), except
  * these, which take a value and read no table.
  */
-export const SCALAR_FIRST = new Set(["eng_iso", "eng_next_digest", "eng_refuse", "eng_unaccent", "eng_wilson_lower_bound"]);
+export const SCALAR_FIRST = new Set([
+  "eng_iso",
+  "eng_next_digest",
+  "eng_refuse",
+  "eng_search_vector",
+  "eng_unaccent",
+  "eng_wilson_lower_bound",
+]);
 
 /**
  * Functions a background job runs over every tenant at once (never through a tenant's store: there the
@@ -74,6 +83,8 @@ export const ACROSS_TENANTS = new Set([
   "eng_create_event_log",
   "eng_event_partitions_ahead",
   "eng_drop_event_partition",
+  // the search projector's step over the discussions of every tenant (src/modules/comments/engine/search-projector.ts)
+  "eng_search_project",
 ]);
 
 /**

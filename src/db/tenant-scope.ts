@@ -13,6 +13,8 @@ export const TENANT_MODELS = new Set([
   "Reader",
   "Discussion",
   "Comment",
+  "CommentSearch",
+  "SearchPosition",
   "Reaction",
   "PageReaction",
   "Vote",

@@ -3,13 +3,16 @@
 //   publish     each event goes on the bus (./bus.ts) as its bus message (./fanout.ts), counted in
 //               events_published_total by outcome; best effort: a failure is logged, and streams
 //               recover anything missed from the log by seq. A `notification_reply` also pokes its
-//               reader's channel: the reply wrote an item to their inbox in the same statement.
+//               reader's channel: the reply wrote an item to their inbox in the same statement. The
+//               events' discussions go to this instance's search projector, which applies them to
+//               comment search's documents (src/modules/comments/engine/search-projector.ts; its
+//               sweep finds what a lost nudge leaves behind).
 //   jobsQueued  the write queued webhook delivery jobs: the local webhook worker is woken
 //   inboxItems  inbox items committed for these readers (a reply's, or another writer's after its
 //               own commit: announceInboxItems in src/modules/inbox/announce.ts): their own streams
 //               (GET /api/v1/stream/me) read them from the database by seq
 //   inboxRead   the reader marked items read: their streams send `inbox_read` with the count
-// Built once by the composition root (src/runtime.ts) from the bus, the metrics and the worker's nudge.
+// Built once by the composition root (src/runtime.ts) from the bus, the metrics and the workers' nudges.
 import type { Logger } from "pino";
 import type { Metrics } from "../lib/metrics.js";
 import type { EventBus, ReaderPoke } from "./bus.js";
@@ -32,10 +35,12 @@ export interface EventPipelineDeps {
   metrics: Pick<Metrics, "eventsPublished">;
   /** wakes the local webhook worker to claim the jobs just queued */
   nudgeWorker: () => void;
+  /** hands the discussions of committed events to the local search projector */
+  nudgeSearch: (keys: { tenantId: string; discussionId: string }[]) => void;
   log: Logger;
 }
 
-export function createEventPipeline({ bus, metrics, nudgeWorker, log }: EventPipelineDeps): EventPipeline {
+export function createEventPipeline({ bus, metrics, nudgeWorker, nudgeSearch, log }: EventPipelineDeps): EventPipeline {
   const published = () => void metrics.eventsPublished.inc({ outcome: "ok" });
   // a lost poke is caught up by the streams' periodic check of the readers' inbox sequences
   const poke = (p: ReaderPoke) =>
@@ -51,6 +56,7 @@ export function createEventPipeline({ bus, metrics, nudgeWorker, log }: EventPip
           log.warn({ err, eventId: e.envelope.id }, "event publish failed; streams will catch up from the log");
         });
       }
+      nudgeSearch(events.map((e) => ({ tenantId: e.envelope.tenantId, discussionId: e.envelope.discussionId })));
       const replied = events.flatMap((e) => (e.envelope.type === "notification_reply" && e.readerId ? [e] : []));
       for (const e of replied) inboxItems(e.envelope.tenantId, [e.readerId as string]);
     },

@@ -251,6 +251,32 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_search_index(p_tenant text, p_discussion text, p_comments text[]) RETURNS integer */
+  eng_search_index: {
+    args: {
+      tenant: string;
+      discussion: string;
+      comments: string[] | null;
+    };
+    result: "integer";
+  };
+  /** eng_search_project(p_tenants text[], p_discussions text[], p_limit integer) RETURNS json */
+  eng_search_project: {
+    args: {
+      tenants: string[];
+      discussions: string[];
+      limit: number;
+    };
+    result: "json";
+  };
+  /** eng_search_rebuild(p_tenant text, p_discussions text[]) RETURNS integer */
+  eng_search_rebuild: {
+    args: {
+      tenant: string;
+      discussions: string[];
+    };
+    result: "integer";
+  };
   /** eng_set_comment_pinned(p_tenant text, p_id text, p_pinned boolean, p_at timestamp with time zone) RETURNS json */
   eng_set_comment_pinned: {
     args: {
@@ -363,6 +389,9 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_queue_email: ["tenant", "source", "event", "comment", "discussion", "readers", "modes", "dues", "at"],
   eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
+  eng_search_index: ["tenant", "discussion", "comments"],
+  eng_search_project: ["tenants", "discussions", "limit"],
+  eng_search_rebuild: ["tenant", "discussions"],
   eng_set_comment_pinned: ["tenant", "id", "pinned", "at"],
   eng_set_comment_status: ["tenant", "id", "to", "at"],
   eng_set_discussion_state: ["tenant", "id", "to", "event", "at"],

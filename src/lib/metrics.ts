@@ -10,6 +10,10 @@ export interface Metrics {
   /** /graphql requests by the way they were served: `compiled` or `direct` (a backend's plain POST), `idempotent` (a mutation under Idempotency-Key) or `yoga` */
   graphqlRequests: Counter<"path">;
   eventsAppended: Counter;
+  /** events the search projector passed (src/modules/comments/engine/search-projector.ts) */
+  searchProjected: Counter;
+  /** from an event's time to the search projector's applying it */
+  searchProjectionLag: Histogram;
   eventsPublished: Counter<"outcome">;
   fanoutLag: Histogram;
   fanout: Histogram;
@@ -67,6 +71,17 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     eventsAppended: new Counter({ name: "events_appended_total", help: "Events written to the log", registers: [registry] }),
+    searchProjected: new Counter({
+      name: "search_projection_events_total",
+      help: "Events of the log the search projector passed (their comments' documents made again)",
+      registers: [registry],
+    }),
+    searchProjectionLag: new Histogram({
+      name: "search_projection_lag_seconds",
+      help: "From an event's time (its write's, by the writer's clock) to the search projector's applying it: how long a comment waits to be found by its words",
+      buckets: seconds,
+      registers: [registry],
+    }),
     eventsPublished: new Counter({
       name: "events_published_total",
       help: "Events published to the bus, by outcome",

@@ -112,7 +112,7 @@ const CONSISTENCY = {
   in: "header",
   required: false,
   description:
-    "The token a write's answer carried: the read is served by a read replica only once it has that write, else by the primary. Any other value sends the read to the primary.",
+    "The token a write's answer carried: the read is served by a read replica only once it has that write, else by the primary. Any other value sends the read to the primary. Comment search with words first waits (at most 1 s) until its documents hold the tenant's writes committed before it came.",
   schema: { type: "string", maxLength: 64 },
 };
 

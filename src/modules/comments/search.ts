@@ -3,12 +3,16 @@
 // newest first, keyset-paginated on (createdAt, id), each with its moderation context
 // (moderation-context.ts). One statement per page, two when the words are rare (searchComments).
 //
-// Words: PostgreSQL full-text search over comments.search_vector, a generated column holding
-// to_tsvector('simple', eng_unaccent(body)) (migration *_comment_search, GIN index
-// comments_search_idx): lower-cased, accents removed, no stemming and no stop words. `q` is parsed
-// here into terms; user text only ever reaches the database as a bound parameter of
-// phraseto_tsquery('simple', eng_unaccent($n)), which reads it with the same parser the column used
-// and never interprets operators. The terms are joined in SQL with the tsquery operators:
+// Words: PostgreSQL full-text search over each comment's search document (comment_search.vector:
+// eng_search_vector(body), to_tsvector('simple', eng_unaccent(body)); GIN index
+// comment_search_vector_idx): lower-cased, accents removed, no stemming and no stop words. The
+// documents are a projection of the event log, written off the write path by the search projector
+// (engine/search-projector.ts): a comment is found by its words once the projector has passed its
+// event, and a request carrying X-Service-Consistency waits for that first (search-consistency.ts).
+// Filters read the comments themselves. `q` is parsed here into terms; user text only ever reaches
+// the database as a bound parameter of phraseto_tsquery('simple', eng_unaccent($n)), which reads it
+// with the same parser the documents were made with and never interprets operators. The terms are
+// joined in SQL with the tsquery operators:
 //   word      all words must match (&&)
 //   word*     a prefix: the last lexeme of the term's query gets :* (on PostgreSQL's own text of it)
 //   "a b c"   a phrase: the words next to each other, in order (phraseto_tsquery's <->)
@@ -22,6 +26,7 @@ import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./comment-row.js";
 import { CONTEXT_COLUMNS, CONTEXT_JOINS, contextOf, type CommentInContext, type ContextSqlRow } from "./moderation-context.js";
 import type { CommentWithAuthor } from "./dto.js";
+import { untilProjected } from "./search-consistency.js";
 
 /** The longest `q` taken, in characters. */
 export const Q_MAX_CHARS = 200;
@@ -114,20 +119,16 @@ function parseTime(value: string | null | undefined, path: string, problems: Fie
   return at;
 }
 
-/** How many comments of the range the first read walks before the GIN index is asked instead. */
+/** How many documents of the range the first read walks before the GIN index is asked instead. */
 const SEARCH_WALK = 5_000;
 
 /**
- * The newest SEARCH_WALK comments of the range, in order. A discussion's are read from its list
- * index (comments_list_newest_idx: pinned ones, then the others, each in order) and merged.
+ * The newest SEARCH_WALK documents of the range (`where`, on `s`), in order: an index of comment_search
+ * read in order (the tenant's, a discussion's or a reader's, each newest first), every document with
+ * its words in the row.
  */
-function walked(inRange: string[], byDiscussion: boolean): string {
-  const order = `ORDER BY c.created_at DESC, c.id DESC LIMIT ${SEARCH_WALK}`;
-  const where = inRange.join(" AND ");
-  if (!byDiscussion) return `SELECT c.* FROM comments c WHERE ${where} ${order}`;
-  return `SELECT c.* FROM ((SELECT c.* FROM comments c WHERE ${where} AND c.pinned ${order})
-      UNION ALL (SELECT c.* FROM comments c WHERE ${where} AND NOT c.pinned ${order})) c ${order}`;
-}
+const walked = (where: string[]) => `SELECT s.* FROM comment_search s WHERE ${where.join(" AND ")}
+     ORDER BY s.created_at DESC, s.comment_id DESC LIMIT ${SEARCH_WALK}`;
 
 /** The SQL of one term's tsquery, its text bound as `param`. */
 function termSql(term: SearchTerm, param: string): string {
@@ -178,16 +179,36 @@ export async function searchComments(ctx: RequestContext, args: SearchArgs): Pro
     return `$${values.length + 1}`; // $1 is the tenant
   };
   // where the comments are walked from, newest first: the discussion's, the reader's or the tenant's
-  // (each an index in that order), from the cursor on, within from/to
-  const range: string[] = [];
-  if (filters.discussionId) range.push(`c.discussion_id = ${bind(filters.discussionId)}`);
-  if (filters.readerId) range.push(`c.author_id = ${bind(filters.readerId)}`);
-  if (from) range.push(`c.created_at >= ${bind(from)}`);
-  if (to) range.push(`c.created_at < ${bind(to)}`);
-  if (after) range.push(`(c.created_at, c.id) < (${bind(after[0])}, ${bind(after[1])})`);
-  // what each comment of the range must be
+  // (each an index in that order), from the cursor on, within from/to; said of a comment (`c`) and of
+  // its document (`s`, which has the same discussion, author and creation time)
+  const ranges: ((of: "c" | "s") => string)[] = [];
+  const on = (sql: (of: "c" | "s", id: string) => string) => ranges.push((of) => sql(of, of === "c" ? "c.id" : "s.comment_id"));
+  if (filters.discussionId) {
+    const d = bind(filters.discussionId);
+    on((of) => `${of}.discussion_id = ${d}`);
+  }
+  if (filters.readerId) {
+    const r = bind(filters.readerId);
+    on((of) => `${of}.author_id = ${r}`);
+  }
+  if (from) {
+    const f = bind(from);
+    on((of) => `${of}.created_at >= ${f}`);
+  }
+  if (to) {
+    const t = bind(to);
+    on((of) => `${of}.created_at < ${t}`);
+  }
+  if (after) {
+    const [at, id] = [bind(after[0]), bind(after[1])];
+    on((of, ofId) => `(${of}.created_at, ${ofId}) < (${at}, ${id})`);
+  }
+  const range = ranges.map((r) => r("c"));
+  const docRange = ["s.tenant_id = $1", ...ranges.map((r) => r("s"))];
+  // the words, as one tsquery over the comment's document
+  const words = terms.length ? `(${terms.map((t) => termSql(t, bind(t.text))).join(" && ")})` : null;
+  // what each comment of the range must be besides its words
   const match: string[] = [];
-  if (terms.length) match.push(`c.search_vector @@ (${terms.map((t) => termSql(t, bind(t.text))).join(" && ")})`);
   match.push(filters.status ? `c.status = ${bind(filters.status)}::"CommentStatus"` : "c.status <> 'deleted'");
   // literals, not parameters: `c.has_links` is what the partial index comments_links_idx covers
   if (filters.hasLinks !== null) match.push(filters.hasLinks ? "c.has_links" : "NOT c.has_links");
@@ -203,21 +224,29 @@ export async function searchComments(ctx: RequestContext, args: SearchArgs): Pro
      ${where.length ? `WHERE ${where.join("\n       AND ")}` : ""}
      ORDER BY c.created_at DESC, c.id DESC LIMIT ${take}`;
   const inRange = ["c.tenant_id = $1", ...range];
+  if (ctx.readsItsWrites && words !== null) await untilProjected(ctx);
   let rows: (CommentSqlRow & ContextSqlRow)[];
-  if (!terms.some((t) => !t.exclude)) {
+  if (words === null) {
     // filters alone: the range walked newest first until a page matches
     rows = await store(ctx).sql.query(page("comments", [...inRange, ...match]), values);
   } else {
-    // words: first the newest WALK comments of the range (an index read in order), which holds the
-    // page whenever the words are common; a page short of them means they are rare here, and all their
-    // matches are then read through the GIN index (comments_search_idx) and sorted. The planner cannot
-    // tell the two apart (a word's frequency is estimated from the column's most common words): one
-    // plan for both walks the whole tenant for a word no comment has.
-    // (c.tenant_id = $1 again outside: what ties the joined rows to the tenant for the tenant guard)
-    rows = await store(ctx).sql.query(page(`(${walked(inRange, filters.discussionId !== null)})`, ["c.tenant_id = $1", ...match]), values);
+    // words: first the newest WALK documents of the range (an index read in order, each document's
+    // words in its row), which holds the page whenever the words are common, each match then joined to
+    // its comment for the filters; a page short of them means they are rare here, and all their
+    // matches are then read through the GIN index (comment_search_vector_idx) and sorted. The planner
+    // cannot tell the two apart (a word's frequency is estimated from the documents' most common
+    // words): one plan for both walks the whole tenant for a word no comment has.
+    // (c.tenant_id = $1 again beside a subquery's rows and outside: what ties the joined rows to the
+    // tenant for the tenant guard)
+    const found = `(SELECT c.* FROM (${walked(docRange)}) s JOIN comments c ON c.tenant_id = s.tenant_id AND c.id = s.comment_id
+       WHERE c.tenant_id = $1 AND s.vector @@ ${words} AND ${match.join(" AND ")}
+       ORDER BY s.created_at DESC, s.comment_id DESC LIMIT ${take})`;
+    rows = await store(ctx).sql.query(page(found, ["c.tenant_id = $1"]), values);
     if (rows.length <= limit) {
       rows = await store(ctx).sql.query(
-        `WITH m AS MATERIALIZED (SELECT c.* FROM comments c WHERE ${[...inRange, ...match].join(" AND ")}) ${page("m", ["c.tenant_id = $1"])}`,
+        `WITH m AS MATERIALIZED (SELECT c.* FROM comment_search s JOIN comments c ON c.tenant_id = s.tenant_id AND c.id = s.comment_id
+                                  WHERE ${[...docRange, `s.vector @@ ${words}`, ...match].join(" AND ")})
+         ${page("m", ["c.tenant_id = $1"])}`,
         values,
       );
     }

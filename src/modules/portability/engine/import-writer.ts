@@ -22,7 +22,9 @@
 // top-level with a warning, and a later run that brings the parent links it. Depths and reply counts
 // are computed as a bucket is written (WRITE_BUCKET). Counts (comment, reply and reaction counts)
 // are recomputed at the end for the discussions the import touched, changing only what differs,
-// under their locks: eng_import_recount in prisma/sql/95-import.sql.
+// under their locks: eng_import_recount in prisma/sql/95-import.sql; and so are their comments' search
+// documents (eng_search_rebuild in prisma/sql/72-search.sql: an import appends no events for the
+// search projector to follow).
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
 import { tenantSql, type TenantSql } from "../../../db/tenant-store.js";
@@ -416,6 +418,9 @@ export class ImportWriter {
         [group, group.filter((d) => this.depthDirty.has(d)), group.flatMap((d) => [...(this.reacted.get(d) ?? [])])],
         MAINTENANCE_TIMEOUT_MS,
       );
+      // their comments' search documents: an import writes comments without events, so the search
+      // projector, which follows the log, would never hear of them (only what differs is written)
+      await this.store.long("SELECT eng_search_rebuild($1, $2::text[]) AS n", [group], MAINTENANCE_TIMEOUT_MS);
     }
   }
 }

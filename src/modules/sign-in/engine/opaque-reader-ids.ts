@@ -27,6 +27,7 @@ import { plausibleAddress } from "../../../auth/identity.js";
 export const REWRITTEN_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
   ["readers", "id"],
   ["comments", "author_id"],
+  ["comment_search", "author_id"],
   ["reactions", "reader_id"],
   ["page_reactions", "reader_id"],
   ["votes", "reader_id"],
