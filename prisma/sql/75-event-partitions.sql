@@ -93,7 +93,7 @@ BEGIN
     type text NOT NULL,
     audience text NOT NULL DEFAULT 'all',
     reader_id text,
-    payload jsonb NOT NULL,
+    payload json NOT NULL,
     occurred_at timestamp(3) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT events_pkey PRIMARY KEY (id, occurred_at)
   ) PARTITION BY RANGE (occurred_at);

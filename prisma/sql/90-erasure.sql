@@ -59,16 +59,22 @@ BEGIN
     -- follows the comment_deleted events above, would make none again: eng_search_has_document)
     DELETE FROM comment_search WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND comment_id = ANY (v_ids);
     -- every event that carried one of these comments: no body, no author left in a replay or a delivery
+    -- (the log keeps its envelopes as json text: each is read into jsonb once, OFFSET 0 keeping the
+    -- subquery's column one value, and written back as json)
+    WITH x AS MATERIALIZED (
+      SELECT s.id, s.occurred_at, s.p FROM (SELECT id, occurred_at, payload::jsonb AS p FROM events
+                                             WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND seq <= d.seq OFFSET 0) s
+       WHERE s.p #>> '{data,comment,id}' = ANY (v_ids))
     UPDATE events e
-       SET payload = jsonb_set(jsonb_set(jsonb_set(e.payload, '{data,comment,author}',
+       SET payload = jsonb_set(jsonb_set(jsonb_set(x.p, '{data,comment,author}',
                                                    '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
                                          '{data,comment,body}',
-                                         to_jsonb(CASE WHEN p_delete OR e.payload #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker END)),
+                                         to_jsonb(CASE WHEN p_delete OR x.p #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker END)),
                                '{data,comment,bodyHtml}',
-                               to_jsonb(CASE WHEN p_delete OR e.payload #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker_html END)),
+                               to_jsonb(CASE WHEN p_delete OR x.p #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker_html END))::json,
            reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
-     WHERE e.tenant_id = p_tenant AND e.discussion_id = p_discussion AND e.seq <= d.seq
-       AND e.payload #>> '{data,comment,id}' = ANY (v_ids);
+      FROM x
+     WHERE e.id = x.id AND e.occurred_at = x.occurred_at;
     GET DIAGNOSTICS v_scrubbed = ROW_COUNT;
   END IF;
   IF cardinality(v_ids) < p_limit THEN
@@ -118,18 +124,23 @@ DECLARE
   v_reports int := 0;
   v_profile int := 0;
 BEGIN
+  -- (each envelope read into jsonb once, as in eng_erase_reader_batch, and written back as json)
+  WITH x AS MATERIALIZED (
+    SELECT s.id, s.occurred_at, s.reader_id, s.p FROM (SELECT id, occurred_at, reader_id, payload::jsonb AS p FROM events
+                                                        WHERE tenant_id = p_tenant OFFSET 0) s
+     WHERE s.reader_id = p_reader OR s.p #>> '{data,reaction,readerId}' = p_reader
+        OR s.p #>> '{data,notification,readerId}' = p_reader OR s.p #>> '{data,comment,author,id}' = p_reader)
   UPDATE events e
      SET payload = CASE
-           WHEN e.payload #>> '{data,reaction,readerId}' = p_reader THEN jsonb_set(e.payload, '{data,reaction,readerId}', '""'::jsonb)
-           WHEN e.payload #>> '{data,notification,readerId}' = p_reader THEN jsonb_set(e.payload, '{data,notification,readerId}', '""'::jsonb)
-           WHEN e.payload #>> '{data,comment,author,id}' = p_reader THEN
-             jsonb_set(jsonb_set(jsonb_set(e.payload, '{data,comment,author}', '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
-                                 '{data,comment,body}', '""'::jsonb), '{data,comment,bodyHtml}', '""'::jsonb)
+           WHEN x.p #>> '{data,reaction,readerId}' = p_reader THEN jsonb_set(x.p, '{data,reaction,readerId}', '""'::jsonb)::json
+           WHEN x.p #>> '{data,notification,readerId}' = p_reader THEN jsonb_set(x.p, '{data,notification,readerId}', '""'::jsonb)::json
+           WHEN x.p #>> '{data,comment,author,id}' = p_reader THEN
+             jsonb_set(jsonb_set(jsonb_set(x.p, '{data,comment,author}', '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
+                                 '{data,comment,body}', '""'::jsonb), '{data,comment,bodyHtml}', '""'::jsonb)::json
            ELSE e.payload END,
          reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
-   WHERE e.tenant_id = p_tenant
-     AND (e.reader_id = p_reader OR e.payload #>> '{data,reaction,readerId}' = p_reader
-          OR e.payload #>> '{data,notification,readerId}' = p_reader OR e.payload #>> '{data,comment,author,id}' = p_reader);
+    FROM x
+   WHERE e.id = x.id AND e.occurred_at = x.occurred_at;
   GET DIAGNOSTICS v_events = ROW_COUNT;
   DELETE FROM comment_reports WHERE tenant_id = p_tenant AND reader_id = p_reader;
   GET DIAGNOSTICS v_reports = ROW_COUNT;

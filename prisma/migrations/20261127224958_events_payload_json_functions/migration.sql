@@ -1,0 +1,255 @@
+-- Database functions, written by `npm run functions:migrate` from prisma/sql (their source):
+-- eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean): changed
+-- eng_create_event_log(): changed
+-- eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_marker_html text, p_limit integer, p_at timestamp with time zone): changed
+-- eng_erase_reader_rest(p_tenant text, p_reader text): changed
+
+CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_id uuid := gen_random_uuid();
+  v_env json := json_build_object('id', v_id, 'seq', p_seq, 'type', p_type, 'tenantId', p_tenant,
+                                  'discussionId', p_discussion, 'occurredAt', eng_iso(p_at), 'data', p_data);
+  v_jobs int := 0;
+  v_fanout int := 0;
+BEGIN
+  INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, payload, occurred_at)
+  VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
+  -- The outbound queue's jobs, the one place a write's effects outside the database are enqueued.
+  -- Each insert runs only when it has rows to write: an INSERT's set-up (the jobs table and its
+  -- indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts nothing, a
+  -- probe a third of that (npm run bench:pg-cost). Whether the discussion is federated comes from
+  -- its row, which the caller holds (p_federated): no probe. The same transaction's snapshot rules
+  -- as one statement: an endpoint verified while the write runs may or may not get the event.
+  IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
+    -- its webhook jobs, one for each endpoint that takes it (the probe, a statement of its own, run
+    -- only for an event a webhook may take)
+    IF EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') THEN
+      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
+        FROM webhook_endpoints w
+       WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
+         AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
+      GET DIAGNOSTICS v_jobs = ROW_COUNT;
+    END IF;
+    -- a federated discussion's comment event: one job that makes it into its activity and that
+    -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the event
+    IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
+      INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+      VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
+              jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
+                'type', p_type, 'commentId', p_data #>> '{comment,id}', 'status', p_data #>> '{comment,status}',
+                'authorId', p_data #>> '{comment,author,id}')),
+              p_at, p_at, p_at);
+      v_fanout := 1;
+    END IF;
+  END IF;
+  -- a reply email for the parent's author (contract section 15), in the reply's own transaction: when
+  -- the reader has an address that is not suppressed and wants reply emails (their choice, else the
+  -- tenant's email.defaultReplies, 'off' by default). `immediate` waits 2 minutes so that replies in
+  -- that window go out as one message; `daily` waits for the tenant's email.digestHour (UTC, 7 by default).
+  IF p_type = 'notification_reply' THEN
+    PERFORM eng_queue_email(p_tenant, 'reply', v_id, p_data #>> '{notification,commentId}', p_discussion, ARRAY[p_reader], ARRAY[x.mode],
+                            ARRAY[CASE x.mode WHEN 'immediate' THEN p_at + interval '2 minutes' ELSE eng_next_digest(p_at, x.hour) END], p_at)
+      FROM (SELECT coalesce(r.reply_emails::text, t.settings #>> '{email,defaultReplies}', 'off') AS mode,
+                   coalesce((t.settings #>> '{email,digestHour}')::int, 7) AS hour
+              FROM readers r JOIN tenants t ON t.id = r.tenant_id
+             WHERE r.tenant_id = p_tenant AND r.id = p_reader AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL) x
+     WHERE x.mode IN ('immediate', 'daily');
+  END IF;
+  RETURN json_build_object('envelope', v_env, 'audience', p_audience, 'readerId', p_reader, 'jobs', v_jobs + v_fanout);
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_create_event_log()
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+-- The partitioned table (the columns of prisma/schema.prisma's Event) and its DEFAULT partition.
+BEGIN
+  CREATE TABLE events (
+    id uuid NOT NULL,
+    tenant_id text NOT NULL,
+    discussion_id text NOT NULL,
+    seq integer NOT NULL,
+    type text NOT NULL,
+    audience text NOT NULL DEFAULT 'all',
+    reader_id text,
+    payload json NOT NULL,
+    occurred_at timestamp(3) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    CONSTRAINT events_pkey PRIMARY KEY (id, occurred_at)
+  ) PARTITION BY RANGE (occurred_at);
+  CREATE INDEX events_tenant_id_discussion_id_seq_idx ON events (tenant_id, discussion_id, seq);
+  CREATE INDEX events_tenant_id_occurred_at_idx ON events (tenant_id, occurred_at);
+  CREATE TABLE events_default PARTITION OF events DEFAULT;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_marker_html text, p_limit integer, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: none
+DECLARE
+  d discussions;
+  c comments;
+  rx record;
+  v_events json[] := ARRAY[]::json[];
+  v_ids text[] := ARRAY[]::text[];
+  v_was_visible boolean;
+  v_anonymized int := 0;
+  v_removed int := 0;
+  v_tombstones int := 0;
+  v_reactions int := 0;
+  v_votes int := 0;
+  v_scrubbed int := 0;
+  v_n int;
+  v_counts jsonb;
+BEGIN
+  SELECT * INTO d FROM discussions WHERE tenant_id = p_tenant AND id = p_discussion FOR UPDATE;
+  -- d.seq: the events before this batch's own comment_deleted ones, which carry nothing to scrub
+  INSERT INTO readers (tenant_id, id, name, avatar_url, created_at, updated_at)
+  VALUES (p_tenant, '', '[erased]', NULL, p_at, p_at) ON CONFLICT (tenant_id, id) DO NOTHING;
+  FOR c IN SELECT * FROM comments
+            WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND author_id = p_reader
+            ORDER BY depth DESC, id LIMIT p_limit LOOP
+    v_ids := v_ids || c.id;
+    v_was_visible := c.status = 'approved';
+    IF p_delete THEN
+      UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = COALESCE(deleted_at, p_at),
+             author_id = '', author_name = NULL, moderation_reason = NULL
+       WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
+      IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
+    ELSE
+      UPDATE comments SET body = CASE WHEN status = 'deleted' THEN '' ELSE p_marker END,
+             body_html = CASE WHEN status = 'deleted' THEN '' ELSE p_marker_html END, author_id = '', author_name = NULL, moderation_reason = NULL
+       WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
+    END IF;
+    -- readers' streams and webhooks are told as for a deletion (eng_delete_comment's event)
+    v_events := v_events || eng_append_event(p_tenant, p_discussion, 'comment_deleted',
+      CASE WHEN v_was_visible OR (c.status = 'deleted' AND c.published_at IS NOT NULL) THEN 'all' ELSE 'moderators' END,
+      NULL, json_build_object('comment', eng_comment_json(c)), p_at);
+    IF p_delete AND NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND parent_id = c.id) THEN
+      DELETE FROM comments WHERE tenant_id = p_tenant AND id = c.id;
+      v_removed := v_removed + 1;
+    ELSIF p_delete THEN
+      v_tombstones := v_tombstones + 1;
+    ELSE
+      v_anonymized := v_anonymized + 1;
+    END IF;
+  END LOOP;
+  IF cardinality(v_ids) > 0 THEN
+    -- their search documents go now, in the erasure's own transaction (the search projector, which
+    -- follows the comment_deleted events above, would make none again: eng_search_has_document)
+    DELETE FROM comment_search WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND comment_id = ANY (v_ids);
+    -- every event that carried one of these comments: no body, no author left in a replay or a delivery
+    -- (the log keeps its envelopes as json text: each is read into jsonb once, OFFSET 0 keeping the
+    -- subquery's column one value, and written back as json)
+    WITH x AS MATERIALIZED (
+      SELECT s.id, s.occurred_at, s.p FROM (SELECT id, occurred_at, payload::jsonb AS p FROM events
+                                             WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND seq <= d.seq OFFSET 0) s
+       WHERE s.p #>> '{data,comment,id}' = ANY (v_ids))
+    UPDATE events e
+       SET payload = jsonb_set(jsonb_set(jsonb_set(x.p, '{data,comment,author}',
+                                                   '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
+                                         '{data,comment,body}',
+                                         to_jsonb(CASE WHEN p_delete OR x.p #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker END)),
+                               '{data,comment,bodyHtml}',
+                               to_jsonb(CASE WHEN p_delete OR x.p #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker_html END))::json,
+           reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
+      FROM x
+     WHERE e.id = x.id AND e.occurred_at = x.occurred_at;
+    GET DIAGNOSTICS v_scrubbed = ROW_COUNT;
+  END IF;
+  IF cardinality(v_ids) < p_limit THEN
+    FOR rx IN SELECT r.comment_id, r.kind FROM comments x JOIN reactions r ON r.comment_id = x.id AND r.reader_id = p_reader
+               WHERE x.tenant_id = p_tenant AND x.discussion_id = p_discussion LOOP
+      DELETE FROM reactions WHERE comment_id = rx.comment_id AND reader_id = p_reader AND kind = rx.kind;
+      SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = rx.comment_id;
+      v_n := COALESCE((c.reaction_counts ->> rx.kind)::int, 0) - 1;
+      v_counts := CASE WHEN v_n > 0 THEN c.reaction_counts || jsonb_build_object(rx.kind, v_n) ELSE c.reaction_counts - rx.kind END;
+      UPDATE comments SET reaction_counts = v_counts,
+             reaction_total = (SELECT COALESCE(sum(value::int), 0) FROM jsonb_each_text(v_counts))
+       WHERE tenant_id = p_tenant AND id = rx.comment_id;
+      v_reactions := v_reactions + 1;
+    END LOOP;
+    -- their page reactions on this discussion, and its counts without them
+    v_n := v_reactions;
+    v_counts := d.reaction_counts;
+    FOR rx IN DELETE FROM page_reactions WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND reader_id = p_reader RETURNING kind LOOP
+      v_counts := CASE WHEN COALESCE((v_counts ->> rx.kind)::int, 0) > 1 THEN v_counts || jsonb_build_object(rx.kind, (v_counts ->> rx.kind)::int - 1)
+                       ELSE v_counts - rx.kind END;
+      v_reactions := v_reactions + 1;
+    END LOOP;
+    IF v_reactions > v_n THEN
+      UPDATE discussions SET reaction_counts = v_counts WHERE tenant_id = p_tenant AND id = p_discussion;
+    END IF;
+    -- the reader's votes go, and the tallies they counted in (eng_shift_votes, as a vote taken back)
+    FOR rx IN DELETE FROM votes v USING comments x
+               WHERE x.tenant_id = p_tenant AND x.discussion_id = p_discussion AND v.comment_id = x.id AND v.reader_id = p_reader
+               RETURNING v.comment_id, v.value LOOP
+      SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = rx.comment_id;
+      PERFORM eng_shift_votes(c, rx.value, 0);
+      v_votes := v_votes + 1;
+    END LOOP;
+  END IF;
+  RETURN json_build_object('row', json_build_object('anonymized', v_anonymized, 'removed', v_removed, 'tombstones', v_tombstones,
+                                                    'reactions', v_reactions, 'votes', v_votes, 'eventsScrubbed', v_scrubbed,
+                                                    'done', cardinality(v_ids) < p_limit),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_erase_reader_rest(p_tenant text, p_reader text)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_events int := 0;
+  v_reports int := 0;
+  v_profile int := 0;
+BEGIN
+  -- (each envelope read into jsonb once, as in eng_erase_reader_batch, and written back as json)
+  WITH x AS MATERIALIZED (
+    SELECT s.id, s.occurred_at, s.reader_id, s.p FROM (SELECT id, occurred_at, reader_id, payload::jsonb AS p FROM events
+                                                        WHERE tenant_id = p_tenant OFFSET 0) s
+     WHERE s.reader_id = p_reader OR s.p #>> '{data,reaction,readerId}' = p_reader
+        OR s.p #>> '{data,notification,readerId}' = p_reader OR s.p #>> '{data,comment,author,id}' = p_reader)
+  UPDATE events e
+     SET payload = CASE
+           WHEN x.p #>> '{data,reaction,readerId}' = p_reader THEN jsonb_set(x.p, '{data,reaction,readerId}', '""'::jsonb)::json
+           WHEN x.p #>> '{data,notification,readerId}' = p_reader THEN jsonb_set(x.p, '{data,notification,readerId}', '""'::jsonb)::json
+           WHEN x.p #>> '{data,comment,author,id}' = p_reader THEN
+             jsonb_set(jsonb_set(jsonb_set(x.p, '{data,comment,author}', '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
+                                 '{data,comment,body}', '""'::jsonb), '{data,comment,bodyHtml}', '""'::jsonb)::json
+           ELSE e.payload END,
+         reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
+    FROM x
+   WHERE e.id = x.id AND e.occurred_at = x.occurred_at;
+  GET DIAGNOSTICS v_events = ROW_COUNT;
+  DELETE FROM comment_reports WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  GET DIAGNOSTICS v_reports = ROW_COUNT;
+  DELETE FROM stream_tickets WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- the reader's mail, queued or sent, goes with them (its bodies quote their comments), and the
+  -- outbound queue's jobs that would compose it (kind `email_compose`, which name the reader) or send
+  -- it (kind `email`, each with its message's id)
+  DELETE FROM email_items WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  DELETE FROM webhook_deliveries
+   WHERE tenant_id = p_tenant AND kind = 'email_compose' AND message ->> 'readerId' = p_reader;
+  DELETE FROM webhook_deliveries d USING email_messages m
+   WHERE m.tenant_id = p_tenant AND m.reader_id = p_reader AND d.id = m.id AND d.tenant_id = p_tenant AND d.kind = 'email';
+  DELETE FROM email_messages WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- and their inbox (items of their own comments in others' inboxes are not listed: author_id is '')
+  DELETE FROM inbox_items WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  DELETE FROM inbox_counters WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- and the discussions they follow or silenced
+  DELETE FROM discussion_subscriptions WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- and their hosted sign-in's sessions: the erased reader is signed out everywhere
+  DELETE FROM reader_sessions WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  DELETE FROM idempotency_keys k
+   WHERE k.tenant_id = p_tenant AND k.status IS NOT NULL
+     AND EXISTS (SELECT 1 FROM jsonb_array_elements(k.results) x
+                  WHERE x #>> '{row,authorId}' = p_reader OR x #>> '{row,readerId}' = p_reader);
+  DELETE FROM readers WHERE tenant_id = p_tenant AND id = p_reader;
+  GET DIAGNOSTICS v_profile = ROW_COUNT;
+  RETURN json_build_object('eventsScrubbed', v_events, 'reports', v_reports, 'profile', v_profile > 0);
+END $function$;
