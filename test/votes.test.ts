@@ -340,4 +340,66 @@ describe("sort=best and sort=score", () => {
     const wrong = await t.api.get(`/api/v1/discussions/${d}/comments?sort=score&cursor=${encodeURIComponent(pinned.body.nextCursor)}`);
     expect(wrong.status).toBe(400);
   });
+
+  it("pages of one walk each order by a count through its every part (above zero, zero, below; pinned or not), as one page does", async () => {
+    const { t, d } = await setup("updown");
+    // (up, down, likes, pinned): counts above, at and below zero, pinned comments among each
+    const plan: [string, number, number, number, boolean][] = [
+      ["a", 2, 0, 1, false],
+      ["b", 0, 0, 0, true],
+      ["c", 0, 1, 0, false],
+      ["d", 1, 0, 2, true],
+      ["e", 0, 0, 0, false],
+      ["f", 0, 2, 1, false],
+      ["g", 0, 1, 0, true],
+      ["h", 3, 1, 0, false],
+      ["i", 0, 0, 0, false],
+    ];
+    const author = await t.reader("author");
+    const voters = await Promise.all(Array.from({ length: 4 }, (_, i) => t.reader(`p${i}`)));
+    const ids: Record<string, string> = {};
+    for (const [name] of plan) ids[name] = (await author.post(`/api/v1/discussions/${d}/comments`, { body: name })).body.id;
+    for (const [name, up, down, likes, pin] of plan) {
+      for (let i = 0; i < up + down; i++) {
+        expect((await voters[i]!.put(`/api/v1/comments/${ids[name]}/vote`, { value: i < up ? 1 : -1 })).status).toBe(200);
+      }
+      for (let i = 0; i < likes; i++)
+        expect((await voters[i]!.post(`/api/v1/comments/${ids[name]}/reactions`, { kind: "like" })).status).toBe(200);
+      if (pin) expect((await t.api.post(`/api/v1/comments/${ids[name]}/pin`)).status).toBe(200);
+    }
+    const names = Object.fromEntries(Object.entries(ids).map(([k, v]) => [v, k]));
+    for (const sort of ["top", "best", "score"] as const) {
+      const whole = await t.api.get(`/api/v1/discussions/${d}/comments?sort=${sort}&limit=50`);
+      const all: string[] = whole.body.items.map((c: { id: string }) => names[c.id]);
+      // pinned first; within each, the count's order (the part above zero, zero, below), ties newest first
+      const key = (c: { reactions: Record<string, number>; score: number; upvotes: number; downvotes: number }) =>
+        sort === "top"
+          ? Object.values(c.reactions).reduce((x, y) => x + y, 0)
+          : sort === "score"
+            ? c.score
+            : wilson(c.upvotes, c.upvotes + c.downvotes);
+      const expected = [...whole.body.items]
+        .map((c, i) => ({ name: names[c.id]!, pinned: c.pinned as boolean, key: key(c), newness: i }))
+        .sort(
+          (x, y) =>
+            Number(y.pinned) - Number(x.pinned) ||
+            y.key - x.key ||
+            plan.findIndex((p) => p[0] === y.name) - plan.findIndex((p) => p[0] === x.name),
+        )
+        .map((x) => x.name);
+      expect(all, sort).toEqual(expected);
+      expect(all.slice(0, 3).sort(), sort).toEqual(["b", "d", "g"]);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await t.api.get(
+          `/api/v1/discussions/${d}/comments?sort=${sort}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        );
+        expect(page.status).toBe(200);
+        seen.push(...page.body.items.map((c: { id: string }) => names[c.id]));
+        cursor = page.body.nextCursor;
+      } while (cursor);
+      expect(seen, sort).toEqual(all);
+    }
+  });
 });

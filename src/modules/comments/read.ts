@@ -57,6 +57,27 @@ const ORDERS: Record<CommentSort, { columns: string[]; fields: SortField[]; dir:
 };
 
 /**
+ * The orders by a count, each read in parts by the sign of its first key, so that a comment nobody has
+ * reacted to or voted on (most of them, and every new one) is in no index of its own: the part above
+ * zero (and for score the part below) from the order's partial index (comments_list_top_idx,
+ * comments_list_best_idx, comments_list_score_idx: only comments with that count), the part at zero
+ * from the newest-first index (the first key one value there, the order is created_at, id). A post
+ * then writes one list index, not four. In the order's direction: above zero, zero, below.
+ */
+const PARTS: Partial<Record<CommentSort, string[]>> = {
+  top: ["> 0", "= 0"],
+  best: ["> 0", "= 0"],
+  score: ["> 0", "= 0", "< 0"],
+};
+
+/** The part of its order a cursor's first key falls in (PARTS; 0 for the time orders). */
+function partOf(sort: CommentSort, values: readonly unknown[]): number {
+  if (!PARTS[sort]) return 0;
+  const v = values[1] as number;
+  return v > 0 ? 0 : v === 0 ? 1 : 2;
+}
+
+/**
  * A cursor is only good for the list that issued it: the same discussion, sort, status and parent.
  * Its first value names that list (a short hash, so cursors stay short).
  */
@@ -157,53 +178,66 @@ function listStatement(
   status: ListStatus,
   scope: ListScope,
   start: PageStart,
+  part: number,
   withDiscussion = false,
 ): { name: string; text: string } {
-  const name = `comments_list_${sort}_${status}_${scope === "parent" ? "p" : scope === "top" ? "t" : "d"}_${start === "first" ? "f" : start === "after" ? "a" : "s"}${withDiscussion ? "_wd" : ""}`;
+  const name = `comments_list_${sort}_${status}_${scope === "parent" ? "p" : scope === "top" ? "t" : "d"}_${start === "first" ? "f" : start === "after" ? "a" : "s"}${part}${withDiscussion ? "_wd" : ""}`;
   let statement = statements.get(name);
-  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, scope, start, withDiscussion) }));
+  if (!statement) statements.set(name, (statement = { name, text: listText(sort, status, scope, start, part, withDiscussion) }));
   return statement;
 }
 
 /** What a reader's list holds: approved comments, and tombstones of deleted ones while they have visible replies. */
 const VISIBLE_IN_LIST = "(c.status = 'approved' OR (c.status = 'deleted' AND c.reply_count > 0))";
 
-function listText(sort: CommentSort, status: ListStatus, scope: ListScope, start: PageStart, withDiscussion: boolean): string {
+function listText(
+  sort: CommentSort,
+  status: ListStatus,
+  scope: ListScope,
+  start: PageStart,
+  part: number,
+  withDiscussion: boolean,
+): string {
   const o = ORDERS[sort];
   let n = 4;
   const parent = scope === "parent" ? `AND c.parent_id = $${n++}` : scope === "top" ? "AND c.parent_id IS NULL" : "";
   const visibility = status === "approved" ? VISIBLE_IN_LIST : `c.status = '${status}'`;
   const from = `FROM comments c WHERE c.tenant_id = d.tenant_id AND c.discussion_id = d.id AND ${visibility} ${parent}`;
-  // The pinned comments, then the others: each part is one range of the list's index
-  // (comments_list_*_idx: pinned, then the sort's columns; oldest-first reads the newest-first index
-  // backwards, which only a range of one pinned value can). After a cursor (pinned, columns…): the
-  // rest of its pinned group past the cursor, then — after a pinned cursor — the unpinned rows from
-  // their start; so a page 500 pages deep reads a page's rows, not the 10,000 before it (an OR of the
-  // two would be a filter over the index from its start).
-  let first: string;
-  let second: string;
+  // within a part pinned is one value (and in a count's part at zero, the count too): the order is
+  // the sort's columns alone (an index read either way)
+  const within = o.columns.map((col) => `${col} ${o.dir.toUpperCase()}`).join(", ");
+  const whole = ["c.pinned DESC", within].join(", ");
+  const parts = (PARTS[sort] ?? [null]).map((p) => (p === null ? "" : ` AND ${o.columns[0]} ${p}`));
+  const branch = (where: string) => `(SELECT c.* ${from} AND ${where} ORDER BY ${within} LIMIT $3)`;
+  // The pinned comments, then the others, each in its parts: each branch is one range of one index
+  // (oldest-first reads the newest-first index backwards, which only a range of one pinned value
+  // can). After a cursor (pinned, columns…): the rest of its part past the cursor, the later parts of
+  // its pinned group, then — after a pinned cursor — every unpinned part from its start; so a page 500
+  // pages deep reads a page's rows, not the 10,000 before it (an OR of them would be a filter over the
+  // index from its start).
+  const branches: string[] = [];
   if (start !== "first") {
     const pinned = `$${n++}`;
     const values = o.columns.map(() => `$${n++}`);
     const past = `${o.dir === "desc" ? "<" : ">"}${start === "at" ? "=" : ""}`;
-    first = `c.pinned = ${pinned}::boolean AND (${o.columns.join(", ")}) ${past} (${values.join(", ")})`;
-    second = `${pinned}::boolean AND c.pinned = false`;
+    // in a count's part at zero the cursor's count is zero too: the rest of the part is past its
+    // (created_at, id), a range of the newest-first index
+    const cursorAtZero = parts.length > 1 && part === 1;
+    const [cols, vals] = cursorAtZero ? [o.columns.slice(1), values.slice(1)] : [o.columns, values];
+    const tie = cursorAtZero ? ` AND ${o.columns[0]} = ${values[0]}` : "";
+    branches.push(branch(`c.pinned = ${pinned}::boolean${parts[part]}${tie} AND (${cols.join(", ")}) ${past} (${vals.join(", ")})`));
+    for (const later of parts.slice(part + 1)) branches.push(branch(`c.pinned = ${pinned}::boolean${later}`));
+    for (const p of parts) branches.push(branch(`${pinned}::boolean AND c.pinned = false${p}`));
   } else {
-    first = "c.pinned = true";
-    second = "c.pinned = false";
+    for (const pinned of ["true", "false"]) for (const p of parts) branches.push(branch(`c.pinned = ${pinned}${p}`));
   }
-  // within a part pinned is one value: the order is the sort's columns alone (an index read either way)
-  const within = o.columns.map((col) => `${col} ${o.dir.toUpperCase()}`).join(", ");
-  const whole = ["c.pinned DESC", within].join(", ");
   // the page's comments first, then each one's reader by its key: never a plan that walks the
   // discussion's comments reader by reader and sorts them, nor one that reads every reader (both
   // taken by the planner on young tables whose statistics said they were tiny)
   return `SELECT x.*${withDiscussion ? `, ${DISCUSSION_COLUMNS}` : ""} FROM discussions d LEFT JOIN LATERAL (
       SELECT ${COMMENT_COLUMNS} FROM (
         SELECT * FROM (
-          (SELECT c.* ${from} AND ${first} ORDER BY ${within} LIMIT $3)
-          UNION ALL
-          (SELECT c.* ${from} AND ${second} ORDER BY ${within} LIMIT $3)
+          ${branches.join("\n          UNION ALL\n          ")}
         ) c ORDER BY ${whole} LIMIT $3
       ) c JOIN LATERAL (SELECT r.name, r.avatar_url, r.badge FROM readers r WHERE r.tenant_id = $1 AND r.id = c.author_id LIMIT 1) r ON true
       ORDER BY ${whole}) x ON true
@@ -277,7 +311,7 @@ async function readList(
   const scope: ListScope = args.parentId ? "parent" : args.topLevel ? "top" : "all";
   const tag = listTag(discussionId, sort, status, args.parentId, scope);
   const from = args.cursor ? decodeAfter(tag, sort, args.cursor) : null;
-  const { name, text } = listStatement(sort, status, scope, from?.start ?? "first", withDiscussion);
+  const { name, text } = listStatement(sort, status, scope, from?.start ?? "first", from ? partOf(sort, from.values) : 0, withDiscussion);
   const values: unknown[] = [discussionId, limit + 1, ...(args.parentId ? [args.parentId] : []), ...(from?.values ?? [])];
   const [rows, own] = await Promise.all([
     store(ctx).sql.query<CommentSqlRow>(text, values, name),
