@@ -208,6 +208,8 @@ async function main(): Promise<void> {
     // after a bulk load when it is still running beside the measurements
     const vacuum = performance.now();
     await maintenance.query("VACUUM (ANALYZE) comments, discussions, readers");
+    // the indexes' scan counts from here on: which index the reads and writes below use
+    await maintenance.query("SELECT pg_stat_reset()");
     await maintenance.end();
     console.log(`VACUUM (ANALYZE) after the imports: ${((performance.now() - vacuum) / 1000).toFixed(1)} s`);
 
@@ -319,6 +321,22 @@ async function main(): Promise<void> {
       `${fmtTable(
         [`${BIG} comments in one discussion`, "newest p50 ms", "sort p50 ms", "newest p99 ms", "sort p99 ms", "p99 against newest"],
         ["best", "score"].flatMap((sort) => ["first page", `page ${DEPTH + 1}`].map((page) => against(page, sort))),
+      )}\n`,
+    );
+    // every index of the comments' tables and how often the operations above read it (a backend's
+    // counts reach the statistics once it has been idle 10 s): each should be read by one of them
+    await new Promise((r) => setTimeout(r, 11_000));
+    const stats = new pg.Client({ connectionString: env.databaseUrl });
+    await stats.connect();
+    const used = await stats.query<{ table: string; index: string; scans: string; mb: string }>(
+      `SELECT relname AS table, indexrelname AS index, idx_scan::text AS scans, (pg_relation_size(indexrelid) / 1048576.0)::numeric(10, 1)::text AS mb
+         FROM pg_stat_user_indexes WHERE relname IN ('comments', 'comment_search', 'discussions') ORDER BY relname, idx_scan DESC, indexrelname`,
+    );
+    await stats.end();
+    console.log(
+      `${fmtTable(
+        ["table", "index", "scans by the operations above", "MB"],
+        used.rows.map((r) => [r.table, r.index, r.scans, r.mb]),
       )}\n`,
     );
   } finally {

@@ -392,7 +392,7 @@ describe("sort=best and sort=score", () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const page = await t.api.get(
+        const page: { status: number; body: any } = await t.api.get(
           `/api/v1/discussions/${d}/comments?sort=${sort}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
         );
         expect(page.status).toBe(200);

@@ -111,13 +111,22 @@ BEGIN
   SELECT * INTO s FROM reader_sanctions
    WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at)
    ORDER BY created_at DESC LIMIT 1;
-  IF FOUND AND NOT s.shadow THEN
-    PERFORM eng_refuse('403', 'reader_banned',
-      CASE WHEN s.until IS NULL THEN 'This reader is banned from commenting, reacting and reporting.'
-           ELSE format('This reader is suspended from commenting, reacting and reporting until %s.', eng_iso(s.until)) END,
-      json_build_object('until', eng_iso(s.until)));
-  END IF;
+  IF FOUND AND NOT s.shadow THEN PERFORM eng_refuse_banned(s.until); END IF;
   RETURN FOUND AND s.shadow;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_refuse_banned(p_until timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_until
+-- The refusal of a write by a reader under a ban (p_until NULL) or a suspension until p_until (found
+-- by eng_assert_not_banned, or by eng_post_comment's first statement).
+BEGIN
+  PERFORM eng_refuse('403', 'reader_banned',
+    CASE WHEN p_until IS NULL THEN 'This reader is banned from commenting, reacting and reporting.'
+         ELSE format('This reader is suspended from commenting, reacting and reporting until %s.', eng_iso(p_until)) END,
+    json_build_object('until', eng_iso(p_until)));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_is_shadowed(c comments)

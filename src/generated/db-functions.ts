@@ -222,6 +222,13 @@ export interface DbFunctions {
     };
     result: "integer";
   };
+  /** eng_refuse_banned(p_until timestamp with time zone) RETURNS void */
+  eng_refuse_banned: {
+    args: {
+      until: Date | null;
+    };
+    result: "void";
+  };
   /** eng_remove_mention(p_tenant text, p_source text, p_target text, p_status text, p_error text, p_at timestamp with time zone) RETURNS json */
   eng_remove_mention: {
     args: {
@@ -387,6 +394,7 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
   eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "remoteObject", "remoteActor"],
   eng_queue_email: ["tenant", "source", "event", "comment", "discussion", "readers", "modes", "dues", "at"],
+  eng_refuse_banned: ["until"],
   eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],
   eng_report_comment: ["tenant", "comment", "id", "reader", "name", "avatar", "reason", "note", "threshold", "hold", "at"],
   eng_search_index: ["tenant", "discussion", "comments"],
