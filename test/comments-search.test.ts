@@ -165,6 +165,23 @@ describe.each(engines)("comment search on %s", (_engine, start) => {
     expect((await s.mod.del(`/api/v1/comments/${posted.body.id}`)).status).toBe(204);
   });
 
+  it("follows an edit and a deletion with hasLinks: whether the body shows a link as it is now", async () => {
+    const clock = Math.floor(Date.now() / 1000);
+    const alice = s.t.as({ key: s.plainKey, identity: await s.t.identity("alice", { iat: clock }) });
+    const posted = await alice.post("/api/v1/discussions/d4/comments", { body: "no link yet" });
+    const linked = async () => search("hasLinks=true&discussionId=d4");
+    expect(await linked()).toEqual([]);
+    expect((await alice.patch(`/api/v1/comments/${posted.body.id}`, { body: "now see https://example.org" })).status).toBe(200);
+    expect(await linked()).toEqual([posted.body.id]);
+    expect((await alice.patch(`/api/v1/comments/${posted.body.id}`, { body: "and no link again" })).status).toBe(200);
+    expect(await linked()).toEqual([]);
+    expect((await alice.patch(`/api/v1/comments/${posted.body.id}`, { body: "a link <https://example.net>" })).status).toBe(200);
+    expect(await linked()).toEqual([posted.body.id]);
+    expect((await s.mod.del(`/api/v1/comments/${posted.body.id}`)).status).toBe(204);
+    expect(await search("hasLinks=true&discussionId=d4&status=deleted")).toEqual([]);
+    expect(await search("hasLinks=false&discussionId=d4&status=deleted")).toEqual([posted.body.id]);
+  });
+
   it("pages with nextCursor, bound to its query", async () => {
     const seen: string[] = [];
     let cursor: string | null = null;

@@ -68,6 +68,17 @@ BEGIN
   RETURN jsonb_build_object('status', p_status, 'reason', p_reason);
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.eng_has_links(p_html text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  -- whether a comment's rendered body shows a link (an <a> with an href: what safety.maxLinks counts
+  -- and search's hasLinks filters on), written into comments.has_links by every statement that writes
+  -- body_html (a post, an edit, a deletion, an erasure, the import, the start-up render)
+  SELECT COALESCE(p_html, '') ~ '<a [^>]*href='
+$function$;
+
 CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
@@ -134,8 +145,8 @@ BEGIN
     v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
   END IF;
   IF v_parent_ok THEN
-    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, status, kind, created_at, published_at, moderation_reason)
-    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, v_status::"CommentStatus",
+    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, has_links, status, kind, created_at, published_at, moderation_reason)
+    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, eng_has_links(p_body_html), v_status::"CommentStatus",
             COALESCE(p_kind, 'comment')::"CommentKind", COALESCE(p_created_at, p_at), CASE WHEN v_visible = 1 THEN p_at END, v_reason)
     RETURNING * INTO c;
   END IF;
@@ -286,7 +297,7 @@ BEGIN
                                    p_trusted_verdict, p_trusted_reason, 0, c.status::text);
   v_to := v_screened ->> 'status';
   v_reason := v_screened -> 'reason';
-  UPDATE comments SET body = p_body, body_html = p_body_html, edited_at = p_at, revision = revision + 1,
+  UPDATE comments SET body = p_body, body_html = p_body_html, has_links = eng_has_links(p_body_html), edited_at = p_at, revision = revision + 1,
          moderation_reason = CASE WHEN v_to IS NULL AND v_reason IS NOT NULL THEN v_reason ELSE moderation_reason END
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_to IS NOT NULL THEN
@@ -322,7 +333,7 @@ BEGIN
   PERFORM eng_assert_not_archived(d);
   v_was_visible := c.status = 'approved';
   v_was_shadow := eng_is_shadowed(c);
-  UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = p_at, revision = revision + 1
+  UPDATE comments SET status = 'deleted', body = '', body_html = '', has_links = false, pinned = false, deleted_at = p_at, revision = revision + 1
    WHERE tenant_id = p_tenant AND id = p_id RETURNING * INTO c;
   IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
   IF v_was_shadow THEN

@@ -32,13 +32,14 @@ BEGIN
     v_ids := v_ids || c.id;
     v_was_visible := c.status = 'approved';
     IF p_delete THEN
-      UPDATE comments SET status = 'deleted', body = '', body_html = '', pinned = false, deleted_at = COALESCE(deleted_at, p_at),
+      UPDATE comments SET status = 'deleted', body = '', body_html = '', has_links = false, pinned = false, deleted_at = COALESCE(deleted_at, p_at),
              author_id = '', author_name = NULL, moderation_reason = NULL
        WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
       IF v_was_visible THEN PERFORM eng_shift_visibility(c, -1); END IF;
     ELSE
       UPDATE comments SET body = CASE WHEN status = 'deleted' THEN '' ELSE p_marker END,
-             body_html = CASE WHEN status = 'deleted' THEN '' ELSE p_marker_html END, author_id = '', author_name = NULL, moderation_reason = NULL
+             body_html = CASE WHEN status = 'deleted' THEN '' ELSE p_marker_html END,
+             has_links = status <> 'deleted' AND eng_has_links(p_marker_html), author_id = '', author_name = NULL, moderation_reason = NULL
        WHERE tenant_id = p_tenant AND id = c.id RETURNING * INTO c;
     END IF;
     -- readers' streams and webhooks are told as for a deletion (eng_delete_comment's event)

@@ -17,7 +17,7 @@ import { isShadowBanned } from "./visibility.js";
 export type Author = Pick<Reader, "tenantId" | "id" | "name" | "avatarUrl" | "badge">;
 
 /**
- * (hasLinks is a generated column only search filters on: migration *_comment_search; revision is
+ * (hasLinks is a column only search filters on, written with body_html: eng_has_links; revision is
  * what a chat alert's links compare with, read by their own statements: src/modules/alerts/engine/)
  */
 export type CommentWithAuthor = Omit<Comment, "hasLinks" | "revision"> & { author: Author };

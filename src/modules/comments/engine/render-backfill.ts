@@ -17,7 +17,7 @@ const UNRENDERED = `SELECT c.id, c.tenant_id, c.body FROM comments c
 
 const TENANT_SETTINGS = `SELECT t.settings FROM tenants t WHERE t.id = $1`;
 
-const WRITE = `UPDATE comments c SET body_html = v.h
+const WRITE = `UPDATE comments c SET body_html = v.h, has_links = eng_has_links(v.h)
   FROM json_to_recordset($1::json) AS v(i text, t text, b text, h text)
  WHERE c.tenant_id = v.t AND c.id = v.i AND c.body_html IS NULL AND c.body = v.b`;
 

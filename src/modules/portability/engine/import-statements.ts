@@ -197,12 +197,12 @@ WITH RECURSIVE staged AS MATERIALIZED (
 ), replies AS (
   SELECT linked AS id, count(*)::int AS n FROM r WHERE staged_parent AND status = 'approved' GROUP BY linked
 ), ins AS (
-  INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, body_html, status, pinned,
+  INSERT INTO comments AS c (id, tenant_id, discussion_id, parent_id, depth, author_id, author_name, body, body_html, has_links, status, pinned,
                              edited_at, deleted_at, created_at, published_at, reply_count,
                              upvotes, downvotes, score, vote_best, reaction_counts, reaction_total, kind)
   SELECT r.id, $1, r.discussion_id, r.linked, COALESCE(d.depth, 0), r.author_id,
          NULLIF(r.author_name, (SELECT rd.name FROM readers rd WHERE rd.tenant_id = $1 AND rd.id = r.author_id)),
-         r.body, r.body_html, r.status::"CommentStatus", r.pinned,
+         r.body, r.body_html, eng_has_links(r.body_html), r.status::"CommentStatus", r.pinned,
          r.edited_at, r.deleted_at, r.created_at, CASE WHEN r.status = 'approved' THEN r.created_at END, COALESCE(n.n, 0),
          r.upvotes, r.downvotes, r.upvotes - r.downvotes,
          CASE WHEN r.upvotes > 0 THEN eng_wilson_lower_bound(r.upvotes, r.upvotes + r.downvotes) ELSE 0 END,
