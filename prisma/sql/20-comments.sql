@@ -113,12 +113,14 @@ BEGIN
   -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
   -- every call: npm run bench:pg-cost): the reader's row (their trust, whether their name and avatar
   -- changed, the badge in force), the sanction in force as eng_assert_not_banned finds it (a shadow
-  -- ban refuses nothing), and whether anyone else follows the discussion with `all` (the probe
+  -- ban refuses nothing), whether anyone else follows the discussion with `all` (the probe
   -- eng_follow_enqueue makes, asked here so that the usual post, which nobody follows, runs no other)
+  -- and whether the tenant has a webhook endpoint (eng_insert_event's probe, handed to it)
   SELECT rd.id IS NOT NULL AS known, rd.name, rd.avatar_url, rd.badge, rd.badge_source, rd.trust_level::text AS trust,
          sn.found IS NOT NULL AS sanctioned, sn.shadow, sn.until,
          EXISTS (SELECT 1 FROM discussion_subscriptions
-                  WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND mode = 'all' AND reader_id <> p_reader) AS followed
+                  WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND mode = 'all' AND reader_id <> p_reader) AS followed,
+         EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
     FROM (SELECT) AS one
     LEFT JOIN readers rd ON rd.tenant_id = p_tenant AND rd.id = p_reader
@@ -205,12 +207,12 @@ BEGIN
   END IF;
   IF v_visible = 1 THEN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
-                                       json_build_object('comment', v_comment), p_at, d.federated)];
+                                       json_build_object('comment', v_comment), p_at, d.federated, r.hooked)];
     IF p_parent IS NOT NULL THEN v_events := v_events || eng_reply_notification(c, p.author_id, p_at); END IF;
   ELSE
     -- not public until approved (a shadow ban's: never): only the author's own stream hears of it
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
-                                       json_build_object('comment', v_comment), p_at, false)];
+                                       json_build_object('comment', v_comment), p_at, false, r.hooked)];
   END IF;
   RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
 END $function$;

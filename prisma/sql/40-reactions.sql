@@ -31,7 +31,7 @@ BEGIN
    WHERE tenant_id = p_tenant AND id = p_comment;
   v_result := json_build_object('commentId', p_comment, 'readerId', p_reader, 'kind', p_kind, 'active', v_active, 'counts', v_counts::json);
   RETURN json_build_object('row', v_result, 'events', array_to_json(ARRAY[eng_insert_event(p_tenant, c.discussion_id, d.seq,
-    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at, false)]));
+    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at, false, NULL)]));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_toggle_remote_reaction(p_tenant text, p_comment text, p_reader text, p_name text, p_avatar text, p_moderator boolean, p_kind text, p_at timestamp with time zone, p_remote_object text, p_remote_actor text)
@@ -93,5 +93,5 @@ BEGIN
   v_result := json_build_object('discussionId', p_discussion, 'commentId', NULL, 'readerId', p_reader, 'kind', p_kind,
                                 'active', v_active, 'counts', v_counts::json);
   RETURN json_build_object('row', v_result, 'events', array_to_json(ARRAY[eng_insert_event(p_tenant, p_discussion, d.seq,
-    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at, false)]));
+    'reaction_toggled', 'all', NULL, json_build_object('reaction', v_result), p_at, false, NULL)]));
 END $function$;

@@ -13,13 +13,16 @@ DECLARE
   v_federated boolean;
 BEGIN
   UPDATE discussions SET seq = seq + 1 WHERE tenant_id = p_tenant AND id = p_discussion RETURNING seq, federated INTO v_seq, v_federated;
-  RETURN eng_insert_event(p_tenant, p_discussion, v_seq, p_type, p_audience, p_reader, p_data, p_at, coalesce(v_federated, false));
+  RETURN eng_insert_event(p_tenant, p_discussion, v_seq, p_type, p_audience, p_reader, p_data, p_at, coalesce(v_federated, false), NULL);
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean)
+CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
+-- nullable: p_reader, p_hooked
+-- p_hooked: whether the tenant has an endpoint that may take a webhook (a verified one, not
+-- disabled), when the caller has asked already (eng_post_comment's first statement); NULL: asked here
 DECLARE
   v_id uuid := gen_random_uuid();
   v_env json := json_build_object('id', v_id, 'seq', p_seq, 'type', p_type, 'tenantId', p_tenant,
@@ -37,8 +40,11 @@ BEGIN
   -- as one statement: an endpoint verified while the write runs may or may not get the event.
   IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
     -- its webhook jobs, one for each endpoint that takes it (the probe, a statement of its own, run
-    -- only for an event a webhook may take)
-    IF EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') THEN
+    -- only for an event a webhook may take and when the caller has not asked it)
+    IF p_hooked IS NULL THEN
+      p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
+    END IF;
+    IF p_hooked THEN
       INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
       SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
         FROM webhook_endpoints w

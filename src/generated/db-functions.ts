@@ -157,6 +157,22 @@ export interface DbFunctions {
     };
     result: "integer";
   };
+  /** eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean) RETURNS json */
+  eng_insert_event: {
+    args: {
+      tenant: string;
+      discussion: string;
+      seq: number;
+      type: string;
+      audience: string;
+      reader: string | null;
+      data: JsonText;
+      at: Date;
+      federated: boolean;
+      hooked: boolean | null;
+    };
+    result: "json";
+  };
   /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
     args: {
@@ -391,6 +407,7 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
   eng_event_partitions_ahead: ["now", "days"],
   eng_federate_discussion: ["tenant", "discussion", "again", "at"],
+  eng_insert_event: ["tenant", "discussion", "seq", "type", "audience", "reader", "data", "at", "federated", "hooked"],
   eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
   eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "remoteObject", "remoteActor"],
   eng_queue_email: ["tenant", "source", "event", "comment", "discussion", "readers", "modes", "dues", "at"],
