@@ -6,10 +6,12 @@
 // tallies eng_vote keeps). Then the same reads and writes on each, SCALE_SAMPLES times one after
 // another: the first page and the page 500 pages deep of the biggest discussion (newest, oldest, top,
 // best, score), one comment by id, a post, a reaction, a
-// stream connect replaying 1,000 events, the moderation queue (pending and rejected, across the tenant), comment search, and analytics over the 30 days the
+// stream connect replaying 1,000 events, the moderation queue (pending and rejected, across the tenant), the recent
+// comments, a comment's replies, comment search (words, filters, a reader, links), and analytics over the 30 days the
 // imported comments span, after a VACUUM (ANALYZE) of the imported tables. Prints the import times and a table of p50/p99 per tenant with the big
-// tenant's p99 over the small one's: the goal is at most 1.5× (analytics under 1 s); and the vote
-// sorts' p99 on the big discussion over newest's, page for page (the goal: at most 1.5×). Ratios, not
+// tenant's p99 over the small one's: the goal is at most 1.5× (analytics under 1 s); the vote
+// sorts' p99 on the big discussion over newest's, page for page (the goal: at most 1.5×); and how
+// often those operations read each index of the comments' tables (each index is there for one). Ratios, not
 // absolute numbers: the machine is noisy.
 // Env: SCALE_COMMENTS (1,000,000), SCALE_THREADS (10,000), SCALE_BIG (100,000), SCALE_SMALL (10,600),
 // SCALE_SAMPLES (200); BENCH_PG_URL and BENCH_REDIS_URL as for `npm run bench`.
@@ -289,6 +291,32 @@ async function main(): Promise<void> {
     );
     await compare("moderation queue, pending", (t) => () => call(`${base}/comments?status=pending&limit=50`, t));
     await compare("moderation queue, rejected", (t) => () => call(`${base}/comments?status=rejected&limit=50`, t));
+    await compare("recent comments", (t) => () => call(`${base}/comments/recent?limit=20`, t));
+    // a comment's replies (comments_replies_idx): those of the measured discussion's comments that have some
+    const parentsOf = async (t: Tenant) =>
+      (
+        await services.sql.query<{ id: string }>(
+          "SELECT id FROM comments WHERE tenant_id = $1 AND discussion_id = $2 AND reply_count > 0 LIMIT 100",
+          [t.tenantId, t.discussion],
+        )
+      ).map((r) => r.id);
+    const parents = { small: await parentsOf(small), big: await parentsOf(big) };
+    await compare("a comment's replies", (t) => (i) => {
+      const list = t === big ? parents.big : parents.small;
+      return call(
+        `${base}/discussions/${t.discussion}/comments?parentId=${list[Math.abs(i) % Math.max(1, list.length)] ?? "none"}&limit=20`,
+        t,
+      );
+    });
+    // a reader of the measured discussion, for the searches by reader
+    const authorOf = async (t: Tenant) =>
+      (
+        await services.sql.query<{ a: string }>("SELECT author_id AS a FROM comments WHERE tenant_id = $1 AND discussion_id = $2 LIMIT 1", [
+          t.tenantId,
+          t.discussion,
+        ])
+      )[0]?.a ?? "";
+    const authors = { small: await authorOf(small), big: await authorOf(big) };
     // comment search (contract section 21; the goal: p99 under 200 ms on the big tenant). The generated
     // bodies draw on 20 words, so each word is in most comments: a word walks the newest-first index
     // (comments_tenant_newest_idx); a word no comment has reads the GIN index and finds nothing
@@ -300,9 +328,14 @@ async function main(): Promise<void> {
       ["search, a word no comment has", "q=zeppelin"],
       ["search, no q, approved, no open report", "status=approved&reported=false"],
       ["search, word in one discussion", "q=agree&discussionId=DISCUSSION"],
+      ["search, no q, one reader", "readerId=READER"],
+      ["search, word by one reader", "q=agree&readerId=READER"],
+      ["search, no q, with links", "hasLinks=true"],
     ];
     for (const [name, query] of searchRows) {
-      await compare(name, (t) => () => call(`${base}/comments/search?${query.replace("DISCUSSION", t.discussion)}&limit=50`, t));
+      const of = (t: Tenant) =>
+        query.replace("DISCUSSION", t.discussion).replace("READER", encodeURIComponent(t === big ? authors.big : authors.small));
+      await compare(name, (t) => () => call(`${base}/comments/search?${of(t)}&limit=50`, t));
     }
     await compare(
       "analytics, 30 days",
