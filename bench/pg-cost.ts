@@ -15,7 +15,7 @@
 // divided by BENCH_POSTS, is a post's instructions, without the backend's start-up or the first posts'
 // catalog loading. Rows: the short body `npm run bench`'s post rows send and the typical formatted
 // comment, spread over 1,000 discussions and on one hot discussion; and the service's spread row
-// without the three list orders besides newest (top, score, best: their indexes), the feature's cost
+// without the partial indexes of the three orders by a count (top, score, best), the feature's cost
 // per post. (Comment search adds nothing here: its documents are written after the commit, by the
 // search projector, src/modules/comments/engine/search-projector.ts.) The `floor-tables-*` rows
 // run the floor's one statement written onto the service's own tables (FLOOR_POST_ON_SERVICE_TABLES, on
@@ -242,7 +242,7 @@ const ROWS: Row[] = [
   },
   {
     key: "service-no-orders",
-    label: "service, 1,000 discussions, short body, without the top/score/best indexes",
+    label: "service, 1,000 discussions, short body, without the top/score/best partial indexes",
     db: "svc",
     spread: true,
     body: SHORT_BODY,
