@@ -5,7 +5,7 @@
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { CommentWithAuthor } from "./dto.js";
-import { COMMENT_SORTS, startAtCursor, type CommentSort } from "./read.js";
+import { COMMENT_SORTS, startAtCursor, type CommentSort } from "./list-order.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "./comment-row.js";
 import { visibleTo } from "./visibility.js";
 

@@ -10,7 +10,7 @@ import { discussionIdForKey, urlKey } from "../discussions/url-key.js";
 import { getSettings } from "../settings/settings.js";
 import { AppError, errors, type FieldError } from "../../lib/errors.js";
 import { DISCUSSION_ID_RE, DISCUSSION_ID_RULE } from "../../lib/ids.js";
-import { COMMENT_SORTS, type CommentSort } from "../comments/read.js";
+import { COMMENT_SORTS, type CommentSort } from "../comments/list-order.js";
 import { threadIsland } from "./island.js";
 import { fragmentHtml } from "./markup.js";
 import { readThreadSnapshot, type ThreadSnapshot } from "./snapshot.js";

@@ -1,6 +1,6 @@
 // The OpenAPI description of the indexable thread (src/modules/indexable/http-routes.ts), added by
 // src/modules/openapi-document.ts to the document generated from the REST table.
-import { COMMENT_SORTS } from "../comments/read.js";
+import { COMMENT_SORTS } from "../comments/list-order.js";
 import { THREAD_LANGUAGES } from "./words.js";
 
 const problem = (description: string) => ({

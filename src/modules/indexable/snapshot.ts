@@ -14,7 +14,8 @@ import type { Discussion } from "../../generated/prisma/client.js";
 import { errors } from "../../lib/errors.js";
 import type { Settings } from "../../tenancy/settings/tree.js";
 import type { CommentWithAuthor } from "../comments/dto.js";
-import { getComment, listCommentsWithDiscussion, listReplyPages, type CommentSort } from "../comments/read.js";
+import { getComment, listCommentsWithDiscussion, listReplyPages } from "../comments/read.js";
+import type { CommentSort } from "../comments/list-order.js";
 import { getSettings } from "../settings/settings.js";
 import type { Page } from "../../lib/pagination.js";
 
