@@ -1,5 +1,6 @@
 -- Reader reports (a threshold may hold the comment) and reader bans (which may reject the reader's
--- pending comments), with the JSON each answers with.
+-- pending comments), with the JSON each answers with; and screening's last steps, which a post and
+-- an edit ask in their own statement (eng_screen_comment).
 
 CREATE OR REPLACE FUNCTION public.eng_report_comment(p_tenant text, p_comment text, p_id text, p_reader text, p_name text, p_avatar text, p_reason text, p_note text, p_threshold integer, p_hold boolean, p_at timestamp with time zone)
  RETURNS json
@@ -109,3 +110,69 @@ CREATE OR REPLACE FUNCTION public.eng_sanction_json(s reader_sanctions)
 AS $function$
   SELECT json_build_object('until', eng_iso(s.until), 'reason', s.reason, 'shadow', s.shadow, 'createdAt', eng_iso(s.created_at))
 $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_screen_comment(p_tenant text, p_reader text, p_action text, p_trust text, p_shadow boolean, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_current text)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+-- Screening's last steps, the ones the write's own statement decides from the reader's row as it is
+-- then (and, for an edit, the comment under the discussion's lock): steps 5 to 8 of the one ordered
+-- list, SCREENING in src/modules/comments/screening.ts, which runs steps 1 to 4 before the write and
+-- names these here in the same order and by the same names. eng_post_comment (p_action 'post') and
+-- eng_edit_comment ('edit') call it alike. p_status/p_reason: what steps 1 to 4 decided for any
+-- reader (an edit's verdict: NULL when nothing objected); p_trusted_*: a trusted reader's (banned
+-- words alone); p_trust: the reader's trust level (NULL: no row yet); p_shadow: a shadow ban in force
+-- (eng_assert_not_banned); p_hold: settings safety.newReaderHold (0 for an edit); p_current: the
+-- edited comment's status.
+-- Answers NULL when no step changes what it is handed: a post keeps p_status and p_reason, an edit
+-- changes neither the comment's status nor its reason. Else {status, reason}: a post's status and
+-- reason; an edit's status to move the comment to (null: it stays) and the reason to record
+-- (absent: the comment's stays). (The arguments are its variables: a function called once a
+-- statement pays for every expression it evaluates, so the usual post asks one question.)
+DECLARE
+  v_earlier int;
+BEGIN
+  -- the usual post, by a reader of the default level, not shadow-banned, with no hold: no step applies
+  IF p_trust = 'default' AND p_action = 'post' AND NOT p_shadow AND p_hold = 0 THEN RETURN NULL; END IF;
+  -- 5. trust (post, edit): a trusted reader's comment takes the trusted verdict; a premoderated
+  -- reader's new comment that would be approved is held
+  IF p_trust = 'trusted' THEN
+    p_status := p_trusted_status;
+    p_reason := p_trusted_reason;
+  ELSIF p_trust = 'premoderated' AND p_action = 'post' AND p_status = 'approved' THEN
+    p_status := 'pending';
+    p_reason := jsonb_build_object('source', 'trust', 'trustLevel', 'premoderated');
+  END IF;
+  IF p_action = 'post' THEN
+    -- 6. shadowBan (post): stored rejected, shown to its author as published
+    IF p_shadow AND p_status <> 'rejected' THEN
+      p_status := 'rejected';
+      p_reason := jsonb_build_object('source', 'shadow_ban');
+    END IF;
+    -- 7. newReaderHold (post): a comment no step gave a reason for, by a reader not trusted with no
+    -- published comment and fewer than p_hold earlier ones, is held. (The probe of the reader's
+    -- published comments is a statement of its own, run only when the hold can apply: a condition
+    -- holding a subquery is set up by the executor even when it is not reached.)
+    IF p_hold > 0 AND p_reason IS NULL AND p_status <> 'rejected' AND p_trust IS DISTINCT FROM 'trusted' THEN
+      IF NOT EXISTS (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND published_at IS NOT NULL) THEN
+        SELECT count(*) INTO v_earlier FROM (SELECT 1 FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader LIMIT p_hold) x;
+        IF v_earlier < p_hold THEN
+          p_status := 'pending';
+          p_reason := jsonb_build_object('source', 'new_reader', 'newReaderHold', p_hold, 'earlierComments', v_earlier);
+        END IF;
+      END IF;
+    END IF;
+  ELSE
+    -- 8. editNeverLoosens (edit): a published comment held or rejected leaves the readers' view, a
+    -- held one can be rejected; a verdict equal to the comment's status records its reason again
+    IF p_status IS NULL THEN
+      RETURN NULL;
+    ELSIF p_status = p_current THEN
+      p_status := NULL;
+    ELSIF NOT ((p_status = 'rejected' AND p_current <> 'rejected') OR (p_status = 'pending' AND p_current = 'approved')) THEN
+      RETURN NULL;
+    END IF;
+  END IF;
+  IF p_reason IS NULL THEN RETURN jsonb_build_object('status', p_status); END IF;
+  RETURN jsonb_build_object('status', p_status, 'reason', p_reason);
+END $function$;

@@ -11,7 +11,7 @@
 //   8. editNeverLoosens edit         database  an edit's verdict only ever makes the comment stricter
 //
 // Steps 1 to 4 run here, in order, before the write, each seeing what the steps before it decided.
-// Steps 5 to 8 are decided by ONE database function, eng_screen_comment (prisma/sql/20-comments.sql),
+// Steps 5 to 8 are decided by ONE database function, eng_screen_comment (prisma/sql/60-safety.sql),
 // which eng_post_comment and eng_edit_comment both call in the write's own statement, because they
 // need the reader's row as it is then (their trust level, a sanction in force, their earlier
 // comments) and, for an edit, the comment under the discussion's lock: each says what this list hands
@@ -90,7 +90,7 @@ export interface StepDecidedByDatabase extends Step {
 }
 export type ScreeningStep = StepDecidedHere | StepDecidedByDatabase;
 
-/** The one database function deciding steps 5 to 8 (prisma/sql/20-comments.sql), called by eng_post_comment and eng_edit_comment. */
+/** The one database function deciding steps 5 to 8 (prisma/sql/60-safety.sql), called by eng_post_comment and eng_edit_comment. */
 export const SCREENING_FUNCTION = "eng_screen_comment";
 
 const BOTH = ["post", "edit"] as const;
