@@ -7,7 +7,8 @@
 // And Cusdis's reading of a dump (parse-cusdis.ts): comments held until the pages are read, within
 // their bound.
 import { describe, expect, it } from "vitest";
-import { copyField, isPgDump, readPgDump, type DumpEvent } from "../../src/modules/portability/pg-dump.js";
+import { isPgDump, readPgDump, type DumpEvent } from "../../src/modules/portability/pg-dump.js";
+import { copyField } from "../../src/modules/portability/pg-dump-scanner.js";
 import { parseCusdisDump } from "../../src/modules/portability/parse-cusdis.js";
 import { SourceFailure, type SourceItem } from "../../src/modules/portability/source.js";
 
