@@ -325,7 +325,7 @@ describe("a large erasure", () => {
                SELECT 'cmt_bulk_' || i, $1, 'big-' || ((i - 1) / 500 + 1), 0, 'bulk', '${SECRET} ' || i, 'approved', now(), now()
                  FROM generate_series(1, 10000) i`);
     await sql(`SELECT eng_insert_event(x.tenant_id, x.discussion_id, (row_number() OVER (PARTITION BY x.discussion_id ORDER BY x.id))::int,
-                                       'comment_created', 'all', NULL, json_build_object('comment', eng_comment_json(x)), now(), false)
+                                       'comment_created', 'all', NULL, json_build_object('comment', eng_comment_json(x)), now(), false, NULL)
                  FROM comments x WHERE x.tenant_id = $1 AND x.author_id = 'bulk'`);
     await sql(`UPDATE discussions SET seq = 500 WHERE tenant_id = $1 AND id LIKE 'big-%'`);
     expect(await prisma().event.count({ where: { tenantId: t.tenantId } })).toBe(10_000);

@@ -63,9 +63,11 @@ const CHILD_TABLES: Record<string, [string, string]> = { webhook_secrets: ["endp
  * these, which take a value and read no table.
  */
 export const SCALAR_FIRST = new Set([
+  "eng_has_links",
   "eng_iso",
   "eng_next_digest",
   "eng_refuse",
+  "eng_refuse_banned",
   "eng_search_vector",
   "eng_unaccent",
   "eng_wilson_lower_bound",
