@@ -1,6 +1,6 @@
 // Screening's steps the write decides (5 to 8 of SCREENING, src/modules/comments/screening.ts): the
 // one database function that decides them for a post and an edit alike, eng_screen_comment
-// (prisma/sql/20-comments.sql), asked directly with what the list hands it. The same steps through the
+// (prisma/sql/60-safety.sql), asked directly with what the list hands it. The same steps through the
 // API are the safety tests' (safety-rules, trust-and-shadow-bans); their order against the list is
 // test/unit/comment-screening.test.ts's.
 import pg from "pg";

@@ -93,9 +93,11 @@ describe("the list", () => {
   });
 });
 
-/** A function's definition in prisma/sql/20-comments.sql, from its CREATE to its END. */
+/** A function's definition in prisma/sql (the writes' 20-comments.sql, safety's 60-safety.sql), from its CREATE to its END. */
 function definitionOf(name: string): string {
-  const sql = readFileSync(new URL("../../prisma/sql/20-comments.sql", import.meta.url), "utf8");
+  const sql = ["20-comments.sql", "60-safety.sql"]
+    .map((f) => readFileSync(new URL(`../../prisma/sql/${f}`, import.meta.url), "utf8"))
+    .join("\n");
   const start = sql.indexOf(`CREATE OR REPLACE FUNCTION public.${name}(`);
   expect(start, name).toBeGreaterThanOrEqual(0);
   return sql.slice(start, sql.indexOf("END $function$;", start));
