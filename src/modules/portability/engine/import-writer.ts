@@ -422,5 +422,8 @@ export class ImportWriter {
       // projector, which follows the log, would never hear of them (only what differs is written)
       await this.store.long("SELECT eng_search_rebuild($1, $2::text[]) AS n", [group], MAINTENANCE_TIMEOUT_MS);
     }
+    // and the search documents' statistics, as the comments' above: a search is planned on them, and
+    // until autovacuum comes by they would describe the table before the import's documents
+    if (this.counts.comments >= ANALYZE_AFTER) await this.sql.long("ANALYZE comment_search", [], MAINTENANCE_TIMEOUT_MS);
   }
 }
