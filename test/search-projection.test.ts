@@ -202,3 +202,59 @@ describe("two instances", { timeout: 120_000 }, () => {
     expect(passed()).toBe(total);
   });
 });
+
+describe("one step of the projector", { timeout: 60_000 }, () => {
+  let isolated: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let quiet: TestServer;
+  beforeAll(async () => {
+    // no projector anywhere on this database: the steps below are the only ones
+    isolated = await isolatedDatabase("search_projection_step");
+    quiet = await startServer({ ...isolated.env, RUN_SEARCH_PROJECTOR: "0" });
+  });
+  afterAll(async () => {
+    await quiet?.stop();
+    await isolated?.drop();
+  });
+
+  it("takes many discussions of several tenants at once, at most its limit of each, and leaves the rest for the next", async () => {
+    const t = await createTestTenant(quiet);
+    const u = await createTestTenant(quiet);
+    const long = [];
+    for (let i = 0; i < 5; i++) long.push(await post(t, `r${i}`, "long", `heron ${i}`));
+    const short = await post(t, "ann", "short", "heron short");
+    const theirs = await post(u, "bob", "long", "heron theirs");
+    const sql = quiet.app.runtime.services.sql;
+    type Step = { events: number; more: [string, string][]; gaps: [string, string][]; lags: number[] };
+    const step = async (limit: number) =>
+      (
+        await sql.query<{ r: Step }>("SELECT eng_search_project($1::text[], $2::text[], $3::int) AS r", [
+          [t.tenantId, t.tenantId, u.tenantId, t.tenantId],
+          ["long", "short", "long", "long"],
+          limit,
+        ])
+      )[0]!.r;
+    const docs = async () =>
+      (await sql.query<{ id: string }>("SELECT comment_id AS id FROM comment_search ORDER BY comment_id", [])).map((r) => r.id);
+    const positions = async () =>
+      (
+        await sql.query<{ k: string; seq: number }>(
+          "SELECT tenant_id || '/' || discussion_id AS k, seq FROM search_positions ORDER BY tenant_id, discussion_id",
+          [],
+        )
+      ).map((r) => `${r.k === `${u.tenantId}/long` ? "u" : "t"}/${r.k.split("/")[1]}=${r.seq}`);
+
+    const first = await step(2);
+    expect(first).toMatchObject({ events: 4, more: [[t.tenantId, "long"]], gaps: [] });
+    expect(first.lags).toHaveLength(4);
+    expect(await docs()).toEqual([long[0], long[1], short, theirs].sort());
+    expect((await positions()).sort()).toEqual(["t/long=2", "t/short=1", "u/long=1"]);
+    expect(await step(2)).toMatchObject({ events: 2, more: [[t.tenantId, "long"]] });
+    // a gap: the next event is gone from the log, the discussion stays where it is
+    await sql.query("DELETE FROM events WHERE tenant_id = $1 AND discussion_id = 'long' AND seq = 5", [t.tenantId]);
+    expect(await step(2)).toEqual({ events: 0, more: [], gaps: [[t.tenantId, "long"]], lags: [] });
+    expect((await positions()).sort()).toEqual(["t/long=4", "t/short=1", "u/long=1"]);
+    expect(await docs()).toEqual([...long.slice(0, 4), short, theirs].sort());
+    // nothing behind: a step passes nothing
+    expect(await step(2)).toMatchObject({ events: 0, more: [] });
+  });
+});

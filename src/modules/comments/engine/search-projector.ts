@@ -1,10 +1,11 @@
 // The search projector: comment search's documents (comment_search, src/modules/comments/search.ts)
 // kept as a projection of the event log, off the write path. It follows each discussion's events by
 // seq from the discussion's row of search_positions, as a stream follows them (seq order is commit
-// order, and every event up to the discussion's head has committed); each step is one statement,
-// eng_search_project (prisma/sql/72-search.sql), over a batch of discussions: their position rows
-// locked one by one in one order, the comments their new events name made into documents from their
-// rows, the positions moved on. Any number of instances run it; a discussion's row lock makes each
+// order, and every event up to the discussion's head has committed); each step is one call of
+// eng_search_project (prisma/sql/72-search.sql, two statements) over a batch of discussions: their
+// position rows locked in one order, the comments their new events name made into documents from their
+// rows, the positions moved on. Steps start at most every STEP_INTERVAL_MS, so a burst of writes is
+// projected in few steps. Any number of instances run it; a discussion's row lock makes each
 // event applied once, whichever takes it. A discussion whose events the log no longer holds (its
 // retention dropped their days while the projector was behind) has its documents made again from its
 // comments (eng_search_rebuild).
@@ -25,8 +26,15 @@ import type { Metrics } from "../../../lib/metrics.js";
 
 /** discussions one step takes */
 const STEP_DISCUSSIONS = 100;
-/** events one step applies at most (what is left goes in the next): a step stays well within a statement's limit */
-const STEP_EVENTS = 1_000;
+/** events one step applies at most of a discussion (what is left goes in the next): a step stays well within a statement's limit */
+const STEP_EVENTS = 200;
+/**
+ * the least time from one step's start to the next's: a step costs the database about the same over
+ * one discussion's one event as over a hundred discussions' dozens (two statements), so under a burst
+ * of writes the events of this window go in one step (npm run bench: the hot rows), while the first
+ * event after a quiet spell is projected at once
+ */
+const STEP_INTERVAL_MS = 25;
 /** the limit of a discussion's documents made again whole (its events gone from the log): a statement of its own */
 const REBUILD_TIMEOUT_MS = 10 * 60_000;
 /** discussions one sweep looks at (the next ones in key order) */
@@ -86,6 +94,8 @@ export function createSearchProjector(deps: SearchProjectorDeps, opts: { pollMs:
   let retry: NodeJS.Timeout | undefined;
   /** the drain under way: it answers whether it emptied `pending` (false: a step failed) */
   let running: Promise<boolean> | null = null;
+  /** when the last step started (Date.now()) */
+  let lastStep = 0;
   /** callers of `passed`, told when a drain ends */
   let waiters: (() => void)[] = [];
 
@@ -113,6 +123,9 @@ export function createSearchProjector(deps: SearchProjectorDeps, opts: { pollMs:
   async function drain(): Promise<boolean> {
     try {
       while (pending.size > 0) {
+        const wait = lastStep + STEP_INTERVAL_MS - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        lastStep = Date.now();
         const keys = [...pending.values()].slice(0, STEP_DISCUSSIONS);
         for (const k of keys) pending.delete(keyOf(k));
         try {

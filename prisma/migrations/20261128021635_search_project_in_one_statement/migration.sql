@@ -1,0 +1,78 @@
+-- Database functions, written by `npm run functions:migrate` from prisma/sql (their source):
+-- eng_search_project(p_tenants text[], p_discussions text[], p_limit integer): changed
+
+CREATE OR REPLACE FUNCTION public.eng_search_project(p_tenants text[], p_discussions text[], p_limit integer)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: none
+-- One step of the projector over the discussions (p_tenants[i], p_discussions[i]), of every tenant, in
+-- two statements whatever their number (a step over many discussions costs the database little more
+-- than a step over one: npm run bench): their position rows made at 0 where missing (in the same order); then, in one
+-- statement, the rows locked in one order (two projectors given the same discussions wait for each
+-- other, never a deadlock, and the second finds the positions the first left: each event is applied
+-- once), each discussion's events after its position up to its head read (at most p_limit a
+-- discussion; the rest left to the next step), the documents of the comments they name made again
+-- from their rows, the positions moved past them. The head and the events are read in one snapshot:
+-- every event up to a head it sees has committed and is in it. Events the log no longer holds (its
+-- retention dropped their days while the projector was behind) leave the changed comments unknown:
+-- such a discussion is left where it is and answered in `gaps`, for eng_search_rebuild to make its
+-- documents again from its comments (a statement of its own, with a longer limit: a whole
+-- discussion's). Answers {"events": events passed, "more": [[tenant, discussion], …] left for the
+-- next step, "gaps": [[tenant, discussion], …], "lags": seconds from each applied event's time to now}.
+DECLARE
+  v_result json;
+BEGIN
+  INSERT INTO search_positions (tenant_id, discussion_id, seq)
+  SELECT DISTINCT u.t, u.d, 0 FROM unnest(p_tenants, p_discussions) AS u(t, d) ORDER BY u.t, u.d
+  ON CONFLICT DO NOTHING;
+  WITH locked AS MATERIALIZED (
+    SELECT p.tenant_id, p.discussion_id, p.seq
+      FROM search_positions p
+     WHERE (p.tenant_id, p.discussion_id) IN (SELECT u.t, u.d FROM unnest(p_tenants, p_discussions) AS u(t, d))
+     ORDER BY p.tenant_id, p.discussion_id
+       FOR UPDATE OF p
+  ), span AS MATERIALIZED (
+    -- each discussion behind its head: the events this step takes (pos, to]
+    SELECT l.tenant_id, l.discussion_id, l.seq AS pos, LEAST(d.seq, l.seq + p_limit) AS upto, d.seq AS head
+      FROM locked l JOIN discussions d ON d.tenant_id = l.tenant_id AND d.id = l.discussion_id
+     WHERE d.seq > l.seq
+  ), got AS MATERIALIZED (
+    SELECT s.tenant_id, s.discussion_id, s.pos, s.upto, s.head, count(e.seq)::int AS n_read,
+           array_agg(DISTINCT e.payload #>> '{data,comment,id}')
+             FILTER (WHERE e.type IN ('comment_created', 'comment_edited', 'comment_deleted')) AS ids,
+           array_agg(extract(epoch FROM clock_timestamp() - e.occurred_at)::real) FILTER (WHERE e.seq IS NOT NULL) AS lags
+      FROM span s
+      LEFT JOIN events e ON e.tenant_id = s.tenant_id AND e.discussion_id = s.discussion_id AND e.seq > s.pos AND e.seq <= s.upto
+     GROUP BY s.tenant_id, s.discussion_id, s.pos, s.upto, s.head
+  ), applied AS MATERIALIZED (
+    SELECT * FROM got WHERE n_read = upto - pos
+  ), named AS MATERIALIZED (
+    SELECT a.tenant_id, a.discussion_id, x.id AS comment_id FROM applied a, unnest(a.ids) AS x(id) WHERE x.id IS NOT NULL
+  ), dropped AS (
+    DELETE FROM comment_search s
+     USING named n
+     WHERE s.tenant_id = n.tenant_id AND s.discussion_id = n.discussion_id AND s.comment_id = n.comment_id
+       AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.tenant_id = n.tenant_id AND c.id = n.comment_id
+                                                  AND c.discussion_id = n.discussion_id AND eng_search_has_document(c))
+  ), written AS (
+    INSERT INTO comment_search AS s (tenant_id, discussion_id, comment_id, author_id, created_at, vector)
+    SELECT c.tenant_id, c.discussion_id, c.id, c.author_id, c.created_at, eng_search_vector(c.body)
+      FROM named n JOIN comments c ON c.tenant_id = n.tenant_id AND c.id = n.comment_id AND c.discussion_id = n.discussion_id
+     WHERE eng_search_has_document(c)
+    ON CONFLICT (tenant_id, discussion_id, comment_id) DO UPDATE
+       SET author_id = EXCLUDED.author_id, created_at = EXCLUDED.created_at, vector = EXCLUDED.vector
+     WHERE (s.author_id, s.created_at, s.vector) IS DISTINCT FROM (EXCLUDED.author_id, EXCLUDED.created_at, EXCLUDED.vector)
+  ), moved AS (
+    UPDATE search_positions p SET seq = a.upto
+      FROM applied a
+     WHERE p.tenant_id = a.tenant_id AND p.discussion_id = a.discussion_id
+  )
+  SELECT json_build_object(
+           'events', COALESCE((SELECT sum(upto - pos) FROM applied), 0),
+           'more', COALESCE((SELECT json_agg(json_build_array(tenant_id, discussion_id)) FROM applied WHERE upto < head), '[]'::json),
+           'gaps', COALESCE((SELECT json_agg(json_build_array(tenant_id, discussion_id)) FROM got WHERE n_read < upto - pos), '[]'::json),
+           'lags', COALESCE((SELECT json_agg(l) FROM applied, unnest(lags) AS l), '[]'::json))
+    INTO v_result;
+  RETURN v_result;
+END $function$;
