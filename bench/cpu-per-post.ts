@@ -7,6 +7,9 @@
 // throughput on a shared machine), checkouts alternating over BENCH_ROUNDS (2). Run it under
 // `nice -n -15` with BENCH_PG_URL on a PostgreSQL cluster of its own (its postmaster reniced too)
 // when the machine is busy: the CPU a request takes still grows with the machine's load.
+// BENCH_READ=list: after the same posts (to one discussion), what is measured is BENCH_POSTS reads of
+// that discussion's first page of 20 comments over REST (GET /api/v1/discussions/hot/comments), for
+// bisecting the read path.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import pg from "pg";
@@ -17,6 +20,7 @@ const POSTS = Number(process.env.BENCH_POSTS ?? 3000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+const READ = process.env.BENCH_READ === "list";
 const checkouts = process.argv.slice(2).map((d) => resolve(d));
 if (checkouts.length === 0) throw new Error("name one or more checkouts (directories), e.g. . ../wt/0dc1c86");
 
@@ -81,19 +85,25 @@ async function measure(dir: string): Promise<{ service: number; postgres: number
       if (res.status !== 201) throw new Error(`${dir}: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();
     };
-    const run = async (n: number) => {
+    const list = async () => {
+      const res = await fetch(`${base}/api/v1/discussions/hot/comments?limit=20`, { headers: { "x-api-key": t.apiKey } });
+      if (res.status !== 200) throw new Error(`${dir}: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    const run = async (n: number, op: (i: number) => Promise<void> = post) => {
       let next = 0;
       await Promise.all(
         Array.from({ length: IN_FLIGHT }, async () => {
-          while (next < n) await post(next++);
+          while (next < n) await op(next++);
         }),
       );
     };
     await run(500);
+    if (READ) await run(500, list);
     const s0 = cpuOf(child.pid!);
     const p0 = await clusterCpu(admin);
     const w0 = performance.now();
-    await run(POSTS);
+    await run(POSTS, READ ? list : post);
     const seconds = (performance.now() - w0) / 1000;
     const s1 = cpuOf(child.pid!);
     const p1 = await clusterCpu(admin);
@@ -111,7 +121,12 @@ for (let round = 1; round <= ROUNDS; round++)
   for (const dir of checkouts) {
     const m = await measure(dir);
     rows.push([dir, round, Math.round(m.service), Math.round(m.postgres), Math.round(m.rps)]);
-    console.log(`${dir} round ${round}: service ${Math.round(m.service)} µs a post, PostgreSQL ${Math.round(m.postgres)} µs`);
+    console.log(
+      `${dir} round ${round}: service ${Math.round(m.service)} µs a ${READ ? "read" : "post"}, PostgreSQL ${Math.round(m.postgres)} µs`,
+    );
   }
-console.log(`\n${POSTS} posts, ${IN_FLIGHT} in flight, ${process.env.BENCH_SPREAD ? "over 1,000 discussions" : "one discussion"}\n`);
-console.log(fmtTable(["checkout", "round", "service CPU µs/post", "PostgreSQL CPU µs/post", "posts/s"], rows));
+const what = READ ? "read" : "post";
+console.log(
+  `\n${POSTS} ${READ ? "reads of a page of 20 comments" : "posts"}, ${IN_FLIGHT} in flight, ${process.env.BENCH_SPREAD ? "over 1,000 discussions" : "one discussion"}\n`,
+);
+console.log(fmtTable(["checkout", "round", `service CPU µs/${what}`, `PostgreSQL CPU µs/${what}`, `${what}s/s`], rows));
