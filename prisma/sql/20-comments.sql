@@ -70,8 +70,11 @@ BEGIN
   -- whether the claim changes the badge (eng_claim_badge writes it below, with the reader's row)
   v_badge_claim := NOT v_reader_current OR (r.badge_source IS DISTINCT FROM 'moderator' AND r.badge IS DISTINCT FROM p_badge);
   -- screening's steps 5 to 7 (trust, a shadow ban, the new-reader hold), judged here, in the write
-  v_screened := eng_screen_comment(p_tenant, p_reader, 'post', r.trust, v_shadow, p_status, p_reason,
-                                   p_trusted_status, p_trusted_reason, p_hold, NULL);
+  -- (called only when a step can apply: the usual post skips the call)
+  IF eng_screening_applies('post', r.trust, v_shadow, p_hold) THEN
+    v_screened := eng_screen_comment(p_tenant, p_reader, 'post', r.trust, v_shadow, p_status, p_reason,
+                                     p_trusted_status, p_trusted_reason, p_hold, NULL);
+  END IF;
   IF v_screened IS NOT NULL THEN
     v_status := v_screened ->> 'status';
     v_reason := v_screened -> 'reason';

@@ -68,6 +68,7 @@ export const SCALAR_FIRST = new Set([
   "eng_next_digest",
   "eng_refuse",
   "eng_refuse_banned",
+  "eng_screening_applies",
   "eng_search_vector",
   "eng_unaccent",
   "eng_wilson_lower_bound",
