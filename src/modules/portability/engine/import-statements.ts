@@ -73,6 +73,21 @@ export interface ImportedPageReactionRow {
   createdAt: Date;
 }
 
+/** What WRITE_BUCKET answers for its bucket. */
+export interface BucketResult {
+  staged: number;
+  written: number;
+  inserted: number;
+  relinked: string[];
+  orphans: { position: string; parentKey: string }[];
+  /** staged rows whose source id came before in the same discussions: left out */
+  duplicates: number;
+  duplicate_rows: { position: string; first: string }[];
+  /** staged rows whose id is another source's comment: left out */
+  clashes: number;
+  clash_rows: { position: string; id: string }[];
+}
+
 /** the warnings one bucket reports at most (MAX_ERRORS keeps fewer) */
 const WARNINGS_PER_BUCKET = 100;
 

@@ -20,11 +20,8 @@
 // reply names its parent when the parent is in the same discussion, already written or staged in
 // this run (a child before its parent is linked all the same); a parent that never came leaves it
 // top-level with a warning, and a later run that brings the parent links it. Depths and reply counts
-// are computed as a bucket is written (WRITE_BUCKET). Counts (comment, reply and reaction counts)
-// are recomputed at the end for the discussions the import touched, changing only what differs,
-// under their locks: eng_import_recount in prisma/sql/95-import.sql; and so are their comments' search
-// documents (eng_search_rebuild in prisma/sql/72-search.sql: an import appends no events for the
-// search projector to follow).
+// are computed as a bucket is written (WRITE_BUCKET). Counts and search documents are made again at the
+// end for the discussions the import touched (import-settle.ts).
 import { randomUUID } from "node:crypto";
 import type { Sql } from "../../../db/sql.js";
 import { tenantSql, type TenantSql } from "../../../db/tenant-store.js";
@@ -37,6 +34,7 @@ import {
   FIND_THREAD_DISCUSSION,
   WRITE_READERS,
   WRITE_BUCKET,
+  type BucketResult,
   NAME_WRITTEN,
   REPARENT,
   WRITE_REACTIONS,
@@ -46,6 +44,7 @@ import {
 } from "./import-statements.js";
 import { emptyBatch, stageBatch, type Batch, type ImportedPageReactionRow, type ImportedVoteRow } from "./import-staging.js";
 import { urlKey } from "../../discussions/url-key.js";
+import { settleImport } from "./import-settle.js";
 
 export interface WriterCounts {
   threads: number;
@@ -62,11 +61,8 @@ const BUCKET_DISCUSSIONS = 64;
 const BUCKET_WRITERS = 2;
 /** staged reactions (discussions, readers) written by one statement */
 const REACTION_CHUNK = 10_000;
-const RECOUNT_GROUP = 50;
 /** the limit of an import's maintenance statements (a bucket, ANALYZE, a group's recount) */
 const MAINTENANCE_TIMEOUT_MS = 10 * 60_000;
-/** comments written past which the table is analyzed before the counts are recomputed */
-const ANALYZE_AFTER = 10_000;
 /** staging older than this was left by an import whose process died: deleted by the next import */
 const STALE_STAGING = "1 day";
 /** the staging tables, emptied of a run's rows when it ends */
@@ -78,20 +74,6 @@ const STAGING = [
   "import_staged_votes",
   "import_staged_page_reactions",
 ] as const;
-
-interface BucketResult {
-  staged: number;
-  written: number;
-  inserted: number;
-  relinked: string[];
-  orphans: { position: string; parentKey: string }[];
-  /** staged rows whose source id came before in the same discussions: left out */
-  duplicates: number;
-  duplicate_rows: { position: string; first: string }[];
-  /** staged rows whose id is another source's comment: left out */
-  clashes: number;
-  clash_rows: { position: string; id: string }[];
-}
 
 export class ImportWriter {
   readonly counts: WriterCounts = { threads: 0, comments: 0, readers: 0, reactions: 0, unchanged: 0 };
@@ -406,24 +388,7 @@ export class ImportWriter {
       }
     }
     if (!commit) return;
-    // after a large import the planner's statistics of comments are far off: refreshed first (a
-    // sample, bounded whatever the table's size), with a longer limit than a request's statements
-    // (statements with a limit of their own, not a request's: src/db/sql.ts `long`)
-    if (this.counts.comments >= ANALYZE_AFTER) await this.sql.long("ANALYZE comments, discussions, readers", [], MAINTENANCE_TIMEOUT_MS);
-    const all = [...this.touched].sort();
-    for (let i = 0; i < all.length; i += RECOUNT_GROUP) {
-      const group = all.slice(i, i + RECOUNT_GROUP);
-      await this.store.long(
-        "SELECT eng_import_recount($1, $2::text[], $3::text[], $4::text[]) AS n",
-        [group, group.filter((d) => this.depthDirty.has(d)), group.flatMap((d) => [...(this.reacted.get(d) ?? [])])],
-        MAINTENANCE_TIMEOUT_MS,
-      );
-      // their comments' search documents: an import writes comments without events, so the search
-      // projector, which follows the log, would never hear of them (only what differs is written)
-      await this.store.long("SELECT eng_search_rebuild($1, $2::text[]) AS n", [group], MAINTENANCE_TIMEOUT_MS);
-    }
-    // and the search documents' statistics, as the comments' above: a search is planned on them, and
-    // until autovacuum comes by they would describe the table before the import's documents
-    if (this.counts.comments >= ANALYZE_AFTER) await this.sql.long("ANALYZE comment_search", [], MAINTENANCE_TIMEOUT_MS);
+    const touched = { discussions: this.touched, depthDirty: this.depthDirty, reacted: this.reacted };
+    await settleImport(this.sql, this.store, touched, this.counts.comments, MAINTENANCE_TIMEOUT_MS);
   }
 }
