@@ -27,18 +27,8 @@ import { isHttpUrl } from "../../../lib/http-url.js";
 import { DEFAULT_SETTINGS } from "../../../tenancy/settings/tree.js";
 import { renderBody, type FormattingOptions } from "../../../lib/markdown.js";
 import { ImportWriter, type WriterCounts } from "./import-writer.js";
-import { parseDisqus } from "../parse-disqus.js";
-import { parseWordpress } from "../parse-wordpress.js";
-import { parseNdjson } from "../parse-ndjson.js";
-import { parseRemark42 } from "../parse-remark42.js";
-import { parseCommento } from "../parse-commento.js";
-import { parseIsso } from "../parse-isso.js";
-import { parseGithub } from "../parse-github.js";
-import { parseJson } from "../parse-json.js";
-import { parseArtalk } from "../parse-artalk.js";
-import { parseTwikoo } from "../parse-twikoo.js";
-import { parseCusdis } from "../parse-cusdis.js";
 import { openInput } from "../decompress.js";
+import { LEGACY_IDS, PARSERS, SCOPED_IDS, SKIPS_DELETED } from "../parsers.js";
 import { SQLITE_FORMATS, sniffFormat } from "../sniff.js";
 import {
   discussionIdOf,
@@ -47,7 +37,6 @@ import {
   SourceFailure,
   threadDiscussionId,
   type ImportChoices,
-  type ImportFormat,
   type SourceItem,
   threadPageUrl,
 } from "../source.js";
@@ -87,32 +76,6 @@ export interface ImportSummary extends ImportProgress {
 /** errors kept for the summary; past this only their number grows */
 export const MAX_ERRORS = 100;
 
-/** Each format's parser; a parser that can be stopped mid-step (an SQLite worker: isso, Cusdis) takes the run's signal. */
-const PARSERS: Record<ImportFormat, (input: AsyncIterable<Uint8Array | string>, signal?: AbortSignal) => AsyncGenerator<SourceItem>> = {
-  disqus: parseDisqus,
-  wordpress: parseWordpress,
-  ndjson: parseNdjson,
-  remark42: parseRemark42,
-  commento: parseCommento,
-  isso: parseIsso,
-  github: parseGithub,
-  json: parseJson,
-  artalk: parseArtalk,
-  twikoo: parseTwikoo,
-  cusdis: parseCusdis,
-};
-
-/**
- * the formats whose comment ids are numbered per database (isso's rows, WordPress's comment_ID,
- * Artalk's): two files of one format share them, so their comments are named by discussion and id
- * (importer.ts). (Twikoo's ids are MongoDB's ObjectIds or random hex, Cusdis's UUIDs: not per database.)
- */
-const SCOPED_IDS: ReadonlySet<ImportFormat> = new Set(["isso", "wordpress", "artalk"]);
-/** of them, those an earlier version imported by the source id alone: a row of that id is found again */
-const LEGACY_IDS: ReadonlySet<ImportFormat> = new Set(["isso", "wordpress"]);
-
-/** the formats whose deleted comments are skipped and counted (contract section 25), their replies hung from their parents */
-const SKIPS_DELETED: ReadonlySet<ImportFormat> = new Set(["remark42", "commento", "isso", "github", "json", "cusdis"]);
 /** how far a reply climbs past deleted ancestors (a cycle in a hostile file ends there) */
 const MAX_CLIMB = 1_000;
 
