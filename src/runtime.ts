@@ -3,11 +3,11 @@
 // hands each to what needs it. Shared by the server (src/app.ts) and the CLI.
 import { createConsistencyTokens } from "./db/replicas/consistency-token.js";
 import { renderUnrenderedBodies } from "./modules/comments/engine/render-backfill.js";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { join } from "node:path";
-import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
-import { redactSecrets } from "./lib/log-redaction.js";
+import type { Logger } from "pino";
+import { createLogger } from "./lib/logger.js";
+import { resolveAdminSecret } from "./auth/admin-jwt.js";
 import type { Config } from "./config.js";
 import type { AppServices } from "./context/services.js";
 import { registerGauges } from "./context/gauges.js";
@@ -73,41 +73,6 @@ export interface Runtime {
   /** comment search's documents from the event log (src/modules/comments/engine/search-projector.ts): started with the workers */
   search: SearchProjector;
   close(): Promise<void>;
-}
-
-/** In embedded mode the admin JWT secret is generated once and kept under DATA_DIR. */
-export function resolveAdminSecret(config: Config): string {
-  if (config.ADMIN_JWT_SECRET) return config.ADMIN_JWT_SECRET;
-  mkdirSync(config.DATA_DIR, { recursive: true });
-  const path = join(config.DATA_DIR, "admin-jwt-secret");
-  if (existsSync(path)) return readFileSync(path, "utf8").trim();
-  const secret = randomBytes(32).toString("hex");
-  writeFileSync(path, secret, { mode: 0o600, flag: "wx" });
-  return secret;
-}
-
-/**
- * The service's logger: JSON lines at LOG_LEVEL to `destination` (standard output by default), every
- * finished line passed through the one redaction of secrets (src/lib/log-redaction.ts).
- */
-export function createLogger(config: Pick<Config, "LOG_LEVEL">, destination?: DestinationStream): Logger {
-  const options: LoggerOptions = {
-    level: config.LOG_LEVEL,
-    hooks: { streamWrite: redactSecrets },
-    redact: {
-      paths: [
-        "req.headers.authorization",
-        'req.headers["x-api-key"]',
-        'req.headers["x-service-identity"]',
-        "secret",
-        "*.secret",
-        "key",
-        "*.key",
-      ],
-      censor: "[redacted]",
-    },
-  };
-  return destination ? pino(options, destination) : pino(options);
 }
 
 /** One limiter per budget a tenant's setting names, made on first use (settings hold few distinct values). */

@@ -11,7 +11,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
-import { createLogger } from "../src/runtime.js";
+import { createLogger } from "../src/lib/logger.js";
 import { signConsoleLink } from "../src/modules/console/engine/operators.js";
 import { signUnsubscribeToken } from "../src/modules/email/engine/unsubscribe.js";
 import { isolatedDatabase } from "./support/database.js";

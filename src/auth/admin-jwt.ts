@@ -1,5 +1,9 @@
 // Admin console JWT: HS256 only (alg pinned), `exp`, `sub` and `tid` required.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { SignJWT, errors as joseErrors, jwtVerify } from "jose";
+import type { Config } from "../config.js";
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Clock } from "../lib/clock.js";
 import { errors } from "../lib/errors.js";
@@ -7,6 +11,17 @@ import { ALL_CAPABILITIES, type Principal } from "./principal.js";
 import type { AuthCache } from "./auth-cache.js";
 
 const enc = new TextEncoder();
+
+/** In embedded mode the admin JWT secret is generated once and kept under DATA_DIR. */
+export function resolveAdminSecret(config: Config): string {
+  if (config.ADMIN_JWT_SECRET) return config.ADMIN_JWT_SECRET;
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  const path = join(config.DATA_DIR, "admin-jwt-secret");
+  if (existsSync(path)) return readFileSync(path, "utf8").trim();
+  const secret = randomBytes(32).toString("hex");
+  writeFileSync(path, secret, { mode: 0o600, flag: "wx" });
+  return secret;
+}
 
 export async function signAdminToken(opts: {
   secret: string;

@@ -11,7 +11,7 @@ import { parseDuration } from "../lib/duration.js";
 import { pino } from "pino";
 import { AppError } from "../lib/errors.js";
 import { signConsoleLink } from "../modules/console/engine/operators.js";
-import { resolveAdminSecret } from "../runtime.js";
+import { resolveAdminSecret } from "../auth/admin-jwt.js";
 import { DataDirInUseError } from "../db/data-dir-lock.js";
 import { runCommand, type CliCommand, type CliResult } from "./commands.js";
 import { runOnServer } from "./control.js";
