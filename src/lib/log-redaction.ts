@@ -1,6 +1,6 @@
 // The one redaction of secrets from everything the service writes to its log (access lines, errors,
 // warnings, anything a library logs through our logger): pino's `hooks.streamWrite` runs it on each
-// finished line (src/runtime.ts, createLogger), so no logger, field or message can carry one past it.
+// finished line (src/lib/logger.ts, createLogger), so no logger, field or message can carry one past it.
 //
 // What it takes out, wherever it stands in the line:
 //  - the one-time tokens that travel in a path: an email sign-in link (`/auth/v1/{tenant}/email/{token}`),
