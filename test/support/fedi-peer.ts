@@ -54,6 +54,8 @@ export interface FediPeer {
   url: string;
   /** every POST to the peer, oldest first */
   knocks: Knock[];
+  /** the path of every GET to the peer (its actors, keys, statuses), oldest first */
+  fetched: string[];
   actorUri(name: string): URL;
   statusUri(name: string, id: string): URL;
   /** what the inbox accepted, oldest first */
@@ -116,6 +118,7 @@ export async function startFediPeer(
   opts: { names?: string[]; host?: string; inboxOrigin?: string; sharedInboxOrigin?: string; accepts?: HttpMessageSignaturesSpec } = {},
 ): Promise<FediPeer> {
   const knocks: Knock[] = [];
+  const fetched: string[] = [];
   const names = new Set(opts.names ?? ["alice", "bob"]);
   const keys = new Map<string, CryptoKeyPair[]>();
   for (const n of names) keys.set(n, [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"), await generateCryptoKeyPair("Ed25519")]);
@@ -171,6 +174,7 @@ export async function startFediPeer(
             : await federation.fetch(request, { contextData: undefined });
         knocks.push({ path: new URL(request.url).pathname, body: body?.toString("utf8") ?? "", spec, status: answer.status });
       } else {
+        fetched.push(new URL(request.url).pathname);
         answer = await federation.fetch(request, { contextData: undefined });
       }
       res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
@@ -198,6 +202,7 @@ export async function startFediPeer(
   const peer: FediPeer = {
     url: origin,
     knocks,
+    fetched,
     actorUri: (name) => ctx().getActorUri(name),
     statusUri: (name, id) => new URL(`/users/${name}/statuses/${id}`, origin),
     received,

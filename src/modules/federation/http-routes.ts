@@ -158,6 +158,12 @@ function inboxOf(prefix: string, path: string): { tenantId: string | null } | un
   return m ? { tenantId: decode(m[1]!) } : undefined;
 }
 
+/** The site a POST's path names (`/ap/actors/{id}…`), null for the shared inbox and any other path. */
+function postTarget(path: string): { tenantId: string | null } {
+  const m = /^\/ap\/actors\/([^/]+)/.exec(path);
+  return { tenantId: m ? decode(m[1]!) : null };
+}
+
 async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
   if (res.status === 401) return sendProblem(reply, errors.signatureInvalid());
   if (res.status === 404) return sendProblem(reply, errors.notFound("Fediverse document"));
@@ -178,9 +184,9 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
     }
     const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
     let screened: Screened | null = null;
-    // an inbox of a site that does not federate (the shared one: while none does) is not there, before
-    // anything of the activity is read, let alone its signature
-    const target = body ? inboxOf(engine.pathPrefix, `${engine.pathPrefix}${path}`) : undefined;
+    // a site that does not federate has nothing here, its inbox included (the shared inbox: while none
+    // federates), before anything of a POST's activity is read, let alone its signature
+    const target = body ? postTarget(path) : undefined;
     if (target && !(await (target.tenantId === null ? anyTenantFederates(app) : federatingTenant(app, target.tenantId).then(Boolean)))) {
       return sendProblem(reply, errors.notFound("Fediverse document"));
     }
