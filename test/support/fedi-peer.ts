@@ -60,6 +60,8 @@ export interface FediPeer {
   statusUri(name: string, id: string): URL;
   /** what the inbox accepted, oldest first */
   received: Received[];
+  /** A remote object as the peer's Fedify reads it (its document loader: loopback http allowed). */
+  lookup(url: URL): Promise<unknown>;
   follow(name: string, target: URL): Promise<Follow>;
   undo(name: string, target: URL, activity: Activity): Promise<void>;
   reply(name: string, target: URL, inReplyTo: URL, html: string, id?: string): Promise<Note>;
@@ -206,6 +208,7 @@ export async function startFediPeer(
     actorUri: (name) => ctx().getActorUri(name),
     statusUri: (name, id) => new URL(`/users/${name}/statuses/${id}`, origin),
     received,
+    lookup: (url) => ctx().lookupObject(url),
     async follow(name, target) {
       const follow = new Follow({ id: new URL(`/follows/${++seq}`, origin), actor: ctx().getActorUri(name), object: target });
       await send(name, target, follow);
