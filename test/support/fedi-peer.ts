@@ -20,6 +20,7 @@ import {
 import {
   Accept,
   Activity,
+  Collection,
   Create,
   Delete,
   Endpoints,
@@ -62,6 +63,8 @@ export interface FediPeer {
   received: Received[];
   /** A remote object as the peer's Fedify reads it (its document loader: loopback http allowed). */
   lookup(url: URL): Promise<unknown>;
+  /** A remote collection as the peer reads it: its totalItems and every item (through its pages) as JSON-LD. */
+  collection(url: URL): Promise<{ totalItems: number | null; items: Record<string, unknown>[] }>;
   follow(name: string, target: URL): Promise<Follow>;
   undo(name: string, target: URL, activity: Activity): Promise<void>;
   reply(name: string, target: URL, inReplyTo: URL, html: string, id?: string): Promise<Note>;
@@ -209,6 +212,13 @@ export async function startFediPeer(
     statusUri: (name, id) => new URL(`/users/${name}/statuses/${id}`, origin),
     received,
     lookup: (url) => ctx().lookupObject(url),
+    async collection(url) {
+      const c = await ctx().lookupObject(url);
+      if (!(c instanceof Collection)) throw new Error(`no collection at ${url.href}`);
+      const items: Record<string, unknown>[] = [];
+      for await (const item of ctx().traverseCollection(c)) items.push((await item.toJsonLd()) as Record<string, unknown>);
+      return { totalItems: c.totalItems, items };
+    },
     async follow(name, target) {
       const follow = new Follow({ id: new URL(`/follows/${++seq}`, origin), actor: ctx().getActorUri(name), object: target });
       await send(name, target, follow);

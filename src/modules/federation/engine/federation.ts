@@ -16,6 +16,7 @@ import { federatingTenant, tenantOfHandle, type FederatingTenant } from "./tenan
 import { articleOf, escapeHtml, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
 import { actorIconOf } from "../../../lib/actor-icon.js";
 import { listenInbox } from "./inbox.js";
+import { outboxCount, outboxPage } from "./outbox.js";
 import { mentionOf } from "./mentions.js";
 
 export interface FederationOptions {
@@ -110,12 +111,13 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
       return row?.n ?? 0;
     });
 
-  // the outbox lists nothing (its activities are delivered, not kept); it is there as actors must have one
+  // the outbox: the actor's Create(Article) activities, newest first, in pages (outbox.ts)
   federation
-    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier) =>
-      (await federatingTenant(ctx.data.app, identifier)) ? { items: [] } : null,
+    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier, cursor) =>
+      (await federatingTenant(ctx.data.app, identifier)) ? outboxPage(ctx, identifier, cursor ?? "") : null,
     )
-    .setCounter(() => 0);
+    .setFirstCursor(() => "")
+    .setCounter((ctx, identifier) => outboxCount(ctx, identifier));
 
   federation.setObjectDispatcher(Article, PATHS.article, async (ctx, { tenant, discussion }) => {
     if (!(await federatingTenant(ctx.data.app, tenant))) return null;
