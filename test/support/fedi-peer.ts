@@ -63,6 +63,15 @@ export interface FediPeer {
   received: Received[];
   /** A remote object as the peer's Fedify reads it (its document loader: loopback http allowed). */
   lookup(url: URL): Promise<unknown>;
+  /**
+   * `acct:user@host` resolved as Mastodon does: WebFinger at the host (`hosts` maps a host to the
+   * loopback origin that stands for it, as a resolver would; plain http there), following up to 5
+   * redirects; then the JRD's `self` actor fetched. Null when not found.
+   */
+  resolve(
+    acct: string,
+    hosts?: Record<string, string>,
+  ): Promise<{ jrd: { subject: string; aliases?: string[] }; redirects: number; actor: unknown } | null>;
   /** A remote collection as the peer reads it: its totalItems and every item (through its pages) as JSON-LD. */
   collection(url: URL): Promise<{ totalItems: number | null; items: Record<string, unknown>[] }>;
   follow(name: string, target: URL): Promise<Follow>;
@@ -212,6 +221,24 @@ export async function startFediPeer(
     statusUri: (name, id) => new URL(`/users/${name}/statuses/${id}`, origin),
     received,
     lookup: (url) => ctx().lookupObject(url),
+    async resolve(acct, hosts = {}) {
+      const host = acct.slice(acct.lastIndexOf("@") + 1);
+      let url = new URL(`/.well-known/webfinger?resource=${encodeURIComponent(acct)}`, hosts[host] ?? `https://${host}`);
+      for (let redirects = 0; redirects <= 5; redirects++) {
+        const res = await fetch(url, { headers: { accept: "application/jrd+json" }, redirect: "manual" });
+        const location = res.headers.get("location");
+        if (res.status >= 300 && res.status < 400 && location) {
+          await res.body?.cancel();
+          url = new URL(location, url);
+          continue;
+        }
+        if (!res.ok) return null;
+        const jrd = (await res.json()) as { subject: string; aliases?: string[]; links?: { rel: string; type?: string; href?: string }[] };
+        const self = jrd.links?.find((l) => l.rel === "self" && l.type === "application/activity+json")?.href;
+        return { jrd, redirects, actor: self ? await ctx().lookupObject(new URL(self)) : null };
+      }
+      return null;
+    },
     async collection(url) {
       const c = await ctx().lookupObject(url);
       if (!(c instanceof Collection)) throw new Error(`no collection at ${url.href}`);

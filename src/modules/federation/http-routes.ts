@@ -24,6 +24,7 @@ import type { FederationEngine } from "./engine/engine.js";
 import { anyTenantFederates, domainBlocked, federatingTenant, type FederatingTenant } from "./engine/tenants.js";
 import { verifySigner, withoutLdSignature } from "./engine/signer.js";
 import { pageOf } from "./engine/pages.js";
+import { domainWebFinger, withForms } from "./engine/webfinger.js";
 
 /** The largest inbound activity read (Mastodon's are a few KiB). */
 export const MAX_INBOX_BODY_BYTES = 256 * 1024;
@@ -158,6 +159,14 @@ function inboxOf(prefix: string, path: string): { tenantId: string | null } | un
   return m ? { tenantId: decode(m[1]!) } : undefined;
 }
 
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
+
 /** The site a POST's path names (`/ap/actors/{id}…`), null for the shared inbox and any other path. */
 function postTarget(path: string): { tenantId: string | null } {
   const m = /^\/ap\/actors\/([^/]+)/.exec(path);
@@ -203,7 +212,10 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
     }
     // behind a proxy's prefix (PUBLIC_URL's path) the request comes without it: Fedify routes, and
     // the signature is verified over, the path the sender used (the well-known ones are at the host's root)
-    const url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
+    let url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
+    // a site's handle on its own domain: Fedify is asked for the PUBLIC_URL form (engine/webfinger.ts)
+    const forms = path === "/.well-known/webfinger" && !body ? await domainWebFinger(app, url) : null;
+    if (forms) url = forms.url;
     let request = new Request(url, { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
     if (screened) {
       const admitted = await admitInbound(engine, req, request, screened);
@@ -226,6 +238,15 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
           : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });
       },
     });
+    if (forms && res.status === 200) {
+      const text = await res.text();
+      const jrd = withForms(parseJson(text), forms);
+      return reply
+        .status(200)
+        .header("content-type", "application/jrd+json")
+        .header("access-control-allow-origin", "*")
+        .send(jrd ? JSON.stringify(jrd) : text);
+    }
     return await send(reply, res);
   };
   void fastify.register(async (scope) => {
