@@ -129,6 +129,12 @@ describe("production without PUBLIC_URL", () => {
     }
     expect(peer.fetched.slice(fetchedBefore)).toEqual([]);
 
+    // nor is anything announced when asked: 409 federation_unavailable, a problem document
+    const announce = await t.api.post("/api/v1/federation/announce", {});
+    expect(announce.status).toBe(409);
+    expect(announce.body).toMatchObject({ status: 409, code: "federation_unavailable" });
+    expect(announce.headers.get("content-type")).toMatch(/application\/problem\+json/);
+
     // a new discussion with its page is not announced: its job, if one is queued, ends without an activity
     expect((await t.api.put("/api/v1/discussions/prod-post", { title: "A post", url: "https://prod.example/post" })).status).toBeLessThan(
       300,
