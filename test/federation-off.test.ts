@@ -139,6 +139,8 @@ describe("production without PUBLIC_URL", () => {
     expect((await t.api.put("/api/v1/discussions/prod-post", { title: "A post", url: "https://prod.example/post" })).status).toBeLessThan(
       300,
     );
+    const federate = await t.api.post("/api/v1/discussions/prod-post/federate", {});
+    expect([federate.status, federate.body.code]).toEqual([409, "federation_unavailable"]);
     const sql = server.app.runtime.services.sql;
     await vi.waitFor(
       async () => {

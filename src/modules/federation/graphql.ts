@@ -17,7 +17,7 @@ builder.mutationField("federateDiscussion", (t) =>
   t.field({
     type: FederatedDiscussionType,
     description:
-      "Announces an existing discussion with a url to the site's fediverse followers, as a new one is (contract section 24); its later comments go out too. 409 federation_disabled while settings federation is off, 409 discussion_without_url without a url.",
+      "Announces an existing discussion with a url to the site's fediverse followers, as a new one is (contract section 24); its later comments go out too. 409 federation_disabled while settings federation is off, 409 federation_unavailable without PUBLIC_URL in production, 409 discussion_without_url without a url.",
     authScopes: { capability: "manage_settings" },
     args: { id: t.arg.string({ required: true }) },
     resolve: (_r, { id }, ctx) => federateDiscussion(ctx, id),
