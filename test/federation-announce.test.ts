@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
 import { startFederatingServer } from "./support/federating-server.js";
 import { createTestTenant, keyWith } from "./support/fixtures.js";
+import { isolatedDatabase } from "./support/database.js";
+import { startServer } from "./support/server.js";
 
 let server: Awaited<ReturnType<typeof startFederatingServer>>;
 let peer: FediPeer;
@@ -96,6 +98,31 @@ describe("announcing every discussion", () => {
     for (const id of [started.body.id, "not-a-uuid", "00000000-0000-4000-8000-000000000000"]) {
       const res = await other.api.get(`/api/v1/federation/announce/${id}`);
       expect([id, res.status, res.body.code]).toEqual([id, 404, "not_found"]);
+    }
+  });
+});
+
+describe("one announcement at a time", () => {
+  it("answers the pending job to whoever asks while it waits, however many ask at once", async () => {
+    // no worker takes it here: it stays pending
+    const own = await isolatedDatabase("fedi_announce");
+    const quiet = await startServer({ ...own.env, RUN_WEBHOOK_WORKER: "0" });
+    try {
+      const t = await createTestTenant(quiet);
+      expect((await t.api.patch("/api/v1/settings", { federation: { enabled: true, handle: "waiting" } })).status).toBe(200);
+      const asked = await Promise.all([1, 2, 3].map(() => t.api.post("/api/v1/federation/announce", {})));
+      expect(asked.map((r) => r.status)).toEqual([202, 202, 202]);
+      expect(new Set(asked.map((r) => r.body.id)).size).toBe(1);
+      const got = await t.api.get(`/api/v1/federation/announce/${asked[0]!.body.id}`);
+      expect(got.body).toMatchObject({ state: "running", announced: 0, alreadyAnnounced: 0, finishedAt: null });
+      const [jobs] = await quiet.app.runtime.services.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND kind = 'activitypub_announce'`,
+        [t.tenantId],
+      );
+      expect(jobs!.n).toBe(1);
+    } finally {
+      await quiet.stop();
+      await own.drop();
     }
   });
 });
