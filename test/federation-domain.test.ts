@@ -62,6 +62,12 @@ describe("a handle on the site's domain", () => {
     expect(direct?.jrd.subject).toBe(`acct:blogger@${host()}`);
     expect(direct?.jrd.aliases).toEqual(["acct:blogger@blog.example", t.actor]);
 
+    // asked for the actor's id: both forms among the aliases
+    const byId = await getAp(`${server.publicUrl}/.well-known/webfinger?resource=${encodeURIComponent(t.actor)}`, "application/jrd+json");
+    expect(byId.status).toBe(200);
+    expect(byId.json.subject).toBe(t.actor);
+    expect(byId.json.aliases).toEqual(["acct:blogger@blog.example", `acct:blogger@${host()}`]);
+
     // another domain, another handle on the domain, a handle that is not one: 404
     for (const resource of [
       "acct:blogger@other.example",

@@ -214,7 +214,7 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
     // the signature is verified over, the path the sender used (the well-known ones are at the host's root)
     let url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
     // a site's handle on its own domain: Fedify is asked for the PUBLIC_URL form (engine/webfinger.ts)
-    const forms = path === "/.well-known/webfinger" && !body ? await domainWebFinger(app, url) : null;
+    const forms = path === "/.well-known/webfinger" && !body ? await domainWebFinger(app, url, engine.pathPrefix) : null;
     if (forms) url = forms.url;
     let request = new Request(url, { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
     if (screened) {
