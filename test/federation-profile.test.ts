@@ -56,6 +56,17 @@ describe("the actor's profile", () => {
     expect(page.status).toBe(302);
     expect(page.headers.get("location")).toBe("https://blog.example/p/1");
 
+    // a request's Host (or X-Forwarded-Host) names no id: they are PUBLIC_URL's
+    const forged = await fetch(t.actor, {
+      headers: { accept: "application/activity+json", host: "evil.example", "x-forwarded-host": "evil.example" },
+    });
+    const forgedActor = (await forged.json()) as { id: string; inbox: string; outbox: string };
+    expect([forgedActor.id, forgedActor.inbox, forgedActor.outbox]).toEqual([t.actor, `${t.actor}/inbox`, `${t.actor}/outbox`]);
+    const finger = await fetch(`${server.publicUrl}/.well-known/webfinger?resource=${encodeURIComponent("acct:profiled@evil.example")}`, {
+      headers: { host: "evil.example" },
+    });
+    expect(finger.status).toBe(404);
+
     // without a url or an allowed origin there is nowhere to send a browser: 406 as before
     await t.api.patch("/api/v1/settings", { allowedOrigins: [], federation: { url: null } });
     expect((await getAp(t.actor)).json.url).toBeUndefined();
