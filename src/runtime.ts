@@ -48,6 +48,7 @@ import { createActivityComposer } from "./modules/federation/engine/delivery.js"
 import { createFanoutComposer } from "./modules/federation/engine/outbound.js";
 import { createKvStore } from "./modules/federation/engine/kv-store.js";
 import { createInboundComposer } from "./modules/federation/engine/inbound.js";
+import { createAnnounceComposer } from "./modules/federation/engine/announce-job.js";
 import { createFederationEngine, type FederationEngine, type FederationEngineOptions } from "./modules/federation/engine/engine.js";
 import { createFollowComposer } from "./modules/following/engine/fanout.js";
 import { createEmailSender, type EmailSender } from "./modules/email/engine/worker.js";
@@ -229,6 +230,8 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
           activitypub,
           activitypub_fanout: activitypubFanout,
           activitypub_inbound: activitypubInbound,
+          // POST /federation/announce: a site's discussions not yet announced, a batch at a time
+          activitypub_announce: createAnnounceComposer({ stores }),
           webmention,
           // a new comment told to its discussion's followers: its writes announce inbox items after commit
           follow: createFollowComposer({ stores, events: () => services }),

@@ -57,8 +57,22 @@ describe("federation off", () => {
       expect(res.status).toBe(404);
       expect((await res.json()).code).toBe("not_found");
     }
+    const fetchedBefore = peer.fetched.length;
     expect((await peer.signedPost("alice", inbox, like(`${server.publicUrl}/x`))).status).toBe(404);
+    // nor does a POST to any other of its paths, signed or not
+    for (const path of ["", "/outbox", "/followers"]) {
+      const res = await fetch(`${server.publicUrl}/ap/actors/${t.tenantId}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/activity+json" },
+        body: "{}",
+      });
+      expect([path, res.status]).toEqual([path, 404]);
+      const signed = await peer.signedPost("alice", new URL(`${server.publicUrl}/ap/actors/${t.tenantId}${path}`), like("x"));
+      expect([path, signed.status]).toEqual([path, 404]);
+    }
     expect(await cachedOfPeer(server)).toBe(0);
+    // the peer's actor (where its key is) was never fetched
+    expect(peer.fetched.slice(fetchedBefore)).toEqual([]);
 
     // turned on, the same signed POST is heard (its key fetched); turned off again, 404 once more
     const on = await federatingTenant(server, "off_on");
@@ -92,8 +106,12 @@ describe("production without PUBLIC_URL", () => {
     for (const path of [
       `/.well-known/webfinger?resource=acct:prod_site@${host}`,
       "/.well-known/nodeinfo",
+      "/nodeinfo/2.1",
       `/ap/actors/${t.tenantId}`,
       `/ap/actors/${t.tenantId}/outbox`,
+      `/ap/actors/${t.tenantId}/followers`,
+      `/ap/actors/${t.tenantId}/articles/prod-post`,
+      `/ap/actors/${t.tenantId}/notes/any`,
     ]) {
       const res = await getAp(`${server.url}${path}`);
       expect([path, res.status]).toEqual([path, 404]);
@@ -102,14 +120,27 @@ describe("production without PUBLIC_URL", () => {
       headers: { accept: "application/activity+json", host: "evil.example" },
     });
     expect(forged.status).toBe(404);
-    expect((await peer.signedPost("alice", new URL(`${server.url}/ap/actors/${t.tenantId}/inbox`), like(`${server.url}/x`))).status).toBe(
-      404,
-    );
+    const fetchedBefore = peer.fetched.length;
+    for (const inbox of [`${server.url}/ap/actors/${t.tenantId}/inbox`, `${server.url}/ap/inbox`]) {
+      expect((await peer.signedPost("alice", new URL(inbox), like(`${server.url}/x`))).status).toBe(404);
+      expect((await fetch(inbox, { method: "POST", headers: { "content-type": "application/activity+json" }, body: "{}" })).status).toBe(
+        404,
+      );
+    }
+    expect(peer.fetched.slice(fetchedBefore)).toEqual([]);
+
+    // nor is anything announced when asked: 409 federation_unavailable, a problem document
+    const announce = await t.api.post("/api/v1/federation/announce", {});
+    expect(announce.status).toBe(409);
+    expect(announce.body).toMatchObject({ status: 409, code: "federation_unavailable" });
+    expect(announce.headers.get("content-type")).toMatch(/application\/problem\+json/);
 
     // a new discussion with its page is not announced: its job, if one is queued, ends without an activity
     expect((await t.api.put("/api/v1/discussions/prod-post", { title: "A post", url: "https://prod.example/post" })).status).toBeLessThan(
       300,
     );
+    const federate = await t.api.post("/api/v1/discussions/prod-post/federate", {});
+    expect([federate.status, federate.body.code]).toEqual([409, "federation_unavailable"]);
     const sql = server.app.runtime.services.sql;
     await vi.waitFor(
       async () => {

@@ -7,6 +7,8 @@ import { createTestTenant } from "./support/fixtures.js";
 import { TestFederationSettingsDocument, TestUpdateFederationSettingsDocument } from "./generated/operations.js";
 
 let server: TestServer;
+/** the settings added to the first four, at their defaults */
+const PROFILE = { url: null, icon: null, summary: null, domain: null };
 
 beforeAll(async () => {
   server = await startServer();
@@ -20,13 +22,13 @@ describe("settings federation", () => {
   it("answers the defaults, and a PATCH merges field by field", async () => {
     const t = await createTestTenant(server);
     const got = await t.api.get("/api/v1/settings");
-    expect(got.body.federation).toEqual({ enabled: false, handle: null, remoteModeration: "pre", blockedDomains: [] });
+    expect(got.body.federation).toEqual({ enabled: false, handle: null, remoteModeration: "pre", blockedDomains: [], ...PROFILE });
     const handle = uniqueHandle("site");
     const a = await t.api.patch("/api/v1/settings", { federation: { handle, enabled: true } });
     expect(a.status).toBe(200);
-    expect(a.body.federation).toEqual({ enabled: true, handle, remoteModeration: "pre", blockedDomains: [] });
+    expect(a.body.federation).toEqual({ enabled: true, handle, remoteModeration: "pre", blockedDomains: [], ...PROFILE });
     const b = await t.api.patch("/api/v1/settings", { federation: { remoteModeration: "post" } });
-    expect(b.body.federation).toEqual({ enabled: true, handle, remoteModeration: "post", blockedDomains: [] });
+    expect(b.body.federation).toEqual({ enabled: true, handle, remoteModeration: "post", blockedDomains: [], ...PROFILE });
     expect((await t.api.get("/api/v1/settings")).body.federation).toEqual(b.body.federation);
     // the column the database keeps unique holds the same handle
     const row = await server.app.runtime.services.prisma.tenant.findUnique({
@@ -39,7 +41,13 @@ describe("settings federation", () => {
   it("is read and patched over GraphQL", async () => {
     const t = await createTestTenant(server);
     const read = await t.api.gql(TestFederationSettingsDocument);
-    expect(read.data?.settings.federation).toEqual({ enabled: false, handle: null, remoteModeration: "pre", blockedDomains: [] });
+    expect(read.data?.settings.federation).toEqual({
+      enabled: false,
+      handle: null,
+      remoteModeration: "pre",
+      blockedDomains: [],
+      ...PROFILE,
+    });
     const handle = uniqueHandle("gq");
     const u = await t.api.gql(TestUpdateFederationSettingsDocument, {
       input: { federation: { handle, blockedDomains: ["Spam.Example", "bücher.example."] } },
@@ -50,6 +58,7 @@ describe("settings federation", () => {
       handle,
       remoteModeration: "pre",
       blockedDomains: ["spam.example", "xn--bcher-kva.example"],
+      ...PROFILE,
     });
     const bad = await t.api.gql(TestUpdateFederationSettingsDocument, { input: { federation: { handle: "Not OK" } } });
     expect(bad.errors?.[0]?.extensions).toMatchObject({ code: "validation_failed", status: 422 });
@@ -118,6 +127,7 @@ describe("settings federation", () => {
       handle: null,
       remoteModeration: "pre",
       blockedDomains: [],
+      ...PROFILE,
     });
     const gql = await b.api.gql(TestUpdateFederationSettingsDocument, { input: { federation: { handle } } });
     expect(gql.errors?.[0]?.extensions).toMatchObject({ code: "handle_taken", status: 409 });
@@ -132,5 +142,68 @@ describe("settings federation", () => {
     const other = holder === a ? b : a;
     expect((await holder.api.patch("/api/v1/settings", { federation: { handle: null } })).body.federation.handle).toBeNull();
     expect((await other.api.patch("/api/v1/settings", { federation: { handle: fresh } })).status).toBe(200);
+  });
+
+  it("takes the actor's url, icon, summary and domain, each parsed (a URL as the parser prints it, a domain in punycode), and refuses bad ones", async () => {
+    const t = await createTestTenant(server);
+    const ok = await t.api.patch("/api/v1/settings", {
+      federation: {
+        url: "https://Blog.Example/home",
+        icon: "https://cdn.blog.example/a%20b/avatar.PNG?v=2",
+        summary: "  Notes from the blog.  ",
+        domain: "Bücher.Example.",
+      },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.federation).toMatchObject({
+      url: "https://blog.example/home",
+      icon: "https://cdn.blog.example/a%20b/avatar.PNG?v=2",
+      summary: "Notes from the blog.",
+      domain: "xn--bcher-kva.example",
+    });
+    const gql = await t.api.gql(TestFederationSettingsDocument);
+    expect(gql.data?.settings.federation).toMatchObject({ url: "https://blog.example/home", domain: "xn--bcher-kva.example" });
+    const bad = await t.api.patch("/api/v1/settings", {
+      federation: {
+        url: "javascript:alert(1)",
+        icon: "http://cdn.blog.example/avatar.png",
+        summary: "x".repeat(501),
+        domain: "https://blog.example",
+      },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors.map((e: { path: string }) => e.path).sort()).toEqual([
+      "federation.domain",
+      "federation.icon",
+      "federation.summary",
+      "federation.url",
+    ]);
+    for (const icon of [
+      "https://user:pw@cdn.example/a.png",
+      "https://cdn.example/a.png#x",
+      "data:image/png;base64,AAAA",
+      "not a url",
+      `https://cdn.example/${"a".repeat(2048)}.png`,
+      7,
+    ]) {
+      const r = await t.api.patch("/api/v1/settings", { federation: { icon } });
+      expect([r.status, r.body.errors?.[0]?.path], String(icon).slice(0, 40)).toEqual([422, "federation.icon"]);
+    }
+    for (const domain of [
+      "blog.example:8080",
+      "blog.example/path",
+      "a b.example",
+      "localhost",
+      "",
+      "user@blog.example",
+      ["blog.example"],
+    ]) {
+      const r = await t.api.patch("/api/v1/settings", { federation: { domain } });
+      expect([r.status, r.body.errors?.[0]?.path], String(domain)).toEqual([422, "federation.domain"]);
+    }
+    // what was stored is unchanged by the refusals; null sets each back to its default
+    expect((await t.api.get("/api/v1/settings")).body.federation.domain).toBe("xn--bcher-kva.example");
+    const back = await t.api.patch("/api/v1/settings", { federation: { url: null, icon: null, summary: null, domain: null } });
+    expect(back.body.federation).toMatchObject(PROFILE);
   });
 });

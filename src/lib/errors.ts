@@ -101,9 +101,16 @@ export const errors = {
       "Send the body List-Unsubscribe=One-Click as application/x-www-form-urlencoded (RFC 8058); nothing was changed.",
     ),
   notFound: (what: string) => new AppError(404, "not_found", `${what} not found.`),
-  /** POST /discussions/{id}/federate while settings federation.enabled is false */
+  /** POST /discussions/{id}/federate or /federation/announce while settings federation.enabled is false */
   federationDisabled: () =>
     new AppError(409, "federation_disabled", "Federation is off for this site: turn settings federation.enabled on (with a handle) first."),
+  /** a fediverse announcement asked of an instance that serves no federation (production without PUBLIC_URL) */
+  federationUnavailable: () =>
+    new AppError(
+      409,
+      "federation_unavailable",
+      "This instance serves no federation: in production its ActivityPub ids need PUBLIC_URL, which is not set.",
+    ),
   /** POST /discussions/{id}/federate for a discussion without a url: only a page can be an Article */
   discussionWithoutUrl: () =>
     new AppError(

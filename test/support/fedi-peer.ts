@@ -20,6 +20,7 @@ import {
 import {
   Accept,
   Activity,
+  Collection,
   Create,
   Delete,
   Endpoints,
@@ -54,10 +55,25 @@ export interface FediPeer {
   url: string;
   /** every POST to the peer, oldest first */
   knocks: Knock[];
+  /** the path of every GET to the peer (its actors, keys, statuses), oldest first */
+  fetched: string[];
   actorUri(name: string): URL;
   statusUri(name: string, id: string): URL;
   /** what the inbox accepted, oldest first */
   received: Received[];
+  /** A remote object as the peer's Fedify reads it (its document loader: loopback http allowed). */
+  lookup(url: URL): Promise<unknown>;
+  /**
+   * `acct:user@host` resolved as Mastodon does: WebFinger at the host (`hosts` maps a host to the
+   * loopback origin that stands for it, as a resolver would; plain http there), following up to 5
+   * redirects; then the JRD's `self` actor fetched. Null when not found.
+   */
+  resolve(
+    acct: string,
+    hosts?: Record<string, string>,
+  ): Promise<{ jrd: { subject: string; aliases?: string[] }; redirects: number; actor: unknown } | null>;
+  /** A remote collection as the peer reads it: its totalItems and every item (through its pages) as JSON-LD. */
+  collection(url: URL): Promise<{ totalItems: number | null; items: Record<string, unknown>[] }>;
   follow(name: string, target: URL): Promise<Follow>;
   undo(name: string, target: URL, activity: Activity): Promise<void>;
   reply(name: string, target: URL, inReplyTo: URL, html: string, id?: string): Promise<Note>;
@@ -116,6 +132,7 @@ export async function startFediPeer(
   opts: { names?: string[]; host?: string; inboxOrigin?: string; sharedInboxOrigin?: string; accepts?: HttpMessageSignaturesSpec } = {},
 ): Promise<FediPeer> {
   const knocks: Knock[] = [];
+  const fetched: string[] = [];
   const names = new Set(opts.names ?? ["alice", "bob"]);
   const keys = new Map<string, CryptoKeyPair[]>();
   for (const n of names) keys.set(n, [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"), await generateCryptoKeyPair("Ed25519")]);
@@ -171,6 +188,7 @@ export async function startFediPeer(
             : await federation.fetch(request, { contextData: undefined });
         knocks.push({ path: new URL(request.url).pathname, body: body?.toString("utf8") ?? "", spec, status: answer.status });
       } else {
+        fetched.push(new URL(request.url).pathname);
         answer = await federation.fetch(request, { contextData: undefined });
       }
       res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
@@ -198,9 +216,36 @@ export async function startFediPeer(
   const peer: FediPeer = {
     url: origin,
     knocks,
+    fetched,
     actorUri: (name) => ctx().getActorUri(name),
     statusUri: (name, id) => new URL(`/users/${name}/statuses/${id}`, origin),
     received,
+    lookup: (url) => ctx().lookupObject(url),
+    async resolve(acct, hosts = {}) {
+      const host = acct.slice(acct.lastIndexOf("@") + 1);
+      let url = new URL(`/.well-known/webfinger?resource=${encodeURIComponent(acct)}`, hosts[host] ?? `https://${host}`);
+      for (let redirects = 0; redirects <= 5; redirects++) {
+        const res = await fetch(url, { headers: { accept: "application/jrd+json" }, redirect: "manual" });
+        const location = res.headers.get("location");
+        if (res.status >= 300 && res.status < 400 && location) {
+          await res.body?.cancel();
+          url = new URL(location, url);
+          continue;
+        }
+        if (!res.ok) return null;
+        const jrd = (await res.json()) as { subject: string; aliases?: string[]; links?: { rel: string; type?: string; href?: string }[] };
+        const self = jrd.links?.find((l) => l.rel === "self" && l.type === "application/activity+json")?.href;
+        return { jrd, redirects, actor: self ? await ctx().lookupObject(new URL(self)) : null };
+      }
+      return null;
+    },
+    async collection(url) {
+      const c = await ctx().lookupObject(url);
+      if (!(c instanceof Collection)) throw new Error(`no collection at ${url.href}`);
+      const items: Record<string, unknown>[] = [];
+      for await (const item of ctx().traverseCollection(c)) items.push((await item.toJsonLd()) as Record<string, unknown>);
+      return { totalItems: c.totalItems, items };
+    },
     async follow(name, target) {
       const follow = new Follow({ id: new URL(`/follows/${++seq}`, origin), actor: ctx().getActorUri(name), object: target });
       await send(name, target, follow);

@@ -139,11 +139,18 @@ export type ErasureMode =
 export type FederationSettingsPatch = {
   /** The whole list (at most 1,000); each a domain name such as mastodon.social. */
   blockedDomains?: Array<string> | null | undefined;
+  /** A domain name such as blog.example (no scheme, port or path); null: the handle on PUBLIC_URL's host. */
+  domain?: string | null | undefined;
   enabled?: boolean | null | undefined;
   /** 1–30 of a-z, 0-9, _; null: none (federation must then be off). */
   handle?: string | null | undefined;
+  /** An https URL of at most 2,048 characters, without credentials or fragment; null: none. */
+  icon?: string | null | undefined;
   /** pre | post */
   remoteModeration?: string | null | undefined;
+  summary?: string | null | undefined;
+  /** An http(s) URL of at most 2,048 characters; null: the first of allowedOrigins. */
+  url?: string | null | undefined;
 };
 
 export type FormattingSettingsPatch = {

@@ -41,6 +41,8 @@ export const AUDIT_ACTIONS = [
   "discussion.archive",
   /** announced to the fediverse by POST /discussions/{id}/federate (src/modules/federation/federate.ts) */
   "discussion.federate",
+  /** every discussion with a url not yet announced, announced by POST /federation/announce (src/modules/federation/announce.ts) */
+  "federation.announce",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

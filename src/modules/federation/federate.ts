@@ -7,6 +7,7 @@ import { loadTenant, store, type RequestContext } from "../../context/request.js
 import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { recordAudit } from "../audit/audit.js";
+import { federationServed } from "./paths.js";
 
 export interface FederatedDiscussion {
   discussionId: string;
@@ -20,6 +21,7 @@ export async function federateDiscussion(ctx: RequestContext, id: string): Promi
   const tenant = await loadTenant(ctx);
   const federation = resolveSettings(tenant.settings).federation;
   if (!federation.enabled || !federation.handle) throw errors.federationDisabled();
+  if (!federationServed(ctx.app.config)) throw errors.federationUnavailable();
   const [d] = await store(ctx).sql.query<{ url: string | null }>(`SELECT url FROM discussions WHERE tenant_id = $1 AND id = $2`, [id]);
   if (!d) throw errors.notFound("Discussion");
   if (!d.url) throw errors.discussionWithoutUrl();

@@ -24,6 +24,7 @@ import type { FederationEngine } from "./engine/engine.js";
 import { anyTenantFederates, domainBlocked, federatingTenant, type FederatingTenant } from "./engine/tenants.js";
 import { verifySigner, withoutLdSignature } from "./engine/signer.js";
 import { pageOf } from "./engine/pages.js";
+import { domainWebFinger, withForms } from "./engine/webfinger.js";
 
 /** The largest inbound activity read (Mastodon's are a few KiB). */
 export const MAX_INBOX_BODY_BYTES = 256 * 1024;
@@ -158,6 +159,20 @@ function inboxOf(prefix: string, path: string): { tenantId: string | null } | un
   return m ? { tenantId: decode(m[1]!) } : undefined;
 }
 
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
+
+/** The site a POST's path names (`/ap/actors/{id}…`), null for the shared inbox and any other path. */
+function postTarget(path: string): { tenantId: string | null } {
+  const m = /^\/ap\/actors\/([^/]+)/.exec(path);
+  return { tenantId: m ? decode(m[1]!) : null };
+}
+
 async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
   if (res.status === 401) return sendProblem(reply, errors.signatureInvalid());
   if (res.status === 404) return sendProblem(reply, errors.notFound("Fediverse document"));
@@ -178,9 +193,9 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
     }
     const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
     let screened: Screened | null = null;
-    // an inbox of a site that does not federate (the shared one: while none does) is not there, before
-    // anything of the activity is read, let alone its signature
-    const target = body ? inboxOf(engine.pathPrefix, `${engine.pathPrefix}${path}`) : undefined;
+    // a site that does not federate has nothing here, its inbox included (the shared inbox: while none
+    // federates), before anything of a POST's activity is read, let alone its signature
+    const target = body ? postTarget(path) : undefined;
     if (target && !(await (target.tenantId === null ? anyTenantFederates(app) : federatingTenant(app, target.tenantId).then(Boolean)))) {
       return sendProblem(reply, errors.notFound("Fediverse document"));
     }
@@ -197,7 +212,10 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
     }
     // behind a proxy's prefix (PUBLIC_URL's path) the request comes without it: Fedify routes, and
     // the signature is verified over, the path the sender used (the well-known ones are at the host's root)
-    const url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
+    let url = new URL(engine.pathPrefix && !path.startsWith("/.well-known/") ? `${engine.pathPrefix}${req.url}` : req.url, origin);
+    // a site's handle on its own domain: Fedify is asked for the PUBLIC_URL form (engine/webfinger.ts)
+    const forms = path === "/.well-known/webfinger" && !body ? await domainWebFinger(app, url, engine.pathPrefix) : null;
+    if (forms) url = forms.url;
     let request = new Request(url, { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) });
     if (screened) {
       const admitted = await admitInbound(engine, req, request, screened);
@@ -220,6 +238,15 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
           : new Response("Not acceptable: ask for application/activity+json", { status: 406, headers: { vary: "Accept" } });
       },
     });
+    if (forms && res.status === 200) {
+      const text = await res.text();
+      const jrd = withForms(parseJson(text), forms);
+      return reply
+        .status(200)
+        .header("content-type", "application/jrd+json")
+        .header("access-control-allow-origin", "*")
+        .send(jrd ? JSON.stringify(jrd) : text);
+    }
     return await send(reply, res);
   };
   void fastify.register(async (scope) => {

@@ -28,3 +28,11 @@ export function pathPrefixOf(publicUrl: string | undefined): string {
 
 /** What the mount hands to Fedify: these prefixes and the two well-known documents. */
 export const FEDERATION_PREFIXES = ["/ap/", "/nodeinfo/", "/.well-known/webfinger", "/.well-known/nodeinfo"] as const;
+
+/**
+ * Whether an instance serves federation at all: ids are built on PUBLIC_URL, so in production
+ * (NODE_ENV=production) one without it serves no federation route and announces nothing (contract
+ * section 28); elsewhere the server's own address stands in for it (development, tests).
+ */
+export const federationServed = (config: { PUBLIC_URL?: string | undefined; NODE_ENV: string }): boolean =>
+  config.PUBLIC_URL !== undefined || config.NODE_ENV !== "production";

@@ -1,7 +1,13 @@
-// The fediverse's REST route: POST /api/v1/discussions/{id}/federate (manage_settings) → 202
-// {"discussionId","articleId","followers"}: the announcement is queued (./federate.ts).
+// The fediverse's REST routes (manage_settings): POST /api/v1/discussions/{id}/federate → 202
+// {"discussionId","articleId","followers"}: the announcement is queued (./federate.ts); POST
+// /api/v1/federation/announce → 202 the announcement job, and GET /api/v1/federation/announce/{id} →
+// its state and counts (./announce.ts).
 import { route } from "../../http/rest/router.js";
-import { RestFederateDiscussionDocument } from "../../generated/operations.js";
+import {
+  RestAnnounceDiscussionsDocument,
+  RestFederateDiscussionDocument,
+  RestFederationAnnouncementDocument,
+} from "../../generated/operations.js";
 
 export const federationRoutes = [
   route({
@@ -12,5 +18,21 @@ export const federationRoutes = [
     paramVars: ["id"],
     respond: (d) => d.federateDiscussion,
     status: 202,
+  }),
+  route({
+    method: "POST",
+    path: "/federation/announce",
+    document: RestAnnounceDiscussionsDocument,
+    variables: () => ({}),
+    respond: (d) => d.announceDiscussions,
+    status: 202,
+  }),
+  route({
+    method: "GET",
+    path: "/federation/announce/:id",
+    document: RestFederationAnnouncementDocument,
+    variables: ({ params }) => ({ id: params.id ?? "" }),
+    paramVars: ["id"],
+    respond: (d) => d.federationAnnouncement,
   }),
 ];

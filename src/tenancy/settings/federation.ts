@@ -3,7 +3,8 @@
 import { z } from "zod";
 import { DOMAIN_NAME_RULE, normalizeDomain } from "../../lib/domain-name.js";
 import { named, setting } from "./define.js";
-import { noRepeats } from "./rules.js";
+import { httpUrl, noRepeats } from "./rules.js";
+import { ACTOR_ICON_RULE, actorIconOf } from "../../lib/actor-icon.js";
 
 /** A tenant's fediverse handle: its actor's preferredUsername, unique on the server (tenants.federation_handle). */
 export const FEDERATION_HANDLE_PATTERN = /^[a-z0-9_]{1,30}$/;
@@ -24,6 +25,35 @@ const blockedDomain = z
       return z.NEVER;
     }
     return d;
+  });
+
+/** The most characters of `federation.summary`. */
+export const MAX_ACTOR_SUMMARY = 500;
+
+/** The site's own domain for the handle (`@handle@blog.example`): a bare domain name, normalised as a blocked domain is. */
+const handleDomain = z
+  .string()
+  .max(300)
+  .transform((v, ctx) => {
+    const d = normalizeDomain(v);
+    if (d === null || !d.includes(".")) {
+      ctx.addIssue({ code: "custom", message: "must be a domain name such as blog.example (no scheme, port, path or spaces)" });
+      return z.NEVER;
+    }
+    return d;
+  });
+
+/** The actor's icon: an https image URL, kept as the URL parser prints it (src/lib/actor-icon.ts). */
+const actorIcon = z
+  .string()
+  .max(2048)
+  .transform((v, ctx) => {
+    const icon = actorIconOf(v);
+    if (icon === null) {
+      ctx.addIssue({ code: "custom", message: ACTOR_ICON_RULE });
+      return z.NEVER;
+    }
+    return icon.href;
   });
 
 /** On needs a handle: checked on the whole settings, not on a PATCH alone (which may set both). */
@@ -52,6 +82,32 @@ export const FederationSchema = named(
         description:
           "Domains (and their subdomains) whose remote comments are refused and hidden, lower-case and in punycode (at most 1,000).",
         patchDescription: "The whole list (at most 1,000); each a domain name such as mastodon.social.",
+      }),
+      url: setting(
+        httpUrl()
+          .transform((v) => new URL(v).href)
+          .nullable(),
+        {
+          default: null,
+          description:
+            "The site the actor stands for (its `url`; where a browser asking for the actor is sent): an http(s) URL; null (default): the first of allowedOrigins.",
+          patchDescription: "An http(s) URL of at most 2,048 characters; null: the first of allowedOrigins.",
+        },
+      ),
+      icon: setting(actorIcon.nullable(), {
+        default: null,
+        description: "The actor's avatar (its `icon`): an https URL of an image, without credentials or fragment; null (default): none.",
+        patchDescription: "An https URL of at most 2,048 characters, without credentials or fragment; null: none.",
+      }),
+      summary: setting(z.string().trim().min(1, "must not be empty").max(MAX_ACTOR_SUMMARY).nullable(), {
+        default: null,
+        description: `The actor's profile text (its \`summary\`, plain text, at most ${MAX_ACTOR_SUMMARY} characters); null (default): a sentence naming the site.`,
+      }),
+      domain: setting(handleDomain.nullable(), {
+        default: null,
+        description:
+          "The site's own domain for the handle (@handle@domain), whose /.well-known/webfinger redirects to the service; null (default): the handle is on PUBLIC_URL's host.",
+        patchDescription: "A domain name such as blog.example (no scheme, port or path); null: the handle on PUBLIC_URL's host.",
       }),
     })
     .strict()

@@ -18,7 +18,7 @@ import { createInboundQueue, type InboundQueue } from "./inbound.js";
 import { buildFederation, FEDERATION_USER_AGENT } from "./federation.js";
 import { createDocumentLoader } from "./document-loader.js";
 import { createKeyMemory, type KeyMemory } from "./signer.js";
-import { pathPrefixOf } from "../paths.js";
+import { federationServed, pathPrefixOf } from "../paths.js";
 
 /** Inbound activities a remote domain may send per minute, across the server's inboxes (counted once their signature verified). */
 export const INBOX_PER_DOMAIN_PER_MINUTE = 600;
@@ -79,7 +79,7 @@ export function createFederationEngine(
   // Fedify takes an origin: a PUBLIC_URL under a path (a service behind a proxy's prefix) gives it its
   // origin, and its path goes in front of every route's template (paths.ts; docs/fediverse.md)
   const pathPrefix = pathPrefixOf(publicUrl);
-  const available = publicUrl !== undefined || app.config.NODE_ENV !== "production";
+  const available = federationServed(app.config);
   const loader = createDocumentLoader({ http: app.webhooks.http, kv, timeoutMs: FETCH_TIMEOUT_MS, userAgent: FEDERATION_USER_AGENT });
   const federation = buildFederation({ origin: origin?.origin, pathPrefix, kv, loader });
   const data: FederationData = {

@@ -12,9 +12,11 @@ import { Article, Endpoints, Note, type Recipient, Service, Image } from "@fedif
 import { SERVICE_VERSION } from "../../../lib/version.js";
 import { federationPaths } from "../paths.js";
 import type { FederationData } from "./context.js";
-import { federatingTenant, tenantOfHandle } from "./tenants.js";
-import { articleOf, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
+import { federatingTenant, tenantOfHandle, type FederatingTenant } from "./tenants.js";
+import { articleOf, escapeHtml, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
+import { actorIconOf } from "../../../lib/actor-icon.js";
 import { listenInbox } from "./inbox.js";
+import { outboxCount, outboxPage } from "./outbox.js";
 import { mentionOf } from "./mentions.js";
 
 export interface FederationOptions {
@@ -25,6 +27,18 @@ export interface FederationOptions {
   kv: KvStore;
   /** the guarded loader of remote documents (document-loader.ts) */
   loader: DocumentLoader;
+}
+
+/** The actor's profile text as HTML: settings federation.summary (plain text, escaped), else a sentence naming the site. */
+function actorSummary(t: FederatingTenant): string {
+  const text = t.settings.summary ?? `Comments of ${t.tenant.name}: follow to see its discussions, and reply to join them.`;
+  return `<p>${escapeHtml(text).replaceAll("\n", "<br>")}</p>`;
+}
+
+/** The actor's icon from settings federation.icon, parsed again (src/lib/actor-icon.ts): only its printed URL and media type are used. */
+function actorImage(raw: string | null): Image | null {
+  const icon = raw === null ? null : actorIconOf(raw);
+  return icon ? new Image({ url: new URL(icon.href), ...(icon.mediaType ? { mediaType: icon.mediaType } : {}) }) : null;
 }
 
 export const FEDERATION_USER_AGENT = `engagement-service/${SERVICE_VERSION} (ActivityPub; Fedify)`;
@@ -54,7 +68,9 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
         id: ctx.getActorUri(identifier),
         preferredUsername: t.settings.handle,
         name: t.tenant.name,
-        summary: `Comments of ${t.tenant.name}: follow to see its discussions, and reply to join them.`,
+        summary: actorSummary(t),
+        url: t.site ? new URL(t.site) : null,
+        icon: actorImage(t.settings.icon),
         inbox: ctx.getInboxUri(identifier),
         outbox: ctx.getOutboxUri(identifier),
         followers: ctx.getFollowersUri(identifier),
@@ -63,7 +79,6 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
         assertionMethods: keys.map((k) => k.multikey),
         manuallyApprovesFollowers: false,
         discoverable: true,
-        icon: null as Image | null,
       });
     })
     .setKeyPairsDispatcher(async (ctx, identifier) => {
@@ -96,12 +111,13 @@ export function buildFederation(opts: FederationOptions): Federation<FederationD
       return row?.n ?? 0;
     });
 
-  // the outbox lists nothing (its activities are delivered, not kept); it is there as actors must have one
+  // the outbox: the actor's Create(Article) activities, newest first, in pages (outbox.ts)
   federation
-    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier) =>
-      (await federatingTenant(ctx.data.app, identifier)) ? { items: [] } : null,
+    .setOutboxDispatcher(PATHS.outbox, async (ctx, identifier, cursor) =>
+      (await federatingTenant(ctx.data.app, identifier)) ? outboxPage(ctx, identifier, cursor ?? "") : null,
     )
-    .setCounter(() => 0);
+    .setFirstCursor(() => "")
+    .setCounter((ctx, identifier) => outboxCount(ctx, identifier));
 
   federation.setObjectDispatcher(Article, PATHS.article, async (ctx, { tenant, discussion }) => {
     if (!(await federatingTenant(ctx.data.app, tenant))) return null;

@@ -91,7 +91,8 @@ export async function readNote(sql: TenantSql, commentId: string): Promise<NoteR
 
 const instant = (d: Date) => Temporal.Instant.fromEpochMilliseconds(d.getTime());
 
-const escapeHtml = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+export const escapeHtml = (s: string) =>
+  s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
 
 /** A comment's address on its page (the embed's `#comment-<id>`, embed/src/thread/address.ts). */
 export const commentPermalink = (discussionUrl: string, commentId: string) =>

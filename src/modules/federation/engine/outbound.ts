@@ -93,11 +93,15 @@ async function announcement(
 ): Promise<Outgoing | null> {
   const store = ctx.data.app.stores(tenantId);
   const d = await readDiscussion(store.sql, m.discussionId);
-  await store.sql.query(`UPDATE federation_discussions SET announced_at = $3::timestamptz WHERE tenant_id = $1 AND discussion_id = $2`, [
-    m.discussionId,
-    ctx.data.app.clock.now(),
-  ]);
-  if (!d?.url) return null; // its url removed since: nothing to announce
+  const announced = (activityId: string | null) =>
+    store.sql.query(
+      `UPDATE federation_discussions SET announced_at = $3::timestamptz, activity_id = COALESCE($4, activity_id) WHERE tenant_id = $1 AND discussion_id = $2`,
+      [m.discussionId, ctx.data.app.clock.now(), activityId],
+    );
+  if (!d?.url) {
+    await announced(null);
+    return null; // its url removed since: nothing to announce
+  }
   const article = articleOf(ctx, tenantId, { ...d, url: d.url });
   const create = new Create({
     // each announcement its own id (federate may announce again; receivers drop an id they have seen)
@@ -108,6 +112,8 @@ async function announcement(
     cc: ctx.getFollowersUri(tenantId),
     published: article.published,
   });
+  // the id the outbox lists it under (outbox.ts): the one its deliveries carry
+  await announced(create.id!.href);
   return { activity: create, inboxes: await followerInboxes(ctx, tenantId, blocked) };
 }
 

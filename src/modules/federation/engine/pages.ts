@@ -1,11 +1,13 @@
-// Where a browser asking for a Note's or an Article's id (Accept: text/html) is sent: the comment's
+// Where a browser asking for an actor's, a Note's or an Article's id (Accept: text/html) is sent: the
+// site (the actor's `url`: settings federation.url, else the first allowed origin), the comment's
 // permalink on its page (`<url>#comment-<id>`), the discussion's page; null when the object is not
-// served (federation off, no such comment, not approved, no url).
+// served (federation off, no such comment, not approved, no url, a site without a url).
 import type { AppServices } from "../../../context/request.js";
 import { federatingTenant } from "./tenants.js";
 import { commentPermalink, readDiscussion, readNote } from "./objects.js";
 
 const NOTE_PATH = /^\/ap\/actors\/([^/]+)\/notes\/([^/?#]+)/;
+const ACTOR_PATH = /^\/ap\/actors\/([^/?#]+)\/?$/;
 const ARTICLE_PATH = /^\/ap\/actors\/([^/]+)\/articles\/([^/?#]+)/;
 
 const decode = (s: string) => {
@@ -17,6 +19,8 @@ const decode = (s: string) => {
 };
 
 export async function pageOf(app: AppServices, path: string): Promise<string | null> {
+  const actor = ACTOR_PATH.exec(path);
+  if (actor) return (await federatingTenant(app, decode(actor[1]!)))?.site ?? null;
   const note = NOTE_PATH.exec(path);
   if (note) {
     const [tenantId, commentId] = [decode(note[1]!), decode(note[2]!)];

@@ -10,15 +10,18 @@ import type { FederationSettings } from "../../../tenancy/settings/federation.js
 export interface FederatingTenant {
   tenant: Tenant;
   settings: FederationSettings & { handle: string };
+  /** the site the actor stands for: settings federation.url, else the first of allowedOrigins (null: none) */
+  site: string | null;
 }
 
 /** The tenant whose federation is on, else null. */
 export async function federatingTenant(app: AppServices, tenantId: string): Promise<FederatingTenant | null> {
   const tenant = await tenantRow(app, tenantId).catch(() => null);
   if (!tenant) return null;
-  const settings = resolveSettings(tenant.settings).federation;
+  const all = resolveSettings(tenant.settings);
+  const settings = all.federation;
   if (!settings.enabled || !settings.handle) return null;
-  return { tenant, settings: { ...settings, handle: settings.handle } };
+  return { tenant, settings: { ...settings, handle: settings.handle }, site: settings.url ?? all.allowedOrigins[0] ?? null };
 }
 
 /** The tenant id a handle names (its federation on), else null. */

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "federation_discussions" ADD COLUMN     "activity_id" TEXT;

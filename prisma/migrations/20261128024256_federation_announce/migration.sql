@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "DeliveryKind" ADD VALUE 'activitypub_announce';
