@@ -1,5 +1,5 @@
 // The console shell: sign-in, navigation and the screens (hash routes: #/moderation,
-// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, #/settings/sign-in, #/settings/email, #/outbox, …).
+// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, #/settings/sign-in, #/settings/email, #/fediverse, #/outbox, …).
 // The Outbox is in the navigation only while the service keeps emails instead of sending them
 // (emailStatus.mode "outbox", read once for owners). A moderator who opens an owner's screen is told
 // why it is not shown; a sign-in link the server refused says why (?signin=…, set by
@@ -28,6 +28,7 @@ import { ReportedScreen } from "./screens/reported";
 import { ReaderScreen } from "./screens/reader";
 import { AnalyticsScreen } from "./screens/analytics";
 import { AuditScreen } from "./screens/audit";
+import { FediverseScreen } from "./screens/fediverse";
 
 const SCREENS = [
   { path: "moderation", name: "Moderation", owner: false },
@@ -36,6 +37,7 @@ const SCREENS = [
   { path: "webhooks", name: "Webhooks", owner: true },
   { path: "settings", name: "Settings", owner: true },
   { path: "safety", name: "Safety", owner: true },
+  { path: "fediverse", name: "Fediverse", owner: true },
   { path: "analytics", name: "Analytics", owner: false },
   { path: "audit", name: "Audit log", owner: true },
   // in the navigation only while emails are kept instead of sent (EMAIL_OUTBOX=1)
@@ -270,6 +272,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
             <SettingsScreen />
           ))}
         {!denied && current.path === "safety" && <SafetyScreen />}
+        {!denied && current.path === "fediverse" && <FediverseScreen />}
         {!denied && current.path === "analytics" && <AnalyticsScreen />}
         {!denied && current.path === "audit" && <AuditScreen />}
         {!denied && current.path === "outbox" && <OutboxScreen mode={emailMode} />}

@@ -230,6 +230,30 @@ export const SETTINGS_TEXT = {
     help: "The channel's incoming webhook (https), stored encrypted and never shown again.",
     storedHelp: "Saved, shown masked: {shown}. Leave empty to keep it; type a new URL to replace it.",
   },
+  "federation.enabled": { label: "Federate this site (ActivityPub and Webmention)" },
+  "federation.handle": {
+    label: "Handle",
+    help: "The account's name: 1 to 30 of a–z, 0–9 and _, unique on this service. Needed to federate.",
+  },
+  "federation.remoteModeration": {
+    label: "Remote moderation",
+    help: "Replies from the fediverse and webmentions.",
+    options: { pre: { label: "Hold each for approval" }, post: { label: "Publish at once, as local comments" } },
+  },
+  "federation.blockedDomains": {
+    label: "Blocked domains (one per line)",
+    help: "Replies from these domains and their subdomains are refused and hidden, such as spam.example.",
+  },
+  "federation.url": {
+    label: "Site address",
+    help: "Where the account's profile links, and where a browser opening it is sent. Empty: the first allowed origin.",
+  },
+  "federation.icon": { label: "Icon", help: "The https address of an image, shown as the account's avatar. Empty: none." },
+  "federation.summary": { label: "Profile text", help: "Plain text, at most 500 characters. Empty: a sentence naming the site." },
+  "federation.domain": {
+    label: "Domain",
+    help: "Your site's own domain for the address, such as blog.example: your site then redirects /.well-known/webfinger here. Empty: this service's host.",
+  },
 } as const;
 /** The groups of number settings the forms show as fieldsets: their titles and settings. */
 export const SETTINGS_GROUPS = {

@@ -58,6 +58,10 @@ export const DATABASE_ROUTES = {
   emailMessages: "primary",
   emailStatus: "primary",
   preview: "primary",
+  // the fediverse: an announcement's state, read right after it is asked for; the site's address and
+  // followers, read after the console saves its settings
+  federationAnnouncement: "primary",
+  federationStatus: "primary",
   // --- endpoints outside GraphQL
   "GET /api/v1/feeds/*": "replica",
   "GET /embed/v1/discussions/:file": "replica",

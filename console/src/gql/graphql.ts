@@ -136,6 +136,12 @@ export type ErasureMode =
   | 'anonymize'
   | 'delete';
 
+/** An announcement job's state: running (queued or working), succeeded, failed. */
+export type FederationAnnouncementState =
+  | 'failed'
+  | 'running'
+  | 'succeeded';
+
 export type FederationSettingsPatch = {
   /** The whole list (at most 1,000); each a domain name such as mastodon.social. */
   blockedDomains?: Array<string> | null | undefined;
@@ -590,19 +596,19 @@ export type DeliveriesQueryVariables = Exact<{
 
 export type DeliveriesQuery = { webhookDeliveries: { edges: Array<{ node: { id: string, eventId: string, eventType: string, attempt: number, statusCode: number | null, durationMs: number, error: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
-export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } };
+export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> } };
 
 export type SettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
+export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> } } };
 
 export type UpdateSettingsMutationVariables = Exact<{
   input: SettingsPatch;
 }>;
 
 
-export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number } } };
+export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> } } };
 
 export type RotateIdentitySecretMutationVariables = Exact<{ [key: string]: never; }>;
 
@@ -866,6 +872,25 @@ export type BlockDomainMutationVariables = Exact<{
 
 export type BlockDomainMutation = { updateSettings: { federation: { blockedDomains: Array<string> } } };
 
+export type FederationStatusQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type FederationStatusQuery = { federationStatus: { enabled: boolean, served: boolean, address: string | null, followers: number } };
+
+export type AnnouncementFragment = { id: string, state: FederationAnnouncementState, announced: number, alreadyAnnounced: number, failure: string | null };
+
+export type AnnounceDiscussionsMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AnnounceDiscussionsMutation = { announceDiscussions: { id: string, state: FederationAnnouncementState, announced: number, alreadyAnnounced: number, failure: string | null } };
+
+export type FederationAnnouncementQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type FederationAnnouncementQuery = { federationAnnouncement: { id: string, state: FederationAnnouncementState, announced: number, alreadyAnnounced: number, failure: string | null } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -947,6 +972,16 @@ export const AllSettingsFragmentDoc = new TypedDocumentString(`
   }
   identity {
     secretOverlapHours
+  }
+  federation {
+    enabled
+    handle
+    domain
+    url
+    icon
+    summary
+    remoteModeration
+    blockedDomains
   }
 }
     `, {"fragmentName":"AllSettings"}) as unknown as TypedDocumentString<AllSettingsFragment, unknown>;
@@ -1175,6 +1210,15 @@ export const AlertFieldsFragmentDoc = new TypedDocumentString(`
   on
 }
     `, {"fragmentName":"AlertFields"}) as unknown as TypedDocumentString<AlertFieldsFragment, unknown>;
+export const AnnouncementFragmentDoc = new TypedDocumentString(`
+    fragment Announcement on FederationAnnouncement {
+  id
+  state
+  announced
+  alreadyAnnounced
+  failure
+}
+    `, {"fragmentName":"Announcement"}) as unknown as TypedDocumentString<AnnouncementFragment, unknown>;
 export const PendingCountDocument = new TypedDocumentString(`
     query PendingCount {
   pendingCommentCount
@@ -1652,6 +1696,16 @@ export const SettingsDocument = new TypedDocumentString(`
   identity {
     secretOverlapHours
   }
+  federation {
+    enabled
+    handle
+    domain
+    url
+    icon
+    summary
+    remoteModeration
+    blockedDomains
+  }
 }`) as unknown as TypedDocumentString<SettingsQuery, SettingsQueryVariables>;
 export const UpdateSettingsDocument = new TypedDocumentString(`
     mutation UpdateSettings($input: SettingsPatch!) {
@@ -1705,6 +1759,16 @@ export const UpdateSettingsDocument = new TypedDocumentString(`
   }
   identity {
     secretOverlapHours
+  }
+  federation {
+    enabled
+    handle
+    domain
+    url
+    icon
+    summary
+    remoteModeration
+    blockedDomains
   }
 }`) as unknown as TypedDocumentString<UpdateSettingsMutation, UpdateSettingsMutationVariables>;
 export const RotateIdentitySecretDocument = new TypedDocumentString(`
@@ -2722,3 +2786,39 @@ export const BlockDomainDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<BlockDomainMutation, BlockDomainMutationVariables>;
+export const FederationStatusDocument = new TypedDocumentString(`
+    query FederationStatus {
+  federationStatus {
+    enabled
+    served
+    address
+    followers
+  }
+}
+    `) as unknown as TypedDocumentString<FederationStatusQuery, FederationStatusQueryVariables>;
+export const AnnounceDiscussionsDocument = new TypedDocumentString(`
+    mutation AnnounceDiscussions {
+  announceDiscussions {
+    ...Announcement
+  }
+}
+    fragment Announcement on FederationAnnouncement {
+  id
+  state
+  announced
+  alreadyAnnounced
+  failure
+}`) as unknown as TypedDocumentString<AnnounceDiscussionsMutation, AnnounceDiscussionsMutationVariables>;
+export const FederationAnnouncementDocument = new TypedDocumentString(`
+    query FederationAnnouncement($id: String!) {
+  federationAnnouncement(id: $id) {
+    ...Announcement
+  }
+}
+    fragment Announcement on FederationAnnouncement {
+  id
+  state
+  announced
+  alreadyAnnounced
+  failure
+}`) as unknown as TypedDocumentString<FederationAnnouncementQuery, FederationAnnouncementQueryVariables>;

@@ -1,8 +1,9 @@
 // The fediverse's GraphQL side (manage_settings): federateDiscussion (./federate.ts), announceDiscussions
-// and federationAnnouncement (./announce.ts).
+// and federationAnnouncement (./announce.ts), federationStatus (./status.ts).
 import { builder } from "../../graphql/builder.js";
 import { federateDiscussion, type FederatedDiscussion } from "./federate.js";
 import { announceDiscussions, getAnnouncement, type FederationAnnouncement } from "./announce.js";
+import { federationStatus, type FederationStatus } from "./status.js";
 
 const FederatedDiscussionType = builder.objectRef<FederatedDiscussion>("FederatedDiscussion").implement({
   description: "A discussion queued to be announced to the site's fediverse followers (Create(Article)).",
@@ -68,5 +69,30 @@ builder.queryField("federationAnnouncement", (t) =>
       }),
     },
     resolve: (_r, { id }, ctx) => getAnnouncement(ctx, id),
+  }),
+);
+
+const FederationStatusType = builder.objectRef<FederationStatus>("FederationStatus").implement({
+  description: "The site on the fediverse: its address and followers (GET /api/v1/federation).",
+  fields: (t) => ({
+    enabled: t.exposeBoolean("enabled", { description: "Settings federation.enabled." }),
+    served: t.exposeBoolean("served", {
+      description: "Whether this deployment serves federation at all: PUBLIC_URL is set, or it is not in production.",
+    }),
+    address: t.exposeString("address", {
+      nullable: true,
+      description:
+        "@handle@host, the host being settings federation.domain, else PUBLIC_URL's host; null without a handle, or without either (a development server).",
+    }),
+    followers: t.exposeInt("followers", { description: "The remote actors following the site's actor." }),
+  }),
+});
+
+builder.queryField("federationStatus", (t) =>
+  t.field({
+    type: FederationStatusType,
+    description: "The site on the fediverse: its address and how many follow it (contract section 28).",
+    authScopes: { capability: "manage_settings" },
+    resolve: (_r, _a, ctx) => federationStatus(ctx),
   }),
 );

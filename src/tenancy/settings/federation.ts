@@ -64,17 +64,23 @@ export const FederationSchema = named(
       enabled: setting(z.boolean(), {
         default: false,
         description: "ActivityPub and Webmention are served for this site (default false: their routes answer 404). Needs a handle.",
+        label: "Federate this site (ActivityPub and Webmention)",
       }),
       handle: setting(z.string().regex(FEDERATION_HANDLE_PATTERN, "must be 1–30 chars of a-z, 0-9, _").nullable(), {
         default: null,
         description: "The site's actor's handle (@handle@<PUBLIC_URL host>): 1–30 of a-z, 0-9, _, unique on the server (409 handle_taken).",
         patchDescription: "1–30 of a-z, 0-9, _; null: none (federation must then be off).",
+        label: "Handle",
+        help: "The account's name: 1 to 30 of a–z, 0–9 and _, unique on this service. Needed to federate.",
       }),
       remoteModeration: setting(z.enum(REMOTE_MODERATION), {
         default: "pre",
         enumType: { name: "Moderation" },
         description:
           "Comments from the fediverse and webmentions: pre (default) holds them as pending; post publishes them as local ones are.",
+        label: "Remote moderation",
+        help: "Replies from the fediverse and webmentions.",
+        options: { pre: { label: "Hold each for approval" }, post: { label: "Publish at once, as local comments" } },
       }),
       /** remote comments from these domains (and their subdomains) are refused and hidden */
       blockedDomains: setting(z.array(blockedDomain).max(MAX_BLOCKED_DOMAINS).refine(noRepeats, "must not repeat a domain"), {
@@ -82,6 +88,8 @@ export const FederationSchema = named(
         description:
           "Domains (and their subdomains) whose remote comments are refused and hidden, lower-case and in punycode (at most 1,000).",
         patchDescription: "The whole list (at most 1,000); each a domain name such as mastodon.social.",
+        label: "Blocked domains (one per line)",
+        help: "Replies from these domains and their subdomains are refused and hidden, such as spam.example.",
       }),
       url: setting(
         httpUrl()
@@ -92,22 +100,30 @@ export const FederationSchema = named(
           description:
             "The site the actor stands for (its `url`; where a browser asking for the actor is sent): an http(s) URL; null (default): the first of allowedOrigins.",
           patchDescription: "An http(s) URL of at most 2,048 characters; null: the first of allowedOrigins.",
+          label: "Site address",
+          help: "Where the account's profile links, and where a browser opening it is sent. Empty: the first allowed origin.",
         },
       ),
       icon: setting(actorIcon.nullable(), {
         default: null,
         description: "The actor's avatar (its `icon`): an https URL of an image, without credentials or fragment; null (default): none.",
         patchDescription: "An https URL of at most 2,048 characters, without credentials or fragment; null: none.",
+        label: "Icon",
+        help: "The https address of an image, shown as the account's avatar. Empty: none.",
       }),
       summary: setting(z.string().trim().min(1, "must not be empty").max(MAX_ACTOR_SUMMARY).nullable(), {
         default: null,
         description: `The actor's profile text (its \`summary\`, plain text, at most ${MAX_ACTOR_SUMMARY} characters); null (default): a sentence naming the site.`,
+        label: "Profile text",
+        help: `Plain text, at most ${MAX_ACTOR_SUMMARY} characters. Empty: a sentence naming the site.`,
       }),
       domain: setting(handleDomain.nullable(), {
         default: null,
         description:
           "The site's own domain for the handle (@handle@domain), whose /.well-known/webfinger redirects to the service; null (default): the handle is on PUBLIC_URL's host.",
         patchDescription: "A domain name such as blog.example (no scheme, port or path); null: the handle on PUBLIC_URL's host.",
+        label: "Domain",
+        help: "Your site's own domain for the address, such as blog.example: your site then redirects /.well-known/webfinger here. Empty: this service's host.",
       }),
     })
     .strict()
