@@ -53,8 +53,6 @@ export const DATABASE_ROUTES = {
   webhook: "primary",
   webhooks: "primary",
   webhookDeliveries: "primary",
-  // a fediverse announcement job's state: followed right after it was asked for
-  federationAnnouncement: "primary",
   emailMessages: "primary",
   emailStatus: "primary",
   preview: "primary",
