@@ -112,8 +112,10 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
       resolve: (c, _a, ctx) => shown(c, ctx).kind,
     }),
     pinned: t.boolean({ resolve: (c, _a, ctx) => shown(c, ctx).pinned }),
-    editedAt: t.field({ type: "DateTime", nullable: true, resolve: (c, _a, ctx) => shown(c, ctx).editedAt }),
-    createdAt: t.field({ type: "DateTime", resolve: (c, _a, ctx) => shown(c, ctx).createdAt }),
+    // the row's own times (the shape as shown changes no time): the DateTime scalar formats a Date
+    // once, where the shape's ISO string would be parsed into a Date and formatted again
+    editedAt: t.field({ type: "DateTime", nullable: true, resolve: (c) => c.editedAt }),
+    createdAt: t.field({ type: "DateTime", resolve: (c) => c.createdAt }),
     reactions: t.field({
       type: [ReactionCountType],
       description: "Reaction counts by kind (kinds with at least one reaction), most first.",
