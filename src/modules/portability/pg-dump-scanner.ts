@@ -315,3 +315,50 @@ export const isWord = (token: Token | undefined, ...words: string[]) => token?.t
 
 /** the words of a table's definition that begin a constraint, not a column */
 export const CONSTRAINT_WORDS = ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "EXCLUDE", "LIKE"];
+
+/** A CREATE TABLE's name and its columns in order (its constraints left out). */
+export function createdTable(tokens: readonly Token[]): { name: { schema: string | null; table: string }; columns: string[] } {
+  const open = tokens.findIndex((token) => token.t === "punct");
+  const words = tokens.slice(1, open);
+  const name = qualifiedName(
+    words.slice(words.findIndex((token) => isWord(token, "TABLE")) + 1).filter((token) => !isWord(token, "IF", "NOT", "EXISTS")),
+  )!;
+  const columns: string[] = [];
+  let depth = 0;
+  let expectName = true;
+  for (const token of tokens.slice(open + 1)) {
+    if (token.t === "punct") {
+      if (token.v === "(") depth++;
+      else if (token.v === ")") depth--;
+      else if (token.v === "," && depth === 0) expectName = true;
+      if (depth < 0) break;
+      continue;
+    }
+    if (expectName && depth === 0) {
+      expectName = false;
+      if (!isWord(token, ...CONSTRAINT_WORDS)) columns.push(nameOf(token));
+    }
+  }
+  return { name, columns };
+}
+
+/**
+ * `COPY <name> [(<columns>)] FROM stdin`: the table's name and the columns it names (null: none);
+ * null for another COPY (from a file, to stdout), whose rows are not in the dump.
+ */
+export function copyHeader(
+  tokens: readonly Token[],
+): { name: { schema: string | null; table: string } | null; named: string[] | null } | null {
+  const from = tokens.findIndex((token) => isWord(token, "FROM"));
+  if (from < 0 || !isWord(tokens[from + 1], "STDIN")) return null;
+  const open = tokens.findIndex((token) => token.t === "punct" && token.v === "(");
+  const nameEnd = open >= 0 && open < from ? open : from;
+  const named =
+    open >= 0 && open < from
+      ? tokens
+          .slice(open + 1, from)
+          .filter((token) => token.t !== "punct")
+          .map(nameOf)
+      : null;
+  return { name: qualifiedName(tokens.slice(1, nameEnd)), named };
+}

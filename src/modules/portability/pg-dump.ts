@@ -22,7 +22,17 @@
 // else). A dump in another encoding than UTF-8 (`SET client_encoding`) is refused. Failures are
 // thrown as SourceFailure at `line N`: the import writes nothing.
 import { lines } from "./parse-ndjson.js";
-import { CONSTRAINT_WORDS, SqlScanner, copyField, isWord, nameOf, qualifiedName, type DumpValue, type Token } from "./pg-dump-scanner.js";
+import {
+  SqlScanner,
+  copyField,
+  copyHeader,
+  createdTable,
+  isWord,
+  nameOf,
+  qualifiedName,
+  type DumpValue,
+  type Token,
+} from "./pg-dump-scanner.js";
 import { SourceFailure } from "./source.js";
 
 export const PG_DUMP_LIMITS = {
@@ -285,45 +295,16 @@ async function* read(
       return;
     }
     if (keyword === "CREATE") {
-      const open = s.tokens.findIndex((token) => token.t === "punct");
-      const words = s.tokens.slice(1, open);
-      const name = qualifiedName(
-        words.slice(words.findIndex((token) => isWord(token, "TABLE")) + 1).filter((token) => !isWord(token, "IF", "NOT", "EXISTS")),
-      )!;
-      const columns: string[] = [];
-      let depth = 0;
-      let expectName = true;
-      for (const token of s.tokens.slice(open + 1)) {
-        if (token.t === "punct") {
-          if (token.v === "(") depth++;
-          else if (token.v === ")") depth--;
-          else if (token.v === "," && depth === 0) expectName = true;
-          if (depth < 0) break;
-          continue;
-        }
-        if (expectName && depth === 0) {
-          expectName = false;
-          if (!isWord(token, ...CONSTRAINT_WORDS)) columns.push(nameOf(token));
-        }
-      }
+      const { name, columns } = createdTable(s.tokens);
       defined.set(name.table, columns);
       out.push({ kind: "table", table: name.table, schema: name.schema, columns, line: s.line });
       return;
     }
     // COPY <name> [(<columns>)] FROM stdin: its rows follow, up to \.
-    const from = s.tokens.findIndex((token) => isWord(token, "FROM"));
-    if (from < 0 || !isWord(s.tokens[from + 1], "STDIN")) return;
-    const open = s.tokens.findIndex((token) => token.t === "punct" && token.v === "(");
-    const nameEnd = open >= 0 && open < from ? open : from;
-    const name = qualifiedName(s.tokens.slice(1, nameEnd));
+    const header = copyHeader(s.tokens);
+    if (!header) return;
+    const { name, named } = header;
     const table = name?.table ?? "";
-    const named =
-      open >= 0 && open < from
-        ? s.tokens
-            .slice(open + 1, from)
-            .filter((token) => token.t !== "punct")
-            .map(nameOf)
-        : null;
     const asked = opts.tables.has(table);
     const columns = named ?? defined.get(table) ?? opts.defaultColumns?.[table] ?? [];
     copy = { table, columns, asked, line: s.line };
