@@ -32,7 +32,7 @@ import { PageDiscussion } from "./thread/page-discussion.js";
 import { Permalinks } from "./thread/permalink.js";
 import { Previews } from "./thread/preview.js";
 import { richStyles } from "./thread/rich-styles.js";
-import { HostedSession, renderSession, sessionStyles } from "./thread/session.js";
+import { HostedSession, hostIdentity, renderSession, sessionStyles } from "./thread/session.js";
 import { tallyStyles } from "./thread/tally-styles.js";
 import type { Sort } from "./thread/store.js";
 import { threadStyles } from "./thread/styles.js";
@@ -295,19 +295,9 @@ export class EngagementThread extends LitElement {
 
   /** The host page's identity when it gives one, else the hosted sign-in's kept session. */
   private async readIdentity(): Promise<string | null> {
-    const own = await this.pageIdentity();
+    const own = await hostIdentity(this.identity, this.getIdentity);
     this.hostGave = own !== null;
     return own ?? this.session.token;
-  }
-
-  private async pageIdentity(): Promise<string | null> {
-    if (this.identity) return this.identity;
-    if (!this.getIdentity) return null;
-    try {
-      return (await this.getIdentity()) || null;
-    } catch {
-      return null;
-    }
   }
 
   /** The reader's token for a write; without one, asks the host page to sign the reader in. */

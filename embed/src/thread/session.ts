@@ -28,6 +28,20 @@ export interface SessionHost {
   requestUpdate(): void;
 }
 
+/** The host page's own identity: `identity`, else what `getIdentity` answers (an empty answer or a throw: none). */
+export async function hostIdentity(
+  identity: string | null | undefined,
+  getIdentity: (() => string | null | undefined | Promise<string | null | undefined>) | undefined,
+): Promise<string | null> {
+  if (identity) return identity;
+  if (!getIdentity) return null;
+  try {
+    return (await getIdentity()) || null;
+  } catch {
+    return null;
+  }
+}
+
 export class HostedSession {
   /** the sign-in page, absolute; null: hosted sign-in is off (or not known yet) */
   private page: URL | null = null;
