@@ -5,7 +5,7 @@
 // domains) in one form as the settings screens have them (settings-fields.tsx: only what changed is
 // saved), and the announcement of every discussion with a url not yet announced (announceDiscussions),
 // followed until it ends.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { gql } from "../api";
 import {
   AnnounceDiscussionsDocument,
@@ -29,8 +29,13 @@ const textOrNull = (f: FormData, name: string): string | null => String(f.get(na
 export function FediverseScreen() {
   const { settings, s, errors, save, saveBar } = useSettingsForm();
   const status = useLoad(() => gql(FederationStatusDocument));
-  // the address and the count follow the saved settings
-  useEffect(() => status.reload(), [s]);
+  // the address and the state follow a save (the first settings read is the one the status was read with)
+  const shownFederation = useRef<unknown>(undefined);
+  useEffect(() => {
+    if (!s) return;
+    if (shownFederation.current !== undefined && shownFederation.current !== s.federation) status.reload();
+    shownFederation.current = s.federation;
+  }, [s]);
 
   const submit = (form: HTMLFormElement, current: AllSettingsFragment) => {
     const f = new FormData(form);
