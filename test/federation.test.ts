@@ -204,7 +204,8 @@ describe("replies from the fediverse", () => {
     await peer.reply("alice", new URL(t.actor), new URL(`${t.actor}/notes/${local.body.id}`), "<p>answering Ann</p>");
     const rows = await waitFor(async () => {
       const r = await sql<{ body: string; status: string; parent_id: string | null }>(
-        `SELECT body, status::text AS status, parent_id FROM comments WHERE tenant_id = $1 AND author_id LIKE 'ap:%' ORDER BY created_at`,
+        // by body: the inbound queue applies the two activities side by side, in either order
+        `SELECT body, status::text AS status, parent_id FROM comments WHERE tenant_id = $1 AND author_id LIKE 'ap:%' ORDER BY body DESC`,
         [t.tenantId],
       );
       expect(r).toHaveLength(2);
