@@ -29,6 +29,7 @@ import { mountEmbedDemo } from "./modules/embed-demo/http-routes.js";
 import { mountUnsubscribe } from "./modules/email/http-routes.js";
 import { mountSignIn } from "./modules/sign-in/http-routes.js";
 import { mountOidcSignIn } from "./modules/sign-in/oidc-routes.js";
+import { mountPasskeys } from "./modules/sign-in/passkey-routes.js";
 import { mountAlertLinks } from "./modules/alerts/http-routes.js";
 import { mountWebmention } from "./modules/webmention/http-routes.js";
 import { emailMode } from "./modules/email/transport.js";
@@ -105,6 +106,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   mountUnsubscribe(fastify, services);
   mountSignIn(fastify, services);
   mountOidcSignIn(fastify, services);
+  mountPasskeys(fastify, services);
   mountAlertLinks(fastify, services);
   mountFederation(fastify, runtime.federation);
   mountWebmention(fastify, services);

@@ -178,6 +178,10 @@ export const SETTINGS_TEXT = {
         help: "A button for each provider below, such as GitHub, Google or your own OpenID Connect server.",
       },
       guest: { label: "Guests", help: "A name (and an address if you ask for one) behind a proof-of-work check instead of a captcha." },
+      passkey: {
+        label: "Passkeys",
+        help: "A reader signed in by any method may add a passkey, then sign in with it from the browser's autofill, without waiting for an email.",
+      },
     },
   },
   "signIn.oidc": { label: "Providers" },

@@ -162,6 +162,8 @@ BEGIN
   DELETE FROM discussion_subscriptions WHERE tenant_id = p_tenant AND reader_id = p_reader;
   -- and their hosted sign-in's sessions: the erased reader is signed out everywhere
   DELETE FROM reader_sessions WHERE tenant_id = p_tenant AND reader_id = p_reader;
+  -- and their passkeys: nothing of the erased reader signs in again
+  DELETE FROM reader_passkeys WHERE tenant_id = p_tenant AND reader_id = p_reader;
   DELETE FROM idempotency_keys k
    WHERE k.tenant_id = p_tenant AND k.status IS NOT NULL
      AND EXISTS (SELECT 1 FROM jsonb_array_elements(k.results) x

@@ -172,7 +172,7 @@ export function loadTenant(ctx: RequestContext): Promise<Tenant> {
 export function currentReader(ctx: RequestContext): Promise<ReaderIdentity | null> {
   ctx.cache.reader ??= (async () => {
     if (!ctx.identityToken) return null;
-    return verifyReaderToken(ctx, await loadTenant(ctx), ctx.identityToken);
+    return verifyReaderToken(ctx.app, await loadTenant(ctx), ctx.identityToken);
   })();
   return ctx.cache.reader;
 }
@@ -184,21 +184,21 @@ export function currentReader(ctx: RequestContext): Promise<ReaderIdentity | nul
  * invalid_identity with the reason.
  */
 export function verifyReaderToken(
-  ctx: RequestContext,
+  app: AppServices,
   tenant: Tenant,
   token: string,
 ): Promise<ReaderIdentity | ProviderIdentity | SessionReader> {
-  if (isSessionToken(token)) return verifySession(ctx.app.stores(tenant.id), ctx.app.clock, token);
-  if (isProviderToken(token)) return ctx.app.identityProviders.verify(token, resolveSettings(tenant.settings).identity.providers);
-  return verifyIdentity(token, identitySecrets(ctx, tenant), ctx.app.clock);
+  if (isSessionToken(token)) return verifySession(app.stores(tenant.id), app.clock, token);
+  if (isProviderToken(token)) return app.identityProviders.verify(token, resolveSettings(tenant.settings).identity.providers);
+  return verifyIdentity(token, identitySecrets(app, tenant), app.clock);
 }
 
 /** The tenant's identity secrets: the current one, then the one before it while its overlap lasts. */
-function identitySecrets(ctx: RequestContext, tenant: Tenant): string[] {
-  const secrets = [ctx.app.secretBox.open(tenant.identitySecretEnc)];
+function identitySecrets(app: AppServices, tenant: Tenant): string[] {
+  const secrets = [app.secretBox.open(tenant.identitySecretEnc)];
   const until = tenant.previousIdentitySecretExpiresAt;
-  if (tenant.previousIdentitySecretEnc && until && until.getTime() > ctx.app.clock.now().getTime()) {
-    secrets.push(ctx.app.secretBox.open(tenant.previousIdentitySecretEnc));
+  if (tenant.previousIdentitySecretEnc && until && until.getTime() > app.clock.now().getTime()) {
+    secrets.push(app.secretBox.open(tenant.previousIdentitySecretEnc));
   }
   return secrets;
 }

@@ -35,6 +35,7 @@ const TENANT_TABLES = new Set([
   "comment_reports",
   "reader_sanctions",
   "reader_sessions",
+  "reader_passkeys",
   "sign_in_tokens",
   "imports",
   "import_staged_comments",

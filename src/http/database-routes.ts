@@ -41,6 +41,7 @@ export const DATABASE_ROUTES = {
   nodes: "replica",
   // the caller's own state, keys, settings, webhooks and email: read after the console changes them
   me: "primary",
+  myPasskeys: "primary",
   viewer: "primary",
   reader: "primary",
   readerSettings: "primary",

@@ -111,6 +111,17 @@ export const errors = {
       "federation_unavailable",
       "This instance serves no federation: in production its ActivityPub ids need PUBLIC_URL, which is not set.",
     ),
+  /** a passkey route of an instance with no relying party: production without PUBLIC_URL (contract section 29) */
+  passkeysUnavailable: () =>
+    new AppError(
+      409,
+      "passkeys_unavailable",
+      "This instance offers no passkeys: in production their relying party is the host of PUBLIC_URL, which is not set.",
+    ),
+  /** a passkey's registration that does not verify: another challenge, origin or relying party, a malformed credential (contract section 29) */
+  passkeyInvalid: (detail: string) => new AppError(400, "passkey_invalid", `The passkey could not be registered: ${detail}`),
+  /** a passkey sign-in refused: a credential unknown here, a spent challenge, a bad signature, a counter gone backwards (contract section 29) */
+  passkeyRefused: (detail: string) => new AppError(401, "passkey_refused", `The passkey does not sign in here: ${detail}`),
   /** POST /discussions/{id}/federate for a discussion without a url: only a page can be an Article */
   discussionWithoutUrl: () =>
     new AppError(

@@ -13,6 +13,7 @@ import { unsubscribePaths } from "./email/openapi.js";
 import { feedPaths } from "./feeds/openapi.js";
 import { indexablePaths } from "./indexable/openapi.js";
 import { oidcSignInPaths } from "./sign-in/oidc-openapi.js";
+import { passkeyPaths } from "./sign-in/passkey-openapi.js";
 import { webmentionPaths } from "./webmention/openapi.js";
 
 export function openApiDocument(version: string): { paths: Record<string, unknown> } & Record<string, unknown> {
@@ -28,6 +29,7 @@ export function openApiDocument(version: string): { paths: Record<string, unknow
       ...feedPaths,
       ...indexablePaths,
       ...oidcSignInPaths,
+      ...passkeyPaths,
       ...webmentionPaths,
     },
   };

@@ -16,6 +16,7 @@ const PATH_PARAMETERS: Record<string, string> = {
   readers: "The reader's id: the identity assertion's `sub`, or the id the service gave a reader it signed in.",
   providers: "The sign-in provider's id, as the settings' `signIn.providers` list it.",
   stream: "The discussion's id.",
+  passkeys: "The passkey's id (pk_…), as GET /api/v1/me/passkeys lists it.",
 };
 
 const QUERY_PARAMETERS: Record<string, string> = {

@@ -318,7 +318,7 @@ export type SignInProviderInput = {
 
 export type SignInSettingsPatch = {
   guest?: SignInGuestSettingsPatch | null | undefined;
-  /** The whole list: email | oidc | guest. */
+  /** The whole list: email | oidc | guest | passkey. */
   methods?: Array<string> | null | undefined;
   /** The whole list (at most 5); [] removes them all. */
   oidc?: Array<SignInProviderInput> | null | undefined;

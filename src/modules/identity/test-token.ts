@@ -55,7 +55,7 @@ export async function testIdentityToken(ctx: RequestContext, token: string): Pro
   const tenant = await loadTenant(ctx);
   const { claims, header } = decoded(trimmed);
   try {
-    const r = await verifyReaderToken(ctx, tenant, trimmed);
+    const r = await verifyReaderToken(ctx.app, tenant, trimmed);
     const reader: TestedReader = {
       id: r.id,
       name: r.name,

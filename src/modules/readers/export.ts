@@ -3,9 +3,9 @@
 // bodies the event log still holds for it (the comments table keeps only the current body), their
 // reactions (on comments, and on discussions: page reactions) and votes, the reports they made, the
 // sanctions imposed on them, the discussions they follow or silenced (contract section 19), their
-// sessions of the hosted sign-in (how and when; never a token: only its hash is kept), and
-// notification preferences (the service keeps none beyond the profile's: an empty object).
-// Read with ten statements, none of them locking anything.
+// sessions of the hosted sign-in (how and when; never a token: only its hash is kept), their passkeys
+// (label and dates; never a key), and notification preferences (the service keeps none beyond the
+// profile's: an empty object). Read with eleven statements, none of them locking anything.
 import { type RequestContext, store } from "../../context/request.js";
 import { errors } from "../../lib/errors.js";
 import type { CommentStatus } from "../../generated/prisma/enums.js";
@@ -50,6 +50,8 @@ export interface ReaderExport {
   subscriptions: { discussionId: string; mode: string; createdAt: string; updatedAt: string }[];
   /** their sessions of the hosted sign-in (contract section 20): method (email, oidc, guest), the OIDC provider, when */
   sessions: { method: string; provider: string | null; createdAt: string; expiresAt: string }[];
+  /** their passkeys (contract section 29): id, label, when added and last used */
+  passkeys: { id: string; label: string; createdAt: string; lastUsedAt: string | null }[];
   notificationPreferences: Record<string, never>;
 }
 
@@ -109,6 +111,8 @@ const SUBSCRIPTIONS = `SELECT discussion_id AS "discussionId", mode::text AS mod
   FROM discussion_subscriptions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY discussion_id`;
 const SESSIONS = `SELECT method, provider, eng_iso(created_at) AS "createdAt", eng_iso(expires_at) AS "expiresAt"
   FROM reader_sessions WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at`;
+const PASSKEYS = `SELECT id, label, eng_iso(created_at) AS "createdAt", eng_iso(last_used_at) AS "lastUsedAt"
+  FROM reader_passkeys WHERE tenant_id = $1 AND reader_id = $2 ORDER BY created_at, id`;
 
 /** A comment the reader wrote as COMMENTS reads it; its history comes from HISTORY. */
 type HeldCommentRow = Omit<ExportedComment, "history">;
@@ -125,18 +129,20 @@ export async function exportReader(
 ): Promise<ReaderExport> {
   const args = [readerId];
   const q = <T>(text: string, name: string) => store(ctx).sql.query<T & Record<string, unknown>>(text, args, name);
-  const [profile, comments, history, reactions, pageReactions, votes, reports, sanctions, subscriptions, sessions] = await Promise.all([
-    q<NonNullable<ReaderExport["profile"]>>(PROFILE, "reader_export_profile"),
-    q<HeldCommentRow>(COMMENTS, "reader_export_comments"),
-    q<{ commentId: string; event: string; at: string; body: string }>(HISTORY, "reader_export_history"),
-    q<ReaderExport["reactions"][number]>(REACTIONS, "reader_export_reactions"),
-    q<ReaderExport["pageReactions"][number]>(PAGE_REACTIONS, "reader_export_page_reactions"),
-    q<ReaderExport["votes"][number]>(VOTES, "reader_export_votes"),
-    q<ReaderExport["reports"][number]>(REPORTS, "reader_export_reports"),
-    q<ReaderExport["sanctions"][number]>(SANCTIONS, "reader_export_sanctions"),
-    q<ReaderExport["subscriptions"][number]>(SUBSCRIPTIONS, "reader_export_subscriptions"),
-    q<ReaderExport["sessions"][number]>(SESSIONS, "reader_export_sessions"),
-  ]);
+  const [profile, comments, history, reactions, pageReactions, votes, reports, sanctions, subscriptions, sessions, passkeys] =
+    await Promise.all([
+      q<NonNullable<ReaderExport["profile"]>>(PROFILE, "reader_export_profile"),
+      q<HeldCommentRow>(COMMENTS, "reader_export_comments"),
+      q<{ commentId: string; event: string; at: string; body: string }>(HISTORY, "reader_export_history"),
+      q<ReaderExport["reactions"][number]>(REACTIONS, "reader_export_reactions"),
+      q<ReaderExport["pageReactions"][number]>(PAGE_REACTIONS, "reader_export_page_reactions"),
+      q<ReaderExport["votes"][number]>(VOTES, "reader_export_votes"),
+      q<ReaderExport["reports"][number]>(REPORTS, "reader_export_reports"),
+      q<ReaderExport["sanctions"][number]>(SANCTIONS, "reader_export_sanctions"),
+      q<ReaderExport["subscriptions"][number]>(SUBSCRIPTIONS, "reader_export_subscriptions"),
+      q<ReaderExport["sessions"][number]>(SESSIONS, "reader_export_sessions"),
+      q<ReaderExport["passkeys"][number]>(PASSKEYS, "reader_export_passkeys"),
+    ]);
   const held =
     profile.length +
     comments.length +
@@ -146,7 +152,8 @@ export async function exportReader(
     reports.length +
     sanctions.length +
     subscriptions.length +
-    sessions.length;
+    sessions.length +
+    passkeys.length;
   if (opts.mustExist && held === 0) throw errors.notFound("Reader");
   const byComment = new Map<string, ExportedComment["history"]>();
   for (const h of history) {
@@ -171,6 +178,7 @@ export async function exportReader(
     sanctions,
     subscriptions,
     sessions,
+    passkeys,
     notificationPreferences: {},
   };
 }

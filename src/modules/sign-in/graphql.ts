@@ -1,8 +1,11 @@
 // GraphQL of the signed-in reader's account (contract section 20): `me`, `updateMe(input: {name})`,
 // `signOut` (any key, publishable included; REST GET|PATCH /api/v1/me and POST /api/v1/me/sign-out
-// run them); and the Test button of a sign-in provider, `testSignInProvider(id)` (manage_settings).
+// run them); their passkeys (section 29): `myPasskeys`, `deleteMyPasskey(id)` (REST GET
+// /api/v1/me/passkeys, DELETE /api/v1/me/passkeys/{id}); and the Test button of a sign-in provider,
+// `testSignInProvider(id)` (manage_settings).
 import { builder } from "../../graphql/builder.js";
-import { getMe, signOut, updateMe, type Me } from "./me.js";
+import { getMe, myPasskeys, removeMyPasskey, signOut, updateMe, type Me } from "./me.js";
+import type { Passkey } from "./engine/passkeys.js";
 import type { ProviderCheck } from "./engine/provider-check.js";
 import { testSignInProvider, type SignInProviderTest } from "./provider-test.js";
 
@@ -13,7 +16,7 @@ const MeType = builder.objectRef<Me>("Me").implement({
     name: t.exposeString("name"),
     avatarUrl: t.exposeString("avatarUrl", { nullable: true }),
     method: t.exposeString("method", {
-      description: "email | oidc | guest (the service's hosted sign-in), or assertion | provider (the site's own).",
+      description: "email | oidc | guest | passkey (the service's hosted sign-in), or assertion | provider (the site's own).",
     }),
   }),
 });
@@ -49,6 +52,37 @@ builder.mutationFields((t) => ({
     },
   }),
 }));
+
+const PasskeyType = builder.objectRef<Passkey>("Passkey").implement({
+  description: "A passkey of the reader (contract section 29): added on the hosted pages, it signs them in from the sign-in page.",
+  fields: (t) => ({
+    id: t.exposeString("id"),
+    label: t.exposeString("label", { description: 'What it is called: the name given when it was added, else "Passkey <date>".' }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true, description: "When it last signed in; null: never." }),
+  }),
+});
+
+builder.queryField("myPasskeys", (t) =>
+  t.field({
+    type: [PasskeyType],
+    description: "The passkeys of the reader of X-Service-Identity, newest first (401 invalid_identity without one). Any key.",
+    authScopes: { browser: true },
+    resolve: (_r, _a, ctx) => myPasskeys(ctx),
+  }),
+);
+
+builder.mutationField("deleteMyPasskey", (t) =>
+  t.boolean({
+    description: "Removes one of the reader's passkeys: it signs nobody in from now on (404 not_found for an id that is not theirs).",
+    authScopes: { browser: true },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: async (_r, { id }, ctx) => {
+      await removeMyPasskey(ctx, id);
+      return true;
+    },
+  }),
+);
 
 // The console's Test button of a hosted sign-in's provider (src/modules/sign-in/provider-test.ts).
 const ProviderCheckType = builder.objectRef<ProviderCheck>("SignInProviderCheck").implement({

@@ -9,7 +9,7 @@
 //   POST /auth/v1/{tenantId}/email      {"email","origin","lang"?,"relay"?} → 202 {} (known or not: the same answer)
 //   GET  /auth/v1/{tenantId}/email/{token} → the link's page (HTML): it never acts, a mail scanner may fetch it
 //   POST /auth/v1/{tenantId}/email/{token} (a form: name=…) → the finish page (session) or "confirmed"
-//   GET  /auth/v1/static/altcha/…       → the ALTCHA widget's files (altcha-static.ts)
+//   GET  /auth/v1/static/…              → the ALTCHA widget's and SimpleWebAuthn's files (static-files.ts)
 // Pages answer problems as pages (problemPage), the JSON routes as problem documents.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppServices } from "../../context/services.js";
@@ -24,9 +24,10 @@ import { type SignInMethod } from "../../tenancy/settings/sign-in.js";
 import { guestChallenge, guestSignIn, type GuestInput } from "./engine/guest.js";
 import { escapeHtml, finishPage, hostedPage, problemPage, type HostedPage } from "./engine/pages.js";
 import { signInPage } from "./engine/sign-in-page.js";
+import { passkeyOffer } from "./engine/passkey-pages.js";
 import { pickLanguage, say } from "./engine/strings.js";
 import { chosenName, LinkProblem, openLink, requestEmailLink, useLink, type OpenLink } from "./engine/email-link.js";
-import { mountAltchaStatic } from "./altcha-static.js";
+import { mountStaticFiles } from "./static-files.js";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 
@@ -52,14 +53,14 @@ const jsonObject = (body: unknown): Record<string, unknown> => {
   return body as Record<string, unknown>;
 };
 
-const sendPage = (reply: FastifyReply, page: HostedPage, status = 200) =>
+export const sendPage = (reply: FastifyReply, page: HostedPage, status = 200) =>
   reply.status(status).headers(page.headers).type("text/html; charset=utf-8").send(page.html);
 
 /**
  * A page route's failure as a page: what happened, in the page's language (the sign-in page's
  * `?lang=`, else Accept-Language's); a bug (null) is still a 500 problem document (logged).
  */
-const pageProblem =
+export const pageProblem =
   (langInQuery: boolean) =>
   (req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply | null => {
     if (err instanceof LinkProblem) {
@@ -99,7 +100,7 @@ function linkPage(link: OpenLink, siteName: string, error?: string): HostedPage 
 }
 
 export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
-  mountAltchaStatic(fastify);
+  mountStaticFiles(fastify);
 
   mountPlainRoute<{ Params: { tenantId: string }; Querystring: Record<string, unknown> }>(fastify, app, {
     method: "GET",
@@ -190,7 +191,8 @@ export function mountSignIn(fastify: FastifyInstance, app: AppServices): void {
         }
         const done = await useLink(app, tenant, req.params.token, link, name);
         if (done) {
-          return sendPage(reply, finishPage({ lang: link.lang, origin: done.origin, session: done.session, relay: done.relay }));
+          const offer = passkeyOffer(tenant, done.origin, link.lang);
+          return sendPage(reply, finishPage({ lang: link.lang, origin: done.origin, session: done.session, relay: done.relay, offer }));
         }
         const title = say(link.lang, "confirmed_title");
         return sendPage(

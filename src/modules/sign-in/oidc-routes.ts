@@ -29,6 +29,7 @@ import {
   type CallbackQuery,
 } from "./engine/oidc.js";
 import { finishPage, problemPage, type HostedPage } from "./engine/pages.js";
+import { passkeyOffer } from "./engine/passkey-pages.js";
 import { pickLanguage, say, type SignInLanguage, type SignInStringKey } from "./engine/strings.js";
 
 /** The words of a refusal: its title and text (with `{label}`), and whether the catalogue's detail is shown under them. */
@@ -128,7 +129,7 @@ export function mountOidcSignIn(fastify: FastifyInstance, app: AppServices): voi
         known.label = provider.label;
         const { origin, session, lang } = await finishProviderSignIn(app, tenant, provider, req.query, browserBinding(app.config, req));
         const pageLang = lang ?? pickLanguage(undefined, req.headers["accept-language"]);
-        return send(reply, 200, finishPage({ lang: pageLang, origin, session }));
+        return send(reply, 200, finishPage({ lang: pageLang, origin, session, offer: passkeyOffer(tenant, origin, pageLang) }));
       });
     },
   });

@@ -1,8 +1,17 @@
 // The signed-in reader's account over REST (contract section 20), any key with X-Service-Identity:
 // GET /api/v1/me → {"id","name","avatarUrl","method"}; PATCH /api/v1/me {"name"} → 200 the same;
-// POST /api/v1/me/sign-out → 204.
+// POST /api/v1/me/sign-out → 204; the reader's passkeys (contract section 29): GET /api/v1/me/passkeys
+// → {"items":[{"id","label","createdAt","lastUsedAt"}],"nextCursor":null} (all of them: a reader has
+// few), DELETE /api/v1/me/passkeys/{id} → 204.
 import { bodyObject, route } from "../../http/rest/router.js";
-import { RestMeDocument, RestSignOutDocument, RestTestSignInProviderDocument, RestUpdateMeDocument } from "../../generated/operations.js";
+import {
+  RestDeleteMyPasskeyDocument,
+  RestMeDocument,
+  RestMyPasskeysDocument,
+  RestSignOutDocument,
+  RestTestSignInProviderDocument,
+  RestUpdateMeDocument,
+} from "../../generated/operations.js";
 
 export const meRoutes = [
   route({
@@ -29,6 +38,24 @@ export const meRoutes = [
     variables: () => ({}),
     // a POST answering no body: its 204 named, so the OpenAPI document lists it (a DELETE's is implied)
     status: 204,
+    respond: () => undefined,
+  }),
+  route({
+    method: "GET",
+    path: "/me/passkeys",
+    identity: "required",
+    document: RestMyPasskeysDocument,
+    variables: () => ({}),
+    response: (s) => s.object({ items: s.at("myPasskeys"), nextCursor: { type: "null" } }),
+    respond: (d) => ({ items: d.myPasskeys, nextCursor: null }),
+  }),
+  route({
+    method: "DELETE",
+    path: "/me/passkeys/:id",
+    identity: "required",
+    document: RestDeleteMyPasskeyDocument,
+    paramVars: ["id"],
+    variables: ({ params }) => ({ id: params.id ?? "" }),
     respond: () => undefined,
   }),
 ];

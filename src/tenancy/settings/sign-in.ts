@@ -6,7 +6,7 @@ import { group, named, sealed, setting } from "./define.js";
 import { httpUrl, noRepeats, uniqueIds } from "./rules.js";
 
 /** Hosted sign-in's methods. */
-export const SIGN_IN_METHODS = ["email", "oidc", "guest"] as const;
+export const SIGN_IN_METHODS = ["email", "oidc", "guest", "passkey"] as const;
 export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
 
 const claim = (description: string) => setting(z.string().min(1).max(100).optional(), { description });
@@ -124,10 +124,10 @@ export const SignInSchema = group(
   },
   {
     /** the methods the hosted pages offer; none: hosted sign-in is off */
-    methods: setting(z.array(z.enum(SIGN_IN_METHODS)).max(3).refine(noRepeats, "must not repeat a method"), {
+    methods: setting(z.array(z.enum(SIGN_IN_METHODS)).max(4).refine(noRepeats, "must not repeat a method"), {
       default: [],
-      description: "email | oidc | guest; [] (default): hosted sign-in is off.",
-      patchDescription: "The whole list: email | oidc | guest.",
+      description: "email | oidc | guest | passkey; [] (default): hosted sign-in is off.",
+      patchDescription: "The whole list: email | oidc | guest | passkey.",
       label: "Methods",
       options: {
         email: { label: "Email link", help: "A one-time link sent to the reader's address (through your tenant's email settings)." },
@@ -138,6 +138,10 @@ export const SignInSchema = group(
         guest: {
           label: "Guests",
           help: "A name (and an address if you ask for one) behind a proof-of-work check instead of a captcha.",
+        },
+        passkey: {
+          label: "Passkeys",
+          help: "A reader signed in by any method may add a passkey, then sign in with it from the browser's autofill, without waiting for an email.",
         },
       },
     }),

@@ -36,6 +36,7 @@ export const REWRITTEN_COLUMNS: ReadonlyArray<readonly [table: string, column: s
   ["comment_reports", "reader_id"],
   ["reader_sanctions", "reader_id"],
   ["reader_sessions", "reader_id"],
+  ["reader_passkeys", "reader_id"],
   ["email_items", "reader_id"],
   ["email_messages", "reader_id"],
   ["inbox_items", "reader_id"],

@@ -47,6 +47,7 @@ const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1d2430;--muted:#5b6
 main{max-width:26rem;margin:2.5rem auto;padding:0 1.25rem}h1{font-size:1.5rem;margin:0 0 1rem}
 p{color:var(--muted)}label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],input[type=email]{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--fg)}
+button.secondary{background:transparent;color:var(--accent);border:1px solid var(--accent);margin-left:.5rem}
 button,.button{display:inline-block;font:inherit;padding:.55rem 1rem;border:0;border-radius:6px;background:var(--accent);color:var(--bg);cursor:pointer;text-decoration:none;margin-top:.75rem}
 section{border-top:1px solid var(--border);padding-top:1rem;margin-top:1.25rem}.error{color:var(--error)}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}.visually-hidden{position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden}
@@ -85,14 +86,15 @@ export const signedInMessage = (s: SignedIn) => ({ type: "engagement:signed-in",
 
 /**
  * The end of every method, as a script function every page that finishes a sign-in holds:
- * `engagementFinish(message, origin[, relay])` posts the message to `window.opener` for `origin`
- * alone (the browser drops it for any other page in the opener) and closes; with no opener (an email
+ * `engagementFinish(message, origin[, relay[, keepOpen]])` posts the message to `window.opener` for
+ * `origin` alone (the browser drops it for any other page in the opener) and closes (unless
+ * `keepOpen`: the window goes on to offer a passkey, passkey-pages.ts); with no opener (an email
  * link opened in a new tab) a BroadcastChannel "engagement:sign-in" tells a sign-in popup of the same
  * browser, which posts it to its own opener (SIGN_IN_LISTEN_SCRIPT) — but only the popup whose own
  * `relay` nonce the link carried (see docs/sign-in.md, "One browser, one sign-in").
  */
-export const FINISH_SCRIPT = `function engagementFinish(m,o,r){
-if(window.opener){try{window.opener.postMessage(m,o)}catch(e){}setTimeout(function(){window.close()},300);return}
+export const FINISH_SCRIPT = `function engagementFinish(m,o,r,k){
+if(window.opener){try{window.opener.postMessage(m,o)}catch(e){}if(!k)setTimeout(function(){window.close()},300);return}
 if(!r)return;try{var c=new BroadcastChannel("engagement:sign-in");c.postMessage({message:m,origin:o,relay:r});c.close()}catch(e){}}`;
 
 /**
@@ -107,6 +109,15 @@ try{var c=new BroadcastChannel("engagement:sign-in");c.onmessage=function(e){var
 if(!d||d.origin!==o||!r||d.relay!==r||!d.message||d.message.type!=="engagement:signed-in")return;
 if(window.opener){try{window.opener.postMessage(d.message,o)}catch(x){}}c.close();setTimeout(function(){window.close()},300)}}catch(e){}}`;
 
+/** The sessionStorage key a finish leaves the new session under for the page that offers a passkey (passkey-pages.ts). */
+export const OFFER_KEY = "engagement:passkey-offer";
+
+/**
+ * A finish's last step when the site offers passkeys: the session left in this tab for the offer
+ * page, which this tab then becomes (`engagementOffer(token, path)`; the opener has its message already).
+ */
+export const OFFER_SCRIPT = `function engagementOffer(t,p){try{sessionStorage.setItem(${scriptJson(OFFER_KEY)},t)}catch(e){return false}location.replace(p);return true}`;
+
 /** A popup's relay nonce, as the sign-in page makes it and POST …/email takes it. */
 export const RELAY_NONCE = /^[A-Za-z0-9_-]{22,128}$/;
 
@@ -114,16 +125,27 @@ export const RELAY_NONCE = /^[A-Za-z0-9_-]{22,128}$/;
  * The finish page: the session posted to the opener, or (an email link's, with the relay nonce of the
  * popup that asked for it) to that waiting popup alone; in the sign-in's language.
  */
-export function finishPage(opts: { lang: SignInLanguage; origin: string; session: SignedIn; relay?: string | null }): HostedPage {
+export function finishPage(opts: {
+  lang: SignInLanguage;
+  origin: string;
+  session: SignedIn;
+  relay?: string | null;
+  /** the page that offers a passkey next (passkeyOfferPath), when the site offers them */
+  offer?: string | null;
+}): HostedPage {
   const { lang, session } = opts;
   const message = signedInMessage(session);
-  const relay = opts.relay ? `,${scriptJson(opts.relay)}` : "";
+  // the message and the origin; the relay when there is one (or null before keepOpen); keepOpen when a passkey is offered next
+  const args = [scriptJson(message), scriptJson(opts.origin)];
+  if (opts.relay || opts.offer) args.push(scriptJson(opts.relay ?? null));
+  if (opts.offer) args.push("true");
+  const offer = opts.offer ? `${OFFER_SCRIPT}\nengagementOffer(${scriptJson(session.token)},${scriptJson(opts.offer)});` : "";
   return hostedPage({
     lang,
     title: say(lang, "signed_in_title"),
     body: `<p role="status">${escapeHtml(say(lang, "signed_in_text", { name: session.reader.name }))}</p>`,
     script: `${FINISH_SCRIPT}
-engagementFinish(${scriptJson(message)},${scriptJson(opts.origin)}${relay});`,
+engagementFinish(${args.join(",")});${offer}`,
   });
 }
 

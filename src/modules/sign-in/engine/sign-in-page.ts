@@ -8,13 +8,17 @@
 //    widget (the `altcha` package, served from /auth/v1/static/altcha/ under the page's CSP) and
 //    "Continue as guest" (POST /auth/v1/{tenantId}/guest, then the finish script);
 //  - oidc: a link "Sign in with <label>" per provider to /auth/v1/{tenantId}/oidc/{id}?origin=…&lang=…
-//    (the page's language, which the callback's pages then speak).
+//    (the page's language, which the callback's pages then speak);
+//  - passkey: a field "Passkey" the browser's autofill offers the site's passkeys in, and "Sign in with
+//    a passkey" (passkey-pages.ts).
+// When the site offers passkeys, a sign-in by another method goes on to offer one (passkeyOfferPath).
 // The origin was checked against allowedOrigins by the route; the page posts only to it.
-import { escapeHtml, FINISH_SCRIPT, hostedPage, scriptJson, SIGN_IN_LISTEN_SCRIPT, type HostedPage } from "./pages.js";
+import { escapeHtml, FINISH_SCRIPT, hostedPage, OFFER_SCRIPT, scriptJson, SIGN_IN_LISTEN_SCRIPT, type HostedPage } from "./pages.js";
+import { passkeyClientStrings, passkeyOfferPath, passkeySection, PASSKEY_SIGN_IN_SCRIPT, WEBAUTHN_HEAD } from "./passkey-pages.js";
 import { say, SIGN_IN_STRINGS, type SignInLanguage } from "./strings.js";
 import type { SignInSettings } from "../../../tenancy/settings/sign-in.js";
 
-/** Where the ALTCHA widget's files are served (src/modules/sign-in/altcha-static.ts). */
+/** Where the ALTCHA widget's files are served (src/modules/sign-in/static-files.ts). */
 export const ALTCHA_BASE = "/auth/v1/static/altcha/";
 
 export interface SignInPageInput {
@@ -70,6 +74,7 @@ const SCRIPT = `var R=(function(){var b=new Uint8Array(24);crypto.getRandomValue
 function post(path,body){return fetch(BASE+path,{method:"POST",headers:{"content-type":"application/json"},body:JSON.stringify(body),credentials:"omit"})}
 function trouble(r){return r&&r.status===429?S.rate_limited:S.failed}
 function fill(s,k,v){return s.split("{"+k+"}").join(v)}
+function finish(s,offer){var m={type:"engagement:signed-in",token:s.token,reader:s.reader},p=offer?P:null;engagementFinish(m,O,null,!!p);if(p)engagementOffer(s.token,p)}
 var ef=document.getElementById("email-form");
 if(ef){ef.addEventListener("submit",function(e){e.preventDefault();
 var b=ef.querySelector("button"),st=document.getElementById("email-status"),er=document.getElementById("email-error"),email=document.getElementById("email").value.trim();
@@ -92,17 +97,19 @@ var body={name:document.getElementById("guest-name").value,website:document.getE
 email=document.getElementById("guest-email").value.trim();if(email)body.email=email;
 solve().then(function(payload){body.altcha=payload;return post("/guest",body)}).then(function(r){
 if(r.status===201)return r.json().then(function(s){st.textContent=fill(S.signed_in_text,"name",s.reader.name);
-engagementFinish({type:"engagement:signed-in",token:s.token,reader:s.reader},O)});
+finish(s,true)});
 st.textContent="";er.textContent=trouble(r);b.disabled=false;solved=null;if(w&&w.reset)w.reset()}).catch(function(){
 st.textContent="";er.textContent=S.failed;b.disabled=false;solved=null;if(w&&w.reset)w.reset()})})}`;
 
 /** The sign-in page of the tenant's enabled methods, for a page of `origin`. */
 export function signInPage(input: SignInPageInput): HostedPage {
   const { lang, signIn } = input;
+  const passkeys = signIn.methods.includes("passkey");
   const sections = [
     signIn.methods.includes("email") ? emailSection(lang) : "",
     signIn.methods.includes("guest") ? guestSection(input) : "",
     signIn.methods.includes("oidc") && signIn.oidc.length ? oidcSection(input) : "",
+    passkeys ? passkeySection(lang) : "",
   ];
   const strings = SIGN_IN_STRINGS[lang];
   const client = {
@@ -111,19 +118,25 @@ export function signInPage(input: SignInPageInput): HostedPage {
     rate_limited: strings.rate_limited,
     email_sent: strings.email_sent,
     signed_in_text: strings.signed_in_text,
+    ...passkeyClientStrings(lang),
   };
   const guest = signIn.methods.includes("guest");
   const i18n = lang === "en" ? "" : `<script type="module" src="${ALTCHA_BASE}i18n/${lang}.js"></script>`;
   return hostedPage({
     lang,
     title: say(lang, "title"),
-    head: guest
-      ? `<link rel="stylesheet" href="${ALTCHA_BASE}altcha.css"><script type="module" src="${ALTCHA_BASE}altcha.js"></script>${i18n}`
-      : "",
+    head:
+      (guest
+        ? `<link rel="stylesheet" href="${ALTCHA_BASE}altcha.css"><script type="module" src="${ALTCHA_BASE}altcha.js"></script>${i18n}`
+        : "") + (passkeys ? WEBAUTHN_HEAD : ""),
     body: `<p>${escapeHtml(say(lang, "intro", { site: input.tenantName }))}</p>${sections.join("\n")}`,
-    script: `(function(){var BASE=${scriptJson(authPath(input.tenantId, ""))},O=${scriptJson(input.origin)},L=${scriptJson(lang)},S=${scriptJson(client)};
+    script: `(function(){var BASE=${scriptJson(authPath(input.tenantId, ""))},O=${scriptJson(input.origin)},L=${scriptJson(lang)},S=${scriptJson(client)},P=${scriptJson(
+      passkeys ? passkeyOfferPath(input.tenantId, input.origin, lang) : null,
+    )};
 ${FINISH_SCRIPT}
+${OFFER_SCRIPT}
 ${SIGN_IN_LISTEN_SCRIPT}
-${SCRIPT}})();`,
+${SCRIPT}
+${PASSKEY_SIGN_IN_SCRIPT}})();`,
   });
 }

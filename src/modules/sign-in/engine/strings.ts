@@ -6,6 +6,8 @@
 // shown (and escaped by the page that shows them). test/unit/sign-in-strings.test.ts checks every language has every
 // message with its placeholders.
 
+import { PASSKEY_STRINGS, type PasskeyStrings } from "./passkey-strings.js";
+
 export const SIGN_IN_LANGUAGES = ["en", "de", "fr", "es", "pt", "it", "nl", "pl", "ja", "zh"] as const;
 export type SignInLanguage = (typeof SIGN_IN_LANGUAGES)[number];
 
@@ -69,10 +71,12 @@ const EN = {
   confirm_mail_button: "Confirm my address",
 };
 
-export type SignInStrings = typeof EN;
+/** The sign-in's own words; a passkey's are in passkey-strings.ts. */
+type BaseStrings = typeof EN;
+export type SignInStrings = BaseStrings & PasskeyStrings;
 export type SignInStringKey = keyof SignInStrings;
 
-const DE: SignInStrings = {
+const DE: BaseStrings = {
   title: "Anmelden",
   intro: "Melden Sie sich an, um auf {site} zu kommentieren.",
   email_heading: "Mit Ihrer E-Mail-Adresse",
@@ -135,7 +139,7 @@ const DE: SignInStrings = {
   confirm_mail_button: "Meine Adresse bestätigen",
 };
 
-const FR: SignInStrings = {
+const FR: BaseStrings = {
   title: "Se connecter",
   intro: "Connectez-vous pour commenter sur {site}.",
   email_heading: "Avec votre adresse e-mail",
@@ -198,7 +202,7 @@ const FR: SignInStrings = {
   confirm_mail_button: "Confirmer mon adresse",
 };
 
-const ES: SignInStrings = {
+const ES: BaseStrings = {
   title: "Iniciar sesión",
   intro: "Inicia sesión para comentar en {site}.",
   email_heading: "Con tu correo electrónico",
@@ -261,7 +265,7 @@ const ES: SignInStrings = {
   confirm_mail_button: "Confirmar mi dirección",
 };
 
-const PT: SignInStrings = {
+const PT: BaseStrings = {
   title: "Iniciar sessão",
   intro: "Inicie sessão para comentar em {site}.",
   email_heading: "Com o seu e-mail",
@@ -323,7 +327,7 @@ const PT: SignInStrings = {
   confirm_mail_button: "Confirmar o meu endereço",
 };
 
-const IT: SignInStrings = {
+const IT: BaseStrings = {
   title: "Accedi",
   intro: "Accedi per commentare su {site}.",
   email_heading: "Con il tuo indirizzo email",
@@ -384,7 +388,7 @@ const IT: SignInStrings = {
   confirm_mail_button: "Conferma il mio indirizzo",
 };
 
-const NL: SignInStrings = {
+const NL: BaseStrings = {
   title: "Inloggen",
   intro: "Log in om te reageren op {site}.",
   email_heading: "Met je e-mailadres",
@@ -445,7 +449,7 @@ const NL: SignInStrings = {
   confirm_mail_button: "Mijn adres bevestigen",
 };
 
-const PL: SignInStrings = {
+const PL: BaseStrings = {
   title: "Zaloguj się",
   intro: "Zaloguj się, aby komentować w serwisie {site}.",
   email_heading: "Za pomocą adresu e-mail",
@@ -506,7 +510,7 @@ const PL: SignInStrings = {
   confirm_mail_button: "Potwierdź mój adres",
 };
 
-const JA: SignInStrings = {
+const JA: BaseStrings = {
   title: "サインイン",
   intro: "{site} でコメントするにはサインインしてください。",
   email_heading: "メールアドレスで",
@@ -568,7 +572,7 @@ const JA: SignInStrings = {
   confirm_mail_button: "アドレスを確認する",
 };
 
-const ZH: SignInStrings = {
+const ZH: BaseStrings = {
   title: "登录",
   intro: "登录后即可在 {site} 发表评论。",
   email_heading: "使用电子邮件地址",
@@ -627,16 +631,16 @@ const ZH: SignInStrings = {
 };
 
 export const SIGN_IN_STRINGS: Readonly<Record<SignInLanguage, SignInStrings>> = {
-  en: EN,
-  de: DE,
-  fr: FR,
-  es: ES,
-  pt: PT,
-  it: IT,
-  nl: NL,
-  pl: PL,
-  ja: JA,
-  zh: ZH,
+  en: { ...EN, ...PASSKEY_STRINGS.en },
+  de: { ...DE, ...PASSKEY_STRINGS.de },
+  fr: { ...FR, ...PASSKEY_STRINGS.fr },
+  es: { ...ES, ...PASSKEY_STRINGS.es },
+  pt: { ...PT, ...PASSKEY_STRINGS.pt },
+  it: { ...IT, ...PASSKEY_STRINGS.it },
+  nl: { ...NL, ...PASSKEY_STRINGS.nl },
+  pl: { ...PL, ...PASSKEY_STRINGS.pl },
+  ja: { ...JA, ...PASSKEY_STRINGS.ja },
+  zh: { ...ZH, ...PASSKEY_STRINGS.zh },
 };
 
 /** Whether `v` is exactly one of the ten (a stored language, read back: anything else is not trusted). */
