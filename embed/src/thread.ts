@@ -105,7 +105,7 @@ export class EngagementThread extends LitElement {
     afterStreamOpens: () => this.stream.afterOpens(),
     signedIn: () => this.writes.forgetSignIn(),
     learned: (settings) => {
-      const usable = !!this.api && this.session.configure(this.api.base, settings.signInUrl) && !this.hostGave;
+      const usable = !!this.api && this.session.configure(this.api.base, settings.signInUrl, settings.signInMethods) && !this.hostGave;
       if (usable) void this.inbox.start(this.api, this.discussionId);
       return usable;
     },

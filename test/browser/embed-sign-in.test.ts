@@ -6,8 +6,9 @@
 // origin does not; the token is kept in the page's localStorage and used (the reader's post carries
 // their name), survives a reload, and "Sign out" ends it at the service and forgets it; a stored token
 // the service refuses is forgotten; the host page's own identity wins; and the whole round trip
-// through the hosted sign-in page (its guest form, the ALTCHA widget solving in the popup). Screenshots docs/embed/sign-in.png
-// and signed-in.png with UPDATE_SCREENSHOTS=1, else a scratch folder.
+// through the hosted sign-in page (its guest form, the ALTCHA widget solving in the popup); with passkeys
+// on, "Add a passkey" opens the service's page for it, which the element tells the token. Screenshots
+// docs/embed/sign-in.png, signed-in.png and signed-in-passkey.png with UPDATE_SCREENSHOTS=1, else a scratch folder.
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -440,5 +441,49 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
       method: "oidc",
     });
     await p.close();
+  });
+
+  it("with passkeys on, a signed-in reader's Add a passkey opens the service's page, which the element alone tells the token", async () => {
+    await methods(["guest", "passkey"]);
+    // the relying party is localhost (no PUBLIC_URL): the element speaks to the service under that name
+    const local = await hostPages(`http://localhost:${new URL(server.url).port}`, key);
+    expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin, local.origin] })).status).toBe(200);
+    try {
+      const fay = await signInGuest(server.url, t.tenantId, "Fay");
+      const p = await browser!.newPage({ viewport: { width: 900, height: 800 } });
+      await p.goto(local.url("signin-passkey"));
+      await p.evaluate(([k, v]) => localStorage.setItem(k!, v!), [storageKey(), fay.token]);
+      await p.reload();
+      await loaded(p);
+      await thread(p).getByText("Signed in as Fay").waitFor();
+      await p.screenshot({ path: join(SHOTS, "signed-in-passkey.png") });
+      const { popup, url } = await openPopup(p, "Add a passkey");
+      expect(url.pathname).toBe(`/auth/v1/${t.tenantId}/passkeys/new`);
+      expect(url.searchParams.get("origin")).toBe(local.origin);
+      // a virtual authenticator in the popup (the DevTools protocol's WebAuthn domain)
+      const cdp = await popup.context().newCDPSession(popup);
+      await cdp.send("WebAuthn.enable");
+      await cdp.send("WebAuthn.addVirtualAuthenticator", {
+        options: {
+          protocol: "ctap2",
+          transport: "internal",
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
+      });
+      // the page asked the element for the identity and got it: its button is enabled
+      const add = popup.getByRole("button", { name: "Add a passkey" });
+      await expect.poll(() => add.isEnabled(), { timeout: 10_000 }).toBe(true);
+      await add.click();
+      await popup.getByRole("status").filter({ hasText: "Passkey added" }).waitFor({ timeout: 10_000 });
+      const list = await t.as({ key: t.apiKey, identity: fay.token }).get("/api/v1/me/passkeys");
+      expect(list.body.items).toHaveLength(1);
+      await p.close();
+    } finally {
+      await local.close();
+      expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin] })).status).toBe(200);
+    }
   });
 });

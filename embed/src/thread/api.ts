@@ -15,7 +15,7 @@ const THREAD = `query EmbedThread($d: String!, $sort: CommentSort, $after: Strin
     discussion { state commentCount seq reactions: reactionMap myReactions } ${TOP_PAGE}
   }
 }`;
-const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes signInUrl } }`;
+const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes signInUrl signInMethods } }`;
 const MORE = `query EmbedMore($d: String!, $sort: CommentSort, $after: String) {
   comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) { ${TOP_PAGE} }
 }`;
@@ -80,6 +80,8 @@ export interface ReaderSettings {
   votes: "off" | "up" | "updown";
   /** the service's hosted sign-in page (a path on the API base when PUBLIC_URL is unset); null: off */
   signInUrl: string | null;
+  /** the hosted sign-in's methods: with `passkey`, a signed-in reader may add a passkey */
+  signInMethods: string[];
 }
 
 /** A vote as it now stands, with the comment's tallies. */

@@ -75,6 +75,7 @@ export const EN = {
   sign_in_button: "Sign in",
   signed_in_as: "Signed in as {name}",
   sign_out: "Sign out",
+  add_passkey: "Add a passkey",
   sign_in_blocked: "The sign-in window could not open. Allow pop-ups for this page and try again.",
   reconnecting: "Live updates paused, reconnecting…",
   reading_one: "{n} reading",

@@ -16,6 +16,7 @@ const DEFAULT_SETTINGS: ReaderSettings = {
   maxBodyLength: 10_000,
   votes: "off",
   signInUrl: null,
+  signInMethods: [],
 };
 
 /** What the loads need from the element. */

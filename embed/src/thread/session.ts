@@ -8,6 +8,10 @@
 // the session at the service (POST /api/v1/me/sign-out) and forgets it; so does the service refusing
 // it on any request (401 invalid_identity: expired, signed out elsewhere, banned). Every element of the
 // page (and of the page's other tabs, through the `storage` event) follows a sign-in or sign-out.
+// When the methods include `passkey`, a signed-in reader also sees "Add a passkey" (contract section
+// 29), which opens the service's page for it (…/passkeys/new) in a popup; that page asks its opener
+// for the reader's identity ({"type":"engagement:passkey-identity-request"}), and the element answers
+// the popup it opened, from the service's origin alone, with the kept token.
 // The host page's own identity, when it gives one, wins: the element then shows none of this.
 import { css, html, nothing, type TemplateResult } from "lit";
 import type { ThreadApi, Viewer } from "./api.js";
@@ -48,6 +52,10 @@ export class HostedSession {
   private tenantId: string | null = null;
   /** the token the element last read, to tell a change from an echo */
   private seen: string | null = null;
+  /** the hosted sign-in offers passkeys */
+  passkeys = false;
+  /** the add-a-passkey popup this element opened, the only window it tells the token to */
+  private passkeyPopup: Window | null = null;
   /** the popup could not open (blocked) */
   blocked = false;
   busy = false;
@@ -58,10 +66,11 @@ export class HostedSession {
    * The settings' sign-in page (a path is put after the API base); true when this made a stored token
    * usable that was not before (the element loads again with it).
    */
-  configure(base: string, signInUrl: string | null): boolean {
+  configure(base: string, signInUrl: string | null, methods: readonly string[] = []): boolean {
     const before = this.token;
     this.page = null;
     this.tenantId = null;
+    this.passkeys = methods.includes("passkey");
     if (signInUrl) {
       try {
         const page = new URL(signInUrl.startsWith("/") ? base + signInUrl : signInUrl);
@@ -104,8 +113,18 @@ export class HostedSession {
 
   /** "Sign in": the sign-in page in a popup, centred on the window. */
   open(): void {
-    if (!this.page) return;
-    const url = new URL(this.page);
+    this.popup(this.page);
+  }
+
+  /** "Add a passkey": the service's page for it in a popup, told the token when it asks. */
+  addPasskey(): void {
+    if (!this.page || !this.token) return;
+    this.passkeyPopup = this.popup(new URL(this.page.pathname.replace(/\/sign-in$/, "/passkeys/new"), this.page));
+  }
+
+  private popup(page: URL | null): Window | null {
+    if (!page) return null;
+    const url = new URL(page);
     url.searchParams.set("origin", location.origin);
     url.searchParams.set("lang", this.host.language());
     const left = Math.round(screenX + Math.max(0, (outerWidth - POPUP.width) / 2));
@@ -118,6 +137,7 @@ export class HostedSession {
     this.blocked = !popup;
     popup?.focus();
     this.host.requestUpdate();
+    return popup;
   }
 
   /** "Sign out": ended at the service, forgotten here (even when the service could not be reached). */
@@ -158,6 +178,14 @@ export class HostedSession {
   private readonly onMessage = (e: MessageEvent): void => {
     if (!this.page || e.origin !== this.page.origin) return;
     const data = e.data as { type?: unknown; token?: unknown } | null;
+    if (data?.type === "engagement:passkey-identity-request") {
+      // only the popup this element opened, at the service's origin, is told the token
+      const token = this.token;
+      if (token && this.passkeyPopup && e.source === this.passkeyPopup) {
+        this.passkeyPopup.postMessage({ type: "engagement:passkey-identity", token }, this.page.origin);
+      }
+      return;
+    }
     if (data?.type !== "engagement:signed-in" || typeof data.token !== "string" || !TOKEN.test(data.token)) return;
     this.blocked = false;
     if (data.token !== this.token) this.store(data.token);
@@ -184,6 +212,11 @@ export function renderSession(
     if (!viewer) return nothing;
     return html`<div class="session" part="session">
       <span class="muted">${fill(t.signed_in_as, { name: viewer.name })}</span>
+      ${
+        session.passkeys
+          ? html`<button class="secondary" part="passkey button" @click=${() => session.addPasskey()}>${t.add_passkey}</button>`
+          : nothing
+      }
       <button class="secondary" part="sign-out button" ?disabled=${session.busy} @click=${() => void session.signOut(api)}>
         ${t.sign_out}
       </button>

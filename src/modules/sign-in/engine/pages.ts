@@ -47,7 +47,7 @@ const STYLE = `:root{color-scheme:light dark;--bg:#fff;--fg:#1d2430;--muted:#5b6
 main{max-width:26rem;margin:2.5rem auto;padding:0 1.25rem}h1{font-size:1.5rem;margin:0 0 1rem}
 p{color:var(--muted)}label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],input[type=email]{width:100%;font:inherit;padding:.5rem .6rem;border:1px solid var(--border);border-radius:6px;background:var(--bg);color:var(--fg)}
-button.secondary{background:transparent;color:var(--accent);border:1px solid var(--accent);margin-left:.5rem}
+[hidden]{display:none!important}button.secondary{background:transparent;color:var(--accent);box-shadow:inset 0 0 0 1px var(--accent)}.actions{display:flex;flex-wrap:wrap;gap:.5rem}
 button,.button{display:inline-block;font:inherit;padding:.55rem 1rem;border:0;border-radius:6px;background:var(--accent);color:var(--bg);cursor:pointer;text-decoration:none;margin-top:.75rem}
 section{border-top:1px solid var(--border);padding-top:1rem;margin-top:1.25rem}.error{color:var(--error)}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}.visually-hidden{position:absolute;left:-10000px;width:1px;height:1px;overflow:hidden}

@@ -93,7 +93,7 @@ else{window.addEventListener("message",function(e){var d=e.data;if(e.origin!==O|
 if(window.opener){try{window.opener.postMessage({type:"engagement:passkey-identity-request"},O)}catch(e){}}}
 add.addEventListener("click",function(){er.textContent="";add.disabled=true;st.textContent=S.working;
 W.startRegistration({optionsJSON:options}).then(function(c){return call("/passkeys",{credential:c})}).then(function(r){
-if(r.status===201){st.textContent=S.passkey_added;later.textContent=S.close;if(window.opener){try{window.opener.postMessage({type:"engagement:passkey-added"},O)}catch(e){}}return}
+if(r.status===201){st.textContent=S.passkey_added;add.hidden=true;later.textContent=S.close;later.focus();if(window.opener){try{window.opener.postMessage({type:"engagement:passkey-added"},O)}catch(e){}}return}
 st.textContent="";er.textContent=S.failed},function(e){st.textContent="";er.textContent=e&&(e.name==="NotAllowedError"||e.code==="ERROR_CEREMONY_ABORTED")?S.passkey_cancelled:S.failed}).then(function(){
 if(st.textContent!==S.passkey_added){add.disabled=false;call("/passkeys/options",{}).then(function(r){return r.ok?r.json():null}).then(function(o){if(o)options=o})}})});`;
 
@@ -112,8 +112,8 @@ export function addPasskeyPage(input: AddPasskeyPageInput): HostedPage {
     title: say(lang, "passkey_add_title"),
     head: WEBAUTHN_HEAD,
     body: `<p>${t("passkey_add_text")}</p>
-<button type="button" id="passkey-add" disabled>${t("passkey_add_button")}</button>
-<button type="button" id="passkey-later" class="secondary">${t("passkey_not_now")}</button>
+<div class="actions"><button type="button" id="passkey-add" disabled>${t("passkey_add_button")}</button>
+<button type="button" id="passkey-later" class="secondary">${t("passkey_not_now")}</button></div>
 <p id="passkey-status" role="status">${t("passkey_waiting")}</p><p id="passkey-error" class="error" role="alert"></p>`,
     script: `(function(){var BASE=${scriptJson(authPath(input.tenantId, ""))},O=${scriptJson(input.origin)},S=${scriptJson(client)},OFFER=${input.offer ? "true" : "false"},KEY=${scriptJson(OFFER_KEY)};
 ${ADD_SCRIPT}})();`,
