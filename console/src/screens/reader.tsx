@@ -273,7 +273,9 @@ function signInText(s: ReaderPageFragment["signIn"]): string {
       ? "with an email link"
       : s.method === "guest"
         ? "as a guest"
-        : `with ${s.providerLabel ?? s.provider ?? "a provider"}${s.providerLabel && s.provider ? ` (${s.provider})` : ""}`;
+        : s.method === "passkey"
+          ? "with a passkey"
+          : `with ${s.providerLabel ?? s.provider ?? "a provider"}${s.providerLabel && s.provider ? ` (${s.provider})` : ""}`;
   return s.at ? `Signed in ${how}, ${when(s.at)}.` : `Signed in ${how} (signed out since).`;
 }
 

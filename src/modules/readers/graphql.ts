@@ -56,7 +56,7 @@ const FollowedDiscussionType = builder.objectRef<FollowedDiscussion>("FollowedDi
 const ReaderSignInType = builder.objectRef<ReaderSignIn>("ReaderSignIn").implement({
   description: "How a reader last signed in through the service's hosted sign-in (contract section 20).",
   fields: (t) => ({
-    method: t.exposeString("method", { description: "email | oidc | guest" }),
+    method: t.exposeString("method", { description: "email | oidc | guest | passkey" }),
     provider: t.exposeString("provider", { nullable: true, description: "The OIDC provider's id (method oidc); null otherwise." }),
     providerLabel: t.exposeString("providerLabel", {
       nullable: true,

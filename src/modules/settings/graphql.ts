@@ -53,7 +53,7 @@ const ReaderSettingsType = builder.objectRef<Settings>("ReaderSettings").impleme
     }),
     votes: t.expose("votes", { type: VoteModeEnum, description: "What readers may vote on comments: off, up, or updown." }),
     signInMethods: t.stringList({
-      description: "The hosted sign-in's methods (email | oidc | guest); empty: the page must give the reader's identity itself.",
+      description: "The hosted sign-in's methods (email | oidc | guest | passkey); empty: the page must give the reader's identity itself.",
       resolve: (s) => s.signIn.methods,
     }),
     signInUrl: t.string({
