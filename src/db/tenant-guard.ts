@@ -16,6 +16,7 @@ const TENANT_TABLES = new Set([
   "operators",
   "console_sessions",
   "console_links",
+  "operator_passkeys",
   "audit_log",
   "api_keys",
   "readers",
