@@ -4,14 +4,28 @@
 // sends it in X-CSRF-Token. Failed sign-in attempts are limited per account and per address, shared by
 // every instance (app.signInThrottle), and every password failure has one message. A refused link
 // redirects with why (?signin=link-expired | unknown-operator | unknown-tenant; operators.ts decides).
+// Operators' passkeys, added while signed in and signing in as the password does, are passkey-routes.ts's.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { serialize } from "cookie";
 import type { AppServices } from "../../../context/services.js";
+import type { Operator } from "../../../generated/prisma/client.js";
 import { AppError, errors } from "../../../lib/errors.js";
 import { mountPlainRoute } from "../../../http/plain-route.js";
 import { isSecureRequest } from "../../../http/public-base.js";
 import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../../auth/console-session.js";
 import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
+import { mountOperatorPasskeys } from "./passkey-routes.js";
+
+/** What a sign-in answers (password or passkey), as GET /console/auth/session does. */
+export interface SignedInBody {
+  tenantId: string;
+  tenantName: string | null;
+  operator: { id: string; email: string; role: string };
+  csrfToken: string;
+}
+
+/** Opens a session for `operator` on the reply (its cookie) and answers the body a sign-in answers. */
+export type SignInReply = (req: FastifyRequest, reply: FastifyReply, operator: Operator) => Promise<FastifyReply>;
 
 export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): void {
   const secure = (req: FastifyRequest) => isSecureRequest(app.config, req);
@@ -25,6 +39,18 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
   /** The tenant's name, which the console shows before its id. */
   const tenantNameOf = async (tenantId: string) =>
     (await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { name: true } }))?.name ?? null;
+
+  const signedIn: SignInReply = async (req, reply, operator) => {
+    const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
+    setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
+    const body: SignedInBody = {
+      tenantId: operator.tenantId,
+      tenantName: await tenantNameOf(operator.tenantId),
+      operator: { id: operator.id, email: operator.email, role: operator.role },
+      csrfToken: session.csrfToken,
+    };
+    return reply.header("Cache-Control", "no-store").send(body);
+  };
 
   const handle = (method: "GET" | "POST", url: string, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
     mountPlainRoute(fastify, app, { method, url, what: "console auth", handler });
@@ -56,14 +82,7 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
     }
     if (!operator) throw new AppError(401, "invalid_credentials", "The tenant, email or password is not right.");
     await app.signInThrottle.succeeded(attempt);
-    const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
-    setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);
-    return reply.header("Cache-Control", "no-store").send({
-      tenantId: operator.tenantId,
-      tenantName: await tenantNameOf(operator.tenantId),
-      operator: { id: operator.id, email: operator.email, role: operator.role },
-      csrfToken: session.csrfToken,
-    });
+    return signedIn(req, reply, operator);
   });
 
   handle("GET", "/console/auth/session", async (req, reply) => {
@@ -92,4 +111,6 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
       return reply.status(204).send();
     },
   });
+
+  mountOperatorPasskeys(fastify, app, signedIn);
 }
