@@ -51,6 +51,13 @@ export async function signIn(tenantId: string, email: string, password: string):
   return body;
 }
 
+/** Signs in with a passkey's assertion (console/src/passkeys.ts makes it): the session, as signIn answers it. */
+export async function passkeySignIn(credential: unknown): Promise<Session> {
+  const s = await send<Session>("POST", "/console/auth/passkeys/authenticate", { credential });
+  csrf = s!.csrfToken;
+  return s!;
+}
+
 export async function signOut(): Promise<void> {
   await fetch("/console/auth/sign-out", { method: "POST", credentials: "same-origin", headers: { "x-csrf-token": csrf } });
   csrf = "";
@@ -129,6 +136,38 @@ export async function rest<T>(method: "GET" | "POST", path: string, body?: Blob)
       throw new ApiError("The service cannot be reached. Check your connection and try again.", "network");
     }
     noteConsistency(r);
+    const parsed = (await r.json().catch(() => null)) as (T & { detail?: string; code?: string; errors?: FieldError[] }) | null;
+    if (!r.ok) throw new ApiError(parsed?.detail ?? `The service answered ${r.status}.`, parsed?.code ?? "error", parsed?.errors ?? []);
+    if (parsed === null) throw new ApiError(`The service answered ${r.status} without a body.`, "unavailable");
+    return parsed;
+  } finally {
+    w.__inflight--;
+  }
+}
+
+/**
+ * A JSON call to a plain route (the console's own under /console/auth): the session cookie and CSRF
+ * header; the answer's JSON, or null for 204; a problem document becomes an ApiError.
+ */
+export async function send<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T | null> {
+  w.__inflight++;
+  try {
+    let r: Response;
+    try {
+      r = await fetch(path, {
+        method,
+        credentials: "same-origin",
+        headers: {
+          accept: "application/json",
+          "x-csrf-token": csrf,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch {
+      throw new ApiError("The service cannot be reached. Check your connection and try again.", "network");
+    }
+    if (r.status === 204) return null;
     const parsed = (await r.json().catch(() => null)) as (T & { detail?: string; code?: string; errors?: FieldError[] }) | null;
     if (!r.ok) throw new ApiError(parsed?.detail ?? `The service answered ${r.status}.`, parsed?.code ?? "error", parsed?.errors ?? []);
     if (parsed === null) throw new ApiError(`The service answered ${r.status} without a body.`, "unavailable");

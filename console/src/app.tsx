@@ -6,9 +6,13 @@
 // src/modules/console/engine/http-routes.ts). The header names the tenant (its id on hover); the
 // Moderation link says how many comments are pending, read again when the queue changes here, every
 // 20 seconds (other moderators) and when the tab comes back into view. The sign-in page leads with
-// the link route (`npm run cli -- console-link`): an owner made by that command has no password.
+// the link route (`npm run cli -- console-link`): an owner made by that command has no password; then
+// "Sign in with a passkey" (and the Email field's autofill offers passkeys: console/src/passkeys.ts),
+// then the password form. The header's tenant and operator are the link to Your account (#/account),
+// which lists the operator's passkeys.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError, gql, loadSession, signIn, signOut, type Session } from "./api";
+import { armPasskeyAutofill, passkeysSupported, signInWithPasskey } from "./passkeys";
 import { EmailModeDocument, PendingCountDocument } from "./gql/graphql";
 import { ErrorMessage, messageOf } from "./ui";
 import { ModerationScreen } from "./screens/moderation";
@@ -29,6 +33,7 @@ import { ReaderScreen } from "./screens/reader";
 import { AnalyticsScreen } from "./screens/analytics";
 import { AuditScreen } from "./screens/audit";
 import { FediverseScreen } from "./screens/fediverse";
+import { AccountScreen } from "./screens/account";
 
 const SCREENS = [
   { path: "moderation", name: "Moderation", owner: false },
@@ -44,6 +49,8 @@ const SCREENS = [
   { path: "outbox", name: "Outbox", owner: true, outbox: true },
   // not in the navigation: reached from a comment's author
   { path: "readers", name: "Reader", owner: false, hidden: true },
+  // not in the navigation: "Your account" beside Sign out
+  { path: "account", name: "Your account", owner: false, hidden: true },
 ] as const;
 
 function useHashRoute(): string[] {
@@ -85,6 +92,20 @@ function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => vo
   const why = initial ?? (refused ? (LINK_REFUSED[refused] ?? LINK_REFUSED["link-expired"]!) : null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [passkeyError, setPasskeyError] = useState<string | null>(null);
+  const [passkeyBusy, setPasskeyBusy] = useState(false);
+  const supported = passkeysSupported();
+  // the Email field's autofill offers the service's passkeys while this page shows
+  useEffect(() => (supported ? armPasskeyAutofill(onSignedIn, (e) => setPasskeyError(messageOf(e))) : undefined), []);
+  const withPasskey = () => {
+    setPasskeyBusy(true);
+    setPasskeyError(null);
+    signInWithPasskey(false)
+      .then(onSignedIn, (err: unknown) => {
+        if (!(err instanceof ApiError && err.code === "aborted")) setPasskeyError(messageOf(err));
+      })
+      .finally(() => setPasskeyBusy(false));
+  };
   return (
     <main class="signin">
       <h1>Engagement console</h1>
@@ -99,6 +120,18 @@ function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => vo
           and open the link it prints (its last line; single-use, valid 15 minutes). Without <code>--email</code> it signs you in as the
           tenant's first owner, who has no password: this is their way in. Add <code>--email you@example.com</code> for another operator.
         </p>
+      </section>
+      <section aria-labelledby="passkey-title">
+        <h2 id="passkey-title">Or sign in with a passkey</h2>
+        <p class="hint" id="passkey-hint">
+          {supported
+            ? "For operators who have added one: once signed in, the tenant and email at the top open Your account, where passkeys are added. Your browser may also offer one in the Email field below."
+            : "This browser cannot use passkeys."}
+        </p>
+        <ErrorMessage error={passkeyError} />
+        <button type="button" onClick={withPasskey} disabled={!supported || passkeyBusy} aria-describedby="passkey-hint">
+          Sign in with a passkey
+        </button>
       </section>
       <section>
         <h2>Or sign in with a password</h2>
@@ -127,7 +160,8 @@ function SignIn({ onSignedIn, error: initial }: { onSignedIn: (s: Session) => vo
           </label>
           <label>
             Email
-            <input name="email" type="email" autoComplete="username" required />
+            {/* "webauthn": the autofill offers passkeys here too */}
+            <input name="email" type="email" autoComplete="username webauthn" required />
           </label>
           <label>
             Password
@@ -236,12 +270,19 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
           </ul>
         </nav>
         <div class="account">
-          <span class="who" title={`${tenant} (tenant id: ${session.tenantId}) · ${session.operator.email} (${session.operator.role})`}>
+          {/* who is signed in, the way to their account (its passkeys) */}
+          <a
+            class="who"
+            href="#/account"
+            aria-current={current.path === "account" ? "page" : undefined}
+            title={`Your account: ${tenant} (tenant id: ${session.tenantId}) · ${session.operator.email} (${session.operator.role})`}
+          >
+            <span class="sr-only">Your account: </span>
             <strong>{tenant}</strong>
             <span>
               · {session.operator.email} ({session.operator.role})
             </span>
-          </span>
+          </a>
           <button type="button" onClick={() => void signOut().then(onSignedOut)}>
             Sign out
           </button>
@@ -276,6 +317,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         {!denied && current.path === "analytics" && <AnalyticsScreen />}
         {!denied && current.path === "audit" && <AuditScreen />}
         {!denied && current.path === "outbox" && <OutboxScreen mode={emailMode} />}
+        {!denied && current.path === "account" && <AccountScreen session={session} />}
       </main>
     </div>
   );

@@ -176,7 +176,7 @@ describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout:
     const alert = fresh.getByRole("alert");
     await alert.waitFor();
     expect(await alert.textContent()).toContain("not an operator of this tenant");
-    await fresh.getByRole("button", { name: "Sign in" }).waitFor();
+    await fresh.getByRole("button", { name: "Sign in", exact: true }).waitFor();
     await expectAccessible(fresh, "sign-in after an unknown operator's link");
     await shoot(fresh, "sign-in-unknown-operator");
     await fresh.close();

@@ -249,7 +249,7 @@ describe.skipIf(chromiumMissing)("the console a moderator reads", { timeout: 120
     await page.getByLabel("Tenant").fill(t.tenantId);
     await page.getByLabel("Email").fill("owner@localhost");
     await page.getByLabel("Password").fill("not-a-password");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("alert").filter({ hasText: "sign in with a link instead" }).waitFor();
     await expectAccessible(page, "sign-in");
     await shoot(page, "sign-in-link");

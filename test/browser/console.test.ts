@@ -379,7 +379,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
 
   it("signs out", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    await page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
     await expectAccessible(page, "sign-in");
     await shoot(page, "sign-in");
     expect(await page.evaluate(() => fetch("/console/auth/session").then((r) => r.status))).toBe(401);
