@@ -52,7 +52,7 @@ export async function signInWithPasskey(autofill: boolean): Promise<Session> {
 /**
  * Arms the autofill's sign-in while the sign-in page shows (when the browser offers passkeys in
  * autofill): `onSignedIn` with the session, `onRefused` when the service refused the passkey picked
- * (the browser's own cancellations say nothing). Returns what disarms it.
+ * (or the address's tries are spent). Returns what disarms it.
  */
 export function armPasskeyAutofill(onSignedIn: (s: Session) => void, onRefused: (e: ApiError) => void): () => void {
   let live = true;
@@ -61,8 +61,9 @@ export function armPasskeyAutofill(onSignedIn: (s: Session) => void, onRefused: 
     signInWithPasskey(true).then(
       (s) => live && onSignedIn(s),
       (e: unknown) => {
-        // only the service's answers: the browser's cancellations and its closing of the list are no news
-        if (live && e instanceof ApiError && !["aborted", "cancelled", "passkey_unusable"].includes(e.code)) onRefused(e);
+        // only the service's word on the passkey picked: the browser's cancellations, its closing of the
+        // list and an instance without passkeys are no news before anyone asked (the button says them)
+        if (live && e instanceof ApiError && (e.code === "passkey_refused" || e.code === "rate_limited")) onRefused(e);
       },
     );
   });
