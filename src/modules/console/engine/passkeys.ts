@@ -1,5 +1,6 @@
 // Console operators' passkeys (contract section 29: an operator adds one and signs in with it instead of
-// a console link; the ceremonies' checks in src/auth/webauthn.ts, as readers' are):
+// a console link; the ceremonies' checks in src/auth/webauthn.ts, their rows in
+// src/auth/passkey-records.ts, as readers' are):
 //  - registration: a signed-in operator asks for options; the challenge is kept in sign_in_tokens under
 //    the operator's tenant (kind console_passkey_registration, only its SHA-256, 5 minutes, single use)
 //    with the operator it was given to; the credential that signed it is stored in operator_passkeys
@@ -20,30 +21,27 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import type { AppServices } from "../../../context/services.js";
 import type { Operator } from "../../../generated/prisma/client.js";
-import { spendOneTimeToken } from "../../../auth/one-time-tokens.js";
+import {
+  beginRegistration,
+  deletePasskey,
+  finishRegistration,
+  listPasskeys,
+  OPERATOR_PASSKEYS,
+  recordUse,
+  type Passkey,
+} from "../../../auth/passkey-records.js";
 import {
   authenticationOptions,
   CHALLENGE_TTL_MS,
-  defaultPasskeyLabel,
   readCredential,
   readLabel,
   registrationOptions,
   signedChallenge,
   verifyAuthentication,
-  verifyRegistration,
   type RelyingParty,
 } from "../../../auth/webauthn.js";
 import { errors } from "../../../lib/errors.js";
-import { newId } from "../../../lib/ids.js";
 import { sha256 } from "../../../lib/sha256.js";
-
-/** A passkey as its operator sees it (GET /console/auth/passkeys). */
-export interface OperatorPasskeyView {
-  id: string;
-  label: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-}
 
 /** The signed-in operator a registration is for (the console session's principal). */
 export interface SignedInOperator {
@@ -52,64 +50,26 @@ export interface SignedInOperator {
   email: string;
 }
 
-const REGISTRATION = "console_passkey_registration";
-const COLUMNS = `id, label, created_at AS "createdAt", last_used_at AS "lastUsedAt"`;
-
 /** The operator's passkeys, newest first. */
-export function listOperatorPasskeys(app: AppServices, op: SignedInOperator): Promise<OperatorPasskeyView[]> {
-  return app
-    .stores(op.tenantId)
-    .sql.query<OperatorPasskeyView>(
-      `SELECT ${COLUMNS} FROM operator_passkeys WHERE tenant_id = $1 AND operator_id = $2 ORDER BY created_at DESC, id`,
-      [op.operatorId],
-      "operator_passkeys_list",
-    );
-}
+export const listOperatorPasskeys = (app: AppServices, op: SignedInOperator): Promise<Passkey[]> =>
+  listPasskeys(app.stores(op.tenantId), OPERATOR_PASSKEYS, op.operatorId);
 
 /** Removes one of the operator's passkeys; 404 for an id that is not theirs. */
-export async function deleteOperatorPasskey(app: AppServices, op: SignedInOperator, id: string): Promise<void> {
-  const gone = await app
-    .stores(op.tenantId)
-    .sql.query(
-      "DELETE FROM operator_passkeys WHERE tenant_id = $1 AND operator_id = $2 AND id = $3 RETURNING id",
-      [op.operatorId, id],
-      "operator_passkey_delete",
-    );
-  if (!gone.length) throw errors.notFound("Passkey");
-}
+export const deleteOperatorPasskey = (app: AppServices, op: SignedInOperator, id: string): Promise<void> =>
+  deletePasskey(app.stores(op.tenantId), OPERATOR_PASSKEYS, op.operatorId, id);
 
 /** Registration options for the operator (POST /console/auth/passkeys/options): their passkeys excluded. */
 export async function operatorRegistrationOptions(app: AppServices, op: SignedInOperator, rp: RelyingParty) {
-  const store = app.stores(op.tenantId);
-  const held = await store.sql.query<{ credentialId: string; transports: string[] | null; userHandle: string }>(
-    `SELECT credential_id AS "credentialId", transports, user_handle AS "userHandle"
-       FROM operator_passkeys WHERE tenant_id = $1 AND operator_id = $2 ORDER BY created_at`,
-    [op.operatorId],
-    "operator_passkeys_held",
-  );
-  const userHandle = held[0]?.userHandle ?? randomBytes(32).toString("base64url");
-  const challenge = randomBytes(32).toString("base64url");
-  const now = app.clock.now();
-  await store.sql.query(
-    `INSERT INTO sign_in_tokens (tenant_id, kind, token_hash, data, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [
-      REGISTRATION,
-      sha256(challenge, "hex"),
-      JSON.stringify({ operatorId: op.operatorId, userHandle }),
-      now,
-      new Date(now.getTime() + CHALLENGE_TTL_MS),
-    ],
-    "operator_passkey_challenge",
-  );
+  const begun = await beginRegistration(app.stores(op.tenantId), OPERATOR_PASSKEYS, op.operatorId, app.clock.now());
   const tenant = await app.prisma.tenant.findUnique({ where: { id: op.tenantId }, select: { name: true } });
   return registrationOptions({
     rp,
-    challenge,
+    challenge: begun.challenge,
     // the browser's list holds every passkey of the service's host (readers' too): the tenant tells them apart
     userName: `${op.email} · ${tenant?.name ?? op.tenantId} console`,
     userDisplayName: op.email,
-    userHandle: Buffer.from(userHandle, "base64url"),
-    exclude: held.map((c) => ({ credentialId: c.credentialId, transports: c.transports ?? [] })),
+    userHandle: begun.userHandle,
+    exclude: begun.exclude,
   });
 }
 
@@ -119,44 +79,10 @@ export async function operatorRegistrationOptions(app: AppServices, op: SignedIn
  * the passkey. 400 passkey_invalid for another operator's challenge, one that does not verify, or a
  * credential registered already.
  */
-export async function registerOperatorPasskey(
-  app: AppServices,
-  op: SignedInOperator,
-  rp: RelyingParty,
-  body: unknown,
-): Promise<OperatorPasskeyView> {
+export function registerOperatorPasskey(app: AppServices, op: SignedInOperator, rp: RelyingParty, body: unknown): Promise<Passkey> {
   const credential = readCredential<RegistrationResponseJSON>(body);
   const label = readLabel(body);
-  const store = app.stores(op.tenantId);
-  const challenge = signedChallenge(credential);
-  const now = app.clock.now();
-  const kept = challenge
-    ? await spendOneTimeToken<{ operatorId: string; userHandle: string }>(store, REGISTRATION, challenge, now, "operator_passkey_spend")
-    : null;
-  if (!kept) throw errors.passkeyInvalid("its challenge is unknown, used or expired: ask for new options.");
-  if (kept.operatorId !== op.operatorId) throw errors.passkeyInvalid("its challenge was given to another operator.");
-  const made = await verifyRegistration(rp, credential, challenge!);
-  const [row] = await store.sql.query<OperatorPasskeyView>(
-    `INSERT INTO operator_passkeys (tenant_id, id, operator_id, credential_id, public_key, counter, transports, user_handle, device_type, backed_up, label, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-     ON CONFLICT (credential_id) DO NOTHING RETURNING ${COLUMNS}`,
-    [
-      newId("pk"),
-      op.operatorId,
-      made.credentialId,
-      Buffer.from(made.publicKey),
-      made.counter,
-      [...made.transports],
-      kept.userHandle,
-      made.deviceType,
-      made.backedUp,
-      label ?? defaultPasskeyLabel(now),
-      now,
-    ],
-    "operator_passkey_insert",
-  );
-  if (!row) throw errors.passkeyInvalid("this credential is registered already.");
-  return row;
+  return finishRegistration(app.stores(op.tenantId), OPERATOR_PASSKEYS, op.operatorId, rp, credential, label, app.clock.now());
 }
 
 // --- sign-in: the stateless challenge (see the file's head)
@@ -239,13 +165,7 @@ export async function authenticateOperator(app: AppServices, rp: RelyingParty, b
     counter: Number(stored.counter),
     transports: stored.transports ?? [],
   });
-  // the counter moves forward once: two uses of one signature race here and one loses
-  const moved = await store.sql.query(
-    `UPDATE operator_passkeys SET counter = $3, last_used_at = $4 WHERE tenant_id = $1 AND id = $2 AND (counter < $3 OR $3 = 0) RETURNING id`,
-    [stored.id, newCounter, now],
-    "operator_passkey_used",
-  );
-  if (!moved.length) throw errors.passkeyRefused("its signature counter went backwards, as a cloned authenticator's does.");
+  await recordUse(store, OPERATOR_PASSKEYS, stored.id, newCounter, now);
   const operator = await app.prisma.operator.findUnique({ where: { id: stored.operatorId } });
   if (!operator) throw errors.passkeyRefused("its operator is gone.");
   return operator;
