@@ -8,13 +8,13 @@
 // credential is 422; removing another operator's passkey is 404; refused assertions are counted per
 // client address as failed password sign-ins are (429 once spent). The ceremonies with an authenticator
 // are test/browser/console-passkeys.test.ts's.
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { manualClock } from "../src/lib/clock.js";
 import { createOperator, signConsoleLink } from "../src/modules/console/engine/operators.js";
 import { newId } from "../src/lib/ids.js";
+import { ownAddress, postFrom } from "./support/from-address.js";
 
 const PUBLIC_URL = "https://comments.example.test";
 
@@ -67,38 +67,11 @@ async function call(method: string, path: string, opts: { as?: Operator; body?: 
   return { status: r.status, headers: r.headers, body: text ? JSON.parse(text) : null };
 }
 
-/** A loopback source address of the caller's own: the server counts refused sign-ins per client address. */
-const ownAddress = () =>
-  `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${2 + Math.floor(Math.random() * 253)}`;
 /** this file's sign-ins come from here, apart from other files' (their refusals are counted per address) */
 const FROM = ownAddress();
 
 /** POST /console/auth/passkeys/authenticate over real HTTP from `from`. */
-function authenticate(body: unknown, from = FROM): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
-  const url = new URL("/console/auth/passkeys/authenticate", server.url);
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: "POST",
-        localAddress: from,
-        agent: false,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (text += c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) }));
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
+const authenticate = (body: unknown, from = FROM) => postFrom(server.url, "/console/auth/passkeys/authenticate", from, body);
 
 /** A passkey row of `op`, written as a registration writes one (the browser test makes real ones). */
 async function storedPasskey(tenant: TestTenant, op: { id: string }, label: string): Promise<string> {

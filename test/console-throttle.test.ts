@@ -3,52 +3,25 @@
 // a restarted server keeps them, a successful sign-in starts the account's count again; without
 // REDIS_URL, and with Redis down, each instance still throttles in process. Each test signs in from
 // a loopback address of its own (127.x.y.z), so the per-address counts of parallel files stay apart.
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant } from "./support/fixtures.js";
 import { freePort, startOwnRedis } from "./support/own-services.js";
 import { createOperator } from "../src/modules/console/engine/operators.js";
+import { ownAddress, postFrom } from "./support/from-address.js";
 
 const PASSWORD = "correct horse battery";
 
-/** A loopback source address of this test's own: the server sees it as the client's address. */
-const ownAddress = () =>
-  `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${2 + Math.floor(Math.random() * 253)}`;
+/** POST /console/auth/sign-in over real HTTP from `from` (the request's source address). */
+async function signIn(server: TestServer, from: string, body: Record<string, string>): Promise<Answer> {
+  const r = await postFrom(server.url, "/console/auth/sign-in", from, body);
+  return { status: r.status, retryAfter: r.headers["retry-after"] as string | undefined, body: r.body };
+}
 
 interface Answer {
   status: number;
   retryAfter: string | undefined;
   body: any;
-}
-
-/** POST /console/auth/sign-in over real HTTP from `from` (the request's source address). */
-function signIn(server: TestServer, from: string, body: Record<string, string>): Promise<Answer> {
-  const url = new URL("/console/auth/sign-in", server.url);
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: "POST",
-        localAddress: from,
-        agent: false,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (text += c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"] as string | undefined, body: JSON.parse(text) }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
 }
 
 /** A tenant with one operator (on `server`'s database) and the sign-in bodies for it. */
