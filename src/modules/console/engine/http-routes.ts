@@ -25,7 +25,10 @@ export interface SignedInBody {
 }
 
 /** Opens a session for `operator` on the reply (its cookie) and answers the body a sign-in answers. */
-export type SignInReply = (req: FastifyRequest, reply: FastifyReply, operator: Operator) => Promise<FastifyReply>;
+/** The operator a sign-in found: what its session and its answer need. */
+export type SignedInOperatorRow = Pick<Operator, "id" | "tenantId" | "email" | "role">;
+
+export type SignInReply = (req: FastifyRequest, reply: FastifyReply, operator: SignedInOperatorRow) => Promise<FastifyReply>;
 
 export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): void {
   const secure = (req: FastifyRequest) => isSecureRequest(app.config, req);

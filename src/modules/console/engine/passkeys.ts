@@ -21,6 +21,8 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import type { AppServices } from "../../../context/services.js";
 import type { Operator } from "../../../generated/prisma/client.js";
+import { tenantRow } from "../../../auth/auth-cache.js";
+import type { SignedInOperatorRow } from "./http-routes.js";
 import {
   beginRegistration,
   deletePasskey,
@@ -61,7 +63,7 @@ export const deleteOperatorPasskey = (app: AppServices, op: SignedInOperator, id
 /** Registration options for the operator (POST /console/auth/passkeys/options): their passkeys excluded. */
 export async function operatorRegistrationOptions(app: AppServices, op: SignedInOperator, rp: RelyingParty) {
   const begun = await beginRegistration(app.stores(op.tenantId), OPERATOR_PASSKEYS, op.operatorId, app.clock.now());
-  const tenant = await app.prisma.tenant.findUnique({ where: { id: op.tenantId }, select: { name: true } });
+  const tenant = await tenantRow(app, op.tenantId);
   return registrationOptions({
     rp,
     challenge: begun.challenge,
@@ -120,6 +122,8 @@ interface StoredRow {
   id: string;
   tenantId: string;
   operatorId: string;
+  email: string;
+  role: Operator["role"];
   publicKey: Buffer;
   counter: string;
   transports: string[] | null;
@@ -133,7 +137,7 @@ export const credentialIdOf = (body: unknown): string => readCredential<Authenti
  * Signs in with a passkey (POST /console/auth/passkeys/authenticate {"credential"}): its operator, or
  * 401 passkey_refused (see the file's head). The caller opens the session.
  */
-export async function authenticateOperator(app: AppServices, rp: RelyingParty, body: unknown): Promise<Operator> {
+export async function authenticateOperator(app: AppServices, rp: RelyingParty, body: unknown): Promise<SignedInOperatorRow> {
   const credential = readCredential<AuthenticationResponseJSON>(body);
   const now = app.clock.now();
   const challenge = signedChallenge(credential);
@@ -141,9 +145,9 @@ export async function authenticateOperator(app: AppServices, rp: RelyingParty, b
   if (!challenge || !expires) throw errors.passkeyRefused("its challenge is unknown, used or expired: start again.");
   // the credential among every tenant's operators' (unique across them): the one read that crosses tenants
   const [stored] = await app.sql.query<StoredRow>(
-    `SELECT id, tenant_id AS "tenantId", operator_id AS "operatorId", public_key AS "publicKey", counter::text AS counter,
-            transports, user_handle AS "userHandle"
-       FROM operator_passkeys WHERE credential_id = $1`,
+    `SELECT p.id, p.tenant_id AS "tenantId", p.operator_id AS "operatorId", o.email, o.role::text AS role, p.public_key AS "publicKey",
+            p.counter::text AS counter, p.transports, p.user_handle AS "userHandle"
+       FROM operator_passkeys p JOIN operators o ON o.id = p.operator_id WHERE p.credential_id = $1`,
     [credential.id],
     "operator_passkey_find",
   );
@@ -166,7 +170,5 @@ export async function authenticateOperator(app: AppServices, rp: RelyingParty, b
     transports: stored.transports ?? [],
   });
   await recordUse(store, OPERATOR_PASSKEYS, stored.id, newCounter, now);
-  const operator = await app.prisma.operator.findUnique({ where: { id: stored.operatorId } });
-  if (!operator) throw errors.passkeyRefused("its operator is gone.");
-  return operator;
+  return { id: stored.operatorId, tenantId: stored.tenantId, email: stored.email, role: stored.role };
 }
