@@ -16,6 +16,7 @@ import { migratePostgres } from "../../src/db/migrate.js";
 import { NODE_FLAGS } from "./process.js";
 import { pgliteTemplatePath } from "./pglite-template.js";
 import { endLeftovers, RUN_MARK } from "./leftover-processes.js";
+import { prepareAtprotoNative } from "./atproto-native.js";
 
 const ADMIN_URL = process.env.TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
@@ -53,9 +54,10 @@ function newestUnder(dir: string): number {
 }
 
 /**
- * The server (`npm run build`, what `npm start` runs first), and the console when its sources changed
+ * The server (`npm run build`, what `npm start` runs first), the console when its sources changed
  * after its last build (`npm install` builds it; an edit of console/src or of the settings' words it
- * is generated from would otherwise be tested against the old build).
+ * is generated from would otherwise be tested against the old build), and the Bluesky network's
+ * native module when it does not load (test/support/atproto-native.ts).
  */
 function build(): Promise<void> {
   const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -64,7 +66,7 @@ function build(): Promise<void> {
     !existsSync(consoleBuilt) ||
     Math.max(newestUnder(join(root, "console", "src")), newestUnder(join(root, "src", "tenancy", "settings"))) >
       statSync(consoleBuilt).mtimeMs;
-  return Promise.all([npmRun("build"), stale ? npmRun("build:console") : undefined]).then(() => undefined);
+  return Promise.all([npmRun("build"), stale ? npmRun("build:console") : undefined, prepareAtprotoNative()]).then(() => undefined);
 }
 
 export default async function setup(project: TestProject) {

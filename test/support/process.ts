@@ -42,12 +42,17 @@ export const runCli = (args: string[], env: NodeJS.ProcessEnv): Promise<Run> =>
   runProcess(process.execPath, [...NODE_FLAGS, CLI, ...args], env);
 
 /**
- * A test's child process (a script under test/support run on dist/ with NODE_FLAGS) that prints
- * `ready <word>` once it serves: the process and that word. It is killed if not ready within
+ * A test's child process (a script under test/support, run with `flags`: NODE_FLAGS by default) that
+ * prints `ready <word>` once it serves: the process and that word. It is killed if not ready within
  * `timeoutMs`; its stderr is in the error when it exits first.
  */
-export function spawnReady(script: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ proc: ChildProcess; ready: string }> {
-  const proc = spawn(process.execPath, [...NODE_FLAGS, script], { env, stdio: ["ignore", "pipe", "pipe"] });
+export function spawnReady(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  flags: readonly string[] = NODE_FLAGS,
+): Promise<{ proc: ChildProcess; ready: string }> {
+  const proc = spawn(process.execPath, [...flags, script], { env, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let out = "";
     let err = "";
