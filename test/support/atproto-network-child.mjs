@@ -5,6 +5,7 @@
 //   POST /process-all → 204 once the AppView has indexed everything written so far.
 // It stops on SIGTERM.
 import { createServer } from "node:http";
+import process from "node:process";
 import { TestNetwork } from "@atproto/dev-env";
 
 const network = await TestNetwork.create({

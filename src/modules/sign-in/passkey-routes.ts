@@ -97,7 +97,7 @@ export function mountPasskeys(fastify: FastifyInstance, app: AppServices): void 
       if (typeof origin !== "string" || !resolveSettings(tenant.settings).allowedOrigins.includes(origin)) {
         return sendPage(reply, problemPage({ lang, title: say(lang, "bad_origin_title"), detail: say(lang, "bad_origin") }), 400);
       }
-      rp(req, tenant);
+      rp(req, tenant); // 409 passkeys_unavailable before a page that could add nothing
       return sendPage(
         reply,
         addPasskeyPage({ lang, tenantId: tenant.id, tenantName: tenant.name, origin, offer: req.query.offer === "1" }),
