@@ -66,7 +66,15 @@ function build(): Promise<void> {
     !existsSync(consoleBuilt) ||
     Math.max(newestUnder(join(root, "console", "src")), newestUnder(join(root, "src", "tenancy", "settings"))) >
       statSync(consoleBuilt).mtimeMs;
-  return Promise.all([npmRun("build"), stale ? npmRun("build:console") : undefined, prepareAtprotoNative()]).then(() => undefined);
+  // the native module after the builds, not beside them: `npm rebuild` links package binaries again,
+  // and a build that runs one (esbuild, vite) at that moment fails
+  return Promise.all([npmRun("build"), stale ? npmRun("build:console") : undefined])
+    .then(() => prepareAtprotoNative().catch(() => prepareAtprotoNative())) // once more: npm's download may have failed
+    .catch((err: unknown) => {
+      // said here in full: vitest's own report of a set-up's failure can fail to print it
+      console.error("the tests' set-up failed:", err);
+      throw err;
+    });
 }
 
 export default async function setup(project: TestProject) {
