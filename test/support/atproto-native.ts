@@ -8,7 +8,6 @@
 // Nothing happens when it already loads.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -16,11 +15,13 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Whether better-sqlite3 opens a database in this process's Node. */
-function loads(): boolean {
+/**
+ * Whether better-sqlite3 opens a database in this Node, asked of a new process: one that tried before
+ * the build may keep what it found then.
+ */
+async function loads(): Promise<boolean> {
   try {
-    const Database = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => { close(): void };
-    new Database(":memory:").close();
+    await run(process.execPath, ["-e", 'new (require("better-sqlite3"))(":memory:").close()'], { cwd: root });
     return true;
   } catch {
     return false;
@@ -29,7 +30,7 @@ function loads(): boolean {
 
 /** Builds better-sqlite3 for this Node when it does not load (about a minute, once per checkout). */
 export async function prepareAtprotoNative(): Promise<void> {
-  if (loads()) return;
+  if (await loads()) return;
   const version = process.versions.node;
   const cache = join(root, "node_modules", ".cache", "node-headers", version);
   const headers = join(cache, "package");
@@ -48,5 +49,5 @@ export async function prepareAtprotoNative(): Promise<void> {
     env: { ...process.env, npm_config_nodedir: headers },
     maxBuffer: 1 << 26,
   });
-  if (!loads()) throw new Error(`better-sqlite3 was rebuilt against ${headers} and still does not load in Node ${version}`);
+  if (!(await loads())) throw new Error(`better-sqlite3 was rebuilt against ${headers} and still does not load in Node ${version}`);
 }
