@@ -6,11 +6,12 @@
 //    or an address), their credentials to exclude, and a challenge kept in sign_in_tokens (only its
 //    SHA-256, CHALLENGE_TTL_MS, single use) with the owner it was given to; then the credential that
 //    signed it, checked and stored for that owner alone;
-//  - a sign-in's counter moved forward once by a guarded UPDATE (two uses of one signature race there
-//    and one loses), with when it was last used;
+//  - a sign-in's assertion: the account it names (its user handle) the passkey's, its signature and
+//    counter checked (webauthn.ts), the counter moved forward once by a guarded UPDATE (two uses of
+//    one signature race there and one loses), with when it was last used;
 //  - the owner's list (newest first) and the removal of one of theirs.
 import { randomBytes } from "node:crypto";
-import type { RegistrationResponseJSON } from "@simplewebauthn/server";
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import type { TenantStore } from "../db/tenant-store.js";
 import { errors } from "../lib/errors.js";
 import { newId } from "../lib/ids.js";
@@ -20,6 +21,7 @@ import {
   CHALLENGE_TTL_MS,
   defaultPasskeyLabel,
   signedChallenge,
+  verifyAuthentication,
   verifyRegistration,
   type RelyingParty,
   type StoredCredential,
@@ -156,8 +158,42 @@ export async function finishRegistration(
   return row;
 }
 
+/** A stored passkey as a sign-in reads it (its counter as text: a bigint). */
+export interface StoredPasskey {
+  id: string;
+  publicKey: Uint8Array;
+  counter: string;
+  transports: string[] | null;
+  userHandle: string;
+}
+
+/** 401 passkey_refused unless the assertion names the account the passkey was made for (when it names one). */
+export function assertSameAccount(credential: AuthenticationResponseJSON, stored: Pick<StoredPasskey, "userHandle">): void {
+  const handle = credential.response.userHandle;
+  if (handle !== undefined && handle !== stored.userHandle) throw errors.passkeyRefused("the credential names another account.");
+}
+
+/** The assertion checked against the stored passkey (401 passkey_refused), and the passkey's use recorded. */
+export async function acceptAssertion(
+  store: TenantStore,
+  owners: PasskeyOwners,
+  rp: RelyingParty,
+  credential: AuthenticationResponseJSON,
+  challenge: string,
+  stored: StoredPasskey,
+  now: Date,
+): Promise<void> {
+  const newCounter = await verifyAuthentication(rp, credential, challenge, {
+    credentialId: credential.id,
+    publicKey: stored.publicKey,
+    counter: Number(stored.counter),
+    transports: stored.transports ?? [],
+  });
+  await recordUse(store, owners, stored.id, newCounter, now);
+}
+
 /** A passkey that signed in: its new counter and when, once; 401 passkey_refused when the counter did not go up. */
-export async function recordUse(store: TenantStore, owners: PasskeyOwners, id: string, newCounter: number, now: Date): Promise<void> {
+async function recordUse(store: TenantStore, owners: PasskeyOwners, id: string, newCounter: number, now: Date): Promise<void> {
   const moved = await store.sql.query(
     `UPDATE ${owners.table} SET counter = $3, last_used_at = $4 WHERE tenant_id = $1 AND id = $2 AND (counter < $3 OR $3 = 0) RETURNING id`,
     [id, newCounter, now],

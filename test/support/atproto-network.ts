@@ -4,11 +4,10 @@
 // (its schemas named after `schema`: letters and underscores) and Redis. Accounts, posts, replies
 // and deletions are made over XRPC with @atproto/api's AtpAgent against its PDS, as a Bluesky app
 // makes them; `indexed()` waits until the AppView has seen them.
-import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { AtpAgent } from "@atproto/api";
 import { inject } from "vitest";
-import { spawnReady } from "./process.js";
+import { spawnReady, stopChild } from "./process.js";
 
 export interface AtprotoNetwork {
   pds: string;
@@ -52,16 +51,4 @@ export async function startAtprotoNetwork(schema: string): Promise<AtprotoNetwor
     },
     stop: () => stopChild(proc),
   };
-}
-
-function stopChild(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => proc.kill("SIGKILL"), 10_000);
-    proc.once("exit", () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    proc.kill("SIGTERM");
-  });
 }

@@ -12,6 +12,7 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { recordSpawned } from "./leftover-processes.js";
+import { stopChild } from "./process.js";
 
 export const PGBOUNCER_BIN = process.env.PGBOUNCER_BIN ?? "/usr/sbin/pgbouncer";
 
@@ -141,10 +142,8 @@ export async function startPgBouncer(opts: PgBouncerOptions): Promise<PgBouncer>
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGCONT");
-        child.kill("SIGTERM"); // immediate shutdown
-        const guard = setTimeout(() => child.kill("SIGKILL"), 5_000);
+        await stopChild(child, 5_000); // SIGTERM: PgBouncer's immediate shutdown
         await exited;
-        clearTimeout(guard);
       }
       rmSync(dir, { recursive: true, force: true });
     },

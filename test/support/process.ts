@@ -69,3 +69,19 @@ export function spawnReady(
     }, timeoutMs).unref();
   });
 }
+
+/**
+ * Stops a child process: SIGTERM, then SIGKILL if it has not exited within `graceMs` (a guard, never
+ * a wait: it resolves as soon as the child exits).
+ */
+export function stopChild(proc: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const guard = setTimeout(() => proc.kill("SIGKILL"), graceMs);
+    proc.once("exit", () => {
+      clearTimeout(guard);
+      resolve();
+    });
+    proc.kill("SIGTERM");
+  });
+}

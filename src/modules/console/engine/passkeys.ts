@@ -29,8 +29,10 @@ import {
   finishRegistration,
   listPasskeys,
   OPERATOR_PASSKEYS,
-  recordUse,
+  acceptAssertion,
+  assertSameAccount,
   type Passkey,
+  type StoredPasskey,
 } from "../../../auth/passkey-records.js";
 import {
   authenticationOptions,
@@ -39,7 +41,6 @@ import {
   readLabel,
   registrationOptions,
   signedChallenge,
-  verifyAuthentication,
   type RelyingParty,
 } from "../../../auth/webauthn.js";
 import { errors } from "../../../lib/errors.js";
@@ -118,16 +119,11 @@ export function operatorAuthenticationOptions(app: AppServices, rp: RelyingParty
   return authenticationOptions(rp, signChallenge(app.adminJwtSecret, app.clock.now()));
 }
 
-interface StoredRow {
-  id: string;
+interface StoredRow extends StoredPasskey {
   tenantId: string;
   operatorId: string;
   email: string;
   role: Operator["role"];
-  publicKey: Buffer;
-  counter: string;
-  transports: string[] | null;
-  userHandle: string;
 }
 
 /** The id of a credential in a body (for the throttle's count), or 422 when the body holds no credential. */
@@ -152,8 +148,7 @@ export async function authenticateOperator(app: AppServices, rp: RelyingParty, b
     "operator_passkey_find",
   );
   if (!stored) throw errors.passkeyRefused("no operator's passkey has this credential.");
-  const handle = credential.response.userHandle;
-  if (handle !== undefined && handle !== stored.userHandle) throw errors.passkeyRefused("the credential names another account.");
+  assertSameAccount(credential, stored);
   const store = app.stores(stored.tenantId);
   // spent once, on any instance, whatever follows: the second insert of the same challenge finds the first
   const spent = await store.sql.query(
@@ -163,12 +158,6 @@ export async function authenticateOperator(app: AppServices, rp: RelyingParty, b
     "operator_passkey_spend_challenge",
   );
   if (!spent.length) throw errors.passkeyRefused("its challenge is unknown, used or expired: start again.");
-  const newCounter = await verifyAuthentication(rp, credential, challenge, {
-    credentialId: credential.id,
-    publicKey: stored.publicKey,
-    counter: Number(stored.counter),
-    transports: stored.transports ?? [],
-  });
-  await recordUse(store, OPERATOR_PASSKEYS, stored.id, newCounter, now);
+  await acceptAssertion(store, OPERATOR_PASSKEYS, rp, credential, challenge, stored, now);
   return { id: stored.operatorId, tenantId: stored.tenantId, email: stored.email, role: stored.role };
 }

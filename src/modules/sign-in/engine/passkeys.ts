@@ -26,8 +26,10 @@ import {
   listPasskeys as listOwned,
   newChallenge,
   READER_PASSKEYS,
-  recordUse,
+  acceptAssertion,
+  assertSameAccount,
   type Passkey,
+  type StoredPasskey,
 } from "../../../auth/passkey-records.js";
 import {
   authenticationOptions,
@@ -36,7 +38,6 @@ import {
   readLabel,
   registrationOptions,
   signedChallenge,
-  verifyAuthentication,
   type RelyingParty,
 } from "../../../auth/webauthn.js";
 import { errors } from "../../../lib/errors.js";
@@ -106,13 +107,8 @@ export async function passkeyAuthenticationOptions(app: AppServices, tenant: Ten
   return authenticationOptions(rp, challenge);
 }
 
-interface StoredRow {
-  id: string;
+interface StoredRow extends StoredPasskey {
   readerId: string;
-  publicKey: Buffer;
-  counter: string;
-  transports: string[] | null;
-  userHandle: string;
 }
 
 /**
@@ -133,16 +129,8 @@ export async function authenticateWithPasskey(app: AppServices, tenant: Tenant, 
     "passkey_find",
   );
   if (!stored) throw errors.passkeyRefused("no passkey of this site has this credential.");
-  const handle = credential.response.userHandle;
-  if (handle !== undefined && handle !== stored.userHandle) throw errors.passkeyRefused("the credential names another account.");
-  const counter = Number(stored.counter);
-  const newCounter = await verifyAuthentication(rp, credential, challenge!, {
-    credentialId: credential.id,
-    publicKey: stored.publicKey,
-    counter,
-    transports: stored.transports ?? [],
-  });
-  await recordUse(store, READER_PASSKEYS, stored.id, newCounter, now);
+  assertSameAccount(credential, stored);
+  await acceptAssertion(store, READER_PASSKEYS, rp, credential, challenge!, stored, now);
   const [reader] = await store.sql.query<{ name: string; avatarUrl: string | null }>(
     `SELECT name, avatar_url AS "avatarUrl" FROM readers WHERE tenant_id = $1 AND id = $2`,
     [stored.readerId],
