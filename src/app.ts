@@ -39,6 +39,7 @@ import { mountPortabilityRoutes } from "./modules/portability/http-routes.js";
 import { mountFeedRoutes } from "./modules/feeds/http-routes.js";
 import { mountIndexableRoutes } from "./modules/indexable/http-routes.js";
 import { createWorkers } from "./workers.js";
+import type { BlueskyPoller } from "./modules/bluesky/engine/poller.js";
 import type { AutoCloseJob } from "./modules/discussions/engine/auto-close.js";
 import { mountFederation } from "./modules/federation/http-routes.js";
 
@@ -54,6 +55,8 @@ export interface App {
   autoClose: AutoCloseJob;
   /** tells discussions' followers of new comments (the outbound queue's follow pool, src/modules/following/engine/fanout.ts); started unless RUN_FOLLOW_WORKER=0 */
   follow: WebhookWorker;
+  /** reads linked Bluesky posts' replies and posts autoPost's discussions (src/modules/bluesky/engine/poller.ts); started unless BLUESKY_POLL_INTERVAL_MS=0 */
+  bluesky: BlueskyPoller;
   start(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -120,6 +123,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     email: workers.email,
     autoClose: workers.autoClose,
     follow: workers.follow,
+    bluesky: workers.bluesky,
     url: "",
     async start() {
       await fastify.listen({ port: config.PORT, host: config.HOST });

@@ -103,6 +103,8 @@ const EnvSchema = z.object({
     .default(10 * 60_000),
   /** how often each instance runs auto-close (one pass at a time across instances); 0 = never */
   AUTO_CLOSE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** how often each instance looks for linked Bluesky posts whose thread is due a read (contract section 30; each discussion's own pace is src/modules/bluesky/engine/pace.ts); 0 = never */
+  BLUESKY_POLL_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
   /** requests to the hosted sign-in (/auth/v1) one client address may make per tenant in 10 minutes */
   SIGN_IN_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(60),
   /** webmentions verified as linking that one source domain may bring one site in 10 minutes, across instances (contract section 24) */

@@ -54,6 +54,7 @@ import { createFollowComposer } from "./modules/following/engine/fanout.js";
 import { createEmailSender, type EmailSender } from "./modules/email/engine/worker.js";
 import { createWebmentionJobs, WEBMENTION_BUDGET_WINDOW_SECONDS, WEBMENTION_MAX_SOURCE_BYTES } from "./modules/webmention/engine/verify.js";
 import { createWebhookHttpClient } from "./outbound/http-client.js";
+import { BLUESKY_MAX_RESPONSE_BYTES } from "./modules/bluesky/client.js";
 import { createSearchProjector, type SearchProjector } from "./modules/comments/engine/search-projector.js";
 
 export interface Runtime {
@@ -188,6 +189,12 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
     // the spec each remote server accepted is kept in the federation's store (the engine's own, below, is the same table)
     const activitypub = createActivityComposer({ sql: db.sql, keys: federationKeys, kv: createKvStore({ sql: db.sql, clock }) });
     // webmentions' sources are fetched through the same SSRF guard, by a client bounded to a page's size
+    // Bluesky's XRPC calls (the AppView's threads, the site account's posts) through the same SSRF guard, bounded to a thread's size
+    const blueskyHttp = createWebhookHttpClient({
+      allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS,
+      allowList: config.WEBHOOK_ALLOWLIST,
+      maxResponseBytes: BLUESKY_MAX_RESPONSE_BYTES,
+    });
     const sourceHttp = createWebhookHttpClient({
       allowHttpLoopback: config.ALLOW_HTTP_WEBHOOKS,
       allowList: config.WEBHOOK_ALLOWLIST,
@@ -312,6 +319,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         }),
       },
       webmentions,
+      bluesky: { http: blueskyHttp },
       discussionAutoCreate: keyLimiters((perMinute) =>
         createKeyLimiter({
           redis,
@@ -360,6 +368,7 @@ export async function createRuntime(config: Config, opts: RuntimeOptions = {}): 
         await webhooks.close().catch((err: unknown) => log.warn({ err }, "webhooks did not stop cleanly"));
         email.close();
         sourceHttp.close();
+        blueskyHttp.close();
         await bus.close().catch(() => undefined);
         redis?.disconnect();
         await db.close();

@@ -12,6 +12,7 @@ import type { Runtime } from "./runtime.js";
 import { createAutoCloseJob, type AutoCloseJob } from "./modules/discussions/engine/auto-close.js";
 import { createEmailWorker, type EmailWorker, type EmailWorkerOptions } from "./modules/email/engine/worker.js";
 import type { WebhookWorker } from "./outbound/worker.js";
+import { createBlueskyPoller, type BlueskyPoller } from "./modules/bluesky/engine/poller.js";
 
 export interface Workers {
   /** composes reply emails and digests, and sends them (the outbound queue's email pool); started unless RUN_EMAIL_WORKER=0 */
@@ -20,6 +21,8 @@ export interface Workers {
   readonly autoClose: AutoCloseJob;
   /** tells discussions' followers of new comments (inbox items, emails): the outbound queue's follow pool; started unless RUN_FOLLOW_WORKER=0 */
   readonly follow: WebhookWorker;
+  /** reads linked Bluesky posts' threads and posts autoPost's discussions; started unless BLUESKY_POLL_INTERVAL_MS=0 */
+  readonly bluesky: BlueskyPoller;
   /** Starts what the config asks for; emails' links point at `serverUrl` unless PUBLIC_URL is set. */
   start(serverUrl?: string): void;
   /** Stops them all: a pass in progress ends, attempts in flight finish or are given back. */
@@ -37,10 +40,12 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
   const email = createEmailWorker(services, setup.email, { sender: runtime.email, pool: services.webhooks.emailWorker });
   const autoClose = createAutoCloseJob({ app: services, clock: services.clock, log: services.log });
   const follow = services.webhooks.followWorker;
+  const bluesky = createBlueskyPoller({ app: services, log: services.log }, config.BLUESKY_POLL_INTERVAL_MS || 5_000);
   return {
     email,
     autoClose,
     follow,
+    bluesky,
     start(serverUrl) {
       if (config.RUN_WEBHOOK_WORKER) {
         services.webhooks.worker.start();
@@ -57,6 +62,7 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
       if (config.RUN_SEARCH_PROJECTOR) runtime.search.start();
       // the fediverse's origin and its sweep of expired state (its activities are the outbound worker's jobs)
       if (config.RUN_WEBHOOK_WORKER) runtime.federation.start(serverUrl);
+      if (config.BLUESKY_POLL_INTERVAL_MS > 0) bluesky.start();
     },
     async stop() {
       runtime.retention.stop();
@@ -68,6 +74,7 @@ export function createWorkers(runtime: Runtime, setup: WorkerSetup = {}): Worker
         services.webhooks.worker.stop(),
         services.webhooks.mentionWorker.stop(),
         follow.stop(),
+        bluesky.stop(),
       ]);
     },
   };

@@ -5,7 +5,11 @@ import { TestGetSettingsDocument, TestRotateIdentitySecretDocument, TestUpdateSe
 import { DEFAULT_SETTINGS as MODEL_DEFAULTS } from "../src/tenancy/settings/tree.js";
 
 /** the defaults as answered: a tenant's own SMTP server is answered too (null: none, the service's) */
-const DEFAULT_SETTINGS = { ...MODEL_DEFAULTS, email: { ...MODEL_DEFAULTS.email, smtpUrl: null } };
+const DEFAULT_SETTINGS = {
+  ...MODEL_DEFAULTS,
+  email: { ...MODEL_DEFAULTS.email, smtpUrl: null },
+  bluesky: { ...MODEL_DEFAULTS.bluesky, appPasswordSet: false },
+};
 import { createRequestContext, currentReader } from "../src/context/request.js";
 
 let server: TestServer;

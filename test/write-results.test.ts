@@ -108,6 +108,29 @@ describe("the write functions answer what write-results.ts declares", () => {
     });
     expect(remote.types).toEqual(["comment_created", "notification_reply"]);
     expect(remote.row).toMatchObject({ comment: { id: "wr-r1", parentId: "wr-c1" }, depth: 1 });
+    // and a Bluesky reply, of kind bluesky
+    const bluesky = await write("eng_post_bluesky_reply", {
+      discussion: "wr-d",
+      id: "wr-b1",
+      reader: "at:did:plc:abcdefghijklmnopqrstuvwx",
+      name: "Bee",
+      avatar: null,
+      badge: null,
+      body: "from Bluesky",
+      bodyHtml: "<p>from Bluesky</p>",
+      parent: null,
+      status: "approved",
+      reason: null,
+      trustedStatus: "approved",
+      trustedReason: null,
+      hold: 0,
+      kind: null,
+      createdAt: new Date("2026-01-02T03:04:05Z"),
+      uri: "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kwr",
+      uriHash: "0".repeat(64),
+    });
+    expect(bluesky.types).toEqual(["comment_created"]);
+    expect(bluesky.row).toMatchObject({ comment: { id: "wr-b1", kind: "bluesky", createdAt: "2026-01-02T03:04:05.000Z" } });
 
     const edited = await write("eng_edit_comment", {
       id: "wr-c2",

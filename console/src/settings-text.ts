@@ -258,6 +258,29 @@ export const SETTINGS_TEXT = {
     label: "Domain",
     help: "Your site's own domain for the address, such as blog.example: your site then redirects /.well-known/webfinger here. Empty: this service's host.",
   },
+  "bluesky.enabled": { label: "Bring in replies from Bluesky" },
+  "bluesky.handle": {
+    label: "Handle",
+    help: "The site's Bluesky account, such as blog.bsky.social. Needed to post discussions from the site.",
+  },
+  "bluesky.service": {
+    label: "Account's server",
+    help: "Where the account signs in and posts: https://bsky.social unless it is hosted elsewhere.",
+  },
+  "bluesky.appView": { label: "AppView", help: "Where replies are read from: https://public.api.bsky.app unless you run your own." },
+  "bluesky.remoteModeration": {
+    label: "Moderation of replies",
+    options: { pre: { label: "Hold each for approval" }, post: { label: "Publish at once, as local comments" } },
+  },
+  "bluesky.autoPost": {
+    label: "Post each new discussion",
+    help: "Each new discussion with a page is posted from the site's account, and its replies come back here.",
+  },
+  "bluesky.appPassword": {
+    label: "App password",
+    help: "An app password of the site's account (never its main password): stored encrypted, never shown again.",
+    storedHelp: "A password is stored; it is never shown. Leave this empty to keep it, or type a new one to replace it.",
+  },
 } as const;
 /** The groups of number settings the forms show as fieldsets: their titles and settings. */
 export const SETTINGS_GROUPS = {

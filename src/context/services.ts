@@ -20,6 +20,7 @@ import type { EventPipeline } from "../events/pipeline.js";
 import type { IdempotencyRecords } from "../idempotency/records.js";
 import type { StreamHub } from "../stream-engine/hub.js";
 import type { WebhookRuntime } from "../outbound/webhook-runtime.js";
+import type { WebhookHttpClient } from "../outbound/http-client.js";
 import type { SafetyRules } from "../tenancy/safety-rules.js";
 import type { IdentityProviders } from "../auth/identity-providers.js";
 import type { ReaderAddresses } from "./reader-addresses.js";
@@ -60,6 +61,8 @@ export interface AppServices {
    * verification finds linking (WEBMENTION_REQUESTS_PER_SOURCE_DOMAIN, keyed `<tenant id>\n<domain>`)
    */
   webmentions: { perAddress: KeyLimiter; perSourceDomain: KeyLimiter };
+  /** Bluesky's XRPC calls: the guarded client they go through (src/modules/bluesky/client.ts) */
+  bluesky: { http: WebhookHttpClient };
   /** API keys and tenant rows in process, invalidated across instances (src/auth/auth-cache.ts) */
   authCache: AuthCache;
   /** browser origins allowed by CORS_ORIGINS and the tenants' allowedOrigins (src/auth/origins.ts) */

@@ -56,6 +56,9 @@ const TENANT_TABLES = new Set([
   "federation_discussions",
   "federation_objects",
   "webmentions",
+  "bluesky_links",
+  "bluesky_replies",
+  "bluesky_sessions",
 ]);
 /** Tables tied through a parent row instead: table → [its column, the parent table] (the parent's `id`). */
 const CHILD_TABLES: Record<string, [string, string]> = { webhook_secrets: ["endpoint_id", "webhook_endpoints"] };

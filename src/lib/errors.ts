@@ -222,6 +222,17 @@ export const errors = {
   /** the Send test of an alert the settings do not have (`alerts` has fewer) */
   alertNotConfigured: (index: number) =>
     new AppError(404, "alert_not_configured", `The settings have no alert at index ${index}: set alerts in the settings first.`),
+  /** Bluesky (contract section 30) is off for the tenant: settings bluesky.enabled */
+  blueskyDisabled: () => new AppError(409, "bluesky_disabled", "Bluesky is off for this site: set bluesky.enabled in the settings first."),
+  /** posting from the site's account without one: settings bluesky.handle and bluesky.appPassword */
+  blueskyAccountMissing: () =>
+    new AppError(
+      409,
+      "bluesky_account_missing",
+      "The site has no Bluesky account to post from: set bluesky.handle and bluesky.appPassword in the settings first.",
+    ),
+  /** the site's Bluesky server or the AppView refused or did not answer (down, slow, or an address the SSRF guard refuses) */
+  blueskyUnreachable: (detail: string) => new AppError(502, "bluesky_unreachable", detail),
   /** settings federation.handle that another tenant of the server holds (contract section 24; tenants.federation_handle is unique) */
   handleTaken: (handle: string) =>
     new AppError(409, "handle_taken", `The fediverse handle ${JSON.stringify(handle)} is taken on this server: choose another.`, {

@@ -10,3 +10,7 @@ export const READER_NAME_RULE = `must be 1–${READER_NAME_MAX} characters witho
 /** Whether `v` is a reader's name as it stands (not trimmed: callers that trim do so first). */
 export const isReaderName = (v: unknown): v is string =>
   typeof v === "string" && v.length > 0 && v.length <= READER_NAME_MAX && !CONTROL_CHARS.test(v);
+
+/** A name another network gives (an actor's, a Bluesky account's): control characters as spaces, trimmed, cut to READER_NAME_MAX. */
+export const cleanRemoteName = (s: string): string =>
+  [...s.replace(new RegExp(CONTROL_CHARS.source, "g"), " ").trim()].slice(0, READER_NAME_MAX).join("");

@@ -22,10 +22,12 @@ import { inboxRoutes } from "./inbox/routes.js";
 import { followingRoutes } from "./following/routes.js";
 import { meRoutes, signInProviderRoutes } from "./sign-in/routes.js";
 import { federationRoutes } from "./federation/routes.js";
+import { blueskyRoutes } from "./bluesky/routes.js";
 
 export const restRoutes: AnyRoute[] = [
   ...discussionRoutes,
   ...federationRoutes,
+  ...blueskyRoutes,
   ...recentRoutes,
   ...inboxRoutes,
   ...followingRoutes,

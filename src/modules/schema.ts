@@ -28,6 +28,7 @@ import "./following/graphql.js";
 import "./inbox/subscription.js";
 import "./sign-in/graphql.js";
 import "./federation/graphql.js";
+import "./bluesky/graphql.js";
 import "./node.js";
 
 export const schema = lexicographicSortSchema(builder.toSchema());

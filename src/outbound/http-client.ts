@@ -315,18 +315,27 @@ function toDeliveryError(err: unknown, durationMs: number, signal: AbortSignal |
 }
 
 /**
- * The client as a `fetch` for GETs (jose's remote JWKS and OIDC discovery take one): the same SSRF
- * guard, no redirects, the answer bounded; the caller's signal aborts, `timeoutMs` bounds the whole.
+ * The client as a `fetch` for GETs and POSTs (jose's remote JWKS and OIDC discovery, Fedify's
+ * document loader, the AT Protocol's XRPC calls take one): the same SSRF guard, no redirects, the answer bounded; the caller's signal aborts, `timeoutMs` bounds the whole.
  * Every failure rejects, as fetch does.
  */
 export function guardedFetch(
   client: WebhookHttpClient,
   timeoutMs: number,
-): (url: string, init: { headers?: Headers; signal?: AbortSignal }) => Promise<Response> {
+): (
+  url: string,
+  init: { method?: string; headers?: Headers; body?: string | Uint8Array | null; signal?: AbortSignal },
+) => Promise<Response> {
   return async (url, init) => {
     const headers: Record<string, string> = {};
     init.headers?.forEach((value, name) => (headers[name] = value));
-    const res = await client.get({ url, headers, timeoutMs, ...(init.signal ? { signal: init.signal } : {}) });
+    const request = { url, headers, timeoutMs, ...(init.signal ? { signal: init.signal } : {}) };
+    const method = (init.method ?? "GET").toUpperCase();
+    if (method !== "GET" && method !== "POST") throw new TypeError(`${method} is not sent through the guarded client`);
+    const res =
+      method === "POST"
+        ? await client.post({ ...request, body: typeof init.body === "string" ? init.body : Buffer.from(init.body ?? new Uint8Array()) })
+        : await client.get(request);
     const out = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
       if (typeof value === "string") out.set(name, value);

@@ -30,6 +30,19 @@ export type BanReaderInput = {
   until?: string | null | undefined;
 };
 
+export type BlueskySettingsPatch = {
+  /** Write-only: an app password of the account (Settings › Privacy and security › App passwords), stored encrypted, never answered; null removes it. */
+  appPassword?: string | null | undefined;
+  appView?: string | null | undefined;
+  autoPost?: boolean | null | undefined;
+  enabled?: boolean | null | undefined;
+  /** A handle such as blog.bsky.social; null: none. */
+  handle?: string | null | undefined;
+  /** pre | post */
+  remoteModeration?: string | null | undefined;
+  service?: string | null | undefined;
+};
+
 export type Capability =
   | 'manage_api_keys'
   | 'manage_readers'
@@ -75,6 +88,8 @@ export type DeliverySettingsPatch = {
 };
 
 export type DiscussionInput = {
+  /** Links the discussion to a Bluesky post (an at:// URI or a https://bsky.app/profile/…/post/… URL; its replies come in as comments, contract section 30); null unlinks. Needs settings bluesky.enabled and the discussion's url. */
+  bluesky?: string | null | undefined;
   title?: string | null | undefined;
   url?: string | null | undefined;
 };
@@ -263,6 +278,7 @@ export type SettingsPatch = {
   allowedOrigins?: Array<string> | null | undefined;
   /** 0..36500; 0 turns auto-close off. */
   autoLockAfterDays?: number | null | undefined;
+  bluesky?: BlueskySettingsPatch | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
   discussions?: DiscussionsSettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;

@@ -11,7 +11,7 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** The environment of a test server; the webhook worker is off unless a test turns it on. */
+/** The environment of a test server; the webhook worker and the Bluesky poller are off unless a test turns them on. */
 export function testEnv(env: Record<string, string> = {}): Record<string, string> {
   const direct = inject("databaseDirectUrl");
   const clusterNodes = inject("redisClusterNodes");
@@ -28,6 +28,7 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
     RUN_WEBHOOK_WORKER: "0",
     RUN_EMAIL_WORKER: "0",
     RUN_FOLLOW_WORKER: "0",
+    BLUESKY_POLL_INTERVAL_MS: "0",
     ...env,
   };
 }

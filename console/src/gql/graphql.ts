@@ -56,6 +56,19 @@ export type BanReaderInput = {
   until?: string | null | undefined;
 };
 
+export type BlueskySettingsPatch = {
+  /** Write-only: an app password of the account (Settings › Privacy and security › App passwords), stored encrypted, never answered; null removes it. */
+  appPassword?: string | null | undefined;
+  appView?: string | null | undefined;
+  autoPost?: boolean | null | undefined;
+  enabled?: boolean | null | undefined;
+  /** A handle such as blog.bsky.social; null: none. */
+  handle?: string | null | undefined;
+  /** pre | post */
+  remoteModeration?: string | null | undefined;
+  service?: string | null | undefined;
+};
+
 export type Capability =
   | 'manage_api_keys'
   | 'manage_readers'
@@ -308,6 +321,7 @@ export type SettingsPatch = {
   allowedOrigins?: Array<string> | null | undefined;
   /** 0..36500; 0 turns auto-close off. */
   autoLockAfterDays?: number | null | undefined;
+  bluesky?: BlueskySettingsPatch | null | undefined;
   delivery?: DeliverySettingsPatch | null | undefined;
   discussions?: DiscussionsSettingsPatch | null | undefined;
   editWindowSeconds?: number | null | undefined;

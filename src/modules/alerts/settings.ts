@@ -12,6 +12,7 @@ import type { SecretBox } from "../../lib/secret-box.js";
 import type { AlertSettings } from "../../tenancy/settings/alerts.js";
 import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { checkWebhookUrl } from "../../outbound/url-guard.js";
+import type { SecretSetting } from "../settings/sealed-field.js";
 
 /** What answers and the audit log show of an alert's URL: its scheme and host, the secret path left out. */
 export function maskAlertUrl(url: string): string {
@@ -78,3 +79,11 @@ export function withoutAlertUrls(settings: Settings): Settings {
   if (!settings.alerts.length) return settings;
   return { ...settings, alerts: settings.alerts.map(({ urlEnc: _sealed, ...rest }) => rest as AlertSettings) };
 }
+
+/** Alerts' URLs as the settings' PATCH treats a write-only secret (src/modules/settings/settings.ts). */
+export const alertSecrets: SecretSetting = {
+  check: checkAlertUrls,
+  seal: sealAlertUrls,
+  masked: withMaskedAlertUrls,
+  without: withoutAlertUrls,
+};

@@ -43,6 +43,10 @@ export const AUDIT_ACTIONS = [
   "discussion.federate",
   /** every discussion with a url not yet announced, announced by POST /federation/announce (src/modules/federation/announce.ts) */
   "federation.announce",
+  /** linked to a Bluesky post, or unlinked (PUT /discussions/{id} `bluesky`: src/modules/bluesky/links.ts) */
+  "discussion.bluesky_link",
+  /** posted from the site's Bluesky account and linked (POST /discussions/{id}/bluesky) */
+  "discussion.bluesky_post",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -85,6 +85,8 @@ export async function postComment(
     moderation?: "pre" | "post";
     /** a remote reply's Note and its actor, kept in federation_objects by the comment's own statement (a Note held already: 409) */
     remote?: { objectId: string; actorId: string };
+    /** a Bluesky reply (kind bluesky): its URI and the URI's sha256 kept in bluesky_replies by the comment's own statement (held already: 409), written when it was */
+    bluesky?: { uri: string; uriHash: string; createdAt: Date };
   } = {},
 ): Promise<CommentWithAuthor> {
   checkDiscussionId(discussionId, "discussionId");
@@ -124,9 +126,17 @@ export async function postComment(
     createdAt: null,
   };
   // a remote reply and its Note's row in federation_objects: one statement (a function of its own)
+  // and a Bluesky reply and its row in bluesky_replies
   const row = opts.remote
     ? await writer.write("eng_post_remote_comment", { ...args, remoteObject: opts.remote.objectId, remoteActor: opts.remote.actorId })
-    : await writer.write("eng_post_comment", args);
+    : opts.bluesky
+      ? await writer.write("eng_post_bluesky_reply", {
+          ...args,
+          createdAt: opts.bluesky.createdAt,
+          uri: opts.bluesky.uri,
+          uriHash: opts.bluesky.uriHash,
+        })
+      : await writer.write("eng_post_comment", args);
   return commentFromPosted(writer.tenantId, row);
 }
 

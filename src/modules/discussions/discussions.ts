@@ -13,6 +13,7 @@ import type { EventType } from "../../events/types.js";
 import { recordAudit } from "../audit/audit.js";
 import type { Settings } from "../../tenancy/settings/tree.js";
 import { urlKey } from "./url-key.js";
+import { autoPosts, linkDiscussion, queueAutoPost } from "../bluesky/links.js";
 
 const UpsertInput = z
   .object({
@@ -20,6 +21,8 @@ const UpsertInput = z
     title: z.string().max(500).refine(isSingleLine, SINGLE_LINE_RULE).nullish(),
     // rendered as a link (the console, the tenant's pages): http(s) only, the rule avatarUrl follows
     url: z.string().refine(isHttpUrl, HTTP_URL_RULE).nullish(),
+    // the Bluesky post it is linked to (an at:// URI or a bsky.app URL; null unlinks): src/modules/bluesky/links.ts
+    bluesky: z.string().max(1024).nullish(),
   })
   .strict();
 
@@ -42,7 +45,8 @@ export async function upsertDiscussion(
   };
   const tenantId = tenantIdOf(ctx);
   const federates = await tenantFederates(ctx);
-  return writeTx(ctx, async (tx) => {
+  const autoPost = await tenantAutoPosts(ctx);
+  const written = await writeTx(ctx, async (tx) => {
     if (key) await refuseTakenUrl(tx.discussion, key, id);
     const rows = await tx.$queryRaw<{ created: boolean }[]>`
       INSERT INTO discussions (tenant_id, id, title, url, url_key, updated_at)
@@ -60,6 +64,11 @@ export async function upsertDiscussion(
     if (!key || !isUrlKeyConflict(err)) throw err;
     throw errors.urlTaken((await holderOf(db(ctx).discussion, key)) ?? "");
   });
+  // linked to a Bluesky post (or unlinked): after the discussion is written, as it needs its url and the AppView's answer;
+  // else a new one is posted there by the poller (autoPost)
+  if (parsed.data.bluesky !== undefined) await linkDiscussion(ctx, id, parsed.data.bluesky);
+  else if (autoPost && written.created && written.discussion.url) await queueAutoPost(ctx, id);
+  return written;
 }
 
 type DiscussionReads = Pick<ReturnType<typeof db>["discussion"], "findFirst">;
@@ -88,6 +97,11 @@ function isUrlKeyConflict(err: unknown): boolean {
 /** Whether the tenant federates (its new pages are announced: eng_federate_discussion). */
 async function tenantFederates(ctx: RequestContext): Promise<boolean> {
   return resolveSettings((await loadTenant(ctx)).settings).federation.enabled;
+}
+
+/** Whether the tenant posts each new page to Bluesky (settings bluesky.autoPost: src/modules/bluesky/links.ts). */
+async function tenantAutoPosts(ctx: RequestContext): Promise<boolean> {
+  return autoPosts(resolveSettings((await loadTenant(ctx)).settings));
 }
 
 /** What a page says of itself when its first comment creates its discussion (settings discussions.autoCreate). */
@@ -136,6 +150,7 @@ export async function discussionForPage(
     throw errors.urlTaken((await holderOf(db(ctx).discussion, key)) ?? "");
   if (url && (await tenantFederates(ctx)))
     await store(ctx).sql.query(`SELECT eng_federate_discussion($1, $2, false, $3::timestamptz)`, [id, ctx.app.clock.now()]);
+  if (url && made.length && (await tenantAutoPosts(ctx))) await queueAutoPost(ctx, id);
 }
 
 /**

@@ -41,6 +41,11 @@ const DiscussionInput = builder.inputType("DiscussionInput", {
   fields: (t) => ({
     title: t.string({ required: false }),
     url: t.string({ required: false }),
+    bluesky: t.string({
+      required: false,
+      description:
+        "Links the discussion to a Bluesky post (an at:// URI or a https://bsky.app/profile/…/post/… URL; its replies come in as comments, contract section 30); null unlinks. Needs settings bluesky.enabled and the discussion's url.",
+    }),
   }),
 });
 

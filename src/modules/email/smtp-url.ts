@@ -12,6 +12,7 @@ import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { parseOutboundUrl } from "../../lib/outbound-url.js";
 import { checkWebhookUrl } from "../../outbound/url-guard.js";
 import type { SmtpServer } from "./transport.js";
+import type { SecretSetting } from "../settings/sealed-field.js";
 
 /** The URL with its password (if any) replaced by `****`: what answers and the audit log show. */
 export function maskSmtpUrl(url: string): string {
@@ -56,3 +57,11 @@ export function auditedPatch(patch: SettingsPatch): SettingsPatch {
   const url = patch.email?.smtpUrl;
   return url ? { ...patch, email: { ...patch.email, smtpUrl: maskSmtpUrl(url) } } : patch;
 }
+
+/** The SMTP URL as the settings' PATCH treats a write-only secret (src/modules/settings/settings.ts). */
+export const smtpUrlSecret: SecretSetting = {
+  check: checkSmtpUrl,
+  seal: (box, _before, stored) => sealSmtpUrl(box, stored),
+  masked: auditedPatch,
+  without: (settings) => settings,
+};

@@ -26,6 +26,7 @@ import { errors } from "../../lib/errors.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
 import { recordAudit } from "../audit/audit.js";
 import { FORGET_ACTOR_ROWS, forgetCachedRemoteActor, remoteActorOf } from "../federation/erasure.js";
+import { FORGET_BLUESKY_ROWS } from "../bluesky/erasure.js";
 
 /** The body an anonymized comment keeps. */
 export const ERASED_BODY = "[erased]";
@@ -108,9 +109,10 @@ export async function eraseReader(ctx: RequestContext, readerId: string, opts: {
     }
   }
   // one statement, one transaction: the rest and a fediverse reader's rows of their actor (their remote
-  // objects and follow: src/modules/federation/erasure.ts) go together or not at all
+  // objects and follow: src/modules/federation/erasure.ts), and a Bluesky reader's reply rows made
+  // anonymous (src/modules/bluesky/erasure.ts), go together or not at all
   const [rest] = await store(ctx).sql.query<{ r: { eventsScrubbed: number; reports: number; profile: boolean } }>(
-    `${FORGET_ACTOR_ROWS} SELECT eng_erase_reader_rest($1, $2) AS r`,
+    `${FORGET_ACTOR_ROWS}, ${FORGET_BLUESKY_ROWS} SELECT eng_erase_reader_rest($1, $2) AS r`,
     [readerId, remoteActorOf(readerId)],
     "reader_erase_rest",
   );

@@ -20,6 +20,7 @@ const types = createSettingsTypes({
     return url && maskSmtpUrl(url);
   },
   "AlertSettings.url": (a, ctx) => maskAlertUrl(alertUrl(ctx.app.secretBox, a as AlertSettings)),
+  "BlueskySettings.appPasswordSet": (b) => typeof b.appPasswordEnc === "string",
 });
 const SettingsType = types.Settings;
 const SettingsPatch = types.SettingsPatch;

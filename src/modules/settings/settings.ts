@@ -12,10 +12,19 @@ import { recordAudit } from "../audit/audit.js";
 import { newlyBlocked, rejectCommentsOfDomains } from "../moderation/blocked-domains.js";
 import { identitySecretKid } from "../../auth/identity.js";
 import { checkHookUrl, sealHookSecret, withoutHookSecret, withShownSecret } from "../moderation-hook/secret.js";
-import { auditedPatch, checkSmtpUrl, sealSmtpUrl } from "../email/smtp-url.js";
-import { checkAkismetBaseUrl, sealAkismetKey, withMaskedAkismetKey, withoutAkismetKey } from "../akismet/settings.js";
-import { checkSignInEndpoints, sealSignInSecrets, withMaskedSignInSecrets, withoutSignInSecrets } from "../sign-in/settings.js";
-import { checkAlertUrls, sealAlertUrls, withMaskedAlertUrls, withoutAlertUrls } from "../alerts/settings.js";
+import { smtpUrlSecret } from "../email/smtp-url.js";
+import { akismetSecret } from "../akismet/settings.js";
+import { signInSecrets } from "../sign-in/settings.js";
+import { alertSecrets } from "../alerts/settings.js";
+import { blueskySecret } from "../bluesky/settings.js";
+import type { SecretSetting } from "./sealed-field.js";
+
+/**
+ * The write-only secrets of the settings, each kept by its own module: checked before the write,
+ * sealed into the stored settings, masked in the audit log's patch, left out of its changes. (The
+ * hook's signing secret is made here, not sent: src/modules/moderation-hook/secret.ts.)
+ */
+const SECRETS: readonly SecretSetting[] = [smtpUrlSecret, akismetSecret, signInSecrets, alertSecrets, blueskySecret];
 
 export async function getSettings(ctx: RequestContext): Promise<Settings> {
   return resolveSettings((await loadTenant(ctx)).settings);
@@ -31,10 +40,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
   if (!parsed.success) throw errors.validation(fieldErrorsFromZod(parsed.error.issues));
   const tenantId = tenantIdOf(ctx);
   await checkHookUrl(ctx, parsed.data);
-  await checkSmtpUrl(ctx, parsed.data);
-  await checkAkismetBaseUrl(ctx, parsed.data);
-  await checkSignInEndpoints(ctx, parsed.data);
-  await checkAlertUrls(ctx, parsed.data);
+  for (const secret of SECRETS) await secret.check?.(ctx, parsed.data);
   const { settings, changes, blocked } = await writeTx(ctx, async (tx) => {
     // NO KEY UPDATE: serialises with other writers of this tenant row (key creation, settings) but not
     // with the FK checks of inserts elsewhere in the tenant (FOR KEY SHARE), which would needlessly wait.
@@ -43,21 +49,8 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     const before = resolveSettings(tenant.settings);
     // a new hook or url gets a new signing secret, shown once in this answer
     const hook = sealHookSecret(ctx, before, applySettingsPatch(tenant.settings, parsed.data), parsed.data);
-    // a new SMTP URL is stored sealed (src/modules/email/smtp-url.ts)
-    // and Akismet's key (src/modules/akismet/settings.ts)
-    // and sign-in providers' client secrets (src/modules/sign-in/settings.ts)
-    // and chat alerts' URLs (src/modules/alerts/settings.ts)
-    const next = sealAlertUrls(
-      ctx.app.secretBox,
-      before,
-      sealSignInSecrets(
-        ctx.app.secretBox,
-        before,
-        sealAkismetKey(ctx.app.secretBox, sealSmtpUrl(ctx.app.secretBox, hook.stored)),
-        parsed.data,
-      ),
-      parsed.data,
-    );
+    // each write-only secret the PATCH sends is stored sealed
+    const next = SECRETS.reduce((stored, secret) => secret.seal(ctx.app.secretBox, before, stored, parsed.data), hook.stored);
     const full = checkSettings(next);
     if (!full.success) throw errors.validation(fieldErrorsFromZod(full.error.issues));
     // the handle is kept in its own unique column too: the database refuses one another tenant holds
@@ -67,7 +60,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
       .catch((err: unknown) => {
         throw handle !== null && isUniqueViolation(err) ? errors.handleTaken(handle) : err;
       });
-    const unsealed = (s: Settings) => withoutAlertUrls(withoutSignInSecrets(withoutAkismetKey(withoutHookSecret(s))));
+    const unsealed = (s: Settings) => SECRETS.reduce((shown, secret) => secret.without(shown), withoutHookSecret(s));
     const changes = settingsChanges(unsealed(before), unsealed(full.data), parsed.data);
     const blocked = newlyBlocked(before.federation.blockedDomains, full.data.federation.blockedDomains);
     return { settings: withShownSecret(full.data, hook.secret), changes, blocked };
@@ -82,7 +75,7 @@ export async function updateSettings(ctx: RequestContext, patch: unknown): Promi
     ctx,
     "settings.update",
     { type: "settings", id: null },
-    { patch: withMaskedAlertUrls(withMaskedSignInSecrets(withMaskedAkismetKey(auditedPatch(parsed.data)))), changes },
+    { patch: SECRETS.reduce((patch, secret) => secret.masked(patch), parsed.data), changes },
   );
   return settings;
 }

@@ -8,6 +8,7 @@ import { errors, type FieldError } from "../../lib/errors.js";
 import type { SecretBox } from "../../lib/secret-box.js";
 import type { Settings, SettingsPatch } from "../../tenancy/settings/tree.js";
 import { checkWebhookUrl } from "../../outbound/url-guard.js";
+import type { SecretSetting } from "../settings/sealed-field.js";
 
 const ENDPOINTS = ["issuer", "authorizationEndpoint", "tokenEndpoint", "userinfoEndpoint"] as const;
 
@@ -74,3 +75,11 @@ export function withoutSignInSecrets(settings: Settings): Settings {
  */
 export const signInPageUrl = (publicUrl: string | undefined, tenantId: string): string =>
   `${(publicUrl ?? "").replace(/\/+$/, "")}/auth/v1/${encodeURIComponent(tenantId)}/sign-in`;
+
+/** Providers' client secrets as the settings' PATCH treats a write-only secret (src/modules/settings/settings.ts). */
+export const signInSecrets: SecretSetting = {
+  check: checkSignInEndpoints,
+  seal: sealSignInSecrets,
+  masked: withMaskedSignInSecrets,
+  without: withoutSignInSecrets,
+};

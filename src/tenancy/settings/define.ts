@@ -43,7 +43,7 @@ export interface GroupMeta {
   /** fields only a PATCH sends (a secret in the clear, sealed into a `sealed` field) */
   patchOnly?: Record<string, z.ZodType>;
   /** answered fields computed from the stored ones (their resolvers: src/modules/settings/graphql.ts) */
-  computed?: Record<string, { type: "String"; nullable?: true; description?: string }>;
+  computed?: Record<string, { type: "String" | "Boolean"; nullable?: true; description?: string }>;
 }
 
 const settingMetas = new WeakMap<z.ZodType, SettingMeta>();

@@ -15,6 +15,7 @@ import { autoCloseSettings } from "./auto-close.js";
 import { signInSettings } from "./sign-in.js";
 import { alertsSettings } from "./alerts.js";
 import { federationSettings } from "./federation.js";
+import { blueskySettings } from "./bluesky.js";
 
 export const SettingsSchema = named(
   z
@@ -33,6 +34,7 @@ export const SettingsSchema = named(
       ...signInSettings,
       ...alertsSettings,
       ...federationSettings,
+      ...blueskySettings,
     })
     .strict(),
   { name: "Settings", patchName: "SettingsPatch" },

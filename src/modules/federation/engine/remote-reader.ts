@@ -8,12 +8,10 @@ import { isActor, type Actor } from "@fedify/vocab";
 import type { Tenant } from "../../../generated/prisma/client.js";
 import { contextForTenant, type AppServices, type RequestContext } from "../../../context/request.js";
 import type { ReaderIdentity } from "../../../auth/identity.js";
-import { CONTROL_CHARS, READER_NAME_MAX } from "../../../lib/reader-name.js";
+import { cleanRemoteName as clean } from "../../../lib/reader-name.js";
 import type { FederationData } from "./context.js";
 
 export const remoteReaderId = (actorId: URL | string) => `ap:${String(actorId)}`;
-
-const clean = (s: string) => [...s.replace(new RegExp(CONTROL_CHARS.source, "g"), " ").trim()].slice(0, READER_NAME_MAX).join("");
 
 /** The reader an actor is (its document fetched through the guarded loader, else its id alone). */
 export async function remoteReader(ctx: Context<FederationData>, actorId: URL, known?: Actor | null): Promise<ReaderIdentity> {

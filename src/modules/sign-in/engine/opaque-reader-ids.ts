@@ -43,6 +43,7 @@ export const REWRITTEN_COLUMNS: ReadonlyArray<readonly [table: string, column: s
   ["inbox_counters", "reader_id"],
   ["discussion_subscriptions", "reader_id"],
   ["federation_objects", "reader_id"],
+  ["bluesky_replies", "reader_id"],
   ["import_staged_comments", "author_id"],
   ["import_staged_readers", "id"],
   ["import_staged_reactions", "reader_id"],
