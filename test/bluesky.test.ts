@@ -189,6 +189,17 @@ describe("a discussion posted from the site's account", () => {
     expect(after.find((c) => c.id === byBody.get("Agreed!")!.id)?.status).toBe("deleted");
     expect(r3.uri).toBeTruthy();
 
+    // the indexable thread: each reply says it is on Bluesky, linking to the post; the island carries kind and link
+    const pk = (await t.admin.post("/api/v1/publishable-keys", { label: "site" })).body.key as string;
+    const fragment = await (await fetch(`${server.url}/embed/v1/discussions/${d}.html?key=${pk}`)).text();
+    expect(fragment.match(/<a href="https:\/\/bsky\.app\/profile\/[^"]+">on Bluesky<\/a>/g)).toHaveLength(2);
+    expect(fragment).toContain(`href="${posted.body.url}"`);
+    const island = JSON.parse(/<script type="application\/json" data-engagement-thread>(.*?)<\/script>/s.exec(fragment)![1]!);
+    expect(island.thread.discussion.bluesky).toEqual({ url: posted.body.url });
+    expect(island.thread.comments.edges[0].node.kind).toBe("bluesky");
+    const german = await (await fetch(`${server.url}/embed/v1/discussions/${d}.html?key=${pk}&lang=de`)).text();
+    expect(german).toContain(">auf Bluesky</a>");
+
     // the link as the console lists it, and the discussion's post
     const links = await t.api.get("/api/v1/bluesky/links");
     expect(links.body.items).toEqual([expect.objectContaining({ discussionId: d, uri: posted.body.uri, replies: 3, lastError: null })]);
@@ -258,6 +269,32 @@ describe("a discussion linked to a post that was there", () => {
     await poll();
     expect((await comments(t, d)).map((c) => c.body)).toEqual(["Written while it was down"]);
     expect((await t.api.get("/api/v1/bluesky/links")).body.items[0].lastError).toBeNull();
+  }, 60_000);
+});
+
+describe("the pace", () => {
+  it("reads a linked post within the minute once a reader opens the discussion's stream", async () => {
+    const { t, d } = await blueskySite();
+    const post = await carol.agent.post({ text: "A quiet article", createdAt: now() });
+    await network.indexed();
+    expect((await t.api.put(`/api/v1/discussions/${d}`, { bluesky: post.uri })).status).toBe(200);
+    await due(t.tenantId, d);
+    await poll();
+    const { prisma } = server.app.runtime.services;
+    const key = { tenantId_discussionId: { tenantId: t.tenantId, discussionId: d } };
+    // as an old, quiet discussion: read last an hour ago, next in eleven
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await prisma.blueskyLink.update({ where: key, data: { polledAt: hourAgo, nextPollAt: new Date(Date.now() + 11 * 3_600_000) } });
+    const ac = new AbortController();
+    const res = await fetch(`${server.url}/api/v1/stream/${d}`, { headers: { "x-api-key": t.apiKey }, signal: ac.signal });
+    expect(res.status).toBe(200);
+    let link = await prisma.blueskyLink.findUniqueOrThrow({ where: key });
+    for (let i = 0; i < 50 && link.nextPollAt.getTime() > Date.now() + 60_000; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      link = await prisma.blueskyLink.findUniqueOrThrow({ where: key });
+    }
+    ac.abort();
+    expect(link.nextPollAt.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
   }, 60_000);
 });
 

@@ -260,7 +260,7 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
     for (const s of scripts) expect(s.slice(s.indexOf(">") + 1, -"</script>".length)).not.toMatch(/[<>]|\u2028/);
 
     // the island: what the element's own GraphQL query (embed/src/thread/api.ts, EmbedThread and EmbedBasics) answers
-    const COMMENT = `id parentId author { id name avatarUrl badge } body bodyHtml status pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount score upvotes downvotes myVote`;
+    const COMMENT = `id parentId author { id name avatarUrl badge } body bodyHtml status kind pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount score upvotes downvotes myVote`;
     const PAGE_INFO = `pageInfo { hasNextPage endCursor }`;
     const run = async (query: string, variables: Record<string, unknown> = {}) => {
       const r = await t.as({ key }).raw("POST", "/graphql", { query, variables });
@@ -268,7 +268,7 @@ describe("GET /embed/v1/discussions/{id}.html", () => {
       return r.body.data;
     };
     const { readerSettings, ...thread1 } = await run(`query { comments(discussionId: "ix-1", topLevel: true, first: 20) {
-        discussion { state commentCount seq reactions: reactionMap myReactions }
+        discussion { state commentCount seq reactions: reactionMap myReactions bluesky { url } }
         edges { node { ${COMMENT} replies(first: 5) { edges { node { ${COMMENT} } } ${PAGE_INFO} } } } ${PAGE_INFO} }
       readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes signInUrl } }`);
     // EmbedReplies: a reply's own replies, as "Show replies" reads them

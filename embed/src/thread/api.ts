@@ -4,7 +4,7 @@
 // Requests carry the publishable key, the reader's identity when there is one, never cookies.
 import type { Comment, CommentWithReplies, DiscussionState, Page, Sort } from "./store.js";
 
-const COMMENT = `id parentId author { id name avatarUrl badge } body bodyHtml status pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount score upvotes downvotes myVote`;
+const COMMENT = `id parentId author { id name avatarUrl badge } body bodyHtml status kind pinned editedAt createdAt reactions: reactionMap viewerReactions replyCount score upvotes downvotes myVote`;
 const PAGE_INFO = `pageInfo { hasNextPage endCursor }`;
 /** top-level comments with their first replies: one request shows a thread two levels deep */
 const TOP_PAGE = `edges { node { ${COMMENT} replies(first: 5) { edges { node { ${COMMENT} } } ${PAGE_INFO} } } } ${PAGE_INFO}`;
@@ -12,7 +12,7 @@ const TOP_PAGE = `edges { node { ${COMMENT} replies(first: 5) { edges { node { $
 // the discussion as the page's own statement read it: its count and seq agree with the page (events after seq are new to it)
 const THREAD = `query EmbedThread($d: String!, $sort: CommentSort, $after: String) {
   comments(discussionId: $d, topLevel: true, sort: $sort, first: 20, after: $after) {
-    discussion { state commentCount seq reactions: reactionMap myReactions } ${TOP_PAGE}
+    discussion { state commentCount seq reactions: reactionMap myReactions bluesky { url } } ${TOP_PAGE}
   }
 }`;
 const BASICS = `query EmbedBasics { viewer { id name avatarUrl } readerSettings { reactionKinds pageReactionKinds editWindowSeconds maxBodyLength votes signInUrl signInMethods } }`;
@@ -108,6 +108,8 @@ export interface ThreadPage {
     seq: number;
     reactions: Record<string, number>;
     myReactions: string[] | null;
+    /** the Bluesky post the discussion is linked to (contract section 30): where its bluesky comments came from */
+    bluesky?: { url: string | null } | null;
   } | null;
   comments: Page<CommentWithReplies>;
 }

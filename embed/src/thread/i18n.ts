@@ -47,6 +47,7 @@ export const EN = {
   pending: "Awaiting moderation",
   pending_notice: "Thanks! Your comment will appear once a moderator approves it.",
   edited: "edited",
+  on_bluesky: "on Bluesky",
   pinned: "Pinned",
   you: "you",
   deleted: "This comment was deleted.",

@@ -91,6 +91,7 @@ export class ThreadLoader {
       store.seq = page.discussion?.seq ?? 0;
       store.pageReactions = page.discussion?.reactions ?? {};
       store.myPageReactions = page.discussion?.myReactions ?? [];
+      store.blueskyUrl = page.discussion?.bluesky?.url ?? null;
       for (const event of this.buffered ?? []) store.apply(event);
       this.buffered = null;
       this.store = store;
@@ -119,6 +120,7 @@ export class ThreadLoader {
     store.total = island.thread.discussion?.commentCount ?? 0;
     store.seq = island.seq;
     store.pageReactions = island.thread.discussion?.reactions ?? {};
+    store.blueskyUrl = island.thread.discussion?.bluesky?.url ?? null;
     this.store = store;
     this.settings = island.readerSettings;
     this.viewer = null;

@@ -39,6 +39,8 @@ export class ThreadStore {
   /** the discussion's page reactions (its reactions), and the viewer's own (myReactions) */
   pageReactions: Record<string, number> = {};
   myPageReactions: string[] = [];
+  /** where the discussion's Bluesky post is (its replies are the comments of kind bluesky); null: none */
+  blueskyUrl: string | null = null;
 
   constructor(
     public sort: Sort,

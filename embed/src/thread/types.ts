@@ -22,6 +22,8 @@ export interface Comment {
   /** the service's sanitized rendering of `body` (contract section 18); shown instead of `body` when present */
   bodyHtml?: string;
   status: CommentStatus;
+  /** comment, mention (a webmention) or bluesky (a reply on Bluesky: contract section 30); absent: comment */
+  kind?: string;
   pinned: boolean;
   editedAt: string | null;
   createdAt: string;

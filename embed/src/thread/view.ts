@@ -21,6 +21,12 @@ export const SORTS: Sort[] = ["newest", "oldest", "top", "best", "score"];
 const VOTE_SORTS: readonly Sort[] = ["best", "score"];
 const EMOJI: Record<string, string> = { like: "👍", love: "❤️", laugh: "😄", wow: "😮", sad: "😢", angry: "😠" };
 
+/** A reply brought in from Bluesky says so, linking to the post it answers there (a new tab). */
+const onBluesky = (words: string, url: string | null): TemplateResult =>
+  url && /^https:\/\//.test(url)
+    ? html`<span class="muted">· <a part="source" href=${url} target="_blank" rel="noopener noreferrer">${words}</a></span>`
+    : html`<span class="muted">· ${words}</span>`;
+
 export function renderThread(v: ThreadView): TemplateResult {
   const { t, store } = v;
   const open = store.state === "open";
@@ -117,6 +123,7 @@ function renderComment(v: ThreadView, id: string): TemplateResult | typeof nothi
           ${own && !deleted ? html`<span class="muted">(${t.you})</span>` : nothing}
           <time class="muted" datetime=${c.createdAt} title=${created.toLocaleString(v.locale)}>${relative(created, v.locale)}</time>
           ${c.editedAt && !deleted ? html`<span class="muted">· ${t.edited}</span>` : nothing}
+          ${c.kind === "bluesky" && !deleted ? onBluesky(t.on_bluesky, store.blueskyUrl) : nothing}
           ${c.pinned ? html`<span class="badge" part="badge">${t.pinned}</span>` : nothing}
           ${c.status === "pending" ? html`<span class="badge pending" part="badge pending">${t.pending}</span>` : nothing}
         </div>

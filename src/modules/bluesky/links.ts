@@ -87,6 +87,16 @@ export async function blueskyLinkOf(ctx: RequestContext, discussionId: string): 
   return row ? viewOf(row, row.replies) : null;
 }
 
+/** Where a browser opens the post a discussion is linked to; null when it has none (the thread's "on Bluesky" links). */
+export async function blueskyPostUrl(ctx: RequestContext, discussionId: string): Promise<string | null> {
+  const [row] = await store(ctx).sql.query<{ uri: string | null }>(
+    `SELECT uri FROM bluesky_links WHERE tenant_id = $1 AND discussion_id = $2`,
+    [discussionId],
+    "bluesky_post_url",
+  );
+  return row?.uri ? postWebUrl(row.uri) : null;
+}
+
 /** The tenant's linked discussions, newest first (the console's list): at most `limit`. */
 export async function listBlueskyLinks(ctx: RequestContext, limit: number): Promise<BlueskyLinkView[]> {
   const rows = await store(ctx).sql.query<LinkRow & { replies: number }>(

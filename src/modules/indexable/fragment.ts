@@ -131,5 +131,6 @@ async function snapshotOfPage(
     top: [],
     topEnd: { hasNextPage: false, endCursor: null },
     unsaved: true,
+    blueskyUrl: null,
   };
 }

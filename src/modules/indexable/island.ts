@@ -19,7 +19,7 @@ interface RelayPage<T> {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-type IslandComment = Omit<CommentJson, "bodyHtml" | "kind"> & {
+type IslandComment = Omit<CommentJson, "bodyHtml"> & {
   viewerReactions: string[];
   myVote: null;
   replies?: RelayPage<IslandComment>;
@@ -30,7 +30,14 @@ export interface ThreadIsland {
   sort: string;
   seq: number;
   thread: {
-    discussion: { state: string; commentCount: number; seq: number; reactions: Record<string, number>; myReactions: null };
+    discussion: {
+      state: string;
+      commentCount: number;
+      seq: number;
+      reactions: Record<string, number>;
+      myReactions: null;
+      bluesky: { url: string | null } | null;
+    };
     comments: RelayPage<IslandComment>;
   };
   readerSettings: {
@@ -45,9 +52,9 @@ export interface ThreadIsland {
 
 function islandComment(n: ThreadNode): IslandComment {
   // the source is left out (the element shows bodyHtml; a reader's own comment, the only one it edits, comes from a load with their identity),
-  // and bodyHtml is the article's beside the island; kind too (the element's query does not ask for it)
+  // and bodyHtml is the article's beside the island
   // a tombstone's author is nobody's (shownComment): the element shows no name for it, and the bytes carry none
-  const { bodyHtml: _, kind: _kind, ...json } = shownComment(n.comment, false);
+  const { bodyHtml: _, ...json } = shownComment(n.comment, false);
   const own = { ...json, body: "", viewerReactions: [], myVote: null };
   if (!n.repliesEnd) return own;
   return { ...own, replies: { edges: n.replies.map((r) => ({ node: islandComment(r) })), pageInfo: n.repliesEnd } };
@@ -60,7 +67,14 @@ export function threadIsland(ctx: RequestContext, s: ThreadSnapshot): ThreadIsla
     sort: s.sort,
     seq: d.seq,
     thread: {
-      discussion: { state: d.state, commentCount: d.commentCount, seq: d.seq, reactions: reactionCountsOf(d), myReactions: null },
+      discussion: {
+        state: d.state,
+        commentCount: d.commentCount,
+        seq: d.seq,
+        reactions: reactionCountsOf(d),
+        myReactions: null,
+        bluesky: s.blueskyUrl ? { url: s.blueskyUrl } : null,
+      },
       comments: {
         edges: s.top.map((n) => ({ node: islandComment(n) })),
         pageInfo: s.topEnd,

@@ -3,7 +3,8 @@
 // heading, a line in the place of the live thread's composer ("Join the discussion…", or on a
 // discussion closed to comments the live thread's notice), an <article id="comment-<id>"> per comment
 // (microformats2 h-entry: a header with the author's name as p-author h-card and the date as
-// dt-published inside the u-url permalink, the stored bodyHtml as e-content, a reply's parent as
+// dt-published inside the u-url permalink — and for a reply brought in from Bluesky an "on Bluesky"
+// link to the discussion's post there — the stored bodyHtml as e-content, a reply's parent as
 // u-in-reply-to; a footer linking the comment again, in the place of the live thread's actions), so
 // the element is about as tall before and after it upgrades (contract section 27, docs/seo.md),
 // replies in an <ol> inside their parent's article, and where a comment's replies were cut off (20
@@ -83,6 +84,10 @@ export function fragmentHtml(s: ThreadSnapshot, island: ThreadIsland | null, opt
       `<span class="p-author h-card">${escapeHtml(c.author.name)}</span>${c.author.badge ? ` <small>${escapeHtml(c.author.badge)}</small>` : ""}`,
       `<a class="u-url" href="${escapeHtml(link)}"><time class="dt-published" datetime="${c.createdAt}">${escapeHtml(dates.format(new Date(c.createdAt)))}</time></a>`,
       ...(c.editedAt ? [escapeHtml(w.edited)] : []),
+      // a reply brought in from Bluesky says so, linking to the post it answers there (contract section 30)
+      ...(c.kind === "bluesky"
+        ? [s.blueskyUrl ? `<a href="${escapeHtml(s.blueskyUrl)}">${escapeHtml(w.on_bluesky)}</a>` : escapeHtml(w.on_bluesky)]
+        : []),
       ...(c.pinned ? [escapeHtml(w.pinned)] : []),
     ].join(" · ");
     const inReplyTo = parentLink ? `<data class="u-in-reply-to" value="${escapeHtml(parentLink)}"></data>` : "";

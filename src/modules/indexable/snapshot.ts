@@ -18,6 +18,7 @@ import { getComment, listCommentsWithDiscussion, listReplyPages } from "../comme
 import type { CommentSort } from "../comments/list-order.js";
 import { getSettings } from "../settings/settings.js";
 import type { Page } from "../../lib/pagination.js";
+import { blueskyPostUrl } from "../bluesky/links.js";
 
 /** Top-level comments per page: the thread element's first page. */
 export const TOP_LEVEL_PER_PAGE = 20;
@@ -59,6 +60,8 @@ export interface ThreadSnapshot {
   topEnd: PageEnd;
   /** a page with no discussion yet (the fragment asked by url): nothing stored, so no date either */
   unsaved?: boolean;
+  /** where the Bluesky post the discussion is linked to is (its replies are its comments of kind bluesky); null: none */
+  blueskyUrl: string | null;
 }
 
 const node = (comment: CommentWithAuthor): ThreadNode => ({ comment, replies: [], repliesEnd: null });
@@ -80,12 +83,13 @@ export async function readThreadSnapshot(
   args: { sort: CommentSort; cursor: string | null; parentId?: string | null },
 ): Promise<ThreadSnapshot> {
   const parentId = args.parentId ?? null;
-  const [read, settings, parent] = await Promise.all([
+  const [read, settings, parent, blueskyUrl] = await Promise.all([
     parentId
       ? listCommentsWithDiscussion(ctx, discussionId, { parentId, sort: "oldest", limit: REPLIES_PER_COMMENT, cursor: args.cursor })
       : listCommentsWithDiscussion(ctx, discussionId, { topLevel: true, sort: args.sort, limit: TOP_LEVEL_PER_PAGE, cursor: args.cursor }),
     getSettings(ctx),
     parentId ? getComment(ctx, parentId).catch(() => null) : null,
+    blueskyPostUrl(ctx, discussionId),
   ]);
   if (parentId && (!parent || parent.discussionId !== discussionId)) throw errors.notFound("Comment");
   const { page, discussion } = read;
@@ -116,5 +120,5 @@ export async function readThreadSnapshot(
     });
   }
   const topEnd = parent ? top[0]!.repliesEnd! : endOf(page);
-  return { discussion, settings, sort: args.sort, cursor: args.cursor, parentId, top, topEnd };
+  return { discussion, settings, sort: args.sort, cursor: args.cursor, parentId, top, topEnd, blueskyUrl };
 }

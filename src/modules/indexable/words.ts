@@ -17,6 +17,7 @@ const EN = {
   locked: "Comments are closed on this discussion.",
   archived: "This discussion is archived: it can be read but no longer changed.",
   edited: "edited",
+  on_bluesky: "on Bluesky",
   pinned: "Pinned",
   deleted: "This comment was deleted.",
   load_more: "Load more comments",

@@ -25,6 +25,7 @@ import { readerStreamCaller, streamCaller } from "./engine/access.js";
 import type { StreamHub } from "../../stream-engine/hub.js";
 import { SseSink } from "../../stream-engine/sse-sink.js";
 import { sseHeaders } from "../../stream-engine/sse-writer.js";
+import { readersArrived } from "../bluesky/engine/readers-arrived.js";
 
 const PREFIX = "/api/v1/stream/";
 /** The route's pattern, as metrics and the access log name it. */
@@ -121,6 +122,12 @@ async function openStream(
     },
     sink,
   );
+  // a reader on a page whose discussion is linked to a Bluesky post: its replies are read within the minute
+  if (caller.settings.bluesky.enabled) {
+    void readersArrived(app, caller.tenantId, discussionId).catch((err: unknown) =>
+      app.log.warn({ err: (err as Error).message }, "the Bluesky read was not brought forward"),
+    );
+  }
 }
 
 /** GET /api/v1/stream/me: the same auth (a key with X-Service-Identity, a ticket of scope me, the deprecated ?token=), caps and framing. */
