@@ -1,5 +1,5 @@
 // The console shell: sign-in, navigation and the screens (hash routes: #/moderation,
-// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, #/settings/sign-in, #/settings/email, #/fediverse, #/outbox, …).
+// #/moderation/reported, #/readers/<id>, #/keys, #/settings/identity, #/settings/sign-in, #/settings/email, #/fediverse, #/bluesky, #/outbox, …).
 // The Outbox is in the navigation only while the service keeps emails instead of sending them
 // (emailStatus.mode "outbox", read once for owners). A moderator who opens an owner's screen is told
 // why it is not shown; a sign-in link the server refused says why (?signin=…, set by
@@ -33,6 +33,7 @@ import { ReaderScreen } from "./screens/reader";
 import { AnalyticsScreen } from "./screens/analytics";
 import { AuditScreen } from "./screens/audit";
 import { FediverseScreen } from "./screens/fediverse";
+import { BlueskyScreen } from "./screens/bluesky";
 import { AccountScreen } from "./screens/account";
 
 const SCREENS = [
@@ -43,6 +44,7 @@ const SCREENS = [
   { path: "settings", name: "Settings", owner: true },
   { path: "safety", name: "Safety", owner: true },
   { path: "fediverse", name: "Fediverse", owner: true },
+  { path: "bluesky", name: "Bluesky", owner: true },
   { path: "analytics", name: "Analytics", owner: false },
   { path: "audit", name: "Audit log", owner: true },
   // in the navigation only while emails are kept instead of sent (EMAIL_OUTBOX=1)
@@ -314,6 +316,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
           ))}
         {!denied && current.path === "safety" && <SafetyScreen />}
         {!denied && current.path === "fediverse" && <FediverseScreen />}
+        {!denied && current.path === "bluesky" && <BlueskyScreen />}
         {!denied && current.path === "analytics" && <AnalyticsScreen />}
         {!denied && current.path === "audit" && <AuditScreen />}
         {!denied && current.path === "outbox" && <OutboxScreen mode={emailMode} />}

@@ -1,22 +1,27 @@
-// Remote readers (contract section 24): a comment by `ap:<actor URL>` came from the fediverse, one by
-// `wm:<site origin>` is a webmention. Their cards say so with a badge, and offer "Block domain", which
-// adds the reader's domain to the settings' federation.blockedDomains (GraphQL updateSettings, owners:
-// manage_settings): that domain's new remote comments are then refused (docs/fediverse.md).
+// Remote readers (contract sections 24 and 30): a comment by `ap:<actor URL>` came from the fediverse,
+// one by `wm:<site origin>` is a webmention, one by `at:<did>` a reply on Bluesky. Their cards say so
+// with a badge; the fediverse's and webmentions' offer "Block domain", which adds the reader's domain
+// to the settings' federation.blockedDomains (GraphQL updateSettings, owners: manage_settings): that
+// domain's new remote comments are then refused (docs/fediverse.md). A Bluesky reader has no domain.
 import { useState } from "preact/hooks";
 import { gql } from "./api";
 import { BlockedDomainsDocument, BlockDomainDocument } from "./gql/graphql";
 import { messageOf } from "./ui";
 
-/** Where a reader's comments come from: the fediverse, a webmention, or here (null). */
-export function remoteKind(readerId: string): "fediverse" | "webmention" | null {
+/** Where a reader's comments come from: the fediverse, a webmention, Bluesky, or here (null). */
+export function remoteKind(readerId: string): "fediverse" | "webmention" | "bluesky" | null {
   if (readerId.startsWith("ap:")) return "fediverse";
   if (readerId.startsWith("wm:")) return "webmention";
+  if (readerId.startsWith("at:")) return "bluesky";
   return null;
 }
 
-/** The domain of a remote reader (the host of its actor URL or site origin), lower case; null for a local reader. */
+const BADGE_TITLES = { fediverse: "A reply from the fediverse", webmention: "A webmention", bluesky: "A reply on Bluesky" } as const;
+
+/** The domain of a fediverse or webmention reader (the host of its actor URL or site origin), lower case; null for others. */
 export function remoteDomain(readerId: string): string | null {
-  if (!remoteKind(readerId)) return null;
+  const kind = remoteKind(readerId);
+  if (kind !== "fediverse" && kind !== "webmention") return null;
   try {
     return new URL(readerId.slice(3)).hostname.toLowerCase() || null;
   } catch {
@@ -29,7 +34,7 @@ export function RemoteBadge({ readerId }: { readerId: string }) {
   const kind = remoteKind(readerId);
   if (!kind) return null;
   return (
-    <span class={`badge remote-badge remote-${kind}`} title={kind === "fediverse" ? "A reply from the fediverse" : "A webmention"}>
+    <span class={`badge remote-badge remote-${kind}`} title={BADGE_TITLES[kind]}>
       {kind}
     </span>
   );

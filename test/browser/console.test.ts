@@ -70,7 +70,7 @@ describe.skipIf(chromiumMissing)("the admin console in headless Chromium", { tim
   it("keeps the navigation on one row with Sign out at 1280 px", async () => {
     const nav = page.getByRole("navigation", { name: "Main" });
     const tops = await nav.getByRole("link").evaluateAll((links) => links.map((l) => Math.round(l.getBoundingClientRect().top)));
-    expect(tops.length).toBe(9); // Safety (test/browser/console-safety.test.ts) and Fediverse (console-fediverse.test.ts) among them
+    expect(tops.length).toBe(10); // Safety (test/browser/console-safety.test.ts), Fediverse (console-fediverse.test.ts) and Bluesky (console-bluesky.test.ts) among them
     expect(new Set(tops).size, "the links wrap").toBe(1);
     const box = (await nav.boundingBox())!;
     const out = (await page.getByRole("button", { name: "Sign out" }).boundingBox())!;

@@ -610,19 +610,19 @@ export type DeliveriesQueryVariables = Exact<{
 
 export type DeliveriesQuery = { webhookDeliveries: { edges: Array<{ node: { id: string, eventId: string, eventType: string, attempt: number, statusCode: number | null, durationMs: number, error: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
-export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> } };
+export type AllSettingsFragment = { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> }, bluesky: { enabled: boolean, handle: string | null, service: string, appView: string, remoteModeration: Moderation, autoPost: boolean, appPasswordSet: boolean } };
 
 export type SettingsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> } } };
+export type SettingsQuery = { settings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> }, bluesky: { enabled: boolean, handle: string | null, service: string, appView: string, remoteModeration: Moderation, autoPost: boolean, appPasswordSet: boolean } } };
 
 export type UpdateSettingsMutationVariables = Exact<{
   input: SettingsPatch;
 }>;
 
 
-export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> } } };
+export type UpdateSettingsMutation = { updateSettings: { moderation: Moderation, editWindowSeconds: number, reactionKinds: Array<string>, pageReactionKinds: Array<string>, votes: VoteMode, maxBodyLength: number, autoLockAfterDays: number, allowedOrigins: Array<string>, formatting: { markdown: boolean, images: boolean }, delivery: { maxAttempts: number, backoffBaseMs: number, attemptTimeoutMs: number, breakerThreshold: number, breakerCooldownMs: number, disableThreshold: number }, replay: { maxEvents: number, maxAgeSeconds: number }, rateLimits: { requestsPerMinute: number, streamConnections: number, publishableKeyRequestsPerMinute: number, readerRequestsPerMinute: number }, stream: { maxConnectionSeconds: number, heartbeatSeconds: number }, retention: { deliveryLogDays: number }, idempotency: { ttlHours: number }, inbox: { retentionDays: number }, identity: { secretOverlapHours: number }, federation: { enabled: boolean, handle: string | null, domain: string | null, url: string | null, icon: string | null, summary: string | null, remoteModeration: Moderation, blockedDomains: Array<string> }, bluesky: { enabled: boolean, handle: string | null, service: string, appView: string, remoteModeration: Moderation, autoPost: boolean, appPasswordSet: boolean } } };
 
 export type RotateIdentitySecretMutationVariables = Exact<{ [key: string]: never; }>;
 
@@ -905,6 +905,37 @@ export type FederationAnnouncementQueryVariables = Exact<{
 
 export type FederationAnnouncementQuery = { federationAnnouncement: { id: string, state: FederationAnnouncementState, announced: number, alreadyAnnounced: number, failure: string | null } };
 
+export type BlueskyLinkRowFragment = { discussionId: string, uri: string | null, url: string | null, posted: boolean, createdAt: string, polledAt: string | null, nextPollAt: string, lastError: string | null, replies: number };
+
+export type BlueskyLinksQueryVariables = Exact<{
+  limit?: number | null | undefined;
+}>;
+
+
+export type BlueskyLinksQuery = { blueskyLinks: Array<{ discussionId: string, uri: string | null, url: string | null, posted: boolean, createdAt: string, polledAt: string | null, nextPollAt: string, lastError: string | null, replies: number }> };
+
+export type BlueskyDiscussionQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type BlueskyDiscussionQuery = { discussion: { id: string, url: string | null } };
+
+export type LinkBlueskyPostMutationVariables = Exact<{
+  id: string;
+  post?: string | null | undefined;
+}>;
+
+
+export type LinkBlueskyPostMutation = { upsertDiscussion: { discussion: { id: string, bluesky: { uri: string, url: string | null } | null } } };
+
+export type PostDiscussionToBlueskyMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type PostDiscussionToBlueskyMutation = { postDiscussionToBluesky: { created: boolean, link: { discussionId: string, uri: string | null, url: string | null, posted: boolean, createdAt: string, polledAt: string | null, nextPollAt: string, lastError: string | null, replies: number } } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -996,6 +1027,15 @@ export const AllSettingsFragmentDoc = new TypedDocumentString(`
     summary
     remoteModeration
     blockedDomains
+  }
+  bluesky {
+    enabled
+    handle
+    service
+    appView
+    remoteModeration
+    autoPost
+    appPasswordSet
   }
 }
     `, {"fragmentName":"AllSettings"}) as unknown as TypedDocumentString<AllSettingsFragment, unknown>;
@@ -1233,6 +1273,19 @@ export const AnnouncementFragmentDoc = new TypedDocumentString(`
   failure
 }
     `, {"fragmentName":"Announcement"}) as unknown as TypedDocumentString<AnnouncementFragment, unknown>;
+export const BlueskyLinkRowFragmentDoc = new TypedDocumentString(`
+    fragment BlueskyLinkRow on BlueskyLink {
+  discussionId
+  uri
+  url
+  posted
+  createdAt
+  polledAt
+  nextPollAt
+  lastError
+  replies
+}
+    `, {"fragmentName":"BlueskyLinkRow"}) as unknown as TypedDocumentString<BlueskyLinkRowFragment, unknown>;
 export const PendingCountDocument = new TypedDocumentString(`
     query PendingCount {
   pendingCommentCount
@@ -1720,6 +1773,15 @@ export const SettingsDocument = new TypedDocumentString(`
     remoteModeration
     blockedDomains
   }
+  bluesky {
+    enabled
+    handle
+    service
+    appView
+    remoteModeration
+    autoPost
+    appPasswordSet
+  }
 }`) as unknown as TypedDocumentString<SettingsQuery, SettingsQueryVariables>;
 export const UpdateSettingsDocument = new TypedDocumentString(`
     mutation UpdateSettings($input: SettingsPatch!) {
@@ -1783,6 +1845,15 @@ export const UpdateSettingsDocument = new TypedDocumentString(`
     summary
     remoteModeration
     blockedDomains
+  }
+  bluesky {
+    enabled
+    handle
+    service
+    appView
+    remoteModeration
+    autoPost
+    appPasswordSet
   }
 }`) as unknown as TypedDocumentString<UpdateSettingsMutation, UpdateSettingsMutationVariables>;
 export const RotateIdentitySecretDocument = new TypedDocumentString(`
@@ -2836,3 +2907,61 @@ export const FederationAnnouncementDocument = new TypedDocumentString(`
   alreadyAnnounced
   failure
 }`) as unknown as TypedDocumentString<FederationAnnouncementQuery, FederationAnnouncementQueryVariables>;
+export const BlueskyLinksDocument = new TypedDocumentString(`
+    query BlueskyLinks($limit: Int) {
+  blueskyLinks(limit: $limit) {
+    ...BlueskyLinkRow
+  }
+}
+    fragment BlueskyLinkRow on BlueskyLink {
+  discussionId
+  uri
+  url
+  posted
+  createdAt
+  polledAt
+  nextPollAt
+  lastError
+  replies
+}`) as unknown as TypedDocumentString<BlueskyLinksQuery, BlueskyLinksQueryVariables>;
+export const BlueskyDiscussionDocument = new TypedDocumentString(`
+    query BlueskyDiscussion($id: String!) {
+  discussion(id: $id) {
+    id
+    url
+  }
+}
+    `) as unknown as TypedDocumentString<BlueskyDiscussionQuery, BlueskyDiscussionQueryVariables>;
+export const LinkBlueskyPostDocument = new TypedDocumentString(`
+    mutation LinkBlueskyPost($id: String!, $post: String) {
+  upsertDiscussion(id: $id, input: {bluesky: $post}) {
+    discussion {
+      id
+      bluesky {
+        uri
+        url
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<LinkBlueskyPostMutation, LinkBlueskyPostMutationVariables>;
+export const PostDiscussionToBlueskyDocument = new TypedDocumentString(`
+    mutation PostDiscussionToBluesky($id: String!) {
+  postDiscussionToBluesky(id: $id) {
+    created
+    link {
+      ...BlueskyLinkRow
+    }
+  }
+}
+    fragment BlueskyLinkRow on BlueskyLink {
+  discussionId
+  uri
+  url
+  posted
+  createdAt
+  polledAt
+  nextPollAt
+  lastError
+  replies
+}`) as unknown as TypedDocumentString<PostDiscussionToBlueskyMutation, PostDiscussionToBlueskyMutationVariables>;
