@@ -6,13 +6,13 @@
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, keyWith, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
-import { hostPages, type HostPage } from "../support/embed.js";
+import { embedBrowser, type EmbedBrowser } from "../support/embed.js";
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
 
@@ -26,29 +26,20 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 describe.skipIf(chromiumMissing)("a reader's badge in <engagement-thread>", () => {
-  let browser: Browser | undefined;
-  let host: HostPage;
-  const violations: string[] = [];
+  let embed: EmbedBrowser | undefined;
 
   beforeAll(async () => {
-    const key = (await t.admin.post("/api/v1/publishable-keys", { label: "blog" })).body.key as string;
-    host = await hostPages(server.url, key);
-    expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin] })).status).toBe(200);
-    browser = await launchChromium();
+    embed = await embedBrowser(server.url, t);
     await mkdir(SHOTS, { recursive: true });
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    await host?.close();
-    expect(violations).toEqual([]);
+    await embed?.close();
+    expect(embed?.violations).toEqual([]);
   });
 
   async function open(discussionId: string): Promise<Page> {
-    const p = await browser!.newPage({ viewport: { width: 700, height: 600 } });
-    p.on("console", (m) => {
-      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-    });
-    await p.goto(host.url(discussionId));
+    const p = await embed!.newPage();
+    await p.goto(embed!.host.url(discussionId));
     await p
       .locator("engagement-thread")
       .getByRole("heading", { name: /Comments/ })

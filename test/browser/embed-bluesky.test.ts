@@ -7,13 +7,13 @@
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
-import { hostPages, type HostPage } from "../support/embed.js";
+import { embedBrowser, type EmbedBrowser } from "../support/embed.js";
 import { contextForTenant } from "../../src/context/request.js";
 import { postComment } from "../../src/modules/comments/write.js";
 import { sha256 } from "../../src/lib/sha256.js";
@@ -52,29 +52,20 @@ async function blueskyReply(discussionId: string, did: string, name: string, bod
 }
 
 describe.skipIf(chromiumMissing)("replies from Bluesky in <engagement-thread>", () => {
-  let browser: Browser | undefined;
-  let host: HostPage;
-  const violations: string[] = [];
+  let embed: EmbedBrowser | undefined;
 
   beforeAll(async () => {
-    const key = (await t.admin.post("/api/v1/publishable-keys", { label: "blog" })).body.key as string;
-    host = await hostPages(server.url, key);
-    expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin] })).status).toBe(200);
-    browser = await launchChromium();
+    embed = await embedBrowser(server.url, t);
     await mkdir(SHOTS, { recursive: true });
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    await host?.close();
-    expect(violations).toEqual([]);
+    await embed?.close();
+    expect(embed?.violations).toEqual([]);
   });
 
   async function open(discussionId: string, attrs = ""): Promise<Page> {
-    const p = await browser!.newPage({ viewport: { width: 700, height: 600 } });
-    p.on("console", (m) => {
-      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-    });
-    await p.goto(host.url(discussionId, attrs));
+    const p = await embed!.newPage();
+    await p.goto(embed!.host.url(discussionId, attrs));
     await p.locator("engagement-thread ol[part=comments]").waitFor({ state: "attached" });
     return p;
   }
@@ -83,7 +74,7 @@ describe.skipIf(chromiumMissing)("replies from Bluesky in <engagement-thread>", 
 
   it("says a reply is on Bluesky, linking to the post there; a local comment says nothing", async () => {
     const d = "bsky-embed-1";
-    await t.api.put(`/api/v1/discussions/${d}`, { title: "An article", url: `${host.origin}/a` });
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "An article", url: `${embed!.host.origin}/a` });
     await server.app.runtime.services.prisma.blueskyLink.create({
       data: {
         tenantId: t.tenantId,
@@ -117,7 +108,7 @@ describe.skipIf(chromiumMissing)("replies from Bluesky in <engagement-thread>", 
 
   it("says it of a reply that comes in while the page is open", async () => {
     const d = "bsky-embed-2";
-    await t.api.put(`/api/v1/discussions/${d}`, { title: "Another", url: `${host.origin}/b` });
+    await t.api.put(`/api/v1/discussions/${d}`, { title: "Another", url: `${embed!.host.origin}/b` });
     await server.app.runtime.services.prisma.blueskyLink.create({
       data: {
         tenantId: t.tenantId,

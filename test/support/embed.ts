@@ -1,10 +1,13 @@
 // The embed's scripts as a page's browser fetches them (contract section 14): served to any origin,
 // an ETag of their content, a 304 on revalidation, and within their gzip budget; and the host pages
-// the browser tests put <engagement-thread> in.
+// the browser tests put <engagement-thread> in, with Chromium and the CSP violations its pages report.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { expect } from "vitest";
+import type { Browser, BrowserContextOptions, Page } from "playwright-core";
+import { launchChromium } from "./chromium.js";
+import type { TestTenant } from "./fixtures.js";
 
 export async function expectServedScript(serviceUrl: string, name: string, element: string, gzipBudget: number): Promise<void> {
   const res = await fetch(`${serviceUrl}/embed/v1/${name}`, { headers: { origin: "https://blog.example" } });
@@ -65,5 +68,40 @@ export async function hostPages(serviceUrl: string, key: string): Promise<HostPa
     url: (d, attrs = "", withCount = false, belowTheFold = false) =>
       `${origin}/?d=${encodeURIComponent(d)}&attrs=${encodeURIComponent(attrs)}${withCount ? "&count=1" : ""}${belowTheFold ? "&fold=1" : ""}`,
     close: () => new Promise<void>((resolve) => host.close(() => resolve())),
+  };
+}
+
+/** A tenant's host pages in Chromium: the pages' origin allowed, every Content Security Policy violation they report kept. */
+export interface EmbedBrowser {
+  host: HostPage;
+  browser: Browser;
+  /** what the pages reported breaking the CSP: a test's afterAll expects none */
+  violations: string[];
+  /** a new page of `viewport` (or the options') whose CSP violations are kept */
+  newPage(options?: BrowserContextOptions): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function embedBrowser(serviceUrl: string, t: TestTenant, viewport = { width: 700, height: 600 }): Promise<EmbedBrowser> {
+  const key = (await t.admin.post("/api/v1/publishable-keys", { label: "blog" })).body.key as string;
+  const host = await hostPages(serviceUrl, key);
+  expect((await t.api.patch("/api/v1/settings", { allowedOrigins: [host.origin] })).status).toBe(200);
+  const browser = await launchChromium();
+  const violations: string[] = [];
+  return {
+    host,
+    browser,
+    violations,
+    async newPage(options = {}) {
+      const p = await browser.newPage({ viewport, ...options });
+      p.on("console", (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      return p;
+    },
+    async close() {
+      await browser.close();
+      await host.close();
+    },
   };
 }
