@@ -76,7 +76,7 @@ export type Capability =
   | 'moderate_content'
   | 'view_analytics';
 
-/** comment: written here (or replying from the fediverse); mention: a webmention, another site's post linking to the page. */
+/** comment: written here (or replying from the fediverse); mention: a webmention, another site's post linking to the page; bluesky: a reply to the discussion's Bluesky post (docs/bluesky.md). */
 export type CommentKind =
   | 'bluesky'
   | 'comment'

@@ -20,7 +20,8 @@ import { canModerate } from "./visibility.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
 export const CommentKind = builder.enumType("CommentKind", {
-  description: "comment: written here (or replying from the fediverse); mention: a webmention, another site's post linking to the page.",
+  description:
+    "comment: written here (or replying from the fediverse); mention: a webmention, another site's post linking to the page; bluesky: a reply to the discussion's Bluesky post (docs/bluesky.md).",
   values: Object.values(CommentKinds),
 });
 const CommentSort = builder.enumType("CommentSort", { values: COMMENT_SORTS });
@@ -108,7 +109,7 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
     }),
     kind: t.field({
       type: CommentKind,
-      description: "comment, or mention (a webmention: docs/fediverse.md).",
+      description: "comment, mention (a webmention: docs/fediverse.md) or bluesky (a reply on Bluesky: docs/bluesky.md).",
       resolve: (c, _a, ctx) => shown(c, ctx).kind,
     }),
     pinned: t.boolean({ resolve: (c, _a, ctx) => shown(c, ctx).pinned }),
