@@ -33,8 +33,22 @@ export function xrpcFetch(http: WebhookHttpClient): Fetch {
   }) as Fetch;
 }
 
-/** A public agent of an XRPC service (the AppView). */
-export const publicAgent = (http: WebhookHttpClient, service: string): AtpAgent => new AtpAgent({ service, fetch: xrpcFetch(http) });
+/** Public agents by client and service: an agent holds no session, and making one builds every lexicon namespace. */
+const publicAgents = new WeakMap<WebhookHttpClient, Map<string, AtpAgent>>();
+/** Services whose agents one client keeps at most (the tenants' AppViews: a few in practice). */
+const MAX_PUBLIC_AGENTS = 100;
+
+/** A public agent of an XRPC service (the AppView), made once per service. */
+export function publicAgent(http: WebhookHttpClient, service: string): AtpAgent {
+  let agents = publicAgents.get(http);
+  if (!agents) publicAgents.set(http, (agents = new Map()));
+  let agent = agents.get(service);
+  if (!agent) {
+    if (agents.size >= MAX_PUBLIC_AGENTS) agents.delete(agents.keys().next().value!);
+    agents.set(service, (agent = new AtpAgent({ service, fetch: xrpcFetch(http) })));
+  }
+  return agent;
+}
 
 /** An XRPC failure as a short line: its error name and status, never a token or the request. */
 export function xrpcProblem(err: unknown): string {
