@@ -61,6 +61,8 @@ export const DATABASE_ROUTES = {
   // followers, read after the console saves its settings
   federationAnnouncement: "primary",
   federationStatus: "primary",
+  // Bluesky's linked posts: the console reads them right after linking or posting one
+  blueskyLinks: "primary",
   // --- endpoints outside GraphQL
   "GET /api/v1/feeds/*": "replica",
   "GET /embed/v1/discussions/:file": "replica",
