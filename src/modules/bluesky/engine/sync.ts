@@ -7,7 +7,7 @@
 // longer in the thread was deleted there: its comment is deleted here as its author deletes one
 // (unless the read was cut short at MAX_THREAD_REPLIES). A reply whose author was erased is known by its
 // URI's hash alone and never comes back.
-import { contextForTenant, store, type RequestContext } from "../../../context/request.js";
+import { contextForTenant, loadTenant, store, type RequestContext } from "../../../context/request.js";
 import { AppError } from "../../../lib/errors.js";
 import { cleanRemoteName } from "../../../lib/reader-name.js";
 import { sha256 } from "../../../lib/sha256.js";
@@ -26,9 +26,8 @@ const readerOf = (r: ThreadReply): ReaderIdentity => ({
 });
 
 /** The tenant's context acting as a reader (a key with no capability: never a moderator). */
-function asReader(ctx: RequestContext, reader: ReaderIdentity): Promise<RequestContext> {
-  return (async () =>
-    contextForTenant(ctx.app, await ctx.cache.tenant!, { kind: "key", keyId: "bluesky", capabilities: new Set() }, reader))();
+async function asReader(ctx: RequestContext, reader: ReaderIdentity): Promise<RequestContext> {
+  return contextForTenant(ctx.app, await loadTenant(ctx), { kind: "key", keyId: "bluesky", capabilities: new Set() }, reader);
 }
 
 interface KnownReply {
