@@ -92,7 +92,8 @@ async function main(): Promise<void> {
     const round = async () => {
       const t0 = performance.now();
       let reads = 0;
-      for (;;) {
+      // until every link is read once (a link whose read found replies is due again a minute later: not counted twice)
+      while (reads < LINKS) {
         const n = await env.app.bluesky.runOnce();
         if (n === 0) break;
         reads += n;

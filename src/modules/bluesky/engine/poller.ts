@@ -1,7 +1,8 @@
 // The Bluesky poller (contract section 30; docs/bluesky.md): every instance that runs workers takes,
-// each BLUESKY_POLL_INTERVAL_MS, the linked discussions whose next read is due — across tenants, a
-// batch claimed with FOR UPDATE SKIP LOCKED by moving next_poll_at past a lease, so two instances never
-// read one thread at once — and for each:
+// each BLUESKY_POLL_INTERVAL_MS, the linked discussions whose next read is due — across tenants, in
+// batches claimed with FOR UPDATE SKIP LOCKED by moving next_poll_at past a lease, so two instances never
+// read one thread at once; batch after batch while a full one comes (at most PASS_BUDGET_MS a pass);
+// one read at a time (an instance asks the AppView one thing at a time) — and for each:
 //   - a link without a post (autoPost): posts the discussion from the site's account and links it;
 //   - otherwise reads the post's thread from the tenant's AppView (getPostThread) and brings it in
 //     (sync.ts): new replies become comments, replies gone there are removed here.
@@ -9,6 +10,7 @@
 // as the discussion ages, with a backoff when the read failed (the AppView down: nothing is lost, the
 // next read brings in what was missed). Only this scan is across tenants; every write goes through
 // the tenant's store and the comments' own domain functions.
+import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import { contextForTenant, type AppServices, type RequestContext } from "../../../context/request.js";
 import { tenantRow } from "../../../auth/auth-cache.js";
@@ -26,6 +28,8 @@ import { syncThread } from "./sync.js";
 export const POLL_BATCH = 25;
 /** How long a claimed link is held by its pass (a pass that dies lets it go after this). */
 const LEASE_MS = 5 * 60_000;
+/** How long one pass goes on taking batches while links are due (a stop ends it after the batch under way). */
+const PASS_BUDGET_MS = 10_000;
 /** A site with Bluesky off is looked at again after this. */
 const DISABLED_RECHECK_MS = 60 * 60_000;
 
@@ -46,6 +50,7 @@ export interface BlueskyPoller extends PollLoop {
 export function createBlueskyPoller(deps: { app: AppServices; log: Logger }, intervalMs: number): BlueskyPoller {
   const { app, log } = deps;
   let running: Promise<number> | null = null;
+  let stopping = false;
 
   async function claim(now: Date): Promise<DueLink[]> {
     // the one statement across tenants: which links are due, held for this pass
@@ -141,16 +146,22 @@ export function createBlueskyPoller(deps: { app: AppServices; log: Logger }, int
   }
 
   async function pass(): Promise<number> {
-    const due = await claim(app.clock.now());
-    for (const link of due) {
-      await readOne(link).catch((err: unknown) =>
-        log.warn(
-          { err: (err as Error).message, tenantId: link.tenantId, discussionId: link.discussionId },
-          "a Bluesky thread was not read",
-        ),
-      );
+    const started = performance.now();
+    let reads = 0;
+    // batch after batch while links are due (a full batch: more may wait), within PASS_BUDGET_MS, until stopped
+    for (;;) {
+      const due = await claim(app.clock.now());
+      for (const link of due) {
+        await readOne(link).catch((err: unknown) =>
+          log.warn(
+            { err: (err as Error).message, tenantId: link.tenantId, discussionId: link.discussionId },
+            "a Bluesky thread was not read",
+          ),
+        );
+      }
+      reads += due.length;
+      if (stopping || due.length < POLL_BATCH || performance.now() - started > PASS_BUDGET_MS) return reads;
     }
-    return due.length;
   }
 
   function runOnce(): Promise<number> {
@@ -159,5 +170,15 @@ export function createBlueskyPoller(deps: { app: AppServices; log: Logger }, int
   }
 
   const loop = pollLoop(runOnce, intervalMs, (err) => log.warn({ err }, "a Bluesky poll pass failed"));
-  return { runOnce, start: loop.start, stop: loop.stop };
+  return {
+    runOnce,
+    start() {
+      stopping = false;
+      loop.start();
+    },
+    stop() {
+      stopping = true;
+      return loop.stop();
+    },
+  };
 }
