@@ -13,7 +13,7 @@
 // A function's arguments come by name, typed by its generated signature (src/generated/db-functions.ts);
 // what it answers is declared in src/events/write-results.ts.
 import type { Sql } from "../db/sql.js";
-import { ACROSS_TENANTS } from "../db/tenant-guard.js";
+import { ACROSS_TENANTS } from "../db/tenant-tables.js";
 import { tenantSql, type TenantSql } from "../db/tenant-store.js";
 import { DB_FUNCTION_ARGS, jsonText, type DbArgs, type DbFunctionName } from "../generated/db-functions.js";
 import { isKeyTaken, type IdempotencyScope, type PendingClaim } from "../idempotency/records.js";
@@ -42,7 +42,7 @@ export function positionalArgs<F extends DbFunctionName>(fn: F, args: DbArgs<F>)
 }
 
 /**
- * The write functions that cross tenants (ACROSS_TENANTS, src/db/tenant-guard.ts): run by engines
+ * The write functions that cross tenants (ACROSS_TENANTS, src/db/tenant-tables.ts): run by engines
  * only (`writeAcrossTenants`), never through a tenant's store.
  */
 export type AcrossTenantsWrite = "eng_auto_lock_discussions";
