@@ -153,11 +153,11 @@ describe("a discussion posted from the site's account", () => {
     }
     const byBody = new Map(list.map((c) => [c.body as string, c]));
     const first = byBody.get("Great read, see [example.org](<https://example.org/>)")!;
-    expect(first.author).toMatchObject({ id: `at:${carol.did}`, name: "@carol.test" });
+    expect(first.author).toMatchObject({ id: `at:${carol.did}`, name: "carol.test" });
     expect(first.bodyHtml).toContain('<a href="https://example.org/"');
     // as the API shows it: kind bluesky, the reader at:<did>
     const shown = (await t.api.get(`/api/v1/discussions/${d}/comments`)).body.items as Array<Record<string, any>>;
-    expect(shown.find((c) => c.id === first.id)).toMatchObject({ kind: "bluesky", author: { id: `at:${carol.did}`, name: "@carol.test" } });
+    expect(shown.find((c) => c.id === first.id)).toMatchObject({ kind: "bluesky", author: { id: `at:${carol.did}`, name: "carol.test" } });
     expect(byBody.get("Agreed!")!.author.name).toBe("Erin E.");
     expect(first.parentId).toBeNull();
     expect(byBody.get("Agreed!")).toMatchObject({ parentId: first.id, author: { id: `at:${erin.did}` } });

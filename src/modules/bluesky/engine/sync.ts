@@ -21,7 +21,7 @@ export const blueskyReaderId = (did: string): string => `at:${did}`;
 
 const readerOf = (r: ThreadReply): ReaderIdentity => ({
   id: blueskyReaderId(r.did),
-  name: cleanRemoteName(r.displayName ?? "") || cleanRemoteName(`@${r.handle}`),
+  name: cleanRemoteName(r.displayName ?? "") || cleanRemoteName(r.handle),
   avatarUrl: r.avatar,
 });
 
