@@ -56,6 +56,8 @@ describe.skipIf(chromiumMissing)("replies from Bluesky in <engagement-thread>", 
 
   beforeAll(async () => {
     embed = await embedBrowser(server.url, t);
+    // the site has Bluesky on: its discussions' posts are shown
+    expect((await t.api.patch("/api/v1/settings", { bluesky: { enabled: true } })).status).toBe(200);
     await mkdir(SHOTS, { recursive: true });
   }, 60_000);
   afterAll(async () => {

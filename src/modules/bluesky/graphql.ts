@@ -4,7 +4,7 @@
 // (src/modules/discussions/discussions.ts, `bluesky` of its input).
 import { builder } from "../../graphql/builder.js";
 import { DiscussionType } from "../discussions/graphql.js";
-import { blueskyLinkOf, listBlueskyLinks, postDiscussion, type BlueskyLinkView } from "./links.js";
+import { blueskyPostOf, listBlueskyLinks, postDiscussion, type BlueskyLinkView } from "./links.js";
 
 const BlueskyPostType = builder.objectRef<{ uri: string; url: string | null }>("BlueskyPost").implement({
   description: "The Bluesky post a discussion is linked to: its replies come in as comments of kind bluesky (contract section 30).",
@@ -18,11 +18,9 @@ builder.objectField(DiscussionType, "bluesky", (t) =>
   t.field({
     type: BlueskyPostType,
     nullable: true,
-    description: "The Bluesky post the discussion is linked to; null when it has none (or while autoPost has not posted it yet).",
-    resolve: async (d, _a, ctx) => {
-      const link = await blueskyLinkOf(ctx, d.id);
-      return link?.uri ? { uri: link.uri, url: link.url } : null;
-    },
+    description:
+      "The Bluesky post the discussion is linked to; null when it has none (or while autoPost has not posted it yet, or while settings bluesky.enabled is off).",
+    resolve: (d, _a, ctx) => blueskyPostOf(ctx, d.id),
   }),
 );
 

@@ -87,14 +87,42 @@ export async function blueskyLinkOf(ctx: RequestContext, discussionId: string): 
   return row ? viewOf(row, row.replies) : null;
 }
 
-/** Where a browser opens the post a discussion is linked to; null when it has none (the thread's "on Bluesky" links). */
-export async function blueskyPostUrl(ctx: RequestContext, discussionId: string): Promise<string | null> {
-  const [row] = await store(ctx).sql.query<{ uri: string | null }>(
-    `SELECT uri FROM bluesky_links WHERE tenant_id = $1 AND discussion_id = $2`,
-    [discussionId],
-    "bluesky_post_url",
-  );
-  return row?.uri ? postWebUrl(row.uri) : null;
+/** The discussions a request asked the post of in one turn, read together (a list of discussions: one statement, not one each). */
+const asked = new WeakMap<RequestContext, Map<string, ((post: { uri: string; url: string | null } | null) => void)[]>>();
+
+/**
+ * The post a discussion is linked to (its URI and where a browser opens it), as discussions and the
+ * thread show it; null when it has none, and without a read while the site has Bluesky off. The ids
+ * a request asks for in one turn are read by one statement.
+ */
+export async function blueskyPostOf(ctx: RequestContext, discussionId: string): Promise<{ uri: string; url: string | null } | null> {
+  if (!resolveSettings((await loadTenant(ctx)).settings).bluesky.enabled) return null;
+  return new Promise((resolve) => {
+    let waiting = asked.get(ctx);
+    if (!waiting) {
+      asked.set(ctx, (waiting = new Map()));
+      const batch = waiting;
+      queueMicrotask(() => {
+        asked.delete(ctx);
+        void store(ctx)
+          .sql.query<{ discussionId: string; uri: string }>(
+            `SELECT discussion_id AS "discussionId", uri FROM bluesky_links WHERE tenant_id = $1 AND discussion_id = ANY($2::text[]) AND uri IS NOT NULL`,
+            [[...batch.keys()]],
+            "bluesky_posts_of",
+          )
+          .then(
+            (rows) => {
+              const found = new Map(rows.map((r) => [r.discussionId, { uri: r.uri, url: postWebUrl(r.uri) }]));
+              for (const [id, resolvers] of batch) for (const r of resolvers) r(found.get(id) ?? null);
+            },
+            () => {
+              for (const resolvers of batch.values()) for (const r of resolvers) r(null);
+            },
+          );
+      });
+    }
+    waiting.set(discussionId, [...(waiting.get(discussionId) ?? []), resolve]);
+  });
 }
 
 /** The tenant's linked discussions, newest first (the console's list): at most `limit`. */

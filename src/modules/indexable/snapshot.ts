@@ -18,7 +18,7 @@ import { getComment, listCommentsWithDiscussion, listReplyPages } from "../comme
 import type { CommentSort } from "../comments/list-order.js";
 import { getSettings } from "../settings/settings.js";
 import type { Page } from "../../lib/pagination.js";
-import { blueskyPostUrl } from "../bluesky/links.js";
+import { blueskyPostOf } from "../bluesky/links.js";
 
 /** Top-level comments per page: the thread element's first page. */
 export const TOP_LEVEL_PER_PAGE = 20;
@@ -89,7 +89,7 @@ export async function readThreadSnapshot(
       : listCommentsWithDiscussion(ctx, discussionId, { topLevel: true, sort: args.sort, limit: TOP_LEVEL_PER_PAGE, cursor: args.cursor }),
     getSettings(ctx),
     parentId ? getComment(ctx, parentId).catch(() => null) : null,
-    blueskyPostUrl(ctx, discussionId),
+    blueskyPostOf(ctx, discussionId).then((post) => post?.url ?? null),
   ]);
   if (parentId && (!parent || parent.discussionId !== discussionId)) throw errors.notFound("Comment");
   const { page, discussion } = read;
