@@ -23,7 +23,8 @@
 // service's row against it is what its code costs the database, and it against the floor's what the
 // storage costs.
 // Env: BENCH_SEED (20000), BENCH_POSTS (200), BENCH_ROWS (comma list of row keys; default all),
-// BENCH_KEEP_CALLGRIND (a folder: each counted run's callgrind file is kept there, for callgrind_annotate).
+// BENCH_KEEP_CALLGRIND (a folder: each counted run's callgrind file is kept there, for callgrind_annotate),
+// BENCH_VARIANT (a file of statements run on the service's copies first: below).
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -250,6 +251,14 @@ const ROWS: Row[] = [
   },
 ];
 const wanted = process.env.BENCH_ROWS?.split(",");
+/**
+ * BENCH_VARIANT=<file>: SQL statements, separated by lines holding only `;;` (no `--` comments: each is
+ * run as one line), run on the service's copy before each of its rows: a lever measured before it is
+ * built (a function replaced, an index dropped)
+ */
+const VARIANT = process.env.BENCH_VARIANT
+  ? readFileSync(process.env.BENCH_VARIANT, "utf8").split(/^;;$/m).map(oneLine).filter(Boolean)
+  : [];
 
 /** One row: instructions a post (two copies of the data: WARM + POSTS posts, and WARM). */
 function measure(row: Row): number {
@@ -267,7 +276,8 @@ function measure(row: Row): number {
     chmodSync(copy, 0o700); // PostgreSQL refuses a data directory others may read (the copy's mode is the umask's)
     if (user.uid !== undefined) execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, copy]);
     try {
-      if (row.change) single(copy, row.db, row.change, false);
+      const change = [...(row.change ?? []), ...(row.db === "svc" && !row.onTables ? VARIANT : [])];
+      if (change.length) single(copy, row.db, change, false);
       return single(copy, row.db, [prepare, ...execute.slice(0, n)], true);
     } finally {
       rmSync(copy, { recursive: true, force: true });

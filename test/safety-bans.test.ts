@@ -72,8 +72,18 @@ describe("a banned reader", () => {
     // other readers are not affected; the banned reader may still delete their own comment
     expect((await bob.post("/api/v1/discussions/ban-1/comments", { body: "fine" })).status).toBe(201);
 
+    // the reader's row says until when a sanction may be in force (a post looks for it only then)
+    const sanctionedUntil = async () =>
+      (
+        await server.app.runtime.services.sql.query<{ until: string | null }>(
+          "SELECT sanctioned_until::text AS until FROM readers WHERE tenant_id = $1 AND id = 'ann'",
+          [t.tenantId],
+        )
+      )[0]!.until;
+    expect(await sanctionedUntil()).toBe("infinity");
     clock.advance(1); // the clock is the test's: the lift comes after the ban in the audit log
     expect((await moderator.del("/api/v1/readers/ann/ban")).status).toBe(204);
+    expect(await sanctionedUntil()).toBeNull();
     expect((await moderator.del("/api/v1/readers/ann/ban")).status).toBe(204); // none in force: also 204
     expect((await moderator.get("/api/v1/readers/ann")).body.sanction).toBeNull();
     expect((await ann.post("/api/v1/discussions/ban-1/comments", { body: "back" })).status).toBe(201);

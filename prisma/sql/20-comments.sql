@@ -47,23 +47,21 @@ DECLARE
 BEGIN
   -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
   -- every call: npm run bench:pg-cost): the reader's row (their trust, whether their name and avatar
-  -- changed, the badge in force), the sanction in force as eng_assert_not_banned finds it (a shadow
-  -- ban refuses nothing), whether anyone else follows the discussion with `all` (the probe
-  -- eng_follow_enqueue makes, asked here so that the usual post, which nobody follows, runs no other)
-  -- and whether the tenant has a webhook endpoint (eng_insert_event's probe, handed to it)
+  -- changed, the badge in force, until when a sanction may be in force), whether anyone else follows
+  -- the discussion with `all` (the probe eng_follow_enqueue makes, asked here so that the usual post,
+  -- which nobody follows, runs no other) and whether the tenant has a webhook endpoint
+  -- (eng_insert_event's probe, handed to it)
   SELECT rd.id IS NOT NULL AS known, rd.name, rd.avatar_url, rd.badge, rd.badge_source, rd.trust_level::text AS trust,
-         sn.found IS NOT NULL AS sanctioned, sn.shadow, sn.until,
+         COALESCE(rd.sanctioned_until > p_at, false) AS sanctioned,
          EXISTS (SELECT 1 FROM discussion_subscriptions
                   WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND mode = 'all' AND reader_id <> p_reader) AS followed,
          EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
     FROM (SELECT) AS one
-    LEFT JOIN readers rd ON rd.tenant_id = p_tenant AND rd.id = p_reader
-    LEFT JOIN LATERAL (SELECT true AS found, s.shadow, s.until FROM reader_sanctions s
-                        WHERE s.tenant_id = p_tenant AND s.reader_id = p_reader AND s.lifted_at IS NULL AND (s.until IS NULL OR s.until > p_at)
-                        ORDER BY s.created_at DESC LIMIT 1) sn ON true;
-  IF r.sanctioned AND NOT r.shadow THEN PERFORM eng_refuse_banned(r.until); END IF;
-  v_shadow := r.sanctioned AND r.shadow;
+    LEFT JOIN readers rd ON rd.tenant_id = p_tenant AND rd.id = p_reader;
+  -- the sanction in force, looked for only while the reader's row says one may be (a ban refuses the
+  -- post; a shadow ban refuses nothing: eng_assert_not_banned)
+  v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
   v_reader_current := r.known AND r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar;
   -- a moderator's badge wins over the claim (written with the reader's row below)
   v_badge := CASE WHEN r.badge_source = 'moderator' THEN r.badge ELSE p_badge END;

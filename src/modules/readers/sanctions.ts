@@ -77,8 +77,14 @@ export async function banReader(
 }
 
 const READER_EXISTS = "SELECT 1 AS one FROM readers WHERE tenant_id = $1 AND id = $2";
-const LIFT = `UPDATE reader_sanctions SET lifted_at = $3, lifted_by = $4
-  WHERE tenant_id = $1 AND reader_id = $2 AND lifted_at IS NULL AND (until IS NULL OR until > $3) RETURNING id`;
+/** the sanction lifted, and the reader's row told that none is in force (eng_post_comment reads it there) */
+const LIFT = `WITH lifted AS (
+    UPDATE reader_sanctions SET lifted_at = $3, lifted_by = $4
+     WHERE tenant_id = $1 AND reader_id = $2 AND lifted_at IS NULL AND (until IS NULL OR until > $3) RETURNING id
+  ), reader AS (
+    UPDATE readers SET sanctioned_until = NULL WHERE tenant_id = $1 AND id = $2
+  )
+  SELECT id FROM lifted`;
 
 /** Lifts the reader's sanction in force; none in force is not an error. Unknown reader: 404. */
 export async function liftReaderBan(ctx: RequestContext, readerId: string): Promise<{ lifted: boolean }> {

@@ -1,0 +1,79 @@
+// A post reads until when a reader's sanction may be in force from the reader's row
+// (readers.sanctioned_until, eng_post_comment's first statement) and looks for the sanction itself only
+// then. The migration that adds the column fills it from the sanctions in force; the ban and the lift
+// keep it. A database of its own, migrated as the release before left it, then to this release.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { migratePostgres } from "../src/db/migrate.js";
+
+const MIGRATION = "20261128104717_reader_sanctioned_until";
+const admin = inject("adminDatabaseUrl");
+const name = `eng_test_sanctioned_${Date.now()}_${process.pid}`;
+const direct = Object.assign(new URL(admin), { pathname: `/${name}` }).toString();
+let db: pg.Client;
+
+beforeAll(async () => {
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  await migratePostgres(direct, { before: MIGRATION });
+  db = new pg.Client({ connectionString: direct });
+  await db.connect();
+}, 120_000);
+afterAll(async () => {
+  await db?.end();
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await c.end();
+});
+
+describe("readers.sanctioned_until", () => {
+  it("is filled by its migration from the sanctions in force, and kept by a ban (the lift: test/safety-bans.test.ts)", async () => {
+    await db.query(`INSERT INTO tenants (id, name, identity_secret_enc) VALUES ('ten_s', 'S', 'x')`);
+    for (const r of ["ann", "bob", "cy", "dee", "eve"]) {
+      await db.query(`INSERT INTO readers (tenant_id, id, name) VALUES ('ten_s', $1, $1)`, [r]);
+    }
+    const sanction = (id: string, reader: string, until: string | null, lifted: boolean, shadow = false) =>
+      db.query(
+        `INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, shadow, created_by, created_at, lifted_at)
+         VALUES ($1, 'ten_s', $2, $3::timestamptz, $4, 'mod', now() - interval '1 day', CASE WHEN $5 THEN now() END)`,
+        [id, reader, until, shadow, lifted],
+      );
+    await sanction("s1", "ann", null, false); // a ban in force
+    await sanction("s2", "bob", "2999-01-01T00:00:00Z", false, true); // a shadow ban until a future date
+    await sanction("s3", "cy", "2001-01-01T00:00:00Z", false); // a suspension that has ended
+    await sanction("s4", "dee", null, true); // a ban lifted
+    await migratePostgres(direct);
+    const until = async () =>
+      Object.fromEntries(
+        (
+          await db.query<{ id: string; until: string | null }>(
+            `SELECT id, CASE WHEN sanctioned_until = 'infinity' THEN 'infinity' ELSE to_char(sanctioned_until AT TIME ZONE 'UTC', 'YYYY-MM-DD') END AS until
+               FROM readers WHERE tenant_id = 'ten_s' ORDER BY id`,
+          )
+        ).rows.map((r) => [r.id, r.until]),
+      );
+    expect(await until()).toEqual({ ann: "infinity", bob: "2999-01-01", cy: null, dee: null, eve: null });
+
+    // a suspension of eve made by the write function: her row says until when
+    await db.query(`SELECT eng_ban_reader('ten_s', 'eve', 's5', '2998-02-03T00:00:00Z', NULL, false, 'mod', false, now())`);
+    expect((await until()).eve).toBe("2998-02-03");
+    // and a post of hers is refused while it is in force; one of a reader whose suspension ended is not
+    const refused = await db
+      .query(
+        `SELECT eng_post_comment('ten_s', 'd1', 'c1', 'eve', 'eve', NULL, NULL, 'hi', '<p>hi</p>', NULL, 'approved', NULL,
+                                 'approved', NULL, 0, now(), NULL, NULL)`,
+      )
+      .then(
+        () => null,
+        (err: Error) => err.message,
+      );
+    expect(refused).toMatch(/reader_banned|banned|suspended/i);
+    await db.query(
+      `SELECT eng_post_comment('ten_s', 'd1', 'c2', 'cy', 'cy', NULL, NULL, 'hi', '<p>hi</p>', NULL, 'approved', NULL,
+                               'approved', NULL, 0, now(), NULL, NULL)`,
+    );
+  });
+});
