@@ -39,6 +39,7 @@ DECLARE
   v_seq int;
   v_state "DiscussionState";
   v_federated boolean;
+  v_followed boolean;
   p comments;
   c comments;
   v_comment json;
@@ -47,14 +48,10 @@ DECLARE
 BEGIN
   -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
   -- every call: npm run bench:pg-cost): the reader's row (their trust, whether their name and avatar
-  -- changed, the badge in force, until when a sanction may be in force), whether anyone else follows
-  -- the discussion with `all` (the probe eng_follow_enqueue makes, asked here so that the usual post,
-  -- which nobody follows, runs no other) and whether the tenant has a webhook endpoint
-  -- (eng_insert_event's probe, handed to it)
+  -- changed, the badge in force, until when a sanction may be in force) and whether the tenant has a
+  -- webhook endpoint (eng_insert_event's probe, handed to it)
   SELECT rd.id IS NOT NULL AS known, rd.name, rd.avatar_url, rd.badge, rd.badge_source, rd.trust_level::text AS trust,
          COALESCE(rd.sanctioned_until > p_at, false) AS sanctioned,
-         EXISTS (SELECT 1 FROM discussion_subscriptions
-                  WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND mode = 'all' AND reader_id <> p_reader) AS followed,
          EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
     FROM (SELECT) AS one
@@ -100,20 +97,15 @@ BEGIN
   -- work: npm run bench:pg-cost). Built before the discussion's lock, which is then held for less.
   v_row := json_build_object('comment', v_comment, 'depth', c_shown.depth, 'publishedAt', eng_iso(c_shown.published_at),
                              'moderationReason', c_shown.moderation_reason);
-  -- the discussion's followers hear of a visible comment after commit (the follow worker): one job
-  -- row at most, written before the discussion's lock so the lock is held no longer for it
-  IF v_parent_ok AND v_visible = 1 AND r.followed THEN
-    PERFORM eng_follow_enqueue(c, p_at);
-  END IF;
   -- 2. the discussion's row: its next seq and count (held from here to the commit: only what needs
-  -- the seq or the row follows), answering the three columns read below (a whole row's RETURNING
+  -- the seq or the row follows), answering the four columns read below (a whole row's RETURNING
   -- builds its every column's descriptor: about 1 % of a post, npm run bench:pg-cost)
   INSERT INTO discussions AS x (tenant_id, id, seq, comment_count, created_at, updated_at)
   VALUES (p_tenant, p_discussion, 1, v_visible, p_at, CASE WHEN v_visible = 1 THEN now() ELSE p_at END)
   ON CONFLICT (tenant_id, id) DO UPDATE
      SET seq = x.seq + 1, comment_count = x.comment_count + v_visible,
          updated_at = CASE WHEN v_visible = 1 THEN now() ELSE x.updated_at END
-  RETURNING x.seq, x.state, x.federated INTO v_seq, v_state, v_federated;
+  RETURNING x.seq, x.state, x.federated, x.followed INTO v_seq, v_state, v_federated, v_followed;
   -- 3. under it (an open discussion is writable: eng_assert_writable is asked only about another state)
   IF v_state <> 'open' THEN PERFORM eng_assert_writable(x) FROM discussions x WHERE x.tenant_id = p_tenant AND x.id = p_discussion; END IF;
   IF p_parent IS NOT NULL THEN
@@ -129,6 +121,11 @@ BEGIN
     IF NOT v_parent_ok THEN
       PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
     END IF;
+  END IF;
+  -- the discussion's followers hear of a visible comment after commit (the follow worker): one job row
+  -- at most, asked for only in a discussion someone has followed (its row says so: no probe otherwise)
+  IF v_followed AND v_visible = 1 THEN
+    PERFORM eng_follow_enqueue(c, p_at);
   END IF;
   IF NOT v_reader_current THEN
     PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);

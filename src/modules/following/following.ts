@@ -17,9 +17,13 @@ export interface DiscussionSubscription {
 }
 
 const READ = `SELECT mode::text AS mode FROM discussion_subscriptions WHERE tenant_id = $1 AND discussion_id = $2 AND reader_id = $3`;
-const WRITE = `INSERT INTO discussion_subscriptions (tenant_id, discussion_id, reader_id, mode, created_at, updated_at)
-  VALUES ($1, $2, $3, $4::"FollowMode", $5, $5)
-  ON CONFLICT (tenant_id, discussion_id, reader_id) DO UPDATE SET mode = EXCLUDED.mode, updated_at = EXCLUDED.updated_at`;
+/** the subscription, and (with `all`, once) the discussion's row told that someone follows it: a post asks who only then */
+const WRITE = `WITH written AS (
+    INSERT INTO discussion_subscriptions (tenant_id, discussion_id, reader_id, mode, created_at, updated_at)
+    VALUES ($1, $2, $3, $4::"FollowMode", $5, $5)
+    ON CONFLICT (tenant_id, discussion_id, reader_id) DO UPDATE SET mode = EXCLUDED.mode, updated_at = EXCLUDED.updated_at
+  )
+  UPDATE discussions SET followed = true WHERE tenant_id = $1 AND id = $2 AND $4 = 'all' AND NOT followed`;
 const CLEAR = `DELETE FROM discussion_subscriptions WHERE tenant_id = $1 AND discussion_id = $2 AND reader_id = $3`;
 
 /** The reader's subscription to a discussion (an unknown discussion → 404). */

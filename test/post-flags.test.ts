@@ -1,7 +1,9 @@
-// A post reads until when a reader's sanction may be in force from the reader's row
-// (readers.sanctioned_until, eng_post_comment's first statement) and looks for the sanction itself only
-// then. The migration that adds the column fills it from the sanctions in force; the ban and the lift
-// keep it. A database of its own, migrated as the release before left it, then to this release.
+// A post reads two things from rows it reads anyway, and asks the tables behind them only when those
+// say so (eng_post_comment): until when the reader's sanction may be in force (readers.sanctioned_until;
+// the sanction itself looked for only then) and whether anyone has followed the discussion with `all`
+// (discussions.followed; who, eng_follow_enqueue's probe, asked only then). The migrations that add the
+// columns fill them; the ban, the lift and the subscription's write keep them. A database of its own,
+// migrated as the release before left it, then to this release.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { migratePostgres } from "../src/db/migrate.js";
@@ -29,8 +31,8 @@ afterAll(async () => {
   await c.end();
 });
 
-describe("readers.sanctioned_until", () => {
-  it("is filled by its migration from the sanctions in force, and kept by a ban (the lift: test/safety-bans.test.ts)", async () => {
+describe("readers.sanctioned_until and discussions.followed", () => {
+  it("are filled by their migrations; a ban keeps the reader's (the lift: test/safety-bans.test.ts; a follow: test/following.test.ts)", async () => {
     await db.query(`INSERT INTO tenants (id, name, identity_secret_enc) VALUES ('ten_s', 'S', 'x')`);
     for (const r of ["ann", "bob", "cy", "dee", "eve"]) {
       await db.query(`INSERT INTO readers (tenant_id, id, name) VALUES ('ten_s', $1, $1)`, [r]);
@@ -45,7 +47,26 @@ describe("readers.sanctioned_until", () => {
     await sanction("s2", "bob", "2999-01-01T00:00:00Z", false, true); // a shadow ban until a future date
     await sanction("s3", "cy", "2001-01-01T00:00:00Z", false); // a suspension that has ended
     await sanction("s4", "dee", null, true); // a ban lifted
+    // two discussions, one followed with `all`, one silenced by its reader
+    for (const [d, mode] of [
+      ["d-all", "all"],
+      ["d-off", "off"],
+    ]) {
+      await db.query(`INSERT INTO discussions (tenant_id, id) VALUES ('ten_s', $1)`, [d]);
+      await db.query(
+        `INSERT INTO discussion_subscriptions (tenant_id, discussion_id, reader_id, mode, created_at, updated_at)
+         VALUES ('ten_s', $1, 'ann', $2::"FollowMode", now(), now())`,
+        [d, mode],
+      );
+    }
     await migratePostgres(direct);
+    const followed = await db.query<{ id: string; followed: boolean }>(
+      `SELECT id, followed FROM discussions WHERE tenant_id = 'ten_s' ORDER BY id`,
+    );
+    expect(followed.rows).toEqual([
+      { id: "d-all", followed: true },
+      { id: "d-off", followed: false },
+    ]);
     const until = async () =>
       Object.fromEntries(
         (
