@@ -30,12 +30,8 @@ DECLARE
   v_shadow boolean;
   r record;
   c_shown comments;
-  v_earlier int;
   v_visible int;
   v_parent_ok boolean := true;
-  v_reader_current boolean;
-  v_badge text;
-  v_badge_claim boolean;
   v_seq int;
   v_state "DiscussionState";
   v_federated boolean;
@@ -47,11 +43,18 @@ DECLARE
   v_events json[];
 BEGIN
   -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
-  -- every call: npm run bench:pg-cost): the reader's row (their trust, whether their name and avatar
-  -- changed, the badge in force, until when a sanction may be in force) and whether the tenant has a
+  -- every call, and each test or assignment of this function costs a post about 2,000 instructions:
+  -- npm run bench:pg-cost, so what can be read here is): from the reader's row, their trust, until
+  -- when a sanction may be in force, whether their row is as the identity says (else eng_write_reader
+  -- writes it below), the badge shown (a moderator's wins over the claim) and whether the claim
+  -- changes it (eng_claim_badge writes it below, with the reader's row); and whether the tenant has a
   -- webhook endpoint (eng_insert_event's probe, handed to it)
-  SELECT rd.id IS NOT NULL AS known, rd.name, rd.avatar_url, rd.badge, rd.badge_source, rd.trust_level::text AS trust,
+  SELECT rd.trust_level::text AS trust,
          COALESCE(rd.sanctioned_until > p_at, false) AS sanctioned,
+         rd.id IS NOT NULL AND rd.name IS NOT DISTINCT FROM p_name AND rd.avatar_url IS NOT DISTINCT FROM p_avatar AS current,
+         CASE WHEN rd.badge_source = 'moderator' THEN rd.badge ELSE p_badge END AS shown_badge,
+         rd.id IS NULL OR rd.name IS DISTINCT FROM p_name OR rd.avatar_url IS DISTINCT FROM p_avatar
+           OR (rd.badge_source IS DISTINCT FROM 'moderator' AND rd.badge IS DISTINCT FROM p_badge) AS badge_claim,
          EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
     FROM (SELECT) AS one
@@ -59,11 +62,6 @@ BEGIN
   -- the sanction in force, looked for only while the reader's row says one may be (a ban refuses the
   -- post; a shadow ban refuses nothing: eng_assert_not_banned)
   v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
-  v_reader_current := r.known AND r.name IS NOT DISTINCT FROM p_name AND r.avatar_url IS NOT DISTINCT FROM p_avatar;
-  -- a moderator's badge wins over the claim (written with the reader's row below)
-  v_badge := CASE WHEN r.badge_source = 'moderator' THEN r.badge ELSE p_badge END;
-  -- whether the claim changes the badge (eng_claim_badge writes it below, with the reader's row)
-  v_badge_claim := NOT v_reader_current OR (r.badge_source IS DISTINCT FROM 'moderator' AND r.badge IS DISTINCT FROM p_badge);
   -- screening's steps 5 to 7 (trust, a shadow ban, the new-reader hold), judged here, in the write
   -- (called only when a step can apply: the usual post skips the call)
   IF eng_screening_applies('post', r.trust, v_shadow, p_hold) THEN
@@ -86,11 +84,8 @@ BEGIN
     RETURNING * INTO c;
   END IF;
   -- a shadow-banned reader is answered (and their stream told) as if the comment were published
-  c_shown := c;
-  IF eng_is_shadowed(c) THEN
-    c_shown := eng_shadow_shown(c);
-  END IF;
-  v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', v_badge));
+  c_shown := CASE WHEN eng_is_shadowed(c) THEN eng_shadow_shown(c) ELSE c END;
+  v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', r.shown_badge));
   -- the answer's row: the event's comment and the three members a comment's row has beyond it (the
   -- rest are a new comment's defaults: src/modules/comments/dto.ts, commentFromPosted), not the row
   -- built member by member again (eng_comment_row_by: 30 members, a fifth of this function's JSON
@@ -122,21 +117,24 @@ BEGIN
       PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
     END IF;
   END IF;
-  -- the discussion's followers hear of a visible comment after commit (the follow worker): one job row
-  -- at most, asked for only in a discussion someone has followed (its row says so: no probe otherwise)
-  IF v_followed AND v_visible = 1 THEN
-    PERFORM eng_follow_enqueue(c, p_at);
-  END IF;
-  IF NOT v_reader_current THEN
-    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
-  END IF;
-  IF v_badge_claim THEN
-    PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
-  END IF;
-  -- a held comment alerts the moderators' chats (a hold by the moderation hook is its own trigger)
-  IF v_status = 'pending' THEN
-    PERFORM eng_enqueue_alerts(p_tenant, CASE WHEN v_reason ->> 'source' = 'hook' THEN 'hook_hold' ELSE 'pending' END,
-                               c.id, v_reason, p_at);
+  -- the rarer steps, behind one test (the usual post takes none of them)
+  IF v_followed OR r.badge_claim OR v_status = 'pending' THEN
+    -- the discussion's followers hear of a visible comment after commit (the follow worker): one job
+    -- row at most, asked for only in a discussion someone has followed (its row says so: no probe otherwise)
+    IF v_followed AND v_visible = 1 THEN
+      PERFORM eng_follow_enqueue(c, p_at);
+    END IF;
+    IF NOT r.current THEN
+      PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+    END IF;
+    IF r.badge_claim THEN
+      PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
+    END IF;
+    -- a held comment alerts the moderators' chats (a hold by the moderation hook is its own trigger)
+    IF v_status = 'pending' THEN
+      PERFORM eng_enqueue_alerts(p_tenant, CASE WHEN v_reason ->> 'source' = 'hook' THEN 'hook_hold' ELSE 'pending' END,
+                                 c.id, v_reason, p_at);
+    END IF;
   END IF;
   IF v_visible = 1 THEN
     v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
