@@ -1,5 +1,6 @@
 -- Database functions, written by `npm run functions:migrate` from prisma/sql (their source):
 -- eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone): changed
+-- eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone): changed
 -- eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): changed
 
 CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
@@ -135,6 +136,52 @@ BEGIN
                                        json_build_object('comment', v_comment), p_at, false, r.hooked)];
   END IF;
   RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_until, p_reason
+DECLARE
+  s reader_sanctions;
+  d discussions;
+  c comments;
+  v_events json[] := ARRAY[]::json[];
+  v_rejected int := 0;
+  v_previous jsonb;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM readers WHERE tenant_id = p_tenant AND id = p_reader) THEN
+    PERFORM eng_refuse('404', 'not_found', 'Reader not found.');
+  END IF;
+  -- one sanction in force at a time: a new one replaces the current one
+  UPDATE reader_sanctions SET lifted_at = p_at, lifted_by = p_by
+   WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at);
+  INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, reason, shadow, created_by, created_at)
+  VALUES (p_id, p_tenant, p_reader, p_until, p_reason, p_shadow, p_by, p_at)
+  RETURNING * INTO s;
+  -- the reader's row says until when it may be in force (a post looks for it only then)
+  UPDATE readers SET sanctioned_until = COALESCE(p_until, 'infinity') WHERE tenant_id = p_tenant AND id = p_reader;
+  IF p_reject_pending THEN
+    -- the discussions in one order (their ids), each locked before its comments change
+    FOR d IN SELECT * FROM discussions x
+              WHERE x.tenant_id = p_tenant AND x.state <> 'archived'
+                AND x.id IN (SELECT discussion_id FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND status = 'pending')
+              ORDER BY x.id FOR UPDATE LOOP
+      FOR c IN SELECT * FROM comments
+                WHERE tenant_id = p_tenant AND discussion_id = d.id AND author_id = p_reader AND status = 'pending'
+                ORDER BY created_at, id LOOP
+        v_previous := CASE WHEN c.moderation_reason ->> 'source' = 'moderator' THEN c.moderation_reason -> 'previous'
+                           ELSE c.moderation_reason END;
+        v_events := v_events || eng_change_status(c, 'rejected', jsonb_build_object('source', 'moderator', 'decision', 'rejected',
+          'ban', jsonb_build_object('until', eng_iso(p_until)))
+          || CASE WHEN v_previous IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('previous', v_previous) END, p_at);
+        v_rejected := v_rejected + 1;
+      END LOOP;
+    END LOOP;
+  END IF;
+  RETURN json_build_object('row', json_build_object('sanction', eng_sanction_json(s), 'rejected', v_rejected),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean)
