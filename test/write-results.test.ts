@@ -103,13 +103,15 @@ describe("the write functions answer what write-results.ts declares", () => {
       hold: 0,
       kind: null,
       createdAt: null,
-      remoteObject: "https://peer.example/notes/wr-r1",
+      network: "fediverse",
+      remoteId: "https://peer.example/notes/wr-r1",
       remoteActor: "https://peer.example/users/cat",
+      remoteHash: null,
     });
     expect(remote.types).toEqual(["comment_created", "notification_reply"]);
     expect(remote.row).toMatchObject({ comment: { id: "wr-r1", parentId: "wr-c1" }, depth: 1 });
     // and a Bluesky reply, of kind bluesky
-    const bluesky = await write("eng_post_bluesky_reply", {
+    const bluesky = await write("eng_post_remote_comment", {
       discussion: "wr-d",
       id: "wr-b1",
       reader: "at:did:plc:abcdefghijklmnopqrstuvwx",
@@ -126,8 +128,10 @@ describe("the write functions answer what write-results.ts declares", () => {
       hold: 0,
       kind: null,
       createdAt: new Date("2026-01-02T03:04:05Z"),
-      uri: "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kwr",
-      uriHash: "0".repeat(64),
+      network: "bluesky",
+      remoteId: "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kwr",
+      remoteActor: null,
+      remoteHash: "0".repeat(64),
     });
     expect(bluesky.types).toEqual(["comment_created"]);
     expect(bluesky.row).toMatchObject({ comment: { id: "wr-b1", kind: "bluesky", createdAt: "2026-01-02T03:04:05.000Z" } });

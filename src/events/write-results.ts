@@ -157,7 +157,6 @@ export type Sanction = z.infer<typeof sanctionJson>;
 export const WRITE_ROWS = {
   eng_post_comment: postedCommentRow,
   eng_post_remote_comment: postedCommentRow,
-  eng_post_bluesky_reply: postedCommentRow,
   eng_edit_comment: writtenCommentRow,
   eng_delete_comment: writtenCommentRow,
   eng_set_comment_status: writtenCommentRow,

@@ -173,32 +173,6 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_post_bluesky_reply(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_uri text, p_uri_hash text) RETURNS json */
-  eng_post_bluesky_reply: {
-    args: {
-      tenant: string;
-      discussion: string;
-      id: string;
-      reader: string;
-      name: string;
-      avatar: string | null;
-      badge: string | null;
-      body: string;
-      bodyHtml: string;
-      parent: string | null;
-      status: string;
-      reason: JsonText | null;
-      trustedStatus: string;
-      trustedReason: JsonText | null;
-      hold: number;
-      at: Date;
-      kind: string | null;
-      createdAt: Date | null;
-      uri: string;
-      uriHash: string;
-    };
-    result: "json";
-  };
   /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone) RETURNS json */
   eng_post_comment: {
     args: {
@@ -223,7 +197,7 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text) RETURNS json */
+  /** eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text) RETURNS json */
   eng_post_remote_comment: {
     args: {
       tenant: string;
@@ -244,8 +218,10 @@ export interface DbFunctions {
       at: Date;
       kind: string | null;
       createdAt: Date | null;
-      remoteObject: string;
-      remoteActor: string;
+      network: string;
+      remoteId: string;
+      remoteActor: string | null;
+      remoteHash: string | null;
     };
     result: "json";
   };
@@ -434,9 +410,8 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_event_partitions_ahead: ["now", "days"],
   eng_federate_discussion: ["tenant", "discussion", "again", "at"],
   eng_insert_event: ["tenant", "discussion", "seq", "type", "audience", "reader", "data", "at", "federated", "hooked"],
-  eng_post_bluesky_reply: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "uri", "uriHash"],
   eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
-  eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "remoteObject", "remoteActor"],
+  eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "network", "remoteId", "remoteActor", "remoteHash"],
   eng_queue_email: ["tenant", "source", "event", "comment", "discussion", "readers", "modes", "dues", "at"],
   eng_refuse_banned: ["until"],
   eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],

@@ -125,18 +125,19 @@ export async function postComment(
     kind: null,
     createdAt: null,
   };
-  // a remote reply and its Note's row in federation_objects: one statement (a function of its own)
-  // and a Bluesky reply and its row in bluesky_replies
-  const row = opts.remote
-    ? await writer.write("eng_post_remote_comment", { ...args, remoteObject: opts.remote.objectId, remoteActor: opts.remote.actorId })
+  // a reply from another network and the row that ties it to its original: one statement (a function of its own)
+  const remote = opts.remote
+    ? { network: "fediverse", remoteId: opts.remote.objectId, remoteActor: opts.remote.actorId, remoteHash: null }
     : opts.bluesky
-      ? await writer.write("eng_post_bluesky_reply", {
-          ...args,
+      ? {
+          network: "bluesky",
+          remoteId: opts.bluesky.uri,
+          remoteActor: null,
+          remoteHash: opts.bluesky.uriHash,
           createdAt: opts.bluesky.createdAt,
-          uri: opts.bluesky.uri,
-          uriHash: opts.bluesky.uriHash,
-        })
-      : await writer.write("eng_post_comment", args);
+        }
+      : null;
+  const row = remote ? await writer.write("eng_post_remote_comment", { ...args, ...remote }) : await writer.write("eng_post_comment", args);
   return commentFromPosted(writer.tenantId, row);
 }
 
