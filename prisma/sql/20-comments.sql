@@ -36,6 +36,7 @@ DECLARE
   v_state "DiscussionState";
   v_federated boolean;
   v_followed boolean;
+  v_new boolean;
   p comments;
   c comments;
   v_comment json;
@@ -46,19 +47,22 @@ BEGIN
   -- every call, and each test or assignment of this function costs a post about 2,000 instructions:
   -- npm run bench:pg-cost, so what can be read here is): from the reader's row, their trust, until
   -- when a sanction may be in force, whether their row is as the identity says (else eng_write_reader
-  -- writes it below), the badge shown (a moderator's wins over the claim) and whether the claim
-  -- changes it (eng_claim_badge writes it below, with the reader's row); and whether the tenant has a
-  -- webhook endpoint (eng_insert_event's probe, handed to it)
-  SELECT rd.trust_level::text AS trust,
-         COALESCE(rd.sanctioned_until > p_at, false) AS sanctioned,
-         rd.id IS NOT NULL AND rd.name IS NOT DISTINCT FROM p_name AND rd.avatar_url IS NOT DISTINCT FROM p_avatar AS current,
-         CASE WHEN rd.badge_source = 'moderator' THEN rd.badge ELSE p_badge END AS shown_badge,
-         rd.id IS NULL OR rd.name IS DISTINCT FROM p_name OR rd.avatar_url IS DISTINCT FROM p_avatar
+  -- writes it below), the badge a moderator set (which wins over the claim) and whether the
+  -- claim changes it (eng_claim_badge writes it below, with the reader's row); and whether the tenant
+  -- has a webhook endpoint (eng_insert_event's probe, handed to it). The reader's row alone, not
+  -- joined to a row that is always there (that join's set-up costs a post 20,000 instructions): a
+  -- reader's first post finds none (no sanction, no moderator's badge, the probe left to eng_insert_event).
+  SELECT rd.trust_level::text AS trust, rd.sanctioned_until > p_at AS sanctioned,
+         CASE WHEN rd.badge_source = 'moderator' THEN rd.badge END AS moderator_badge,
+         rd.name IS NOT DISTINCT FROM p_name AND rd.avatar_url IS NOT DISTINCT FROM p_avatar AS current,
+         rd.name IS DISTINCT FROM p_name OR rd.avatar_url IS DISTINCT FROM p_avatar
            OR (rd.badge_source IS DISTINCT FROM 'moderator' AND rd.badge IS DISTINCT FROM p_badge) AS badge_claim,
          EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
-    FROM (SELECT) AS one
-    LEFT JOIN readers rd ON rd.tenant_id = p_tenant AND rd.id = p_reader;
+    FROM readers rd WHERE rd.tenant_id = p_tenant AND rd.id = p_reader;
+  -- (then their row is written and their badge claimed below, under the discussion's lock: v_new; the
+  -- members of r are then NULL, which the tests below read as false)
+  v_new := NOT FOUND;
   -- the sanction in force, looked for only while the reader's row says one may be (a ban refuses the
   -- post; a shadow ban refuses nothing: eng_assert_not_banned)
   v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
@@ -85,7 +89,8 @@ BEGIN
   END IF;
   -- a shadow-banned reader is answered (and their stream told) as if the comment were published
   c_shown := CASE WHEN eng_is_shadowed(c) THEN eng_shadow_shown(c) ELSE c END;
-  v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar, 'badge', r.shown_badge));
+  v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar,
+                                                        'badge', COALESCE(r.moderator_badge, p_badge)));
   -- the answer's row: the event's comment and the three members a comment's row has beyond it (the
   -- rest are a new comment's defaults: src/modules/comments/dto.ts, commentFromPosted), not the row
   -- built member by member again (eng_comment_row_by: 30 members, a fifth of this function's JSON
@@ -117,7 +122,13 @@ BEGIN
       PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
     END IF;
   END IF;
-  -- the rarer steps, behind one test (the usual post takes none of them)
+  -- a reader's first post writes their row and claims their badge
+  IF v_new THEN
+    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+    PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
+  END IF;
+  -- the rarer steps, behind one test (the usual post takes none of them; each test costs a post about
+  -- 2,000 instructions, one of four members 8,000)
   IF v_followed OR r.badge_claim OR v_status = 'pending' THEN
     -- the discussion's followers hear of a visible comment after commit (the follow worker): one job
     -- row at most, asked for only in a discussion someone has followed (its row says so: no probe otherwise)

@@ -81,8 +81,6 @@ BEGIN
   INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, reason, shadow, created_by, created_at)
   VALUES (p_id, p_tenant, p_reader, p_until, p_reason, p_shadow, p_by, p_at)
   RETURNING * INTO s;
-  -- the reader's row says until when it may be in force (a post looks for it only then)
-  UPDATE readers SET sanctioned_until = COALESCE(p_until, 'infinity') WHERE tenant_id = p_tenant AND id = p_reader;
   IF p_reject_pending THEN
     -- the discussions in one order (their ids), each locked before its comments change
     FOR d IN SELECT * FROM discussions x
@@ -101,6 +99,9 @@ BEGIN
       END LOOP;
     END LOOP;
   END IF;
+  -- the reader's row says until when it may be in force (a post looks for it only then); locked after
+  -- the discussions, as a post locks its discussion before the reader's row
+  UPDATE readers SET sanctioned_until = COALESCE(p_until, 'infinity') WHERE tenant_id = p_tenant AND id = p_reader;
   RETURN json_build_object('row', json_build_object('sanction', eng_sanction_json(s), 'rejected', v_rejected),
                            'events', COALESCE(array_to_json(v_events), '[]'::json));
 END $function$;

@@ -1,0 +1,196 @@
+-- Database functions, written by `npm run functions:migrate` from prisma/sql (their source):
+-- eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone): changed
+-- eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone): changed
+
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at
+-- p_kind: comment (NULL) or mention (a webmention's: eng_accept_mention); p_created_at: when it was
+-- written, when that is not now (a mention's `published`)
+-- p_status/p_reason: what the body rules, the hook, Akismet and pre-moderation decided for any reader;
+-- p_trusted_status/p_trusted_reason: what they decide for a trusted one (banned words alone);
+-- p_hold: settings safety.newReaderHold (screening's last steps: eng_screen_comment)
+DECLARE
+  v_screened jsonb;
+  v_status text := p_status;
+  v_reason jsonb := p_reason;
+  v_shadow boolean;
+  r record;
+  c_shown comments;
+  v_visible int;
+  v_parent_ok boolean := true;
+  v_seq int;
+  v_state "DiscussionState";
+  v_federated boolean;
+  v_followed boolean;
+  v_new boolean;
+  p comments;
+  c comments;
+  v_comment json;
+  v_row json;
+  v_events json[];
+BEGIN
+  -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
+  -- every call, and each test or assignment of this function costs a post about 2,000 instructions:
+  -- npm run bench:pg-cost, so what can be read here is): from the reader's row, their trust, until
+  -- when a sanction may be in force, whether their row is as the identity says (else eng_write_reader
+  -- writes it below), the badge a moderator set (which wins over the claim) and whether the
+  -- claim changes it (eng_claim_badge writes it below, with the reader's row); and whether the tenant
+  -- has a webhook endpoint (eng_insert_event's probe, handed to it). The reader's row alone, not
+  -- joined to a row that is always there (that join's set-up costs a post 20,000 instructions): a
+  -- reader's first post finds none (no sanction, no moderator's badge, the probe left to eng_insert_event).
+  SELECT rd.trust_level::text AS trust, rd.sanctioned_until > p_at AS sanctioned,
+         CASE WHEN rd.badge_source = 'moderator' THEN rd.badge END AS moderator_badge,
+         rd.name IS NOT DISTINCT FROM p_name AND rd.avatar_url IS NOT DISTINCT FROM p_avatar AS current,
+         rd.name IS DISTINCT FROM p_name OR rd.avatar_url IS DISTINCT FROM p_avatar
+           OR (rd.badge_source IS DISTINCT FROM 'moderator' AND rd.badge IS DISTINCT FROM p_badge) AS badge_claim,
+         EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
+    INTO r
+    FROM readers rd WHERE rd.tenant_id = p_tenant AND rd.id = p_reader;
+  -- (then their row is written and their badge claimed below, under the discussion's lock: v_new; the
+  -- members of r are then NULL, which the tests below read as false)
+  v_new := NOT FOUND;
+  -- the sanction in force, looked for only while the reader's row says one may be (a ban refuses the
+  -- post; a shadow ban refuses nothing: eng_assert_not_banned)
+  v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
+  -- screening's steps 5 to 7 (trust, a shadow ban, the new-reader hold), judged here, in the write
+  -- (called only when a step can apply: the usual post skips the call)
+  IF eng_screening_applies('post', r.trust, v_shadow, p_hold) THEN
+    v_screened := eng_screen_comment(p_tenant, p_reader, 'post', r.trust, v_shadow, p_status, p_reason,
+                                     p_trusted_status, p_trusted_reason, p_hold, NULL);
+  END IF;
+  IF v_screened IS NOT NULL THEN
+    v_status := v_screened ->> 'status';
+    v_reason := v_screened -> 'reason';
+  END IF;
+  v_visible := CASE WHEN v_status = 'approved' THEN 1 ELSE 0 END;
+  IF p_parent IS NOT NULL THEN
+    SELECT * INTO p FROM comments WHERE tenant_id = p_tenant AND id = p_parent;
+    v_parent_ok := p.id IS NOT NULL AND p.discussion_id = p_discussion;
+  END IF;
+  IF v_parent_ok THEN
+    INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, has_links, status, kind, created_at, published_at, moderation_reason)
+    VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, eng_has_links(p_body_html), v_status::"CommentStatus",
+            COALESCE(p_kind, 'comment')::"CommentKind", COALESCE(p_created_at, p_at), CASE WHEN v_visible = 1 THEN p_at END, v_reason)
+    RETURNING * INTO c;
+  END IF;
+  -- a shadow-banned reader is answered (and their stream told) as if the comment were published
+  c_shown := CASE WHEN eng_is_shadowed(c) THEN eng_shadow_shown(c) ELSE c END;
+  v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar,
+                                                        'badge', COALESCE(r.moderator_badge, p_badge)));
+  -- the answer's row: the event's comment and the three members a comment's row has beyond it (the
+  -- rest are a new comment's defaults: src/modules/comments/dto.ts, commentFromPosted), not the row
+  -- built member by member again (eng_comment_row_by: 30 members, a fifth of this function's JSON
+  -- work: npm run bench:pg-cost). Built before the discussion's lock, which is then held for less.
+  v_row := json_build_object('comment', v_comment, 'depth', c_shown.depth, 'publishedAt', eng_iso(c_shown.published_at),
+                             'moderationReason', c_shown.moderation_reason);
+  -- 2. the discussion's row: its next seq and count (held from here to the commit: only what needs
+  -- the seq or the row follows), answering the four columns read below (a whole row's RETURNING
+  -- builds its every column's descriptor: about 1 % of a post, npm run bench:pg-cost)
+  INSERT INTO discussions AS x (tenant_id, id, seq, comment_count, created_at, updated_at)
+  VALUES (p_tenant, p_discussion, 1, v_visible, p_at, CASE WHEN v_visible = 1 THEN now() ELSE p_at END)
+  ON CONFLICT (tenant_id, id) DO UPDATE
+     SET seq = x.seq + 1, comment_count = x.comment_count + v_visible,
+         updated_at = CASE WHEN v_visible = 1 THEN now() ELSE x.updated_at END
+  RETURNING x.seq, x.state, x.federated, x.followed INTO v_seq, v_state, v_federated, v_followed;
+  -- 3. under it (an open discussion is writable: eng_assert_writable is asked only about another state)
+  IF v_state <> 'open' THEN PERFORM eng_assert_writable(x) FROM discussions x WHERE x.tenant_id = p_tenant AND x.id = p_discussion; END IF;
+  IF p_parent IS NOT NULL THEN
+    -- the parent's status can change until the discussion is locked: checked (and counted) here
+    IF v_parent_ok AND v_visible = 1 THEN
+      UPDATE comments SET reply_count = reply_count + 1 WHERE tenant_id = p_tenant AND id = p_parent AND status = 'approved';
+      v_parent_ok := FOUND;
+    ELSIF v_parent_ok THEN
+      -- a shadow-banned reader may answer their own shadow-banned comment (which they see as published)
+      SELECT pc.status = 'approved' OR (v_shadow AND pc.author_id = p_reader AND eng_is_shadowed(pc))
+        INTO v_parent_ok FROM comments pc WHERE pc.tenant_id = p_tenant AND pc.id = p_parent;
+    END IF;
+    IF NOT v_parent_ok THEN
+      PERFORM eng_refuse('422', 'parentId', 'must be the id of a visible comment of this discussion');
+    END IF;
+  END IF;
+  -- a reader's first post writes their row and claims their badge
+  IF v_new THEN
+    PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+    PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
+  END IF;
+  -- the rarer steps, behind one test (the usual post takes none of them; each test costs a post about
+  -- 2,000 instructions, one of four members 8,000)
+  IF v_followed OR r.badge_claim OR v_status = 'pending' THEN
+    -- the discussion's followers hear of a visible comment after commit (the follow worker): one job
+    -- row at most, asked for only in a discussion someone has followed (its row says so: no probe otherwise)
+    IF v_followed AND v_visible = 1 THEN
+      PERFORM eng_follow_enqueue(c, p_at);
+    END IF;
+    IF NOT r.current THEN
+      PERFORM eng_write_reader(p_tenant, p_reader, p_name, p_avatar, p_at);
+    END IF;
+    IF r.badge_claim THEN
+      PERFORM eng_claim_badge(p_tenant, p_reader, p_badge, p_at);
+    END IF;
+    -- a held comment alerts the moderators' chats (a hold by the moderation hook is its own trigger)
+    IF v_status = 'pending' THEN
+      PERFORM eng_enqueue_alerts(p_tenant, CASE WHEN v_reason ->> 'source' = 'hook' THEN 'hook_hold' ELSE 'pending' END,
+                                 c.id, v_reason, p_at);
+    END IF;
+  END IF;
+  IF v_visible = 1 THEN
+    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
+                                       json_build_object('comment', v_comment), p_at, v_federated, r.hooked)];
+    IF p_parent IS NOT NULL THEN v_events := v_events || eng_reply_notification(c, p.author_id, p_at); END IF;
+  ELSE
+    -- not public until approved (a shadow ban's: never): only the author's own stream hears of it
+    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
+                                       json_build_object('comment', v_comment), p_at, false, r.hooked)];
+  END IF;
+  RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_until, p_reason
+DECLARE
+  s reader_sanctions;
+  d discussions;
+  c comments;
+  v_events json[] := ARRAY[]::json[];
+  v_rejected int := 0;
+  v_previous jsonb;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM readers WHERE tenant_id = p_tenant AND id = p_reader) THEN
+    PERFORM eng_refuse('404', 'not_found', 'Reader not found.');
+  END IF;
+  -- one sanction in force at a time: a new one replaces the current one
+  UPDATE reader_sanctions SET lifted_at = p_at, lifted_by = p_by
+   WHERE tenant_id = p_tenant AND reader_id = p_reader AND lifted_at IS NULL AND (until IS NULL OR until > p_at);
+  INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, reason, shadow, created_by, created_at)
+  VALUES (p_id, p_tenant, p_reader, p_until, p_reason, p_shadow, p_by, p_at)
+  RETURNING * INTO s;
+  IF p_reject_pending THEN
+    -- the discussions in one order (their ids), each locked before its comments change
+    FOR d IN SELECT * FROM discussions x
+              WHERE x.tenant_id = p_tenant AND x.state <> 'archived'
+                AND x.id IN (SELECT discussion_id FROM comments WHERE tenant_id = p_tenant AND author_id = p_reader AND status = 'pending')
+              ORDER BY x.id FOR UPDATE LOOP
+      FOR c IN SELECT * FROM comments
+                WHERE tenant_id = p_tenant AND discussion_id = d.id AND author_id = p_reader AND status = 'pending'
+                ORDER BY created_at, id LOOP
+        v_previous := CASE WHEN c.moderation_reason ->> 'source' = 'moderator' THEN c.moderation_reason -> 'previous'
+                           ELSE c.moderation_reason END;
+        v_events := v_events || eng_change_status(c, 'rejected', jsonb_build_object('source', 'moderator', 'decision', 'rejected',
+          'ban', jsonb_build_object('until', eng_iso(p_until)))
+          || CASE WHEN v_previous IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('previous', v_previous) END, p_at);
+        v_rejected := v_rejected + 1;
+      END LOOP;
+    END LOOP;
+  END IF;
+  -- the reader's row says until when it may be in force (a post looks for it only then); locked after
+  -- the discussions, as a post locks its discussion before the reader's row
+  UPDATE readers SET sanctioned_until = COALESCE(p_until, 'infinity') WHERE tenant_id = p_tenant AND id = p_reader;
+  RETURN json_build_object('row', json_build_object('sanction', eng_sanction_json(s), 'rejected', v_rejected),
+                           'events', COALESCE(array_to_json(v_events), '[]'::json));
+END $function$;
