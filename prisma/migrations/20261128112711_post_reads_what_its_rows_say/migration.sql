@@ -1,6 +1,14 @@
 -- Database functions, written by `npm run functions:migrate` from prisma/sql (their source):
+-- eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text): dropped
+-- eng_post_bluesky_reply(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_uri text, p_uri_hash text): dropped
 -- eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone): changed
+-- eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text): new
 -- eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone): changed
+-- eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): changed
+
+DROP FUNCTION public.eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text);
+
+DROP FUNCTION public.eng_post_bluesky_reply(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_uri text, p_uri_hash text);
 
 CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
  RETURNS json
@@ -149,6 +157,41 @@ BEGIN
   RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at, p_remote_actor, p_remote_hash
+-- A reply from another network, posted as eng_post_comment posts a comment, and in the same statement
+-- the row that ties it to its original, so that it is never brought in twice (one held already is
+-- refused, and nothing is written). A function of its own, so that a local post's statement is not
+-- longer. p_network:
+--   fediverse: a remote Note (the inbox, contract section 24): p_remote_id its id, p_remote_actor its
+--              actor, kept in federation_objects;
+--   bluesky:   a reply to a linked post (src/modules/bluesky/, contract section 30), of kind bluesky:
+--              p_remote_id its at:// URI, p_remote_hash the URI's sha256 (which outlives an erasure),
+--              kept in bluesky_replies.
+DECLARE
+  v_result json;
+BEGIN
+  v_result := eng_post_comment(p_tenant, p_discussion, p_id, p_reader, p_name, p_avatar, p_badge, p_body, p_body_html, p_parent,
+                               p_status, p_reason, p_trusted_status, p_trusted_reason, p_hold, p_at,
+                               CASE WHEN p_network = 'bluesky' THEN 'bluesky' ELSE p_kind END, p_created_at);
+  IF p_network = 'bluesky' THEN
+    INSERT INTO bluesky_replies (tenant_id, uri_hash, uri, discussion_id, comment_id, reader_id, created_at)
+    VALUES (p_tenant, p_remote_hash, p_remote_id, p_discussion, p_id, p_reader, p_at)
+    ON CONFLICT DO NOTHING;
+  ELSE
+    INSERT INTO federation_objects (tenant_id, object_id, kind, comment_id, reader_id, actor_id, created_at)
+    VALUES (p_tenant, p_remote_id, 'note', p_id, p_reader, p_remote_actor, p_at)
+    ON CONFLICT DO NOTHING;
+  END IF;
+  IF NOT FOUND THEN
+    PERFORM eng_refuse('409', 'remote_object_held', 'The remote object is held already.');
+  END IF;
+  RETURN v_result;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
@@ -194,4 +237,69 @@ BEGIN
   UPDATE readers SET sanctioned_until = COALESCE(p_until, 'infinity') WHERE tenant_id = p_tenant AND id = p_reader;
   RETURN json_build_object('row', json_build_object('sanction', eng_sanction_json(s), 'rejected', v_rejected),
                            'events', COALESCE(array_to_json(v_events), '[]'::json));
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_reader, p_hooked
+-- p_hooked: whether the tenant has an endpoint that may take a webhook (a verified one, not
+-- disabled), when the caller has asked already (eng_post_comment's first statement); NULL: asked here
+DECLARE
+  v_id uuid := gen_random_uuid();
+  v_env json := json_build_object('id', v_id, 'seq', p_seq, 'type', p_type, 'tenantId', p_tenant,
+                                  'discussionId', p_discussion, 'occurredAt', eng_iso(p_at), 'data', p_data);
+  v_jobs int;
+  v_fanout int;
+BEGIN
+  INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, payload, occurred_at)
+  VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
+  -- The outbound queue's jobs, the one place a write's effects outside the database are enqueued.
+  -- Each insert runs only when it has rows to write: an INSERT's set-up (the jobs table and its
+  -- indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts nothing, a
+  -- probe a third of that (npm run bench:pg-cost). Whether the discussion is federated comes from
+  -- its row, which the caller holds (p_federated): no probe. The same transaction's snapshot rules
+  -- as one statement: an endpoint verified while the write runs may or may not get the event.
+  IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
+    -- its webhook jobs, one for each endpoint that takes it (the probe, a statement of its own, run
+    -- only for an event a webhook may take and when the caller has not asked it)
+    IF p_hooked IS NULL THEN
+      p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
+    END IF;
+    IF p_hooked THEN
+      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+      SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
+        FROM webhook_endpoints w
+       WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
+         AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
+      GET DIAGNOSTICS v_jobs = ROW_COUNT;
+    END IF;
+    -- a federated discussion's comment event: one job that makes it into its activity and that
+    -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the event
+    IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
+      INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+      VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
+              jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
+                'type', p_type, 'commentId', p_data #>> '{comment,id}', 'status', p_data #>> '{comment,status}',
+                'authorId', p_data #>> '{comment,author,id}')),
+              p_at, p_at, p_at);
+      v_fanout := 1;
+    END IF;
+  ELSIF p_type = 'notification_reply' THEN
+    -- a reply email for the parent's author (contract section 15), in the reply's own transaction: when
+    -- the reader has an address that is not suppressed and wants reply emails (their choice, else the
+    -- tenant's email.defaultReplies, 'off' by default). `immediate` waits 2 minutes so that replies in
+    -- that window go out as one message; `daily` waits for the tenant's email.digestHour (UTC, 7 by default).
+    PERFORM eng_queue_email(p_tenant, 'reply', v_id, p_data #>> '{notification,commentId}', p_discussion, ARRAY[p_reader], ARRAY[x.mode],
+                            ARRAY[CASE x.mode WHEN 'immediate' THEN p_at + interval '2 minutes' ELSE eng_next_digest(p_at, x.hour) END], p_at)
+      FROM (SELECT coalesce(r.reply_emails::text, t.settings #>> '{email,defaultReplies}', 'off') AS mode,
+                   coalesce((t.settings #>> '{email,digestHour}')::int, 7) AS hour
+              FROM readers r JOIN tenants t ON t.id = r.tenant_id
+             WHERE r.tenant_id = p_tenant AND r.id = p_reader AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL) x
+     WHERE x.mode IN ('immediate', 'daily');
+  END IF;
+  -- (each test or assignment costs a write about 2,000 instructions: npm run bench:pg-cost; the counts are
+  -- NULL until set, not set to 0 first)
+  RETURN json_build_object('envelope', v_env, 'audience', p_audience, 'readerId', p_reader, 'jobs', COALESCE(v_jobs, 0) + COALESCE(v_fanout, 0));
 END $function$;
