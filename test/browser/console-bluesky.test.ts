@@ -2,7 +2,7 @@
 // the navigation as "Bluesky"; "Post to Bluesky" while Bluesky is off says so (409 bluesky_disabled);
 // the settings saved from the form — autoPost without an app password refused beside its field (422),
 // then the account with its app password, which is write-only: never in the page nor in any answer,
-// its field empty with the stored-password help; the linked posts (rows written here through Prisma: how
+// its field empty with the stored-password help, removed by its box; the linked posts (rows written here through Prisma: how
 // the poller reads threads against a real AT Protocol network is test/bluesky.test.ts) with their
 // replies, reads and a failed read's error; linking refused for an unknown discussion, one without a
 // page and a string that names no post (beside its field); a discussion posted before answered as it
@@ -254,6 +254,31 @@ describe.skipIf(chromiumMissing)("the console's Bluesky screen", { timeout: 120_
     await expectAccessible(page, "the Bluesky screen at 390 px");
     await shoot(page, "bluesky-narrow");
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it("removes the stored app password when its box is ticked, and keeps it when the box is not", async () => {
+    await page.goto(`${server.url}/console/#/bluesky`);
+    const account = page.getByRole("region", { name: "Account", exact: true });
+    const remove = account.getByRole("checkbox", { name: "Remove the stored app password (the site's account can then no longer post)" });
+    await remove.waitFor();
+    // saved without ticking it: the password stays
+    await account.getByRole("combobox", { name: "Moderation of replies" }).selectOption("post");
+    await account.getByRole("button", { name: "Save settings" }).click();
+    await page.getByRole("status").filter({ hasText: "Settings saved:" }).waitFor();
+    expect((await t.api.get("/api/v1/settings")).body.bluesky).toMatchObject({ remoteModeration: "post", appPasswordSet: true });
+    // ticked: removed, and the page says the account cannot post
+    await account.getByRole("checkbox", { name: "Remove the stored app password (the site's account can then no longer post)" }).check();
+    await account.getByRole("button", { name: "Save settings" }).click();
+    await expect
+      .poll(async () => (await page.locator("dl.facts dt:text-is('Account') + dd").textContent())?.trim())
+      .toBe("@sky-times.bsky.social (no app password yet: it cannot post)");
+    expect((await t.api.get("/api/v1/settings")).body.bluesky).toMatchObject({ handle: "sky-times.bsky.social", appPasswordSet: false });
+    expect(await account.getByRole("checkbox", { name: /Remove the stored app password/ }).count()).toBe(0);
+    expect(await account.getByLabel("App password", { exact: true }).getAttribute("placeholder")).toBe("xxxx-xxxx-xxxx-xxxx");
+    await expectAccessible(page, "the Bluesky screen, no app password");
+    // the audit entry names the change without a password
+    const audit = (await t.admin.get("/api/v1/audit?action=settings.update")).body.items;
+    expect(JSON.stringify(audit[0].details)).not.toContain(APP_PASSWORD);
   });
 
   it("leads to the moderation queue, where a reply from Bluesky held for approval has its badge", async () => {

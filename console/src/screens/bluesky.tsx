@@ -2,7 +2,7 @@
 // post, its replies brought in as comments. Account: the `bluesky` settings in one form as the
 // settings screens have them (settings-fields.tsx: only what changed is saved, each problem beside its
 // field); the app password is write-only: the field is always empty, its help says when one is stored,
-// typed it replaces it. Linked posts: the list, linking, unlinking and posting (bluesky-links.tsx).
+// typed it replaces it, a box removes it. Linked posts: the list, linking, unlinking and posting (bluesky-links.tsx).
 // Moderation: how replies are moderated (remoteModeration) and the way to the queue.
 import { useMemo, useRef } from "preact/hooks";
 import type { AllSettingsFragment, SettingsPatch } from "../gql/graphql";
@@ -24,18 +24,23 @@ export function BlueskyScreen() {
   const submit = (form: HTMLFormElement, current: AllSettingsFragment) => {
     const f = new FormData(form);
     const appPassword = String(f.get("bluesky.appPassword") ?? "");
+    // a password typed replaces the stored one; else the box removes it (the account can then no longer post)
+    const removed = !appPassword && f.get("bluesky.appPasswordRemoved") === "on";
     const edited: SettingsPatch = {
       bluesky: {
         enabled: f.get("bluesky.enabled") === "on",
         handle: textIn(f, "bluesky.handle").replace(/^@/, "") || null,
-        ...(appPassword ? { appPassword } : {}),
+        ...(appPassword ? { appPassword } : removed ? { appPassword: null } : {}),
         service: textIn(f, "bluesky.service") || DEFAULT_SERVICE,
         appView: textIn(f, "bluesky.appView") || DEFAULT_APP_VIEW,
         remoteModeration: String(f.get("bluesky.remoteModeration")),
         autoPost: f.get("bluesky.autoPost") === "on",
       },
     };
-    save(current, edited);
+    // only what changed is saved (a value and null the same when none is set): the stored password stands
+    // in the server's values as one, so that its removal (null) is a change
+    const stored = current.bluesky.appPasswordSet ? { appPassword: "(stored)" } : {};
+    save({ ...current, bluesky: { ...current.bluesky, ...stored } }, edited);
   };
 
   const b = s?.bluesky;
@@ -108,6 +113,12 @@ export function BlueskyScreen() {
                 </label>
                 <FieldError errors={errors} path="bluesky.appPassword" />
                 <Help path="bluesky.appPassword">{secretHelp("bluesky.appPassword", b.appPasswordSet)}</Help>
+                {b.appPasswordSet && (
+                  <label class="check">
+                    <input type="checkbox" name="bluesky.appPasswordRemoved" />
+                    Remove the stored app password (the site's account can then no longer post)
+                  </label>
+                )}
               </div>
               <Field
                 label={textOf("bluesky.service").label}
