@@ -97,6 +97,32 @@ describe("a banned reader", () => {
     expect(audit[1].details).toMatchObject({ until: null, reason: "spam waves", rejectedPending: 0 });
   });
 
+  it("outlives the reader's erasure: refused on their first post after it, and after their row is made again another way", async () => {
+    const { t, moderator, readerAs } = await tenantWith();
+    const manager = t.as({ key: (await keyWith(t, ["manage_readers"])).key });
+    const cy = await readerAs("cy");
+    expect((await cy.post("/api/v1/discussions/erased-1/comments", { body: "before" })).status).toBe(201);
+    expect((await moderator.post("/api/v1/readers/cy/ban", { reason: "spam" })).status).toBe(200);
+    expect((await manager.del("/api/v1/readers/cy")).status).toBe(204);
+    const row = async () =>
+      (
+        await server.app.runtime.services.sql.query<{ until: string | null }>(
+          "SELECT sanctioned_until::text AS until FROM readers WHERE tenant_id = $1 AND id = 'cy'",
+          [t.tenantId],
+        )
+      )[0];
+    expect(await row()).toBeUndefined();
+    // no row: their first post since the erasure looks for the sanction
+    const first = await cy.post("/api/v1/discussions/erased-1/comments", { body: "back again" });
+    expect([first.status, first.body.code]).toEqual([403, "reader_banned"]);
+    // a row made again by something else than a post (their email preferences) starts with the sanction's until
+    expect((await cy.patch("/api/v1/me/notifications", { replies: "off" })).status).toBe(200);
+    expect(await row()).toEqual({ until: "infinity" });
+    const then = await cy.post("/api/v1/discussions/erased-1/comments", { body: "and again" });
+    expect([then.status, then.body.code]).toEqual([403, "reader_banned"]);
+    expect((await t.api.get("/api/v1/discussions/erased-1/comments")).body.items).toHaveLength(1);
+  });
+
   it("a suspension ends at until, judged by the app's clock; until in the past is 422", async () => {
     const { moderator, readerAs } = await tenantWith();
     const cy = await readerAs("cy");

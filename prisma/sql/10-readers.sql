@@ -56,3 +56,17 @@ BEGIN
   END IF;
   RETURN p_badge;
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_reader_sanctioned_until()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+-- Before a reader's row is inserted, whoever inserts it (a post, a sign-in, an import, an email
+-- preference…): until when a sanction of theirs may be in force (readers.sanctioned_until, which a
+-- post reads with the reader's row, looking for the sanction only then). A sanction outlives its
+-- reader's erasure, which deletes the row: a row made again after one carries it.
+BEGIN
+  SELECT max(COALESCE(s.until, 'infinity')) INTO NEW.sanctioned_until FROM reader_sanctions s
+   WHERE s.tenant_id = NEW.tenant_id AND s.reader_id = NEW.id AND s.lifted_at IS NULL;
+  RETURN NEW;
+END $function$;

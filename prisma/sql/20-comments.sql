@@ -61,12 +61,17 @@ BEGIN
          EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
     FROM readers rd WHERE rd.tenant_id = p_tenant AND rd.id = p_reader;
-  -- (then their row is written and their badge claimed below, under the discussion's lock: v_new; the
-  -- members of r are then NULL, which the tests below read as false)
-  v_new := NOT FOUND;
-  -- the sanction in force, looked for only while the reader's row says one may be (a ban refuses the
-  -- post; a shadow ban refuses nothing: eng_assert_not_banned)
-  v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
+  -- The sanction in force (a ban refuses the post; a shadow ban refuses nothing: eng_assert_not_banned),
+  -- looked for only while the reader's row says one may be (eng_reader_sanctioned_until keeps that true
+  -- of every row, whoever inserts it), or when they have no row: their first post, or their first since
+  -- an erasure, which a sanction outlives. Without a row, theirs is written and their badge claimed
+  -- below, under the discussion's lock (v_new; the members of r are NULL, which the tests read as false).
+  IF NOT FOUND THEN
+    v_new := true;
+    v_shadow := eng_assert_not_banned(p_tenant, p_reader, p_at);
+  ELSE
+    v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
+  END IF;
   -- screening's steps 5 to 7 (trust, a shadow ban, the new-reader hold), judged here, in the write
   -- (called only when a step can apply: the usual post skips the call)
   IF eng_screening_applies('post', r.trust, v_shadow, p_hold) THEN

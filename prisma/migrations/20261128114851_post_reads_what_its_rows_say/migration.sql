@@ -1,6 +1,7 @@
 -- Database functions, written by `npm run functions:migrate` from prisma/sql (their source):
 -- eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text): dropped
 -- eng_post_bluesky_reply(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_uri text, p_uri_hash text): dropped
+-- eng_reader_sanctioned_until(): new
 -- eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone): changed
 -- eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text): new
 -- eng_ban_reader(p_tenant text, p_reader text, p_id text, p_until timestamp with time zone, p_reason text, p_shadow boolean, p_by text, p_reject_pending boolean, p_at timestamp with time zone): changed
@@ -9,6 +10,20 @@
 DROP FUNCTION public.eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_remote_object text, p_remote_actor text);
 
 DROP FUNCTION public.eng_post_bluesky_reply(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_uri text, p_uri_hash text);
+
+CREATE OR REPLACE FUNCTION public.eng_reader_sanctioned_until()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+-- Before a reader's row is inserted, whoever inserts it (a post, a sign-in, an import, an email
+-- preference…): until when a sanction of theirs may be in force (readers.sanctioned_until, which a
+-- post reads with the reader's row, looking for the sanction only then). A sanction outlives its
+-- reader's erasure, which deletes the row: a row made again after one carries it.
+BEGIN
+  SELECT max(COALESCE(s.until, 'infinity')) INTO NEW.sanctioned_until FROM reader_sanctions s
+   WHERE s.tenant_id = NEW.tenant_id AND s.reader_id = NEW.id AND s.lifted_at IS NULL;
+  RETURN NEW;
+END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
  RETURNS json
@@ -58,12 +73,17 @@ BEGIN
          EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
     FROM readers rd WHERE rd.tenant_id = p_tenant AND rd.id = p_reader;
-  -- (then their row is written and their badge claimed below, under the discussion's lock: v_new; the
-  -- members of r are then NULL, which the tests below read as false)
-  v_new := NOT FOUND;
-  -- the sanction in force, looked for only while the reader's row says one may be (a ban refuses the
-  -- post; a shadow ban refuses nothing: eng_assert_not_banned)
-  v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
+  -- The sanction in force (a ban refuses the post; a shadow ban refuses nothing: eng_assert_not_banned),
+  -- looked for only while the reader's row says one may be (eng_reader_sanctioned_until keeps that true
+  -- of every row, whoever inserts it), or when they have no row: their first post, or their first since
+  -- an erasure, which a sanction outlives. Without a row, theirs is written and their badge claimed
+  -- below, under the discussion's lock (v_new; the members of r are NULL, which the tests read as false).
+  IF NOT FOUND THEN
+    v_new := true;
+    v_shadow := eng_assert_not_banned(p_tenant, p_reader, p_at);
+  ELSE
+    v_shadow := CASE WHEN r.sanctioned THEN eng_assert_not_banned(p_tenant, p_reader, p_at) ELSE false END;
+  END IF;
   -- screening's steps 5 to 7 (trust, a shadow ban, the new-reader hold), judged here, in the write
   -- (called only when a step can apply: the usual post skips the call)
   IF eng_screening_applies('post', r.trust, v_shadow, p_hold) THEN
