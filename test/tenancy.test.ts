@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { TenantGuardRefusal } from "../src/db/tenant-guard.js";
-import { ACROSS_TENANTS, GUARDED_TABLES, SCALAR_FIRST } from "../src/db/tenant-tables.js";
+import { ACROSS_TENANTS, GUARDED_TABLES, ROW_TRIGGERS, SCALAR_FIRST } from "../src/db/tenant-tables.js";
 import { TENANT_MODELS } from "../src/db/tenant-scope.js";
 import type { TenantStore } from "../src/db/tenant-store.js";
 import { store, type RequestContext } from "../src/context/request.js";
@@ -193,7 +193,7 @@ describe("the guard's picture of the schema is the schema's", () => {
     expect([...TENANT_MODELS].sort()).toEqual(withTenant.sort());
   });
 
-  it("our database functions take the tenant's id first, a row first, or are listed as taking a value or working across tenants", async () => {
+  it("our database functions take the tenant's id first, a row first, or are listed as taking a value, working across tenants or run on a row's insert", async () => {
     const { rows } = await db.query<{ name: string; first: string | null; type: string | null }>(
       `SELECT p.proname AS name, p.proargnames[1] AS first, format_type(p.proargtypes[0], NULL) AS type
          FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
@@ -201,7 +201,12 @@ describe("the guard's picture of the schema is the schema's", () => {
     );
     const tables = new Set([...GUARDED_TABLES.tenant, ...GUARDED_TABLES.child, ...GUARDED_TABLES.root]);
     const odd = rows.filter(
-      (r) => r.first !== "p_tenant" && !tables.has(r.type ?? "") && !SCALAR_FIRST.has(r.name) && !ACROSS_TENANTS.has(r.name),
+      (r) =>
+        r.first !== "p_tenant" &&
+        !tables.has(r.type ?? "") &&
+        !SCALAR_FIRST.has(r.name) &&
+        !ACROSS_TENANTS.has(r.name) &&
+        !ROW_TRIGGERS.has(r.name),
     );
     expect(odd).toEqual([]);
   });

@@ -61,12 +61,15 @@ CREATE OR REPLACE FUNCTION public.eng_reader_sanctioned_until()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
--- Before a reader's row is inserted, whoever inserts it (a post, a sign-in, an import, an email
+-- After a reader's row is inserted, whoever inserts it (a post, a sign-in, an import, an email
 -- preference…): until when a sanction of theirs may be in force (readers.sanctioned_until, which a
 -- post reads with the reader's row, looking for the sanction only then). A sanction outlives its
--- reader's erasure, which deletes the row: a row made again after one carries it.
+-- reader's erasure, which deletes the row: a row made again after one carries it. After the insert
+-- (an upsert that finds the row runs nothing), and a write only when there is a sanction.
 BEGIN
-  SELECT max(COALESCE(s.until, 'infinity')) INTO NEW.sanctioned_until FROM reader_sanctions s
-   WHERE s.tenant_id = NEW.tenant_id AND s.reader_id = NEW.id AND s.lifted_at IS NULL;
-  RETURN NEW;
+  UPDATE readers r SET sanctioned_until = s.until
+    FROM (SELECT max(COALESCE(x.until, 'infinity')) AS until FROM reader_sanctions x
+           WHERE x.tenant_id = NEW.tenant_id AND x.reader_id = NEW.id AND x.lifted_at IS NULL) s
+   WHERE s.until IS NOT NULL AND r.tenant_id = NEW.tenant_id AND r.id = NEW.id;
+  RETURN NULL;
 END $function$;

@@ -69,6 +69,12 @@ export const SCALAR_FIRST = new Set([
   "eng_wilson_lower_bound",
 ]);
 
+/** Functions PostgreSQL runs on a row's insert (triggers): the row is their argument, its tenant's id among its columns. */
+export const ROW_TRIGGERS = new Set([
+  // a reader's row given the sanction in force as it is inserted (prisma/sql/10-readers.sql)
+  "eng_reader_sanctioned_until",
+]);
+
 /**
  * Functions a background job runs over every tenant at once (never through a tenant's store: there the
  * guard refuses them, as they take no tenant's id first): auto-close (src/modules/discussions/engine/auto-close.ts, through `writeAcrossTenants` in src/events/statement.ts).
