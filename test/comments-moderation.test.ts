@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { TestApproveCommentDocument, TestCommentsDocument } from "./generated/operations.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -18,7 +19,7 @@ const setSettings = async (tenantId: string, settings: Record<string, number | s
 };
 
 const eventsOf = (tenantId: string, discussionId: string) =>
-  prisma().event.findMany({ where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
+  loggedEvents(prisma(), { where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
 
 async function reader(tt: TestTenant, key: string, sub: string) {
   return tt.as({ key, identity: await tt.identity(sub) });

@@ -7,6 +7,7 @@ import { generateApiKey } from "../src/auth/key-auth.js";
 import { newId } from "../src/lib/ids.js";
 import { manualClock } from "../src/lib/clock.js";
 import { TestCommentsDocument, TestPostCommentDocument } from "./generated/operations.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -33,7 +34,7 @@ async function reader(tt: TestTenant, key: string, sub: string, claims: Paramete
 }
 
 const eventsOf = (tenantId: string, discussionId: string) =>
-  prisma().event.findMany({ where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
+  loggedEvents(prisma(), { where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
 
 let plainKey: string;
 

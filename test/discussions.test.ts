@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { TestUpsertDiscussionDocument } from "./generated/operations.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -103,7 +104,7 @@ describe("discussions", () => {
     const again = await t.api.post("/api/v1/discussions/mod-1/unlock");
     expect(again.status).toBe(409);
     expect(again.body.code).toBe("discussion_archived");
-    const events = await server.app.runtime.services.prisma.event.findMany({
+    const events = await loggedEvents(server.app.runtime.services.prisma, {
       where: { tenantId: t.tenantId, discussionId: "mod-1" },
       orderBy: { seq: "asc" },
     });

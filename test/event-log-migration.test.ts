@@ -141,7 +141,7 @@ describe("partitioning a populated event log online", () => {
 
     // every acknowledged comment's event exactly once, nothing else
     const { rows: created } = await db.query<{ id: string; n: number }>(
-      `SELECT payload #>> '{data,comment,id}' AS id, count(*)::int AS n FROM events
+      `SELECT COALESCE(envelope::json, payload) #>> '{data,comment,id}' AS id, count(*)::int AS n FROM events
         WHERE tenant_id = $1 AND type = 'comment_created' GROUP BY 1`,
       [t.tenantId],
     );

@@ -358,7 +358,7 @@ describe("a large erasure", () => {
     const big1 = (await t.api.get("/api/v1/discussions/big-1")).body.commentCount;
     expect(big1).toBe(500 + (await prisma().comment.count({ where: { tenantId: t.tenantId, discussionId: "big-1", authorId: "bob" } })));
     const leaks = await prisma().$queryRawUnsafe<{ n: number }[]>(
-      `SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND (payload::text LIKE '%${SECRET}%' OR payload::text LIKE '%${SECRET_NAME}%')`,
+      `SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND (COALESCE(envelope, payload::text) LIKE '%${SECRET}%' OR COALESCE(envelope, payload::text) LIKE '%${SECRET_NAME}%')`,
       t.tenantId,
     );
     expect(leaks[0]!.n).toBe(0);

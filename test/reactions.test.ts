@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { TestToggleReactionDocument } from "./generated/operations.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -38,7 +39,7 @@ describe("POST /comments/{id}/reactions", () => {
     const row = await prisma().comment.findUnique({ where: { id } });
     expect(row?.reactionTotal).toBe(2);
 
-    const events = await prisma().event.findMany({
+    const events = await loggedEvents(prisma(), {
       where: { tenantId: t.tenantId, discussionId: "re-1", type: "reaction_toggled" },
       orderBy: { seq: "asc" },
     });
@@ -137,7 +138,7 @@ describe("concurrency", () => {
       ["seq-1", { comment_created: 21, reaction_toggled: 20 }],
       ["seq-2", { comment_created: 20 }],
     ] as const) {
-      const events = await prisma().event.findMany({ where: { tenantId: t.tenantId, discussionId }, orderBy: { seq: "asc" } });
+      const events = await loggedEvents(prisma(), { where: { tenantId: t.tenantId, discussionId }, orderBy: { seq: "asc" } });
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
       const counts: Record<string, number> = {};
       for (const e of events) counts[e.type] = (counts[e.type] ?? 0) + 1;
@@ -164,7 +165,7 @@ describe("concurrency", () => {
       ),
     );
     expect(writes.map((r) => r.status).sort()).toEqual([...Array(30).fill(200), ...Array(30).fill(201)]);
-    const events = await prisma().event.findMany({ where: { tenantId: t.tenantId, discussionId: "order-1" }, orderBy: { seq: "asc" } });
+    const events = await loggedEvents(prisma(), { where: { tenantId: t.tenantId, discussionId: "order-1" }, orderBy: { seq: "asc" } });
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events).toHaveLength(1 + 30 + 30);
   });

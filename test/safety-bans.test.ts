@@ -10,6 +10,7 @@ import { client } from "./support/client.js";
 import { signInGuest } from "./support/sign-in.js";
 import { startSession } from "../src/auth/reader-sessions.js";
 import { TestBanReaderDocument, TestLiftReaderBanDocument, TestReaderDocument } from "./generated/operations.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let server: TestServer;
 const clock = manualClock(new Date());
@@ -20,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 const eventsOf = (tenantId: string, discussionId: string) =>
-  server.app.runtime.services.prisma.event.findMany({ where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
+  loggedEvents(server.app.runtime.services.prisma, { where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
 
 /** A reader's client on another instance (server) of the same database. */
 const createTestTenantClient = (url: string, key: string, identity: string) => client(url, { key, identity });

@@ -10,6 +10,7 @@ import { openSse, type SseClient } from "./support/sse.js";
 import { TestModerationReasonDocument, TestQueueReasonsDocument } from "./generated/operations.js";
 import { DEFAULT_SETTINGS } from "../src/tenancy/settings/tree.js";
 import { pgliteDataDir } from "./support/pglite-template.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let server: TestServer;
 
@@ -19,7 +20,7 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 const eventsOf = (tenantId: string, discussionId: string) =>
-  server.app.runtime.services.prisma.event.findMany({ where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
+  loggedEvents(server.app.runtime.services.prisma, { where: { tenantId, discussionId }, orderBy: { seq: "asc" } });
 
 /** A tenant with these safety settings (set through the API), a moderator and a plain key. */
 async function tenantWith(safety: Record<string, unknown>, other: Record<string, unknown> = {}) {

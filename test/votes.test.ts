@@ -9,6 +9,7 @@ import { createVerifiedEndpoint, startWebhookServer } from "./support/receiver-a
 import { openSse } from "./support/sse.js";
 import { createClient } from "graphql-sse";
 import { TestVoteDocument, TestVotedCommentsDocument } from "./generated/operations.js";
+import { loggedEvent } from "./support/event-log.js";
 
 let server: TestServer;
 let receiver: Receiver;
@@ -171,7 +172,7 @@ describe("PUT /comments/{id}/vote", () => {
     expect(edit.body).toMatchObject({ score: 0, upvotes: 0, downvotes: 0 });
     expect(edit.body).not.toHaveProperty("myVote"); // a write's answer is exactly its event's comment
     expect((await (await t.reader("author")).get(`/api/v1/comments/${id}`)).body).toMatchObject({ myVote: 0 });
-    const edited = await prisma().event.findFirst({ where: { tenantId: t.tenantId, discussionId: d, type: "comment_edited" } });
+    const edited = await loggedEvent(prisma(), { where: { tenantId: t.tenantId, discussionId: d, type: "comment_edited" } });
     expect((edited?.payload as any).data.comment).toEqual(edit.body);
     expect((edited?.payload as any).data.comment).toEqual((await t.api.get(`/api/v1/comments/${id}`)).body);
   });

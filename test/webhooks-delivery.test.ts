@@ -8,6 +8,7 @@ import { eventually, startReceiver, type Received } from "./support/receiver.js"
 import { createVerifiedEndpoint, makeEvents, startWebhookServer } from "./support/receiver-app.js";
 import { verifyWebhook } from "../src/index.js";
 import { isolatedDatabase } from "./support/database.js";
+import { loggedEvent } from "./support/event-log.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /**
@@ -48,7 +49,7 @@ describe("delivery request", () => {
     await new Promise((ok) => setTimeout(ok, 150));
     expect(r.deliveries()).toHaveLength(1); // discussion_unlocked is not subscribed
     const d = r.deliveries()[0]!;
-    const event = await prisma().event.findFirstOrThrow({ where: { id: locked! } });
+    const event = (await loggedEvent(prisma(), { where: { id: locked! } }))!;
     expect(d.method).toBe("POST");
     expect(d.path).toBe("/hook");
     expect(d.raw).toBe(JSON.stringify(event.payload));

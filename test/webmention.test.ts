@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
 import { isolatedDatabase } from "./support/database.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let own: Awaited<ReturnType<typeof isolatedDatabase>>;
 let server: TestServer;
@@ -150,7 +151,7 @@ describe("POST /webmention", () => {
     expect(c.bodyHtml).not.toContain("<b>");
     expect((await mentionRow(t.tenantId, src, url))?.status).toBe("accepted");
     // the same events as a local comment: comment_created with the comment's JSON
-    const events = await server.app.runtime.services.prisma.event.findMany({ where: { tenantId: t.tenantId, type: "comment_created" } });
+    const events = await loggedEvents(server.app.runtime.services.prisma, { where: { tenantId: t.tenantId, type: "comment_created" } });
     expect(events.map((e) => (e.payload as any).data.comment.kind)).toEqual(["mention"]);
 
     // sent again with new content: the same comment, edited

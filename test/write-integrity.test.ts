@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
 import { createTestTenant, type TestTenant } from "./support/fixtures.js";
+import { loggedEvents } from "./support/event-log.js";
 
 let server: TestServer;
 let t: TestTenant;
@@ -47,7 +48,7 @@ describe("posts write their comment before the discussion's lock", () => {
     for (let d = 0; d < 4; d++) {
       const discussion = await t.api.get(`/api/v1/discussions/wi-new-${d}`);
       expect(discussion.body.commentCount).toBe(6);
-      const events = await prisma().event.findMany({
+      const events = await loggedEvents(prisma(), {
         where: { tenantId: t.tenantId, discussionId: `wi-new-${d}` },
         orderBy: { seq: "asc" },
       });
@@ -113,7 +114,7 @@ describe("posts write their comment before the discussion's lock", () => {
     const stored = await prisma().comment.findMany({ where: { tenantId: t.tenantId, parentId: parent } });
     expect(stored.map((c) => c.id).sort()).toEqual([...accepted].sort());
     expect((await prisma().comment.findUnique({ where: { id: parent } }))?.replyCount).toBe(accepted.length);
-    const events = await prisma().event.findMany({ where: { tenantId: t.tenantId, discussionId: "wi-race" }, orderBy: { seq: "asc" } });
+    const events = await loggedEvents(prisma(), { where: { tenantId: t.tenantId, discussionId: "wi-race" }, orderBy: { seq: "asc" } });
     const rejectedAt = events.find((e) => e.type === "comment_rejected")!.seq;
     const createdAt = new Map(
       events.filter((e) => e.type === "comment_created").map((e) => [(e.payload as any).data.comment.id as string, e.seq]),

@@ -30,8 +30,8 @@ DECLARE
   v_jobs int;
   v_fanout int;
 BEGIN
-  INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, payload, occurred_at)
-  VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
+  INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
+  VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env::text, p_at);
   -- The outbound queue's jobs, the one place a write's effects outside the database are enqueued.
   -- Each insert runs only when it has rows to write: an INSERT's set-up (the jobs table and its
   -- indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts nothing, a

@@ -43,7 +43,7 @@ BEGIN
      WHERE d.seq > l.seq
   ), got AS MATERIALIZED (
     SELECT s.tenant_id, s.discussion_id, s.pos, s.upto, s.head, count(e.seq)::int AS n_read,
-           array_agg(DISTINCT e.payload #>> '{data,comment,id}')
+           array_agg(DISTINCT COALESCE(e.envelope::json, e.payload) #>> '{data,comment,id}')
              FILTER (WHERE e.type IN ('comment_created', 'comment_edited', 'comment_deleted')) AS ids,
            array_agg(extract(epoch FROM clock_timestamp() - e.occurred_at)::real) FILTER (WHERE e.seq IS NOT NULL) AS lags
       FROM span s

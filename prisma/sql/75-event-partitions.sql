@@ -93,8 +93,9 @@ BEGIN
     type text NOT NULL,
     audience text NOT NULL DEFAULT 'all',
     reader_id text,
-    payload json NOT NULL,
+    payload json,
     occurred_at timestamp(3) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    envelope text,
     CONSTRAINT events_pkey PRIMARY KEY (id, occurred_at)
   ) PARTITION BY RANGE (occurred_at);
   CREATE INDEX events_tenant_id_discussion_id_seq_idx ON events (tenant_id, discussion_id, seq);

@@ -60,19 +60,20 @@ BEGIN
     -- follows the comment_deleted events above, would make none again: eng_search_has_document)
     DELETE FROM comment_search WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND comment_id = ANY (v_ids);
     -- every event that carried one of these comments: no body, no author left in a replay or a delivery
-    -- (the log keeps its envelopes as json text: each is read into jsonb once, OFFSET 0 keeping the
-    -- subquery's column one value, and written back as json)
+    -- (the log keeps its envelopes as text, rows of releases before as json: each is read into jsonb
+    -- once, OFFSET 0 keeping the subquery's column one value, and written back as text)
     WITH x AS MATERIALIZED (
-      SELECT s.id, s.occurred_at, s.p FROM (SELECT id, occurred_at, payload::jsonb AS p FROM events
+      SELECT s.id, s.occurred_at, s.p FROM (SELECT id, occurred_at, COALESCE(envelope, payload::text)::jsonb AS p FROM events
                                              WHERE tenant_id = p_tenant AND discussion_id = p_discussion AND seq <= d.seq OFFSET 0) s
        WHERE s.p #>> '{data,comment,id}' = ANY (v_ids))
     UPDATE events e
-       SET payload = jsonb_set(jsonb_set(jsonb_set(x.p, '{data,comment,author}',
+       SET envelope = jsonb_set(jsonb_set(jsonb_set(x.p, '{data,comment,author}',
                                                    '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
                                          '{data,comment,body}',
                                          to_jsonb(CASE WHEN p_delete OR x.p #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker END)),
                                '{data,comment,bodyHtml}',
-                               to_jsonb(CASE WHEN p_delete OR x.p #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker_html END))::json,
+                               to_jsonb(CASE WHEN p_delete OR x.p #>> '{data,comment,status}' = 'deleted' THEN '' ELSE p_marker_html END))::text,
+           payload = NULL,
            reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
       FROM x
      WHERE e.id = x.id AND e.occurred_at = x.occurred_at;
@@ -125,20 +126,21 @@ DECLARE
   v_reports int := 0;
   v_profile int := 0;
 BEGIN
-  -- (each envelope read into jsonb once, as in eng_erase_reader_batch, and written back as json)
+  -- (each envelope read into jsonb once, as in eng_erase_reader_batch, and written back as text)
   WITH x AS MATERIALIZED (
-    SELECT s.id, s.occurred_at, s.reader_id, s.p FROM (SELECT id, occurred_at, reader_id, payload::jsonb AS p FROM events
+    SELECT s.id, s.occurred_at, s.reader_id, s.p FROM (SELECT id, occurred_at, reader_id, COALESCE(envelope, payload::text)::jsonb AS p FROM events
                                                         WHERE tenant_id = p_tenant OFFSET 0) s
      WHERE s.reader_id = p_reader OR s.p #>> '{data,reaction,readerId}' = p_reader
         OR s.p #>> '{data,notification,readerId}' = p_reader OR s.p #>> '{data,comment,author,id}' = p_reader)
   UPDATE events e
-     SET payload = CASE
-           WHEN x.p #>> '{data,reaction,readerId}' = p_reader THEN jsonb_set(x.p, '{data,reaction,readerId}', '""'::jsonb)::json
-           WHEN x.p #>> '{data,notification,readerId}' = p_reader THEN jsonb_set(x.p, '{data,notification,readerId}', '""'::jsonb)::json
+     SET envelope = CASE
+           WHEN x.p #>> '{data,reaction,readerId}' = p_reader THEN jsonb_set(x.p, '{data,reaction,readerId}', '""'::jsonb)::text
+           WHEN x.p #>> '{data,notification,readerId}' = p_reader THEN jsonb_set(x.p, '{data,notification,readerId}', '""'::jsonb)::text
            WHEN x.p #>> '{data,comment,author,id}' = p_reader THEN
              jsonb_set(jsonb_set(jsonb_set(x.p, '{data,comment,author}', '{"id":"","name":"[erased]","avatarUrl":null,"badge":null}'::jsonb),
-                                 '{data,comment,body}', '""'::jsonb), '{data,comment,bodyHtml}', '""'::jsonb)::json
-           ELSE e.payload END,
+                                 '{data,comment,body}', '""'::jsonb), '{data,comment,bodyHtml}', '""'::jsonb)::text
+           ELSE x.p::text END,
+         payload = NULL,
          reader_id = CASE WHEN e.reader_id = p_reader THEN '' ELSE e.reader_id END
     FROM x
    WHERE e.id = x.id AND e.occurred_at = x.occurred_at;

@@ -3,7 +3,8 @@
 // These are system reads across the request boundary, so every query names the tenant itself.
 import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Sql } from "../db/sql.js";
-import type { Audience, EventEnvelope, StoredEvent } from "./types.js";
+import { ENVELOPE_TEXT, envelopeOf } from "./stored-envelope.js";
+import type { Audience, StoredEvent } from "./types.js";
 
 export interface ReplayWindow {
   /** at most this many of the newest events are kept for replay */
@@ -46,17 +47,17 @@ export interface OpeningRead extends ReplayResult {
 /** A discussion's key in maps (neither a tenant id nor a discussion id can hold a space). */
 export const headKey = (tenantId: string, discussionId: string): string => `${tenantId} ${discussionId}`;
 
-const EVENT_COLUMNS = { seq: true, payload: true, audience: true, readerId: true, occurredAt: true } as const;
+const EVENT_COLUMNS = { seq: true, envelope: true, payload: true, audience: true, readerId: true, occurredAt: true } as const;
 
 /** The replay range as plain SQL (a named prepared statement): a reconnect storm runs it often. */
-const REPLAY_RANGE = `SELECT seq, payload, audience, reader_id AS "readerId", occurred_at AS "occurredAt"
+const REPLAY_RANGE = `SELECT seq, ${ENVELOPE_TEXT} AS envelope, audience, reader_id AS "readerId", occurred_at AS "occurredAt"
   FROM events WHERE tenant_id = $1 AND discussion_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`;
 const HEAD = `SELECT seq FROM discussions WHERE tenant_id = $1 AND id = $2`;
 /** The head and the replay window after $3 (null: none) of at most $4 events, in one statement. */
-const OPENING = `SELECT d.seq AS head, e.seq, e.payload, e.audience, e.reader_id AS "readerId", e.occurred_at AS "occurredAt"
+const OPENING = `SELECT d.seq AS head, e.seq, e.envelope, e.audience, e.reader_id AS "readerId", e.occurred_at AS "occurredAt"
   FROM discussions d
   LEFT JOIN LATERAL (
-    SELECT seq, payload, audience, reader_id, occurred_at FROM events
+    SELECT seq, ${ENVELOPE_TEXT} AS envelope, audience, reader_id, occurred_at FROM events
      WHERE tenant_id = d.tenant_id AND discussion_id = d.id AND seq > GREATEST($3::int, d.seq - $4::int) AND seq <= d.seq
   ) e ON $3::int IS NOT NULL
  WHERE d.tenant_id = $1 AND d.id = $2
@@ -64,7 +65,7 @@ const OPENING = `SELECT d.seq AS head, e.seq, e.payload, e.audience, e.reader_id
 
 interface EventRow {
   seq: number;
-  payload: unknown;
+  envelope: string;
   audience: string;
   readerId: string | null;
   occurredAt: Date;
@@ -178,8 +179,8 @@ export function createEventLogReader(prisma: PrismaClient, sql: Sql): EventLogRe
   };
 }
 
-function storedEventFromRow(row: { payload: unknown; audience: string; readerId: string | null }): StoredEvent {
-  return { envelope: row.payload as EventEnvelope, audience: row.audience as Audience, readerId: row.readerId };
+function storedEventFromRow(row: { envelope: string | null; payload?: unknown; audience: string; readerId: string | null }): StoredEvent {
+  return { envelope: envelopeOf(row), audience: row.audience as Audience, readerId: row.readerId };
 }
 
 /**

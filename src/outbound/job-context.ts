@@ -99,7 +99,7 @@ export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[];
         tunables: resolveTunables(r.tenantSettings, r.delivery),
       });
     }
-    events.set(r.eventId, { id: r.eventId, type: r.eventType, payload: r.payload });
+    events.set(r.eventId, { id: r.eventId, type: r.eventType, payload: r.envelope === null ? null : JSON.parse(r.envelope) });
   }
   return { jobs, context: { endpoints, events, messages } };
 }

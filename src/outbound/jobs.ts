@@ -78,8 +78,8 @@ export interface ClaimedRow extends Omit<ClaimedJob, "endpointId"> {
   /** secrets rotated out but still valid (their 24 h overlap): the Standard Webhooks signature lists them too */
   previousSecrets: { kid: string; secretEnc: string; validUntil: string }[] | null;
   eventType: string;
-  /** the stored envelope (API.md §5) */
-  payload: unknown;
+  /** the stored envelope's text (API.md §5; src/events/stored-envelope.ts), null for a job without an event */
+  envelope: string | null;
 }
 
 /**
@@ -194,7 +194,7 @@ const CLAIM = `
            w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures",
            w.circuit_open_until AS "circuitOpenUntil", w.delivery,
            t.settings AS "tenantSettings", s.kid, s.secret_enc AS "secretEnc", p.previous AS "previousSecrets",
-           ev.type AS "eventType", ev.payload
+           ev.type AS "eventType", COALESCE(ev.envelope, ev.payload::text) AS envelope
       FROM claimed c
       LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
       LEFT JOIN events ev ON ev.id = c.event_id

@@ -27,6 +27,7 @@ import { z } from "zod";
 import { db, tenantIdOf, type RequestContext } from "../../context/request.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { errors, fieldErrorsFromZod, type FieldError } from "../../lib/errors.js";
+import { ENVELOPE_JSON } from "../../events/stored-envelope.js";
 import { DISCUSSION_ID_RE } from "../../lib/ids.js";
 import { isoTimestamp } from "../../lib/timestamps.js";
 
@@ -124,7 +125,7 @@ export async function getAnalytics(ctx: RequestContext, args: AnalyticsParams): 
   const [activity, reactions, deliveries, follows, following] = await Promise.all([
     client.$queryRaw<Row<{ comments: number; replies: number; moderation: number; readers: number }>[]>`
       WITH e AS (
-        SELECT ${bucketOf("occurred_at")} AS bucket_ms, type, audience, payload
+        SELECT ${bucketOf("occurred_at")} AS bucket_ms, type, audience, ${Prisma.raw(ENVELOPE_JSON)} AS payload
         FROM events
         WHERE tenant_id = ${tenantId} AND occurred_at >= ${from} AND occurred_at < ${to} ${inDiscussion}
       )
@@ -141,9 +142,10 @@ export async function getAnalytics(ctx: RequestContext, args: AnalyticsParams): 
       WITH e AS (
         SELECT ${bucketOf("occurred_at")} AS bucket_ms, payload #>> '{data,reaction,kind}' AS kind,
                (payload #>> '{data,reaction,commentId}') IS NULL AS page
-        FROM events
-        WHERE tenant_id = ${tenantId} AND occurred_at >= ${from} AND occurred_at < ${to} ${inDiscussion}
-          AND type = 'reaction_toggled' AND payload #>> '{data,reaction,active}' = 'true'
+        FROM (SELECT occurred_at, ${Prisma.raw(ENVELOPE_JSON)} AS payload FROM events
+               WHERE tenant_id = ${tenantId} AND occurred_at >= ${from} AND occurred_at < ${to} ${inDiscussion}
+                 AND type = 'reaction_toggled') toggled
+        WHERE payload #>> '{data,reaction,active}' = 'true'
       )
       SELECT bucket_ms, page, kind, count(*)::int AS n
       FROM e

@@ -7,6 +7,7 @@
 // (label and dates; never a key), and notification preferences (the service keeps none beyond the
 // profile's: an empty object). Read with eleven statements, none of them locking anything.
 import { type RequestContext, store } from "../../context/request.js";
+import { ENVELOPE_JSON } from "../../events/stored-envelope.js";
 import { errors } from "../../lib/errors.js";
 import type { CommentStatus } from "../../generated/prisma/enums.js";
 
@@ -86,10 +87,10 @@ const COMMENTS = `SELECT id, discussion_id AS "discussionId", parent_id AS "pare
 // the bodies kept in the log, by the discussions the reader wrote in
 const HISTORY = `SELECT e.payload #>> '{data,comment,id}' AS "commentId", e.type AS event, eng_iso(e.occurred_at) AS at,
     e.payload #>> '{data,comment,body}' AS body
-  FROM events e
- WHERE e.tenant_id = $1 AND e.type IN ('comment_created', 'comment_edited')
-   AND e.discussion_id IN (SELECT DISTINCT discussion_id FROM comments WHERE tenant_id = $1 AND author_id = $2)
-   AND e.payload #>> '{data,comment,author,id}' = $2
+  FROM (SELECT seq, type, occurred_at, ${ENVELOPE_JSON} AS payload FROM events
+         WHERE tenant_id = $1 AND type IN ('comment_created', 'comment_edited')
+           AND discussion_id IN (SELECT DISTINCT discussion_id FROM comments WHERE tenant_id = $1 AND author_id = $2)) e
+ WHERE e.payload #>> '{data,comment,author,id}' = $2
  ORDER BY e.occurred_at, e.seq`;
 const REACTIONS = `SELECT r.comment_id AS "commentId", c.discussion_id AS "discussionId", r.kind, eng_iso(r.created_at) AS "createdAt"
   FROM reactions r JOIN comments c ON c.tenant_id = r.tenant_id AND c.id = r.comment_id

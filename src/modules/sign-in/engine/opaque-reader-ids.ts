@@ -54,8 +54,10 @@ export const REWRITTEN_COLUMNS: ReadonlyArray<readonly [table: string, column: s
   ["sign_in_tokens", "subject"],
 ];
 
-/** JSON columns that may carry a reader's id, with what names their rows. */
+/** JSON columns (and JSON kept as text) that may carry a reader's id, with what names their rows. */
 export const REWRITTEN_JSON: ReadonlyArray<{ table: string; column: string; key: readonly string[] }> = [
+  // the log's envelope, and the json payload of rows older than the envelope column (src/events/stored-envelope.ts)
+  { table: "events", column: "envelope", key: ["id", "occurred_at"] },
   { table: "events", column: "payload", key: ["id", "occurred_at"] },
   { table: "webhook_deliveries", column: "message", key: ["id"] },
   { table: "audit_log", column: "details", key: ["id"] },

@@ -1,0 +1,16 @@
+// How the event log keeps an envelope (contract section 5): as text in `events.envelope`, the text the
+// write built, never parsed by the database on the write path (a json column validates every insert:
+// docs/scaling.md, "The envelope as text"). Rows written by releases before that column keep theirs
+// as json in `payload` until the retention job drops their days; every read takes one of these.
+import type { EventEnvelope } from "./types.js";
+
+/** The envelope's text as a read selects it from `events` (parsed once, by Node: envelopeOf). */
+export const ENVELOPE_TEXT = "COALESCE(envelope, payload::text)";
+
+/** The envelope as json, for a read that takes members out of it in SQL (`#>>`). */
+export const ENVELOPE_JSON = "COALESCE(envelope::json, payload)";
+
+/** A stored event's envelope: its text parsed, or the json `payload` (already parsed by the driver) of an older row. */
+export function envelopeOf(row: { envelope: string | null; payload?: unknown }): EventEnvelope {
+  return (row.envelope === null ? row.payload : JSON.parse(row.envelope)) as EventEnvelope;
+}
