@@ -35,6 +35,8 @@ import { migratePostgres } from "../src/db/migrate.js";
 import { positionalArgs } from "../src/events/statement.js";
 import { DB_FUNCTION_ARGS, type DbArgs } from "../src/generated/db-functions.js";
 import { renderBody } from "../src/lib/markdown.js";
+import { newCommentText } from "../src/modules/comments/dto.js";
+import { envelopeMembers } from "../src/events/stored-envelope.js";
 import { asPostgres, pgBin, startOwnPostgres } from "../test/support/own-services.js";
 import { TYPICAL_BODY } from "./bodies.js";
 import { FLOOR_POST, FLOOR_POST_ON_SERVICE_TABLES, FLOOR_SCHEMA, floorBodyHtml } from "./floor/statements.js";
@@ -79,12 +81,14 @@ const commentId = () => `cmt_${randomBytes(12).toString("base64url")}`;
 /** The service's arguments for a post, in its function's order: what src/modules/comments/write.ts sends for an approved comment. */
 function serviceArgs(tenant: string, p: Post): unknown[] {
   const html = renderBody(p.body, { markdown: true, images: false }).html;
+  const id = commentId();
+  const author = { id: `r${p.reader}`, name: `Reader ${p.reader}`, avatarUrl: null, badge: null };
   const args: DbArgs<"eng_post_comment"> = {
     tenant,
     discussion: p.discussion,
-    id: commentId(),
-    reader: `r${p.reader}`,
-    name: `Reader ${p.reader}`,
+    id,
+    reader: author.id,
+    name: author.name,
     avatar: null,
     badge: null,
     body: p.body,
@@ -98,6 +102,19 @@ function serviceArgs(tenant: string, p: Post): unknown[] {
     at: p.at,
     kind: null,
     createdAt: null,
+    comment: newCommentText({
+      id,
+      discussionId: p.discussion,
+      parentId: null,
+      author,
+      body: p.body,
+      bodyHtml: html,
+      status: "approved",
+      createdAt: p.at,
+      kind: "comment",
+    }),
+    eventMembers: envelopeMembers("comment_created", tenant, p.discussion, p.at),
+    atText: JSON.stringify(p.at.toISOString()),
   };
   return positionalArgs("eng_post_comment", args);
 }

@@ -85,7 +85,7 @@ describe("readers.sanctioned_until and discussions.followed", () => {
     const refused = await db
       .query(
         `SELECT eng_post_comment('ten_s', 'd1', 'c1', 'eve', 'eve', NULL, NULL, 'hi', '<p>hi</p>', NULL, 'approved', NULL,
-                                 'approved', NULL, 0, now(), NULL, NULL)`,
+                                 'approved', NULL, 0, now(), NULL, NULL, NULL, NULL, NULL)`,
       )
       .then(
         () => null,
@@ -94,7 +94,7 @@ describe("readers.sanctioned_until and discussions.followed", () => {
     expect(refused).toMatch(/reader_banned|banned|suspended/i);
     await db.query(
       `SELECT eng_post_comment('ten_s', 'd1', 'c2', 'cy', 'cy', NULL, NULL, 'hi', '<p>hi</p>', NULL, 'approved', NULL,
-                               'approved', NULL, 0, now(), NULL, NULL)`,
+                               'approved', NULL, 0, now(), NULL, NULL, NULL, NULL, NULL)`,
     );
   });
 });

@@ -14,7 +14,9 @@ import {
   type WriteFunction,
   type WrittenCommentRow,
 } from "../src/events/write-results.js";
-import { commentFromPosted, commentFromRow, commentToJson, shownComment } from "../src/modules/comments/dto.js";
+import { commentFromPosted, commentFromRow, commentToJson, newCommentText, shownComment } from "../src/modules/comments/dto.js";
+import { envelopeMembers } from "../src/events/stored-envelope.js";
+import type { CommentStatus } from "../src/generated/prisma/enums.js";
 import { COMMENT_COLUMNS, rowToComment, type CommentSqlRow } from "../src/modules/comments/comment-row.js";
 import { jsonText, type DbArgs } from "../src/generated/db-functions.js";
 import { startServer, type TestServer } from "./support/server.js";
@@ -35,31 +37,57 @@ const ran = new Set<WriteFunction>();
 async function write<F extends WriteFunction>(fn: F, args: Omit<DbArgs<F>, "tenant" | "at"> & { at?: Date }) {
   const full = { tenant: t.tenantId, at: new Date(), ...args } as DbArgs<F>;
   const [out] = await server.app.runtime.services.sql.query<{ r: unknown }>(WRITE_TEXT[fn], positionalArgs(fn, full));
-  const result = writeResult(fn).parse(out!.r);
+  // json, or JSON as text (a post's answer): parsed as runWrite parses it
+  const result = writeResult(fn).parse(typeof out!.r === "string" ? JSON.parse(out!.r) : out!.r);
   for (const e of result.events) EVENT_DATA[e.envelope.type].parse(e.envelope.data);
   ran.add(fn);
   return { row: result.row, types: result.events.map((e) => e.envelope.type) };
 }
 
-const post = (id: string, reader: string, more: { parent?: string; status?: string; discussion?: string } = {}) =>
-  write("eng_post_comment", {
-    discussion: more.discussion ?? "wr-d",
+/** A post with the comment's JSON and the event's members built as the request builds them (src/modules/comments/write.ts). */
+const post = (id: string, reader: string, more: { parent?: string; status?: string; discussion?: string } = {}) => {
+  const at = new Date();
+  const discussion = more.discussion ?? "wr-d";
+  const author = {
+    id: reader,
+    name: `Reader ${reader}`,
+    avatarUrl: reader === "wr-ann" ? "https://img.example/ann.png" : null,
+    badge: reader === "wr-ann" ? "Staff" : null,
+  };
+  const status = (more.status ?? "approved") as CommentStatus;
+  return write("eng_post_comment", {
+    discussion,
     id,
     reader,
-    name: `Reader ${reader}`,
-    avatar: reader === "wr-ann" ? "https://img.example/ann.png" : null,
-    badge: reader === "wr-ann" ? "Staff" : null,
+    name: author.name,
+    avatar: author.avatarUrl,
+    badge: author.badge,
     body: `body of ${id}`,
     bodyHtml: `<p>body of ${id}</p>`,
     parent: more.parent ?? null,
-    status: more.status ?? "approved",
+    status,
     reason: more.status === "pending" ? jsonText({ source: "hook", detail: "held" }) : null,
     trustedStatus: "approved",
     trustedReason: null,
     hold: 0,
+    at,
     kind: null,
     createdAt: null,
+    comment: newCommentText({
+      id,
+      discussionId: discussion,
+      parentId: more.parent ?? null,
+      author,
+      body: `body of ${id}`,
+      bodyHtml: `<p>body of ${id}</p>`,
+      status,
+      createdAt: at,
+      kind: "comment",
+    }),
+    eventMembers: envelopeMembers("comment_created", t.tenantId, discussion, at),
+    atText: JSON.stringify(at.toISOString()),
   });
+};
 
 describe("the write functions answer what write-results.ts declares", () => {
   it("runs each one once and parses its row, its events and their data", async () => {
@@ -103,6 +131,10 @@ describe("the write functions answer what write-results.ts declares", () => {
       hold: 0,
       kind: null,
       createdAt: null,
+      // what the request did not build, the database does
+      comment: null,
+      eventMembers: null,
+      atText: null,
       network: "fediverse",
       remoteId: "https://peer.example/notes/wr-r1",
       remoteActor: "https://peer.example/users/cat",
@@ -128,6 +160,9 @@ describe("the write functions answer what write-results.ts declares", () => {
       hold: 0,
       kind: null,
       createdAt: new Date("2026-01-02T03:04:05Z"),
+      comment: null,
+      eventMembers: null,
+      atText: null,
       network: "bluesky",
       remoteId: "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kwr",
       remoteActor: null,

@@ -13,13 +13,21 @@ AS $function$
   SELECT COALESCE(p_html, '') ~ '<a [^>]*href='
 $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone)
- RETURNS json
+CREATE OR REPLACE FUNCTION public.eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_comment text, p_event_members text, p_at_text text)
+ RETURNS text
  LANGUAGE plpgsql
 AS $function$
--- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at, p_comment, p_event_members, p_at_text
 -- p_kind: comment (NULL) or mention (a webmention's: eng_accept_mention); p_created_at: when it was
 -- written, when that is not now (a mention's `published`)
+-- What the request built as JSON text, so that the database neither builds nor parses it (the
+-- comment's JSON built here cost a post 100,000 instructions: docs/scaling.md, "The envelope as text"):
+-- p_comment: the new comment as eng_comment_json_by shows it, with p_status and p_badge
+--   (src/modules/comments/dto.ts, newCommentText), used when the write decides the same (no screening
+--   step applies, no moderator's badge), else built here; NULL: built here;
+-- p_event_members: the event's envelope members eng_envelope_members makes (NULL: made here);
+-- p_at_text: p_at as a JSON string, the answer's publishedAt of a visible comment the request built.
+-- Answers as every write (its row and events), as JSON text.
 -- p_status/p_reason: what the body rules, the hook, Akismet and pre-moderation decided for any reader;
 -- p_trusted_status/p_trusted_reason: what they decide for a trusted one (banned words alone);
 -- p_hold: settings safety.newReaderHold (screening's last steps: eng_screen_comment)
@@ -37,11 +45,13 @@ DECLARE
   v_federated boolean;
   v_followed boolean;
   v_new boolean;
+  v_decided boolean;
   p comments;
   c comments;
-  v_comment json;
-  v_row json;
-  v_events json[];
+  v_comment text;
+  v_row text;
+  v_env text;
+  v_more json[];
 BEGIN
   -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
   -- every call, and each test or assignment of this function costs a post about 2,000 instructions:
@@ -81,6 +91,7 @@ BEGIN
   IF v_screened IS NOT NULL THEN
     v_status := v_screened ->> 'status';
     v_reason := v_screened -> 'reason';
+    v_decided := v_status <> p_status OR v_reason IS DISTINCT FROM p_reason;
   END IF;
   v_visible := CASE WHEN v_status = 'approved' THEN 1 ELSE 0 END;
   IF p_parent IS NOT NULL THEN
@@ -93,16 +104,26 @@ BEGIN
             COALESCE(p_kind, 'comment')::"CommentKind", COALESCE(p_created_at, p_at), CASE WHEN v_visible = 1 THEN p_at END, v_reason)
     RETURNING * INTO c;
   END IF;
-  -- a shadow-banned reader is answered (and their stream told) as if the comment were published
-  c_shown := CASE WHEN eng_is_shadowed(c) THEN eng_shadow_shown(c) ELSE c END;
-  v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar,
-                                                        'badge', COALESCE(r.moderator_badge, p_badge)));
-  -- the answer's row: the event's comment and the three members a comment's row has beyond it (the
-  -- rest are a new comment's defaults: src/modules/comments/dto.ts, commentFromPosted), not the row
-  -- built member by member again (eng_comment_row_by: 30 members, a fifth of this function's JSON
-  -- work: npm run bench:pg-cost). Built before the discussion's lock, which is then held for less.
-  v_row := json_build_object('comment', v_comment, 'depth', c_shown.depth, 'publishedAt', eng_iso(c_shown.published_at),
-                             'moderationReason', c_shown.moderation_reason);
+  -- the comment's JSON and the answer's row (the event's comment and the three members a comment's
+  -- row has beyond it: the rest are a new comment's defaults, src/modules/comments/dto.ts,
+  -- commentFromPosted), as text, built before the discussion's lock, which is then held for less:
+  -- built here when the write decided otherwise than the request assumed (a screening step changed
+  -- the status or the reason, a moderator's badge wins over the claim) or the request built none, a
+  -- shadow-banned reader answered (and their stream told) as if the comment were published; else
+  -- the request's. (A record's assignment costs a post about 10,000 instructions: the usual post
+  -- makes none.)
+  IF v_decided OR p_comment IS NULL OR r.moderator_badge IS NOT NULL THEN
+    c_shown := CASE WHEN eng_is_shadowed(c) THEN eng_shadow_shown(c) ELSE c END;
+    v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar,
+                                                                'badge', COALESCE(r.moderator_badge, p_badge)))::text;
+    v_row := '{"comment":' || v_comment || ',"depth":' || c_shown.depth || ',"publishedAt":'
+             || COALESCE(to_json(eng_iso(c_shown.published_at))::text, 'null')
+             || ',"moderationReason":' || COALESCE(c_shown.moderation_reason::text, 'null') || '}';
+  ELSE
+    v_comment := p_comment;
+    v_row := '{"comment":' || p_comment || ',"depth":' || c.depth || ',"publishedAt":' || CASE WHEN v_visible = 1 THEN p_at_text ELSE 'null' END
+             || ',"moderationReason":' || COALESCE(c.moderation_reason::text, 'null') || '}';
+  END IF;
   -- 2. the discussion's row: its next seq and count (held from here to the commit: only what needs
   -- the seq or the row follows), answering the four columns read below (a whole row's RETURNING
   -- builds its every column's descriptor: about 1 % of a post, npm run bench:pg-cost)
@@ -154,22 +175,27 @@ BEGIN
     END IF;
   END IF;
   IF v_visible = 1 THEN
-    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
-                                       json_build_object('comment', v_comment), p_at, v_federated, r.hooked)];
-    IF p_parent IS NOT NULL THEN v_events := v_events || eng_reply_notification(c, p.author_id, p_at); END IF;
+    v_env := eng_log_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
+                           COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at)),
+                           '{"comment":' || v_comment || '}', p_at, v_federated, r.hooked);
+    IF p_parent IS NOT NULL THEN
+      v_more := eng_reply_notification(c, p.author_id, p_at);
+      IF cardinality(v_more) > 0 THEN v_env := v_env || ',' || array_to_string(v_more, ','); END IF;
+    END IF;
   ELSE
     -- not public until approved (a shadow ban's: never): only the author's own stream hears of it
-    v_events := ARRAY[eng_insert_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
-                                       json_build_object('comment', v_comment), p_at, false, r.hooked)];
+    v_env := eng_log_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
+                           COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at)),
+                           '{"comment":' || v_comment || '}', p_at, false, r.hooked);
   END IF;
-  RETURN json_build_object('row', v_row, 'events', array_to_json(v_events));
+  RETURN '{"row":' || v_row || ',"events":[' || v_env || ']}';
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text)
- RETURNS json
+CREATE OR REPLACE FUNCTION public.eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_comment text, p_event_members text, p_at_text text, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text)
+ RETURNS text
  LANGUAGE plpgsql
 AS $function$
--- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at, p_remote_actor, p_remote_hash
+-- nullable: p_avatar, p_badge, p_parent, p_reason, p_trusted_reason, p_kind, p_created_at, p_comment, p_event_members, p_at_text, p_remote_actor, p_remote_hash
 -- A reply from another network, posted as eng_post_comment posts a comment, and in the same statement
 -- the row that ties it to its original, so that it is never brought in twice (one held already is
 -- refused, and nothing is written). A function of its own, so that a local post's statement is not
@@ -180,11 +206,12 @@ AS $function$
 --              p_remote_id its at:// URI, p_remote_hash the URI's sha256 (which outlives an erasure),
 --              kept in bluesky_replies.
 DECLARE
-  v_result json;
+  v_result text;
 BEGIN
   v_result := eng_post_comment(p_tenant, p_discussion, p_id, p_reader, p_name, p_avatar, p_badge, p_body, p_body_html, p_parent,
                                p_status, p_reason, p_trusted_status, p_trusted_reason, p_hold, p_at,
-                               CASE WHEN p_network = 'bluesky' THEN 'bluesky' ELSE p_kind END, p_created_at);
+                               CASE WHEN p_network = 'bluesky' THEN 'bluesky' ELSE p_kind END, p_created_at,
+                               p_comment, p_event_members, p_at_text);
   IF p_network = 'bluesky' THEN
     INSERT INTO bluesky_replies (tenant_id, uri_hash, uri, discussion_id, comment_id, reader_id, created_at)
     VALUES (p_tenant, p_remote_hash, p_remote_id, p_discussion, p_id, p_reader, p_at)

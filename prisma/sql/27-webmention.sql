@@ -32,7 +32,7 @@ BEGIN
   ELSE
     -- a trusted source site (a moderator's trust level for its reader) is published at once
     v_result := eng_post_comment(p_tenant, p_discussion, p_id, p_reader, p_name, p_avatar, NULL, p_body, p_body_html, NULL,
-                                 p_status, NULL, 'approved', NULL, p_hold, p_at, 'mention', p_published);
+                                 p_status, NULL, 'approved', NULL, p_hold, p_at, 'mention', p_published, NULL, NULL, NULL)::json;
     -- eng_post_comment answers its event's comment and three members more; a mention answers the
     -- comment's whole row, as the other branches do
     SELECT eng_result(x, ARRAY(SELECT json_array_elements(v_result -> 'events'))) INTO v_result

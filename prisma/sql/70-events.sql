@@ -21,17 +21,46 @@ CREATE OR REPLACE FUNCTION public.eng_insert_event(p_tenant text, p_discussion t
  LANGUAGE plpgsql
 AS $function$
 -- nullable: p_reader, p_hooked
+-- An event whose data the write built as json (every write but a post): eng_log_event, its answer as json.
+BEGIN
+  RETURN eng_log_event(p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader,
+                       eng_envelope_members(p_tenant, p_discussion, p_type, p_at), p_data::text, p_at, p_federated, p_hooked)::json;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_envelope_members(p_tenant text, p_discussion text, p_type text, p_at timestamp with time zone)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+AS $function$
+  -- the members of an event's envelope (contract section 5) a write knows before its id and seq, as
+  -- JSON text without braces; a post's request hands them over built the same way
+  -- (src/events/stored-envelope.ts, envelopeMembers)
+  SELECT '"type":' || to_json(p_type) || ',"tenantId":' || to_json(p_tenant) || ',"discussionId":' || to_json(p_discussion)
+         || ',"occurredAt":"' || eng_iso(p_at) || '"'
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_log_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_members text, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_reader, p_hooked
+-- The event appended to the log and its effects enqueued: the one place both happen. The envelope is
+-- text, made here of its id and seq, p_members (eng_envelope_members, or what a post's request built
+-- the same way) and p_data (the event's `data`, JSON text), and stored as it is: the database never
+-- parses it here (a json column would validate it on every insert: docs/scaling.md, "The envelope as
+-- text"); the data is parsed only by the rare jobs that read members of it. Answers the event as the
+-- write results carry it (src/events/write-results.ts, appendedEvent), as JSON text.
 -- p_hooked: whether the tenant has an endpoint that may take a webhook (a verified one, not
 -- disabled), when the caller has asked already (eng_post_comment's first statement); NULL: asked here
 DECLARE
   v_id uuid := gen_random_uuid();
-  v_env json := json_build_object('id', v_id, 'seq', p_seq, 'type', p_type, 'tenantId', p_tenant,
-                                  'discussionId', p_discussion, 'occurredAt', eng_iso(p_at), 'data', p_data);
+  v_env text := '{"id":"' || v_id || '","seq":' || p_seq || ',' || p_members || ',"data":' || p_data || '}';
+  v_data json;
   v_jobs int;
   v_fanout int;
 BEGIN
   INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
-  VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env::text, p_at);
+  VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
   -- The outbound queue's jobs, the one place a write's effects outside the database are enqueued.
   -- Each insert runs only when it has rows to write: an INSERT's set-up (the jobs table and its
   -- indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts nothing, a
@@ -55,11 +84,12 @@ BEGIN
     -- a federated discussion's comment event: one job that makes it into its activity and that
     -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the event
     IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
+      v_data := p_data::json;
       INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
       VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
               jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
-                'type', p_type, 'commentId', p_data #>> '{comment,id}', 'status', p_data #>> '{comment,status}',
-                'authorId', p_data #>> '{comment,author,id}')),
+                'type', p_type, 'commentId', v_data #>> '{comment,id}', 'status', v_data #>> '{comment,status}',
+                'authorId', v_data #>> '{comment,author,id}')),
               p_at, p_at, p_at);
       v_fanout := 1;
     END IF;
@@ -68,7 +98,7 @@ BEGIN
     -- the reader has an address that is not suppressed and wants reply emails (their choice, else the
     -- tenant's email.defaultReplies, 'off' by default). `immediate` waits 2 minutes so that replies in
     -- that window go out as one message; `daily` waits for the tenant's email.digestHour (UTC, 7 by default).
-    PERFORM eng_queue_email(p_tenant, 'reply', v_id, p_data #>> '{notification,commentId}', p_discussion, ARRAY[p_reader], ARRAY[x.mode],
+    PERFORM eng_queue_email(p_tenant, 'reply', v_id, p_data::json #>> '{notification,commentId}', p_discussion, ARRAY[p_reader], ARRAY[x.mode],
                             ARRAY[CASE x.mode WHEN 'immediate' THEN p_at + interval '2 minutes' ELSE eng_next_digest(p_at, x.hour) END], p_at)
       FROM (SELECT coalesce(r.reply_emails::text, t.settings #>> '{email,defaultReplies}', 'off') AS mode,
                    coalesce((t.settings #>> '{email,digestHour}')::int, 7) AS hour
@@ -78,7 +108,8 @@ BEGIN
   END IF;
   -- (each test or assignment costs a write about 2,000 instructions: npm run bench:pg-cost; the counts are
   -- NULL until set, not set to 0 first)
-  RETURN json_build_object('envelope', v_env, 'audience', p_audience, 'readerId', p_reader, 'jobs', COALESCE(v_jobs, 0) + COALESCE(v_fanout, 0));
+  RETURN '{"envelope":' || v_env || ',"audience":"' || p_audience || '","readerId":' || COALESCE(to_json(p_reader)::text, 'null')
+         || ',"jobs":' || (COALESCE(v_jobs, 0) + COALESCE(v_fanout, 0)) || '}';
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_queue_email(p_tenant text, p_source text, p_event uuid, p_comment text, p_discussion text, p_readers text[], p_modes text[], p_dues timestamp with time zone[], p_at timestamp with time zone)

@@ -77,7 +77,7 @@ export const WRITE_TEXT = texts((fn) => `SELECT ${call(fn)} AS r`);
 
 /** The same call, its result recorded for the key (the tenant's `$1`) in the same statement (the write runs first). */
 const RECORDED_TEXT = texts(
-  (fn, n) => `SELECT eng_idempotency_record($1, $${n + 1}, $${n + 2}, w.r) AS r
+  (fn, n) => `SELECT eng_idempotency_record($1, $${n + 1}, $${n + 2}, w.r::json) AS r
        FROM (SELECT ${call(fn)} AS r OFFSET 0) w`,
 );
 
@@ -152,7 +152,7 @@ export async function runWrite<F extends TenantWrite>(
     const claiming = values.concat(scope.key, scope.owner, pending.fingerprint, pending.createdAt, pending.createdAt, pending.expiresAt);
     try {
       const rows = await rowGate(gate, () => sql.query<{ r: WriteResult<F> }>(CLAIMING_TEXT[fn], claiming, `${fn}_claiming`));
-      result = rows[0]!.r;
+      result = resultOf(rows[0]!.r);
       scope.writes++;
       scope.outcomeRecorded = true;
       afterCommit(app, result.events);
@@ -175,7 +175,7 @@ export async function runWrite<F extends TenantWrite>(
         ? sql.query<{ r: WriteResult<F> }>(RECORDED_TEXT[fn], values.concat(scope.key, scope.owner), `${fn}_recorded`)
         : sql.query<{ r: WriteResult<F> }>(WRITE_TEXT[fn], values, fn),
     );
-    result = rows[0]!.r;
+    result = resultOf(rows[0]!.r);
   } catch (err) {
     throw databaseRefusal(err) ?? err;
   }
@@ -196,12 +196,20 @@ export async function writeAcrossTenants<F extends AcrossTenantsWrite>(
   let result: WriteResult<F>;
   try {
     const rows = await app.sql.query<{ r: WriteResult<F> }>(WRITE_TEXT[fn], positionalArgs(fn, args), fn);
-    result = rows[0]!.r;
+    result = resultOf(rows[0]!.r);
   } catch (err) {
     throw databaseRefusal(err) ?? err;
   }
   afterCommit(app, result.events);
   return result.row;
+}
+
+/**
+ * A write's result as its statement answers it: json, which the driver parses, or the JSON text a
+ * function answers without building json (eng_post_comment), parsed here once.
+ */
+function resultOf<T>(r: T | string): T {
+  return typeof r === "string" ? (JSON.parse(r) as T) : r;
 }
 
 const APPEND_TEXT = `SELECT ${call("eng_append_event")} AS r`;

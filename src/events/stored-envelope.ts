@@ -14,3 +14,12 @@ export const ENVELOPE_JSON = "COALESCE(envelope::json, payload)";
 export function envelopeOf(row: { envelope: string | null; payload?: unknown }): EventEnvelope {
   return (row.envelope === null ? row.payload : JSON.parse(row.envelope)) as EventEnvelope;
 }
+
+/**
+ * The members of an event's envelope a write knows before its id and seq, as JSON text without
+ * braces: what eng_envelope_members makes (prisma/sql/70-events.sql), built by the request that
+ * hands them to a post (eng_post_comment's p_event_members) so the database need not.
+ */
+export function envelopeMembers(type: string, tenantId: string, discussionId: string, at: Date): string {
+  return JSON.stringify({ type, tenantId, discussionId, occurredAt: at.toISOString() }).slice(1, -1);
+}

@@ -184,8 +184,11 @@ export const WRITE_ROWS = {
   }),
 } satisfies { [F in JsonFunction]?: z.ZodType };
 
-/** The generated signatures' functions that answer json: the only ones a row can be declared for. */
-type JsonFunction = { [F in DbFunctionName]: DbFunctions[F]["result"] extends "json" ? F : never }[DbFunctionName];
+/**
+ * The generated signatures' functions that answer json, or JSON as text (a write that builds its
+ * answer without json: eng_post_comment): the only ones a row can be declared for.
+ */
+type JsonFunction = { [F in DbFunctionName]: DbFunctions[F]["result"] extends "json" | "text" ? F : never }[DbFunctionName];
 
 export type WriteFunction = keyof typeof WRITE_ROWS;
 export type WriteRow<F extends WriteFunction> = z.infer<(typeof WRITE_ROWS)[F]>;

@@ -173,7 +173,24 @@ export interface DbFunctions {
     };
     result: "json";
   };
-  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone) RETURNS json */
+  /** eng_log_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_members text, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean) RETURNS text */
+  eng_log_event: {
+    args: {
+      tenant: string;
+      discussion: string;
+      seq: number;
+      type: string;
+      audience: string;
+      reader: string | null;
+      members: string;
+      data: string;
+      at: Date;
+      federated: boolean;
+      hooked: boolean | null;
+    };
+    result: "text";
+  };
+  /** eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_comment text, p_event_members text, p_at_text text) RETURNS text */
   eng_post_comment: {
     args: {
       tenant: string;
@@ -194,10 +211,13 @@ export interface DbFunctions {
       at: Date;
       kind: string | null;
       createdAt: Date | null;
+      comment: string | null;
+      eventMembers: string | null;
+      atText: string | null;
     };
-    result: "json";
+    result: "text";
   };
-  /** eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text) RETURNS json */
+  /** eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_comment text, p_event_members text, p_at_text text, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text) RETURNS text */
   eng_post_remote_comment: {
     args: {
       tenant: string;
@@ -218,12 +238,15 @@ export interface DbFunctions {
       at: Date;
       kind: string | null;
       createdAt: Date | null;
+      comment: string | null;
+      eventMembers: string | null;
+      atText: string | null;
       network: string;
       remoteId: string;
       remoteActor: string | null;
       remoteHash: string | null;
     };
-    result: "json";
+    result: "text";
   };
   /** eng_queue_email(p_tenant text, p_source text, p_event uuid, p_comment text, p_discussion text, p_readers text[], p_modes text[], p_dues timestamp with time zone[], p_at timestamp with time zone) RETURNS integer */
   eng_queue_email: {
@@ -410,8 +433,9 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_event_partitions_ahead: ["now", "days"],
   eng_federate_discussion: ["tenant", "discussion", "again", "at"],
   eng_insert_event: ["tenant", "discussion", "seq", "type", "audience", "reader", "data", "at", "federated", "hooked"],
-  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt"],
-  eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "network", "remoteId", "remoteActor", "remoteHash"],
+  eng_log_event: ["tenant", "discussion", "seq", "type", "audience", "reader", "members", "data", "at", "federated", "hooked"],
+  eng_post_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "comment", "eventMembers", "atText"],
+  eng_post_remote_comment: ["tenant", "discussion", "id", "reader", "name", "avatar", "badge", "body", "bodyHtml", "parent", "status", "reason", "trustedStatus", "trustedReason", "hold", "at", "kind", "createdAt", "comment", "eventMembers", "atText", "network", "remoteId", "remoteActor", "remoteHash"],
   eng_queue_email: ["tenant", "source", "event", "comment", "discussion", "readers", "modes", "dues", "at"],
   eng_refuse_banned: ["until"],
   eng_remove_mention: ["tenant", "source", "target", "status", "error", "at"],

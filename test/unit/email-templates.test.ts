@@ -94,11 +94,11 @@ describe("headers and addresses", () => {
     expect(readerAddress(provider(true))).toBe("p@b.example");
   });
 
-  it("queues with the settings model's defaults (eng_insert_event in prisma/sql/70-events.sql)", () => {
+  it("queues with the settings model's defaults (eng_log_event in prisma/sql/70-events.sql)", () => {
     const sql = readFileSync(new URL("../../prisma/sql/70-events.sql", import.meta.url), "utf8");
     const fn = sql.slice(
-      sql.indexOf("FUNCTION public.eng_insert_event"),
-      sql.indexOf("$function$;", sql.indexOf("FUNCTION public.eng_insert_event")),
+      sql.indexOf("FUNCTION public.eng_log_event"),
+      sql.indexOf("$function$;", sql.indexOf("FUNCTION public.eng_log_event")),
     );
     expect(fn).toContain(`t.settings #>> '{email,defaultReplies}', '${DEFAULT_SETTINGS.email.defaultReplies}')`);
     expect(fn).toContain(`(t.settings #>> '{email,digestHour}')::int, ${DEFAULT_SETTINGS.email.digestHour})`);

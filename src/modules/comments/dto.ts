@@ -109,6 +109,46 @@ export function commentToJson(c: CommentWithAuthor): CommentJson {
   };
 }
 
+/** What a post knows of its new comment before the write (the rest are a new comment's defaults). */
+export interface NewComment {
+  id: string;
+  discussionId: string;
+  parentId: string | null;
+  author: CommentJson["author"];
+  body: string;
+  bodyHtml: string;
+  status: CommentJson["status"];
+  createdAt: Date;
+  kind: CommentJson["kind"];
+}
+
+/**
+ * A new comment's JSON text, as eng_comment_json_by builds it (the same members in the same order),
+ * made by the request and handed to eng_post_comment (p_comment), which stores and answers it as it
+ * is when the write decides what the request assumed (the status and the author's badge).
+ * test/post-text.test.ts holds the two builders to one shape.
+ */
+export function newCommentText(c: NewComment): string {
+  return JSON.stringify({
+    id: c.id,
+    discussionId: c.discussionId,
+    parentId: c.parentId,
+    author: { id: c.author.id, name: c.author.name, avatarUrl: c.author.avatarUrl, badge: c.author.badge },
+    body: c.body,
+    bodyHtml: c.bodyHtml,
+    status: c.status,
+    pinned: false,
+    editedAt: null,
+    createdAt: c.createdAt.toISOString(),
+    reactions: {},
+    replyCount: 0,
+    score: 0,
+    upvotes: 0,
+    downvotes: 0,
+    kind: c.kind,
+  } satisfies CommentJson);
+}
+
 /** What shownComment made, per row: the shape for a caller that cannot moderate, and for one that can. */
 const SHOWN = new WeakMap<CommentWithAuthor, { reader?: CommentJson; moderator?: CommentJson }>();
 

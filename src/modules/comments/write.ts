@@ -13,7 +13,9 @@ import { loadTenant, requireReader, store, type RequestContext } from "../../con
 import { errors, fieldErrorsFromZod } from "../../lib/errors.js";
 import { checkDiscussionId, newId } from "../../lib/ids.js";
 import { resolveSettings } from "../../tenancy/settings/resolve.js";
-import { commentFromPosted, commentFromRow, type CommentWithAuthor } from "./dto.js";
+import { commentFromPosted, commentFromRow, newCommentText, type CommentWithAuthor } from "./dto.js";
+import { envelopeMembers } from "../../events/stored-envelope.js";
+import type { CommentStatus } from "../../generated/prisma/enums.js";
 import { canModerate } from "./visibility.js";
 import { discussionForPage, type PageOfDiscussion } from "../discussions/discussions.js";
 import { recordAudit } from "../audit/audit.js";
@@ -109,6 +111,10 @@ export async function postComment(
     reader,
   });
   const writer = store(ctx);
+  const at = ctx.app.clock.now();
+  const handOver = postHandOver(screened, settings.safety.newReaderHold);
+  const bluesky = opts.bluesky ?? null;
+  const createdAt = bluesky ? bluesky.createdAt : null;
   const args = {
     discussion: discussionId,
     id,
@@ -120,22 +126,31 @@ export async function postComment(
     bodyHtml: rendered.html,
     parent: data.parentId ?? null,
     // the verdicts, and what the function decides from the reader's row (screening.ts, steps 5-7)
-    ...postHandOver(screened, settings.safety.newReaderHold),
-    at: ctx.app.clock.now(),
+    ...handOver,
+    at,
     kind: null,
-    createdAt: null,
+    createdAt,
+    // the comment's JSON and its event's members as the write will store and answer them, built here
+    // (the database builds them only when it decides otherwise: eng_post_comment)
+    comment: newCommentText({
+      id,
+      discussionId,
+      parentId: data.parentId ?? null,
+      author: { id: reader.id, name: reader.name, avatarUrl: reader.avatarUrl, badge: reader.badge ?? null },
+      body: data.body,
+      bodyHtml: rendered.html,
+      status: handOver.status as CommentStatus,
+      createdAt: createdAt ?? at,
+      kind: bluesky ? "bluesky" : "comment",
+    }),
+    eventMembers: envelopeMembers("comment_created", writer.tenantId, discussionId, at),
+    atText: JSON.stringify(at.toISOString()),
   };
   // a reply from another network and the row that ties it to its original: one statement (a function of its own)
   const remote = opts.remote
     ? { network: "fediverse", remoteId: opts.remote.objectId, remoteActor: opts.remote.actorId, remoteHash: null }
-    : opts.bluesky
-      ? {
-          network: "bluesky",
-          remoteId: opts.bluesky.uri,
-          remoteActor: null,
-          remoteHash: opts.bluesky.uriHash,
-          createdAt: opts.bluesky.createdAt,
-        }
+    : bluesky
+      ? { network: "bluesky", remoteId: bluesky.uri, remoteActor: null, remoteHash: bluesky.uriHash }
       : null;
   const row = remote ? await writer.write("eng_post_remote_comment", { ...args, ...remote }) : await writer.write("eng_post_comment", args);
   return commentFromPosted(writer.tenantId, row);
