@@ -101,8 +101,7 @@ BEGIN
   IF v_parent_ok THEN
     INSERT INTO comments (id, tenant_id, discussion_id, parent_id, depth, author_id, body, body_html, has_links, status, kind, created_at, published_at, moderation_reason)
     VALUES (p_id, p_tenant, p_discussion, p_parent, COALESCE(p.depth + 1, 0), p_reader, p_body, p_body_html, eng_has_links(p_body_html), v_status::"CommentStatus",
-            COALESCE(p_kind, 'comment')::"CommentKind", COALESCE(p_created_at, p_at), CASE WHEN v_visible = 1 THEN p_at END, v_reason)
-    RETURNING * INTO c;
+            COALESCE(p_kind, 'comment')::"CommentKind", COALESCE(p_created_at, p_at), CASE WHEN v_visible = 1 THEN p_at END, v_reason);
   END IF;
   -- the comment's JSON and the answer's row (the event's comment and the three members a comment's
   -- row has beyond it: the rest are a new comment's defaults, src/modules/comments/dto.ts,
@@ -110,9 +109,11 @@ BEGIN
   -- built here when the write decided otherwise than the request assumed (a screening step changed
   -- the status or the reason, a moderator's badge wins over the claim) or the request built none, a
   -- shadow-banned reader answered (and their stream told) as if the comment were published; else
-  -- the request's. (A record's assignment costs a post about 10,000 instructions: the usual post
-  -- makes none.)
+  -- the request's. The new row is read back (into c) only where a step needs it whole: the JSON built
+  -- here, a reply's notification, a follow (its RETURNING * cost the usual post 35,000 instructions,
+  -- and a record's assignment about 10,000: npm run bench:pg-cost).
   IF v_decided OR p_comment IS NULL OR r.moderator_badge IS NOT NULL THEN
+    SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
     c_shown := CASE WHEN eng_is_shadowed(c) THEN eng_shadow_shown(c) ELSE c END;
     v_comment := eng_comment_json_by(c_shown, json_build_object('id', p_reader, 'name', p_name, 'avatarUrl', p_avatar,
                                                                 'badge', COALESCE(r.moderator_badge, p_badge)))::text;
@@ -121,8 +122,11 @@ BEGIN
              || ',"moderationReason":' || COALESCE(c_shown.moderation_reason::text, 'null') || '}';
   ELSE
     v_comment := p_comment;
-    v_row := '{"comment":' || p_comment || ',"depth":' || c.depth || ',"publishedAt":' || CASE WHEN v_visible = 1 THEN p_at_text ELSE 'null' END
-             || ',"moderationReason":' || COALESCE(c.moderation_reason::text, 'null') || '}';
+    v_row := '{"comment":' || p_comment || ',"depth":' || COALESCE(p.depth + 1, 0) || ',"publishedAt":' || CASE WHEN v_visible = 1 THEN p_at_text ELSE 'null' END
+             || ',"moderationReason":' || COALESCE(v_reason::text, 'null') || '}';
+    IF p_parent IS NOT NULL THEN
+      SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
+    END IF;
   END IF;
   -- 2. the discussion's row: its next seq and count (held from here to the commit: only what needs
   -- the seq or the row follows), answering the four columns read below (a whole row's RETURNING
@@ -160,6 +164,9 @@ BEGIN
     -- the discussion's followers hear of a visible comment after commit (the follow worker): one job
     -- row at most, asked for only in a discussion someone has followed (its row says so: no probe otherwise)
     IF v_followed AND v_visible = 1 THEN
+      IF c.id IS NULL THEN
+        SELECT * INTO c FROM comments WHERE tenant_id = p_tenant AND id = p_id;
+      END IF;
       PERFORM eng_follow_enqueue(c, p_at);
     END IF;
     IF NOT r.current THEN
@@ -171,7 +178,7 @@ BEGIN
     -- a held comment alerts the moderators' chats (a hold by the moderation hook is its own trigger)
     IF v_status = 'pending' THEN
       PERFORM eng_enqueue_alerts(p_tenant, CASE WHEN v_reason ->> 'source' = 'hook' THEN 'hook_hold' ELSE 'pending' END,
-                                 c.id, v_reason, p_at);
+                                 p_id, v_reason, p_at);
     END IF;
   END IF;
   IF v_visible = 1 THEN

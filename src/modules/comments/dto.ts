@@ -88,7 +88,27 @@ export function commentFromJson(d: CommentJson): CommentWithAuthor {
  * outside SQL from a row already read (the reader's own stream, src/modules/inbox/engine/feed.ts),
  * member for member as eng_comment_json builds it.
  */
-export function commentToJson(c: CommentWithAuthor): CommentJson {
+/** What a comment's public shape is made of (commentToJson reads these alone). */
+export type CommentShapeSource = Pick<
+  CommentWithAuthor,
+  | "id"
+  | "discussionId"
+  | "parentId"
+  | "body"
+  | "bodyHtml"
+  | "status"
+  | "pinned"
+  | "editedAt"
+  | "createdAt"
+  | "reactionCounts"
+  | "replyCount"
+  | "score"
+  | "upvotes"
+  | "downvotes"
+  | "kind"
+> & { author: Omit<Author, "tenantId"> };
+
+export function commentToJson(c: CommentShapeSource): CommentJson {
   return {
     id: c.id,
     discussionId: c.discussionId,
@@ -123,30 +143,25 @@ export interface NewComment {
 }
 
 /**
- * A new comment's JSON text, as eng_comment_json_by builds it (the same members in the same order),
- * made by the request and handed to eng_post_comment (p_comment), which stores and answers it as it
- * is when the write decides what the request assumed (the status and the author's badge).
- * test/post-text.test.ts holds the two builders to one shape.
+ * A new comment's JSON text, made by commentToJson (the shape every read shows) from what the post
+ * knows and a new comment's defaults, and handed to eng_post_comment (p_comment), which stores and
+ * answers it as it is when the write decides what the request assumed (the status and the author's
+ * badge); else the database builds it (eng_comment_json_by). test/post-text.test.ts holds the two to
+ * one shape.
  */
 export function newCommentText(c: NewComment): string {
-  return JSON.stringify({
-    id: c.id,
-    discussionId: c.discussionId,
-    parentId: c.parentId,
-    author: { id: c.author.id, name: c.author.name, avatarUrl: c.author.avatarUrl, badge: c.author.badge },
-    body: c.body,
-    bodyHtml: c.bodyHtml,
-    status: c.status,
-    pinned: false,
-    editedAt: null,
-    createdAt: c.createdAt.toISOString(),
-    reactions: {},
-    replyCount: 0,
-    score: 0,
-    upvotes: 0,
-    downvotes: 0,
-    kind: c.kind,
-  } satisfies CommentJson);
+  return JSON.stringify(
+    commentToJson({
+      ...c,
+      pinned: false,
+      editedAt: null,
+      reactionCounts: {},
+      replyCount: 0,
+      score: 0,
+      upvotes: 0,
+      downvotes: 0,
+    }),
+  );
 }
 
 /** What shownComment made, per row: the shape for a caller that cannot moderate, and for one that can. */
