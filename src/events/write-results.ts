@@ -216,7 +216,7 @@ export const EVENT_DATA = {
   notification_reply: z.strictObject({ notification: notificationJson }),
 } satisfies Record<EventType, z.ZodType>;
 
-/** An event as eng_insert_event answers it: the envelope, who may see it, and the webhook jobs queued. */
+/** An event as eng_log_event answers it (eng_insert_event, as json): the envelope, who may see it, and the webhook jobs queued. */
 export const appendedEvent = z.strictObject({
   envelope: z.strictObject({
     id: z.uuid(),
