@@ -92,3 +92,23 @@ describe("an event a release before stored as json", () => {
     }
   });
 });
+
+describe("a post appends its own event", () => {
+  it("and queues its webhook jobs, a reader's first post (no row yet to say whether the tenant has an endpoint) as their next", async () => {
+    const site = await createTestTenant(server);
+    const receiver = await startReceiver();
+    await createVerifiedEndpoint(site, receiver, { events: ["comment_created"] });
+    const newcomer = await site.reader(`env-new-${randomUUID().slice(0, 8)}`, { name: "New" });
+    const first = await newcomer.post("/api/v1/discussions/env-2/comments", { body: "my first" });
+    const second = await newcomer.post("/api/v1/discussions/env-2/comments", { body: "my second" });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    await receiver.waitFor((r) => r.filter((x) => x.event !== "verification").length >= 2);
+    expect(
+      receiver
+        .deliveries()
+        .map((d) => d.json.data.comment.id)
+        .sort(),
+    ).toEqual([first.body.id, second.body.id].sort());
+    await receiver.close();
+  });
+});

@@ -50,7 +50,9 @@ DECLARE
   c comments;
   v_comment text;
   v_row text;
+  v_eid uuid := gen_random_uuid();
   v_env text;
+  v_jobs int;
   v_more json[];
 BEGIN
   -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
@@ -59,16 +61,16 @@ BEGIN
   -- when a sanction may be in force, whether their row is as the identity says (else eng_write_reader
   -- writes it below), the badge a moderator set (which wins over the claim) and whether the
   -- claim changes it (eng_claim_badge writes it below, with the reader's row); and whether the tenant
-  -- has a webhook endpoint (eng_insert_event's probe, handed to it). The reader's row alone, not
+  -- has a webhook endpoint (eng_hooked, handed to eng_event_jobs). The reader's row alone, not
   -- joined to a row that is always there (that join's set-up cost a post 12,000 instructions more than
   -- this and the branch of a first post): a reader's first post finds none (no sanction, no moderator's
-  -- badge, the probe left to eng_insert_event).
+  -- badge, the probe left to eng_event_jobs).
   SELECT rd.trust_level::text AS trust, rd.sanctioned_until > p_at AS sanctioned,
          CASE WHEN rd.badge_source = 'moderator' THEN rd.badge END AS moderator_badge,
          rd.name IS NOT DISTINCT FROM p_name AND rd.avatar_url IS NOT DISTINCT FROM p_avatar AS current,
          rd.name IS DISTINCT FROM p_name OR rd.avatar_url IS DISTINCT FROM p_avatar
            OR (rd.badge_source IS DISTINCT FROM 'moderator' AND rd.badge IS DISTINCT FROM p_badge) AS badge_claim,
-         EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
+         eng_hooked(p_tenant) AS hooked
     INTO r
     FROM readers rd WHERE rd.tenant_id = p_tenant AND rd.id = p_reader;
   -- The sanction in force (a ban refuses the post; a shadow ban refuses nothing: eng_assert_not_banned),
@@ -181,19 +183,29 @@ BEGIN
                                  p_id, v_reason, p_at);
     END IF;
   END IF;
+  -- its event, appended here as eng_log_event appends one (that call cost a post 58,000 instructions:
+  -- npm run bench:pg-cost), its jobs enqueued by eng_event_jobs when the tenant may have an endpoint
+  -- (a first post's reader row could not say: asked there) or the discussion is federated
+  v_env := '{"id":"' || v_eid || '","seq":' || v_seq || ','
+           || COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at))
+           || ',"data":{"comment":' || v_comment || '}}';
   IF v_visible = 1 THEN
-    v_env := eng_log_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
-                           COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at)),
-                           '{"comment":' || v_comment || '}', p_at, v_federated, r.hooked);
+    INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
+    VALUES (v_eid, p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL, v_env, p_at);
+    IF r.hooked OR v_federated OR v_new THEN
+      v_jobs := eng_event_jobs(p_tenant, p_discussion, v_seq, 'comment_created', v_eid, '{"comment":' || v_comment || '}', p_at,
+                               v_federated, r.hooked);
+    END IF;
+    v_env := '{"envelope":' || v_env || ',"audience":"all","readerId":null,"jobs":' || COALESCE(v_jobs, 0) || '}';
     IF p_parent IS NOT NULL THEN
       v_more := eng_reply_notification(c, p.author_id, p_at);
       IF cardinality(v_more) > 0 THEN v_env := v_env || ',' || array_to_string(v_more, ','); END IF;
     END IF;
   ELSE
-    -- not public until approved (a shadow ban's: never): only the author's own stream hears of it
-    v_env := eng_log_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
-                           COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at)),
-                           '{"comment":' || v_comment || '}', p_at, false, r.hooked);
+    -- not public until approved (a shadow ban's: never): only the author's own stream hears of it (no jobs)
+    INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
+    VALUES (v_eid, p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader, v_env, p_at);
+    v_env := '{"envelope":' || v_env || ',"audience":"reader","readerId":' || to_json(p_reader) || ',"jobs":0}';
   END IF;
   RETURN '{"row":' || v_row || ',"events":[' || v_env || ']}';
 END $function$;
@@ -242,7 +254,7 @@ DECLARE
   v_seq int;
 BEGIN
   -- a visible reply tells the parent's author, when that is someone else, on their own stream (and by
-  -- email: eng_insert_event; and in their inbox); a post announces it, and so does a held reply's first approval (eng_announce)
+  -- email: eng_log_event; and in their inbox); a post announces it, and so does a held reply's first approval (eng_announce)
   IF c.parent_id IS NULL OR p_parent_author IS NULL OR p_parent_author = c.author_id THEN RETURN ARRAY[]::json[]; END IF;
   -- a parent's author who silenced the discussion (subscription `off`, contract section 19) hears of no
   -- reply in it: no inbox item, no notification_reply, no reply email

@@ -44,54 +44,30 @@ CREATE OR REPLACE FUNCTION public.eng_log_event(p_tenant text, p_discussion text
  LANGUAGE plpgsql
 AS $function$
 -- nullable: p_reader, p_hooked
--- The event appended to the log and its effects enqueued: the one place both happen. The envelope is
--- text, made here of its id and seq, p_members (eng_envelope_members, or what a post's request built
--- the same way) and p_data (the event's `data`, JSON text), and stored as it is: the database never
--- parses it here (a json column would validate it on every insert: docs/scaling.md, "The envelope as
--- text"); the data is parsed only by the rare jobs that read members of it. Answers the event as the
--- write results carry it (src/events/write-results.ts, appendedEvent), as JSON text.
--- p_hooked: whether the tenant has an endpoint that may take a webhook (a verified one, not
--- disabled), when the caller has asked already (eng_post_comment's first statement); NULL: asked here
+-- The event appended to the log and its effects enqueued (eng_event_jobs, the one place a write's
+-- jobs are). The envelope is text, made here of its id and seq, p_members (eng_envelope_members, or
+-- what a request built the same way) and p_data (the event's `data`, JSON text), and stored as it is:
+-- the database never parses it here (a json column would validate it on every insert:
+-- docs/scaling.md, "The envelope as text"). Answers the event as the write results carry it
+-- (src/events/write-results.ts, appendedEvent), as JSON text. A post appends its comment_created
+-- event itself, the same way (eng_post_comment: this call cost it 58,000 instructions).
+-- p_hooked: whether the tenant has an endpoint that may take a webhook, when the caller has asked
+-- already; NULL: asked here
 DECLARE
   v_id uuid := gen_random_uuid();
   v_env text := '{"id":"' || v_id || '","seq":' || p_seq || ',' || p_members || ',"data":' || p_data || '}';
-  v_data json;
   v_jobs int;
-  v_fanout int;
 BEGIN
   INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
   VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
-  -- The outbound queue's jobs, the one place a write's effects outside the database are enqueued.
-  -- Each insert runs only when it has rows to write: an INSERT's set-up (the jobs table and its
-  -- indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts nothing, a
-  -- probe a third of that (npm run bench:pg-cost). Whether the discussion is federated comes from
-  -- its row, which the caller holds (p_federated): no probe. The same transaction's snapshot rules
-  -- as one statement: an endpoint verified while the write runs may or may not get the event.
   IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
-    -- its webhook jobs, one for each endpoint that takes it (the probe, a statement of its own, run
-    -- only for an event a webhook may take and when the caller has not asked it)
+    -- its webhook and ActivityPub jobs, asked for only when the tenant has an endpoint or the
+    -- discussion is federated (the probe, a statement of its own, only when the caller has not asked)
     IF p_hooked IS NULL THEN
-      p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
+      p_hooked := eng_hooked(p_tenant);
     END IF;
-    IF p_hooked THEN
-      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-      SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
-        FROM webhook_endpoints w
-       WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
-         AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
-      GET DIAGNOSTICS v_jobs = ROW_COUNT;
-    END IF;
-    -- a federated discussion's comment event: one job that makes it into its activity and that
-    -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the event
-    IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
-      v_data := p_data::json;
-      INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-      VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
-              jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
-                'type', p_type, 'commentId', v_data #>> '{comment,id}', 'status', v_data #>> '{comment,status}',
-                'authorId', v_data #>> '{comment,author,id}')),
-              p_at, p_at, p_at);
-      v_fanout := 1;
+    IF p_hooked OR p_federated THEN
+      v_jobs := eng_event_jobs(p_tenant, p_discussion, p_seq, p_type, v_id, p_data, p_at, p_federated, p_hooked);
     END IF;
   ELSIF p_type = 'notification_reply' THEN
     -- a reply email for the parent's author (contract section 15), in the reply's own transaction: when
@@ -106,10 +82,63 @@ BEGIN
              WHERE r.tenant_id = p_tenant AND r.id = p_reader AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL) x
      WHERE x.mode IN ('immediate', 'daily');
   END IF;
-  -- (each test or assignment costs a write about 2,000 instructions: npm run bench:pg-cost; the counts are
-  -- NULL until set, not set to 0 first)
   RETURN '{"envelope":' || v_env || ',"audience":"' || p_audience || '","readerId":' || COALESCE(to_json(p_reader)::text, 'null')
-         || ',"jobs":' || (COALESCE(v_jobs, 0) + COALESCE(v_fanout, 0)) || '}';
+         || ',"jobs":' || COALESCE(v_jobs, 0) || '}';
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_hooked(p_tenant text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+  -- whether the tenant has an endpoint that may take a webhook (a verified one, not disabled): the
+  -- probe a write asks before it looks for an event's webhook jobs (inlined where it is called)
+  SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled')
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_event_jobs(p_tenant text, p_discussion text, p_seq integer, p_type text, p_event uuid, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_hooked
+-- The outbound queue's jobs of a public event (not a reader's own, not a reply notification), the one
+-- place a write's webhook and ActivityPub jobs are enqueued, called by eng_log_event and by a post
+-- (eng_post_comment) when the tenant may have an endpoint or the discussion is federated. Each insert
+-- runs only when it has rows to write: an INSERT's set-up (the jobs table and its indexes opened)
+-- costs a write about 4 % of its PostgreSQL work even when it inserts nothing (npm run bench:pg-cost).
+-- The same transaction's snapshot rules as one statement: an endpoint verified while the write runs
+-- may or may not get the event. p_hooked NULL: asked here. Answers the jobs queued.
+DECLARE
+  v_data json;
+  v_jobs int;
+  v_fanout int;
+BEGIN
+  IF p_hooked IS NULL THEN
+    p_hooked := eng_hooked(p_tenant);
+  END IF;
+  -- its webhook jobs, one for each endpoint that takes it
+  IF p_hooked THEN
+    INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+    SELECT gen_random_uuid(), w.tenant_id, w.id, p_event, p_at, p_at, p_at
+      FROM webhook_endpoints w
+     WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
+       AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
+    GET DIAGNOSTICS v_jobs = ROW_COUNT;
+  END IF;
+  -- a federated discussion's comment event: one job that makes it into its activity and that
+  -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the
+  -- event (the event's data parsed for it: only here)
+  IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
+    v_data := p_data::json;
+    INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+    VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
+            jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
+              'type', p_type, 'commentId', v_data #>> '{comment,id}', 'status', v_data #>> '{comment,status}',
+              'authorId', v_data #>> '{comment,author,id}')),
+            p_at, p_at, p_at);
+    v_fanout := 1;
+  END IF;
+  RETURN COALESCE(v_jobs, 0) + COALESCE(v_fanout, 0);
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_queue_email(p_tenant text, p_source text, p_event uuid, p_comment text, p_discussion text, p_readers text[], p_modes text[], p_dues timestamp with time zone[], p_at timestamp with time zone)

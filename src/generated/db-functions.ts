@@ -139,6 +139,21 @@ export interface DbFunctions {
     };
     result: "json";
   };
+  /** eng_event_jobs(p_tenant text, p_discussion text, p_seq integer, p_type text, p_event uuid, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean) RETURNS integer */
+  eng_event_jobs: {
+    args: {
+      tenant: string;
+      discussion: string;
+      seq: number;
+      type: string;
+      event: string;
+      data: string;
+      at: Date;
+      federated: boolean;
+      hooked: boolean | null;
+    };
+    result: "integer";
+  };
   /** eng_event_partitions_ahead(p_now timestamp with time zone, p_days integer) RETURNS integer */
   eng_event_partitions_ahead: {
     args: {
@@ -430,6 +445,7 @@ export const DB_FUNCTION_ARGS: { readonly [F in DbFunctionName]: readonly (keyof
   eng_drop_event_partition: ["name"],
   eng_edit_comment: ["tenant", "id", "reader", "moderator", "body", "bodyHtml", "windowSeconds", "verdict", "reason", "trustedVerdict", "trustedReason", "at"],
   eng_erase_reader_batch: ["tenant", "reader", "discussion", "delete", "marker", "markerHtml", "limit", "at"],
+  eng_event_jobs: ["tenant", "discussion", "seq", "type", "event", "data", "at", "federated", "hooked"],
   eng_event_partitions_ahead: ["now", "days"],
   eng_federate_discussion: ["tenant", "discussion", "again", "at"],
   eng_insert_event: ["tenant", "discussion", "seq", "type", "audience", "reader", "data", "at", "federated", "hooked"],

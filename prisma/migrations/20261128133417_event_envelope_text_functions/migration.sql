@@ -3,10 +3,13 @@
 -- eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text): dropped
 -- eng_post_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_comment text, p_event_members text, p_at_text text): new
 -- eng_post_remote_comment(p_tenant text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_badge text, p_body text, p_body_html text, p_parent text, p_status text, p_reason jsonb, p_trusted_status text, p_trusted_reason jsonb, p_hold integer, p_at timestamp with time zone, p_kind text, p_created_at timestamp with time zone, p_comment text, p_event_members text, p_at_text text, p_network text, p_remote_id text, p_remote_actor text, p_remote_hash text): new
+-- eng_reply_notification(c comments, p_parent_author text, p_at timestamp with time zone): changed
 -- eng_accept_mention(p_tenant text, p_source text, p_target text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_body_html text, p_status text, p_hold integer, p_published timestamp with time zone, p_at timestamp with time zone): changed
 -- eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): changed
 -- eng_envelope_members(p_tenant text, p_discussion text, p_type text, p_at timestamp with time zone): new
 -- eng_log_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_members text, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): new
+-- eng_hooked(p_tenant text): new
+-- eng_event_jobs(p_tenant text, p_discussion text, p_seq integer, p_type text, p_event uuid, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): new
 -- eng_search_project(p_tenants text[], p_discussions text[], p_limit integer): changed
 -- eng_create_event_log(): changed
 -- eng_erase_reader_batch(p_tenant text, p_reader text, p_discussion text, p_delete boolean, p_marker text, p_marker_html text, p_limit integer, p_at timestamp with time zone): changed
@@ -53,7 +56,9 @@ DECLARE
   c comments;
   v_comment text;
   v_row text;
+  v_eid uuid := gen_random_uuid();
   v_env text;
+  v_jobs int;
   v_more json[];
 BEGIN
   -- 1. outside the discussion's lock, in one statement (each statement is set up by the executor on
@@ -62,16 +67,16 @@ BEGIN
   -- when a sanction may be in force, whether their row is as the identity says (else eng_write_reader
   -- writes it below), the badge a moderator set (which wins over the claim) and whether the
   -- claim changes it (eng_claim_badge writes it below, with the reader's row); and whether the tenant
-  -- has a webhook endpoint (eng_insert_event's probe, handed to it). The reader's row alone, not
+  -- has a webhook endpoint (eng_hooked, handed to eng_event_jobs). The reader's row alone, not
   -- joined to a row that is always there (that join's set-up cost a post 12,000 instructions more than
   -- this and the branch of a first post): a reader's first post finds none (no sanction, no moderator's
-  -- badge, the probe left to eng_insert_event).
+  -- badge, the probe left to eng_event_jobs).
   SELECT rd.trust_level::text AS trust, rd.sanctioned_until > p_at AS sanctioned,
          CASE WHEN rd.badge_source = 'moderator' THEN rd.badge END AS moderator_badge,
          rd.name IS NOT DISTINCT FROM p_name AND rd.avatar_url IS NOT DISTINCT FROM p_avatar AS current,
          rd.name IS DISTINCT FROM p_name OR rd.avatar_url IS DISTINCT FROM p_avatar
            OR (rd.badge_source IS DISTINCT FROM 'moderator' AND rd.badge IS DISTINCT FROM p_badge) AS badge_claim,
-         EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
+         eng_hooked(p_tenant) AS hooked
     INTO r
     FROM readers rd WHERE rd.tenant_id = p_tenant AND rd.id = p_reader;
   -- The sanction in force (a ban refuses the post; a shadow ban refuses nothing: eng_assert_not_banned),
@@ -184,19 +189,29 @@ BEGIN
                                  p_id, v_reason, p_at);
     END IF;
   END IF;
+  -- its event, appended here as eng_log_event appends one (that call cost a post 58,000 instructions:
+  -- npm run bench:pg-cost), its jobs enqueued by eng_event_jobs when the tenant may have an endpoint
+  -- (a first post's reader row could not say: asked there) or the discussion is federated
+  v_env := '{"id":"' || v_eid || '","seq":' || v_seq || ','
+           || COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at))
+           || ',"data":{"comment":' || v_comment || '}}';
   IF v_visible = 1 THEN
-    v_env := eng_log_event(p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL,
-                           COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at)),
-                           '{"comment":' || v_comment || '}', p_at, v_federated, r.hooked);
+    INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
+    VALUES (v_eid, p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL, v_env, p_at);
+    IF r.hooked OR v_federated OR v_new THEN
+      v_jobs := eng_event_jobs(p_tenant, p_discussion, v_seq, 'comment_created', v_eid, '{"comment":' || v_comment || '}', p_at,
+                               v_federated, r.hooked);
+    END IF;
+    v_env := '{"envelope":' || v_env || ',"audience":"all","readerId":null,"jobs":' || COALESCE(v_jobs, 0) || '}';
     IF p_parent IS NOT NULL THEN
       v_more := eng_reply_notification(c, p.author_id, p_at);
       IF cardinality(v_more) > 0 THEN v_env := v_env || ',' || array_to_string(v_more, ','); END IF;
     END IF;
   ELSE
-    -- not public until approved (a shadow ban's: never): only the author's own stream hears of it
-    v_env := eng_log_event(p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader,
-                           COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at)),
-                           '{"comment":' || v_comment || '}', p_at, false, r.hooked);
+    -- not public until approved (a shadow ban's: never): only the author's own stream hears of it (no jobs)
+    INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
+    VALUES (v_eid, p_tenant, p_discussion, v_seq, 'comment_created', 'reader', p_reader, v_env, p_at);
+    v_env := '{"envelope":' || v_env || ',"audience":"reader","readerId":' || to_json(p_reader) || ',"jobs":0}';
   END IF;
   RETURN '{"row":' || v_row || ',"events":[' || v_env || ']}';
 END $function$;
@@ -235,6 +250,35 @@ BEGIN
     PERFORM eng_refuse('409', 'remote_object_held', 'The remote object is held already.');
   END IF;
   RETURN v_result;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_reply_notification(c comments, p_parent_author text, p_at timestamp with time zone)
+ RETURNS json[]
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_seq int;
+BEGIN
+  -- a visible reply tells the parent's author, when that is someone else, on their own stream (and by
+  -- email: eng_log_event; and in their inbox); a post announces it, and so does a held reply's first approval (eng_announce)
+  IF c.parent_id IS NULL OR p_parent_author IS NULL OR p_parent_author = c.author_id THEN RETURN ARRAY[]::json[]; END IF;
+  -- a parent's author who silenced the discussion (subscription `off`, contract section 19) hears of no
+  -- reply in it: no inbox item, no notification_reply, no reply email
+  IF EXISTS (SELECT 1 FROM discussion_subscriptions WHERE tenant_id = c.tenant_id AND discussion_id = c.discussion_id
+                AND reader_id = p_parent_author AND mode = 'off') THEN
+    RETURN ARRAY[]::json[];
+  END IF;
+  -- and keeps it in their inbox (contract section 19), in this same statement, numbered by their own
+  -- sequence: the counter's row lock orders their items as they commit
+  INSERT INTO inbox_counters AS x (tenant_id, reader_id, seq) VALUES (c.tenant_id, p_parent_author, 1)
+  ON CONFLICT (tenant_id, reader_id) DO UPDATE SET seq = x.seq + 1
+  RETURNING x.seq INTO v_seq;
+  INSERT INTO inbox_items (id, tenant_id, reader_id, seq, type, comment_id, discussion_id, parent_id, created_at)
+  VALUES (gen_random_uuid(), c.tenant_id, p_parent_author, v_seq, 'reply', c.id, c.discussion_id, c.parent_id, p_at)
+  ON CONFLICT (tenant_id, reader_id, type, comment_id) DO NOTHING;
+  RETURN ARRAY[eng_append_event(c.tenant_id, c.discussion_id, 'notification_reply', 'reader', p_parent_author,
+    json_build_object('notification', json_build_object('readerId', p_parent_author, 'commentId', c.id,
+                                                        'parentId', c.parent_id, 'discussionId', c.discussion_id)), p_at)];
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_accept_mention(p_tenant text, p_source text, p_target text, p_discussion text, p_id text, p_reader text, p_name text, p_avatar text, p_body text, p_body_html text, p_status text, p_hold integer, p_published timestamp with time zone, p_at timestamp with time zone)
@@ -294,54 +338,30 @@ CREATE OR REPLACE FUNCTION public.eng_log_event(p_tenant text, p_discussion text
  LANGUAGE plpgsql
 AS $function$
 -- nullable: p_reader, p_hooked
--- The event appended to the log and its effects enqueued: the one place both happen. The envelope is
--- text, made here of its id and seq, p_members (eng_envelope_members, or what a post's request built
--- the same way) and p_data (the event's `data`, JSON text), and stored as it is: the database never
--- parses it here (a json column would validate it on every insert: docs/scaling.md, "The envelope as
--- text"); the data is parsed only by the rare jobs that read members of it. Answers the event as the
--- write results carry it (src/events/write-results.ts, appendedEvent), as JSON text.
--- p_hooked: whether the tenant has an endpoint that may take a webhook (a verified one, not
--- disabled), when the caller has asked already (eng_post_comment's first statement); NULL: asked here
+-- The event appended to the log and its effects enqueued (eng_event_jobs, the one place a write's
+-- jobs are). The envelope is text, made here of its id and seq, p_members (eng_envelope_members, or
+-- what a request built the same way) and p_data (the event's `data`, JSON text), and stored as it is:
+-- the database never parses it here (a json column would validate it on every insert:
+-- docs/scaling.md, "The envelope as text"). Answers the event as the write results carry it
+-- (src/events/write-results.ts, appendedEvent), as JSON text. A post appends its comment_created
+-- event itself, the same way (eng_post_comment: this call cost it 58,000 instructions).
+-- p_hooked: whether the tenant has an endpoint that may take a webhook, when the caller has asked
+-- already; NULL: asked here
 DECLARE
   v_id uuid := gen_random_uuid();
   v_env text := '{"id":"' || v_id || '","seq":' || p_seq || ',' || p_members || ',"data":' || p_data || '}';
-  v_data json;
   v_jobs int;
-  v_fanout int;
 BEGIN
   INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
   VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
-  -- The outbound queue's jobs, the one place a write's effects outside the database are enqueued.
-  -- Each insert runs only when it has rows to write: an INSERT's set-up (the jobs table and its
-  -- indexes opened) costs a write about 4 % of its PostgreSQL work even when it inserts nothing, a
-  -- probe a third of that (npm run bench:pg-cost). Whether the discussion is federated comes from
-  -- its row, which the caller holds (p_federated): no probe. The same transaction's snapshot rules
-  -- as one statement: an endpoint verified while the write runs may or may not get the event.
   IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
-    -- its webhook jobs, one for each endpoint that takes it (the probe, a statement of its own, run
-    -- only for an event a webhook may take and when the caller has not asked it)
+    -- its webhook and ActivityPub jobs, asked for only when the tenant has an endpoint or the
+    -- discussion is federated (the probe, a statement of its own, only when the caller has not asked)
     IF p_hooked IS NULL THEN
-      p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
+      p_hooked := eng_hooked(p_tenant);
     END IF;
-    IF p_hooked THEN
-      INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
-      SELECT gen_random_uuid(), w.tenant_id, w.id, v_id, p_at, p_at, p_at
-        FROM webhook_endpoints w
-       WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
-         AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
-      GET DIAGNOSTICS v_jobs = ROW_COUNT;
-    END IF;
-    -- a federated discussion's comment event: one job that makes it into its activity and that
-    -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the event
-    IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
-      v_data := p_data::json;
-      INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
-      VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
-              jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
-                'type', p_type, 'commentId', v_data #>> '{comment,id}', 'status', v_data #>> '{comment,status}',
-                'authorId', v_data #>> '{comment,author,id}')),
-              p_at, p_at, p_at);
-      v_fanout := 1;
+    IF p_hooked OR p_federated THEN
+      v_jobs := eng_event_jobs(p_tenant, p_discussion, p_seq, p_type, v_id, p_data, p_at, p_federated, p_hooked);
     END IF;
   ELSIF p_type = 'notification_reply' THEN
     -- a reply email for the parent's author (contract section 15), in the reply's own transaction: when
@@ -356,10 +376,53 @@ BEGIN
              WHERE r.tenant_id = p_tenant AND r.id = p_reader AND r.email IS NOT NULL AND r.email_suppressed_at IS NULL) x
      WHERE x.mode IN ('immediate', 'daily');
   END IF;
-  -- (each test or assignment costs a write about 2,000 instructions: npm run bench:pg-cost; the counts are
-  -- NULL until set, not set to 0 first)
   RETURN '{"envelope":' || v_env || ',"audience":"' || p_audience || '","readerId":' || COALESCE(to_json(p_reader)::text, 'null')
-         || ',"jobs":' || (COALESCE(v_jobs, 0) + COALESCE(v_fanout, 0)) || '}';
+         || ',"jobs":' || COALESCE(v_jobs, 0) || '}';
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.eng_event_jobs(p_tenant text, p_discussion text, p_seq integer, p_type text, p_event uuid, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+-- nullable: p_hooked
+-- The outbound queue's jobs of a public event (not a reader's own, not a reply notification), the one
+-- place a write's webhook and ActivityPub jobs are enqueued, called by eng_log_event and by a post
+-- (eng_post_comment) when the tenant may have an endpoint or the discussion is federated. Each insert
+-- runs only when it has rows to write: an INSERT's set-up (the jobs table and its indexes opened)
+-- costs a write about 4 % of its PostgreSQL work even when it inserts nothing (npm run bench:pg-cost).
+-- The same transaction's snapshot rules as one statement: an endpoint verified while the write runs
+-- may or may not get the event. p_hooked NULL: asked here. Answers the jobs queued.
+DECLARE
+  v_data json;
+  v_jobs int;
+  v_fanout int;
+BEGIN
+  IF p_hooked IS NULL THEN
+    p_hooked := eng_hooked(p_tenant);
+  END IF;
+  -- its webhook jobs, one for each endpoint that takes it
+  IF p_hooked THEN
+    INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, next_attempt_at, created_at, updated_at)
+    SELECT gen_random_uuid(), w.tenant_id, w.id, p_event, p_at, p_at, p_at
+      FROM webhook_endpoints w
+     WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled'
+       AND (w.events @> ARRAY[p_type]::text[] OR w.events @> ARRAY['*']::text[]);
+    GET DIAGNOSTICS v_jobs = ROW_COUNT;
+  END IF;
+  -- a federated discussion's comment event: one job that makes it into its activity and that
+  -- activity's deliveries (src/modules/federation/engine/outbound.ts), with what it needs of the
+  -- event (the event's data parsed for it: only here)
+  IF p_federated AND p_type IN ('comment_created', 'comment_approved', 'comment_edited', 'comment_deleted', 'comment_rejected') THEN
+    v_data := p_data::json;
+    INSERT INTO webhook_deliveries (id, tenant_id, kind, message, next_attempt_at, created_at, updated_at)
+    VALUES (gen_random_uuid(), p_tenant, 'activitypub_fanout',
+            jsonb_build_object('discussionId', p_discussion, 'seq', p_seq, 'event', jsonb_build_object(
+              'type', p_type, 'commentId', v_data #>> '{comment,id}', 'status', v_data #>> '{comment,status}',
+              'authorId', v_data #>> '{comment,author,id}')),
+            p_at, p_at, p_at);
+    v_fanout := 1;
+  END IF;
+  RETURN COALESCE(v_jobs, 0) + COALESCE(v_fanout, 0);
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_search_project(p_tenants text[], p_discussions text[], p_limit integer)
@@ -646,4 +709,14 @@ AS $function$
   -- (src/events/stored-envelope.ts, envelopeMembers)
   SELECT '"type":' || to_json(p_type) || ',"tenantId":' || to_json(p_tenant) || ',"discussionId":' || to_json(p_discussion)
          || ',"occurredAt":"' || eng_iso(p_at) || '"'
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_hooked(p_tenant text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+  -- whether the tenant has an endpoint that may take a webhook (a verified one, not disabled): the
+  -- probe a write asks before it looks for an event's webhook jobs (inlined where it is called)
+  SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled')
 $function$;
