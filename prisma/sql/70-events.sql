@@ -62,9 +62,11 @@ BEGIN
   VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
   IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
     -- its webhook and ActivityPub jobs, asked for only when the tenant has an endpoint or the
-    -- discussion is federated (the probe, a statement of its own, only when the caller has not asked)
+    -- discussion is federated (the probe, a statement of its own, only when the caller has not asked;
+    -- written out where it is asked: a SQL function holding a subquery is not inlined, and its call
+    -- plans it again in every transaction)
     IF p_hooked IS NULL THEN
-      p_hooked := eng_hooked(p_tenant);
+      p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
     END IF;
     IF p_hooked OR p_federated THEN
       v_jobs := eng_event_jobs(p_tenant, p_discussion, p_seq, p_type, v_id, p_data, p_at, p_federated, p_hooked);
@@ -86,16 +88,6 @@ BEGIN
          || ',"jobs":' || COALESCE(v_jobs, 0) || '}';
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.eng_hooked(p_tenant text)
- RETURNS boolean
- LANGUAGE sql
- STABLE
-AS $function$
-  -- whether the tenant has an endpoint that may take a webhook (a verified one, not disabled): the
-  -- probe a write asks before it looks for an event's webhook jobs (inlined where it is called)
-  SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled')
-$function$;
-
 CREATE OR REPLACE FUNCTION public.eng_event_jobs(p_tenant text, p_discussion text, p_seq integer, p_type text, p_event uuid, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean)
  RETURNS integer
  LANGUAGE plpgsql
@@ -114,7 +106,7 @@ DECLARE
   v_fanout int;
 BEGIN
   IF p_hooked IS NULL THEN
-    p_hooked := eng_hooked(p_tenant);
+    p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
   END IF;
   -- its webhook jobs, one for each endpoint that takes it
   IF p_hooked THEN

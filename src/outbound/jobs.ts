@@ -267,7 +267,7 @@ export async function takeJobKey(
  * outside a write's event (an inbox's answer to a Follow; an inbound activity the inbox stored, with
  * the ids it chose). A job whose unique key is already queued (a partial unique index of the kind's:
  * an inbound activity's `inboundKey`) is not queued again. Answers the ids queued. A write's own
- * effects are enqueued by its statement (eng_log_event).
+ * effects are enqueued by its statement (eng_event_jobs).
  */
 export async function enqueueMessages(
   sql: Sql,

@@ -4,7 +4,7 @@
 //   - A discussion federated (eng_federate_discussion: a new one with a `url` while its tenant
 //     federates, or one named by POST /discussions/{id}/federate) has one job to announce it:
 //     Create(Article) to the followers.
-//   - Each later event of its comments (eng_log_event) has one job: a local comment published
+//   - Each later event of its comments (eng_event_jobs) has one job: a local comment published
 //     (created approved, or approved later) is Create(Note) to the followers and to the remote
 //     author it answers; an edit of one sent is Update(Note); its deletion or rejection is
 //     Delete(Tombstone) to the same recipients as its Create (a moderator's rejection or deletion
@@ -28,7 +28,7 @@ import { sameOrigin } from "./signer.js";
 /** How long a discussion's job waits for an earlier one of the same discussion before it looks again. */
 export const ORDER_WAIT_MS = 250;
 
-/** An `activitypub_fanout` job's message (eng_log_event, eng_federate_discussion). */
+/** An `activitypub_fanout` job's message (eng_event_jobs, eng_federate_discussion). */
 export interface FanoutMessage {
   discussionId: string;
   /** the discussion's seq when it was enqueued: its jobs are made in this order */

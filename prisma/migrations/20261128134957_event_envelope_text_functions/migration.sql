@@ -8,7 +8,6 @@
 -- eng_insert_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_data json, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): changed
 -- eng_envelope_members(p_tenant text, p_discussion text, p_type text, p_at timestamp with time zone): new
 -- eng_log_event(p_tenant text, p_discussion text, p_seq integer, p_type text, p_audience text, p_reader text, p_members text, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): new
--- eng_hooked(p_tenant text): new
 -- eng_event_jobs(p_tenant text, p_discussion text, p_seq integer, p_type text, p_event uuid, p_data text, p_at timestamp with time zone, p_federated boolean, p_hooked boolean): new
 -- eng_search_project(p_tenants text[], p_discussions text[], p_limit integer): changed
 -- eng_create_event_log(): changed
@@ -50,6 +49,7 @@ DECLARE
   v_state "DiscussionState";
   v_federated boolean;
   v_followed boolean;
+  v_jobs_due boolean;
   v_new boolean;
   v_decided boolean;
   p comments;
@@ -67,7 +67,7 @@ BEGIN
   -- when a sanction may be in force, whether their row is as the identity says (else eng_write_reader
   -- writes it below), the badge a moderator set (which wins over the claim) and whether the
   -- claim changes it (eng_claim_badge writes it below, with the reader's row); and whether the tenant
-  -- has a webhook endpoint (eng_hooked, handed to eng_event_jobs). The reader's row alone, not
+  -- has a webhook endpoint (the probe, handed to eng_event_jobs). The reader's row alone, not
   -- joined to a row that is always there (that join's set-up cost a post 12,000 instructions more than
   -- this and the branch of a first post): a reader's first post finds none (no sanction, no moderator's
   -- badge, the probe left to eng_event_jobs).
@@ -76,7 +76,7 @@ BEGIN
          rd.name IS NOT DISTINCT FROM p_name AND rd.avatar_url IS NOT DISTINCT FROM p_avatar AS current,
          rd.name IS DISTINCT FROM p_name OR rd.avatar_url IS DISTINCT FROM p_avatar
            OR (rd.badge_source IS DISTINCT FROM 'moderator' AND rd.badge IS DISTINCT FROM p_badge) AS badge_claim,
-         eng_hooked(p_tenant) AS hooked
+         EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled') AS hooked
     INTO r
     FROM readers rd WHERE rd.tenant_id = p_tenant AND rd.id = p_reader;
   -- The sanction in force (a ban refuses the post; a shadow ban refuses nothing: eng_assert_not_banned),
@@ -144,7 +144,8 @@ BEGIN
   ON CONFLICT (tenant_id, id) DO UPDATE
      SET seq = x.seq + 1, comment_count = x.comment_count + v_visible,
          updated_at = CASE WHEN v_visible = 1 THEN now() ELSE x.updated_at END
-  RETURNING x.seq, x.state, x.federated, x.followed INTO v_seq, v_state, v_federated, v_followed;
+  RETURNING x.seq, x.state, x.federated, x.followed, x.federated OR COALESCE(r.hooked, true)
+       INTO v_seq, v_state, v_federated, v_followed, v_jobs_due;
   -- 3. under it (an open discussion is writable: eng_assert_writable is asked only about another state)
   IF v_state <> 'open' THEN PERFORM eng_assert_writable(x) FROM discussions x WHERE x.tenant_id = p_tenant AND x.id = p_discussion; END IF;
   IF p_parent IS NOT NULL THEN
@@ -192,13 +193,16 @@ BEGIN
   -- its event, appended here as eng_log_event appends one (that call cost a post 58,000 instructions:
   -- npm run bench:pg-cost), its jobs enqueued by eng_event_jobs when the tenant may have an endpoint
   -- (a first post's reader row could not say: asked there) or the discussion is federated
-  v_env := '{"id":"' || v_eid || '","seq":' || v_seq || ','
-           || COALESCE(p_event_members, eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at))
-           || ',"data":{"comment":' || v_comment || '}}';
+  -- (v_jobs_due, answered by the discussion's upsert: one plain test here, where a test of three
+  -- members cost a post about 10,000)
+  IF p_event_members IS NULL THEN
+    p_event_members := eng_envelope_members(p_tenant, p_discussion, 'comment_created', p_at);
+  END IF;
+  v_env := '{"id":"' || v_eid || '","seq":' || v_seq || ',' || p_event_members || ',"data":{"comment":' || v_comment || '}}';
   IF v_visible = 1 THEN
     INSERT INTO events (id, tenant_id, discussion_id, seq, type, audience, reader_id, envelope, occurred_at)
     VALUES (v_eid, p_tenant, p_discussion, v_seq, 'comment_created', 'all', NULL, v_env, p_at);
-    IF r.hooked OR v_federated OR v_new THEN
+    IF v_jobs_due THEN
       v_jobs := eng_event_jobs(p_tenant, p_discussion, v_seq, 'comment_created', v_eid, '{"comment":' || v_comment || '}', p_at,
                                v_federated, r.hooked);
     END IF;
@@ -356,9 +360,11 @@ BEGIN
   VALUES (v_id, p_tenant, p_discussion, p_seq, p_type, p_audience, p_reader, v_env, p_at);
   IF p_audience <> 'reader' AND p_type <> 'notification_reply' THEN
     -- its webhook and ActivityPub jobs, asked for only when the tenant has an endpoint or the
-    -- discussion is federated (the probe, a statement of its own, only when the caller has not asked)
+    -- discussion is federated (the probe, a statement of its own, only when the caller has not asked;
+    -- written out where it is asked: a SQL function holding a subquery is not inlined, and its call
+    -- plans it again in every transaction)
     IF p_hooked IS NULL THEN
-      p_hooked := eng_hooked(p_tenant);
+      p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
     END IF;
     IF p_hooked OR p_federated THEN
       v_jobs := eng_event_jobs(p_tenant, p_discussion, p_seq, p_type, v_id, p_data, p_at, p_federated, p_hooked);
@@ -398,7 +404,7 @@ DECLARE
   v_fanout int;
 BEGIN
   IF p_hooked IS NULL THEN
-    p_hooked := eng_hooked(p_tenant);
+    p_hooked := EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled');
   END IF;
   -- its webhook jobs, one for each endpoint that takes it
   IF p_hooked THEN
@@ -709,14 +715,4 @@ AS $function$
   -- (src/events/stored-envelope.ts, envelopeMembers)
   SELECT '"type":' || to_json(p_type) || ',"tenantId":' || to_json(p_tenant) || ',"discussionId":' || to_json(p_discussion)
          || ',"occurredAt":"' || eng_iso(p_at) || '"'
-$function$;
-
-CREATE OR REPLACE FUNCTION public.eng_hooked(p_tenant text)
- RETURNS boolean
- LANGUAGE sql
- STABLE
-AS $function$
-  -- whether the tenant has an endpoint that may take a webhook (a verified one, not disabled): the
-  -- probe a write asks before it looks for an event's webhook jobs (inlined where it is called)
-  SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.tenant_id = p_tenant AND w.verified AND w.state <> 'disabled')
 $function$;
