@@ -318,8 +318,9 @@ async function main(): Promise<void> {
       )[0]?.a ?? "";
     const authors = { small: await authorOf(small), big: await authorOf(big) };
     // comment search (contract section 21; the goal: p99 under 200 ms on the big tenant). The generated
-    // bodies draw on 20 words, so each word is in most comments: a word walks the newest-first index
-    // (comments_tenant_newest_idx); a word no comment has reads the GIN index and finds nothing
+    // bodies draw on 20 words, so each word is in most comments: a word walks the documents' newest-first
+    // index (comment_search_newest_idx), as filters alone do; a word no comment has reads the GIN index and
+    // finds nothing; a status of the queue's (pending, rejected, deleted) walks comments_queue_idx
     const searchRows: [string, string][] = [
       ["search, one word", "q=agree"],
       ["search, prefix and word", "q=agre*%20think"],
@@ -331,6 +332,7 @@ async function main(): Promise<void> {
       ["search, no q, one reader", "readerId=READER"],
       ["search, word by one reader", "q=agree&readerId=READER"],
       ["search, no q, with links", "hasLinks=true"],
+      ["search, no q, deleted", "status=deleted"],
     ];
     for (const [name, query] of searchRows) {
       const of = (t: Tenant) =>

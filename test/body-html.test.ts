@@ -11,6 +11,9 @@ import { startReceiver, type Receiver } from "./support/receiver.js";
 import { createVerifiedEndpoint, startWebhookServer } from "./support/receiver-app.js";
 import { renderUnrenderedBodies } from "../src/modules/comments/engine/render-backfill.js";
 import { loggedEvents } from "./support/event-log.js";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { migrationsDir } from "../src/db/paths.js";
 
 const REL = "nofollow ugc noopener noreferrer";
 const BODY = "Hello **world** <script>alert(1)</script> see [docs](https://docs.example/x) and [bad](javascript:alert(1))";
@@ -160,6 +163,17 @@ describe("comments written before bodies were rendered", () => {
     const prisma = services().prisma;
     // as a row written before the column was
     await prisma.comment.updateMany({ where: { id: { in: [a.body.id, b.body.id, gone.body.id] } }, data: { bodyHtml: null } });
+    // listed for the start-up render as the migration that dropped their partial index listed them (*_index_diet)
+    const migration = readFileSync(
+      join(
+        migrationsDir,
+        readdirSync(migrationsDir).find((d) => d.endsWith("_index_diet"))!,
+        "migration.sql",
+      ),
+      "utf8",
+    );
+    const listing = /^INSERT INTO "comment_render_backlog".*;$/m.exec(migration)![0];
+    await services().sql.query(listing, []);
     expect((await t.api.get(`/api/v1/comments/${a.body.id}`)).body.bodyHtml).toBe("<p><strong>old</strong></p>");
 
     expect(await renderUnrenderedBodies(services().sql)).toBeGreaterThanOrEqual(3);
@@ -167,6 +181,7 @@ describe("comments written before bodies were rendered", () => {
     const html = Object.fromEntries(rows.map((r) => [r.id, r.bodyHtml]));
     expect(html).toEqual({ [a.body.id]: "<p><strong>old</strong></p>", [b.body.id]: "<p>**old**</p>", [gone.body.id]: "" });
     expect(await prisma.comment.count({ where: { bodyHtml: null } })).toBe(0);
+    expect(await prisma.commentRenderBacklog.count()).toBe(0);
     // again: nothing left to do
     expect(await renderUnrenderedBodies(services().sql)).toBe(0);
   });

@@ -98,15 +98,64 @@ describe("the search projection on one instance", { timeout: 60_000 }, () => {
     expect(await found(t.api, "zebra", { wait: true, query: "&status=deleted" })).toEqual([]);
     expect(await documentsOf(t.tenantId)).not.toContain(deleted);
 
-    // a reader's erasure takes their documents in its own transaction: none left to find
+    // a reader's erasure takes their words in its own transaction: none left to find
     const erased = await t.api.del("/api/v1/readers/ann");
     expect(erased.status).toBe(204);
     token = erased.headers.get(CONSISTENCY)!;
-    expect(await documentsOf(t.tenantId)).toEqual([rejected]);
+    const withWords = async () =>
+      (
+        await db().query<{ comment_id: string }>(
+          "SELECT comment_id FROM comment_search WHERE tenant_id = $1 AND length(vector) > 0 ORDER BY comment_id",
+          [t.tenantId],
+        )
+      ).map((r) => r.comment_id);
+    expect(await withWords()).toEqual([rejected]);
     expect(await found(t.api, "giraffe", { wait: true })).toEqual([]);
     expect(await found(t.api, "zebra", { wait: true })).toEqual([rejected]);
     await vi.waitFor(async () => expect(await behind(t.tenantId)).toEqual([]), { timeout: 10_000, interval: 20 });
-    expect(await documentsOf(t.tenantId)).toEqual([rejected]); // the projector made none again
+    // the projector made their comments (kept, the body a marker) documents without words: found by a
+    // search by filters (which walks the documents), never by words
+    expect(await documentsOf(t.tenantId)).toEqual([annOther, edited, rejected].sort());
+    const words = await db().query<{ comment_id: string; words: string }>(
+      "SELECT comment_id, vector::text AS words FROM comment_search WHERE tenant_id = $1 AND comment_id = ANY ($2)",
+      [t.tenantId, [annOther, edited]],
+    );
+    expect(words.map((w) => w.words)).toEqual(["", ""]);
+    expect(await withWords()).toEqual([rejected]);
+    expect(await found(t.api, "", { wait: true, query: "&discussionId=zoo" })).toEqual([rejected, edited]);
+    expect(await found(t.api, "", { wait: true, query: "&status=deleted" })).toEqual([deleted]);
+    expect(await found(t.api, "erased", { wait: true })).toEqual([]);
+  });
+
+  it("walks the documents for a search by filters alone: a new comment is found once projected (at once with the token), with links by the documents that say so", async () => {
+    const t = await createTestTenant(server);
+    const plain = await post(t, "ann", "f1", "no link here");
+    const linked = await post(t, "bob", "f2", "see [the notes](https://notes.example/a)");
+    // with the write's token the search waits for the projection: both found at once, newest first
+    expect(await found(t.api, "", { wait: true })).toEqual([linked, plain]);
+    expect(await found(t.api, "", { wait: true, query: "&hasLinks=true" })).toEqual([linked]);
+    expect(await found(t.api, "", { wait: true, query: "&hasLinks=false" })).toEqual([plain]);
+    expect(await found(t.api, "", { wait: true, query: "&readerId=ann" })).toEqual([plain]);
+    expect(await found(t.api, "", { wait: true, query: "&discussionId=f2&status=approved" })).toEqual([linked]);
+    const docs = await db().query<{ comment_id: string; has_links: boolean }>(
+      "SELECT comment_id, has_links FROM comment_search WHERE tenant_id = $1 ORDER BY has_links",
+      [t.tenantId],
+    );
+    expect(docs).toEqual([
+      { comment_id: plain, has_links: false },
+      { comment_id: linked, has_links: true },
+    ]);
+    // an edit that takes the link away: the document follows, and the comment's own column decides at once
+    expect((await (await t.reader("bob")).patch(`/api/v1/comments/${linked}`, { body: "no link any more" })).status).toBe(200);
+    expect(await found(t.api, "", { query: "&hasLinks=true" })).toEqual([]);
+    token = (await (await t.reader("bob")).patch(`/api/v1/comments/${linked}`, { body: "back: https://notes.example/b" })).headers.get(
+      CONSISTENCY,
+    )!;
+    expect(await found(t.api, "", { wait: true, query: "&hasLinks=true" })).toEqual([linked]);
+    // the statuses of the queue's index: walked on comments, a held comment found before any projection
+    const held = await t.api.post(`/api/v1/comments/${plain}/reject`);
+    expect(held.status).toBe(200);
+    expect(await found(t.api, "", { query: "&status=rejected" })).toEqual([plain]);
   });
 
   it("`search rebuild` finds every comment again: documents cleared, events gone from the log, imported comments", async () => {

@@ -134,7 +134,7 @@ CREATE OR REPLACE FUNCTION public.eng_is_shadowed(c comments)
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-  -- a shadow ban's comment: stored rejected with the reason shadow_ban (as comments_shadow_idx reads it)
+  -- a shadow ban's comment: stored rejected with the reason shadow_ban (comments_shadow_idx holds a reader's rejected comments by discussion)
   SELECT c.status = 'rejected' AND c.moderation_reason ->> 'source' = 'shadow_ban'
 $function$;
 

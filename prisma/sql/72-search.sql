@@ -3,7 +3,7 @@
 -- discussion's events by seq, as a stream does (the seq comes from the discussion's locked row, so seq
 -- order is commit order, and every event up to the discussion's head has committed), from its row of
 -- search_positions; a comment's events say that it changed, and its document is made from its row
--- as it is then. A comment has a document while it is neither deleted nor by an erased reader.
+-- as it is then. A comment has a document while it is not deleted (eng_search_has_document).
 
 CREATE OR REPLACE FUNCTION public.eng_search_project(p_tenants text[], p_discussions text[], p_limit integer)
  RETURNS json
@@ -60,13 +60,14 @@ BEGIN
        AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.tenant_id = n.tenant_id AND c.id = n.comment_id
                                                   AND c.discussion_id = n.discussion_id AND eng_search_has_document(c))
   ), written AS (
-    INSERT INTO comment_search AS s (tenant_id, discussion_id, comment_id, author_id, created_at, vector)
-    SELECT c.tenant_id, c.discussion_id, c.id, c.author_id, c.created_at, eng_search_vector(c.body)
+    INSERT INTO comment_search AS s (tenant_id, discussion_id, comment_id, author_id, created_at, vector, has_links)
+    SELECT c.tenant_id, c.discussion_id, c.id, c.author_id, c.created_at, eng_search_words(c), c.has_links
       FROM named n JOIN comments c ON c.tenant_id = n.tenant_id AND c.id = n.comment_id AND c.discussion_id = n.discussion_id
      WHERE eng_search_has_document(c)
     ON CONFLICT (tenant_id, discussion_id, comment_id) DO UPDATE
-       SET author_id = EXCLUDED.author_id, created_at = EXCLUDED.created_at, vector = EXCLUDED.vector
-     WHERE (s.author_id, s.created_at, s.vector) IS DISTINCT FROM (EXCLUDED.author_id, EXCLUDED.created_at, EXCLUDED.vector)
+       SET author_id = EXCLUDED.author_id, created_at = EXCLUDED.created_at, vector = EXCLUDED.vector, has_links = EXCLUDED.has_links
+     WHERE (s.author_id, s.created_at, s.vector, s.has_links)
+           IS DISTINCT FROM (EXCLUDED.author_id, EXCLUDED.created_at, EXCLUDED.vector, EXCLUDED.has_links)
   ), moved AS (
     UPDATE search_positions p SET seq = a.upto
       FROM applied a
@@ -88,8 +89,8 @@ AS $function$
 -- nullable: p_comments
 -- The documents of these comments of the discussion (NULL: of all its comments, and of none that is
 -- gone) made from their rows as they are now (the words, with the author and creation time a search
--- walks them by): written where they differ, deleted where the comment has none (deleted, its author
--- erased, or no longer there). Answers the documents written.
+-- walks them by, and whether it shows a link): written where they differ, deleted where the comment has
+-- none (deleted, or no longer there). Answers the documents written.
 DECLARE
   v_written int;
 BEGIN
@@ -97,14 +98,15 @@ BEGIN
    WHERE s.tenant_id = p_tenant AND s.discussion_id = p_discussion AND (p_comments IS NULL OR s.comment_id = ANY (p_comments))
      AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.tenant_id = p_tenant AND c.id = s.comment_id AND c.discussion_id = p_discussion
                                                 AND eng_search_has_document(c));
-  INSERT INTO comment_search AS s (tenant_id, discussion_id, comment_id, author_id, created_at, vector)
-  SELECT c.tenant_id, c.discussion_id, c.id, c.author_id, c.created_at, eng_search_vector(c.body)
+  INSERT INTO comment_search AS s (tenant_id, discussion_id, comment_id, author_id, created_at, vector, has_links)
+  SELECT c.tenant_id, c.discussion_id, c.id, c.author_id, c.created_at, eng_search_words(c), c.has_links
     FROM comments c
    WHERE c.tenant_id = p_tenant AND c.discussion_id = p_discussion AND (p_comments IS NULL OR c.id = ANY (p_comments))
      AND eng_search_has_document(c)
   ON CONFLICT (tenant_id, discussion_id, comment_id) DO UPDATE
-     SET author_id = EXCLUDED.author_id, created_at = EXCLUDED.created_at, vector = EXCLUDED.vector
-   WHERE (s.author_id, s.created_at, s.vector) IS DISTINCT FROM (EXCLUDED.author_id, EXCLUDED.created_at, EXCLUDED.vector);
+     SET author_id = EXCLUDED.author_id, created_at = EXCLUDED.created_at, vector = EXCLUDED.vector, has_links = EXCLUDED.has_links
+   WHERE (s.author_id, s.created_at, s.vector, s.has_links)
+         IS DISTINCT FROM (EXCLUDED.author_id, EXCLUDED.created_at, EXCLUDED.vector, EXCLUDED.has_links);
   GET DIAGNOSTICS v_written = ROW_COUNT;
   RETURN v_written;
 END $function$;
@@ -114,8 +116,19 @@ CREATE OR REPLACE FUNCTION public.eng_search_has_document(c comments)
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-  -- a deleted comment's body is cleared; an erased reader's comments keep none of their words
-  SELECT c.status <> 'deleted' AND c.author_id <> ''
+  -- every comment but a deleted one (whose body is cleared): comment search walks the comments of the
+  -- other statuses by their documents (src/modules/comments/search.ts)
+  SELECT c.status <> 'deleted'
+$function$;
+
+CREATE OR REPLACE FUNCTION public.eng_search_words(c comments)
+ RETURNS tsvector
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  -- a document's words: the body's, none for an erased reader's comment (kept for its replies), which
+  -- keeps none of their words: a search by its filters finds it, one by words never
+  SELECT CASE WHEN c.author_id = '' THEN ''::tsvector ELSE eng_search_vector(c.body) END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.eng_search_vector(p_body text)

@@ -71,7 +71,9 @@ BEGIN
   ALTER TABLE events ADD CONSTRAINT events_legacy_pkey PRIMARY KEY USING INDEX events_legacy_key;
   DROP INDEX IF EXISTS events_tenant_id_discussion_id_seq_key;
   ALTER TABLE events RENAME TO events_legacy;
-  ALTER INDEX IF EXISTS events_tenant_id_occurred_at_idx RENAME TO events_legacy_tenant_id_occurred_at_idx;
+  -- the log has no index by tenant and time: a day's partition bounds the time, the tenant's prefix of
+  -- (tenant_id, discussion_id, seq) the tenant (docs/scaling.md, "What a post writes")
+  DROP INDEX IF EXISTS events_tenant_id_occurred_at_idx;
   PERFORM eng_create_event_log();
   -- no scan: the validated CHECK implies the partition's bound, and the indexes match the parent's
   EXECUTE format('ALTER TABLE events ATTACH PARTITION events_legacy FOR VALUES FROM (MINVALUE) TO (%L)', v_bound);
@@ -99,7 +101,6 @@ BEGIN
     CONSTRAINT events_pkey PRIMARY KEY (id, occurred_at)
   ) PARTITION BY RANGE (occurred_at);
   CREATE INDEX events_tenant_id_discussion_id_seq_idx ON events (tenant_id, discussion_id, seq);
-  CREATE INDEX events_tenant_id_occurred_at_idx ON events (tenant_id, occurred_at);
   CREATE TABLE events_default PARTITION OF events DEFAULT;
 END $function$;
 

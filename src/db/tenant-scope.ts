@@ -14,6 +14,7 @@ export const TENANT_MODELS = new Set([
   "Discussion",
   "Comment",
   "CommentSearch",
+  "CommentRenderBacklog",
   "SearchPosition",
   "Reaction",
   "PageReaction",

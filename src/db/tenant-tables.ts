@@ -13,6 +13,7 @@ export const TENANT_TABLES = new Set([
   "discussions",
   "comments",
   "comment_search",
+  "comment_render_backlog",
   "search_positions",
   "reactions",
   "page_reactions",

@@ -171,7 +171,7 @@ export async function listReplyPages(
 }
 
 // A shadow-banned reader's own comments in a discussion (contract section 21: stored rejected with
-// reason shadow_ban, read back by their author as published). comments_shadow_idx holds only these.
+// reason shadow_ban, read back by their author as published). comments_shadow_idx (the rejected ones, by author and discussion) finds them.
 const OWN_SHADOWED = `SELECT ${COMMENT_COLUMNS} FROM comments c JOIN readers r ON r.tenant_id = c.tenant_id AND r.id = c.author_id
   WHERE c.tenant_id = $1 AND c.author_id = $2 AND c.discussion_id = $3 AND c.moderation_reason ->> 'source' = 'shadow_ban'
     AND c.status = 'rejected' ORDER BY c.created_at DESC, c.id DESC LIMIT 500`;

@@ -5,7 +5,9 @@
 // waits until the documents hold every recent event of the tenant that had committed when it came:
 // each discussion with an event in the last RECENT_MS (by the events' times, the writers' clocks)
 // whose head is past its position then, until its position reaches that head. Those discussions are
-// found from the log's index by tenant and time, whatever the number of the tenant's discussions; an
+// found from the log, whatever the number of the tenant's discussions: its partitions of the days the
+// time names (today's, and yesterday's just after midnight), each read by the tenant's prefix of its
+// (tenant, discussion, seq) index (the log has no index by tenant and time: a post would write it); an
 // event older than that is one the projector has long applied, unless it is stopped. It hands them to
 // this instance's projector, looks again each time the projector ends a run of steps (or every
 // RECHECK_MS, when another instance projects them), and answers after at most PROJECTION_WAIT_MS with

@@ -9,7 +9,9 @@
 // documents are a projection of the event log, written off the write path by the search projector
 // (engine/search-projector.ts): a comment is found by its words once the projector has passed its
 // event, and a request carrying X-Service-Consistency waits for that first (search-consistency.ts).
-// Filters read the comments themselves. `q` is parsed here into terms; user text only ever reaches
+// Filters are read from the comments themselves, which are walked by their documents (a comment has
+// one from its first event until it is deleted) but for the statuses of the moderation queue's index
+// (pending, rejected, deleted): a post writes no index of the tenant's comments by time. `q` is parsed here into terms; user text only ever reaches
 // the database as a bound parameter of phraseto_tsquery('simple', eng_unaccent($n)), which reads it
 // with the same parser the documents were made with and never interprets operators. The terms are
 // joined in SQL with the tsquery operators:
@@ -210,7 +212,8 @@ export async function searchComments(ctx: RequestContext, args: SearchArgs): Pro
   // what each comment of the range must be besides its words
   const match: string[] = [];
   match.push(filters.status ? `c.status = ${bind(filters.status)}::"CommentStatus"` : "c.status <> 'deleted'");
-  // literals, not parameters: `c.has_links` is what the partial index comments_links_idx covers
+  // literals, not parameters: `s.has_links` is what the partial index comment_search_links_idx covers
+  // (the walk of the documents), `c.has_links` what the comment shows now
   if (filters.hasLinks !== null) match.push(filters.hasLinks ? "c.has_links" : "NOT c.has_links");
   if (filters.reported !== null) {
     match.push(
@@ -224,11 +227,24 @@ export async function searchComments(ctx: RequestContext, args: SearchArgs): Pro
      ${where.length ? `WHERE ${where.join("\n       AND ")}` : ""}
      ORDER BY c.created_at DESC, c.id DESC LIMIT ${take}`;
   const inRange = ["c.tenant_id = $1", ...range];
-  if (ctx.readsItsWrites && words !== null) await untilProjected(ctx);
+  // the statuses without a document (deleted) or held by few comments (pending, rejected: the queue's)
+  // are walked on comments_queue_idx, which holds those three; every other search on the documents
+  const byQueue = words === null && filters.status !== null && filters.status !== "approved";
+  if (ctx.readsItsWrites && !byQueue) await untilProjected(ctx);
   let rows: (CommentSqlRow & ContextSqlRow)[];
-  if (words === null) {
-    // filters alone: the range walked newest first until a page matches
+  if (byQueue) {
+    // filters alone, on a status of the queue's index: its comments walked newest first until a page matches
     rows = await store(ctx).sql.query(page("comments", [...inRange, ...match]), values);
+  } else if (words === null) {
+    // filters alone: the range's documents walked newest first (the tenant's, a discussion's or a
+    // reader's index of comment_search; with links, the tenant's documents that show one:
+    // comment_search_links_idx), each joined to its comment for the filters, until a page matches.
+    // comments has no index of the tenant's comments by time: a post writes none
+    const links = filters.hasLinks ? ["s.has_links"] : [];
+    const walkedDocs = `(SELECT c.* FROM comment_search s JOIN comments c ON c.tenant_id = s.tenant_id AND c.id = s.comment_id
+       WHERE c.tenant_id = $1 AND ${[...docRange, ...links, ...match].join(" AND ")}
+       ORDER BY s.created_at DESC, s.comment_id DESC LIMIT ${take})`;
+    rows = await store(ctx).sql.query(page(walkedDocs, ["c.tenant_id = $1"]), values);
   } else {
     // words: first the newest WALK documents of the range (an index read in order, each document's
     // words in its row), which holds the page whenever the words are common, each match then joined to

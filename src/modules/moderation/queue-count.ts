@@ -1,5 +1,5 @@
 // How many comments wait in the moderation queue (the console's "Moderation (3)"): one count on the
-// queue's partial index (comments_queue_idx: pending and rejected only), stopped at QUEUE_COUNT_CAP so a
+// queue's partial index (comments_queue_idx: pending, rejected and deleted only), stopped at QUEUE_COUNT_CAP so a
 // flooded tenant's count costs no more than that.
 import { store, type RequestContext } from "../../context/request.js";
 
