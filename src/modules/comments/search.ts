@@ -211,7 +211,10 @@ export async function searchComments(ctx: RequestContext, args: SearchArgs): Pro
   const words = terms.length ? `(${terms.map((t) => termSql(t, bind(t.text))).join(" && ")})` : null;
   // what each comment of the range must be besides its words
   const match: string[] = [];
-  match.push(filters.status ? `c.status = ${bind(filters.status)}::"CommentStatus"` : "c.status <> 'deleted'");
+  // the status as a literal of the checked list, not a parameter: a parameter cast to the enum is not a
+  // constant when the statement is planned (enum_in is STABLE), and comments_queue_idx, partial on the
+  // status, is then never chosen (a search by status=deleted read the tenant's every comment)
+  match.push(filters.status ? `c.status = '${SEARCH_STATUSES.find((x) => x === filters.status)!}'` : "c.status <> 'deleted'");
   // literals, not parameters: `s.has_links` is what the partial index comment_search_links_idx covers
   // (the walk of the documents), `c.has_links` what the comment shows now
   if (filters.hasLinks !== null) match.push(filters.hasLinks ? "c.has_links" : "NOT c.has_links");
