@@ -4,6 +4,9 @@
 // as json in `payload` until the retention job drops their days; every read takes one of these.
 import type { EventEnvelope } from "./types.js";
 
+/** The envelope's text of the events row `alias` (a read that joins `events` under a name). */
+export const envelopeTextOf = (alias: string): string => `COALESCE(${alias}.envelope, ${alias}.payload::text)`;
+
 /** The envelope's text as a read selects it from `events` (parsed once, by Node: envelopeOf). */
 export const ENVELOPE_TEXT = "COALESCE(envelope, payload::text)";
 

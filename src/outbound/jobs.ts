@@ -32,6 +32,7 @@
 import { Prisma, type PrismaClient } from "../generated/prisma/client.js";
 import { DeliveryKind } from "../generated/prisma/enums.js";
 import type { Sql } from "../db/sql.js";
+import { envelopeTextOf } from "../events/stored-envelope.js";
 
 /** What a delivery row sends (the DeliveryKind enum of prisma/schema.prisma). */
 export type JobKind = DeliveryKind;
@@ -194,7 +195,7 @@ const CLAIM = `
            w.url, w.verified, w.state::text AS state, w.consecutive_failures AS "consecutiveFailures",
            w.circuit_open_until AS "circuitOpenUntil", w.delivery,
            t.settings AS "tenantSettings", s.kid, s.secret_enc AS "secretEnc", p.previous AS "previousSecrets",
-           ev.type AS "eventType", COALESCE(ev.envelope, ev.payload::text) AS envelope
+           ev.type AS "eventType", ${envelopeTextOf("ev")} AS envelope
       FROM claimed c
       LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
       LEFT JOIN events ev ON ev.id = c.event_id
