@@ -254,19 +254,18 @@ export async function searchComments(ctx: RequestContext, args: SearchArgs): Pro
     // rows to the tenant for the tenant guard)
     const onDocs = [...docRange, ...(filters.hasLinks ? ["s.has_links"] : [])];
     const matched = [...(words === null ? [] : [`s.vector @@ ${words}`]), ...match];
-    const found = `(SELECT c.* FROM (${walked(onDocs)}) s JOIN comments c ON c.tenant_id = s.tenant_id AND c.id = s.comment_id
-       WHERE c.tenant_id = $1 AND ${matched.join(" AND ")}
+    // the matching comments of these documents (`docs`, named s; `where`: what else s must be), newest first
+    const joined = (
+      docs: string,
+      where: string[],
+    ) => `(SELECT c.* FROM ${docs} s JOIN comments c ON c.tenant_id = s.tenant_id AND c.id = s.comment_id
+       WHERE c.tenant_id = $1 AND ${[...where, ...matched].join(" AND ")}
        ORDER BY s.created_at DESC, s.comment_id DESC LIMIT ${take})`;
-    rows = await store(ctx).sql.query(page(found, ["c.tenant_id = $1"]), values);
+    rows = await store(ctx).sql.query(page(joined(`(${walked(onDocs)})`, []), ["c.tenant_id = $1"]), values);
     if (rows.length <= limit) {
       rows = await store(ctx).sql.query(
         words === null
-          ? page(
-              `(SELECT c.* FROM comment_search s JOIN comments c ON c.tenant_id = s.tenant_id AND c.id = s.comment_id
-                 WHERE c.tenant_id = $1 AND ${[...onDocs, ...matched].join(" AND ")}
-                 ORDER BY s.created_at DESC, s.comment_id DESC LIMIT ${take})`,
-              ["c.tenant_id = $1"],
-            )
+          ? page(joined("comment_search", onDocs), ["c.tenant_id = $1"])
           : `WITH m AS MATERIALIZED (SELECT c.* FROM comment_search s JOIN comments c ON c.tenant_id = s.tenant_id AND c.id = s.comment_id
                                   WHERE ${[...onDocs, ...matched].join(" AND ")})
          ${page("m", ["c.tenant_id = $1"])}`,
