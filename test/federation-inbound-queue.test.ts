@@ -134,7 +134,7 @@ describe("the inbox's queue", () => {
       expect(await count(first, `SELECT 1 FROM comments WHERE tenant_id = $1`, [t.tenantId])).toBe(0);
       await first.app.stop();
       // the deployment again: the same database and PUBLIC_URL, a worker running
-      next = await startFederatingServer({ database: first.database, port: first.port });
+      next = await startFederatingServer({ database: first.database, publicUrl: first.publicUrl });
       await waitFor(async () =>
         expect(await sqlOf(next!).query(`SELECT body FROM comments WHERE tenant_id = $1`, [t.tenantId])).toEqual([{ body: "still here" }]),
       );

@@ -18,8 +18,10 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * `database` and `port`: another instance's (one started after that one stopped, on its database and
- * PUBLIC_URL: the same deployment again); its database is then not dropped when this one stops.
+ * `database` and `publicUrl`: another instance's (one started after that one stopped, on its database
+ * and PUBLIC_URL: the same deployment again, as behind one proxy; it listens on a port of its own, as
+ * the port the first one left may be another test's by then); its database is then not dropped when
+ * this one stops.
  */
 export async function startFederatingServer(
   opts: {
@@ -27,7 +29,7 @@ export async function startFederatingServer(
     inboxForgedPerAddressPerMinute?: number;
     env?: Record<string, string>;
     database?: { url: string; env: Record<string, string> };
-    port?: number;
+    publicUrl?: string;
   } = {},
 ): Promise<
   TestServer & {
@@ -38,8 +40,8 @@ export async function startFederatingServer(
     drop(): Promise<void>;
   }
 > {
-  const port = opts.port ?? (await freePort());
-  const publicUrl = `http://127.0.0.1:${port}`;
+  const port = await freePort();
+  const publicUrl = opts.publicUrl ?? `http://127.0.0.1:${port}`;
   const own = opts.database ? { ...opts.database, drop: async () => undefined } : await isolatedDatabase("fedi");
   const server = await startServer(
     { ...own.env, PORT: String(port), PUBLIC_URL: publicUrl, RUN_WEBHOOK_WORKER: "1", ...opts.env },
