@@ -4,11 +4,14 @@
 // as json in `payload` until the retention job drops their days; every read takes one of these.
 import type { EventEnvelope } from "./types.js";
 
-/** The envelope's text of the events row `alias` (a read that joins `events` under a name). */
-export const envelopeTextOf = (alias: string): string => `COALESCE(${alias}.envelope, ${alias}.payload::text)`;
+/** The envelope's text as a read selects it from `events`, or from the events row `alias` of a join (parsed once, by Node: envelopeOf). */
+export const envelopeTextOf = (alias?: string): string => {
+  const of = alias ? `${alias}.` : "";
+  return `COALESCE(${of}envelope, ${of}payload::text)`;
+};
 
-/** The envelope's text as a read selects it from `events` (parsed once, by Node: envelopeOf). */
-export const ENVELOPE_TEXT = "COALESCE(envelope, payload::text)";
+/** The envelope's text as a read of `events` alone selects it. */
+export const ENVELOPE_TEXT = envelopeTextOf();
 
 /** The envelope as json, for a read that takes members out of it in SQL (`#>>`). */
 export const ENVELOPE_JSON = "COALESCE(envelope::json, payload)";
