@@ -3,7 +3,8 @@
 // reader and why a safety rule held it; Approve, Reject, Pin look different and Pin is only on published comments; bulk approve;
 // a discussion's page lists every comment with its status and actions, counted right; an owner's
 // screen says why it is not shown; a link for an email that is no operator says so; the navigation
-// keeps Sign out on its row at 1280 px. axe-core at 1280 and 390 px on each.
+// keeps Sign out on its row at 1280 px; the live feed's repeat of comments already shown leaves the
+// notice of an action alone. axe-core at 1280 and 390 px on each.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
@@ -140,6 +141,25 @@ describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout:
     await page.goto(`${server.url}/console/#/discussions/single`);
     await page.getByRole("heading", { name: "One reply" }).waitFor();
     await expect.poll(() => page.locator(".counts").textContent()).toBe("1 published comment · 0 pending · 0 rejected · 0 deleted");
+  });
+
+  it("keeps the notice of an action when the live feed's first answer repeats comments already shown", async () => {
+    // the feed's first answer (1.5 s after it begins) carries the pending comments of the 10 s before
+    // it, which the queue has just loaded: they are no news, and the notice says what was done
+    await t.api.put("/api/v1/discussions/quiet", { title: "A quiet thread" });
+    const hal = await post("quiet", "Hal", "First in the quiet thread");
+    await post("quiet", "Ivy", "Second in the quiet thread");
+    await page.goto(`${server.url}/console/#/moderation`);
+    await page.reload();
+    const card = page.getByRole("listitem", { name: "Comment by Hal in A quiet thread" });
+    await card.getByRole("button", { name: "Approve", exact: true }).click();
+    const notice = page.getByRole("status").filter({ hasText: "Approved the comment by Hal." });
+    await notice.waitFor();
+    expect((await statusOf(hal)).status).toBe("approved");
+    await page.waitForTimeout(3_000); // past the feed's first answer: the server reads the queue every 1.5 s
+    expect(await notice.count()).toBe(1);
+    expect(await page.getByRole("status").filter({ hasText: "New pending comment" }).count()).toBe(0);
+    expect(await page.getByRole("listitem", { name: "Comment by Ivy in A quiet thread" }).count()).toBe(1);
   });
 
   it("tells a moderator why an owner's screen is not shown", async () => {

@@ -56,6 +56,8 @@ export function ModerationScreen() {
   const listRef = useRef<HTMLUListElement>(null);
   // what the shortcuts act on, current at once: keys typed faster than a render (j then a) see the move
   const live = useRef({ items, selected, busy, searching });
+  // every comment this screen has shown: the subscription's first answer repeats recent ones
+  const known = useRef(new Set<string>());
   live.current.items = items;
   live.current.busy = busy;
   live.current.searching = searching;
@@ -69,6 +71,7 @@ export function ModerationScreen() {
     try {
       const d = await gql(ModerationQueueDocument, { status, sort, first: 25, after });
       const page = d.moderationQueue.edges.map((e) => e.node);
+      for (const c of page) known.current.add(c.id);
       setItems((prev) => (after ? [...prev, ...page] : page));
       setNext(d.moderationQueue.pageInfo.hasNextPage ? (d.moderationQueue.pageInfo.endCursor ?? null) : null);
       setError(null);
@@ -92,6 +95,9 @@ export function ModerationScreen() {
       PendingCommentsDocument,
       (d) => {
         const c = d.pendingComments;
+        // one shown already (or acted on since) is no news: the notice of an action stays
+        if (known.current.has(c.id)) return;
+        known.current.add(c.id);
         setItems((prev) => (prev.some((x) => x.id === c.id) ? prev : sort === "oldest" ? [...prev, c] : [c, ...prev]));
         setNotice(`New pending comment by ${c.author.name} in ${where(c)}.`);
         queueChanged();
