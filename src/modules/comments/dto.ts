@@ -83,11 +83,6 @@ export function commentFromJson(d: CommentJson): CommentWithAuthor {
   } as unknown as CommentWithAuthor;
 }
 
-/**
- * A comment as REST answers it and events carry it (the inverse of commentFromJson): for JSON built
- * outside SQL from a row already read (the reader's own stream, src/modules/inbox/engine/feed.ts),
- * member for member as eng_comment_json builds it.
- */
 /** What a comment's public shape is made of (commentToJson reads these alone). */
 export type CommentShapeSource = Pick<
   CommentWithAuthor,
@@ -108,15 +103,25 @@ export type CommentShapeSource = Pick<
   | "kind"
 > & { author: Omit<Author, "tenantId"> };
 
-export function commentToJson(c: CommentShapeSource): CommentJson {
+/**
+ * A comment as REST answers it and events carry it (the inverse of commentFromJson): for JSON built
+ * outside SQL from a row already read (the reader's own stream, src/modules/inbox/engine/feed.ts),
+ * member for member as eng_comment_json builds it. `status` and `author` as the caller is shown
+ * them, when that is not the row's own (shownComment).
+ */
+export function commentToJson(
+  c: CommentShapeSource,
+  status: CommentJson["status"] = c.status,
+  author: Omit<Author, "tenantId"> = c.author,
+): CommentJson {
   return {
     id: c.id,
     discussionId: c.discussionId,
     parentId: c.parentId,
-    author: { id: c.author.id, name: c.author.name, avatarUrl: c.author.avatarUrl, badge: c.author.badge },
+    author: { id: author.id, name: author.name, avatarUrl: author.avatarUrl, badge: author.badge },
     body: c.body,
     bodyHtml: storedBodyHtml(c),
-    status: c.status,
+    status,
     pinned: c.pinned,
     editedAt: c.editedAt === null ? null : c.editedAt.toISOString(),
     createdAt: c.createdAt.toISOString(),
@@ -168,20 +173,29 @@ export function newCommentText(c: NewComment): string {
 const SHOWN = new WeakMap<CommentWithAuthor, { reader?: CommentJson; moderator?: CommentJson }>();
 
 /**
+ * The last answer of shownComment: GraphQL resolves a comment's fields one after another, each
+ * reading its member of the shape, so a run of calls asks for the same row (a page of 20 comments
+ * selected as REST's fragment is 260 calls, 240 of them the row just asked for).
+ */
+let last: { c: CommentWithAuthor; moderator: boolean; json: CommentJson } | undefined;
+
+/**
  * A comment's public shape as a caller is shown it: a tombstone names nobody (shownAuthor) and a
  * shadow ban's comment reads as approved, but to moderators. What GraphQL's Comment fields (and so
  * REST's fragment) and the embed fragment (src/modules/indexable: markup, island, JSON-LD) read; made
  * once per row and kind of caller.
  */
 export function shownComment(c: CommentWithAuthor, moderator: boolean): CommentJson {
+  if (last !== undefined && last.c === c && last.moderator === moderator) return last.json;
   let made = SHOWN.get(c);
   if (!made) SHOWN.set(c, (made = {}));
   const key = moderator ? "moderator" : "reader";
   let json = made[key];
   if (!json) {
     const status = isShadowBanned(c) && !moderator ? "approved" : c.status;
-    made[key] = json = commentToJson({ ...c, status, author: shownAuthor(c, moderator) });
+    made[key] = json = commentToJson(c, status, shownAuthor(c, moderator));
   }
+  last = { c, moderator, json };
   return json;
 }
 
