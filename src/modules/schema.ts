@@ -7,6 +7,7 @@ import "./comments/moderation-graphql.js";
 import "./moderation/graphql.js";
 import "./reactions/graphql.js";
 import "./votes/graphql.js";
+import "./comment-answers/graphql.js";
 import "./keys/graphql.js";
 import "./settings/graphql.js";
 import "./moderation-hook/graphql.js";

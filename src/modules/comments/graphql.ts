@@ -16,7 +16,7 @@ import { getComment, listComments, listCommentsWithDiscussion } from "./read.js"
 import { COMMENT_SORTS, LIST_STATUSES } from "./list-order.js";
 import { moderationContextOf, type ModerationContext } from "./moderation-context.js";
 import { commentContext, type CommentContext } from "./permalink.js";
-import { canModerate } from "./visibility.js";
+import { canModerate, shownModerationReason } from "./visibility.js";
 
 export const CommentStatus = builder.enumType("CommentStatus", { values: Object.values(CommentStatuses) });
 export const CommentKind = builder.enumType("CommentKind", {
@@ -142,9 +142,7 @@ export const CommentType = builder.objectRef<CommentWithAuthor>("Comment").imple
         '"rule":"bannedWords|suspectWords|maxLinks","words":[…] or "links":n,"maxLinks":n}, {"source":"new_reader",…}, ' +
         '{"source":"akismet"} (Akismet called it spam), {"source":"trust","trustLevel":"premoderated"}, {"source":"shadow_ban"} or ' +
         '{"source":"moderator","decision":…,"previous":…}; null when none did.',
-      authScopes: { capability: "moderate_content" },
-      unauthorizedResolver: () => null,
-      resolve: (c) => c.moderationReason ?? null,
+      resolve: (c, _a, ctx) => shownModerationReason(ctx, c),
     }),
     discussionTitle: t.string({
       nullable: true,

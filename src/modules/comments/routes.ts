@@ -79,7 +79,10 @@ export const commentRoutes = [
       cursor: str(query, "cursor"),
     }),
     paramVars: ["discussionId", "sort", "parentId", "topLevel", "status", "limit", "cursor"],
-    respond: (d) => restPage(d.comments),
+    // the comments as REST answers them, built once each (src/modules/comment-answers); their
+    // shape in the OpenAPI document is the fragment's, which `items` selects but never runs
+    response: (s) => s.object({ items: s.at("comments.items"), nextCursor: s.at("comments.nextCursor") }, ["nextCursor"]),
+    respond: (d) => ({ items: d.comments.itemsJson as unknown[], nextCursor: d.comments.nextCursor }),
   }),
   // the moderation queue across discussions (contract section 10)
   route({

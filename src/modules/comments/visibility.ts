@@ -14,6 +14,14 @@ export function canModerate(ctx: RequestContext): boolean {
   return hasCapability(ctx.principal, "moderate_content");
 }
 
+/**
+ * Why a safety rule or a moderator decided the comment's status, as the caller is shown it: to
+ * moderate_content, null when nothing did; to anyone else always null (an author is not told why).
+ */
+export function shownModerationReason(ctx: RequestContext, c: Pick<Comment, "moderationReason">): Comment["moderationReason"] {
+  return canModerate(ctx) ? (c.moderationReason ?? null) : null;
+}
+
 /** Visible to readers: counted in Discussion.commentCount / parent.replyCount. */
 export const isVisible = (c: Pick<Comment, "status">): boolean => c.status === "approved";
 

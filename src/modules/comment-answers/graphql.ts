@@ -1,0 +1,22 @@
+// `itemsJson` on a page of comments: the page's comments as REST answers them (answer.ts), one JSON
+// value each. REST's list of a discussion's comments selects it (src/modules/comments/operations.graphql)
+// where it selected each member of each comment: a page of 20 was 260 resolver calls and as many
+// values copied into GraphQL's result, then copied again to leave out the members a caller does not
+// get (docs/choices.md, "REST's comment lists").
+import { builder } from "../../graphql/builder.js";
+import type { ConnectionShape } from "../../graphql/page.js";
+import { CommentConnection } from "../comments/graphql.js";
+import type { CommentWithAuthor } from "../comments/dto.js";
+import { answeredComment } from "./answer.js";
+
+builder.objectField(CommentConnection, "itemsJson", (t) =>
+  t.field({
+    type: "JSON",
+    description:
+      "The page's comments as REST answers them, in order: each the JSON object events carry as data.comment (the members of " +
+      "`items`, in REST's order, `reactions` a map), with `myVote` when the request asserts a reader and `moderationReason` for " +
+      "moderate_content when there is one. For clients that want the plain shape without selecting each member.",
+    resolve: (c, _a, ctx) =>
+      Promise.all((c as unknown as ConnectionShape<CommentWithAuthor>).edges.map((e) => answeredComment(ctx, e.node))),
+  }),
+);
