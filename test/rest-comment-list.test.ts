@@ -1,10 +1,11 @@
-// GET /api/v1/discussions/{id}/comments answers its comments from `itemsJson` (each built once:
+// GET /api/v1/discussions/{id}/comments, the moderation queue (GET /api/v1/comments) and comment
+// search (GET /api/v1/comments/search) answer their comments from `itemsJson` (each built once:
 // src/modules/comment-answers) where it selected each member of the fragment CommentFields. The REST
 // answer must stay what that fragment gave, member for member and in its order, less the two members
 // a caller does not get when null (myVote, moderationReason): held here against /graphql's `items` for
 // each kind of caller — a backend's key, a reader with their vote, a browser's key without
 // moderate_content, a moderator listing pending comments with a rule's reason, a shadow-banned
-// reader seeing their own comment, and a tombstone.
+// reader seeing their own comment, and a tombstone; the queue and search for a moderator.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestTenant, keyWith, type TestTenant } from "./support/fixtures.js";
 import { startServer, type TestServer } from "./support/server.js";
@@ -37,7 +38,18 @@ async function expectSame(caller: Caller, discussion: string, status?: string) {
   return rest.body.items as Record<string, unknown>[];
 }
 
-describe("GET /api/v1/discussions/{id}/comments, built from itemsJson", () => {
+/** A page REST answers (at `path`) against the root field `field` of /graphql selecting the fragment's members. */
+async function expectPage(caller: Caller, path: string, field: string) {
+  const rest = await caller.get(path, { headers: { "x-service-consistency": "primary" } });
+  expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+  const gql = await caller.post("/graphql", { query: `{ page: ${field} { items { ${FIELDS} } nextCursor } }` });
+  expect(gql.body.errors).toBeUndefined();
+  expect(rest.body.items.length).toBeGreaterThan(0);
+  expect(JSON.stringify(rest.body.items)).toBe(JSON.stringify(gql.body.data.page.items.map(fromFragment)));
+  return rest.body.items as Record<string, unknown>[];
+}
+
+describe("REST's comment lists, built from itemsJson", () => {
   beforeAll(async () => {
     server = await startServer();
     t = await createTestTenant(server);
@@ -84,5 +96,14 @@ describe("GET /api/v1/discussions/{id}/comments, built from itemsJson", () => {
     const own = await expectSame(dee, "same");
     expect(own.find((c) => c.id === hidden.body.id)).toMatchObject({ status: "approved" });
     expect((await expectSame(browser, "same")).some((c) => c.id === hidden.body.id)).toBe(false);
+  });
+
+  it("answers the moderation queue and comment search as their fragment gave too", async () => {
+    const queue = await expectPage(t.api, "/api/v1/comments?status=pending", "moderationQueue(status: pending, first: 50)");
+    expect(queue[0]).toMatchObject({ status: "pending", moderationReason: { source: "rule" } });
+    const found = await expectPage(t.api, "/api/v1/comments/search?q=reply", 'searchComments(q: "reply", limit: 50)');
+    expect(found.length).toBe(2);
+    const deleted = await expectPage(t.api, "/api/v1/comments/search?status=deleted", "searchComments(status: deleted, limit: 50)");
+    expect(deleted[0]).toMatchObject({ status: "deleted" });
   });
 });

@@ -1,8 +1,8 @@
 // `itemsJson` on a page of comments: the page's comments as REST answers them (answer.ts), one JSON
-// value each. REST's list of a discussion's comments selects it (src/modules/comments/operations.graphql)
-// where it selected each member of each comment: a page of 20 was 260 resolver calls and as many
-// values copied into GraphQL's result, then copied again to leave out the members a caller does not
-// get (docs/choices.md, "REST's comment lists").
+// value each. REST's comment lists select it (src/modules/comments/operations.graphql: a discussion's
+// comments, the moderation queue, search) where they selected each member of each comment: a page of
+// 20 was 260 resolver calls and as many values copied into GraphQL's result, then copied again to
+// leave out the members a caller does not get (docs/choices.md, "REST's comment lists").
 import { builder } from "../../graphql/builder.js";
 import type { ConnectionShape } from "../../graphql/page.js";
 import { CommentConnection } from "../comments/graphql.js";

@@ -1,6 +1,7 @@
 // REST routes of comments, reactions and votes (contract sections 4 and 18); moderation: src/modules/moderation/routes.ts.
 import { bodyObject, route } from "../../http/rest/router.js";
 import { bool, int, str } from "../../http/rest/params.js";
+import type { JsonSchema, ResponseShapes } from "../../http/rest/json-schema.js";
 import {
   RestCommentContextDocument,
   RestDeleteCommentDocument,
@@ -47,10 +48,22 @@ function restWrittenComment<T extends { moderationReason?: unknown; myVote?: unk
   return restComment(rest);
 }
 
-const restPage = <T extends { items: { moderationReason?: unknown; myVote?: unknown }[] }>(page: T) => ({
-  ...page,
-  items: page.items.map(restComment),
+/**
+ * A page of comments as REST answers it: each built once as REST answers a comment
+ * (`itemsJson`, src/modules/comment-answers), which the route's document selects where the
+ * fragment's `items`, never run, gives the OpenAPI document their shape (docs/choices.md).
+ */
+const answeredPage = (page: { itemsJson: unknown; nextCursor: string | null }) => ({
+  items: page.itemsJson as unknown[],
+  nextCursor: page.nextCursor,
 });
+
+/** Its schema in the OpenAPI document: the root field's page, its items the fragment's, without itemsJson. */
+const answeredPageShape = (root: string) => (s: ResponseShapes) => {
+  const page = s.at(root);
+  const { itemsJson: _, ...properties } = page.properties as Record<string, JsonSchema>;
+  return { ...page, properties, required: (page.required as string[]).filter((k) => k !== "itemsJson") };
+};
 
 export const commentRoutes = [
   route({
@@ -79,10 +92,8 @@ export const commentRoutes = [
       cursor: str(query, "cursor"),
     }),
     paramVars: ["discussionId", "sort", "parentId", "topLevel", "status", "limit", "cursor"],
-    // the comments as REST answers them, built once each (src/modules/comment-answers); their
-    // shape in the OpenAPI document is the fragment's, which `items` selects but never runs
-    response: (s) => s.object({ items: s.at("comments.items"), nextCursor: s.at("comments.nextCursor") }, ["nextCursor"]),
-    respond: (d) => ({ items: d.comments.itemsJson as unknown[], nextCursor: d.comments.nextCursor }),
+    response: answeredPageShape("comments"),
+    respond: (d) => answeredPage(d.comments),
   }),
   // the moderation queue across discussions (contract section 10)
   route({
@@ -96,7 +107,8 @@ export const commentRoutes = [
       cursor: str(query, "cursor"),
     }),
     paramVars: ["status", "sort", "limit", "cursor"],
-    respond: (d) => restPage(d.moderationQueue),
+    response: answeredPageShape("moderationQueue"),
+    respond: (d) => answeredPage(d.moderationQueue),
   }),
   // comment search for moderators (contract section 21)
   route({
@@ -116,7 +128,8 @@ export const commentRoutes = [
       cursor: str(query, "cursor"),
     }),
     paramVars: ["q", "status", "discussionId", "readerId", "hasLinks", "reported", "from", "to", "limit", "cursor"],
-    respond: (d) => restPage(d.searchComments),
+    response: answeredPageShape("searchComments"),
+    respond: (d) => answeredPage(d.searchComments),
   }),
   route({
     method: "GET",
