@@ -4,38 +4,21 @@
 // given a document without words (a search by filters walks the documents), a deleted comment none;
 // the indexes a post no longer writes gone, and the queue's index holding deleted comments. A database
 // of its own, migrated as the release before left it, then to this release.
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { migratePostgres } from "../src/db/migrate.js";
+import { databaseBefore } from "./support/migration-database.js";
 
-const MIGRATION = "20261128154513_index_diet";
-const admin = inject("adminDatabaseUrl");
-const name = `eng_test_index_diet_${Date.now()}_${process.pid}`;
-const direct = Object.assign(new URL(admin), { pathname: `/${name}` }).toString();
-let db: pg.Client;
-
-beforeAll(async () => {
-  const c = new pg.Client({ connectionString: admin });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  await migratePostgres(direct, { before: MIGRATION });
-  db = new pg.Client({ connectionString: direct });
-  await db.connect();
-}, 120_000);
-afterAll(async () => {
-  await db?.end();
-  const c = new pg.Client({ connectionString: admin });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await c.end();
-});
+const migrated = databaseBefore("index_diet", "20261128154513_index_diet");
+const direct = migrated.url;
+const db = () => migrated.db();
 
 const indexes = async () =>
   (
-    await db.query<{ name: string; def: string }>(
-      `SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename IN ('comments', 'events', 'comment_search') ORDER BY 1`,
-    )
+    await migrated
+      .db()
+      .query<{ name: string; def: string }>(
+        `SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename IN ('comments', 'events', 'comment_search') ORDER BY 1`,
+      )
   ).rows;
 
 describe("the index diet's migration", () => {
@@ -49,11 +32,11 @@ describe("the index diet's migration", () => {
         "events_tenant_id_occurred_at_idx",
       ]),
     );
-    await db.query(`INSERT INTO tenants (id, name, identity_secret_enc) VALUES ('ten_d', 'D', 'x')`);
-    await db.query(`INSERT INTO readers (tenant_id, id, name) VALUES ('ten_d', 'ann', 'Ann'), ('ten_d', '', '[erased]')`);
-    await db.query(`INSERT INTO discussions (tenant_id, id) VALUES ('ten_d', 'd1')`);
+    await db().query(`INSERT INTO tenants (id, name, identity_secret_enc) VALUES ('ten_d', 'D', 'x')`);
+    await db().query(`INSERT INTO readers (tenant_id, id, name) VALUES ('ten_d', 'ann', 'Ann'), ('ten_d', '', '[erased]')`);
+    await db().query(`INSERT INTO discussions (tenant_id, id) VALUES ('ten_d', 'd1')`);
     const comment = (id: string, author: string, body: string, html: string | null, links: boolean, status: string) =>
-      db.query(
+      db().query(
         `INSERT INTO comments (id, tenant_id, discussion_id, author_id, body, body_html, has_links, status, created_at)
          VALUES ($1, 'ten_d', 'd1', $2, $3, $4, $5, $6::"CommentStatus", now())`,
         [id, author, body, html, links, status],
@@ -63,7 +46,7 @@ describe("the index diet's migration", () => {
     await comment("c-erased", "", "[erased]", "<p>[erased]</p>", false, "approved");
     await comment("c-gone", "", "", "", false, "deleted");
     // the documents the projector had written: every comment but the deleted and the erased ones
-    await db.query(
+    await db().query(
       `INSERT INTO comment_search (tenant_id, discussion_id, comment_id, author_id, created_at, vector)
        SELECT tenant_id, discussion_id, id, author_id, created_at, eng_search_vector(body) FROM comments
         WHERE tenant_id = 'ten_d' AND status <> 'deleted' AND author_id <> ''`,
@@ -71,12 +54,14 @@ describe("the index diet's migration", () => {
 
     await migratePostgres(direct);
 
-    expect((await db.query(`SELECT tenant_id, comment_id FROM comment_render_backlog`)).rows).toEqual([
+    expect((await db().query(`SELECT tenant_id, comment_id FROM comment_render_backlog`)).rows).toEqual([
       { tenant_id: "ten_d", comment_id: "c-old" },
     ]);
-    const docs = await db.query<{ comment_id: string; has_links: boolean; words: string }>(
-      `SELECT comment_id, has_links, vector::text AS words FROM comment_search WHERE tenant_id = 'ten_d' ORDER BY comment_id`,
-    );
+    const docs = await migrated
+      .db()
+      .query<{ comment_id: string; has_links: boolean; words: string }>(
+        `SELECT comment_id, has_links, vector::text AS words FROM comment_search WHERE tenant_id = 'ten_d' ORDER BY comment_id`,
+      );
     expect(docs.rows).toEqual([
       { comment_id: "c-erased", has_links: false, words: "" },
       { comment_id: "c-link", has_links: true, words: expect.stringContaining("'see'") },
@@ -96,12 +81,12 @@ describe("the index diet's migration", () => {
     expect(after.find((i) => i.name === "comments_queue_idx")?.def).toMatch(/pending.*rejected.*deleted/);
     expect(after.find((i) => i.name === "comments_shadow_idx")?.def).toMatch(/WHERE \(status = 'rejected'/);
     // and the projector's function writes them the same way: the erased comment's words stay none
-    await db.query(`SELECT eng_search_index('ten_d', 'd1', NULL)`);
+    await db().query(`SELECT eng_search_index('ten_d', 'd1', NULL)`);
     expect(
       (
-        await db.query(
-          `SELECT comment_id, has_links, vector::text AS words FROM comment_search WHERE tenant_id = 'ten_d' ORDER BY comment_id`,
-        )
+        await migrated
+          .db()
+          .query(`SELECT comment_id, has_links, vector::text AS words FROM comment_search WHERE tenant_id = 'ten_d' ORDER BY comment_id`)
       ).rows,
     ).toEqual(docs.rows);
   });

@@ -4,41 +4,22 @@
 // (discussions.followed; who, eng_follow_enqueue's probe, asked only then). The migrations that add the
 // columns fill them; the ban, the lift and the subscription's write keep them. A database of its own,
 // migrated as the release before left it, then to this release.
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { migratePostgres } from "../src/db/migrate.js";
+import { databaseBefore } from "./support/migration-database.js";
 
-const MIGRATION = "20261128104717_reader_sanctioned_until";
-const admin = inject("adminDatabaseUrl");
-const name = `eng_test_sanctioned_${Date.now()}_${process.pid}`;
-const direct = Object.assign(new URL(admin), { pathname: `/${name}` }).toString();
-let db: pg.Client;
-
-beforeAll(async () => {
-  const c = new pg.Client({ connectionString: admin });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  await migratePostgres(direct, { before: MIGRATION });
-  db = new pg.Client({ connectionString: direct });
-  await db.connect();
-}, 120_000);
-afterAll(async () => {
-  await db?.end();
-  const c = new pg.Client({ connectionString: admin });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await c.end();
-});
+const migrated = databaseBefore("sanctioned", "20261128104717_reader_sanctioned_until");
+const direct = migrated.url;
+const db = () => migrated.db();
 
 describe("readers.sanctioned_until and discussions.followed", () => {
   it("are filled by their migrations; a ban keeps the reader's (the lift: test/safety-bans.test.ts; a follow: test/following.test.ts)", async () => {
-    await db.query(`INSERT INTO tenants (id, name, identity_secret_enc) VALUES ('ten_s', 'S', 'x')`);
+    await db().query(`INSERT INTO tenants (id, name, identity_secret_enc) VALUES ('ten_s', 'S', 'x')`);
     for (const r of ["ann", "bob", "cy", "dee", "eve"]) {
-      await db.query(`INSERT INTO readers (tenant_id, id, name) VALUES ('ten_s', $1, $1)`, [r]);
+      await db().query(`INSERT INTO readers (tenant_id, id, name) VALUES ('ten_s', $1, $1)`, [r]);
     }
     const sanction = (id: string, reader: string, until: string | null, lifted: boolean, shadow = false) =>
-      db.query(
+      db().query(
         `INSERT INTO reader_sanctions (id, tenant_id, reader_id, until, shadow, created_by, created_at, lifted_at)
          VALUES ($1, 'ten_s', $2, $3::timestamptz, $4, 'mod', now() - interval '1 day', CASE WHEN $5 THEN now() END)`,
         [id, reader, until, shadow, lifted],
@@ -52,17 +33,17 @@ describe("readers.sanctioned_until and discussions.followed", () => {
       ["d-all", "all"],
       ["d-off", "off"],
     ]) {
-      await db.query(`INSERT INTO discussions (tenant_id, id) VALUES ('ten_s', $1)`, [d]);
-      await db.query(
+      await db().query(`INSERT INTO discussions (tenant_id, id) VALUES ('ten_s', $1)`, [d]);
+      await db().query(
         `INSERT INTO discussion_subscriptions (tenant_id, discussion_id, reader_id, mode, created_at, updated_at)
          VALUES ('ten_s', $1, 'ann', $2::"FollowMode", now(), now())`,
         [d, mode],
       );
     }
     await migratePostgres(direct);
-    const followed = await db.query<{ id: string; followed: boolean }>(
-      `SELECT id, followed FROM discussions WHERE tenant_id = 'ten_s' ORDER BY id`,
-    );
+    const followed = await migrated
+      .db()
+      .query<{ id: string; followed: boolean }>(`SELECT id, followed FROM discussions WHERE tenant_id = 'ten_s' ORDER BY id`);
     expect(followed.rows).toEqual([
       { id: "d-all", followed: true },
       { id: "d-off", followed: false },
@@ -70,7 +51,7 @@ describe("readers.sanctioned_until and discussions.followed", () => {
     const until = async () =>
       Object.fromEntries(
         (
-          await db.query<{ id: string; until: string | null }>(
+          await db().query<{ id: string; until: string | null }>(
             `SELECT id, CASE WHEN sanctioned_until = 'infinity' THEN 'infinity' ELSE to_char(sanctioned_until AT TIME ZONE 'UTC', 'YYYY-MM-DD') END AS until
                FROM readers WHERE tenant_id = 'ten_s' ORDER BY id`,
           )
@@ -79,10 +60,10 @@ describe("readers.sanctioned_until and discussions.followed", () => {
     expect(await until()).toEqual({ ann: "infinity", bob: "2999-01-01", cy: null, dee: null, eve: null });
 
     // a suspension of eve made by the write function: her row says until when
-    await db.query(`SELECT eng_ban_reader('ten_s', 'eve', 's5', '2998-02-03T00:00:00Z', NULL, false, 'mod', false, now())`);
+    await db().query(`SELECT eng_ban_reader('ten_s', 'eve', 's5', '2998-02-03T00:00:00Z', NULL, false, 'mod', false, now())`);
     expect((await until()).eve).toBe("2998-02-03");
     // and a post of hers is refused while it is in force; one of a reader whose suspension ended is not
-    const refused = await db
+    const refused = await db()
       .query(
         `SELECT eng_post_comment('ten_s', 'd1', 'c1', 'eve', 'eve', NULL, NULL, 'hi', '<p>hi</p>', NULL, 'approved', NULL,
                                  'approved', NULL, 0, now(), NULL, NULL, NULL, NULL, NULL)`,
@@ -92,7 +73,7 @@ describe("readers.sanctioned_until and discussions.followed", () => {
         (err: Error) => err.message,
       );
     expect(refused).toMatch(/reader_banned|banned|suspended/i);
-    await db.query(
+    await db().query(
       `SELECT eng_post_comment('ten_s', 'd1', 'c2', 'cy', 'cy', NULL, NULL, 'hi', '<p>hi</p>', NULL, 'approved', NULL,
                                'approved', NULL, 0, now(), NULL, NULL, NULL, NULL, NULL)`,
     );
