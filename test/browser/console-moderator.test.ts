@@ -160,6 +160,7 @@ describe.skipIf(chromiumMissing)("the admin console for a moderator", { timeout:
     expect(await notice.count()).toBe(1);
     expect(await page.getByRole("status").filter({ hasText: "New pending comment" }).count()).toBe(0);
     expect(await page.getByRole("listitem", { name: "Comment by Ivy in A quiet thread" }).count()).toBe(1);
+    await shoot(page, "moderation-notice-kept");
   });
 
   it("tells a moderator why an owner's screen is not shown", async () => {
