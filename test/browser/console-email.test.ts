@@ -13,7 +13,7 @@ import { manualClock } from "../../src/lib/clock.js";
 import { isolatedDatabase } from "../support/database.js";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing } from "../support/chromium.js";
+import { chromiumMissing, screenshot } from "../support/chromium.js";
 import { startSmtp, type TestSmtp } from "../support/smtp.js";
 import { expectAccessible, openConsole, overflow, settled, shoot } from "../support/console-page.js";
 
@@ -254,7 +254,7 @@ describe.skipIf(chromiumMissing)("the console's email", { timeout: 120_000 }, ()
       .getByText(/On rivers rivers · following since/)
       .waitFor();
     await expectAccessible(page, "a reader's page with what they follow");
-    await page.screenshot({ path: "/tmp/engagement-console-shots/reader-following.png", fullPage: true });
+    await screenshot(page, { path: "/tmp/engagement-console-shots/reader-following.png", fullPage: true });
   });
 
   it("without SMTP_URL: says plainly that email is off and what turns it on; a test email is answered “Email is off”", async () => {

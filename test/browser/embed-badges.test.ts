@@ -10,7 +10,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, keyWith, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing } from "../support/chromium.js";
+import { chromiumMissing, screenshot } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
 import { embedBrowser, type EmbedBrowser } from "../support/embed.js";
 
@@ -78,7 +78,7 @@ describe.skipIf(chromiumMissing)("a reader's badge in <engagement-thread>", () =
     expect(style.radius).toBeGreaterThan(4);
     expect(style.border).toBe("solid");
     await expectAccessible(p, "engagement-thread");
-    await p.locator("engagement-thread").screenshot({ path: join(SHOTS, "thread-badges.png") });
+    await screenshot(p.locator("engagement-thread"), { path: join(SHOTS, "thread-badges.png") });
     await p.close();
   });
 
@@ -100,7 +100,7 @@ describe.skipIf(chromiumMissing)("a reader's badge in <engagement-thread>", () =
     await expect(tombstone.first().locator("img").count()).resolves.toBe(0);
     await expect(tombstone.first().locator(".avatar").textContent()).resolves.toMatch(/^\s*$/);
     await expectAccessible(p, "engagement-thread");
-    await p.locator("engagement-thread").screenshot({ path: join(SHOTS, "thread-deleted.png") });
+    await screenshot(p.locator("engagement-thread"), { path: join(SHOTS, "thread-deleted.png") });
     await p.close();
   });
 });

@@ -11,7 +11,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing } from "../support/chromium.js";
+import { chromiumMissing, screenshot } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
 import { embedBrowser, type EmbedBrowser } from "../support/embed.js";
 import { contextForTenant } from "../../src/context/request.js";
@@ -99,7 +99,7 @@ describe.skipIf(chromiumMissing)("replies from Bluesky in <engagement-thread>", 
     await expect(link.getAttribute("rel")).resolves.toContain("noopener");
     await expect(article(p, "Written here").getByText("on Bluesky").count()).resolves.toBe(0);
     await expectAccessible(p, "engagement-thread");
-    await p.locator("engagement-thread").screenshot({ path: join(SHOTS, "thread-bluesky.png") });
+    await screenshot(p.locator("engagement-thread"), { path: join(SHOTS, "thread-bluesky.png") });
     await p.close();
 
     // in the element's language

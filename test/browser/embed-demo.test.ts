@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
 
@@ -97,7 +97,7 @@ describe.skipIf(chromiumMissing)("/embed/demo in headless Chromium", () => {
       expect(await light.locator(".e-content").innerText()).toContain("Welcome! Sign in with any name above");
       expect(await light.locator(".p-author").innerText()).toBe("Ada");
       expect(await light.locator("time.dt-published").isVisible()).toBe(true);
-      await off.screenshot({ path: join(SHOTS, "demo-no-javascript.png"), fullPage: true });
+      await screenshot(off, { path: join(SHOTS, "demo-no-javascript.png"), fullPage: true });
       await off.close();
 
       const p = await browser.newPage({ viewport: { width: 900, height: 1100 } });
@@ -135,7 +135,7 @@ describe.skipIf(chromiumMissing)("/embed/demo in headless Chromium", () => {
       await fresh.goto(`${server.url}/embed/demo`);
       await expect.poll(async () => Number((await fresh.locator("engagement-count").getAttribute("count")) ?? "-1")).toBe(before + 1);
       await fresh.locator("engagement-thread section[part=thread]").getByText("Hello from the demo").waitFor();
-      await fresh.screenshot({ path: join(SHOTS, "demo.png"), fullPage: true });
+      await screenshot(fresh, { path: join(SHOTS, "demo.png"), fullPage: true });
       expect(violations).toEqual([]);
     } finally {
       await browser.close();

@@ -12,7 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium, servePage } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, servePage, screenshot } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
@@ -107,7 +107,7 @@ describe.skipIf(chromiumMissing)("the bell and Follow in <engagement-thread>", (
     expect((await mia.get("/api/v1/me/inbox")).body.unreadCount).toBe(0);
     await thread(p2).getByRole("button", { name: "Notifications", exact: true }).waitFor();
     await expectAccessible(p, "embed-inbox");
-    await p.screenshot({ path: join(SHOTS, "inbox.png") });
+    await screenshot(p, { path: join(SHOTS, "inbox.png") });
 
     // the item links to the comment in this thread; one of another discussion, to that discussion's address
     expect(await list.getByRole("link", { name: "Zed replied to you" }).getAttribute("href")).toMatch(/^#comment-/);

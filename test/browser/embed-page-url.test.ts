@@ -12,7 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 
 const SHOTS = join(tmpdir(), "engagement-embed-shots");
 let server: TestServer;
@@ -102,7 +102,7 @@ ${canonical ? `<link rel="canonical" href="${canonical}">` : ""}</head><body><ma
     await thread(p).getByRole("textbox", { name: "Write a comment" }).fill("First on a new page");
     await thread(p).getByRole("button", { name: "Post comment" }).click();
     await thread(p).locator("article", { hasText: "First on a new page" }).waitFor();
-    await p.screenshot({ path: join(SHOTS, "thread-by-page-url.png"), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, "thread-by-page-url.png"), fullPage: true });
     await p.close();
 
     const found = await t.api.get(`/api/v1/discussions/lookup?url=${encodeURIComponent(`${origin}/posts/brand-new?page=1`)}`);
@@ -139,7 +139,7 @@ ${canonical ? `<link rel="canonical" href="${canonical}">` : ""}</head><body><ma
     if (await button.isVisible()) await button.click();
     await shown.waitFor();
     expect(reloaded).toBe(false);
-    await early.screenshot({ path: join(SHOTS, "thread-live-before-first-comment.png"), fullPage: true });
+    await screenshot(early, { path: join(SHOTS, "thread-live-before-first-comment.png"), fullPage: true });
     await early.close();
     await writer.close();
   });

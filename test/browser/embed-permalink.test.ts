@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commentLink } from "../../src/modules/email/templates.js";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 import { hostPages, type HostPage } from "../support/embed.js";
 
 const SHOTS = join(tmpdir(), "engagement-permalink-shots");
@@ -166,7 +166,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> permalinks, Link action an
           .locator(`li:has(> article[data-comment-id="${root}"]) > ol > li > article`)
           .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.commentId));
       expect(await rootReplies()).toEqual([...replies.slice(0, 5), replies[6]]);
-      await p.screenshot({ path: join(SHOTS, "highlighted.png") });
+      await screenshot(p, { path: join(SHOTS, "highlighted.png") });
       await thread(p).getByRole("button", { name: "Show 2 more replies" }).click();
       await expect.poll(rootReplies).toEqual(replies);
       // Load more goes on after the page; the start is a button away
@@ -326,7 +326,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> permalinks, Link action an
       for (const form of ["**bold**", "_italic_", "`code`", "> a quote", "- a list item", "[a link](https://example.com)"]) {
         expect(helpText).toContain(form);
       }
-      await p.screenshot({ path: join(SHOTS, "tabs-preview-help.png") });
+      await screenshot(p, { path: join(SHOTS, "tabs-preview-help.png") });
       // keys: ← to Write (focused and selected), End to Preview
       await preview.focus();
       await p.keyboard.press("ArrowLeft");

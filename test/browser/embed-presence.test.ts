@@ -9,7 +9,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 import { hostPages, type HostPage } from "../support/embed.js";
 import { openSse } from "../support/sse.js";
 
@@ -65,7 +65,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> presence", () => {
     // a third stream (a server-side client): 3
     const sse = openSse(`${server.url}/api/v1/stream/${id}`, { "x-api-key": t.apiKey });
     await expect.poll(() => reading.textContent(), { timeout: 10_000 }).toBe("3 reading");
-    await page.screenshot({ path: join(SHOTS, "presence.png") });
+    await screenshot(page, { path: join(SHOTS, "presence.png") });
 
     sse.close();
     await other.close();

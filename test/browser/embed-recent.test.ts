@@ -8,7 +8,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 import { expectServedScript } from "../support/embed.js";
 
 /** recent.js's size budget: count.js's */
@@ -94,7 +94,7 @@ describe.skipIf(chromiumMissing)("<engagement-recent> in headless Chromium", () 
     expect(await items.nth(1).locator("[part=excerpt]").textContent()).toBe('<img src=x onerror="window.pwned=1"> and bold text');
     expect(await p.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
     expect((await items.nth(0).locator("[part=excerpt]").textContent())!.length).toBe(140);
-    await p.screenshot({ path: "/tmp/engagement-embed-shots/recent.png" });
+    await screenshot(p, { path: "/tmp/engagement-embed-shots/recent.png" });
     expect(errors).toEqual([]);
     await p.close();
   });

@@ -16,7 +16,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
 import { hostPages, type HostPage } from "../support/embed.js";
 import { signInGuest, type GuestSession } from "../support/sign-in.js";
@@ -131,7 +131,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
     const p = await open("signin-popup");
     await signInButton(p).waitFor();
     await expectAccessible(p, "the thread with Sign in");
-    await p.screenshot({ path: join(SHOTS, "sign-in.png"), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, "sign-in.png"), fullPage: true });
     const { popup, url } = await openPopup(p);
     expect(url.origin).toBe(new URL(server.url).origin);
     expect(url.pathname).toBe(`/auth/v1/${t.tenantId}/sign-in`);
@@ -192,7 +192,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
     expect(saved.status, JSON.stringify(saved.body)).toBe(200);
     expect(saved.body).toMatchObject({ status: "pending", author: { id: ada.reader.id, name: "Ada Guest" } });
     await expectAccessible(p, "the thread signed in through hosted sign-in");
-    await p.screenshot({ path: join(SHOTS, "signed-in.png"), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, "signed-in.png"), fullPage: true });
 
     // kept across a reload: the page's localStorage
     await p.reload();
@@ -456,7 +456,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread>'s Sign in", { timeout: 90_
       await p.reload();
       await loaded(p);
       await thread(p).getByText("Signed in as Fay").waitFor();
-      await p.screenshot({ path: join(SHOTS, "signed-in-passkey.png") });
+      await screenshot(p, { path: join(SHOTS, "signed-in-passkey.png") });
       const { popup, url } = await openPopup(p, "Add a passkey");
       expect(url.pathname).toBe(`/auth/v1/${t.tenantId}/passkeys/new`);
       expect(url.searchParams.get("origin")).toBe(local.origin);

@@ -16,7 +16,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 import { consoleLink, expectAccessible } from "../support/console-page.js";
 import { expectServedScript, hostPages, type HostPage } from "../support/embed.js";
 
@@ -155,7 +155,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
           .count(),
       ).resolves.toBe(0);
       await expect(thread(unlisted.p).getByRole("alert").textContent()).resolves.toBe("Comments could not be loaded.");
-      await unlisted.p.screenshot({ path: join(SHOTS, "origin-not-allowed.png") });
+      await screenshot(unlisted.p, { path: join(SHOTS, "origin-not-allowed.png") });
       await unlisted.p.close();
       // another tenant lists it: the service's own refusal says the same
       const neighbour = await createTestTenant(server);
@@ -269,7 +269,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     }
     await thread(p).getByRole("alert").filter({ hasText: "Sign in to join the discussion." }).waitFor();
     await expect(signIn.count()).resolves.toBe(1);
-    await p.screenshot({ path: join(SHOTS, "count-and-sign-in.png") });
+    await screenshot(p, { path: join(SHOTS, "count-and-sign-in.png") });
     // signed in, the request to sign in is gone
     await setIdentity(p, await t.identity("wanda", { name: "Wanda" }));
     await expect.poll(() => signIn.count()).toBe(0);
@@ -341,7 +341,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
       await bar(a).getByRole("button", { name: "Like: 1", pressed: true }).waitFor();
       await bar(b).getByRole("button", { name: "Like: 1", pressed: false }).waitFor();
       await expectAccessible(a, "page reactions");
-      await a.screenshot({ path: join(SHOTS, "thread-page-reactions.png"), fullPage: true });
+      await screenshot(a, { path: join(SHOTS, "thread-page-reactions.png"), fullPage: true });
       // her reaction is remembered: after a reload it is still pressed (myReactions)
       await a.reload();
       await setIdentity(a, await t.identity("alice", { name: "Alice" }));
@@ -557,7 +557,7 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
       await expectAccessible(p, view.name);
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, `${view.name} overflows`).toBeLessThanOrEqual(0);
-      await p.screenshot({ path: join(SHOTS, `${view.name}.png`), fullPage: true });
+      await screenshot(p, { path: join(SHOTS, `${view.name}.png`), fullPage: true });
       await p.close();
     }
     const de = await open(d, { attrs: 'lang="de"' });
@@ -579,13 +579,13 @@ describe.skipIf(chromiumMissing)("<engagement-thread> in headless Chromium", () 
     await thread(ja).getByRole("button", { name: "コメントを投稿" }).waitFor();
     await comment(ja, "解析機関").waitFor();
     await expectAccessible(ja, "thread-ja");
-    await ja.screenshot({ path: join(SHOTS, "thread-ja.png"), fullPage: true });
+    await screenshot(ja, { path: join(SHOTS, "thread-ja.png"), fullPage: true });
     await ja.close();
     // a regional tag is its language
     const fr = await open(d, { attrs: 'lang="fr-CA"', identity });
     await thread(fr).getByRole("button", { name: "Publier le commentaire" }).waitFor();
     await thread(fr).getByRole("combobox", { name: "Trier les commentaires" }).waitFor();
-    await fr.screenshot({ path: join(SHOTS, "thread-fr.png"), fullPage: true });
+    await screenshot(fr, { path: join(SHOTS, "thread-fr.png"), fullPage: true });
     await fr.close();
   });
 

@@ -10,7 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium, servePage } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, servePage, screenshot } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "embed") : join(tmpdir(), "engagement-embed-shots");
@@ -131,7 +131,7 @@ describe.skipIf(chromiumMissing)("votes in <engagement-thread>", () => {
     expect(await score(p, "My own take")).toMatch(/0$/);
 
     await expectAccessible(p, "embed thread with votes");
-    await p.screenshot({ path: join(SHOTS, "votes.png"), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, "votes.png"), fullPage: true });
     await p.close();
   });
 

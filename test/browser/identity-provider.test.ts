@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestIdp, type TestIdp } from "../support/oidc-provider.js";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, chromiumRequired, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, chromiumRequired, launchChromium, screenshot } from "../support/chromium.js";
 
 const CLIENT_ID = "news-site";
 const DISCUSSION = "idp-browser";
@@ -153,7 +153,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("a page signed in at the s
     await tab.waitForFunction(() => (document.getElementById("avatar") as HTMLImageElement).complete);
     const dir = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "identity") : join("node_modules", ".cache", "screens");
     mkdirSync(dir, { recursive: true });
-    await tab.screenshot({ path: join(dir, "idp-sign-in.png") });
+    await screenshot(tab, { path: join(dir, "idp-sign-in.png") });
     await tab.close();
 
     // through the API: the comment is the IdP's reader's, under the issuer's namespace

@@ -12,7 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 import { IMPORT_FIXTURES, MORE } from "../support/import-readings.js";
 import { importFinished, postImport } from "../support/imports.js";
 import { CUSDIS_ROWS, cusdisFile } from "../support/cusdis.js";
@@ -121,7 +121,7 @@ describe.skipIf(chromiumMissing)("a source thread's page after an import", () =>
         await p.evaluate(() => (document.querySelector("engagement-thread") as HTMLElement & { discussionId: string | null }).discussionId),
       ).toBe(held.id);
       expect(await thread.locator("article").count()).toBeGreaterThan(0);
-      await p.screenshot({ path: join(SHOTS, `import-page-${s.format}.png`) });
+      await screenshot(p, { path: join(SHOTS, `import-page-${s.format}.png`) });
       await p.close();
     });
   }
@@ -140,7 +140,7 @@ describe.skipIf(chromiumMissing)("a source thread's page after an import", () =>
     const thread = p.locator("engagement-thread");
     await thread.locator("article").filter({ hasText: "Written before the switch" }).waitFor({ timeout: 20_000 });
     await thread.locator("article").filter({ hasText: held.firstLine }).first().waitFor();
-    await p.screenshot({ path: join(SHOTS, "import-page-attached.png") });
+    await screenshot(p, { path: join(SHOTS, "import-page-attached.png") });
     await p.close();
   });
 });

@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
-import { chromiumMissing, chromiumRequired, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, chromiumRequired, launchChromium, screenshot } from "../support/chromium.js";
 
 let dev: TestServer;
 let production: TestServer;
@@ -31,7 +31,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("GET / in a browser", () =
       );
       expect(await page.getByRole("link", { name: /GraphQL/ }).count()).toBe(1);
       mkdirSync(dir, { recursive: true });
-      await page.screenshot({ path: join(dir, "index-page.png") });
+      await screenshot(page, { path: join(dir, "index-page.png") });
 
       await page.getByRole("link", { name: "GraphQL in GraphiQL" }).click();
       await page.waitForURL(`${dev.url}/graphql`);
@@ -40,7 +40,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("GET / in a browser", () =
       const headers = page.locator(".graphiql-editor-tool .graphiql-editor").last();
       await expect.poll(() => headers.textContent(), { timeout: 10_000 }).toMatch(/"X-API-Key":\s*""/);
       await expect.poll(() => page.locator(".graphiql-query-editor").textContent()).toMatch(/Headers\s+\(below\)\s+as\s+\{\s+"X-API-Key"/);
-      await page.screenshot({ path: join(dir, "graphiql.png") });
+      await screenshot(page, { path: join(dir, "graphiql.png") });
 
       // in production GraphiQL is off: the one GraphQL link is the endpoint, with how to use it
       await page.goto(`${production.url}/`);

@@ -14,7 +14,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 
 const SHOTS = join(tmpdir(), "layout-shots");
 
@@ -125,7 +125,7 @@ describe.skipIf(chromiumMissing)("an indexable thread's height before and after 
     await p.waitForFunction(() => [...document.querySelectorAll<HTMLLinkElement>("link[rel=stylesheet]")].every((l) => l.sheet));
     const before = await height(p);
     const belowBefore = await belowTop(p);
-    await p.screenshot({ path: join(SHOTS, `${style}-${width}-before.png`), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, `${style}-${width}-before.png`), fullPage: true });
     release();
     // upgraded and settled: its own comments drawn, its stream live (no "Reconnecting…" line)
     await p.waitForFunction(() => {
@@ -136,7 +136,7 @@ describe.skipIf(chromiumMissing)("an indexable thread's height before and after 
     expect(await p.locator("engagement-thread ol[part=comments] article").count()).toBe(4);
     const after = await height(p);
     const belowAfter = await belowTop(p);
-    await p.screenshot({ path: join(SHOTS, `${style}-${width}-after.png`), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, `${style}-${width}-after.png`), fullPage: true });
     const change = (after - before) / before;
     measured.push(`  ${style} ${width} px: ${before.toFixed(0)} → ${after.toFixed(0)} (${(change * 100).toFixed(1)} %)`);
     expect(Math.abs(change), `height ${before} → ${after}`).toBeLessThanOrEqual(0.1);
@@ -148,7 +148,7 @@ describe.skipIf(chromiumMissing)("an indexable thread's height before and after 
     await thread.getByRole("textbox", { name: "Write a comment" }).focus();
     await thread.getByRole("button", { name: "Post comment" }).waitFor();
     expect(await thread.getByRole("tab", { name: "Preview" }).isVisible()).toBe(true);
-    await p.screenshot({ path: join(SHOTS, `${style}-${width}-writing.png`), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, `${style}-${width}-writing.png`), fullPage: true });
     await p.close();
   });
 });

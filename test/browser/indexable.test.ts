@@ -16,7 +16,7 @@ import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, launchChromium } from "../support/chromium.js";
+import { chromiumMissing, launchChromium, screenshot } from "../support/chromium.js";
 
 const SCRATCH = join(tmpdir(), "engagement-seo-shots");
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "seo") : SCRATCH;
@@ -144,7 +144,7 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     const onPage = p.locator("engagement-thread a", { hasText: "Comment on the page itself, with JavaScript on" });
     expect(await onPage.isVisible()).toBe(true);
     expect(await onPage.getAttribute("href")).toBe(host.url("seo-1"));
-    await p.screenshot({ path: join(SHOTS, "thread-no-javascript.png"), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, "thread-no-javascript.png"), fullPage: true });
     await p.close();
   });
 
@@ -167,7 +167,7 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     const before = await threadHeight(p);
     const afterTop = await p.evaluate(() => document.getElementById("after")!.getBoundingClientRect().top);
     // the same as the page with JavaScript off: looked at, not kept in docs/
-    await p.screenshot({ path: join(SCRATCH, "thread-before-upgrade.png"), fullPage: true });
+    await screenshot(p, { path: join(SCRATCH, "thread-before-upgrade.png"), fullPage: true });
     release();
     // upgraded: its own shadow DOM shows the comments
     const shadowComments = p.locator("engagement-thread ol[part=comments] > li > article");
@@ -190,7 +190,7 @@ describe.skipIf(chromiumMissing)("an indexable thread in headless Chromium", () 
     }
     expect(bodies.some((b) => b.html?.includes("<strong>cracked</strong>"))).toBe(true);
     const after = await threadHeight(p);
-    await p.screenshot({ path: join(SHOTS, "thread-upgraded.png"), fullPage: true });
+    await screenshot(p, { path: join(SHOTS, "thread-upgraded.png"), fullPage: true });
     expect(Math.abs(after - before) / before, `height ${before} → ${after}`).toBeLessThanOrEqual(0.1);
     const afterTopNow = await p.evaluate(() => document.getElementById("after")!.getBoundingClientRect().top);
     expect(Math.abs(afterTopNow - afterTop) / before).toBeLessThanOrEqual(0.1);

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { isolatedDatabase } from "../support/database.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, chromiumRequired, launchChromium, servePage } from "../support/chromium.js";
+import { chromiumMissing, chromiumRequired, launchChromium, servePage, screenshot } from "../support/chromium.js";
 import { startSmtp, type TestSmtp } from "../support/smtp.js";
 import { expectAccessible } from "../support/console-page.js";
 
@@ -157,7 +157,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("the hosted sign-in pages,
       .getByRole("status")
       .filter({ hasText: `We sent a link to ${address}` })
       .waitFor();
-    await popup.screenshot({ path: join(SHOTS, "email-sent.png") });
+    await screenshot(popup, { path: join(SHOTS, "email-sent.png") });
     const before = smtp.received.length;
     await server.app.email.runOnce();
     const mail = (await smtp.waitFor(before + 1)).at(-1)!;
@@ -169,7 +169,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("the hosted sign-in pages,
     await tab.goto(link!);
     await expectAccessible(tab, "the email link's page");
     await tab.getByRole("textbox", { name: "Your name" }).fill("Ada");
-    await tab.screenshot({ path: join(SHOTS, "email-link.png") });
+    await screenshot(tab, { path: join(SHOTS, "email-link.png") });
     await tab.getByRole("button", { name: "Sign in" }).click();
     await tab.getByRole("status").filter({ hasText: "You are signed in as Ada" }).waitFor();
     await page.waitForFunction(() => (window as any).received.length > 0, undefined, { timeout: 15_000 });
@@ -187,7 +187,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("the hosted sign-in pages,
       await p.waitForFunction(() => customElements.get("altcha-widget") !== undefined);
       await p.locator("altcha-widget input[type=checkbox]").waitFor();
       await expectAccessible(p, `the sign-in page (${colorScheme})`);
-      await p.screenshot({ path: join(SHOTS, colorScheme === "light" ? "sign-in.png" : "sign-in-dark.png"), fullPage: true });
+      await screenshot(p, { path: join(SHOTS, colorScheme === "light" ? "sign-in.png" : "sign-in-dark.png"), fullPage: true });
       await p.close();
     }
     const de = await browser!.newPage({ viewport: { width: 520, height: 900 } });
@@ -201,7 +201,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("the hosted sign-in pages,
     expect(await de.locator("html").getAttribute("lang")).toBe("de");
     await de.locator("altcha-widget input[type=checkbox]").waitFor();
     await expectAccessible(de, "the sign-in page in German");
-    await de.screenshot({ path: join(SHOTS, "sign-in-de.png"), fullPage: true });
+    await screenshot(de, { path: join(SHOTS, "sign-in-de.png"), fullPage: true });
     await de.close();
   }, 60_000);
 

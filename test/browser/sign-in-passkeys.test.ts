@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../support/server.js";
 import { isolatedDatabase } from "../support/database.js";
 import { createTestTenant, type TestTenant } from "../support/fixtures.js";
-import { chromiumMissing, chromiumRequired, launchChromium, servePage } from "../support/chromium.js";
+import { chromiumMissing, chromiumRequired, launchChromium, servePage, screenshot } from "../support/chromium.js";
 import { expectAccessible } from "../support/console-page.js";
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1" ? join("docs", "sign-in") : join(tmpdir(), "engagement-passkey-shots");
@@ -175,7 +175,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("readers' passkeys, in hea
     const { page, popup, device } = await popupOn(pageUrl(t, "/sign-in"));
     await popup.waitForFunction(() => customElements.get("altcha-widget") !== undefined);
     await expectAccessible(popup, "the sign-in page with passkeys");
-    await popup.screenshot({ path: join(SHOTS, "passkey-sign-in.png"), fullPage: true });
+    await screenshot(popup, { path: join(SHOTS, "passkey-sign-in.png"), fullPage: true });
     await popup.getByRole("textbox", { name: "Name", exact: true }).fill("Grace");
     await popup.waitForFunction(() => (document.querySelector("altcha-widget") as any)?.getState() === "verified", undefined, {
       timeout: 20_000,
@@ -190,10 +190,10 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("readers' passkeys, in hea
     const add = popup.getByRole("button", { name: "Add a passkey" });
     await expect.poll(() => add.isEnabled(), { timeout: 10_000 }).toBe(true);
     await expectAccessible(popup, "the page that offers a passkey");
-    await popup.screenshot({ path: join(SHOTS, "passkey-offer.png") });
+    await screenshot(popup, { path: join(SHOTS, "passkey-offer.png") });
     await add.click();
     await popup.getByRole("status").filter({ hasText: "Passkey added" }).waitFor({ timeout: 10_000 });
-    await popup.screenshot({ path: join(SHOTS, "passkey-added.png") });
+    await screenshot(popup, { path: join(SHOTS, "passkey-added.png") });
     const held = await credentialsOf(device);
     expect(held).toHaveLength(1);
     credential = held[0]!;
@@ -266,7 +266,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("readers' passkeys, in hea
     const add = popup.getByRole("button", { name: "Passkey hinzufügen" });
     await expect.poll(() => add.isEnabled(), { timeout: 10_000 }).toBe(true);
     await expectAccessible(popup, "the add-a-passkey page in German");
-    await popup.screenshot({ path: join(SHOTS, "passkey-add-de.png") });
+    await screenshot(popup, { path: join(SHOTS, "passkey-add-de.png") });
     await add.click();
     await popup.getByRole("status").filter({ hasText: "Passkey hinzugefügt" }).waitFor({ timeout: 10_000 });
     await page.waitForFunction(() => (window as any).received.some((m: Message) => m.data?.type === "engagement:passkey-added"));
@@ -281,7 +281,7 @@ describe.skipIf(chromiumMissing && !chromiumRequired)("readers' passkeys, in hea
     await de.getByRole("textbox", { name: "Passkey" }).waitFor();
     await de.getByRole("button", { name: "Mit einem Passkey anmelden" }).waitFor();
     await expectAccessible(de, "the German sign-in page with passkeys");
-    await de.screenshot({ path: join(SHOTS, "passkey-sign-in-de.png"), fullPage: true });
+    await screenshot(de, { path: join(SHOTS, "passkey-sign-in-de.png"), fullPage: true });
     await de.close();
     const again = await popupOn(pageUrl(t, "/sign-in", "de"), [held!]);
     expect((await signedIn(again.page)).data.reader!.id).toBe("ada-1");

@@ -3,7 +3,16 @@
 import { existsSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from "playwright-core";
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Locator,
+  type LocatorScreenshotOptions,
+  type Page,
+  type PageScreenshotOptions,
+} from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
@@ -71,4 +80,22 @@ export async function servePage(html: string): Promise<{ url: string; origin: st
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return { url, origin: new URL(url).origin, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * A screenshot of a page or an element (for a person to look at), asked again when Chromium refuses
+ * one capture with "Unable to capture screenshot": a transient refusal of the compositor under load
+ * (seen in CI on a page whose parser was held at a script), which takes the same picture a frame
+ * later. Any other error, or the third refusal in a row, fails as before.
+ */
+export async function screenshot(target: Page | Locator, options: PageScreenshotOptions & LocatorScreenshotOptions): Promise<Buffer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await target.screenshot(options);
+    } catch (err) {
+      if (attempt >= 3 || !/Unable to capture screenshot/.test(String(err))) throw err;
+      const page = "page" in target ? target.page() : target;
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    }
+  }
 }

@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core";
 import { expect, inject } from "vitest";
-import { launchChromium } from "./chromium.js";
+import { launchChromium, screenshot } from "./chromium.js";
 import { runCliInProcess } from "./cli-in-process.js";
 import type { TestTenant } from "./fixtures.js";
 import { TEST_ADMIN_SECRET, type TestServer } from "./server.js";
@@ -50,7 +50,7 @@ export async function settled(p: Page): Promise<void> {
 }
 
 export async function shoot(p: Page, name: string): Promise<void> {
-  await p.screenshot({ path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
+  await screenshot(p, { path: new URL(`${name}.png`, SHOTS).pathname, fullPage: true });
 }
 
 /** What sticks out of the page at its width (a wide table scrolls inside its own region): [0] when nothing. */
