@@ -13,7 +13,7 @@
 //    its answer's end, at this client; the inbox's rate limit of the sending domain is reset before
 //    each burst (a burst of 500 a round is over its 600 a minute by the second round);
 //  - for the service, also the time until every activity of the burst is applied (the queue drained).
-// Env: BENCH_BURST (500), BENCH_ROUNDS (3), BENCH_PG_URL, BENCH_REDIS_URL.
+// Env: BENCH_BURST (500), BENCH_ROUNDS (3), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_CPU_PROFILE (a directory).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -72,7 +72,9 @@ try {
     LOG_LEVEL: "error",
     RUN_WEBHOOK_WORKER: "1",
   };
-  const service = spawn(process.execPath, serviceEntry(), {
+  // BENCH_CPU_PROFILE=<dir>: the service writes a V8 CPU profile there when it exits (as in npm run bench)
+  const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+  const service = spawn(process.execPath, [...profile, ...serviceEntry()], {
     env: { ...process.env, ...env, ALLOW_HTTP_WEBHOOKS: "1" },
     stdio: ["ignore", "ignore", "inherit"],
   });

@@ -679,7 +679,7 @@ async function main() {
       `${Math.round(f.cpuUs)} / ${Math.round(s.cpuUs)}`,
       `${(s.cpuUs / Math.max(1, f.cpuUs)).toFixed(2)}×`,
       `${Math.round(f.dbCpuUs)} / ${Math.round(s.dbCpuUs)}`,
-      `${Math.round(s.mainUs)} (${Math.round(s.mainBusy)} %)`,
+      `${Math.round(f.mainUs)} (${Math.round(f.mainBusy)} %) / ${Math.round(s.mainUs)} (${Math.round(s.mainBusy)} %)`,
     ]);
   }
   console.log(
@@ -724,7 +724,7 @@ async function main() {
         "CPU µs/req floor/service",
         "CPU ratio",
         "PostgreSQL CPU µs/req floor/service",
-        "service main thread µs/req (busy)",
+        "main thread µs/req (busy) floor/service",
       ],
       rows,
     ),
