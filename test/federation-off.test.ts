@@ -73,17 +73,38 @@ describe("federation off", () => {
     expect(await cachedOfPeer(server)).toBe(0);
     // the peer's actor (where its key is) was never fetched
     expect(peer.fetched.slice(fetchedBefore)).toEqual([]);
+    // nor is anything of it read: its actor, collections and Articles answer 404 in any representation
+    // (a problem document), and a site that does not exist the same
+    for (const id of [t.tenantId, "no_such_site"]) {
+      for (const path of ["", "/outbox", "/followers", "/outbox?cursor=0", "/articles/x"]) {
+        for (const accept of ["application/activity+json", "text/html", "*/*", null]) {
+          const res = await fetch(`${server.publicUrl}/ap/actors/${id}${path}`, { headers: accept ? { accept } : {} });
+          expect([id, path, accept, res.status, res.headers.get("content-type")?.split(";")[0]]).toEqual([
+            id,
+            path,
+            accept,
+            404,
+            "application/problem+json",
+          ]);
+        }
+      }
+    }
 
     // turned on, the same signed POST is heard (its key fetched); turned off again, 404 once more
     const on = await federatingTenant(server, "off_on");
     const onInbox = new URL(`${on.actor}/inbox`);
     expect((await peer.signedPost("alice", onInbox, like(`${server.publicUrl}/x`))).status).toBe(202);
     expect(await cachedOfPeer(server)).toBeGreaterThan(0);
+    const followers = `${on.actor}/followers`;
+    const asJson = { headers: { accept: "application/activity+json" } };
+    expect((await fetch(followers, asJson)).status).toBe(200);
     await on.api.patch("/api/v1/settings", { federation: { enabled: false } });
     await vi.waitFor(async () => {
       const res = await fetch(onInbox, { method: "POST", headers: { "content-type": "application/activity+json" }, body: "{}" });
       expect(res.status).toBe(404);
     });
+    // its followers' count is no longer told either
+    expect((await fetch(followers, asJson)).status).toBe(404);
   });
 });
 

@@ -167,8 +167,8 @@ const parseJson = (text: string): unknown => {
   }
 };
 
-/** The site a POST's path names (`/ap/actors/{id}…`), null for the shared inbox and any other path. */
-function postTarget(path: string): { tenantId: string | null } {
+/** The site a path names (`/ap/actors/{id}…`), null for the shared inbox and any other path. */
+function siteOf(path: string): { tenantId: string | null } {
   const m = /^\/ap\/actors\/([^/]+)/.exec(path);
   return { tenantId: m ? decode(m[1]!) : null };
 }
@@ -193,12 +193,13 @@ export function mountFederation(fastify: FastifyInstance, engine: FederationEngi
     }
     const body = req.method === "POST" ? (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)) : null;
     let screened: Screened | null = null;
-    // a site that does not federate has nothing here, its inbox included (the shared inbox: while none
-    // federates), before anything of a POST's activity is read, let alone its signature
-    const target = body ? postTarget(path) : undefined;
-    if (target && !(await (target.tenantId === null ? anyTenantFederates(app) : federatingTenant(app, target.tenantId).then(Boolean)))) {
-      return sendProblem(reply, errors.notFound("Fediverse document"));
-    }
+    // a site that does not federate has nothing here, whatever is asked of it (its actor, collections,
+    // Articles and inbox, in any representation), nor the shared inbox while none federates: before
+    // anything of a POST's activity is read, let alone its signature
+    const target = siteOf(path);
+    const off =
+      target.tenantId !== null ? !(await federatingTenant(app, target.tenantId)) : body !== null && !(await anyTenantFederates(app));
+    if (off) return sendProblem(reply, errors.notFound("Fediverse document"));
     if (body) {
       const first = await screenInbound(engine, req, body);
       if (first instanceof AppError) return sendProblem(reply, first);
