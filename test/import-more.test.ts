@@ -24,7 +24,7 @@ import {
   MORE,
   type Expected,
 } from "./support/import-readings.js";
-import { siteQuery } from "./support/imports.js";
+import { siteQuery, TEST_SITE } from "./support/imports.js";
 import { disqusXml } from "./support/import-files.js";
 
 let server: TestServer;
@@ -416,6 +416,32 @@ describe("isso", () => {
     expect(await importFile(t, "isso", file("isso/isso-radiot-576.db"))).toMatchObject({ comments: 0, unchanged: 57 });
     expect(await importFile(t, "isso", file("isso/isso-tests-disqus.db"))).toMatchObject({ comments: 0, unchanged: 4 });
     await expectComments(server, t, "isso", [...radiot.expected, ...tests.expected]);
+  });
+
+  it("one isso database for two sites (the same pages' paths, the same ids) keeps both, each thread at its own site's page", async () => {
+    const bytes = file("isso/isso-radiot-576.db");
+    const radiot = await readIsso(bytes);
+    const t = await createTestTenant(server);
+    const other = "https://other.example";
+    expect(await importFile(t, "isso", bytes)).toMatchObject({ state: "succeeded", comments: 57, errors: [] });
+    expect(await importFile(t, "isso", bytes, `&site=${encodeURIComponent(other)}`)).toMatchObject({
+      state: "succeeded",
+      comments: 57,
+      skipped: 1,
+      errors: [],
+    });
+    expect(await server.app.runtime.services.prisma.comment.count({ where: { tenantId: t.tenantId } })).toBe(114);
+    // each page of each site: its own discussion, holding its thread's comments
+    const path = radiot.threads[0].uri as string;
+    const here = await t.api.get(`/api/v1/discussions/lookup?url=${encodeURIComponent(new URL(path, TEST_SITE).href)}`);
+    const there = await t.api.get(`/api/v1/discussions/lookup?url=${encodeURIComponent(new URL(path, other).href)}`);
+    expect([here.status, there.status]).toEqual([200, 200]);
+    expect(there.body.id).not.toBe(here.body.id);
+    expect(there.body.commentCount).toBe(here.body.commentCount);
+    expect(here.body.commentCount).toBeGreaterThan(0);
+    // and each again changes nothing
+    expect(await importFile(t, "isso", bytes, `&site=${encodeURIComponent(other)}`)).toMatchObject({ comments: 0, unchanged: 57 });
+    expect(await importFile(t, "isso", bytes)).toMatchObject({ comments: 0, unchanged: 57 });
   });
 
   it("a record whose id is another source's comment is an error listed for it, never written over", async () => {

@@ -111,9 +111,9 @@ WITH ins AS (
 )
 SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM ins`;
 
-// A thread's own discussion if the tenant has it, else the one holding its page's url key (import-writer.ts discussionFor).
+// A thread's own discussion and the one holding its page's url key, when the tenant has them (import-writer.ts discussionFor).
 export const FIND_THREAD_DISCUSSION = `
-SELECT id FROM discussions WHERE tenant_id = $1 AND (id = $2 OR url_key = $3) ORDER BY id = $2 DESC LIMIT 1`;
+SELECT id, url_key FROM discussions WHERE tenant_id = $1 AND (id = $2 OR url_key = $3)`;
 
 // a reader already there gains an address only when it has none
 export const WRITE_READERS = `

@@ -44,6 +44,7 @@ import {
 } from "./import-statements.js";
 import { emptyBatch, stageBatch, type Batch, type ImportedPageReactionRow, type ImportedVoteRow } from "./import-staging.js";
 import { urlKey } from "../../discussions/url-key.js";
+import { discussionIdOf } from "../source.js";
 import { settleImport } from "./import-settle.js";
 
 export interface WriterCounts {
@@ -222,14 +223,20 @@ export class ImportWriter {
    * already (an earlier run of this or an older version); else the one that holds its page: an
    * earlier thread of the page in this file, or a discussion of the tenant with that URL (one the
    * page made on its first comment, one the API made, another source's); else its own, which then
-   * holds the page for the rest of the run. Idempotent: a re-run takes the same turns.
+   * holds the page for the rest of the run. Its own id is another page's when another site has a
+   * page of the same path (isso's `/about/` on two blogs): that one is never taken, and a page no
+   * discussion holds yet gets an id of its own named by its URL. Idempotent: a re-run takes the
+   * same turns.
    */
   async discussionFor(ownId: string, url: string | null): Promise<string> {
     const key = url ? urlKey(url) : null;
     const inRun = key === null ? undefined : this.pageDiscussion.get(key);
     if (inRun === ownId) return ownId;
-    const [held] = await this.store.query<{ id: string }>(FIND_THREAD_DISCUSSION, [ownId, key]);
-    const id = held?.id === ownId ? ownId : (inRun ?? held?.id ?? ownId);
+    const rows = await this.store.query<{ id: string; url_key: string | null }>(FIND_THREAD_DISCUSSION, [ownId, key]);
+    const own = rows.find((r) => r.id === ownId);
+    const page = key === null ? undefined : rows.find((r) => r.url_key === key);
+    const anotherPage = own !== undefined && key !== null && own.url_key !== null && own.url_key !== key;
+    const id = own && !anotherPage ? ownId : (inRun ?? page?.id ?? (anotherPage ? (discussionIdOf(url, true) ?? ownId) : ownId));
     if (key !== null && !inRun) this.pageDiscussion.set(key, id);
     return id;
   }
