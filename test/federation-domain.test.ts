@@ -56,11 +56,13 @@ describe("a handle on the site's domain", () => {
       expect((found?.actor as Service).preferredUsername).toBe("blogger");
     }
 
-    // the PUBLIC_URL form is still answered, with the domain form as an alias
+    // the PUBLIC_URL form is still answered, naming the actor by the domain form (its subject), the
+    // PUBLIC_URL form an alias: a server that met the actor by its id names it @blogger@blog.example
     const direct = await peer.resolve(`acct:blogger@${host()}`, { [host()]: server.publicUrl });
     expect(direct?.redirects).toBe(0);
-    expect(direct?.jrd.subject).toBe(`acct:blogger@${host()}`);
-    expect(direct?.jrd.aliases).toEqual(["acct:blogger@blog.example", t.actor]);
+    expect(direct?.jrd.subject).toBe("acct:blogger@blog.example");
+    expect(direct?.jrd.aliases).toEqual([`acct:blogger@${host()}`, t.actor]);
+    expect((direct?.actor as Service).id?.href).toBe(t.actor);
 
     // asked for the actor's id: both forms among the aliases
     const byId = await getAp(`${server.publicUrl}/.well-known/webfinger?resource=${encodeURIComponent(t.actor)}`, "application/jrd+json");

@@ -3,8 +3,10 @@
 // `/.well-known/webfinger` to the service, query kept, so WebFinger here is asked for
 // `acct:<handle>@<domain>` too. Fedify answers WebFinger for PUBLIC_URL's host only, so the mount
 // (../http-routes.ts) asks it for the PUBLIC_URL form and puts the forms in the answer: the JRD's
-// subject is the form asked for, and the other form is an alias beside the actor's id (asked for the
-// actor's id, the domain form is an alias beside the PUBLIC_URL form). A resource naming a domain that
+// subject is the domain form, whichever form was asked for, and the PUBLIC_URL form is an alias beside
+// the actor's id (a server that met the actor by its id asks for the PUBLIC_URL form, finds the domain
+// form as the subject and names the site by it; asked for the actor's id, the domain form is an alias
+// beside the PUBLIC_URL form). A resource naming a domain that
 // no federating site with that handle has is left to Fedify, which answers 404.
 import type { AppServices } from "../../../context/request.js";
 import { normalizeDomain } from "../../../lib/domain-name.js";
@@ -17,7 +19,7 @@ const ACCT = /^acct:([^@/?#\s]{1,64})@([^@/?#\s]{1,300})$/i;
 export interface DomainWebFinger {
   /** the request's URL, its resource the PUBLIC_URL form */
   url: URL;
-  /** the form asked for: the answer's subject */
+  /** the answer's subject: the domain form (for an actor's id, the id) */
   subject: string;
   /** the other form: an alias */
   alias: string;
@@ -47,7 +49,8 @@ export async function domainWebFinger(app: AppServices, url: URL, pathPrefix: st
   const domainForm = `acct:${handle}@${own}`;
   const asked = new URL(url);
   asked.searchParams.set("resource", publicForm);
-  return onPublicHost ? { url: asked, subject: publicForm, alias: domainForm } : { url: asked, subject: domainForm, alias: publicForm };
+  // the actor's name is the domain form, whichever form was asked for (the PUBLIC_URL form is its alias)
+  return { url: asked, subject: domainForm, alias: publicForm };
 }
 
 /** A resource that is a site's actor id: answered by Fedify, with the domain form among its aliases. */
