@@ -326,8 +326,9 @@ describe("our comments going out", () => {
       const noteId = `${t.actor}/notes/${c.id}`;
       await waitFor(() => expect(peer.received.some((r) => r.type === "Create" && (r.json.object as any)?.id === noteId)).toBe(true));
     }
+    // the peer both follows the site and hosts bob: its shared inbox once (contract section 28)
     const answerCreate = await inboxesOf(`${t.actor}/notes/${answer.id}#create`);
-    expect(answerCreate).toEqual([`${peer.url}/inbox`, `${peer.url}/users/bob/inbox`]);
+    expect(answerCreate).toEqual([`${peer.url}/inbox`]);
 
     expect((await moderator.post(`/api/v1/comments/${answer.id}/reject`)).body.status).toBe("rejected");
     expect((await moderator.del(`/api/v1/comments/${other.id}`)).status).toBeLessThan(300);

@@ -16,7 +16,7 @@
 // origin than its actor's (a follower's row, the remote author's actor document): nothing is sent to
 // a third server.
 import { type Context } from "@fedify/fedify";
-import { Create, Delete, Note, Tombstone, Update } from "@fedify/vocab";
+import { Create, Delete, Note, Tombstone, Update, isActor } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Composed, MessageComposer } from "../../../outbound/composers.js";
 import type { FederationData } from "./context.js";
@@ -62,12 +62,17 @@ async function followerInboxes(ctx: Context<FederationData>, tenantId: string, b
   return [...new Set(inboxes)].filter((i) => !domainBlocked(blocked, URL.parse(i)?.hostname ?? ""));
 }
 
+/**
+ * Where an activity for one remote actor (the author a comment answers) goes: its server's shared
+ * inbox when it has one on its own origin, as a follower's is kept (inbox.ts), so a server that
+ * both follows the site and hosts the author gets the activity once; else its own inbox.
+ */
 async function inboxOf(ctx: Context<FederationData>, actorId: string, blocked: readonly string[]): Promise<string | null> {
   const url = URL.parse(actorId);
   if (!url || domainBlocked(blocked, url.hostname)) return null;
   const actor = await ctx.lookupObject(url).catch(() => null);
-  const inbox = actor && "inboxId" in actor ? (actor.inboxId as URL | null) : null;
-  return ownInbox(actorId, inbox?.href);
+  if (!actor || !isActor(actor)) return null;
+  return ownInbox(actorId, actor.endpoints?.sharedInbox?.href) ?? ownInbox(actorId, actor.inboxId?.href);
 }
 
 async function wasSent(ctx: Context<FederationData>, tenantId: string, noteId: string): Promise<boolean> {
