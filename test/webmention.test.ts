@@ -120,12 +120,12 @@ describe("POST /webmention", () => {
     expect(JSON.parse((await send({ source: TARGET, target: TARGET })).text).code).toBe("invalid_parameter");
     const unknown = await send({ source: `${origin}/x`, target: "https://blog.example/nowhere" });
     expect([unknown.status, JSON.parse(unknown.text).code]).toEqual([400, "webmention_target_unsupported"]);
-    // a site with federation off takes none
+    // a site with federation off takes none: its pages are not served here (404, as every federation route of it)
     const off = await createTestTenant(server);
     await off.api.put("/api/v1/discussions/off-d", { title: "Off", url: "https://off.example/post" });
-    expect(JSON.parse((await send({ source: `${origin}/x`, target: "https://off.example/post" })).text).code).toBe(
-      "webmention_target_unsupported",
-    );
+    const toOff = await send({ source: `${origin}/x`, target: "https://off.example/post" });
+    expect([toOff.status, JSON.parse(toOff.text).code]).toEqual([404, "not_found"]);
+    expect(await server.app.runtime.services.prisma.webmention.count({ where: { tenantId: off.tenantId } })).toBe(0);
     const json = await fetch(`${server.url}/webmention`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(json.status).toBe(415);
   });

@@ -248,12 +248,12 @@ export const errors = {
         extra: { discussionId: otherId },
       },
     ),
-  /** a webmention whose target is no discussion's url of a site with federation on (contract section 24; W3C Webmention §3.2.1) */
+  /** a webmention whose target is no discussion's url (contract section 24; W3C Webmention §3.2.1; a site's with federation off is 404) */
   webmentionTargetUnsupported: () =>
     new AppError(
       400,
       "webmention_target_unsupported",
-      "The target is not a page whose comments this service keeps with webmentions on (no discussion has it as its url, or its site has federation off).",
+      "The target is not a page whose comments this service keeps (no discussion has it as its url).",
     ),
   /** a webmention from a domain every site it targets blocks (settings federation.blockedDomains) */
   webmentionSourceBlocked: () =>

@@ -2,7 +2,7 @@
 // (application/x-www-form-urlencoded, at most 8 KiB), no key: the target names the site. Answers 202
 // once the verification is queued (engine/receive.ts), 400 for what the spec calls a bad request
 // (problem documents: invalid_parameter, webmention_target_unsupported, webmention_source_blocked),
-// 415 for another body type, 429 past the sender address's budget or every site's budget for the
+// 404 for the page of a site that does not federate (contract section 24), 415 for another body type, 429 past the sender address's budget or every site's budget for the
 // source's domain.
 import type { FastifyInstance } from "fastify";
 import type { AppServices } from "../../context/services.js";

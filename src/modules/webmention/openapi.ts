@@ -34,8 +34,9 @@ export const webmentionPaths = {
           content: { "text/plain": { schema: { type: "string" } } },
         },
         "400": problem(
-          "source or target missing or not an http(s) URL, or the same page (`invalid_parameter`); the target not a discussion's url of a site with federation on (`webmention_target_unsupported`); the source's domain blocked (`webmention_source_blocked`)",
+          "source or target missing or not an http(s) URL, or the same page (`invalid_parameter`); the target no discussion's url (`webmention_target_unsupported`); the source's domain blocked (`webmention_source_blocked`)",
         ),
+        "404": problem("The target is the page of a site that does not federate (`not_found`)"),
         "415": problem("Another body type than a form (`unsupported_media_type`)"),
         "429": problem(
           "Too many webmentions from the client address, or every site the target reaches has taken all the source domain's mentions it may in 10 minutes (`rate_limited`, with Retry-After)",

@@ -76,7 +76,15 @@ export async function receiveMention(
   await app.webmentions.perAddress.consume(addressGroup(sender));
   const forms = [...new Set([target, comparableUrl(target)!])];
   const rows = await app.sql.query<TargetRow>(TARGETS, [forms, new URL(target).origin], "eng_webmention_targets");
-  if (rows.length === 0) throw errors.webmentionTargetUnsupported();
+  if (rows.length === 0) {
+    // the page of a site that does not federate is not served here (contract section 24: 404), one of no site unsupported (the spec's 400)
+    const [held] = await app.sql.query(
+      `SELECT 1 FROM discussions WHERE url = ANY($1::text[]) LIMIT 1`,
+      [forms],
+      "eng_webmention_target_held",
+    );
+    throw held ? errors.notFound("Webmention target") : errors.webmentionTargetUnsupported();
+  }
   const domain = domainOfUrl(source)!;
   const allowed = rows.filter((r) => !isDomainListed(domain, resolveSettings(r.settings).federation.blockedDomains));
   if (allowed.length === 0) throw errors.webmentionSourceBlocked();
