@@ -223,10 +223,8 @@ export class ImportWriter {
    * already (an earlier run of this or an older version); else the one that holds its page: an
    * earlier thread of the page in this file, or a discussion of the tenant with that URL (one the
    * page made on its first comment, one the API made, another source's); else its own, which then
-   * holds the page for the rest of the run. Its own id is another page's when another site has a
-   * page of the same path (isso's `/about/` on two blogs): that one is never taken, and a page no
-   * discussion holds yet gets an id of its own named by its URL. Idempotent: a re-run takes the
-   * same turns.
+   * holds the page for the rest of the run. Its own id held by another site's page of the same path
+   * (isso's `/about/` on two blogs) is never taken: an id named by its URL instead. Idempotent.
    */
   async discussionFor(ownId: string, url: string | null): Promise<string> {
     const key = url ? urlKey(url) : null;
