@@ -63,16 +63,18 @@ async function followerInboxes(ctx: Context<FederationData>, tenantId: string, b
 }
 
 /**
- * Where an activity for one remote actor (the author a comment answers) goes: its server's shared
- * inbox when it has one on its own origin, as a follower's is kept (inbox.ts), so a server that
- * both follows the site and hosts the author gets the activity once; else its own inbox.
+ * Where an activity for one remote actor (the author a comment answers) goes, by the rule a
+ * follower's inbox is kept by (inbox.ts): nowhere when its own inbox is on another origin than the
+ * actor's; else its server's shared inbox when it has one on that origin too, so a server that both
+ * follows the site and hosts the author gets the activity once; else its own inbox.
  */
 async function inboxOf(ctx: Context<FederationData>, actorId: string, blocked: readonly string[]): Promise<string | null> {
   const url = URL.parse(actorId);
   if (!url || domainBlocked(blocked, url.hostname)) return null;
   const actor = await ctx.lookupObject(url).catch(() => null);
   if (!actor || !isActor(actor)) return null;
-  return ownInbox(actorId, actor.endpoints?.sharedInbox?.href) ?? ownInbox(actorId, actor.inboxId?.href);
+  const own = ownInbox(actorId, actor.inboxId?.href);
+  return own === null ? null : (ownInbox(actorId, actor.endpoints?.sharedInbox?.href) ?? own);
 }
 
 async function wasSent(ctx: Context<FederationData>, tenantId: string, noteId: string): Promise<boolean> {
