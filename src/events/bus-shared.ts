@@ -88,7 +88,16 @@ export function parseBusMessage(raw: string): BusMessage | null {
   return msg;
 }
 
-/** Serializes a message for the wire; throws a TypeError on an invalid one (a programming error). */
+/**
+ * The largest message that travels with its envelope: a larger one goes without it (and its
+ * audience), and listeners read the event from the log by seq.
+ */
+export const MAX_INLINE_BYTES = 256 * 1024;
+
+/**
+ * Serializes a message for the wire, without its envelope when it would be over MAX_INLINE_BYTES;
+ * throws a TypeError on an invalid one (a programming error).
+ */
 export function serializeBusMessage(msg: BusMessage): string {
   if (typeof msg.tenantId !== "string" || msg.tenantId === "") throw new TypeError("BusMessage.tenantId is required");
   if (typeof msg.discussionId !== "string" || msg.discussionId === "") {
@@ -100,7 +109,10 @@ export function serializeBusMessage(msg: BusMessage): string {
   if (msg.envelope !== undefined) wire.envelope = msg.envelope;
   if (msg.audience !== undefined) wire.audience = msg.audience;
   if (msg.readerId !== undefined) wire.readerId = msg.readerId;
-  return JSON.stringify(wire);
+  const json = JSON.stringify(wire);
+  // (a UTF-16 unit is at most 3 bytes of UTF-8: a short message is not counted)
+  if (wire.envelope === undefined || json.length * 3 <= MAX_INLINE_BYTES || Buffer.byteLength(json) <= MAX_INLINE_BYTES) return json;
+  return JSON.stringify({ tenantId: msg.tenantId, discussionId: msg.discussionId, seq: msg.seq, eventId: msg.eventId });
 }
 
 /** Parses and checks a reader poke that came over the wire; null when it is not one. */

@@ -4,7 +4,7 @@
 //   command     rate limits, stream caps, control messages: fails fast (500 ms per command, no
 //               offline queue, two retries), so a stalled or lost Redis — or shard — makes its
 //               users fall back in process instead of stalling requests
-//   publisher   the event bus's publishes: auto-pipelined; the bus bounds each publish itself
+//   publisher   the event bus's publishes (not auto-pipelined); the bus bounds each publish itself
 //   subscriber  one Redis (the URL, or one cluster node): SUBSCRIBE / SSUBSCRIBE, re-subscribed by
 //               ioredis after a reconnect (src/lib/redis-subscriber.ts manages them)
 // On a cluster every key a script or MULTI touches together shares a hash tag (src/lib/cluster-slot.ts).
@@ -74,7 +74,12 @@ export function createCommandConnection(target: RedisTarget, opts: { name: strin
   return new Redis(target.url, { ...failFast, lazyConnect: false, enableOfflineQueue: false });
 }
 
-/** The event bus's publisher: publishes of concurrent writes in the same tick go out in one write. */
+/**
+ * The event bus's publisher. No auto-pipelining either: a write's publishes come after its commit,
+ * one connection's answer at a time, so a tick's pipeline held one command and cost a pipeline's
+ * objects and promises for each (ioredis's own code was 43 µs of a post's 764 µs of main thread,
+ * `npm run bench` post-hot, where the floor's plain publish costs it 6).
+ */
 export function createPublisherConnection(
   target: RedisTarget,
   opts: { name: string; redisOptions?: RedisOptions | undefined },
@@ -82,9 +87,9 @@ export function createPublisherConnection(
   const connectionName = clientName(opts.name);
   if ("clusterNodes" in target) {
     const { retryStrategy: _r, enableOfflineQueue: _q, ...nodeOptions } = opts.redisOptions ?? {};
-    return cluster(target.clusterNodes, { enableAutoPipelining: true, redisOptions: { ...nodeOptions, connectionName } });
+    return cluster(target.clusterNodes, { redisOptions: { ...nodeOptions, connectionName } });
   }
-  return new Redis(target.url, { ...opts.redisOptions, connectionName, enableAutoPipelining: true });
+  return new Redis(target.url, { ...opts.redisOptions, connectionName });
 }
 
 /**

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BusClosedError, createBus, createMemoryBus, createRedisBus } from "../../src/events/bus.js";
 import type { BusMessage, EventBus, ReaderPoke } from "../../src/events/bus.js";
+import { MAX_INLINE_BYTES } from "../../src/events/bus-shared.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const PREFIX = `test-${randomUUID()}`;
@@ -100,6 +101,21 @@ describe.each(implementations)("EventBus contract: $name", ({ make }) => {
     await h.publisher.publish(msg(t, d, 7, envelope));
     await vi.waitFor(() => expect(c.got).toHaveLength(1), { timeout: 5000, interval: 5 });
     expect(c.got[0]).toEqual({ tenantId: t, discussionId: d, seq: 7, eventId: "ev-7", envelope });
+    await off();
+  });
+
+  it("sends a message over MAX_INLINE_BYTES without its envelope and audience (listeners read the log), one under it whole", async () => {
+    h = make();
+    const { t, d } = ids();
+    const c = collector();
+    const off = await h.subscriber.subscribe(t, d, c.fn);
+    const sized = (bytes: number) => ({ id: "ev", data: { body: "é".repeat(bytes / 2) } });
+    await h.publisher.publish({ ...msg(t, d, 1, sized(MAX_INLINE_BYTES - 4_096)), audience: "all", readerId: null });
+    await h.publisher.publish({ ...msg(t, d, 2, sized(MAX_INLINE_BYTES + 2)), audience: "moderators", readerId: null });
+    await vi.waitFor(() => expect(c.got).toHaveLength(2), { timeout: 5000, interval: 5 });
+    expect(c.got[0]).toMatchObject({ seq: 1, audience: "all", readerId: null });
+    expect(c.got[0]?.envelope).toEqual(sized(MAX_INLINE_BYTES - 4_096));
+    expect(c.got[1]).toEqual({ tenantId: t, discussionId: d, seq: 2, eventId: "ev-2" });
     await off();
   });
 

@@ -1,11 +1,11 @@
 // A comment as REST answers it to the caller: its shape as the caller is shown it (comments/dto.ts,
-// shownComment: the JSON events carry), then `myVote` with an identity assertion (votes/viewer.ts),
+// shapeShown, shownComment's: the JSON events carry), then `myVote` with an identity assertion (votes/viewer.ts),
 // then `moderationReason` for moderate_content when a rule or a moderator gave one
 // (comments/visibility.ts). Each member comes from the function GraphQL's Comment field of the same
 // name resolves from; this room only puts them together, once a comment, for the page REST answers.
 import type { RequestContext } from "../../context/request.js";
 import type { CommentJson } from "../../events/write-results.js";
-import { shownComment, type CommentWithAuthor } from "../comments/dto.js";
+import { shapeShown, type CommentWithAuthor } from "../comments/dto.js";
 import { canModerate, shownModerationReason } from "../comments/visibility.js";
 import { myVote } from "../votes/viewer.js";
 
@@ -13,9 +13,11 @@ import { myVote } from "../votes/viewer.js";
 export type AnsweredComment = CommentJson & { myVote?: number; moderationReason?: unknown };
 
 export async function answeredComment(ctx: RequestContext, c: CommentWithAuthor): Promise<AnsweredComment> {
-  const shown = shownComment(c, canModerate(ctx));
+  // made for this answer alone (not kept): the two members go on it as they are
+  const answer: AnsweredComment = shapeShown(c, canModerate(ctx));
   const vote = await myVote(ctx, c);
   const reason = shownModerationReason(ctx, c);
-  if (vote === null && reason === null) return shown;
-  return { ...shown, ...(vote === null ? {} : { myVote: vote }), ...(reason === null ? {} : { moderationReason: reason }) };
+  if (vote !== null) answer.myVote = vote;
+  if (reason !== null) answer.moderationReason = reason;
+  return answer;
 }

@@ -191,12 +191,17 @@ export function shownComment(c: CommentWithAuthor, moderator: boolean): CommentJ
   if (!made) SHOWN.set(c, (made = {}));
   const key = moderator ? "moderator" : "reader";
   let json = made[key];
-  if (!json) {
-    const status = isShadowBanned(c) && !moderator ? "approved" : c.status;
-    made[key] = json = commentToJson(c, status, shownAuthor(c, moderator));
-  }
+  if (!json) made[key] = json = shapeShown(c, moderator);
   last = { c, moderator, json };
   return json;
+}
+
+/**
+ * shownComment made anew, not kept: for a row shown once (REST's page of comments,
+ * src/modules/comment-answers), where keeping it cost more than making it.
+ */
+export function shapeShown(c: CommentWithAuthor, moderator: boolean): CommentJson {
+  return commentToJson(c, isShadowBanned(c) && !moderator ? "approved" : c.status, shownAuthor(c, moderator));
 }
 
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s));
