@@ -169,15 +169,23 @@ export function newCommentText(c: NewComment): string {
   );
 }
 
-/** What shownComment made, per row: the shape for a caller that cannot moderate, and for one that can. */
-const SHOWN = new WeakMap<CommentWithAuthor, { reader?: CommentJson; moderator?: CommentJson }>();
+/**
+ * What shownComment made for a row, kept on the row itself under a symbol (not enumerable: a spread or
+ * JSON of the row never carries it): the shape for a caller that cannot moderate, and for one that can.
+ * A WeakMap kept it before, whose entries cost every garbage collection (`npm run bench`, the lists).
+ */
+const SHOWN = Symbol("shown");
+type Shown = { reader?: CommentJson; moderator?: CommentJson };
+type ShownRow = CommentWithAuthor & { [SHOWN]?: Shown };
 
 /**
  * The last answer of shownComment: GraphQL resolves a comment's fields one after another, each
  * reading its member of the shape, so a run of calls asks for the same row (a page of 20 comments
  * selected as REST's fragment is 260 calls, 240 of them the row just asked for).
  */
-let last: { c: CommentWithAuthor; moderator: boolean; json: CommentJson } | undefined;
+let lastRow: CommentWithAuthor | undefined;
+let lastModerator = false;
+let lastJson: CommentJson | undefined;
 
 /**
  * A comment's public shape as a caller is shown it: a tombstone names nobody (shownAuthor) and a
@@ -186,13 +194,19 @@ let last: { c: CommentWithAuthor; moderator: boolean; json: CommentJson } | unde
  * once per row and kind of caller.
  */
 export function shownComment(c: CommentWithAuthor, moderator: boolean): CommentJson {
-  if (last !== undefined && last.c === c && last.moderator === moderator) return last.json;
-  let made = SHOWN.get(c);
-  if (!made) SHOWN.set(c, (made = {}));
+  if (lastRow === c && lastModerator === moderator && lastJson !== undefined) return lastJson;
+  const row = c as ShownRow;
+  let made = row[SHOWN];
+  if (!made) {
+    made = {};
+    if (Object.isExtensible(row)) Object.defineProperty(row, SHOWN, { value: made, enumerable: false });
+  }
   const key = moderator ? "moderator" : "reader";
   let json = made[key];
   if (!json) made[key] = json = shapeShown(c, moderator);
-  last = { c, moderator, json };
+  lastRow = c;
+  lastModerator = moderator;
+  lastJson = json;
   return json;
 }
 
