@@ -5,6 +5,7 @@
 // (the insurance limiter) instead of failing the sign-in or letting every attempt through.
 import { createHash } from "node:crypto";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { keyedBatcher } from "../lib/batcher.js";
 import { errors } from "../lib/errors.js";
 import type { RedisClient } from "../lib/redis-connection.js";
 
@@ -146,6 +147,12 @@ export interface KeyLimiter {
   exhausted(key: string): Promise<boolean>;
 }
 
+/**
+ * The calls for one key group-committed (src/lib/batcher.ts): those that arrive while Redis answers
+ * the key's last command go out as one `consume(key, n)` or one read, so a burst from one domain or
+ * address (the fediverse inbox's) costs a few commands, not one each. Each call counts one as it
+ * would alone: of n counted together, the first that fit in what the window had left are allowed.
+ */
 export function createKeyLimiter(opts: {
   redis?: RedisClient | undefined;
   keyPrefix: string;
@@ -154,25 +161,34 @@ export function createKeyLimiter(opts: {
 }): KeyLimiter {
   const limiter = windowLimiter(opts.redis, opts.keyPrefix, opts.points, opts.windowSeconds);
   const connected = firstConnection(opts.redis);
+  /** per call: allowed, or the ms until the window ends */
+  const take = keyedBatcher<null, number | true>(async (key, items) => {
+    const n = items.length;
+    let res: RateLimiterRes;
+    try {
+      res = await limiter.consume(key, n);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      res = err;
+    }
+    // what the window had left before these n
+    const left = Math.max(0, opts.points - (res.consumedPoints - n));
+    items.forEach((item, i) => item.resolve(i < left ? true : res.msBeforeNext));
+  });
+  const peek = keyedBatcher<null, boolean>(async (key, items) => {
+    const res = await limiter.get(key);
+    const none = res !== null && res.remainingPoints <= 0;
+    for (const item of items) item.resolve(none);
+  });
   return {
     async consume(key) {
       await connected();
-      try {
-        await limiter.consume(key);
-      } catch (err) {
-        if (err instanceof RateLimiterRes) throw errors.rateLimited(Math.max(1, Math.ceil(err.msBeforeNext / 1000)));
-        throw err;
-      }
+      const got = await take(key, null);
+      if (got !== true) throw errors.rateLimited(Math.max(1, Math.ceil(got / 1000)));
     },
     async tryConsume(key) {
       await connected();
-      try {
-        await limiter.consume(key);
-        return true;
-      } catch (err) {
-        if (err instanceof RateLimiterRes) return false;
-        throw err;
-      }
+      return (await take(key, null)) === true;
     },
     async reward(key) {
       await connected();
@@ -180,8 +196,7 @@ export function createKeyLimiter(opts: {
     },
     async exhausted(key) {
       await connected();
-      const res = await limiter.get(key);
-      return res !== null && res.remainingPoints <= 0;
+      return peek(key, null);
     },
   };
 }
