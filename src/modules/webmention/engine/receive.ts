@@ -47,23 +47,33 @@ export function checkMention(form: URLSearchParams): { source: string; target: s
  * is the target, once, with its oldest such discussion (created first, then by id); the sites that
  * list the target's origin in `allowedOrigins` (their own pages) first, then the others by when
  * their discussion was made, then by id; at most MAX_TARGET_SITES. One site's many discussions with
- * the url count once, so they cannot push another site out.
+ * the url count once, so they cannot push another site out. When no federating site has it, one row
+ * of nulls if a discussion of a site that does not federate has it (whose page is not served here).
  */
 const TARGETS = `
-  SELECT site."tenantId", site."discussionId", site.settings
-    FROM (SELECT DISTINCT ON (d.tenant_id) d.tenant_id AS "tenantId", d.id AS "discussionId", t.settings, d.created_at,
-                 COALESCE(jsonb_typeof(t.settings -> 'allowedOrigins') = 'array' AND t.settings -> 'allowedOrigins' ? $2::text, false) AS own
-            FROM discussions d JOIN tenants t ON t.id = d.tenant_id
-           WHERE d.url = ANY($1::text[]) AND t.settings -> 'federation' ->> 'enabled' = 'true'
-           ORDER BY d.tenant_id, d.created_at, d.id) site
-   ORDER BY site.own DESC, site.created_at, site."tenantId"
-   LIMIT ${MAX_TARGET_SITES}`;
+  WITH site AS (
+    SELECT DISTINCT ON (d.tenant_id) d.tenant_id AS "tenantId", d.id AS "discussionId", t.settings, d.created_at,
+           COALESCE(jsonb_typeof(t.settings -> 'allowedOrigins') = 'array' AND t.settings -> 'allowedOrigins' ? $2::text, false) AS own
+      FROM discussions d JOIN tenants t ON t.id = d.tenant_id
+     WHERE d.url = ANY($1::text[]) AND t.settings -> 'federation' ->> 'enabled' = 'true'
+     ORDER BY d.tenant_id, d.created_at, d.id),
+  picked AS (
+    SELECT "tenantId", "discussionId", settings, row_number() OVER (ORDER BY own DESC, created_at, "tenantId") AS n
+      FROM site ORDER BY n LIMIT ${MAX_TARGET_SITES})
+  SELECT "tenantId", "discussionId", settings FROM (
+    SELECT "tenantId", "discussionId", settings, n FROM picked
+     UNION ALL
+    SELECT NULL, NULL, NULL, 0
+     WHERE NOT EXISTS (SELECT 1 FROM picked) AND EXISTS (SELECT 1 FROM discussions WHERE url = ANY($1::text[]))) x
+   ORDER BY n`;
 
-interface TargetRow {
+interface SiteRow {
   tenantId: string;
   discussionId: string;
   settings: unknown;
 }
+/** a site's row, or the row of nulls (TARGETS) */
+type TargetRow = SiteRow | { tenantId: null; discussionId: null; settings: null };
 
 /** Queues the mention's verification for each site whose discussion the target is; what the sender is told when none takes it. */
 export async function receiveMention(
@@ -76,19 +86,14 @@ export async function receiveMention(
   await app.webmentions.perAddress.consume(addressGroup(sender));
   const forms = [...new Set([target, comparableUrl(target)!])];
   const rows = await app.sql.query<TargetRow>(TARGETS, [forms, new URL(target).origin], "eng_webmention_targets");
-  if (rows.length === 0) {
-    // the page of a site that does not federate is not served here (contract section 24: 404), one of no site unsupported (the spec's 400)
-    const [held] = await app.sql.query(
-      `SELECT 1 FROM discussions WHERE url = ANY($1::text[]) LIMIT 1`,
-      [forms],
-      "eng_webmention_target_held",
-    );
-    throw held ? errors.notFound("Webmention target") : errors.webmentionTargetUnsupported();
-  }
+  // the page of a site that does not federate is not served here (contract section 24: 404), one of no site unsupported (the spec's 400)
+  if (rows.length === 0) throw errors.webmentionTargetUnsupported();
+  const sites = rows.filter((r): r is SiteRow => r.tenantId !== null);
+  if (sites.length === 0) throw errors.notFound("Webmention target");
   const domain = domainOfUrl(source)!;
-  const allowed = rows.filter((r) => !isDomainListed(domain, resolveSettings(r.settings).federation.blockedDomains));
+  const allowed = sites.filter((r) => !isDomainListed(domain, resolveSettings(r.settings).federation.blockedDomains));
   if (allowed.length === 0) throw errors.webmentionSourceBlocked();
-  const open: TargetRow[] = [];
+  const open: SiteRow[] = [];
   for (const r of allowed) if (!(await app.webmentions.perSourceDomain.exhausted(siteSourceKey(r.tenantId, domain)))) open.push(r);
   if (open.length === 0) throw errors.rateLimited(WEBMENTION_BUDGET_WINDOW_SECONDS);
   const now = app.clock.now();
