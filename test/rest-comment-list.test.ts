@@ -38,6 +38,16 @@ async function expectSame(caller: Caller, discussion: string, status?: string) {
   return rest.body.items as Record<string, unknown>[];
 }
 
+/** REST's answer of one comment (GET /api/v1/comments/{id}, from `answerJson`) against /graphql's `comment` selecting the fragment's members. */
+async function expectOne(caller: Caller, id: string) {
+  const rest = await caller.get(`/api/v1/comments/${id}`);
+  expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+  const gql = await caller.post("/graphql", { query: `query ($id: String!) { comment(id: $id) { ${FIELDS} } }`, variables: { id } });
+  expect(gql.body.errors).toBeUndefined();
+  expect(JSON.stringify(rest.body)).toBe(JSON.stringify(fromFragment(gql.body.data.comment)));
+  return rest.body as Record<string, unknown>;
+}
+
 /** A page REST answers (at `path`) against the root field `field` of /graphql selecting the fragment's members. */
 async function expectPage(caller: Caller, path: string, field: string) {
   const rest = await caller.get(path, { headers: { "x-service-consistency": "primary" } });
@@ -49,7 +59,7 @@ async function expectPage(caller: Caller, path: string, field: string) {
   return rest.body.items as Record<string, unknown>[];
 }
 
-describe("REST's comment lists, built from itemsJson", () => {
+describe("REST's comment lists, built from itemsJson, and its comments, from answerJson", () => {
   beforeAll(async () => {
     server = await startServer();
     t = await createTestTenant(server);
@@ -96,6 +106,13 @@ describe("REST's comment lists, built from itemsJson", () => {
     const own = await expectSame(dee, "same");
     expect(own.find((c) => c.id === hidden.body.id)).toMatchObject({ status: "approved" });
     expect((await expectSame(browser, "same")).some((c) => c.id === hidden.body.id)).toBe(false);
+
+    // one comment (answerJson) as the fragment gave it, to the same callers
+    expect(await expectOne(bo, first.body.id)).toMatchObject({ myVote: 1 });
+    expect(await expectOne(t.api, first.body.id)).not.toHaveProperty("myVote");
+    expect(await expectOne(browser, gone.body.id)).toMatchObject({ status: "deleted", author: { id: "", name: "" } });
+    expect(await expectOne(dee, hidden.body.id)).toMatchObject({ status: "approved" });
+    expect(hidden.body).toEqual(await expectOne(dee, hidden.body.id).then(({ myVote: _, ...c }) => c));
   });
 
   it("answers the moderation queue and comment search as their fragment gave too", async () => {

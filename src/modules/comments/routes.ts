@@ -43,9 +43,9 @@ export function restComment<T extends { moderationReason?: unknown; myVote?: unk
  * The comment a post or an edit answers: the author's own, so exactly what its event carries (their
  * myVote on it is always 0, and events are the same for every reader).
  */
-function restWrittenComment<T extends { moderationReason?: unknown; myVote?: unknown }>(c: T) {
-  const { myVote: _, ...rest } = c;
-  return restComment(rest);
+function restWrittenComment(c: { answerJson: unknown }) {
+  const { myVote: _, ...rest } = c.answerJson as Record<string, unknown>;
+  return rest;
 }
 
 /**
@@ -58,12 +58,16 @@ const answeredPage = (page: { itemsJson: unknown; nextCursor: string | null }) =
   nextCursor: page.nextCursor,
 });
 
-/** Its schema in the OpenAPI document: the root field's page, its items the fragment's, without itemsJson. */
-const answeredPageShape = (root: string) => (s: ResponseShapes) => {
-  const page = s.at(root);
-  const { itemsJson: _, ...properties } = page.properties as Record<string, JsonSchema>;
-  return { ...page, properties, required: (page.required as string[]).filter((k) => k !== "itemsJson") };
+/** The schema at `root` without its member `built` (the answer built once, itemsJson or answerJson), whose shape the fragment's members give. */
+const shapeWithout = (root: string, built: string) => (s: ResponseShapes) => {
+  const { [built]: _, ...properties } = s.at(root).properties as Record<string, JsonSchema>;
+  const at = s.at(root);
+  return { ...at, properties, required: (at.required as string[]).filter((k) => k !== built) };
 };
+/** A page's schema in the OpenAPI document: the root field's page, its items the fragment's. */
+const answeredPageShape = (root: string) => shapeWithout(root, "itemsJson");
+/** A comment's: the fragment's members. */
+const answeredCommentShape = (root: string) => shapeWithout(root, "answerJson");
 
 export const commentRoutes = [
   route({
@@ -75,6 +79,7 @@ export const commentRoutes = [
     claimInWrite: true,
     variables: ({ params, body }) => ({ discussionId: params.id ?? "", input: bodyObject(body) }),
     paramVars: ["discussionId"],
+    response: answeredCommentShape("postComment"),
     respond: (d) => restWrittenComment(d.postComment),
     status: 201,
   }),
@@ -138,7 +143,8 @@ export const commentRoutes = [
     document: RestGetCommentDocument,
     variables: ({ params }) => byId(params),
     paramVars: ["id"],
-    respond: (d) => restComment(d.comment),
+    response: answeredCommentShape("comment"),
+    respond: (d) => d.comment.answerJson,
   }),
   // a comment's permalink (contract section 18)
   route({
@@ -166,6 +172,7 @@ export const commentRoutes = [
     claimInWrite: true,
     variables: ({ params, body }) => ({ ...byId(params), input: bodyObject(body) }),
     paramVars: ["id"],
+    response: answeredCommentShape("editComment"),
     respond: (d) => restWrittenComment(d.editComment),
   }),
   route({
