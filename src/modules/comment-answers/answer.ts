@@ -1,8 +1,8 @@
 // A comment as REST answers it to the caller: its shape as the caller is shown it (comments/dto.ts,
-// shapeShown, shownComment's: the JSON events carry), then `myVote` with an identity assertion (votes/viewer.ts),
-// then `moderationReason` for moderate_content when a rule or a moderator gave one
+// shapeShown: the JSON events carry, made anew), then `myVote` with an identity assertion
+// (votes/viewer.ts), then `moderationReason` for moderate_content when a rule or a moderator gave one
 // (comments/visibility.ts). Each member comes from the function GraphQL's Comment field of the same
-// name resolves from; this room only puts them together, once a comment, for the page REST answers.
+// name resolves from; this room only puts them together, once a comment, for REST's answers.
 import type { RequestContext } from "../../context/request.js";
 import type { CommentJson } from "../../events/write-results.js";
 import { shapeShown, type CommentWithAuthor } from "../comments/dto.js";

@@ -1,9 +1,9 @@
 // `itemsJson` on a page of comments: the page's comments as REST answers them (answer.ts), one JSON
-// value each; `answerJson` on a comment: that comment so. REST's comment lists select the first (src/modules/comments/operations.graphql: a discussion's
-// comments, the moderation queue, search), and a post's, an edit's and a read's answer the second,
-// where they selected each member of each comment: a page of 20 was 260 resolver calls and as many
-// values copied into GraphQL's result, then copied again to leave out the members a caller does not
-// get (docs/choices.md, "REST's comment lists").
+// value each; `answerJson` on a comment: that one comment so. REST's comment lists select the first
+// (src/modules/comments/operations.graphql: a discussion's comments, the moderation queue, search), a
+// post's, an edit's and a read's answer the second, where they selected each member of each comment:
+// a page of 20 was 260 resolver calls and as many values copied into GraphQL's result, then copied
+// again to leave out the members a caller does not get (docs/choices.md, "REST's comment lists").
 import { builder } from "../../graphql/builder.js";
 import type { ConnectionShape } from "../../graphql/page.js";
 import { CommentConnection, CommentType } from "../comments/graphql.js";

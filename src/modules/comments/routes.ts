@@ -58,10 +58,13 @@ const answeredPage = (page: { itemsJson: unknown; nextCursor: string | null }) =
   nextCursor: page.nextCursor,
 });
 
-/** The schema at `root` without its member `built` (the answer built once, itemsJson or answerJson), whose shape the fragment's members give. */
+/**
+ * The schema at `root` without its member `built` (the answer built once: itemsJson or answerJson),
+ * whose shape the fragment's members, never run, give.
+ */
 const shapeWithout = (root: string, built: string) => (s: ResponseShapes) => {
-  const { [built]: _, ...properties } = s.at(root).properties as Record<string, JsonSchema>;
   const at = s.at(root);
+  const { [built]: _, ...properties } = at.properties as Record<string, JsonSchema>;
   return { ...at, properties, required: (at.required as string[]).filter((k) => k !== built) };
 };
 /** A page's schema in the OpenAPI document: the root field's page, its items the fragment's. */
