@@ -15,6 +15,7 @@ import { isSecureRequest } from "../../../http/public-base.js";
 import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../../auth/console-session.js";
 import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
 import { mountOperatorPasskeys } from "./passkey-routes.js";
+import { tenantRow } from "../../../auth/auth-cache.js";
 
 /** What a sign-in answers (password or passkey), as GET /console/auth/session does. */
 export interface SignedInBody {
@@ -40,8 +41,7 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
     );
 
   /** The tenant's name, which the console shows before its id. */
-  const tenantNameOf = async (tenantId: string) =>
-    (await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { name: true } }))?.name ?? null;
+  const tenantNameOf = async (tenantId: string) => (await tenantRow(app, tenantId))?.name ?? null;
 
   const signedIn: SignInReply = async (req, reply, operator) => {
     const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
@@ -109,7 +109,7 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
     caller: "optional",
     handler: async (req, reply, ctx) => {
       const cookie = sessionCookieOf(req.headers.cookie);
-      if (ctx.principal?.kind === "operator" && cookie) await closeSession(app, cookie);
+      if (ctx.principal?.kind === "operator" && cookie) await closeSession(app, ctx.principal, cookie);
       setSession(req, reply, "", 0);
       return reply.status(204).send();
     },

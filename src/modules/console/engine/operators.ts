@@ -1,10 +1,13 @@
 // Console operators (contract section 10): accounts per tenant with a role, a password hashed with
 // argon2id (@node-rs/argon2), single-use sign-in links, and sessions. Used by the CLI
-// (`engagement operator create`, `engagement console-link`) and by the console's sign-in routes.
+// (`engagement operator create`, `engagement console-link`) and by the console's sign-in routes. Each
+// reads and writes one tenant's operators, links and sessions through that tenant's store (the tenant
+// named by the link, the form or the operator); the tenant's own row through the auth cache.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { hash, verify } from "@node-rs/argon2";
-import type { PrismaClient, Operator } from "../../../generated/prisma/client.js";
-import type { Clock } from "../../../lib/clock.js";
+import type { Operator } from "../../../generated/prisma/client.js";
+import type { AppServices } from "../../../context/services.js";
+import { tenantRow } from "../../../auth/auth-cache.js";
 import { errors } from "../../../lib/errors.js";
 import { newId } from "../../../lib/ids.js";
 import { hashToken, newToken } from "../../../auth/console-session.js";
@@ -17,10 +20,7 @@ export const LINK_TTL_MS = 15 * 60_000;
 /** The operator a bare `console-link --tenant` signs in as when the tenant has no owner yet. */
 export const DEFAULT_OWNER_EMAIL = "owner@localhost";
 
-interface Services {
-  prisma: PrismaClient;
-  clock: Clock;
-}
+type Services = Pick<AppServices, "stores" | "prisma" | "authCache" | "clock">;
 
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
@@ -40,11 +40,12 @@ export async function createOperator(
   if (!OPERATOR_ROLES.includes(role)) throw errors.validation([{ path: "role", message: "must be owner or moderator" }]);
   const password = opts.password ?? randomBytes(18).toString("base64url");
   if (password.length < 12) throw errors.validation([{ path: "password", message: "must be at least 12 characters" }]);
-  const tenant = await app.prisma.tenant.findUnique({ where: { id: opts.tenantId }, select: { id: true } });
-  if (!tenant) throw errors.notFound("Tenant");
-  const exists = await app.prisma.operator.findUnique({ where: { tenantId_email: { tenantId: opts.tenantId, email } } });
-  if (exists) throw errors.conflict("operator_exists", `The tenant already has an operator ${email}.`);
-  const operator = await app.prisma.operator.create({
+  if (!(await tenantRow(app, opts.tenantId))) throw errors.notFound("Tenant");
+  const { prisma } = app.stores(opts.tenantId);
+  if (await prisma.operator.findFirst({ where: { email } })) {
+    throw errors.conflict("operator_exists", `The tenant already has an operator ${email}.`);
+  }
+  const operator = await prisma.operator.create({
     data: { id: newId("op"), tenantId: opts.tenantId, email, role, passwordHash: await hash(password), createdAt: app.clock.now() },
   });
   return { operator, password };
@@ -102,20 +103,20 @@ export async function redeemConsoleLink(
   const now = app.clock.now();
   if (typeof claims.t !== "string" || typeof claims.x !== "number" || claims.x <= now.getTime()) return expired;
   const tenantId = claims.t;
-  const tenant = await app.prisma.tenant.findUnique({ where: { id: tenantId }, select: { id: true } });
-  if (!tenant) return { refused: "unknown-tenant" };
+  if (!(await tenantRow(app, tenantId))) return { refused: "unknown-tenant" };
+  const { prisma } = app.stores(tenantId);
   const operator =
     typeof claims.e === "string"
-      ? await app.prisma.operator.findUnique({ where: { tenantId_email: { tenantId, email: claims.e } } })
-      : ((await app.prisma.operator.findFirst({ where: { tenantId, role: "owner" }, orderBy: { createdAt: "asc" } })) ??
-        (await app.prisma.operator.upsert({
+      ? await prisma.operator.findFirst({ where: { email: claims.e } })
+      : ((await prisma.operator.findFirst({ where: { role: "owner" }, orderBy: { createdAt: "asc" } })) ??
+        (await prisma.operator.upsert({
           where: { tenantId_email: { tenantId, email: DEFAULT_OWNER_EMAIL } },
           create: { id: newId("op"), tenantId, email: DEFAULT_OWNER_EMAIL, role: "owner", createdAt: now },
           update: {},
         })));
   if (!operator) return { refused: "unknown-operator" };
   // single use: the first redemption records the link; any other finds it there
-  const spent = await app.prisma.$executeRaw`
+  const spent = await prisma.$executeRaw`
     INSERT INTO console_links (id, tenant_id, operator_id, expires_at, used_at, created_at)
     VALUES (${hashToken(token)}, ${tenantId}, ${operator.id}, ${new Date(claims.x)}, ${now}, ${now})
     ON CONFLICT (id) DO NOTHING`;
@@ -133,9 +134,10 @@ export async function checkPassword(app: Services, tenantId: string, email: stri
   } catch {
     return null;
   }
-  const operator = /^[A-Za-z0-9_-]{1,64}$/.test(tenantId)
-    ? await app.prisma.operator.findUnique({ where: { tenantId_email: { tenantId, email: normalised } } })
-    : null;
+  const operator =
+    /^[A-Za-z0-9_-]{1,64}$/.test(tenantId) && (await tenantRow(app, tenantId))
+      ? await app.stores(tenantId).prisma.operator.findFirst({ where: { email: normalised } })
+      : null;
   dummyHash ??= hash(randomBytes(16).toString("hex"));
   const ok = await verify(operator?.passwordHash ?? (await dummyHash), password).catch(() => false);
   return operator?.passwordHash && ok ? operator : null;
@@ -151,7 +153,7 @@ export async function openSession(
   const csrfToken = newToken();
   const now = app.clock.now();
   const expiresAt = new Date(now.getTime() + maxSeconds * 1000);
-  await app.prisma.consoleSession.create({
+  await app.stores(operator.tenantId).prisma.consoleSession.create({
     data: {
       id: hashToken(cookie),
       tenantId: operator.tenantId,
@@ -165,6 +167,7 @@ export async function openSession(
   return { cookie, csrfToken, expiresAt };
 }
 
-export async function closeSession(app: Services, cookie: string): Promise<void> {
-  await app.prisma.consoleSession.deleteMany({ where: { id: hashToken(cookie) } });
+/** Ends the signed-in operator's session (its tenant's, the cookie's). */
+export async function closeSession(app: Services, operator: { tenantId: string }, cookie: string): Promise<void> {
+  await app.stores(operator.tenantId).prisma.consoleSession.deleteMany({ where: { id: hashToken(cookie) } });
 }

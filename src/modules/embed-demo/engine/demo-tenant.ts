@@ -9,6 +9,7 @@ import type { FastifyInstance } from "fastify";
 import type { AppServices } from "../../../context/services.js";
 import { generateApiKey, hashApiKey } from "../../../auth/key-auth.js";
 import { signAdminToken } from "../../../auth/admin-jwt.js";
+import { tenantRow } from "../../../auth/auth-cache.js";
 import { newId } from "../../../lib/ids.js";
 import { createTenant } from "../../tenants/engine/tenants.js";
 import { signDemoIdentity } from "../identity.js";
@@ -68,15 +69,15 @@ export function demoTenantSource(app: AppServices, fastify: FastifyInstance): ()
 async function findOrMake(app: AppServices, fastify: FastifyInstance, file: string): Promise<DemoTenant> {
   const remembered = await readRemembered(file);
   if (remembered) {
-    const tenant = await app.prisma.tenant.findUnique({ where: { id: remembered.tenantId } });
-    const key = await app.prisma.apiKey.findFirst({
-      where: { tenantId: remembered.tenantId, keyHash: hashApiKey(remembered.publishableKey), revokedAt: null },
-    });
+    const tenant = await tenantRow(app, remembered.tenantId);
+    const key =
+      tenant &&
+      (await app.stores(tenant.id).prisma.apiKey.findFirst({ where: { keyHash: hashApiKey(remembered.publishableKey), revokedAt: null } }));
     if (tenant && key) return { ...remembered, identitySecret: app.secretBox.open(tenant.identitySecretEnc) };
   }
   const made = await createTenant(app, "Embed demo");
   const key = generateApiKey("publishable");
-  await app.prisma.apiKey.create({
+  await app.stores(made.tenantId).prisma.apiKey.create({
     data: {
       id: newId("key"),
       tenantId: made.tenantId,

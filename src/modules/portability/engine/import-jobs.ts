@@ -3,7 +3,7 @@
 // `importDto`. A running import's row is touched every HEARTBEAT_MS by the process that runs it
 // (import-run.ts); one not touched for STALE_MS lost that process (a crash, a kill) and is answered
 // failed — what it wrote stays, and running the file again continues.
-import type { PrismaClient, Import } from "../../../generated/prisma/client.js";
+import type { Import } from "../../../generated/prisma/client.js";
 import { newId } from "../../../lib/ids.js";
 import { newestFirstPage, type Page, type PageArgs } from "../../../lib/pagination.js";
 import type { ImportChoices, KeptImportChoices } from "../source.js";
@@ -11,8 +11,8 @@ import type { ImportProgress, ImportSummary } from "./importer.js";
 import type { ScopedPrisma } from "../../../db/tenant-scope.js";
 
 /**
- * The imports table of a client: the app's (the import run, across tenants) or a tenant's store
- * (`db(ctx)`: the HTTP routes), whose every query the tenant scope filters.
+ * The imports table of a tenant's store (`db(ctx)` in the HTTP routes, `app.stores(job.tenantId)` in
+ * the import run), whose every query the tenant scope filters.
  */
 type ImportRows = Pick<ScopedPrisma, "import">;
 
@@ -54,18 +54,18 @@ const countsOf = (p: ImportProgress) => ({
   errors: p.errors.map((e) => ({ position: e.position, message: e.message })),
 });
 
-export async function recordProgress(prisma: PrismaClient, id: string, p: ImportProgress, bytesRead: number, now: Date): Promise<void> {
+export async function recordProgress(prisma: ImportRows, id: string, p: ImportProgress, bytesRead: number, now: Date): Promise<void> {
   await prisma.import.update({ where: { id }, data: { ...countsOf(p), bytesRead: BigInt(bytesRead), updatedAt: now } });
 }
 
-export async function recordEnd(prisma: PrismaClient, id: string, s: ImportSummary, bytesRead: number, now: Date): Promise<void> {
+export async function recordEnd(prisma: ImportRows, id: string, s: ImportSummary, bytesRead: number, now: Date): Promise<void> {
   await prisma.import.update({
     where: { id },
     data: { ...countsOf(s), state: s.state, failure: s.failure, bytesRead: BigInt(bytesRead), updatedAt: now, finishedAt: now },
   });
 }
 
-export async function recordFailure(prisma: PrismaClient, id: string, failure: string, now: Date): Promise<void> {
+export async function recordFailure(prisma: ImportRows, id: string, failure: string, now: Date): Promise<void> {
   await prisma.import.update({ where: { id }, data: { state: "failed", failure, updatedAt: now, finishedAt: now } });
 }
 
@@ -76,7 +76,7 @@ export const INTERRUPTED =
   "interrupted: the server running it stopped before it ended; what it wrote is kept, and importing the file again continues";
 
 /** The process running the import is alive: its row says so. */
-export async function touchImportJob(prisma: PrismaClient, id: string, now: Date): Promise<void> {
+export async function touchImportJob(prisma: ImportRows, id: string, now: Date): Promise<void> {
   await prisma.import.updateMany({ where: { id, state: "running" }, data: { updatedAt: now } });
 }
 

@@ -4,6 +4,7 @@
 import type { AppServices } from "../../../context/services.js";
 import type { Import } from "../../../generated/prisma/client.js";
 import { knownFailure } from "../../../http/problem.js";
+import { tenantRow } from "../../../auth/auth-cache.js";
 import { resolveSettings } from "../../../tenancy/settings/resolve.js";
 import { HEARTBEAT_MS, keptChoicesOf, recordEnd, recordFailure, recordProgress, touchImportJob } from "./import-jobs.js";
 import { runImport, type ImportProgress, type ImportSummary } from "./importer.js";
@@ -38,13 +39,14 @@ export async function runImportJob(
   hooks: RunHooks = {},
 ): Promise<ImportSummary> {
   const source = counted(input);
+  const rows = app.stores(job.tenantId).prisma;
   // the row says the import is alive while it runs, recount included (import-jobs.ts)
   const heartbeat = setInterval(() => {
-    touchImportJob(app.prisma, job.id, app.clock.now()).catch(() => undefined);
+    touchImportJob(rows, job.id, app.clock.now()).catch(() => undefined);
   }, HEARTBEAT_MS);
   heartbeat.unref();
   try {
-    const tenant = await app.prisma.tenant.findUnique({ where: { id: job.tenantId }, select: { settings: true } });
+    const tenant = await tenantRow(app, job.tenantId);
     const summary = await runImport(app.sql, source.stream, {
       tenantId: job.tenantId,
       maxBodyLength: resolveSettings(tenant?.settings).maxBodyLength,
@@ -56,20 +58,17 @@ export async function runImportJob(
       ...(hooks.signal ? { signal: hooks.signal } : {}),
       onProgress: async (p) => {
         hooks.onProgress?.(p, source.bytes());
-        await recordProgress(app.prisma, job.id, p, source.bytes(), app.clock.now());
+        await recordProgress(rows, job.id, p, source.bytes(), app.clock.now());
       },
     });
-    await recordEnd(app.prisma, job.id, summary, source.bytes(), app.clock.now());
+    await recordEnd(rows, job.id, summary, source.bytes(), app.clock.now());
     hooks.onProgress?.(summary, source.bytes());
     return summary;
   } catch (err) {
     const known = knownFailure(err);
-    await recordFailure(
-      app.prisma,
-      job.id,
-      known ? known.detail : "the import failed on our side; it has been logged",
-      app.clock.now(),
-    ).catch(() => undefined);
+    await recordFailure(rows, job.id, known ? known.detail : "the import failed on our side; it has been logged", app.clock.now()).catch(
+      () => undefined,
+    );
     throw err;
   } finally {
     clearInterval(heartbeat);

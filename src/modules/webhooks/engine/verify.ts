@@ -27,7 +27,7 @@ async function runEndpointHandshake(
   signal?: AbortSignal,
 ): Promise<HandshakeResult> {
   const rt = app.webhooks;
-  const scoped = app.scoped(tenantId);
+  const scoped = app.stores(tenantId).prisma;
   const endpoint = await scoped.webhookEndpoint.findUnique({
     where: { id: endpointId },
     select: {

@@ -21,7 +21,7 @@ import { jobInsert } from "../../../outbound/jobs.js";
 /** At most this many sites' discussions one webmention reaches (one page embedded by several sites). */
 const MAX_TARGET_SITES = 5;
 
-export type ReceiveServices = Pick<AppServices, "sql" | "clock" | "webhooks" | "webmentions">;
+export type ReceiveServices = Pick<AppServices, "sql" | "stores" | "clock" | "webhooks" | "webmentions">;
 
 /** The mention's two URLs as a form gives them, checked; the spec's 400s otherwise. */
 export function checkMention(form: URLSearchParams): { source: string; target: string } {
@@ -98,7 +98,8 @@ export async function receiveMention(
   if (open.length === 0) throw errors.rateLimited(WEBMENTION_BUDGET_WINDOW_SECONDS);
   const now = app.clock.now();
   for (const r of open) {
-    await app.sql.query(
+    // the site's own write, through its store ($1 its id)
+    await app.stores(r.tenantId).sql.query(
       `WITH mention AS (
          INSERT INTO webmentions AS w (tenant_id, source, target, discussion_id, status, received_at)
          VALUES ($1, $2, $3, $4, 'pending', $5::timestamptz)
@@ -112,7 +113,7 @@ export async function receiveMention(
                   WHERE d.kind = 'webmention' AND d.status = 'pending' AND d.tenant_id = $1
                     AND d.message ->> 'source' = $2::text AND d.message ->> 'target' = $3::text)`,
        })}`,
-      [r.tenantId, source, target, r.discussionId, now],
+      [source, target, r.discussionId, now],
       "eng_webmention_queue",
     );
   }
