@@ -7,17 +7,33 @@ import type { RequestContext } from "../../context/request.js";
 import type { CommentJson } from "../../events/write-results.js";
 import { shapeShown, type CommentWithAuthor } from "../comments/dto.js";
 import { canModerate, shownModerationReason } from "../comments/visibility.js";
-import { myVote } from "../votes/viewer.js";
+import { assertsReader, myVote } from "../votes/viewer.js";
 
 /** The REST answer's comment: the shown shape, and the two members only some callers get. */
 export type AnsweredComment = CommentJson & { myVote?: number; moderationReason?: unknown };
 
-export async function answeredComment(ctx: RequestContext, c: CommentWithAuthor): Promise<AnsweredComment> {
-  // made for this answer alone (not kept): the two members go on it as they are
+/**
+ * The comment's REST answer; a promise only when the request asserts a reader (its vote is read then,
+ * one statement for every comment of the request: votes/viewer.ts).
+ */
+export function answeredComment(ctx: RequestContext, c: CommentWithAuthor): AnsweredComment | Promise<AnsweredComment> {
+  // made for this answer alone (not kept): the two members go on it as they are, in this order
   const answer: AnsweredComment = shapeShown(c, canModerate(ctx));
-  const vote = await myVote(ctx, c);
+  if (!assertsReader(ctx)) return withReason(ctx, c, answer);
+  return myVote(ctx, c).then((vote) => {
+    if (vote !== null) answer.myVote = vote;
+    return withReason(ctx, c, answer);
+  });
+}
+
+/** A page's answers: an array, or a promise of one when any answer waits for the reader's votes. */
+export function answeredComments(ctx: RequestContext, comments: CommentWithAuthor[]): AnsweredComment[] | Promise<AnsweredComment[]> {
+  if (!assertsReader(ctx)) return comments.map((c) => answeredComment(ctx, c) as AnsweredComment);
+  return Promise.all(comments.map((c) => answeredComment(ctx, c)));
+}
+
+function withReason(ctx: RequestContext, c: CommentWithAuthor, answer: AnsweredComment): AnsweredComment {
   const reason = shownModerationReason(ctx, c);
-  if (vote !== null) answer.myVote = vote;
   if (reason !== null) answer.moderationReason = reason;
   return answer;
 }

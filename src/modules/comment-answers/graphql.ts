@@ -8,7 +8,7 @@ import { builder } from "../../graphql/builder.js";
 import type { ConnectionShape } from "../../graphql/page.js";
 import { CommentConnection, CommentType } from "../comments/graphql.js";
 import type { CommentWithAuthor } from "../comments/dto.js";
-import { answeredComment } from "./answer.js";
+import { answeredComment, answeredComments } from "./answer.js";
 
 builder.objectField(CommentConnection, "itemsJson", (t) =>
   t.field({
@@ -18,7 +18,10 @@ builder.objectField(CommentConnection, "itemsJson", (t) =>
       "`items`, in REST's order, `reactions` a map), with `myVote` when the request asserts a reader and `moderationReason` for " +
       "moderate_content when there is one. For clients that want the plain shape without selecting each member.",
     resolve: (c, _a, ctx) =>
-      Promise.all((c as unknown as ConnectionShape<CommentWithAuthor>).edges.map((e) => answeredComment(ctx, e.node))),
+      answeredComments(
+        ctx,
+        (c as unknown as ConnectionShape<CommentWithAuthor>).edges.map((e) => e.node),
+      ),
   }),
 );
 
