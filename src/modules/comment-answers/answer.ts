@@ -19,17 +19,20 @@ export type AnsweredComment = CommentJson & { myVote?: number; moderationReason?
 export function answeredComment(ctx: RequestContext, c: CommentWithAuthor): AnsweredComment | Promise<AnsweredComment> {
   // made for this answer alone (not kept): the two members go on it as they are, in this order
   const answer: AnsweredComment = shapeShown(c, canModerate(ctx));
-  if (!assertsReader(ctx)) return withReason(ctx, c, answer);
-  return myVote(ctx, c).then((vote) => {
-    if (vote !== null) answer.myVote = vote;
-    return withReason(ctx, c, answer);
-  });
+  return assertsReader(ctx) ? withVote(ctx, c, answer) : withReason(ctx, c, answer);
 }
 
-/** A page's answers: an array, or a promise of one when any answer waits for the reader's votes. */
+/** A page's answers: an array, or a promise of one when the request asserts a reader (their votes are read). */
 export function answeredComments(ctx: RequestContext, comments: CommentWithAuthor[]): AnsweredComment[] | Promise<AnsweredComment[]> {
-  if (!assertsReader(ctx)) return comments.map((c) => answeredComment(ctx, c) as AnsweredComment);
-  return Promise.all(comments.map((c) => answeredComment(ctx, c)));
+  const moderator = canModerate(ctx);
+  if (!assertsReader(ctx)) return comments.map((c) => withReason(ctx, c, shapeShown(c, moderator)));
+  return Promise.all(comments.map((c) => withVote(ctx, c, shapeShown(c, moderator))));
+}
+
+async function withVote(ctx: RequestContext, c: CommentWithAuthor, answer: AnsweredComment): Promise<AnsweredComment> {
+  const vote = await myVote(ctx, c);
+  if (vote !== null) answer.myVote = vote;
+  return withReason(ctx, c, answer);
 }
 
 function withReason(ctx: RequestContext, c: CommentWithAuthor, answer: AnsweredComment): AnsweredComment {
