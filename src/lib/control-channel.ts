@@ -4,10 +4,16 @@
 // Cluster the channel is a sharded one (SPUBLISH / SSUBSCRIBE): it lives on the shard serving its
 // slot, and losing that shard is losing the channel (src/lib/redis-subscriber.ts).
 // Best effort, like any pub/sub: users must stay correct when a message is lost while the
-// subscriber is down (`onListening(false)` tells them; auth drops its cache then).
+// subscriber is down (`onListening(false)` tells them; auth drops its cache then). The command
+// connection keeps no offline queue (it fails fast when Redis is away), so a message published while
+// it is still connecting — an instance just started, whose first requests supersede a stream held
+// elsewhere — waits for it to be ready (at most PUBLISH_WAIT_MS) instead of being refused.
 import type { Logger } from "pino";
 import { isCluster, type RedisClient, type RedisTarget } from "./redis-connection.js";
 import { createSubscriber } from "./redis-subscriber.js";
+
+/** How long a message published before the command connection is ready waits for it. */
+export const PUBLISH_WAIT_MS = 5_000;
 
 export interface ControlChannel {
   publish(message: string): void;
@@ -63,7 +69,8 @@ export function createControlChannel(opts: {
   subscribe();
   return {
     publish(message) {
-      const sent = sharded ? publisher.spublish(channel, message) : publisher.publish(channel, message);
+      const send = () => (sharded ? publisher.spublish(channel, message) : publisher.publish(channel, message));
+      const sent = publisher.status === "ready" ? send() : readyWithin(publisher, PUBLISH_WAIT_MS).then(send);
       sent.catch((err: unknown) => log.warn({ err, channel }, "control message not published"));
     },
     close: () => {
@@ -72,4 +79,24 @@ export function createControlChannel(opts: {
       void sub.close();
     },
   };
+}
+
+/** Resolves when the connection is ready, or rejects after `ms` (or when it ends). */
+function readyWithin(client: RedisClient, ms: number): Promise<void> {
+  if (client.status === "ready") return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      client.off("ready", onReady);
+      client.off("end", onEnd);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onReady = () => done();
+    const onEnd = () => done(new Error("the connection ended"));
+    const timer = setTimeout(() => done(new Error(`not ready within ${ms} ms`)), ms);
+    timer.unref();
+    client.on("ready", onReady);
+    client.on("end", onEnd);
+  });
 }
