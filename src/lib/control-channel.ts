@@ -66,11 +66,15 @@ export function createControlChannel(opts: {
   };
   let retry: NodeJS.Timeout | undefined;
   let closed = false;
+  /** the connection's readiness while messages wait for it */
+  let waiting: Promise<void> | undefined;
   subscribe();
   return {
     publish(message) {
       const send = () => (sharded ? publisher.spublish(channel, message) : publisher.publish(channel, message));
-      const sent = publisher.status === "ready" ? send() : readyWithin(publisher, PUBLISH_WAIT_MS).then(send);
+      // one wait for every message of a burst (a new instance's reconnect storm), not a listener each
+      if (publisher.status !== "ready") waiting ??= readyWithin(publisher, PUBLISH_WAIT_MS).finally(() => (waiting = undefined));
+      const sent = waiting ? waiting.then(send) : send();
       sent.catch((err: unknown) => log.warn({ err, channel }, "control message not published"));
     },
     close: () => {
