@@ -121,7 +121,9 @@ async function startReady(source: string, env: Record<string, string>): Promise<
   const profile = process.env.BENCH_CPU_PROFILE
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}/${basename(source, ".ts")}`]
     : [];
-  const child = spawn(process.execPath, [...profile, script], {
+  // BENCH_FLOOR_NODE_ARGS: more node options for the bench's own servers (the floors), as BENCH_SERVICE_NODE_ARGS for the service
+  const nodeArgs = (process.env.BENCH_FLOOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, script], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,0 +1,46 @@
+// A child process for test/young-garbage.test.ts, run with --trace-gc-nvp: 50 loops at once, each
+// making one short-lived thing after another, the shape a request makes. Prints one line of JSON
+// (`{"made": n}`) when done; the test reads the young-generation collections' lines around it.
+// argv[2]: "pg-read-timeout" (a pg pool with query_timeout, each loop one named query of 20 rows at a
+// time) or "pothos-context-cache" (each loop a new context object and the entry Pothos's context
+// cache keeps for it, which refers back to its context as a plugin's request data does).
+import process from "node:process";
+import { setImmediate, setTimeout } from "node:timers";
+import pg from "pg";
+import { createContextCache } from "@pothos/core";
+
+const kind = process.argv[2];
+const seconds = Number(process.argv[3] ?? 2);
+let made = 0;
+let stop = false;
+setTimeout(() => (stop = true), seconds * 1000);
+
+if (kind === "pg-read-timeout") {
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, query_timeout: 4_500 });
+  const text = "SELECT g AS id, 'comment body number ' || g AS body, now() AS created_at FROM generate_series(1, 20) g";
+  const loop = async () => {
+    while (!stop) {
+      const { rows } = await pool.query({ name: "young-garbage", text, values: [] });
+      if (rows.length !== 20) throw new Error("20 rows expected");
+      made++;
+    }
+  };
+  await Promise.all(Array.from({ length: 50 }, loop));
+  await pool.end();
+} else if (kind === "pothos-context-cache") {
+  const cache = createContextCache((ctx) => ({ ctx, data: Array.from({ length: 20 }, (_, i) => ({ i, s: `x${i}` })) }));
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const loop = async () => {
+    while (!stop) {
+      const ctx = { id: made };
+      const entry = cache(ctx);
+      await turn();
+      if (cache(ctx) !== entry) throw new Error("one entry a context expected");
+      made++;
+    }
+  };
+  await Promise.all(Array.from({ length: 50 }, loop));
+} else {
+  throw new Error(`unknown kind ${kind}`);
+}
+process.stdout.write(`${JSON.stringify({ made })}\n`);
