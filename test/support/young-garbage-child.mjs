@@ -1,10 +1,12 @@
 // A child process for test/young-garbage.test.ts, run with --trace-gc-nvp: 50 loops at once, each
-// making one short-lived thing after another, the shape a request makes. Prints one line of JSON
-// (`{"made": n}`) when done; the test reads the young-generation collections' lines around it.
-// argv[2]: "pg-read-timeout" (a pg pool with query_timeout, each loop one named query of 20 rows at a
-// time) or "pothos-context-cache" (each loop a new context object and the entry Pothos's context
-// cache keeps for it, which refers back to its context as a plugin's request data does) or
-// "graphql-rate-limit" (each loop a reply and the context /graphql announces its rate limit on).
+// making one short-lived thing after another, the shape a request makes. Prints one line of JSON when
+// done (`{"made": n, "from": ms}`: what it made after a warm-up, and from when); the test sums the
+// young-generation collections' promoted bytes after that. argv[2], each pattern and its control:
+// "pg-read-timeout" / "pg" (a pg pool with / without query_timeout, each loop one named query of 20
+// rows at a time); "pothos-context-cache" / "context" (each loop a new context object and the entry
+// Pothos's context cache keeps for it, which refers back to its context as a plugin's request data
+// does / the same entry set on the context by hand); "graphql-rate-limit" / "rest-rate-limit" (each
+// loop a reply and a context announced on it as /graphql does, told again later / as REST does).
 import process from "node:process";
 import { performance } from "node:perf_hooks";
 import { setImmediate, setTimeout } from "node:timers";
