@@ -27,49 +27,45 @@ setTimeout(() => {
   setTimeout(() => (stop = true), seconds * 1000);
 }, 500);
 
+/** 50 loops at once, each running `once` after the last until the time is up, counting each. */
+const loops = (once) =>
+  Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (!stop) {
+        await once();
+        made++;
+      }
+    }),
+  );
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+const entryFor = (ctx) => ({ ctx, data: Array.from({ length: 20 }, (_, i) => ({ i, s: `x${i}` })) });
+
 if (kind === "pg-read-timeout" || kind === "pg") {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, ...(kind === "pg" ? {} : { query_timeout: 4_500 }) });
   const text = "SELECT g AS id, 'comment body number ' || g AS body, now() AS created_at FROM generate_series(1, 20) g";
-  const loop = async () => {
-    while (!stop) {
-      const { rows } = await pool.query({ name: "young-garbage", text, values: [] });
-      if (rows.length !== 20) throw new Error("20 rows expected");
-      made++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, loop));
+  await loops(async () => {
+    const { rows } = await pool.query({ name: "young-garbage", text, values: [] });
+    if (rows.length !== 20) throw new Error("20 rows expected");
+  });
   await pool.end();
 } else if (kind === "pothos-context-cache" || kind === "context") {
-  const cache =
-    kind === "context"
-      ? (ctx) => (ctx.entry ??= { ctx, data: Array.from({ length: 20 }, (_, i) => ({ i, s: `x${i}` })) })
-      : createContextCache((ctx) => ({ ctx, data: Array.from({ length: 20 }, (_, i) => ({ i, s: `x${i}` })) }));
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
-  const loop = async () => {
-    while (!stop) {
-      const ctx = { id: made };
-      const entry = cache(ctx);
-      await turn();
-      if (cache(ctx) !== entry) throw new Error("one entry a context expected");
-      made++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, loop));
+  const cache = kind === "context" ? (ctx) => (ctx.entry ??= entryFor(ctx)) : createContextCache(entryFor);
+  await loops(async () => {
+    const ctx = { id: made };
+    const entry = cache(ctx);
+    await turn();
+    if (cache(ctx) !== entry) throw new Error("one entry a context expected");
+  });
 } else if (kind === "graphql-rate-limit" || kind === "rest-rate-limit") {
   // what /graphql's context does with its reply (src/http/request-context.ts, as built in dist/)
   const { announceRateLimit } = await import("../../dist/http/request-context.js");
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
-  const loop = async () => {
-    while (!stop) {
-      const reply = { headers() {}, sent: Array.from({ length: 20 }, (_, i) => ({ i, s: `x${i}` })) };
-      const graphql = kind === "graphql-rate-limit";
-      const ctx = announceRateLimit({ rateLimit: undefined }, reply, graphql);
-      await turn();
-      if (graphql !== (typeof ctx.onRateLimit === "function")) throw new Error("onRateLimit only on /graphql");
-      made++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, loop));
+  const graphql = kind === "graphql-rate-limit";
+  await loops(async () => {
+    const reply = { headers() {}, sent: Array.from({ length: 20 }, (_, i) => ({ i, s: `x${i}` })) };
+    const ctx = announceRateLimit({ rateLimit: undefined }, reply, graphql);
+    await turn();
+    if (graphql !== (typeof ctx.onRateLimit === "function")) throw new Error("onRateLimit only on /graphql");
+  });
 } else {
   throw new Error(`unknown kind ${kind}`);
 }
