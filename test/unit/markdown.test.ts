@@ -307,8 +307,9 @@ describe("markdown-it as patches/markdown-it+15.0.3.patch leaves it", () => {
       expect(source, name).toMatch(/^class/);
       expect(source, name).not.toContain("_defineProperty");
     }
-    expect(String(markdownIt("commonmark").constructor)).toMatch(/^class/);
-    expect(String(markdownIt("commonmark").constructor)).not.toContain("_defineProperty");
+    const instance = String(markdownIt("commonmark").constructor);
+    expect(instance).toMatch(/^class/);
+    expect(instance).not.toContain("_defineProperty");
     // a token is what it was: its fields in the build's order, each own, enumerable and writable
     const token = new (markdownIt as unknown as { Token: new (t: string, g: string, n: number) => object }).Token("text", "", 0);
     expect(Object.keys(token)).toEqual([
