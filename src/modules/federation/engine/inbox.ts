@@ -194,7 +194,7 @@ async function onCreate(ctx: Context<FederationData> & { recipient: string | nul
     const t = await admitted(ctx, target.tenantId, actorId);
     if (!t) continue;
     if ((await objectsOf(ctx, note.id.href, "note", target.tenantId)).length) continue; // delivered before
-    const reader = await remoteReader(ctx, actorId, await create.getActor(ctx).catch(() => null));
+    const reader = await remoteReader(ctx, actorId);
     const settings = resolveSettings(t.tenant.settings);
     const body = contentToBody(note.content?.toString() ?? "", settings.maxBodyLength);
     if (!body) continue;
