@@ -6,6 +6,8 @@ import type { Config } from "../config.js";
 import { publicBase } from "./public-base.js";
 
 const SERVER_URL = "\u0000server-url\u0000";
+/** A document's serialization around its `servers`, by document (one per process: every app of it serves the same). */
+const serialized = new WeakMap<object, string[]>();
 
 export function mountOpenApi(
   fastify: FastifyInstance,
@@ -13,7 +15,10 @@ export function mountOpenApi(
   document: Record<string, unknown>,
 ): void {
   // serialized once, around the one place that differs per address
-  const [head, tail] = JSON.stringify({ ...document, servers: [{ url: SERVER_URL }] }).split(JSON.stringify(SERVER_URL));
+  let parts = serialized.get(document);
+  if (!parts)
+    serialized.set(document, (parts = JSON.stringify({ ...document, servers: [{ url: SERVER_URL }] }).split(JSON.stringify(SERVER_URL))));
+  const [head, tail] = parts;
   fastify.get("/api/v1/openapi.json", (req, reply) =>
     reply
       .header("Cache-Control", "public, max-age=300")

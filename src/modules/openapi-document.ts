@@ -16,7 +16,18 @@ import { oidcSignInPaths } from "./sign-in/oidc-openapi.js";
 import { passkeyPaths } from "./sign-in/passkey-openapi.js";
 import { webmentionPaths } from "./webmention/openapi.js";
 
-export function openApiDocument(version: string): { paths: Record<string, unknown> } & Record<string, unknown> {
+type OpenApiDocument = { paths: Record<string, unknown> } & Record<string, unknown>;
+
+/** The last document built: a function of the version alone (the schema and the routes are the process's). */
+let built: { version: string; document: OpenApiDocument } | undefined;
+
+export function openApiDocument(version: string): OpenApiDocument {
+  if (built?.version === version) return built.document;
+  built = { version, document: buildDocument(version) };
+  return built.document;
+}
+
+function buildDocument(version: string): OpenApiDocument {
   const document = buildOpenApi({ schema, routes: restRoutes, version, describeParameter: describeRestParameter }) as {
     paths: Record<string, unknown>;
   } & Record<string, unknown>;
