@@ -9,39 +9,40 @@ import type { Tenant } from "../../../generated/prisma/client.js";
 import { contextForTenant, type AppServices, type RequestContext } from "../../../context/request.js";
 import type { ReaderIdentity } from "../../../auth/identity.js";
 import { cleanRemoteName as clean } from "../../../lib/reader-name.js";
+import { sha256 } from "../../../lib/sha256.js";
 import type { FederationData } from "./context.js";
 
 export const remoteReaderId = (actorId: URL | string) => `ap:${String(actorId)}`;
 
-/** How many actors' readers the process keeps (memo below): about 1 KB each. */
+/** How many actors' readers the process keeps (memo below): a few hundred bytes each. */
 export const REMOTE_READERS_KEPT = 1_000;
 
 /**
- * The readers made of actors' documents, by actor id, with the document's text they were made of.
+ * The readers made of actors' documents, by actor id, with the digest of the document they were made of.
  * Reading an actor (Fedify's JSON-LD expansion of its document and of its keys) was more than half of
  * applying an inbound activity; the document itself comes from the loader's cache (5 minutes), so a
  * reader is made again exactly when its document changed, or after an erasure forgot it (the next
  * load fetches it again). Least recently used first out.
  */
-const made = new Map<string, { text: string; reader: ReaderIdentity }>();
+const made = new Map<string, { digest: string; reader: ReaderIdentity }>();
 
 /** The reader an actor is (its document fetched through the guarded, cached loader, else its id alone). */
 export async function remoteReader(
   ctx: Pick<Context<FederationData>, "documentLoader" | "lookupObject">,
   actorId: URL,
 ): Promise<ReaderIdentity> {
-  const text = await ctx
+  const digest = await ctx
     .documentLoader(actorId.href)
-    .then((d) => JSON.stringify(d.document))
+    .then((d) => sha256(JSON.stringify(d.document), "base64url"))
     .catch(() => null);
-  const kept = text === null ? undefined : made.get(actorId.href);
+  const kept = digest === null ? undefined : made.get(actorId.href);
   if (kept) made.delete(actorId.href);
-  if (kept && kept.text === text) {
+  if (kept && kept.digest === digest) {
     made.set(actorId.href, kept);
     return kept.reader;
   }
   // an actor whose document does not load is named by its id (and not kept: it may load next time)
-  const fetched = text === null ? null : await ctx.lookupObject(actorId).catch(() => null);
+  const fetched = digest === null ? null : await ctx.lookupObject(actorId).catch(() => null);
   const actor: Actor | null = isActor(fetched) ? fetched : null;
   const handle = `@${actor?.preferredUsername?.toString() ?? actorId.pathname.split("/").filter(Boolean).pop() ?? "someone"}@${actorId.host}`;
   const name = clean(actor?.name?.toString() ?? "") || clean(handle);
@@ -50,8 +51,8 @@ export async function remoteReader(
   const iconUrl = icon?.url instanceof URL ? icon.url : (icon?.url?.href ?? null);
   if (iconUrl && /^https?:$/.test(iconUrl.protocol) && iconUrl.href.length <= 2048) avatarUrl = iconUrl.href;
   const reader = { id: remoteReaderId(actorId), name, avatarUrl };
-  if (text !== null) {
-    made.set(actorId.href, { text, reader });
+  if (digest !== null) {
+    made.set(actorId.href, { digest, reader });
     if (made.size > REMOTE_READERS_KEPT) made.delete(made.keys().next().value!);
   }
   return reader;
