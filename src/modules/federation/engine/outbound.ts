@@ -16,13 +16,14 @@
 // origin than its actor's (a follower's row, the remote author's actor document): nothing is sent to
 // a third server.
 import { type Context } from "@fedify/fedify";
-import { Create, Delete, Note, Tombstone, Update, isActor } from "@fedify/vocab";
+import { Create, Delete, Note, Tombstone, Update } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Composed, MessageComposer } from "../../../outbound/composers.js";
 import type { FederationData } from "./context.js";
 import { domainBlocked, federatingTenant } from "./tenants.js";
 import { articleOf, isRemoteAuthor, noteOf, readDiscussion, readNote } from "./objects.js";
 import { mentionOf } from "./mentions.js";
+import { remoteActor } from "./remote-actors.js";
 import { sameOrigin } from "./signer.js";
 
 /** How long a discussion's job waits for an earlier one of the same discussion before it looks again. */
@@ -71,10 +72,10 @@ async function followerInboxes(ctx: Context<FederationData>, tenantId: string, b
 async function inboxOf(ctx: Context<FederationData>, actorId: string, blocked: readonly string[]): Promise<string | null> {
   const url = URL.parse(actorId);
   if (!url || domainBlocked(blocked, url.hostname)) return null;
-  const actor = await ctx.lookupObject(url).catch(() => null);
-  if (!actor || !isActor(actor)) return null;
-  const own = ownInbox(actorId, actor.inboxId?.href);
-  return own === null ? null : (ownInbox(actorId, actor.endpoints?.sharedInbox?.href) ?? own);
+  const actor = await remoteActor(ctx, url);
+  if (!actor) return null;
+  const own = ownInbox(actorId, actor.inbox);
+  return own === null ? null : (ownInbox(actorId, actor.sharedInbox) ?? own);
 }
 
 async function wasSent(ctx: Context<FederationData>, tenantId: string, noteId: string): Promise<boolean> {

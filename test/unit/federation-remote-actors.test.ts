@@ -1,12 +1,13 @@
-// A remote actor's reader (src/modules/federation/engine/remote-reader.ts) is made of its document once
-// while the document is unchanged: the actor is read (Fedify's JSON-LD expansion) again only when the
-// loader answers another document (changed, or fetched again after an erasure forgot it), and an actor
-// whose document does not load is named by its id and not kept. Fedify's own parsing, on documents in
-// memory; the loader is the one thing stood in for (its cache is the federation's KV store).
+// A remote actor (src/modules/federation/engine/remote-actors.ts) is read of its document once while the
+// document is unchanged: read again (Fedify's JSON-LD expansion) only when the loader answers another
+// document (changed, or fetched again after an erasure forgot it); an actor whose document does not
+// load is not kept, and its reader (remote-reader.ts) is named by its id. Fedify's own parsing, on
+// documents in memory; the loader is the one thing stood in for (its cache is the federation's KV store).
 import { getDocumentLoader } from "@fedify/fedify";
 import { Object as ApObject } from "@fedify/vocab";
 import { describe, expect, it } from "vitest";
-import { REMOTE_READERS_KEPT, remoteReader } from "../../src/modules/federation/engine/remote-reader.js";
+import { REMOTE_ACTORS_KEPT, remoteActor } from "../../src/modules/federation/engine/remote-actors.js";
+import { remoteReader } from "../../src/modules/federation/engine/remote-reader.js";
 
 const contexts = getDocumentLoader();
 
@@ -35,6 +36,7 @@ function remoteServer(host: string) {
       preferredUsername: user,
       name,
       inbox: `${id.href}/inbox`,
+      endpoints: { sharedInbox: `https://${host}/inbox` },
       icon: { type: "Image", url: icon },
     });
     return id;
@@ -42,12 +44,19 @@ function remoteServer(host: string) {
   return { ctx, actor, docs, reads: () => reads };
 }
 
-describe("a remote actor's reader", () => {
+describe("a remote actor", () => {
   it("is made of its document once while the document is the same, and again when it changes", async () => {
     const peer = remoteServer("kept.example");
     const ann = peer.actor("Ann");
     const first = await remoteReader(peer.ctx, ann);
     expect(first).toEqual({ id: "ap:https://kept.example/users/ann", name: "Ann", avatarUrl: "https://kept.example/ann.png" });
+    expect(await remoteActor(peer.ctx, ann)).toEqual({
+      preferredUsername: "ann",
+      name: "Ann",
+      iconUrl: "https://kept.example/ann.png",
+      inbox: "https://kept.example/users/ann/inbox",
+      sharedInbox: "https://kept.example/inbox",
+    });
     for (let i = 0; i < 5; i++) expect(await remoteReader(peer.ctx, ann)).toEqual(first);
     expect(peer.reads()).toBe(1);
     // the profile edited (the loader's cache has the new document): the next reader is the new one
@@ -56,7 +65,7 @@ describe("a remote actor's reader", () => {
     expect(peer.reads()).toBe(2);
   });
 
-  it("of an actor whose document does not load is its id alone, read again next time", async () => {
+  it("whose document does not load is no actor, its reader its id alone, and it is read again next time", async () => {
     const peer = remoteServer("gone.example");
     const bob = new URL("https://gone.example/users/bob");
     expect(await remoteReader(peer.ctx, bob)).toEqual({
@@ -73,12 +82,12 @@ describe("a remote actor's reader", () => {
     expect(peer.reads()).toBe(1);
   });
 
-  it(`keeps at most ${REMOTE_READERS_KEPT} actors, the least recently used going first`, async () => {
+  it(`is one of at most ${REMOTE_ACTORS_KEPT} kept, the least recently used going first`, async () => {
     const peer = remoteServer("many.example");
     const first = peer.actor("First", "u0");
     await remoteReader(peer.ctx, first);
-    for (let i = 1; i <= REMOTE_READERS_KEPT; i++) {
-      if (i === REMOTE_READERS_KEPT / 2) await remoteReader(peer.ctx, first); // used again: kept
+    for (let i = 1; i <= REMOTE_ACTORS_KEPT; i++) {
+      if (i === REMOTE_ACTORS_KEPT / 2) await remoteReader(peer.ctx, first); // used again: kept
       await remoteReader(peer.ctx, peer.actor(`User ${i}`, `u${i}`));
     }
     const reads = peer.reads();
