@@ -4,6 +4,7 @@
 // Create(Article) to followers, replies coming in as comments (Create/Update/Delete Note, Like and
 // Undo) with their events, local comments going out (Create/Update/Delete Note, the Mention of the
 // remote author answered), Notes dereferenceable (HTML redirects to the permalink), and refusals.
+import { createPublicKey } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Note } from "@fedify/vocab";
 import { startFediPeer, type FediPeer } from "./support/fedi-peer.js";
@@ -66,6 +67,11 @@ describe("discovery and the actor", () => {
       expect(actor.json.endpoints.sharedInbox).toBe(`${server.publicUrl}/ap/inbox`);
       expect(actor.json.publicKey.id).toBe(`${actorUrl}#main-key`);
       expect(actor.json.publicKey.publicKeyPem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+      // RSA of 2,048 bits with the exponent 65537, as Mastodon's (docs/fediverse.md: what a signature costs)
+      expect(createPublicKey(actor.json.publicKey.publicKeyPem).asymmetricKeyDetails).toEqual({
+        modulusLength: 2048,
+        publicExponent: 65537n,
+      });
       const methods = [actor.json.assertionMethod].flat();
       // the Ed25519 key as a Multikey (multibase z6Mk… is an Ed25519 public key)
       expect(methods.some((m: any) => m.type === "Multikey" && /^z6Mk/.test(m.publicKeyMultibase))).toBe(true);

@@ -135,7 +135,14 @@ export async function startFediPeer(
   const fetched: string[] = [];
   const names = new Set(opts.names ?? ["alice", "bob"]);
   const keys = new Map<string, CryptoKeyPair[]>();
-  for (const n of names) keys.set(n, [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"), await generateCryptoKeyPair("Ed25519")]);
+  // RSA of 2,048 bits, as Mastodon makes its accounts' keys (Fedify's generateCryptoKeyPair makes 4,096)
+  const rsa = () =>
+    crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign", "verify"],
+    );
+  for (const n of names) keys.set(n, [await rsa(), await generateCryptoKeyPair("Ed25519")]);
   const notes = new Map<string, Note>();
   const received: Received[] = [];
   const federation: Federation<void> = createFederation<void>({ kv: new MemoryKvStore(), allowPrivateAddress: true });

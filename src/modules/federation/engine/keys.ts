@@ -1,7 +1,9 @@
-// The tenant's actor's key pairs (contract section 24): an RSA key (RSASSA-PKCS1-v1_5, 2048 bits:
-// the HTTP signatures Mastodon verifies) and an Ed25519 key (Object Integrity Proofs, published under
-// `assertionMethod`). Made by Fedify (generateCryptoKeyPair) the first time the actor is needed and
-// kept in federation_actors: the public halves as JWK, the private halves sealed by the secret box
+// The tenant's actor's key pairs (contract section 24): an RSA key (RSASSA-PKCS1-v1_5 with SHA-256,
+// 2048 bits: the HTTP signatures Mastodon verifies, and the size Mastodon and GoToSocial make theirs)
+// and an Ed25519 key (Object Integrity Proofs, published under `assertionMethod`). Made the first time
+// the actor is needed (the RSA key here, the Ed25519 key by Fedify's generateCryptoKeyPair; Fedify's
+// RSA keys are 4,096 bits, which cost each delivery's signature about 5× the CPU: docs/fediverse.md)
+// and kept in federation_actors: the public halves as JWK, the private halves sealed by the secret box
 // (src/lib/secret-box.ts) as every secret the service stores. The delivery composer signs any tenant's
 // jobs: each tenant's keys are read and written through that tenant's store.
 import { exportJwk, generateCryptoKeyPair, importJwk } from "@fedify/fedify";
@@ -24,6 +26,15 @@ const SELECT = `SELECT rsa_public_jwk AS "rsaPublicJwk", rsa_private_enc AS "rsa
                        ed_public_jwk AS "edPublicJwk", ed_private_enc AS "edPrivateEnc"
                   FROM federation_actors WHERE tenant_id = $1`;
 
+/** An RSASSA-PKCS1-v1_5 (SHA-256) key pair of 2,048 bits, extractable (its private half is sealed and stored). */
+export function generateRsaKeyPair(): Promise<CryptoKeyPair> {
+  return crypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  );
+}
+
 async function pairOf(publicJwk: JsonWebKey, privateSealed: string, box: SecretBox): Promise<CryptoKeyPair> {
   const privateJwk = JSON.parse(box.open(privateSealed)) as JsonWebKey;
   return { publicKey: await importJwk(publicJwk, "public"), privateKey: await importJwk(privateJwk, "private") };
@@ -41,7 +52,7 @@ export function createKeyStore(deps: { stores: (tenantId: string) => Pick<Tenant
     const sql = deps.stores(tenantId).sql;
     let [row] = await sql.query<KeyRow>(SELECT, [], "eng_federation_keys");
     if (!row) {
-      const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+      const rsa = await generateRsaKeyPair();
       const ed = await generateCryptoKeyPair("Ed25519");
       const seal = async (k: CryptoKey) => deps.secretBox.seal(JSON.stringify(await exportJwk(k)));
       await sql.query(
