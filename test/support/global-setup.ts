@@ -16,6 +16,7 @@ import { migratePostgres } from "../../src/db/migrate.js";
 import { NODE_FLAGS } from "./process.js";
 import { pgliteTemplatePath } from "./pglite-template.js";
 import { endLeftovers, RUN_MARK } from "./leftover-processes.js";
+import { dropIsolatedDatabases } from "./database.js";
 import { prepareAtprotoNative } from "./atproto-native.js";
 
 const ADMIN_URL = process.env.TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -123,6 +124,7 @@ export default async function setup(project: TestProject) {
     }
     const c = new pg.Client({ connectionString: ADMIN_URL });
     await c.connect();
+    await dropIsolatedDatabases(c, template);
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
     await c.end();
