@@ -10,9 +10,10 @@
 // Each pattern runs in a child process of its own with V8's collection trace, beside a control that
 // makes the same things without it (no read timeout; the entry kept on the context by hand; a REST
 // context, which announces nothing later), and the bytes promoted to the old generation are counted
-// per thing made, after a warm-up. A machine's load raises both alike (more is in flight at each
-// collection); the patterns raised it far past that (pg: 1,300–3,000 B a query against
-// ~25; Pothos: 0–300 B a context against ~0; the arrow: 320–450 B a request against ~0). A measure of
+// per thing made over half a second after a half-second warm-up (some 35–55 scavenges). A machine's
+// load raises both alike (more is in flight at each collection); the patterns raised it far past that
+// (pg: 1,300–3,000 B a query against ~25 over 1.5 s, 3,500–4,800 against ~5 over the half second;
+// Pothos: 0–300 B a context against ~0; the arrow: 320–450 B a request against ~0). A measure of
 // memory kept, not of time.
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -26,7 +27,7 @@ function promotedPerThing(kind: string, env: Record<string, string> = {}): Promi
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ["--trace-gc-nvp", CHILD, kind, "1.5"],
+      ["--trace-gc-nvp", CHILD, kind, "0.5"],
       { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
       (err, stdout) => {
         if (err) return reject(err);
