@@ -5,7 +5,10 @@
 // as comments of kind bluesky by readers at:<did>, with the comments' own events. A post of a reader is
 // linked by its bsky.app URL; an AppView that does not answer loses nothing; autoPost posts a new
 // discussion; an erased reader's reply never comes back; the app password is never answered or logged.
-// The poller claims across tenants: the file has a database of its own.
+// The poller claims across tenants: the file has a database of its own. The network itself is checked
+// first, as the service reads it: two accounts post and reply over XRPC, and the AppView's public
+// getPostThread shows the reply once indexed and none once it is deleted (one network for the file:
+// starting one is a process, three servers and the AppView's schema migrated, ~6 s of CPU).
 import { AtpAgent } from "@atproto/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "./support/server.js";
@@ -36,6 +39,25 @@ afterAll(async () => {
   await server?.stop();
   await network?.stop();
   await own?.drop();
+});
+
+describe("the local AT Protocol network", () => {
+  it("indexes a post and a reply, and forgets the reply once it is deleted", async () => {
+    const post = await site.agent.post({ text: "A new article: https://blog.example/a", createdAt: new Date().toISOString() });
+    const ref = { uri: post.uri, cid: post.cid };
+    const reply = await carol.agent.post({ text: "A reply", reply: { root: ref, parent: ref }, createdAt: new Date().toISOString() });
+    await network.indexed();
+    const appView = new AtpAgent({ service: network.appView });
+    const thread = await appView.app.bsky.feed.getPostThread({ uri: post.uri });
+    const replies =
+      (thread.data.thread as { replies?: Array<{ post: { uri: string; author: { did: string; handle: string } } }> }).replies ?? [];
+    expect(replies.map((r) => r.post.uri)).toEqual([reply.uri]);
+    expect(replies[0]!.post.author).toMatchObject({ did: carol.did, handle: "carol.test" });
+    await carol.agent.deletePost(reply.uri);
+    await network.indexed();
+    const after = await appView.app.bsky.feed.getPostThread({ uri: post.uri });
+    expect((after.data.thread as { replies?: unknown[] }).replies ?? []).toEqual([]);
+  }, 60_000);
 });
 
 const poll = () => server.app.bluesky.runOnce();
