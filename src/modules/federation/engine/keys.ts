@@ -27,7 +27,7 @@ const SELECT = `SELECT rsa_public_jwk AS "rsaPublicJwk", rsa_private_enc AS "rsa
                   FROM federation_actors WHERE tenant_id = $1`;
 
 /** An RSASSA-PKCS1-v1_5 (SHA-256) key pair of 2,048 bits, extractable (its private half is sealed and stored). */
-export function generateRsaKeyPair(): Promise<CryptoKeyPair> {
+function generateRsaKeyPair(): Promise<CryptoKeyPair> {
   return crypto.subtle.generateKey(
     { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
     true,
