@@ -1,4 +1,4 @@
-// An imported SQLite file (isso's database) read column by plain column, in a worker thread
+// An imported SQLite file (isso's database) read column by plain column, in a child process
 // bounded in time and memory (src/modules/portability/sqlite-reader.ts), through the real server: a
 // generated column whose expression costs milliseconds a row, a view, a trigger, a virtual table
 // are refused, naming what they are, while the server's other requests are answered. The reader's

@@ -1,13 +1,18 @@
 // The reader of imported SQLite files (src/modules/portability/sqlite-reader.ts) holds its own
 // bounds whatever it is asked to run: a statement running past the step's time is stopped (its
-// worker ended) without holding this thread; SQLite's memory and the worker's JavaScript heap past
-// theirs end in a clear failure. It is the only code of src/ that opens SQLite. (The files it
+// process killed) without holding this thread; SQLite's memory and the reader's JavaScript heap past
+// theirs end in a clear failure, and the reader's process alone. It is the only code of src/ that opens SQLite. (The files it
 // refuses: test/import-sqlite-bounds.test.ts.)
+import { spawnSync } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import initSqlJs from "sql.js";
 import { openImportedSqlite, SqliteReadError } from "../../src/modules/portability/sqlite-reader.js";
+
+/** a query whose rows, a million in one batch, need more than a 48 MiB heap */
+const PAST_THE_HEAP = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 2000000) SELECT x, 'row ' || x AS t FROM n";
 
 async function plainFile(): Promise<Uint8Array> {
   const SQL = await initSqlJs();
@@ -48,8 +53,8 @@ describe("the reader's own bounds", () => {
     await db.close();
   });
 
-  it("a statement running past the step's time is stopped: the worker is ended, the thread never held", async () => {
-    // the bound long enough for the worker's start and the file's opening on a loaded machine
+  it("a statement running past the step's time is stopped: the reader's process is killed, the thread never held", async () => {
+    // the bound long enough for the reader's start and the file's opening on a loaded machine
     const db = await openImportedSqlite(await plainFile(), { limits: { stepMs: 2_000 } });
     const started = Date.now();
     const endless = db.rows("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) AS c FROM n").next();
@@ -60,7 +65,7 @@ describe("the reader's own bounds", () => {
     await db.close();
   });
 
-  it("a signal ends the worker at once, whatever step it is in", async () => {
+  it("a signal ends the reader at once, whatever step it is in", async () => {
     const stop = new AbortController();
     const db = await openImportedSqlite(await plainFile(), { signal: stop.signal });
     const endless = db.rows("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) AS c FROM n").next();
@@ -71,7 +76,7 @@ describe("the reader's own bounds", () => {
     await db.close();
   });
 
-  it("SQLite's memory and the worker's JavaScript heap are bounded: past either, a clear failure", async () => {
+  it("SQLite's memory and the reader's JavaScript heap are bounded: past either, a clear failure", async () => {
     const file = await plainFile();
     const small = await openImportedSqlite(file, { limits: { sqliteHeapBytes: 32 * 1048576 } });
     await expect(small.rows("SELECT length(hex(zeroblob(100000000))) AS n").next()).rejects.toThrow(
@@ -79,12 +84,28 @@ describe("the reader's own bounds", () => {
     );
     await small.close();
     const heap = await openImportedSqlite(file, { limits: { heapMb: 48, batchRows: 1_000_000 } });
-    await expect(
-      heap
-        .rows("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 2000000) SELECT x, 'row ' || x AS t FROM n")
-        .next(),
-    ).rejects.toThrow(/^reading it needs more than its JavaScript memory bound for an import/);
+    await expect(heap.rows(PAST_THE_HEAP).next()).rejects.toThrow(/^reading it needs more than its JavaScript memory bound for an import/);
     await heap.close();
+  });
+
+  it("a reader at its heap bound ends alone, never the process that reads (whatever V8's options there)", async () => {
+    // six reads past a 48 MiB heap in one process whose young generation is larger: with the reader
+    // on a worker thread, V8 aborted that process at the bound in each of 6 such runs (in half of
+    // them with 32 MiB)
+    const script = fileURLToPath(new URL("../support/sqlite-heap-child.mjs", import.meta.url));
+    const { stdout, status, stderr } = spawnSync(process.execPath, [script], {
+      env: { ...process.env, NODE_OPTIONS: "--max-semi-space-size=128", READS: "6" },
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect(stderr).not.toMatch(/FATAL ERROR/);
+    expect(status).toBe(0);
+    expect(stdout.trim().split("\n")).toEqual(
+      Array.from(
+        { length: 6 },
+        () => "reading it needs more than its JavaScript memory bound for an import (256 MiB for SQLite, 48 MiB for JavaScript)",
+      ),
+    );
   });
 });
 

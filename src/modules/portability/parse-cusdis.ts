@@ -2,8 +2,8 @@
 // a plain-format pg_dump of its PostgreSQL database (told apart by their first bytes; its MySQL
 // database is not read: see docs/import.md).
 //
-// The SQLite file is read as isso's is (sqlite-reader.ts: whole, checked, in a bounded worker
-// thread, column by plain column; a cut or damaged file fails whole and writes nothing). A pg_dump
+// The SQLite file is read as isso's is (sqlite-reader.ts: whole, checked, in a bounded child
+// process, column by plain column; a cut or damaged file fails whole and writes nothing). A pg_dump
 // is read as a stream (pg-dump.ts: its COPY rows or its INSERTs, everything else read past; a cut
 // dump fails at its line and writes nothing). A comment needs its page's thread first, and a dump
 // of the whole database writes its tables' rows in name order, comments before pages (one of the
@@ -48,8 +48,8 @@ export async function* parseCusdis(input: AsyncIterable<Uint8Array | string>, si
     yield* parseCusdisDump(stream, signal);
     return;
   }
-  const file = await readDatabaseFile(stream, "Cusdis's database");
-  const db = await openImportedSqlite(file, { transfer: true, signal });
+  // the file is not kept here: the reader's process is given it and holds it
+  const db = await openImportedSqlite(await readDatabaseFile(stream, "Cusdis's database"), { signal });
   try {
     if (!db.tables.has("pages") || !db.tables.has("comments"))
       throw new SourceFailure(

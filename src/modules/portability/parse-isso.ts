@@ -1,6 +1,6 @@
 // An isso database (the SQLite file isso's `dbpath` names, copied while isso is stopped or with
 // `sqlite3 comments.db ".backup copy.db"`), read with sql.js (SQLite compiled to WebAssembly: no
-// native build, the same on every Node version we support) in a worker thread, bounded in time and
+// native build, the same on every Node version we support) in a child process, bounded in time and
 // memory (sqlite-reader.ts). SQLite reads a file whole, so the file is held in memory, up to
 // MAX_DATABASE_BYTES. Before anything is read the file is checked (sqlite-reader.ts: readDatabaseFile,
 // openImportedSqlite): the SQLite header, its size against the size the header gives (a cut file
@@ -29,8 +29,8 @@ export const ISSO_TRIGGER =
 const MODES: Record<number, CommentStatus> = { 1: "approved", 2: "pending", 4: "deleted" };
 
 export async function* parseIsso(input: AsyncIterable<Uint8Array | string>, signal?: AbortSignal): AsyncGenerator<SourceItem> {
-  const file = await readDatabaseFile(input, "isso's comments.db");
-  const db = await openImportedSqlite(file, { allowedTriggers: [ISSO_TRIGGER], transfer: true, signal });
+  // the file is not kept here: the reader's process is given it and holds it
+  const db = await openImportedSqlite(await readDatabaseFile(input, "isso's comments.db"), { allowedTriggers: [ISSO_TRIGGER], signal });
   try {
     if (!db.tables.has("threads") || !db.tables.has("comments"))
       throw new SourceFailure(

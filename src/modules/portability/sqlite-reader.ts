@@ -1,44 +1,47 @@
 // The one way an imported SQLite file is read (isso's database: parse-isso.ts; Cusdis's:
-// parse-cusdis.ts). SQLite runs in
-// sql.js (WebAssembly) in a worker thread of its own (sqlite-worker.ts), never on the thread that
-// answers requests, and every step it takes is bounded:
+// parse-cusdis.ts). SQLite runs in sql.js (WebAssembly) in a child process of its own
+// (sqlite-process.ts: `node -e`, an empty environment but what it is told), never on the thread
+// that answers requests nor in its process, and every step it takes is bounded:
 // - time: each step (opening and checking the file, each batch of rows) must end within
-//   `stepMs`, else the worker is terminated and the file fails;
-// - memory: the worker's JavaScript heap (`resourceLimits`) and what SQLite may allocate
+//   `stepMs`, else the process is killed and the file fails;
+// - memory: the process's JavaScript heap (`--max-old-space-size`) and what SQLite may allocate
 //   (`PRAGMA hard_heap_limit`); sql.js's WebAssembly memory cannot be given a smaller maximum
-//   than its build's (2 GiB), so SQLite's own limit is what holds it;
+//   than its build's (2 GiB), so SQLite's own limit is what holds it. A process, not a worker
+//   thread: V8 aborts the whole process when a heap reaches its bound in some allocation shapes
+//   (Node's resourceLimits are best effort, nodejs/node issue 47224), and that process is then the
+//   reader's alone;
 // - what is computed: the file is read column by plain column. Before anything else is read, a
 //   view, a trigger (but those the caller names, which never run on a read), a virtual table, or a
 //   hidden or generated column (`PRAGMA table_xinfo`'s `hidden` other than 0) fails the file,
 //   naming it: a generated column is an expression SQLite computes for every row read, on the
 //   thread that reads it. CHECK constraints are not evaluated (`ignore_check_constraints`), so
 //   `PRAGMA quick_check` reads the pages and computes nothing the file's author wrote.
-// Before the worker is started, the file is read whole (readDatabaseFile: at most
+// Before the process is started, the file is read whole (readDatabaseFile: at most
 // MAX_DATABASE_BYTES) and its header checked: a cut file fails at the byte where it ends. Rows are
 // handed on one at a time (tableRows), each with its position (`comments id 17`).
+import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
 import { SQLITE_MAGIC } from "./sniff.js";
 import { SourceFailure, type SourceItem } from "./source.js";
 import {
-  SQLITE_WORKER_CODE,
+  SQLITE_READER_CODE,
+  type ReaderAnswer,
+  type ReaderCall,
+  type ReaderRequest,
+  type ReaderSetup,
   type SqliteValue,
-  type WorkerAnswer,
-  type WorkerCall,
-  type WorkerRequest,
-  type WorkerSetup,
-} from "./sqlite-worker.js";
+} from "./sqlite-process.js";
 
 export type { SqliteValue };
 
 export interface SqliteLimits {
   /** how long one step (opening and checking the file, one batch of rows) may take */
   stepMs: number;
-  /** the worker's JavaScript heap, in MiB (resourceLimits.maxOldGenerationSizeMb) */
+  /** the reader process's JavaScript heap, in MiB (--max-old-space-size) */
   heapMb: number;
   /** what SQLite may allocate, in bytes (PRAGMA hard_heap_limit) */
   sqliteHeapBytes: number;
-  /** rows sent from the worker at a time */
+  /** rows sent from the reader at a time */
   batchRows: number;
 }
 
@@ -49,7 +52,7 @@ export const SQLITE_LIMITS: SqliteLimits = {
   batchRows: 500,
 };
 
-/** A step that failed in the worker: SQLite's error, a bound reached, or the worker gone. */
+/** A step that failed in the reader: SQLite's error, a bound reached, or the process gone. */
 export class SqliteReadError extends Error {
   override name = "SqliteReadError";
 }
@@ -57,52 +60,72 @@ export class SqliteReadError extends Error {
 const SQL_JS = createRequire(import.meta.url).resolve("sql.js");
 const words = (sql: string) => sql.replace(/\s+/g, " ").trim();
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+/** what V8 prints when a heap reaches its bound, before it aborts the process */
+const HEAP_LIMIT = /Reached heap limit|JavaScript heap out of memory/;
+const STDERR_KEPT = 4096;
 
 export type SqliteRow = Record<string, SqliteValue>;
 
 export interface ImportedSqlite {
   /** the file's tables */
   readonly tables: ReadonlySet<string>;
-  /** the rows of one query, a batch at a time from the worker */
+  /** the rows of one query, a batch at a time from the reader */
   rows(sql: string): AsyncGenerator<SqliteRow>;
-  /** ends the worker */
+  /** ends the reader's process */
   close(): Promise<void>;
 }
 
-/** One worker and its requests, each answered within limits.stepMs. */
-class SqliteWorker {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { ok: (a: WorkerAnswer & { ok: true }) => void; fail: (e: Error) => void }>();
+/** One reader process, given the file on its standard input, and its requests, each answered within limits.stepMs. */
+class SqliteProcess {
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, { ok: (a: ReaderAnswer & { ok: true }) => void; fail: (e: Error) => void }>();
   private next = 1;
   private ended: Error | null = null;
+  private readonly gone: Promise<void>;
 
   constructor(
+    file: Uint8Array,
     private readonly limits: SqliteLimits,
     signal?: AbortSignal,
   ) {
-    const setup: WorkerSetup = { sqlJs: SQL_JS, sqliteHeapBytes: limits.sqliteHeapBytes };
-    this.worker = new Worker(SQLITE_WORKER_CODE, {
-      eval: true,
-      workerData: setup,
-      resourceLimits: { maxOldGenerationSizeMb: limits.heapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+    const setup: ReaderSetup = { sqlJs: SQL_JS, sqliteHeapBytes: limits.sqliteHeapBytes, fileBytes: file.byteLength };
+    this.child = spawn(process.execPath, [`--max-old-space-size=${limits.heapMb}`, "-e", SQLITE_READER_CODE], {
+      stdio: ["pipe", "ignore", "pipe", "ipc"],
+      serialization: "advanced",
+      // nothing of the server's environment (its secrets, its NODE_OPTIONS) reaches the reader
+      env: { SQLITE_READER_SETUP: JSON.stringify(setup) },
     });
-    this.worker.on("message", (a: WorkerAnswer) => {
+    let stderr = "";
+    this.child.stderr?.setEncoding("utf8");
+    this.child.stderr?.on("data", (text: string) => {
+      if (stderr.length < STDERR_KEPT) stderr += text.slice(0, STDERR_KEPT - stderr.length);
+    });
+    this.child.on("message", (a: ReaderAnswer) => {
       const p = this.pending.get(a.id);
       if (!p) return;
       this.pending.delete(a.id);
       if (a.ok) p.ok(a);
       else p.fail(new SqliteReadError(a.message === "out of memory" ? this.memoryMessage("SQLite's") : a.message));
     });
-    this.worker.on("error", (err: Error & { code?: string }) =>
-      this.end(new SqliteReadError(err.code === "ERR_WORKER_OUT_OF_MEMORY" ? this.memoryMessage("its JavaScript") : err.message)),
-    );
-    this.worker.on("exit", () => this.end(new SqliteReadError("the reader stopped")));
+    this.gone = new Promise((resolve) => {
+      this.child.on("error", (err) => {
+        this.end(new SqliteReadError(`the reader could not be started: ${err.message}`));
+        resolve();
+      });
+      this.child.on("close", () => {
+        this.end(new SqliteReadError(HEAP_LIMIT.test(stderr) ? this.memoryMessage("its JavaScript") : "the reader stopped"));
+        resolve();
+      });
+    });
+    // the reader's death is reported by "close"; a write it no longer reads is not an error here
+    this.child.stdin?.on("error", () => undefined);
+    this.child.stdin?.end(file);
     // a server shutting down does not wait for the step under way
     signal?.addEventListener(
       "abort",
       () => {
         this.end(new SqliteReadError("stopped: the server is shutting down"));
-        void this.worker.terminate();
+        this.child.kill("SIGKILL");
       },
       { once: true },
     );
@@ -118,13 +141,13 @@ class SqliteWorker {
     this.pending.clear();
   }
 
-  request(req: WorkerCall, transfer: ArrayBuffer[] = []): Promise<WorkerAnswer & { ok: true }> {
+  request(req: ReaderCall): Promise<ReaderAnswer & { ok: true }> {
     if (this.ended) return Promise.reject(this.ended);
     const id = this.next++;
     return new Promise((ok, fail) => {
       const timer = setTimeout(() => {
         this.end(new SqliteReadError(`reading it took longer than ${this.limits.stepMs / 1000} s, the bound for one step of an import`));
-        void this.worker.terminate();
+        this.child.kill("SIGKILL");
       }, this.limits.stepMs);
       const done =
         <T>(f: (v: T) => void) =>
@@ -133,24 +156,23 @@ class SqliteWorker {
           f(v);
         };
       this.pending.set(id, { ok: done(ok), fail: done(fail) });
-      const message: WorkerRequest = { ...req, id };
-      try {
-        this.worker.postMessage(message, transfer);
-      } catch (err) {
-        this.pending.delete(id);
-        done(fail)(err instanceof Error ? err : new Error(String(err)));
-      }
+      const message: ReaderRequest = { ...req, id };
+      this.child.send(message, (err) => {
+        if (!err || !this.pending.delete(id)) return;
+        done(fail)(new SqliteReadError(`the reader stopped: ${err.message}`));
+      });
     });
   }
 
   async close(): Promise<void> {
     if (!this.ended) await this.request({ op: "close" }).catch(() => undefined);
     this.end(new SqliteReadError("the reader is closed"));
-    await this.worker.terminate();
+    this.child.kill("SIGKILL");
+    await this.gone;
   }
 }
 
-async function all(w: SqliteWorker, sql: string): Promise<SqliteRow[]> {
+async function all(w: SqliteProcess, sql: string): Promise<SqliteRow[]> {
   const a = await w.request({ op: "all", sql });
   const columns = a.columns ?? [];
   return (a.rows ?? []).map((values) => Object.fromEntries(columns.map((c, i) => [c, values[i] ?? null])));
@@ -160,7 +182,7 @@ const REFUSED =
   "an imported database is read column by plain column: views, triggers, virtual tables, hidden and generated columns are refused";
 
 /** Fails the file (SourceFailure, naming the object) on anything that would compute on a read. */
-async function checkPlain(w: SqliteWorker, allowedTriggers: readonly string[]): Promise<Set<string>> {
+async function checkPlain(w: SqliteProcess, allowedTriggers: readonly string[]): Promise<Set<string>> {
   const allowed = new Set(allowedTriggers.map(words));
   const tables = new Set<string>();
   for (const o of await all(w, "SELECT type, name, sql AS definition FROM sqlite_schema ORDER BY rowid")) {
@@ -183,7 +205,7 @@ async function checkPlain(w: SqliteWorker, allowedTriggers: readonly string[]): 
 }
 
 /**
- * Opens an imported SQLite file in a worker of its own: its schema checked (checkPlain), then
+ * Opens an imported SQLite file in a process of its own: its schema checked (checkPlain), then
  * `PRAGMA quick_check`. A damaged file fails at "byte 0" (SourceFailure); a bound reached, at any
  * step, is a SqliteReadError the caller gives its position.
  */
@@ -193,23 +215,17 @@ export async function openImportedSqlite(
     /** triggers the caller's format has, by their SQL (they never run on a read) */
     allowedTriggers?: readonly string[];
     limits?: Partial<SqliteLimits>;
-    /** the bytes are handed to the worker (their buffer is detached here) instead of copied */
-    transfer?: boolean;
-    /** ends the worker at once, whatever step it is in */
+    /** ends the reader's process at once, whatever step it is in */
     signal?: AbortSignal;
   } = {},
 ): Promise<ImportedSqlite> {
   const limits = { ...SQLITE_LIMITS, ...opts.limits };
-  const w = new SqliteWorker(limits, opts.signal);
+  const w = new SqliteProcess(file, limits, opts.signal);
   try {
-    // the worker takes the bytes: the caller's own when it gives them up (`transfer`) and they are
-    // a whole buffer, else a copy
-    const whole = file.byteOffset === 0 && file.byteLength === file.buffer.byteLength && file.buffer instanceof ArrayBuffer;
-    const own = opts.transfer && whole ? file : new Uint8Array(file);
     const damaged = (err: unknown) =>
       err instanceof SqliteReadError ? new SourceFailure("byte 0", `the database cannot be read: ${err.message}`) : err;
     const steps = async () => {
-      await w.request({ op: "open", file: own }, [own.buffer as ArrayBuffer]);
+      await w.request({ op: "open" });
       const tables = await checkPlain(w, opts.allowedTriggers ?? []);
       return { tables, check: await all(w, "PRAGMA quick_check(1)") };
     };
@@ -275,7 +291,7 @@ function checkHeader(file: Uint8Array, what: string): void {
 }
 
 /**
- * The rows of a query on `table`, one at a time (the worker sends them a batch at a time), each made
+ * The rows of a query on `table`, one at a time (the reader sends them a batch at a time), each made
  * an item at its position (`comments id 17`: the row's `id`). A read that fails (damaged pages, a
  * bound reached) fails the file after the last row read.
  */
