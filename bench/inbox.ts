@@ -15,11 +15,10 @@
 //  - for the service, also the time until every activity of the burst is applied (the queue drained).
 // Env: BENCH_BURST (500), BENCH_ROUNDS (3), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_CPU_PROFILE (a directory).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { Redis } from "ioredis";
-import { benchDatabase, compiledScript, fmtTable, serviceEntry } from "./support.js";
+import { benchDatabase, compiledScript, fmtTable, freePort, serviceEntry, waitUp } from "./support.js";
 import { startFediPeer } from "../test/support/fedi-peer.js";
 import { signInKeyPrefix } from "../src/auth/sign-in-throttle.js";
 
@@ -30,26 +29,6 @@ const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 const AS = "https://www.w3.org/ns/activitystreams";
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
-async function up(url: string): Promise<void> {
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      if (i > 300) throw new Error(`${url} did not start`);
-      await sleep(100);
-    }
-  }
-}
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 const children: ChildProcess[] = [];
@@ -79,7 +58,7 @@ try {
     stdio: ["ignore", "ignore", "inherit"],
   });
   children.push(service);
-  await up(`${url}/healthz`);
+  await waitUp(`${url}/healthz`);
   const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
     env: { ...process.env, ...env },
     encoding: "utf8",
@@ -110,7 +89,7 @@ try {
   });
   children.push(floor);
   const floorUrl = `http://127.0.0.1:${floorPort}`;
-  await up(floorUrl);
+  await waitUp(floorUrl);
 
   let n = 0;
   const createNote = (text: string) => {

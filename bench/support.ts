@@ -2,6 +2,7 @@
 // service and the floors built and started the way `npm start` runs the service.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { basename } from "node:path";
 import { build } from "esbuild";
 import pg from "pg";
@@ -143,5 +144,29 @@ export async function clusterCpu(admin: pg.Client): Promise<number> {
         // ended in between
       }
     return total;
+  }
+}
+
+/** a free TCP port on loopback */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+/** waits until `url` answers below 500 (a server started), for at most 30 s */
+export async function waitUp(url: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {
+      if (i > 300) throw new Error(`${url} did not start`);
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
   }
 }

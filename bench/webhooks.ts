@@ -24,12 +24,11 @@
 // BENCH_CPU_PROFILE=<dir> (the service writes a V8 CPU profile there when it exits).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { SignJWT } from "jose";
 import pg from "pg";
-import { benchDatabase, compiledScript, fmtTable, serviceEntry } from "./support.js";
+import { benchDatabase, compiledScript, fmtTable, freePort, serviceEntry } from "./support.js";
 import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 3000);
@@ -86,16 +85,6 @@ const receiverBase = await new Promise<string>((resolve) => {
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A process's CPU time so far (user + system), in ms (clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
