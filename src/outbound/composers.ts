@@ -19,9 +19,9 @@ export interface ComposedRequest {
   /**
    * The same POST with other headers, sent once in the same attempt when the receiver answers the
    * first one 400 or 401 (a double knock: the ActivityPub composer's signature by the other spec);
-   * its answer is then the attempt's.
+   * its answer is then the attempt's. The headers are made only then.
    */
-  fallback?: { headers: Record<string, string> };
+  fallback?: { headers: () => Promise<Record<string, string>> };
 }
 
 /**

@@ -267,7 +267,7 @@ async function deliverMessage(
   let result = await post(composed.headers);
   // a double knock: the receiver refused the first signature, the same POST goes once more signed the other way
   const knocked = composed.fallback !== undefined && result !== "aborted" && (result.statusCode === 400 || result.statusCode === 401);
-  if (knocked) result = await post(composed.fallback!.headers);
+  if (knocked) result = await post(await composed.fallback!.headers());
   if (result === "aborted") {
     answered();
     await releaseJob(deps.sql, job);

@@ -77,11 +77,18 @@ export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[];
   const events = new Map<string, EventSnapshot>();
   const messages = new Map<string, MessageSnapshot>();
   const jobs: ClaimedJob[] = [];
+  // a tenant's settings are one object for all its jobs of the batch (one claim reads one row of
+  // tenants), so they are resolved once (resolveSettings keeps its answer per object)
+  const settingsOf = new Map<string, unknown>();
+  const tenantSettings = (r: ClaimedRow) => {
+    if (!settingsOf.has(r.tenantId)) settingsOf.set(r.tenantId, r.tenantSettings);
+    return settingsOf.get(r.tenantId);
+  };
   for (const r of rows) {
     const common = { id: r.id, tenantId: r.tenantId, kind: r.kind, attempts: r.attempts, claimToken: r.claimToken };
     if (r.kind !== "webhook" || r.endpointId === null || r.eventId === null) {
       jobs.push({ ...common, endpointId: r.endpointId ?? alertTarget(r), eventId: null });
-      messages.set(r.id, { id: r.id, tenantId: r.tenantId, message: r.message, tenantSettings: r.tenantSettings, createdAt: r.createdAt });
+      messages.set(r.id, { id: r.id, tenantId: r.tenantId, message: r.message, tenantSettings: tenantSettings(r), createdAt: r.createdAt });
       continue;
     }
     jobs.push({ ...common, endpointId: r.endpointId, eventId: r.eventId });
@@ -96,7 +103,7 @@ export function batchContext(rows: readonly ClaimedRow[]): { jobs: ClaimedJob[];
           ...(r.kid !== null && r.secretEnc !== null ? [{ kid: r.kid, secretEnc: r.secretEnc, validUntil: null }] : []),
           ...(r.previousSecrets ?? []).map((p) => ({ kid: p.kid, secretEnc: p.secretEnc, validUntil: new Date(p.validUntil) })),
         ],
-        tunables: resolveTunables(r.tenantSettings, r.delivery),
+        tunables: resolveTunables(tenantSettings(r), r.delivery),
       });
     }
     events.set(r.eventId, { id: r.eventId, type: r.eventType, payload: r.envelope === null ? null : JSON.parse(r.envelope) });

@@ -13,6 +13,7 @@ export type DeliveryOverrides = Partial<DeliveryTunables>;
 
 /** Stored overrides (JSON column) → valid overrides; anything invalid is ignored rather than trusted. */
 export function parseOverrides(stored: unknown): DeliveryOverrides {
+  if (stored === null || stored === undefined) return {};
   const parsed = DeliveryOverridesSchema.safeParse(stored ?? {});
   return parsed.success ? parsed.data : {};
 }

@@ -28,10 +28,7 @@ import type { UrlGuardOptions } from "../../../outbound/url-guard.js";
 import { sendFailure, smtpTransportOptions, type SmtpServer } from "../transport.js";
 import { withLink } from "./links.js";
 import { keyedBatcher } from "../../../lib/batcher.js";
-import { createServerBreaker, SERVER_BREAKER_RULES, type ServerBreakerState } from "../../../outbound/server-breaker.js";
-
-/** How long a server's breaker, as read, is taken as it is. */
-const BREAKER_READ_MS = 1_000;
+import { createServerBreaker, SERVER_BREAKER_RULES } from "../../../outbound/server-breaker.js";
 
 /** Messages sent at once through one SMTP server: its pool's connections, and the email pool's slots per server. */
 export const SEND_SLOTS = 4;
@@ -216,26 +213,8 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
     for (const i of items) i.resolve();
   });
 
-  /**
-   * The servers' breakers as last read here, for a second: a send reads its server's once a second,
-   * not once a message (an attempt's outcome here updates it at once; another instance's, within the second).
-   */
+  /** The SMTP servers' breakers (read at most once a second here: server-breaker.ts). */
   const breaker = createServerBreaker(deps.sql, "smtp_servers");
-  const breakers = new Map<string, ServerBreakerState & { readAt: number }>();
-  async function breakerOf(key: string, now: Date): Promise<ServerBreakerState> {
-    const known = breakers.get(key);
-    if (known && Math.abs(now.getTime() - known.readAt) < BREAKER_READ_MS) return known;
-    const state = { ...(await breaker.state(key)), readAt: now.getTime() };
-    breakers.set(key, state);
-    return state;
-  }
-
-  /** The server's breaker after an attempt: closed by an answer, counted (and opened at each threshold) by a failure to reach it. */
-  async function settle(server: string | null, healthy: boolean, now: Date): Promise<void> {
-    if (server === null) return;
-    breakers.delete(server);
-    await breaker.settle(server, healthy, now);
-  }
 
   /** The message's new state after an attempt (only while it is still queued: an erased message stays gone). */
   async function mark(m: QueuedMessage, state: string, attempts: number, error: string | null, now: Date): Promise<void> {
@@ -268,9 +247,9 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
       /** failures in a row the server's breaker counts: none (no row, or 0) needs no write when it answers */
       let failures = 0;
       if (key !== null) {
-        const breaker = await breakerOf(key, now);
-        if (breaker.until && breaker.until > now) return { defer: breaker.until };
-        failures = breaker.failures;
+        const state = await breaker.state(key, now);
+        if (state.until && state.until > now) return { defer: state.until };
+        failures = state.failures;
       }
       const attempts = job.attempts + 1;
       try {
@@ -280,7 +259,7 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
       } catch (err) {
         const error = sendFailure(err);
         const code = (err as { responseCode?: number }).responseCode;
-        if (!answered(err) || failures > 0) await settle(key, answered(err), now);
+        if (key !== null && (!answered(err) || failures > 0)) await breaker.settle(key, answered(err), now);
         if (typeof code === "number" && code >= 500 && code < 600) {
           await deps.sql.query(
             `WITH m AS (UPDATE email_messages SET state = 'suppressed', attempts = $3, last_error = $4
@@ -300,7 +279,7 @@ export function createEmailComposer(deps: SenderDeps): EmailComposer {
       }
       // recorded before the job's end: a worker that dies in between leaves a job that finds it sent
       await sentBatch("sent", { m, attempts, at: now });
-      if (failures > 0) await settle(key, true, now);
+      if (key !== null && failures > 0) await breaker.settle(key, true, now);
       tally.sent++;
       return { done: "sent" };
     },

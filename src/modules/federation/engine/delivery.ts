@@ -6,12 +6,12 @@
 // worker (src/outbound/): its lease, retries with backoff (the tenant's `delivery` settings), the
 // outbound client's SSRF guard and limits. When the worker claims a row, the composer below signs the
 // stored activity with the tenant's actor's RSA key (Fedify's signRequest) and hands back the
-// request, signed twice over: by RFC 9421 HTTP Message Signatures (with a Content-Digest) and by
+// request, signed one of two ways: by RFC 9421 HTTP Message Signatures (with a Content-Digest) or by
 // draft-cavage HTTP signatures (with a Digest, as Mastodon verifies). Which goes first is what the
 // remote server (the inbox's origin) last accepted, RFC 9421 for one not seen before; when the first
-// is answered 400 or 401 the worker sends the other at once (a double knock), and the spec that was
-// accepted is remembered for that origin (in the federation's KvStore, where Fedify keeps its own, for
-// 30 days, then tried afresh). Each remote server (the inbox's host, across tenants) has a breaker
+// is answered 400 or 401 the worker sends the other at once, signed then (a double knock), and the
+// spec that was accepted is remembered for that origin (in the federation's KvStore, where Fedify
+// keeps its own, for 30 days, then tried afresh; each process reads it at most once a minute). Each remote server (the inbox's host, across tenants) has a breaker
 // in federation_domains (src/outbound/server-breaker.ts): after DOMAIN_BREAKER_THRESHOLD consecutive
 // failed attempts its jobs wait (deferred, no attempt counted) for a cooldown that doubles each time
 // it opens again, from one minute up to an hour; one success closes it.
@@ -31,6 +31,9 @@ const SPEC_PREFIX = ["_fedify", "httpMessageSignaturesSpec"] as const;
 /** How long an origin's spec is remembered before RFC 9421 is tried first again. */
 const SPEC_TTL = Temporal.Duration.from({ days: 30 });
 const FIRST_KNOCK: HttpMessageSignaturesSpec = "rfc9421";
+/** How long a process keeps what the store said of an origin's spec, and for how many origins. */
+const SPEC_MEMO_MS = 60_000;
+const SPEC_MEMO_MAX = 10_000;
 const otherSpec = (s: HttpMessageSignaturesSpec): HttpMessageSignaturesSpec =>
   s === "rfc9421" ? "draft-cavage-http-signatures-12" : "rfc9421";
 const isSpec = (v: unknown): v is HttpMessageSignaturesSpec => v === "rfc9421" || v === "draft-cavage-http-signatures-12";
@@ -74,9 +77,21 @@ export function createOutboundQueue(deps: { sql: Sql; nudge: () => void; now: ()
 export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvStore }): MessageComposer {
   const specKey = (origin: string) => [...SPEC_PREFIX, origin] as const;
   const breaker = createServerBreaker(deps.sql, "federation_domains");
-  const rememberedSpec = async (origin: string) => {
+  // what the KvStore says of each origin, read at most once a SPEC_MEMO_MS in this process (a burst to
+  // one server reads it once, not twice a delivery); another instance's learning reaches it within that
+  const memo = new Map<string, { spec: HttpMessageSignaturesSpec | null; until: number }>();
+  const rememberedSpec = async (origin: string, now: Date) => {
+    const kept = memo.get(origin);
+    if (kept && kept.until > now.getTime()) return kept.spec;
     const v = await deps.kv.get(specKey(origin));
-    return isSpec(v) ? v : null;
+    const spec = isSpec(v) ? v : null;
+    keep(origin, spec, now);
+    return spec;
+  };
+  const keep = (origin: string, spec: HttpMessageSignaturesSpec | null, now: Date) => {
+    memo.delete(origin);
+    if (memo.size >= SPEC_MEMO_MAX) memo.delete(memo.keys().next().value as string);
+    memo.set(origin, { spec, until: now.getTime() + SPEC_MEMO_MS });
   };
   return {
     async compose(job, now): Promise<Composed> {
@@ -84,11 +99,11 @@ export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvS
       const { inbox, activity, keyId } = job.message;
       const url = URL.parse(inbox);
       if (!url?.host) return { drop: "the inbox is not a URL" };
-      const { until } = await breaker.state(url.host);
+      const { until } = await breaker.state(url.host, now);
       if (until && until > now) return { defer: until };
       const keys = await deps.keys.keysOf(job.tenantId);
       const body = JSON.stringify(activity);
-      const first = (await rememberedSpec(url.origin)) ?? FIRST_KNOCK;
+      const first = (await rememberedSpec(url.origin, now)) ?? FIRST_KNOCK;
       const signed = async (spec: HttpMessageSignaturesSpec) => {
         const unsigned = new Request(inbox, {
           method: "POST",
@@ -100,7 +115,8 @@ export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvS
         request.headers.forEach((value, name) => (headers[name] = value));
         return headers;
       };
-      return { url: inbox, body, headers: await signed(first), fallback: { headers: await signed(otherSpec(first)) } };
+      // the other spec's signature is made only when the first is refused (one RSA signature a delivery)
+      return { url: inbox, body, headers: await signed(first), fallback: { headers: () => signed(otherSpec(first)) } };
     },
     async settled(outcome: SentOutcome, now: Date) {
       const url = URL.parse(outcome.url);
@@ -108,10 +124,13 @@ export function createActivityComposer(deps: { sql: Sql; keys: KeyStore; kv: KvS
       const host = url.host;
       if (outcome.ok) {
         // the spec it accepted: the first knock's, or the other when its fallback was answered
-        const remembered = await rememberedSpec(url.origin);
+        const remembered = await rememberedSpec(url.origin, now);
         const first = remembered ?? FIRST_KNOCK;
         const accepted = outcome.fallback ? otherSpec(first) : first;
-        if (accepted !== remembered) await deps.kv.set(specKey(url.origin), accepted, { ttl: SPEC_TTL });
+        if (accepted !== remembered) {
+          await deps.kv.set(specKey(url.origin), accepted, { ttl: SPEC_TTL });
+          keep(url.origin, accepted, now);
+        }
       }
       // a 4xx other than 408/429 is the receiver's answer about this activity, not its health
       const healthy =
