@@ -17,11 +17,11 @@
 //    CPU per delivery: the service process's (from /proc, until every job is recorded) or the floor's
 //    own, and PostgreSQL's (its postmaster and every process it started) over the same span.
 // Env: BENCH_FOLLOWERS (2000), BENCH_ROUNDS (3), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_CPU_PROFILE (a directory).
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import pg from "pg";
-import { benchDatabase, clusterCpu, compiledScript, cpuOf, fmtTable, freePort, serviceEntry, waitUp } from "./support.js";
+import { benchDatabase, clusterCpu, compiledScript, cpuOf, fmtTable, startServiceProcess } from "./support.js";
 import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 
 const FOLLOWERS = Number(process.env.BENCH_FOLLOWERS ?? 2000);
@@ -83,30 +83,17 @@ const db = new pg.Client({ connectionString: databaseUrl });
 
 try {
   // ---- the service, as npm start runs it ----
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env = { DATABASE_URL: databaseUrl, REDIS_URL, ADMIN_JWT_SECRET, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: "error" };
-  const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const service = spawn(process.execPath, [...profile, ...serviceEntry()], {
-    env: { ...process.env, ...env, RUN_WEBHOOK_WORKER: "1", ALLOW_HTTP_WEBHOOKS: "1" },
-    stdio: ["ignore", "ignore", "inherit"],
+  const svc = await startServiceProcess({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    ADMIN_JWT_SECRET,
+    LOG_LEVEL: "error",
+    RUN_WEBHOOK_WORKER: "1",
   });
+  const service = svc.process;
   children.push(service);
-  await waitUp(`${url}/healthz`);
-  const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-  });
-  const tenant = JSON.parse(out.trim().split("\n").pop()!) as { tenantId: string; apiKey: string };
+  const { url, tenant, api } = svc;
   await db.connect();
-  const api = async (method: string, path: string, body: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { "content-type": "application/json", "x-api-key": tenant.apiKey },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  };
   await api("PATCH", "/api/v1/settings", { federation: { enabled: true, handle: "bench" } });
   // the actor is made when first looked up (as a follower's server does before it follows)
   const actorRes = await fetch(`${url}/ap/actors/${tenant.tenantId}`, { headers: { accept: "application/activity+json" } });

@@ -14,11 +14,11 @@
 //    each burst (a burst of 500 a round is over its 600 a minute by the second round);
 //  - for the service, also the time until every activity of the burst is applied (the queue drained).
 // Env: BENCH_BURST (500), BENCH_ROUNDS (3), BENCH_PG_URL, BENCH_REDIS_URL, BENCH_CPU_PROFILE (a directory).
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { Redis } from "ioredis";
-import { benchDatabase, compiledScript, fmtTable, freePort, serviceEntry, waitUp } from "./support.js";
+import { benchDatabase, compiledScript, fmtTable, freePort, startServiceProcess, waitUp } from "./support.js";
 import { startFediPeer } from "../test/support/fedi-peer.js";
 import { signInKeyPrefix } from "../src/auth/sign-in-throttle.js";
 
@@ -40,39 +40,16 @@ const peer = await startFediPeer({ names: ["alice"] });
 
 try {
   // ---- the service, as npm start runs it ----
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env = {
+  const svc = await startServiceProcess({
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     ADMIN_JWT_SECRET,
-    PORT: String(port),
-    PUBLIC_URL: url,
     LOG_LEVEL: "error",
     RUN_WEBHOOK_WORKER: "1",
-  };
-  // BENCH_CPU_PROFILE=<dir>: the service writes a V8 CPU profile there when it exits (as in npm run bench)
-  const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const service = spawn(process.execPath, [...profile, ...serviceEntry()], {
-    env: { ...process.env, ...env, ALLOW_HTTP_WEBHOOKS: "1" },
-    stdio: ["ignore", "ignore", "inherit"],
   });
-  children.push(service);
-  await waitUp(`${url}/healthz`);
-  const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-  });
-  const tenant = JSON.parse(out.trim().split("\n").pop()!) as { tenantId: string; apiKey: string };
+  children.push(svc.process);
+  const { url, tenant, api } = svc;
   await db.connect();
-  const api = async (method: string, path: string, body: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { "content-type": "application/json", "x-api-key": tenant.apiKey },
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  };
   await api("PATCH", "/api/v1/settings", { federation: { enabled: true, handle: "bench", remoteModeration: "post" } });
   await api("PUT", "/api/v1/discussions/post", { title: "A post", url: "https://bench.example/post" });
   const actor = `${url}/ap/actors/${tenant.tenantId}`;

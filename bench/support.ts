@@ -1,6 +1,6 @@
 // Shared bench plumbing: a throwaway PostgreSQL database and a running app with a tenant; the
 // service and the floors built and started the way `npm start` runs the service.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { basename } from "node:path";
@@ -169,4 +169,51 @@ export async function waitUp(url: string): Promise<void> {
       await new Promise((ok) => setTimeout(ok, 100));
     }
   }
+}
+
+export interface ServiceProcess {
+  process: ChildProcess;
+  url: string;
+  /** the environment it runs with (the CLI's too) */
+  env: Record<string, string>;
+  tenant: { tenantId: string; apiKey: string; identitySecret: string };
+  /** a tenant API call with its key: the answer's JSON (undefined for 204); throws on an error */
+  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<any>;
+}
+
+/**
+ * The service as `npm start` runs it (dist/, plain node) on a free port of loopback, with PUBLIC_URL
+ * naming it and `env` (its database, Redis, secrets, workers), loopback receivers allowed, a V8 CPU
+ * profile written into BENCH_CPU_PROFILE when it exits; and one tenant made by the CLI.
+ */
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const all = { ...env, PORT: String(port), PUBLIC_URL: url };
+  const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, ...serviceEntry()], {
+    env: { ...process.env, ...all, ALLOW_HTTP_WEBHOOKS: "1" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  await waitUp(`${url}/healthz`);
+  const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
+    env: { ...process.env, ...all },
+    encoding: "utf8",
+  });
+  const tenant = JSON.parse(out.trim().split("\n").pop()!) as ServiceProcess["tenant"];
+  return {
+    process: child,
+    url,
+    env: all,
+    tenant,
+    async api(method, path, body, headers = {}) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { "content-type": "application/json", "x-api-key": tenant.apiKey, ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return res.status === 204 ? undefined : res.json();
+    },
+  };
 }

@@ -22,13 +22,13 @@
 // Env: BENCH_JOBS (3000), BENCH_ROUNDS (2), BENCH_LATENCY_EVENTS (500), WEBHOOK_MAX_PER_ENDPOINT (16: the
 // service's cap and the floor's loops), BENCH_PG_URL, BENCH_REDIS_URL,
 // BENCH_CPU_PROFILE=<dir> (the service writes a V8 CPU profile there when it exits).
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { SignJWT } from "jose";
 import pg from "pg";
-import { benchDatabase, compiledScript, fmtTable, freePort, serviceEntry } from "./support.js";
+import { benchDatabase, compiledScript, fmtTable, startServiceProcess } from "./support.js";
 import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 3000);
@@ -118,48 +118,19 @@ const db = new pg.Client({ connectionString: databaseUrl });
 
 try {
   // ---- the service, as npm start runs it ----
-  const port = await freePort();
-  const env = {
+  const svc = await startServiceProcess({
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     ADMIN_JWT_SECRET,
-    PORT: String(port),
     LOG_LEVEL: "error",
     RUN_WEBHOOK_WORKER: "1",
     WEBHOOK_MAX_PER_ENDPOINT: String(CONCURRENCY),
-  };
-  const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const service = spawn(process.execPath, [...profile, ...serviceEntry()], {
-    env: { ...process.env, ...env, ALLOW_HTTP_WEBHOOKS: "1" },
-    stdio: ["ignore", "ignore", "inherit"],
   });
+  const service = svc.process;
   children.push(service);
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      if (i > 300) throw new Error("the service did not start");
-      await sleep(100);
-    }
-  }
-  const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-  });
-  const tenant = JSON.parse(out.trim().split("\n").pop()!) as { tenantId: string; apiKey: string; identitySecret: string };
+  const { tenant, api } = svc;
   await db.connect();
   await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [tenant.tenantId]);
-  const headers = { "content-type": "application/json", "x-api-key": tenant.apiKey };
-  async function api(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<any> {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { ...headers, ...extra },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res.status === 204 ? undefined : res.json();
-  }
   const now = Math.floor(Date.now() / 1000);
   const identities = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
@@ -297,7 +268,7 @@ try {
     }
     const used = cpuMs(service.pid!) - cpu0;
     const dbUsed = sumDelta(db0, await backendCpuMs(db, "eng-floor", false));
-    if (profile.length) console.log(`profile window W${r}: ${t0} ${process.hrtime.bigint() / 1000n} (µs, monotonic)`);
+    if (process.env.BENCH_CPU_PROFILE) console.log(`profile window W${r}: ${t0} ${process.hrtime.bigint() / 1000n} (µs, monotonic)`);
     return { rate: result, cpuMsPer: used / JOBS, dbMsPer: dbUsed / JOBS };
   }
 

@@ -13,6 +13,7 @@
 import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
+import { post } from "./post.js";
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
 const body = process.env.BODY!;
@@ -27,18 +28,6 @@ const CLAIM = `
    WHERE j.id = p.id
   RETURNING j.id, j.inbox, j.body`;
 const DONE = `UPDATE floor_ap_jobs SET status = 'done', attempts = attempts + 1 WHERE id = $1`;
-
-function post(inbox: URL, payload: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ agent, host: inbox.hostname, port: inbox.port, path: inbox.pathname, method: "POST", headers }, (res) => {
-      res.on("data", () => undefined);
-      res.on("end", () => resolve(res.statusCode ?? 0));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
 
 let delivered = 0;
 async function loop(): Promise<void> {
@@ -58,7 +47,7 @@ async function loop(): Promise<void> {
       `"@signature-params": ${params}`,
     ].join("\n");
     const signature = sign("sha256", Buffer.from(base), privateKey).toString("base64");
-    const status = await post(inbox, job.body, {
+    const status = await post(agent, inbox, job.body, {
       "content-type": "application/activity+json",
       "content-length": String(Buffer.byteLength(job.body)),
       date: new Date().toUTCString(),

@@ -10,6 +10,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
+import { post } from "./post.js";
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
 const endpointId = process.env.ENDPOINT_ID!;
@@ -38,18 +39,6 @@ const DONE = `
          claim_token = NULL, locked_by = NULL, updated_at = now()
    WHERE id = $1::uuid AND claim_token = $2::uuid`;
 
-function post(body: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ agent, host: target.hostname, port: target.port, path: target.pathname, method: "POST", headers }, (res) => {
-      res.on("data", () => undefined);
-      res.on("end", () => resolve(res.statusCode ?? 0));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 let delivered = 0;
 async function loop(): Promise<void> {
   for (;;) {
@@ -67,7 +56,7 @@ async function loop(): Promise<void> {
     const id = `${job.type}:${job.event_id}`;
     const v1 = createHmac("sha256", key).update(`${iso}.`).update(body).digest("hex");
     const std = createHmac("sha256", key).update(`${id}.${t}.`).update(body).digest("base64");
-    const status = await post(body, {
+    const status = await post(agent, target, body, {
       "content-type": "application/json",
       "content-length": String(Buffer.byteLength(body)),
       "x-service-signature": `t=${t},v1=${v1},kid=${kid}`,
