@@ -11,10 +11,11 @@
 // remote server (the inbox's origin) last accepted, RFC 9421 for one not seen before; when the first
 // is answered 400 or 401 the worker sends the other at once, signed then (a double knock), and the
 // spec that was accepted is remembered for that origin (in the federation's KvStore, where Fedify
-// keeps its own, for 30 days, then tried afresh; each process reads it at most once a minute). Each remote server (the inbox's host, across tenants) has a breaker
-// in federation_domains (src/outbound/server-breaker.ts): after DOMAIN_BREAKER_THRESHOLD consecutive
-// failed attempts its jobs wait (deferred, no attempt counted) for a cooldown that doubles each time
-// it opens again, from one minute up to an hour; one success closes it.
+// keeps its own, for 30 days, then tried afresh; each process reads it at most once a minute). Each
+// remote server (the inbox's host, across tenants) has a breaker in federation_domains
+// (src/outbound/server-breaker.ts): after DOMAIN_BREAKER_THRESHOLD consecutive failed attempts its
+// jobs wait (deferred, no attempt counted) for a cooldown that doubles each time it opens again,
+// from one minute up to an hour; one success closes it.
 import { signObject, signRequest, type HttpMessageSignaturesSpec, type KvStore } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Sql } from "../../../db/sql.js";
