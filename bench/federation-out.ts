@@ -27,8 +27,6 @@ import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 const FOLLOWERS = Number(process.env.BENCH_FOLLOWERS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = DEFAULT_WORKER_OPTIONS.maxPerEndpoint;
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 // ---- the followers' server, in its own thread: 202 to every POST; reports arrival times, the
@@ -83,13 +81,7 @@ const db = new pg.Client({ connectionString: databaseUrl });
 
 try {
   // ---- the service, as npm start runs it ----
-  const svc = await startServiceProcess({
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    ADMIN_JWT_SECRET,
-    LOG_LEVEL: "error",
-    RUN_WEBHOOK_WORKER: "1",
-  });
+  const svc = await startServiceProcess(databaseUrl);
   const service = svc.process;
   children.push(service);
   const { url, tenant, api } = svc;

@@ -18,14 +18,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { Redis } from "ioredis";
-import { benchDatabase, compiledScript, fmtTable, freePort, startServiceProcess, waitUp } from "./support.js";
+import { BENCH_REDIS_URL, benchDatabase, compiledScript, fmtTable, freePort, startServiceProcess, waitUp } from "./support.js";
 import { startFediPeer } from "../test/support/fedi-peer.js";
 import { signInKeyPrefix } from "../src/auth/sign-in-throttle.js";
 
 const BURST = Number(process.env.BENCH_BURST ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 const AS = "https://www.w3.org/ns/activitystreams";
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
@@ -35,18 +33,12 @@ const children: ChildProcess[] = [];
 const database = await benchDatabase("eng_bench_inbox");
 const { url: databaseUrl } = database;
 const db = new pg.Client({ connectionString: databaseUrl });
-const redis = new Redis(REDIS_URL);
+const redis = new Redis(BENCH_REDIS_URL);
 const peer = await startFediPeer({ names: ["alice"] });
 
 try {
   // ---- the service, as npm start runs it ----
-  const svc = await startServiceProcess({
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    ADMIN_JWT_SECRET,
-    LOG_LEVEL: "error",
-    RUN_WEBHOOK_WORKER: "1",
-  });
+  const svc = await startServiceProcess(databaseUrl);
   children.push(svc.process);
   const { url, tenant, api } = svc;
   await db.connect();

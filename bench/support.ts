@@ -181,15 +181,28 @@ export interface ServiceProcess {
   api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<any>;
 }
 
+export const BENCH_REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+export const BENCH_ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
+
 /**
  * The service as `npm start` runs it (dist/, plain node) on a free port of loopback, with PUBLIC_URL
- * naming it and `env` (its database, Redis, secrets, workers), loopback receivers allowed, a V8 CPU
- * profile written into BENCH_CPU_PROFILE when it exits; and one tenant made by the CLI.
+ * naming it, on `databaseUrl` and BENCH_REDIS_URL, its delivery worker on, `env` over that, loopback
+ * receivers allowed, a V8 CPU profile written into BENCH_CPU_PROFILE when it exits; and one tenant
+ * made by the CLI.
  */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+export async function startServiceProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const all = { ...env, PORT: String(port), PUBLIC_URL: url };
+  const all = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: BENCH_REDIS_URL,
+    ADMIN_JWT_SECRET: BENCH_ADMIN_JWT_SECRET,
+    LOG_LEVEL: "error",
+    RUN_WEBHOOK_WORKER: "1",
+    ...env,
+    PORT: String(port),
+    PUBLIC_URL: url,
+  };
   const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
   const child = spawn(process.execPath, [...profile, ...serviceEntry()], {
     env: { ...process.env, ...all, ALLOW_HTTP_WEBHOOKS: "1" },

@@ -36,8 +36,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const LATENCY_EVENTS = Number(process.env.BENCH_LATENCY_EVENTS ?? 500);
 // the service's per-endpoint cap (WEBHOOK_MAX_PER_ENDPOINT, default 16) and the floor's loops
 const CONCURRENCY = Number(process.env.WEBHOOK_MAX_PER_ENDPOINT ?? DEFAULT_WORKER_OPTIONS.maxPerEndpoint);
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-const ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef0123456789";
 const DISCUSSIONS = 50;
 
 const children: ChildProcess[] = [];
@@ -118,14 +116,7 @@ const db = new pg.Client({ connectionString: databaseUrl });
 
 try {
   // ---- the service, as npm start runs it ----
-  const svc = await startServiceProcess({
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    ADMIN_JWT_SECRET,
-    LOG_LEVEL: "error",
-    RUN_WEBHOOK_WORKER: "1",
-    WEBHOOK_MAX_PER_ENDPOINT: String(CONCURRENCY),
-  });
+  const svc = await startServiceProcess(databaseUrl, { WEBHOOK_MAX_PER_ENDPOINT: String(CONCURRENCY) });
   const service = svc.process;
   children.push(service);
   const { tenant, api } = svc;

@@ -13,7 +13,7 @@
 import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
-import { post } from "./post.js";
+import { post, reportDone } from "./delivery.js";
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
 const body = process.env.BODY!;
@@ -70,10 +70,6 @@ await pool.query(`INSERT INTO floor_ap_jobs (inbox, body) SELECT inbox, $2 FROM 
   body,
 ]);
 await Promise.all(Array.from({ length: CONCURRENCY }, loop));
-const used = process.cpuUsage(cpu);
-process.stdout.write(`done ${JSON.stringify({ delivered, cpuMs: (used.user + used.system) / 1000 })}\n`);
-// its database sessions kept until stdin closes: the bench reads their CPU time first
-process.stdin.resume();
-await new Promise((ok) => process.stdin.once("end", ok));
+await reportDone(cpu, delivered);
 agent.destroy();
 await pool.end();

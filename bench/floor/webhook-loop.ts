@@ -10,7 +10,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
-import { post } from "./post.js";
+import { post, reportDone } from "./delivery.js";
 
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
 const endpointId = process.env.ENDPOINT_ID!;
@@ -76,9 +76,6 @@ async function loop(): Promise<void> {
 
 const cpu = process.cpuUsage();
 await Promise.all(Array.from({ length: CONCURRENCY }, loop));
-const used = process.cpuUsage(cpu);
-process.stdout.write(`done ${JSON.stringify({ delivered, cpuMs: (used.user + used.system) / 1000 })}\n`);
-process.stdin.resume();
-await new Promise((ok) => process.stdin.once("end", ok));
+await reportDone(cpu, delivered);
 agent.destroy();
 await pool.end();
