@@ -105,12 +105,16 @@ describe("partitioning a populated event log online", () => {
         if (s === "validated") {
           await acks(5);
           // a transaction reading the log, open while the switch wants its lock: the switch waits for it
-          // (tried again every half second), the writers do not
+          // (tried again every half second), the writers do not. It ends once the switch has waited and
+          // ten more posts were answered meanwhile (ending it after the posts alone let ten fast posts
+          // end it before the switch first asked for its lock)
           blocker = new pg.Client({ connectionString: direct });
           await blocker.connect();
           await blocker.query("BEGIN");
           await blocker.query("SELECT count(*) FROM events WHERE tenant_id = 'bulk-tenant'");
-          released = acks(10).then(async () => {
+          const waited = () => log.some((m) => m.includes("switching waits for a lock"));
+          released = eventually(waited, 60_000).then(async () => {
+            await acks(10);
             await blocker!.query("COMMIT");
             await blocker!.end();
           });
