@@ -47,11 +47,14 @@ function promotedPerThing(kind: string, env: Record<string, string> = {}): Promi
   });
 }
 
-/** The pattern's count against its control's: within 3× and 20 bytes of it (the patterns were 10–100×). */
-async function expectNoWorseThanControl(kind: string, control: string, env?: Record<string, string>) {
+/**
+ * The pattern's count against its control's: within 3× and `slack` bytes of it (the patterns were
+ * 10–100×; the slack is sized to what each pattern made).
+ */
+async function expectNoWorseThanControl(kind: string, control: string, env?: Record<string, string>, slack = 20) {
   const base = await promotedPerThing(control, env);
   const measured = await promotedPerThing(kind, env);
-  expect({ measured: Math.round(measured), within: Math.round(base * 3 + 20) }).toSatisfy(
+  expect({ measured: Math.round(measured), within: Math.round(base * 3 + slack) }).toSatisfy(
     (r: { measured: number; within: number }) => r.measured <= r.within,
   );
 }
@@ -61,7 +64,9 @@ describe("what a request makes dies young", () => {
   const env = { DATABASE_URL: inject("adminDatabaseUrl") };
 
   it("a pg query with a read timeout leaves no more of its result to the old generation than one without", async () => {
-    await expectNoWorseThanControl("pg-read-timeout", "pg", env);
+    // the pattern promoted 3,500–4,800 B a query over the half second; a loaded run's noise reached
+    // 71 B against a control's 8 (CI, 2026-11-29): 300 B of slack tells the two apart
+    await expectNoWorseThanControl("pg-read-timeout", "pg", env, 300);
   });
 
   it("a Pothos per-request cache entry that refers to its context dies with it", async () => {
