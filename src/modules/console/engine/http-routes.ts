@@ -8,13 +8,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { serialize } from "cookie";
 import type { AppServices } from "../../../context/services.js";
-import type { Operator } from "../../../generated/prisma/client.js";
 import { AppError, errors } from "../../../lib/errors.js";
 import { mountPlainRoute } from "../../../http/plain-route.js";
 import { isSecureRequest } from "../../../http/public-base.js";
 import { authenticateSession, SESSION_COOKIE, sessionCookieOf, sessionPolicy } from "../../../auth/console-session.js";
 import { checkPassword, closeSession, openSession, redeemConsoleLink } from "./operators.js";
-import { mountOperatorPasskeys } from "./passkey-routes.js";
+import { mountOperatorPasskeys, type SignInReply } from "./passkey-routes.js";
 import { tenantRow } from "../../../auth/auth-cache.js";
 
 /** What a sign-in answers (password or passkey), as GET /console/auth/session does. */
@@ -24,12 +23,6 @@ export interface SignedInBody {
   operator: { id: string; email: string; role: string };
   csrfToken: string;
 }
-
-/** Opens a session for `operator` on the reply (its cookie) and answers the body a sign-in answers. */
-/** The operator a sign-in found: what its session and its answer need. */
-export type SignedInOperatorRow = Pick<Operator, "id" | "tenantId" | "email" | "role">;
-
-export type SignInReply = (req: FastifyRequest, reply: FastifyReply, operator: SignedInOperatorRow) => Promise<FastifyReply>;
 
 export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): void {
   const secure = (req: FastifyRequest) => isSecureRequest(app.config, req);
@@ -43,6 +36,7 @@ export function mountConsoleAuth(fastify: FastifyInstance, app: AppServices): vo
   /** The tenant's name, which the console shows before its id. */
   const tenantNameOf = async (tenantId: string) => (await tenantRow(app, tenantId))?.name ?? null;
 
+  // opens a session for the operator on the reply (its cookie) and answers the body a sign-in answers
   const signedIn: SignInReply = async (req, reply, operator) => {
     const session = await openSession(app, operator, app.config.CONSOLE_SESSION_MAX_SECONDS);
     setSession(req, reply, session.cookie, app.config.CONSOLE_SESSION_MAX_SECONDS);

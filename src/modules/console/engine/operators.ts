@@ -13,6 +13,9 @@ import { newId } from "../../../lib/ids.js";
 import { hashToken, newToken } from "../../../auth/console-session.js";
 
 export type OperatorRole = "owner" | "moderator";
+
+/** The operator a sign-in found (password, link or passkey): what its session and its answer need. */
+export type SignedInOperatorRow = Pick<Operator, "id" | "tenantId" | "email" | "role">;
 export const OPERATOR_ROLES: readonly OperatorRole[] = ["owner", "moderator"];
 
 /** A console-link is good for this long, once. */

@@ -13,14 +13,14 @@
 // password attempt is (app.signInThrottle: its credential as the account, the client address), across
 // instances, a refused one spending the address's tries. The relying party is the host of PUBLIC_URL
 // (src/auth/webauthn.ts); 409 passkeys_unavailable in production without it.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AppServices } from "../../../context/services.js";
 import type { RequestContext } from "../../../context/request.js";
 import { relyingParty } from "../../../auth/webauthn.js";
 import { AppError, errors } from "../../../lib/errors.js";
 import { mountPlainRoute } from "../../../http/plain-route.js";
 import { listeningBase } from "../../../http/public-base.js";
-import type { SignInReply } from "./http-routes.js";
+import type { SignedInOperatorRow } from "./operators.js";
 import {
   authenticateOperator,
   credentialIdOf,
@@ -31,6 +31,9 @@ import {
   registerOperatorPasskey,
   type SignedInOperator,
 } from "./passkeys.js";
+
+/** How a sign-in is answered (http-routes.ts): a session opened for the operator, its cookie and body. */
+export type SignInReply = (req: FastifyRequest, reply: FastifyReply, operator: SignedInOperatorRow) => Promise<FastifyReply>;
 
 const NO_STORE = { "Cache-Control": "no-store" };
 /** what the authenticator shows beside the account */

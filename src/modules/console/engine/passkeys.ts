@@ -22,7 +22,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simp
 import type { AppServices } from "../../../context/services.js";
 import type { Operator } from "../../../generated/prisma/client.js";
 import { tenantRow } from "../../../auth/auth-cache.js";
-import type { SignedInOperatorRow } from "./http-routes.js";
+import type { SignedInOperatorRow } from "./operators.js";
 import {
   beginRegistration,
   deletePasskey,
