@@ -190,7 +190,12 @@ export const BENCH_ADMIN_JWT_SECRET = "bench-admin-secret-0123456789abcdef012345
  * receivers allowed, a V8 CPU profile written into BENCH_CPU_PROFILE when it exits; and one tenant
  * made by the CLI.
  */
-export async function startServiceProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  /** more node arguments for the service; `cwd`: another checkout's service (its `npm run build` done) and CLI */
+  opts: { nodeArgs?: string[]; cwd?: string } = {},
+): Promise<ServiceProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const all = {
@@ -204,12 +209,14 @@ export async function startServiceProcess(databaseUrl: string, env: Record<strin
     PUBLIC_URL: url,
   };
   const profile = process.env.BENCH_CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, ...serviceEntry()], {
+  const child = spawn(process.execPath, [...profile, ...(opts.nodeArgs ?? []), ...(opts.cwd ? ["dist/main.js"] : serviceEntry())], {
+    cwd: opts.cwd,
     env: { ...process.env, ...all, ALLOW_HTTP_WEBHOOKS: "1" },
     stdio: ["ignore", "ignore", "inherit"],
   });
   await waitUp(`${url}/healthz`);
   const out = execFileSync(process.execPath, ["--import", "tsx", "src/cli/index.ts", "tenant", "create", "--name", "bench", "--json"], {
+    cwd: opts.cwd,
     env: { ...process.env, ...all },
     encoding: "utf8",
   });
