@@ -1,5 +1,5 @@
 // `npm run bench:walk-post`: which files one POST of a comment crosses, read from the running service
-// rather than from its imports (issue 67 asks for this walk at the end of each house pass). The service
+// rather than from its imports (the walk a house pass ends with: fewer files a request crosses is its goal). The service
 // starts as `npm start` runs it, its workers off, on a database of its own; after a few warm-up posts
 // (lazy set-up, compiled statements), V8's precise coverage is reset through the inspector and exactly
 // one POST /api/v1/discussions/:id/comments is sent: every file of the service with a function that ran
