@@ -89,11 +89,10 @@ try {
   const cdp = await inspector(inspectPort);
   await cdp.post("Profiler.enable");
   await cdp.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
-  await cdp.post("Profiler.takePreciseCoverage"); // counts start again from here
   // a backend's function statistics reach pg_stat_user_functions within ten seconds of its last transaction
   await new Promise((r) => setTimeout(r, 11_000));
   const before = await calls();
-  await cdp.post("Profiler.takePreciseCoverage");
+  await cdp.post("Profiler.takePreciseCoverage"); // counts start again from here: the next take is the POST's
   await post(5);
   const { result } = await cdp.post<{ result: ScriptCoverage[] }>("Profiler.takePreciseCoverage");
   cdp.close();
