@@ -45,8 +45,7 @@ import { basename } from "node:path";
 import { createServer } from "node:net";
 import autocannon from "autocannon";
 import pg from "pg";
-import { SignJWT } from "jose";
-import { compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
+import { assertion, compiledScript, fmtTable, PG_ADMIN_URL, serviceEntry } from "./support.js";
 import { migratePostgres } from "../src/db/migrate.js";
 import { renderBody } from "../src/lib/markdown.js";
 import { TYPICAL_BODY } from "./bodies.js";
@@ -250,17 +249,6 @@ async function seedParents(t: Target, secret: string): Promise<{ quiet: string[]
     mailed.push(await post("replies-mailed", `m${i}`, { email: `m${i}@bench.example` }));
   }
   return { quiet, mailed };
-}
-
-/** An identity assertion for reader `sub`, valid for the bench's run. */
-function assertion(secret: string, sub: string, claims: Record<string, string>): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(sub)
-    .setIssuedAt(now)
-    .setExpirationTime(now + 3000)
-    .sign(new TextEncoder().encode(secret));
 }
 
 async function identities(secret: string): Promise<string[]> {

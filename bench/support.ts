@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { basename } from "node:path";
 import { build } from "esbuild";
+import { SignJWT } from "jose";
 import pg from "pg";
 import { buildApp, type App } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -236,4 +237,15 @@ export async function startServiceProcess(
       return res.status === 204 ? undefined : res.json();
     },
   };
+}
+
+/** An identity assertion (X-Service-Identity) for reader `sub` with `claims`, valid for a bench's run (50 minutes). */
+export function assertion(secret: string, sub: string, claims: Record<string, string>): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(sub)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3000)
+    .sign(new TextEncoder().encode(secret));
 }

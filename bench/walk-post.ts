@@ -9,9 +9,8 @@
 // e.g. the commit before a pass, in a git worktree.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SignJWT } from "jose";
 import pg from "pg";
-import { benchDatabase, freePort, startServiceProcess } from "./support.js";
+import { assertion, benchDatabase, freePort, startServiceProcess } from "./support.js";
 
 const dir = process.env.WALK_SERVICE_DIR;
 const root = dir ?? process.cwd();
@@ -46,14 +45,6 @@ interface ScriptCoverage {
   functions: { functionName: string; ranges: { count: number }[] }[];
 }
 
-const assertion = (secret: string, sub: string) =>
-  new SignJWT({ name: sub })
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(sub)
-    .setIssuedAt()
-    .setExpirationTime("10m")
-    .sign(new TextEncoder().encode(secret));
-
 /** prisma/sql's files by the functions they define. */
 function sqlFiles(): Map<string, string> {
   const byFunction = new Map<string, string>();
@@ -81,7 +72,8 @@ const calls = async () => {
   return new Map(rows.map((r) => [r.funcname, Number(r.calls)]));
 };
 const post = async (i: number) => {
-  const identity = await assertion(svc.tenant.identitySecret, `walker${i % 3}`);
+  const sub = `walker${i % 3}`;
+  const identity = await assertion(svc.tenant.identitySecret, sub, { name: sub });
   return svc.api("POST", "/api/v1/discussions/walk/comments", { body: `walking, step ${i}` }, { "x-service-identity": identity });
 };
 try {
