@@ -13,8 +13,7 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import pg from "pg";
-import { SignJWT } from "jose";
-import { clusterCpu, cpuOf, fmtTable, PG_ADMIN_URL } from "./support.js";
+import { assertion, clusterCpu, cpuOf, fmtTable, PG_ADMIN_URL } from "./support.js";
 
 const POSTS = Number(process.env.BENCH_POSTS ?? 3000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 4);
@@ -63,18 +62,7 @@ async function measure(dir: string): Promise<{ service: number; postgres: number
     await db.connect();
     await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [t.tenantId]);
     await db.end();
-    const now = Math.floor(Date.now() / 1000);
-    const secret = new TextEncoder().encode(t.identitySecret);
-    const identities = await Promise.all(
-      Array.from({ length: 100 }, (_, i) =>
-        new SignJWT({ name: `r${i}` })
-          .setProtectedHeader({ alg: "HS256" })
-          .setSubject(`r${i}`)
-          .setIssuedAt(now)
-          .setExpirationTime(now + 3000)
-          .sign(secret),
-      ),
-    );
+    const identities = await Promise.all(Array.from({ length: 100 }, (_, i) => assertion(t.identitySecret, `r${i}`, { name: `r${i}` })));
     const post = async (i: number) => {
       const discussion = process.env.BENCH_SPREAD ? `d${Math.floor(Math.random() * 1000)}` : "hot";
       const res = await fetch(`${base}/api/v1/discussions/${discussion}/comments`, {

@@ -9,9 +9,8 @@
 // (Accept-Encoding as fetch sends it; bytes: uncompressed). Ratios are of figures from the same run.
 // BENCH_REQUESTS per row (default 400), after 40 unmeasured.
 import { performance } from "node:perf_hooks";
-import { SignJWT } from "jose";
 import { signAdminToken } from "../src/auth/admin-jwt.js";
-import { fmtTable, startBenchApp } from "./support.js";
+import { assertion, fmtTable, startBenchApp } from "./support.js";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const WARMUP = 40;
@@ -40,12 +39,7 @@ async function main(): Promise<void> {
     const writer = async (sub: string) => ({
       "X-API-Key": env.apiKey,
       "Content-Type": "application/json",
-      "X-Service-Identity": await new SignJWT({ name: `Reader ${sub}` })
-        .setProtectedHeader({ alg: "HS256" })
-        .setSubject(sub)
-        .setIssuedAt()
-        .setExpirationTime("1h")
-        .sign(new TextEncoder().encode(env.identitySecret)),
+      "X-Service-Identity": await assertion(env.identitySecret, sub, { name: `Reader ${sub}` }),
     });
     const headers = [await writer("ann"), await writer("bob"), await writer("cleo")];
     const put = await fetch(`${env.url}/api/v1/discussions/rivers`, {

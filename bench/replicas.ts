@@ -11,8 +11,7 @@
 // BENCH_COMMENTS=20 BENCH_READS=200 BENCH_ROUNDS=1.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import pg from "pg";
-import { SignJWT } from "jose";
-import { clusterCpu, cpuOf, fmtTable, serviceEntry } from "./support.js";
+import { assertion, clusterCpu, cpuOf, fmtTable, serviceEntry } from "./support.js";
 import { freePort, startOwnPostgres } from "../test/support/own-services.js";
 
 const COMMENTS = Number(process.env.BENCH_COMMENTS ?? 200);
@@ -99,13 +98,7 @@ async function measure(primaryUrl: string, standbyUrl: string, withReplica: bool
     const db = await connected(primaryDb);
     await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [t.tenantId]);
     await db.end();
-    const now = Math.floor(Date.now() / 1000);
-    const identity = await new SignJWT({ name: "writer" })
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject("writer")
-      .setIssuedAt(now)
-      .setExpirationTime(now + 3600)
-      .sign(new TextEncoder().encode(t.identitySecret));
+    const identity = await assertion(t.identitySecret, "writer", { name: "writer" });
     for (let i = 0; i < COMMENTS; i++) {
       const res = await fetch(`${base}/api/v1/discussions/hot/comments`, {
         method: "POST",

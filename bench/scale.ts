@@ -21,10 +21,9 @@ import { createReadStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SignJWT } from "jose";
 import pg from "pg";
 import { EventSource } from "eventsource";
-import { fmtTable, startBenchApp, type BenchEnv } from "./support.js";
+import { assertion, fmtTable, startBenchApp, type BenchEnv } from "./support.js";
 import { createTenant } from "../src/modules/tenants/engine/tenants.js";
 import { runImport } from "../src/modules/portability/engine/importer.js";
 
@@ -69,15 +68,7 @@ async function importFile(env: BenchEnv, tenantId: string, file: string): Promis
   return { seconds: (performance.now() - started) / 1000, comments: summary.comments };
 }
 
-const identity = (t: Tenant, sub: string) => {
-  const iat = Math.floor(Date.now() / 1000);
-  return new SignJWT({ name: `Bench ${sub}` })
-    .setProtectedHeader({ alg: "HS256" })
-    .setSubject(sub)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + 3600)
-    .sign(new TextEncoder().encode(t.identitySecret));
-};
+const identity = (t: Tenant, sub: string) => assertion(t.identitySecret, sub, { name: `Bench ${sub}` });
 
 async function call(url: string, t: Tenant, init: { method?: string; body?: unknown; identity?: string } = {}): Promise<unknown> {
   const res = await fetch(url, {

@@ -26,9 +26,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
-import { SignJWT } from "jose";
 import pg from "pg";
-import { benchDatabase, compiledScript, fmtTable, startServiceProcess } from "./support.js";
+import { assertion, benchDatabase, compiledScript, fmtTable, startServiceProcess } from "./support.js";
 import { DEFAULT_WORKER_OPTIONS } from "../src/outbound/worker.js";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 3000);
@@ -122,16 +121,8 @@ try {
   const { tenant, api } = svc;
   await db.connect();
   await db.query(`UPDATE tenants SET settings = '{"rateLimits": {"requestsPerMinute": 1000000}}' WHERE id = $1`, [tenant.tenantId]);
-  const now = Math.floor(Date.now() / 1000);
   const identities = await Promise.all(
-    Array.from({ length: 20 }, (_, i) =>
-      new SignJWT({ name: `Reader ${i}` })
-        .setProtectedHeader({ alg: "HS256" })
-        .setSubject(`r${i}`)
-        .setIssuedAt(now)
-        .setExpirationTime(now + 3000)
-        .sign(new TextEncoder().encode(tenant.identitySecret)),
-    ),
+    Array.from({ length: 20 }, (_, i) => assertion(tenant.identitySecret, `r${i}`, { name: `Reader ${i}` })),
   );
   for (let d = 0; d < DISCUSSIONS; d++) await api("PUT", `/api/v1/discussions/bench-${d}`, {});
   /** posts `n` comments with `parallel` writers; calls `sent(commentId, requestStartedEpoch)` for each */
