@@ -61,7 +61,10 @@ describe("the reader's own bounds", () => {
     const lag = await lagDuring(endless);
     await expect(endless).rejects.toThrow(new SqliteReadError("reading it took longer than 2 s, the bound for one step of an import"));
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(lag).toBeLessThan(200);
+    // a statement run on this thread would hold it for the whole step (2 s) before anything could stop
+    // it; a loaded machine's own stalls stay well below that (a run of the whole suite on a busy 2-core
+    // machine saw one of 1,006 ms with the reader in its own process)
+    expect(lag).toBeLessThan(1_500);
     await db.close();
   });
 
