@@ -2,9 +2,10 @@
 // resolver's GraphQLResolveInfo (an object of eleven members) and its response path (one object a
 // level: five for a field of a list's node) for every call, whether the resolver read it or not: on
 // a GraphQL list of 20 comments, 11 fields each, a third of what a request allocated. The patch hands
-// `undefined` to a resolver that declares fewer than four parameters and reads neither `arguments`
-// nor a rest parameter; anything else is handed the info as before. Checked here on schemas of the
-// test's own, compiled as the service compiles them (src/http/compiled-operations.ts).
+// `undefined` to a resolver that declares fewer than four parameters and reads neither `arguments`,
+// a rest parameter nor a parameter after a default value; anything else is handed the info as
+// before. Checked here on schemas of the test's own, compiled as the service compiles them
+// (src/http/compiled-operations.ts).
 import {
   GraphQLInt,
   GraphQLList,
@@ -79,6 +80,14 @@ describe("graphql-jit's resolve info (patched)", () => {
       return pathOf(arguments[3] as GraphQLResolveInfo);
     });
     expect(args.names).toEqual(["items.0.name", "items.1.name", "items.2.name"]);
+  });
+
+  it("is built for a resolver whose info follows a default value (which `length` does not count)", async () => {
+    const resolve = (parent: { n: number }, _a: unknown, _c: unknown = null, info?: GraphQLResolveInfo) =>
+      `${info ? pathOf(info) : "none"} ${parent.n}`;
+    expect(resolve.length).toBe(2);
+    const { names } = await run(resolve as Resolver);
+    expect(names).toEqual(["items.0.name 0", "items.1.name 1", "items.2.name 2"]);
   });
 
   it("is built for a bound function (its source cannot be read)", async () => {
