@@ -55,7 +55,14 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "browser", include: ["test/browser/**/*.test.ts"], globalSetup: ["test/support/global-setup.ts"] },
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          // a page's answer to a change (a re-render, a refetch) waits on the browser, the server and
+          // the machine's load: expect.poll's own 1 s was missed on a busy 2-core CI machine
+          expect: { poll: { timeout: 10_000 } },
+        },
       },
       // `npm run test:engines`: integration files run again through engines started by the project's
       // setup — a transaction-mode PgBouncer in front of the run's database (pooler), a 3-master Redis
