@@ -62,14 +62,19 @@ function childRun(kind: string, seconds: number, env: Record<string, string>): P
 
 /**
  * The pattern's count against its control's: within 3× and `slack` bytes of it (the patterns were
- * 10–100×; the slack is sized to what each pattern made).
+ * 10–100×; the slack is sized to what each pattern made), in one of three pairs of runs: a busy
+ * machine's load lands on one run of a pair and not the other (a CI run saw 593 B a query against a
+ * control's ~10), where the patterns exceeded their bound in every run.
  */
 async function expectNoWorseThanControl(kind: string, control: string, env?: Record<string, string>, slack = 20) {
-  const base = await promotedPerThing(control, env);
-  const measured = await promotedPerThing(kind, env);
-  expect({ measured: Math.round(measured), within: Math.round(base * 3 + slack) }).toSatisfy(
-    (r: { measured: number; within: number }) => r.measured <= r.within,
-  );
+  let pair = { measured: 0, within: 0 };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const base = await promotedPerThing(control, env);
+    const measured = await promotedPerThing(kind, env);
+    pair = { measured: Math.round(measured), within: Math.round(base * 3 + slack) };
+    if (pair.measured <= pair.within) break;
+  }
+  expect(pair).toSatisfy((r: { measured: number; within: number }) => r.measured <= r.within);
 }
 
 describe("what a request makes dies young", () => {
@@ -80,7 +85,7 @@ describe("what a request makes dies young", () => {
     // the pattern promoted 3,500–4,800 B a query over the half second; a loaded run's noise reached
     // 71 B against a control's 8 (CI, 2026-11-29): 300 B of slack tells the two apart
     await expectNoWorseThanControl("pg-read-timeout", "pg", env, 300);
-  });
+  }, 120_000);
 
   it("a Pothos per-request cache entry that refers to its context dies with it", async () => {
     // The count alone does not always tell (a run without the patch that meets a full collection
@@ -105,5 +110,5 @@ describe("what a request makes dies young", () => {
 
   it("a /graphql context that announces its rate limit again later does not keep its reply", async () => {
     await expectNoWorseThanControl("graphql-rate-limit", "rest-rate-limit");
-  });
+  }, 120_000);
 });
